@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/results"
+)
+
+// Exit codes.
+const (
+	exitPass        = 0
+	exitFail        = 1 // a row out of tolerance, or a run that could not complete
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError is bad input: a flag, a value, an argument. It exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errChecksFailed marks a run whose rows did not all pass; its report is already printed.
+var errChecksFailed = errors.New("checks failed")
+
+// run is the whole program: it parses args, runs what they ask and returns the exit code.
+// SIGINT and SIGTERM cancel the run, which closes its servers and exits 130.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runContext(ctx, args, stdout, stderr, isTerminal(stderr))
+}
+
+// runContext is run with the context and the terminal check given, for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
+	app := newApp(stdout, stderr, progress)
+	err := app.RunContext(ctx, args)
+	switch {
+	case err == nil:
+		return exitPass
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "labrun: interrupted")
+		return exitInterrupted
+	case errors.Is(err, errChecksFailed):
+		return exitFail
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "labrun: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "labrun: %v\n", err)
+		return exitFail
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+func newApp(stdout, stderr io.Writer, progress bool) *cli.App {
+	app := &cli.App{
+		Name:  "labrun",
+		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
+		Description: "Each experiment starts a fake server on 127.0.0.1, runs a configured client " +
+			"against it and prints documented, expected (from labrun's timing model) and " +
+			"measured values with a verdict. The exit code is 0 when every row is within " +
+			"tolerance, 1 when one is not, 2 on bad usage, 130 when interrupted.",
+		UsageText: "labrun all                       # every experiment, one table each\n" +
+			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
+			"labrun exp-b --pool 20 --format json\n" +
+			"labrun list",
+		Version:         version(),
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:    onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q (see labrun --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	all := experiments.All()
+	for _, e := range all {
+		app.Commands = append(app.Commands, experimentCommand(e, progress))
+	}
+	app.Commands = append(app.Commands, allCommand(progress), listCommand())
+	return app
+}
+
+// commonFlags are the flags every running command takes.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
+			Usage: "largest allowed |measured - expected| for a timed row"},
+		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+			Usage: "output format: " + formatList()},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
+	}
+}
+
+func formatList() string {
+	var names []string
+	for _, f := range report.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// common reads and checks the common flags.
+func common(c *cli.Context) (report.Format, time.Duration, error) {
+	if c.Args().Present() {
+		return "", 0, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
+	}
+	f, err := report.ParseFormat(c.String("format"))
+	if err != nil {
+		return "", 0, usagef("--format: %v", err)
+	}
+	tol := c.Duration("tolerance")
+	if tol <= 0 {
+		return "", 0, usagef("--tolerance must be positive, got %v", tol)
+	}
+	return f, tol, nil
+}
+
+func options(c *cli.Context, tol time.Duration, progress bool) experiments.Options {
+	opt := experiments.Options{Tolerance: tol}
+	if progress && !c.Bool("quiet") {
+		w := c.App.ErrWriter
+		opt.Progress = func(msg string) { fmt.Fprintf(w, "labrun: %s\n", msg) }
+	}
+	return opt
+}
+
+func experimentCommand(e experiments.Experiment, progress bool) *cli.Command {
+	flags := commonFlags()
+	for _, p := range e.Params() {
+		flags = append(flags, paramFlag(p))
+	}
+	return &cli.Command{
+		Name:         e.Name(),
+		Usage:        e.Title(),
+		Description:  e.Description() + "\n\n" + examples(e),
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			f, tol, err := common(c)
+			if err != nil {
+				return err
+			}
+			if err := experiments.CheckAll(e.Params()); err != nil {
+				return usageError{err}
+			}
+			opt := options(c, tol, progress)
+			opt.Progress = announce(opt.Progress, e)
+			run, err := e.Run(c.Context, opt)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			if err := report.WriteRun(c.App.Writer, f, run); err != nil {
+				return err
+			}
+			if !run.Pass {
+				return errChecksFailed
+			}
+			return nil
+		},
+	}
+}
+
+// announce prints the experiment's start through progress, then passes progress on.
+func announce(progress func(string), e experiments.Experiment) func(string) {
+	if progress == nil {
+		return nil
+	}
+	progress(fmt.Sprintf("running %s: %s", e.Name(), e.Title()))
+	return progress
+}
+
+func examples(e experiments.Experiment) string {
+	var b strings.Builder
+	b.WriteString("Examples:\n")
+	fmt.Fprintf(&b, "   labrun %s\n", e.Name())
+	if ps := e.Params(); len(ps) > 0 {
+		p := ps[0]
+		fmt.Fprintf(&b, "   labrun %s --%s %s --format json\n", e.Name(), p.Name, p.Value())
+	}
+	return b.String()
+}
+
+// paramFlag turns an experiment parameter into a flag bound to it.
+func paramFlag(p experiments.Param) cli.Flag {
+	switch {
+	case p.Duration != nil:
+		return &cli.DurationFlag{Name: p.Name, Usage: p.Usage, Value: *p.Duration, Destination: p.Duration}
+	case p.Int != nil:
+		return &cli.IntFlag{Name: p.Name, Usage: p.Usage, Value: *p.Int, Destination: p.Int}
+	default:
+		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool}
+	}
+}
+
+func allCommand(progress bool) *cli.Command {
+	return &cli.Command{
+		Name:  "all",
+		Usage: "run every experiment with its documented parameters",
+		Description: "Runs every experiment in order, prints one table each and exits 1 if any " +
+			"row of any experiment is out of tolerance: the CI regression gate.\n\n" +
+			"Examples:\n   labrun all\n   labrun all --format json > run.json",
+		Flags:        commonFlags(),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			f, tol, err := common(c)
+			if err != nil {
+				return err
+			}
+			opt := options(c, tol, progress)
+			var runs []results.Run
+			for _, e := range experiments.All() {
+				o := opt
+				o.Progress = announce(opt.Progress, e)
+				run, err := e.Run(c.Context, o)
+				if err != nil {
+					return fmt.Errorf("%s: %w", e.Name(), err)
+				}
+				runs = append(runs, run)
+			}
+			s := results.NewSuite(runs)
+			if err := report.WriteSuite(c.App.Writer, f, s); err != nil {
+				return err
+			}
+			if !s.Pass {
+				return errChecksFailed
+			}
+			return nil
+		},
+	}
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "list",
+		Usage:        "list the experiments, one line each",
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("list takes no arguments, got %q", c.Args().First())
+			}
+			for _, e := range experiments.All() {
+				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Name(), e.Title())
+			}
+			return nil
+		},
+	}
+}
+
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+
+// onUsageError turns the flag package's messages into labrun's: the flag named with its
+// dashes, the value quoted, what was expected.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		return usagef("--%s: invalid value %q: %s", m[2], m[1], m[3])
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usagef("unknown flag --%s", strings.TrimLeft(rest, "-"))
+	}
+	return usageError{err}
+}

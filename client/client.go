@@ -1,0 +1,532 @@
+// Package client is an HTTP client with Apache HttpClient 5's timing semantics, built on
+// net/http's Transport. It adds only what net/http lacks:
+//
+//   - a lease: a call waits for one of its route's connections, bounded by a lease timeout;
+//   - a read timeout that is an idle timeout per blocking read (SO_TIMEOUT), not a deadline;
+//   - a connection that timed out is closed, never returned to the pool;
+//   - exact pool statistics (leased, pending, available, max);
+//   - classified failures and per-attempt phase timings, with business retries under one
+//     deadline.
+//
+// Connect timeouts come from net.Dialer and the deadline from the call's context, as in plain
+// net/http. Redirects are not followed: a call is one request.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Client makes calls with the limits of its Config. It is safe for concurrent use.
+type Client struct {
+	cfg       Config
+	transport *http.Transport
+	total     *semaphore.Weighted // nil when MaxTotal is not set
+
+	mu      sync.Mutex // guards routes, conns, leased and pending
+	routes  map[string]*semaphore.Weighted
+	conns   map[*conn]struct{} // open connections
+	leased  int
+	pending int
+}
+
+// New returns a client for cfg.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	c := &Client{cfg: cfg, routes: map[string]*semaphore.Weighted{}, conns: map[*conn]struct{}{}}
+	if cfg.MaxTotal > 0 {
+		c.total = semaphore.NewWeighted(int64(cfg.MaxTotal))
+	}
+	// The lease bounds the connections in use, so the Transport's own pool only has to keep
+	// every connection the lease allows: idle ones beyond its per-host cap (default 2) would
+	// be closed and redialled.
+	idlePerHost := cfg.MaxPerRoute
+	if idlePerHost == 0 {
+		idlePerHost = cfg.MaxTotal
+	}
+	if idlePerHost == 0 {
+		idlePerHost = 1 << 16
+	}
+	c.transport = &http.Transport{
+		Proxy:                 nil, // a lab measures the route it names, never a proxy
+		DialContext:           c.dial,
+		MaxIdleConns:          cfg.MaxTotal,
+		MaxIdleConnsPerHost:   idlePerHost,
+		IdleConnTimeout:       cfg.IdleTimeout,
+		TLSHandshakeTimeout:   cfg.ConnectTimeout,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		ResponseHeaderTimeout: 0, // the per-read timeout covers the head
+	}
+	return c, nil
+}
+
+// Config returns the client's configuration.
+func (c *Client) Config() Config { return c.cfg }
+
+// Close closes the idle pooled connections. Calls in flight are not interrupted.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+// Stats is a snapshot of the pool in HttpClient 5's terms.
+type Stats struct {
+	// Leased counts the connections leased to calls now.
+	Leased int
+	// Pending counts the calls waiting for a lease.
+	Pending int
+	// Available counts the idle pooled connections a call could reuse.
+	Available int
+	// Max is the total connection limit (0: unlimited).
+	Max int
+}
+
+// Stats returns the pool statistics at this moment.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Stats{Leased: c.leased, Pending: c.pending, Max: c.cfg.MaxTotal}
+	for cn := range c.conns {
+		if !cn.inUse && !cn.claimed {
+			s.Available++
+		}
+	}
+	return s
+}
+
+// Attempt is what happened in one attempt of a call.
+type Attempt struct {
+	// Start and End are offsets from the start of the call.
+	Start, End time.Duration
+	Outcome    Outcome
+	// Phase is where the attempt ended (PhaseBody for a success).
+	Phase Phase
+	// Lease, Connect, Wait and Body are the time spent in each phase: waiting for a lease,
+	// getting a connection (dialling it when it is new), waiting for the first response byte,
+	// reading the body. They add up to End - Start.
+	Lease, Connect, Wait, Body time.Duration
+	// NewConnection is true when the attempt dialled its connection.
+	NewConnection bool
+	// Status is the response status, 0 when no head arrived.
+	Status int
+	// Err is the attempt's error, nil on success.
+	Err error
+
+	n int // 1-based number of the attempt
+}
+
+// Result is a finished call.
+type Result struct {
+	Outcome Outcome
+	// Elapsed is the time from the start of the call to its end.
+	Elapsed  time.Duration
+	Attempts []Attempt
+	// Status, Header and Body are the last attempt's response, when it succeeded.
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do makes the call: up to 1+Retries attempts under one deadline, each reading the whole
+// response body. The Result is never nil and carries the timings even when the call fails;
+// the error is then an *Error, which matches ErrLeaseTimeout, ErrConnectTimeout,
+// ErrReadTimeout or ErrDeadline with errors.Is. A non-2xx status is not an error.
+//
+// A request with a body is repeated only if it has GetBody (http.NewRequest sets it). When ctx
+// is cancelled the call ends at once with outcome Failed, its connection closed.
+func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
+	start := time.Now()
+	if c.cfg.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.cfg.Deadline, ErrDeadline)
+		defer cancel()
+	}
+	res := &Result{}
+	var err error
+	for n := 1; ; n++ {
+		a, resp := c.attempt(ctx, req, start, n)
+		res.Attempts = append(res.Attempts, a)
+		res.Outcome, res.Elapsed, err = a.Outcome, a.End, a.Err
+		if a.Outcome == OK {
+			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
+			return res, nil
+		}
+		if a.Outcome == Deadline || ctx.Err() != nil || n > c.cfg.Retries {
+			return res, err
+		}
+		if req.Body != nil && req.GetBody == nil {
+			return res, err // the body cannot be sent again
+		}
+		if c.cfg.Backoff > 0 {
+			t := time.NewTimer(c.cfg.Backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				end := time.Since(start)
+				out, cause := c.ctxOutcome(ctx)
+				res.Outcome, res.Elapsed = out, end
+				return res, &Error{Outcome: out, Phase: PhaseBackoff, Attempt: n, Elapsed: end, Err: cause}
+			}
+		}
+	}
+}
+
+// ctxOutcome classifies a done call context: the configured deadline, or the caller's own
+// cancellation or deadline (Failed).
+func (c *Client) ctxOutcome(ctx context.Context) (Outcome, error) {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrDeadline) {
+		return Deadline, cause
+	}
+	return Failed, cause
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// attemptState follows one attempt through the Transport's hooks, which run on the
+// Transport's goroutines.
+type attemptState struct {
+	ctx    context.Context         // the attempt's context, cancelled when the attempt ends
+	cancel context.CancelCauseFunc // cancels ctx
+
+	mu        sync.Mutex // guards the fields below
+	conn      *conn      // the connection the attempt got
+	dialed    *conn      // the connection dialled for it (another call may have taken it)
+	reused    bool
+	gotConn   time.Time
+	firstByte time.Time
+}
+
+type stateKey struct{}
+
+// attempt makes one attempt. Its lease is held until the body is read or the attempt failed;
+// a failed attempt closes its connection so that a late response never reaches the next
+// borrower.
+func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int) (Attempt, *response) {
+	start := time.Now()
+	a := Attempt{Start: start.Sub(callStart), Phase: PhaseLease, n: n}
+	route := req.URL.Scheme + "://" + req.URL.Host
+	release, err := c.lease(ctx, route)
+	leased := time.Now()
+	a.Lease = leased.Sub(start)
+	if err != nil {
+		return c.fail(a, ctx, callStart, leased, err, nil), nil
+	}
+	defer release()
+
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st := &attemptState{ctx: actx, cancel: cancel}
+	defer c.forget(st)
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			cn, _ := info.Conn.(*conn)
+			now := time.Now()
+			st.mu.Lock()
+			st.conn, st.reused, st.gotConn = cn, info.Reused, now
+			st.mu.Unlock()
+			if cn != nil {
+				c.mu.Lock()
+				cn.inUse, cn.claimed = true, false
+				c.mu.Unlock()
+				cn.arm(st, now)
+			}
+		},
+		GotFirstResponseByte: func() {
+			now := time.Now()
+			st.mu.Lock()
+			st.firstByte = now
+			st.mu.Unlock()
+		},
+		// PutIdleConn runs on the connection's read loop before it issues the background read
+		// it keeps pending while idle: disarming here keeps that read free of a deadline, so
+		// an idle pooled connection survives, and the next call arms it afresh at GotConn
+		// with its full budget.
+		PutIdleConn: func(err error) {
+			st.mu.Lock()
+			cn := st.conn
+			st.mu.Unlock()
+			if cn == nil || err != nil {
+				return
+			}
+			cn.disarm()
+			c.mu.Lock()
+			cn.inUse = false
+			c.mu.Unlock()
+		},
+	}
+	areq := req.Clone(httptrace.WithClientTrace(context.WithValue(actx, stateKey{}, st), trace))
+	if req.Body != nil && req.GetBody != nil {
+		if areq.Body, err = req.GetBody(); err != nil {
+			return c.fail(a, ctx, callStart, leased, fmt.Errorf("replay request body: %w", err), st), nil
+		}
+	}
+	resp, err := c.transport.RoundTrip(areq)
+	if err != nil {
+		return c.fail(a, ctx, callStart, leased, err, st), nil
+	}
+	a.Status = resp.StatusCode
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
+	if err == nil && int64(len(body)) > c.cfg.MaxBody {
+		err = fmt.Errorf("response body larger than %d bytes", c.cfg.MaxBody)
+	}
+	resp.Body.Close()
+	if err != nil {
+		return c.fail(a, ctx, callStart, leased, err, st), nil
+	}
+	end := time.Now()
+	c.phases(&a, st, leased, end)
+	a.End, a.Outcome, a.Phase = end.Sub(callStart), OK, PhaseBody
+	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// phases fills the connect, wait and body times of a from the hooks' timestamps.
+func (c *Client) phases(a *Attempt, st *attemptState, leased, end time.Time) {
+	st.mu.Lock()
+	gotConn, firstByte, reused := st.gotConn, st.firstByte, st.reused
+	st.mu.Unlock()
+	a.NewConnection = !gotConn.IsZero() && !reused
+	switch {
+	case gotConn.IsZero():
+		a.Connect, a.Phase = end.Sub(leased), PhaseConnect
+	case firstByte.IsZero():
+		a.Connect, a.Wait, a.Phase = gotConn.Sub(leased), end.Sub(gotConn), PhaseWait
+	default:
+		a.Connect, a.Wait, a.Body, a.Phase = gotConn.Sub(leased), firstByte.Sub(gotConn), end.Sub(firstByte), PhaseBody
+	}
+}
+
+// fail classifies a failed attempt and closes its connection.
+func (c *Client) fail(a Attempt, ctx context.Context, callStart, leased time.Time, err error, st *attemptState) Attempt {
+	end := time.Now()
+	a.End = end.Sub(callStart)
+	var cn *conn
+	if st != nil {
+		c.phases(&a, st, leased, end)
+		st.mu.Lock()
+		cn = st.conn
+		st.mu.Unlock()
+	}
+	out := Failed
+	switch {
+	case errors.Is(err, errLeaseTimeout):
+		out, err = LeaseTimeout, ErrLeaseTimeout
+	case cn != nil && cn.timedOut(ctx):
+		out = ReadTimeout
+	case ctx.Err() != nil:
+		out, err = c.ctxOutcome(ctx)
+	case errors.Is(err, ErrConnectTimeout):
+		out = ConnectTimeout
+	}
+	if cn != nil {
+		cn.Close()
+	}
+	a.Outcome = out
+	a.Err = &Error{Outcome: out, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: err}
+	return a
+}
+
+// forget releases the attempt's claim on a connection it dialled but did not use: the
+// Transport pooled it for the next call.
+func (c *Client) forget(st *attemptState) {
+	st.mu.Lock()
+	d := st.dialed
+	st.mu.Unlock()
+	if d == nil {
+		return
+	}
+	c.mu.Lock()
+	d.claimed = false
+	c.mu.Unlock()
+}
+
+var errLeaseTimeout = errors.New("lease timeout")
+
+// lease waits for a connection slot of the route (and of the whole pool), bounded by the
+// lease timeout and the call's context. The returned func gives the slot back.
+func (c *Client) lease(ctx context.Context, route string) (func(), error) {
+	c.mu.Lock()
+	sem := c.routes[route]
+	if sem == nil && c.cfg.MaxPerRoute > 0 {
+		sem = semaphore.NewWeighted(int64(c.cfg.MaxPerRoute))
+		c.routes[route] = sem
+	}
+	c.pending++
+	c.mu.Unlock()
+
+	lctx := ctx
+	if c.cfg.LeaseTimeout > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeoutCause(ctx, c.cfg.LeaseTimeout, errLeaseTimeout)
+		defer cancel()
+	}
+	err := acquire(lctx, sem)
+	if err == nil {
+		if err = acquire(lctx, c.total); err != nil && sem != nil {
+			sem.Release(1)
+		}
+	}
+	c.mu.Lock()
+	c.pending--
+	if err == nil {
+		c.leased++
+	}
+	c.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(lctx), errLeaseTimeout) {
+			return nil, errLeaseTimeout
+		}
+		return nil, context.Cause(ctx)
+	}
+	return func() {
+		if c.total != nil {
+			c.total.Release(1)
+		}
+		if sem != nil {
+			sem.Release(1)
+		}
+		c.mu.Lock()
+		c.leased--
+		c.mu.Unlock()
+	}, nil
+}
+
+func acquire(ctx context.Context, sem *semaphore.Weighted) error {
+	if sem == nil {
+		return nil
+	}
+	return sem.Acquire(ctx, 1)
+}
+
+// dial opens a new connection with the connect timeout. The Transport detaches dials from the
+// request's cancellation so that a late connection can serve a later request; HttpClient 5
+// aborts the connect of a cancelled request instead, and a cancelled call must not leave a
+// dial running for minutes, so the dial is tied to its attempt again here.
+func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	st, _ := ctx.Value(stateKey{}).(*attemptState)
+	if st != nil {
+		dctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(st.ctx, cancel)
+		defer stop()
+		ctx = dctx
+	}
+	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		var ne net.Error
+		if c.cfg.ConnectTimeout > 0 && errors.As(err, &ne) && ne.Timeout() && (st == nil || st.ctx.Err() == nil) {
+			return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
+		}
+		return nil, err
+	}
+	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout}
+	c.mu.Lock()
+	c.conns[cn] = struct{}{}
+	cn.claimed = st != nil
+	c.mu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		st.dialed = cn
+		st.mu.Unlock()
+	}
+	return cn, nil
+}
+
+// conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call is
+// using it), every Read may block at most readTimeout, the deadline being set afresh at the
+// start of each Read, so any byte that arrives restarts the clock.
+type conn struct {
+	net.Conn
+	client      *Client
+	readTimeout time.Duration
+
+	armed     atomic.Bool
+	owner     atomic.Pointer[attemptState] // the attempt using the connection while armed
+	firedAt   atomic.Int64                 // UnixNano of the read timeout, 0 if it never fired
+	closeOnce sync.Once
+
+	// guarded by client.mu
+	inUse   bool // leased to a call
+	claimed bool // dialled for a call that has not got it yet
+}
+
+// arm starts the read timeout at now, also for a read that is already pending.
+func (cn *conn) arm(st *attemptState, now time.Time) {
+	if cn.readTimeout <= 0 {
+		return
+	}
+	cn.owner.Store(st)
+	cn.armed.Store(true)
+	cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
+}
+
+// disarm clears the read timeout of a connection going back to the pool.
+func (cn *conn) disarm() {
+	if cn.armed.Swap(false) {
+		cn.owner.Store(nil)
+		cn.Conn.SetReadDeadline(time.Time{})
+	}
+}
+
+func (cn *conn) Read(p []byte) (int, error) {
+	if cn.armed.Load() {
+		cn.Conn.SetReadDeadline(time.Now().Add(cn.readTimeout))
+	}
+	n, err := cn.Conn.Read(p)
+	if err != nil && cn.armed.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+		cn.firedAt.CompareAndSwap(0, time.Now().UnixNano())
+		// A failed read of the first response byte on a reused connection makes the
+		// Transport replay an idempotent request on a new connection, silently doubling the
+		// wait. Cancelling the attempt before the error reaches the Transport stops that: it
+		// checks the request's context before every retry. A timeout ends the call.
+		if st := cn.owner.Load(); st != nil {
+			st.cancel(ErrReadTimeout)
+		}
+	}
+	return n, err
+}
+
+// timedOut reports whether the read timeout ended the connection's call, and did so before
+// the call's context was done (a read timeout and a deadline firing together count as the
+// deadline).
+func (cn *conn) timedOut(ctx context.Context) bool {
+	at := cn.firedAt.Load()
+	if at == 0 {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && ctx.Err() != nil && !time.Unix(0, at).Before(dl) {
+		return false
+	}
+	return true
+}
+
+func (cn *conn) Close() error {
+	err := net.ErrClosed
+	cn.closeOnce.Do(func() {
+		err = cn.Conn.Close()
+		cn.client.mu.Lock()
+		delete(cn.client.conns, cn)
+		cn.client.mu.Unlock()
+	})
+	return err
+}

@@ -1,0 +1,81 @@
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config holds a client's limits in Apache HttpClient 5's terms. The zero value of every
+// field means "not set": no limit, no pool bound, no retry.
+type Config struct {
+	// MaxPerRoute bounds the connections leased at once to one route (scheme, host, port).
+	// A call that finds them all leased waits for one: the lease.
+	MaxPerRoute int
+	// MaxTotal bounds the connections leased at once over all routes.
+	MaxTotal int
+	// LeaseTimeout bounds the wait for a lease (HttpClient 5: connectionRequestTimeout).
+	LeaseTimeout time.Duration
+	// ConnectTimeout bounds the TCP handshake of a new connection.
+	ConnectTimeout time.Duration
+	// ReadTimeout is an idle timeout per blocking read (HttpClient 5: responseTimeout,
+	// SO_TIMEOUT): it restarts whenever a byte arrives and covers the wait for the response
+	// head and every read of the body. It is not a deadline.
+	ReadTimeout time.Duration
+	// Deadline bounds the whole call from the start of its first attempt, leases, connects,
+	// reads and retries included.
+	Deadline time.Duration
+	// Retries is how many times the business code repeats a failed attempt. Every failure is
+	// repeated except the deadline and the caller's own cancellation.
+	Retries int
+	// Backoff is the pause before each retry.
+	Backoff time.Duration
+	// IdleTimeout closes pooled connections that sat idle this long (HttpClient 5:
+	// evictIdleConnections).
+	IdleTimeout time.Duration
+	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
+	MaxBody int64
+}
+
+// DefaultMaxBody is the body limit when Config.MaxBody is not set.
+const DefaultMaxBody = 64 << 20
+
+// HC5Defaults returns Apache HttpClient 5.6's defaults: 5 connections per route and 25 in
+// all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no retries.
+func HC5Defaults() Config {
+	return Config{
+		MaxPerRoute:    5,
+		MaxTotal:       25,
+		LeaseTimeout:   3 * time.Minute,
+		ConnectTimeout: 3 * time.Minute,
+	}
+}
+
+// Validate reports the first field that makes no sense.
+func (c Config) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"lease timeout", c.LeaseTimeout},
+		{"connect timeout", c.ConnectTimeout},
+		{"read timeout", c.ReadTimeout},
+		{"deadline", c.Deadline},
+		{"backoff", c.Backoff},
+		{"idle timeout", c.IdleTimeout},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("client: %s must not be negative, got %v", f.name, f.v)
+		}
+	}
+	switch {
+	case c.MaxPerRoute < 0:
+		return fmt.Errorf("client: max per route must not be negative, got %d", c.MaxPerRoute)
+	case c.MaxTotal < 0:
+		return fmt.Errorf("client: max total must not be negative, got %d", c.MaxTotal)
+	case c.Retries < 0:
+		return fmt.Errorf("client: retries must not be negative, got %d", c.Retries)
+	case c.MaxBody < 0:
+		return fmt.Errorf("client: max body must not be negative, got %d", c.MaxBody)
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+// Package experiments runs labrun's experiments: each starts a fake server on loopback, runs a
+// configured client against it, and returns a results.Run whose expected values all come from
+// the timing model. Experiments never print; progress goes through Options.Progress.
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Experiment is one runnable experiment. Its parameters are fields of the value, exposed by
+// Params, with the documented values as defaults.
+type Experiment interface {
+	// Name is the command name, for example "exp-a".
+	Name() string
+	// Title says in a few words what the experiment shows.
+	Title() string
+	// Description explains the experiment in a paragraph, for --help.
+	Description() string
+	// Params lists the experiment's parameters, bound to its fields.
+	Params() []Param
+	// Run runs the experiment. It returns an error only when it could not run (a server that
+	// did not start, a cancelled ctx); failed checks are failing rows.
+	Run(ctx context.Context, opt Options) (results.Run, error)
+}
+
+// All returns every experiment with its documented defaults, in order.
+func All() []Experiment {
+	return []Experiment{NewTrickle(), NewPool(), NewRetry()}
+}
+
+// Options are the settings shared by every experiment.
+type Options struct {
+	// Tolerance is the largest allowed |measured - expected| for timed rows.
+	Tolerance time.Duration
+	// Progress, when set, is told what the experiment is doing, one short line at a time.
+	Progress func(msg string)
+}
+
+// DefaultTolerance is the default for Options.Tolerance. It is far above the scheduling noise
+// of a loaded 2-core machine (a few ms, tens in the worst case) and far below every difference
+// a broken semantic makes: a read timeout acting as a deadline turns 4 s into 1 s, a lease that
+// never times out turns 300 ms into 500 ms, a pool that does not queue turns 1000 ms into 500.
+const DefaultTolerance = 100 * time.Millisecond
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// newServer starts a fake server that Close in the returned func stops.
+func newServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
+	s, err := fakesrv.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start fake server: %w", err)
+	}
+	return s, nil
+}
+
+// call makes one call for behaviour b. An error is returned only for a request that could not
+// be built; the call's own failure is in the Result.
+func call(ctx context.Context, c *client.Client, srv *fakesrv.Server, b fakesrv.Behaviour, tag string) (*client.Result, error) {
+	path := b.Path()
+	if tag != "" {
+		path += sep(path) + "call=" + tag
+	}
+	method := http.MethodGet
+	if b.Order != "" {
+		method = http.MethodPost // a reservation changes state
+	}
+	req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	res, _ := c.Do(ctx, req)
+	return res, nil
+}
+
+func sep(path string) string {
+	for _, r := range path {
+		if r == '?' {
+			return "&"
+		}
+	}
+	return "?"
+}
+
+// warm opens n pooled connections by making n concurrent calls that overlap in time, so that
+// the measured calls find a pooled connection as the model assumes. It returns how many idle
+// connections the pool then holds.
+func warm(ctx context.Context, c *client.Client, srv *fakesrv.Server, n int) (int, error) {
+	overlap := fakesrv.Behaviour{}
+	if n > 1 {
+		overlap.Delay = 20 * time.Millisecond
+	}
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			res, err := call(ctx, c, srv, overlap, "warm")
+			if err == nil && res.Outcome != client.OK {
+				err = fmt.Errorf("warm-up call: %w", res.Attempts[len(res.Attempts)-1].Err)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return 0, first
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	srv.Reset()
+	return c.Stats().Available, nil
+}
+
+// limits converts the client's configuration to the model's limits.
+func limits(cfg client.Config) model.Limits {
+	return model.Limits{
+		LeaseTimeout:   cfg.LeaseTimeout,
+		ConnectTimeout: cfg.ConnectTimeout,
+		ReadTimeout:    cfg.ReadTimeout,
+		Deadline:       cfg.Deadline,
+		Retries:        cfg.Retries,
+		Backoff:        cfg.Backoff,
+	}
+}
+
+// figure is a documented reference value: its text, and its time in ms when it is one
+// number (0 otherwise: a range, or an outcome without a time).
+type figure struct {
+	text string
+	ms   float64
+}
+
+// documented returns the documented figure when the experiment runs with its documented
+// parameters, and nothing otherwise: a figure measured for other parameters says nothing.
+func documented(atDefaults bool, f figure) (string, *float64) {
+	if !atDefaults || f.text == "" {
+		return "", nil
+	}
+	if f.ms == 0 {
+		return f.text, nil
+	}
+	ms := f.ms
+	return f.text, &ms
+}
+
+// group is a set of calls the model predicts to end the same way at the same time: one row.
+type group struct {
+	outcome model.Outcome
+	at      time.Duration
+	calls   []int // indexes into the measured calls matched to the group
+	want    int   // calls the model puts in the group
+}
+
+// groupCalls groups the model's predictions by (end time, outcome), in time order, and matches
+// the measured calls to them: within each outcome, the earliest measured calls go to the
+// earliest group. Measured calls with an outcome the model did not predict form extra groups
+// with want 0.
+func groupCalls(preds []model.Prediction, outcomes []string, ends []time.Duration) []group {
+	var groups []group
+	type key struct {
+		at time.Duration
+		o  model.Outcome
+	}
+	idx := map[key]int{}
+	for _, p := range preds {
+		k := key{p.Total, p.Outcome}
+		i, ok := idx[k]
+		if !ok {
+			i = len(groups)
+			idx[k] = i
+			groups = append(groups, group{outcome: p.Outcome, at: p.Total})
+		}
+		groups[i].want++
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		if groups[i].at != groups[j].at {
+			return groups[i].at < groups[j].at
+		}
+		return outcomeRank(groups[i].outcome) < outcomeRank(groups[j].outcome)
+	})
+	byOutcome := map[string][]int{}
+	for i, o := range outcomes {
+		byOutcome[o] = append(byOutcome[o], i)
+	}
+	for _, list := range byOutcome {
+		sort.SliceStable(list, func(a, b int) bool { return ends[list[a]] < ends[list[b]] })
+	}
+	for gi := range groups {
+		g := &groups[gi]
+		list := byOutcome[string(g.outcome)]
+		n := min(g.want, len(list))
+		g.calls, byOutcome[string(g.outcome)] = list[:n], list[n:]
+	}
+	var extra []string
+	for o, list := range byOutcome {
+		if len(list) > 0 {
+			extra = append(extra, o)
+		}
+	}
+	sort.Strings(extra)
+	for _, o := range extra {
+		groups = append(groups, group{outcome: model.Outcome(o), at: -1, calls: byOutcome[o]})
+	}
+	return groups
+}
+
+var outcomeOrder = []model.Outcome{model.OK, model.LeaseTimeout, model.ConnectTimeout, model.ReadTimeout, model.Deadline, model.KernelTimeout, model.Hang}
+
+func outcomeRank(o model.Outcome) int {
+	for i, x := range outcomeOrder {
+		if x == o {
+			return i
+		}
+	}
+	return len(outcomeOrder)
+}
+
+// maxOf returns the largest of ends[i] for i in idx.
+func maxOf(ends []time.Duration, idx []int) time.Duration {
+	var m time.Duration
+	for _, i := range idx {
+		m = max(m, ends[i])
+	}
+	return m
+}
+
+// expectedMs converts a model time to a row value; a call that hangs has no expected time.
+func expectedMs(d time.Duration) *float64 {
+	if d == model.Forever || d < 0 {
+		return nil
+	}
+	return results.Ms(d)
+}
+
+func fmtMs(d time.Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
+
+// settled returns the server's log once its last n requests have finished (the server notices
+// a client that left within a millisecond or so), or as it is after a second.
+func settled(srv *fakesrv.Server, n int) []fakesrv.Request {
+	give := time.Now().Add(time.Second)
+	for {
+		log := srv.Requests()
+		done := len(log) >= n
+		for _, r := range log {
+			done = done && !r.Finished.IsZero()
+		}
+		if done || time.Now().After(give) {
+			return log
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// serverNote says in a few words what the server saw of one request, in times from its
+// arrival.
+func serverNote(r fakesrv.Request) string {
+	if r.Finished.IsZero() {
+		return "still busy"
+	}
+	end := fmtMs(r.Finished.Sub(r.Arrived))
+	body := ""
+	if r.Behaviour.Bytes > 0 && r.Behaviour.Order == "" {
+		body = fmt.Sprintf(", sent %d/%d B", r.BytesSent, r.Behaviour.Bytes)
+	}
+	switch {
+	case r.ClientGone && r.HeadSent.IsZero():
+		return "client left at " + end + ", before the head"
+	case r.ClientGone:
+		return "client left at " + end + body
+	case r.HeadSent.IsZero():
+		return "closed at " + end + " without an answer"
+	default:
+		return "head at " + fmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
+	}
+}

@@ -1,0 +1,97 @@
+package experiments
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/labrun/labrun/results"
+)
+
+// Param is one parameter of an experiment, bound to a field of it. Exactly one of Duration,
+// Int and Bool is set. The command line turns each Param into a flag named Name.
+type Param struct {
+	// Name is the flag name without dashes, for example "read-timeout".
+	Name  string
+	Usage string
+
+	Duration *time.Duration
+	Int      *int
+	Bool     *bool
+
+	// Min and Max bound an Int parameter; MaxDuration bounds a Duration parameter, which is
+	// never negative.
+	Min, Max    int
+	MaxDuration time.Duration
+}
+
+// MaxDuration is the longest duration a parameter may take: the fake server's own cap.
+const MaxDuration = 10 * time.Minute
+
+// Value returns the parameter's current value as text, as a flag would take it.
+func (p Param) Value() string {
+	switch {
+	case p.Duration != nil:
+		return p.Duration.String()
+	case p.Int != nil:
+		return strconv.Itoa(*p.Int)
+	case p.Bool != nil:
+		return strconv.FormatBool(*p.Bool)
+	}
+	panic("experiments: Param " + p.Name + " is bound to nothing")
+}
+
+// Check reports a value out of bounds, naming the flag: "--pool must be at least 1, got 0".
+func (p Param) Check() error {
+	switch {
+	case p.Duration != nil:
+		d, max := *p.Duration, p.MaxDuration
+		if max == 0 {
+			max = MaxDuration
+		}
+		if d < 0 {
+			return fmt.Errorf("--%s must not be negative, got %v", p.Name, d)
+		}
+		if d > max {
+			return fmt.Errorf("--%s must be at most %v, got %v", p.Name, max, d)
+		}
+	case p.Int != nil:
+		if *p.Int < p.Min {
+			return fmt.Errorf("--%s must be at least %d, got %d", p.Name, p.Min, *p.Int)
+		}
+		if *p.Int > p.Max {
+			return fmt.Errorf("--%s must be at most %d, got %d", p.Name, p.Max, *p.Int)
+		}
+	}
+	return nil
+}
+
+// CheckAll checks every parameter and returns the first error.
+func CheckAll(ps []Param) error {
+	for _, p := range ps {
+		if err := p.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runConfig lists the parameters for a results.Run.
+func runConfig(ps []Param) []results.Param {
+	out := make([]results.Param, len(ps))
+	for i, p := range ps {
+		out[i] = results.Param{Name: p.Name, Value: p.Value()}
+	}
+	return out
+}
+
+// atDefaults reports whether every parameter still has the value of the same parameter in
+// defaults (the experiment's documented configuration).
+func atDefaults(ps, defaults []Param) bool {
+	for i := range ps {
+		if ps[i].Value() != defaults[i].Value() {
+			return false
+		}
+	}
+	return true
+}

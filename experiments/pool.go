@@ -1,0 +1,213 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Pool is experiment B: a pool of 5 connections per route and 20 calls started together
+// against a server that takes 500 ms per call. Without a lease timeout the calls finish in
+// batches, the server's time always 500 ms and the rest queueing inside the client; with a
+// lease timeout the calls that find no connection fail fast.
+type Pool struct {
+	Pool         int
+	Concurrency  int
+	Delay        time.Duration
+	LeaseTimeout time.Duration
+}
+
+// NewPool returns experiment B with its documented parameters.
+func NewPool() *Pool {
+	return &Pool{Pool: 5, Concurrency: 20, Delay: 500 * time.Millisecond, LeaseTimeout: 300 * time.Millisecond}
+}
+
+// Name implements Experiment.
+func (*Pool) Name() string { return "exp-b" }
+
+// Title implements Experiment.
+func (*Pool) Title() string { return "a small pool makes a healthy server slow" }
+
+// Description implements Experiment.
+func (*Pool) Description() string {
+	return "Concurrent calls share a small per-route pool against a server that takes the same " +
+		"time for every call. Without a lease timeout the calls queue for a connection and " +
+		"finish in batches; the server's time never changes, the rest is queueing in the " +
+		"client. With a lease timeout the calls that find no connection fail early, before " +
+		"they reach the server. Little's law sizes the pool: connections in use = arrival " +
+		"rate x time each call holds one (pool = QPS x p99 latency x 1.5)."
+}
+
+// Params implements Experiment.
+func (p *Pool) Params() []Param {
+	return []Param{
+		{Name: "pool", Usage: "connections per route", Int: &p.Pool, Min: 1, Max: 1000},
+		{Name: "concurrency", Usage: "calls started together", Int: &p.Concurrency, Min: 1, Max: 1000},
+		{Name: "delay", Usage: "server time per call", Duration: &p.Delay},
+		{Name: "lease-timeout", Usage: "lease timeout of the second variant (0 = skip it)", Duration: &p.LeaseTimeout},
+	}
+}
+
+// Run implements Experiment.
+func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := CheckAll(p.Params()); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+
+	def := atDefaults(p.Params(), NewPool().Params())
+	base := client.HC5Defaults()
+	base.MaxPerRoute, base.MaxTotal = p.Pool, max(p.Pool, base.MaxTotal)
+	base.LeaseTimeout = 0
+	type variant struct {
+		name string
+		cfg  client.Config
+		docs map[model.Outcome][]figure // per outcome, per batch
+	}
+	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[model.Outcome][]figure{
+		model.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
+	if p.LeaseTimeout > 0 {
+		cfg := base
+		cfg.LeaseTimeout = p.LeaseTimeout
+		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[model.Outcome][]figure{
+			model.OK: {{"500 ms, ok", 500}}, model.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
+	}
+	run := results.Run{Experiment: p.Name(), Title: p.Title(), Config: runConfig(p.Params())}
+	for i, v := range variants {
+		opt.progress("%s: variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
+		rows, err := p.variant(ctx, srv, v.name, v.cfg)
+		if err != nil {
+			return results.Run{}, err
+		}
+		for _, r := range rows {
+			if docs := v.docs[model.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
+				r.Documented, r.DocumentedMs = documented(def, docs[r.batch])
+			}
+			run.Rows = append(run.Rows, r.Row)
+		}
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// poolRow is a row with the index of its batch among the groups of the same outcome.
+type poolRow struct {
+	results.Row
+	batch int
+}
+
+// variant runs the concurrent calls through one client configuration.
+func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cfg client.Config) ([]poolRow, error) {
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	idle, err := warm(ctx, c, srv, p.Pool)
+	if err != nil {
+		return nil, err
+	}
+	b := fakesrv.Behaviour{Delay: p.Delay}
+	preds := model.Simulate(model.Scenario{
+		Calls: p.Concurrency, Pool: p.Pool, Idle: idle, Downstream: downstream(b), Limits: limits(cfg),
+	})
+
+	n := p.Concurrency
+	ends := make([]time.Duration, n)
+	outcomes := make([]string, n)
+	leaseWaits := make([]time.Duration, n)
+	start := make(chan struct{})
+	var t0 time.Time
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 0; i < n; i++ {
+		g.Go(func() error {
+			<-start
+			res, err := call(gctx, c, srv, b, strconv.Itoa(i))
+			if err != nil {
+				return err
+			}
+			ends[i], outcomes[i], leaseWaits[i] = time.Since(t0), string(res.Outcome), res.Attempts[0].Lease
+			return nil
+		})
+	}
+	t0 = time.Now()
+	close(start)
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	log := settled(srv, 0)
+	serverTime := map[string]time.Duration{} // call tag -> server time to the head
+	for _, r := range log {
+		if u, err := url.Parse(r.Path); err == nil && !r.HeadSent.IsZero() {
+			serverTime[u.Query().Get("call")] = r.HeadSent.Sub(r.Arrived)
+		}
+	}
+
+	var rows []poolRow
+	batches := map[model.Outcome]int{}
+	for _, g := range groupCalls(preds, outcomes, ends) {
+		row := poolRow{Row: results.Row{
+			ExpectedOutcome: string(g.outcome),
+			ExpectedCalls:   g.want,
+			Calls:           len(g.calls),
+			ExpectedMs:      expectedMs(g.at),
+		}, batch: batches[g.outcome]}
+		batches[g.outcome]++
+		if len(g.calls) > 0 {
+			row.Outcome = outcomes[g.calls[0]]
+			row.MeasuredMs = results.Ms(maxOf(ends, g.calls))
+		}
+		switch {
+		case g.want == 0:
+			row.Name = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
+		case g.outcome == model.OK:
+			row.Name = fmt.Sprintf("%s: batch %d", name, row.batch+1)
+		case g.outcome == model.LeaseTimeout:
+			row.Name = name + ": no connection in time"
+		default:
+			row.Name = fmt.Sprintf("%s: %s", name, g.outcome)
+		}
+		var served, waited time.Duration
+		reached := 0
+		for _, i := range g.calls {
+			if st, ok := serverTime[strconv.Itoa(i)]; ok {
+				served, reached = max(served, st), reached+1
+			}
+			waited = max(waited, leaseWaits[i])
+		}
+		if reached == 0 {
+			row.Server = fmt.Sprintf("never reached (lease wait %s)", fmtMs(waited))
+		} else {
+			row.Server = fmt.Sprintf("%d served in %s each; lease wait up to %s", reached, fmtMs(served), fmtMs(waited))
+		}
+		rows = append(rows, row)
+	}
+	want := 0
+	for _, pr := range preds {
+		want += pr.Executions
+	}
+	rows = append(rows, poolRow{Row: results.Row{
+		Name:               name + ": requests the server executed",
+		ExpectedCalls:      n,
+		Calls:              n,
+		ExpectedExecutions: results.Count(want),
+		ServerExecutions:   results.Count(len(log)),
+	}, batch: -1})
+	return rows, nil
+}

@@ -1,0 +1,186 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Retry is experiment C: the business code retries once after a read timeout, but a timeout
+// is the client's decision alone: the server went on and reserved the stock, so the retry
+// reserves it again. An idempotent server (deduplicating by order id) reserves once.
+type Retry struct {
+	ReadTimeout time.Duration
+	Delay       time.Duration
+	Retries     int
+	Backoff     time.Duration
+	// Idempotent runs only the idempotent-server variant.
+	Idempotent bool
+}
+
+// NewRetry returns experiment C with its documented parameters.
+func NewRetry() *Retry {
+	return &Retry{ReadTimeout: 300 * time.Millisecond, Delay: 500 * time.Millisecond, Retries: 1}
+}
+
+// Name implements Experiment.
+func (*Retry) Name() string { return "exp-c" }
+
+// Title implements Experiment.
+func (*Retry) Title() string { return "a retry after a timeout charges twice" }
+
+// Description implements Experiment.
+func (*Retry) Description() string {
+	return "The server takes longer to reserve stock than the client's read timeout. The client " +
+		"gives up, closes the connection and retries on a new one, but the server had " +
+		"already committed the reservation: it reserves once per attempt. Against an " +
+		"idempotent server, which deduplicates by order id and returns the first result, it " +
+		"reserves once."
+}
+
+// Params implements Experiment.
+func (r *Retry) Params() []Param {
+	return []Param{
+		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &r.ReadTimeout},
+		{Name: "delay", Usage: "server time to reserve", Duration: &r.Delay},
+		{Name: "retries", Usage: "retries after a failed attempt", Int: &r.Retries, Min: 0, Max: 10},
+		{Name: "backoff", Usage: "pause before each retry", Duration: &r.Backoff},
+		{Name: "idempotent", Usage: "run only against the idempotent server", Bool: &r.Idempotent},
+	}
+}
+
+// Run implements Experiment.
+func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := CheckAll(r.Params()); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+
+	def := atDefaults(r.Params(), NewRetry().Params())
+	defIdem := atDefaults(r.Params(), (&Retry{ReadTimeout: 300 * time.Millisecond, Delay: 500 * time.Millisecond, Retries: 1, Idempotent: true}).Params())
+	type variant struct {
+		name       string
+		idempotent bool
+		doc        int  // documented reservations
+		def        bool // running with the documented parameters
+	}
+	variants := []variant{{"plain server", false, 2, def}, {"idempotent server", true, 1, def}}
+	if r.Idempotent {
+		variants = []variant{{"idempotent server", true, 1, defIdem}}
+	}
+	run := results.Run{Experiment: r.Name(), Title: r.Title(), Config: runConfig(r.Params())}
+	for i, v := range variants {
+		opt.progress("%s: variant %d/%d: %s", r.Name(), i+1, len(variants), v.name)
+		rows, err := r.variant(ctx, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1))
+		if err != nil {
+			return results.Run{}, err
+		}
+		if v.def {
+			if !v.idempotent { // "both attempts fail on the client"
+				for j := range rows[:len(rows)-1] {
+					rows[j].Documented = "fails"
+				}
+			}
+			last := &rows[len(rows)-1]
+			last.Documented = plural(v.doc, "reservation")
+			last.DocumentedExecutions = results.Count(v.doc)
+		}
+		run.Rows = append(run.Rows, rows...)
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// variant makes one call with retries against the server and returns a row per attempt and
+// a row for the whole call with the server's reservation count.
+func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, idempotent bool, order string) ([]results.Row, error) {
+	cfg := client.HC5Defaults()
+	cfg.ReadTimeout, cfg.Retries, cfg.Backoff = r.ReadTimeout, r.Retries, r.Backoff
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	idle, err := warm(ctx, c, srv, 1)
+	if err != nil {
+		return nil, err
+	}
+	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
+	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	res, err := call(ctx, c, srv, b, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	log := settled(srv, len(res.Attempts))
+
+	var rows []results.Row
+	for k := 0; k < max(len(p.Attempts), len(res.Attempts)); k++ {
+		row := results.Row{Name: fmt.Sprintf("%s: attempt %d", name, k+1)}
+		if k > 0 {
+			row.Name += " (retry)"
+		}
+		if k < len(p.Attempts) {
+			a := p.Attempts[k]
+			row.ExpectedMs, row.ExpectedOutcome, row.ExpectedCalls = expectedMs(a.End), string(a.Outcome), 1
+			row.ExpectedNewConnections = results.Count(btoi(a.NewConnection))
+		}
+		if k < len(res.Attempts) {
+			a := res.Attempts[k]
+			row.MeasuredMs, row.Outcome, row.Calls = results.Ms(a.End), string(a.Outcome), 1
+			row.NewConnections = results.Count(btoi(a.NewConnection))
+		}
+		if k < len(log) {
+			row.Server = serverNote(log[k]) + reservationNote(log[k])
+		}
+		rows = append(rows, row)
+	}
+	rows = append(rows, results.Row{
+		Name:               name + ": reservations",
+		ExpectedMs:         expectedMs(p.Total),
+		MeasuredMs:         results.Ms(res.Elapsed),
+		ExpectedOutcome:    string(p.Outcome),
+		Outcome:            string(res.Outcome),
+		ExpectedCalls:      1,
+		Calls:              1,
+		ExpectedExecutions: results.Count(p.Executions),
+		ServerExecutions:   results.Count(srv.Reservations(order)),
+		Server:             fmt.Sprintf("%s, %s of %s", plural(len(log), "request"), plural(srv.Reservations(order), "reservation"), order),
+	})
+	return rows, nil
+}
+
+func reservationNote(r fakesrv.Request) string {
+	switch {
+	case r.Duplicate:
+		return "; duplicate, not reserved"
+	case r.Reserved:
+		return "; reserved"
+	}
+	return ""
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

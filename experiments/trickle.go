@@ -1,0 +1,146 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Trickle is experiment A: a server that answers its head at once and then trickles its body
+// never trips a read timeout, because the read timeout restarts on every byte; only a deadline
+// bounds the call. A control row shows the read timeout firing against a silent server.
+type Trickle struct {
+	ReadTimeout time.Duration
+	Deadline    time.Duration
+	Bytes       int
+	Every       time.Duration
+	// Silence is how long the control row's server stays silent before answering.
+	Silence time.Duration
+}
+
+// NewTrickle returns experiment A with its documented parameters: 10 bytes one every 400 ms,
+// read timeout 1 s, deadline 1.5 s, control server silent 3 s.
+func NewTrickle() *Trickle {
+	return &Trickle{
+		ReadTimeout: time.Second,
+		Deadline:    1500 * time.Millisecond,
+		Bytes:       10,
+		Every:       400 * time.Millisecond,
+		Silence:     3 * time.Second,
+	}
+}
+
+// Name implements Experiment.
+func (*Trickle) Name() string { return "exp-a" }
+
+// Title implements Experiment.
+func (*Trickle) Title() string { return "a trickle vs the read timeout" }
+
+// Description implements Experiment.
+func (*Trickle) Description() string {
+	return "The server sends its head at once, then the body one byte at a time. The read timeout " +
+		"(SO_TIMEOUT) restarts on every byte, so it never fires: the call succeeds after " +
+		"bytes x every. Only a total deadline bounds the call. A control row shows the read " +
+		"timeout firing against a server that stays silent."
+}
+
+// Params implements Experiment.
+func (t *Trickle) Params() []Param {
+	return []Param{
+		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout},
+		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline},
+		{Name: "bytes", Usage: "body bytes the server trickles", Int: &t.Bytes, Min: 1, Max: fakesrv.MaxBytes},
+		{Name: "every", Usage: "pause before each trickled byte", Duration: &t.Every},
+		{Name: "silence", Usage: "how long the control row's server stays silent", Duration: &t.Silence},
+	}
+}
+
+// Run implements Experiment.
+func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := CheckAll(t.Params()); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+
+	trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
+	silent := fakesrv.Behaviour{Delay: t.Silence}
+	base := client.HC5Defaults()
+	noDeadline, withDeadline := base, base
+	noDeadline.ReadTimeout = t.ReadTimeout
+	withDeadline.ReadTimeout, withDeadline.Deadline = t.ReadTimeout, t.Deadline
+	def := atDefaults(t.Params(), NewTrickle().Params())
+	rows := []struct {
+		name   string
+		cfg    client.Config
+		b      fakesrv.Behaviour
+		doc    figure
+	}{
+		{name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
+			cfg: noDeadline, b: trickle, doc: figure{"4091 ms, ok", 4091}},
+		{name: fmt.Sprintf("same, deadline %v", t.Deadline),
+			cfg: withDeadline, b: trickle, doc: figure{"1500 ms, deadline", 1500}},
+		{name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
+			cfg: noDeadline, b: silent},
+	}
+	run := results.Run{Experiment: t.Name(), Title: t.Title(), Config: runConfig(t.Params())}
+	for i, r := range rows {
+		row, err := t.row(ctx, srv, r.cfg, r.b)
+		if err != nil {
+			return results.Run{}, err
+		}
+		row.Name = r.name
+		row.Documented, row.DocumentedMs = documented(def, r.doc)
+		run.Rows = append(run.Rows, row)
+		opt.progress("%s: row %d/%d done: %s", t.Name(), i+1, len(rows), row.Outcome)
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// row measures one call with a warm pool and predicts it.
+func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour) (results.Row, error) {
+	c, err := client.New(cfg)
+	if err != nil {
+		return results.Row{}, err
+	}
+	defer c.Close()
+	idle, err := warm(ctx, c, srv, 1)
+	if err != nil {
+		return results.Row{}, err
+	}
+	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	res, err := call(ctx, c, srv, b, "")
+	if err != nil {
+		return results.Row{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, err
+	}
+	log := settled(srv, 1)
+	row := results.Row{
+		ExpectedMs:      expectedMs(p.Total),
+		MeasuredMs:      results.Ms(res.Elapsed),
+		ExpectedOutcome: string(p.Outcome),
+		Outcome:         string(res.Outcome),
+		ExpectedCalls:   1,
+		Calls:           1,
+	}
+	if len(log) > 0 {
+		row.Server = serverNote(log[len(log)-1])
+	}
+	return row, nil
+}
+
+// downstream converts what the fake server is asked to do into the model's terms.
+func downstream(b fakesrv.Behaviour) model.Downstream {
+	return model.Downstream{Delay: b.Delay, Stall: b.Stall, Bytes: b.Bytes, Every: b.Every, Idempotent: b.Idempotent}
+}

@@ -1,0 +1,153 @@
+package fakesrv
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// MaxBytes is the largest body a Behaviour may ask for (1 MiB). It is enough for every
+// experiment and small enough that a typo in a URL cannot make the server send gigabytes.
+const MaxBytes = 1 << 20
+
+// Behaviour describes how the server answers one request. It travels in the URL query, not in
+// a side channel, so that any HTTP client (also non-Go ones later) can ask for it.
+//
+// The server applies it in this order: read and discard the request body; commit the
+// reservation when Order is set; stall when Stall is set; otherwise wait Delay, send the head,
+// then the body (at once, or one byte every Every).
+type Behaviour struct {
+	// Delay is the wait before the response head is sent (the service time).
+	Delay time.Duration
+	// Stall means never answer: the request is held until the client leaves, the server
+	// closes or the server's max duration passes.
+	Stall bool
+	// Bytes is the body length; Content-Length is always set to it. 0 means an empty body, or
+	// the reservation text when Order is set (Bytes is then ignored).
+	Bytes int
+	// Every, with Bytes > 0, sends the body one byte at a time: byte k (1..Bytes) at
+	// headTime + k*Every. The schedule is absolute so that timer error never accumulates.
+	// 0 sends the whole body at once.
+	Every time.Duration
+	// Order, when non-empty, makes the request a reservation for this order id. The
+	// reservation is committed on arrival, before Delay, and stays committed whatever the
+	// client does later: a timeout is the client's decision alone.
+	Order string
+	// Idempotent deduplicates this reservation by Order: a repeat of an order already reserved
+	// is not counted again and answers the first result, not before the first answer time.
+	// The server-wide WithIdempotent option has the same effect on every request.
+	Idempotent bool
+}
+
+// Path returns the request path and query that ask for b, for example
+// "/reserve?delay=500ms&order=42" or "/trickle?bytes=10&every=400ms". The path names the
+// main behaviour (reserve, stall, trickle, else delay) so that server logs and client traces
+// read well; the query alone carries the parameters. Zero fields are omitted and durations use
+// Go syntax, so ParseBehaviour reads the result back to b.
+func (b Behaviour) Path() string {
+	q := url.Values{}
+	if b.Delay != 0 {
+		q.Set("delay", b.Delay.String())
+	}
+	if b.Bytes != 0 {
+		q.Set("bytes", strconv.Itoa(b.Bytes))
+	}
+	if b.Every != 0 {
+		q.Set("every", b.Every.String())
+	}
+	if b.Order != "" {
+		q.Set("order", b.Order)
+	}
+	if b.Idempotent {
+		q.Set("idempotent", "1")
+	}
+
+	var path string
+	switch {
+	case b.Order != "":
+		path = "/reserve"
+	case b.Stall:
+		path = "/stall"
+	case b.Every > 0:
+		path = "/trickle"
+	default:
+		path = "/delay"
+	}
+	// "/stall" implies Stall; any other path needs it spelled out.
+	if b.Stall && path != "/stall" {
+		q.Set("stall", "1")
+	}
+
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode() // Encode sorts the keys: the result is deterministic
+}
+
+// ParseBehaviour reads a Behaviour from a request path and query. Any path is accepted; the
+// path "/stall" implies Stall, and so does the query "stall=1". The query keys are delay,
+// stall, bytes, every, order and idempotent; booleans are 1, true, 0 or false; an empty value
+// counts as absent and unknown keys are ignored. Every > 0 with Bytes = 0 is valid (an empty
+// body). The error names the offending parameter.
+func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
+	var b Behaviour
+	var err error
+	if b.Delay, err = parseDuration(q, "delay"); err != nil {
+		return Behaviour{}, err
+	}
+	if b.Every, err = parseDuration(q, "every"); err != nil {
+		return Behaviour{}, err
+	}
+	if s := q.Get("bytes"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return Behaviour{}, fmt.Errorf("bytes: %w", err)
+		}
+		if n < 0 || n > MaxBytes {
+			return Behaviour{}, fmt.Errorf("bytes must be between 0 and %d, got %d", MaxBytes, n)
+		}
+		b.Bytes = n
+	}
+	if b.Stall, err = parseBool(q, "stall"); err != nil {
+		return Behaviour{}, err
+	}
+	if path == "/stall" {
+		b.Stall = true
+	}
+	if b.Idempotent, err = parseBool(q, "idempotent"); err != nil {
+		return Behaviour{}, err
+	}
+	b.Order = q.Get("order")
+	return b, nil
+}
+
+// parseDuration reads the non-negative duration q[key]; absent means 0.
+func parseDuration(q url.Values, key string) (time.Duration, error) {
+	s := q.Get(key)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s must not be negative, got %v", key, d)
+	}
+	return d, nil
+}
+
+// parseBool reads the boolean q[key]; absent means false. It accepts only the four words a
+// person would type in a URL, rather than strconv.ParseBool's longer list, so that the
+// accepted set stays small enough to document.
+func parseBool(q url.Values, key string) (bool, error) {
+	switch s := q.Get(key); s {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s: unknown boolean %q, want 1, true, 0 or false", key, s)
+	}
+}

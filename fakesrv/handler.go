@@ -1,0 +1,263 @@
+package fakesrv
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Request is what the server saw of one request. Times are the server's own clock readings
+// (with their monotonic part, so differences between them are exact).
+type Request struct {
+	// Seq is the 1-based arrival number since the server started or the last Reset.
+	Seq int
+	// Path is the request path and query as received.
+	Path string
+	// Behaviour is what the request asked for (zero when its query was invalid).
+	Behaviour Behaviour
+	// Arrived is when the handler started.
+	Arrived time.Time
+	// HeadSent is when the response head was flushed; zero if it never was.
+	HeadSent time.Time
+	// Finished is when the handler ended; zero while the request is in progress.
+	Finished time.Time
+	// BytesSent counts the body bytes successfully written and flushed.
+	BytesSent int
+	// Reserved is true when this request committed a reservation (false for an idempotent
+	// duplicate).
+	Reserved bool
+	// Duplicate is true for an idempotent repeat of an earlier reservation of the same order.
+	Duplicate bool
+	// ClientGone is true when the client went away before the response was complete. It
+	// stays false when the server's own Close cut the response short.
+	ClientGone bool
+	// Status is the status code sent, 0 if none.
+	Status int
+}
+
+// serveHTTP answers one request as its Behaviour asks and logs it.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handlers.Add(1)
+	defer s.handlers.Done()
+
+	x := &exchange{
+		s:   s,
+		w:   w,
+		rc:  http.NewResponseController(w),
+		r:   r,
+		rec: Request{Path: r.RequestURI, Arrived: time.Now()},
+	}
+	x.entry = s.arrive(&x.rec)
+	complete := x.run()
+	x.rec.Finished = time.Now()
+	x.publish()
+	if !complete {
+		// Returning normally would let net/http send an empty 200 for a request that was
+		// never answered, which a client would count as a success. This panic is the
+		// documented way to close the connection without a response; net/http does not log it.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// arrive numbers rec and appends a copy of it to the log; the copy is the request's log slot.
+func (s *Server) arrive(rec *Request) *Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	rec.Seq = s.seq
+	entry := new(Request)
+	*entry = *rec
+	s.log = append(s.log, entry)
+	return entry
+}
+
+// reserve commits a reservation for order on arrival and returns when it must be answered:
+// at answerAt for a counted reservation, or, for an idempotent duplicate, at the first
+// reservation's answer time (never later than answerAt's cap, since the first arrived earlier).
+func (s *Server) reserve(order string, idempotent bool, answerAt time.Time) (at time.Time, duplicate bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, seen := s.firstAnswer[order]
+	if idempotent && seen {
+		return first, true
+	}
+	s.reservations[order]++
+	s.totalReserved++
+	if !seen {
+		s.firstAnswer[order] = answerAt
+	}
+	return answerAt, false
+}
+
+// exchange is one request in progress: the handler's view of the connection and the log
+// record it fills. Only the handler goroutine touches it; publish copies rec to the shared
+// log under the server's mutex.
+type exchange struct {
+	s     *Server
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	r     *http.Request
+	rec   Request  // what the log will show, owned by the handler
+	entry *Request // the log slot, guarded by s.mu
+}
+
+// publish copies the record to the log so that Requests shows progress while in flight.
+func (x *exchange) publish() {
+	x.s.mu.Lock()
+	*x.entry = x.rec
+	x.s.mu.Unlock()
+}
+
+// run answers the request. It returns false when the client left or the server closed before
+// the response was complete; the connection must then be closed without further writes.
+func (x *exchange) run() bool {
+	// Reading the body to EOF first is what lets net/http notice a client that leaves: it
+	// starts watching the connection (and cancels r.Context() on EOF) only once the body is
+	// consumed. For a GET this is immediate.
+	if _, err := io.Copy(io.Discard, x.r.Body); err != nil {
+		return x.stop()
+	}
+	b, err := ParseBehaviour(x.r.URL.Path, x.r.URL.Query())
+	if err != nil {
+		msg := []byte(err.Error() + "\n")
+		return x.head(http.StatusBadRequest, len(msg)) && x.body(msg)
+	}
+	x.rec.Behaviour = b
+	x.publish()
+
+	maxDur := x.s.opts.maxDuration
+	limit := x.rec.Arrived.Add(maxDur)
+	answerAt := x.rec.Arrived.Add(min(b.Delay, maxDur))
+
+	if b.Order != "" {
+		// Committed before any wait: the side effect happens on arrival, whatever the client
+		// decides afterwards.
+		at, dup := x.s.reserve(b.Order, b.Idempotent || x.s.opts.idempotent, answerAt)
+		answerAt = at
+		x.rec.Reserved, x.rec.Duplicate = !dup, dup
+		x.publish()
+	}
+
+	if b.Stall {
+		if !x.waitUntil(limit) {
+			return x.stop()
+		}
+		// The cap passed: end the exchange with an empty answer, as net/http would do anyway
+		// when a handler returns, but write it here so that the log records it.
+		return x.head(http.StatusOK, 0)
+	}
+
+	if !x.waitUntil(answerAt) {
+		return x.stop()
+	}
+
+	if b.Order != "" {
+		body := []byte("reserved order=" + b.Order + "\n")
+		kind := "new"
+		if x.rec.Duplicate {
+			kind = "duplicate"
+		}
+		x.w.Header().Set("X-Reservation", kind)
+		return x.head(http.StatusOK, len(body)) && x.body(body)
+	}
+
+	if !x.head(http.StatusOK, b.Bytes) {
+		return false
+	}
+	if b.Every <= 0 {
+		return x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
+	}
+	return x.trickle(b.Bytes, b.Every)
+}
+
+// trickle sends n body bytes, byte k at HeadSent + k*every. Each wait targets an absolute
+// time rather than sleeping every after the previous write, so that scheduling and write
+// latencies do not add up over a long body.
+func (x *exchange) trickle(n int, every time.Duration) bool {
+	head := x.rec.HeadSent
+	// The cap bounds the whole trickle: byte k may go only if k*every <= max. Comparing
+	// k with max/every avoids overflowing k*every for huge values of every.
+	last := min(n, int(x.s.opts.maxDuration/every))
+	one := []byte{'x'}
+	for k := 1; k <= last; k++ {
+		if !x.waitUntil(head.Add(time.Duration(k) * every)) {
+			return x.stop()
+		}
+		if !x.body(one) {
+			return false
+		}
+	}
+	// When the cap cut the body short, returning normally is enough: net/http closes a
+	// connection whose response is shorter than its Content-Length.
+	return true
+}
+
+// head sends the response head with a Content-Length and flushes it at once, so the client
+// sees the head even when the body trickles.
+func (x *exchange) head(status, contentLength int) bool {
+	h := x.w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(contentLength))
+	x.w.WriteHeader(status)
+	if err := x.rc.Flush(); err != nil {
+		return x.stop()
+	}
+	x.rec.Status = status
+	x.rec.HeadSent = time.Now()
+	x.publish()
+	return true
+}
+
+// body writes and flushes p, counting it in BytesSent only once the flush succeeded.
+func (x *exchange) body(p []byte) bool {
+	if len(p) == 0 || x.r.Method == http.MethodHead {
+		return true // nothing to send; a HEAD response has no body
+	}
+	if _, err := x.w.Write(p); err != nil {
+		return x.stop()
+	}
+	if err := x.rc.Flush(); err != nil {
+		return x.stop()
+	}
+	x.rec.BytesSent += len(p)
+	return true
+}
+
+// waitUntil waits until t. It returns false as soon as the client leaves or the server
+// closes. r.Context() is derived from the server's context (BaseContext), so it would be
+// enough alone; the server's context is selected explicitly so that Close does not depend
+// on that wiring.
+func (x *exchange) waitUntil(t time.Time) bool {
+	reqDone, srvDone := x.r.Context().Done(), x.s.ctx.Done()
+	select {
+	case <-reqDone:
+		return false
+	case <-srvDone:
+		return false
+	default:
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-reqDone:
+		return false
+	case <-srvDone:
+		return false
+	}
+}
+
+// stop records why the exchange ended early and returns false. A cancelled request context
+// while the server is still open means the client went away; a closing server is not the
+// client's doing.
+func (x *exchange) stop() bool {
+	x.rec.ClientGone = x.s.ctx.Err() == nil
+	return false
+}

@@ -1,0 +1,203 @@
+// Package model is labrun's timing model, the "lab bench": given what the downstream does and
+// which limits the client sets, it predicts for every attempt of every call which limit fires
+// first, when, and how often the server executed the request.
+//
+// The model is pure: no I/O, no clock, no goroutines. Experiments take every expected value from
+// it, so a table's "expected" column is a statement of these rules (lab-spec section 3):
+//
+//   - Phases run in order: lease, connect, wait for the first byte, body. A limit that is not set
+//     (zero) never fires.
+//   - Lease: a call waits until a connection of the route frees, or fails at the lease timeout.
+//   - Connect takes ConnectTime on a new connection; a reused connection skips it. A call that
+//     timed out closes its connection, so a retry after a timeout connects anew.
+//   - Wait and body: every gap between bytes is compared with the read timeout; the first gap
+//     longer than it fires the read timeout at (start of the gap + read timeout).
+//   - The deadline is absolute from the start of the call and covers every attempt.
+//   - A request counts as executed once it was sent, whatever the client does later.
+//
+// Ties are broken the same way everywhere: the deadline fires at its instant, so anything that
+// would finish exactly at the deadline is cut; a phase limit fires only when the phase takes
+// strictly longer than the limit ("a gap longer than the read timeout").
+package model
+
+import (
+	"math"
+	"time"
+)
+
+// Outcome is how an attempt or a call ended. The words are the ones labrun prints.
+type Outcome string
+
+// The outcomes.
+const (
+	OK             Outcome = "ok"
+	LeaseTimeout   Outcome = "lease-timeout"
+	ConnectTimeout Outcome = "connect-timeout"
+	ReadTimeout    Outcome = "read-timeout"
+	Deadline       Outcome = "deadline"
+	// KernelTimeout is the operating system giving up: unanswered SYNs (host down) or
+	// unacknowledged data (connection silently dropped), with no client limit set shorter.
+	KernelTimeout Outcome = "kernel-timeout"
+	// Hang means no limit ever fires: the call waits forever.
+	Hang Outcome = "hang"
+)
+
+// Phase names a part of an attempt.
+type Phase string
+
+// The phases of an attempt, in order.
+const (
+	PhaseLease   Phase = "lease"
+	PhaseConnect Phase = "connect"
+	PhaseWait    Phase = "wait"
+	PhaseBody    Phase = "body"
+)
+
+// Forever stands for "never": the end of a call that hangs.
+const Forever = time.Duration(math.MaxInt64)
+
+// ConnectTime is the TCP handshake on a healthy network, as the model counts it.
+const ConnectTime = time.Millisecond
+
+// Linux's retransmission rules, for the kernel give-up times.
+const (
+	// SYNRetries is net.ipv4.tcp_syn_retries.
+	SYNRetries = 6
+	// SYNInitialRTO is the first SYN retransmission timeout.
+	SYNInitialRTO = time.Second
+	// DataRetries is net.ipv4.tcp_retries2.
+	DataRetries = 15
+	// DataMinRTO and DataMaxRTO bound the data retransmission timeout (TCP_RTO_MIN/MAX).
+	DataMinRTO = 200 * time.Millisecond
+	DataMaxRTO = 120 * time.Second
+)
+
+// GiveUp returns how long the kernel keeps retransmitting before it gives up: the first
+// timeout rto, doubling after each of the retries retransmissions, each capped at max
+// (0 = no cap), summed over the retries+1 waits.
+func GiveUp(rto, max time.Duration, retries int) time.Duration {
+	var total time.Duration
+	for i := 0; i <= retries; i++ {
+		if max > 0 && rto > max {
+			rto = max
+		}
+		total += rto
+		rto *= 2
+	}
+	return total
+}
+
+// SYNGiveUp is how long a connect to a host that is down (no RST) lasts with no connect
+// timeout: 1+2+4+8+16+32+64 = 127 s.
+var SYNGiveUp = GiveUp(SYNInitialRTO, 0, SYNRetries)
+
+// DataGiveUp is how long a request on a silently dropped connection waits with no read
+// timeout: about 924.6 s.
+var DataGiveUp = GiveUp(DataMinRTO, DataMaxRTO, DataRetries)
+
+// Limits are the client's limits. The zero value of each field means "not set": it never fires.
+type Limits struct {
+	// LeaseTimeout bounds the wait for a pooled connection (connectionRequestTimeout).
+	LeaseTimeout time.Duration
+	// ConnectTimeout bounds the TCP handshake of a new connection.
+	ConnectTimeout time.Duration
+	// ReadTimeout bounds every gap between bytes of the response (SO_TIMEOUT), from the
+	// moment the request was sent. It is not a deadline.
+	ReadTimeout time.Duration
+	// Deadline bounds the whole call from the start of its first attempt, retries included.
+	Deadline time.Duration
+	// Retries is how many times a failed attempt is repeated (0 = one attempt only). An attempt
+	// is repeated after any failure but the deadline.
+	Retries int
+	// Backoff is the pause before each retry.
+	Backoff time.Duration
+}
+
+// Downstream is what the server and the network do.
+type Downstream struct {
+	// Delay is the time from the request being sent to the first byte of the response head.
+	Delay time.Duration
+	// Stall means the server never answers.
+	Stall bool
+	// Bytes is the body length; with Every > 0 the body trickles, one byte every Every after
+	// the head. With Every == 0 the body comes with the head.
+	Bytes int
+	Every time.Duration
+	// Idempotent means the server deduplicates repeated requests: it executes once at most,
+	// and a repeat gets the first execution's result, at once if it is ready, else when it is
+	// (at the first request's send time + Delay).
+	Idempotent bool
+	// HostDown means SYNs go unanswered: every new connection hangs in connect until the
+	// connect timeout or the kernel gives up (SYNGiveUp). A down host has no live pooled
+	// connection, so the first attempt must connect.
+	HostDown bool
+	// Dropped means the connections pooled at the start were silently dropped by a middlebox:
+	// a request on one never reaches the server and nothing comes back, until the read timeout
+	// or the kernel gives up (DataGiveUp). New connections work.
+	Dropped bool
+}
+
+// Span is one phase of an attempt, in offsets from the start of the call.
+type Span struct {
+	Phase      Phase
+	Start, End time.Duration
+}
+
+// Attempt is the prediction for one attempt of a call.
+type Attempt struct {
+	// Start and End are offsets from the start of the call.
+	Start, End time.Duration
+	Outcome    Outcome
+	// Phases are the phases the attempt went through, the last one being where it ended.
+	Phases []Span
+	// NewConnection is true when the attempt had to connect.
+	NewConnection bool
+	// Sent is true when the request left the client (the attempt got past connect).
+	Sent bool
+	// Dropped is true when the attempt used a pooled connection that a middlebox had
+	// silently dropped: its request never reached the server.
+	Dropped bool
+}
+
+// Prediction is the prediction for one call.
+type Prediction struct {
+	Outcome Outcome
+	// Total is when the call ended, from its start; Forever if it hangs.
+	Total    time.Duration
+	Attempts []Attempt
+	// Executions is how often the server executed the request.
+	Executions int
+	// Connects is how many new connections the call opened.
+	Connects int
+}
+
+// Scenario is a set of concurrent calls through one route's pool.
+type Scenario struct {
+	// Calls is the number of calls, all started at time 0 in order.
+	Calls int
+	// Pool is the route's connection limit: at most Pool connections are leased at once.
+	Pool int
+	// Idle is the number of pooled connections that are idle at the start (a warm pool); a call
+	// that finds none connects.
+	Idle int
+	// BusyUntil says every connection of the pool is leased by someone else at the start and
+	// frees at this time (0: the pool is free). Freed connections return to the pool idle,
+	// unless Cold.
+	BusyUntil time.Duration
+	// Cold says the connections freed at BusyUntil are closed, not reused.
+	Cold bool
+	Downstream Downstream
+	Limits     Limits
+}
+
+// Predict predicts one call made alone. By default it finds a pooled connection (no connect
+// step). cold says the first attempt must connect; queue says the pool is full and a
+// connection frees after queue.
+func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction {
+	idle := 1
+	if cold || queue > 0 {
+		idle = 0 // with a queue, the connection comes from whoever frees it
+	}
+	s := Scenario{Calls: 1, Pool: 1, Idle: idle, BusyUntil: queue, Cold: cold, Downstream: d, Limits: l}
+	return Simulate(s)[0]
+}

@@ -1,0 +1,319 @@
+package model
+
+import "time"
+
+// Simulate predicts every call of a scenario: an event simulation of the route's pool with a
+// FIFO lease queue. At one instant, events are taken in this order, which fixes the ties:
+// connections freed, attempts arriving (first attempts and retries, in call order), waiting
+// calls cut by the deadline, leases granted first-come first-served, waiting calls failing on
+// the lease timeout. So a connection that frees exactly at a waiter's lease timeout is still
+// granted to it (the limit is strict), but never one that frees at its deadline.
+//
+// A connection freed by a successful attempt returns to the pool idle; a failed attempt
+// closes its connection. A call with no limit that waits forever ends as Hang at Forever.
+func Simulate(s Scenario) []Prediction {
+	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
+		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
+	}
+	m := newSim(s)
+	m.run()
+	return m.preds
+}
+
+// release is a leased connection that frees at a given time.
+type release struct {
+	at   time.Duration
+	keep bool // the connection returns to the pool (else it is closed)
+	dead bool // the returned connection was dropped by a middlebox
+}
+
+// arrival is an attempt asking for a lease at a given time.
+type arrival struct {
+	at   time.Duration
+	call int
+}
+
+type sim struct {
+	s        Scenario
+	deadline time.Duration // absolute, Forever when not set
+
+	free     int // lease slots nobody holds
+	idle     int // idle pooled connections that work
+	dead     int // idle pooled connections that were silently dropped
+	releases []release
+	arrivals []arrival
+	queue    []int           // calls waiting for a lease, first come first
+	ask      []time.Duration // per call: when its current attempt asked for a lease
+	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
+	preds    []Prediction
+}
+
+func newSim(s Scenario) *sim {
+	m := &sim{
+		s:        s,
+		deadline: Forever,
+		free:     s.Pool,
+		ask:      make([]time.Duration, s.Calls),
+		sent:     make([]time.Duration, s.Calls),
+		preds:    make([]Prediction, s.Calls),
+	}
+	for i := range m.sent {
+		m.sent[i] = -1
+	}
+	if s.Limits.Deadline > 0 {
+		m.deadline = s.Limits.Deadline
+	}
+	idle := s.Idle
+	if idle > s.Pool {
+		idle = s.Pool
+	}
+	if s.Downstream.HostDown {
+		idle = 0 // a host that is down has no live connection
+	}
+	if s.Downstream.Dropped {
+		m.dead = idle
+	} else {
+		m.idle = idle
+	}
+	if s.BusyUntil > 0 {
+		m.free = 0
+		m.idle, m.dead = 0, 0
+		for i := 0; i < s.Pool; i++ {
+			m.releases = append(m.releases, release{at: s.BusyUntil, keep: !s.Cold && !s.Downstream.HostDown, dead: s.Downstream.Dropped})
+		}
+	}
+	for i := 0; i < s.Calls; i++ {
+		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+	}
+	return m
+}
+
+func (m *sim) leaseExpiry(call int) time.Duration {
+	exp := m.deadline
+	if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.ask[call]+lt < exp {
+		exp = m.ask[call] + lt
+	}
+	return exp
+}
+
+func (m *sim) next() time.Duration {
+	t := Forever
+	for _, r := range m.releases {
+		t = min(t, r.at)
+	}
+	for _, a := range m.arrivals {
+		t = min(t, a.at)
+	}
+	for _, c := range m.queue {
+		t = min(t, m.leaseExpiry(c))
+	}
+	return t
+}
+
+func (m *sim) run() {
+	for {
+		t := m.next()
+		if t == Forever {
+			break
+		}
+		// Connections freed.
+		kept := m.releases[:0]
+		for _, r := range m.releases {
+			switch {
+			case r.at > t:
+				kept = append(kept, r)
+				continue
+			case r.keep && r.dead:
+				m.dead++
+			case r.keep:
+				m.idle++
+			}
+			m.free++
+		}
+		m.releases = kept
+		// Attempts arriving, in call order.
+		waiting := m.arrivals[:0]
+		for _, a := range m.arrivals {
+			if a.at > t {
+				waiting = append(waiting, a)
+				continue
+			}
+			m.ask[a.call] = a.at
+			m.queue = append(m.queue, a.call)
+		}
+		m.arrivals = waiting
+		// Waiting calls cut by the deadline.
+		m.expire(t, m.deadline, Deadline)
+		// Leases granted.
+		for m.free > 0 && len(m.queue) > 0 {
+			c := m.queue[0]
+			m.queue = m.queue[1:]
+			m.free--
+			m.grant(c, t)
+		}
+		// Waiting calls failing on the lease timeout.
+		if lt := m.s.Limits.LeaseTimeout; lt > 0 {
+			kept := m.queue[:0]
+			for _, c := range m.queue {
+				if m.ask[c]+lt > t {
+					kept = append(kept, c)
+					continue
+				}
+				m.finish(c, Attempt{
+					Start: m.ask[c], End: m.ask[c] + lt, Outcome: LeaseTimeout,
+					Phases: []Span{{PhaseLease, m.ask[c], m.ask[c] + lt}},
+				})
+			}
+			m.queue = kept
+		}
+	}
+	// Calls still waiting for a lease wait forever.
+	for _, c := range m.queue {
+		m.finish(c, Attempt{
+			Start: m.ask[c], End: Forever, Outcome: Hang,
+			Phases: []Span{{PhaseLease, m.ask[c], Forever}},
+		})
+	}
+	m.queue = nil
+}
+
+// expire ends every waiting call whose limit is at or before t.
+func (m *sim) expire(t, limit time.Duration, o Outcome) {
+	if limit > t {
+		return
+	}
+	for _, c := range m.queue {
+		m.finish(c, Attempt{
+			Start: m.ask[c], End: limit, Outcome: o,
+			Phases: []Span{{PhaseLease, m.ask[c], limit}},
+		})
+	}
+	m.queue = m.queue[:0]
+}
+
+// grant gives call c a lease at time t and plays the rest of its attempt.
+func (m *sim) grant(c int, t time.Duration) {
+	d := m.s.Downstream
+	a := Attempt{Start: m.ask[c], Phases: []Span{{PhaseLease, m.ask[c], t}}}
+	switch {
+	case d.HostDown:
+		a.NewConnection = true
+	case m.idle > 0:
+		m.idle--
+	case m.dead > 0:
+		m.dead--
+		a.Dropped = true
+	default:
+		a.NewConnection = true
+	}
+	end, out := m.phases(&a, t, c)
+	a.End, a.Outcome = end, out
+	if end != Forever {
+		m.releases = append(m.releases, release{at: end, keep: out == OK})
+	}
+	m.finish(c, a)
+}
+
+// phases plays connect, wait and body of call c's attempt from t and returns when and how the
+// attempt ended.
+func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome) {
+	d, l := m.s.Downstream, m.s.Limits
+	if a.NewConnection {
+		natural, kernel := t+ConnectTime, Outcome("")
+		if d.HostDown {
+			natural, kernel = t+SYNGiveUp, KernelTimeout
+		}
+		end, out := race(natural, kernel, after(t, l.ConnectTimeout), ConnectTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{PhaseConnect, t, end})
+		if out != "" {
+			return end, out
+		}
+		t = end
+	}
+	a.Sent = true
+	if a.Dropped {
+		end, out := race(t+DataGiveUp, KernelTimeout, after(t, l.ReadTimeout), ReadTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{PhaseWait, t, end})
+		return end, out
+	}
+	head := Forever
+	switch {
+	case d.Stall:
+	case d.Idempotent && m.sent[c] >= 0:
+		// A repeat gets the first execution's result, when that is ready.
+		head = max(t, m.sent[c]+d.Delay)
+	default:
+		head = t + d.Delay
+	}
+	if m.sent[c] < 0 {
+		m.sent[c] = t
+	}
+	end, out := race(head, "", after(t, l.ReadTimeout), ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{PhaseWait, t, end})
+	if out != "" {
+		return end, out
+	}
+	bodyEnd, readFires := head, Forever
+	if d.Every > 0 && d.Bytes > 0 {
+		bodyEnd = head + time.Duration(d.Bytes)*d.Every
+		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout {
+			readFires = head + l.ReadTimeout // the first gap is already too long
+		}
+	}
+	end, out = race(bodyEnd, "", readFires, ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{PhaseBody, head, end})
+	if out == "" {
+		out = OK
+	}
+	return end, out
+}
+
+// after returns t+limit, or Forever when the limit is not set.
+func after(t, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return Forever
+	}
+	return t + limit
+}
+
+// race decides how a phase ends: at its natural end (with outcome natOut, "" meaning the
+// phase completed), at its limit (strictly earlier than the natural end) or at the deadline
+// (at or before both).
+func race(natural time.Duration, natOut Outcome, limitAt time.Duration, limitOut Outcome, deadline time.Duration) (time.Duration, Outcome) {
+	switch {
+	case natural == Forever && limitAt == Forever && deadline == Forever:
+		return Forever, Hang
+	case deadline <= natural && deadline <= limitAt:
+		return deadline, Deadline
+	case limitAt < natural:
+		return limitAt, limitOut
+	default:
+		return natural, natOut
+	}
+}
+
+// finish records attempt a of call c and decides whether the call goes on with a retry.
+func (m *sim) finish(c int, a Attempt) {
+	p := &m.preds[c]
+	p.Attempts = append(p.Attempts, a)
+	if a.NewConnection {
+		p.Connects++
+	}
+	if a.Sent && !a.Dropped && !(m.s.Downstream.Idempotent && p.Executions > 0) {
+		p.Executions++
+	}
+	p.Outcome, p.Total = a.Outcome, a.End
+	switch a.Outcome {
+	case OK, Deadline, Hang:
+		return
+	}
+	if len(p.Attempts) > m.s.Limits.Retries {
+		return
+	}
+	next := a.End + m.s.Limits.Backoff
+	if next >= m.deadline {
+		p.Outcome, p.Total = Deadline, m.deadline
+		return
+	}
+	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
+}

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/results"
+)
+
+// writeRunMarkdown renders run as a GitHub Markdown section: a level-3 heading, a pipe
+// table with the same cells as the terminal table, the footer line and the config line in
+// backticks.
+//
+// The pipe table is written by hand rather than with tablewriter's Markdown renderer, which
+// does not escape "|" in cells and centres the columns; padding the columns to equal width
+// keeps the source readable as plain text too.
+func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
+	buf.WriteString("### " + heading(run) + "\n\n")
+
+	rows := [][]string{columns}
+	for _, r := range run.Rows {
+		cs := cells(r)
+		for i, c := range cs {
+			cs[i] = markdownCell(c)
+		}
+		rows = append(rows, cs)
+	}
+	widths := make([]int, len(columns))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c), 3)
+		}
+	}
+	rule := make([]string, len(columns))
+	for i, w := range widths {
+		rule[i] = strings.Repeat("-", w)
+	}
+	writeMarkdownRow(buf, rows[0], widths)
+	writeMarkdownRow(buf, rule, widths)
+	for _, row := range rows[1:] {
+		writeMarkdownRow(buf, row, widths)
+	}
+
+	buf.WriteString("\n" + footer(run) + "\n")
+	if c := configLine(run); c != "" {
+		buf.WriteString("\n" + markdownCode(c) + "\n")
+	}
+}
+
+func writeMarkdownRow(buf *bytes.Buffer, row []string, widths []int) {
+	buf.WriteString("|")
+	for i, c := range row {
+		buf.WriteString(" " + c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)) + " |")
+	}
+	buf.WriteString("\n")
+}
+
+// markdownCell escapes what would break a pipe-table cell: "|" ends the cell and a newline
+// ends the row.
+func markdownCell(s string) string {
+	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+// markdownCode wraps s in a code span, with a longer fence when s itself holds backticks.
+func markdownCode(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}

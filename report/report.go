@@ -1,0 +1,290 @@
+// Package report renders experiment results (results.Run, results.Suite) for people and
+// programs: a bordered terminal table, a GitHub Markdown table, or JSON.
+//
+// Every writer renders the whole document into memory first and writes it to w in one call,
+// so an error never leaves half a report behind. Rendering is deterministic: the same run
+// gives the same bytes whatever the terminal, locale or environment, which is what lets the
+// golden files in testdata pin the output down.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/labrun/labrun/results"
+)
+
+// Format names an output format.
+type Format string
+
+// The output formats. FormatTable is meant for a terminal, FormatMarkdown for pasting into
+// documentation and issues, FormatJSON for programs (its field names are the JSON tags of
+// the results types).
+const (
+	FormatTable    Format = "table"
+	FormatJSON     Format = "json"
+	FormatMarkdown Format = "markdown"
+)
+
+// Formats lists the formats in the order help text shows them.
+func Formats() []Format {
+	return []Format{FormatTable, FormatJSON, FormatMarkdown}
+}
+
+// ParseFormat validates a --format value. It accepts exactly the names Formats lists.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats() {
+		if s == string(f) {
+			return f, nil
+		}
+	}
+	return "", unknownFormat(s)
+}
+
+// unknownFormat says which formats exist, in the words help text would use:
+// unknown format "xml" (want table, json or markdown).
+func unknownFormat(s string) error {
+	fs := Formats()
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
+	return fmt.Errorf("unknown format %q (want %s)", s, want)
+}
+
+// WriteRun renders one experiment run in format f and writes it to w.
+//
+// Nothing is written when rendering fails, for example for an unknown format or a time that
+// JSON cannot represent (NaN, ±Inf).
+func WriteRun(w io.Writer, f Format, run results.Run) error {
+	var buf bytes.Buffer
+	var err error
+	switch f {
+	case FormatTable:
+		err = writeRunTable(&buf, run)
+	case FormatMarkdown:
+		writeRunMarkdown(&buf, run)
+	case FormatJSON:
+		err = writeJSON(&buf, run)
+	default:
+		err = unknownFormat(string(f))
+	}
+	if err != nil {
+		return fmt.Errorf("render %s: %w", orDash(run.Experiment), err)
+	}
+	return flush(w, &buf)
+}
+
+// WriteSuite renders several runs (labrun all) in format f and writes them to w.
+//
+// In table and markdown form the runs follow one another, separated by blank lines, and a
+// last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b". In JSON form it is
+// the results.Suite object. As with WriteRun, nothing is written when rendering fails.
+func WriteSuite(w io.Writer, f Format, s results.Suite) error {
+	var buf bytes.Buffer
+	switch f {
+	case FormatTable, FormatMarkdown:
+		for _, run := range s.Experiments {
+			if f == FormatTable {
+				if err := writeRunTable(&buf, run); err != nil {
+					return fmt.Errorf("render %s: %w", orDash(run.Experiment), err)
+				}
+			} else {
+				writeRunMarkdown(&buf, run)
+			}
+			buf.WriteString("\n")
+		}
+		buf.WriteString(suiteSummary(s) + "\n")
+	case FormatJSON:
+		if err := writeJSON(&buf, s); err != nil {
+			return fmt.Errorf("render suite: %w", err)
+		}
+	default:
+		return fmt.Errorf("render suite: %w", unknownFormat(string(f)))
+	}
+	return flush(w, &buf)
+}
+
+func flush(w io.Writer, buf *bytes.Buffer) error {
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// writeJSON writes v indented by two spaces with a trailing newline, the layout of
+// json.MarshalIndent(v, "", "  "). It uses an Encoder only to switch off HTML escaping:
+// MarshalIndent would print a server note such as "held -> reset" as "held \u003e reset",
+// which helps no JSON consumer and hurts anyone reading the file.
+func writeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v) // Encode appends the newline.
+}
+
+// suiteSummary is the last line of a suite in table and markdown form.
+func suiteSummary(s results.Suite) string {
+	var failed []string
+	for _, run := range s.Experiments {
+		if !run.Pass {
+			failed = append(failed, orDash(run.Experiment))
+		}
+	}
+	n := len(s.Experiments)
+	line := fmt.Sprintf("all: %d/%d experiments pass", n-len(failed), n)
+	if len(failed) > 0 {
+		line += ", failed: " + strings.Join(failed, ", ")
+	}
+	return line
+}
+
+// columns are the table and markdown column headings, in order; cells returns a row's
+// texts in the same order.
+var columns = []string{"row", "calls", "documented", "expected", "measured", "outcome", "server", "verdict"}
+
+// dash stands for "no value" in a cell.
+const dash = "—"
+
+// cells returns the texts of one row, shared by the table and markdown forms.
+func cells(r results.Row) []string {
+	return []string{
+		orDash(r.Name),
+		callsCell(r),
+		orDash(r.Documented),
+		expectedCell(r),
+		measuredCell(r),
+		outcomeCell(r),
+		orDash(r.Server),
+		verdictCell(r),
+	}
+}
+
+func callsCell(r results.Row) string {
+	s := strconv.Itoa(r.Calls)
+	if r.Calls != r.ExpectedCalls {
+		s += fmt.Sprintf(" (want %d)", r.ExpectedCalls)
+	}
+	return s
+}
+
+// expectedCell joins the expected time and outcome ("1500 ms deadline") and appends the
+// expected server executions (", 2 exec"), showing only the parts the row has.
+func expectedCell(r results.Row) string {
+	var parts []string
+	if r.ExpectedMs != nil {
+		parts = append(parts, formatMs(*r.ExpectedMs))
+	}
+	if r.ExpectedOutcome != "" {
+		parts = append(parts, r.ExpectedOutcome)
+	}
+	return withExec(strings.Join(parts, " "), r.ExpectedExecutions)
+}
+
+// measuredCell shows the measured time always with one decimal, so that a reader sees the
+// measurement's resolution, plus the server executions when the row counts them.
+func measuredCell(r results.Row) string {
+	s := ""
+	if r.MeasuredMs != nil {
+		s = strconv.FormatFloat(*r.MeasuredMs, 'f', 1, 64) + " ms"
+	}
+	return withExec(s, r.ServerExecutions)
+}
+
+func withExec(s string, exec *int) string {
+	if exec != nil {
+		e := fmt.Sprintf("%d exec", *exec)
+		if s == "" {
+			s = e
+		} else {
+			s += ", " + e
+		}
+	}
+	return orDash(s)
+}
+
+func outcomeCell(r results.Row) string {
+	s := orDash(r.Outcome)
+	if r.Outcome != r.ExpectedOutcome {
+		s += " (want " + orDash(r.ExpectedOutcome) + ")"
+	}
+	return s
+}
+
+func verdictCell(r results.Row) string {
+	switch {
+	case r.Pass:
+		return "pass"
+	case r.Reason == "":
+		return "FAIL"
+	default:
+		return "FAIL: " + r.Reason
+	}
+}
+
+// formatMs formats a model or tolerance time: integral values without decimals ("4000 ms"),
+// others with one ("924.6 ms"), since model values are mostly round numbers.
+func formatMs(v float64) string {
+	if v == math.Trunc(v) && !math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+// footer is the line under a run's table: the verdict rule, the row count and the verdict.
+func footer(run results.Run) string {
+	passed := 0
+	for _, r := range run.Rows {
+		if r.Pass {
+			passed++
+		}
+	}
+	verdict := "FAIL"
+	if run.Pass {
+		verdict = "PASS"
+	}
+	return fmt.Sprintf("tolerance ±%s on times; outcomes and counts must match exactly · %d/%d rows pass · %s",
+		formatMs(run.ToleranceMs), passed, len(run.Rows), verdict)
+}
+
+// configLine lists the run's parameters in order ("config: read-timeout=1s deadline=1.5s"),
+// or returns "" when there are none. Values that are empty or contain spaces or quotes are
+// quoted, so that the line can be read back unambiguously.
+func configLine(run results.Run) string {
+	if len(run.Config) == 0 {
+		return ""
+	}
+	parts := make([]string, len(run.Config))
+	for i, p := range run.Config {
+		v := p.Value
+		if v == "" || strings.ContainsAny(v, " \t\n\"'") {
+			v = strconv.Quote(v)
+		}
+		parts[i] = p.Name + "=" + v
+	}
+	return "config: " + strings.Join(parts, " ")
+}
+
+// heading is the first line of a run: "exp-a · trickle vs read timeout".
+func heading(run results.Run) string {
+	if run.Title == "" {
+		return orDash(run.Experiment)
+	}
+	return orDash(run.Experiment) + " · " + run.Title
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}

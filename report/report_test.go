@@ -1,0 +1,516 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/results"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// passRun is a run whose rows all pass: a timed row, a timeout row and an executions row
+// with no documented value.
+func passRun() results.Run {
+	run := results.Run{
+		Experiment: "exp-a",
+		Title:      "trickle vs read timeout",
+		Config: []results.Param{
+			{Name: "read-timeout", Value: "1s"},
+			{Name: "deadline", Value: "5s"},
+			{Name: "trickle", Value: "1B/200ms"},
+			{Name: "body", Value: "20B"},
+		},
+		Rows: []results.Row{
+			{
+				Name:       "trickle 20 B, read-timeout 1s",
+				Documented: "4091 ms, ok", DocumentedMs: results.Ms(4091 * time.Millisecond),
+				ExpectedMs: results.Ms(4000 * time.Millisecond), MeasuredMs: results.Ms(4000400 * time.Microsecond),
+				ExpectedOutcome: "ok", Outcome: "ok",
+				ExpectedCalls: 1, Calls: 1,
+				Server: "sent 20 B in 4.0 s",
+			},
+			{
+				Name:       "stall, read-timeout 1s",
+				Documented: "1000 ms, read-timeout", DocumentedMs: results.Ms(time.Second),
+				ExpectedMs: results.Ms(time.Second), MeasuredMs: results.Ms(1003210 * time.Microsecond),
+				ExpectedOutcome: "read-timeout", Outcome: "read-timeout",
+				ExpectedCalls: 1, Calls: 1,
+				Server: "held the response",
+			},
+			{
+				Name:               "retry after reset",
+				ExpectedOutcome:    "ok",
+				Outcome:            "ok",
+				ExpectedCalls:      1,
+				Calls:              1,
+				ExpectedExecutions: results.Count(2),
+				ServerExecutions:   results.Count(2),
+				Server:             "reset -> retried",
+			},
+		},
+	}
+	run.Finish(100 * time.Millisecond)
+	return run
+}
+
+// failRun has one row for each way a row can fail, plus a count-only row with no times and
+// a "|" in its server note, and a config value that needs quoting.
+func failRun() results.Run {
+	run := results.Run{
+		Experiment: "exp-b",
+		Title:      "deadline vs retries",
+		Config: []results.Param{
+			{Name: "deadline", Value: "1.5s"},
+			{Name: "retries", Value: "2"},
+			{Name: "label", Value: "slow server"},
+		},
+		Rows: []results.Row{
+			{
+				Name:       "outcome mismatch",
+				Documented: "1500 ms, deadline", DocumentedMs: results.Ms(1500 * time.Millisecond),
+				ExpectedMs: results.Ms(1500 * time.Millisecond), MeasuredMs: results.Ms(1500400 * time.Microsecond),
+				ExpectedOutcome: "deadline", Outcome: "ok",
+				ExpectedCalls: 1, Calls: 1,
+				Server: "answered in time",
+			},
+			{
+				Name:       "calls mismatch",
+				Documented: "2100-2200 ms",
+				ExpectedMs: results.Ms(924600 * time.Microsecond), MeasuredMs: results.Ms(930 * time.Millisecond),
+				ExpectedOutcome: "ok", Outcome: "ok",
+				ExpectedCalls: 5, Calls: 3,
+				Server: "3 requests",
+			},
+			{
+				Name:                 "executions mismatch",
+				Documented:           "1 exec",
+				DocumentedExecutions: results.Count(1),
+				ExpectedOutcome:      "error", Outcome: "error",
+				ExpectedCalls: 1, Calls: 1,
+				ExpectedExecutions: results.Count(1),
+				ServerExecutions:   results.Count(2),
+				Server:             "executed twice",
+			},
+			{
+				Name:          "pool size",
+				ExpectedCalls: 10, Calls: 10,
+				Server: "pool full | 2 queued",
+			},
+			{
+				Name:       "off by more than tolerance",
+				ExpectedMs: results.Ms(2000 * time.Millisecond), MeasuredMs: results.Ms(2250 * time.Millisecond),
+				ExpectedOutcome: "read-timeout", Outcome: "read-timeout",
+				ExpectedCalls: 1, Calls: 1,
+			},
+			{
+				Name:            "no measurement",
+				ExpectedMs:      results.Ms(time.Second),
+				ExpectedOutcome: "connect-timeout", Outcome: "connect-timeout",
+				ExpectedCalls: 1, Calls: 1,
+				Server: "never accepted",
+			},
+		},
+	}
+	run.Finish(100 * time.Millisecond)
+	return run
+}
+
+// smallRun passes and has no config, so its config line is left out.
+func smallRun() results.Run {
+	run := results.Run{
+		Experiment: "exp-c",
+		Title:      "pool lease timeout",
+		Rows: []results.Row{{
+			Name:       "lease wait",
+			ExpectedMs: results.Ms(250 * time.Millisecond), MeasuredMs: results.Ms(251 * time.Millisecond),
+			ExpectedOutcome: "lease-timeout", Outcome: "lease-timeout",
+			ExpectedCalls: 1, Calls: 1,
+		}},
+	}
+	run.Finish(50 * time.Millisecond)
+	return run
+}
+
+func suite() results.Suite {
+	return results.NewSuite([]results.Run{passRun(), failRun(), smallRun()})
+}
+
+var extensions = map[Format]string{FormatTable: "txt", FormatMarkdown: "md", FormatJSON: "json"}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name   string
+		render func(*bytes.Buffer, Format) error
+	}{
+		{"run-pass", func(b *bytes.Buffer, f Format) error { return WriteRun(b, f, passRun()) }},
+		{"run-fail", func(b *bytes.Buffer, f Format) error { return WriteRun(b, f, failRun()) }},
+		{"suite", func(b *bytes.Buffer, f Format) error { return WriteSuite(b, f, suite()) }},
+	}
+	for _, c := range cases {
+		for _, f := range Formats() {
+			name := c.name + "." + extensions[f] + ".golden"
+			t.Run(name, func(t *testing.T) {
+				var got bytes.Buffer
+				if err := c.render(&got, f); err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				checkGolden(t, name, got.String())
+			})
+		}
+	}
+}
+
+// TestTableIgnoresEastAsianSetting renders with tablewriter's East Asian width off and on
+// (on is what it guesses on a machine with LANG=ja_JP.UTF-8) and expects the same bytes.
+func TestTableIgnoresEastAsianSetting(t *testing.T) {
+	was := twwidth.IsEastAsian()
+	t.Cleanup(func() { twwidth.SetEastAsian(was) })
+
+	render := func(eastAsian bool) string {
+		t.Helper()
+		twwidth.SetEastAsian(eastAsian)
+		var buf bytes.Buffer
+		if err := WriteRun(&buf, FormatTable, failRun()); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	off, on := render(false), render(true)
+	if on != off {
+		t.Errorf("East Asian width changes the table (- off, + on):\n%s", lineDiff(off, on))
+	}
+}
+
+func TestSuiteJSONRoundTrip(t *testing.T) {
+	// The JSON form is a contract: it must decode back into the same suite.
+	var buf bytes.Buffer
+	want := suite()
+	if err := WriteSuite(&buf, FormatJSON, want); err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	var got results.Suite
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if err := WriteSuite(&again, FormatJSON, got); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != buf.String() {
+		t.Errorf("JSON does not round-trip:\n%s", lineDiff(buf.String(), again.String()))
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Format
+		wantErr string
+	}{
+		{in: "table", want: FormatTable},
+		{in: "json", want: FormatJSON},
+		{in: "markdown", want: FormatMarkdown},
+		{in: "xml", wantErr: `unknown format "xml" (want table, json or markdown)`},
+		{in: "", wantErr: `unknown format "" (want table, json or markdown)`},
+		{in: "JSON", wantErr: `unknown format "JSON" (want table, json or markdown)`},
+		{in: " table", wantErr: `unknown format " table" (want table, json or markdown)`},
+		{in: "md", wantErr: `unknown format "md" (want table, json or markdown)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFormat(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("ParseFormat(%q): got error %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseFormat(%q): got %q, %v, want %q, nil", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormats(t *testing.T) {
+	got := Formats()
+	want := []Format{FormatTable, FormatJSON, FormatMarkdown}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	got[0] = "changed"
+	if Formats()[0] != FormatTable {
+		t.Error("Formats returns a shared slice")
+	}
+}
+
+func TestFormatMs(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{4000, "4000 ms"},
+		{0, "0 ms"},
+		{924.6, "924.6 ms"},
+		{100.5, "100.5 ms"},
+		{0.1, "0.1 ms"},
+		{1500, "1500 ms"},
+	}
+	for _, tt := range tests {
+		if got := formatMs(tt.in); got != tt.want {
+			t.Errorf("formatMs(%v): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSuiteSummary(t *testing.T) {
+	pass := passRun()
+	fail := failRun()
+	fail2 := failRun()
+	fail2.Experiment = "exp-d"
+	tests := []struct {
+		name string
+		runs []results.Run
+		want string
+	}{
+		{"all pass", []results.Run{pass, pass, pass}, "all: 3/3 experiments pass"},
+		{"one fails", []results.Run{pass, fail, pass}, "all: 2/3 experiments pass, failed: exp-b"},
+		{"two fail", []results.Run{fail, pass, fail2}, "all: 1/3 experiments pass, failed: exp-b, exp-d"},
+		{"empty", nil, "all: 0/0 experiments pass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := suiteSummary(results.NewSuite(tt.runs)); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCells(t *testing.T) {
+	ms := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name string
+		row  results.Row
+		want []string
+	}{
+		{
+			name: "nothing but a name",
+			row:  results.Row{Name: "empty", Pass: true},
+			want: []string{"empty", "0", "—", "—", "—", "—", "—", "pass"},
+		},
+		{
+			name: "outcome only",
+			row:  results.Row{Name: "r", ExpectedOutcome: "ok", Outcome: "ok", Pass: true},
+			want: []string{"r", "0", "—", "ok", "—", "ok", "—", "pass"},
+		},
+		{
+			name: "missing outcome and measurement",
+			row: results.Row{Name: "r", ExpectedMs: ms(1500), ExpectedOutcome: "deadline",
+				ExpectedExecutions: results.Count(1), Reason: "outcome none, want deadline"},
+			want: []string{"r", "0", "—", "1500 ms deadline, 1 exec", "—", "— (want deadline)", "—", "FAIL: outcome none, want deadline"},
+		},
+		{
+			name: "failed without reason",
+			row:  results.Row{Name: "r", MeasuredMs: ms(12), ServerExecutions: results.Count(0)},
+			want: []string{"r", "0", "—", "—", "12.0 ms, 0 exec", "—", "—", "FAIL"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cells(tt.row); !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigLine(t *testing.T) {
+	run := results.Run{Config: []results.Param{
+		{Name: "a", Value: "1s"}, {Name: "b", Value: ""}, {Name: "c", Value: `say "hi"`},
+	}}
+	want := `config: a=1s b="" c="say \"hi\""`
+	if got := configLine(run); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := configLine(results.Run{}); got != "" {
+		t.Errorf("empty config: got %q, want \"\"", got)
+	}
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a | b", `a \| b`},
+		{"two\nlines", "two lines"},
+		{"plain", "plain"},
+	}
+	for _, tt := range tests {
+		if got := markdownCell(tt.in); got != tt.want {
+			t.Errorf("markdownCell(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	codes := []struct{ in, want string }{
+		{"config: a=1", "`config: a=1`"},
+		{"config: a=`x`", "`` config: a=`x` ``"},
+	}
+	for _, tt := range codes {
+		if got := markdownCode(tt.in); got != tt.want {
+			t.Errorf("markdownCode(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestErrorsWriteNothing(t *testing.T) {
+	nan := passRun()
+	nan.Rows[0].MeasuredMs = new(math.NaN())
+	tests := []struct {
+		name    string
+		write   func(*bytes.Buffer) error
+		wantErr string
+	}{
+		{"run unknown format", func(b *bytes.Buffer) error { return WriteRun(b, "xml", passRun()) },
+			`render exp-a: unknown format "xml" (want table, json or markdown)`},
+		{"suite unknown format", func(b *bytes.Buffer) error { return WriteSuite(b, "", suite()) },
+			`render suite: unknown format "" (want table, json or markdown)`},
+		{"run NaN in JSON", func(b *bytes.Buffer) error { return WriteRun(b, FormatJSON, nan) },
+			"render exp-a: json: unsupported value: NaN"},
+		{"suite NaN in JSON", func(b *bytes.Buffer) error {
+			return WriteSuite(b, FormatJSON, results.NewSuite([]results.Run{passRun(), nan}))
+		}, "render suite: json: unsupported value: NaN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := tt.write(&buf)
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("got error %v, want %q", err, tt.wantErr)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("wrote %d bytes on error, want none:\n%s", buf.Len(), buf.String())
+			}
+		})
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+func TestWriteErrorIsWrapped(t *testing.T) {
+	boom := errors.New("disk full")
+	for _, f := range Formats() {
+		t.Run(string(f), func(t *testing.T) {
+			err := WriteRun(failingWriter{boom}, f, passRun())
+			if !errors.Is(err, boom) {
+				t.Errorf("WriteRun: got %v, want it to wrap %v", err, boom)
+			}
+			err = WriteSuite(failingWriter{boom}, f, suite())
+			if !errors.Is(err, boom) {
+				t.Errorf("WriteSuite: got %v, want it to wrap %v", err, boom)
+			}
+		})
+	}
+}
+
+// checkGolden compares got with testdata/name, or rewrites the file when -update is set.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report/ -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: output differs from golden file (- want, + got; rerun with -update to accept):\n%s",
+			path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff returns a line diff from want to got built on a longest common subsequence:
+// " " lines are in both, "-" only in want, "+" only in got. Golden files are small, so the
+// quadratic table is fine.
+func lineDiff(want, got string) string {
+	a := strings.SplitAfter(want, "\n")
+	b := strings.SplitAfter(got, "\n")
+	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	line := func(prefix, s string) {
+		if s == "" {
+			return // the empty piece after a final newline
+		}
+		if !strings.HasSuffix(s, "\n") {
+			s += "\n\\ no newline at end\n"
+		}
+		out.WriteString(prefix + s)
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			line("  ", a[i])
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			line("- ", a[i])
+			i++
+		default:
+			line("+ ", b[j])
+			j++
+		}
+	}
+	return out.String()
+}
+
+func TestLineDiff(t *testing.T) {
+	got := lineDiff("a\nb\nc\n", "a\nB\nc\nd")
+	want := "  a\n- b\n+ B\n  c\n+ d\n\\ no newline at end\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestJSONLayout pins the JSON layout to json.MarshalIndent(v, "", "  ") plus a newline;
+// the only intended difference, HTML escaping, does not arise for failRun.
+func TestJSONLayout(t *testing.T) {
+	run := failRun()
+	want, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := WriteRun(&got, FormatJSON, run); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want)+"\n" {
+		t.Errorf("JSON differs from MarshalIndent:\n%s", lineDiff(string(want)+"\n", got.String()))
+	}
+}

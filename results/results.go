@@ -1,0 +1,165 @@
+// Package results holds what an experiment run produces: rows of documented, expected and
+// measured values with their verdicts. It is plain data plus the verdict rule, so that
+// experiments fill it, report renders it, and the JSON form is a stable contract.
+package results
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Suite is the outcome of several experiments run together (labrun all).
+type Suite struct {
+	// Pass is true when every experiment passed.
+	Pass        bool  `json:"pass"`
+	Experiments []Run `json:"experiments"`
+}
+
+// NewSuite gathers runs and computes the suite verdict.
+func NewSuite(runs []Run) Suite {
+	s := Suite{Pass: true, Experiments: runs}
+	for _, r := range runs {
+		s.Pass = s.Pass && r.Pass
+	}
+	if s.Experiments == nil {
+		s.Experiments = []Run{}
+	}
+	return s
+}
+
+// Run is the outcome of one experiment.
+type Run struct {
+	// Experiment is the command name, for example "exp-a".
+	Experiment string `json:"experiment"`
+	// Title says in a few words what the experiment shows.
+	Title string `json:"title"`
+	// Pass is true when every row passed.
+	Pass bool `json:"pass"`
+	// ToleranceMs is the largest allowed |measured - expected| for timed rows.
+	ToleranceMs float64 `json:"tolerance_ms"`
+	// Config lists every parameter of the run (flag name without dashes -> value), so that a
+	// run can be reproduced from its JSON.
+	Config []Param `json:"config"`
+	Rows   []Row   `json:"rows"`
+}
+
+// Param is one named parameter of a run.
+type Param struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Row is one line of an experiment's table.
+//
+// Times are in milliseconds. A nil pointer means "does not apply" and is null in JSON: a row
+// about a count has no time, a row beyond the documentation has no documented value.
+type Row struct {
+	Name string `json:"name"`
+
+	// Documented is the reference figure as text ("4091 ms, ok", "2100-2200 ms"), empty when
+	// the documentation has none for this configuration.
+	Documented   string   `json:"documented"`
+	DocumentedMs *float64 `json:"documented_ms"`
+
+	ExpectedMs *float64 `json:"expected_ms"`
+	MeasuredMs *float64 `json:"measured_ms"`
+
+	// ExpectedOutcome and Outcome use the outcome words: ok, lease-timeout, connect-timeout,
+	// read-timeout, deadline, error (empty for rows that are only counts).
+	ExpectedOutcome string `json:"expected_outcome"`
+	Outcome         string `json:"outcome"`
+
+	// ExpectedCalls and Calls count the client calls the row stands for.
+	ExpectedCalls int `json:"expected_calls"`
+	Calls         int `json:"calls"`
+
+	// DocumentedExecutions, ExpectedExecutions and ServerExecutions count how often the
+	// server executed the request (reservations), where the row is about that.
+	DocumentedExecutions *int `json:"documented_server_executions"`
+	ExpectedExecutions   *int `json:"expected_server_executions"`
+	ServerExecutions     *int `json:"server_executions"`
+
+	// ExpectedNewConnections and NewConnections count the connections the client dialled,
+	// where the row is about that (a retry after a timeout must dial anew).
+	ExpectedNewConnections *int `json:"expected_new_connections"`
+	NewConnections         *int `json:"new_connections"`
+
+	// Server says in a few words what the fake server saw meanwhile.
+	Server string `json:"server"`
+
+	Pass bool `json:"pass"`
+	// Reason says why the row failed; empty when it passed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Ms converts a duration to milliseconds rounded to 0.1 ms, as a pointer for a Row field.
+func Ms(d time.Duration) *float64 {
+	v := math.Round(float64(d)/float64(time.Millisecond)*10) / 10
+	return &v
+}
+
+// Count returns a pointer to n, for a Row field.
+func Count(n int) *int { return &n }
+
+// Judge sets r.Pass and r.Reason: the outcome must match, the calls and executions must match
+// exactly, and a timed row's measured value must lie within tol of the expected value.
+func (r *Row) Judge(tol time.Duration) {
+	r.Pass, r.Reason = true, ""
+	fail := func(format string, args ...any) {
+		if r.Pass {
+			r.Pass = false
+			r.Reason = fmt.Sprintf(format, args...)
+		}
+	}
+	if r.Outcome != r.ExpectedOutcome {
+		fail("outcome %s, want %s", orNone(r.Outcome), orNone(r.ExpectedOutcome))
+	}
+	if r.Calls != r.ExpectedCalls {
+		fail("%d calls, want %d", r.Calls, r.ExpectedCalls)
+	}
+	switch {
+	case r.ExpectedMs != nil && r.MeasuredMs == nil:
+		fail("no measured time")
+	case r.ExpectedMs != nil:
+		tolMs := float64(tol) / float64(time.Millisecond)
+		if diff := *r.MeasuredMs - *r.ExpectedMs; math.Abs(diff) > tolMs {
+			fail("off by %+.1f ms, tolerance %.0f ms", diff, tolMs)
+		}
+	}
+	switch {
+	case r.ExpectedExecutions != nil && r.ServerExecutions == nil:
+		fail("no server execution count")
+	case r.ExpectedExecutions != nil && *r.ServerExecutions != *r.ExpectedExecutions:
+		fail("server executed %d times, want %d", *r.ServerExecutions, *r.ExpectedExecutions)
+	}
+	switch {
+	case r.ExpectedNewConnections != nil && r.NewConnections == nil:
+		fail("no connection count")
+	case r.ExpectedNewConnections != nil && *r.NewConnections != *r.ExpectedNewConnections:
+		fail("%d new connections, want %d", *r.NewConnections, *r.ExpectedNewConnections)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Finish judges every row with tol, records the tolerance and sets the run's verdict.
+func (run *Run) Finish(tol time.Duration) {
+	run.ToleranceMs = *Ms(tol)
+	run.Pass = true
+	for i := range run.Rows {
+		run.Rows[i].Judge(tol)
+		run.Pass = run.Pass && run.Rows[i].Pass
+	}
+	if run.Rows == nil {
+		run.Rows = []Row{}
+	}
+	if run.Config == nil {
+		run.Config = []Param{}
+	}
+}
