@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,12 +45,12 @@ var errChecksFailed = errors.New("checks failed")
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runContext(ctx, args, stdout, stderr, isTerminal(stderr))
+	return runContext(ctx, args, stdout, stderr, isTerminal(stderr), experiments.All())
 }
 
-// runContext is run with the context and the terminal check given, for tests.
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool) int {
-	app := newApp(stdout, stderr, progress)
+// runContext is run with the context, the terminal check and the experiments given, for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool, exps []experiments.Experiment) int {
+	app := newApp(stdout, stderr, progress, exps)
 	err := app.RunContext(ctx, args)
 	switch {
 	case err == nil:
@@ -91,7 +92,7 @@ func version() string {
 	return v
 }
 
-func newApp(stdout, stderr io.Writer, progress bool) *cli.App {
+func newApp(stdout, stderr io.Writer, progress bool, exps []experiments.Experiment) *cli.App {
 	app := &cli.App{
 		Name:  "labrun",
 		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
@@ -116,11 +117,10 @@ func newApp(stdout, stderr io.Writer, progress bool) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 	}
-	all := experiments.All()
-	for _, e := range all {
+	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, progress))
 	}
-	app.Commands = append(app.Commands, allCommand(progress), listCommand())
+	app.Commands = append(app.Commands, allCommand(exps, progress), listCommand(exps))
 	return app
 }
 
@@ -214,14 +214,7 @@ func announce(progress func(string), e experiments.Experiment) func(string) {
 }
 
 func examples(e experiments.Experiment) string {
-	var b strings.Builder
-	b.WriteString("Examples:\n")
-	fmt.Fprintf(&b, "   labrun %s\n", e.Name())
-	if ps := e.Params(); len(ps) > 0 {
-		p := ps[0]
-		fmt.Fprintf(&b, "   labrun %s --%s %s --format json\n", e.Name(), p.Name, p.Value())
-	}
-	return b.String()
+	return "Examples:\n   " + strings.Join(e.Examples(), "\n   ")
 }
 
 // paramFlag turns an experiment parameter into a flag bound to it.
@@ -236,7 +229,7 @@ func paramFlag(p experiments.Param) cli.Flag {
 	}
 }
 
-func allCommand(progress bool) *cli.Command {
+func allCommand(exps []experiments.Experiment, progress bool) *cli.Command {
 	return &cli.Command{
 		Name:  "all",
 		Usage: "run every experiment with its documented parameters",
@@ -252,7 +245,7 @@ func allCommand(progress bool) *cli.Command {
 			}
 			opt := options(c, tol, progress)
 			var runs []results.Run
-			for _, e := range experiments.All() {
+			for _, e := range exps {
 				o := opt
 				o.Progress = announce(opt.Progress, e)
 				run, err := e.Run(c.Context, o)
@@ -273,7 +266,7 @@ func allCommand(progress bool) *cli.Command {
 	}
 }
 
-func listCommand() *cli.Command {
+func listCommand(exps []experiments.Experiment) *cli.Command {
 	return &cli.Command{
 		Name:         "list",
 		Usage:        "list the experiments, one line each",
@@ -282,7 +275,7 @@ func listCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("list takes no arguments, got %q", c.Args().First())
 			}
-			for _, e := range experiments.All() {
+			for _, e := range exps {
 				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Name(), e.Title())
 			}
 			return nil
@@ -290,17 +283,39 @@ func listCommand() *cli.Command {
 	}
 }
 
-var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): `)
 
 // onUsageError turns the flag package's messages into labrun's: the flag named with its
 // dashes, the value quoted, what was expected.
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(c *cli.Context, err error, _ bool) error {
 	msg := err.Error()
 	if m := invalidValue.FindStringSubmatch(msg); m != nil {
-		return usagef("--%s: invalid value %q: %s", m[2], m[1], m[3])
+		return usagef("--%s: invalid value %q (want %s)", m[2], m[1], wantFor(c, m[2]))
 	}
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return usagef("unknown flag --%s", strings.TrimLeft(rest, "-"))
 	}
 	return usageError{err}
+}
+
+// wantFor says what kind of value the named flag of the current command takes.
+func wantFor(c *cli.Context, name string) string {
+	var flags []cli.Flag
+	if c != nil && c.Command != nil {
+		flags = c.Command.Flags
+	}
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.DurationFlag:
+			return "a duration such as 300ms or 1.5s"
+		case *cli.IntFlag:
+			return "a whole number"
+		case *cli.BoolFlag:
+			return "true or false"
+		}
+	}
+	return "a valid value"
 }

@@ -274,7 +274,8 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 			c.mu.Unlock()
 		},
 	}
-	areq := req.Clone(httptrace.WithClientTrace(context.WithValue(actx, stateKey{}, st), trace))
+	// A shallow copy is enough: only the context and the body of the copy change.
+	areq := req.WithContext(httptrace.WithClientTrace(context.WithValue(actx, stateKey{}, st), trace))
 	if req.Body != nil && req.GetBody != nil {
 		if areq.Body, err = req.GetBody(); err != nil {
 			return c.fail(a, ctx, callStart, leased, fmt.Errorf("replay request body: %w", err), st), nil
@@ -373,15 +374,18 @@ func (c *Client) lease(ctx context.Context, route string) (func(), error) {
 	c.pending++
 	c.mu.Unlock()
 
-	lctx := ctx
+	// Fast path: a free slot needs no timer. TryAcquire fails while others wait, so the
+	// queue stays first come, first served.
+	var err error
+	var until time.Time // the lease timeout, one budget for both waits
 	if c.cfg.LeaseTimeout > 0 {
-		var cancel context.CancelFunc
-		lctx, cancel = context.WithTimeoutCause(ctx, c.cfg.LeaseTimeout, errLeaseTimeout)
-		defer cancel()
+		until = time.Now().Add(c.cfg.LeaseTimeout)
 	}
-	err := acquire(lctx, sem)
-	if err == nil {
-		if err = acquire(lctx, c.total); err != nil && sem != nil {
+	if !tryAcquire(sem) {
+		err = wait(ctx, sem, until)
+	}
+	if err == nil && !tryAcquire(c.total) {
+		if err = wait(ctx, c.total, until); err != nil && sem != nil {
 			sem.Release(1)
 		}
 	}
@@ -392,10 +396,7 @@ func (c *Client) lease(ctx context.Context, route string) (func(), error) {
 	}
 	c.mu.Unlock()
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(context.Cause(lctx), errLeaseTimeout) {
-			return nil, errLeaseTimeout
-		}
-		return nil, context.Cause(ctx)
+		return nil, err
 	}
 	return func() {
 		if c.total != nil {
@@ -410,11 +411,24 @@ func (c *Client) lease(ctx context.Context, route string) (func(), error) {
 	}, nil
 }
 
-func acquire(ctx context.Context, sem *semaphore.Weighted) error {
-	if sem == nil {
-		return nil
+func tryAcquire(sem *semaphore.Weighted) bool { return sem == nil || sem.TryAcquire(1) }
+
+// wait blocks for a slot of sem until the lease timeout (zero: none) or ctx is done. It
+// returns errLeaseTimeout, or the cause of ctx.
+func wait(ctx context.Context, sem *semaphore.Weighted, until time.Time) error {
+	lctx := ctx
+	if !until.IsZero() {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithDeadlineCause(ctx, until, errLeaseTimeout)
+		defer cancel()
 	}
-	return sem.Acquire(ctx, 1)
+	if err := sem.Acquire(lctx, 1); err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(lctx), errLeaseTimeout) {
+			return errLeaseTimeout
+		}
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // dial opens a new connection with the connect timeout. The Transport detaches dials from the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -25,6 +26,8 @@ type Experiment interface {
 	Title() string
 	// Description explains the experiment in a paragraph, for --help.
 	Description() string
+	// Examples are command lines worth trying, each with a comment.
+	Examples() []string
 	// Params lists the experiment's parameters, bound to its fields.
 	Params() []Param
 	// Run runs the experiment. It returns an error only when it could not run (a server that
@@ -232,13 +235,15 @@ func outcomeRank(o model.Outcome) int {
 	return len(outcomeOrder)
 }
 
-// maxOf returns the largest of ends[i] for i in idx.
-func maxOf(ends []time.Duration, idx []int) time.Duration {
-	var m time.Duration
-	for _, i := range idx {
-		m = max(m, ends[i])
+// median returns the median of ends[i] for i in idx (the lower middle one for an even count),
+// so that one straggler on a busy machine does not move a batch's time.
+func median(ends []time.Duration, idx []int) time.Duration {
+	v := make([]time.Duration, len(idx))
+	for k, i := range idx {
+		v[k] = ends[i]
 	}
-	return m
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
 }
 
 // expectedMs converts a model time to a row value; a call that hangs has no expected time.

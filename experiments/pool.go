@@ -47,6 +47,16 @@ func (*Pool) Description() string {
 		"rate x time each call holds one (pool = QPS x p99 latency x 1.5)."
 }
 
+// Examples implements Experiment.
+func (*Pool) Examples() []string {
+	return []string{
+		"labrun exp-b",
+		"labrun exp-b --pool 20          # exercise 1: a pool as large as the load",
+		"labrun exp-b --pool 10",
+		"labrun exp-b --lease-timeout 0  # only the variant without a lease timeout",
+	}
+}
+
 // Params implements Experiment.
 func (p *Pool) Params() []Param {
 	return []Param{
@@ -167,11 +177,14 @@ func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cf
 			ExpectedCalls:   g.want,
 			Calls:           len(g.calls),
 			ExpectedMs:      expectedMs(g.at),
-		}, batch: batches[g.outcome]}
-		batches[g.outcome]++
+		}, batch: -1}
+		if g.want > 0 {
+			row.batch = batches[g.outcome]
+			batches[g.outcome]++
+		}
 		if len(g.calls) > 0 {
 			row.Outcome = outcomes[g.calls[0]]
-			row.MeasuredMs = results.Ms(maxOf(ends, g.calls))
+			row.MeasuredMs = results.Ms(median(ends, g.calls))
 		}
 		switch {
 		case g.want == 0:
@@ -192,9 +205,9 @@ func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cf
 			waited = max(waited, leaseWaits[i])
 		}
 		if reached == 0 {
-			row.Server = fmt.Sprintf("never reached (lease wait %s)", fmtMs(waited))
+			row.Server = fmt.Sprintf("never reached it; client queue %s", fmtMs(waited))
 		} else {
-			row.Server = fmt.Sprintf("%d served in %s each; lease wait up to %s", reached, fmtMs(served), fmtMs(waited))
+			row.Server = fmt.Sprintf("%s each; client queue up to %s", fmtMs(served), fmtMs(waited))
 		}
 		rows = append(rows, row)
 	}

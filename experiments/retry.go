@@ -43,6 +43,15 @@ func (*Retry) Description() string {
 		"reserves once."
 }
 
+// Examples implements Experiment.
+func (*Retry) Examples() []string {
+	return []string{
+		"labrun exp-c",
+		"labrun exp-c --idempotent       # exercise 2: one reservation",
+		"labrun exp-c --retries 3 --backoff 50ms",
+	}
+}
+
 // Params implements Experiment.
 func (r *Retry) Params() []Param {
 	return []Param{

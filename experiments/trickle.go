@@ -49,6 +49,16 @@ func (*Trickle) Description() string {
 		"timeout firing against a server that stays silent."
 }
 
+// Examples implements Experiment.
+func (*Trickle) Examples() []string {
+	return []string{
+		"labrun exp-a",
+		"labrun exp-a --every 900ms      # gaps still shorter than the read timeout: ok",
+		"labrun exp-a --every 1.2s      # one gap longer than the read timeout: it fires",
+		"labrun exp-a --format json",
+	}
+}
+
 // Params implements Experiment.
 func (t *Trickle) Params() []Param {
 	return []Param{
@@ -79,10 +89,10 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	withDeadline.ReadTimeout, withDeadline.Deadline = t.ReadTimeout, t.Deadline
 	def := atDefaults(t.Params(), NewTrickle().Params())
 	rows := []struct {
-		name   string
-		cfg    client.Config
-		b      fakesrv.Behaviour
-		doc    figure
+		name string
+		cfg  client.Config
+		b    fakesrv.Behaviour
+		doc  figure
 	}{
 		{name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
 			cfg: noDeadline, b: trickle, doc: figure{"4091 ms, ok", 4091}},

@@ -185,7 +185,7 @@ type Scenario struct {
 	// unless Cold.
 	BusyUntil time.Duration
 	// Cold says the connections freed at BusyUntil are closed, not reused.
-	Cold bool
+	Cold       bool
 	Downstream Downstream
 	Limits     Limits
 }

@@ -187,7 +187,7 @@ func expectedCell(r results.Row) string {
 	if r.ExpectedOutcome != "" {
 		parts = append(parts, r.ExpectedOutcome)
 	}
-	return withExec(strings.Join(parts, " "), r.ExpectedExecutions)
+	return withCounts(strings.Join(parts, " "), r.ExpectedExecutions, r.ExpectedNewConnections)
 }
 
 // measuredCell shows the measured time always with one decimal, so that a reader sees the
@@ -197,16 +197,30 @@ func measuredCell(r results.Row) string {
 	if r.MeasuredMs != nil {
 		s = strconv.FormatFloat(*r.MeasuredMs, 'f', 1, 64) + " ms"
 	}
-	return withExec(s, r.ServerExecutions)
+	return withCounts(s, r.ServerExecutions, r.NewConnections)
 }
 
-func withExec(s string, exec *int) string {
-	if exec != nil {
-		e := fmt.Sprintf("%d exec", *exec)
+// withCounts appends the counts a row has to s: server executions ("2 exec") and new
+// connections ("pooled conn", "new conn", "3 new conns").
+func withCounts(s string, exec, conns *int) string {
+	add := func(e string) {
 		if s == "" {
 			s = e
 		} else {
 			s += ", " + e
+		}
+	}
+	if exec != nil {
+		add(fmt.Sprintf("%d exec", *exec))
+	}
+	if conns != nil {
+		switch *conns {
+		case 0:
+			add("pooled conn")
+		case 1:
+			add("new conn")
+		default:
+			add(fmt.Sprintf("%d new conns", *conns))
 		}
 	}
 	return orDash(s)

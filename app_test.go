@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/results"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fake is an experiment that measures nothing: it returns one row whose measured value is
+// off by offset, so that tests drive the exit codes without timing.
+type fake struct {
+	name   string
+	offset time.Duration
+	calls  int
+}
+
+func (f *fake) Name() string        { return f.name }
+func (f *fake) Title() string       { return "a fake" }
+func (f *fake) Description() string { return "A fake experiment for tests." }
+func (f *fake) Examples() []string  { return []string{"labrun " + f.name} }
+func (f *fake) Params() []experiments.Param {
+	return []experiments.Param{{Name: "calls", Usage: "calls", Int: &f.calls, Min: 1, Max: 5}}
+}
+func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
+	if err := ctx.Err(); err != nil {
+		return results.Run{}, err
+	}
+	if opt.Progress != nil {
+		opt.Progress(f.name + ": row 1/1")
+	}
+	run := results.Run{Experiment: f.name, Title: f.Title(), Rows: []results.Row{{
+		Name: "row", ExpectedMs: results.Ms(100 * time.Millisecond), MeasuredMs: results.Ms(100*time.Millisecond + f.offset),
+		ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: f.calls, Calls: f.calls,
+	}}}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+func fakes() []experiments.Experiment {
+	return []experiments.Experiment{&fake{name: "exp-x", calls: 1}, &fake{name: "exp-y", offset: 150 * time.Millisecond, calls: 1}}
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+func runArgs(t *testing.T, ctx context.Context, exps []experiments.Experiment, progress bool, args ...string) outcome {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runContext(ctx, append([]string{"labrun"}, args...), &stdout, &stderr, progress, exps)
+	return outcome{code, stdout.String(), stderr.String()}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exp-b", "--pool", "0"}, "labrun: --pool must be at least 1, got 0"},
+		{[]string{"exp-b", "--pool", "x"}, `labrun: --pool: invalid value "x" (want a whole number)`},
+		{[]string{"exp-b", "--concurrency", "5000"}, "labrun: --concurrency must be at most 1000, got 5000"},
+		{[]string{"exp-a", "--read-timeout", "abc"}, `labrun: --read-timeout: invalid value "abc" (want a duration such as 300ms or 1.5s)`},
+		{[]string{"exp-a", "--read-timeout", "-1s"}, "labrun: --read-timeout must not be negative, got -1s"},
+		{[]string{"exp-a", "--every", "11m"}, "labrun: --every must be at most 10m0s, got 11m0s"},
+		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
+		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json or markdown)`},
+		{[]string{"exp-a", "--tolerance", "0"}, "labrun: --tolerance must be positive, got 0s"},
+		{[]string{"exp-a", "--nope"}, "labrun: unknown flag --nope"},
+		{[]string{"exp-a", "extra"}, `labrun: exp-a takes no arguments, got "extra"`},
+		{[]string{"all", "--pool", "3"}, "labrun: unknown flag --pool"},
+		{[]string{"list", "extra"}, `labrun: list takes no arguments, got "extra"`},
+		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (see labrun --help)`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got := runArgs(t, context.Background(), experiments.All(), false, tt.args...)
+			if got.code != exitUsage {
+				t.Errorf("got exit %d, want %d", got.code, exitUsage)
+			}
+			if strings.TrimSpace(got.stderr) != tt.want {
+				t.Errorf("got stderr %q, want %q", got.stderr, tt.want)
+			}
+			if got.stdout != "" {
+				t.Errorf("got stdout %q, want nothing", got.stdout)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	got := runArgs(t, context.Background(), experiments.All(), false, "list")
+	want := "exp-a   a trickle vs the read timeout\n" +
+		"exp-b   a small pool makes a healthy server slow\n" +
+		"exp-c   a retry after a timeout charges twice\n"
+	if got.code != 0 || got.stdout != want {
+		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"exp-a", "--help"}, {"all", "--help"}, {}} {
+		got := runArgs(t, context.Background(), experiments.All(), false, args...)
+		if got.code != 0 || !strings.Contains(got.stdout, "labrun") {
+			t.Errorf("%v: got exit %d, stdout %q", args, got.code, got.stdout)
+		}
+	}
+	got := runArgs(t, context.Background(), experiments.All(), false, "exp-b", "--help")
+	for _, want := range []string{"Examples:", "labrun exp-b --pool 20", "--lease-timeout", "(default: 300ms)"} {
+		if !strings.Contains(got.stdout, want) {
+			t.Errorf("exp-b --help lacks %q:\n%s", want, got.stdout)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"exp-x"}, exitPass},
+		{[]string{"exp-y"}, exitFail},                        // 150 ms off, tolerance 100 ms
+		{[]string{"exp-y", "--tolerance", "200ms"}, exitPass}, // within a wider tolerance
+		{[]string{"all"}, exitFail},
+		{[]string{"all", "--format", "json"}, exitFail},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got := runArgs(t, context.Background(), fakes(), false, tt.args...)
+			if got.code != tt.want {
+				t.Errorf("got exit %d, want %d (stderr %q)", got.code, tt.want, got.stderr)
+			}
+			if got.stdout == "" {
+				t.Error("got no report on stdout")
+			}
+			if got.stderr != "" {
+				t.Errorf("got stderr %q, want nothing without a terminal", got.stderr)
+			}
+		})
+	}
+}
+
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), true, "exp-x")
+	if want := "labrun: running exp-x: a fake\nlabrun: exp-x: row 1/1\n"; got.stderr != want {
+		t.Errorf("got stderr %q, want %q", got.stderr, want)
+	}
+	got = runArgs(t, context.Background(), fakes(), true, "exp-x", "--quiet")
+	if got.stderr != "" {
+		t.Errorf("got stderr %q with --quiet, want nothing", got.stderr)
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, exps := range [][]experiments.Experiment{fakes(), experiments.All()} {
+		got := runArgs(t, ctx, exps, false, "all", "--format", "json")
+		if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
+			t.Errorf("got %+v, want exit 130, no stdout, \"labrun: interrupted\"", got)
+		}
+	}
+}
+
+// TestJSONContract runs a real, shortened experiment and checks the documented JSON keys.
+func TestJSONContract(t *testing.T) {
+	got := runArgs(t, context.Background(), experiments.All(), false,
+		"exp-c", "--read-timeout", "100ms", "--delay", "250ms", "--format", "json")
+	if got.code != exitPass {
+		t.Fatalf("got exit %d, stdout %s, stderr %s", got.code, got.stdout, got.stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
+	}
+	for _, k := range []string{"experiment", "title", "pass", "tolerance_ms", "config", "rows"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("document lacks %q", k)
+		}
+	}
+	if doc["experiment"] != "exp-c" || doc["pass"] != true || doc["tolerance_ms"] != 100.0 {
+		t.Errorf("got experiment %v, pass %v, tolerance %v", doc["experiment"], doc["pass"], doc["tolerance_ms"])
+	}
+	rows, _ := doc["rows"].([]any)
+	if len(rows) != 6 {
+		t.Fatalf("got %d rows, want 6", len(rows))
+	}
+	var keys []string
+	for k := range rows[2].(map[string]any) {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"calls", "documented", "documented_ms", "documented_server_executions",
+		"expected_calls", "expected_ms", "expected_new_connections", "expected_outcome",
+		"expected_server_executions", "measured_ms", "name", "new_connections", "outcome", "pass",
+		"server", "server_executions"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Errorf("got row keys %v\nwant %v", keys, want)
+	}
+	if rows[2].(map[string]any)["server_executions"] != 2.0 {
+		t.Errorf("got %v server executions, want 2", rows[2].(map[string]any)["server_executions"])
+	}
+}
+
+func TestSuiteJSON(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "all", "--format", "json")
+	var doc struct {
+		Pass        bool
+		Experiments []struct{ Experiment string }
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pass || len(doc.Experiments) != 2 || doc.Experiments[1].Experiment != "exp-y" {
+		t.Errorf("got %+v, want a failing suite of exp-x and exp-y", doc)
+	}
+}

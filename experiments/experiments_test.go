@@ -1,0 +1,291 @@
+package experiments
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const ms = time.Millisecond
+
+// runScaled runs e and fails the test unless every row passed. The experiments run with
+// shortened parameters: the semantics are the same, the suite stays quick.
+func runScaled(t *testing.T, e Experiment) results.Run {
+	t.Helper()
+	run, err := e.Run(context.Background(), Options{Tolerance: DefaultTolerance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Pass {
+		for _, r := range run.Rows {
+			t.Logf("%-45s expected %v %s, measured %v %s: %s", r.Name, deref(r.ExpectedMs), r.ExpectedOutcome, deref(r.MeasuredMs), r.Outcome, r.Reason)
+		}
+		t.Fatalf("%s did not pass", e.Name())
+	}
+	for _, r := range run.Rows {
+		if r.Documented != "" {
+			t.Errorf("row %q shows documented %q for non-documented parameters", r.Name, r.Documented)
+		}
+	}
+	return run
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+func outcomes(run results.Run) []string {
+	var out []string
+	for _, r := range run.Rows {
+		out = append(out, r.Outcome)
+	}
+	return out
+}
+
+func TestTrickle(t *testing.T) {
+	t.Parallel()
+	e := &Trickle{ReadTimeout: 300 * ms, Deadline: 250 * ms, Bytes: 4, Every: 100 * ms, Silence: 800 * ms}
+	run := runScaled(t, e)
+	if got, want := outcomes(run), []string{"ok", "deadline", "read-timeout"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got outcomes %v, want %v", got, want)
+	}
+	// The trickle outlives the read timeout 4/3 times over: it is not a deadline.
+	if got := *run.Rows[0].MeasuredMs; got < 400 {
+		t.Errorf("trickle ended at %v ms, want at least 400", got)
+	}
+	if !strings.Contains(run.Rows[1].Server, "client left") {
+		t.Errorf("got server note %q for the deadline row, want the client leaving", run.Rows[1].Server)
+	}
+}
+
+func TestPool(t *testing.T) {
+	t.Parallel()
+	e := &Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms}
+	run := runScaled(t, e)
+	type row struct {
+		name    string
+		calls   int
+		outcome string
+	}
+	var got []row
+	for _, r := range run.Rows {
+		got = append(got, row{r.Name, r.Calls, r.Outcome})
+	}
+	want := []row{
+		{"no lease timeout: batch 1", 2, "ok"},
+		{"no lease timeout: batch 2", 2, "ok"},
+		{"no lease timeout: batch 3", 1, "ok"},
+		{"no lease timeout: requests the server executed", 5, ""},
+		{"lease timeout 100ms: no connection in time", 3, "lease-timeout"},
+		{"lease timeout 100ms: batch 1", 2, "ok"},
+		{"lease timeout 100ms: requests the server executed", 5, ""},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got rows %v\nwant %v", got, want)
+	}
+	if got := *run.Rows[6].ServerExecutions; got != 2 {
+		t.Errorf("server executed %d requests with a lease timeout, want 2", got)
+	}
+}
+
+func TestRetry(t *testing.T) {
+	t.Parallel()
+	e := &Retry{ReadTimeout: 100 * ms, Delay: 400 * ms, Retries: 1}
+	run := runScaled(t, e)
+	if len(run.Rows) != 6 {
+		t.Fatalf("got %d rows, want 6", len(run.Rows))
+	}
+	if got := *run.Rows[2].ServerExecutions; got != 2 {
+		t.Errorf("plain server reserved %d times, want 2", got)
+	}
+	if got := *run.Rows[5].ServerExecutions; got != 1 {
+		t.Errorf("idempotent server reserved %d times, want 1", got)
+	}
+	if got := *run.Rows[1].NewConnections; got != 1 {
+		t.Errorf("the retry dialled %d connections, want 1", got)
+	}
+}
+
+func TestRetryIdempotentOnly(t *testing.T) {
+	t.Parallel()
+	e := &Retry{ReadTimeout: 100 * ms, Delay: 150 * ms, Retries: 1, Idempotent: true}
+	run := runScaled(t, e)
+	if len(run.Rows) != 3 || !strings.HasPrefix(run.Rows[0].Name, "idempotent server") {
+		t.Fatalf("got rows %v, want the idempotent variant only", run.Rows)
+	}
+	// The retry is sent at 101 ms and gets the first result when it is ready, at 150 ms.
+	if got := run.Rows[2].Outcome; got != "ok" {
+		t.Errorf("got outcome %s, want ok", got)
+	}
+}
+
+func TestRunRejectsBadParams(t *testing.T) {
+	e := NewPool()
+	e.Pool = 0
+	_, err := e.Run(context.Background(), Options{Tolerance: DefaultTolerance})
+	if err == nil || err.Error() != "--pool must be at least 1, got 0" {
+		t.Errorf("got %v, want the --pool error", err)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, e := range All() {
+		if _, err := e.Run(ctx, Options{Tolerance: DefaultTolerance}); err == nil {
+			t.Errorf("%s: got no error with a cancelled context", e.Name())
+		}
+	}
+}
+
+func TestAll(t *testing.T) {
+	var names []string
+	for _, e := range All() {
+		names = append(names, e.Name())
+		if e.Title() == "" || e.Description() == "" || len(e.Examples()) == 0 {
+			t.Errorf("%s lacks a title, a description or examples", e.Name())
+		}
+		if err := CheckAll(e.Params()); err != nil {
+			t.Errorf("%s: defaults do not pass their own checks: %v", e.Name(), err)
+		}
+		if !atDefaults(e.Params(), e.Params()) {
+			t.Errorf("%s: parameters differ from themselves", e.Name())
+		}
+	}
+	if want := []string{"exp-a", "exp-b", "exp-c"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("got %v, want %v", names, want)
+	}
+}
+
+func TestAtDefaults(t *testing.T) {
+	e := NewTrickle()
+	if !atDefaults(e.Params(), NewTrickle().Params()) {
+		t.Error("documented parameters are not at defaults")
+	}
+	e.Every = 401 * ms
+	if atDefaults(e.Params(), NewTrickle().Params()) {
+		t.Error("a changed parameter still counts as the documented configuration")
+	}
+}
+
+func TestParamCheck(t *testing.T) {
+	d, n := time.Duration(0), 0
+	tests := []struct {
+		name string
+		p    Param
+		set  func()
+		want string
+	}{
+		{"duration ok", Param{Name: "delay", Duration: &d}, func() { d = time.Second }, ""},
+		{"negative duration", Param{Name: "delay", Duration: &d}, func() { d = -time.Second }, "--delay must not be negative, got -1s"},
+		{"too long", Param{Name: "delay", Duration: &d}, func() { d = time.Hour }, "--delay must be at most 10m0s, got 1h0m0s"},
+		{"int below", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 0 }, "--pool must be at least 1, got 0"},
+		{"int above", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 10 }, "--pool must be at most 9, got 10"},
+		{"int ok", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 9 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.set()
+			got := ""
+			if err := tt.p.Check(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGroupCalls(t *testing.T) {
+	p := func(o model.Outcome, at time.Duration) model.Prediction { return model.Prediction{Outcome: o, Total: at} }
+	preds := []model.Prediction{p(model.OK, 500*ms), p(model.LeaseTimeout, 300*ms), p(model.OK, 500*ms), p(model.OK, 1000*ms)}
+	tests := []struct {
+		name     string
+		outcomes []string
+		ends     []time.Duration
+		want     []group
+	}{
+		{
+			name:     "as predicted",
+			outcomes: []string{"ok", "ok", "lease-timeout", "ok"},
+			ends:     []time.Duration{1001 * ms, 501 * ms, 301 * ms, 502 * ms},
+			want: []group{
+				{outcome: model.LeaseTimeout, at: 300 * ms, calls: []int{2}, want: 1},
+				{outcome: model.OK, at: 500 * ms, calls: []int{1, 3}, want: 2},
+				{outcome: model.OK, at: 1000 * ms, calls: []int{0}, want: 1},
+			},
+		},
+		{
+			name:     "an unexpected outcome",
+			outcomes: []string{"ok", "ok", "ok", "read-timeout"},
+			ends:     []time.Duration{500 * ms, 500 * ms, 1000 * ms, 200 * ms},
+			want: []group{
+				{outcome: model.LeaseTimeout, at: 300 * ms, calls: []int{}, want: 1},
+				{outcome: model.OK, at: 500 * ms, calls: []int{0, 1}, want: 2},
+				{outcome: model.OK, at: 1000 * ms, calls: []int{2}, want: 1},
+				{outcome: model.ReadTimeout, at: -1, calls: []int{3}, want: 0},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := groupCalls(preds, tt.outcomes, tt.ends)
+			for i := range got {
+				if got[i].calls == nil {
+					got[i].calls = []int{}
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	ends := []time.Duration{5, 1, 4, 2, 3}
+	tests := []struct {
+		idx  []int
+		want time.Duration
+	}{{[]int{0}, 5}, {[]int{0, 1}, 1}, {[]int{0, 1, 2}, 4}, {[]int{0, 1, 2, 3, 4}, 3}}
+	for _, tt := range tests {
+		if got := median(ends, tt.idx); got != tt.want {
+			t.Errorf("median of %v: got %v, want %v", tt.idx, got, tt.want)
+		}
+	}
+}
+
+func TestDocumented(t *testing.T) {
+	tests := []struct {
+		name     string
+		def      bool
+		f        figure
+		wantText string
+		wantMs   any
+	}{
+		{"at defaults", true, figure{"4091 ms, ok", 4091}, "4091 ms, ok", 4091.0},
+		{"a range", true, figure{"2100-2200 ms", 0}, "2100-2200 ms", "-"},
+		{"other parameters", false, figure{"4091 ms, ok", 4091}, "", "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, ms := documented(tt.def, tt.f)
+			if text != tt.wantText || deref(ms) != tt.wantMs {
+				t.Errorf("got %q, %v; want %q, %v", text, deref(ms), tt.wantText, tt.wantMs)
+			}
+		})
+	}
+}
