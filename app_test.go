@@ -131,7 +131,7 @@ func TestExitCodes(t *testing.T) {
 		want int
 	}{
 		{[]string{"exp-x"}, exitPass},
-		{[]string{"exp-y"}, exitFail},                        // 150 ms off, tolerance 100 ms
+		{[]string{"exp-y"}, exitFail},                         // 150 ms off, tolerance 100 ms
 		{[]string{"exp-y", "--tolerance", "200ms"}, exitPass}, // within a wider tolerance
 		{[]string{"all"}, exitFail},
 		{[]string{"all", "--format", "json"}, exitFail},

@@ -69,6 +69,7 @@ func New(cfg Config) (*Client, error) {
 		MaxIdleConns:          cfg.MaxTotal,
 		MaxIdleConnsPerHost:   idlePerHost,
 		IdleConnTimeout:       cfg.IdleTimeout,
+		TLSClientConfig:       cfg.TLS,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
@@ -101,7 +102,7 @@ func (c *Client) Stats() Stats {
 	defer c.mu.Unlock()
 	s := Stats{Leased: c.leased, Pending: c.pending, Max: c.cfg.MaxTotal}
 	for cn := range c.conns {
-		if !cn.inUse && !cn.claimed {
+		if cn.user == nil && !cn.claimed {
 			s.Available++
 		}
 	}
@@ -116,8 +117,8 @@ type Attempt struct {
 	// Phase is where the attempt ended (PhaseBody for a success).
 	Phase Phase
 	// Lease, Connect, Wait and Body are the time spent in each phase: waiting for a lease,
-	// getting a connection (dialling it when it is new), waiting for the first response byte,
-	// reading the body. They add up to End - Start.
+	// getting a connection (dialling it when it is new), writing the request and waiting for
+	// the first response byte, reading the body. They add up to End - Start.
 	Lease, Connect, Wait, Body time.Duration
 	// NewConnection is true when the attempt dialled its connection.
 	NewConnection bool
@@ -206,14 +207,22 @@ type response struct {
 // Transport's goroutines.
 type attemptState struct {
 	ctx    context.Context         // the attempt's context, cancelled when the attempt ends
-	cancel context.CancelCauseFunc // cancels ctx
+	cancel context.CancelCauseFunc // cancels ctx, with ErrReadTimeout when the read timeout fires
 
 	mu        sync.Mutex // guards the fields below
 	conn      *conn      // the connection the attempt got
-	dialed    *conn      // the connection dialled for it (another call may have taken it)
+	dialed    []*conn    // connections dialled for it (another call may have taken them)
+	done      bool       // the attempt ended: a dial finishing now is nobody's
+	pooled    bool       // the Transport put the connection back in its idle pool
 	reused    bool
 	gotConn   time.Time
 	firstByte time.Time
+}
+
+func (st *attemptState) connection() *conn {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.conn
 }
 
 type stateKey struct{}
@@ -225,30 +234,34 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	start := time.Now()
 	a := Attempt{Start: start.Sub(callStart), Phase: PhaseLease, n: n}
 	route := req.URL.Scheme + "://" + req.URL.Host
-	release, err := c.lease(ctx, route)
+	sem, err := c.lease(ctx, route)
 	leased := time.Now()
 	a.Lease = leased.Sub(start)
 	if err != nil {
 		return c.fail(a, ctx, callStart, leased, err, nil), nil
 	}
-	defer release()
-
 	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	st := &attemptState{ctx: actx, cancel: cancel}
-	defer c.forget(st)
+	defer c.end(st, sem)
+
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
-			cn, _ := info.Conn.(*conn)
-			now := time.Now()
+			cn := asConn(info.Conn)
 			st.mu.Lock()
-			st.conn, st.reused, st.gotConn = cn, info.Reused, now
+			st.conn, st.reused, st.gotConn = cn, info.Reused, time.Now()
 			st.mu.Unlock()
 			if cn != nil {
 				c.mu.Lock()
-				cn.inUse, cn.claimed = true, false
+				cn.user, cn.claimed = st, false
 				c.mu.Unlock()
-				cn.arm(st, now)
+				cn.take(st)
+			}
+		},
+		// The read timeout starts once the request is written: like SO_TIMEOUT, it bounds
+		// reads, never the upload of a request body.
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			if cn := st.connection(); cn != nil {
+				cn.arm(st, time.Now())
 			}
 		},
 		GotFirstResponseByte: func() {
@@ -259,19 +272,20 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 		},
 		// PutIdleConn runs on the connection's read loop before it issues the background read
 		// it keeps pending while idle: disarming here keeps that read free of a deadline, so
-		// an idle pooled connection survives, and the next call arms it afresh at GotConn
-		// with its full budget.
+		// an idle pooled connection survives, and the next call arms it afresh with its full
+		// budget. The Transport may already have handed the connection to another call, so
+		// the disarm applies only while this attempt still owns it.
 		PutIdleConn: func(err error) {
-			st.mu.Lock()
-			cn := st.conn
-			st.mu.Unlock()
-			if cn == nil || err != nil {
+			if err != nil {
 				return
 			}
-			cn.disarm()
-			c.mu.Lock()
-			cn.inUse = false
-			c.mu.Unlock()
+			st.mu.Lock()
+			cn := st.conn
+			st.pooled = true
+			st.mu.Unlock()
+			if cn != nil {
+				cn.disarm(st)
+			}
 		},
 	}
 	// A shallow copy is enough: only the context and the body of the copy change.
@@ -286,9 +300,14 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 		return c.fail(a, ctx, callStart, leased, err, st), nil
 	}
 	a.Status = resp.StatusCode
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
-	if err == nil && int64(len(body)) > c.cfg.MaxBody {
-		err = fmt.Errorf("response body larger than %d bytes", c.cfg.MaxBody)
+	var body []byte
+	if resp.ContentLength > c.cfg.MaxBody {
+		err = fmt.Errorf("response body of %d bytes is larger than %d", resp.ContentLength, c.cfg.MaxBody)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
+		if err == nil && int64(len(body)) > c.cfg.MaxBody {
+			err = fmt.Errorf("response body larger than %d bytes", c.cfg.MaxBody)
+		}
 	}
 	resp.Body.Close()
 	if err != nil {
@@ -298,6 +317,47 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	c.phases(&a, st, leased, end)
 	a.End, a.Outcome, a.Phase = end.Sub(callStart), OK, PhaseBody
 	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// end closes the books of an attempt that held a lease: it stops the attempt's dials, frees
+// its connections for the statistics and gives the lease back, the last two in one step
+// (as HttpClient 5 releases a connection), so that leased + available never exceeds max.
+func (c *Client) end(st *attemptState, sem *semaphore.Weighted) {
+	st.cancel(nil)
+	st.mu.Lock()
+	st.done = true
+	cn, dialed := st.conn, st.dialed
+	st.mu.Unlock()
+	c.mu.Lock()
+	for _, d := range dialed {
+		d.claimed = false // pooled for the next call, unless someone uses it already
+	}
+	if cn != nil && cn.user == st {
+		cn.user = nil
+	}
+	c.leased--
+	c.mu.Unlock()
+	if c.total != nil {
+		c.total.Release(1)
+	}
+	if sem != nil {
+		sem.Release(1)
+	}
+}
+
+// asConn finds labrun's connection under c (a *tls.Conn wraps it for https).
+func asConn(c net.Conn) *conn {
+	for c != nil {
+		if cn, ok := c.(*conn); ok {
+			return cn
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = u.NetConn()
+	}
+	return nil
 }
 
 // phases fills the connect, wait and body times of a from the hooks' timestamps.
@@ -321,10 +381,11 @@ func (c *Client) fail(a Attempt, ctx context.Context, callStart, leased time.Tim
 	end := time.Now()
 	a.End = end.Sub(callStart)
 	var cn *conn
+	pooled := false
 	if st != nil {
 		c.phases(&a, st, leased, end)
 		st.mu.Lock()
-		cn = st.conn
+		cn, pooled = st.conn, st.pooled
 		st.mu.Unlock()
 	}
 	out := Failed
@@ -338,33 +399,20 @@ func (c *Client) fail(a Attempt, ctx context.Context, callStart, leased time.Tim
 	case errors.Is(err, ErrConnectTimeout):
 		out = ConnectTimeout
 	}
-	if cn != nil {
-		cn.Close()
+	if cn != nil && !pooled {
+		cn.Close() // a pooled connection may already serve another call
 	}
 	a.Outcome = out
 	a.Err = &Error{Outcome: out, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: err}
 	return a
 }
 
-// forget releases the attempt's claim on a connection it dialled but did not use: the
-// Transport pooled it for the next call.
-func (c *Client) forget(st *attemptState) {
-	st.mu.Lock()
-	d := st.dialed
-	st.mu.Unlock()
-	if d == nil {
-		return
-	}
-	c.mu.Lock()
-	d.claimed = false
-	c.mu.Unlock()
-}
-
 var errLeaseTimeout = errors.New("lease timeout")
 
 // lease waits for a connection slot of the route (and of the whole pool), bounded by the
-// lease timeout and the call's context. The returned func gives the slot back.
-func (c *Client) lease(ctx context.Context, route string) (func(), error) {
+// lease timeout and the call's context. It returns the route's semaphore (nil when the route
+// has no limit) for end to release.
+func (c *Client) lease(ctx context.Context, route string) (*semaphore.Weighted, error) {
 	c.mu.Lock()
 	sem := c.routes[route]
 	if sem == nil && c.cfg.MaxPerRoute > 0 {
@@ -398,17 +446,7 @@ func (c *Client) lease(ctx context.Context, route string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	return func() {
-		if c.total != nil {
-			c.total.Release(1)
-		}
-		if sem != nil {
-			sem.Release(1)
-		}
-		c.mu.Lock()
-		c.leased--
-		c.mu.Unlock()
-	}, nil
+	return sem, nil
 }
 
 func tryAcquire(sem *semaphore.Weighted) bool { return sem == nil || sem.TryAcquire(1) }
@@ -454,66 +492,98 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		return nil, err
 	}
 	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout}
-	c.mu.Lock()
-	c.conns[cn] = struct{}{}
-	cn.claimed = st != nil
-	c.mu.Unlock()
+	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
+	// does not show as available; the attempt's end releases the claim. Lock order: the
+	// attempt's mutex, then the client's.
 	if st != nil {
 		st.mu.Lock()
-		st.dialed = cn
-		st.mu.Unlock()
+		defer st.mu.Unlock()
 	}
+	c.mu.Lock()
+	c.conns[cn] = struct{}{}
+	if st != nil && !st.done {
+		cn.claimed = true
+		st.dialed = append(st.dialed, cn)
+	}
+	c.mu.Unlock()
 	return cn, nil
 }
 
-// conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call is
-// using it), every Read may block at most readTimeout, the deadline being set afresh at the
-// start of each Read, so any byte that arrives restarts the clock.
+// conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call's
+// request is written and its response not yet read), every Read may block at most
+// readTimeout, the deadline being set afresh at the start of each Read, so any byte that
+// arrives restarts the clock.
 type conn struct {
 	net.Conn
 	client      *Client
 	readTimeout time.Duration
 
-	armed     atomic.Bool
-	owner     atomic.Pointer[attemptState] // the attempt using the connection while armed
-	firedAt   atomic.Int64                 // UnixNano of the read timeout, 0 if it never fired
+	mu    sync.Mutex    // guards owner, armed and the read deadline
+	owner *attemptState // the attempt that got the connection last
+	armed bool
+
+	firedAt   atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
 	closeOnce sync.Once
 
 	// guarded by client.mu
-	inUse   bool // leased to a call
-	claimed bool // dialled for a call that has not got it yet
+	user    *attemptState // the attempt holding the connection under its lease, for Stats
+	claimed bool          // dialled for an attempt that has not ended or got it yet
 }
 
-// arm starts the read timeout at now, also for a read that is already pending.
+// take makes st the connection's owner, with no read deadline until its request is written.
+func (cn *conn) take(st *attemptState) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.owner, cn.armed = st, false
+	cn.Conn.SetReadDeadline(time.Time{})
+}
+
+// arm starts the read timeout at now, also for a read that is already pending, if st still
+// owns the connection.
 func (cn *conn) arm(st *attemptState, now time.Time) {
 	if cn.readTimeout <= 0 {
 		return
 	}
-	cn.owner.Store(st)
-	cn.armed.Store(true)
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.owner != st {
+		return // the response was read and the connection pooled before this hook ran
+	}
+	cn.armed = true
 	cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
 }
 
-// disarm clears the read timeout of a connection going back to the pool.
-func (cn *conn) disarm() {
-	if cn.armed.Swap(false) {
-		cn.owner.Store(nil)
+// disarm clears the read timeout of a connection going back to the pool, if st still owns it.
+func (cn *conn) disarm(st *attemptState) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.owner != st {
+		return
+	}
+	cn.owner = nil
+	if cn.armed {
+		cn.armed = false
 		cn.Conn.SetReadDeadline(time.Time{})
 	}
 }
 
 func (cn *conn) Read(p []byte) (int, error) {
-	if cn.armed.Load() {
+	cn.mu.Lock()
+	if cn.armed {
 		cn.Conn.SetReadDeadline(time.Now().Add(cn.readTimeout))
 	}
+	cn.mu.Unlock()
 	n, err := cn.Conn.Read(p)
-	if err != nil && cn.armed.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
-		cn.firedAt.CompareAndSwap(0, time.Now().UnixNano())
-		// A failed read of the first response byte on a reused connection makes the
-		// Transport replay an idempotent request on a new connection, silently doubling the
-		// wait. Cancelling the attempt before the error reaches the Transport stops that: it
-		// checks the request's context before every retry. A timeout ends the call.
-		if st := cn.owner.Load(); st != nil {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		cn.mu.Lock()
+		st, armed := cn.owner, cn.armed
+		cn.mu.Unlock()
+		if armed && st != nil {
+			cn.firedAt.CompareAndSwap(0, time.Now().UnixNano())
+			// A failed read of the first response byte on a reused connection makes the
+			// Transport replay an idempotent request on a new connection, silently doubling
+			// the wait. Cancelling the attempt before the error reaches the Transport stops
+			// that: it checks the request's context before every retry.
 			st.cancel(ErrReadTimeout)
 		}
 	}

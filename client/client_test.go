@@ -258,6 +258,23 @@ func TestPoolQueue(t *testing.T) {
 	var mu sync.Mutex
 	var ends []time.Duration
 	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	sampled := make(chan error, 1)
+	go func() { // the pool never shows more connections than it may hold
+		var err error
+		for {
+			select {
+			case <-stop:
+				sampled <- err
+				return
+			default:
+			}
+			if s := c.Stats(); err == nil && (s.Leased > 2 || s.Leased+s.Available > 2 || s.Pending < 0) {
+				err = fmt.Errorf("stats %+v exceed a pool of 2", s)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
 	for i := 0; i < 6; i++ {
 		wg.Go(func() {
 			res, err := get(t, c, s.URL+"/?delay=200ms")
@@ -271,6 +288,10 @@ func TestPoolQueue(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(stop)
+	if err := <-sampled; err != nil {
+		t.Error(err)
+	}
 	if len(ends) != 6 {
 		t.Fatalf("got %d results, want 6", len(ends))
 	}
@@ -390,11 +411,72 @@ func TestPostBodyReplayed(t *testing.T) {
 
 func TestMaxBody(t *testing.T) {
 	s := newServer(t)
-	c := newClient(t, Config{MaxBody: 4})
-	_, err := get(t, c, s.URL+"/?bytes=5")
-	var e *Error
-	if !errors.As(err, &e) || e.Outcome != Failed {
-		t.Fatalf("got %v, want a failure for a 5-byte body over a 4-byte limit", err)
+	c := newClient(t, Config{MaxBody: 4, MaxPerRoute: 1})
+	for _, n := range []int{5, 6, 4} { // the last call leaves its connection pooled
+		_, err := get(t, c, s.URL+"/?bytes="+strconv.Itoa(n))
+		var e *Error
+		if tooBig := n > 4; tooBig != (errors.As(err, &e) && e.Outcome == Failed) {
+			t.Errorf("%d-byte body over a 4-byte limit: got %v", n, err)
+		}
+	}
+	if got, want := c.Stats(), (Stats{Available: 1}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// slowBody is a request body that takes a while to send.
+type slowBody struct {
+	chunks int
+	pause  time.Duration
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.chunks == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.pause)
+	b.chunks--
+	p[0] = 'x'
+	return 1, nil
+}
+
+// TestReadTimeoutIgnoresUpload: like SO_TIMEOUT, the read timeout bounds reads only; a slow
+// request upload longer than it is fine.
+func TestReadTimeoutIgnoresUpload(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, Config{ReadTimeout: 150 * ms})
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/", &slowBody{chunks: 4, pause: 100 * ms})
+	res, err := c.Do(context.Background(), req)
+	if err != nil {
+		t.Fatalf("got %v, want success after a 400 ms upload", err)
+	}
+	within(t, "elapsed", res.Elapsed, 400*ms)
+}
+
+// TestTLS: the read timeout and the statistics work through a TLS connection as well.
+func TestTLS(t *testing.T) {
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("stall") != "" {
+			<-r.Context().Done()
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	t.Cleanup(s.Close)
+	c := newClient(t, Config{ReadTimeout: 150 * ms, TLS: s.Client().Transport.(*http.Transport).TLSClientConfig})
+	if _, err := get(t, c, s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Stats(), (Stats{Available: 1}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	res, err := get(t, c, s.URL+"/?stall=1")
+	if !errors.Is(err, ErrReadTimeout) {
+		t.Fatalf("got %v, want a read timeout", err)
+	}
+	within(t, "elapsed", res.Elapsed, 150*ms)
+	if got, want := c.Stats(), (Stats{}); got != want {
+		t.Errorf("got %+v after the timeout, want %+v", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 )
@@ -34,6 +35,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
+	// TLS configures https connections; nil uses the system's roots. The TLS handshake is
+	// bounded by ConnectTimeout as well.
+	TLS *tls.Config
 }
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.

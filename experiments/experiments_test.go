@@ -210,7 +210,9 @@ func TestParamCheck(t *testing.T) {
 }
 
 func TestGroupCalls(t *testing.T) {
-	p := func(o model.Outcome, at time.Duration) model.Prediction { return model.Prediction{Outcome: o, Total: at} }
+	p := func(o model.Outcome, at time.Duration) model.Prediction {
+		return model.Prediction{Outcome: o, Total: at}
+	}
 	preds := []model.Prediction{p(model.OK, 500*ms), p(model.LeaseTimeout, 300*ms), p(model.OK, 500*ms), p(model.OK, 1000*ms)}
 	tests := []struct {
 		name     string
