@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,11 +35,12 @@ type Client struct {
 	transport *http.Transport
 	total     *semaphore.Weighted // nil when MaxTotal is not set
 
-	mu      sync.Mutex // guards routes, conns, leased and pending
+	mu      sync.Mutex // guards routes, conns, leased, pending and unbound, and attemptState.bound
 	routes  map[string]*semaphore.Weighted
 	conns   map[*conn]struct{} // open connections
 	leased  int
 	pending int
+	unbound int // leases whose attempt has not got its connection yet
 }
 
 // New returns a client for cfg.
@@ -106,6 +108,10 @@ func (c *Client) Stats() Stats {
 			s.Available++
 		}
 	}
+	// In HttpClient 5 a lease is a connection. Here a lease comes first and the Transport
+	// then hands over an idle connection if it has one, so an idle connection that a leased
+	// attempt is about to take is not available any more.
+	s.Available = max(0, s.Available-c.unbound)
 	return s
 }
 
@@ -217,6 +223,8 @@ type attemptState struct {
 	reused    bool
 	gotConn   time.Time
 	firstByte time.Time
+
+	bound bool // the attempt got its connection or ended; guarded by Client.mu
 }
 
 func (st *attemptState) connection() *conn {
@@ -250,10 +258,16 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 			st.mu.Lock()
 			st.conn, st.reused, st.gotConn = cn, info.Reused, time.Now()
 			st.mu.Unlock()
+			c.mu.Lock()
+			if !st.bound {
+				st.bound = true
+				c.unbound--
+			}
 			if cn != nil {
-				c.mu.Lock()
 				cn.user, cn.claimed = st, false
-				c.mu.Unlock()
+			}
+			c.mu.Unlock()
+			if cn != nil {
 				cn.take(st)
 			}
 		},
@@ -283,13 +297,22 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 			cn := st.conn
 			st.pooled = true
 			st.mu.Unlock()
-			if cn != nil {
-				cn.disarm(st)
+			if cn != nil && cn.disarm(st) {
+				if ttl := c.cfg.TimeToLive; ttl > 0 && time.Since(cn.born) > ttl {
+					cn.Close() // too old to be reused; the Transport drops it from its pool
+				}
 			}
 		},
 	}
-	// A shallow copy is enough: only the context and the body of the copy change.
+	// A shallow copy is enough: only the context, the body and the headers of the copy change.
 	areq := req.WithContext(httptrace.WithClientTrace(context.WithValue(actx, stateKey{}, st), trace))
+	if dl, ok := ctx.Deadline(); ok && c.cfg.PropagateDeadline {
+		areq.Header = req.Header.Clone()
+		if areq.Header == nil {
+			areq.Header = http.Header{}
+		}
+		areq.Header.Set(BudgetHeader, strconv.FormatInt(max(0, time.Until(dl).Milliseconds()), 10))
+	}
 	if req.Body != nil && req.GetBody != nil {
 		if areq.Body, err = req.GetBody(); err != nil {
 			return c.fail(a, ctx, callStart, leased, fmt.Errorf("replay request body: %w", err), st), nil
@@ -334,6 +357,10 @@ func (c *Client) end(st *attemptState, sem *semaphore.Weighted) {
 	}
 	if cn != nil && cn.user == st {
 		cn.user = nil
+	}
+	if !st.bound {
+		st.bound = true
+		c.unbound--
 	}
 	c.leased--
 	c.mu.Unlock()
@@ -441,6 +468,7 @@ func (c *Client) lease(ctx context.Context, route string) (*semaphore.Weighted, 
 	c.pending--
 	if err == nil {
 		c.leased++
+		c.unbound++
 	}
 	c.mu.Unlock()
 	if err != nil {
@@ -491,7 +519,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		}
 		return nil, err
 	}
-	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout}
+	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout, born: time.Now()}
 	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
 	// does not show as available; the attempt's end releases the claim. Lock order: the
 	// attempt's mutex, then the client's.
@@ -517,6 +545,7 @@ type conn struct {
 	net.Conn
 	client      *Client
 	readTimeout time.Duration
+	born        time.Time
 
 	mu    sync.Mutex    // guards owner, armed and the read deadline
 	owner *attemptState // the attempt that got the connection last
@@ -553,18 +582,20 @@ func (cn *conn) arm(st *attemptState, now time.Time) {
 	cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
 }
 
-// disarm clears the read timeout of a connection going back to the pool, if st still owns it.
-func (cn *conn) disarm(st *attemptState) {
+// disarm clears the read timeout of a connection going back to the pool, if st still owns it,
+// and reports whether it did.
+func (cn *conn) disarm(st *attemptState) bool {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.owner != st {
-		return
+		return false
 	}
 	cn.owner = nil
 	if cn.armed {
 		cn.armed = false
 		cn.Conn.SetReadDeadline(time.Time{})
 	}
+	return true
 }
 
 func (cn *conn) Read(p []byte) (int, error) {

@@ -527,3 +527,65 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(2 * ms)
 	}
 }
+
+func TestPropagateDeadline(t *testing.T) {
+	var got atomic.Value
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Values(BudgetHeader))
+	}))
+	t.Cleanup(s.Close)
+	tests := []struct {
+		name string
+		cfg  Config
+		lo   int64 // the budget sent lies in [lo, hi] ms; -1: no header
+		hi   int64
+	}{
+		{"propagated", Config{Deadline: 300 * ms, PropagateDeadline: true}, 100, 300},
+		{"off", Config{Deadline: 300 * ms}, -1, -1},
+		{"no deadline", Config{PropagateDeadline: true}, -1, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, tt.cfg)
+			if _, err := get(t, c, s.URL); err != nil {
+				t.Fatal(err)
+			}
+			vals := got.Load().([]string)
+			if tt.lo < 0 {
+				if len(vals) != 0 {
+					t.Errorf("got header %q, want none", vals)
+				}
+				return
+			}
+			if len(vals) != 1 {
+				t.Fatalf("got header %q, want one value", vals)
+			}
+			ms, err := strconv.ParseInt(vals[0], 10, 64)
+			if err != nil || ms < tt.lo || ms > tt.hi {
+				t.Errorf("got budget %q, want between %d and %d", vals[0], tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+func TestTimeToLive(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, Config{TimeToLive: 50 * ms})
+	if _, err := get(t, c, s.URL+"/"); err != nil { // a fresh connection is young enough
+		t.Fatal(err)
+	}
+	if got := c.Stats().Available; got != 1 {
+		t.Fatalf("got %d available, want 1", got)
+	}
+	if _, err := get(t, c, s.URL+"/?delay=100ms"); err != nil { // the connection ages past 50 ms
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return c.Stats().Available == 0 })
+	res, err := get(t, c, s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Attempts[0].NewConnection {
+		t.Error("a connection older than its time to live was reused")
+	}
+}

@@ -33,12 +33,23 @@ type Config struct {
 	// IdleTimeout closes pooled connections that sat idle this long (HttpClient 5:
 	// evictIdleConnections).
 	IdleTimeout time.Duration
+	// TimeToLive closes a connection older than this instead of returning it to the pool
+	// (HttpClient 5: connection time-to-live).
+	TimeToLive time.Duration
+	// PropagateDeadline sends each attempt's remaining budget, the time left before the call's
+	// deadline in whole milliseconds, in the BudgetHeader request header, so that the server
+	// can refuse work that would outlast its caller.
+	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
 	// TLS configures https connections; nil uses the system's roots. The TLS handshake is
 	// bounded by ConnectTimeout as well.
 	TLS *tls.Config
 }
+
+// BudgetHeader is the request header that carries the remaining budget when
+// Config.PropagateDeadline is set.
+const BudgetHeader = "X-Deadline-Ms"
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20
@@ -66,6 +77,7 @@ func (c Config) Validate() error {
 		{"deadline", c.Deadline},
 		{"backoff", c.Backoff},
 		{"idle timeout", c.IdleTimeout},
+		{"time to live", c.TimeToLive},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("client: %s must not be negative, got %v", f.name, f.v)

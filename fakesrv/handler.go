@@ -36,7 +36,16 @@ type Request struct {
 	ClientGone bool
 	// Status is the status code sent, 0 if none.
 	Status int
+	// Budget is the client's remaining time from its X-Deadline-Ms header, -1 without one.
+	Budget time.Duration
+	// Rejected is true when the server answered 503 at once because Budget was shorter than
+	// the work asked for (Delay), without reserving.
+	Rejected bool
 }
+
+// BudgetHeader carries the client's remaining time budget in whole milliseconds. The server
+// does not start work it cannot finish within it.
+const BudgetHeader = "X-Deadline-Ms"
 
 // serveHTTP answers one request as its Behaviour asks and logs it.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +57,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w:   w,
 		rc:  http.NewResponseController(w),
 		r:   r,
-		rec: Request{Path: r.RequestURI, Arrived: time.Now()},
+		rec: Request{Path: r.RequestURI, Arrived: time.Now(), Budget: -1},
 	}
 	x.entry = s.arrive(&x.rec)
 	complete := x.run()
@@ -126,7 +135,21 @@ func (x *exchange) run() bool {
 		return x.head(http.StatusBadRequest, len(msg)) && x.body(msg)
 	}
 	x.rec.Behaviour = b
+	if v := x.r.Header.Get(BudgetHeader); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			msg := []byte(BudgetHeader + ": want whole milliseconds, got " + strconv.Quote(v) + "\n")
+			return x.head(http.StatusBadRequest, len(msg)) && x.body(msg)
+		}
+		x.rec.Budget = time.Duration(ms) * time.Millisecond
+	}
 	x.publish()
+	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
+		// Deadline propagation: the work would outlast the caller, so none of it is done.
+		x.rec.Rejected = true
+		msg := []byte("budget " + x.rec.Budget.String() + " is shorter than the work, " + b.Delay.String() + "\n")
+		return x.head(http.StatusServiceUnavailable, len(msg)) && x.body(msg)
+	}
 
 	maxDur := x.s.opts.maxDuration
 	limit := x.rec.Arrived.Add(maxDur)

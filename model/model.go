@@ -131,6 +131,10 @@ type Downstream struct {
 	// connect timeout or the kernel gives up (SYNGiveUp). A down host has no live pooled
 	// connection, so the first attempt must connect.
 	HostDown bool
+	// HonoursBudget means the client sends its remaining budget (the time left before its
+	// deadline) with the request and the server answers at once, without executing, when the
+	// budget is shorter than its processing time (Delay). It matters only with a deadline.
+	HonoursBudget bool
 	// Dropped means the connections pooled at the start were silently dropped by a middlebox:
 	// a request on one never reaches the server and nothing comes back, until the read timeout
 	// or the kernel gives up (DataGiveUp). New connections work.
@@ -157,7 +161,13 @@ type Attempt struct {
 	// Dropped is true when the attempt used a pooled connection that a middlebox had
 	// silently dropped: its request never reached the server.
 	Dropped bool
+	// Rejected is true when the server turned the request down at once because the client's
+	// remaining budget was shorter than its processing time (Downstream.HonoursBudget).
+	Rejected bool
 }
+
+// Executed reports whether the server executed the attempt's request.
+func (a Attempt) Executed() bool { return a.Sent && !a.Dropped && !a.Rejected }
 
 // Prediction is the prediction for one call.
 type Prediction struct {
@@ -188,6 +198,27 @@ type Scenario struct {
 	Cold       bool
 	Downstream Downstream
 	Limits     Limits
+}
+
+// Call is one call of a Sequence.
+type Call struct {
+	Downstream Downstream
+	Limits     Limits
+}
+
+// Sequence predicts calls made one after another through one route's pool of size pool that
+// holds idle connections at the start. Each call finds the connections the previous ones left:
+// an attempt that succeeds returns its connection, one that fails closes it. It also returns
+// the idle connections left at the end.
+func Sequence(pool, idle int, calls []Call) ([]Prediction, int) {
+	preds := make([]Prediction, len(calls))
+	for i, c := range calls {
+		m := newSim(Scenario{Calls: 1, Pool: pool, Idle: idle, Downstream: c.Downstream, Limits: c.Limits})
+		m.run()
+		preds[i] = m.preds[0]
+		idle = m.idle + m.dead // a call that hangs keeps its connection
+	}
+	return preds, idle
 }
 
 // Predict predicts one call made alone. By default it finds a pooled connection (no connect

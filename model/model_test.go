@@ -278,3 +278,98 @@ func BenchmarkPredictThreeAttempts(b *testing.B) {
 		Predict(d, l, true, 0)
 	}
 }
+
+func TestHonoursBudget(t *testing.T) {
+	tests := []struct {
+		name     string
+		d        Downstream
+		l        Limits
+		want     Outcome
+		total    time.Duration
+		rejected bool
+		execs    int
+	}{
+		// Budget 300 ms at send, the server needs 1 s: it answers at once without executing.
+		{"too little budget", Downstream{Delay: time.Second, HonoursBudget: true}, Limits{Deadline: 300 * ms},
+			OK, 0, true, 0},
+		// A trickled body is not sent either.
+		{"too little budget, trickle", Downstream{Delay: time.Second, Bytes: 5, Every: 100 * ms, HonoursBudget: true}, Limits{Deadline: 300 * ms},
+			OK, 0, true, 0},
+		// Budget 300 ms, the server needs 5 ms: it works as usual.
+		{"enough budget", Downstream{Delay: 5 * ms, HonoursBudget: true}, Limits{Deadline: 300 * ms},
+			OK, 5 * ms, false, 1},
+		// No deadline, no budget to send: the server works and the read timeout fires.
+		{"no deadline", Downstream{Delay: time.Second, HonoursBudget: true}, Limits{ReadTimeout: 250 * ms},
+			ReadTimeout, 250 * ms, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Predict(tt.d, tt.l, false, 0)
+			if got.Outcome != tt.want || got.Total != tt.total || got.Attempts[0].Rejected != tt.rejected || got.Executions != tt.execs {
+				t.Errorf("got %s at %v, rejected %v, %d executions; want %s at %v, %v, %d",
+					got.Outcome, got.Total, got.Attempts[0].Rejected, got.Executions, tt.want, tt.total, tt.rejected, tt.execs)
+			}
+		})
+	}
+}
+
+// TestSequence: the inventory client's three calls, one after another, from a cold pool.
+func TestSequence(t *testing.T) {
+	l := Limits{LeaseTimeout: 50 * ms, ConnectTimeout: 100 * ms, ReadTimeout: 250 * ms, Deadline: 300 * ms}
+	preds, idle := Sequence(30, 0, []Call{
+		{Downstream{Delay: 5 * ms}, l},                          // connects (1 ms) + 5 ms, returns its connection
+		{Downstream{Delay: time.Second}, l},                     // reuses it, read timeout at 250, closes it
+		{Downstream{Bytes: 10, Every: 100 * ms}, l},             // connects, deadline at 300, closes it
+		{Downstream{Delay: time.Second, Stall: true}, l},        // connects, read timeout, closes it
+		{Downstream{Delay: 5 * ms}, Limits{Retries: 0}},         // connects and returns it
+		{Downstream{Stall: true, Delay: time.Second}, Limits{}}, // reuses it and hangs with it
+	})
+	type res struct {
+		o     Outcome
+		total time.Duration
+		conns int
+	}
+	var got []res
+	for _, p := range preds {
+		got = append(got, res{p.Outcome, p.Total, p.Connects})
+	}
+	want := []res{{OK, 6 * ms, 1}, {ReadTimeout, 250 * ms, 0}, {Deadline, 300 * ms, 1}, {ReadTimeout, 251 * ms, 1}, {OK, 6 * ms, 1}, {Hang, Forever, 0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if idle != 0 {
+		t.Errorf("got %d idle connections left, want 0", idle)
+	}
+	if _, idle := Sequence(30, 0, []Call{{Downstream{Delay: 5 * ms}, l}}); idle != 1 {
+		t.Errorf("got %d idle connections after one success, want 1", idle)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range Presets() {
+		if seen[p.Name] {
+			t.Errorf("preset %q twice", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Client == "" || p.Source == "" || p.Connect == "" || p.Read == "" {
+			t.Errorf("preset %q lacks a description", p.Name)
+		}
+	}
+	for _, name := range []string{"hc5", "hc4", "okhttp", "jdk", "urlconnection", "go"} {
+		if !seen[name] {
+			t.Errorf("no preset %q", name)
+		}
+	}
+	hc5, _ := PresetNamed("hc5")
+	if want := (Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}); hc5.Limits != want {
+		t.Errorf("hc5: got %+v, want %+v", hc5.Limits, want)
+	}
+	goDefaults, _ := PresetNamed("go")
+	if want := (Limits{ConnectTimeout: 30 * time.Second}); goDefaults.Limits != want {
+		t.Errorf("go: got %+v, want %+v", goDefaults.Limits, want)
+	}
+	if _, ok := PresetNamed("nope"); ok {
+		t.Error("found a preset that does not exist")
+	}
+}

@@ -238,6 +238,10 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	}
 	head := Forever
 	switch {
+	case d.HonoursBudget && m.deadline != Forever && m.deadline-t < d.Delay:
+		// The server sees too little budget left for its work: it answers at once.
+		a.Rejected = true
+		head = t
 	case d.Stall:
 	case d.Idempotent && m.sent[c] >= 0:
 		// A repeat gets the first execution's result, when that is ready.
@@ -245,7 +249,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	default:
 		head = t + d.Delay
 	}
-	if m.sent[c] < 0 {
+	if m.sent[c] < 0 && !a.Rejected {
 		m.sent[c] = t
 	}
 	end, out := race(head, "", after(t, l.ReadTimeout), ReadTimeout, m.deadline)
@@ -254,7 +258,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 		return end, out
 	}
 	bodyEnd, readFires := head, Forever
-	if d.Every > 0 && d.Bytes > 0 {
+	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
 		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout {
 			readFires = head + l.ReadTimeout // the first gap is already too long
@@ -299,7 +303,7 @@ func (m *sim) finish(c int, a Attempt) {
 	if a.NewConnection {
 		p.Connects++
 	}
-	if a.Sent && !a.Dropped && !(m.s.Downstream.Idempotent && p.Executions > 0) {
+	if a.Executed() && !(m.s.Downstream.Idempotent && p.Executions > 0) {
 		p.Executions++
 	}
 	p.Outcome, p.Total = a.Outcome, a.End

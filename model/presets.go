@@ -1,0 +1,66 @@
+package model
+
+import "time"
+
+// Preset is a client library's default limits in the model's terms, with where they come from
+// (lab-spec section 4; Go's row read from net/http's source). None of them is production-ready.
+type Preset struct {
+	// Name is the value of labrun predict --defaults.
+	Name string
+	// Client names the library.
+	Client string
+	Limits Limits
+	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.
+	Lease, Connect, Read, Pool, Call string
+	// Source says where the values come from.
+	Source string
+}
+
+// Presets returns the known clients' defaults, in the order of lab-spec section 4.
+func Presets() []Preset {
+	return []Preset{
+		{Name: "urlconnection", Client: "HttpURLConnection (JDK)",
+			Lease: "none (no pool limit)", Connect: "0 = infinite", Read: "0 = infinite",
+			Pool: "caches 5 idle per address", Call: "none",
+			Source: "lab-spec section 4"},
+		{Name: "jdk", Client: "JDK HttpClient (11+)",
+			Lease: "none", Connect: "none", Read: "timeout() only up to response headers, not set",
+			Pool: "unlimited, idle 30 s", Call: "timeout(), headers only, not set",
+			Source: "lab-spec section 4"},
+		{Name: "hc4", Client: "Apache HttpClient 4.5",
+			Lease: "infinite", Connect: "system default", Read: "infinite",
+			Pool: "2 per route, 20 total", Call: "none",
+			Source: "lab-spec section 4"},
+		{Name: "hc5", Client: "Apache HttpClient 5.6",
+			Limits: Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute},
+			Lease:  "3 min", Connect: "3 min", Read: "none = infinite",
+			Pool: "5 per route, 25 total", Call: "none in classic",
+			Source: "lab-spec section 4"},
+		{Name: "okhttp", Client: "OkHttp",
+			Limits: Limits{ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
+			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
+			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none",
+			Source: "lab-spec section 4"},
+		{Name: "netty", Client: "Reactor Netty",
+			Limits: Limits{LeaseTimeout: 45 * time.Second, ConnectTimeout: 30 * time.Second},
+			Lease:  "45 s", Connect: "30 s", Read: "none",
+			Pool: "max(2 x cores, 16) per address, queue 2x", Call: ".timeout() operator",
+			Source: "lab-spec section 4"},
+		{Name: "go", Client: "Go net/http (DefaultClient, DefaultTransport)",
+			Limits: Limits{ConnectTimeout: 30 * time.Second},
+			Lease:  "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
+			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
+			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
+			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
+	}
+}
+
+// PresetNamed returns the preset called name.
+func PresetNamed(name string) (Preset, bool) {
+	for _, p := range Presets() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
