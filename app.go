@@ -120,7 +120,7 @@ func newApp(stdout, stderr io.Writer, progress bool, exps []experiments.Experime
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, progress))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, progress), listCommand(exps))
+	app.Commands = append(app.Commands, allCommand(exps, progress), predictCommand(), listCommand(exps))
 	return app
 }
 
@@ -184,7 +184,7 @@ func experimentCommand(e experiments.Experiment, progress bool) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := experiments.CheckAll(e.Params()); err != nil {
+			if err := e.Check(); err != nil {
 				return usageError{err}
 			}
 			opt := options(c, tol, progress)
@@ -224,6 +224,8 @@ func paramFlag(p experiments.Param) cli.Flag {
 		return &cli.DurationFlag{Name: p.Name, Usage: p.Usage, Value: *p.Duration, Destination: p.Duration}
 	case p.Int != nil:
 		return &cli.IntFlag{Name: p.Name, Usage: p.Usage, Value: *p.Int, Destination: p.Int}
+	case p.String != nil:
+		return &cli.StringFlag{Name: p.Name, Usage: p.Usage, Value: *p.String, Destination: p.String}
 	default:
 		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool}
 	}
@@ -262,6 +264,49 @@ func allCommand(exps []experiments.Experiment, progress bool) *cli.Command {
 				return errChecksFailed
 			}
 			return nil
+		},
+	}
+}
+
+func predictCommand() *cli.Command {
+	p := &experiments.Predictor{}
+	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+		Usage: "output format: " + formatList()}}
+	for _, param := range p.Params() {
+		flags = append(flags, paramFlag(param))
+	}
+	return &cli.Command{
+		Name:  "predict",
+		Usage: "ask the timing model which limit fires first, when, and how often the server executes",
+		Description: "Runs only the timing model, no network: for each attempt, its phases (lease, " +
+			"connect, wait for the first byte, body) and the limit that ended it, then the " +
+			"total, the outcome and the server's execution count. The limits start unset, or " +
+			"from a client's defaults with --defaults; flags given explicitly override them. " +
+			"By default the call finds a pooled connection.\n\n" +
+			"Client defaults (--defaults):\n" + experiments.PresetsHelp() + "\n" +
+			"Examples:\n" +
+			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms   # a trickle never trips the read timeout\n" +
+			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
+			"   labrun predict --defaults hc5 --host-down                    # the kernel gives up after 127 s\n" +
+			"   labrun predict --defaults go --dropped --deadline 2s\n" +
+			"   labrun predict --lease-timeout 300ms --queue 400ms --format json",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("predict takes no arguments, got %q", c.Args().First())
+			}
+			f, err := report.ParseFormat(c.String("format"))
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			if err := p.Check(); err != nil {
+				return usageError{err}
+			}
+			if err := p.Apply(c.IsSet); err != nil {
+				return usageError{err}
+			}
+			return report.WritePrediction(c.App.Writer, f, p.Predict())
 		},
 	}
 }

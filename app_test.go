@@ -33,6 +33,7 @@ func (f *fake) Examples() []string  { return []string{"labrun " + f.name} }
 func (f *fake) Params() []experiments.Param {
 	return []experiments.Param{{Name: "calls", Usage: "calls", Int: &f.calls, Min: 1, Max: 5}}
 }
+func (f *fake) Check() error { return experiments.CheckAll(f.Params()) }
 func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return results.Run{}, err
@@ -83,6 +84,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"all", "--pool", "3"}, "labrun: unknown flag --pool"},
 		{[]string{"list", "extra"}, `labrun: list takes no arguments, got "extra"`},
 		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (see labrun --help)`},
+		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
+		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
+		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
+		{[]string{"predict", "--format", "csv"}, `labrun: --format: unknown format "csv" (want table, json or markdown)`},
+		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -104,7 +110,8 @@ func TestList(t *testing.T) {
 	got := runArgs(t, context.Background(), experiments.All(), false, "list")
 	want := "exp-a   a trickle vs the read timeout\n" +
 		"exp-b   a small pool makes a healthy server slow\n" +
-		"exp-c   a retry after a timeout charges twice\n"
+		"exp-c   a retry after a timeout charges twice\n" +
+		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
 	}
@@ -204,8 +211,8 @@ func TestJSONContract(t *testing.T) {
 	slices.Sort(keys)
 	want := []string{"calls", "documented", "documented_ms", "documented_server_executions",
 		"expected_calls", "expected_ms", "expected_new_connections", "expected_outcome",
-		"expected_server_executions", "measured_ms", "name", "new_connections", "outcome", "pass",
-		"server", "server_executions"}
+		"expected_server_executions", "expected_status", "measured_ms", "name", "new_connections",
+		"outcome", "pass", "server", "server_executions", "status"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("got row keys %v\nwant %v", keys, want)
 	}
@@ -225,5 +232,43 @@ func TestSuiteJSON(t *testing.T) {
 	}
 	if doc.Pass || len(doc.Experiments) != 2 || doc.Experiments[1].Experiment != "exp-y" {
 		t.Errorf("got %+v, want a failing suite of exp-x and exp-y", doc)
+	}
+}
+
+// TestPredictJSON checks labrun predict's documented JSON document and that explicit flags
+// override a preset.
+func TestPredictJSON(t *testing.T) {
+	got := runArgs(t, context.Background(), experiments.All(), false,
+		"predict", "--defaults", "hc5", "--read-timeout", "300ms", "--delay", "500ms", "--retries", "1", "--format", "json")
+	if got.code != 0 {
+		t.Fatalf("got exit %d, stderr %q", got.code, got.stderr)
+	}
+	var doc struct {
+		Outcome          string   `json:"outcome"`
+		TotalMs          *float64 `json:"total_ms"`
+		ServerExecutions int      `json:"server_executions"`
+		Attempts         []struct {
+			StartMs float64  `json:"start_ms"`
+			EndMs   *float64 `json:"end_ms"`
+			Outcome string   `json:"outcome"`
+			Phases  []struct {
+				Phase string   `json:"phase"`
+				Ms    *float64 `json:"ms"`
+			} `json:"phases"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
+	}
+	if doc.Outcome != "read-timeout" || doc.TotalMs == nil || *doc.TotalMs != 601 || doc.ServerExecutions != 2 || len(doc.Attempts) != 2 {
+		t.Fatalf("got %+v, want read-timeout at 601 ms with 2 executions in 2 attempts", doc)
+	}
+	last := doc.Attempts[1].Phases[len(doc.Attempts[1].Phases)-1]
+	if last.Phase != "wait" || *last.Ms != 300 {
+		t.Errorf("got last phase %s %v ms, want wait 300 ms", last.Phase, *last.Ms)
+	}
+	got = runArgs(t, context.Background(), experiments.All(), false, "predict", "--defaults", "hc5", "--host-down")
+	if !strings.Contains(got.stdout, "kernel-timeout") || !strings.Contains(got.stdout, "127000 ms (127 s)") {
+		t.Errorf("hc5 against a host that is down: got\n%s\nwant the kernel giving up after 127 s", got.stdout)
 	}
 }

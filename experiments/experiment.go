@@ -30,6 +30,9 @@ type Experiment interface {
 	Examples() []string
 	// Params lists the experiment's parameters, bound to its fields.
 	Params() []Param
+	// Check reports a parameter, or a combination of them, that makes no sense, naming the
+	// flag. Run checks too.
+	Check() error
 	// Run runs the experiment. It returns an error only when it could not run (a server that
 	// did not start, a cancelled ctx); failed checks are failing rows.
 	Run(ctx context.Context, opt Options) (results.Run, error)
@@ -37,7 +40,7 @@ type Experiment interface {
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewInventory()}
 }
 
 // Options are the settings shared by every experiment.

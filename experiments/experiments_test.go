@@ -164,7 +164,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: parameters differ from themselves", e.Name())
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 }
@@ -289,5 +289,111 @@ func TestDocumented(t *testing.T) {
 				t.Errorf("got %q, %v; want %q, %v", text, deref(ms), tt.wantText, tt.wantMs)
 			}
 		})
+	}
+}
+
+func TestPredictorCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Predictor
+		want string
+	}{
+		{"fine", Predictor{ReadTimeout: time.Second, Bytes: 10, Every: 400 * ms}, ""},
+		{"host down and dropped", Predictor{HostDown: true, Dropped: true}, "--host-down and --dropped exclude each other: a connection to a host that is down was never made"},
+		{"dropped and cold", Predictor{Dropped: true, Cold: true}, "--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing"},
+		{"stall with a body", Predictor{Stall: true, Bytes: 3}, "--stall excludes --delay, --bytes and --every: a stalled server sends nothing"},
+		{"every without bytes", Predictor{Every: time.Second}, "--every needs --bytes: there is no body to trickle"},
+		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
+		{"negative", Predictor{Deadline: -time.Second}, "--deadline must not be negative, got -1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if err := tt.p.Check(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPredictorApply(t *testing.T) {
+	given := map[string]bool{"read-timeout": true}
+	p := Predictor{Defaults: "hc5", ReadTimeout: 2 * time.Second, ConnectTimeout: time.Second}
+	if err := p.Apply(func(name string) bool { return given[name] }); err != nil {
+		t.Fatal(err)
+	}
+	// hc5's connect timeout (3 min) replaces the default-valued field; the explicit read timeout stays.
+	if p.LeaseTimeout != 3*time.Minute || p.ConnectTimeout != 3*time.Minute || p.ReadTimeout != 2*time.Second {
+		t.Errorf("got lease %v, connect %v, read %v; want 3m, 3m, 2s", p.LeaseTimeout, p.ConnectTimeout, p.ReadTimeout)
+	}
+	none := Predictor{ReadTimeout: time.Second}
+	if err := none.Apply(func(string) bool { return false }); err != nil || none.ReadTimeout != time.Second {
+		t.Errorf("without --defaults: got %v, read %v; want no change", err, none.ReadTimeout)
+	}
+}
+
+func TestPredictorPredict(t *testing.T) {
+	p := Predictor{ReadTimeout: 300 * ms, Delay: 500 * ms, Retries: 1}
+	got := p.Predict()
+	if got.Outcome != "read-timeout" || *got.TotalMs != 601 || got.ServerExecutions != 2 || len(got.Attempts) != 2 {
+		t.Fatalf("got %+v, want read-timeout at 601 ms, 2 executions, 2 attempts", got)
+	}
+	a := got.Attempts[1]
+	if a.StartMs != 300 || *a.EndMs != 601 || !a.NewConnection || !a.Executed {
+		t.Errorf("got attempt 2 %+v, want 300..601 ms on a new connection, executed", a)
+	}
+	var phases []string
+	for _, s := range a.Phases {
+		phases = append(phases, s.Phase)
+	}
+	if want := []string{"lease", "connect", "wait"}; !reflect.DeepEqual(phases, want) {
+		t.Errorf("got phases %v, want %v", phases, want)
+	}
+	if want := []results.Param{{Name: "read-timeout", Value: "300ms"}, {Name: "retries", Value: "1"}, {Name: "delay", Value: "500ms"}}; !reflect.DeepEqual(got.Scenario, want) {
+		t.Errorf("got scenario %v, want %v", got.Scenario, want)
+	}
+	hang := (&Predictor{Stall: true}).Predict()
+	if hang.Outcome != "hang" || hang.TotalMs != nil || hang.Attempts[0].EndMs != nil || hang.Attempts[0].Phases[1].Ms != nil {
+		t.Errorf("got %+v, want a hang with null times", hang)
+	}
+}
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		v        *Inventory
+		outcomes []string
+		reserved int
+	}{
+		// Scaled down: read 100 ms, deadline 150 ms, stuck server 400 ms, trickle 5 x 50 ms.
+		{"as configured", &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
+			ReadTimeout: 100 * ms, Deadline: 150 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms},
+			[]string{"ok", "read-timeout", "deadline", "leased 0, pending 0, available 0, max 10", ""}, 2},
+		{"propagated deadline", &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
+			ReadTimeout: 100 * ms, Deadline: 150 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms, PropagateDeadline: true},
+			[]string{"ok", "ok", "deadline", "leased 0, pending 0, available 0, max 10", ""}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := runScaled(t, tt.v)
+			if got := outcomes(run); !reflect.DeepEqual(got, tt.outcomes) {
+				t.Errorf("got outcomes %v, want %v", got, tt.outcomes)
+			}
+			if got := *run.Rows[4].ServerExecutions; got != tt.reserved {
+				t.Errorf("got %d reservations, want %d", got, tt.reserved)
+			}
+		})
+	}
+}
+
+func TestInventoryCheck(t *testing.T) {
+	v := NewInventory()
+	v.Pool = 200
+	if err := v.Check(); err == nil || err.Error() != "--pool (200) must not exceed --max-total (100)" {
+		t.Errorf("got %v, want the pool/max-total error", err)
 	}
 }

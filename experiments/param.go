@@ -2,14 +2,16 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/results"
 )
 
 // Param is one parameter of an experiment, bound to a field of it. Exactly one of Duration,
-// Int and Bool is set. The command line turns each Param into a flag named Name.
+// Int, Bool and String is set. The command line turns each Param into a flag named Name.
 type Param struct {
 	// Name is the flag name without dashes, for example "read-timeout".
 	Name  string
@@ -18,6 +20,9 @@ type Param struct {
 	Duration *time.Duration
 	Int      *int
 	Bool     *bool
+	String   *string
+	// Choices lists the values a String parameter may take ("" is always allowed).
+	Choices []string
 
 	// Min and Max bound an Int parameter; MaxDuration bounds a Duration parameter, which is
 	// never negative.
@@ -37,6 +42,8 @@ func (p Param) Value() string {
 		return strconv.Itoa(*p.Int)
 	case p.Bool != nil:
 		return strconv.FormatBool(*p.Bool)
+	case p.String != nil:
+		return *p.String
 	}
 	panic("experiments: Param " + p.Name + " is bound to nothing")
 }
@@ -61,6 +68,10 @@ func (p Param) Check() error {
 		}
 		if *p.Int > p.Max {
 			return fmt.Errorf("--%s must be at most %d, got %d", p.Name, p.Max, *p.Int)
+		}
+	case p.String != nil:
+		if *p.String != "" && len(p.Choices) > 0 && !slices.Contains(p.Choices, *p.String) {
+			return fmt.Errorf("--%s: unknown value %q (want %s)", p.Name, *p.String, strings.Join(p.Choices, ", "))
 		}
 	}
 	return nil

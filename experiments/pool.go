@@ -67,9 +67,12 @@ func (p *Pool) Params() []Param {
 	}
 }
 
+// Check implements Experiment.
+func (p *Pool) Check() error { return CheckAll(p.Params()) }
+
 // Run implements Experiment.
 func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := CheckAll(p.Params()); err != nil {
+	if err := p.Check(); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()

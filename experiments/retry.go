@@ -63,9 +63,12 @@ func (r *Retry) Params() []Param {
 	}
 }
 
+// Check implements Experiment.
+func (r *Retry) Check() error { return CheckAll(r.Params()) }
+
 // Run implements Experiment.
 func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := CheckAll(r.Params()); err != nil {
+	if err := r.Check(); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()

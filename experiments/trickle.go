@@ -70,9 +70,12 @@ func (t *Trickle) Params() []Param {
 	}
 }
 
+// Check implements Experiment.
+func (t *Trickle) Check() error { return CheckAll(t.Params()) }
+
 // Run implements Experiment.
 func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := CheckAll(t.Params()); err != nil {
+	if err := t.Check(); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()

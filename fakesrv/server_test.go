@@ -535,3 +535,55 @@ func TestBadRequest(t *testing.T) {
 		t.Errorf("log: got Status=%d Path=%q, want 400 /delay?delay=x", got.Status, got.Path)
 	}
 }
+
+// TestBudget: with X-Deadline-Ms shorter than the work, the server answers 503 at once and
+// reserves nothing; with enough budget it works as usual.
+func TestBudget(t *testing.T) {
+	tests := []struct {
+		name     string
+		budget   string
+		status   int
+		reserved int
+		rejected bool
+		logged   time.Duration
+	}{
+		{"too short", "100", http.StatusServiceUnavailable, 0, true, 100 * time.Millisecond},
+		{"enough", "5000", http.StatusOK, 1, false, 5 * time.Second},
+		{"zero", "0", http.StatusServiceUnavailable, 0, true, 0},
+		{"malformed", "soon", http.StatusBadRequest, 0, false, -1},
+		{"negative", "-5", http.StatusBadRequest, 0, false, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t)
+			c, _ := newClient(t)
+			b := Behaviour{Order: "7", Delay: 150 * time.Millisecond}
+			req, err := http.NewRequest(http.MethodPost, s.URL+b.Path(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set(BudgetHeader, tt.budget)
+			start := time.Now()
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			if resp.StatusCode != tt.status {
+				t.Errorf("got status %d, want %d", resp.StatusCode, tt.status)
+			}
+			if tt.status != http.StatusOK && took >= b.Delay {
+				t.Errorf("a refused request took %v, want an answer at once (< %v)", took, b.Delay)
+			}
+			if got := s.Reservations("7"); got != tt.reserved {
+				t.Errorf("got %d reservations, want %d", got, tt.reserved)
+			}
+			got := waitFinished(t, s, 1)
+			if got.Rejected != tt.rejected || got.Budget != tt.logged {
+				t.Errorf("log: got Rejected=%v Budget=%v, want %v %v", got.Rejected, got.Budget, tt.rejected, tt.logged)
+			}
+		})
+	}
+}

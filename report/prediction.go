@@ -17,12 +17,12 @@ import (
 const barWidth = 60
 
 // legend explains the bar characters; it follows the bars in table and markdown form.
-const legend = "legend: l lease  c connect  w wait for first byte  b body  ! limit fired  > never ends"
+const legend = "legend: l lease  c connect  w wait for first byte  b body  ! ended by a limit or the kernel  > never ends"
 
 // WritePrediction renders a prediction (labrun predict) in format f and writes it to w.
 //
 // The table form is a terminal view: one row per attempt with its start, end and outcome and
-// a timeline bar of barWidth ASCII cells, all bars on one time scale from 0 to the end of the
+// a timeline bar of 60 ASCII cells, all bars on one time scale from 0 to the end of the
 // call, then each attempt's phases, a legend and a summary line ("total 601 ms · read-timeout
 // · server executed the request 2 times"). The markdown form holds the same under a level-3
 // heading, with the bars in a fenced code block. The JSON form is the results.Prediction

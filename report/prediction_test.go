@@ -44,8 +44,7 @@ func retryPrediction() results.Prediction {
 func tricklePrediction() results.Prediction {
 	return results.Prediction{
 		Scenario: []results.Param{
-			{Name: "preset", Value: "trickle"}, {Name: "read-timeout", Value: "1s"},
-			{Name: "bytes", Value: "20"}, {Name: "every", Value: "200ms"},
+			{Name: "read-timeout", Value: "1s"}, {Name: "bytes", Value: "20"}, {Name: "every", Value: "200ms"},
 		},
 		Outcome: "ok", TotalMs: msPtr(4000), ServerExecutions: 1,
 		Attempts: []results.Attempt{
@@ -60,7 +59,7 @@ func tricklePrediction() results.Prediction {
 func hostDownPrediction() results.Prediction {
 	p := results.Prediction{
 		Scenario: []results.Param{
-			{Name: "preset", Value: "host-down"}, {Name: "connect-timeout", Value: "1s"}, {Name: "retries", Value: "2"},
+			{Name: "host-down", Value: "true"}, {Name: "connect-timeout", Value: "1s"}, {Name: "retries", Value: "2"},
 		},
 		Outcome: "connect-timeout", TotalMs: msPtr(3000), ServerExecutions: 0,
 	}
@@ -75,10 +74,11 @@ func hostDownPrediction() results.Prediction {
 }
 
 // droppedPrediction is a request on a pooled connection a middlebox dropped, with no read
-// timeout: the kernel retransmits for 924.6 s before it gives up.
+// timeout (HttpURLConnection's default): the kernel retransmits for 924.6 s before it gives
+// up.
 func droppedPrediction() results.Prediction {
 	return results.Prediction{
-		Scenario: []results.Param{{Name: "preset", Value: "dropped"}, {Name: "read-timeout", Value: "0"}},
+		Scenario: []results.Param{{Name: "preset", Value: "urlconnection"}, {Name: "dropped", Value: "true"}},
 		Outcome:  "kernel-timeout", TotalMs: results.Ms(924600 * time.Millisecond), ServerExecutions: 0,
 		Attempts: []results.Attempt{
 			{StartMs: 0, EndMs: results.Ms(924600 * time.Millisecond), Outcome: "kernel-timeout",
@@ -92,8 +92,8 @@ func droppedPrediction() results.Prediction {
 func hangPrediction() results.Prediction {
 	return results.Prediction{
 		Scenario: []results.Param{
-			{Name: "preset", Value: "stall"}, {Name: "pool-busy", Value: "300ms"},
 			{Name: "lease-timeout", Value: "200ms"}, {Name: "retries", Value: "1"},
+			{Name: "pool-busy", Value: "300ms"}, {Name: "stall", Value: "true"},
 		},
 		Outcome: "hang", ServerExecutions: 1,
 		Attempts: []results.Attempt{
@@ -398,6 +398,6 @@ func ExampleWritePrediction() {
 	// attempt  start  end      outcome          timeline 0 .. 1000 ms
 	// 1        0 ms   1000 ms  connect-timeout  |ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc!|
 	//          phases: 1: connect 1000 ms
-	// legend: l lease  c connect  w wait for first byte  b body  ! limit fired  > never ends
+	// legend: l lease  c connect  w wait for first byte  b body  ! ended by a limit or the kernel  > never ends
 	// total 1000 ms · connect-timeout · server never executed the request
 }

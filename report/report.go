@@ -187,7 +187,7 @@ func expectedCell(r results.Row) string {
 	if r.ExpectedOutcome != "" {
 		parts = append(parts, r.ExpectedOutcome)
 	}
-	return withCounts(strings.Join(parts, " "), r.ExpectedExecutions, r.ExpectedNewConnections)
+	return withCounts(withStatus(strings.Join(parts, " "), r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedNewConnections)
 }
 
 // measuredCell shows the measured time always with one decimal, so that a reader sees the
@@ -197,7 +197,18 @@ func measuredCell(r results.Row) string {
 	if r.MeasuredMs != nil {
 		s = strconv.FormatFloat(*r.MeasuredMs, 'f', 1, 64) + " ms"
 	}
-	return withCounts(s, r.ServerExecutions, r.NewConnections)
+	return withCounts(withStatus(s, r.Status), r.ServerExecutions, r.NewConnections)
+}
+
+// withStatus appends a status other than 200 ("HTTP 503") to s.
+func withStatus(s string, status *int) string {
+	if status == nil || *status == 200 {
+		return s
+	}
+	if s == "" {
+		return fmt.Sprintf("HTTP %d", *status)
+	}
+	return fmt.Sprintf("%s, HTTP %d", s, *status)
 }
 
 // withCounts appends the counts a row has to s: server executions ("2 exec") and new

@@ -80,6 +80,11 @@ type Row struct {
 	ExpectedExecutions   *int `json:"expected_server_executions"`
 	ServerExecutions     *int `json:"server_executions"`
 
+	// ExpectedStatus and Status are the HTTP status of the response, where the row is about
+	// that (a server refusing work it cannot finish in time answers 503).
+	ExpectedStatus *int `json:"expected_status"`
+	Status         *int `json:"status"`
+
 	// ExpectedNewConnections and NewConnections count the connections the client dialled,
 	// where the row is about that (a retry after a timeout must dial anew).
 	ExpectedNewConnections *int `json:"expected_new_connections"`
@@ -132,6 +137,12 @@ func (r *Row) Judge(tol time.Duration) {
 		fail("no server execution count")
 	case r.ExpectedExecutions != nil && *r.ServerExecutions != *r.ExpectedExecutions:
 		fail("server executed %d times, want %d", *r.ServerExecutions, *r.ExpectedExecutions)
+	}
+	switch {
+	case r.ExpectedStatus != nil && r.Status == nil:
+		fail("no response status")
+	case r.ExpectedStatus != nil && *r.Status != *r.ExpectedStatus:
+		fail("status %d, want %d", *r.Status, *r.ExpectedStatus)
 	}
 	switch {
 	case r.ExpectedNewConnections != nil && r.NewConnections == nil:

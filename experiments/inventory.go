@@ -1,0 +1,227 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Inventory is the demo: the inventory client of lab-spec section 2, configured end to end,
+// makes three calls one after another from a cold pool: a normal reservation, a stuck one
+// and a trickling read. Then it checks the pool and the server's reservation count.
+type Inventory struct {
+	Pool           int
+	MaxTotal       int
+	ConnectTimeout time.Duration
+	LeaseTimeout   time.Duration
+	ReadTimeout    time.Duration
+	Deadline       time.Duration
+	// PropagateDeadline sends the remaining budget in X-Deadline-Ms (exercise 4).
+	PropagateDeadline bool
+
+	// Normal and Stuck are the server's times for the two reservations; TrickleBytes and
+	// TrickleEvery the trickled read.
+	Normal       time.Duration
+	Stuck        time.Duration
+	TrickleBytes int
+	TrickleEvery time.Duration
+}
+
+// The inventory client's settings that are not parameters: validation after 2 s idle is what
+// net/http's background read on idle connections does continuously, so it needs no setting.
+const (
+	inventoryTimeToLive = 5 * time.Minute
+	inventoryEvictIdle  = 30 * time.Second
+)
+
+// NewInventory returns the demo with the documented configuration.
+func NewInventory() *Inventory {
+	return &Inventory{
+		Pool: 30, MaxTotal: 100,
+		ConnectTimeout: 100 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
+		ReadTimeout: 250 * time.Millisecond, Deadline: 300 * time.Millisecond,
+		Normal: 5 * time.Millisecond, Stuck: time.Second,
+		TrickleBytes: 10, TrickleEvery: 100 * time.Millisecond,
+	}
+}
+
+// Name implements Experiment.
+func (*Inventory) Name() string { return "demo" }
+
+// Title implements Experiment.
+func (*Inventory) Title() string { return "the inventory client, end to end" }
+
+// Description implements Experiment.
+func (*Inventory) Description() string {
+	return "The configured inventory client (pool 30 per route / 100 in all, connect 100 ms, " +
+		"lease 50 ms, read 250 ms, deadline 300 ms, time to live 5 min, idle eviction 30 s, " +
+		"no automatic retries) makes three calls one after another: a reservation the server " +
+		"answers in 5 ms, one it takes 1 s for, and a read it trickles one byte every 100 ms. " +
+		"The stuck call ends on the read timeout, the trickle on the deadline; both close their " +
+		"connections, so the pool ends with none available, and the server counts two " +
+		"reservations: the stuck call's happened although the client had given up. With " +
+		"--propagate-deadline the client sends its remaining budget and the server refuses the " +
+		"stuck call at once with a 503, reserving nothing."
+}
+
+// Examples implements Experiment.
+func (*Inventory) Examples() []string {
+	return []string{
+		"labrun demo",
+		"labrun demo --deadline 200ms       # exercise 3: the stuck call ends on the deadline",
+		"labrun demo --propagate-deadline   # exercise 4: the server refuses what it cannot finish",
+	}
+}
+
+// Params implements Experiment.
+func (v *Inventory) Params() []Param {
+	return []Param{
+		{Name: "pool", Usage: "connections per route", Int: &v.Pool, Min: 1, Max: 1000},
+		{Name: "max-total", Usage: "connections in all", Int: &v.MaxTotal, Min: 1, Max: 10000},
+		{Name: "connect-timeout", Usage: "connect timeout (0 = none)", Duration: &v.ConnectTimeout},
+		{Name: "lease-timeout", Usage: "lease timeout (0 = none)", Duration: &v.LeaseTimeout},
+		{Name: "read-timeout", Usage: "read timeout, idle per read (0 = none)", Duration: &v.ReadTimeout},
+		{Name: "deadline", Usage: "total deadline of each call (0 = none)", Duration: &v.Deadline},
+		{Name: "propagate-deadline", Usage: "send the remaining budget in X-Deadline-Ms", Bool: &v.PropagateDeadline},
+		{Name: "normal", Usage: "server time of the normal reservation", Duration: &v.Normal},
+		{Name: "stuck", Usage: "server time of the stuck reservation", Duration: &v.Stuck},
+		{Name: "bytes", Usage: "bytes of the trickled read", Int: &v.TrickleBytes, Min: 1, Max: fakesrv.MaxBytes},
+		{Name: "every", Usage: "pause before each trickled byte", Duration: &v.TrickleEvery},
+	}
+}
+
+// Check implements Experiment.
+func (v *Inventory) Check() error {
+	if err := CheckAll(v.Params()); err != nil {
+		return err
+	}
+	if v.Pool > v.MaxTotal {
+		return fmt.Errorf("--pool (%d) must not exceed --max-total (%d)", v.Pool, v.MaxTotal)
+	}
+	return nil
+}
+
+// Run implements Experiment.
+func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := v.Check(); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+	cfg := client.Config{
+		MaxPerRoute: v.Pool, MaxTotal: v.MaxTotal,
+		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
+		ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
+		TimeToLive: inventoryTimeToLive, IdleTimeout: inventoryEvictIdle,
+		PropagateDeadline: v.PropagateDeadline,
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer c.Close()
+
+	def := atDefaults(v.Params(), NewInventory().Params())
+	calls := []struct {
+		name string
+		b    fakesrv.Behaviour
+		doc  figure
+	}{
+		{fmt.Sprintf("normal: reserve, server %v", v.Normal), fakesrv.Behaviour{Order: "normal", Delay: v.Normal},
+			figure{"94 ms, ok (cold start)", 94}},
+		{fmt.Sprintf("stuck: reserve, server %v", v.Stuck), fakesrv.Behaviour{Order: "stuck", Delay: v.Stuck},
+			figure{"251 ms, read-timeout", 251}},
+		{fmt.Sprintf("trickle: %d B x %v", v.TrickleBytes, v.TrickleEvery), fakesrv.Behaviour{Bytes: v.TrickleBytes, Every: v.TrickleEvery},
+			figure{"300 ms, deadline", 300}},
+	}
+	seq := make([]model.Call, len(calls))
+	for i, cl := range calls {
+		d := downstream(cl.b)
+		d.HonoursBudget = v.PropagateDeadline
+		seq[i] = model.Call{Downstream: d, Limits: limits(cfg)}
+	}
+	preds, idle := model.Sequence(v.Pool, 0, seq)
+
+	run := results.Run{Experiment: v.Name(), Title: v.Title(), Config: runConfig(v.Params())}
+	wantReserved := 0
+	for i, cl := range calls {
+		opt.progress("%s: call %d/%d: %s", v.Name(), i+1, len(calls), cl.name)
+		res, err := call(ctx, c, srv, cl.b, "")
+		if err != nil {
+			return results.Run{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return results.Run{}, err
+		}
+		p := preds[i]
+		row := results.Row{
+			Name:            cl.name,
+			ExpectedMs:      expectedMs(p.Total),
+			MeasuredMs:      results.Ms(res.Elapsed),
+			ExpectedOutcome: string(p.Outcome),
+			Outcome:         string(res.Outcome),
+			ExpectedCalls:   1,
+			Calls:           1,
+		}
+		if p.Outcome == model.OK {
+			status := 200
+			if p.Attempts[len(p.Attempts)-1].Rejected {
+				status = 503
+			}
+			row.ExpectedStatus = results.Count(status)
+		}
+		if res.Status != 0 {
+			row.Status = results.Count(res.Status)
+		}
+		row.Documented, row.DocumentedMs = documented(def, cl.doc)
+		if log := settled(srv, i+1); len(log) > i {
+			row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
+		}
+		if cl.b.Order != "" {
+			wantReserved += p.Executions
+		}
+		run.Rows = append(run.Rows, row)
+	}
+
+	stats := c.Stats()
+	state := func(leased, pending, available, max int) string {
+		return fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max)
+	}
+	wantState := state(0, 0, idle, v.MaxTotal)
+	pool := results.Row{
+		Name:            "pool after the calls",
+		ExpectedOutcome: wantState,
+		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
+		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
+	}
+	if def {
+		pool.Documented = state(0, 0, 0, 100)
+	}
+	reserved := results.Row{
+		Name:               "server reservations",
+		ExpectedExecutions: results.Count(wantReserved),
+		ServerExecutions:   results.Count(srv.TotalReservations()),
+		Server:             fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck")),
+	}
+	if def {
+		reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
+	}
+	run.Rows = append(run.Rows, pool, reserved)
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+func budgetNote(r fakesrv.Request) string {
+	if r.Rejected {
+		return fmt.Sprintf("; refused: budget %s < work %s", fmtMs(r.Budget), fmtMs(r.Behaviour.Delay))
+	}
+	return ""
+}

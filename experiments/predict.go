@@ -1,0 +1,166 @@
+package experiments
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// Predictor holds the inputs of labrun predict: a client's limits, optionally starting from a
+// library's defaults, and what the downstream does. It runs only the model: no network.
+type Predictor struct {
+	// Defaults names the preset the limits start from ("" = every limit unset).
+	Defaults string
+
+	LeaseTimeout   time.Duration
+	ConnectTimeout time.Duration
+	ReadTimeout    time.Duration
+	Deadline       time.Duration
+	Retries        int
+	Backoff        time.Duration
+
+	Delay    time.Duration
+	Bytes    int
+	Every    time.Duration
+	Stall    bool
+	HostDown bool
+	Dropped  bool
+	Queue    time.Duration
+	Cold     bool
+}
+
+// limitParams are the parameters a preset sets, by flag name.
+var limitParams = []string{"lease-timeout", "connect-timeout", "read-timeout", "deadline", "retries", "backoff"}
+
+// Params lists the predictor's parameters, bound to its fields.
+func (p *Predictor) Params() []Param {
+	max := model.DataGiveUp + time.Hour // long enough for the kernel's own give-up times
+	return []Param{
+		{Name: "defaults", Usage: "start from a client's defaults: " + strings.Join(PresetNames(), ", "), String: &p.Defaults, Choices: PresetNames()},
+		{Name: "lease-timeout", Usage: "wait for a pooled connection at most this long (0 = no limit)", Duration: &p.LeaseTimeout, MaxDuration: max},
+		{Name: "connect-timeout", Usage: "connect timeout (0 = none: the kernel gives up after 127 s)", Duration: &p.ConnectTimeout, MaxDuration: max},
+		{Name: "read-timeout", Usage: "read timeout, idle per read (0 = none)", Duration: &p.ReadTimeout, MaxDuration: max},
+		{Name: "deadline", Usage: "total deadline of the call, retries included (0 = none)", Duration: &p.Deadline, MaxDuration: max},
+		{Name: "retries", Usage: "retries after a failed attempt", Int: &p.Retries, Min: 0, Max: 100},
+		{Name: "backoff", Usage: "pause before each retry", Duration: &p.Backoff, MaxDuration: max},
+		{Name: "delay", Usage: "server time until the response head", Duration: &p.Delay, MaxDuration: max},
+		{Name: "bytes", Usage: "body bytes; with --every they trickle", Int: &p.Bytes, Min: 0, Max: 1 << 30},
+		{Name: "every", Usage: "pause before each trickled body byte", Duration: &p.Every, MaxDuration: max},
+		{Name: "stall", Usage: "the server never answers", Bool: &p.Stall},
+		{Name: "host-down", Usage: "SYNs go unanswered: every connect hangs (implies --cold)", Bool: &p.HostDown},
+		{Name: "dropped", Usage: "a middlebox silently dropped the pooled connection", Bool: &p.Dropped},
+		{Name: "queue", Usage: "the pool is full; a connection frees after this long", Duration: &p.Queue, MaxDuration: max},
+		{Name: "cold", Usage: "the first attempt must connect (default: it finds a pooled connection)", Bool: &p.Cold},
+	}
+}
+
+// Check reports a parameter or a combination of them that makes no sense.
+func (p *Predictor) Check() error {
+	if err := CheckAll(p.Params()); err != nil {
+		return err
+	}
+	switch {
+	case p.HostDown && p.Dropped:
+		return fmt.Errorf("--host-down and --dropped exclude each other: a connection to a host that is down was never made")
+	case p.Dropped && p.Cold:
+		return fmt.Errorf("--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing")
+	case p.Stall && (p.Bytes > 0 || p.Every > 0 || p.Delay > 0):
+		return fmt.Errorf("--stall excludes --delay, --bytes and --every: a stalled server sends nothing")
+	case p.Every > 0 && p.Bytes == 0:
+		return fmt.Errorf("--every needs --bytes: there is no body to trickle")
+	}
+	return nil
+}
+
+// Apply sets every limit the preset named by p.Defaults defines, except those the user gave
+// explicitly (isSet reports which flags were given).
+func (p *Predictor) Apply(isSet func(name string) bool) error {
+	if p.Defaults == "" {
+		return nil
+	}
+	pre, ok := model.PresetNamed(p.Defaults)
+	if !ok {
+		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
+	}
+	set := map[string]func(){
+		"lease-timeout":   func() { p.LeaseTimeout = pre.Limits.LeaseTimeout },
+		"connect-timeout": func() { p.ConnectTimeout = pre.Limits.ConnectTimeout },
+		"read-timeout":    func() { p.ReadTimeout = pre.Limits.ReadTimeout },
+		"deadline":        func() { p.Deadline = pre.Limits.Deadline },
+		"retries":         func() { p.Retries = pre.Limits.Retries },
+		"backoff":         func() { p.Backoff = pre.Limits.Backoff },
+	}
+	for _, name := range limitParams {
+		if !isSet(name) {
+			set[name]()
+		}
+	}
+	return nil
+}
+
+// Predict runs the model.
+func (p *Predictor) Predict() results.Prediction {
+	l := model.Limits{
+		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
+		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
+	}
+	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped}
+	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
+	out := results.Prediction{
+		Scenario:         scenario(p.Params()),
+		Outcome:          string(pred.Outcome),
+		TotalMs:          expectedMs(pred.Total),
+		ServerExecutions: pred.Executions,
+		Attempts:         []results.Attempt{},
+	}
+	for _, a := range pred.Attempts {
+		ra := results.Attempt{
+			StartMs: *results.Ms(a.Start), EndMs: expectedMs(a.End), Outcome: string(a.Outcome),
+			NewConnection: a.NewConnection, Executed: a.Executed(), Phases: []results.PhaseSpan{},
+		}
+		for _, s := range a.Phases {
+			span := results.PhaseSpan{Phase: string(s.Phase)}
+			if s.End != model.Forever {
+				span.Ms = results.Ms(s.End - s.Start)
+			}
+			ra.Phases = append(ra.Phases, span)
+		}
+		out.Attempts = append(out.Attempts, ra)
+	}
+	return out
+}
+
+// scenario lists the parameters that differ from their zero value, for the report's heading.
+func scenario(ps []Param) []results.Param {
+	out := []results.Param{}
+	for _, p := range ps {
+		switch v := p.Value(); v {
+		case "", "0", "0s", "false":
+		default:
+			out = append(out, results.Param{Name: p.Name, Value: v})
+		}
+	}
+	return out
+}
+
+// PresetNames lists the names --defaults takes.
+func PresetNames() []string {
+	var names []string
+	for _, p := range model.Presets() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// PresetsHelp describes every preset in a few lines, for labrun predict --help.
+func PresetsHelp() string {
+	var b strings.Builder
+	for _, p := range model.Presets() {
+		fmt.Fprintf(&b, "   %-14s %s: lease %s; connect %s; read %s; pool %s; whole call %s\n",
+			p.Name, p.Client, p.Lease, p.Connect, p.Read, p.Pool, p.Call)
+	}
+	return b.String()
+}
