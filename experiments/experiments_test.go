@@ -397,3 +397,20 @@ func TestInventoryCheck(t *testing.T) {
 		t.Errorf("got %v, want the pool/max-total error", err)
 	}
 }
+
+// TestExercises runs the documentation's exercises, shortened: a pool as large as the load
+// (one batch, no queueing) and a deadline shorter than the read timeout (the stuck call ends
+// on the deadline).
+func TestExercises(t *testing.T) {
+	t.Parallel()
+	run := runScaled(t, &Pool{Pool: 6, Concurrency: 6, Delay: 150 * ms})
+	if len(run.Rows) != 2 || run.Rows[0].Name != "no lease timeout: batch 1" || run.Rows[0].Calls != 6 {
+		t.Errorf("pool as large as the load: got %+v, want one batch of 6", run.Rows)
+	}
+	inv := &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
+		ReadTimeout: 150 * ms, Deadline: 100 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms}
+	run = runScaled(t, inv)
+	if got := run.Rows[1].Outcome; got != "deadline" {
+		t.Errorf("stuck call with a deadline shorter than the read timeout: got %s, want deadline", got)
+	}
+}
