@@ -1,11 +1,13 @@
 # labrun: the two everyday commands are `make run` and `make test`.
 GO ?= go
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS := -X main.commit=$(COMMIT)
 
-.PHONY: run test bench gate build fmt clean
+.PHONY: run test bench gate report build install fmt clean
 
-## run: run every experiment with its documented parameters (the timing regression gate)
+## run: every experiment with its documented parameters
 run:
-	$(GO) run . all
+	$(GO) run -ldflags "$(LDFLAGS)" . all
 
 ## test: vet, then every test with the race detector
 test:
@@ -16,12 +18,20 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./model/
 
-## gate: what CI runs: the tests, then labrun all
-gate: test run
+## gate: what CI runs: the tests, then every experiment three times, verdicts on the medians
+gate: test
+	$(GO) run -ldflags "$(LDFLAGS)" . all --repeat 3
+
+## report: the committed reference run (run it on an idle machine)
+report:
+	$(GO) run -ldflags "$(LDFLAGS)" . all --repeat 5 --warmup 1 --out results/reference
 
 ## build: a labrun binary in the working directory
 build:
-	$(GO) build -o labrun .
+	$(GO) build -ldflags "$(LDFLAGS)" -o labrun .
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" .
 
 fmt:
 	gofmt -w .

@@ -12,13 +12,11 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/report"
-	"github.com/labrun/labrun/results"
 )
 
 // Exit codes.
@@ -48,9 +46,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runContext(ctx, args, stdout, stderr, isTerminal(stderr), experiments.All())
 }
 
-// runContext is run with the context, the terminal check and the experiments given, for tests.
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, progress bool, exps []experiments.Experiment) int {
-	app := newApp(stdout, stderr, progress, exps)
+// runContext is run with the context, the experiments and whether stdout and stderr are a
+// terminal (live status line, colour) given, for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, terminal bool, exps []experiments.Experiment) int {
+	app := newApp(stdout, stderr, terminal, exps)
 	err := app.RunContext(ctx, args)
 	switch {
 	case err == nil:
@@ -78,21 +77,34 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// commit is the git commit labrun was built from, set by the Makefile through
+// -ldflags "-X main.commit=...". A plain go build leaves it empty, and the build's own VCS
+// stamp, when there is one, is used instead.
+var commit string
+
+// version returns the module version and the commit, as well as they are known.
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
+	v, rev := "(devel)", commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
 		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && rev == "" {
+				rev = s.Value
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " (" + rev + ")"
 	}
 	return v
 }
 
-func newApp(stdout, stderr io.Writer, progress bool, exps []experiments.Experiment) *cli.App {
+func newApp(stdout, stderr io.Writer, terminal bool, exps []experiments.Experiment) *cli.App {
 	app := &cli.App{
 		Name:  "labrun",
 		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
@@ -104,8 +116,9 @@ func newApp(stdout, stderr io.Writer, progress bool, exps []experiments.Experime
 			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
 			"labrun exp-b --pool 20 --format json\n" +
 			"labrun list",
-		Version:         version(),
-		Writer:          stdout,
+		Version:              version(),
+		EnableBashCompletion: true,
+		Writer:               stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
@@ -118,9 +131,10 @@ func newApp(stdout, stderr io.Writer, progress bool, exps []experiments.Experime
 		},
 	}
 	for _, e := range exps {
-		app.Commands = append(app.Commands, experimentCommand(e, progress))
+		app.Commands = append(app.Commands, experimentCommand(e, terminal))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, progress), predictCommand(), listCommand(exps))
+	app.Commands = append(app.Commands, allCommand(exps, terminal), predictCommand(), reportCommand(),
+		listCommand(exps), completionCommand())
 	return app
 }
 
@@ -129,9 +143,14 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
 			Usage: "largest allowed |measured - expected| for a timed row"},
+		&cli.IntFlag{Name: "repeat", Value: 1,
+			Usage: "run each experiment this many times; rows show median, min, max and standard deviation, the verdict uses the median"},
+		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs of each experiment to discard before the measured ones"},
 		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and one SVG timeline per experiment into this directory"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
 	}
 }
 
@@ -143,32 +162,43 @@ func formatList() string {
 	return strings.Join(names, ", ")
 }
 
+// maxRepeat bounds --repeat and --warmup: a gate that runs an experiment a hundred times is a
+// typo, and each run of labrun all takes seconds.
+const maxRepeat = 100
+
 // common reads and checks the common flags.
-func common(c *cli.Context) (report.Format, time.Duration, error) {
+func common(c *cli.Context, terminal bool) (settings, error) {
 	if c.Args().Present() {
-		return "", 0, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
+		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
 	f, err := report.ParseFormat(c.String("format"))
 	if err != nil {
-		return "", 0, usagef("--format: %v", err)
+		return settings{}, usagef("--format: %v", err)
 	}
-	tol := c.Duration("tolerance")
-	if tol <= 0 {
-		return "", 0, usagef("--tolerance must be positive, got %v", tol)
+	s := settings{
+		format:  f,
+		tol:     c.Duration("tolerance"),
+		repeat:  c.Int("repeat"),
+		warmup:  c.Int("warmup"),
+		out:     c.String("out"),
+		live:    terminal && !c.Bool("quiet"),
+		color:   terminal && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+		version: c.App.Version,
 	}
-	return f, tol, nil
+	switch {
+	case s.tol <= 0:
+		return settings{}, usagef("--tolerance must be positive, got %v", s.tol)
+	case s.repeat < 1 || s.repeat > maxRepeat:
+		return settings{}, usagef("--repeat must be between 1 and %d, got %d", maxRepeat, s.repeat)
+	case s.warmup < 0 || s.warmup > maxRepeat:
+		return settings{}, usagef("--warmup must be between 0 and %d, got %d", maxRepeat, s.warmup)
+	case c.IsSet("out") && s.out == "":
+		return settings{}, usagef("--out needs a directory")
+	}
+	return s, nil
 }
 
-func options(c *cli.Context, tol time.Duration, progress bool) experiments.Options {
-	opt := experiments.Options{Tolerance: tol}
-	if progress && !c.Bool("quiet") {
-		w := c.App.ErrWriter
-		opt.Progress = func(msg string) { fmt.Fprintf(w, "labrun: %s\n", msg) }
-	}
-	return opt
-}
-
-func experimentCommand(e experiments.Experiment, progress bool) *cli.Command {
+func experimentCommand(e experiments.Experiment, terminal bool) *cli.Command {
 	flags := commonFlags()
 	for _, p := range e.Params() {
 		flags = append(flags, paramFlag(p))
@@ -180,37 +210,16 @@ func experimentCommand(e experiments.Experiment, progress bool) *cli.Command {
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			f, tol, err := common(c)
+			s, err := common(c, terminal)
 			if err != nil {
 				return err
 			}
 			if err := e.Check(); err != nil {
 				return usageError{err}
 			}
-			opt := options(c, tol, progress)
-			opt.Progress = announce(opt.Progress, e)
-			run, err := e.Run(c.Context, opt)
-			if err != nil {
-				return fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			if err := report.WriteRun(c.App.Writer, f, run); err != nil {
-				return err
-			}
-			if !run.Pass {
-				return errChecksFailed
-			}
-			return nil
+			return runExperiments(c, s, []experiments.Experiment{e}, true)
 		},
 	}
-}
-
-// announce prints the experiment's start through progress, then passes progress on.
-func announce(progress func(string), e experiments.Experiment) func(string) {
-	if progress == nil {
-		return nil
-	}
-	progress(fmt.Sprintf("running %s: %s", e.Name(), e.Title()))
-	return progress
 }
 
 func examples(e experiments.Experiment) string {
@@ -231,39 +240,22 @@ func paramFlag(p experiments.Param) cli.Flag {
 	}
 }
 
-func allCommand(exps []experiments.Experiment, progress bool) *cli.Command {
+func allCommand(exps []experiments.Experiment, terminal bool) *cli.Command {
 	return &cli.Command{
 		Name:  "all",
 		Usage: "run every experiment with its documented parameters",
 		Description: "Runs every experiment in order, prints one table each and exits 1 if any " +
 			"row of any experiment is out of tolerance: the CI regression gate.\n\n" +
-			"Examples:\n   labrun all\n   labrun all --format json > run.json",
+			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
+			"   labrun all --format json > run.json",
 		Flags:        commonFlags(),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			f, tol, err := common(c)
+			s, err := common(c, terminal)
 			if err != nil {
 				return err
 			}
-			opt := options(c, tol, progress)
-			var runs []results.Run
-			for _, e := range exps {
-				o := opt
-				o.Progress = announce(opt.Progress, e)
-				run, err := e.Run(c.Context, o)
-				if err != nil {
-					return fmt.Errorf("%s: %w", e.Name(), err)
-				}
-				runs = append(runs, run)
-			}
-			s := results.NewSuite(runs)
-			if err := report.WriteSuite(c.App.Writer, f, s); err != nil {
-				return err
-			}
-			if !s.Pass {
-				return errChecksFailed
-			}
-			return nil
+			return runExperiments(c, s, exps, false)
 		},
 	}
 }

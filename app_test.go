@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -39,7 +40,8 @@ func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 		return results.Run{}, err
 	}
 	if opt.Progress != nil {
-		opt.Progress(f.name + ": row 1/1")
+		opt.Progress(f.name+" · row 1/1", 100*time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // long enough for the status line to tick
 	}
 	run := results.Run{Experiment: f.name, Title: f.Title(), Rows: []results.Row{{
 		Name: "row", ExpectedMs: results.Ms(100 * time.Millisecond), MeasuredMs: results.Ms(100*time.Millisecond + f.offset),
@@ -77,7 +79,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "--read-timeout", "-1s"}, "labrun: --read-timeout must not be negative, got -1s"},
 		{[]string{"exp-a", "--every", "11m"}, "labrun: --every must be at most 10m0s, got 11m0s"},
 		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
-		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json or markdown)`},
+		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown or csv)`},
 		{[]string{"exp-a", "--tolerance", "0"}, "labrun: --tolerance must be positive, got 0s"},
 		{[]string{"exp-a", "--nope"}, "labrun: unknown flag --nope"},
 		{[]string{"exp-a", "extra"}, `labrun: exp-a takes no arguments, got "extra"`},
@@ -87,7 +89,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
 		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
-		{[]string{"predict", "--format", "csv"}, `labrun: --format: unknown format "csv" (want table, json or markdown)`},
+		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown or csv)`},
 		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}
 	for _, tt := range tests {
@@ -159,14 +161,121 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestProgressOnlyOnTerminal(t *testing.T) {
-	got := runArgs(t, context.Background(), fakes(), true, "exp-x")
-	if want := "labrun: running exp-x: a fake\nlabrun: exp-x: row 1/1\n"; got.stderr != want {
-		t.Errorf("got stderr %q, want %q", got.stderr, want)
+func TestStatusLineOnlyOnTerminal(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), true, "exp-x", "--no-color")
+	if !strings.HasPrefix(got.stderr, "\r\033[Klabrun: exp-x · row 1/1 · 0.") ||
+		!strings.Contains(got.stderr, " of 0.1 s expected") || !strings.HasSuffix(got.stderr, "\r\033[K") {
+		t.Errorf("got stderr %q, want a status line redrawn in place and cleared at the end", got.stderr)
+	}
+	if strings.Contains(got.stdout, "\033[") {
+		t.Errorf("got colour with --no-color: %q", got.stdout)
 	}
 	got = runArgs(t, context.Background(), fakes(), true, "exp-x", "--quiet")
 	if got.stderr != "" {
 		t.Errorf("got stderr %q with --quiet, want nothing", got.stderr)
+	}
+	if !strings.Contains(got.stdout, "\033[32mPASS\033[0m") {
+		t.Errorf("got no colour on a terminal: %q", got.stdout)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if got = runArgs(t, context.Background(), fakes(), true, "exp-x", "--quiet"); strings.Contains(got.stdout, "\033[") {
+		t.Errorf("got colour with NO_COLOR set: %q", got.stdout)
+	}
+}
+
+func TestRepeat(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "exp-x", "--repeat", "3", "--warmup", "1", "--format", "json")
+	var doc results.Run
+	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	st := doc.Rows[0].Stats
+	if got.code != 0 || st == nil || st.N != 3 || doc.Meta == nil || doc.Meta.Repeat != 3 || doc.Meta.Warmup != 1 {
+		t.Errorf("got exit %d, stats %+v, meta %+v; want 3 samples and the repeat settings", got.code, st, doc.Meta)
+	}
+	for _, args := range [][]string{{"--repeat", "0"}, {"--repeat", "101"}, {"--warmup", "-1"}} {
+		got := runArgs(t, context.Background(), fakes(), false, append([]string{"exp-x"}, args...)...)
+		if got.code != exitUsage {
+			t.Errorf("%v: got exit %d, want 2", args, got.code)
+		}
+	}
+}
+
+// TestOut writes a run's files, then re-renders them with labrun report.
+func TestOut(t *testing.T) {
+	dir := t.TempDir() + "/out"
+	got := runArgs(t, context.Background(), fakes(), false, "all", "--out", dir)
+	if got.code != exitFail {
+		t.Fatalf("got exit %d, want 1 (exp-y fails)", got.code)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"REPORT.md", "exp-x.svg", "exp-y.svg", "run.json"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("got files %v, want %v (and no temporary file)", names, want)
+	}
+	again := runArgs(t, context.Background(), fakes(), false, "report", dir+"/run.json")
+	md, _ := os.ReadFile(dir + "/REPORT.md")
+	if again.code != 0 || again.stdout != string(md) {
+		t.Errorf("labrun report: got exit %d and\n%s\nwant the saved REPORT.md\n%s", again.code, again.stdout, md)
+	}
+}
+
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", dir + "/none.json", "labrun: " + dir + "/none.json: cannot read: no such file or directory"},
+		{"not JSON", write("a.json", "{nope"), "labrun: " + dir + "/a.json: not JSON: invalid character 'n' looking for beginning of object key string"},
+		{"foreign", write("b.json", `{"name": "x"}`), "labrun: " + dir + "/b.json: not a labrun run: no \"experiments\" or \"experiment\" field"},
+		{"wrong types", write("c.json", `{"experiments": 3}`), "labrun: " + dir + "/c.json: not a labrun run: json: cannot unmarshal number into Go struct field Suite.experiments of type []results.Run"},
+		{"no rows", write("d.json", `{"experiments": [{"experiment": "exp-a"}]}`), "labrun: " + dir + "/d.json: not a labrun run: experiment 1 has no name or no rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runArgs(t, context.Background(), fakes(), false, "report", tt.path)
+			if got.code != exitUsage || strings.TrimSpace(got.stderr) != tt.want || got.stdout != "" {
+				t.Errorf("got exit %d, stderr %q, stdout %q; want 2, %q", got.code, got.stderr, got.stdout, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "completion", "bash")
+	if got.code != 0 || !strings.Contains(got.stdout, "complete -o bashdefault") {
+		t.Errorf("got exit %d, stdout %q", got.code, got.stdout)
+	}
+	// urfave/cli reads the words to complete from os.Args rather than from the arguments it runs.
+	saved := os.Args
+	os.Args = []string{"labrun", "--generate-bash-completion"}
+	t.Cleanup(func() { os.Args = saved })
+	got = runArgs(t, context.Background(), fakes(), false, "--generate-bash-completion")
+	if !strings.Contains(got.stdout, "exp-x") || !strings.Contains(got.stdout, "predict") {
+		t.Errorf("completion candidates: got %q", got.stdout)
+	}
+	if got := runArgs(t, context.Background(), fakes(), false, "completion", "fish"); got.code != exitUsage {
+		t.Errorf("completion fish: got exit %d, want 2", got.code)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "--version")
+	if got.code != 0 || !strings.HasPrefix(got.stdout, "labrun version ") {
+		t.Errorf("got exit %d, stdout %q", got.code, got.stdout)
 	}
 }
 

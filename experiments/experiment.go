@@ -47,8 +47,9 @@ func All() []Experiment {
 type Options struct {
 	// Tolerance is the largest allowed |measured - expected| for timed rows.
 	Tolerance time.Duration
-	// Progress, when set, is told what the experiment is doing, one short line at a time.
-	Progress func(msg string)
+	// Progress, when set, is told what the experiment starts doing, in a few words, and how
+	// long the model expects that step to take (0 when it does not say).
+	Progress func(step string, expected time.Duration)
 }
 
 // DefaultTolerance is the default for Options.Tolerance. It is far above the scheduling noise
@@ -57,9 +58,12 @@ type Options struct {
 // never times out turns 300 ms into 500 ms, a pool that does not queue turns 1000 ms into 500.
 const DefaultTolerance = 100 * time.Millisecond
 
-func (o Options) progress(format string, args ...any) {
+func (o Options) progress(expected time.Duration, format string, args ...any) {
 	if o.Progress != nil {
-		o.Progress(fmt.Sprintf(format, args...))
+		if expected == model.Forever {
+			expected = 0
+		}
+		o.Progress(fmt.Sprintf(format, args...), expected)
 	}
 }
 
@@ -299,4 +303,29 @@ func serverNote(r fakesrv.Request) string {
 	default:
 		return "head at " + fmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
 	}
+}
+
+// timeline turns a measured call into a results.Call for the timeline drawings; offset is when
+// the call started relative to the experiment's common start.
+func timeline(label string, res *client.Result, offset time.Duration) results.Call {
+	c := results.Call{Label: label, Attempts: []results.Attempt{}}
+	for _, a := range res.Attempts {
+		ra := results.Attempt{
+			StartMs: *results.Ms(offset + a.Start), EndMs: results.Ms(offset + a.End),
+			Outcome: string(a.Outcome), NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
+		}
+		for _, p := range []struct {
+			phase client.Phase
+			d     time.Duration
+		}{{client.PhaseLease, a.Lease}, {client.PhaseConnect, a.Connect}, {client.PhaseWait, a.Wait}, {client.PhaseBody, a.Body}} {
+			if p.d > 0 || p.phase == a.Phase {
+				ra.Phases = append(ra.Phases, results.PhaseSpan{Phase: string(p.phase), Ms: results.Ms(p.d)})
+			}
+			if p.phase == a.Phase {
+				break
+			}
+		}
+		c.Attempts = append(c.Attempts, ra)
+	}
+	return c
 }

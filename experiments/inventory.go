@@ -152,8 +152,10 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 	run := results.Run{Experiment: v.Name(), Title: v.Title(), Config: runConfig(v.Params())}
 	wantReserved := 0
+	t0 := time.Now()
 	for i, cl := range calls {
-		opt.progress("%s: call %d/%d: %s", v.Name(), i+1, len(calls), cl.name)
+		began := time.Since(t0)
+		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Name(), i+1, len(calls), cl.name)
 		res, err := call(ctx, c, srv, cl.b, "")
 		if err != nil {
 			return results.Run{}, err
@@ -161,6 +163,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 		if err := ctx.Err(); err != nil {
 			return results.Run{}, err
 		}
+		run.Calls = append(run.Calls, timeline(cl.name, res, began))
 		p := preds[i]
 		row := results.Row{
 			Name:            cl.name,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"strconv"
 	"time"
 
@@ -100,11 +101,12 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run := results.Run{Experiment: p.Name(), Title: p.Title(), Config: runConfig(p.Params())}
 	for i, v := range variants {
-		opt.progress("%s: variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
-		rows, err := p.variant(ctx, srv, v.name, v.cfg)
+		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
+		rows, calls, err := p.variant(ctx, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
+		run.Calls = append(run.Calls, calls...)
 		for _, r := range rows {
 			if docs := v.docs[model.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
 				r.Documented, r.DocumentedMs = documented(def, docs[r.batch])
@@ -122,47 +124,65 @@ type poolRow struct {
 	batch int
 }
 
-// variant runs the concurrent calls through one client configuration.
-func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cfg client.Config) ([]poolRow, error) {
+// variant runs the concurrent calls through one client configuration and returns its rows
+// and its calls, in the order they ended.
+func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cfg client.Config, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
 	c, err := client.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
 	idle, err := warm(ctx, c, srv, p.Pool)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := fakesrv.Behaviour{Delay: p.Delay}
 	preds := model.Simulate(model.Scenario{
 		Calls: p.Concurrency, Pool: p.Pool, Idle: idle, Downstream: downstream(b), Limits: limits(cfg),
 	})
 
+	var last time.Duration
+	for _, pr := range preds {
+		last = max(last, pr.Total)
+	}
+	starting(last)
 	n := p.Concurrency
 	ends := make([]time.Duration, n)
 	outcomes := make([]string, n)
 	leaseWaits := make([]time.Duration, n)
+	calls := make([]results.Call, n)
 	start := make(chan struct{})
 	var t0 time.Time
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < n; i++ {
 		g.Go(func() error {
 			<-start
+			began := time.Since(t0)
 			res, err := call(gctx, c, srv, b, strconv.Itoa(i))
 			if err != nil {
 				return err
 			}
 			ends[i], outcomes[i], leaseWaits[i] = time.Since(t0), string(res.Outcome), res.Attempts[0].Lease
+			calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
 			return nil
 		})
 	}
 	t0 = time.Now()
 	close(start)
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ends[order[a]] < ends[order[b]] })
+	sorted := make([]results.Call, n)
+	for k, i := range order {
+		sorted[k] = calls[i]
 	}
 	log := settled(srv, 0)
 	serverTime := map[string]time.Duration{} // call tag -> server time to the head
@@ -225,5 +245,5 @@ func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cf
 		ExpectedExecutions: results.Count(want),
 		ServerExecutions:   results.Count(len(log)),
 	}, batch: -1})
-	return rows, nil
+	return rows, sorted, nil
 }

@@ -91,11 +91,12 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run := results.Run{Experiment: r.Name(), Title: r.Title(), Config: runConfig(r.Params())}
 	for i, v := range variants {
-		opt.progress("%s: variant %d/%d: %s", r.Name(), i+1, len(variants), v.name)
-		rows, err := r.variant(ctx, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1))
+		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Name(), i+1, len(variants), v.name)
+		rows, res, err := r.variant(ctx, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1), func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
+		run.Calls = append(run.Calls, timeline(v.name, res, 0))
 		if v.def {
 			if !v.idempotent { // "both attempts fail on the client"
 				for j := range rows[:len(rows)-1] {
@@ -114,26 +115,27 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // variant makes one call with retries against the server and returns a row per attempt and
 // a row for the whole call with the server's reservation count.
-func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, idempotent bool, order string) ([]results.Row, error) {
+func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
 	cfg := client.HC5Defaults()
 	cfg.ReadTimeout, cfg.Retries, cfg.Backoff = r.ReadTimeout, r.Retries, r.Backoff
 	c, err := client.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
 	idle, err := warm(ctx, c, srv, 1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
 	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	starting(p.Total)
 	res, err := call(ctx, c, srv, b, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log := settled(srv, len(res.Attempts))
 
@@ -170,7 +172,7 @@ func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, i
 		ServerExecutions:   results.Count(srv.Reservations(order)),
 		Server:             fmt.Sprintf("%s, %s of %s", plural(len(log), "request"), plural(srv.Reservations(order), "reservation"), order),
 	})
-	return rows, nil
+	return rows, res, nil
 }
 
 func reservationNote(r fakesrv.Request) string {

@@ -106,37 +106,39 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run := results.Run{Experiment: t.Name(), Title: t.Title(), Config: runConfig(t.Params())}
 	for i, r := range rows {
-		row, err := t.row(ctx, srv, r.cfg, r.b)
+		step := fmt.Sprintf("%s · row %d/%d: %s", t.Name(), i+1, len(rows), r.name)
+		row, res, err := t.row(ctx, srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
+		run.Calls = append(run.Calls, timeline(r.name, res, 0))
 		row.Name = r.name
 		row.Documented, row.DocumentedMs = documented(def, r.doc)
 		run.Rows = append(run.Rows, row)
-		opt.progress("%s: row %d/%d done: %s", t.Name(), i+1, len(rows), row.Outcome)
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
 }
 
 // row measures one call with a warm pool and predicts it.
-func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour) (results.Row, error) {
+func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour, starting func(expected time.Duration)) (results.Row, *client.Result, error) {
 	c, err := client.New(cfg)
 	if err != nil {
-		return results.Row{}, err
+		return results.Row{}, nil, err
 	}
 	defer c.Close()
 	idle, err := warm(ctx, c, srv, 1)
 	if err != nil {
-		return results.Row{}, err
+		return results.Row{}, nil, err
 	}
 	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	starting(p.Total)
 	res, err := call(ctx, c, srv, b, "")
 	if err != nil {
-		return results.Row{}, err
+		return results.Row{}, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, err
+		return results.Row{}, nil, err
 	}
 	log := settled(srv, 1)
 	row := results.Row{
@@ -150,7 +152,7 @@ func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Confi
 	if len(log) > 0 {
 		row.Server = serverNote(log[len(log)-1])
 	}
-	return row, nil
+	return row, res, nil
 }
 
 // downstream converts what the fake server is asked to do into the model's terms.

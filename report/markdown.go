@@ -9,8 +9,8 @@ import (
 )
 
 // writeRunMarkdown renders run as a GitHub Markdown section: a level-3 heading, a pipe
-// table with the same cells as the terminal table, the footer line and the config line in
-// backticks.
+// table with the same cells as the terminal table, the footer line, the config line in
+// backticks and the meta line.
 //
 // The pipe table is written by hand rather than with tablewriter's Markdown renderer, which
 // does not escape "|" in cells and centres the columns; padding the columns to equal width
@@ -45,6 +45,9 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("\n" + footer(run) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString("\n" + markdownCode(c) + "\n")
+	}
+	if m := metaLine(run.Meta); m != "" {
+		buf.WriteString("\n" + m + "\n")
 	}
 }
 

@@ -26,10 +26,12 @@ const legend = "legend: l lease  c connect  w wait for first byte  b body  ! end
 // call, then each attempt's phases, a legend and a summary line ("total 601 ms · read-timeout
 // · server executed the request 2 times"). The markdown form holds the same under a level-3
 // heading, with the bars in a fenced code block. The JSON form is the results.Prediction
-// object.
+// object. The CSV form has one line per phase: attempt (from 1), attempt_start_ms,
+// attempt_end_ms, attempt_outcome, phase, phase_ms, with an empty cell for a time that never
+// comes.
 //
-// As with WriteRun, nothing is written when rendering fails: for an unknown format, or a
-// time that is NaN, infinite or negative.
+// As with WriteRun, nothing is written when rendering fails: for an unknown format, or (in
+// table, markdown and CSV form) a time that is NaN, infinite or negative.
 func WritePrediction(w io.Writer, f Format, p results.Prediction) error {
 	var buf bytes.Buffer
 	var err error
@@ -44,6 +46,10 @@ func WritePrediction(w io.Writer, f Format, p results.Prediction) error {
 		}
 	case FormatJSON:
 		err = writeJSON(&buf, p)
+	case FormatCSV:
+		if err = checkPrediction(p); err == nil {
+			err = writePredictionCSV(&buf, p)
+		}
 	default:
 		err = unknownFormat(string(f))
 	}

@@ -350,10 +350,11 @@ func TestPredictionErrorsWriteNothing(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown format", "xml", retryPrediction(),
-			`render prediction: unknown format "xml" (want table, json or markdown)`},
+			`render prediction: unknown format "xml" (want table, json, markdown or csv)`},
 		{"NaN in table", FormatTable, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"NaN in markdown", FormatMarkdown, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"NaN in JSON", FormatJSON, nan, "render prediction: json: unsupported value: NaN"},
+		{"NaN in CSV", FormatCSV, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"negative start", FormatTable, negative, "render prediction: attempt 1 start is -1 ms, want a finite time >= 0"},
 	}
 	for _, tt := range tests {

@@ -1,5 +1,6 @@
 // Package report renders experiment results (results.Run, results.Suite) for people and
-// programs: a bordered terminal table, a GitHub Markdown table, or JSON.
+// programs: a bordered terminal table, a GitHub Markdown table, JSON or CSV, and a run's
+// measured calls as an SVG timeline (WriteSVG).
 //
 // Every writer renders the whole document into memory first and writes it to w in one call,
 // so an error never leaves half a report behind. Rendering is deterministic: the same run
@@ -15,6 +16,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labrun/labrun/results"
 )
@@ -24,16 +26,18 @@ type Format string
 
 // The output formats. FormatTable is meant for a terminal, FormatMarkdown for pasting into
 // documentation and issues, FormatJSON for programs (its field names are the JSON tags of
-// the results types).
+// the results types), FormatCSV for spreadsheets and data frames (one line per row, its
+// column names are the JSON tags too).
 const (
 	FormatTable    Format = "table"
 	FormatJSON     Format = "json"
 	FormatMarkdown Format = "markdown"
+	FormatCSV      Format = "csv"
 )
 
 // Formats lists the formats in the order help text shows them.
 func Formats() []Format {
-	return []Format{FormatTable, FormatJSON, FormatMarkdown}
+	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV}
 }
 
 // ParseFormat validates a --format value. It accepts exactly the names Formats lists.
@@ -47,7 +51,7 @@ func ParseFormat(s string) (Format, error) {
 }
 
 // unknownFormat says which formats exist, in the words help text would use:
-// unknown format "xml" (want table, json or markdown).
+// unknown format "xml" (want table, json, markdown or csv).
 func unknownFormat(s string) error {
 	fs := Formats()
 	names := make([]string, len(fs))
@@ -63,8 +67,11 @@ func unknownFormat(s string) error {
 
 // WriteRun renders one experiment run in format f and writes it to w.
 //
+// In table and markdown form a run with Meta ends with a line saying where and how it was
+// made. The CSV form is a header line and one line per row (see WriteSuite).
+//
 // Nothing is written when rendering fails, for example for an unknown format or a time that
-// JSON cannot represent (NaN, ±Inf).
+// JSON or CSV cannot represent (NaN, ±Inf).
 func WriteRun(w io.Writer, f Format, run results.Run) error {
 	var buf bytes.Buffer
 	var err error
@@ -75,6 +82,8 @@ func WriteRun(w io.Writer, f Format, run results.Run) error {
 		writeRunMarkdown(&buf, run)
 	case FormatJSON:
 		err = writeJSON(&buf, run)
+	case FormatCSV:
+		err = writeRowsCSV(&buf, []results.Run{run})
 	default:
 		err = unknownFormat(string(f))
 	}
@@ -87,8 +96,11 @@ func WriteRun(w io.Writer, f Format, run results.Run) error {
 // WriteSuite renders several runs (labrun all) in format f and writes them to w.
 //
 // In table and markdown form the runs follow one another, separated by blank lines, and a
-// last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b". In JSON form it is
-// the results.Suite object. As with WriteRun, nothing is written when rendering fails.
+// last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b", preceded by the
+// suite's Meta line when it has one. In JSON form it is the results.Suite object. In CSV form
+// it is one header line, then the rows of every experiment, each line naming its experiment
+// in the first column; a value that does not apply is an empty cell. As with WriteRun,
+// nothing is written when rendering fails.
 func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 	var buf bytes.Buffer
 	switch f {
@@ -103,9 +115,19 @@ func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 			}
 			buf.WriteString("\n")
 		}
+		if m := metaLine(s.Meta); m != "" {
+			buf.WriteString(m + "\n")
+			if f == FormatMarkdown {
+				buf.WriteString("\n") // its own paragraph, not run into the summary
+			}
+		}
 		buf.WriteString(suiteSummary(s) + "\n")
 	case FormatJSON:
 		if err := writeJSON(&buf, s); err != nil {
+			return fmt.Errorf("render suite: %w", err)
+		}
+	case FormatCSV:
+		if err := writeRowsCSV(&buf, s.Experiments); err != nil {
 			return fmt.Errorf("render suite: %w", err)
 		}
 	default:
@@ -191,14 +213,30 @@ func expectedCell(r results.Row) string {
 }
 
 // measuredCell shows the measured time always with one decimal, so that a reader sees the
-// measurement's resolution, plus the server executions when the row counts them.
+// measurement's resolution, plus the server executions when the row counts them. A time
+// measured over several runs is their median, followed by the spread:
+// "4000.4 ms (n=5, 3999.8..4001.2, sd 0.5)".
 func measuredCell(r results.Row) string {
 	s := ""
 	if r.MeasuredMs != nil {
-		s = strconv.FormatFloat(*r.MeasuredMs, 'f', 1, 64) + " ms"
+		s = oneDecimal(*r.MeasuredMs) + " ms"
+	}
+	if st := r.Stats; st != nil && st.N > 1 {
+		if s == "" {
+			s = oneDecimal(st.MedianMs) + " ms"
+		}
+		s += " " + spread(*st)
 	}
 	return withCounts(withStatus(s, r.Status), r.ServerExecutions, r.NewConnections)
 }
+
+// spread is the part of a measured cell that describes repeated runs:
+// "(n=5, 3999.8..4001.2, sd 0.5)", times in ms with one decimal like the median before it.
+func spread(st results.Stats) string {
+	return fmt.Sprintf("(n=%d, %s..%s, sd %s)", st.N, oneDecimal(st.MinMs), oneDecimal(st.MaxMs), oneDecimal(st.StddevMs))
+}
+
+func oneDecimal(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // withStatus appends a status other than 200 ("HTTP 503") to s.
 func withStatus(s string, status *int) string {
@@ -245,8 +283,12 @@ func outcomeCell(r results.Row) string {
 	return s
 }
 
+// verdictCell is "pass", "pass (warning: ...)" for a pass that rests on noisy samples, or
+// "FAIL: reason".
 func verdictCell(r results.Row) string {
 	switch {
+	case r.Pass && r.Warning != "":
+		return "pass (warning: " + r.Warning + ")"
 	case r.Pass:
 		return "pass"
 	case r.Reason == "":
@@ -297,6 +339,46 @@ func configLine(run results.Run) string {
 		parts[i] = p.Name + "=" + v
 	}
 	return "config: " + strings.Join(parts, " ")
+}
+
+// metaLine says where and how a run or suite was made, or returns "" for no Meta:
+// "labrun v0.4.0 · go1.26.0 linux/amd64 · 8 CPUs · 2025-03-01T14:30:00Z · tolerance ±100 ms ·
+// repeat 5 (+1 warm-up)". Parts the Meta does not know (an empty Go version, no CPU count, a
+// zero start, no repeat count) are left out; the labrun version shows as "—" when unknown,
+// so that the line always starts with "labrun".
+func metaLine(m *results.Meta) string {
+	if m == nil {
+		return ""
+	}
+	parts := []string{"labrun " + orDash(m.Labrun)}
+	platform := m.OS
+	if m.Arch != "" {
+		platform += "/" + m.Arch
+	}
+	if g := strings.TrimSpace(m.GoVersion + " " + platform); g != "" {
+		parts = append(parts, g)
+	}
+	switch {
+	case m.CPUs == 1:
+		parts = append(parts, "1 CPU")
+	case m.CPUs > 1:
+		parts = append(parts, fmt.Sprintf("%d CPUs", m.CPUs))
+	}
+	if !m.Start.IsZero() {
+		parts = append(parts, m.Start.Format(time.RFC3339))
+	}
+	parts = append(parts, "tolerance ±"+formatMs(m.ToleranceMs))
+	if m.Repeat > 0 {
+		r := fmt.Sprintf("repeat %d", m.Repeat)
+		switch {
+		case m.Warmup == 1:
+			r += " (+1 warm-up)"
+		case m.Warmup > 1:
+			r += fmt.Sprintf(" (+%d warm-ups)", m.Warmup)
+		}
+		parts = append(parts, r)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // heading is the first line of a run: "exp-a · trickle vs read timeout".

@@ -144,11 +144,78 @@ func smallRun() results.Run {
 	return run
 }
 
-func suite() results.Suite {
-	return results.NewSuite([]results.Run{passRun(), failRun(), smallRun()})
+// testMeta is the Meta of the repeated run and the suite.
+func testMeta() *results.Meta {
+	return &results.Meta{
+		Labrun: "v0.4.0 (3f2c1ab)", GoVersion: "go1.26.0", OS: "linux", Arch: "amd64", CPUs: 8,
+		Start:       time.Date(2025, 3, 1, 14, 30, 5, 123456789, time.UTC),
+		ToleranceMs: 100, Repeat: 5, Warmup: 1,
+	}
 }
 
-var extensions = map[Format]string{FormatTable: "txt", FormatMarkdown: "md", FormatJSON: "json"}
+// repeatRun was measured five times (after a warm-up): a steady row, a noisy row that passes
+// with a warning, a status row, a row with a single sample (no spread shown) and a row that
+// fails on its median. Its Meta is set, as for a run printed on its own.
+func repeatRun() results.Run {
+	stats := func(vs ...float64) (*results.Stats, *float64) {
+		st := results.Summarize(vs)
+		return &st, &st.MedianMs
+	}
+	steady, steadyMs := stats(3999.8, 4000.1, 4000.4, 4000.9, 4001.2)
+	noisy, noisyMs := stats(1001, 1002.5, 1003.2, 1040, 1080.7)
+	status, statusMs := stats(201.3, 200.9, 201.1, 202, 201.5)
+	single, singleMs := stats(1500.4)
+	slow, slowMs := stats(2240, 2250, 2251.2, 2260, 2300)
+	run := results.Run{
+		Experiment: "exp-d",
+		Title:      "repeated five times",
+		Meta:       testMeta(),
+		Config:     []results.Param{{Name: "repeat", Value: "5"}, {Name: "warmup", Value: "1"}},
+		Rows: []results.Row{
+			{
+				Name:       "trickle 20 B, read-timeout 1s",
+				Documented: "4091 ms, ok", DocumentedMs: results.Ms(4091 * time.Millisecond),
+				ExpectedMs: results.Ms(4000 * time.Millisecond), MeasuredMs: steadyMs, Stats: steady,
+				ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1,
+				Server: "sent 20 B in 4.0 s",
+			},
+			{
+				Name:       "stall, read-timeout 1s",
+				ExpectedMs: results.Ms(time.Second), MeasuredMs: noisyMs, Stats: noisy,
+				ExpectedOutcome: "read-timeout", Outcome: "read-timeout", ExpectedCalls: 1, Calls: 1,
+				Server: "held the response",
+			},
+			{
+				Name:       "refused past the deadline",
+				ExpectedMs: results.Ms(200 * time.Millisecond), MeasuredMs: statusMs, Stats: status,
+				ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1,
+				ExpectedStatus: results.Count(503), Status: results.Count(503),
+				Server: `said "busy", 503`,
+			},
+			{
+				Name:       "deadline, one sample",
+				ExpectedMs: results.Ms(1500 * time.Millisecond), MeasuredMs: singleMs, Stats: single,
+				ExpectedOutcome: "deadline", Outcome: "deadline", ExpectedCalls: 1, Calls: 1,
+			},
+			{
+				Name:       "slow on every repeat",
+				ExpectedMs: results.Ms(2000 * time.Millisecond), MeasuredMs: slowMs, Stats: slow,
+				ExpectedOutcome: "read-timeout", Outcome: "read-timeout", ExpectedCalls: 1, Calls: 1,
+			},
+		},
+	}
+	run.Finish(100 * time.Millisecond)
+	return run
+}
+
+// suite has a Meta, as labrun all prints it; its runs have none.
+func suite() results.Suite {
+	s := results.NewSuite([]results.Run{passRun(), failRun(), smallRun()})
+	s.Meta = testMeta()
+	return s
+}
+
+var extensions = map[Format]string{FormatTable: "txt", FormatMarkdown: "md", FormatJSON: "json", FormatCSV: "csv"}
 
 func TestGolden(t *testing.T) {
 	cases := []struct {
@@ -157,6 +224,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"run-pass", func(b *bytes.Buffer, f Format) error { return WriteRun(b, f, passRun()) }},
 		{"run-fail", func(b *bytes.Buffer, f Format) error { return WriteRun(b, f, failRun()) }},
+		{"run-repeat", func(b *bytes.Buffer, f Format) error { return WriteRun(b, f, repeatRun()) }},
 		{"suite", func(b *bytes.Buffer, f Format) error { return WriteSuite(b, f, suite()) }},
 	}
 	for _, c := range cases {
@@ -223,11 +291,12 @@ func TestParseFormat(t *testing.T) {
 		{in: "table", want: FormatTable},
 		{in: "json", want: FormatJSON},
 		{in: "markdown", want: FormatMarkdown},
-		{in: "xml", wantErr: `unknown format "xml" (want table, json or markdown)`},
-		{in: "", wantErr: `unknown format "" (want table, json or markdown)`},
-		{in: "JSON", wantErr: `unknown format "JSON" (want table, json or markdown)`},
-		{in: " table", wantErr: `unknown format " table" (want table, json or markdown)`},
-		{in: "md", wantErr: `unknown format "md" (want table, json or markdown)`},
+		{in: "csv", want: FormatCSV},
+		{in: "xml", wantErr: `unknown format "xml" (want table, json, markdown or csv)`},
+		{in: "", wantErr: `unknown format "" (want table, json, markdown or csv)`},
+		{in: "JSON", wantErr: `unknown format "JSON" (want table, json, markdown or csv)`},
+		{in: " table", wantErr: `unknown format " table" (want table, json, markdown or csv)`},
+		{in: "md", wantErr: `unknown format "md" (want table, json, markdown or csv)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -247,7 +316,7 @@ func TestParseFormat(t *testing.T) {
 
 func TestFormats(t *testing.T) {
 	got := Formats()
-	want := []Format{FormatTable, FormatJSON, FormatMarkdown}
+	want := []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -330,6 +399,27 @@ func TestCells(t *testing.T) {
 			want: []string{"r", "0", "—", "601 ms read-timeout, pooled conn", "3 new conns", "— (want read-timeout)", "—", "pass"},
 		},
 		{
+			name: "median of repeats with spread, status and counts",
+			row: results.Row{Name: "r", MeasuredMs: ms(4000.4), Status: results.Count(503), ServerExecutions: results.Count(1),
+				Stats: &results.Stats{N: 5, MedianMs: 4000.4, MinMs: 3999.8, MaxMs: 4001.2, StddevMs: 0.54}, Pass: true},
+			want: []string{"r", "0", "—", "—", "4000.4 ms (n=5, 3999.8..4001.2, sd 0.5), HTTP 503, 1 exec", "—", "—", "pass"},
+		},
+		{
+			name: "a single sample shows no spread",
+			row:  results.Row{Name: "r", MeasuredMs: ms(12), Stats: &results.Stats{N: 1, MedianMs: 12, MinMs: 12, MaxMs: 12}, Pass: true},
+			want: []string{"r", "0", "—", "—", "12.0 ms", "—", "—", "pass"},
+		},
+		{
+			name: "stats without a measured time show the median",
+			row:  results.Row{Name: "r", Stats: &results.Stats{N: 2, MedianMs: 10.25, MinMs: 10, MaxMs: 10.5, StddevMs: 0.35}, Pass: true},
+			want: []string{"r", "0", "—", "—", "10.2 ms (n=2, 10.0..10.5, sd 0.3)", "—", "—", "pass"},
+		},
+		{
+			name: "pass with a warning",
+			row:  results.Row{Name: "r", Pass: true, Warning: "spread 79.7 ms (1001.0 to 1080.7) exceeds half the tolerance"},
+			want: []string{"r", "0", "—", "—", "—", "—", "—", "pass (warning: spread 79.7 ms (1001.0 to 1080.7) exceeds half the tolerance)"},
+		},
+		{
 			name: "failed without reason",
 			row:  results.Row{Name: "r", MeasuredMs: ms(12), ServerExecutions: results.Count(0)},
 			want: []string{"r", "0", "—", "—", "12.0 ms, 0 exec", "—", "—", "FAIL"},
@@ -338,6 +428,35 @@ func TestCells(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := cells(tt.row); !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMetaLine(t *testing.T) {
+	full := testMeta()
+	noWarmup := testMeta()
+	noWarmup.Warmup = 0
+	warmups := testMeta()
+	warmups.Warmup, warmups.CPUs = 3, 1
+	zone := testMeta()
+	zone.Start = time.Date(2025, 3, 1, 15, 30, 5, 0, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		m    *results.Meta
+		want string
+	}{
+		{"full", full, "labrun v0.4.0 (3f2c1ab) · go1.26.0 linux/amd64 · 8 CPUs · 2025-03-01T14:30:05Z · tolerance ±100 ms · repeat 5 (+1 warm-up)"},
+		{"no warm-up", noWarmup, "labrun v0.4.0 (3f2c1ab) · go1.26.0 linux/amd64 · 8 CPUs · 2025-03-01T14:30:05Z · tolerance ±100 ms · repeat 5"},
+		{"warm-ups and one CPU", warmups, "labrun v0.4.0 (3f2c1ab) · go1.26.0 linux/amd64 · 1 CPU · 2025-03-01T14:30:05Z · tolerance ±100 ms · repeat 5 (+3 warm-ups)"},
+		{"start keeps its zone", zone, "labrun v0.4.0 (3f2c1ab) · go1.26.0 linux/amd64 · 8 CPUs · 2025-03-01T15:30:05+01:00 · tolerance ±100 ms · repeat 5 (+1 warm-up)"},
+		{"nothing known", &results.Meta{ToleranceMs: 50}, "labrun — · tolerance ±50 ms"},
+		{"nil", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := metaLine(tt.m); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
@@ -388,14 +507,21 @@ func TestErrorsWriteNothing(t *testing.T) {
 		wantErr string
 	}{
 		{"run unknown format", func(b *bytes.Buffer) error { return WriteRun(b, "xml", passRun()) },
-			`render exp-a: unknown format "xml" (want table, json or markdown)`},
+			`render exp-a: unknown format "xml" (want table, json, markdown or csv)`},
 		{"suite unknown format", func(b *bytes.Buffer) error { return WriteSuite(b, "", suite()) },
-			`render suite: unknown format "" (want table, json or markdown)`},
+			`render suite: unknown format "" (want table, json, markdown or csv)`},
 		{"run NaN in JSON", func(b *bytes.Buffer) error { return WriteRun(b, FormatJSON, nan) },
 			"render exp-a: json: unsupported value: NaN"},
 		{"suite NaN in JSON", func(b *bytes.Buffer) error {
 			return WriteSuite(b, FormatJSON, results.NewSuite([]results.Run{passRun(), nan}))
 		}, "render suite: json: unsupported value: NaN"},
+		{"run NaN in CSV", func(b *bytes.Buffer) error { return WriteRun(b, FormatCSV, nan) },
+			`render exp-a: row "trickle 20 B, read-timeout 1s": measured_ms is NaN, want a finite number`},
+		{"suite Inf in CSV", func(b *bytes.Buffer) error {
+			inf := repeatRun()
+			inf.Rows[1].Stats.MaxMs = math.Inf(1)
+			return WriteSuite(b, FormatCSV, results.NewSuite([]results.Run{passRun(), inf}))
+		}, `render suite: row "stall, read-timeout 1s": max_ms is +Inf, want a finite number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // writeRunTable renders run for a terminal: a heading line, an ASCII-bordered table, the
-// footer line and the config line.
+// footer line, the config line and the meta line.
 func writeRunTable(buf *bytes.Buffer, run results.Run) error {
 	buf.WriteString(heading(run) + "\n")
 	t := newTable(buf)
@@ -31,6 +31,9 @@ func writeRunTable(buf *bytes.Buffer, run results.Run) error {
 	buf.WriteString(footer(run) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(c + "\n")
+	}
+	if m := metaLine(run.Meta); m != "" {
+		buf.WriteString(m + "\n")
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 type Suite struct {
 	// Pass is true when every experiment passed.
 	Pass        bool  `json:"pass"`
+	Meta        *Meta `json:"meta,omitempty"`
 	Experiments []Run `json:"experiments"`
 }
 
@@ -38,10 +39,21 @@ type Run struct {
 	Pass bool `json:"pass"`
 	// ToleranceMs is the largest allowed |measured - expected| for timed rows.
 	ToleranceMs float64 `json:"tolerance_ms"`
+	// Meta says where and how the run was made (set when the run is printed on its own).
+	Meta *Meta `json:"meta,omitempty"`
 	// Config lists every parameter of the run (flag name without dashes -> value), so that a
 	// run can be reproduced from its JSON.
 	Config []Param `json:"config"`
 	Rows   []Row   `json:"rows"`
+	// Calls are the measured calls with their attempts and phases, for timelines.
+	Calls []Call `json:"calls"`
+}
+
+// Call is one measured call, with its attempts and their phases.
+type Call struct {
+	// Label names the call in a timeline ("trickle, deadline 1.5s", "batch 2").
+	Label    string    `json:"label"`
+	Attempts []Attempt `json:"attempts"`
 }
 
 // Param is one named parameter of a run.
@@ -93,9 +105,17 @@ type Row struct {
 	// Server says in a few words what the fake server saw meanwhile.
 	Server string `json:"server"`
 
+	// Stats summarises the measured time over repeated runs (--repeat); MeasuredMs is then
+	// its median.
+	Stats *Stats `json:"stats,omitempty"`
+
 	Pass bool `json:"pass"`
 	// Reason says why the row failed; empty when it passed.
 	Reason string `json:"reason,omitempty"`
+	// Warning flags a pass that rests on noisy samples.
+	Warning string `json:"warning,omitempty"`
+
+	instability string // how repeated runs of the row differed, set by Aggregate
 }
 
 // Ms converts a duration to milliseconds rounded to 0.1 ms, as a pointer for a Row field.
@@ -110,12 +130,15 @@ func Count(n int) *int { return &n }
 // Judge sets r.Pass and r.Reason: the outcome must match, the calls and executions must match
 // exactly, and a timed row's measured value must lie within tol of the expected value.
 func (r *Row) Judge(tol time.Duration) {
-	r.Pass, r.Reason = true, ""
+	r.Pass, r.Reason, r.Warning = true, "", ""
 	fail := func(format string, args ...any) {
 		if r.Pass {
 			r.Pass = false
 			r.Reason = fmt.Sprintf(format, args...)
 		}
+	}
+	if r.instability != "" {
+		fail("unstable over repeats: %s", r.instability)
 	}
 	if r.Outcome != r.ExpectedOutcome {
 		fail("outcome %s, want %s", orNone(r.Outcome), orNone(r.ExpectedOutcome))
@@ -150,6 +173,9 @@ func (r *Row) Judge(tol time.Duration) {
 	case r.ExpectedNewConnections != nil && *r.NewConnections != *r.ExpectedNewConnections:
 		fail("%d new connections, want %d", *r.NewConnections, *r.ExpectedNewConnections)
 	}
+	if st := r.Stats; st != nil && r.Pass && st.MaxMs-st.MinMs > float64(tol)/float64(time.Millisecond)/2 {
+		r.Warning = fmt.Sprintf("spread %.1f ms (%.1f to %.1f) exceeds half the tolerance", st.MaxMs-st.MinMs, st.MinMs, st.MaxMs)
+	}
 }
 
 func orNone(s string) string {
@@ -172,5 +198,8 @@ func (run *Run) Finish(tol time.Duration) {
 	}
 	if run.Config == nil {
 		run.Config = []Param{}
+	}
+	if run.Calls == nil {
+		run.Calls = []Call{}
 	}
 }

@@ -1,0 +1,561 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/results"
+)
+
+// The SVG timeline's geometry, in px. The width is fixed so that timelines of different runs
+// compare side by side; the height grows with the number of calls.
+const (
+	svgWidth     = 960
+	svgMargin    = 12 // left and right of everything
+	svgRowHeight = 24 // one call; the bar is centred in it
+	svgBarHeight = 12
+	svgTop       = 86 // y of the first row: below the title, the legend and the column headings
+	svgGap       = 3  // space between an attempt and the one before it, when they touch
+	svgMinPhase  = 2  // width of a phase that took time but would be thinner at scale
+
+	svgLabelFont   = 12
+	svgLabelMin    = 90 // the call label column grows with its longest label, within these
+	svgLabelMax    = 260
+	svgOutcomeMin  = 80 // likewise the outcome column on the right
+	svgOutcomeMax  = 190
+	svgColumnSpace = 10 // between a column's text and the plot
+	svgMaxTicks    = 10 // most intervals on the time axis
+)
+
+// svgFont is the system sans-serif stack: each platform's own UI font, then generic sans-serif.
+const svgFont = `system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif`
+
+// Colours. The phases use four colours of the Okabe-Ito palette, chosen to stay apart under
+// the common colour-vision deficiencies: reddish purple, orange, sky blue and blue (the two
+// blues differ strongly in lightness, and wait and body both being "the response" makes
+// their kinship fitting). The end marker is a dark red no phase uses, and it differs from
+// the bars in shape too.
+const (
+	svgMarkerColour  = "#c0392b"
+	svgUnknownColour = "#999999"
+	svgTextColour    = "#222222"
+	svgMutedColour   = "#666666"
+	svgGridColour    = "#dddddd"
+	svgStripeColour  = "#f4f4f4"
+)
+
+// svgPhases are the known phases in legend order with their colours and legend texts.
+var svgPhases = []struct{ name, colour, legend string }{
+	{"lease", "#cc79a7", "lease (wait for a connection)"},
+	{"connect", "#e69f00", "connect"},
+	{"wait", "#56b4e9", "wait for first byte"},
+	{"body", "#0072b2", "body"},
+}
+
+// WriteSVG renders the run's measured calls (run.Calls) as a timeline in SVG and writes it
+// to w.
+//
+// Each call is one line: its label on the left, then its attempts on a time axis shared by
+// all calls (ms from the start of each call), each attempt a bar split into its phases,
+// coloured by phase, with a small gap where an attempt follows another at once. An attempt
+// that ended in anything but "ok" gets a red end marker; one that never ended runs to the
+// right edge and ends in an arrow. The column on the right lists each call's attempt
+// outcomes ("read-timeout ×2", "lease-timeout → ok"). A title (experiment · title) and a
+// legend sit on top, the time axis with round ticks and light grid lines at the bottom.
+//
+// The document is standalone XML, 960 px wide, in the platform's sans-serif font. Phases
+// that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows;
+// labels too long for their column are cut with an ellipsis (text widths are estimated, as
+// the renderer's font is not known here). The output depends only on the run.
+//
+// As with WriteRun, nothing is written when rendering fails, for example for a time that is
+// NaN, infinite or negative.
+func WriteSVG(w io.Writer, run results.Run) error {
+	for i, c := range run.Calls {
+		if err := checkPrediction(results.Prediction{Attempts: c.Attempts}); err != nil {
+			return fmt.Errorf("render %s timeline: call %d (%s): %w", orDash(run.Experiment), i+1, callLabel(c, i), err)
+		}
+	}
+	var buf bytes.Buffer
+	writeSVG(&buf, run)
+	return flush(w, &buf)
+}
+
+// svgLayout places the parts of a timeline.
+type svgLayout struct {
+	labelRight float64 // right edge of the call labels
+	plotLeft   float64 // x of time 0
+	plotRight  float64 // x of the axis end (ticks[len-1]); the right edge for attempts that never end
+	outcomeX   float64 // left edge of the outcome column
+	labelMaxW  float64 // widest label that fits
+	outcomeW   float64 // widest outcome text that fits
+	ticks      []float64
+	bottom     float64 // y of the time axis
+	height     float64
+}
+
+func (l svgLayout) x(ms float64) float64 {
+	end := l.ticks[len(l.ticks)-1]
+	return l.plotLeft + ms/end*(l.plotRight-l.plotLeft)
+}
+
+func layoutSVG(run results.Run, labels, outcomes []string) svgLayout {
+	var l svgLayout
+	widest := 0.0
+	for _, s := range labels {
+		widest = max(widest, textWidth(s, svgLabelFont))
+	}
+	labelCol := min(max(widest+svgColumnSpace, svgLabelMin), svgLabelMax)
+	l.labelMaxW = labelCol - svgColumnSpace
+	l.labelRight = svgMargin + labelCol
+	l.plotLeft = l.labelRight + svgColumnSpace
+
+	widest = textWidth("outcome", svgLabelFont-1)
+	for _, s := range outcomes {
+		widest = max(widest, textWidth(s, svgLabelFont-1))
+	}
+	outcomeCol := min(max(widest, svgOutcomeMin), svgOutcomeMax)
+	l.outcomeW = outcomeCol
+	l.outcomeX = svgWidth - svgMargin - outcomeCol
+	// Room between the plot and the outcome column for the arrow of an attempt that never
+	// ends and for half of the last tick label.
+	l.plotRight = l.outcomeX - 28
+
+	l.ticks = axisTicks(timelineEnd(run.Calls))
+	rows := max(len(run.Calls), 1)
+	l.bottom = svgTop + float64(rows*svgRowHeight)
+	l.height = l.bottom + 46
+	return l
+}
+
+// timelineEnd is the time the axis must reach: the latest finite time of any attempt, or for
+// a run with an attempt that never ends 1.25 times that, leaving room to show it running on
+// (as timelineScale does for a prediction); 1 s when there is no time at all.
+func timelineEnd(calls []results.Call) float64 {
+	var latest float64
+	open := false
+	for _, c := range calls {
+		for _, a := range c.Attempts {
+			t := a.StartMs
+			latest = max(latest, t)
+			if a.EndMs != nil {
+				latest = max(latest, *a.EndMs)
+			} else {
+				open = true
+			}
+			for _, ph := range a.Phases {
+				if ph.Ms == nil {
+					break
+				}
+				t += *ph.Ms
+				latest = max(latest, t)
+			}
+		}
+	}
+	switch {
+	case latest <= 0:
+		return 1000
+	case open:
+		return latest * 1.25
+	}
+	return latest
+}
+
+// axisTicks returns the ticks of a time axis from 0 to at least end: evenly spaced by a round
+// step (1, 2 or 5 times a power of ten) chosen as the smallest giving at most 10 intervals,
+// the last tick the first multiple of the step at or after end. An end of 0 or less (or
+// NaN, ±Inf) gives the ticks of a 1 s axis.
+func axisTicks(end float64) []float64 {
+	if !(end > 0) || math.IsInf(end, 0) {
+		end = 1000
+	}
+	exp := math.Floor(math.Log10(end / svgMaxTicks))
+	var step float64
+	var n int
+	for _, m := range []float64{1, 2, 5, 10} {
+		step = m * math.Pow(10, exp)
+		// The small slack keeps 4000 from becoming 4000.0000001 / 500 -> 9 intervals.
+		n = int(math.Ceil(end/step - 1e-9))
+		if n <= svgMaxTicks {
+			break
+		}
+	}
+	ticks := make([]float64, n+1)
+	for i := range ticks {
+		// Round away the float noise of i*step (3*0.1 = 0.30000000000000004).
+		ticks[i] = roundTo(float64(i)*step, 9)
+	}
+	return ticks
+}
+
+func roundTo(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}
+
+// tickLabel formats a tick in ms, or in s when the axis reaches 10 s, where milliseconds get
+// too long to read ("924600"): the caller says which with inSeconds.
+func tickLabel(ms float64, inSeconds bool) string {
+	if inSeconds {
+		ms /= 1000
+	}
+	return strconv.FormatFloat(roundTo(ms, 6), 'f', -1, 64)
+}
+
+// callLabel is a call's label on one line, or "call N" for a call without one.
+func callLabel(c results.Call, i int) string {
+	if s := oneLine(c.Label); s != "" {
+		return s
+	}
+	return "call " + strconv.Itoa(i+1)
+}
+
+// outcomeText lists a call's attempt outcomes, a repeated outcome once with a count:
+// "read-timeout ×2", "lease-timeout → ok", "—" for a call without attempts.
+func outcomeText(c results.Call) string {
+	var parts []string
+	for i := 0; i < len(c.Attempts); {
+		j := i
+		for j < len(c.Attempts) && c.Attempts[j].Outcome == c.Attempts[i].Outcome {
+			j++
+		}
+		s := orDash(oneLine(c.Attempts[i].Outcome))
+		if j-i > 1 {
+			s += " ×" + strconv.Itoa(j-i)
+		}
+		parts = append(parts, s)
+		i = j
+	}
+	return orDash(strings.Join(parts, " → "))
+}
+
+func writeSVG(buf *bytes.Buffer, run results.Run) {
+	labels := make([]string, len(run.Calls))
+	outcomes := make([]string, len(run.Calls))
+	for i, c := range run.Calls {
+		labels[i] = callLabel(c, i)
+		outcomes[i] = outcomeText(c)
+	}
+	l := layoutSVG(run, labels, outcomes)
+	title := heading(run)
+
+	fmt.Fprintf(buf, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+	fmt.Fprintf(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%s\" viewBox=\"0 0 %d %s\" font-family=\"%s\" font-size=\"%d\" fill=\"%s\" role=\"img\">\n",
+		svgWidth, px(l.height), svgWidth, px(l.height), xmlText(svgFont), svgLabelFont, svgTextColour)
+	fmt.Fprintf(buf, "<title>%s</title>\n", xmlText(title))
+	fmt.Fprintf(buf, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n")
+
+	// Title and legend.
+	fmt.Fprintf(buf, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
+		svgMargin, xmlText(truncateText(title, svgWidth-2*svgMargin, 16*1.05)))
+	writeSVGLegend(buf, run.Calls)
+
+	// Column headings.
+	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\">\n", svgMutedColour)
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\" text-anchor=\"end\">call</text>\n", px(l.labelRight), svgTop-6)
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">outcome</text>\n", px(l.outcomeX), svgTop-6)
+	buf.WriteString("</g>\n")
+
+	// Stripes on every other row, so that the eye follows a row from label to outcome.
+	buf.WriteString("<g fill=\"" + svgStripeColour + "\">\n")
+	for i := range run.Calls {
+		if i%2 == 1 {
+			fmt.Fprintf(buf, "<rect x=\"%d\" y=\"%s\" width=\"%d\" height=\"%d\"/>\n",
+				svgMargin/2, px(rowTop(i)), svgWidth-svgMargin, svgRowHeight)
+		}
+	}
+	buf.WriteString("</g>\n")
+
+	// A run without calls shows a note where the rows would be, which grid lines would cross.
+	writeSVGAxis(buf, l, len(run.Calls) > 0)
+
+	if len(run.Calls) == 0 {
+		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" fill=\"%s\">no calls recorded</text>\n",
+			px((l.plotLeft+l.plotRight)/2), px(rowTop(0)+svgRowHeight/2+4), svgMutedColour)
+	}
+	for i, c := range run.Calls {
+		writeSVGCall(buf, l, c, i, labels[i], outcomes[i])
+	}
+	buf.WriteString("</svg>\n")
+}
+
+func rowTop(i int) float64 { return svgTop + float64(i*svgRowHeight) }
+
+// writeSVGLegend draws the phase colours, then the end marker and the never-ends arrow, on
+// one line under the title; a phase not in svgPhases adds an "other phase" swatch.
+func writeSVGLegend(buf *bytes.Buffer, calls []results.Call) {
+	const y = 50 // baseline of the legend texts
+	const font = 11
+	x := float64(svgMargin)
+	buf.WriteString("<g font-size=\"11\">\n")
+	swatch := func(colour, text string) {
+		fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%d\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", px(x), y-9, colour)
+		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">%s</text>\n", px(x+19), y, xmlText(text))
+		x += 19 + textWidth(text, font) + 16
+	}
+	for _, ph := range svgPhases {
+		swatch(ph.colour, ph.legend)
+	}
+	if hasUnknownPhase(calls) {
+		swatch(svgUnknownColour, "other phase")
+	}
+	marker(buf, x+4, y-9, 10)
+	text := "ended by a timeout or error"
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">%s</text>\n", px(x+13), y, xmlText(text))
+	x += 13 + textWidth(text, font) + 16
+	arrow(buf, x, y-9, 10, svgTextColour)
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">never ended</text>\n", px(x+12), y)
+	buf.WriteString("</g>\n")
+}
+
+func hasUnknownPhase(calls []results.Call) bool {
+	for _, c := range calls {
+		for _, a := range c.Attempts {
+			for _, ph := range a.Phases {
+				if phaseColour(ph.Phase) == svgUnknownColour {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func phaseColour(phase string) string {
+	for _, ph := range svgPhases {
+		if ph.name == phase {
+			return ph.colour
+		}
+	}
+	return svgUnknownColour
+}
+
+// marker draws the end mark of an attempt that did not end "ok", for a bar whose right edge
+// is at x, top at y and height h: a red tick over the bar's last 2 px that stands out 3 px
+// above and below, topped by a small red triangle pointing down at it. It stays within the
+// bar's own row and never extends right of x, where a following attempt may start.
+func marker(buf *bytes.Buffer, x, y, h float64) {
+	fmt.Fprintf(buf, "<g fill=\"%s\"><rect x=\"%s\" y=\"%s\" width=\"2\" height=\"%s\"/><path d=\"M%s %sh8l-4 5z\"/></g>\n",
+		svgMarkerColour, px(x-2), px(y-3), px(h+6), px(x-5), px(y-8))
+}
+
+// arrow draws a triangle pointing right, its base at x, centred on a bar of top y and
+// height h.
+func arrow(buf *bytes.Buffer, x, y, h float64, colour string) {
+	fmt.Fprintf(buf, "<path d=\"M%s %sl8 %sl-8 %sz\" fill=\"%s\"/>\n",
+		px(x), px(y-2), px(h/2+2), px(h/2+2), colour)
+}
+
+// writeSVGAxis draws the grid lines over the rows (when grid is set), the axis line, its
+// ticks and labels, and the axis caption.
+func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
+	end := l.ticks[len(l.ticks)-1]
+	inSeconds := end >= 10000
+	if grid {
+		fmt.Fprintf(buf, "<g stroke=\"%s\" stroke-width=\"1\">\n", svgGridColour)
+		for _, t := range l.ticks {
+			x := crisp(l.x(t))
+			fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%s\"/>\n", px(x), svgTop, px(x), px(l.bottom))
+		}
+		buf.WriteString("</g>\n")
+	}
+
+	axisY := crisp(l.bottom)
+	fmt.Fprintf(buf, "<g stroke=\"%s\" stroke-width=\"1\">\n", svgMutedColour)
+	fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>\n", px(crisp(l.plotLeft)), px(axisY), px(crisp(l.plotRight)), px(axisY))
+	for _, t := range l.ticks {
+		x := crisp(l.x(t))
+		fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>\n", px(x), px(axisY), px(x), px(axisY+4))
+	}
+	buf.WriteString("</g>\n")
+
+	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\" text-anchor=\"middle\">\n", svgMutedColour)
+	for _, t := range l.ticks {
+		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s</text>\n", px(l.x(t)), px(l.bottom+17), tickLabel(t, inSeconds))
+	}
+	unit := "ms"
+	if inSeconds {
+		unit = "s"
+	}
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s from the start of each call</text>\n",
+		px((l.plotLeft+l.plotRight)/2), px(l.bottom+35), unit)
+	buf.WriteString("</g>\n")
+}
+
+// crisp moves a coordinate to the middle of a pixel, so that a 1 px line covers one pixel
+// column instead of blurring over two.
+func crisp(v float64) float64 { return math.Floor(v) + 0.5 }
+
+// writeSVGCall draws one row: the label, the attempts and the outcome text.
+func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, i int, label, outcome string) {
+	top := rowTop(i)
+	barY := top + (svgRowHeight-svgBarHeight)/2
+	baseline := top + svgRowHeight/2 + 4 // centres 12 px text on the row
+
+	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(label+": "+outcome))
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>\n",
+		px(l.labelRight), px(baseline), xmlText(truncateText(label, l.labelMaxW, svgLabelFont)))
+
+	var marks []float64 // x of the end markers, drawn after all bars so none hides one
+	prevEnd := math.Inf(-1)
+	for k, a := range c.Attempts {
+		x0 := l.x(a.StartMs)
+		if x0 < prevEnd+svgGap {
+			x0 = prevEnd + svgGap
+		}
+		x1 := l.plotRight
+		if a.EndMs != nil {
+			x1 = l.x(*a.EndMs)
+		}
+		x1 = max(x1, x0+svgMinPhase)
+		prevEnd = x1
+
+		fmt.Fprintf(buf, "<g shape-rendering=\"crispEdges\"><title>%s</title>\n", xmlText(attemptTitle(k, a)))
+		for _, s := range phaseSpans(l, a, x0, x1) {
+			fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%d\" fill=\"%s\"/>\n",
+				px(s.x0), px(barY), px(s.x1-s.x0), svgBarHeight, s.colour)
+		}
+		buf.WriteString("</g>\n")
+		switch {
+		case a.EndMs == nil:
+			arrow(buf, x1, barY, svgBarHeight, svgTextColour)
+		case a.Outcome != "ok":
+			marks = append(marks, x1)
+		}
+	}
+	for _, x := range marks {
+		marker(buf, x, barY, svgBarHeight)
+	}
+
+	colour := svgMutedColour
+	if n := len(c.Attempts); n > 0 && c.Attempts[n-1].Outcome != "ok" {
+		colour = svgMarkerColour
+	}
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
+		px(l.outcomeX), px(baseline), svgLabelFont-1, colour, xmlText(truncateText(outcome, l.outcomeW, svgLabelFont-1)))
+	buf.WriteString("</g>\n")
+}
+
+// attemptTitle is an attempt's tooltip: "attempt 2: 300 ms to 601 ms, read-timeout (connect
+// 1 ms, wait 300 ms)".
+func attemptTitle(k int, a results.Attempt) string {
+	return fmt.Sprintf("attempt %d: %s to %s, %s (%s)", k+1, predictMs(a.StartMs), endCell(a.EndMs), orDash(a.Outcome), phasesText(a))
+}
+
+type svgSpan struct {
+	x0, x1 float64
+	colour string
+}
+
+// phaseSpans splits an attempt drawn from x0 to x1 into its phases. Each phase ends where its
+// length says, clamped to the attempt; the last phase, and a phase that never ends, runs to
+// the attempt's end, so the bar is filled even when the phases do not add up to the attempt.
+// A phase that took time gets at least svgMinPhase px (room allowing), pushing the later
+// phases right. An attempt without phases is one grey span.
+func phaseSpans(l svgLayout, a results.Attempt, x0, x1 float64) []svgSpan {
+	if len(a.Phases) == 0 {
+		return []svgSpan{{x0, x1, svgUnknownColour}}
+	}
+	var spans []svgSpan
+	t, cur := a.StartMs, x0
+	for k, ph := range a.Phases {
+		end := x1
+		if k < len(a.Phases)-1 && ph.Ms != nil {
+			t += *ph.Ms
+			end = min(max(l.x(t), cur), x1)
+			if *ph.Ms > 0 {
+				end = min(max(end, cur+svgMinPhase), x1)
+			}
+		}
+		if end > cur {
+			spans = append(spans, svgSpan{cur, end, phaseColour(ph.Phase)})
+		}
+		cur = end
+		if ph.Ms == nil {
+			break
+		}
+	}
+	return spans
+}
+
+// px formats a coordinate with at most one decimal ("12", "12.5"), never "-0".
+func px(v float64) string {
+	v = math.Round(v*10) / 10
+	if v == 0 {
+		v = 0 // turns -0 into 0
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// xmlText escapes s for XML character data and attribute values; characters XML cannot hold
+// become U+FFFD.
+func xmlText(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails to write
+	return b.String()
+}
+
+// textWidth estimates the width of s in px at the given font size. The renderer's font is not
+// known here (the SVG names a list of system fonts), so the estimate uses rough per-character
+// widths a little above those of common sans-serif fonts (DejaVu Sans, the widest usual
+// fallback, included): text estimated to fit, fits.
+func textWidth(s string, fontSize float64) float64 {
+	var em float64
+	for _, r := range s {
+		em += runeWidth(r)
+	}
+	return em * fontSize
+}
+
+// runeWidth is a character's estimated width in em.
+func runeWidth(r rune) float64 {
+	switch {
+	case strings.ContainsRune("il.,:;|!'`ijI", r):
+		return 0.3
+	case strings.ContainsRune(" frt()[]-/", r):
+		return 0.38
+	case strings.ContainsRune("mwMW@%", r):
+		return 0.95
+	case r >= '0' && r <= '9':
+		return 0.64
+	case r >= 'A' && r <= 'Z':
+		return 0.74
+	case r < utf8.RuneSelf:
+		return 0.62
+	case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hangul, r) ||
+		unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+		return 1.0
+	}
+	return 0.8
+}
+
+// truncateText returns s if it fits in width px at fontSize, or else its longest prefix that
+// fits with an ellipsis after it ("trickle 20 B, read-tim…"), trailing spaces dropped. At
+// least one character is kept, so that a label never disappears altogether.
+func truncateText(s string, width, fontSize float64) string {
+	if textWidth(s, fontSize) <= width {
+		return s
+	}
+	room := width - textWidth("…", fontSize)
+	var w float64
+	cut := 0
+	for i, r := range s {
+		w += runeWidth(r) * fontSize
+		if w > room {
+			break
+		}
+		cut = i + utf8.RuneLen(r)
+	}
+	if cut == 0 {
+		_, size := utf8.DecodeRuneInString(s)
+		cut = size
+	}
+	return strings.TrimRight(s[:cut], " ") + "…"
+}

@@ -1,0 +1,441 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/results"
+)
+
+// attempt builds a measured attempt; an end below 0 stands for nil (never ended).
+func attempt(start, end float64, outcome string, phases ...results.PhaseSpan) results.Attempt {
+	a := results.Attempt{StartMs: start, Outcome: outcome, Phases: phases}
+	if end >= 0 {
+		a.EndMs = &end
+	}
+	return a
+}
+
+// timelineA is experiment A: a trickled body that completes inside its read timeout, and two
+// stalls cut by a deadline and by a read timeout.
+func timelineA() results.Run {
+	return results.Run{
+		Experiment: "exp-a",
+		Title:      "trickle vs read timeout",
+		Calls: []results.Call{
+			{Label: "trickle 20 B, read-timeout 1s", Attempts: []results.Attempt{
+				attempt(0, 3999.5, "ok", span("lease", 0), span("wait", 0.5), span("body", 3999)),
+			}},
+			{Label: "stall, deadline 1.5s", Attempts: []results.Attempt{
+				attempt(0, 1500, "deadline", span("lease", 0), span("wait", 1500)),
+			}},
+			{Label: "stall, read-timeout 1s", Attempts: []results.Attempt{
+				attempt(0, 1000, "read-timeout", span("lease", 0), span("wait", 1000)),
+			}},
+		},
+	}
+}
+
+// timelineB is experiment B: 40 calls on a pool of 5. Twenty queue in four batches of five
+// (lease waits 0, 500, 1000 and 1500 ms, then 500 ms for the answer), fifteen give up at a
+// 300 ms lease timeout, and five run on connections of their own.
+func timelineB() results.Run {
+	run := results.Run{Experiment: "exp-b", Title: "pool of 5, 40 calls, lease timeout 300ms"}
+	for b := range 4 {
+		lease := float64(b) * 500
+		for k := range 5 {
+			run.Calls = append(run.Calls, results.Call{
+				Label: fmt.Sprintf("queued, batch %d, call %d", b+1, k+1),
+				Attempts: []results.Attempt{
+					attempt(0, lease+500, "ok", span("lease", lease), span("wait", 500), span("body", 0)),
+				},
+			})
+		}
+	}
+	for k := range 15 {
+		run.Calls = append(run.Calls, results.Call{
+			Label:    fmt.Sprintf("lease timeout %d", k+1),
+			Attempts: []results.Attempt{attempt(0, 300, "lease-timeout", span("lease", 300))},
+		})
+	}
+	for k := range 5 {
+		run.Calls = append(run.Calls, results.Call{
+			Label:    fmt.Sprintf("own connection %d", k+1),
+			Attempts: []results.Attempt{attempt(0, 500, "ok", span("lease", 0), span("wait", 500))},
+		})
+	}
+	return run
+}
+
+// timelineC is experiment C: a read timeout, then a retry on a new connection that times out
+// the same way.
+func timelineC() results.Run {
+	return results.Run{
+		Experiment: "exp-c",
+		Title:      "retry after read timeout",
+		Calls: []results.Call{
+			{Label: "read-timeout 300ms, 1 retry", Attempts: []results.Attempt{
+				attempt(0, 300, "read-timeout", span("lease", 0), span("wait", 300)),
+				attempt(300, 601, "read-timeout", span("lease", 0), span("connect", 1), span("wait", 300)),
+			}},
+		},
+	}
+}
+
+// timelineEdges holds what the experiments rarely produce: a label too long for its column
+// with characters XML must escape, a call without a label, an attempt that never ends, an
+// unknown phase, an attempt without phases, a call without attempts and a lease timeout
+// followed by a success.
+func timelineEdges() results.Run {
+	return results.Run{
+		Experiment: "exp-edge",
+		Title:      `odd calls <&> "quoted"`,
+		Calls: []results.Call{
+			{Label: "a label far too long for its column: trickle 20 B at 1 B/200ms <read-timeout> & deadline 5s", Attempts: []results.Attempt{
+				attempt(0, 250, "ok", span("lease", 10), span("connect", 40), span("wait", 100), span("body", 100)),
+			}},
+			{Attempts: []results.Attempt{
+				attempt(0, 200, "lease-timeout", span("lease", 200)),
+				attempt(200, -1, "hang", span("lease", 100), span("wait", -1)),
+			}},
+			{Label: "tls handshake", Attempts: []results.Attempt{
+				attempt(0, 120, "ok", span("lease", 0), span("tls", 20), span("wait", 50), span("body", 50)),
+			}},
+			{Label: "no phases", Attempts: []results.Attempt{attempt(50, 150, "error")}},
+			{Label: "no attempts"},
+			{Label: "lease, then ok", Attempts: []results.Attempt{
+				attempt(0, 200, "lease-timeout", span("lease", 200)),
+				attempt(200, 330, "ok", span("lease", 0), span("connect", 30), span("wait", 50), span("body", 50)),
+			}},
+		},
+	}
+}
+
+func TestSVGGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		run  results.Run
+	}{
+		{"timeline-a", timelineA()},
+		{"timeline-b", timelineB()},
+		{"timeline-c", timelineC()},
+		{"timeline-edges", timelineEdges()},
+		{"timeline-empty", results.Run{Experiment: "exp-x", Title: "nothing measured"}},
+	}
+	for _, c := range cases {
+		name := c.name + ".svg.golden"
+		t.Run(name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := WriteSVG(&got, c.run); err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			checkGolden(t, name, got.String())
+			checkXML(t, got.Bytes())
+		})
+	}
+}
+
+// checkXML decodes every token of doc and checks the root is an svg element in the SVG
+// namespace.
+func checkXML(t *testing.T, doc []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var root *xml.StartElement
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == nil {
+			root = &se
+		}
+	}
+	if root == nil || root.Name.Local != "svg" || root.Name.Space != "http://www.w3.org/2000/svg" {
+		t.Fatalf("got root %v, want svg in the SVG namespace", root)
+	}
+}
+
+func TestSVGParsesAsXML(t *testing.T) {
+	run := timelineEdges()
+	run.Title = "control \x01 chars\tand ]]> and <!-- comments -->"
+	run.Calls[0].Label = "quote \" apostrophe ' amp & lt < gt > newline \n end"
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, buf.Bytes())
+}
+
+func TestSVGIsDeterministic(t *testing.T) {
+	render := func() string {
+		var buf bytes.Buffer
+		if err := WriteSVG(&buf, timelineB()); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	first := render()
+	for range 5 {
+		if got := render(); got != first {
+			t.Fatalf("second rendering differs:\n%s", lineDiff(first, got))
+		}
+	}
+}
+
+func TestSVGErrorsWriteNothing(t *testing.T) {
+	nan := timelineC()
+	nan.Calls[0].Attempts[1].Phases[1].Ms = msPtr(math.NaN())
+	negative := timelineA()
+	negative.Calls[2].Attempts[0].StartMs = -5
+	inf := timelineA()
+	inf.Calls[0].Attempts[0].EndMs = msPtr(math.Inf(1))
+	tests := []struct {
+		name    string
+		run     results.Run
+		wantErr string
+	}{
+		{"NaN phase", nan, "render exp-c timeline: call 1 (read-timeout 300ms, 1 retry): attempt 2 connect phase is NaN ms, want a finite time >= 0"},
+		{"negative start", negative, "render exp-a timeline: call 3 (stall, read-timeout 1s): attempt 1 start is -5 ms, want a finite time >= 0"},
+		{"infinite end", inf, "render exp-a timeline: call 1 (trickle 20 B, read-timeout 1s): attempt 1 end is +Inf ms, want a finite time >= 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := WriteSVG(&buf, tt.run)
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("got error %v, want %q", err, tt.wantErr)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("wrote %d bytes on error, want none", buf.Len())
+			}
+		})
+	}
+	boom := errors.New("disk full")
+	if err := WriteSVG(failingWriter{boom}, timelineA()); !errors.Is(err, boom) {
+		t.Errorf("failing writer: got %v, want it to wrap %v", err, boom)
+	}
+}
+
+func TestAxisTicks(t *testing.T) {
+	seq := func(step float64, n int) []float64 {
+		var ts []float64
+		for i := range n + 1 {
+			ts = append(ts, roundTo(float64(i)*step, 9))
+		}
+		return ts
+	}
+	tests := []struct {
+		name string
+		end  float64
+		want []float64
+	}{
+		{"trickle 4000 ms: steps of 500", 4000, seq(500, 8)},
+		{"just past a tick rounds up", 3999.5, seq(500, 8)},
+		{"pool 2000 ms: steps of 200", 2000, seq(200, 10)},
+		{"retry 601 ms: steps of 100 to 700", 601, seq(100, 7)},
+		{"1500 ms: steps of 200 to 1600", 1500, seq(200, 8)},
+		{"exactly ten steps of 1", 10, seq(1, 10)},
+		{"eleven steps of 1 become six of 2", 11, seq(2, 6)},
+		{"kernel timeout 924.6 s: steps of 100 s", 924600, seq(100000, 10)},
+		{"under a millisecond", 0.35, seq(0.05, 7)},
+		{"a tenth of a ms", 0.3, seq(0.05, 6)},
+		{"zero falls back to 1 s", 0, seq(100, 10)},
+		{"negative falls back to 1 s", -3, seq(100, 10)},
+		{"NaN falls back to 1 s", math.NaN(), seq(100, 10)},
+		{"+Inf falls back to 1 s", math.Inf(1), seq(100, 10)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := axisTicks(tt.end)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("axisTicks(%v): got %v, want %v", tt.end, got, tt.want)
+			}
+			if len(got) > svgMaxTicks+1 {
+				t.Errorf("got %d ticks, want at most %d", len(got), svgMaxTicks+1)
+			}
+		})
+	}
+}
+
+func TestTickLabel(t *testing.T) {
+	tests := []struct {
+		ms        float64
+		inSeconds bool
+		want      string
+	}{
+		{0, false, "0"},
+		{500, false, "500"},
+		{0.15, false, "0.15"},
+		{roundTo(3*0.1, 9), false, "0.3"},
+		{100000, true, "100"},
+		{2500, true, "2.5"},
+	}
+	for _, tt := range tests {
+		if got := tickLabel(tt.ms, tt.inSeconds); got != tt.want {
+			t.Errorf("tickLabel(%v, %v): got %q, want %q", tt.ms, tt.inSeconds, got, tt.want)
+		}
+	}
+}
+
+func TestTruncateText(t *testing.T) {
+	long := "trickle 20 B at 1 B/200ms, read-timeout 1s, deadline 5s"
+	tests := []struct {
+		name  string
+		in    string
+		width float64
+		want  string
+	}{
+		{"fits", "batch 2", 100, "batch 2"},
+		{"empty", "", 10, ""},
+		{"cut with an ellipsis", long, 150, "trickle 20 B at 1 B/20…"},
+		{"no space before the ellipsis", "abc defghijklmnop", 40, "abc…"},
+		{"keeps one character", "Wide", 1, "W…"},
+		{"cuts between runes, not bytes", "délai de lecture dépassé", 60, "délai d…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := truncateText(tt.in, tt.width, svgLabelFont)
+			if got != tt.want {
+				t.Errorf("truncateText(%q, %v): got %q, want %q", tt.in, tt.width, got, tt.want)
+			}
+			if got != tt.in && len(got) > 4 && textWidth(got, svgLabelFont) > tt.width {
+				t.Errorf("%q is %.1f px wide, want at most %v", got, textWidth(got, svgLabelFont), tt.width)
+			}
+		})
+	}
+}
+
+func TestTextWidth(t *testing.T) {
+	// Narrow letters are narrower than wide ones, and width scales with the font size.
+	if a, b := textWidth("iiii", 12), textWidth("MMMM", 12); a >= b {
+		t.Errorf("iiii is %.1f px, MMMM %.1f px: want iiii narrower", a, b)
+	}
+	if a, b := textWidth("batch", 12), textWidth("batch", 24); b != 2*a {
+		t.Errorf("at 24 px got %.1f, want twice %.1f", b, a)
+	}
+}
+
+func TestOutcomeText(t *testing.T) {
+	tests := []struct {
+		name string
+		call results.Call
+		want string
+	}{
+		{"one", timelineA().Calls[1], "deadline"},
+		{"repeated", timelineC().Calls[0], "read-timeout ×2"},
+		{"changes", timelineEdges().Calls[5], "lease-timeout → ok"},
+		{"none", results.Call{}, "—"},
+		{"empty outcome", results.Call{Attempts: []results.Attempt{{}}}, "—"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := outcomeText(tt.call); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPhaseSpans(t *testing.T) {
+	// A 1000 ms axis 500 px wide: 0.5 px per ms.
+	l := svgLayout{plotLeft: 0, plotRight: 500, ticks: []float64{0, 1000}}
+	tests := []struct {
+		name   string
+		a      results.Attempt
+		x0, x1 float64
+		want   []svgSpan
+	}{
+		{
+			name: "phases in proportion, zero lease left out",
+			a:    attempt(0, 1000, "ok", span("lease", 0), span("wait", 400), span("body", 600)),
+			x0:   0, x1: 500,
+			want: []svgSpan{{0, 200, "#56b4e9"}, {200, 500, "#0072b2"}},
+		},
+		{
+			name: "a 1 ms connect gets 2 px",
+			a:    attempt(300, 601, "read-timeout", span("lease", 0), span("connect", 1), span("wait", 300)),
+			x0:   153, x1: 300.5,
+			want: []svgSpan{{153, 155, "#e69f00"}, {155, 300.5, "#56b4e9"}},
+		},
+		{
+			name: "the last phase fills the attempt",
+			a:    attempt(0, 1000, "deadline", span("lease", 100), span("wait", 100)),
+			x0:   0, x1: 500,
+			want: []svgSpan{{0, 50, "#cc79a7"}, {50, 500, "#56b4e9"}},
+		},
+		{
+			name: "a phase that never ends stops the attempt's phases",
+			a:    attempt(200, -1, "hang", span("lease", 100), span("wait", -1), span("body", 10)),
+			x0:   100, x1: 500,
+			want: []svgSpan{{100, 150, "#cc79a7"}, {150, 500, "#56b4e9"}},
+		},
+		{
+			name: "no phases: one grey span",
+			a:    attempt(0, 100, "error"),
+			x0:   0, x1: 50,
+			want: []svgSpan{{0, 50, svgUnknownColour}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := phaseSpans(l, tt.a, tt.x0, tt.x1); !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPx(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{12, "12"}, {12.25, "12.3"}, {12.04, "12"}, {-0.04, "0"}, {0.5, "0.5"}, {959.95, "960"},
+	}
+	for _, tt := range tests {
+		if got := px(tt.in); got != tt.want {
+			t.Errorf("px(%v): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSVGLabelsStayLeftOfBars checks, for every golden case, that each label's estimated
+// right edge is left of the plot and that every label is within its column.
+func TestSVGLabelsStayLeftOfBars(t *testing.T) {
+	for _, run := range []results.Run{timelineA(), timelineB(), timelineC(), timelineEdges()} {
+		labels := make([]string, len(run.Calls))
+		outcomes := make([]string, len(run.Calls))
+		for i, c := range run.Calls {
+			labels[i], outcomes[i] = callLabel(c, i), outcomeText(c)
+		}
+		l := layoutSVG(run, labels, outcomes)
+		for _, s := range labels {
+			shown := truncateText(s, l.labelMaxW, svgLabelFont)
+			if left := l.labelRight - textWidth(shown, svgLabelFont); left < svgMargin-0.01 {
+				t.Errorf("%s: label %q starts at x=%.1f, left of the margin", run.Experiment, shown, left)
+			}
+			if l.labelRight >= l.plotLeft {
+				t.Errorf("%s: labels end at %.1f, plot starts at %.1f", run.Experiment, l.labelRight, l.plotLeft)
+			}
+		}
+		for _, s := range outcomes {
+			shown := truncateText(s, l.outcomeW, svgLabelFont-1)
+			if right := l.outcomeX + textWidth(shown, svgLabelFont-1); right > svgWidth-svgMargin+0.01 {
+				t.Errorf("%s: outcome %q ends at x=%.1f, past the margin", run.Experiment, shown, right)
+			}
+		}
+		if !strings.HasPrefix(heading(run), run.Experiment) {
+			t.Errorf("heading %q", heading(run))
+		}
+	}
+}

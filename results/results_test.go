@@ -1,0 +1,129 @@
+package results
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+func f(v float64) *float64 { return &v }
+
+// TestSummarize checks the statistics against values worked out by hand.
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []float64
+		want Stats
+	}{
+		{"one value", []float64{4000.4}, Stats{N: 1, MedianMs: 4000.4, MinMs: 4000.4, MaxMs: 4000.4}},
+		// mean 2, squares 1+0+1 = 2, sample variance 2/2 = 1.
+		{"odd count", []float64{3, 1, 2}, Stats{N: 3, MedianMs: 2, MinMs: 1, MaxMs: 3, StddevMs: 1}},
+		// median (2+3)/2; mean 2.5, squares 2.25+0.25+0.25+2.25 = 5, variance 5/3, sd 1.29.
+		{"even count", []float64{4, 1, 3, 2}, Stats{N: 4, MedianMs: 2.5, MinMs: 1, MaxMs: 4, StddevMs: 1.29}},
+		{"equal values", []float64{500.5, 500.5, 500.5}, Stats{N: 3, MedianMs: 500.5, MinMs: 500.5, MaxMs: 500.5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Summarize(tt.in); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJudge(t *testing.T) {
+	base := func() Row {
+		return Row{ExpectedMs: f(300), MeasuredMs: f(301), ExpectedOutcome: "read-timeout", Outcome: "read-timeout", ExpectedCalls: 1, Calls: 1}
+	}
+	tests := []struct {
+		name   string
+		change func(r *Row)
+		reason string
+	}{
+		{"pass", func(r *Row) {}, ""},
+		{"outcome", func(r *Row) { r.Outcome = "ok" }, "outcome ok, want read-timeout"},
+		{"calls", func(r *Row) { r.Calls = 2 }, "2 calls, want 1"},
+		{"time", func(r *Row) { r.MeasuredMs = f(450) }, "off by +150.0 ms, tolerance 100 ms"},
+		{"edge of tolerance", func(r *Row) { r.MeasuredMs = f(400) }, ""},
+		{"no measurement", func(r *Row) { r.MeasuredMs = nil }, "no measured time"},
+		{"executions", func(r *Row) { r.ExpectedExecutions, r.ServerExecutions = Count(1), Count(2) }, "server executed 2 times, want 1"},
+		{"status", func(r *Row) { r.ExpectedStatus, r.Status = Count(503), Count(200) }, "status 200, want 503"},
+		{"connections", func(r *Row) { r.ExpectedNewConnections, r.NewConnections = Count(1), Count(0) }, "0 new connections, want 1"},
+		{"first reason wins", func(r *Row) { r.Outcome, r.Calls = "ok", 3 }, "outcome ok, want read-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := base()
+			tt.change(&r)
+			r.Judge(100 * ms)
+			if r.Pass != (tt.reason == "") || r.Reason != tt.reason {
+				t.Errorf("got pass %v, reason %q; want reason %q", r.Pass, r.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+func run(name string, measured ...float64) Run {
+	r := Run{Experiment: name}
+	for i, m := range measured {
+		r.Rows = append(r.Rows, Row{Name: string(rune('a' + i)), ExpectedMs: f(500), MeasuredMs: f(m), ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1})
+	}
+	r.Calls = []Call{{Label: name + "-calls"}}
+	return r
+}
+
+func TestAggregate(t *testing.T) {
+	runs := []Run{run("x", 510, 560), run("x", 502, 500), run("x", 506, 600)}
+	runs[1].Calls[0].Label = "median run"
+	got, err := Aggregate(runs, 100*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row a: 510, 502, 506 -> median 506, spread 8: a quiet pass.
+	a := got.Rows[0]
+	if *a.MeasuredMs != 506 || a.Stats.N != 3 || a.Stats.MinMs != 502 || a.Stats.MaxMs != 510 || !a.Pass || a.Warning != "" {
+		t.Errorf("row a: got %+v with stats %+v", a, a.Stats)
+	}
+	// Row b: 560, 500, 600 -> median 560 within 100 ms of 500, but a spread of 100 ms > 50.
+	b := got.Rows[1]
+	if *b.MeasuredMs != 560 || !b.Pass || !strings.Contains(b.Warning, "spread 100.0 ms") {
+		t.Errorf("row b: got measured %v, pass %v, warning %q", *b.MeasuredMs, b.Pass, b.Warning)
+	}
+	// Sums 1070, 1002, 1106: the median run is the first.
+	if got.Calls[0].Label != "x-calls" {
+		t.Errorf("got timelines of %q, want those of the median run", got.Calls[0].Label)
+	}
+	if !got.Pass {
+		t.Error("aggregate failed, want pass")
+	}
+}
+
+func TestAggregateUnstable(t *testing.T) {
+	runs := []Run{run("x", 500), run("x", 500)}
+	runs[1].Rows[0].Outcome = "deadline"
+	got, err := Aggregate(runs, 100*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Pass || got.Rows[0].Reason != "unstable over repeats: outcome ok in run 1, deadline in run 2" {
+		t.Errorf("got pass %v, reason %q", got.Pass, got.Rows[0].Reason)
+	}
+	if _, err := Aggregate([]Run{run("x", 1), run("x", 1, 2)}, 100*ms); err == nil {
+		t.Error("runs of different shapes aggregated, want an error")
+	}
+	if _, err := Aggregate(nil, 100*ms); err == nil {
+		t.Error("no runs aggregated, want an error")
+	}
+}
+
+func TestNewSuite(t *testing.T) {
+	if s := NewSuite(nil); !s.Pass || s.Experiments == nil {
+		t.Errorf("got %+v, want a passing suite with an empty list", s)
+	}
+	s := NewSuite([]Run{{Pass: true}, {Pass: false}})
+	if s.Pass {
+		t.Error("a suite with a failing run passed")
+	}
+}

@@ -1,0 +1,166 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Meta describes where and how a run was made.
+type Meta struct {
+	// Labrun is labrun's version (module version and commit, when known).
+	Labrun    string    `json:"labrun_version"`
+	GoVersion string    `json:"go_version"`
+	OS        string    `json:"os"`
+	Arch      string    `json:"arch"`
+	CPUs      int       `json:"cpus"`
+	Start     time.Time `json:"start"`
+	// ToleranceMs, Repeat and Warmup are the verdict's settings.
+	ToleranceMs float64 `json:"tolerance_ms"`
+	Repeat      int     `json:"repeat"`
+	Warmup      int     `json:"warmup"`
+}
+
+// Stats summarises a row's measured times over repeated runs.
+type Stats struct {
+	N        int     `json:"n"`
+	MedianMs float64 `json:"median_ms"`
+	MinMs    float64 `json:"min_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	// StddevMs is the sample standard deviation (n-1), 0 for a single value.
+	StddevMs float64 `json:"stddev_ms"`
+}
+
+// Summarize computes the statistics of vs, which must not be empty. The median of an even
+// count is the mean of the two middle values.
+func Summarize(vs []float64) Stats {
+	if len(vs) == 0 {
+		panic("results: Summarize of no values")
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	n := len(s)
+	st := Stats{N: n, MinMs: s[0], MaxMs: s[n-1]}
+	if n%2 == 1 {
+		st.MedianMs = s[n/2]
+	} else {
+		st.MedianMs = (s[n/2-1] + s[n/2]) / 2
+	}
+	if n > 1 {
+		var sum, sq float64
+		for _, v := range s {
+			sum += v
+		}
+		mean := sum / float64(n)
+		for _, v := range s {
+			sq += (v - mean) * (v - mean)
+		}
+		st.StddevMs = math.Sqrt(sq / float64(n-1))
+	}
+	st.MedianMs, st.StddevMs = round(st.MedianMs, 2), round(st.StddevMs, 2)
+	return st
+}
+
+func round(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}
+
+// Aggregate combines repeated runs of one experiment into one: each row's measured time becomes
+// the median over the runs, with its statistics, and the verdict is taken on the median. Every
+// count and outcome must be the same in every run; a row where they differ fails and says how.
+// A row whose spread (max - min) exceeds half the tolerance passes with a warning: its median
+// rests on noisy samples. The timelines are those of the run whose total time is the median.
+func Aggregate(runs []Run, tol time.Duration) (Run, error) {
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("results: no runs to aggregate")
+	}
+	out := runs[0]
+	out.Rows = slices.Clone(runs[0].Rows)
+	for _, r := range runs[1:] {
+		if r.Experiment != out.Experiment || len(r.Rows) != len(out.Rows) {
+			return Run{}, fmt.Errorf("results: runs of %s differ in shape: %d rows, then %d", out.Experiment, len(out.Rows), len(r.Rows))
+		}
+	}
+	for i := range out.Rows {
+		row := &out.Rows[i]
+		var times []float64
+		differ := ""
+		for k, r := range runs {
+			other := r.Rows[i]
+			if other.MeasuredMs != nil {
+				times = append(times, *other.MeasuredMs)
+			}
+			if k > 0 && differ == "" {
+				differ = differences(out.Rows[i], other, k+1)
+			}
+		}
+		if len(times) > 0 {
+			st := Summarize(times)
+			row.Stats = &st
+			med := st.MedianMs
+			row.MeasuredMs = &med
+		}
+		row.instability = differ
+	}
+	out.Calls = runs[medianRun(runs)].Calls
+	out.Finish(tol)
+	return out, nil
+}
+
+// differences says how row b (of run k) differs from row a in anything but its time.
+func differences(a, b Row, k int) string {
+	switch {
+	case a.Name != b.Name:
+		return fmt.Sprintf("run %d has row %q here", k, b.Name)
+	case a.Outcome != b.Outcome:
+		return fmt.Sprintf("outcome %s in run 1, %s in run %d", orNone(a.Outcome), orNone(b.Outcome), k)
+	case a.Calls != b.Calls:
+		return fmt.Sprintf("%d calls in run 1, %d in run %d", a.Calls, b.Calls, k)
+	case !sameInt(a.ServerExecutions, b.ServerExecutions):
+		return fmt.Sprintf("server executions %s in run 1, %s in run %d", intText(a.ServerExecutions), intText(b.ServerExecutions), k)
+	case !sameInt(a.NewConnections, b.NewConnections):
+		return fmt.Sprintf("new connections %s in run 1, %s in run %d", intText(a.NewConnections), intText(b.NewConnections), k)
+	case !sameInt(a.Status, b.Status):
+		return fmt.Sprintf("status %s in run 1, %s in run %d", intText(a.Status), intText(b.Status), k)
+	}
+	return ""
+}
+
+func sameInt(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func intText(p *int) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
+}
+
+// medianRun returns the index of the run whose summed measured time is the median.
+func medianRun(runs []Run) int {
+	type t struct {
+		i   int
+		sum float64
+	}
+	var ts []t
+	for i, r := range runs {
+		var sum float64
+		for _, row := range r.Rows {
+			if row.MeasuredMs != nil {
+				sum += *row.MeasuredMs
+			}
+		}
+		ts = append(ts, t{i, sum})
+	}
+	slices.SortStableFunc(ts, func(a, b t) int {
+		switch {
+		case a.sum < b.sum:
+			return -1
+		case a.sum > b.sum:
+			return 1
+		}
+		return 0
+	})
+	return ts[(len(ts)-1)/2].i
+}
