@@ -119,10 +119,10 @@ func newApp(stdout, stderr io.Writer, terminal bool, exps []experiments.Experime
 		Version:              version(),
 		EnableBashCompletion: true,
 		Writer:               stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
-		OnUsageError:    onUsageError,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:         onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("unknown command %q (see labrun --help)", c.Args().First())

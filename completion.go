@@ -31,10 +31,10 @@ autoload -U +X bashcompinit && bashcompinit
 
 func completionCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "completion",
-		Usage:       "print a shell completion script (bash or zsh)",
-		ArgsUsage:   "bash|zsh",
-		Description: "Examples:\n   eval \"$(labrun completion bash)\"   # in ~/.bashrc\n   eval \"$(labrun completion zsh)\"    # in ~/.zshrc",
+		Name:         "completion",
+		Usage:        "print a shell completion script (bash or zsh)",
+		ArgsUsage:    "bash|zsh",
+		Description:  "Examples:\n   eval \"$(labrun completion bash)\"   # in ~/.bashrc\n   eval \"$(labrun completion zsh)\"    # in ~/.zshrc",
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			switch c.Args().First() {
