@@ -314,10 +314,16 @@ func timeline(label string, res *client.Result, offset time.Duration) results.Ca
 			StartMs: *results.Ms(offset + a.Start), EndMs: results.Ms(offset + a.End),
 			Outcome: string(a.Outcome), NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
 		}
+		connect, wait := a.Connect, a.Wait
+		if !a.NewConnection && a.Phase != client.PhaseConnect {
+			// Taking a pooled connection takes microseconds; drawn as a connect it would
+			// suggest a handshake that never happened.
+			connect, wait = 0, wait+connect
+		}
 		for _, p := range []struct {
 			phase client.Phase
 			d     time.Duration
-		}{{client.PhaseLease, a.Lease}, {client.PhaseConnect, a.Connect}, {client.PhaseWait, a.Wait}, {client.PhaseBody, a.Body}} {
+		}{{client.PhaseLease, a.Lease}, {client.PhaseConnect, connect}, {client.PhaseWait, wait}, {client.PhaseBody, a.Body}} {
 			if p.d > 0 || p.phase == a.Phase {
 				ra.Phases = append(ra.Phases, results.PhaseSpan{Phase: string(p.phase), Ms: results.Ms(p.d)})
 			}

@@ -150,7 +150,8 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	preds, idle := model.Sequence(v.Pool, 0, seq)
 
-	run := results.Run{Experiment: v.Name(), Title: v.Title(), Config: runConfig(v.Params())}
+	run := results.Run{Experiment: v.Name(), Title: v.Title(), Config: runConfig(v.Params()),
+		Axis: "from the start of the first call (the calls run one after another)"}
 	wantReserved := 0
 	t0 := time.Now()
 	for i, cl := range calls {

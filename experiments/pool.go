@@ -99,7 +99,8 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[model.Outcome][]figure{
 			model.OK: {{"500 ms, ok", 500}}, model.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
-	run := results.Run{Experiment: p.Name(), Title: p.Title(), Config: runConfig(p.Params())}
+	run := results.Run{Experiment: p.Name(), Title: p.Title(), Config: runConfig(p.Params()),
+		Axis: "from the moment all calls of a variant started together"}
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
 		rows, calls, err := p.variant(ctx, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })

@@ -99,6 +99,7 @@ type svgLayout struct {
 	ticks      []float64
 	bottom     float64 // y of the time axis
 	height     float64
+	axis       string // what the time axis counts from
 }
 
 func (l svgLayout) x(ms float64) float64 {
@@ -128,6 +129,10 @@ func layoutSVG(run results.Run, labels, outcomes []string) svgLayout {
 	// ends and for half of the last tick label.
 	l.plotRight = l.outcomeX - 28
 
+	l.axis = run.Axis
+	if l.axis == "" {
+		l.axis = "from the start of each call"
+	}
 	l.ticks = axisTicks(timelineEnd(run.Calls))
 	rows := max(len(run.Calls), 1)
 	l.bottom = svgTop + float64(rows*svgRowHeight)
@@ -384,8 +389,8 @@ func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 	if inSeconds {
 		unit = "s"
 	}
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s from the start of each call</text>\n",
-		px((l.plotLeft+l.plotRight)/2), px(l.bottom+35), unit)
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s %s</text>\n",
+		px((l.plotLeft+l.plotRight)/2), px(l.bottom+35), unit, xmlText(l.axis))
 	buf.WriteString("</g>\n")
 }
 

@@ -47,6 +47,8 @@ type Run struct {
 	Rows   []Row   `json:"rows"`
 	// Calls are the measured calls with their attempts and phases, for timelines.
 	Calls []Call `json:"calls"`
+	// Axis says what the calls' times count from; empty means from the start of each call.
+	Axis string `json:"axis,omitempty"`
 }
 
 // Call is one measured call, with its attempts and their phases.
