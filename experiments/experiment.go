@@ -138,6 +138,28 @@ func warm(ctx context.Context, c *client.Client, srv *fakesrv.Server, n int) (in
 	return c.Stats().Available, nil
 }
 
+// single measures one call made alone, the way the model's Predict sees it: a fresh client
+// with cfg whose pool holds one warm connection, then the call for b. It tells starting how
+// long the model expects the call to take just before making it.
+func single(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour, starting func(time.Duration)) (model.Prediction, *client.Result, error) {
+	c, err := client.New(cfg)
+	if err != nil {
+		return model.Prediction{}, nil, err
+	}
+	defer c.Close()
+	idle, err := warm(ctx, c, srv, 1)
+	if err != nil {
+		return model.Prediction{}, nil, err
+	}
+	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	starting(p.Total)
+	res, err := call(ctx, c, srv, b, "")
+	if err != nil {
+		return model.Prediction{}, nil, err
+	}
+	return p, res, ctx.Err()
+}
+
 // limits converts the client's configuration to the model's limits.
 func limits(cfg client.Config) model.Limits {
 	return model.Limits{

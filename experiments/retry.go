@@ -7,7 +7,6 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
 )
 
@@ -118,23 +117,9 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
 	cfg := client.HC5Defaults()
 	cfg.ReadTimeout, cfg.Retries, cfg.Backoff = r.ReadTimeout, r.Retries, r.Backoff
-	c, err := client.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer c.Close()
-	idle, err := warm(ctx, c, srv, 1)
-	if err != nil {
-		return nil, nil, err
-	}
 	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
-	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
-	starting(p.Total)
-	res, err := call(ctx, c, srv, b, "")
+	p, res, err := single(ctx, srv, cfg, b, starting)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	log := settled(srv, len(res.Attempts))

@@ -122,25 +122,10 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // row measures one call with a warm pool and predicts it.
 func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour, starting func(expected time.Duration)) (results.Row, *client.Result, error) {
-	c, err := client.New(cfg)
+	p, res, err := single(ctx, srv, cfg, b, starting)
 	if err != nil {
 		return results.Row{}, nil, err
 	}
-	defer c.Close()
-	idle, err := warm(ctx, c, srv, 1)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
-	starting(p.Total)
-	res, err := call(ctx, c, srv, b, "")
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
-	}
-	log := settled(srv, 1)
 	row := results.Row{
 		ExpectedMs:      expectedMs(p.Total),
 		MeasuredMs:      results.Ms(res.Elapsed),
@@ -149,7 +134,7 @@ func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Confi
 		ExpectedCalls:   1,
 		Calls:           1,
 	}
-	if len(log) > 0 {
+	if log := settled(srv, 1); len(log) > 0 {
 		row.Server = serverNote(log[len(log)-1])
 	}
 	return row, res, nil
