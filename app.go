@@ -43,13 +43,17 @@ var errChecksFailed = errors.New("checks failed")
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runContext(ctx, args, stdout, stderr, isTerminal(stderr), experiments.All())
+	tty := terminals{stdout: isTerminal(stdout), stderr: isTerminal(stderr)}
+	return runContext(ctx, args, stdout, stderr, tty, experiments.All())
 }
 
-// runContext is run with the context, the experiments and whether stdout and stderr are a
-// terminal (live status line, colour) given, for tests.
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, terminal bool, exps []experiments.Experiment) int {
-	app := newApp(stdout, stderr, terminal, exps)
+// terminals says which outputs are terminals: colour goes only to a terminal's stdout, the
+// live status line only to a terminal's stderr.
+type terminals struct{ stdout, stderr bool }
+
+// runContext is run with the context, the experiments and the terminals given, for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
+	app := newApp(stdout, stderr, tty, exps)
 	err := app.RunContext(ctx, args)
 	switch {
 	case err == nil:
@@ -104,7 +108,7 @@ func version() string {
 	return v
 }
 
-func newApp(stdout, stderr io.Writer, terminal bool, exps []experiments.Experiment) *cli.App {
+func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) *cli.App {
 	app := &cli.App{
 		Name:  "labrun",
 		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
@@ -131,9 +135,9 @@ func newApp(stdout, stderr io.Writer, terminal bool, exps []experiments.Experime
 		},
 	}
 	for _, e := range exps {
-		app.Commands = append(app.Commands, experimentCommand(e, terminal))
+		app.Commands = append(app.Commands, experimentCommand(e, tty))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, terminal), predictCommand(), reportCommand(),
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), reportCommand(),
 		listCommand(exps), completionCommand())
 	return app
 }
@@ -167,7 +171,7 @@ func formatList() string {
 const maxRepeat = 100
 
 // common reads and checks the common flags.
-func common(c *cli.Context, terminal bool) (settings, error) {
+func common(c *cli.Context, tty terminals) (settings, error) {
 	if c.Args().Present() {
 		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
@@ -181,8 +185,8 @@ func common(c *cli.Context, terminal bool) (settings, error) {
 		repeat:  c.Int("repeat"),
 		warmup:  c.Int("warmup"),
 		out:     c.String("out"),
-		live:    terminal && !c.Bool("quiet"),
-		color:   terminal && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+		live:    tty.stderr && !c.Bool("quiet"),
+		color:   tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
 		version: c.App.Version,
 	}
 	switch {
@@ -198,7 +202,7 @@ func common(c *cli.Context, terminal bool) (settings, error) {
 	return s, nil
 }
 
-func experimentCommand(e experiments.Experiment, terminal bool) *cli.Command {
+func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 	flags := commonFlags()
 	for _, p := range e.Params() {
 		flags = append(flags, paramFlag(p))
@@ -210,7 +214,7 @@ func experimentCommand(e experiments.Experiment, terminal bool) *cli.Command {
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			s, err := common(c, terminal)
+			s, err := common(c, tty)
 			if err != nil {
 				return err
 			}
@@ -240,7 +244,7 @@ func paramFlag(p experiments.Param) cli.Flag {
 	}
 }
 
-func allCommand(exps []experiments.Experiment, terminal bool) *cli.Command {
+func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "all",
 		Usage: "run every experiment with its documented parameters",
@@ -251,7 +255,7 @@ func allCommand(exps []experiments.Experiment, terminal bool) *cli.Command {
 		Flags:        commonFlags(),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			s, err := common(c, terminal)
+			s, err := common(c, tty)
 			if err != nil {
 				return err
 			}

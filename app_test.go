@@ -60,10 +60,11 @@ type outcome struct {
 	stdout, stderr string
 }
 
-func runArgs(t *testing.T, ctx context.Context, exps []experiments.Experiment, progress bool, args ...string) outcome {
+// runArgs runs labrun with args; terminal pretends that stdout and stderr are terminals.
+func runArgs(t *testing.T, ctx context.Context, exps []experiments.Experiment, terminal bool, args ...string) outcome {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runContext(ctx, append([]string{"labrun"}, args...), &stdout, &stderr, progress, exps)
+	code := runContext(ctx, append([]string{"labrun"}, args...), &stdout, &stderr, terminals{terminal, terminal}, exps)
 	return outcome{code, stdout.String(), stderr.String()}
 }
 
