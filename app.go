@@ -137,7 +137,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), reportCommand(),
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), serveCommand(), reportCommand(),
 		listCommand(exps), completionCommand())
 	return app
 }

@@ -21,8 +21,13 @@ type Behaviour struct {
 	// Delay is the wait before the response head is sent (the service time).
 	Delay time.Duration
 	// Stall means never answer: the request is held until the client leaves, the server
-	// closes or the server's max duration passes.
+	// closes, MaxStall passes or the server's max duration passes. The two caps end the
+	// stall with an empty 200.
 	Stall bool
+	// MaxStall, with Stall, is a per-request cap on the stall (query key "max"); the
+	// server's max duration still applies when it is shorter. 0 means no per-request cap.
+	// It is ignored without Stall.
+	MaxStall time.Duration
 	// Bytes is the body length; Content-Length is always set to it. 0 means an empty body, or
 	// the reservation text when Order is set (Bytes is then ignored).
 	Bytes int
@@ -56,6 +61,9 @@ func (b Behaviour) Path() string {
 	if b.Every != 0 {
 		q.Set("every", b.Every.String())
 	}
+	if b.MaxStall != 0 {
+		q.Set("max", b.MaxStall.String())
+	}
 	if b.Order != "" {
 		q.Set("order", b.Order)
 	}
@@ -85,9 +93,10 @@ func (b Behaviour) Path() string {
 	return path + "?" + q.Encode() // Encode sorts the keys: the result is deterministic
 }
 
-// ParseBehaviour reads a Behaviour from a request path and query. Any path is accepted; the
-// path "/stall" implies Stall, and so does the query "stall=1". The query keys are delay,
-// stall, bytes, every, order and idempotent; booleans are 1, true, 0 or false; an empty value
+// ParseBehaviour reads a Behaviour from a request path and query. Any path is accepted (the
+// server itself serves Behaviours only on /reserve, /trickle, /stall and /delay); the path
+// "/stall" implies Stall, and so does the query "stall=1". The query keys are delay, stall,
+// max, bytes, every, order and idempotent; booleans are 1, true, 0 or false; an empty value
 // counts as absent and unknown keys are ignored. Every > 0 with Bytes = 0 is valid (an empty
 // body). The error names the offending parameter.
 func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
@@ -97,6 +106,9 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 		return Behaviour{}, err
 	}
 	if b.Every, err = parseDuration(q, "every"); err != nil {
+		return Behaviour{}, err
+	}
+	if b.MaxStall, err = parseDuration(q, "max"); err != nil {
 		return Behaviour{}, err
 	}
 	if s := q.Get("bytes"); s != "" {

@@ -2,6 +2,7 @@ package fakesrv
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"runtime"
@@ -16,7 +17,11 @@ type Request struct {
 	Seq int
 	// Path is the request path and query as received.
 	Path string
-	// Behaviour is what the request asked for (zero when its query was invalid).
+	// Endpoint names the endpoint the path selected: reserve, trickle, stall, delay, status,
+	// redirect, redirect-loop, close-after-read, reset, stats or other (no such endpoint).
+	Endpoint string
+	// Behaviour is what the request asked for: zero when its query was invalid, and for the
+	// endpoints other than reserve, trickle, stall and delay except for a status delay.
 	Behaviour Behaviour
 	// Arrived is when the handler started.
 	Arrived time.Time
@@ -34,7 +39,8 @@ type Request struct {
 	// ClientGone is true when the client went away before the response was complete. It
 	// stays false when the server's own Close cut the response short.
 	ClientGone bool
-	// Status is the status code sent, 0 if none.
+	// Status is the final status code sent, 0 if none (also for close-after-read and
+	// reset, which never answer).
 	Status int
 	// Budget is the client's remaining time from its X-Deadline-Ms header, -1 without one.
 	Budget time.Duration
@@ -47,20 +53,21 @@ type Request struct {
 // does not start work it cannot finish within it.
 const BudgetHeader = "X-Deadline-Ms"
 
-// serveHTTP answers one request as its Behaviour asks and logs it.
+// serveHTTP answers one request as its endpoint asks and logs it.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Add(1)
 	defer s.handlers.Done()
 
+	endpoint, serve := route(r.URL.Path)
 	x := &exchange{
 		s:   s,
 		w:   w,
 		rc:  http.NewResponseController(w),
 		r:   r,
-		rec: Request{Path: r.RequestURI, Arrived: time.Now(), Budget: -1},
+		rec: Request{Path: r.RequestURI, Endpoint: endpoint, Arrived: time.Now(), Budget: -1},
 	}
 	x.entry = s.arrive(&x.rec)
-	complete := x.run()
+	complete := serve(x)
 	x.rec.Finished = time.Now()
 	x.publish()
 	if !complete {
@@ -77,8 +84,13 @@ func (s *Server) arrive(rec *Request) *Request {
 	defer s.mu.Unlock()
 	s.seq++
 	rec.Seq = s.seq
+	s.endpoints[rec.Endpoint]++
 	entry := new(Request)
 	*entry = *rec
+	if n := s.opts.logLimit; n > 0 && len(s.log) >= n {
+		// Drop the oldest half at once rather than one entry per request: amortised O(1).
+		s.log = append(s.log[:0], s.log[len(s.log)-n/2:]...)
+	}
 	s.log = append(s.log, entry)
 	return entry
 }
@@ -120,26 +132,28 @@ func (x *exchange) publish() {
 	x.s.mu.Unlock()
 }
 
-// run answers the request. It returns false when the client left or the server closed before
-// the response was complete; the connection must then be closed without further writes.
-func (x *exchange) run() bool {
-	// Reading the body to EOF first is what lets net/http notice a client that leaves: it
-	// starts watching the connection (and cancels r.Context() on EOF) only once the body is
-	// consumed. For a GET this is immediate.
-	if _, err := io.Copy(io.Discard, x.r.Body); err != nil {
+// Every endpoint handler answers its exchange and returns false when the client left or the
+// server closed before the response was complete; the connection must then be closed
+// without further writes. The handlers live in endpoints.go, except this one.
+
+// behaviour answers the Behaviour endpoints (reserve, trickle, stall, delay) as the query
+// asks; /reserve also requires an order.
+func (x *exchange) behaviour() bool {
+	if !x.drain() {
 		return x.stop()
 	}
 	b, err := ParseBehaviour(x.r.URL.Path, x.r.URL.Query())
+	if err == nil && x.rec.Endpoint == "reserve" && b.Order == "" {
+		err = errors.New("order: required")
+	}
 	if err != nil {
-		msg := []byte(err.Error() + "\n")
-		return x.head(http.StatusBadRequest, len(msg)) && x.body(msg)
+		return x.text(http.StatusBadRequest, err.Error())
 	}
 	x.rec.Behaviour = b
 	if v := x.r.Header.Get(BudgetHeader); v != "" {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms < 0 {
-			msg := []byte(BudgetHeader + ": want whole milliseconds, got " + strconv.Quote(v) + "\n")
-			return x.head(http.StatusBadRequest, len(msg)) && x.body(msg)
+			return x.text(http.StatusBadRequest, BudgetHeader+": want whole milliseconds, got "+strconv.Quote(v))
 		}
 		x.rec.Budget = time.Duration(ms) * time.Millisecond
 	}
@@ -147,8 +161,7 @@ func (x *exchange) run() bool {
 	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
 		// Deadline propagation: the work would outlast the caller, so none of it is done.
 		x.rec.Rejected = true
-		msg := []byte("budget " + x.rec.Budget.String() + " is shorter than the work, " + b.Delay.String() + "\n")
-		return x.head(http.StatusServiceUnavailable, len(msg)) && x.body(msg)
+		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+b.Delay.String())
 	}
 
 	maxDur := x.s.opts.maxDuration
@@ -165,10 +178,13 @@ func (x *exchange) run() bool {
 	}
 
 	if b.Stall {
+		if b.MaxStall > 0 {
+			limit = x.rec.Arrived.Add(min(b.MaxStall, maxDur))
+		}
 		if !x.waitUntil(limit) {
 			return x.stop()
 		}
-		// The cap passed: end the exchange with an empty answer, as net/http would do anyway
+		// A cap passed: end the exchange with an empty answer, as net/http would do anyway
 		// when a handler returns, but write it here so that the log records it.
 		return x.head(http.StatusOK, 0)
 	}
@@ -218,12 +234,32 @@ func (x *exchange) trickle(n int, every time.Duration) bool {
 	return true
 }
 
+// drain reads the request body to EOF. This is what lets net/http notice a client that
+// leaves: it starts watching the connection (and cancels r.Context() on EOF) only once the
+// body is consumed. For a GET it is immediate. It reports whether the body was read whole.
+func (x *exchange) drain() bool {
+	_, err := io.Copy(io.Discard, x.r.Body)
+	return err == nil
+}
+
+// text answers status with the one-line body msg.
+func (x *exchange) text(status int, msg string) bool {
+	body := []byte(msg + "\n")
+	return x.head(status, len(body)) && x.body(body)
+}
+
 // head sends the response head with a Content-Length and flushes it at once, so the client
-// sees the head even when the body trickles.
+// sees the head even when the body trickles. The Content-Type is text/plain unless the
+// handler set another. A status that cannot have a body (1xx, 204, 304) gets neither
+// header, as the HTTP spec wants.
 func (x *exchange) head(status, contentLength int) bool {
 	h := x.w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(contentLength))
+	if bodyAllowed(status) {
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		h.Set("Content-Length", strconv.Itoa(contentLength))
+	}
 	x.w.WriteHeader(status)
 	if err := x.rc.Flush(); err != nil {
 		return x.stop()

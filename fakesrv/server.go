@@ -1,12 +1,3 @@
-// Package fakesrv is labrun's in-process fake downstream server: it answers slowly, trickles
-// its body, stalls or reserves stock on request, and logs what it saw, so that the experiments
-// can measure how an HTTP client copes with it.
-//
-// Each request says how it wants to be answered in its URL (see Behaviour), so the server has
-// no per-experiment state beyond a few options. The Server is shaped like
-// net/http/httptest.Server (loopback listener, URL field, Close that waits for in-flight
-// requests) but does not import httptest, which registers a global command-line flag in any
-// binary that links it.
 package fakesrv
 
 import (
@@ -16,9 +7,15 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
+
+// DefaultAddr is the default listen address: loopback, on a port the system picks.
+const DefaultAddr = "127.0.0.1:0"
 
 // DefaultMaxDuration is the default cap on every delay, stall and total trickle time. It is a
 // safety net against a forgotten request holding a goroutine, far above any experiment.
@@ -39,6 +36,9 @@ const (
 type options struct {
 	idempotent  bool
 	maxDuration time.Duration
+	addr        string
+	allowRemote bool
+	logLimit    int
 }
 
 // Option configures a Server in New.
@@ -58,10 +58,34 @@ func WithMaxDuration(d time.Duration) Option {
 	return func(o *options) { o.maxDuration = d }
 }
 
-// Server is a fake HTTP/1.1 server listening on a loopback port. Create it with New and stop
-// it with Close. Its methods are safe for concurrent use.
+// WithAddr sets the listen address, "host:port" (default DefaultAddr; port 0 picks a free
+// port). New refuses a host that is not loopback unless WithAllowRemote(true) is also given:
+// loopback is an IP in 127.0.0.0/8, ::1 or the name "localhost"; any other name, and an
+// empty host (":8080", every interface), is not. A server that stalls and resets on request
+// must not be reachable from other machines by accident.
+func WithAddr(addr string) Option {
+	return func(o *options) { o.addr = addr }
+}
+
+// WithLogLimit keeps only the last n requests in the log (0, the default, keeps them all), so
+// that a long-running server does not grow with its traffic. The counters are not affected.
+func WithLogLimit(n int) Option {
+	return func(o *options) { o.logLimit = n }
+}
+
+// WithAllowRemote lets WithAddr name a non-loopback address. Anyone who can reach that
+// address can then hold the server's goroutines for up to its max duration per request.
+func WithAllowRemote(on bool) Option {
+	return func(o *options) { o.allowRemote = on }
+}
+
+// Server is a fake HTTP/1.1 server listening on a loopback port (or on the address given
+// with WithAddr). Create it with New and stop it with Close or Shutdown. Its methods are
+// safe for concurrent use.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:PORT", without a trailing slash.
+	// URL is the base URL, "http://127.0.0.1:PORT" by default, without a trailing slash. It
+	// names the address actually bound, except for an unspecified host (0.0.0.0, empty, ::),
+	// where it names loopback (127.0.0.1, or [::1] for ::), which reaches the same listener.
 	URL string
 
 	opts options
@@ -77,9 +101,10 @@ type Server struct {
 	handlers  sync.WaitGroup // one per running handler
 	closeOnce sync.Once
 
-	mu            sync.Mutex // guards log, seq, reservations, firstAnswer, totalReserved, accepted and open
+	mu            sync.Mutex // guards log, seq, endpoints, reservations, firstAnswer, totalReserved, accepted and open
 	log           []*Request
 	seq           int
+	endpoints     map[string]int       // requests per endpoint name
 	reservations  map[string]int       // committed reservations per order id
 	firstAnswer   map[string]time.Time // per order id: when its first reservation answers
 	totalReserved int
@@ -87,29 +112,47 @@ type Server struct {
 	open          int
 }
 
-// New starts a server listening on 127.0.0.1 on a free port and serving in the background.
-// It always binds to loopback: the lab must never expose a server that stalls on request.
+// New starts a server listening on DefaultAddr (127.0.0.1, a free port) or the address given
+// with WithAddr, and serving in the background. It refuses a non-loopback address unless
+// WithAllowRemote(true) is given: the lab must never expose a server that stalls on request
+// by accident.
 func New(opts ...Option) (*Server, error) {
-	o := options{maxDuration: DefaultMaxDuration}
+	o := options{maxDuration: DefaultMaxDuration, addr: DefaultAddr}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.logLimit < 0 {
+		return nil, fmt.Errorf("fakesrv: log limit must not be negative, got %d", o.logLimit)
 	}
 	if o.maxDuration <= 0 {
 		return nil, fmt.Errorf("fakesrv: max duration must be positive, got %v", o.maxDuration)
 	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return nil, fmt.Errorf("fakesrv: listen on loopback: %w", err)
+		return nil, fmt.Errorf("fakesrv: listen address: %w", err)
+	}
+	if !o.allowRemote && !isLoopbackHost(host) {
+		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: not a loopback address (allow it explicitly)", o.addr)
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: listen on %s: %w", o.addr, err)
+	}
+	// "localhost" is resolved by the system; check what it resolved to rather than trust it.
+	if bound := ln.Addr().(*net.TCPAddr); !o.allowRemote && !bound.IP.IsLoopback() {
+		_ = ln.Close() // nothing was served on it
+		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: %s is not a loopback address (allow it explicitly)", o.addr, bound)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		URL:          "http://" + ln.Addr().String(),
+		URL:          baseURL(host, ln.Addr().(*net.TCPAddr)),
 		opts:         o,
 		ctx:          ctx,
 		cancel:       cancel,
 		serveDone:    make(chan struct{}),
+		endpoints:    make(map[string]int),
 		reservations: make(map[string]int),
 		firstAnswer:  make(map[string]time.Time),
 	}
@@ -130,6 +173,32 @@ func New(opts ...Option) (*Server, error) {
 		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
+}
+
+// isLoopbackHost reports whether host, from a listen address, names only loopback: the name
+// localhost or a loopback IP (an IPv4-mapped 127.x address included). Other names are not
+// resolved here: a name that resolves to several addresses cannot be judged by one.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// baseURL is the URL of a listener bound to a for the requested host: a's own address, or
+// loopback when a is unspecified (a client cannot dial 0.0.0.0 portably). The loopback
+// family follows the requested host, not a: Go binds "0.0.0.0" and "" as a dual-stack "::"
+// socket, which 127.0.0.1 reaches, and only an IPv6 host ("::") asks for ::1.
+func baseURL(host string, a *net.TCPAddr) string {
+	ip := a.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+		if strings.Contains(host, ":") {
+			ip = net.IPv6loopback
+		}
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
 }
 
 // Close stops the server. It cancels every waiting handler (delays, stalls and trickles stop
@@ -154,6 +223,25 @@ func (s *Server) Close() {
 	})
 }
 
+// Shutdown stops the server gracefully. It closes the listener at once (no new connection is
+// accepted), closes idle connections, and lets the requests in flight complete; then it
+// releases everything as Close does and returns nil. When ctx is done first, it cancels the
+// requests still in flight as Close does (their connections close without an answer), waits
+// for every goroutine, and returns an error wrapping ctx.Err(). A stall completes only at
+// its cap, so a Shutdown with a stall in flight normally ends through ctx. Shutdown may be
+// called together with or after Close, and more than once.
+//
+// Graceful draining is net/http's Server.Shutdown, which polls for idle connections, so
+// Shutdown may return up to some hundred milliseconds after the last request completed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	s.Close()
+	if err != nil {
+		return fmt.Errorf("fakesrv: shutdown: %w", err)
+	}
+	return nil
+}
+
 // connState counts connections and tracks their goroutines for Close.
 func (s *Server) connState(_ net.Conn, state http.ConnState) {
 	switch state {
@@ -172,7 +260,9 @@ func (s *Server) connState(_ net.Conn, state http.ConnState) {
 }
 
 // Requests returns a snapshot copy of the request log, in arrival order. A request still in
-// progress appears with the fields known so far (Finished is zero).
+// progress appears with the fields known so far (Finished is zero). The log keeps every
+// request since the last Reset, so a long-running server (labrun serve) grows with its
+// traffic until it is Reset, for example by POST /stats/reset.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,14 +302,15 @@ func (s *Server) ConnsOpen() int {
 	return s.open
 }
 
-// Reset zeroes the request log, the reservations and ConnsAccepted between the rows of an
-// experiment. ConnsOpen is kept because it describes connections that still exist. Requests
+// Reset zeroes the request log, the Stats (the requests per endpoint, the reservations and
+// ConnsAccepted) between the rows of an experiment. ConnsOpen is kept because it describes connections that still exist. Requests
 // in progress during Reset finish normally but no longer appear in the log.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = nil
 	s.seq = 0
+	s.endpoints = make(map[string]int)
 	s.reservations = make(map[string]int)
 	s.firstAnswer = make(map[string]time.Time)
 	s.totalReserved = 0

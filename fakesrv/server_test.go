@@ -587,3 +587,21 @@ func TestBudget(t *testing.T) {
 		})
 	}
 }
+
+func TestLogLimit(t *testing.T) {
+	s := newServer(t, WithLogLimit(4))
+	c, _ := newClient(t)
+	for i := 0; i < 10; i++ {
+		mustGet(t, c, s, Behaviour{})
+	}
+	log := s.Requests()
+	if len(log) > 4 || len(log) == 0 || log[len(log)-1].Seq != 10 {
+		t.Errorf("got %d entries ending with seq %d, want at most 4 ending with 10", len(log), log[len(log)-1].Seq)
+	}
+	if got := s.Stats().Requests["delay"]; got != 10 {
+		t.Errorf("got %d delay requests counted, want 10: the limit must not touch the counters", got)
+	}
+	if _, err := New(WithLogLimit(-1)); err == nil {
+		t.Error("New accepted a negative log limit")
+	}
+}
