@@ -40,6 +40,9 @@ const (
 	KernelTimeout Outcome = "kernel-timeout"
 	// Hang means no limit ever fires: the call waits forever.
 	Hang Outcome = "hang"
+	// Failed is a call that ended on an error that is not a timeout, such as a library
+	// refusing to follow more redirects.
+	Failed Outcome = "error"
 )
 
 // Phase names a part of an attempt.
@@ -95,8 +98,31 @@ var SYNGiveUp = GiveUp(SYNInitialRTO, 0, SYNRetries)
 // timeout: about 924.6 s.
 var DataGiveUp = GiveUp(DataMinRTO, DataMaxRTO, DataRetries)
 
+// Profile names a client library whose rules the model follows where they differ.
+type Profile string
+
+// The profiles.
+const (
+	// HC5 is Apache HttpClient 5 (the zero value): a lease with a timeout, a read timeout per
+	// read, each resolved address tried in turn with the full connect timeout.
+	HC5 Profile = "hc5"
+	// OkHttp is OkHttp 3/4: no lease for synchronous calls, a read timeout per read, each
+	// resolved address a route of its own, retried after a connection failure when
+	// RetryOnConnectionFailure is set.
+	OkHttp Profile = "okhttp"
+	// Go is Go's net/http: the read timeout is ResponseHeaderTimeout and covers only the wait
+	// for the head, the pool wait (MaxConnsPerHost) has no timeout, and one dial timeout is
+	// shared by all resolved addresses.
+	Go Profile = "go"
+)
+
 // Limits are the client's limits. The zero value of each field means "not set": it never fires.
 type Limits struct {
+	// Profile selects the client library's rules ("" = HC5).
+	Profile Profile
+	// RetryOnConnectionFailure lets OkHttp recover from a failed connect by trying the next
+	// route (OkHttp's default: true). Route retries do not count against Retries.
+	RetryOnConnectionFailure bool
 	// LeaseTimeout bounds the wait for a pooled connection (connectionRequestTimeout).
 	LeaseTimeout time.Duration
 	// ConnectTimeout bounds the TCP handshake of a new connection.
@@ -131,6 +157,9 @@ type Downstream struct {
 	// connect timeout or the kernel gives up (SYNGiveUp). A down host has no live pooled
 	// connection, so the first attempt must connect.
 	HostDown bool
+	// Routes is how many addresses the host name resolves to (0 means 1); with HostDown none
+	// of them answers.
+	Routes int
 	// HonoursBudget means the client sends its remaining budget (the time left before its
 	// deadline) with the request and the server answers at once, without executing, when the
 	// budget is shorter than its processing time (Delay). It matters only with a deadline.

@@ -45,17 +45,26 @@ type sim struct {
 	queue    []int           // calls waiting for a lease, first come first
 	ask      []time.Duration // per call: when its current attempt asked for a lease
 	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
-	preds    []Prediction
+	// routeRetries counts per call the attempts that were OkHttp route recoveries, and
+	// route the route of the current business attempt.
+	routeRetries []int
+	route        []int
+	preds        []Prediction
 }
 
 func newSim(s Scenario) *sim {
+	if s.Limits.Profile == OkHttp {
+		s.Pool = max(s.Pool, s.Calls) // synchronous OkHttp calls never wait for a connection
+	}
 	m := &sim{
-		s:        s,
-		deadline: Forever,
-		free:     s.Pool,
-		ask:      make([]time.Duration, s.Calls),
-		sent:     make([]time.Duration, s.Calls),
-		preds:    make([]Prediction, s.Calls),
+		s:            s,
+		deadline:     Forever,
+		free:         s.Pool,
+		ask:          make([]time.Duration, s.Calls),
+		sent:         make([]time.Duration, s.Calls),
+		routeRetries: make([]int, s.Calls),
+		route:        make([]int, s.Calls),
+		preds:        make([]Prediction, s.Calls),
 	}
 	for i := range m.sent {
 		m.sent[i] = -1
@@ -90,7 +99,7 @@ func newSim(s Scenario) *sim {
 
 func (m *sim) leaseExpiry(call int) time.Duration {
 	exp := m.deadline
-	if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.ask[call]+lt < exp {
+	if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go && m.ask[call]+lt < exp {
 		exp = m.ask[call] + lt
 	}
 	return exp
@@ -151,8 +160,8 @@ func (m *sim) run() {
 			m.free--
 			m.grant(c, t)
 		}
-		// Waiting calls failing on the lease timeout.
-		if lt := m.s.Limits.LeaseTimeout; lt > 0 {
+		// Waiting calls failing on the lease timeout (net/http's pool wait has none).
+		if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go {
 			kept := m.queue[:0]
 			for _, c := range m.queue {
 				if m.ask[c]+lt > t {
@@ -220,10 +229,11 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
 		natural, kernel := t+ConnectTime, Outcome("")
+		limit := after(t, l.ConnectTimeout)
 		if d.HostDown {
-			natural, kernel = t+SYNGiveUp, KernelTimeout
+			natural, limit, kernel = m.downConnect(t)
 		}
-		end, out := race(natural, kernel, after(t, l.ConnectTimeout), ConnectTimeout, m.deadline)
+		end, out := race(natural, kernel, limit, ConnectTimeout, m.deadline)
 		a.Phases = append(a.Phases, Span{PhaseConnect, t, end})
 		if out != "" {
 			return end, out
@@ -260,7 +270,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	bodyEnd, readFires := head, Forever
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
-		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout {
+		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && l.Profile != Go {
 			readFires = head + l.ReadTimeout // the first gap is already too long
 		}
 	}
@@ -270,6 +280,33 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 		out = OK
 	}
 	return end, out
+}
+
+// downConnect says how a connect from t to a host that is down ends: when the kernel would give
+// up, when the connect limit fires, and the kernel's outcome. HttpClient 5 tries every address
+// with the full connect timeout; net/http shares one dial timeout among them (each address
+// gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
+// address alone); an OkHttp attempt tries one route, the next attempt the next.
+func (m *sim) downConnect(t time.Duration) (natural, limit time.Duration, kernel Outcome) {
+	l := m.s.Limits
+	routes := max(m.s.Downstream.Routes, 1)
+	switch l.Profile {
+	case OkHttp:
+		return t + SYNGiveUp, after(t, l.ConnectTimeout), KernelTimeout
+	case Go:
+		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), KernelTimeout
+	default:
+		each, out := SYNGiveUp, KernelTimeout
+		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
+			each, out = ct, ConnectTimeout
+		}
+		// The connect limit fires on the last address; the phase ends when all are tried.
+		end := t + time.Duration(routes)*each
+		if out == ConnectTimeout {
+			return end, end, out
+		}
+		return end, Forever, out
+	}
 }
 
 // after returns t+limit, or Forever when the limit is not set.
@@ -296,6 +333,21 @@ func race(natural time.Duration, natOut Outcome, limitAt time.Duration, limitOut
 	}
 }
 
+// recoverRoute applies OkHttp's connection recovery: a connect that failed on one route is
+// retried at once on the next, while routes remain and RetryOnConnectionFailure is set.
+func (m *sim) recoverRoute(c int, a Attempt) bool {
+	l, d := m.s.Limits, m.s.Downstream
+	if l.Profile != OkHttp || !l.RetryOnConnectionFailure || a.Sent || !a.NewConnection {
+		return false
+	}
+	if m.route[c]+1 >= max(d.Routes, 1) || a.End >= m.deadline {
+		return false
+	}
+	m.routeRetries[c]++
+	m.route[c]++
+	return true
+}
+
 // finish records attempt a of call c and decides whether the call goes on with a retry.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
@@ -311,9 +363,14 @@ func (m *sim) finish(c int, a Attempt) {
 	case OK, Deadline, Hang:
 		return
 	}
-	if len(p.Attempts) > m.s.Limits.Retries {
+	if m.recoverRoute(c, a) {
+		m.arrivals = append(m.arrivals, arrival{at: a.End, call: c})
 		return
 	}
+	if len(p.Attempts)-m.routeRetries[c] > m.s.Limits.Retries {
+		return
+	}
+	m.route[c] = 0 // a business retry is a new call: its routes start again
 	next := a.End + m.s.Limits.Backoff
 	if next >= m.deadline {
 		p.Outcome, p.Total = Deadline, m.deadline

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/results"
+)
+
+// defaultsTitle is the first line of the table form (the markdown form has its own heading).
+const defaultsTitle = "client defaults · none of them is production-ready"
+
+// defaultsFooter closes the table and markdown forms: the defaults are where a
+// configuration starts, not where it ends.
+const defaultsFooter = "use one as a starting point: labrun predict --defaults NAME"
+
+// defaultsColumns are the table and markdown column headings, in the order of defaultsCells.
+// The client comes first, as in lab-spec section 4; the preset name follows it.
+var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "source"}
+
+// defaultsCSVColumns are the header of the CSV form: the JSON tags of
+// results.ClientDefaults, in the struct's order.
+var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source"}
+
+// defaultsJSON is the JSON form: {"clients": [...]}, an object rather than a bare array so
+// that fields can be added later without breaking readers.
+type defaultsJSON struct {
+	Clients []results.ClientDefaults `json:"clients"`
+}
+
+// WriteDefaults renders the client libraries' default limits (labrun defaults) in format f
+// and writes them to w, one client per row in the order given.
+//
+// The table form is a title line ("client defaults · none of them is production-ready"), an
+// ASCII-bordered table with the columns client, preset, lease wait, connect, read, pool,
+// whole call and source, and a footer line pointing to labrun predict --defaults. Cells are
+// never wrapped or truncated, whatever the terminal: a long source makes a wide table, but
+// the same rows always give the same bytes. The markdown form holds the same table and
+// footer under a "### Client defaults" heading. The JSON form is {"clients": [...]} with the
+// JSON tags of results.ClientDefaults (an empty list for no rows, never null). The CSV form
+// is a header line of those tags and one line per client.
+//
+// In table and markdown form an empty value shows as "—"; in JSON and CSV it stays empty.
+// As with WriteRun, nothing is written when rendering fails, for example for an unknown
+// format.
+func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
+	var buf bytes.Buffer
+	var err error
+	switch f {
+	case FormatTable:
+		err = writeDefaultsTable(&buf, rows)
+	case FormatMarkdown:
+		writeDefaultsMarkdown(&buf, rows)
+	case FormatJSON:
+		clients := rows
+		if clients == nil {
+			clients = []results.ClientDefaults{}
+		}
+		err = writeJSON(&buf, defaultsJSON{Clients: clients})
+	case FormatCSV:
+		err = writeDefaultsCSV(&buf, rows)
+	default:
+		err = unknownFormat(string(f))
+	}
+	if err != nil {
+		return fmt.Errorf("render defaults: %w", err)
+	}
+	return flush(w, &buf)
+}
+
+// defaultsCells returns the texts of one client, in the order of defaultsColumns, shared by
+// the table and markdown forms.
+func defaultsCells(c results.ClientDefaults) []string {
+	return []string{
+		orDash(c.Client), orDash(c.Name), orDash(c.Lease), orDash(c.Connect),
+		orDash(c.Read), orDash(c.Pool), orDash(c.Call), orDash(c.Source),
+	}
+}
+
+// writeDefaultsTable renders the terminal view with newTable, which neither wraps nor
+// truncates and ignores the terminal and locale, so the output depends on the rows alone.
+func writeDefaultsTable(buf *bytes.Buffer, rows []results.ClientDefaults) error {
+	buf.WriteString(defaultsTitle + "\n")
+	t := newTable(buf)
+	t.Header(defaultsColumns)
+	for _, c := range rows {
+		cs := defaultsCells(c)
+		for i, s := range cs {
+			cs[i] = oneLine(s)
+		}
+		if err := t.Append(cs); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	buf.WriteString(defaultsFooter + "\n")
+	return nil
+}
+
+// writeDefaultsMarkdown renders a GitHub Markdown section: a level-3 heading, a pipe table
+// padded like writeRunMarkdown's, and the footer line.
+func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
+	buf.WriteString("### Client defaults\n\n")
+
+	table := [][]string{defaultsColumns}
+	for _, c := range rows {
+		cs := defaultsCells(c)
+		for i, s := range cs {
+			cs[i] = markdownCell(s)
+		}
+		table = append(table, cs)
+	}
+	widths := make([]int, len(defaultsColumns))
+	for _, row := range table {
+		for i, s := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(s), 3)
+		}
+	}
+	rule := make([]string, len(defaultsColumns))
+	for i, w := range widths {
+		rule[i] = strings.Repeat("-", w)
+	}
+	writeMarkdownRow(buf, table[0], widths)
+	writeMarkdownRow(buf, rule, widths)
+	for _, row := range table[1:] {
+		writeMarkdownRow(buf, row, widths)
+	}
+
+	buf.WriteString("\n" + defaultsFooter + "\n")
+}
+
+// writeDefaultsCSV writes the header and one line per client, values as given.
+func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
+	lines := [][]string{defaultsCSVColumns}
+	for _, c := range rows {
+		lines = append(lines, []string{c.Name, c.Client, c.Lease, c.Connect, c.Read, c.Pool, c.Call, c.Source})
+	}
+	return writeCSV(buf, lines)
+}

@@ -1,0 +1,16 @@
+package results
+
+// ClientDefaults is one client library's default limits, as text, with where they come from.
+// It is what labrun defaults prints, one per client, in the order of lab-spec section 4 with
+// Go's net/http last. The values are the library's own words ("0 = infinite", "3 min"), not
+// durations: several defaults are not a time at all ("2 per route, 20 total", "n/a").
+type ClientDefaults struct {
+	Name    string `json:"name"`   // the --defaults preset name, e.g. "hc5"
+	Client  string `json:"client"` // e.g. "Apache HttpClient 5.6"
+	Lease   string `json:"lease"`  // lease (pool) wait
+	Connect string `json:"connect"`
+	Read    string `json:"read"`
+	Pool    string `json:"pool"`
+	Call    string `json:"call"` // whole-call limit
+	Source  string `json:"source"`
+}
