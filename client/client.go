@@ -133,7 +133,8 @@ type Attempt struct {
 	// Err is the attempt's error, nil on success.
 	Err error
 
-	n int // 1-based number of the attempt
+	n      int // 1-based number of the attempt
+	routes int // how many addresses the host resolved to (0 when it did not dial)
 }
 
 // Result is a finished call.
@@ -163,21 +164,41 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		defer cancel()
 	}
 	res := &Result{}
-	var err error
+	cur := req // the current exchange's request; a follow-up replaces it
+	retries, followUps, route, prior := 0, 0, 0, 0
 	for n := 1; ; n++ {
-		a, resp := c.attempt(ctx, req, start, n)
+		a, resp := c.attempt(ctx, cur, start, n, route)
 		res.Attempts = append(res.Attempts, a)
-		res.Outcome, res.Elapsed, err = a.Outcome, a.End, a.Err
+		res.Outcome, res.Elapsed = a.Outcome, a.End
 		if a.Outcome == OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
-			return res, nil
+			next := c.followUp(cur, resp, prior)
+			if next == nil {
+				return res, nil
+			}
+			if followUps++; followUps > MaxFollowUps {
+				err := &Error{Outcome: Failed, Phase: PhaseBody, Attempt: n, Elapsed: a.End,
+					Err: fmt.Errorf("too many follow-up requests: %d", followUps)}
+				res.Outcome, res.Attempts[len(res.Attempts)-1].Err = Failed, err
+				return res, err
+			}
+			cur, prior, route = next, resp.status, 0
+			continue
 		}
-		if a.Outcome == Deadline || ctx.Err() != nil || n > c.cfg.Retries {
-			return res, err
+		if a.Outcome == Deadline || ctx.Err() != nil {
+			return res, a.Err
 		}
-		if req.Body != nil && req.GetBody == nil {
-			return res, err // the body cannot be sent again
+		replayable := cur.Body == nil || cur.GetBody != nil
+		// OkHttp's connection recovery: a connect that failed on one route goes on at once
+		// with the next, without counting as a retry of the business code.
+		if c.cfg.RetryOnConnectionFailure && a.Phase == PhaseConnect && route+1 < a.routes && replayable {
+			route++
+			continue
 		}
+		if retries >= c.cfg.Retries || !replayable {
+			return res, a.Err
+		}
+		retries, route = retries+1, 0
 		if c.cfg.Backoff > 0 {
 			t := time.NewTimer(c.cfg.Backoff)
 			select {
@@ -191,6 +212,61 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 			}
 		}
 	}
+}
+
+// MaxFollowUps is OkHttp's limit on follow-up requests in one call (Config.FollowUps): the
+// 21st fails the call with "too many follow-up requests: 21".
+const MaxFollowUps = 20
+
+// followUp returns the request OkHttp's rules send after resp, or nil (Config.FollowUps):
+// redirects are followed; a 408 is repeated once, even a non-idempotent request, unless
+// recovery is off, the body cannot be sent again, the previous response was a 408 too, or
+// Retry-After asks for a delay; a 503 is repeated once, only on Retry-After: 0; a 401 or 407
+// is returned (the default authenticator gives up).
+func (c *Client) followUp(req *http.Request, resp *response, prior int) *http.Request {
+	if !c.cfg.FollowUps {
+		return nil
+	}
+	retryAfter := resp.header.Get("Retry-After")
+	switch resp.status {
+	case 300, 301, 302, 303, 307, 308:
+		loc := resp.header.Get("Location")
+		if loc == "" {
+			return nil
+		}
+		u, err := req.URL.Parse(loc)
+		if err != nil {
+			return nil
+		}
+		method, body := req.Method, req.GetBody
+		if method != http.MethodGet && method != http.MethodHead && resp.status != 307 && resp.status != 308 {
+			method, body = http.MethodGet, nil
+		}
+		next, err := http.NewRequestWithContext(req.Context(), method, u.String(), nil)
+		if err != nil {
+			return nil
+		}
+		next.Header = req.Header.Clone()
+		if body != nil {
+			next.GetBody = body
+			next.Body, _ = body()
+		}
+		return next
+	case 408:
+		if !c.cfg.RetryOnConnectionFailure || prior == 408 || (req.Body != nil && req.GetBody == nil) {
+			return nil
+		}
+		if n, err := strconv.Atoi(retryAfter); retryAfter != "" && (err != nil || n > 0) {
+			return nil
+		}
+		return req
+	case 503:
+		if prior == 503 || retryAfter != "0" {
+			return nil
+		}
+		return req
+	}
+	return nil
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own
@@ -223,8 +299,16 @@ type attemptState struct {
 	reused    bool
 	gotConn   time.Time
 	firstByte time.Time
+	route     int // the resolved address to dial, with Config.RetryOnConnectionFailure
+	routes    int // how many addresses the host resolved to
 
 	bound bool // the attempt got its connection or ended; guarded by Client.mu
+}
+
+func (st *attemptState) routeCount() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.routes
 }
 
 func (st *attemptState) connection() *conn {
@@ -238,18 +322,17 @@ type stateKey struct{}
 // attempt makes one attempt. Its lease is held until the body is read or the attempt failed;
 // a failed attempt closes its connection so that a late response never reaches the next
 // borrower.
-func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int) (Attempt, *response) {
+func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.Time, n, route int) (Attempt, *response) {
 	start := time.Now()
 	a := Attempt{Start: start.Sub(callStart), Phase: PhaseLease, n: n}
-	route := req.URL.Scheme + "://" + req.URL.Host
-	sem, err := c.lease(ctx, route)
+	sem, err := c.lease(ctx, req.URL.Scheme+"://"+req.URL.Host)
 	leased := time.Now()
 	a.Lease = leased.Sub(start)
 	if err != nil {
 		return c.fail(a, ctx, callStart, leased, err, nil), nil
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	st := &attemptState{ctx: actx, cancel: cancel}
+	st := &attemptState{ctx: actx, cancel: cancel, route: route}
 	defer c.end(st, sem)
 
 	trace := &httptrace.ClientTrace{
@@ -338,7 +421,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	}
 	end := time.Now()
 	c.phases(&a, st, leased, end)
-	a.End, a.Outcome, a.Phase = end.Sub(callStart), OK, PhaseBody
+	a.End, a.Outcome, a.Phase, a.routes = end.Sub(callStart), OK, PhaseBody, st.routeCount()
 	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
@@ -411,6 +494,7 @@ func (c *Client) fail(a Attempt, ctx context.Context, callStart, leased time.Tim
 	pooled := false
 	if st != nil {
 		c.phases(&a, st, leased, end)
+		a.routes = st.routeCount()
 		st.mu.Lock()
 		cn, pooled = st.conn, st.pooled
 		st.mu.Unlock()
@@ -510,13 +594,8 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		defer stop()
 		ctx = dctx
 	}
-	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
-	nc, err := d.DialContext(ctx, network, addr)
+	nc, err := c.dialRoutes(ctx, st, network, addr)
 	if err != nil {
-		var ne net.Error
-		if c.cfg.ConnectTimeout > 0 && errors.As(err, &ne) && ne.Timeout() && (st == nil || st.ctx.Err() == nil) {
-			return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
-		}
 		return nil, err
 	}
 	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout, born: time.Now()}
@@ -535,6 +614,50 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	}
 	c.mu.Unlock()
 	return cn, nil
+}
+
+// dialRoutes resolves addr's host and connects. HttpClient 5 tries every address in turn,
+// each with the full connect timeout; with RetryOnConnectionFailure, as in OkHttp, each
+// address is a route of its own attempt, and this dials the attempt's route only.
+func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips := []string{host}
+	if net.ParseIP(host) == nil {
+		r := c.cfg.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		if ips, err = r.LookupHost(ctx, host); err != nil {
+			return nil, err
+		}
+	}
+	if st != nil {
+		st.mu.Lock()
+		st.routes = len(ips)
+		route := st.route
+		st.mu.Unlock()
+		if c.cfg.RetryOnConnectionFailure {
+			ips = ips[route%len(ips) : route%len(ips)+1]
+		}
+	}
+	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
+	for _, ip := range ips {
+		var nc net.Conn
+		if nc, err = d.DialContext(ctx, network, net.JoinHostPort(ip, port)); err == nil {
+			return nc, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var ne net.Error
+	if c.cfg.ConnectTimeout > 0 && errors.As(err, &ne) && ne.Timeout() && (st == nil || st.ctx.Err() == nil) {
+		return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
+	}
+	return nil, err
 }
 
 // conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call's

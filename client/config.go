@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -42,6 +43,16 @@ type Config struct {
 	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
+	// FollowUps applies OkHttp's response follow-ups: redirects (MaxFollowUps at most), a 408
+	// repeated once (with RetryOnConnectionFailure), a 503 repeated once on Retry-After: 0.
+	FollowUps bool
+	// RetryOnConnectionFailure applies OkHttp's connection recovery: every address the host
+	// resolves to is a route, and a connect that fails on one is retried at once on the next,
+	// each with its own connect timeout; it does not count against Retries. Without it every
+	// address is tried in turn within one connect, as HttpClient 5 does.
+	RetryOnConnectionFailure bool
+	// Resolver resolves host names; nil uses net.DefaultResolver.
+	Resolver *net.Resolver
 	// TLS configures https connections; nil uses the system's roots. The TLS handshake is
 	// bounded by ConnectTimeout as well.
 	TLS *tls.Config
