@@ -145,6 +145,8 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 // commonFlags are the flags every running command takes.
 func commonFlags() []cli.Flag {
 	return []cli.Flag{
+		&cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
+			Usage: "client profile: " + strings.Join(experiments.Profiles(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
 		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
 			Usage: "largest allowed |measured - expected| for a timed row"},
 		&cli.IntFlag{Name: "repeat", Value: 1,
@@ -179,7 +181,11 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if err != nil {
 		return settings{}, usagef("--format: %v", err)
 	}
+	if err := experiments.CheckProfile(c.String("client")); err != nil {
+		return settings{}, usageError{err}
+	}
 	s := settings{
+		client:  c.String("client"),
 		format:  f,
 		tol:     c.Duration("tolerance"),
 		repeat:  c.Int("repeat"),
@@ -220,6 +226,11 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 			}
 			if err := e.Check(); err != nil {
 				return usageError{err}
+			}
+			if pc, ok := e.(interface{ CheckProfile(string) error }); ok {
+				if err := pc.CheckProfile(s.client); err != nil {
+					return usageError{err}
+				}
 			}
 			return runExperiments(c, s, []experiments.Experiment{e}, true)
 		},

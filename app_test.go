@@ -88,6 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "extra"}, `labrun: list takes no arguments, got "extra"`},
 		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (see labrun --help)`},
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
+		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
+		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go)`},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
 		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown or csv)`},
@@ -114,6 +116,9 @@ func TestList(t *testing.T) {
 	want := "exp-a   a trickle vs the read timeout\n" +
 		"exp-b   a small pool makes a healthy server slow\n" +
 		"exp-c   a retry after a timeout charges twice\n" +
+		"exp-d   follow-ups that repeat a request\n" +
+		"exp-e   a timeout that seems ignored\n" +
+		"exp-f   Go's own traps\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)

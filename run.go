@@ -17,6 +17,7 @@ import (
 
 // settings are the common flags, read and checked.
 type settings struct {
+	client         string // the client profile
 	format         report.Format
 	tol            time.Duration
 	repeat, warmup int
@@ -87,7 +88,7 @@ func repeatRun(c *cli.Context, e experiments.Experiment, s settings, st *status)
 	var runs []results.Run
 	total := s.warmup + s.repeat
 	for i := 0; i < total; i++ {
-		opt := experiments.Options{Tolerance: s.tol}
+		opt := experiments.Options{Tolerance: s.tol, Client: s.client}
 		if st != nil {
 			label := ""
 			switch {

@@ -191,7 +191,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		replayable := cur.Body == nil || cur.GetBody != nil
 		// OkHttp's connection recovery: a connect that failed on one route goes on at once
 		// with the next, without counting as a retry of the business code.
-		if c.cfg.RetryOnConnectionFailure && a.Phase == PhaseConnect && route+1 < a.routes && replayable {
+		if c.cfg.RoutePerAttempt && c.cfg.RetryOnConnectionFailure && a.Phase == PhaseConnect && route+1 < a.routes && replayable {
 			route++
 			continue
 		}
@@ -617,8 +617,8 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 }
 
 // dialRoutes resolves addr's host and connects. HttpClient 5 tries every address in turn,
-// each with the full connect timeout; with RetryOnConnectionFailure, as in OkHttp, each
-// address is a route of its own attempt, and this dials the attempt's route only.
+// each with the full connect timeout; with RoutePerAttempt, as in OkHttp, each address is a
+// route of its own attempt, and this dials the attempt's route only.
 func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -639,7 +639,7 @@ func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr
 		st.routes = len(ips)
 		route := st.route
 		st.mu.Unlock()
-		if c.cfg.RetryOnConnectionFailure {
+		if c.cfg.RoutePerAttempt {
 			ips = ips[route%len(ips) : route%len(ips)+1]
 		}
 	}

@@ -46,10 +46,13 @@ type Config struct {
 	// FollowUps applies OkHttp's response follow-ups: redirects (MaxFollowUps at most), a 408
 	// repeated once (with RetryOnConnectionFailure), a 503 repeated once on Retry-After: 0.
 	FollowUps bool
-	// RetryOnConnectionFailure applies OkHttp's connection recovery: every address the host
-	// resolves to is a route, and a connect that fails on one is retried at once on the next,
-	// each with its own connect timeout; it does not count against Retries. Without it every
-	// address is tried in turn within one connect, as HttpClient 5 does.
+	// RoutePerAttempt makes every address the host resolves to a route of its own, as OkHttp
+	// does: an attempt dials one route, with its own connect timeout. Without it every address
+	// is tried in turn within one connect, each with the full timeout, as HttpClient 5 does.
+	RoutePerAttempt bool
+	// RetryOnConnectionFailure applies OkHttp's connection recovery: with RoutePerAttempt, a
+	// connect that fails on one route is retried at once on the next; it does not count
+	// against Retries.
 	RetryOnConnectionFailure bool
 	// Resolver resolves host names; nil uses net.DefaultResolver.
 	Resolver *net.Resolver

@@ -40,7 +40,7 @@ type Experiment interface {
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewInventory()}
 }
 
 // Options are the settings shared by every experiment.
@@ -50,7 +50,12 @@ type Options struct {
 	// Progress, when set, is told what the experiment starts doing, in a few words, and how
 	// long the model expects that step to take (0 when it does not say).
 	Progress func(step string, expected time.Duration)
+	// Client is the client profile (ProfileHC5 when empty).
+	Client string
 }
+
+// profile returns the client profile, ProfileHC5 when none is set.
+func (o Options) profile() string { return or(o.Client, ProfileHC5) }
 
 // DefaultTolerance is the default for Options.Tolerance. It is far above the scheduling noise
 // of a loaded 2-core machine (a few ms, tens in the worst case) and far below every difference
@@ -67,6 +72,19 @@ func (o Options) progress(expected time.Duration, format string, args ...any) {
 	}
 }
 
+// newRun starts the results of experiment e under opt's client profile: the profile is named
+// in the run and in its configuration.
+func newRun(e Experiment, opt Options) results.Run {
+	cfg := append([]results.Param{{Name: "client", Value: opt.profile()}}, runConfig(e.Params())...)
+	return results.Run{Experiment: e.Name(), Title: e.Title(), Client: opt.profile(), Config: cfg}
+}
+
+// atDocumented reports whether the documented figures apply: HttpClient 5 with the
+// documented parameters.
+func atDocumented(opt Options, ps, defaults []Param) bool {
+	return opt.profile() == ProfileHC5 && atDefaults(ps, defaults)
+}
+
 // newServer starts a fake server that Close in the returned func stops.
 func newServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 	s, err := fakesrv.New(opts...)
@@ -78,7 +96,7 @@ func newServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 
 // call makes one call for behaviour b. An error is returned only for a request that could not
 // be built; the call's own failure is in the Result.
-func call(ctx context.Context, c *client.Client, srv *fakesrv.Server, b fakesrv.Behaviour, tag string) (*client.Result, error) {
+func call(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviour, tag string) (*client.Result, error) {
 	path := b.Path()
 	if tag != "" {
 		path += sep(path) + "call=" + tag
@@ -106,8 +124,9 @@ func sep(path string) string {
 
 // warm opens n pooled connections by making n concurrent calls that overlap in time, so that
 // the measured calls find a pooled connection as the model assumes. It returns how many idle
-// connections the pool then holds.
-func warm(ctx context.Context, c *client.Client, srv *fakesrv.Server, n int) (int, error) {
+// connections the pool then holds: the client's own statistics, or for a client without them
+// the connections the server sees open once they stop changing.
+func warm(ctx context.Context, b built, srv *fakesrv.Server, n int) (int, error) {
 	overlap := fakesrv.Behaviour{}
 	if n > 1 {
 		overlap.Delay = 20 * time.Millisecond
@@ -115,7 +134,7 @@ func warm(ctx context.Context, c *client.Client, srv *fakesrv.Server, n int) (in
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			res, err := call(ctx, c, srv, overlap, "warm")
+			res, err := call(ctx, b.c, srv, overlap, "warm")
 			if err == nil && res.Outcome != client.OK {
 				err = fmt.Errorf("warm-up call: %w", res.Attempts[len(res.Attempts)-1].Err)
 			}
@@ -134,42 +153,50 @@ func warm(ctx context.Context, c *client.Client, srv *fakesrv.Server, n int) (in
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	idle := 0
+	if b.stats != nil {
+		idle = b.stats().Available
+	} else {
+		idle = steadyOpen(srv)
+	}
 	srv.Reset()
-	return c.Stats().Available, nil
+	return idle, nil
+}
+
+// steadyOpen returns the server's open connections once the count has not changed for 30 ms
+// (a client closing surplus idle connections takes a moment to be seen), or after a second.
+func steadyOpen(srv *fakesrv.Server) int {
+	last, since := srv.ConnsOpen(), time.Now()
+	for give := time.Now().Add(time.Second); time.Now().Before(give); time.Sleep(2 * time.Millisecond) {
+		if n := srv.ConnsOpen(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= 30*time.Millisecond {
+			break
+		}
+	}
+	return last
 }
 
 // single measures one call made alone, the way the model's Predict sees it: a fresh client
-// with cfg whose pool holds one warm connection, then the call for b. It tells starting how
-// long the model expects the call to take just before making it.
-func single(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour, starting func(time.Duration)) (model.Prediction, *client.Result, error) {
-	c, err := client.New(cfg)
+// for s under the run's profile, whose pool holds one warm connection, then the call for beh.
+// It tells starting how long the model expects the call to take just before making it.
+func single(ctx context.Context, opt Options, srv *fakesrv.Server, s spec, beh fakesrv.Behaviour, starting func(time.Duration)) (model.Prediction, *client.Result, error) {
+	b, err := build(opt.profile(), s)
 	if err != nil {
 		return model.Prediction{}, nil, err
 	}
-	defer c.Close()
-	idle, err := warm(ctx, c, srv, 1)
+	defer b.c.Close()
+	idle, err := warm(ctx, b, srv, 1)
 	if err != nil {
 		return model.Prediction{}, nil, err
 	}
-	p := model.Predict(downstream(b), limits(cfg), idle == 0, 0)
+	p := model.Predict(downstream(beh), b.limits, idle == 0, 0)
 	starting(p.Total)
-	res, err := call(ctx, c, srv, b, "")
+	res, err := call(ctx, b.c, srv, beh, "")
 	if err != nil {
 		return model.Prediction{}, nil, err
 	}
 	return p, res, ctx.Err()
-}
-
-// limits converts the client's configuration to the model's limits.
-func limits(cfg client.Config) model.Limits {
-	return model.Limits{
-		LeaseTimeout:   cfg.LeaseTimeout,
-		ConnectTimeout: cfg.ConnectTimeout,
-		ReadTimeout:    cfg.ReadTimeout,
-		Deadline:       cfg.Deadline,
-		Retries:        cfg.Retries,
-		Backoff:        cfg.Backoff,
-	}
 }
 
 // figure is a documented reference value: its text, and its time in ms when it is one

@@ -164,7 +164,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: parameters differ from themselves", e.Name())
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 }
@@ -412,5 +412,110 @@ func TestExercises(t *testing.T) {
 	run = runScaled(t, inv)
 	if got := run.Rows[1].Outcome; got != "deadline" {
 		t.Errorf("stuck call with a deadline shorter than the read timeout: got %s, want deadline", got)
+	}
+}
+
+// TestProfiles runs experiments A, B and C under the okhttp and go profiles, shortened.
+func TestProfiles(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []string{ProfileOkHttp, ProfileGo} {
+		for _, e := range []Experiment{
+			&Trickle{ReadTimeout: 300 * ms, Deadline: 250 * ms, Bytes: 4, Every: 100 * ms, Silence: 800 * ms},
+			&Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms},
+			&Retry{ReadTimeout: 100 * ms, Delay: 400 * ms, Retries: 1},
+		} {
+			run, err := e.Run(context.Background(), Options{Tolerance: DefaultTolerance, Client: profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !run.Pass || run.Client != profile || run.Config[0] != (results.Param{Name: "client", Value: profile}) {
+				t.Errorf("%s under %s: pass %v, client %q, config %v", e.Name(), profile, run.Pass, run.Client, run.Config)
+			}
+		}
+	}
+	// Under go, the lease timeout does not exist: the second variant queues like the first.
+	run := runScaledWith(t, &Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms}, ProfileGo)
+	for _, r := range run.Rows {
+		if r.Outcome == "lease-timeout" {
+			t.Errorf("got a lease timeout under go: %+v", r)
+		}
+	}
+}
+
+func runScaledWith(t *testing.T, e Experiment, profile string) results.Run {
+	t.Helper()
+	run, err := e.Run(context.Background(), Options{Tolerance: DefaultTolerance, Client: profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Pass {
+		t.Fatalf("%s under %s did not pass: %+v", e.Name(), profile, run.Rows)
+	}
+	return run
+}
+
+func TestFollowUpsExperiment(t *testing.T) {
+	t.Parallel()
+	run := runScaledWith(t, NewFollowUps(), ProfileHC5) // no parameters: its documented figures always apply
+	want := map[string]int{"okhttp: POST answered 408": 2, "go: POST answered 408": 1, "okhttp: redirect loop": 21, "go: redirect loop": 10}
+	for _, r := range run.Rows {
+		if n, ok := want[r.Name]; ok && *r.ServerExecutions != n {
+			t.Errorf("%s: server got %d requests, want %d", r.Name, *r.ServerExecutions, n)
+		}
+	}
+}
+
+func TestRoutesExperiment(t *testing.T) {
+	t.Parallel()
+	run := runScaled(t, &Routes{ConnectTimeout: 200 * ms, CallTimeout: 300 * ms})
+	got := map[string]float64{}
+	for _, r := range run.Rows {
+		got[r.Name] = *r.ExpectedMs
+	}
+	// Three routes of 200 ms each; capped at 300; one route; one shared dial budget; HttpClient 5.
+	want := map[string]float64{
+		"okhttp: connect timeout per route, no callTimeout": 600,
+		"okhttp: the same, callTimeout 300ms":               300,
+		"okhttp: retryOnConnectionFailure off":              200,
+		"go: net.Dialer.Timeout 200ms for the whole dial":   200,
+		"hc5: every address in turn, one connect":           600,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got expected times %v, want %v", got, want)
+	}
+	if err := (&Routes{}).Check(); err == nil {
+		t.Error("a zero connect timeout passed the check")
+	}
+}
+
+func TestGoTrapsExperiment(t *testing.T) {
+	t.Parallel()
+	run := runScaled(t, &GoTraps{Concurrency: 6, Waves: 2, ClientTimeout: 200 * ms, Bytes: 4, Every: 100 * ms})
+	var conns []int
+	for _, r := range run.Rows {
+		if r.NewConnections != nil {
+			conns = append(conns, *r.NewConnections)
+		}
+	}
+	// Default idle cap 2: 6, then 4; idle cap 6: 6, then 0.
+	if want := []int{6, 4, 6, 0}; !reflect.DeepEqual(conns, want) {
+		t.Errorf("got new connections per wave %v, want %v", conns, want)
+	}
+	if got := *run.Rows[0].ServerExecutions; got != 2 {
+		t.Errorf("the POST with an Idempotency-Key reached the server %d times, want 2", got)
+	}
+}
+
+func TestInventoryProfile(t *testing.T) {
+	v := NewInventory()
+	v.PropagateDeadline = true
+	if err := v.CheckProfile(ProfileGo); err == nil {
+		t.Error("--propagate-deadline passed under go")
+	}
+	if err := v.CheckProfile(ProfileHC5); err != nil {
+		t.Errorf("--propagate-deadline under hc5: %v", err)
+	}
+	if err := CheckProfile("curl"); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go)` {
+		t.Errorf("got %v", err)
 	}
 }

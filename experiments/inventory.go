@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
@@ -95,6 +94,15 @@ func (v *Inventory) Params() []Param {
 	}
 }
 
+// CheckProfile reports a parameter the client profile cannot honour: only labrun's HttpClient 5
+// client propagates its deadline.
+func (v *Inventory) CheckProfile(profile string) error {
+	if v.PropagateDeadline && profile != ProfileHC5 {
+		return fmt.Errorf("--propagate-deadline needs --client %s: %s sends no budget", ProfileHC5, profile)
+	}
+	return nil
+}
+
 // Check implements Experiment.
 func (v *Inventory) Check() error {
 	if err := CheckAll(v.Params()); err != nil {
@@ -116,20 +124,23 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	cfg := client.Config{
-		MaxPerRoute: v.Pool, MaxTotal: v.MaxTotal,
+	if err := v.CheckProfile(opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	b, err := build(opt.profile(), spec{
+		Pool: v.Pool, MaxTotal: v.MaxTotal,
 		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
 		ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
 		TimeToLive: inventoryTimeToLive, IdleTimeout: inventoryEvictIdle,
 		PropagateDeadline: v.PropagateDeadline,
-	}
-	c, err := client.New(cfg)
+	})
 	if err != nil {
 		return results.Run{}, err
 	}
+	c := b.c
 	defer c.Close()
 
-	def := atDefaults(v.Params(), NewInventory().Params())
+	def := atDocumented(opt, v.Params(), NewInventory().Params())
 	calls := []struct {
 		name string
 		b    fakesrv.Behaviour
@@ -146,12 +157,12 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	for i, cl := range calls {
 		d := downstream(cl.b)
 		d.HonoursBudget = v.PropagateDeadline
-		seq[i] = model.Call{Downstream: d, Limits: limits(cfg)}
+		seq[i] = model.Call{Downstream: d, Limits: b.limits}
 	}
 	preds, idle := model.Sequence(v.Pool, 0, seq)
 
-	run := results.Run{Experiment: v.Name(), Title: v.Title(), Config: runConfig(v.Params()),
-		Axis: "from the start of the first call (the calls run one after another)"}
+	run := newRun(v, opt)
+	run.Axis = "from the start of the first call (the calls run one after another)"
 	wantReserved := 0
 	t0 := time.Now()
 	for i, cl := range calls {
@@ -195,20 +206,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, row)
 	}
 
-	stats := c.Stats()
-	state := func(leased, pending, available, max int) string {
-		return fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max)
-	}
-	wantState := state(0, 0, idle, v.MaxTotal)
-	pool := results.Row{
-		Name:            "pool after the calls",
-		ExpectedOutcome: wantState,
-		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
-		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
-	}
-	if def {
-		pool.Documented = state(0, 0, 0, 100)
-	}
+	pool := v.poolRow(b, srv, idle, def)
 	reserved := results.Row{
 		Name:               "server reservations",
 		ExpectedExecutions: results.Count(wantReserved),
@@ -228,4 +226,32 @@ func budgetNote(r fakesrv.Request) string {
 		return fmt.Sprintf("; refused: budget %s < work %s", fmtMs(r.Budget), fmtMs(r.Behaviour.Delay))
 	}
 	return ""
+}
+
+// poolRow checks the pool after the calls: HttpClient 5's statistics where the client has them,
+// else (net/http) the connections the server sees open, which are the client's idle ones.
+func (v *Inventory) poolRow(b built, srv *fakesrv.Server, idle int, def bool) results.Row {
+	if b.stats == nil {
+		open := steadyOpen(srv)
+		return results.Row{
+			Name:            "idle connections after the calls (server side)",
+			ExpectedOutcome: fmt.Sprintf("%d open", idle),
+			Outcome:         fmt.Sprintf("%d open", open),
+			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", plural(srv.ConnsAccepted(), "connection")),
+		}
+	}
+	stats := b.stats()
+	state := func(leased, pending, available, max int) string {
+		return fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max)
+	}
+	row := results.Row{
+		Name:            "pool after the calls",
+		ExpectedOutcome: state(0, 0, idle, stats.Max),
+		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
+		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
+	}
+	if def {
+		row.Documented = state(0, 0, 0, 100)
+	}
+	return row
 }

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
@@ -82,28 +81,25 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer srv.Close()
 
-	def := atDefaults(p.Params(), NewPool().Params())
-	base := client.HC5Defaults()
-	base.MaxPerRoute, base.MaxTotal = p.Pool, max(p.Pool, base.MaxTotal)
-	base.LeaseTimeout = 0
+	def := atDocumented(opt, p.Params(), NewPool().Params())
+	base := spec{Pool: p.Pool, NoLeaseTimeout: true}
 	type variant struct {
 		name string
-		cfg  client.Config
+		cfg  spec
 		docs map[model.Outcome][]figure // per outcome, per batch
 	}
 	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[model.Outcome][]figure{
 		model.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
 	if p.LeaseTimeout > 0 {
-		cfg := base
-		cfg.LeaseTimeout = p.LeaseTimeout
+		cfg := spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
 		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[model.Outcome][]figure{
 			model.OK: {{"500 ms, ok", 500}}, model.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
-	run := results.Run{Experiment: p.Name(), Title: p.Title(), Config: runConfig(p.Params()),
-		Axis: "from the moment all calls of a variant started together"}
+	run := newRun(p, opt)
+	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
-		rows, calls, err := p.variant(ctx, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, calls, err := p.variant(ctx, opt, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -127,19 +123,20 @@ type poolRow struct {
 
 // variant runs the concurrent calls through one client configuration and returns its rows
 // and its calls, in the order they ended.
-func (p *Pool) variant(ctx context.Context, srv *fakesrv.Server, name string, cfg client.Config, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
-	c, err := client.New(cfg)
+func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, name string, s spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
+	bc, err := build(opt.profile(), s)
 	if err != nil {
 		return nil, nil, err
 	}
+	c := bc.c
 	defer c.Close()
-	idle, err := warm(ctx, c, srv, p.Pool)
+	idle, err := warm(ctx, bc, srv, p.Pool)
 	if err != nil {
 		return nil, nil, err
 	}
 	b := fakesrv.Behaviour{Delay: p.Delay}
 	preds := model.Simulate(model.Scenario{
-		Calls: p.Concurrency, Pool: p.Pool, Idle: idle, Downstream: downstream(b), Limits: limits(cfg),
+		Calls: p.Concurrency, Pool: bc.modelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.limits,
 	})
 
 	var last time.Duration

@@ -76,8 +76,10 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer srv.Close()
 
-	def := atDefaults(r.Params(), NewRetry().Params())
-	defIdem := atDefaults(r.Params(), (&Retry{ReadTimeout: 300 * time.Millisecond, Delay: 500 * time.Millisecond, Retries: 1, Idempotent: true}).Params())
+	def := atDocumented(opt, r.Params(), NewRetry().Params())
+	documentedIdem := NewRetry()
+	documentedIdem.Idempotent = true
+	defIdem := atDocumented(opt, r.Params(), documentedIdem.Params())
 	type variant struct {
 		name       string
 		idempotent bool
@@ -88,10 +90,10 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if r.Idempotent {
 		variants = []variant{{"idempotent server", true, 1, defIdem}}
 	}
-	run := results.Run{Experiment: r.Name(), Title: r.Title(), Config: runConfig(r.Params())}
+	run := newRun(r, opt)
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Name(), i+1, len(variants), v.name)
-		rows, res, err := r.variant(ctx, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1), func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, res, err := r.variant(ctx, opt, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1), func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -114,11 +116,10 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // variant makes one call with retries against the server and returns a row per attempt and
 // a row for the whole call with the server's reservation count.
-func (r *Retry) variant(ctx context.Context, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
-	cfg := client.HC5Defaults()
-	cfg.ReadTimeout, cfg.Retries, cfg.Backoff = r.ReadTimeout, r.Retries, r.Backoff
+func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
+	s := spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
 	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
-	p, res, err := single(ctx, srv, cfg, b, starting)
+	p, res, err := single(ctx, opt, srv, s, b, starting)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -86,14 +86,12 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 	trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
 	silent := fakesrv.Behaviour{Delay: t.Silence}
-	base := client.HC5Defaults()
-	noDeadline, withDeadline := base, base
-	noDeadline.ReadTimeout = t.ReadTimeout
-	withDeadline.ReadTimeout, withDeadline.Deadline = t.ReadTimeout, t.Deadline
-	def := atDefaults(t.Params(), NewTrickle().Params())
+	noDeadline := spec{ReadTimeout: t.ReadTimeout}
+	withDeadline := spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
+	def := atDocumented(opt, t.Params(), NewTrickle().Params())
 	rows := []struct {
 		name string
-		cfg  client.Config
+		cfg  spec
 		b    fakesrv.Behaviour
 		doc  figure
 	}{
@@ -104,10 +102,10 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 		{name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
 			cfg: noDeadline, b: silent},
 	}
-	run := results.Run{Experiment: t.Name(), Title: t.Title(), Config: runConfig(t.Params())}
+	run := newRun(t, opt)
 	for i, r := range rows {
 		step := fmt.Sprintf("%s · row %d/%d: %s", t.Name(), i+1, len(rows), r.name)
-		row, res, err := t.row(ctx, srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		row, res, err := t.row(ctx, opt, srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -121,8 +119,8 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 }
 
 // row measures one call with a warm pool and predicts it.
-func (t *Trickle) row(ctx context.Context, srv *fakesrv.Server, cfg client.Config, b fakesrv.Behaviour, starting func(expected time.Duration)) (results.Row, *client.Result, error) {
-	p, res, err := single(ctx, srv, cfg, b, starting)
+func (t *Trickle) row(ctx context.Context, opt Options, srv *fakesrv.Server, s spec, b fakesrv.Behaviour, starting func(expected time.Duration)) (results.Row, *client.Result, error) {
+	p, res, err := single(ctx, opt, srv, s, b, starting)
 	if err != nil {
 		return results.Row{}, nil, err
 	}

@@ -28,6 +28,10 @@ const fillerTimeout = 5 * time.Second
 // SYN, and the client retransmits into the void. Designs considered and rejected: an
 // unroutable address such as 10.255.255.1 leaves the machine and depends on the network; an
 // iptables DROP rule needs root and outlives a crashed test.
+//
+// A net.Dialer walking the addresses of a host name gives each attempt the larger of an equal
+// share of what remains of its timeout and 2 seconds, so a Go client gets past each blackhole
+// in 2 seconds at best: with two blackholes before a listener it needs a timeout over 4s.
 type Blackhole struct {
 	// Addr is the address, "127.0.0.3:41234": the IP given to NewBlackhole and the port bound.
 	Addr string

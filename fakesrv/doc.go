@@ -46,4 +46,14 @@
 // The four Behaviour endpoints (reserve, trickle, stall, delay) accept every Behaviour query
 // key on every method, as Behaviour.Path writes them; the redirects keep the query of the
 // request in their Location.
+//
+// # Unreachable hosts and host names
+//
+// Two smaller pieces serve tests of how a client copes with the network around a server
+// rather than with its answers. NewBlackhole gives a loopback address whose SYNs go
+// unanswered, so a connect hangs until the client's timeout as with a host that is down
+// (Linux only, no root needed). NewDNS gives a loopback DNS server answering A queries from a
+// fixed table, and its Resolver points Go's resolver at it, so that a host name can resolve
+// to several loopback addresses (say a blackhole on 127.0.0.2 and a Server on 127.0.0.3, one
+// port) and a dialer walks them in order.
 package fakesrv

@@ -35,6 +35,8 @@ type Run struct {
 	Experiment string `json:"experiment"`
 	// Title says in a few words what the experiment shows.
 	Title string `json:"title"`
+	// Client is the client profile the experiment ran under: hc5, okhttp or go.
+	Client string `json:"client,omitempty"`
 	// Pass is true when every row passed.
 	Pass bool `json:"pass"`
 	// ToleranceMs is the largest allowed |measured - expected| for timed rows.

@@ -1,0 +1,236 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+)
+
+// GoTraps is experiment F: three traps of Go's own net/http client. It replays a POST that
+// carries an Idempotency-Key when the reused connection it went out on fails before any
+// answer, although the server had it already; with MaxIdleConnsPerHost left at 2 it dials
+// most connections again in every wave of concurrent calls; and Client.Timeout is a deadline
+// that cuts a healthy trickle. It always uses the go profile.
+type GoTraps struct {
+	Concurrency   int
+	Waves         int
+	ClientTimeout time.Duration
+	Bytes         int
+	Every         time.Duration
+}
+
+// NewGoTraps returns experiment F with its default parameters.
+func NewGoTraps() *GoTraps {
+	return &GoTraps{Concurrency: 20, Waves: 3, ClientTimeout: time.Second, Bytes: 10, Every: 400 * time.Millisecond}
+}
+
+// Name implements Experiment.
+func (*GoTraps) Name() string { return "exp-f" }
+
+// Title implements Experiment.
+func (*GoTraps) Title() string { return "Go's own traps" }
+
+// Description implements Experiment.
+func (*GoTraps) Description() string {
+	return "Go's net/http, with none of labrun's layers. (1) A POST with an Idempotency-Key " +
+		"header and a body it can rewind, sent on a reused connection that the server closes " +
+		"after reading the request: net/http sends it again on a new connection, so the server " +
+		"executes it twice; without the header, once. (2) MaxIdleConnsPerHost left at its " +
+		"default of 2: each wave of concurrent calls dials all but 2 of its connections again; " +
+		"with idle room for every call, none. (3) Client.Timeout is a deadline: it cuts a " +
+		"trickle whose bytes keep flowing, which ResponseHeaderTimeout lets finish. It always " +
+		"uses the go profile, whatever --client says."
+}
+
+// Examples implements Experiment.
+func (*GoTraps) Examples() []string {
+	return []string{"labrun exp-f", "labrun exp-f --concurrency 50 --waves 5"}
+}
+
+// Params implements Experiment.
+func (g *GoTraps) Params() []Param {
+	return []Param{
+		{Name: "concurrency", Usage: "calls per wave", Int: &g.Concurrency, Min: 1, Max: 500},
+		{Name: "waves", Usage: "waves of concurrent calls", Int: &g.Waves, Min: 2, Max: 20},
+		{Name: "client-timeout", Usage: "http.Client.Timeout against the trickle", Duration: &g.ClientTimeout},
+		{Name: "bytes", Usage: "body bytes the server trickles", Int: &g.Bytes, Min: 1, Max: fakesrv.MaxBytes},
+		{Name: "every", Usage: "pause before each trickled byte", Duration: &g.Every},
+	}
+}
+
+// Check implements Experiment.
+func (g *GoTraps) Check() error { return CheckAll(g.Params()) }
+
+// Run implements Experiment.
+func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := g.Check(); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+	run := newRun(g, opt)
+	run.Client, run.Config[0].Value = ProfileGo, ProfileGo
+
+	for _, key := range []bool{true, false} {
+		opt.progress(0, "%s · replay, Idempotency-Key %v", g.Name(), key)
+		row, res, err := g.replay(ctx, srv, key)
+		if err != nil {
+			return results.Run{}, err
+		}
+		run.Rows = append(run.Rows, row)
+		run.Calls = append(run.Calls, timeline(row.Name, res, 0))
+	}
+	for _, idle := range []int{0, g.Concurrency} {
+		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", g.Name(), g.Concurrency, g.Waves, or(idle, 2))
+		rows, err := g.waves(ctx, srv, idle)
+		if err != nil {
+			return results.Run{}, err
+		}
+		run.Rows = append(run.Rows, rows...)
+	}
+	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
+	for _, cfg := range []struct {
+		name string
+		cfg  client.GoConfig
+		l    model.Limits
+	}{
+		{fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
+			client.GoConfig{ClientTimeout: g.ClientTimeout}, model.Limits{Profile: model.Go, Deadline: g.ClientTimeout}},
+		{fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
+			client.GoConfig{ResponseHeaderTimeout: g.ClientTimeout}, model.Limits{Profile: model.Go, ReadTimeout: g.ClientTimeout}},
+	} {
+		gc, err := client.NewGo(cfg.cfg)
+		if err != nil {
+			return results.Run{}, err
+		}
+		b := built{c: gc, limits: cfg.l}
+		idle, err := warm(ctx, b, srv, 1)
+		if err != nil {
+			gc.Close()
+			return results.Run{}, err
+		}
+		p := model.Predict(downstream(trickle), cfg.l, idle == 0, 0)
+		opt.progress(p.Total, "%s · %s", g.Name(), cfg.name)
+		res, err := call(ctx, gc, srv, trickle, "")
+		gc.Close()
+		if err != nil {
+			return results.Run{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return results.Run{}, err
+		}
+		row := results.Row{
+			Name: cfg.name, ExpectedMs: expectedMs(p.Total), MeasuredMs: results.Ms(res.Elapsed),
+			ExpectedOutcome: string(p.Outcome), Outcome: string(res.Outcome), ExpectedCalls: 1, Calls: 1,
+		}
+		if log := settled(srv, 1); len(log) > 0 {
+			row.Server = serverNote(log[len(log)-1])
+		}
+		run.Rows = append(run.Rows, row)
+		run.Calls = append(run.Calls, timeline(cfg.name, res, 0))
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// replay sends a POST on a reused connection to /close-after-read, which reads the request and
+// closes the connection without answering, and counts how often the server got it.
+func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (results.Row, *client.Result, error) {
+	gc, err := client.NewGo(client.GoConfig{})
+	if err != nil {
+		return results.Row{}, nil, err
+	}
+	defer gc.Close()
+	if _, err := warm(ctx, built{c: gc}, srv, 1); err != nil { // the POST must go out on a reused connection
+		return results.Row{}, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/close-after-read", strings.NewReader("order=42"))
+	if err != nil {
+		return results.Row{}, nil, err
+	}
+	name := "POST without Idempotency-Key, connection closed after the request"
+	if key {
+		req.Header.Set("Idempotency-Key", "order-42")
+		name = "POST with Idempotency-Key, connection closed after the request"
+	}
+	res, _ := gc.Do(ctx, req)
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, nil, err
+	}
+	want := 1
+	if model.GoReplays(http.MethodPost, key, req.GetBody != nil, true) {
+		want = 2 // the replay, sent on a new connection, fails there too: no third try
+	}
+	got := srv.Stats().Requests["close-after-read"]
+	return results.Row{
+		Name: name, ExpectedOutcome: string(model.Failed), Outcome: string(res.Outcome),
+		ExpectedCalls: 1, Calls: 1,
+		ExpectedExecutions: results.Count(want), ServerExecutions: results.Count(got),
+		Server: fmt.Sprintf("got the request %s, closed without answering", plural(got, "time")),
+	}, res, nil
+}
+
+// waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
+// the server accepts in each.
+func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) ([]results.Row, error) {
+	gc, err := client.NewGo(client.GoConfig{MaxIdleConnsPerHost: maxIdle})
+	if err != nil {
+		return nil, err
+	}
+	defer gc.Close()
+	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
+	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
+	if maxIdle == 0 {
+		label = fmt.Sprintf("MaxIdleConnsPerHost %d (default)", http.DefaultMaxIdleConnsPerHost)
+	}
+	var rows []results.Row
+	overlap := fakesrv.Behaviour{Delay: 50 * time.Millisecond}
+	for w := 0; w < g.Waves; w++ {
+		srv.Reset()
+		eg, ectx := errgroup.WithContext(ctx)
+		outcomes := make([]string, g.Concurrency)
+		for i := 0; i < g.Concurrency; i++ {
+			eg.Go(func() error {
+				res, err := call(ectx, gc, srv, overlap, strconv.Itoa(i))
+				if err == nil {
+					outcomes[i] = string(res.Outcome)
+				}
+				return err
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ok := 0
+		for _, o := range outcomes {
+			if o == string(client.OK) {
+				ok++
+			}
+		}
+		rows = append(rows, results.Row{
+			Name:            fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
+			ExpectedOutcome: string(model.OK), Outcome: string(model.OK),
+			ExpectedCalls: g.Concurrency, Calls: ok,
+			ExpectedNewConnections: results.Count(want[w]),
+			NewConnections:         results.Count(srv.ConnsAccepted()),
+			Server:                 fmt.Sprintf("accepted %s", plural(srv.ConnsAccepted(), "connection")),
+		})
+	}
+	return rows, nil
+}
