@@ -137,7 +137,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), serveCommand(), reportCommand(),
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), defaultsCommand(), serveCommand(), reportCommand(),
 		listCommand(exps), completionCommand())
 	return app
 }
@@ -314,6 +314,29 @@ func predictCommand() *cli.Command {
 				return usageError{err}
 			}
 			return report.WritePrediction(c.App.Writer, f, p.Predict())
+		},
+	}
+}
+
+func defaultsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "defaults",
+		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
+		Description: "Lab-spec section 4's table plus Go's net/http row (read from its source and " +
+			"checked against the linked net/http by labrun's tests). None of them is " +
+			"production-ready.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+			Usage: "output format: " + formatList()}},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("defaults takes no arguments, got %q", c.Args().First())
+			}
+			f, err := report.ParseFormat(c.String("format"))
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			return report.WriteDefaults(c.App.Writer, f, experiments.Defaults())
 		},
 	}
 }

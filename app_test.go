@@ -387,3 +387,23 @@ func TestPredictJSON(t *testing.T) {
 		t.Errorf("hc5 against a host that is down: got\n%s\nwant the kernel giving up after 127 s", got.stdout)
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	got := runArgs(t, context.Background(), experiments.All(), false, "defaults", "--format", "json")
+	var doc struct {
+		Clients []struct{ Name, Connect, Source string }
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil || got.code != 0 {
+		t.Fatalf("got exit %d, %v: %s", got.code, err, got.stdout)
+	}
+	var names []string
+	for _, c := range doc.Clients {
+		names = append(names, c.Name)
+		if c.Source == "" {
+			t.Errorf("%s has no source", c.Name)
+		}
+	}
+	if want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "netty", "go"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("got clients %v, want %v", names, want)
+	}
+}

@@ -164,3 +164,15 @@ func PresetsHelp() string {
 	}
 	return b.String()
 }
+
+// Defaults returns lab-spec section 4's client defaults and Go's, for labrun defaults.
+func Defaults() []results.ClientDefaults {
+	var out []results.ClientDefaults
+	for _, p := range model.Presets() {
+		out = append(out, results.ClientDefaults{
+			Name: p.Name, Client: p.Client, Lease: p.Lease, Connect: p.Connect,
+			Read: p.Read, Pool: p.Pool, Call: p.Call, Source: p.Source,
+		})
+	}
+	return out
+}
