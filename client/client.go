@@ -598,7 +598,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout, born: time.Now()}
+	cn := &conn{Conn: nc, client: c, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout, born: time.Now()}
 	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
 	// does not show as available; the attempt's end releases the claim. Lock order: the
 	// attempt's mutex, then the client's.
@@ -666,9 +666,10 @@ func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr
 // arrives restarts the clock.
 type conn struct {
 	net.Conn
-	client      *Client
-	readTimeout time.Duration
-	born        time.Time
+	client       *Client
+	readTimeout  time.Duration
+	writeTimeout time.Duration
+	born         time.Time
 
 	mu    sync.Mutex    // guards owner, armed and the read deadline
 	owner *attemptState // the attempt that got the connection last
@@ -719,6 +720,14 @@ func (cn *conn) disarm(st *attemptState) bool {
 		cn.Conn.SetReadDeadline(time.Time{})
 	}
 	return true
+}
+
+// Write bounds each blocking write by the write timeout, when one is set.
+func (cn *conn) Write(p []byte) (int, error) {
+	if cn.writeTimeout > 0 {
+		cn.Conn.SetWriteDeadline(time.Now().Add(cn.writeTimeout))
+	}
+	return cn.Conn.Write(p)
 }
 
 func (cn *conn) Read(p []byte) (int, error) {

@@ -23,6 +23,9 @@ type Config struct {
 	// SO_TIMEOUT): it restarts whenever a byte arrives and covers the wait for the response
 	// head and every read of the body. It is not a deadline.
 	ReadTimeout time.Duration
+	// WriteTimeout bounds every blocking write of the request (OkHttp: writeTimeout), restarting
+	// with each write, as ReadTimeout does for reads.
+	WriteTimeout time.Duration
 	// Deadline bounds the whole call from the start of its first attempt, leases, connects,
 	// reads and retries included.
 	Deadline time.Duration
@@ -88,6 +91,7 @@ func (c Config) Validate() error {
 		{"lease timeout", c.LeaseTimeout},
 		{"connect timeout", c.ConnectTimeout},
 		{"read timeout", c.ReadTimeout},
+		{"write timeout", c.WriteTimeout},
 		{"deadline", c.Deadline},
 		{"backoff", c.Backoff},
 		{"idle timeout", c.IdleTimeout},

@@ -164,3 +164,23 @@ func TestRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTimeout: a request body the server never reads fills the socket buffers; the
+// write timeout ends the call instead of a hang.
+func TestWriteTimeout(t *testing.T) {
+	hold := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-hold // never reads the body
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(hold) })
+	c := newClient(t, Config{WriteTimeout: 200 * ms})
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(strings.Repeat("x", 64<<20)))
+	res, err := c.Do(context.Background(), req)
+	if err == nil || res.Outcome != Failed || !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("got %s, %v; want a failure on the write timeout", res.Outcome, err)
+	}
+	if res.Elapsed > 5*slack {
+		t.Errorf("took %v, want about the write timeout", res.Elapsed)
+	}
+}

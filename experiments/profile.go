@@ -81,6 +81,7 @@ func build(profile string, s spec) (built, error) {
 		cfg := client.Config{
 			ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
 			ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
+			WriteTimeout:   10 * time.Second,
 			Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 			IdleTimeout:              or(s.IdleTimeout, 5*time.Minute),
 			FollowUps:                true,
