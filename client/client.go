@@ -199,17 +199,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 			return res, a.Err
 		}
 		retries, route = retries+1, 0
-		if c.cfg.Backoff > 0 {
-			t := time.NewTimer(c.cfg.Backoff)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				end := time.Since(start)
-				out, cause := c.ctxOutcome(ctx)
-				res.Outcome, res.Elapsed = out, end
-				return res, &Error{Outcome: out, Phase: PhaseBackoff, Attempt: n, Elapsed: end, Err: cause}
-			}
+		if e := pause(ctx, c.cfg.Backoff, start, n); e != nil {
+			res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
+			return res, e
 		}
 	}
 }
@@ -406,16 +398,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 		return c.fail(a, ctx, callStart, leased, err, st), nil
 	}
 	a.Status = resp.StatusCode
-	var body []byte
-	if resp.ContentLength > c.cfg.MaxBody {
-		err = fmt.Errorf("response body of %d bytes is larger than %d", resp.ContentLength, c.cfg.MaxBody)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
-		if err == nil && int64(len(body)) > c.cfg.MaxBody {
-			err = fmt.Errorf("response body larger than %d bytes", c.cfg.MaxBody)
-		}
-	}
-	resp.Body.Close()
+	body, err := readBody(resp, c.cfg.MaxBody)
 	if err != nil {
 		return c.fail(a, ctx, callStart, leased, err, st), nil
 	}
@@ -468,6 +451,39 @@ func asConn(c net.Conn) *conn {
 		c = u.NetConn()
 	}
 	return nil
+}
+
+// readBody reads and closes resp's body, refusing one larger than max bytes.
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	defer resp.Body.Close()
+	if resp.ContentLength > max {
+		return nil, fmt.Errorf("response body of %d bytes is larger than %d", resp.ContentLength, max)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err == nil && int64(len(body)) > max {
+		err = fmt.Errorf("response body larger than %d bytes", max)
+	}
+	return body, err
+}
+
+// pause waits d before a retry, or less when ctx is done first; it then returns the backoff's
+// failure as an *Error of attempt n: the configured deadline, or the caller's cancellation.
+func pause(ctx context.Context, d time.Duration, start time.Time, n int) *Error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		out, cause := Deadline, context.Cause(ctx)
+		if !errors.Is(cause, ErrDeadline) {
+			out = Failed
+		}
+		return &Error{Outcome: out, Phase: PhaseBackoff, Attempt: n, Elapsed: time.Since(start), Err: cause}
+	}
 }
 
 // phases fills the connect, wait and body times of a from the hooks' timestamps.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -103,20 +102,9 @@ func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		if a.Outcome == Deadline || ctx.Err() != nil || n > g.cfg.Retries || (req.Body != nil && req.GetBody == nil) {
 			return res, a.Err
 		}
-		if g.cfg.Backoff > 0 {
-			t := time.NewTimer(g.cfg.Backoff)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				end := time.Since(start)
-				out, cause := Deadline, context.Cause(ctx)
-				if !errors.Is(cause, ErrDeadline) {
-					out = Failed
-				}
-				res.Outcome, res.Elapsed = out, end
-				return res, &Error{Outcome: out, Phase: PhaseBackoff, Attempt: n, Elapsed: end, Err: cause}
-			}
+		if e := pause(ctx, g.cfg.Backoff, start, n); e != nil {
+			res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
+			return res, e
 		}
 	}
 }
@@ -170,16 +158,7 @@ func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart tim
 		return g.fail(a, ctx, tr, start, callStart, err), nil
 	}
 	a.Status = resp.StatusCode
-	var body []byte
-	if resp.ContentLength > g.cfg.MaxBody {
-		err = fmt.Errorf("response body of %d bytes is larger than %d", resp.ContentLength, g.cfg.MaxBody)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, g.cfg.MaxBody+1))
-		if err == nil && int64(len(body)) > g.cfg.MaxBody {
-			err = fmt.Errorf("response body larger than %d bytes", g.cfg.MaxBody)
-		}
-	}
-	resp.Body.Close()
+	body, err := readBody(resp, g.cfg.MaxBody)
 	if err != nil {
 		return g.fail(a, ctx, tr, start, callStart, err), nil
 	}
