@@ -35,12 +35,15 @@ type Client struct {
 	transport *http.Transport
 	total     *semaphore.Weighted // nil when MaxTotal is not set
 
-	mu      sync.Mutex // guards routes, conns, leased, pending and unbound, and attemptState.bound
+	mu      sync.Mutex // guards routes, conns, leased, pending, unbound, returned, and attemptState.bound and .returned
 	routes  map[string]*semaphore.Weighted
 	conns   map[*conn]struct{} // open connections
 	leased  int
 	pending int
 	unbound int // leases whose attempt has not got its connection yet
+	// returned counts leases whose connection is back in the pool while the attempt has not
+	// released the lease yet: in HttpClient 5's terms they are no longer leased.
+	returned int
 }
 
 // New returns a client for cfg.
@@ -102,7 +105,7 @@ type Stats struct {
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Stats{Leased: c.leased, Pending: c.pending, Max: c.cfg.MaxTotal}
+	s := Stats{Leased: c.leased - c.returned, Pending: c.pending, Max: c.cfg.MaxTotal}
 	for cn := range c.conns {
 		if cn.user == nil && !cn.claimed {
 			s.Available++
@@ -294,7 +297,8 @@ type attemptState struct {
 	route     int // the resolved address to dial, with Config.RetryOnConnectionFailure
 	routes    int // how many addresses the host resolved to
 
-	bound bool // the attempt got its connection or ended; guarded by Client.mu
+	bound    bool // the attempt got its connection or ended; guarded by Client.mu
+	returned bool // the attempt's connection went back to the pool; guarded by Client.mu
 }
 
 func (st *attemptState) routeCount() int {
@@ -372,6 +376,17 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 			cn := st.conn
 			st.pooled = true
 			st.mu.Unlock()
+			// The connection is back in the pool, and another call may take it before this
+			// attempt releases its lease: count it as returned now.
+			c.mu.Lock()
+			if !st.returned {
+				st.returned = true
+				c.returned++
+			}
+			if cn != nil && cn.user == st {
+				cn.user = nil
+			}
+			c.mu.Unlock()
 			if cn != nil && cn.disarm(st) {
 				if ttl := c.cfg.TimeToLive; ttl > 0 && time.Since(cn.born) > ttl {
 					cn.Close() // too old to be reused; the Transport drops it from its pool
@@ -427,6 +442,9 @@ func (c *Client) end(st *attemptState, sem *semaphore.Weighted) {
 	if !st.bound {
 		st.bound = true
 		c.unbound--
+	}
+	if st.returned {
+		c.returned--
 	}
 	c.leased--
 	c.mu.Unlock()
