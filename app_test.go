@@ -407,3 +407,21 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("got clients %v, want %v", names, want)
 	}
 }
+
+// TestReportBadRunWritesNothing: a saved run that parses but cannot be rendered (a negative
+// time) is a one-line usage error, with nothing on stdout and no file written.
+func TestReportBadRunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.json"
+	doc := `{"experiments": [{"experiment": "exp-x", "rows": [], "calls": [{"label": "c", "attempts": [{"start_ms": -5, "end_ms": 1, "outcome": "ok", "phases": []}]}]}]}`
+	if err := os.WriteFile(bad, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := runArgs(t, context.Background(), fakes(), false, "report", "--out", dir+"/out", bad)
+	if got.code != exitUsage || got.stdout != "" || strings.Count(got.stderr, "\n") != 1 {
+		t.Errorf("got %+v, want exit 2, one line on stderr, nothing on stdout", got)
+	}
+	if _, err := os.Stat(dir + "/out"); !os.IsNotExist(err) {
+		t.Errorf("--out directory exists after a failed render: %v", err)
+	}
+}

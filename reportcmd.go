@@ -17,12 +17,13 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "re-render a saved run (run.json) without running anything",
-		ArgsUsage: "RUN.json",
+		ArgsUsage: "[--format F] [--out DIR] RUN.json",
 		Description: "Reads a run saved by --out (run.json) or printed by --format json, and renders " +
 			"it again: Markdown on stdout by default, and with --out the Markdown report and the " +
 			"SVG timelines into a directory.\n\n" +
+			"Flags go before the file.\n\n" +
 			"Examples:\n   labrun report results/reference/run.json\n" +
-			"   labrun report run.json --out review/\n   labrun report run.json --format table",
+			"   labrun report --out review/ run.json\n   labrun report --format table run.json",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: string(report.FormatMarkdown), Usage: "output format: " + formatList()},
 			&cli.StringFlag{Name: "out", Usage: "write run.json, REPORT.md and the SVG timelines into this directory"},
@@ -41,15 +42,24 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
+			// Everything is rendered before anything is written: a saved run that cannot be
+			// rendered is bad input, reported on one line, with nothing on stdout.
 			var buf bytes.Buffer
 			if err := report.WriteSuite(&buf, f, suite); err != nil {
-				return err
+				return usageError{fmt.Errorf("%s: %w", path, err)}
+			}
+			dir := c.String("out")
+			var files []outFile
+			if dir != "" {
+				if files, err = renderOut(suite); err != nil {
+					return usageError{fmt.Errorf("%s: %w", path, err)}
+				}
 			}
 			if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 				return err
 			}
-			if dir := c.String("out"); dir != "" {
-				return writeOut(dir, suite)
+			if dir != "" {
+				return writeOut(dir, files)
 			}
 			return nil
 		},

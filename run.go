@@ -65,6 +65,12 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if err != nil {
 		return err
 	}
+	var files []outFile
+	if s.out != "" { // rendered before anything is written: an error leaves no half output
+		if files, err = renderOut(suite); err != nil {
+			return err
+		}
+	}
 	out := buf.Bytes()
 	if s.color && s.format == report.FormatTable {
 		out = report.Colorize(out)
@@ -73,7 +79,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		return err
 	}
 	if s.out != "" {
-		if err := writeOut(s.out, suite); err != nil {
+		if err := writeOut(s.out, files); err != nil {
 			return err
 		}
 	}
@@ -113,37 +119,45 @@ func repeatRun(c *cli.Context, e experiments.Experiment, s settings, st *status)
 	return results.Aggregate(runs, s.tol)
 }
 
-// writeOut writes run.json, REPORT.md and one SVG per experiment into dir. Everything is
-// rendered first; each file is then written under a temporary name and renamed, so an
-// interrupted run never leaves a half-written file behind.
-func writeOut(dir string, suite results.Suite) error {
-	files := map[string][]byte{}
-	var order []string
+// outFile is one file of --out, rendered.
+type outFile struct {
+	name string
+	data []byte
+}
+
+// renderOut renders the files of --out: run.json, REPORT.md and one SVG per experiment.
+func renderOut(suite results.Suite) ([]outFile, error) {
+	var files []outFile
 	add := func(name string, render func(*bytes.Buffer) error) error {
 		var b bytes.Buffer
 		if err := render(&b); err != nil {
 			return fmt.Errorf("render %s: %w", name, err)
 		}
-		files[name] = b.Bytes()
-		order = append(order, name)
+		files = append(files, outFile{name, b.Bytes()})
 		return nil
 	}
 	if err := add("run.json", func(b *bytes.Buffer) error { return report.WriteSuite(b, report.FormatJSON, suite) }); err != nil {
-		return err
+		return nil, err
 	}
 	if err := add("REPORT.md", func(b *bytes.Buffer) error { return report.WriteSuite(b, report.FormatMarkdown, suite) }); err != nil {
-		return err
+		return nil, err
 	}
 	for _, run := range suite.Experiments {
 		if err := add(run.Experiment+".svg", func(b *bytes.Buffer) error { return report.WriteSVG(b, run) }); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return files, nil
+}
+
+// writeOut writes rendered files into dir, each under a temporary name renamed into place, so
+// an interrupted run never leaves a half-written file behind.
+func writeOut(dir string, files []outFile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	for _, name := range order {
-		if err := writeAtomic(filepath.Join(dir, name), files[name]); err != nil {
+	for _, f := range files {
+		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}

@@ -251,17 +251,33 @@ func (c *Client) followUp(req *http.Request, resp *response, prior int) *http.Re
 		if !c.cfg.RetryOnConnectionFailure || prior == 408 || (req.Body != nil && req.GetBody == nil) {
 			return nil
 		}
-		if n, err := strconv.Atoi(retryAfter); retryAfter != "" && (err != nil || n > 0) {
+		if retryAfter != "" && retryAfterSeconds(retryAfter) > 0 {
 			return nil
 		}
 		return req
 	case 503:
-		if prior == 503 || retryAfter != "0" {
+		if prior == 503 || retryAfter == "" || retryAfterSeconds(retryAfter) != 0 {
 			return nil
 		}
 		return req
 	}
 	return nil
+}
+
+// retryAfterSeconds reads Retry-After as OkHttp does: digits only; anything else (an HTTP
+// date, "-1", "+0") counts as a long delay.
+func retryAfterSeconds(v string) int {
+	const long = int(^uint(0) >> 1)
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return long
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return long
+	}
+	return n
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own

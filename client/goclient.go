@@ -57,8 +57,14 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 			return nil, fmt.Errorf("client: %s must not be negative, got %v", d.name, d.v)
 		}
 	}
-	if cfg.MaxConnsPerHost < 0 || cfg.MaxIdleConnsPerHost < 0 || cfg.Retries < 0 || cfg.MaxBody < 0 {
-		return nil, errors.New("client: counts must not be negative")
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"max conns per host", int64(cfg.MaxConnsPerHost)}, {"max idle conns per host", int64(cfg.MaxIdleConnsPerHost)},
+		{"retries", int64(cfg.Retries)}, {"max body", cfg.MaxBody}} {
+		if n.v < 0 {
+			return nil, fmt.Errorf("client: %s must not be negative, got %d", n.name, n.v)
+		}
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody

@@ -85,7 +85,7 @@ func atDocumented(opt Options, ps, defaults []Param) bool {
 	return opt.profile() == ProfileHC5 && atDefaults(ps, defaults)
 }
 
-// newServer starts a fake server that Close in the returned func stops.
+// newServer starts a fake server on loopback; the caller closes it.
 func newServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 	s, err := fakesrv.New(opts...)
 	if err != nil {

@@ -160,8 +160,8 @@ func TestAll(t *testing.T) {
 		if err := CheckAll(e.Params()); err != nil {
 			t.Errorf("%s: defaults do not pass their own checks: %v", e.Name(), err)
 		}
-		if !atDefaults(e.Params(), e.Params()) {
-			t.Errorf("%s: parameters differ from themselves", e.Name())
+		if fresh := freshOf(e); !atDefaults(e.Params(), fresh.Params()) {
+			t.Errorf("%s: All() does not return the documented parameters", e.Name())
 		}
 	}
 	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
@@ -518,4 +518,25 @@ func TestInventoryProfile(t *testing.T) {
 	if err := CheckProfile("curl"); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go)` {
 		t.Errorf("got %v", err)
 	}
+}
+
+// freshOf returns a new experiment of e's kind with its documented parameters.
+func freshOf(e Experiment) Experiment {
+	switch e.(type) {
+	case *Trickle:
+		return NewTrickle()
+	case *Pool:
+		return NewPool()
+	case *Retry:
+		return NewRetry()
+	case *FollowUps:
+		return NewFollowUps()
+	case *Routes:
+		return NewRoutes()
+	case *GoTraps:
+		return NewGoTraps()
+	case *Inventory:
+		return NewInventory()
+	}
+	panic("experiments_test: unknown experiment " + e.Name())
 }

@@ -246,7 +246,7 @@ func (v *Inventory) poolRow(b built, srv *fakesrv.Server, idle int, def bool) re
 	}
 	row := results.Row{
 		Name:            "pool after the calls",
-		ExpectedOutcome: state(0, 0, idle, stats.Max),
+		ExpectedOutcome: state(0, 0, idle, b.maxTotal),
 		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
 		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
 	}

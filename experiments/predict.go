@@ -12,8 +12,11 @@ import (
 // Predictor holds the inputs of labrun predict: a client's limits, optionally starting from a
 // library's defaults, and what the downstream does. It runs only the model: no network.
 type Predictor struct {
-	// Defaults names the preset the limits start from ("" = every limit unset).
+	// Defaults names the preset the limits start from ("" = every limit unset), with the
+	// library's rules.
 	Defaults string
+	profile  model.Profile // the preset's rules, set by Apply
+	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -98,12 +101,14 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			set[name]()
 		}
 	}
+	p.profile, p.rocf = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure
 	return nil
 }
 
 // Predict runs the model.
 func (p *Predictor) Predict() results.Prediction {
 	l := model.Limits{
+		Profile: p.profile, RetryOnConnectionFailure: p.rocf,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 	}

@@ -72,6 +72,8 @@ type built struct {
 	pool int
 	// stats gives the pool statistics, when the client has them (net/http has none).
 	stats func() client.Stats
+	// maxTotal is the total connection limit the client was configured with (0: none).
+	maxTotal int
 }
 
 // build makes profile's client for s.
@@ -133,7 +135,7 @@ func build(profile string, s spec) (built, error) {
 		if err != nil {
 			return built{}, err
 		}
-		return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats}, nil
+		return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
 	}
 }
 

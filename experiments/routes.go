@@ -134,16 +134,18 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 		if err := ctx.Err(); err != nil {
 			return results.Run{}, err
 		}
+		// Every attempt dials (and fails to): its connection count is its attempt count.
 		run.Rows = append(run.Rows, results.Row{
-			Name:            row.name,
-			ExpectedMs:      expectedMs(p.Total),
-			MeasuredMs:      results.Ms(res.Elapsed),
-			ExpectedOutcome: string(p.Outcome),
-			Outcome:         string(res.Outcome),
-			ExpectedCalls:   1,
-			Calls:           1,
-			Server: fmt.Sprintf("%d addresses, none answers; %s (model: %d)",
-				len(routeAddrs), plural(len(res.Attempts), "attempt"), len(p.Attempts)),
+			Name:                   row.name,
+			ExpectedMs:             expectedMs(p.Total),
+			MeasuredMs:             results.Ms(res.Elapsed),
+			ExpectedOutcome:        string(p.Outcome),
+			Outcome:                string(res.Outcome),
+			ExpectedCalls:          1,
+			Calls:                  1,
+			ExpectedNewConnections: results.Count(len(p.Attempts)),
+			NewConnections:         results.Count(len(res.Attempts)),
+			Server:                 fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), plural(len(res.Attempts), "attempt")),
 		})
 		run.Calls = append(run.Calls, timeline(row.name, res, 0))
 	}

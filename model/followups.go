@@ -68,13 +68,18 @@ func okHttpFollowUps(retryOnConnectionFailure bool, r Response) (int, Outcome, i
 }
 
 // retryAfterSeconds reads a Retry-After in seconds, as OkHttp does: no header is 0, a value
-// that is not a number (an HTTP date) counts as "a delay" (max int).
+// that is not all digits (an HTTP date, "-1", "+0") counts as a long delay (max int).
 func retryAfterSeconds(v string) int {
 	if v == "" {
 		return 0
 	}
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return int(^uint(0) >> 1)
+		}
+	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	if err != nil {
 		return int(^uint(0) >> 1)
 	}
 	return n

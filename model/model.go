@@ -91,12 +91,12 @@ func GiveUp(rto, max time.Duration, retries int) time.Duration {
 }
 
 // SYNGiveUp is how long a connect to a host that is down (no RST) lasts with no connect
-// timeout: 1+2+4+8+16+32+64 = 127 s.
-var SYNGiveUp = GiveUp(SYNInitialRTO, 0, SYNRetries)
+// timeout: 1+2+4+8+16+32+64 = 127 s, GiveUp(SYNInitialRTO, 0, SYNRetries) (a test checks).
+const SYNGiveUp = 127 * time.Second
 
 // DataGiveUp is how long a request on a silently dropped connection waits with no read
-// timeout: about 924.6 s.
-var DataGiveUp = GiveUp(DataMinRTO, DataMaxRTO, DataRetries)
+// timeout: 924.6 s, GiveUp(DataMinRTO, DataMaxRTO, DataRetries) (a test checks).
+const DataGiveUp = 924600 * time.Millisecond
 
 // Profile names a client library whose rules the model follows where they differ.
 type Profile string
@@ -245,7 +245,9 @@ func Sequence(pool, idle int, calls []Call) ([]Prediction, int) {
 		m := newSim(Scenario{Calls: 1, Pool: pool, Idle: idle, Downstream: c.Downstream, Limits: c.Limits})
 		m.run()
 		preds[i] = m.preds[0]
-		idle = m.idle + m.dead // a call that hangs keeps its connection
+		// What the pool holds after the call: working and dropped idle connections alike (a
+		// call that hangs keeps its connection).
+		idle = m.idle + m.dead
 	}
 	return preds, idle
 }

@@ -15,9 +15,11 @@ func TestGiveUp(t *testing.T) {
 		want time.Duration
 	}{
 		// 1+2+4+8+16+32+64 s: the first SYN waits 1 s, each of the 6 retries doubles it.
-		{"syn", SYNGiveUp, 127 * time.Second},
+		{"syn", GiveUp(SYNInitialRTO, 0, SYNRetries), SYNGiveUp},
 		// 0.2+0.4+...+102.4 = 204.6 s for the first ten waits, then six waits capped at 120 s.
-		{"data", DataGiveUp, 924600 * ms},
+		{"data", GiveUp(DataMinRTO, DataMaxRTO, DataRetries), DataGiveUp},
+		{"syn constant", SYNGiveUp, 127 * time.Second},
+		{"data constant", DataGiveUp, 924600 * ms},
 		{"no retries", GiveUp(time.Second, 0, 0), time.Second},
 		{"cap from the start", GiveUp(3*time.Second, time.Second, 2), 3 * time.Second},
 	}
@@ -366,7 +368,7 @@ func TestPresets(t *testing.T) {
 		t.Errorf("hc5: got %+v, want %+v", hc5.Limits, want)
 	}
 	goDefaults, _ := PresetNamed("go")
-	if want := (Limits{ConnectTimeout: 30 * time.Second}); goDefaults.Limits != want {
+	if want := (Limits{Profile: Go, ConnectTimeout: 30 * time.Second}); goDefaults.Limits != want {
 		t.Errorf("go: got %+v, want %+v", goDefaults.Limits, want)
 	}
 	if _, ok := PresetNamed("nope"); ok {

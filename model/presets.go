@@ -9,6 +9,7 @@ type Preset struct {
 	Name string
 	// Client names the library.
 	Client string
+	// Limits are the defaults, with the library's rules (Profile) where the model knows them.
 	Limits Limits
 	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.
 	Lease, Connect, Read, Pool, Call string
@@ -37,7 +38,7 @@ func Presets() []Preset {
 			Pool: "5 per route, 25 total", Call: "none in classic",
 			Source: "lab-spec section 4"},
 		{Name: "okhttp", Client: "OkHttp",
-			Limits: Limits{ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
+			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
 			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
 			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none",
 			Source: "lab-spec section 4"},
@@ -47,7 +48,7 @@ func Presets() []Preset {
 			Pool: "max(2 x cores, 16) per address, queue 2x", Call: ".timeout() operator",
 			Source: "lab-spec section 4"},
 		{Name: "go", Client: "Go net/http (DefaultClient, DefaultTransport)",
-			Limits: Limits{ConnectTimeout: 30 * time.Second},
+			Limits: Limits{Profile: Go, ConnectTimeout: 30 * time.Second},
 			Lease:  "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
 			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
 			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",

@@ -16,6 +16,9 @@ func TestGoPresetMatchesNetHTTP(t *testing.T) {
 		t.Fatal("no go preset")
 	}
 	tr := http.DefaultTransport.(*http.Transport)
+	if p.Limits.Profile != Go {
+		t.Errorf("the go preset has profile %q, want go", p.Limits.Profile)
+	}
 	tests := []struct {
 		name      string
 		got, want any

@@ -103,6 +103,9 @@ func TestFollowUps(t *testing.T) {
 		// A redirect loop: the first request and 20 follow-ups, the 21st refused.
 		{"okhttp redirect loop", OkHttp, true, Response{Status: 302, Redirect: true}, 21, Failed},
 		{"okhttp 401 gives up", OkHttp, true, Response{Status: 401}, 1, OK},
+		{"okhttp 408, Retry-After -1 is a delay", OkHttp, true, Response{Status: 408, RetryAfter: "-1"}, 1, OK},
+		{"okhttp 503, Retry-After 00", OkHttp, true, Response{Status: 503, RetryAfter: "00"}, 2, OK},
+		{"okhttp 503, Retry-After +0 is not digits", OkHttp, true, Response{Status: 503, RetryAfter: "+0"}, 1, OK},
 		// net/http: the first request and 9 redirects; no repeat of 408 or 503.
 		{"go redirect loop", Go, true, Response{Status: 302, Redirect: true}, 10, Failed},
 		{"go 408", Go, true, Response{Status: 408}, 1, OK},

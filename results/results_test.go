@@ -110,8 +110,14 @@ func TestAggregateUnstable(t *testing.T) {
 	if got.Pass || got.Rows[0].Reason != "unstable over repeats: outcome ok in run 1, deadline in run 2" {
 		t.Errorf("got pass %v, reason %q", got.Pass, got.Rows[0].Reason)
 	}
-	if _, err := Aggregate([]Run{run("x", 1), run("x", 1, 2)}, 100*ms); err == nil {
-		t.Error("runs of different shapes aggregated, want an error")
+	// A row that one run lacks fails; the others are judged as usual.
+	shaped, err := Aggregate([]Run{run("x", 500), run("x", 500, 510)}, 100*ms)
+	if err != nil || len(shaped.Rows) != 2 || !shaped.Rows[0].Pass || shaped.Rows[1].Pass ||
+		shaped.Rows[1].Reason != "unstable over repeats: missing in run 1" {
+		t.Errorf("got %v, %+v; want row a passing and row b failing as missing in run 1", err, shaped.Rows)
+	}
+	if _, err := Aggregate([]Run{run("x", 1), run("y", 1)}, 100*ms); err == nil {
+		t.Error("runs of different experiments aggregated, want an error")
 	}
 	if _, err := Aggregate(nil, 100*ms); err == nil {
 		t.Error("no runs aggregated, want an error")

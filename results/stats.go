@@ -68,32 +68,51 @@ func round(v float64, decimals int) float64 {
 }
 
 // Aggregate combines repeated runs of one experiment into one: each row's measured time becomes
-// the median over the runs, with its statistics, and the verdict is taken on the median. Every
-// count and outcome must be the same in every run; a row where they differ fails and says how.
-// A row whose spread (max - min) exceeds half the tolerance passes with a warning: its median
-// rests on noisy samples. The timelines are those of the run whose total time is the median.
+// the median over the runs, with its statistics, and the verdict is taken on the median. Rows
+// are matched by name. Every count and outcome must be the same in every run; a row where they
+// differ, or that some runs lack, fails and says how. A row whose spread (max - min) exceeds
+// half the tolerance passes with a warning: its median rests on noisy samples. The timelines
+// are those of the run whose total time is the median. It fails only for runs of different
+// experiments.
 func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 	if len(runs) == 0 {
 		return Run{}, fmt.Errorf("results: no runs to aggregate")
 	}
-	out := runs[0]
-	out.Rows = slices.Clone(runs[0].Rows)
-	for _, r := range runs[1:] {
-		if r.Experiment != out.Experiment || len(r.Rows) != len(out.Rows) {
-			return Run{}, fmt.Errorf("results: runs of %s differ in shape: %d rows, then %d", out.Experiment, len(out.Rows), len(r.Rows))
+	var names []string
+	byName := map[string][]*Row{} // row name -> that row in each run (nil where missing)
+	for k, r := range runs {
+		if r.Experiment != runs[0].Experiment {
+			return Run{}, fmt.Errorf("results: cannot aggregate runs of %s and %s", runs[0].Experiment, r.Experiment)
+		}
+		for i := range r.Rows {
+			name := r.Rows[i].Name
+			if byName[name] == nil {
+				byName[name] = make([]*Row, len(runs))
+				names = append(names, name)
+			}
+			byName[name][k] = &r.Rows[i]
 		}
 	}
-	for i := range out.Rows {
-		row := &out.Rows[i]
+	out := runs[0]
+	out.Rows = nil
+	for _, name := range names {
+		var row Row
 		var times []float64
-		differ := ""
-		for k, r := range runs {
-			other := r.Rows[i]
-			if other.MeasuredMs != nil {
-				times = append(times, *other.MeasuredMs)
+		differ, first := "", -1
+		for k, r := range byName[name] {
+			switch {
+			case r == nil && differ == "":
+				differ = fmt.Sprintf("missing in run %d", k+1)
+				continue
+			case r == nil:
+				continue
+			case first < 0:
+				first, row = k, *r
+			case differ == "":
+				differ = differences(*byName[name][first], *r, first+1, k+1)
 			}
-			if k > 0 && differ == "" {
-				differ = differences(out.Rows[i], other, k+1)
+			if r.MeasuredMs != nil {
+				times = append(times, *r.MeasuredMs)
 			}
 		}
 		if len(times) > 0 {
@@ -103,27 +122,27 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 			row.MeasuredMs = &med
 		}
 		row.instability = differ
+		out.Rows = append(out.Rows, row)
 	}
 	out.Calls = runs[medianRun(runs)].Calls
 	out.Finish(tol)
 	return out, nil
 }
 
-// differences says how row b (of run k) differs from row a in anything but its time.
-func differences(a, b Row, k int) string {
+// differences says how row b (of run kb) differs from row a (of run ka) in anything but its
+// time.
+func differences(a, b Row, ka, kb int) string {
 	switch {
-	case a.Name != b.Name:
-		return fmt.Sprintf("run %d has row %q here", k, b.Name)
 	case a.Outcome != b.Outcome:
-		return fmt.Sprintf("outcome %s in run 1, %s in run %d", orNone(a.Outcome), orNone(b.Outcome), k)
+		return fmt.Sprintf("outcome %s in run %d, %s in run %d", orNone(a.Outcome), ka, orNone(b.Outcome), kb)
 	case a.Calls != b.Calls:
-		return fmt.Sprintf("%d calls in run 1, %d in run %d", a.Calls, b.Calls, k)
+		return fmt.Sprintf("%d calls in run %d, %d in run %d", a.Calls, ka, b.Calls, kb)
 	case !sameInt(a.ServerExecutions, b.ServerExecutions):
-		return fmt.Sprintf("server executions %s in run 1, %s in run %d", intText(a.ServerExecutions), intText(b.ServerExecutions), k)
+		return fmt.Sprintf("server executions %s in run %d, %s in run %d", intText(a.ServerExecutions), ka, intText(b.ServerExecutions), kb)
 	case !sameInt(a.NewConnections, b.NewConnections):
-		return fmt.Sprintf("new connections %s in run 1, %s in run %d", intText(a.NewConnections), intText(b.NewConnections), k)
+		return fmt.Sprintf("new connections %s in run %d, %s in run %d", intText(a.NewConnections), ka, intText(b.NewConnections), kb)
 	case !sameInt(a.Status, b.Status):
-		return fmt.Sprintf("status %s in run 1, %s in run %d", intText(a.Status), intText(b.Status), k)
+		return fmt.Sprintf("status %s in run %d, %s in run %d", intText(a.Status), ka, intText(b.Status), kb)
 	}
 	return ""
 }
