@@ -540,3 +540,25 @@ func freshOf(e Experiment) Experiment {
 	}
 	panic("experiments_test: unknown experiment " + e.Name())
 }
+
+// TestPredictorPresetRules: --defaults brings the library's rules, not only its values.
+func TestPredictorPresetRules(t *testing.T) {
+	given := map[string]bool{"read-timeout": true}
+	isSet := func(name string) bool { return given[name] }
+	// Go's ResponseHeaderTimeout never covers the body: a 1.2 s gap passes a 1 s timeout.
+	p := Predictor{Defaults: "go", ReadTimeout: time.Second, Bytes: 10, Every: 1200 * ms}
+	if err := p.Apply(isSet); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Predict(); got.Outcome != "ok" || *got.TotalMs != 12000 {
+		t.Errorf("go: got %s at %v ms, want ok at 12000", got.Outcome, *got.TotalMs)
+	}
+	// HttpClient 5's per-read timeout fires in the first gap.
+	p = Predictor{Defaults: "hc5", ReadTimeout: time.Second, Bytes: 10, Every: 1200 * ms}
+	if err := p.Apply(isSet); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Predict(); got.Outcome != "read-timeout" || *got.TotalMs != 1000 {
+		t.Errorf("hc5: got %s at %v ms, want read-timeout at 1000", got.Outcome, *got.TotalMs)
+	}
+}
