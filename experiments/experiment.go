@@ -157,23 +157,23 @@ func warm(ctx context.Context, b built, srv *fakesrv.Server, n int) (int, error)
 	if b.stats != nil {
 		idle = b.stats().Available
 	} else {
-		idle = steadyOpen(srv)
+		idle = steadyOpen(ctx, srv)
 	}
 	srv.Reset()
 	return idle, nil
 }
 
 // steadyOpen returns the server's open connections once the count has not changed for 30 ms
-// (a client closing surplus idle connections takes a moment to be seen), or after a second.
-func steadyOpen(srv *fakesrv.Server) int {
+// (a client closing surplus idle connections takes a moment to be seen), or after a second or
+// when ctx is done.
+func steadyOpen(ctx context.Context, srv *fakesrv.Server) int {
 	last, since := srv.ConnsOpen(), time.Now()
-	for give := time.Now().Add(time.Second); time.Now().Before(give); time.Sleep(2 * time.Millisecond) {
+	poll(ctx, func() bool {
 		if n := srv.ConnsOpen(); n != last {
 			last, since = n, time.Now()
-		} else if time.Since(since) >= 30*time.Millisecond {
-			break
 		}
-	}
+		return time.Since(since) >= 30*time.Millisecond
+	})
 	return last
 }
 
@@ -315,19 +315,35 @@ func fmtMs(d time.Duration) string {
 }
 
 // settled returns the server's log once its last n requests have finished (the server notices
-// a client that left within a millisecond or so), or as it is after a second.
-func settled(srv *fakesrv.Server, n int) []fakesrv.Request {
-	give := time.Now().Add(time.Second)
-	for {
-		log := srv.Requests()
+// a client that left within a millisecond or so), or as it is after a second or when ctx is
+// done.
+func settled(ctx context.Context, srv *fakesrv.Server, n int) []fakesrv.Request {
+	var log []fakesrv.Request
+	poll(ctx, func() bool {
+		log = srv.Requests()
 		done := len(log) >= n
 		for _, r := range log {
 			done = done && !r.Finished.IsZero()
 		}
-		if done || time.Now().After(give) {
-			return log
+		return done
+	})
+	return log
+}
+
+// poll calls done every 2 ms until it reports true, a second has passed or ctx is done.
+func poll(ctx context.Context, done func() bool) {
+	give := time.NewTimer(time.Second)
+	defer give.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-give.C:
+			return
+		case <-tick.C:
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 

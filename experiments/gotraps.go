@@ -138,7 +138,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 			Name: cfg.name, ExpectedMs: expectedMs(p.Total), MeasuredMs: results.Ms(res.Elapsed),
 			ExpectedOutcome: string(p.Outcome), Outcome: string(res.Outcome), ExpectedCalls: 1, Calls: 1,
 		}
-		if log := settled(srv, 1); len(log) > 0 {
+		if log := settled(ctx, srv, 1); len(log) > 0 {
 			row.Server = serverNote(log[len(log)-1])
 		}
 		run.Rows = append(run.Rows, row)

@@ -197,7 +197,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 			row.Status = results.Count(res.Status)
 		}
 		row.Documented, row.DocumentedMs = documented(def, cl.doc)
-		if log := settled(srv, i+1); len(log) > i {
+		if log := settled(ctx, srv, i+1); len(log) > i {
 			row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
 		}
 		if cl.b.Order != "" {
@@ -206,7 +206,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, row)
 	}
 
-	pool := v.poolRow(b, srv, idle, def)
+	pool := v.poolRow(ctx, b, srv, idle, def)
 	reserved := results.Row{
 		Name:               "server reservations",
 		ExpectedExecutions: results.Count(wantReserved),
@@ -230,9 +230,9 @@ func budgetNote(r fakesrv.Request) string {
 
 // poolRow checks the pool after the calls: HttpClient 5's statistics where the client has them,
 // else (net/http) the connections the server sees open, which are the client's idle ones.
-func (v *Inventory) poolRow(b built, srv *fakesrv.Server, idle int, def bool) results.Row {
+func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, idle int, def bool) results.Row {
 	if b.stats == nil {
-		open := steadyOpen(srv)
+		open := steadyOpen(ctx, srv)
 		return results.Row{
 			Name:            "idle connections after the calls (server side)",
 			ExpectedOutcome: fmt.Sprintf("%d open", idle),

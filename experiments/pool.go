@@ -182,7 +182,7 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	for k, i := range order {
 		sorted[k] = calls[i]
 	}
-	log := settled(srv, 0)
+	log := settled(ctx, srv, 0)
 	serverTime := map[string]time.Duration{} // call tag -> server time to the head
 	for _, r := range log {
 		if u, err := url.Parse(r.Path); err == nil && !r.HeadSent.IsZero() {

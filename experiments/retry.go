@@ -123,7 +123,7 @@ func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, n
 	if err != nil {
 		return nil, nil, err
 	}
-	log := settled(srv, len(res.Attempts))
+	log := settled(ctx, srv, len(res.Attempts))
 
 	var rows []results.Row
 	for k := 0; k < max(len(p.Attempts), len(res.Attempts)); k++ {

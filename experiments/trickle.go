@@ -132,7 +132,7 @@ func (t *Trickle) row(ctx context.Context, opt Options, srv *fakesrv.Server, s s
 		ExpectedCalls:   1,
 		Calls:           1,
 	}
-	if log := settled(srv, 1); len(log) > 0 {
+	if log := settled(ctx, srv, 1); len(log) > 0 {
 		row.Server = serverNote(log[len(log)-1])
 	}
 	return row, res, nil
