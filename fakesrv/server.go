@@ -188,7 +188,7 @@ func isLoopbackHost(host string) bool {
 
 // baseURL is the URL of a listener bound to a for the requested host: a's own address, or
 // loopback when a is unspecified (a client cannot dial 0.0.0.0 portably). The loopback
-// family follows the requested host, not a: Go binds "0.0.0.0" and "" as a dual-stack "::"
+// family follows the requested host, not a: Go binds 0.0.0.0 and an empty host as a dual-stack ::
 // socket, which 127.0.0.1 reaches, and only an IPv6 host ("::") asks for ::1.
 func baseURL(host string, a *net.TCPAddr) string {
 	ip := a.IP

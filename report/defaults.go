@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
 )
@@ -107,29 +105,11 @@ func writeDefaultsTable(buf *bytes.Buffer, rows []results.ClientDefaults) error 
 func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
 	buf.WriteString("### Client defaults\n\n")
 
-	table := [][]string{defaultsColumns}
+	var table [][]string
 	for _, c := range rows {
-		cs := defaultsCells(c)
-		for i, s := range cs {
-			cs[i] = markdownCell(s)
-		}
-		table = append(table, cs)
+		table = append(table, defaultsCells(c))
 	}
-	widths := make([]int, len(defaultsColumns))
-	for _, row := range table {
-		for i, s := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(s), 3)
-		}
-	}
-	rule := make([]string, len(defaultsColumns))
-	for i, w := range widths {
-		rule[i] = strings.Repeat("-", w)
-	}
-	writeMarkdownRow(buf, table[0], widths)
-	writeMarkdownRow(buf, rule, widths)
-	for _, row := range table[1:] {
-		writeMarkdownRow(buf, row, widths)
-	}
+	writeMarkdownTable(buf, defaultsColumns, table)
 
 	buf.WriteString("\n" + defaultsFooter + "\n")
 }

@@ -18,29 +18,11 @@ import (
 func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("### " + heading(run) + "\n\n")
 
-	rows := [][]string{columns}
+	var rows [][]string
 	for _, r := range run.Rows {
-		cs := cells(r)
-		for i, c := range cs {
-			cs[i] = markdownCell(c)
-		}
-		rows = append(rows, cs)
+		rows = append(rows, cells(r))
 	}
-	widths := make([]int, len(columns))
-	for _, row := range rows {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c), 3)
-		}
-	}
-	rule := make([]string, len(columns))
-	for i, w := range widths {
-		rule[i] = strings.Repeat("-", w)
-	}
-	writeMarkdownRow(buf, rows[0], widths)
-	writeMarkdownRow(buf, rule, widths)
-	for _, row := range rows[1:] {
-		writeMarkdownRow(buf, row, widths)
-	}
+	writeMarkdownTable(buf, columns, rows)
 
 	buf.WriteString("\n" + footer(run) + "\n")
 	if c := configLine(run); c != "" {
@@ -48,6 +30,34 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	}
 	if m := metaLine(run.Meta); m != "" {
 		buf.WriteString("\n" + m + "\n")
+	}
+}
+
+// writeMarkdownTable writes a pipe table of header and rows, escaping every cell and padding
+// the columns to equal width.
+func writeMarkdownTable(buf *bytes.Buffer, header []string, rows [][]string) {
+	table := [][]string{header}
+	for _, r := range rows {
+		cs := make([]string, len(r))
+		for i, c := range r {
+			cs[i] = markdownCell(c)
+		}
+		table = append(table, cs)
+	}
+	widths := make([]int, len(header))
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c), 3)
+		}
+	}
+	rule := make([]string, len(header))
+	for i, w := range widths {
+		rule[i] = strings.Repeat("-", w)
+	}
+	writeMarkdownRow(buf, table[0], widths)
+	writeMarkdownRow(buf, rule, widths)
+	for _, row := range table[1:] {
+		writeMarkdownRow(buf, row, widths)
 	}
 }
 

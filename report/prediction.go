@@ -135,29 +135,13 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
 func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	buf.WriteString("### " + predictionHeading(p) + "\n\n")
 
-	header := []string{"attempt", "start", "end", "outcome", "phases"}
-	rows := [][]string{header}
+	var rows [][]string
 	for i, a := range p.Attempts {
 		rows = append(rows, []string{
 			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(a.Outcome), phasesText(a),
 		})
 	}
-	widths := make([]int, len(header))
-	for _, row := range rows {
-		for i, c := range row {
-			row[i] = markdownCell(c)
-			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]), 3)
-		}
-	}
-	rule := make([]string, len(header))
-	for i, w := range widths {
-		rule[i] = strings.Repeat("-", w)
-	}
-	writeMarkdownRow(buf, rows[0], widths)
-	writeMarkdownRow(buf, rule, widths)
-	for _, row := range rows[1:] {
-		writeMarkdownRow(buf, row, widths)
-	}
+	writeMarkdownTable(buf, []string{"attempt", "start", "end", "outcome", "phases"}, rows)
 
 	// The bars hold only "lcwb!> |", digits and spaces, so a plain ``` fence is safe.
 	scale := timelineScale(p)
