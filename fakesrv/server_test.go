@@ -44,17 +44,7 @@ func newClient(t *testing.T) (*http.Client, *http.Transport) {
 
 // get performs a GET of s.URL+b.Path() and reads the whole body.
 func get(ctx context.Context, c *http.Client, s *Server, b Behaviour) (*http.Response, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+b.Path(), nil)
-	if err != nil {
-		return nil, "", err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp, string(body), err
+	return fetch(ctx, c, s, http.MethodGet, b.Path(), "")
 }
 
 // mustGet is get for requests that must succeed.

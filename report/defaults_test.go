@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // testDefaults are three clients that exercise the renderers: a plain row with a comma in
@@ -80,22 +79,7 @@ func TestDefaultsTableIsOneLinePerClient(t *testing.T) {
 // TestDefaultsTableIgnoresEastAsianSetting expects the same bytes with tablewriter's East
 // Asian width off and on: the title's "·" and the dash of an empty cell are ambiguous-width.
 func TestDefaultsTableIgnoresEastAsianSetting(t *testing.T) {
-	was := twwidth.IsEastAsian()
-	t.Cleanup(func() { twwidth.SetEastAsian(was) })
-
-	render := func(eastAsian bool) string {
-		t.Helper()
-		twwidth.SetEastAsian(eastAsian)
-		var buf bytes.Buffer
-		if err := WriteDefaults(&buf, FormatTable, testDefaults()); err != nil {
-			t.Fatal(err)
-		}
-		return buf.String()
-	}
-	off, on := render(false), render(true)
-	if on != off {
-		t.Errorf("East Asian width changes the table (- off, + on):\n%s", lineDiff(off, on))
-	}
+	sameUnderEastAsian(t, func(buf *bytes.Buffer) error { return WriteDefaults(buf, FormatTable, testDefaults()) })
 }
 
 func TestDefaultsNoRows(t *testing.T) {

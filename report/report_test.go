@@ -244,14 +244,20 @@ func TestGolden(t *testing.T) {
 // TestTableIgnoresEastAsianSetting renders with tablewriter's East Asian width off and on
 // (on is what it guesses on a machine with LANG=ja_JP.UTF-8) and expects the same bytes.
 func TestTableIgnoresEastAsianSetting(t *testing.T) {
+	sameUnderEastAsian(t, func(buf *bytes.Buffer) error { return WriteRun(buf, FormatTable, failRun()) })
+}
+
+// sameUnderEastAsian renders with tablewriter's East Asian width off and on and fails the test
+// when the bytes differ.
+func sameUnderEastAsian(t *testing.T, write func(*bytes.Buffer) error) {
+	t.Helper()
 	was := twwidth.IsEastAsian()
 	t.Cleanup(func() { twwidth.SetEastAsian(was) })
-
 	render := func(eastAsian bool) string {
 		t.Helper()
 		twwidth.SetEastAsian(eastAsian)
 		var buf bytes.Buffer
-		if err := WriteRun(&buf, FormatTable, failRun()); err != nil {
+		if err := write(&buf); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()
