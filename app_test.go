@@ -15,6 +15,7 @@ import (
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -45,7 +46,7 @@ func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 	}
 	run := results.Run{Experiment: f.name, Title: f.Title(), Rows: []results.Row{{
 		Name: "row", ExpectedMs: results.Ms(100 * time.Millisecond), MeasuredMs: results.Ms(100*time.Millisecond + f.offset),
-		ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: f.calls, Calls: f.calls,
+		ExpectedOutcome: vocab.OK, Outcome: vocab.OK, ExpectedCalls: f.calls, Calls: f.calls,
 	}}}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -375,7 +376,7 @@ func TestPredictJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
 	}
-	if doc.Outcome != "read-timeout" || doc.TotalMs == nil || *doc.TotalMs != 601 || doc.ServerExecutions != 2 || len(doc.Attempts) != 2 {
+	if doc.Outcome != string(vocab.ReadTimeout) || doc.TotalMs == nil || *doc.TotalMs != 601 || doc.ServerExecutions != 2 || len(doc.Attempts) != 2 {
 		t.Fatalf("got %+v, want read-timeout at 601 ms with 2 executions in 2 attempts", doc)
 	}
 	last := doc.Attempts[1].Phases[len(doc.Attempts[1].Phases)-1]

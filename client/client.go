@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labrun/labrun/vocab"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -122,9 +123,9 @@ func (c *Client) Stats() Stats {
 type Attempt struct {
 	// Start and End are offsets from the start of the call.
 	Start, End time.Duration
-	Outcome    Outcome
+	Outcome    vocab.Outcome
 	// Phase is where the attempt ended (PhaseBody for a success).
-	Phase Phase
+	Phase vocab.Phase
 	// Lease, Connect, Wait and Body are the time spent in each phase: waiting for a lease,
 	// getting a connection (dialling it when it is new), writing the request and waiting for
 	// the first response byte, reading the body. They add up to End - Start.
@@ -142,7 +143,7 @@ type Attempt struct {
 
 // Result is a finished call.
 type Result struct {
-	Outcome Outcome
+	Outcome vocab.Outcome
 	// Elapsed is the time from the start of the call to its end.
 	Elapsed  time.Duration
 	Attempts []Attempt
@@ -173,28 +174,28 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		a, resp := c.attempt(ctx, cur, start, n, route)
 		res.Attempts = append(res.Attempts, a)
 		res.Outcome, res.Elapsed = a.Outcome, a.End
-		if a.Outcome == OK {
+		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
 			next := c.followUp(cur, resp, prior)
 			if next == nil {
 				return res, nil
 			}
 			if followUps++; followUps > MaxFollowUps {
-				err := &Error{Outcome: Failed, Phase: PhaseBody, Attempt: n, Elapsed: a.End,
+				err := &Error{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Attempt: n, Elapsed: a.End,
 					Err: fmt.Errorf("too many follow-up requests: %d", followUps)}
-				res.Outcome, res.Attempts[len(res.Attempts)-1].Err = Failed, err
+				res.Outcome, res.Attempts[len(res.Attempts)-1].Err = vocab.Failed, err
 				return res, err
 			}
 			cur, prior, route = next, resp.status, 0
 			continue
 		}
-		if a.Outcome == Deadline || ctx.Err() != nil {
+		if a.Outcome == vocab.Deadline || ctx.Err() != nil {
 			return res, a.Err
 		}
 		replayable := cur.Body == nil || cur.GetBody != nil
 		// OkHttp's connection recovery: a connect that failed on one route goes on at once
 		// with the next, without counting as a retry of the business code.
-		if c.cfg.RoutePerAttempt && c.cfg.RetryOnConnectionFailure && a.Phase == PhaseConnect && route+1 < a.routes && replayable {
+		if c.cfg.RoutePerAttempt && c.cfg.RetryOnConnectionFailure && a.Phase == vocab.PhaseConnect && route+1 < a.routes && replayable {
 			route++
 			continue
 		}
@@ -282,12 +283,12 @@ func retryAfterSeconds(v string) int {
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own
 // cancellation or deadline (Failed).
-func (c *Client) ctxOutcome(ctx context.Context) (Outcome, error) {
+func (c *Client) ctxOutcome(ctx context.Context) (vocab.Outcome, error) {
 	cause := context.Cause(ctx)
 	if errors.Is(cause, ErrDeadline) {
-		return Deadline, cause
+		return vocab.Deadline, cause
 	}
-	return Failed, cause
+	return vocab.Failed, cause
 }
 
 type response struct {
@@ -336,7 +337,7 @@ type stateKey struct{}
 // borrower.
 func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.Time, n, route int) (Attempt, *response) {
 	start := time.Now()
-	a := Attempt{Start: start.Sub(callStart), Phase: PhaseLease, n: n}
+	a := Attempt{Start: start.Sub(callStart), Phase: vocab.PhaseLease, n: n}
 	sem, err := c.lease(ctx, req.URL.Scheme+"://"+req.URL.Host)
 	leased := time.Now()
 	a.Lease = leased.Sub(start)
@@ -417,7 +418,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 		if areq.Header == nil {
 			areq.Header = http.Header{}
 		}
-		areq.Header.Set(BudgetHeader, strconv.FormatInt(max(0, time.Until(dl).Milliseconds()), 10))
+		areq.Header.Set(vocab.DeadlineHeader, strconv.FormatInt(max(0, time.Until(dl).Milliseconds()), 10))
 	}
 	if req.Body != nil && req.GetBody != nil {
 		if areq.Body, err = req.GetBody(); err != nil {
@@ -435,7 +436,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	}
 	end := time.Now()
 	c.phases(&a, st, leased, end)
-	a.End, a.Outcome, a.Phase, a.routes = end.Sub(callStart), OK, PhaseBody, st.routeCount()
+	a.End, a.Outcome, a.Phase, a.routes = end.Sub(callStart), vocab.OK, vocab.PhaseBody, st.routeCount()
 	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
@@ -512,11 +513,11 @@ func pause(ctx context.Context, d time.Duration, start time.Time, n int) *Error 
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		out, cause := Deadline, context.Cause(ctx)
+		out, cause := vocab.Deadline, context.Cause(ctx)
 		if !errors.Is(cause, ErrDeadline) {
-			out = Failed
+			out = vocab.Failed
 		}
-		return &Error{Outcome: out, Phase: PhaseBackoff, Attempt: n, Elapsed: time.Since(start), Err: cause}
+		return &Error{Outcome: out, Phase: vocab.PhaseBackoff, Attempt: n, Elapsed: time.Since(start), Err: cause}
 	}
 }
 
@@ -528,11 +529,11 @@ func (c *Client) phases(a *Attempt, st *attemptState, leased, end time.Time) {
 	a.NewConnection = !gotConn.IsZero() && !reused
 	switch {
 	case gotConn.IsZero():
-		a.Connect, a.Phase = end.Sub(leased), PhaseConnect
+		a.Connect, a.Phase = end.Sub(leased), vocab.PhaseConnect
 	case firstByte.IsZero():
-		a.Connect, a.Wait, a.Phase = gotConn.Sub(leased), end.Sub(gotConn), PhaseWait
+		a.Connect, a.Wait, a.Phase = gotConn.Sub(leased), end.Sub(gotConn), vocab.PhaseWait
 	default:
-		a.Connect, a.Wait, a.Body, a.Phase = gotConn.Sub(leased), firstByte.Sub(gotConn), end.Sub(firstByte), PhaseBody
+		a.Connect, a.Wait, a.Body, a.Phase = gotConn.Sub(leased), firstByte.Sub(gotConn), end.Sub(firstByte), vocab.PhaseBody
 	}
 }
 
@@ -549,16 +550,16 @@ func (c *Client) fail(a Attempt, ctx context.Context, callStart, leased time.Tim
 		cn, pooled = st.conn, st.pooled
 		st.mu.Unlock()
 	}
-	out := Failed
+	out := vocab.Failed
 	switch {
 	case errors.Is(err, errLeaseTimeout):
-		out, err = LeaseTimeout, ErrLeaseTimeout
+		out, err = vocab.LeaseTimeout, ErrLeaseTimeout
 	case cn != nil && cn.timedOut(ctx):
-		out = ReadTimeout
+		out = vocab.ReadTimeout
 	case ctx.Err() != nil:
 		out, err = c.ctxOutcome(ctx)
 	case errors.Is(err, ErrConnectTimeout):
-		out = ConnectTimeout
+		out = vocab.ConnectTimeout
 	}
 	if cn != nil && !pooled {
 		cn.Close() // a pooled connection may already serve another call

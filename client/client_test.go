@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/vocab"
 	"go.uber.org/goleak"
 )
 
@@ -116,19 +117,19 @@ func TestOutcomes(t *testing.T) {
 		name    string
 		cfg     Config
 		query   string
-		want    Outcome
-		phase   Phase
+		want    vocab.Outcome
+		phase   vocab.Phase
 		sent    error // sentinel the error must match
 		elapsed time.Duration
 	}{
 		// The read timeout restarts on every byte: 6 gaps of 120 ms never trip 300 ms.
-		{"trickle is not a read timeout", Config{ReadTimeout: 300 * ms}, "bytes=6&every=120ms", OK, PhaseBody, nil, 720 * ms},
-		{"silent server", Config{ReadTimeout: 200 * ms}, "delay=2s", ReadTimeout, PhaseWait, ErrReadTimeout, 200 * ms},
+		{"trickle is not a read timeout", Config{ReadTimeout: 300 * ms}, "bytes=6&every=120ms", vocab.OK, vocab.PhaseBody, nil, 720 * ms},
+		{"silent server", Config{ReadTimeout: 200 * ms}, "delay=2s", vocab.ReadTimeout, vocab.PhaseWait, ErrReadTimeout, 200 * ms},
 		// Head at once, then a 1 s gap in the body.
-		{"gap in the body", Config{ReadTimeout: 200 * ms}, "bytes=1&every=1s", ReadTimeout, PhaseBody, ErrReadTimeout, 200 * ms},
+		{"gap in the body", Config{ReadTimeout: 200 * ms}, "bytes=1&every=1s", vocab.ReadTimeout, vocab.PhaseBody, ErrReadTimeout, 200 * ms},
 		// A deadline cuts a healthy trickle.
-		{"deadline cuts trickle", Config{ReadTimeout: 300 * ms, Deadline: 350 * ms}, "bytes=10&every=100ms", Deadline, PhaseBody, ErrDeadline, 350 * ms},
-		{"deadline in wait", Config{Deadline: 250 * ms}, "delay=2s", Deadline, PhaseWait, ErrDeadline, 250 * ms},
+		{"deadline cuts trickle", Config{ReadTimeout: 300 * ms, Deadline: 350 * ms}, "bytes=10&every=100ms", vocab.Deadline, vocab.PhaseBody, ErrDeadline, 350 * ms},
+		{"deadline in wait", Config{Deadline: 250 * ms}, "delay=2s", vocab.Deadline, vocab.PhaseWait, ErrDeadline, 250 * ms},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,7 +316,7 @@ func TestRetryAfterTimeout(t *testing.T) {
 	}
 	res, err := get(t, c, s.URL+"/?delay=400ms")
 	var e *Error
-	if !errors.As(err, &e) || e.Outcome != ReadTimeout || e.Attempt != 2 {
+	if !errors.As(err, &e) || e.Outcome != vocab.ReadTimeout || e.Attempt != 2 {
 		t.Fatalf("got %v, want a read timeout on attempt 2", err)
 	}
 	if len(res.Attempts) != 2 {
@@ -350,7 +351,7 @@ func TestBackoffCutByDeadline(t *testing.T) {
 	c := newClient(t, Config{ReadTimeout: 100 * ms, Retries: 1, Backoff: 5 * time.Second, Deadline: 300 * ms})
 	res, err := get(t, c, s.URL+"/?delay=1s")
 	var e *Error
-	if !errors.As(err, &e) || e.Outcome != Deadline || e.Phase != PhaseBackoff {
+	if !errors.As(err, &e) || e.Outcome != vocab.Deadline || e.Phase != vocab.PhaseBackoff {
 		t.Fatalf("got %v, want the deadline in the backoff", err)
 	}
 	within(t, "elapsed", res.Elapsed, 300*ms)
@@ -366,7 +367,7 @@ func TestCallerCancelIsNotRetried(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequest(http.MethodGet, s.URL+"/?delay=2s", nil)
 	res, err := c.Do(ctx, req)
-	if res.Outcome != Failed || !errors.Is(err, context.DeadlineExceeded) {
+	if res.Outcome != vocab.Failed || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %s, %v; want error wrapping context.DeadlineExceeded", res.Outcome, err)
 	}
 	if errors.Is(err, ErrDeadline) {
@@ -415,7 +416,7 @@ func TestMaxBody(t *testing.T) {
 	for _, n := range []int{5, 6, 4} { // the last call leaves its connection pooled
 		_, err := get(t, c, s.URL+"/?bytes="+strconv.Itoa(n))
 		var e *Error
-		if tooBig := n > 4; tooBig != (errors.As(err, &e) && e.Outcome == Failed) {
+		if tooBig := n > 4; tooBig != (errors.As(err, &e) && e.Outcome == vocab.Failed) {
 			t.Errorf("%d-byte body over a 4-byte limit: got %v", n, err)
 		}
 	}
@@ -531,7 +532,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestPropagateDeadline(t *testing.T) {
 	var got atomic.Value
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Store(r.Header.Values(BudgetHeader))
+		got.Store(r.Header.Values(vocab.DeadlineHeader))
 	}))
 	t.Cleanup(s.Close)
 	tests := []struct {

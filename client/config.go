@@ -41,7 +41,7 @@ type Config struct {
 	// (HttpClient 5: connection time-to-live).
 	TimeToLive time.Duration
 	// PropagateDeadline sends each attempt's remaining budget, the time left before the call's
-	// deadline in whole milliseconds, in the BudgetHeader request header, so that the server
+	// deadline in whole milliseconds, in the vocab.DeadlineHeader request header, so that the server
 	// can refuse work that would outlast its caller.
 	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
@@ -63,10 +63,6 @@ type Config struct {
 	// bounded by ConnectTimeout as well.
 	TLS *tls.Config
 }
-
-// BudgetHeader is the request header that carries the remaining budget when
-// Config.PropagateDeadline is set.
-const BudgetHeader = "X-Deadline-Ms"
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20

@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"testing"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // blackhole returns the address of a loopback listener whose accept queue is full: Linux then
@@ -41,7 +43,7 @@ func TestConnectTimeout(t *testing.T) {
 	c := newClient(t, Config{ConnectTimeout: 200 * ms, Retries: 1})
 	res, err := get(t, c, "http://"+addr+"/")
 	var e *Error
-	if !errors.As(err, &e) || e.Outcome != ConnectTimeout || e.Phase != PhaseConnect || !errors.Is(err, ErrConnectTimeout) {
+	if !errors.As(err, &e) || e.Outcome != vocab.ConnectTimeout || e.Phase != vocab.PhaseConnect || !errors.Is(err, ErrConnectTimeout) {
 		t.Fatalf("got %v, want a connect timeout in the connect phase", err)
 	}
 	if len(res.Attempts) != 2 {

@@ -4,32 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Outcome is how an attempt or a call ended. The words are the ones labrun prints.
-type Outcome string
-
-// The outcomes.
-const (
-	OK             Outcome = "ok"
-	LeaseTimeout   Outcome = "lease-timeout"
-	ConnectTimeout Outcome = "connect-timeout"
-	ReadTimeout    Outcome = "read-timeout"
-	Deadline       Outcome = "deadline"
-	Failed         Outcome = "error"
-)
-
-// Phase names a part of an attempt.
-type Phase string
-
-// The phases of an attempt, in order.
-const (
-	PhaseLease   Phase = "lease"
-	PhaseConnect Phase = "connect"
-	PhaseWait    Phase = "wait"
-	PhaseBody    Phase = "body"
-	// PhaseBackoff is the pause between attempts; only a deadline ends a call there.
-	PhaseBackoff Phase = "backoff"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Sentinel errors for errors.Is: every *Error matches the one of its outcome.
@@ -43,8 +19,8 @@ var (
 // Error is a failed call: which limit ended it (or Failed for any other error), in which
 // phase of which attempt, and when.
 type Error struct {
-	Outcome Outcome
-	Phase   Phase
+	Outcome vocab.Outcome
+	Phase   vocab.Phase
 	// Attempt is the 1-based attempt that failed.
 	Attempt int
 	// Elapsed is the time from the start of the call to the failure.
@@ -65,16 +41,16 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrLeaseTimeout:
-		return e.Outcome == LeaseTimeout
+		return e.Outcome == vocab.LeaseTimeout
 	case ErrConnectTimeout:
-		return e.Outcome == ConnectTimeout
+		return e.Outcome == vocab.ConnectTimeout
 	case ErrReadTimeout:
-		return e.Outcome == ReadTimeout
+		return e.Outcome == vocab.ReadTimeout
 	case ErrDeadline:
-		return e.Outcome == Deadline
+		return e.Outcome == vocab.Deadline
 	}
 	return false
 }
 
 // Timeout reports whether a client limit ended the call, as net.Error does.
-func (e *Error) Timeout() bool { return e.Outcome != Failed && e.Outcome != OK }
+func (e *Error) Timeout() bool { return e.Outcome.Timeout() }

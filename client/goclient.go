@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // GoConfig is Go's own net/http client, set up with the settings nearest to a Config and none
@@ -101,11 +103,11 @@ func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		a, resp := g.attempt(ctx, req, start, n)
 		res.Attempts = append(res.Attempts, a)
 		res.Outcome, res.Elapsed = a.Outcome, a.End
-		if a.Outcome == OK {
+		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
 			return res, nil
 		}
-		if a.Outcome == Deadline || ctx.Err() != nil || n > g.cfg.Retries || (req.Body != nil && req.GetBody == nil) {
+		if a.Outcome == vocab.Deadline || ctx.Err() != nil || n > g.cfg.Retries || (req.Body != nil && req.GetBody == nil) {
 			return res, a.Err
 		}
 		if e := pause(ctx, g.cfg.Backoff, start, n); e != nil {
@@ -170,7 +172,7 @@ func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart tim
 	}
 	end := time.Now()
 	g.phases(&a, tr, start, end)
-	a.End, a.Outcome, a.Phase = end.Sub(callStart), OK, PhaseBody
+	a.End, a.Outcome, a.Phase = end.Sub(callStart), vocab.OK, vocab.PhaseBody
 	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
@@ -191,17 +193,17 @@ func (g *GoClient) phases(a *Attempt, tr *goTrace, start, end time.Time) {
 	case tr.gotConn.IsZero():
 		a.Connect = min(connect, end.Sub(start))
 		a.Lease = end.Sub(start) - a.Connect
-		a.Phase = PhaseConnect
+		a.Phase = vocab.PhaseConnect
 		if !tr.dialed {
-			a.Phase = PhaseLease
+			a.Phase = vocab.PhaseLease
 		}
 	case tr.firstByte.IsZero():
 		a.Connect = min(connect, tr.gotConn.Sub(start))
-		a.Lease, a.Wait, a.Phase = tr.gotConn.Sub(start)-a.Connect, end.Sub(tr.gotConn), PhaseWait
+		a.Lease, a.Wait, a.Phase = tr.gotConn.Sub(start)-a.Connect, end.Sub(tr.gotConn), vocab.PhaseWait
 	default:
 		a.Connect = min(connect, tr.gotConn.Sub(start))
 		a.Lease = tr.gotConn.Sub(start) - a.Connect
-		a.Wait, a.Body, a.Phase = tr.firstByte.Sub(tr.gotConn), end.Sub(tr.firstByte), PhaseBody
+		a.Wait, a.Body, a.Phase = tr.firstByte.Sub(tr.gotConn), end.Sub(tr.firstByte), vocab.PhaseBody
 	}
 }
 
@@ -214,19 +216,19 @@ func (g *GoClient) fail(a Attempt, ctx context.Context, tr *goTrace, start, call
 	msg := err.Error()
 	var ne net.Error
 	timeout := errors.As(err, &ne) && ne.Timeout()
-	out := Failed
+	out := vocab.Failed
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrDeadline):
-		out, err = Deadline, fmt.Errorf("%w: %w", ErrDeadline, err)
+		out, err = vocab.Deadline, fmt.Errorf("%w: %w", ErrDeadline, err)
 	case ctx.Err() != nil: // the caller's own cancellation
 	case strings.Contains(msg, "Client.Timeout"):
 		// "Client.Timeout exceeded while awaiting headers", or, in the body, "Client.Timeout
 		// or context cancellation while reading body" (the caller's context is not done).
-		out = Deadline
+		out = vocab.Deadline
 	case strings.Contains(msg, "timeout awaiting response headers"):
-		out = ReadTimeout
-	case timeout && a.Phase == PhaseConnect:
-		out = ConnectTimeout
+		out = vocab.ReadTimeout
+	case timeout && a.Phase == vocab.PhaseConnect:
+		out = vocab.ConnectTimeout
 	}
 	a.Outcome = out
 	a.Err = &Error{Outcome: out, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: err}

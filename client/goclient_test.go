@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 func newGoClient(t *testing.T, cfg GoConfig) *GoClient {
@@ -34,17 +36,17 @@ func TestGoClientOutcomes(t *testing.T) {
 		name    string
 		cfg     GoConfig
 		query   string
-		want    Outcome
-		phase   Phase
+		want    vocab.Outcome
+		phase   vocab.Phase
 		elapsed time.Duration
 	}{
 		// ResponseHeaderTimeout covers the head only: a 400 ms gap in the body passes a 200 ms
 		// "read timeout" that labrun's client would fire.
-		{"no read timeout on the body", GoConfig{ResponseHeaderTimeout: 200 * ms}, "bytes=2&every=400ms", OK, PhaseBody, 800 * ms},
-		{"header timeout", GoConfig{ResponseHeaderTimeout: 200 * ms}, "delay=2s", ReadTimeout, PhaseWait, 200 * ms},
+		{"no read timeout on the body", GoConfig{ResponseHeaderTimeout: 200 * ms}, "bytes=2&every=400ms", vocab.OK, vocab.PhaseBody, 800 * ms},
+		{"header timeout", GoConfig{ResponseHeaderTimeout: 200 * ms}, "delay=2s", vocab.ReadTimeout, vocab.PhaseWait, 200 * ms},
 		// Client.Timeout is a deadline: it cuts a healthy trickle.
-		{"Client.Timeout cuts a trickle", GoConfig{ClientTimeout: 250 * ms}, "bytes=10&every=100ms", Deadline, PhaseBody, 250 * ms},
-		{"context deadline", GoConfig{Deadline: 250 * ms}, "delay=2s", Deadline, PhaseWait, 250 * ms},
+		{"Client.Timeout cuts a trickle", GoConfig{ClientTimeout: 250 * ms}, "bytes=10&every=100ms", vocab.Deadline, vocab.PhaseBody, 250 * ms},
+		{"context deadline", GoConfig{Deadline: 250 * ms}, "delay=2s", vocab.Deadline, vocab.PhaseWait, 250 * ms},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +63,7 @@ func TestGoClientOutcomes(t *testing.T) {
 			if sum := a.Lease + a.Connect + a.Wait + a.Body; sum != a.End-a.Start {
 				t.Errorf("phases add up to %v, want %v", sum, a.End-a.Start)
 			}
-			if tt.want != OK {
+			if tt.want != vocab.OK {
 				var e *Error
 				if !errors.As(err, &e) || e.Outcome != tt.want {
 					t.Errorf("got error %v, want an *Error with outcome %s", err, tt.want)
@@ -84,7 +86,7 @@ func TestGoClientPoolWaitHasNoTimeout(t *testing.T) {
 		}()
 	}
 	first, second := <-done, <-done
-	if first.Outcome != OK || second.Outcome != OK {
+	if first.Outcome != vocab.OK || second.Outcome != vocab.OK {
 		t.Fatalf("got %s and %s, want two successes", first.Outcome, second.Outcome)
 	}
 	within(t, "second call", second.Elapsed, 400*ms)

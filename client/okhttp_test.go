@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/vocab"
 )
 
 // statusServer answers every request with the status and headers of its query (and /loop
@@ -90,7 +91,7 @@ func TestFollowUps(t *testing.T) {
 			}
 			if tt.failed != "" {
 				var e *Error
-				if !errors.As(err, &e) || e.Outcome != Failed || !strings.Contains(err.Error(), tt.failed) {
+				if !errors.As(err, &e) || e.Outcome != vocab.Failed || !strings.Contains(err.Error(), tt.failed) {
 					t.Errorf("got %v, want a failure %q", err, tt.failed)
 				}
 				return
@@ -148,12 +149,12 @@ func TestRoutes(t *testing.T) {
 	tests := []struct {
 		name     string
 		cfg      Config
-		want     Outcome
+		want     vocab.Outcome
 		attempts int
 	}{
-		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, OK, 2},
-		{"okhttp without recovery", Config{RoutePerAttempt: true}, ConnectTimeout, 1},
-		{"hc5 tries both addresses in one connect", Config{}, OK, 1},
+		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2},
+		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1},
+		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,7 +181,7 @@ func TestWriteTimeout(t *testing.T) {
 	c := newClient(t, Config{WriteTimeout: 200 * ms})
 	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(strings.Repeat("x", 64<<20)))
 	res, err := c.Do(context.Background(), req)
-	if err == nil || res.Outcome != Failed || !strings.Contains(err.Error(), "timeout") {
+	if err == nil || res.Outcome != vocab.Failed || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("got %s, %v; want a failure on the write timeout", res.Outcome, err)
 	}
 	if res.Elapsed > 5*slack {

@@ -15,6 +15,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Experiment is one runnable experiment. Its parameters are fields of the value, exposed by
@@ -135,7 +136,7 @@ func warm(ctx context.Context, b built, srv *fakesrv.Server, n int) (int, error)
 	for i := 0; i < n; i++ {
 		go func() {
 			res, err := call(ctx, b.c, srv, overlap, "warm")
-			if err == nil && res.Outcome != client.OK {
+			if err == nil && res.Outcome != vocab.OK {
 				err = fmt.Errorf("warm-up call: %w", res.Attempts[len(res.Attempts)-1].Err)
 			}
 			errs <- err
@@ -221,7 +222,7 @@ func documented(atDefaults bool, f figure) (string, *float64) {
 
 // group is a set of calls the model predicts to end the same way at the same time: one row.
 type group struct {
-	outcome model.Outcome
+	outcome vocab.Outcome
 	at      time.Duration
 	calls   []int // indexes into the measured calls matched to the group
 	want    int   // calls the model puts in the group
@@ -231,11 +232,11 @@ type group struct {
 // the measured calls to them: within each outcome, the earliest measured calls go to the
 // earliest group. Measured calls with an outcome the model did not predict form extra groups
 // with want 0.
-func groupCalls(preds []model.Prediction, outcomes []string, ends []time.Duration) []group {
+func groupCalls(preds []model.Prediction, outcomes []vocab.Outcome, ends []time.Duration) []group {
 	var groups []group
 	type key struct {
 		at time.Duration
-		o  model.Outcome
+		o  vocab.Outcome
 	}
 	idx := map[key]int{}
 	for _, p := range preds {
@@ -252,9 +253,9 @@ func groupCalls(preds []model.Prediction, outcomes []string, ends []time.Duratio
 		if groups[i].at != groups[j].at {
 			return groups[i].at < groups[j].at
 		}
-		return outcomeRank(groups[i].outcome) < outcomeRank(groups[j].outcome)
+		return groups[i].outcome.Rank() < groups[j].outcome.Rank()
 	})
-	byOutcome := map[string][]int{}
+	byOutcome := map[vocab.Outcome][]int{}
 	for i, o := range outcomes {
 		byOutcome[o] = append(byOutcome[o], i)
 	}
@@ -263,32 +264,21 @@ func groupCalls(preds []model.Prediction, outcomes []string, ends []time.Duratio
 	}
 	for gi := range groups {
 		g := &groups[gi]
-		list := byOutcome[string(g.outcome)]
+		list := byOutcome[g.outcome]
 		n := min(g.want, len(list))
-		g.calls, byOutcome[string(g.outcome)] = list[:n], list[n:]
+		g.calls, byOutcome[g.outcome] = list[:n], list[n:]
 	}
-	var extra []string
+	var extra []vocab.Outcome
 	for o, list := range byOutcome {
 		if len(list) > 0 {
 			extra = append(extra, o)
 		}
 	}
-	sort.Strings(extra)
+	slices.Sort(extra)
 	for _, o := range extra {
-		groups = append(groups, group{outcome: model.Outcome(o), at: -1, calls: byOutcome[o]})
+		groups = append(groups, group{outcome: o, at: -1, calls: byOutcome[o]})
 	}
 	return groups
-}
-
-var outcomeOrder = []model.Outcome{model.OK, model.LeaseTimeout, model.ConnectTimeout, model.ReadTimeout, model.Deadline, model.KernelTimeout, model.Hang}
-
-func outcomeRank(o model.Outcome) int {
-	for i, x := range outcomeOrder {
-		if x == o {
-			return i
-		}
-	}
-	return len(outcomeOrder)
 }
 
 // median returns the median of ends[i] for i in idx (the lower middle one for an even count),
@@ -377,20 +367,20 @@ func timeline(label string, res *client.Result, offset time.Duration) results.Ca
 	for _, a := range res.Attempts {
 		ra := results.Attempt{
 			StartMs: *results.Ms(offset + a.Start), EndMs: results.Ms(offset + a.End),
-			Outcome: string(a.Outcome), NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
+			Outcome: a.Outcome, NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
 		}
 		connect, wait := a.Connect, a.Wait
-		if !a.NewConnection && a.Phase != client.PhaseConnect {
+		if !a.NewConnection && a.Phase != vocab.PhaseConnect {
 			// Taking a pooled connection takes microseconds; drawn as a connect it would
 			// suggest a handshake that never happened.
 			connect, wait = 0, wait+connect
 		}
 		for _, p := range []struct {
-			phase client.Phase
+			phase vocab.Phase
 			d     time.Duration
-		}{{client.PhaseLease, a.Lease}, {client.PhaseConnect, connect}, {client.PhaseWait, wait}, {client.PhaseBody, a.Body}} {
+		}{{vocab.PhaseLease, a.Lease}, {vocab.PhaseConnect, connect}, {vocab.PhaseWait, wait}, {vocab.PhaseBody, a.Body}} {
 			if p.d > 0 || p.phase == a.Phase {
-				ra.Phases = append(ra.Phases, results.PhaseSpan{Phase: string(p.phase), Ms: results.Ms(p.d)})
+				ra.Phases = append(ra.Phases, results.PhaseSpan{Phase: p.phase, Ms: results.Ms(p.d)})
 			}
 			if p.phase == a.Phase {
 				break

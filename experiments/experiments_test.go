@@ -11,6 +11,7 @@ import (
 
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -46,8 +47,8 @@ func deref(p *float64) any {
 	return *p
 }
 
-func outcomes(run results.Run) []string {
-	var out []string
+func outcomes(run results.Run) []vocab.Outcome {
+	var out []vocab.Outcome
 	for _, r := range run.Rows {
 		out = append(out, r.Outcome)
 	}
@@ -58,7 +59,7 @@ func TestTrickle(t *testing.T) {
 	t.Parallel()
 	e := &Trickle{ReadTimeout: 300 * ms, Deadline: 250 * ms, Bytes: 4, Every: 100 * ms, Silence: 800 * ms}
 	run := runScaled(t, e)
-	if got, want := outcomes(run), []string{"ok", "deadline", "read-timeout"}; !reflect.DeepEqual(got, want) {
+	if got, want := outcomes(run), []vocab.Outcome{vocab.OK, vocab.Deadline, vocab.ReadTimeout}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got outcomes %v, want %v", got, want)
 	}
 	// The trickle outlives the read timeout 4/3 times over: it is not a deadline.
@@ -77,19 +78,19 @@ func TestPool(t *testing.T) {
 	type row struct {
 		name    string
 		calls   int
-		outcome string
+		outcome vocab.Outcome
 	}
 	var got []row
 	for _, r := range run.Rows {
 		got = append(got, row{r.Name, r.Calls, r.Outcome})
 	}
 	want := []row{
-		{"no lease timeout: batch 1", 2, "ok"},
-		{"no lease timeout: batch 2", 2, "ok"},
-		{"no lease timeout: batch 3", 1, "ok"},
+		{"no lease timeout: batch 1", 2, vocab.OK},
+		{"no lease timeout: batch 2", 2, vocab.OK},
+		{"no lease timeout: batch 3", 1, vocab.OK},
 		{"no lease timeout: requests the server executed", 5, ""},
-		{"lease timeout 100ms: no connection in time", 3, "lease-timeout"},
-		{"lease timeout 100ms: batch 1", 2, "ok"},
+		{"lease timeout 100ms: no connection in time", 3, vocab.LeaseTimeout},
+		{"lease timeout 100ms: batch 1", 2, vocab.OK},
 		{"lease timeout 100ms: requests the server executed", 5, ""},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -126,7 +127,7 @@ func TestRetryIdempotentOnly(t *testing.T) {
 		t.Fatalf("got rows %v, want the idempotent variant only", run.Rows)
 	}
 	// The retry is sent at 101 ms and gets the first result when it is ready, at 150 ms.
-	if got := run.Rows[2].Outcome; got != "ok" {
+	if got := run.Rows[2].Outcome; got != vocab.OK {
 		t.Errorf("got outcome %s, want ok", got)
 	}
 }
@@ -210,35 +211,35 @@ func TestParamCheck(t *testing.T) {
 }
 
 func TestGroupCalls(t *testing.T) {
-	p := func(o model.Outcome, at time.Duration) model.Prediction {
+	p := func(o vocab.Outcome, at time.Duration) model.Prediction {
 		return model.Prediction{Outcome: o, Total: at}
 	}
-	preds := []model.Prediction{p(model.OK, 500*ms), p(model.LeaseTimeout, 300*ms), p(model.OK, 500*ms), p(model.OK, 1000*ms)}
+	preds := []model.Prediction{p(vocab.OK, 500*ms), p(vocab.LeaseTimeout, 300*ms), p(vocab.OK, 500*ms), p(vocab.OK, 1000*ms)}
 	tests := []struct {
 		name     string
-		outcomes []string
+		outcomes []vocab.Outcome
 		ends     []time.Duration
 		want     []group
 	}{
 		{
 			name:     "as predicted",
-			outcomes: []string{"ok", "ok", "lease-timeout", "ok"},
+			outcomes: []vocab.Outcome{vocab.OK, vocab.OK, vocab.LeaseTimeout, vocab.OK},
 			ends:     []time.Duration{1001 * ms, 501 * ms, 301 * ms, 502 * ms},
 			want: []group{
-				{outcome: model.LeaseTimeout, at: 300 * ms, calls: []int{2}, want: 1},
-				{outcome: model.OK, at: 500 * ms, calls: []int{1, 3}, want: 2},
-				{outcome: model.OK, at: 1000 * ms, calls: []int{0}, want: 1},
+				{outcome: vocab.LeaseTimeout, at: 300 * ms, calls: []int{2}, want: 1},
+				{outcome: vocab.OK, at: 500 * ms, calls: []int{1, 3}, want: 2},
+				{outcome: vocab.OK, at: 1000 * ms, calls: []int{0}, want: 1},
 			},
 		},
 		{
 			name:     "an unexpected outcome",
-			outcomes: []string{"ok", "ok", "ok", "read-timeout"},
+			outcomes: []vocab.Outcome{vocab.OK, vocab.OK, vocab.OK, vocab.ReadTimeout},
 			ends:     []time.Duration{500 * ms, 500 * ms, 1000 * ms, 200 * ms},
 			want: []group{
-				{outcome: model.LeaseTimeout, at: 300 * ms, calls: []int{}, want: 1},
-				{outcome: model.OK, at: 500 * ms, calls: []int{0, 1}, want: 2},
-				{outcome: model.OK, at: 1000 * ms, calls: []int{2}, want: 1},
-				{outcome: model.ReadTimeout, at: -1, calls: []int{3}, want: 0},
+				{outcome: vocab.LeaseTimeout, at: 300 * ms, calls: []int{}, want: 1},
+				{outcome: vocab.OK, at: 500 * ms, calls: []int{0, 1}, want: 2},
+				{outcome: vocab.OK, at: 1000 * ms, calls: []int{2}, want: 1},
+				{outcome: vocab.ReadTimeout, at: -1, calls: []int{3}, want: 0},
 			},
 		},
 	}
@@ -338,18 +339,18 @@ func TestPredictorApply(t *testing.T) {
 func TestPredictorPredict(t *testing.T) {
 	p := Predictor{ReadTimeout: 300 * ms, Delay: 500 * ms, Retries: 1}
 	got := p.Predict()
-	if got.Outcome != "read-timeout" || *got.TotalMs != 601 || got.ServerExecutions != 2 || len(got.Attempts) != 2 {
+	if got.Outcome != vocab.ReadTimeout || *got.TotalMs != 601 || got.ServerExecutions != 2 || len(got.Attempts) != 2 {
 		t.Fatalf("got %+v, want read-timeout at 601 ms, 2 executions, 2 attempts", got)
 	}
 	a := got.Attempts[1]
 	if a.StartMs != 300 || *a.EndMs != 601 || !a.NewConnection || !a.Executed {
 		t.Errorf("got attempt 2 %+v, want 300..601 ms on a new connection, executed", a)
 	}
-	var phases []string
+	var phases []vocab.Phase
 	for _, s := range a.Phases {
 		phases = append(phases, s.Phase)
 	}
-	if want := []string{"lease", "connect", "wait"}; !reflect.DeepEqual(phases, want) {
+	if want := []vocab.Phase{vocab.PhaseLease, vocab.PhaseConnect, vocab.PhaseWait}; !reflect.DeepEqual(phases, want) {
 		t.Errorf("got phases %v, want %v", phases, want)
 	}
 	if want := []results.Param{{Name: "read-timeout", Value: "300ms"}, {Name: "retries", Value: "1"}, {Name: "delay", Value: "500ms"}}; !reflect.DeepEqual(got.Scenario, want) {
@@ -366,16 +367,16 @@ func TestInventory(t *testing.T) {
 	tests := []struct {
 		name     string
 		v        *Inventory
-		outcomes []string
+		outcomes []vocab.Outcome
 		reserved int
 	}{
 		// Scaled down: read 100 ms, deadline 150 ms, stuck server 400 ms, trickle 5 x 50 ms.
 		{"as configured", &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
 			ReadTimeout: 100 * ms, Deadline: 150 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms},
-			[]string{"ok", "read-timeout", "deadline", "leased 0, pending 0, available 0, max 10", ""}, 2},
+			[]vocab.Outcome{vocab.OK, vocab.ReadTimeout, vocab.Deadline, results.State("leased 0, pending 0, available 0, max 10"), ""}, 2},
 		{"propagated deadline", &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
 			ReadTimeout: 100 * ms, Deadline: 150 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms, PropagateDeadline: true},
-			[]string{"ok", "ok", "deadline", "leased 0, pending 0, available 0, max 10", ""}, 1},
+			[]vocab.Outcome{vocab.OK, vocab.OK, vocab.Deadline, results.State("leased 0, pending 0, available 0, max 10"), ""}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,7 +411,7 @@ func TestExercises(t *testing.T) {
 	inv := &Inventory{Pool: 3, MaxTotal: 10, ConnectTimeout: 100 * ms, LeaseTimeout: 50 * ms,
 		ReadTimeout: 150 * ms, Deadline: 100 * ms, Normal: 5 * ms, Stuck: 400 * ms, TrickleBytes: 5, TrickleEvery: 50 * ms}
 	run = runScaled(t, inv)
-	if got := run.Rows[1].Outcome; got != "deadline" {
+	if got := run.Rows[1].Outcome; got != vocab.Deadline {
 		t.Errorf("stuck call with a deadline shorter than the read timeout: got %s, want deadline", got)
 	}
 }
@@ -436,7 +437,7 @@ func TestProfiles(t *testing.T) {
 	// Under go, the lease timeout does not exist: the second variant queues like the first.
 	run := runScaledWith(t, &Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms}, ProfileGo)
 	for _, r := range run.Rows {
-		if r.Outcome == "lease-timeout" {
+		if r.Outcome == vocab.LeaseTimeout {
 			t.Errorf("got a lease timeout under go: %+v", r)
 		}
 	}
@@ -550,7 +551,7 @@ func TestPredictorPresetRules(t *testing.T) {
 	if err := p.Apply(isSet); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Predict(); got.Outcome != "ok" || *got.TotalMs != 12000 {
+	if got := p.Predict(); got.Outcome != vocab.OK || *got.TotalMs != 12000 {
 		t.Errorf("go: got %s at %v ms, want ok at 12000", got.Outcome, *got.TotalMs)
 	}
 	// HttpClient 5's per-read timeout fires in the first gap.
@@ -558,7 +559,7 @@ func TestPredictorPresetRules(t *testing.T) {
 	if err := p.Apply(isSet); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Predict(); got.Outcome != "read-timeout" || *got.TotalMs != 1000 {
+	if got := p.Predict(); got.Outcome != vocab.ReadTimeout || *got.TotalMs != 1000 {
 		t.Errorf("hc5: got %s at %v ms, want read-timeout at 1000", got.Outcome, *got.TotalMs)
 	}
 }

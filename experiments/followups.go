@@ -11,6 +11,7 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // FollowUps is experiment D: responses that make a client send the request again. OkHttp
@@ -100,18 +101,18 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		requests, outcome, status := model.FollowUps(b.limits.Profile, b.limits.RetryOnConnectionFailure, r.resp)
 		row := results.Row{
 			Name:               r.name,
-			ExpectedOutcome:    string(outcome),
-			Outcome:            string(res.Outcome),
+			ExpectedOutcome:    outcome,
+			Outcome:            res.Outcome,
 			ExpectedCalls:      1,
 			Calls:              1,
 			ExpectedExecutions: results.Count(requests),
 			ServerExecutions:   results.Count(srv.Stats().Requests[r.endpoint]),
 			Server:             fmt.Sprintf("%s to %s", plural(srv.Stats().Requests[r.endpoint], "request"), r.endpoint),
 		}
-		if outcome == model.OK {
+		if outcome == vocab.OK {
 			row.ExpectedStatus = results.Count(status)
 		}
-		if res.Outcome == client.OK {
+		if res.Outcome == vocab.OK {
 			row.Status = results.Count(res.Status)
 		} else if n := len(res.Attempts); n > 0 && res.Attempts[n-1].Err != nil {
 			row.Server += "; client: " + cause(res.Attempts[n-1].Err)

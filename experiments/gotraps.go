@@ -14,6 +14,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // GoTraps is experiment F: three traps of Go's own net/http client. It replays a POST that
@@ -136,7 +137,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		}
 		row := results.Row{
 			Name: cfg.name, ExpectedMs: expectedMs(p.Total), MeasuredMs: results.Ms(res.Elapsed),
-			ExpectedOutcome: string(p.Outcome), Outcome: string(res.Outcome), ExpectedCalls: 1, Calls: 1,
+			ExpectedOutcome: p.Outcome, Outcome: res.Outcome, ExpectedCalls: 1, Calls: 1,
 		}
 		if log := settled(ctx, srv, 1); len(log) > 0 {
 			row.Server = serverNote(log[len(log)-1])
@@ -180,7 +181,7 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 	}
 	got := srv.Stats().Requests["close-after-read"]
 	return results.Row{
-		Name: name, ExpectedOutcome: string(model.Failed), Outcome: string(res.Outcome),
+		Name: name, ExpectedOutcome: vocab.Failed, Outcome: res.Outcome,
 		ExpectedCalls: 1, Calls: 1,
 		ExpectedExecutions: results.Count(want), ServerExecutions: results.Count(got),
 		Server: fmt.Sprintf("got the request %s, closed without answering", plural(got, "time")),
@@ -205,12 +206,12 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 	for w := 0; w < g.Waves; w++ {
 		srv.Reset()
 		eg, ectx := errgroup.WithContext(ctx)
-		outcomes := make([]string, g.Concurrency)
+		outcomes := make([]vocab.Outcome, g.Concurrency)
 		for i := 0; i < g.Concurrency; i++ {
 			eg.Go(func() error {
 				res, err := call(ectx, gc, srv, overlap, strconv.Itoa(i))
 				if err == nil {
-					outcomes[i] = string(res.Outcome)
+					outcomes[i] = res.Outcome
 				}
 				return err
 			})
@@ -221,9 +222,9 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ok, outcome := 0, string(client.OK)
+		ok, outcome := 0, vocab.OK
 		for _, o := range outcomes {
-			if o == string(client.OK) {
+			if o == vocab.OK {
 				ok++
 			} else {
 				outcome = o // the wave's outcome is its first failure, if any
@@ -231,7 +232,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		}
 		rows = append(rows, results.Row{
 			Name:            fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
-			ExpectedOutcome: string(model.OK), Outcome: outcome,
+			ExpectedOutcome: vocab.OK, Outcome: outcome,
 			ExpectedCalls: g.Concurrency, Calls: ok,
 			ExpectedNewConnections: results.Count(want[w]),
 			NewConnections:         results.Count(srv.ConnsAccepted()),

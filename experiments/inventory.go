@@ -8,6 +8,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Inventory is the demo: the inventory client of lab-spec section 2, configured end to end,
@@ -181,12 +182,12 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 			Name:            cl.name,
 			ExpectedMs:      expectedMs(p.Total),
 			MeasuredMs:      results.Ms(res.Elapsed),
-			ExpectedOutcome: string(p.Outcome),
-			Outcome:         string(res.Outcome),
+			ExpectedOutcome: p.Outcome,
+			Outcome:         res.Outcome,
 			ExpectedCalls:   1,
 			Calls:           1,
 		}
-		if p.Outcome == model.OK {
+		if p.Outcome == vocab.OK {
 			status := 200
 			if p.Attempts[len(p.Attempts)-1].Rejected {
 				status = 503
@@ -235,14 +236,14 @@ func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, i
 		open := steadyOpen(ctx, srv)
 		return results.Row{
 			Name:            "idle connections after the calls (server side)",
-			ExpectedOutcome: fmt.Sprintf("%d open", idle),
-			Outcome:         fmt.Sprintf("%d open", open),
+			ExpectedOutcome: results.State(fmt.Sprintf("%d open", idle)),
+			Outcome:         results.State(fmt.Sprintf("%d open", open)),
 			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", plural(srv.ConnsAccepted(), "connection")),
 		}
 	}
 	stats := b.stats()
-	state := func(leased, pending, available, max int) string {
-		return fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max)
+	state := func(leased, pending, available, max int) vocab.Outcome {
+		return results.State(fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max))
 	}
 	row := results.Row{
 		Name:            "pool after the calls",
@@ -251,7 +252,7 @@ func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, i
 		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
 	}
 	if def {
-		row.Documented = state(0, 0, 0, 100)
+		row.Documented = string(state(0, 0, 0, 100))
 	}
 	return row
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Pool is experiment B: a pool of 5 connections per route and 20 calls started together
@@ -86,14 +87,14 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	type variant struct {
 		name string
 		cfg  spec
-		docs map[model.Outcome][]figure // per outcome, per batch
+		docs map[vocab.Outcome][]figure // per outcome, per batch
 	}
-	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[model.Outcome][]figure{
-		model.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
+	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
+		vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
 	if p.LeaseTimeout > 0 {
 		cfg := spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
-		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[model.Outcome][]figure{
-			model.OK: {{"500 ms, ok", 500}}, model.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
+		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
+			vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
 	run := newRun(p, opt)
 	run.Axis = "from the moment all calls of a variant started together"
@@ -105,7 +106,7 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 		}
 		run.Calls = append(run.Calls, calls...)
 		for _, r := range rows {
-			if docs := v.docs[model.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
+			if docs := v.docs[vocab.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
 				r.Documented, r.DocumentedMs = documented(def, docs[r.batch])
 			}
 			run.Rows = append(run.Rows, r.Row)
@@ -146,7 +147,7 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	starting(last)
 	n := p.Concurrency
 	ends := make([]time.Duration, n)
-	outcomes := make([]string, n)
+	outcomes := make([]vocab.Outcome, n)
 	leaseWaits := make([]time.Duration, n)
 	calls := make([]results.Call, n)
 	start := make(chan struct{})
@@ -160,7 +161,7 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 			if err != nil {
 				return err
 			}
-			ends[i], outcomes[i], leaseWaits[i] = time.Since(t0), string(res.Outcome), res.Attempts[0].Lease
+			ends[i], outcomes[i], leaseWaits[i] = time.Since(t0), res.Outcome, res.Attempts[0].Lease
 			calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
 			return nil
 		})
@@ -191,10 +192,10 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	}
 
 	var rows []poolRow
-	batches := map[model.Outcome]int{}
+	batches := map[vocab.Outcome]int{}
 	for _, g := range groupCalls(preds, outcomes, ends) {
 		row := poolRow{Row: results.Row{
-			ExpectedOutcome: string(g.outcome),
+			ExpectedOutcome: g.outcome,
 			ExpectedCalls:   g.want,
 			Calls:           len(g.calls),
 			ExpectedMs:      expectedMs(g.at),
@@ -210,9 +211,9 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 		switch {
 		case g.want == 0:
 			row.Name = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
-		case g.outcome == model.OK:
+		case g.outcome == vocab.OK:
 			row.Name = fmt.Sprintf("%s: batch %d", name, row.batch+1)
-		case g.outcome == model.LeaseTimeout:
+		case g.outcome == vocab.LeaseTimeout:
 			row.Name = name + ": no connection in time"
 		default:
 			row.Name = fmt.Sprintf("%s: %s", name, g.outcome)

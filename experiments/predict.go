@@ -116,18 +116,18 @@ func (p *Predictor) Predict() results.Prediction {
 	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
-		Outcome:          string(pred.Outcome),
+		Outcome:          pred.Outcome,
 		TotalMs:          expectedMs(pred.Total),
 		ServerExecutions: pred.Executions,
 		Attempts:         []results.Attempt{},
 	}
 	for _, a := range pred.Attempts {
 		ra := results.Attempt{
-			StartMs: *results.Ms(a.Start), EndMs: expectedMs(a.End), Outcome: string(a.Outcome),
+			StartMs: *results.Ms(a.Start), EndMs: expectedMs(a.End), Outcome: a.Outcome,
 			NewConnection: a.NewConnection, Executed: a.Executed(), Phases: []results.PhaseSpan{},
 		}
 		for _, s := range a.Phases {
-			span := results.PhaseSpan{Phase: string(s.Phase)}
+			span := results.PhaseSpan{Phase: s.Phase}
 			if s.End != model.Forever {
 				span.Ms = results.Ms(s.End - s.Start)
 			}

@@ -133,12 +133,12 @@ func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, n
 		}
 		if k < len(p.Attempts) {
 			a := p.Attempts[k]
-			row.ExpectedMs, row.ExpectedOutcome, row.ExpectedCalls = expectedMs(a.End), string(a.Outcome), 1
+			row.ExpectedMs, row.ExpectedOutcome, row.ExpectedCalls = expectedMs(a.End), a.Outcome, 1
 			row.ExpectedNewConnections = results.Count(btoi(a.NewConnection))
 		}
 		if k < len(res.Attempts) {
 			a := res.Attempts[k]
-			row.MeasuredMs, row.Outcome, row.Calls = results.Ms(a.End), string(a.Outcome), 1
+			row.MeasuredMs, row.Outcome, row.Calls = results.Ms(a.End), a.Outcome, 1
 			row.NewConnections = results.Count(btoi(a.NewConnection))
 		}
 		if k < len(log) {
@@ -150,8 +150,8 @@ func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, n
 		Name:               name + ": reservations",
 		ExpectedMs:         expectedMs(p.Total),
 		MeasuredMs:         results.Ms(res.Elapsed),
-		ExpectedOutcome:    string(p.Outcome),
-		Outcome:            string(res.Outcome),
+		ExpectedOutcome:    p.Outcome,
+		Outcome:            res.Outcome,
 		ExpectedCalls:      1,
 		Calls:              1,
 		ExpectedExecutions: results.Count(p.Executions),

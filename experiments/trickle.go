@@ -127,8 +127,8 @@ func (t *Trickle) row(ctx context.Context, opt Options, srv *fakesrv.Server, s s
 	row := results.Row{
 		ExpectedMs:      expectedMs(p.Total),
 		MeasuredMs:      results.Ms(res.Elapsed),
-		ExpectedOutcome: string(p.Outcome),
-		Outcome:         string(res.Outcome),
+		ExpectedOutcome: p.Outcome,
+		Outcome:         res.Outcome,
 		ExpectedCalls:   1,
 		Calls:           1,
 	}

@@ -21,7 +21,7 @@
 //
 //	GET|POST /reserve?order=ID&delay=DUR[&idempotent=1]   [reserve]
 //	    Commits a reservation for ID on arrival, then answers "reserved order=ID" after DUR.
-//	    order is required. Honours BudgetHeader. See Behaviour.
+//	    order is required. Honours vocab.DeadlineHeader. See Behaviour.
 //	GET /trickle?bytes=N&every=DUR[&delay=DUR]             [trickle]
 //	    After delay, sends the head, then one body byte every DUR.
 //	GET /stall[?max=DUR]                                   [stall]

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // Request is what the server saw of one request. Times are the server's own clock readings
@@ -48,10 +50,6 @@ type Request struct {
 	// the work asked for (Delay), without reserving.
 	Rejected bool
 }
-
-// BudgetHeader carries the client's remaining time budget in whole milliseconds. The server
-// does not start work it cannot finish within it.
-const BudgetHeader = "X-Deadline-Ms"
 
 // serveHTTP answers one request as its endpoint asks and logs it.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -150,10 +148,10 @@ func (x *exchange) behaviour() bool {
 		return x.text(http.StatusBadRequest, err.Error())
 	}
 	x.rec.Behaviour = b
-	if v := x.r.Header.Get(BudgetHeader); v != "" {
+	if v := x.r.Header.Get(vocab.DeadlineHeader); v != "" {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms < 0 {
-			return x.text(http.StatusBadRequest, BudgetHeader+": want whole milliseconds, got "+strconv.Quote(v))
+			return x.text(http.StatusBadRequest, vocab.DeadlineHeader+": want whole milliseconds, got "+strconv.Quote(v))
 		}
 		x.rec.Budget = time.Duration(ms) * time.Millisecond
 	}

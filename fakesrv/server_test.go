@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/vocab"
 	"go.uber.org/goleak"
 )
 
@@ -552,7 +553,7 @@ func TestBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set(BudgetHeader, tt.budget)
+			req.Header.Set(vocab.DeadlineHeader, tt.budget)
 			start := time.Now()
 			resp, err := c.Do(req)
 			if err != nil {

@@ -1,6 +1,10 @@
 package model
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/labrun/labrun/vocab"
+)
 
 // Response is what a server answers to every request of a call, for FollowUps.
 type Response struct {
@@ -25,22 +29,22 @@ const (
 // Client for Go; labrun's HttpClient 5 client follows nothing). It returns the number of
 // requests the server receives, the call's outcome (OK with the last status, or Failed when
 // the library gives up with an error) and that last status.
-func FollowUps(p Profile, retryOnConnectionFailure bool, r Response) (requests int, outcome Outcome, status int) {
+func FollowUps(p Profile, retryOnConnectionFailure bool, r Response) (requests int, outcome vocab.Outcome, status int) {
 	switch p {
 	case OkHttp:
 		return okHttpFollowUps(retryOnConnectionFailure, r)
 	case Go:
 		if r.Redirect && isRedirect(r.Status) {
 			// The first request and 9 redirects; the 10th redirect is refused.
-			return GoMaxRedirects, Failed, r.Status
+			return GoMaxRedirects, vocab.Failed, r.Status
 		}
-		return 1, OK, r.Status
+		return 1, vocab.OK, r.Status
 	default:
-		return 1, OK, r.Status
+		return 1, vocab.OK, r.Status
 	}
 }
 
-func okHttpFollowUps(retryOnConnectionFailure bool, r Response) (int, Outcome, int) {
+func okHttpFollowUps(retryOnConnectionFailure bool, r Response) (int, vocab.Outcome, int) {
 	requests := 1
 	var prior int // the previous response's status
 	for {
@@ -57,10 +61,10 @@ func okHttpFollowUps(retryOnConnectionFailure bool, r Response) (int, Outcome, i
 			follow = prior != 503 && r.RetryAfter != "" && retryAfterSeconds(r.RetryAfter) == 0
 		}
 		if !follow {
-			return requests, OK, r.Status
+			return requests, vocab.OK, r.Status
 		}
 		if requests > OkHttpMaxFollowUps {
-			return requests, Failed, r.Status // "Too many follow-up requests: 21"
+			return requests, vocab.Failed, r.Status // "Too many follow-up requests: 21"
 		}
 		requests++
 		prior = r.Status

@@ -23,37 +23,8 @@ package model
 import (
 	"math"
 	"time"
-)
 
-// Outcome is how an attempt or a call ended. The words are the ones labrun prints.
-type Outcome string
-
-// The outcomes.
-const (
-	OK             Outcome = "ok"
-	LeaseTimeout   Outcome = "lease-timeout"
-	ConnectTimeout Outcome = "connect-timeout"
-	ReadTimeout    Outcome = "read-timeout"
-	Deadline       Outcome = "deadline"
-	// KernelTimeout is the operating system giving up: unanswered SYNs (host down) or
-	// unacknowledged data (connection silently dropped), with no client limit set shorter.
-	KernelTimeout Outcome = "kernel-timeout"
-	// Hang means no limit ever fires: the call waits forever.
-	Hang Outcome = "hang"
-	// Failed is a call that ended on an error that is not a timeout, such as a library
-	// refusing to follow more redirects.
-	Failed Outcome = "error"
-)
-
-// Phase names a part of an attempt.
-type Phase string
-
-// The phases of an attempt, in order.
-const (
-	PhaseLease   Phase = "lease"
-	PhaseConnect Phase = "connect"
-	PhaseWait    Phase = "wait"
-	PhaseBody    Phase = "body"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Forever stands for "never": the end of a call that hangs.
@@ -172,7 +143,7 @@ type Downstream struct {
 
 // Span is one phase of an attempt, in offsets from the start of the call.
 type Span struct {
-	Phase      Phase
+	Phase      vocab.Phase
 	Start, End time.Duration
 }
 
@@ -180,7 +151,7 @@ type Span struct {
 type Attempt struct {
 	// Start and End are offsets from the start of the call.
 	Start, End time.Duration
-	Outcome    Outcome
+	Outcome    vocab.Outcome
 	// Phases are the phases the attempt went through, the last one being where it ended.
 	Phases []Span
 	// NewConnection is true when the attempt had to connect.
@@ -200,7 +171,7 @@ func (a Attempt) Executed() bool { return a.Sent && !a.Dropped && !a.Rejected }
 
 // Prediction is the prediction for one call.
 type Prediction struct {
-	Outcome Outcome
+	Outcome vocab.Outcome
 	// Total is when the call ended, from its start; Forever if it hangs.
 	Total    time.Duration
 	Attempts []Attempt

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 const ms = time.Millisecond
@@ -41,7 +43,7 @@ func TestPredict(t *testing.T) {
 		l          Limits
 		cold       bool
 		queue      time.Duration
-		want       Outcome
+		want       vocab.Outcome
 		total      time.Duration
 		attempts   int
 		executions int
@@ -50,85 +52,85 @@ func TestPredict(t *testing.T) {
 		// Experiment A: every gap is 400 ms < 1 s, so the read timeout never fires; the body
 		// ends after 10 x 400 ms.
 		{name: "trickle beats read timeout", d: trickle, l: Limits{ReadTimeout: time.Second},
-			want: OK, total: 4000 * ms, attempts: 1, executions: 1},
+			want: vocab.OK, total: 4000 * ms, attempts: 1, executions: 1},
 		// The same with a 1.5 s deadline: the deadline cuts the body at 1500 ms.
 		{name: "deadline cuts trickle", d: trickle, l: Limits{ReadTimeout: time.Second, Deadline: 1500 * ms},
-			want: Deadline, total: 1500 * ms, attempts: 1, executions: 1},
+			want: vocab.Deadline, total: 1500 * ms, attempts: 1, executions: 1},
 		// Server silent 3 s: the first gap (3 s) is longer than 1 s: fires at 0 + 1 s.
 		{name: "silent server", d: Downstream{Delay: 3 * time.Second}, l: Limits{ReadTimeout: time.Second},
-			want: ReadTimeout, total: time.Second, attempts: 1, executions: 1},
+			want: vocab.ReadTimeout, total: time.Second, attempts: 1, executions: 1},
 		// A gap exactly equal to the read timeout is not longer than it: no timeout.
 		{name: "gap equal to read timeout", d: Downstream{Delay: time.Second}, l: Limits{ReadTimeout: time.Second},
-			want: OK, total: time.Second, attempts: 1, executions: 1},
+			want: vocab.OK, total: time.Second, attempts: 1, executions: 1},
 		// Body gaps of 400 ms against a 300 ms read timeout: head at 100, fires at 100+300.
 		{name: "body gap too long", d: Downstream{Delay: 100 * ms, Bytes: 3, Every: 400 * ms}, l: Limits{ReadTimeout: 300 * ms},
-			want: ReadTimeout, total: 400 * ms, attempts: 1, executions: 1},
+			want: vocab.ReadTimeout, total: 400 * ms, attempts: 1, executions: 1},
 		// Cold: connect 1 ms, then 5 ms of service.
 		{name: "cold connect", d: Downstream{Delay: 5 * ms}, cold: true,
-			want: OK, total: 6 * ms, attempts: 1, executions: 1, connects: 1},
+			want: vocab.OK, total: 6 * ms, attempts: 1, executions: 1, connects: 1},
 		// Anything finishing exactly at the deadline is cut.
 		{name: "tie with deadline", d: Downstream{Delay: 300 * ms}, l: Limits{Deadline: 300 * ms},
-			want: Deadline, total: 300 * ms, attempts: 1, executions: 1},
+			want: vocab.Deadline, total: 300 * ms, attempts: 1, executions: 1},
 		// A stall with no limit never ends.
 		{name: "stall without limits", d: Downstream{Stall: true},
-			want: Hang, total: Forever, attempts: 1, executions: 1},
+			want: vocab.Hang, total: Forever, attempts: 1, executions: 1},
 		// Experiment C: 300 ms read timeout, 500 ms server, one retry. Attempt 1 times out at
 		// 300 and closes its connection; attempt 2 connects (1 ms) and times out at 301+300.
 		{name: "retry after timeout", d: Downstream{Delay: 500 * ms}, l: Limits{ReadTimeout: 300 * ms, Retries: 1},
-			want: ReadTimeout, total: 601 * ms, attempts: 2, executions: 2, connects: 1},
+			want: vocab.ReadTimeout, total: 601 * ms, attempts: 2, executions: 2, connects: 1},
 		// The same against an idempotent server: it executes once, and the retry (sent at
 		// 301) gets the first execution's result when it is ready, at 500: a gap of 199 ms.
 		{name: "retry idempotent", d: Downstream{Delay: 500 * ms, Idempotent: true}, l: Limits{ReadTimeout: 300 * ms, Retries: 1},
-			want: OK, total: 500 * ms, attempts: 2, executions: 1, connects: 1},
+			want: vocab.OK, total: 500 * ms, attempts: 2, executions: 1, connects: 1},
 		// Idempotent, but the first result is ready only at 1000: the retry's gap of 699 ms
 		// is too long too.
 		{name: "retry idempotent, slow", d: Downstream{Delay: time.Second, Idempotent: true}, l: Limits{ReadTimeout: 300 * ms, Retries: 1},
-			want: ReadTimeout, total: 601 * ms, attempts: 2, executions: 1, connects: 1},
+			want: vocab.ReadTimeout, total: 601 * ms, attempts: 2, executions: 1, connects: 1},
 		// Retries under a deadline: attempts end at 300, 601; the third starts at 601 < 700
 		// and is cut by the deadline at 700 after its connect (602): sent, so executed.
 		{name: "retries under deadline", d: Downstream{Delay: 500 * ms}, l: Limits{ReadTimeout: 300 * ms, Retries: 5, Deadline: 700 * ms},
-			want: Deadline, total: 700 * ms, attempts: 3, executions: 3, connects: 2},
+			want: vocab.Deadline, total: 700 * ms, attempts: 3, executions: 3, connects: 2},
 		// Backoff 450 ms after the 300 ms timeout: the retry would start at 750 >= 700: the
 		// call ends on the deadline at 700 without a second attempt.
 		{name: "backoff cut by deadline", d: Downstream{Delay: 500 * ms}, l: Limits{ReadTimeout: 300 * ms, Retries: 1, Backoff: 450 * ms, Deadline: 700 * ms},
-			want: Deadline, total: 700 * ms, attempts: 1, executions: 1},
+			want: vocab.Deadline, total: 700 * ms, attempts: 1, executions: 1},
 		// Backoff 100 ms: second attempt starts at 400, connects to 401, fires at 701.
 		{name: "backoff", d: Downstream{Delay: 500 * ms}, l: Limits{ReadTimeout: 300 * ms, Retries: 1, Backoff: 100 * ms},
-			want: ReadTimeout, total: 701 * ms, attempts: 2, executions: 2, connects: 1},
+			want: vocab.ReadTimeout, total: 701 * ms, attempts: 2, executions: 2, connects: 1},
 		// Lease queue of 400 ms, no lease timeout: wait 400, then 50 ms of service on the
 		// freed (pooled) connection.
 		{name: "queue without lease timeout", d: Downstream{Delay: 50 * ms}, queue: 400 * ms,
-			want: OK, total: 450 * ms, attempts: 1, executions: 1},
+			want: vocab.OK, total: 450 * ms, attempts: 1, executions: 1},
 		// Lease queue of 400 ms longer than a 300 ms lease timeout: fails at 300, never sent.
 		{name: "queue longer than lease timeout", d: Downstream{Delay: 50 * ms}, l: Limits{LeaseTimeout: 300 * ms}, queue: 400 * ms,
-			want: LeaseTimeout, total: 300 * ms, attempts: 1},
+			want: vocab.LeaseTimeout, total: 300 * ms, attempts: 1},
 		// A queue exactly as long as the lease timeout is granted (strict limit).
 		{name: "queue equal to lease timeout", d: Downstream{Delay: 50 * ms}, l: Limits{LeaseTimeout: 400 * ms}, queue: 400 * ms,
-			want: OK, total: 450 * ms, attempts: 1, executions: 1},
+			want: vocab.OK, total: 450 * ms, attempts: 1, executions: 1},
 		// Lease timeout then a retry: attempt 1 fails at 300, attempt 2 asks at 300 and gets
 		// the connection freed at 400 (100 ms wait < 300), service to 450.
 		{name: "retry after lease timeout", d: Downstream{Delay: 50 * ms}, l: Limits{LeaseTimeout: 300 * ms, Retries: 1}, queue: 400 * ms,
-			want: OK, total: 450 * ms, attempts: 2, executions: 1},
+			want: vocab.OK, total: 450 * ms, attempts: 2, executions: 1},
 		// Deadline shorter than the queue and the lease timeout: cut in the lease at 200.
 		{name: "deadline in lease", d: Downstream{Delay: 50 * ms}, l: Limits{LeaseTimeout: 300 * ms, Deadline: 200 * ms}, queue: 400 * ms,
-			want: Deadline, total: 200 * ms, attempts: 1},
+			want: vocab.Deadline, total: 200 * ms, attempts: 1},
 		// Host down, connect timeout 1 s < 127 s: connect-timeout at 1 s, nothing sent.
 		{name: "host down, connect timeout", d: Downstream{HostDown: true}, l: Limits{ConnectTimeout: time.Second},
-			want: ConnectTimeout, total: time.Second, attempts: 1, connects: 1},
+			want: vocab.ConnectTimeout, total: time.Second, attempts: 1, connects: 1},
 		// Host down, connect timeout 200 s > 127 s: the kernel gives up first.
 		{name: "host down, long connect timeout", d: Downstream{HostDown: true}, l: Limits{ConnectTimeout: 200 * time.Second},
-			want: KernelTimeout, total: 127 * time.Second, attempts: 1, connects: 1},
+			want: vocab.KernelTimeout, total: 127 * time.Second, attempts: 1, connects: 1},
 		// Host down, retries 2, connect timeout 1 s: three connects of 1 s each.
 		{name: "host down with retries", d: Downstream{HostDown: true}, l: Limits{ConnectTimeout: time.Second, Retries: 2},
-			want: ConnectTimeout, total: 3 * time.Second, attempts: 3, connects: 3},
+			want: vocab.ConnectTimeout, total: 3 * time.Second, attempts: 3, connects: 3},
 		// Dropped pooled connection, no read timeout: the kernel gives up after 924.6 s; the
 		// server never saw the request.
 		{name: "dropped without read timeout", d: Downstream{Dropped: true, Delay: 5 * ms},
-			want: KernelTimeout, total: 924600 * ms, attempts: 1},
+			want: vocab.KernelTimeout, total: 924600 * ms, attempts: 1},
 		// Dropped, read timeout 250 ms, one retry: fires at 250; the retry connects anew
 		// (251), the server answers in 5 ms: ok at 256, executed once.
 		{name: "dropped with read timeout and retry", d: Downstream{Dropped: true, Delay: 5 * ms}, l: Limits{ReadTimeout: 250 * ms, Retries: 1},
-			want: OK, total: 256 * ms, attempts: 2, executions: 1, connects: 1},
+			want: vocab.OK, total: 256 * ms, attempts: 2, executions: 1, connects: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,10 +177,10 @@ func TestPredictPhases(t *testing.T) {
 	// Experiment C's retry: lease 0, wait 300 / lease 0, connect 1, wait 300.
 	got := Predict(Downstream{Delay: 500 * ms}, Limits{ReadTimeout: 300 * ms, Retries: 1}, false, 0)
 	want := []Attempt{
-		{Start: 0, End: 300 * ms, Outcome: ReadTimeout, Sent: true, Phases: []Span{
-			{PhaseLease, 0, 0}, {PhaseWait, 0, 300 * ms}}},
-		{Start: 300 * ms, End: 601 * ms, Outcome: ReadTimeout, Sent: true, NewConnection: true, Phases: []Span{
-			{PhaseLease, 300 * ms, 300 * ms}, {PhaseConnect, 300 * ms, 301 * ms}, {PhaseWait, 301 * ms, 601 * ms}}},
+		{Start: 0, End: 300 * ms, Outcome: vocab.ReadTimeout, Sent: true, Phases: []Span{
+			{vocab.PhaseLease, 0, 0}, {vocab.PhaseWait, 0, 300 * ms}}},
+		{Start: 300 * ms, End: 601 * ms, Outcome: vocab.ReadTimeout, Sent: true, NewConnection: true, Phases: []Span{
+			{vocab.PhaseLease, 300 * ms, 300 * ms}, {vocab.PhaseConnect, 300 * ms, 301 * ms}, {vocab.PhaseWait, 301 * ms, 601 * ms}}},
 	}
 	if !reflect.DeepEqual(got.Attempts, want) {
 		t.Errorf("got %+v\nwant %+v", got.Attempts, want)
@@ -191,36 +193,36 @@ func TestSimulatePool(t *testing.T) {
 	tests := []struct {
 		name  string
 		s     Scenario
-		want  map[Outcome][]time.Duration // sorted end times per outcome
-		execs int                         // executions summed over calls
+		want  map[vocab.Outcome][]time.Duration // sorted end times per outcome
+		execs int                               // executions summed over calls
 	}{
 		// 20 calls through 5 warm connections: four batches of 5 at 500, 1000, 1500, 2000.
 		{name: "pool 5, no lease timeout", s: Scenario{Calls: 20, Pool: 5, Idle: 5, Downstream: service},
-			want: map[Outcome][]time.Duration{OK: repeat(5, 500*ms, 1000*ms, 1500*ms, 2000*ms)}, execs: 20},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(5, 500*ms, 1000*ms, 1500*ms, 2000*ms)}, execs: 20},
 		// Lease timeout 300: 5 lease at once and end at 500; 15 wait and fail at 300.
 		{name: "pool 5, lease timeout 300ms", s: Scenario{Calls: 20, Pool: 5, Idle: 5, Downstream: service, Limits: Limits{LeaseTimeout: 300 * ms}},
-			want: map[Outcome][]time.Duration{OK: repeat(5, 500*ms), LeaseTimeout: repeat(15, 300*ms)}, execs: 5},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(5, 500*ms), vocab.LeaseTimeout: repeat(15, 300*ms)}, execs: 5},
 		// Exercise 1: pool 10, two batches; pool 20, one batch.
 		{name: "pool 10", s: Scenario{Calls: 20, Pool: 10, Idle: 10, Downstream: service},
-			want: map[Outcome][]time.Duration{OK: repeat(10, 500*ms, 1000*ms)}, execs: 20},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(10, 500*ms, 1000*ms)}, execs: 20},
 		{name: "pool 20", s: Scenario{Calls: 20, Pool: 20, Idle: 20, Downstream: service},
-			want: map[Outcome][]time.Duration{OK: repeat(20, 500*ms)}, execs: 20},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(20, 500*ms)}, execs: 20},
 		// Cold pool of 5: the first batch connects (1 ms) and returns its connections, which
 		// the next batches reuse: 501, 1001, 1501, 2001.
 		{name: "cold pool", s: Scenario{Calls: 20, Pool: 5, Downstream: service},
-			want: map[Outcome][]time.Duration{OK: repeat(5, 501*ms, 1001*ms, 1501*ms, 2001*ms)}, execs: 20},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(5, 501*ms, 1001*ms, 1501*ms, 2001*ms)}, execs: 20},
 		// Lease timeout exactly 500: the second batch is granted at 500 (strict limit).
 		{name: "lease timeout equal to service", s: Scenario{Calls: 10, Pool: 5, Idle: 5, Downstream: service, Limits: Limits{LeaseTimeout: 500 * ms}},
-			want: map[Outcome][]time.Duration{OK: repeat(5, 500*ms, 1000*ms)}, execs: 10},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(5, 500*ms, 1000*ms)}, execs: 10},
 		// Deadline 1200: batches at 500 and 1000 finish; the third is granted at 1000 and
 		// cut at 1200 (sent: executed); the fourth is cut while waiting.
 		{name: "deadline", s: Scenario{Calls: 20, Pool: 5, Idle: 5, Downstream: service, Limits: Limits{Deadline: 1200 * ms}},
-			want: map[Outcome][]time.Duration{OK: repeat(5, 500*ms, 1000*ms), Deadline: repeat(10, 1200*ms)}, execs: 15},
+			want: map[vocab.Outcome][]time.Duration{vocab.OK: repeat(5, 500*ms, 1000*ms), vocab.Deadline: repeat(10, 1200*ms)}, execs: 15},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			preds := Simulate(tt.s)
-			got := map[Outcome][]time.Duration{}
+			got := map[vocab.Outcome][]time.Duration{}
 			execs := 0
 			for _, p := range preds {
 				got[p.Outcome] = append(got[p.Outcome], p.Total)
@@ -286,23 +288,23 @@ func TestHonoursBudget(t *testing.T) {
 		name     string
 		d        Downstream
 		l        Limits
-		want     Outcome
+		want     vocab.Outcome
 		total    time.Duration
 		rejected bool
 		execs    int
 	}{
 		// Budget 300 ms at send, the server needs 1 s: it answers at once without executing.
 		{"too little budget", Downstream{Delay: time.Second, HonoursBudget: true}, Limits{Deadline: 300 * ms},
-			OK, 0, true, 0},
+			vocab.OK, 0, true, 0},
 		// A trickled body is not sent either.
 		{"too little budget, trickle", Downstream{Delay: time.Second, Bytes: 5, Every: 100 * ms, HonoursBudget: true}, Limits{Deadline: 300 * ms},
-			OK, 0, true, 0},
+			vocab.OK, 0, true, 0},
 		// Budget 300 ms, the server needs 5 ms: it works as usual.
 		{"enough budget", Downstream{Delay: 5 * ms, HonoursBudget: true}, Limits{Deadline: 300 * ms},
-			OK, 5 * ms, false, 1},
+			vocab.OK, 5 * ms, false, 1},
 		// No deadline, no budget to send: the server works and the read timeout fires.
 		{"no deadline", Downstream{Delay: time.Second, HonoursBudget: true}, Limits{ReadTimeout: 250 * ms},
-			ReadTimeout, 250 * ms, false, 1},
+			vocab.ReadTimeout, 250 * ms, false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,7 +329,7 @@ func TestSequence(t *testing.T) {
 		{Downstream{Stall: true, Delay: time.Second}, Limits{}}, // reuses it and hangs with it
 	})
 	type res struct {
-		o     Outcome
+		o     vocab.Outcome
 		total time.Duration
 		conns int
 	}
@@ -335,7 +337,7 @@ func TestSequence(t *testing.T) {
 	for _, p := range preds {
 		got = append(got, res{p.Outcome, p.Total, p.Connects})
 	}
-	want := []res{{OK, 6 * ms, 1}, {ReadTimeout, 250 * ms, 0}, {Deadline, 300 * ms, 1}, {ReadTimeout, 251 * ms, 1}, {OK, 6 * ms, 1}, {Hang, Forever, 0}}
+	want := []res{{vocab.OK, 6 * ms, 1}, {vocab.ReadTimeout, 250 * ms, 0}, {vocab.Deadline, 300 * ms, 1}, {vocab.ReadTimeout, 251 * ms, 1}, {vocab.OK, 6 * ms, 1}, {vocab.Hang, Forever, 0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // TestProfiles checks the rules that differ between client libraries. Each want is derived by
@@ -16,7 +18,7 @@ func TestProfiles(t *testing.T) {
 		l        Limits
 		cold     bool
 		queue    time.Duration
-		want     Outcome
+		want     vocab.Outcome
 		total    time.Duration
 		attempts int
 		connects int
@@ -24,39 +26,39 @@ func TestProfiles(t *testing.T) {
 		// net/http's ResponseHeaderTimeout covers only the head: a 1.2 s gap in the body never
 		// trips a 1 s "read timeout"; the body ends after 3 x 1.2 s.
 		{name: "go: no read timeout on the body", d: Downstream{Bytes: 3, Every: 1200 * ms}, l: Limits{Profile: Go, ReadTimeout: s},
-			want: OK, total: 3600 * ms, attempts: 1},
+			want: vocab.OK, total: 3600 * ms, attempts: 1},
 		// The same with HttpClient 5's per-read timeout: fires 1 s into the first gap.
 		{name: "hc5: read timeout on the body", d: Downstream{Bytes: 3, Every: 1200 * ms}, l: Limits{ReadTimeout: s},
-			want: ReadTimeout, total: s, attempts: 1},
+			want: vocab.ReadTimeout, total: s, attempts: 1},
 		// The head wait is covered in both: silent 3 s, fires at 1 s.
 		{name: "go: head wait", d: Downstream{Delay: 3 * s}, l: Limits{Profile: Go, ReadTimeout: s},
-			want: ReadTimeout, total: s, attempts: 1},
+			want: vocab.ReadTimeout, total: s, attempts: 1},
 		// net/http's pool wait has no timeout: a 400 ms queue and a 300 ms "lease timeout"
 		// still wait 400 ms, then 50 ms of service.
 		{name: "go: no lease timeout", d: Downstream{Delay: 50 * ms}, l: Limits{Profile: Go, LeaseTimeout: 300 * ms}, queue: 400 * ms,
-			want: OK, total: 450 * ms, attempts: 1},
+			want: vocab.OK, total: 450 * ms, attempts: 1},
 		// Three addresses, none answering, connect timeout 1 s.
 		// OkHttp: each route is an attempt with its own connect timeout: 1 + 1 + 1 s.
 		{name: "okhttp: three routes", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: OkHttp, ConnectTimeout: s, RetryOnConnectionFailure: true},
-			want: ConnectTimeout, total: 3 * s, attempts: 3, connects: 3},
+			want: vocab.ConnectTimeout, total: 3 * s, attempts: 3, connects: 3},
 		// ...bounded by callTimeout 1.5 s: the second route is cut at 1.5 s.
 		{name: "okhttp: routes under callTimeout", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: OkHttp, ConnectTimeout: s, RetryOnConnectionFailure: true, Deadline: 1500 * ms},
-			want: Deadline, total: 1500 * ms, attempts: 2, connects: 2},
+			want: vocab.Deadline, total: 1500 * ms, attempts: 2, connects: 2},
 		// ...without retryOnConnectionFailure: one route, 1 s.
 		{name: "okhttp: no route retry", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: OkHttp, ConnectTimeout: s},
-			want: ConnectTimeout, total: s, attempts: 1, connects: 1},
+			want: vocab.ConnectTimeout, total: s, attempts: 1, connects: 1},
 		// Route retries do not use up business retries: 3 routes, then 1 retry with 3 more.
 		{name: "okhttp: routes then a business retry", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: OkHttp, ConnectTimeout: s, RetryOnConnectionFailure: true, Retries: 1},
-			want: ConnectTimeout, total: 6 * s, attempts: 6, connects: 6},
+			want: vocab.ConnectTimeout, total: 6 * s, attempts: 6, connects: 6},
 		// net/http shares the 1 s dial timeout: the first address takes it all.
 		{name: "go: one dial budget", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: Go, ConnectTimeout: s},
-			want: ConnectTimeout, total: s, attempts: 1, connects: 1},
+			want: vocab.ConnectTimeout, total: s, attempts: 1, connects: 1},
 		// HttpClient 5 gives every address the full connect timeout, within one attempt.
 		{name: "hc5: every address in one connect", d: Downstream{HostDown: true, Routes: 3}, l: Limits{ConnectTimeout: s},
-			want: ConnectTimeout, total: 3 * s, attempts: 1, connects: 1},
+			want: vocab.ConnectTimeout, total: 3 * s, attempts: 1, connects: 1},
 		// Without connect timeouts the kernel gives up on each address: 3 x 127 s.
 		{name: "go: no dial timeout", d: Downstream{HostDown: true, Routes: 3}, l: Limits{Profile: Go},
-			want: KernelTimeout, total: 3 * SYNGiveUp, attempts: 1, connects: 1},
+			want: vocab.KernelTimeout, total: 3 * SYNGiveUp, attempts: 1, connects: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,27 +92,27 @@ func TestFollowUps(t *testing.T) {
 		retry    bool
 		r        Response
 		requests int
-		outcome  Outcome
+		outcome  vocab.Outcome
 	}{
 		// OkHttp repeats a 408 once, even a POST; the second 408 is returned.
-		{"okhttp 408", OkHttp, true, Response{Status: 408}, 2, OK},
-		{"okhttp 408, no recovery", OkHttp, false, Response{Status: 408}, 1, OK},
-		{"okhttp 408, Retry-After 5", OkHttp, true, Response{Status: 408, RetryAfter: "5"}, 1, OK},
+		{"okhttp 408", OkHttp, true, Response{Status: 408}, 2, vocab.OK},
+		{"okhttp 408, no recovery", OkHttp, false, Response{Status: 408}, 1, vocab.OK},
+		{"okhttp 408, Retry-After 5", OkHttp, true, Response{Status: 408, RetryAfter: "5"}, 1, vocab.OK},
 		// 503 is repeated only on Retry-After: 0, and only once.
-		{"okhttp 503, Retry-After 0", OkHttp, true, Response{Status: 503, RetryAfter: "0"}, 2, OK},
-		{"okhttp 503, Retry-After 5", OkHttp, true, Response{Status: 503, RetryAfter: "5"}, 1, OK},
-		{"okhttp 503, no Retry-After", OkHttp, true, Response{Status: 503}, 1, OK},
+		{"okhttp 503, Retry-After 0", OkHttp, true, Response{Status: 503, RetryAfter: "0"}, 2, vocab.OK},
+		{"okhttp 503, Retry-After 5", OkHttp, true, Response{Status: 503, RetryAfter: "5"}, 1, vocab.OK},
+		{"okhttp 503, no Retry-After", OkHttp, true, Response{Status: 503}, 1, vocab.OK},
 		// A redirect loop: the first request and 20 follow-ups, the 21st refused.
-		{"okhttp redirect loop", OkHttp, true, Response{Status: 302, Redirect: true}, 21, Failed},
-		{"okhttp 401 gives up", OkHttp, true, Response{Status: 401}, 1, OK},
-		{"okhttp 408, Retry-After -1 is a delay", OkHttp, true, Response{Status: 408, RetryAfter: "-1"}, 1, OK},
-		{"okhttp 503, Retry-After 00", OkHttp, true, Response{Status: 503, RetryAfter: "00"}, 2, OK},
-		{"okhttp 503, Retry-After +0 is not digits", OkHttp, true, Response{Status: 503, RetryAfter: "+0"}, 1, OK},
+		{"okhttp redirect loop", OkHttp, true, Response{Status: 302, Redirect: true}, 21, vocab.Failed},
+		{"okhttp 401 gives up", OkHttp, true, Response{Status: 401}, 1, vocab.OK},
+		{"okhttp 408, Retry-After -1 is a delay", OkHttp, true, Response{Status: 408, RetryAfter: "-1"}, 1, vocab.OK},
+		{"okhttp 503, Retry-After 00", OkHttp, true, Response{Status: 503, RetryAfter: "00"}, 2, vocab.OK},
+		{"okhttp 503, Retry-After +0 is not digits", OkHttp, true, Response{Status: 503, RetryAfter: "+0"}, 1, vocab.OK},
 		// net/http: the first request and 9 redirects; no repeat of 408 or 503.
-		{"go redirect loop", Go, true, Response{Status: 302, Redirect: true}, 10, Failed},
-		{"go 408", Go, true, Response{Status: 408}, 1, OK},
-		{"go 503, Retry-After 0", Go, true, Response{Status: 503, RetryAfter: "0"}, 1, OK},
-		{"hc5 follows nothing", HC5, true, Response{Status: 302, Redirect: true}, 1, OK},
+		{"go redirect loop", Go, true, Response{Status: 302, Redirect: true}, 10, vocab.Failed},
+		{"go 408", Go, true, Response{Status: 408}, 1, vocab.OK},
+		{"go 503, Retry-After 0", Go, true, Response{Status: 503, RetryAfter: "0"}, 1, vocab.OK},
+		{"hc5 follows nothing", HC5, true, Response{Status: 302, Redirect: true}, 1, vocab.OK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

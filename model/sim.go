@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/labrun/labrun/vocab"
+)
 
 // Simulate predicts every call of a scenario: an event simulation of the route's pool with a
 // FIFO lease queue. At one instant, events are taken in this order, which fixes the ties:
@@ -152,7 +156,7 @@ func (m *sim) run() {
 		}
 		m.arrivals = waiting
 		// Waiting calls cut by the deadline.
-		m.expire(t, m.deadline, Deadline)
+		m.expire(t, m.deadline, vocab.Deadline)
 		// Leases granted.
 		for m.free > 0 && len(m.queue) > 0 {
 			c := m.queue[0]
@@ -169,8 +173,8 @@ func (m *sim) run() {
 					continue
 				}
 				m.finish(c, Attempt{
-					Start: m.ask[c], End: m.ask[c] + lt, Outcome: LeaseTimeout,
-					Phases: []Span{{PhaseLease, m.ask[c], m.ask[c] + lt}},
+					Start: m.ask[c], End: m.ask[c] + lt, Outcome: vocab.LeaseTimeout,
+					Phases: []Span{{vocab.PhaseLease, m.ask[c], m.ask[c] + lt}},
 				})
 			}
 			m.queue = kept
@@ -179,22 +183,22 @@ func (m *sim) run() {
 	// Calls still waiting for a lease wait forever.
 	for _, c := range m.queue {
 		m.finish(c, Attempt{
-			Start: m.ask[c], End: Forever, Outcome: Hang,
-			Phases: []Span{{PhaseLease, m.ask[c], Forever}},
+			Start: m.ask[c], End: Forever, Outcome: vocab.Hang,
+			Phases: []Span{{vocab.PhaseLease, m.ask[c], Forever}},
 		})
 	}
 	m.queue = nil
 }
 
 // expire ends every waiting call whose limit is at or before t.
-func (m *sim) expire(t, limit time.Duration, o Outcome) {
+func (m *sim) expire(t, limit time.Duration, o vocab.Outcome) {
 	if limit > t {
 		return
 	}
 	for _, c := range m.queue {
 		m.finish(c, Attempt{
 			Start: m.ask[c], End: limit, Outcome: o,
-			Phases: []Span{{PhaseLease, m.ask[c], limit}},
+			Phases: []Span{{vocab.PhaseLease, m.ask[c], limit}},
 		})
 	}
 	m.queue = m.queue[:0]
@@ -203,7 +207,7 @@ func (m *sim) expire(t, limit time.Duration, o Outcome) {
 // grant gives call c a lease at time t and plays the rest of its attempt.
 func (m *sim) grant(c int, t time.Duration) {
 	d := m.s.Downstream
-	a := Attempt{Start: m.ask[c], Phases: []Span{{PhaseLease, m.ask[c], t}}}
+	a := Attempt{Start: m.ask[c], Phases: []Span{{vocab.PhaseLease, m.ask[c], t}}}
 	switch {
 	case d.HostDown:
 		a.NewConnection = true
@@ -218,23 +222,23 @@ func (m *sim) grant(c int, t time.Duration) {
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
 	if end != Forever {
-		m.releases = append(m.releases, release{at: end, keep: out == OK})
+		m.releases = append(m.releases, release{at: end, keep: out == vocab.OK})
 	}
 	m.finish(c, a)
 }
 
 // phases plays connect, wait and body of call c's attempt from t and returns when and how the
 // attempt ended.
-func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome) {
+func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
-		natural, kernel := t+ConnectTime, Outcome("")
+		natural, kernel := t+ConnectTime, vocab.Outcome("")
 		limit := after(t, l.ConnectTimeout)
 		if d.HostDown {
 			natural, limit, kernel = m.downConnect(t)
 		}
-		end, out := race(natural, kernel, limit, ConnectTimeout, m.deadline)
-		a.Phases = append(a.Phases, Span{PhaseConnect, t, end})
+		end, out := race(natural, kernel, limit, vocab.ConnectTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
 		if out != "" {
 			return end, out
 		}
@@ -242,8 +246,8 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	}
 	a.Sent = true
 	if a.Dropped {
-		end, out := race(t+DataGiveUp, KernelTimeout, after(t, l.ReadTimeout), ReadTimeout, m.deadline)
-		a.Phases = append(a.Phases, Span{PhaseWait, t, end})
+		end, out := race(t+DataGiveUp, vocab.KernelTimeout, after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 		return end, out
 	}
 	head := Forever
@@ -262,8 +266,8 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 	if m.sent[c] < 0 && !a.Rejected {
 		m.sent[c] = t
 	}
-	end, out := race(head, "", after(t, l.ReadTimeout), ReadTimeout, m.deadline)
-	a.Phases = append(a.Phases, Span{PhaseWait, t, end})
+	end, out := race(head, "", after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 	if out != "" {
 		return end, out
 	}
@@ -274,10 +278,10 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 			readFires = head + l.ReadTimeout // the first gap is already too long
 		}
 	}
-	end, out = race(bodyEnd, "", readFires, ReadTimeout, m.deadline)
-	a.Phases = append(a.Phases, Span{PhaseBody, head, end})
+	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{vocab.PhaseBody, head, end})
 	if out == "" {
-		out = OK
+		out = vocab.OK
 	}
 	return end, out
 }
@@ -287,22 +291,22 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, Outcome
 // with the full connect timeout; net/http shares one dial timeout among them (each address
 // gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
 // address alone); an OkHttp attempt tries one route, the next attempt the next.
-func (m *sim) downConnect(t time.Duration) (natural, limit time.Duration, kernel Outcome) {
+func (m *sim) downConnect(t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
 	switch l.Profile {
 	case OkHttp:
-		return t + SYNGiveUp, after(t, l.ConnectTimeout), KernelTimeout
+		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
 	case Go:
-		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), KernelTimeout
+		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
 	default:
-		each, out := SYNGiveUp, KernelTimeout
+		each, out := SYNGiveUp, vocab.KernelTimeout
 		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
-			each, out = ct, ConnectTimeout
+			each, out = ct, vocab.ConnectTimeout
 		}
 		// The connect limit fires on the last address; the phase ends when all are tried.
 		end := t + time.Duration(routes)*each
-		if out == ConnectTimeout {
+		if out == vocab.ConnectTimeout {
 			return end, end, out
 		}
 		return end, Forever, out
@@ -320,12 +324,12 @@ func after(t, limit time.Duration) time.Duration {
 // race decides how a phase ends: at its natural end (with outcome natOut, "" meaning the
 // phase completed), at its limit (strictly earlier than the natural end) or at the deadline
 // (at or before both).
-func race(natural time.Duration, natOut Outcome, limitAt time.Duration, limitOut Outcome, deadline time.Duration) (time.Duration, Outcome) {
+func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	switch {
 	case natural == Forever && limitAt == Forever && deadline == Forever:
-		return Forever, Hang
+		return Forever, vocab.Hang
 	case deadline <= natural && deadline <= limitAt:
-		return deadline, Deadline
+		return deadline, vocab.Deadline
 	case limitAt < natural:
 		return limitAt, limitOut
 	default:
@@ -360,7 +364,7 @@ func (m *sim) finish(c int, a Attempt) {
 	}
 	p.Outcome, p.Total = a.Outcome, a.End
 	switch a.Outcome {
-	case OK, Deadline, Hang:
+	case vocab.OK, vocab.Deadline, vocab.Hang:
 		return
 	}
 	if m.recoverRoute(c, a) {
@@ -373,7 +377,7 @@ func (m *sim) finish(c int, a Attempt) {
 	m.route[c] = 0 // a business retry is a new call: its routes start again
 	next := a.End + m.s.Limits.Backoff
 	if next >= m.deadline {
-		p.Outcome, p.Total = Deadline, m.deadline
+		p.Outcome, p.Total = vocab.Deadline, m.deadline
 		return
 	}
 	m.arrivals = append(m.arrivals, arrival{at: next, call: c})

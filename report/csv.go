@@ -68,7 +68,7 @@ func rowCSV(experiment string, r results.Row) ([]string, error) {
 		r.Documented, num("documented_ms", r.DocumentedMs),
 		num("expected_ms", r.ExpectedMs), num("measured_ms", r.MeasuredMs),
 		n, median, lo, hi, sd,
-		r.ExpectedOutcome, r.Outcome,
+		string(r.ExpectedOutcome), string(r.Outcome),
 		csvInt(r.ExpectedExecutions), csvInt(r.ServerExecutions),
 		csvInt(r.ExpectedStatus), csvInt(r.Status),
 		csvInt(r.ExpectedNewConnections), csvInt(r.NewConnections),
@@ -86,12 +86,12 @@ var predictionCSVColumns = []string{"attempt", "attempt_start_ms", "attempt_end_
 func writePredictionCSV(buf *bytes.Buffer, p results.Prediction) error {
 	lines := [][]string{predictionCSVColumns}
 	for i, a := range p.Attempts {
-		head := []string{strconv.Itoa(i + 1), csvFloat(a.StartMs), csvFloatPtr(a.EndMs), a.Outcome}
+		head := []string{strconv.Itoa(i + 1), csvFloat(a.StartMs), csvFloatPtr(a.EndMs), string(a.Outcome)}
 		if len(a.Phases) == 0 {
 			lines = append(lines, append(head, "", ""))
 		}
 		for _, ph := range a.Phases {
-			lines = append(lines, append(head[:len(head):len(head)], ph.Phase, csvFloatPtr(ph.Ms)))
+			lines = append(lines, append(head[:len(head):len(head)], string(ph.Phase), csvFloatPtr(ph.Ms)))
 		}
 	}
 	return writeCSV(buf, lines)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // barWidth is the number of cells in an attempt's timeline bar. Every bar of a prediction
@@ -80,7 +81,7 @@ func checkPrediction(p results.Prediction) error {
 			return err
 		}
 		for _, ph := range a.Phases {
-			if err := check(fmt.Sprintf("attempt %d %s phase", n, ph.Phase), ph.Ms); err != nil {
+			if err := check(fmt.Sprintf("attempt %d %s phase", n, string(ph.Phase)), ph.Ms); err != nil {
 				return err
 			}
 		}
@@ -97,7 +98,7 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
 	rows := [][]string{{"attempt", "start", "end", "outcome", "timeline 0 .. " + predictMs(scale)}}
 	for i, a := range p.Attempts {
 		rows = append(rows, []string{
-			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(a.Outcome),
+			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)),
 			"|" + bar(a, scale, barWidth) + "|",
 		})
 	}
@@ -138,7 +139,7 @@ func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	var rows [][]string
 	for i, a := range p.Attempts {
 		rows = append(rows, []string{
-			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(a.Outcome), phasesText(a),
+			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), phasesText(a),
 		})
 	}
 	writeMarkdownTable(buf, []string{"attempt", "start", "end", "outcome", "phases"}, rows)
@@ -201,7 +202,7 @@ func phasesText(a results.Attempt) string {
 		if ph.Ms != nil {
 			length = predictMs(*ph.Ms)
 		}
-		parts = append(parts, orDash(ph.Phase)+" "+length)
+		parts = append(parts, orDash(string(ph.Phase))+" "+length)
 	}
 	return orDash(strings.Join(parts, ", "))
 }
@@ -325,7 +326,7 @@ func bar(a results.Attempt, scale float64, width int) string {
 
 	i := lo
 	for k, ph := range a.Phases {
-		c, ok := phaseChars[ph.Phase]
+		c, ok := phaseChars[string(ph.Phase)]
 		if !ok {
 			c = '?'
 		}
@@ -337,7 +338,7 @@ func bar(a results.Attempt, scale float64, width int) string {
 	switch {
 	case a.EndMs == nil:
 		cells[hi-1] = '>'
-	case a.Outcome != "ok":
+	case a.Outcome != vocab.OK:
 		cells[hi-1] = '!'
 	}
 	return string(cells)

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // span is a phase of a test prediction; a negative length stands for null (never ends).
-func span(phase string, ms float64) results.PhaseSpan {
+func span(phase vocab.Phase, ms float64) results.PhaseSpan {
 	if ms < 0 {
 		return results.PhaseSpan{Phase: phase}
 	}
@@ -131,7 +132,7 @@ func TestPredictionGolden(t *testing.T) {
 }
 
 func TestBar(t *testing.T) {
-	attempt := func(start, end float64, outcome string, phases ...results.PhaseSpan) results.Attempt {
+	attempt := func(start, end float64, outcome vocab.Outcome, phases ...results.PhaseSpan) results.Attempt {
 		a := results.Attempt{StartMs: start, Outcome: outcome, Phases: phases}
 		if end >= 0 {
 			a.EndMs = &end

@@ -207,7 +207,7 @@ func expectedCell(r results.Row) string {
 		parts = append(parts, formatMs(*r.ExpectedMs))
 	}
 	if r.ExpectedOutcome != "" {
-		parts = append(parts, r.ExpectedOutcome)
+		parts = append(parts, string(r.ExpectedOutcome))
 	}
 	return withCounts(withStatus(strings.Join(parts, " "), r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedNewConnections)
 }
@@ -276,9 +276,9 @@ func withCounts(s string, exec, conns *int) string {
 }
 
 func outcomeCell(r results.Row) string {
-	s := orDash(r.Outcome)
+	s := orDash(string(r.Outcome))
 	if r.Outcome != r.ExpectedOutcome {
-		s += " (want " + orDash(r.ExpectedOutcome) + ")"
+		s += " (want " + orDash(string(r.ExpectedOutcome)) + ")"
 	}
 	return s
 }
@@ -389,9 +389,9 @@ func heading(run results.Run) string {
 	return orDash(run.Experiment) + " · " + run.Title
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return dash
 	}
-	return s
+	return string(s)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // The SVG timeline's geometry, in px. The width is fixed so that timelines of different runs
@@ -231,7 +232,7 @@ func outcomeText(c results.Call) string {
 		for j < len(c.Attempts) && c.Attempts[j].Outcome == c.Attempts[i].Outcome {
 			j++
 		}
-		s := orDash(oneLine(c.Attempts[i].Outcome))
+		s := orDash(oneLine(string(c.Attempts[i].Outcome)))
 		if j-i > 1 {
 			s += " ×" + strconv.Itoa(j-i)
 		}
@@ -324,7 +325,7 @@ func hasUnknownPhase(calls []results.Call) bool {
 	for _, c := range calls {
 		for _, a := range c.Attempts {
 			for _, ph := range a.Phases {
-				if phaseColour(ph.Phase) == svgUnknownColour {
+				if phaseColour(string(ph.Phase)) == svgUnknownColour {
 					return true
 				}
 			}
@@ -431,7 +432,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, i int, label, 
 		switch {
 		case a.EndMs == nil:
 			arrow(buf, x1, barY, svgBarHeight, svgTextColour)
-		case a.Outcome != "ok":
+		case a.Outcome != vocab.OK:
 			marks = append(marks, x1)
 		}
 	}
@@ -440,7 +441,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, i int, label, 
 	}
 
 	colour := svgMutedColour
-	if n := len(c.Attempts); n > 0 && c.Attempts[n-1].Outcome != "ok" {
+	if n := len(c.Attempts); n > 0 && c.Attempts[n-1].Outcome != vocab.OK {
 		colour = svgMarkerColour
 	}
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
@@ -451,7 +452,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, i int, label, 
 // attemptTitle is an attempt's tooltip: "attempt 2: 300 ms to 601 ms, read-timeout (connect
 // 1 ms, wait 300 ms)".
 func attemptTitle(k int, a results.Attempt) string {
-	return fmt.Sprintf("attempt %d: %s to %s, %s (%s)", k+1, predictMs(a.StartMs), endCell(a.EndMs), orDash(a.Outcome), phasesText(a))
+	return fmt.Sprintf("attempt %d: %s to %s, %s (%s)", k+1, predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), phasesText(a))
 }
 
 type svgSpan struct {
@@ -480,7 +481,7 @@ func phaseSpans(l svgLayout, a results.Attempt, x0, x1 float64) []svgSpan {
 			}
 		}
 		if end > cur {
-			spans = append(spans, svgSpan{cur, end, phaseColour(ph.Phase)})
+			spans = append(spans, svgSpan{cur, end, phaseColour(string(ph.Phase))})
 		}
 		cur = end
 		if ph.Ms == nil {

@@ -12,10 +12,11 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // attempt builds a measured attempt; an end below 0 stands for nil (never ended).
-func attempt(start, end float64, outcome string, phases ...results.PhaseSpan) results.Attempt {
+func attempt(start, end float64, outcome vocab.Outcome, phases ...results.PhaseSpan) results.Attempt {
 	a := results.Attempt{StartMs: start, Outcome: outcome, Phases: phases}
 	if end >= 0 {
 		a.EndMs = &end

@@ -1,5 +1,7 @@
 package results
 
+import "github.com/labrun/labrun/vocab"
+
 // Prediction is what labrun predict prints: the timing model's answer for one call, with no
 // network involved.
 type Prediction struct {
@@ -8,7 +10,7 @@ type Prediction struct {
 	Scenario []Param `json:"scenario"`
 	// Outcome is how the call ends, with the outcome words plus kernel-timeout (the kernel
 	// gave up: SYNs or data unanswered) and hang (no limit ever fires).
-	Outcome string `json:"outcome"`
+	Outcome vocab.Outcome `json:"outcome"`
 	// TotalMs is when the call ends, from its start; null when it hangs.
 	TotalMs          *float64  `json:"total_ms"`
 	ServerExecutions int       `json:"server_executions"`
@@ -19,8 +21,8 @@ type Prediction struct {
 type Attempt struct {
 	StartMs float64 `json:"start_ms"`
 	// EndMs is null when the attempt never ends.
-	EndMs   *float64 `json:"end_ms"`
-	Outcome string   `json:"outcome"`
+	EndMs   *float64      `json:"end_ms"`
+	Outcome vocab.Outcome `json:"outcome"`
 	// NewConnection is true when the attempt opens a connection.
 	NewConnection bool `json:"new_connection"`
 	// Executed is true when the server executed the request.
@@ -30,7 +32,7 @@ type Attempt struct {
 
 // PhaseSpan is one phase of an attempt: lease, connect, wait (for the first byte) or body.
 type PhaseSpan struct {
-	Phase string `json:"phase"`
+	Phase vocab.Phase `json:"phase"`
 	// Ms is the phase's length; null when it never ends.
 	Ms *float64 `json:"ms"`
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // Suite is the outcome of several experiments run together (labrun all).
@@ -83,8 +85,8 @@ type Row struct {
 
 	// ExpectedOutcome and Outcome use the outcome words: ok, lease-timeout, connect-timeout,
 	// read-timeout, deadline, error (empty for rows that are only counts).
-	ExpectedOutcome string `json:"expected_outcome"`
-	Outcome         string `json:"outcome"`
+	ExpectedOutcome vocab.Outcome `json:"expected_outcome"`
+	Outcome         vocab.Outcome `json:"outcome"`
 
 	// ExpectedCalls and Calls count the client calls the row stands for.
 	ExpectedCalls int `json:"expected_calls"`
@@ -182,11 +184,11 @@ func (r *Row) Judge(tol time.Duration) {
 	}
 }
 
-func orNone(s string) string {
+func orNone[S ~string](s S) string {
 	if s == "" {
 		return "none"
 	}
-	return s
+	return string(s)
 }
 
 // Finish judges every row with tol, records the tolerance and sets the run's verdict.
@@ -207,3 +209,9 @@ func (run *Run) Finish(tol time.Duration) {
 		run.Calls = []Call{}
 	}
 }
+
+// State puts the words of a state into a row's outcome columns. A row about what a pool or a
+// server holds after the calls ("leased 0, pending 0, available 0, max 100") has no call outcome;
+// its expected and measured states are compared like outcomes, and the JSON keeps them in the
+// same fields.
+func State(words string) vocab.Outcome { return vocab.Outcome(words) }

@@ -1,0 +1,78 @@
+// Package vocab holds the words that several of labrun's packages share: how an attempt ended
+// (Outcome), where it was (Phase) and the header that carries a caller's remaining budget. It is
+// a leaf: it imports nothing of labrun, and client, model, fakesrv, results and report all
+// import it, so an outcome is compared as a typed value, never as a string spelled twice.
+package vocab
+
+// Outcome is how an attempt or a call ended. The words are the ones labrun prints and writes
+// into its JSON.
+type Outcome string
+
+// The outcomes.
+const (
+	OK             Outcome = "ok"
+	LeaseTimeout   Outcome = "lease-timeout"
+	ConnectTimeout Outcome = "connect-timeout"
+	ReadTimeout    Outcome = "read-timeout"
+	Deadline       Outcome = "deadline"
+	// KernelTimeout is the operating system giving up: unanswered SYNs (host down) or
+	// unacknowledged data (connection silently dropped), with no client limit set shorter.
+	// Only the model predicts it; a measured call that the kernel ends is an Failed call
+	// whose error says so.
+	KernelTimeout Outcome = "kernel-timeout"
+	// Hang means no limit ever fires: the call waits forever. Only the model predicts it.
+	Hang Outcome = "hang"
+	// Failed is a call that ended on an error that is not a client limit, such as a refused
+	// connection or a library refusing to follow more redirects.
+	Failed Outcome = "error"
+)
+
+// Outcomes lists every outcome in the order tables sort them by: success first, then the
+// limits in phase order, then the kernel, a hang and other errors.
+func Outcomes() []Outcome {
+	return []Outcome{OK, LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, KernelTimeout, Hang, Failed}
+}
+
+// Rank is o's position in Outcomes, len(Outcomes()) for a word that is not an outcome.
+func (o Outcome) Rank() int {
+	for i, x := range Outcomes() {
+		if x == o {
+			return i
+		}
+	}
+	return len(Outcomes())
+}
+
+// Valid reports whether o is one of the outcomes.
+func (o Outcome) Valid() bool { return o.Rank() < len(Outcomes()) }
+
+// Timeout reports whether a limit ended the call: a client limit or the kernel's.
+func (o Outcome) Timeout() bool {
+	switch o {
+	case LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, KernelTimeout:
+		return true
+	}
+	return false
+}
+
+// Phase names a part of an attempt.
+type Phase string
+
+// The phases of an attempt, in order.
+const (
+	PhaseLease   Phase = "lease"
+	PhaseConnect Phase = "connect"
+	PhaseWait    Phase = "wait"
+	PhaseBody    Phase = "body"
+	// PhaseBackoff is the pause between attempts; only a deadline ends a call there.
+	PhaseBackoff Phase = "backoff"
+)
+
+// Phases lists the phases of an attempt in order, the backoff last.
+func Phases() []Phase { return []Phase{PhaseLease, PhaseConnect, PhaseWait, PhaseBody, PhaseBackoff} }
+
+// DeadlineHeader is the request header that carries a caller's remaining budget in whole
+// milliseconds (lab-spec, exercise 4): labrun's client sends it with PropagateDeadline, and the
+// fake server answers 503 at once, without executing, when the budget is shorter than its
+// processing time.
+const DeadlineHeader = "X-Deadline-Ms"
