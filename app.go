@@ -17,6 +17,7 @@ import (
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/runner"
 )
 
 // Exit codes.
@@ -43,13 +44,16 @@ var errChecksFailed = errors.New("checks failed")
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tty := terminals{stdout: isTerminal(stdout), stderr: isTerminal(stderr)}
+	tty := terminals{stdout: isTerminal(stdout), stderr: isTerminal(stderr), width: termWidth(stderr)}
 	return runContext(ctx, args, stdout, stderr, tty, experiments.All())
 }
 
 // terminals says which outputs are terminals: colour goes only to a terminal's stdout, the
-// live status line only to a terminal's stderr.
-type terminals struct{ stdout, stderr bool }
+// live status line only to a terminal's stderr, cut to the terminal's width.
+type terminals struct {
+	stdout, stderr bool
+	width          int // stderr's columns, 0 when unknown
+}
 
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
@@ -70,15 +74,6 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tt
 		fmt.Fprintf(stderr, "labrun: %v\n", err)
 		return exitFail
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // commit is the git commit labrun was built from, set by the Makefile through
@@ -168,11 +163,8 @@ func formatList() string {
 	return strings.Join(names, ", ")
 }
 
-// maxRepeat bounds --repeat and --warmup: a gate that runs an experiment a hundred times is a
-// typo, and each run of labrun all takes seconds.
-const maxRepeat = 100
-
-// common reads and checks the common flags.
+// common reads and checks the common flags. It prepares the --out directory too, so that a
+// run that cannot write its files fails before it starts, not minutes later.
 func common(c *cli.Context, tty terminals) (settings, error) {
 	if c.Args().Present() {
 		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
@@ -185,27 +177,42 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		return settings{}, usageError{err}
 	}
 	s := settings{
-		client:  c.String("client"),
-		format:  f,
-		tol:     c.Duration("tolerance"),
-		repeat:  c.Int("repeat"),
-		warmup:  c.Int("warmup"),
-		out:     c.String("out"),
-		live:    tty.stderr && !c.Bool("quiet"),
-		color:   tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
-		version: c.App.Version,
+		run: runner.Config{
+			Client:    c.String("client"),
+			Tolerance: c.Duration("tolerance"),
+			Repeat:    c.Int("repeat"),
+			Warmup:    c.Int("warmup"),
+			Version:   c.App.Version,
+		},
+		render: report.Options{
+			Format: f,
+			Color:  tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+		},
+		live:  tty.stderr && !c.Bool("quiet"),
+		width: tty.width,
 	}
-	switch {
-	case s.tol <= 0:
-		return settings{}, usagef("--tolerance must be positive, got %v", s.tol)
-	case s.repeat < 1 || s.repeat > maxRepeat:
-		return settings{}, usagef("--repeat must be between 1 and %d, got %d", maxRepeat, s.repeat)
-	case s.warmup < 0 || s.warmup > maxRepeat:
-		return settings{}, usagef("--warmup must be between 0 and %d, got %d", maxRepeat, s.warmup)
-	case c.IsSet("out") && s.out == "":
-		return settings{}, usagef("--out needs a directory")
+	if err := s.run.Check(); err != nil {
+		return settings{}, usageError{err}
+	}
+	if c.IsSet("out") {
+		if s.out, err = prepareOut(c.String("out")); err != nil {
+			return settings{}, err
+		}
 	}
 	return s, nil
+}
+
+// prepareOut checks an --out directory before anything runs: bad usage (exit 2) when it
+// cannot be created or written.
+func prepareOut(dir string) (*report.OutDir, error) {
+	if dir == "" {
+		return nil, usagef("--out needs a directory")
+	}
+	out, err := report.PrepareOut(dir)
+	if err != nil {
+		return nil, usagef("--out: %v", err)
+	}
+	return out, nil
 }
 
 func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
@@ -228,7 +235,7 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 				return usageError{err}
 			}
 			if pc, ok := e.(interface{ CheckProfile(string) error }); ok {
-				if err := pc.CheckProfile(s.client); err != nil {
+				if err := pc.CheckProfile(s.run.Client); err != nil {
 					return usageError{err}
 				}
 			}
@@ -313,7 +320,7 @@ func predictCommand() *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.WritePrediction(c.App.Writer, f, p.Predict())
+			return report.Render(c.App.Writer, report.Options{Format: f}, p.Predict())
 		},
 	}
 }
@@ -336,7 +343,7 @@ func defaultsCommand() *cli.Command {
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			return report.WriteDefaults(c.App.Writer, f, experiments.Defaults())
+			return report.Render(c.App.Writer, report.Options{Format: f}, experiments.Defaults())
 		},
 	}
 }
@@ -369,6 +376,13 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	}
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return usagef("unknown flag --%s", strings.TrimLeft(rest, "-"))
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		name := strings.TrimLeft(rest, "-")
+		if want := wantFor(c, name); want != "a valid value" {
+			return usagef("--%s needs a value: %s", name, want)
+		}
+		return usagef("--%s needs a value", name)
 	}
 	return usageError{err}
 }

@@ -65,7 +65,7 @@ type outcome struct {
 func runArgs(t *testing.T, ctx context.Context, exps []experiments.Experiment, terminal bool, args ...string) outcome {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runContext(ctx, append([]string{"labrun"}, args...), &stdout, &stderr, terminals{terminal, terminal}, exps)
+	code := runContext(ctx, append([]string{"labrun"}, args...), &stdout, &stderr, terminals{stdout: terminal, stderr: terminal}, exps)
 	return outcome{code, stdout.String(), stderr.String()}
 }
 

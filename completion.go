@@ -37,6 +37,9 @@ func completionCommand() *cli.Command {
 		Description:  "Examples:\n   eval \"$(labrun completion bash)\"   # in ~/.bashrc\n   eval \"$(labrun completion zsh)\"    # in ~/.zshrc",
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("completion takes one shell, bash or zsh, got %d arguments", c.NArg())
+			}
 			switch c.Args().First() {
 			case "bash":
 				fmt.Fprint(c.App.Writer, bashCompletion)

@@ -1,11 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,10 +22,12 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "[--format F] [--out DIR] RUN.json",
 		Description: "Reads a run saved by --out (run.json) or printed by --format json, and renders " +
 			"it again: Markdown on stdout by default, and with --out the Markdown report and the " +
-			"SVG timelines into a directory.\n\n" +
+			"SVG timelines into a directory. A saved run is at most " +
+			fmt.Sprint(results.MaxSavedRun>>20) + " MiB; use - to read standard input.\n\n" +
 			"Flags go before the file.\n\n" +
 			"Examples:\n   labrun report results/reference/run.json\n" +
-			"   labrun report --out review/ run.json\n   labrun report --format table run.json",
+			"   labrun report --out review/ run.json\n   labrun report --format table run.json\n" +
+			"   labrun all --format json | labrun report --format table -",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: string(report.FormatMarkdown), Usage: "output format: " + formatList()},
 			&cli.StringFlag{Name: "out", Usage: "write run.json, REPORT.md and the SVG timelines into this directory"},
@@ -37,69 +41,55 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			path := c.Args().First()
-			suite, err := readRun(path)
-			if err != nil {
-				return usageError{fmt.Errorf("%s: %w", path, err)}
-			}
-			// Everything is rendered before anything is written: a saved run that cannot be
-			// rendered is bad input, reported on one line, with nothing on stdout.
-			var buf bytes.Buffer
-			if err := report.WriteSuite(&buf, f, suite); err != nil {
-				return usageError{fmt.Errorf("%s: %w", path, err)}
-			}
-			dir := c.String("out")
-			var files []outFile
-			if dir != "" {
-				if files, err = renderOut(suite); err != nil {
-					return usageError{fmt.Errorf("%s: %w", path, err)}
+			var out *report.OutDir
+			if c.IsSet("out") {
+				if out, err = prepareOut(c.String("out")); err != nil {
+					return err
 				}
 			}
-			if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
-				return err
+			path := c.Args().First()
+			suite, err := readSaved(c.Context, path, c.App.Reader)
+			if err != nil {
+				if c.Context.Err() != nil {
+					return c.Context.Err()
+				}
+				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
-			if dir != "" {
-				return writeOut(dir, files)
+			// A saved run is input: one that cannot be rendered or names files badly is bad
+			// usage, reported on one line with nothing on stdout.
+			if err := emit(c, report.Options{Format: f}, suite, out, suite); err != nil {
+				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
 			return nil
 		},
 	}
 }
 
-// readRun reads a saved suite (labrun all) or a single run (labrun exp-a --format json).
-func readRun(path string) (results.Suite, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+// readSaved reads a saved run from path, or from stdin for "-". A FIFO or a device is opened
+// without blocking, so that one with no writer does not hang labrun before it can be
+// interrupted; reading stops when ctx is done.
+func readSaved(ctx context.Context, path string, stdin io.Reader) (results.Suite, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return results.Suite{}, fmt.Errorf("cannot read: %w", err)
 		}
-		return results.Suite{}, fmt.Errorf("cannot read: %w", err)
-	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return results.Suite{}, fmt.Errorf("not JSON: %w", err)
-	}
-	var suite results.Suite
-	switch {
-	case probe["experiments"] != nil:
-		if err := json.Unmarshal(data, &suite); err != nil {
-			return results.Suite{}, fmt.Errorf("not a labrun run: %w", err)
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return results.Suite{}, errors.New("cannot read: is a directory")
 		}
-	case probe["experiment"] != nil:
-		var run results.Run
-		if err := json.Unmarshal(data, &run); err != nil {
-			return results.Suite{}, fmt.Errorf("not a labrun run: %w", err)
-		}
-		suite = results.Suite{Pass: run.Pass, Meta: run.Meta, Experiments: []results.Run{run}}
-		suite.Experiments[0].Meta = nil
-	default:
-		return results.Suite{}, errors.New(`not a labrun run: no "experiments" or "experiment" field`)
+		r = f
 	}
-	for i, run := range suite.Experiments {
-		if run.Experiment == "" || run.Rows == nil {
-			return results.Suite{}, fmt.Errorf("not a labrun run: experiment %d has no name or no rows", i+1)
-		}
+	// A read blocked on a pipe ends when the file's deadline passes; a regular file's reads
+	// never block for long, and Read checks ctx between them.
+	if f, ok := r.(*os.File); ok {
+		stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) })
+		defer stop()
 	}
-	return suite, nil
+	return results.Read(ctx, r)
 }

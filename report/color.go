@@ -1,9 +1,6 @@
 package report
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // ANSI colours for verdicts on a terminal.
 const (
@@ -13,46 +10,43 @@ const (
 	reset  = "\033[0m"
 )
 
-// Colorize colours the verdicts of a rendered table (FormatTable): pass green, a pass with a
-// warning yellow, FAIL red, in the verdict column and in the footer and summary lines. The
-// escape codes take no width on a terminal, so the table's alignment is kept. Call it only
-// when the output goes to a terminal that wants colour.
-func Colorize(table []byte) []byte {
-	lines := strings.SplitAfter(string(table), "\n")
-	var b bytes.Buffer
-	for _, line := range lines {
-		body := strings.TrimRight(line, "\n")
-		nl := line[len(body):]
-		switch {
-		case strings.HasPrefix(body, "| ") && strings.HasSuffix(body, " |"):
-			i := strings.LastIndex(body[:len(body)-2], "| ")
-			cell := body[i+2 : len(body)-2]
-			trimmed := strings.TrimRight(cell, " ")
-			if c := verdictColor(trimmed); c != "" {
-				body = body[:i+2] + c + trimmed + reset + cell[len(trimmed):] + " |"
-			}
-		case strings.HasSuffix(body, "· PASS"):
-			body = strings.TrimSuffix(body, "PASS") + green + "PASS" + reset
-		case strings.HasSuffix(body, "· FAIL"):
-			body = strings.TrimSuffix(body, "FAIL") + red + "FAIL" + reset
-		case strings.HasPrefix(body, "all: ") && strings.Contains(body, "failed"):
-			body = red + body + reset
-		case strings.HasPrefix(body, "all: "):
-			body = green + body + reset
-		}
-		b.WriteString(body + nl)
+// palette colours the verdict texts of the table form when on; off, it returns them as they
+// are. The colour is chosen where the text is made, from the row's verdict, never by reading
+// rendered text back.
+type palette struct{ on bool }
+
+func (p palette) paint(colour, s string) string {
+	if !p.on || colour == "" {
+		return s
 	}
-	return b.Bytes()
+	return colour + s + reset
 }
 
-func verdictColor(cell string) string {
+// verdict colours a row's verdict cell: pass green, a pass with a warning yellow, FAIL red.
+func (p palette) verdict(pass bool, warning bool, cell string) string {
 	switch {
-	case strings.HasPrefix(cell, "pass (warning"):
-		return yellow
-	case cell == "pass":
-		return green
-	case strings.HasPrefix(cell, "FAIL"):
-		return red
+	case pass && warning:
+		return p.paint(yellow, cell)
+	case pass:
+		return p.paint(green, cell)
 	}
-	return ""
+	return p.paint(red, cell)
+}
+
+// footer colours the last word of a run's footer line ("· PASS", "· FAIL").
+func (p palette) footer(line string, pass bool) string {
+	word := "FAIL"
+	colour := red
+	if pass {
+		word, colour = "PASS", green
+	}
+	return strings.TrimSuffix(line, word) + p.paint(colour, word)
+}
+
+// summary colours a suite's summary line: green when every experiment passed, red otherwise.
+func (p palette) summary(line string, pass bool) string {
+	if pass {
+		return p.paint(green, line)
+	}
+	return p.paint(red, line)
 }

@@ -1,32 +1,61 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/results"
 )
 
-func TestColorize(t *testing.T) {
-	in := "exp-a · t\n" +
-		"+-----+---------+\n" +
-		"| row | verdict |\n" +
-		"| a   | pass    |\n" +
-		"| b   | FAIL: x |\n" +
-		"tolerance ±100 ms · 1/2 rows pass · FAIL\n" +
-		"all: 0/1 experiments pass, failed: exp-a\n"
-	want := "exp-a · t\n" +
-		"+-----+---------+\n" +
-		"| row | verdict |\n" +
-		"| a   | " + green + "pass" + reset + "    |\n" +
-		"| b   | " + red + "FAIL: x" + reset + " |\n" +
-		"tolerance ±100 ms · 1/2 rows pass · " + red + "FAIL" + reset + "\n" +
-		red + "all: 0/1 experiments pass, failed: exp-a" + reset + "\n"
-	got := string(Colorize([]byte(in)))
-	if got != want {
-		t.Errorf("got\n%q\nwant\n%q", got, want)
+func TestColor(t *testing.T) {
+	s := results.NewSuite([]results.Run{passRun(), failRun()})
+	var plain, lit bytes.Buffer
+	if err := Render(&plain, Options{Format: FormatTable}, s); err != nil {
+		t.Fatal(err)
 	}
-	// Without the escape codes the text is unchanged, so the alignment is kept.
-	plain := strings.NewReplacer(green, "", red, "", yellow, "", reset, "").Replace(got)
-	if plain != in {
-		t.Errorf("colour changed the text:\n%s", plain)
+	if err := Render(&lit, Options{Format: FormatTable, Color: true}, s); err != nil {
+		t.Fatal(err)
 	}
+	if strings.Contains(plain.String(), "\033[") {
+		t.Errorf("colour off, yet the table has escape codes:\n%s", plain.String())
+	}
+	for _, want := range []string{
+		green + "pass" + reset,            // a passing row's verdict
+		red + "FAIL: ",                    // a failing row's verdict
+		"· " + green + "PASS" + reset,     // the passing run's footer
+		"· " + red + "FAIL" + reset,       // the failing run's footer
+		red + "all: 1/2 experiments pass", // the summary
+	} {
+		if !strings.Contains(lit.String(), want) {
+			t.Errorf("coloured table lacks %q:\n%s", want, lit.String())
+		}
+	}
+	// Without the escape codes the text is the same, so the columns stay aligned.
+	stripped := strings.NewReplacer(green, "", red, "", yellow, "", reset, "").Replace(lit.String())
+	if stripped != plain.String() {
+		t.Errorf("colour changed the text:\ngot\n%s\nwant\n%s", stripped, plain.String())
+	}
+	// Other formats ignore colour.
+	for _, f := range []Format{FormatMarkdown, FormatJSON, FormatCSV} {
+		var a, b bytes.Buffer
+		if err := Render(&a, Options{Format: f}, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := Render(&b, Options{Format: f, Color: true}, s); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Errorf("%s: colour changed the output", f)
+		}
+	}
+}
+
+func TestRenderUnknownTypePanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.HasPrefix(r.(string), "report: ") {
+			t.Errorf("got panic %v, want one prefixed report: ", r)
+		}
+	}()
+	Render(&bytes.Buffer{}, Options{Format: FormatJSON}, 42)
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/labrun/labrun/results"
@@ -45,28 +44,7 @@ type defaultsJSON struct {
 // As with WriteRun, nothing is written when rendering fails, for example for an unknown
 // format.
 func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
-	var buf bytes.Buffer
-	var err error
-	switch f {
-	case FormatTable:
-		err = writeDefaultsTable(&buf, rows)
-	case FormatMarkdown:
-		writeDefaultsMarkdown(&buf, rows)
-	case FormatJSON:
-		clients := rows
-		if clients == nil {
-			clients = []results.ClientDefaults{}
-		}
-		err = writeJSON(&buf, defaultsJSON{Clients: clients})
-	case FormatCSV:
-		err = writeDefaultsCSV(&buf, rows)
-	default:
-		err = unknownFormat(string(f))
-	}
-	if err != nil {
-		return fmt.Errorf("render defaults: %w", err)
-	}
-	return flush(w, &buf)
+	return render(w, Options{Format: f}, defaultsDoc(rows))
 }
 
 // defaultsCells returns the texts of one client, in the order of defaultsColumns, shared by

@@ -20,7 +20,7 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 
 	var rows [][]string
 	for _, r := range run.Rows {
-		rows = append(rows, cells(r))
+		rows = append(rows, cells(r, palette{}))
 	}
 	writeMarkdownTable(buf, columns, rows)
 

@@ -34,30 +34,7 @@ const legend = "legend: l lease  c connect  w wait for first byte  b body  ! end
 // As with WriteRun, nothing is written when rendering fails: for an unknown format, or (in
 // table, markdown and CSV form) a time that is NaN, infinite or negative.
 func WritePrediction(w io.Writer, f Format, p results.Prediction) error {
-	var buf bytes.Buffer
-	var err error
-	switch f {
-	case FormatTable:
-		if err = checkPrediction(p); err == nil {
-			writePredictionTable(&buf, p)
-		}
-	case FormatMarkdown:
-		if err = checkPrediction(p); err == nil {
-			writePredictionMarkdown(&buf, p)
-		}
-	case FormatJSON:
-		err = writeJSON(&buf, p)
-	case FormatCSV:
-		if err = checkPrediction(p); err == nil {
-			err = writePredictionCSV(&buf, p)
-		}
-	default:
-		err = unknownFormat(string(f))
-	}
-	if err != nil {
-		return fmt.Errorf("render prediction: %w", err)
-	}
-	return flush(w, &buf)
+	return render(w, Options{Format: f}, predictionDoc(p))
 }
 
 // checkPrediction rejects the times a timeline cannot place. JSON needs no such check for
@@ -66,6 +43,9 @@ func checkPrediction(p results.Prediction) error {
 	check := func(what string, v *float64) error {
 		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
 			return fmt.Errorf("%s is %v ms, want a finite time >= 0", what, *v)
+		}
+		if v != nil && *v > results.MaxMs {
+			return fmt.Errorf("%s is %v ms, want at most %g ms (a year)", what, *v, results.MaxMs)
 		}
 		return nil
 	}

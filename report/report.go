@@ -73,24 +73,7 @@ func unknownFormat(s string) error {
 // Nothing is written when rendering fails, for example for an unknown format or a time that
 // JSON or CSV cannot represent (NaN, ±Inf).
 func WriteRun(w io.Writer, f Format, run results.Run) error {
-	var buf bytes.Buffer
-	var err error
-	switch f {
-	case FormatTable:
-		err = writeRunTable(&buf, run)
-	case FormatMarkdown:
-		writeRunMarkdown(&buf, run)
-	case FormatJSON:
-		err = writeJSON(&buf, run)
-	case FormatCSV:
-		err = writeRowsCSV(&buf, []results.Run{run})
-	default:
-		err = unknownFormat(string(f))
-	}
-	if err != nil {
-		return fmt.Errorf("render %s: %w", orDash(run.Experiment), err)
-	}
-	return flush(w, &buf)
+	return render(w, Options{Format: f}, runDoc(run))
 }
 
 // WriteSuite renders several runs (labrun all) in format f and writes them to w.
@@ -102,38 +85,29 @@ func WriteRun(w io.Writer, f Format, run results.Run) error {
 // in the first column; a value that does not apply is an empty cell. As with WriteRun,
 // nothing is written when rendering fails.
 func WriteSuite(w io.Writer, f Format, s results.Suite) error {
-	var buf bytes.Buffer
-	switch f {
-	case FormatTable, FormatMarkdown:
-		for _, run := range s.Experiments {
-			if f == FormatTable {
-				if err := writeRunTable(&buf, run); err != nil {
-					return fmt.Errorf("render %s: %w", orDash(run.Experiment), err)
-				}
-			} else {
-				writeRunMarkdown(&buf, run)
-			}
-			buf.WriteString("\n")
+	return render(w, Options{Format: f}, suiteDoc(s))
+}
+
+// writeSuiteText writes the table or markdown form of a suite: the runs one after another,
+// separated by blank lines, the Meta line, and the summary line.
+func writeSuiteText(buf *bytes.Buffer, s results.Suite, p palette, markdown bool) error {
+	for _, run := range s.Experiments {
+		if markdown {
+			writeRunMarkdown(buf, run)
+		} else if err := writeRunTable(buf, run, p); err != nil {
+			return fmt.Errorf("%s: %w", orDash(run.Experiment), err)
 		}
-		if m := metaLine(s.Meta); m != "" {
-			buf.WriteString(m + "\n")
-			if f == FormatMarkdown {
-				buf.WriteString("\n") // its own paragraph, not run into the summary
-			}
-		}
-		buf.WriteString(suiteSummary(s) + "\n")
-	case FormatJSON:
-		if err := writeJSON(&buf, s); err != nil {
-			return fmt.Errorf("render suite: %w", err)
-		}
-	case FormatCSV:
-		if err := writeRowsCSV(&buf, s.Experiments); err != nil {
-			return fmt.Errorf("render suite: %w", err)
-		}
-	default:
-		return fmt.Errorf("render suite: %w", unknownFormat(string(f)))
+		buf.WriteString("\n")
 	}
-	return flush(w, &buf)
+	if m := metaLine(s.Meta); m != "" {
+		buf.WriteString(m + "\n")
+		if markdown {
+			buf.WriteString("\n") // its own paragraph, not run into the summary
+		}
+	}
+	summary, pass := suiteSummary(s)
+	buf.WriteString(p.summary(summary, pass) + "\n")
+	return nil
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {
@@ -154,8 +128,9 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 	return enc.Encode(v) // Encode appends the newline.
 }
 
-// suiteSummary is the last line of a suite in table and markdown form.
-func suiteSummary(s results.Suite) string {
+// suiteSummary is the last line of a suite in table and markdown form, and whether every
+// experiment passed.
+func suiteSummary(s results.Suite) (string, bool) {
 	var failed []string
 	for _, run := range s.Experiments {
 		if !run.Pass {
@@ -167,7 +142,7 @@ func suiteSummary(s results.Suite) string {
 	if len(failed) > 0 {
 		line += ", failed: " + strings.Join(failed, ", ")
 	}
-	return line
+	return line, len(failed) == 0
 }
 
 // columns are the table and markdown column headings, in order; cells returns a row's
@@ -177,8 +152,9 @@ var columns = []string{"row", "calls", "documented", "expected", "measured", "ou
 // dash stands for "no value" in a cell.
 const dash = "—"
 
-// cells returns the texts of one row, shared by the table and markdown forms.
-func cells(r results.Row) []string {
+// cells returns the texts of one row, shared by the table and markdown forms; p colours the
+// verdict (the markdown form passes an unlit palette).
+func cells(r results.Row, p palette) []string {
 	return []string{
 		orDash(r.Name),
 		callsCell(r),
@@ -187,7 +163,7 @@ func cells(r results.Row) []string {
 		measuredCell(r),
 		outcomeCell(r),
 		orDash(r.Server),
-		verdictCell(r),
+		p.verdict(r.Pass, r.Warning != "", verdictCell(r)),
 	}
 }
 

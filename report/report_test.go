@@ -368,7 +368,7 @@ func TestSuiteSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := suiteSummary(results.NewSuite(tt.runs)); got != tt.want {
+			if got, _ := suiteSummary(results.NewSuite(tt.runs)); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
@@ -433,7 +433,7 @@ func TestCells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := cells(tt.row); !slices.Equal(got, tt.want) {
+			if got := cells(tt.row, palette{}); !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

@@ -168,11 +168,19 @@ func timelineEnd(calls []results.Call) float64 {
 	switch {
 	case latest <= 0:
 		return 1000
-	case open:
+	case latest < minTimelineEnd:
+		// A run of microseconds (or of 1e-300 ms) still gets a readable axis: without a
+		// floor, the scale would divide by next to nothing and place bars at NaN.
+		latest = minTimelineEnd
+	}
+	if open {
 		return latest * 1.25
 	}
 	return latest
 }
+
+// minTimelineEnd is the shortest time axis, in ms.
+const minTimelineEnd = 1.0
 
 // axisTicks returns the ticks of a time axis from 0 to at least end: evenly spaced by a round
 // step (1, 2 or 5 times a power of ten) chosen as the smallest giving at most 10 intervals,

@@ -12,12 +12,12 @@ import (
 
 // writeRunTable renders run for a terminal: a heading line, an ASCII-bordered table, the
 // footer line, the config line and the meta line.
-func writeRunTable(buf *bytes.Buffer, run results.Run) error {
+func writeRunTable(buf *bytes.Buffer, run results.Run, p palette) error {
 	buf.WriteString(heading(run) + "\n")
 	t := newTable(buf)
 	t.Header(columns)
 	for _, r := range run.Rows {
-		cs := cells(r)
+		cs := cells(r, p)
 		for i, c := range cs {
 			cs[i] = oneLine(c)
 		}
@@ -28,7 +28,7 @@ func writeRunTable(buf *bytes.Buffer, run results.Run) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	buf.WriteString(footer(run) + "\n")
+	buf.WriteString(p.footer(footer(run), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(c + "\n")
 	}

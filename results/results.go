@@ -6,6 +6,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/labrun/labrun/vocab"
@@ -158,7 +159,7 @@ func (r *Row) Judge(tol time.Duration) {
 	case r.ExpectedMs != nil:
 		tolMs := float64(tol) / float64(time.Millisecond)
 		if diff := *r.MeasuredMs - *r.ExpectedMs; math.Abs(diff) > tolMs {
-			fail("off by %+.1f ms, tolerance %.0f ms", diff, tolMs)
+			fail("off by %+.1f ms, tolerance %s ms", diff, strconv.FormatFloat(tolMs, 'f', -1, 64))
 		}
 	}
 	switch {

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/labrun/labrun/results"
+)
+
+// Options say how to render a document.
+type Options struct {
+	Format Format
+	// Color colours the verdicts of the table form with ANSI escapes: pass green, a pass
+	// resting on noisy samples yellow, FAIL red, in the verdict column, the footer and the
+	// summary line. The escapes take no width on a terminal (tablewriter measures cells
+	// without them), so alignment is kept. Set it only for a terminal that wants colour; the
+	// other formats ignore it.
+	Color bool
+}
+
+// document is one thing labrun renders: a run, a suite, a prediction or the client
+// defaults. Each knows its four forms; render picks one, in the only switch on Format.
+type document interface {
+	// what names the document in errors: "exp-a", "suite", "prediction", "defaults".
+	what() string
+	table(buf *bytes.Buffer, p palette) error
+	markdown(buf *bytes.Buffer) error
+	csv(buf *bytes.Buffer) error
+	// jsonValue is what the JSON form encodes.
+	jsonValue() any
+}
+
+// render renders d in o's format into memory and writes it to w in one call, so that an
+// error never leaves half a document behind.
+func render(w io.Writer, o Options, d document) error {
+	var buf bytes.Buffer
+	var err error
+	switch o.Format {
+	case FormatTable:
+		err = d.table(&buf, palette{on: o.Color})
+	case FormatMarkdown:
+		err = d.markdown(&buf)
+	case FormatJSON:
+		err = writeJSON(&buf, d.jsonValue())
+	case FormatCSV:
+		err = d.csv(&buf)
+	default:
+		err = unknownFormat(string(o.Format))
+	}
+	if err != nil {
+		return fmt.Errorf("render %s: %w", d.what(), err)
+	}
+	return flush(w, &buf)
+}
+
+// Render writes a results.Run, results.Suite, results.Prediction or []results.ClientDefaults
+// in o's format. It is WriteRun, WriteSuite, WritePrediction or WriteDefaults with colour.
+func Render(w io.Writer, o Options, v any) error {
+	switch v := v.(type) {
+	case results.Run:
+		return render(w, o, runDoc(v))
+	case results.Suite:
+		return render(w, o, suiteDoc(v))
+	case results.Prediction:
+		return render(w, o, predictionDoc(v))
+	case []results.ClientDefaults:
+		return render(w, o, defaultsDoc(v))
+	}
+	panic(fmt.Sprintf("report: Render of a %T", v))
+}
+
+type (
+	runDoc        results.Run
+	suiteDoc      results.Suite
+	predictionDoc results.Prediction
+	defaultsDoc   []results.ClientDefaults
+)
+
+func (d runDoc) what() string { return orDash(d.Experiment) }
+func (d runDoc) table(buf *bytes.Buffer, p palette) error {
+	return writeRunTable(buf, results.Run(d), p)
+}
+func (d runDoc) markdown(buf *bytes.Buffer) error {
+	writeRunMarkdown(buf, results.Run(d))
+	return nil
+}
+func (d runDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, []results.Run{results.Run(d)}) }
+func (d runDoc) jsonValue() any              { return results.Run(d) }
+
+func (d suiteDoc) what() string { return "suite" }
+func (d suiteDoc) table(buf *bytes.Buffer, p palette) error {
+	return writeSuiteText(buf, results.Suite(d), p, false)
+}
+func (d suiteDoc) markdown(buf *bytes.Buffer) error {
+	return writeSuiteText(buf, results.Suite(d), palette{}, true)
+}
+func (d suiteDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, d.Experiments) }
+func (d suiteDoc) jsonValue() any              { return results.Suite(d) }
+
+func (d predictionDoc) what() string { return "prediction" }
+func (d predictionDoc) table(buf *bytes.Buffer, _ palette) error {
+	if err := checkPrediction(results.Prediction(d)); err != nil {
+		return err
+	}
+	writePredictionTable(buf, results.Prediction(d))
+	return nil
+}
+func (d predictionDoc) markdown(buf *bytes.Buffer) error {
+	if err := checkPrediction(results.Prediction(d)); err != nil {
+		return err
+	}
+	writePredictionMarkdown(buf, results.Prediction(d))
+	return nil
+}
+func (d predictionDoc) csv(buf *bytes.Buffer) error {
+	if err := checkPrediction(results.Prediction(d)); err != nil {
+		return err
+	}
+	return writePredictionCSV(buf, results.Prediction(d))
+}
+func (d predictionDoc) jsonValue() any { return results.Prediction(d) }
+
+func (d defaultsDoc) what() string { return "defaults" }
+func (d defaultsDoc) table(buf *bytes.Buffer, _ palette) error {
+	return writeDefaultsTable(buf, d)
+}
+func (d defaultsDoc) markdown(buf *bytes.Buffer) error {
+	writeDefaultsMarkdown(buf, d)
+	return nil
+}
+func (d defaultsDoc) csv(buf *bytes.Buffer) error { return writeDefaultsCSV(buf, d) }
+func (d defaultsDoc) jsonValue() any {
+	clients := []results.ClientDefaults(d)
+	if clients == nil {
+		clients = []results.ClientDefaults{}
+	}
+	return defaultsJSON{Clients: clients}
+}

@@ -1,0 +1,173 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// MaxSavedRun is the largest saved run Read accepts: a reference run of every experiment
+// repeated 100 times is a few MiB, so 64 MiB is a file that is not a run.
+const MaxSavedRun = 64 << 20
+
+// MaxMs is the largest time, in milliseconds, a saved run may hold: a year. Anything larger
+// (or NaN, or infinite) did not come from labrun and would break a timeline's scale.
+const MaxMs = 365 * 24 * 3600 * 1000.0
+
+// Read decodes a saved run: a suite (labrun all --format json, or run.json from --out) or a
+// single run (labrun exp-a --format json), which it returns as a suite of one. It reads at
+// most MaxSavedRun bytes, stops when ctx is done (returning ctx's error), and checks what it
+// decoded (Check), so that what it returns can be rendered and written safely.
+func Read(ctx context.Context, r io.Reader) (Suite, error) {
+	data, err := readLimited(ctx, r, MaxSavedRun)
+	if err != nil {
+		return Suite{}, err
+	}
+	return Decode(data)
+}
+
+// readLimited reads r in chunks until EOF, refusing more than limit bytes and stopping
+// between chunks when ctx is done.
+func readLimited(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	chunk := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := r.Read(chunk)
+		buf.Write(chunk[:n])
+		if int64(buf.Len()) > limit {
+			return nil, fmt.Errorf("larger than %d MiB: not a saved run", limit>>20)
+		}
+		if errors.Is(err, io.EOF) {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("cannot read: %w", err)
+		}
+	}
+}
+
+// Decode decodes a saved run from data, as Read does.
+func Decode(data []byte) (Suite, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Suite{}, errors.New("empty: not a saved run")
+	}
+	var probe any
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return Suite{}, fmt.Errorf("not JSON: %w", err)
+	}
+	top, ok := probe.(map[string]any)
+	if !ok {
+		return Suite{}, fmt.Errorf("not a labrun run: the JSON is %s, want an object", jsonKind(probe))
+	}
+	var suite Suite
+	switch {
+	case top["experiments"] != nil:
+		if err := json.Unmarshal(data, &suite); err != nil {
+			return Suite{}, fmt.Errorf("not a labrun run: %w", err)
+		}
+	case top["experiment"] != nil:
+		var run Run
+		if err := json.Unmarshal(data, &run); err != nil {
+			return Suite{}, fmt.Errorf("not a labrun run: %w", err)
+		}
+		suite = Suite{Pass: run.Pass, Meta: run.Meta, Experiments: []Run{run}}
+		suite.Experiments[0].Meta = nil
+	default:
+		return Suite{}, errors.New(`not a labrun run: no "experiments" or "experiment" field`)
+	}
+	if err := suite.Check(); err != nil {
+		return Suite{}, fmt.Errorf("not a labrun run: %w", err)
+	}
+	return suite, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "an object"
+}
+
+// Check reports what makes a decoded suite unfit to render: a run without a name or rows, or
+// a time that is not a finite number between -MaxMs and MaxMs. Names are checked where they
+// become file names (report.OutFiles).
+func (s Suite) Check() error {
+	for i, run := range s.Experiments {
+		if run.Experiment == "" || run.Rows == nil {
+			return fmt.Errorf("experiment %d has no name or no rows", i+1)
+		}
+		if err := run.checkTimes(); err != nil {
+			return fmt.Errorf("%s: %w", run.Experiment, err)
+		}
+	}
+	return nil
+}
+
+func (run Run) checkTimes() error {
+	for _, r := range run.Rows {
+		for _, t := range []struct {
+			name string
+			v    *float64
+		}{{"documented_ms", r.DocumentedMs}, {"expected_ms", r.ExpectedMs}, {"measured_ms", r.MeasuredMs}} {
+			if err := checkMs(t.v); err != nil {
+				return fmt.Errorf("row %q: %s %w", r.Name, t.name, err)
+			}
+		}
+		if st := r.Stats; st != nil {
+			for _, v := range []float64{st.MedianMs, st.MinMs, st.MaxMs, st.StddevMs} {
+				if err := checkMs(&v); err != nil {
+					return fmt.Errorf("row %q: stats %w", r.Name, err)
+				}
+			}
+		}
+	}
+	for _, c := range run.Calls {
+		for k, a := range c.Attempts {
+			if err := checkMs(&a.StartMs); err != nil {
+				return fmt.Errorf("call %q attempt %d: start_ms %w", c.Label, k+1, err)
+			}
+			if err := checkMs(a.EndMs); err != nil {
+				return fmt.Errorf("call %q attempt %d: end_ms %w", c.Label, k+1, err)
+			}
+			for _, ph := range a.Phases {
+				if err := checkMs(ph.Ms); err != nil {
+					return fmt.Errorf("call %q attempt %d: %s phase %w", c.Label, k+1, ph.Phase, err)
+				}
+			}
+		}
+	}
+	if err := checkMs(&run.ToleranceMs); err != nil {
+		return fmt.Errorf("tolerance_ms %w", err)
+	}
+	return nil
+}
+
+// checkMs accepts nil and finite times within ±MaxMs.
+func checkMs(v *float64) error {
+	if v == nil {
+		return nil
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > MaxMs {
+		return fmt.Errorf("is %g, want a time within ±%g ms", *v, MaxMs)
+	}
+	return nil
+}
