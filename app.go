@@ -155,6 +155,19 @@ func commonFlags() []cli.Flag {
 	}
 }
 
+// parseFormat reads --format; runs says whether the command prints experiment runs, which
+// alone have a JUnit form.
+func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
+	f, err := report.ParseFormat(c.String("format"))
+	if err == nil {
+		err = report.CheckFor(f, runs)
+	}
+	if err != nil {
+		return "", usagef("--format: %v", err)
+	}
+	return f, nil
+}
+
 func formatList() string {
 	var names []string
 	for _, f := range report.Formats() {
@@ -169,9 +182,9 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if c.Args().Present() {
 		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
-	f, err := report.ParseFormat(c.String("format"))
+	f, err := parseFormat(c, true)
 	if err != nil {
-		return settings{}, usagef("--format: %v", err)
+		return settings{}, err
 	}
 	if err := experiments.CheckProfile(c.String("client")); err != nil {
 		return settings{}, usageError{err}
@@ -310,9 +323,9 @@ func predictCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("predict takes no arguments, got %q", c.Args().First())
 			}
-			f, err := report.ParseFormat(c.String("format"))
+			f, err := parseFormat(c, false)
 			if err != nil {
-				return usagef("--format: %v", err)
+				return err
 			}
 			if err := p.Check(); err != nil {
 				return usageError{err}
@@ -339,9 +352,9 @@ func defaultsCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("defaults takes no arguments, got %q", c.Args().First())
 			}
-			f, err := report.ParseFormat(c.String("format"))
+			f, err := parseFormat(c, false)
 			if err != nil {
-				return usagef("--format: %v", err)
+				return err
 			}
 			return report.Render(c.App.Writer, report.Options{Format: f}, experiments.Defaults())
 		},

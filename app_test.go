@@ -81,7 +81,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "--read-timeout", "-1s"}, "labrun: --read-timeout must not be negative, got -1s"},
 		{[]string{"exp-a", "--every", "11m"}, "labrun: --every must be at most 10m0s, got 11m0s"},
 		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
-		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown or csv)`},
+		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"exp-a", "--tolerance", "0"}, "labrun: --tolerance must be positive, got 0s"},
 		{[]string{"exp-a", "--nope"}, "labrun: unknown flag --nope"},
 		{[]string{"exp-a", "extra"}, `labrun: exp-a takes no arguments, got "extra"`},
@@ -93,7 +93,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go)`},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
 		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
-		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown or csv)`},
+		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}
 	for _, tt := range tests {
@@ -223,7 +223,7 @@ func TestOut(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"REPORT.md", "exp-x.svg", "exp-y.svg", "run.json"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"REPORT.md", "exp-x.svg", "exp-y.svg", "junit.xml", "run.json"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got files %v, want %v (and no temporary file)", names, want)
 	}
 	again := runArgs(t, context.Background(), fakes(), false, "report", dir+"/run.json")

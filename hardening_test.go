@@ -22,6 +22,8 @@ func TestBadUsageWritesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"predict", "--format", "junit"}, "labrun: --format: the junit format is for experiment runs (want table, json, markdown or csv)"},
+		{[]string{"defaults", "--format", "junit"}, "labrun: --format: the junit format is for experiment runs (want table, json, markdown or csv)"},
 		{[]string{"completion", "bash", "extra"}, "labrun: completion takes one shell, bash or zsh, got 2 arguments"},
 		{[]string{"exp-x", "--format"}, "labrun: --format needs a value"},
 		{[]string{"exp-x", "--tolerance"}, "labrun: --tolerance needs a value: a duration such as 300ms or 1.5s"},
@@ -60,7 +62,7 @@ func TestOutLeavesNoTrace(t *testing.T) {
 		t.Fatalf("got %+v, want exit 0", got)
 	}
 	names := dirNames(t, out)
-	if want := "REPORT.md exp-x.svg run.json"; strings.Join(names, " ") != want {
+	if want := "REPORT.md exp-x.svg junit.xml run.json"; strings.Join(names, " ") != want {
 		t.Errorf("got files %v, want %s", names, want)
 	}
 	if got := dirNames(t, filepath.Join(dir, "a")); strings.Join(got, " ") != "b" {
@@ -70,7 +72,7 @@ func TestOutLeavesNoTrace(t *testing.T) {
 	if got := runArgs(t, context.Background(), fakes(), false, "exp-x", "--out", out); got.code != exitPass {
 		t.Fatalf("second run: got %+v, want exit 0", got)
 	}
-	if names := dirNames(t, out); strings.Join(names, " ") != "REPORT.md exp-x.svg run.json" {
+	if names := dirNames(t, out); strings.Join(names, " ") != "REPORT.md exp-x.svg junit.xml run.json" {
 		t.Errorf("second run: got files %v", names)
 	}
 	// A bad saved run creates nothing at all.

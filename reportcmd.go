@@ -37,9 +37,9 @@ func reportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usagef("report takes one saved run (run.json), got %d arguments", c.NArg())
 			}
-			f, err := report.ParseFormat(c.String("format"))
+			f, err := parseFormat(c, true)
 			if err != nil {
-				return usagef("--format: %v", err)
+				return err
 			}
 			var out *report.OutDir
 			if c.IsSet("out") {

@@ -1,6 +1,10 @@
 package report
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/labrun/labrun/results"
+)
 
 // ANSI colours for verdicts on a terminal.
 const (
@@ -22,12 +26,13 @@ func (p palette) paint(colour, s string) string {
 	return colour + s + reset
 }
 
-// verdict colours a row's verdict cell: pass green, a pass with a warning yellow, FAIL red.
-func (p palette) verdict(pass bool, warning bool, cell string) string {
+// verdict colours a row's verdict cell: pass green, a pass with a warning or a skipped row
+// yellow, FAIL red.
+func (p palette) verdict(r results.Row, cell string) string {
 	switch {
-	case pass && warning:
+	case r.Skipped != "" || (r.Pass && r.Warning != ""):
 		return p.paint(yellow, cell)
-	case pass:
+	case r.Pass:
 		return p.paint(green, cell)
 	}
 	return p.paint(red, cell)

@@ -18,7 +18,7 @@ var csvColumns = []string{
 	"expected_ms", "measured_ms", "n", "median_ms", "min_ms", "max_ms", "stddev_ms",
 	"expected_outcome", "outcome", "expected_server_executions", "server_executions",
 	"expected_status", "status", "expected_new_connections", "new_connections",
-	"server", "pass", "reason", "warning",
+	"server", "pass", "reason", "warning", "skipped",
 }
 
 // writeRowsCSV writes the header and one line per row of every run. A value that does not
@@ -72,7 +72,7 @@ func rowCSV(experiment string, r results.Row) ([]string, error) {
 		csvInt(r.ExpectedExecutions), csvInt(r.ServerExecutions),
 		csvInt(r.ExpectedStatus), csvInt(r.Status),
 		csvInt(r.ExpectedNewConnections), csvInt(r.NewConnections),
-		r.Server, strconv.FormatBool(r.Pass), r.Reason, r.Warning,
+		r.Server, strconv.FormatBool(r.Pass), r.Reason, r.Warning, r.Skipped,
 	}
 	return line, err
 }

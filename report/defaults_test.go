@@ -34,7 +34,7 @@ func testDefaults() []results.ClientDefaults {
 }
 
 func TestDefaultsGolden(t *testing.T) {
-	for _, f := range Formats() {
+	for _, f := range nonRunFormats() {
 		name := "defaults." + extensions[f] + ".golden"
 		t.Run(name, func(t *testing.T) {
 			var got bytes.Buffer
@@ -83,7 +83,7 @@ func TestDefaultsTableIgnoresEastAsianSetting(t *testing.T) {
 }
 
 func TestDefaultsNoRows(t *testing.T) {
-	for _, f := range Formats() {
+	for _, f := range nonRunFormats() {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := WriteDefaults(&buf, f, nil); err != nil {
@@ -140,8 +140,8 @@ func TestDefaultsErrorsWriteNothing(t *testing.T) {
 		f       Format
 		wantErr string
 	}{
-		{"unknown format", "xml", `render defaults: unknown format "xml" (want table, json, markdown or csv)`},
-		{"empty format", "", `render defaults: unknown format "" (want table, json, markdown or csv)`},
+		{"unknown format", "xml", `render defaults: unknown format "xml" (want table, json, markdown, csv or junit)`},
+		{"empty format", "", `render defaults: unknown format "" (want table, json, markdown, csv or junit)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestDefaultsErrorsWriteNothing(t *testing.T) {
 
 func TestWriteDefaultsErrorIsWrapped(t *testing.T) {
 	boom := errors.New("disk full")
-	for _, f := range Formats() {
+	for _, f := range nonRunFormats() {
 		t.Run(string(f), func(t *testing.T) {
 			if err := WriteDefaults(failingWriter{boom}, f, testDefaults()); !errors.Is(err, boom) {
 				t.Errorf("got %v, want it to wrap %v", err, boom)

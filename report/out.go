@@ -12,8 +12,8 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// OutDir is the directory that --out writes a run's files into: run.json, REPORT.md and one
-// SVG timeline per experiment. It is checked before anything runs (PrepareOut), and its files
+// OutDir is the directory that --out writes a run's files into: run.json, REPORT.md,
+// junit.xml and one SVG timeline per experiment. It is checked before anything runs (PrepareOut), and its files
 // are written as one set (Write): a run that fails to write leaves the directory as it was.
 type OutDir struct {
 	path string
@@ -69,7 +69,8 @@ type File struct {
 // "..", nothing hidden, nothing a shell or a file system mangles.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// OutFiles renders a suite's files: run.json, REPORT.md and EXPERIMENT.svg for each run. It
+// OutFiles renders a suite's files: run.json, REPORT.md, junit.xml and EXPERIMENT.svg for
+// each run. It
 // refuses an experiment name that is not a plain file name, or one used twice: a saved run
 // is input, and a name such as "../x" must never choose where a file goes.
 func OutFiles(s results.Suite) ([]File, error) {
@@ -96,6 +97,9 @@ func OutFiles(s results.Suite) ([]File, error) {
 		return nil, err
 	}
 	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {
+		return nil, err
+	}
+	if err := add("junit.xml", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJUnit, s) }); err != nil {
 		return nil, err
 	}
 	for _, run := range s.Experiments {

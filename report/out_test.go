@@ -28,7 +28,7 @@ func TestOutFilesRefusesUnsafeNames(t *testing.T) {
 	for _, f := range files {
 		names = append(names, f.Name)
 	}
-	if got, want := strings.Join(names, " "), "run.json REPORT.md exp-a.svg"; got != want {
+	if got, want := strings.Join(names, " "), "run.json REPORT.md junit.xml exp-a.svg"; got != want {
 		t.Errorf("got files %s, want %s", got, want)
 	}
 }

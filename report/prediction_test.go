@@ -118,7 +118,7 @@ func TestPredictionGolden(t *testing.T) {
 		{"prediction-hang", hangPrediction()},
 	}
 	for _, c := range cases {
-		for _, f := range Formats() {
+		for _, f := range nonRunFormats() {
 			name := c.name + "." + extensions[f] + ".golden"
 			t.Run(name, func(t *testing.T) {
 				var got bytes.Buffer
@@ -351,7 +351,7 @@ func TestPredictionErrorsWriteNothing(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown format", "xml", retryPrediction(),
-			`render prediction: unknown format "xml" (want table, json, markdown or csv)`},
+			`render prediction: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{"NaN in table", FormatTable, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"NaN in markdown", FormatMarkdown, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"NaN in JSON", FormatJSON, nan, "render prediction: json: unsupported value: NaN"},
@@ -374,7 +374,7 @@ func TestPredictionErrorsWriteNothing(t *testing.T) {
 
 func TestWritePredictionErrorIsWrapped(t *testing.T) {
 	boom := errors.New("disk full")
-	for _, f := range Formats() {
+	for _, f := range nonRunFormats() {
 		t.Run(string(f), func(t *testing.T) {
 			if err := WritePrediction(failingWriter{boom}, f, retryPrediction()); !errors.Is(err, boom) {
 				t.Errorf("got %v, want it to wrap %v", err, boom)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -27,6 +28,8 @@ type document interface {
 	table(buf *bytes.Buffer, p palette) error
 	markdown(buf *bytes.Buffer) error
 	csv(buf *bytes.Buffer) error
+	// junit writes the JUnit XML form; documents that are not runs refuse it.
+	junit(buf *bytes.Buffer) error
 	// jsonValue is what the JSON form encodes.
 	jsonValue() any
 }
@@ -45,6 +48,8 @@ func render(w io.Writer, o Options, d document) error {
 		err = writeJSON(&buf, d.jsonValue())
 	case FormatCSV:
 		err = d.csv(&buf)
+	case FormatJUnit:
+		err = d.junit(&buf)
 	default:
 		err = unknownFormat(string(o.Format))
 	}
@@ -87,6 +92,9 @@ func (d runDoc) markdown(buf *bytes.Buffer) error {
 }
 func (d runDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, []results.Run{results.Run(d)}) }
 func (d runDoc) jsonValue() any              { return results.Run(d) }
+func (d runDoc) junit(buf *bytes.Buffer) error {
+	return writeJUnit(buf, []results.Run{results.Run(d)}, d.Meta)
+}
 
 func (d suiteDoc) what() string { return "suite" }
 func (d suiteDoc) table(buf *bytes.Buffer, p palette) error {
@@ -97,6 +105,9 @@ func (d suiteDoc) markdown(buf *bytes.Buffer) error {
 }
 func (d suiteDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, d.Experiments) }
 func (d suiteDoc) jsonValue() any              { return results.Suite(d) }
+func (d suiteDoc) junit(buf *bytes.Buffer) error {
+	return writeJUnit(buf, d.Experiments, d.Meta)
+}
 
 func (d predictionDoc) what() string { return "prediction" }
 func (d predictionDoc) table(buf *bytes.Buffer, _ palette) error {
@@ -119,7 +130,8 @@ func (d predictionDoc) csv(buf *bytes.Buffer) error {
 	}
 	return writePredictionCSV(buf, results.Prediction(d))
 }
-func (d predictionDoc) jsonValue() any { return results.Prediction(d) }
+func (d predictionDoc) jsonValue() any            { return results.Prediction(d) }
+func (d predictionDoc) junit(*bytes.Buffer) error { return errJUnitRunsOnly }
 
 func (d defaultsDoc) what() string { return "defaults" }
 func (d defaultsDoc) table(buf *bytes.Buffer, _ palette) error {
@@ -130,10 +142,23 @@ func (d defaultsDoc) markdown(buf *bytes.Buffer) error {
 	return nil
 }
 func (d defaultsDoc) csv(buf *bytes.Buffer) error { return writeDefaultsCSV(buf, d) }
+func (d defaultsDoc) junit(*bytes.Buffer) error   { return errJUnitRunsOnly }
 func (d defaultsDoc) jsonValue() any {
 	clients := []results.ClientDefaults(d)
 	if clients == nil {
 		clients = []results.ClientDefaults{}
 	}
 	return defaultsJSON{Clients: clients}
+}
+
+// errJUnitRunsOnly refuses the JUnit form of what is not a run: it has no test cases.
+var errJUnitRunsOnly = errors.New("the junit format is for experiment runs (want table, json, markdown or csv)")
+
+// CheckFor reports whether format f applies to what a command prints: runs take every
+// format, a prediction or the defaults every one but junit.
+func CheckFor(f Format, runs bool) error {
+	if f == FormatJUnit && !runs {
+		return errJUnitRunsOnly
+	}
+	return nil
 }

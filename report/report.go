@@ -33,11 +33,14 @@ const (
 	FormatJSON     Format = "json"
 	FormatMarkdown Format = "markdown"
 	FormatCSV      Format = "csv"
+	// FormatJUnit is JUnit XML for CI systems: one testsuite per experiment, one testcase
+	// per row. It applies to runs only.
+	FormatJUnit Format = "junit"
 )
 
 // Formats lists the formats in the order help text shows them.
 func Formats() []Format {
-	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV}
+	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV, FormatJUnit}
 }
 
 // ParseFormat validates a --format value. It accepts exactly the names Formats lists.
@@ -163,7 +166,7 @@ func cells(r results.Row, p palette) []string {
 		measuredCell(r),
 		outcomeCell(r),
 		orDash(r.Server),
-		p.verdict(r.Pass, r.Warning != "", verdictCell(r)),
+		p.verdict(r, verdictCell(r)),
 	}
 }
 
@@ -263,6 +266,8 @@ func outcomeCell(r results.Row) string {
 // "FAIL: reason".
 func verdictCell(r results.Row) string {
 	switch {
+	case r.Skipped != "":
+		return "skipped: " + r.Skipped
 	case r.Pass && r.Warning != "":
 		return "pass (warning: " + r.Warning + ")"
 	case r.Pass:

@@ -215,7 +215,7 @@ func suite() results.Suite {
 	return s
 }
 
-var extensions = map[Format]string{FormatTable: "txt", FormatMarkdown: "md", FormatJSON: "json", FormatCSV: "csv"}
+var extensions = map[Format]string{FormatTable: "txt", FormatMarkdown: "md", FormatJSON: "json", FormatCSV: "csv", FormatJUnit: "junit.xml"}
 
 func TestGolden(t *testing.T) {
 	cases := []struct {
@@ -298,11 +298,11 @@ func TestParseFormat(t *testing.T) {
 		{in: "json", want: FormatJSON},
 		{in: "markdown", want: FormatMarkdown},
 		{in: "csv", want: FormatCSV},
-		{in: "xml", wantErr: `unknown format "xml" (want table, json, markdown or csv)`},
-		{in: "", wantErr: `unknown format "" (want table, json, markdown or csv)`},
-		{in: "JSON", wantErr: `unknown format "JSON" (want table, json, markdown or csv)`},
-		{in: " table", wantErr: `unknown format " table" (want table, json, markdown or csv)`},
-		{in: "md", wantErr: `unknown format "md" (want table, json, markdown or csv)`},
+		{in: "xml", wantErr: `unknown format "xml" (want table, json, markdown, csv or junit)`},
+		{in: "", wantErr: `unknown format "" (want table, json, markdown, csv or junit)`},
+		{in: "JSON", wantErr: `unknown format "JSON" (want table, json, markdown, csv or junit)`},
+		{in: " table", wantErr: `unknown format " table" (want table, json, markdown, csv or junit)`},
+		{in: "md", wantErr: `unknown format "md" (want table, json, markdown, csv or junit)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -322,7 +322,7 @@ func TestParseFormat(t *testing.T) {
 
 func TestFormats(t *testing.T) {
 	got := Formats()
-	want := []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV}
+	want := []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV, FormatJUnit}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -513,9 +513,9 @@ func TestErrorsWriteNothing(t *testing.T) {
 		wantErr string
 	}{
 		{"run unknown format", func(b *bytes.Buffer) error { return WriteRun(b, "xml", passRun()) },
-			`render exp-a: unknown format "xml" (want table, json, markdown or csv)`},
+			`render exp-a: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{"suite unknown format", func(b *bytes.Buffer) error { return WriteSuite(b, "", suite()) },
-			`render suite: unknown format "" (want table, json, markdown or csv)`},
+			`render suite: unknown format "" (want table, json, markdown, csv or junit)`},
 		{"run NaN in JSON", func(b *bytes.Buffer) error { return WriteRun(b, FormatJSON, nan) },
 			"render exp-a: json: unsupported value: NaN"},
 		{"suite NaN in JSON", func(b *bytes.Buffer) error {

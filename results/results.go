@@ -121,6 +121,9 @@ type Row struct {
 	Reason string `json:"reason,omitempty"`
 	// Warning flags a pass that rests on noisy samples.
 	Warning string `json:"warning,omitempty"`
+	// Skipped says why the row was not measured here (a capability the machine lacks, such
+	// as unprivileged network namespaces); a skipped row passes and is checked no further.
+	Skipped string `json:"skipped,omitempty"`
 
 	instability string // how repeated runs of the row differed, set by Aggregate
 }
@@ -138,6 +141,9 @@ func Count(n int) *int { return &n }
 // exactly, and a timed row's measured value must lie within tol of the expected value.
 func (r *Row) Judge(tol time.Duration) {
 	r.Pass, r.Reason, r.Warning = true, "", ""
+	if r.Skipped != "" {
+		return
+	}
 	fail := func(format string, args ...any) {
 		if r.Pass {
 			r.Pass = false

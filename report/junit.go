@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/labrun/labrun/results"
+)
+
+// The JUnit XML form: the shape that CI systems read (Jenkins' junit plugin, GitLab, GitHub
+// actions that publish test results): <testsuites> holding one <testsuite> per experiment,
+// one <testcase> per row. A row that failed has a <failure> with its reason; a skipped row a
+// <skipped>. A testcase's time is the row's measured time in seconds (0 for rows that only
+// count). The expected and measured values, the outcome and the server's note go into the
+// testcase's <system-out>, so that a CI page shows what a terminal table would.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitText is text kept verbatim in CDATA, so that its lines stay lines on a CI page.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",cdata"`
+}
+
+// writeJUnit writes runs as JUnit XML; meta, when known, dates every suite.
+func writeJUnit(buf *bytes.Buffer, runs []results.Run, meta *results.Meta) error {
+	doc := junitSuites{Name: "labrun"}
+	var total float64
+	for _, run := range runs {
+		s, secs, err := junitRun(run, meta)
+		if err != nil {
+			return err
+		}
+		doc.Suites = append(doc.Suites, s)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Skipped += s.Skipped
+		total += secs
+	}
+	doc.Time = seconds(total)
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	buf.WriteString("\n")
+	return nil
+}
+
+func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) {
+	if run.Meta != nil {
+		meta = run.Meta
+	}
+	s := junitSuite{Name: orDash(run.Experiment), Tests: len(run.Rows)}
+	if meta != nil && !meta.Start.IsZero() {
+		s.Timestamp = meta.Start.Format("2006-01-02T15:04:05")
+	}
+	if run.Client != "" {
+		s.Properties = append(s.Properties, junitProperty{"client", run.Client})
+	}
+	for _, p := range run.Config {
+		s.Properties = append(s.Properties, junitProperty{p.Name, p.Value})
+	}
+	s.Properties = append(s.Properties, junitProperty{"tolerance_ms", strconv.FormatFloat(run.ToleranceMs, 'f', -1, 64)})
+	var total float64
+	for _, r := range run.Rows {
+		c := junitCase{Name: r.Name, Classname: "labrun." + orDash(run.Experiment), Time: "0"}
+		if r.MeasuredMs != nil {
+			if err := checkMs(*r.MeasuredMs); err != nil {
+				return junitSuite{}, 0, fmt.Errorf("row %q: measured_ms %w", r.Name, err)
+			}
+			c.Time = seconds(*r.MeasuredMs / 1000)
+			total += *r.MeasuredMs / 1000
+		}
+		switch {
+		case r.Skipped != "":
+			c.Skipped = &junitMessage{Message: r.Skipped}
+			s.Skipped++
+		case !r.Pass:
+			c.Failure = &junitMessage{Message: orDash(r.Reason), Type: "labrun.verdict", Text: orDash(r.Reason)}
+			s.Failures++
+		}
+		c.SystemOut = &junitText{caseText(r)}
+		s.Cases = append(s.Cases, c)
+	}
+	s.Time = seconds(total)
+	return s, total, nil
+}
+
+// caseText is a row's values in a few lines, for a CI page.
+func caseText(r results.Row) string {
+	lines := []string{
+		"expected: " + expectedCell(r),
+		"measured: " + measuredCell(r),
+		"outcome:  " + outcomeCell(r),
+	}
+	if r.Documented != "" {
+		lines = append(lines, "documented: "+r.Documented)
+	}
+	if r.Server != "" {
+		lines = append(lines, "server:   "+r.Server)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func seconds(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+var errNotFinite = errors.New("is not a finite number")
+
+func checkMs(v float64) error {
+	if v != v || v > results.MaxMs || v < -results.MaxMs {
+		return errNotFinite
+	}
+	return nil
+}
