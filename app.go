@@ -44,15 +44,16 @@ var errChecksFailed = errors.New("checks failed")
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tty := terminals{stdout: isTerminal(stdout), stderr: isTerminal(stderr), width: termWidth(stderr)}
-	return runContext(ctx, args, stdout, stderr, tty, experiments.All())
+	return runContext(ctx, args, stdout, stderr, detectTerminals(stdout, stderr), experiments.All())
 }
 
 // terminals says which outputs are terminals: colour goes only to a terminal's stdout, the
 // live status line only to a terminal's stderr, cut to the terminal's width.
 type terminals struct {
 	stdout, stderr bool
-	width          int // stderr's columns, 0 when unknown
+	// outWidth and errWidth are stdout's and stderr's columns, 0 when unknown or not a
+	// terminal: tables fit stdout's, the status line stderr's.
+	outWidth, errWidth int
 }
 
 // runContext is run with the context, the experiments and the terminals given, for tests.
@@ -132,7 +133,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
 	}
-	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), defaultsCommand(), serveCommand(), reportCommand(),
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), defaultsCommand(tty), serveCommand(), reportCommand(),
 		listCommand(exps), completionCommand())
 	return app
 }
@@ -200,9 +201,10 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		render: report.Options{
 			Format: f,
 			Color:  tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+			Width:  tty.outWidth,
 		},
 		live:  tty.stderr && !c.Bool("quiet"),
-		width: tty.width,
+		width: tty.errWidth,
 	}
 	if err := s.run.Check(); err != nil {
 		return settings{}, usageError{err}
@@ -338,7 +340,7 @@ func predictCommand() *cli.Command {
 	}
 }
 
-func defaultsCommand() *cli.Command {
+func defaultsCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "defaults",
 		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
@@ -356,7 +358,7 @@ func defaultsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f}, experiments.Defaults())
+			return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, experiments.Defaults())
 		},
 	}
 }

@@ -12,6 +12,10 @@ import (
 // Options say how to render a document.
 type Options struct {
 	Format Format
+	// Width is the terminal's width in columns: below FullWidth the table form of a run, a
+	// suite or the defaults takes a compact layout that fits it. 0 (unknown, or not a
+	// terminal) keeps the full layout, whose bytes depend on the data alone.
+	Width int
 	// Color colours the verdicts of the table form with ANSI escapes: pass green, a pass
 	// resting on noisy samples yellow, FAIL red, in the verdict column, the footer and the
 	// summary line. The escapes take no width on a terminal (tablewriter measures cells
@@ -25,7 +29,7 @@ type Options struct {
 type document interface {
 	// what names the document in errors: "exp-a", "suite", "prediction", "defaults".
 	what() string
-	table(buf *bytes.Buffer, p palette) error
+	table(buf *bytes.Buffer, lk look) error
 	markdown(buf *bytes.Buffer) error
 	csv(buf *bytes.Buffer) error
 	// junit writes the JUnit XML form; documents that are not runs refuse it.
@@ -41,7 +45,7 @@ func render(w io.Writer, o Options, d document) error {
 	var err error
 	switch o.Format {
 	case FormatTable:
-		err = d.table(&buf, palette{on: o.Color})
+		err = d.table(&buf, look{palette{on: o.Color}, o.Width})
 	case FormatMarkdown:
 		err = d.markdown(&buf)
 	case FormatJSON:
@@ -75,6 +79,18 @@ func Render(w io.Writer, o Options, v any) error {
 	panic(fmt.Sprintf("report: Render of a %T", v))
 }
 
+// look is how the table form looks on the terminal at hand: its colours and its width.
+type look struct {
+	palette
+	width int
+}
+
+// FullWidth is the terminal width from which tables take their full layout.
+const FullWidth = 120
+
+// compact reports whether the table form must fit a terminal narrower than FullWidth.
+func (lk look) compact() bool { return lk.width > 0 && lk.width < FullWidth }
+
 type (
 	runDoc        results.Run
 	suiteDoc      results.Suite
@@ -83,8 +99,8 @@ type (
 )
 
 func (d runDoc) what() string { return orDash(d.Experiment) }
-func (d runDoc) table(buf *bytes.Buffer, p palette) error {
-	return writeRunTable(buf, results.Run(d), p)
+func (d runDoc) table(buf *bytes.Buffer, lk look) error {
+	return writeRunTable(buf, results.Run(d), lk)
 }
 func (d runDoc) markdown(buf *bytes.Buffer) error {
 	writeRunMarkdown(buf, results.Run(d))
@@ -97,11 +113,11 @@ func (d runDoc) junit(buf *bytes.Buffer) error {
 }
 
 func (d suiteDoc) what() string { return "suite" }
-func (d suiteDoc) table(buf *bytes.Buffer, p palette) error {
-	return writeSuiteText(buf, results.Suite(d), p, false)
+func (d suiteDoc) table(buf *bytes.Buffer, lk look) error {
+	return writeSuiteText(buf, results.Suite(d), lk, false)
 }
 func (d suiteDoc) markdown(buf *bytes.Buffer) error {
-	return writeSuiteText(buf, results.Suite(d), palette{}, true)
+	return writeSuiteText(buf, results.Suite(d), look{}, true)
 }
 func (d suiteDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, d.Experiments) }
 func (d suiteDoc) jsonValue() any              { return results.Suite(d) }
@@ -110,7 +126,7 @@ func (d suiteDoc) junit(buf *bytes.Buffer) error {
 }
 
 func (d predictionDoc) what() string { return "prediction" }
-func (d predictionDoc) table(buf *bytes.Buffer, _ palette) error {
+func (d predictionDoc) table(buf *bytes.Buffer, _ look) error {
 	if err := checkPrediction(results.Prediction(d)); err != nil {
 		return err
 	}
@@ -134,8 +150,19 @@ func (d predictionDoc) jsonValue() any            { return results.Prediction(d)
 func (d predictionDoc) junit(*bytes.Buffer) error { return errJUnitRunsOnly }
 
 func (d defaultsDoc) what() string { return "defaults" }
-func (d defaultsDoc) table(buf *bytes.Buffer, _ palette) error {
-	return writeDefaultsTable(buf, d)
+func (d defaultsDoc) table(buf *bytes.Buffer, lk look) error {
+	// The full table is as wide as its longest source, wider than most terminals: on a
+	// terminal it is used only when it fits.
+	var full bytes.Buffer
+	if err := writeDefaultsTable(&full, d); err != nil {
+		return err
+	}
+	if lk.width > 0 && widest(full.String()) >= lk.width {
+		writeDefaultsCompact(buf, d, lk.width)
+		return nil
+	}
+	buf.Write(full.Bytes())
+	return nil
 }
 func (d defaultsDoc) markdown(buf *bytes.Buffer) error {
 	writeDefaultsMarkdown(buf, d)

@@ -93,23 +93,23 @@ func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 
 // writeSuiteText writes the table or markdown form of a suite: the runs one after another,
 // separated by blank lines, the Meta line, and the summary line.
-func writeSuiteText(buf *bytes.Buffer, s results.Suite, p palette, markdown bool) error {
+func writeSuiteText(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) error {
 	for _, run := range s.Experiments {
 		if markdown {
 			writeRunMarkdown(buf, run)
-		} else if err := writeRunTable(buf, run, p); err != nil {
+		} else if err := writeRunTable(buf, run, lk); err != nil {
 			return fmt.Errorf("%s: %w", orDash(run.Experiment), err)
 		}
 		buf.WriteString("\n")
 	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(m + "\n")
+		buf.WriteString(lk.fit(m) + "\n")
 		if markdown {
 			buf.WriteString("\n") // its own paragraph, not run into the summary
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(p.summary(summary, pass) + "\n")
+	buf.WriteString(lk.summary(lk.fit(summary), pass) + "\n")
 	return nil
 }
 

@@ -12,7 +12,11 @@ import (
 
 // writeRunTable renders run for a terminal: a heading line, an ASCII-bordered table, the
 // footer line, the config line and the meta line.
-func writeRunTable(buf *bytes.Buffer, run results.Run, p palette) error {
+func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
+	if lk.compact() {
+		return writeRunCompact(buf, run, lk)
+	}
+	p := lk.palette
 	buf.WriteString(heading(run) + "\n")
 	t := newTable(buf)
 	t.Header(columns)
