@@ -122,3 +122,19 @@ func TestRedirectMethods(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryAfterSeconds(t *testing.T) {
+	const long = int(^uint(0) >> 1)
+	tests := []struct {
+		v    string
+		want int
+	}{
+		{"0", 0}, {"00", 0}, {"5", 5}, {"", long}, {"-1", long}, {"+0", long}, {" 1", long},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", long}, {"99999999999999999999999", long},
+	}
+	for _, tt := range tests {
+		if got := retryAfterSeconds(tt.v); got != tt.want {
+			t.Errorf("retryAfterSeconds(%q): got %d, want %d", tt.v, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -121,5 +122,97 @@ func TestTimeToLive(t *testing.T) {
 	}
 	if !res.Attempts[0].NewConnection {
 		t.Error("a connection older than its time to live was reused")
+	}
+}
+
+// TestPoolBooks follows the pool's books through a lease's life without a socket: what Stats
+// shows when a lease waits for its connection, when a connection is dialled, used, pooled,
+// taken by another call, and when hooks arrive after the lease ended.
+func TestPoolBooks(t *testing.T) {
+	ctx := context.Background()
+	p := newPool(Config{MaxPerRoute: 2, MaxTotal: 5})
+	check := func(step string, want Stats) {
+		t.Helper()
+		if got := p.stats(); got != want {
+			t.Errorf("%s: got %+v, want %+v", step, got, want)
+		}
+	}
+	acquire := func() *lease {
+		t.Helper()
+		l, err := p.acquire(ctx, "http://a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	check("empty", Stats{Max: 5})
+	l1 := acquire()
+	check("leased, no connection yet", Stats{Leased: 1, Max: 5})
+	cn := &conn{pool: p}
+	p.opened(cn, l1)
+	check("dialled for the lease: claimed", Stats{Leased: 1, Max: 5})
+	p.bind(l1, cn)
+	check("in use", Stats{Leased: 1, Max: 5})
+	p.putIdle(l1)
+	check("back in the idle pool before the release", Stats{Available: 1, Max: 5})
+	p.release(l1)
+	check("released", Stats{Available: 1, Max: 5})
+
+	l2 := acquire()
+	check("a lease about to take the idle connection", Stats{Leased: 1, Max: 5})
+	p.bind(l2, cn)
+	check("reused", Stats{Leased: 1, Max: 5})
+
+	// A connection dialled for l3 but taken by l4 is l4's; once l4 pools it, it is available
+	// although l3 has not ended.
+	l3 := acquire()
+	check("route full", Stats{Leased: 2, Max: 5})
+	cn2 := &conn{pool: p}
+	p.opened(cn2, l3)
+	p.release(l2) // cn idle again
+	l4 := acquire()
+	p.bind(l4, cn2)
+	check("l4 took l3's dial", Stats{Leased: 2, Max: 5})
+	p.putIdle(l4)
+	check("l4 pooled it", Stats{Leased: 1, Available: 1, Max: 5}) // of two idle, l3 is about to take one
+	p.release(l4)
+	p.release(l3)
+	check("all released", Stats{Available: 2, Max: 5})
+
+	// Hooks and dials that arrive after their lease ended change nothing but the set of
+	// open connections.
+	cn3 := &conn{pool: p}
+	p.opened(cn3, l3)
+	p.bind(l3, cn3)
+	p.putIdle(l3)
+	check("late dial and hooks", Stats{Available: 3, Max: 5})
+	for _, c := range []*conn{cn, cn2, cn3} {
+		p.closed(c)
+	}
+	check("closed", Stats{Max: 5})
+}
+
+// TestPoolAcquireFails: a lease that times out or whose context is done holds nothing and
+// leaves no pending call behind.
+func TestPoolAcquireFails(t *testing.T) {
+	p := newPool(Config{MaxPerRoute: 1, LeaseTimeout: 20 * ms})
+	held, err := p.acquire(context.Background(), "http://a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.acquire(context.Background(), "http://a"); !errors.Is(err, errLeaseTimeout) {
+		t.Errorf("got %v, want the lease timeout", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.acquire(ctx, "http://a"); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want the context's cause", err)
+	}
+	if got, want := p.stats(), (Stats{Leased: 1}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	p.release(held)
+	if _, err := p.acquire(context.Background(), "http://b"); err != nil {
+		t.Errorf("another route: got %v, want a lease", err)
 	}
 }
