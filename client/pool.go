@@ -23,11 +23,13 @@ type pool struct {
 	leaseTimeout time.Duration       // Config.LeaseTimeout (0: none)
 	total        *semaphore.Weighted // nil when MaxTotal is not set
 
-	mu      sync.Mutex // guards routes, leases, conns and pending
+	// mu guards routes, leases, conns, pending, and the leaseBook and connBook records in the
+	// maps: they are the pool's own, reached only through its maps and never handed out.
+	mu      sync.Mutex
 	routes  map[string]*semaphore.Weighted
-	leases  map[*lease]leaseBook // the leases held now
-	conns   map[*conn]connBook   // the open connections
-	pending int                  // calls waiting for a lease
+	leases  map[*lease]*leaseBook // the leases held now
+	conns   map[*conn]*connBook   // the open connections
+	pending int                   // calls waiting for a lease
 }
 
 // lease is a call's hold on a connection slot, from pool.acquire to pool.release. Its only
@@ -36,7 +38,7 @@ type lease struct {
 	route *semaphore.Weighted // the route's semaphore, nil when routes have no limit
 }
 
-// leaseBook is what the pool knows of a lease held now.
+// leaseBook is what the pool knows of a lease held now; guarded by pool.mu.
 type leaseBook struct {
 	bound bool  // its attempt got a connection
 	conn  *conn // the connection its attempt got last (nil: none, or not labrun's)
@@ -46,7 +48,7 @@ type leaseBook struct {
 	dialed   []*conn // connections dialled for its attempt (another call may have taken them)
 }
 
-// connBook is what the pool knows of an open connection, for Stats.
+// connBook is what the pool knows of an open connection, for Stats; guarded by pool.mu.
 type connBook struct {
 	user    *lease // the lease whose attempt holds the connection, nil while nobody does
 	claimed bool   // dialled for an attempt that has not ended or got it yet
@@ -58,8 +60,8 @@ func newPool(cfg Config) *pool {
 		perRoute:     cfg.MaxPerRoute,
 		leaseTimeout: cfg.LeaseTimeout,
 		routes:       map[string]*semaphore.Weighted{},
-		leases:       map[*lease]leaseBook{},
-		conns:        map[*conn]connBook{},
+		leases:       map[*lease]*leaseBook{},
+		conns:        map[*conn]*connBook{},
 	}
 	if cfg.MaxTotal > 0 {
 		p.total = semaphore.NewWeighted(int64(cfg.MaxTotal))
@@ -100,7 +102,7 @@ func (p *pool) acquire(ctx context.Context, route string) (*lease, error) {
 	p.mu.Lock()
 	p.pending--
 	if err == nil {
-		p.leases[l] = leaseBook{}
+		p.leases[l] = &leaseBook{}
 	}
 	p.mu.Unlock()
 	if err != nil {
@@ -135,11 +137,10 @@ func wait(ctx context.Context, sem *semaphore.Weighted, until time.Time) error {
 func (p *pool) opened(cn *conn, l *lease) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var cb connBook
-	if b, ok := p.leases[l]; ok {
+	cb := &connBook{}
+	if b := p.leases[l]; b != nil {
 		cb.claimed = true
 		b.dialed = append(b.dialed, cn)
-		p.leases[l] = b
 	}
 	p.conns[cn] = cb
 }
@@ -156,15 +157,13 @@ func (p *pool) closed(cn *conn) {
 func (p *pool) bind(l *lease, cn *conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, ok := p.leases[l]
-	if !ok {
+	b := p.leases[l]
+	if b == nil {
 		return // released already
 	}
 	b.bound, b.conn = true, cn
-	p.leases[l] = b
-	if cb, ok := p.conns[cn]; ok {
+	if cb := p.conns[cn]; cb != nil {
 		cb.user, cb.claimed = l, false
-		p.conns[cn] = cb
 	}
 }
 
@@ -174,21 +173,19 @@ func (p *pool) bind(l *lease, cn *conn) {
 func (p *pool) putIdle(l *lease) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, ok := p.leases[l]
-	if !ok {
-		return
+	b := p.leases[l]
+	if b == nil {
+		return // released already
 	}
 	b.returned = true
-	p.leases[l] = b
 	p.freeUser(b.conn, l)
 }
 
 // freeUser clears the user of cn if it is still l: the Transport may have handed cn to
 // another call already.
 func (p *pool) freeUser(cn *conn, l *lease) {
-	if cb, ok := p.conns[cn]; ok && cb.user == l {
+	if cb := p.conns[cn]; cb != nil && cb.user == l {
 		cb.user = nil
-		p.conns[cn] = cb
 	}
 }
 
@@ -198,10 +195,13 @@ func (p *pool) freeUser(cn *conn, l *lease) {
 func (p *pool) release(l *lease) {
 	p.mu.Lock()
 	b := p.leases[l]
+	if b == nil {
+		p.mu.Unlock()
+		panic("client: lease released twice")
+	}
 	for _, cn := range b.dialed {
-		if cb, ok := p.conns[cn]; ok {
+		if cb := p.conns[cn]; cb != nil {
 			cb.claimed = false // pooled for the next call, unless someone uses it already
-			p.conns[cn] = cb
 		}
 	}
 	p.freeUser(b.conn, l)
