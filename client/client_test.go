@@ -111,6 +111,17 @@ func within(t *testing.T, what string, got, lo time.Duration) {
 	}
 }
 
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5 s")
+		}
+		time.Sleep(2 * ms)
+	}
+}
+
 func TestOutcomes(t *testing.T) {
 	s := newServer(t)
 	tests := []struct {
@@ -163,148 +174,6 @@ func TestOutcomes(t *testing.T) {
 				t.Errorf("got %d available connections after a timeout, want 0 (closed)", c.Stats().Available)
 			}
 		})
-	}
-}
-
-// TestTimeoutClosesConnection: the connection of a timed-out call never returns to the pool,
-// so the next call dials anew even though the pool had one connection.
-func TestTimeoutClosesConnection(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{MaxPerRoute: 1, ReadTimeout: 150 * ms})
-	if _, err := get(t, c, s.URL+"/"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := get(t, c, s.URL+"/?delay=1s"); !errors.Is(err, ErrReadTimeout) {
-		t.Fatalf("got %v, want a read timeout", err)
-	}
-	res, err := get(t, c, s.URL+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Attempts[0].NewConnection {
-		t.Error("the call after a timeout reused a connection, want a new one")
-	}
-	if got := s.accepted.Load(); got != 2 {
-		t.Errorf("server accepted %d connections, want 2", got)
-	}
-}
-
-// TestIdleConnectionKeepsFullBudget: a pooled connection idle for longer than the read timeout
-// survives (no deadline on the Transport's background read) and the next call on it gets the
-// whole read timeout (no stale deadline).
-func TestIdleConnectionKeepsFullBudget(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{MaxPerRoute: 1, ReadTimeout: 300 * ms})
-	if _, err := get(t, c, s.URL+"/"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(700 * ms) // idle for more than twice the read timeout
-	if got := c.Stats(); got.Available != 1 {
-		t.Fatalf("got %+v after idling, want 1 available", got)
-	}
-	res, err := get(t, c, s.URL+"/?delay=200ms")
-	if err != nil {
-		t.Fatalf("call on the idle connection: %v", err)
-	}
-	if res.Attempts[0].NewConnection {
-		t.Error("the idle connection was not reused")
-	}
-	if got := s.accepted.Load(); got != 1 {
-		t.Errorf("server accepted %d connections, want 1", got)
-	}
-}
-
-func TestLeaseTimeout(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{MaxPerRoute: 1, LeaseTimeout: 150 * ms})
-	done := make(chan error)
-	go func() {
-		_, err := get(t, c, s.URL+"/?delay=800ms")
-		done <- err
-	}()
-	waitFor(t, func() bool { return c.Stats().Leased == 1 })
-	type out struct {
-		res *Result
-		err error
-	}
-	second := make(chan out)
-	go func() {
-		res, err := get(t, c, s.URL+"/")
-		second <- out{res, err}
-	}()
-	waitFor(t, func() bool { return c.Stats().Pending == 1 })
-	if got, want := c.Stats(), (Stats{Leased: 1, Pending: 1}); got != want {
-		t.Errorf("got %+v while one call waits, want %+v", got, want)
-	}
-	o := <-second
-	if !errors.Is(o.err, ErrLeaseTimeout) {
-		t.Fatalf("got %v, want a lease timeout", o.err)
-	}
-	within(t, "lease wait", o.res.Attempts[0].Lease, 150*ms)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got, want := c.Stats(), (Stats{Available: 1}); got != want {
-		t.Errorf("got %+v at rest, want %+v", got, want)
-	}
-	if got := s.requests.Load(); got != 1 {
-		t.Errorf("server saw %d requests, want 1: a call that never got a lease sends nothing", got)
-	}
-}
-
-// TestPoolQueue: 6 calls through 2 connections, 200 ms each, finish in three batches.
-func TestPoolQueue(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{MaxPerRoute: 2, MaxTotal: 10})
-	var mu sync.Mutex
-	var ends []time.Duration
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	sampled := make(chan error, 1)
-	go func() { // the pool never shows more connections than it may hold
-		var err error
-		for {
-			select {
-			case <-stop:
-				sampled <- err
-				return
-			default:
-			}
-			if s := c.Stats(); err == nil && (s.Leased > 2 || s.Leased+s.Available > 2 || s.Pending < 0) {
-				err = fmt.Errorf("stats %+v exceed a pool of 2", s)
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-	}()
-	for i := 0; i < 6; i++ {
-		wg.Go(func() {
-			res, err := get(t, c, s.URL+"/?delay=200ms")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			ends = append(ends, res.Elapsed)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	close(stop)
-	if err := <-sampled; err != nil {
-		t.Error(err)
-	}
-	if len(ends) != 6 {
-		t.Fatalf("got %d results, want 6", len(ends))
-	}
-	count := map[int]int{}
-	for _, e := range ends {
-		count[int(e/(200*ms))]++ // batch k ends in [k*200, (k+1)*200) ms
-	}
-	if count[1] != 2 || count[2] != 2 || count[3] != 2 {
-		t.Errorf("got end times %v, want two calls in each of the batches at 200, 400, 600 ms", ends)
-	}
-	if got, want := c.Stats(), (Stats{Available: 2, Max: 10}); got != want {
-		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
 
@@ -425,110 +294,6 @@ func TestMaxBody(t *testing.T) {
 	}
 }
 
-// slowBody is a request body that takes a while to send.
-type slowBody struct {
-	chunks int
-	pause  time.Duration
-}
-
-func (b *slowBody) Read(p []byte) (int, error) {
-	if b.chunks == 0 {
-		return 0, io.EOF
-	}
-	time.Sleep(b.pause)
-	b.chunks--
-	p[0] = 'x'
-	return 1, nil
-}
-
-// TestReadTimeoutIgnoresUpload: like SO_TIMEOUT, the read timeout bounds reads only; a slow
-// request upload longer than it is fine.
-func TestReadTimeoutIgnoresUpload(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{ReadTimeout: 150 * ms})
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/", &slowBody{chunks: 4, pause: 100 * ms})
-	res, err := c.Do(context.Background(), req)
-	if err != nil {
-		t.Fatalf("got %v, want success after a 400 ms upload", err)
-	}
-	within(t, "elapsed", res.Elapsed, 400*ms)
-}
-
-// TestTLS: the read timeout and the statistics work through a TLS connection as well.
-func TestTLS(t *testing.T) {
-	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("stall") != "" {
-			<-r.Context().Done()
-			return
-		}
-		fmt.Fprint(w, "ok")
-	}))
-	t.Cleanup(s.Close)
-	c := newClient(t, Config{ReadTimeout: 150 * ms, TLS: s.Client().Transport.(*http.Transport).TLSClientConfig})
-	if _, err := get(t, c, s.URL+"/"); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := c.Stats(), (Stats{Available: 1}); got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	res, err := get(t, c, s.URL+"/?stall=1")
-	if !errors.Is(err, ErrReadTimeout) {
-		t.Fatalf("got %v, want a read timeout", err)
-	}
-	within(t, "elapsed", res.Elapsed, 150*ms)
-	if got, want := c.Stats(), (Stats{}); got != want {
-		t.Errorf("got %+v after the timeout, want %+v", got, want)
-	}
-}
-
-func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		want string
-	}{
-		{"defaults", HC5Defaults(), ""},
-		{"zero", Config{}, ""},
-		{"negative read timeout", Config{ReadTimeout: -1}, "client: read timeout must not be negative, got -1ns"},
-		{"negative pool", Config{MaxPerRoute: -1}, "client: max per route must not be negative, got -1"},
-		{"negative retries", Config{Retries: -2}, "client: retries must not be negative, got -2"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-			if _, err := New(tt.cfg); (err == nil) != (tt.want == "") {
-				t.Errorf("New: got %v, want error %v", err, tt.want != "")
-			}
-		})
-	}
-}
-
-func TestHC5Defaults(t *testing.T) {
-	got := HC5Defaults()
-	want := Config{MaxPerRoute: 5, MaxTotal: 25, LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}
-	if got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 5 s")
-		}
-		time.Sleep(2 * ms)
-	}
-}
-
 func TestPropagateDeadline(t *testing.T) {
 	var got atomic.Value
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -569,24 +334,39 @@ func TestPropagateDeadline(t *testing.T) {
 	}
 }
 
-func TestTimeToLive(t *testing.T) {
-	s := newServer(t)
-	c := newClient(t, Config{TimeToLive: 50 * ms})
-	if _, err := get(t, c, s.URL+"/"); err != nil { // a fresh connection is young enough
-		t.Fatal(err)
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"defaults", HC5Defaults(), ""},
+		{"zero", Config{}, ""},
+		{"negative read timeout", Config{ReadTimeout: -1}, "client: read timeout must not be negative, got -1ns"},
+		{"negative pool", Config{MaxPerRoute: -1}, "client: max per route must not be negative, got -1"},
+		{"negative retries", Config{Retries: -2}, "client: retries must not be negative, got -2"},
 	}
-	if got := c.Stats().Available; got != 1 {
-		t.Fatalf("got %d available, want 1", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			if _, err := New(tt.cfg); (err == nil) != (tt.want == "") {
+				t.Errorf("New: got %v, want error %v", err, tt.want != "")
+			}
+		})
 	}
-	if _, err := get(t, c, s.URL+"/?delay=100ms"); err != nil { // the connection ages past 50 ms
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return c.Stats().Available == 0 })
-	res, err := get(t, c, s.URL+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Attempts[0].NewConnection {
-		t.Error("a connection older than its time to live was reused")
+}
+
+func TestHC5Defaults(t *testing.T) {
+	got := HC5Defaults()
+	want := Config{MaxPerRoute: 5, MaxTotal: 25, LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/vocab"
 )
 
@@ -124,67 +123,18 @@ func TestRedirectMethods(t *testing.T) {
 	}
 }
 
-// TestRoutes: a name resolving to a blackhole and a live server. OkHttp's routes try the
-// blackhole, time out on it, and recover on the live address; without recovery the call
-// fails; HttpClient 5's way tries both within one connect.
-func TestRoutes(t *testing.T) {
-	live, err := fakesrv.New(fakesrv.WithAddr("127.0.0.3:0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(live.Close)
-	u, _ := url.Parse(live.URL)
-	port, _ := strconv.Atoi(u.Port())
-	hole, err := fakesrv.NewBlackhole("127.0.0.2", port)
-	if err != nil {
-		t.Skipf("no blackhole here: %v", err)
-	}
-	t.Cleanup(func() { hole.Close() })
-	dns, err := fakesrv.NewDNS(map[string][]string{"svc.test": {"127.0.0.2", "127.0.0.3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dns.Close() })
-	target := fmt.Sprintf("http://svc.test:%d/delay", port)
+func TestRetryAfterSeconds(t *testing.T) {
+	const long = int(^uint(0) >> 1)
 	tests := []struct {
-		name     string
-		cfg      Config
-		want     vocab.Outcome
-		attempts int
+		v    string
+		want int
 	}{
-		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2},
-		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1},
-		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1},
+		{"0", 0}, {"00", 0}, {"5", 5}, {"", long}, {"-1", long}, {"+0", long}, {" 1", long},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", long}, {"99999999999999999999999", long},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.cfg.ConnectTimeout, tt.cfg.Resolver = 150*ms, dns.Resolver()
-			c := newClient(t, tt.cfg)
-			res, err := get(t, c, target)
-			if res.Outcome != tt.want || len(res.Attempts) != tt.attempts {
-				t.Errorf("got %s in %d attempts (%v), want %s in %d", res.Outcome, len(res.Attempts), err, tt.want, tt.attempts)
-			}
-			within(t, "elapsed", res.Elapsed, 150*ms)
-		})
-	}
-}
-
-// TestWriteTimeout: a request body the server never reads fills the socket buffers; the
-// write timeout ends the call instead of a hang.
-func TestWriteTimeout(t *testing.T) {
-	hold := make(chan struct{})
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-hold // never reads the body
-	}))
-	t.Cleanup(s.Close)
-	t.Cleanup(func() { close(hold) })
-	c := newClient(t, Config{WriteTimeout: 200 * ms})
-	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(strings.Repeat("x", 64<<20)))
-	res, err := c.Do(context.Background(), req)
-	if err == nil || res.Outcome != vocab.Failed || !strings.Contains(err.Error(), "timeout") {
-		t.Fatalf("got %s, %v; want a failure on the write timeout", res.Outcome, err)
-	}
-	if res.Elapsed > 5*slack {
-		t.Errorf("took %v, want about the write timeout", res.Elapsed)
+		if got := retryAfterSeconds(tt.v); got != tt.want {
+			t.Errorf("retryAfterSeconds(%q): got %d, want %d", tt.v, got, tt.want)
+		}
 	}
 }

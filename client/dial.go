@@ -1,0 +1,89 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// dial opens a new connection with the connect timeout. The Transport detaches dials from the
+// request's cancellation so that a late connection can serve a later request; HttpClient 5
+// aborts the connect of a cancelled request instead, and a cancelled call must not leave a
+// dial running for minutes, so the dial is tied to its attempt again here.
+func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	st, _ := ctx.Value(stateKey{}).(*attemptState)
+	var l *lease
+	if st != nil {
+		dctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(st.ctx, cancel)
+		defer stop()
+		ctx, l = dctx, st.lease
+	}
+	nc, err := c.dialRoutes(ctx, st, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout, born: time.Now()}
+	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
+	// does not show as available; the attempt's end releases the claim.
+	c.pool.opened(cn, l)
+	return cn, nil
+}
+
+// dialRoutes resolves addr's host and connects. HttpClient 5 tries every address in turn,
+// each with the full connect timeout; with RoutePerAttempt, as in OkHttp, each address is a
+// route of its own attempt, and this dials the attempt's route only.
+func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := c.resolve(ctx, st, host)
+	if err != nil {
+		return nil, err
+	}
+	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
+	for _, ip := range ips {
+		var nc net.Conn
+		if nc, err = d.DialContext(ctx, network, net.JoinHostPort(ip, port)); err == nil {
+			return nc, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var ne net.Error
+	if c.cfg.ConnectTimeout > 0 && errors.As(err, &ne) && ne.Timeout() && (st == nil || st.ctx.Err() == nil) {
+		return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
+	}
+	return nil, err
+}
+
+// resolve returns the addresses to dial for host: host itself when it is an IP address, else
+// every address the resolver gives, or with RoutePerAttempt only the attempt's route. It
+// tells the attempt how many routes the host has.
+func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]string, error) {
+	ips := []string{host}
+	if net.ParseIP(host) == nil {
+		r := c.cfg.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		var err error
+		if ips, err = r.LookupHost(ctx, host); err != nil {
+			return nil, err
+		}
+	}
+	if st == nil {
+		return ips, nil
+	}
+	st.setRoutes(len(ips))
+	if c.cfg.RoutePerAttempt {
+		i := st.route % len(ips)
+		ips = ips[i : i+1]
+	}
+	return ips, nil
+}

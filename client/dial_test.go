@@ -1,0 +1,56 @@
+package client
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/vocab"
+)
+
+// TestRoutes: a name resolving to a blackhole and a live server. OkHttp's routes try the
+// blackhole, time out on it, and recover on the live address; without recovery the call
+// fails; HttpClient 5's way tries both within one connect.
+func TestRoutes(t *testing.T) {
+	live, err := fakesrv.New(fakesrv.WithAddr("127.0.0.3:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(live.Close)
+	u, _ := url.Parse(live.URL)
+	port, _ := strconv.Atoi(u.Port())
+	hole, err := fakesrv.NewBlackhole("127.0.0.2", port)
+	if err != nil {
+		t.Skipf("no blackhole here: %v", err)
+	}
+	t.Cleanup(func() { hole.Close() })
+	dns, err := fakesrv.NewDNS(map[string][]string{"svc.test": {"127.0.0.2", "127.0.0.3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dns.Close() })
+	target := fmt.Sprintf("http://svc.test:%d/delay", port)
+	tests := []struct {
+		name     string
+		cfg      Config
+		want     vocab.Outcome
+		attempts int
+	}{
+		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2},
+		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1},
+		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.ConnectTimeout, tt.cfg.Resolver = 150*ms, dns.Resolver()
+			c := newClient(t, tt.cfg)
+			res, err := get(t, c, target)
+			if res.Outcome != tt.want || len(res.Attempts) != tt.attempts {
+				t.Errorf("got %s in %d attempts (%v), want %s in %d", res.Outcome, len(res.Attempts), err, tt.want, tt.attempts)
+			}
+			within(t, "elapsed", res.Elapsed, 150*ms)
+		})
+	}
+}
