@@ -281,17 +281,20 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "all",
 		Usage: "run every experiment with its documented parameters",
-		Description: "Runs every experiment in order, prints one table each and exits 1 if any " +
-			"row of any experiment is out of tolerance: the CI regression gate.\n\n" +
+		Description: "Runs every experiment, all at once unless --serial (each has its own servers), " +
+			"prints one table each in order and exits 1 if any row of any experiment is out " +
+			"of tolerance: the CI regression gate.\n\n" +
 			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
 			"   labrun all --format json > run.json",
-		Flags:        commonFlags(),
+		Flags: append(commonFlags(), &cli.BoolFlag{Name: "serial",
+			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			s, err := common(c, tty)
 			if err != nil {
 				return err
 			}
+			s.run.Serial = c.Bool("serial")
 			return runExperiments(c, s, exps, false)
 		},
 	}

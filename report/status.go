@@ -11,17 +11,27 @@ import (
 // time and the time the model expects it to take, redrawn in place every tick. A line longer
 // than the terminal would wrap, and "\r" would then redraw only its last part, leaving a stale
 // line per tick; so a line is cut to the width, when one is known.
+//
+// Several experiments may run at once: each sets its own step under its own key, and the line
+// shows the step set last, with how many others are running.
 type Status struct {
-	w     io.Writer
-	width int        // the terminal's columns; 0 when unknown (no cut)
-	mu    sync.Mutex // guards step, expected, since and stopped
-	step  string
+	w       io.Writer
+	width   int        // the terminal's columns; 0 when unknown (no cut)
+	mu      sync.Mutex // guards steps, last, drawn and stopped
+	steps   map[string]statusStep
+	last    string // the key set last
+	drawn   bool   // a line is on the screen
+	stopped bool
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+// statusStep is one running experiment's step.
+type statusStep struct {
+	text string
 	// expected is the model's time for the step, 0 when unknown.
 	expected time.Duration
 	since    time.Time
-	stopped  bool
-	quit     chan struct{}
-	done     chan struct{}
 }
 
 const statusTick = 100 * time.Millisecond
@@ -29,7 +39,7 @@ const statusTick = 100 * time.Millisecond
 // StartStatus starts redrawing a status line on w every 100 ms until Stop. width is the
 // terminal's width in columns (0: unknown).
 func StartStatus(w io.Writer, width int) *Status {
-	s := &Status{w: w, width: width, quit: make(chan struct{}), done: make(chan struct{})}
+	s := &Status{w: w, width: width, steps: map[string]statusStep{}, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(statusTick)
@@ -46,10 +56,16 @@ func StartStatus(w io.Writer, width int) *Status {
 	return s
 }
 
-// Set shows step, which the model expects to take expected (0: unknown), from now on.
-func (s *Status) Set(step string, expected time.Duration) {
+// Set shows step for key (an experiment), which the model expects to take expected (0:
+// unknown), from now on. An empty step says key is done.
+func (s *Status) Set(key, step string, expected time.Duration) {
 	s.mu.Lock()
-	s.step, s.expected, s.since = step, expected, time.Now()
+	if step == "" {
+		delete(s.steps, key)
+	} else {
+		s.steps[key] = statusStep{step, expected, time.Now()}
+		s.last = key
+	}
 	s.mu.Unlock()
 	s.draw()
 }
@@ -57,13 +73,27 @@ func (s *Status) Set(step string, expected time.Duration) {
 func (s *Status) draw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped || s.step == "" {
+	if s.stopped {
 		return
 	}
-	line := fmt.Sprintf("labrun: %s · %.1f s", s.step, time.Since(s.since).Seconds())
-	if s.expected > 0 {
-		line += fmt.Sprintf(" of %.1f s expected", s.expected.Seconds())
+	st, ok := s.steps[s.last]
+	if !ok {
+		for _, v := range s.steps { // the last one finished: show any other
+			st, ok = v, true
+			break
+		}
 	}
+	if !ok {
+		return
+	}
+	line := fmt.Sprintf("labrun: %s · %.1f s", st.text, time.Since(st.since).Seconds())
+	if st.expected > 0 {
+		line += fmt.Sprintf(" of %.1f s expected", st.expected.Seconds())
+	}
+	if n := len(s.steps) - 1; n > 0 {
+		line += fmt.Sprintf(" (+%d running)", n)
+	}
+	s.drawn = true
 	fmt.Fprintf(s.w, "\r\033[K%s", cutToWidth(line, s.width))
 }
 
@@ -75,7 +105,7 @@ func (s *Status) Stop() {
 		return
 	}
 	s.stopped = true
-	drawn := s.step != ""
+	drawn := s.drawn
 	s.mu.Unlock()
 	close(s.quit)
 	<-s.done

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/results"
 )
@@ -30,9 +32,15 @@ type Config struct {
 	Repeat, Warmup int
 	// Version is labrun's version, recorded in the suite's Meta.
 	Version string
+	// Serial runs the experiments one after another. By default they run concurrently: each
+	// has its own servers and clients, so they do not share a pool or a port, and the gate
+	// takes about as long as its longest experiment.
+	Serial bool
 	// Progress, when set, is told each step an experiment starts, with the model's expected
-	// time for it (0 when unknown). The step names the run among repeats: "... (run 2/5)".
-	Progress func(step string, expected time.Duration)
+	// time for it (0 when unknown), keyed by the experiment's name. The step names the run
+	// among repeats: "... (run 2/5)". An empty step says the experiment is done. It may be
+	// called from several goroutines at once.
+	Progress func(experiment, step string, expected time.Duration)
 }
 
 // Check reports a setting out of range, naming its flag.
@@ -48,9 +56,10 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Run runs exps in order and returns their suite, with Meta describing the run. It stops at
-// the first experiment that cannot run (a server that did not start, a cancelled ctx) and
-// returns its error, naming the experiment; rows that fail their checks are not errors.
+// Run runs exps, concurrently unless cfg.Serial, and returns their suite in the order of exps,
+// with Meta describing the run. An experiment that cannot run (a server that did not start, a
+// cancelled ctx) cancels the others, and Run returns its error, naming the experiment; rows
+// that fail their checks are not errors.
 func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (results.Suite, error) {
 	if err := cfg.Check(); err != nil {
 		return results.Suite{}, err
@@ -60,13 +69,32 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		CPUs: runtime.NumCPU(), Start: time.Now().UTC().Truncate(time.Second),
 		ToleranceMs: *results.Ms(cfg.Tolerance), Repeat: cfg.Repeat, Warmup: cfg.Warmup,
 	}
-	runs := make([]results.Run, 0, len(exps))
-	for _, e := range exps {
-		run, err := Repeat(ctx, cfg, e)
-		if err != nil {
-			return results.Suite{}, fmt.Errorf("%s: %w", name(e), err)
+	runs := make([]results.Run, len(exps))
+	g, gctx := errgroup.WithContext(ctx)
+	if cfg.Serial {
+		g.SetLimit(1)
+	}
+	for i, e := range exps {
+		if gctx.Err() != nil {
+			break // an earlier experiment failed (or ctx is done): start no more
 		}
-		runs = append(runs, run)
+		g.Go(func() error {
+			run, err := Repeat(gctx, cfg, e)
+			if cfg.Progress != nil {
+				cfg.Progress(name(e), "", 0)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name(e), err)
+			}
+			runs[i] = run
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return results.Suite{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Suite{}, err
 	}
 	suite := results.NewSuite(runs)
 	suite.Meta = meta
@@ -81,7 +109,7 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 		opt := experiments.Options{Tolerance: cfg.Tolerance, Client: cfg.Client}
 		if cfg.Progress != nil {
 			label := runLabel(i, cfg.Warmup, cfg.Repeat)
-			opt.Progress = func(step string, expected time.Duration) { cfg.Progress(step+label, expected) }
+			opt.Progress = func(step string, expected time.Duration) { cfg.Progress(name(e), step+label, expected) }
 		}
 		run, err := e.Run(ctx, opt)
 		if err != nil {
