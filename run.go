@@ -44,7 +44,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	for _, e := range exps {
 		run, err := repeatRun(c, e, s, st)
 		if err != nil {
-			return fmt.Errorf("%s: %w", e.Name(), err)
+			return fmt.Errorf("%s: %w", e.Info().Name, err)
 		}
 		runs = append(runs, run)
 	}
