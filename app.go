@@ -16,6 +16,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/predict"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/runner"
 )
@@ -142,7 +144,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
-			Usage: "client profile: " + strings.Join(experiments.Profiles(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
+			Usage: "client profile: " + strings.Join(experiments.ProfileNames(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
 		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
 			Usage: "largest allowed |measured - expected| for a timed row"},
 		&cli.IntFlag{Name: "repeat", Value: 1,
@@ -187,7 +189,7 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	if err := experiments.CheckProfile(c.String("client")); err != nil {
+	if _, err := experiments.LookupProfile(c.String("client")); err != nil {
 		return settings{}, usageError{err}
 	}
 	s := settings{
@@ -235,10 +237,11 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 	for _, p := range e.Params() {
 		flags = append(flags, paramFlag(p))
 	}
+	info := e.Info()
 	return &cli.Command{
-		Name:         e.Name(),
-		Usage:        e.Title(),
-		Description:  e.Description() + "\n\n" + examples(e),
+		Name:         info.Name,
+		Usage:        info.Title,
+		Description:  info.Description + "\n\n" + examples(info),
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -246,25 +249,24 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := e.Check(); err != nil {
-				return usageError{err}
+			given := "" // --client as given, "" for the default
+			if c.IsSet("client") {
+				given = s.run.Client
 			}
-			if pc, ok := e.(interface{ CheckProfile(string) error }); ok {
-				if err := pc.CheckProfile(s.run.Client); err != nil {
-					return usageError{err}
-				}
+			if err := experiments.Check(e, given); err != nil {
+				return usageError{err}
 			}
 			return runExperiments(c, s, []experiments.Experiment{e}, true)
 		},
 	}
 }
 
-func examples(e experiments.Experiment) string {
-	return "Examples:\n   " + strings.Join(e.Examples(), "\n   ")
+func examples(info experiments.Info) string {
+	return "Examples:\n   " + strings.Join(info.Examples, "\n   ")
 }
 
 // paramFlag turns an experiment parameter into a flag bound to it.
-func paramFlag(p experiments.Param) cli.Flag {
+func paramFlag(p param.Param) cli.Flag {
 	switch {
 	case p.Duration != nil:
 		return &cli.DurationFlag{Name: p.Name, Usage: p.Usage, Value: *p.Duration, Destination: p.Duration}
@@ -301,7 +303,7 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 }
 
 func predictCommand() *cli.Command {
-	p := &experiments.Predictor{}
+	p := &predict.Predictor{}
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()}}
 	for _, param := range p.Params() {
@@ -315,7 +317,7 @@ func predictCommand() *cli.Command {
 			"total, the outcome and the server's execution count. The limits start unset, or " +
 			"from a client's defaults with --defaults; flags given explicitly override them. " +
 			"By default the call finds a pooled connection.\n\n" +
-			"Client defaults (--defaults):\n" + experiments.PresetsHelp() + "\n" +
+			"Client defaults (--defaults):\n" + predict.PresetsHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms   # a trickle never trips the read timeout\n" +
 			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
@@ -361,7 +363,7 @@ func defaultsCommand(tty terminals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, experiments.Defaults())
+			return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, predict.Defaults())
 		},
 	}
 }
@@ -376,7 +378,7 @@ func listCommand(exps []experiments.Experiment) *cli.Command {
 				return usagef("list takes no arguments, got %q", c.Args().First())
 			}
 			for _, e := range exps {
-				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Name(), e.Title())
+				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
 			}
 			return nil
 		},

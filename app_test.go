@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -28,14 +29,12 @@ type fake struct {
 	calls  int
 }
 
-func (f *fake) Name() string        { return f.name }
-func (f *fake) Title() string       { return "a fake" }
-func (f *fake) Description() string { return "A fake experiment for tests." }
-func (f *fake) Examples() []string  { return []string{"labrun " + f.name} }
-func (f *fake) Params() []experiments.Param {
-	return []experiments.Param{{Name: "calls", Usage: "calls", Int: &f.calls, Min: 1, Max: 5}}
+func (f *fake) Info() experiments.Info {
+	return experiments.Info{Name: f.name, Title: "a fake", Description: "A fake experiment for tests.", Examples: []string{"labrun " + f.name}}
 }
-func (f *fake) Check() error { return experiments.CheckAll(f.Params()) }
+func (f *fake) Params() []param.Param {
+	return []param.Param{{Name: "calls", Usage: "calls", Int: &f.calls, Min: 1, Max: 5}}
+}
 func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return results.Run{}, err
@@ -44,7 +43,7 @@ func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 		opt.Progress(f.name+" · row 1/1", 100*time.Millisecond)
 		time.Sleep(250 * time.Millisecond) // long enough for the status line to tick
 	}
-	run := results.Run{Experiment: f.name, Title: f.Title(), Rows: []results.Row{{
+	run := results.Run{Experiment: f.name, Title: f.Info().Title, Rows: []results.Row{{
 		Name: "row", ExpectedMs: results.Ms(100 * time.Millisecond), MeasuredMs: results.Ms(100*time.Millisecond + f.offset),
 		ExpectedOutcome: vocab.OK, Outcome: vocab.OK, ExpectedCalls: f.calls, Calls: f.calls,
 	}}}
@@ -91,6 +90,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
 		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go)`},
+		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp and go by design; it takes no --client"},
+		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
 		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -17,60 +19,52 @@ import (
 // FollowUps is experiment D: responses that make a client send the request again. OkHttp
 // repeats a POST answered 408 (the server executes it twice), repeats a 503 only on
 // Retry-After: 0, and gives up on a redirect loop after 20 follow-ups; Go's net/http repeats
-// neither and stops after 10 redirects. It compares the okhttp and go profiles by design, so
-// --client does not change it.
+// neither and stops after 10 redirects. It compares the okhttp and go profiles by design
+// (FixedProfiles), so it takes no --client.
 type FollowUps struct{}
 
 // NewFollowUps returns experiment D.
 func NewFollowUps() *FollowUps { return &FollowUps{} }
 
-// Name implements Experiment.
-func (*FollowUps) Name() string { return "exp-d" }
-
-// Title implements Experiment.
-func (*FollowUps) Title() string { return "follow-ups that repeat a request" }
-
-// Description implements Experiment.
-func (*FollowUps) Description() string {
-	return "The server answers 408, 503 with a Retry-After, or redirects to itself forever. " +
-		"OkHttp's follow-up rules repeat a request answered 408 once, even a POST, so the " +
-		"server executes it twice (once when retryOnConnectionFailure is off); they repeat a " +
-		"503 once only on Retry-After: 0; and they fail a redirect loop with \"too many " +
-		"follow-up requests: 21\" after 21 requests. Go's net/http repeats no 408 or 503 and " +
-		"stops after 10 redirects. Each row compares the server's request count with the " +
-		"model's. It runs the okhttp and go profiles whatever --client says."
-}
-
-// Examples implements Experiment.
-func (*FollowUps) Examples() []string {
-	return []string{"labrun exp-d", "labrun exp-d --format json"}
+// Info implements Experiment.
+func (*FollowUps) Info() Info {
+	return Info{
+		Name:  "exp-d",
+		Title: "follow-ups that repeat a request",
+		Description: "The server answers 408, 503 with a Retry-After, or redirects to itself forever. " +
+			"OkHttp's follow-up rules repeat a request answered 408 once, even a POST, so the " +
+			"server executes it twice (once when retryOnConnectionFailure is off); they repeat a " +
+			"503 once only on Retry-After: 0; and they fail a redirect loop with \"too many " +
+			"follow-up requests: 21\" after 21 requests. Go's net/http repeats no 408 or 503 and " +
+			"stops after 10 redirects. Each row compares the server's request count with the " +
+			"model's. It runs the okhttp and go profiles by design and takes no --client.",
+		Examples: []string{"labrun exp-d", "labrun exp-d --format json"},
+	}
 }
 
 // Params implements Experiment: experiment D has none.
-func (*FollowUps) Params() []Param { return nil }
+func (*FollowUps) Params() []param.Param { return nil }
 
-// Check implements Experiment.
-func (*FollowUps) Check() error { return nil }
+// Profiles implements FixedProfiles.
+func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo} }
 
-// Run implements Experiment.
-func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	srv, err := newServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-	type row struct {
-		name     string
-		profile  string
-		noRetry  bool
-		method   string
-		path     string
-		endpoint string
-		resp     model.Response
-		doc      string
-		docExec  int
-	}
-	rows := []row{
+// followUp is one row of experiment D: a request, the answer the server gives it every time,
+// and the client that sends it.
+type followUp struct {
+	name     string
+	profile  string
+	noRetry  bool // retryOnConnectionFailure off
+	method   string
+	path     string
+	endpoint string // the server's name for path, which counts its requests
+	resp     model.Response
+	doc      string // the documented figure, and the documented request count
+	docExec  int
+}
+
+// followUps are experiment D's rows.
+func followUps() []followUp {
+	return []followUp{
 		{"okhttp: POST answered 408", ProfileOkHttp, false, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "executed twice", 2},
 		{"okhttp, retryOnConnectionFailure off: POST answered 408", ProfileOkHttp, true, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "", 0},
 		{"go: POST answered 408", ProfileGo, false, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "", 0},
@@ -80,51 +74,73 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		{"okhttp: redirect loop", ProfileOkHttp, false, http.MethodGet, "/redirect-loop", "redirect-loop", model.Response{Status: 302, Redirect: true}, "too many follow-up requests: 21", 21},
 		{"go: redirect loop", ProfileGo, false, http.MethodGet, "/redirect-loop", "redirect-loop", model.Response{Status: 302, Redirect: true}, "", 0},
 	}
+}
+
+// Run implements Experiment.
+func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := check(f, opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	srv, err := newServer()
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer srv.Close()
+	rows := followUps()
 	run := newRun(f, opt)
-	run.Client = ProfileOkHttp + ", " + ProfileGo
-	run.Config = run.Config[1:] // the profiles are the rows'
 	for i, r := range rows {
-		opt.progress(0, "%s · row %d/%d: %s", f.Name(), i+1, len(rows), r.name)
-		b, err := build(r.profile, spec{NoRouteRetry: r.noRetry})
+		opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
+		row, res, err := f.row(ctx, srv, r)
 		if err != nil {
 			return results.Run{}, err
-		}
-		srv.Reset()
-		res, err := f.call(ctx, b.c, srv.URL+r.path, r.method)
-		b.c.Close()
-		if err != nil {
-			return results.Run{}, err
-		}
-		if err := ctx.Err(); err != nil {
-			return results.Run{}, err
-		}
-		requests, outcome, status := model.FollowUps(b.limits.Profile, b.limits.RetryOnConnectionFailure, r.resp)
-		row := results.Row{
-			Name:               r.name,
-			ExpectedOutcome:    outcome,
-			Outcome:            res.Outcome,
-			ExpectedCalls:      1,
-			Calls:              1,
-			ExpectedExecutions: results.Count(requests),
-			ServerExecutions:   results.Count(srv.Stats().Requests[r.endpoint]),
-			Server:             fmt.Sprintf("%s to %s", plural(srv.Stats().Requests[r.endpoint], "request"), r.endpoint),
-		}
-		if outcome == vocab.OK {
-			row.ExpectedStatus = results.Count(status)
-		}
-		if res.Outcome == vocab.OK {
-			row.Status = results.Count(res.Status)
-		} else if n := len(res.Attempts); n > 0 && res.Attempts[n-1].Err != nil {
-			row.Server += "; client: " + cause(res.Attempts[n-1].Err)
-		}
-		if r.doc != "" {
-			row.Documented, row.DocumentedExecutions = r.doc, results.Count(r.docExec)
 		}
 		run.Rows = append(run.Rows, row)
 		run.Calls = append(run.Calls, timeline(r.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
+}
+
+// row sends r's request once with r's client and compares the requests the server got with
+// the model's count.
+func (f *FollowUps) row(ctx context.Context, srv *fakesrv.Server, r followUp) (results.Row, *client.Result, error) {
+	b, err := build(r.profile, spec{NoRouteRetry: r.noRetry})
+	if err != nil {
+		return results.Row{}, nil, err
+	}
+	srv.Reset()
+	res, err := f.call(ctx, b.c, srv.URL+r.path, r.method)
+	b.c.Close()
+	if err != nil {
+		return results.Row{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, nil, err
+	}
+	requests, outcome, status := model.FollowUps(b.limits.Profile, b.limits.RetryOnConnectionFailure, r.resp)
+	got := srv.Stats().Requests[r.endpoint]
+	row := results.Row{
+		Name:               r.name,
+		ExpectedOutcome:    outcome,
+		Outcome:            res.Outcome,
+		ExpectedCalls:      1,
+		Calls:              1,
+		ExpectedExecutions: results.Count(requests),
+		ServerExecutions:   results.Count(got),
+		Server:             fmt.Sprintf("%s to %s", plural(got, "request"), r.endpoint),
+	}
+	if outcome == vocab.OK {
+		row.ExpectedStatus = results.Count(status)
+	}
+	if res.Outcome == vocab.OK {
+		row.Status = results.Count(res.Status)
+	} else if n := len(res.Attempts); n > 0 && res.Attempts[n-1].Err != nil {
+		row.Server += "; client: " + cause(res.Attempts[n-1].Err)
+	}
+	if r.doc != "" {
+		row.Documented, row.DocumentedExecutions = r.doc, results.Count(r.docExec)
+	}
+	return row, res, nil
 }
 
 // call sends one request, with a small replayable body for a POST.

@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -21,7 +22,7 @@ import (
 // carries an Idempotency-Key when the reused connection it went out on fails before any
 // answer, although the server had it already; with MaxIdleConnsPerHost left at 2 it dials
 // most connections again in every wave of concurrent calls; and Client.Timeout is a deadline
-// that cuts a healthy trickle. It always uses the go profile.
+// that cuts a healthy trickle. It runs the go profile by design (FixedProfiles).
 type GoTraps struct {
 	Concurrency   int
 	Waves         int
@@ -35,32 +36,29 @@ func NewGoTraps() *GoTraps {
 	return &GoTraps{Concurrency: 20, Waves: 3, ClientTimeout: time.Second, Bytes: 10, Every: 400 * time.Millisecond}
 }
 
-// Name implements Experiment.
-func (*GoTraps) Name() string { return "exp-f" }
-
-// Title implements Experiment.
-func (*GoTraps) Title() string { return "Go's own traps" }
-
-// Description implements Experiment.
-func (*GoTraps) Description() string {
-	return "Go's net/http, with none of labrun's layers. (1) A POST with an Idempotency-Key " +
-		"header and a body it can rewind, sent on a reused connection that the server closes " +
-		"after reading the request: net/http sends it again on a new connection, so the server " +
-		"executes it twice; without the header, once. (2) MaxIdleConnsPerHost left at its " +
-		"default of 2: each wave of concurrent calls dials all but 2 of its connections again; " +
-		"with idle room for every call, none. (3) Client.Timeout is a deadline: it cuts a " +
-		"trickle whose bytes keep flowing, which ResponseHeaderTimeout lets finish. It always " +
-		"uses the go profile, whatever --client says."
+// Info implements Experiment.
+func (*GoTraps) Info() Info {
+	return Info{
+		Name:  "exp-f",
+		Title: "Go's own traps",
+		Description: "Go's net/http, with none of labrun's layers. (1) A POST with an Idempotency-Key " +
+			"header and a body it can rewind, sent on a reused connection that the server closes " +
+			"after reading the request: net/http sends it again on a new connection, so the server " +
+			"executes it twice; without the header, once. (2) MaxIdleConnsPerHost left at its " +
+			"default of 2: each wave of concurrent calls dials all but 2 of its connections again; " +
+			"with idle room for every call, none. (3) Client.Timeout is a deadline: it cuts a " +
+			"trickle whose bytes keep flowing, which ResponseHeaderTimeout lets finish. It runs " +
+			"the go profile by design and takes no --client.",
+		Examples: []string{"labrun exp-f", "labrun exp-f --concurrency 50 --waves 5"},
+	}
 }
 
-// Examples implements Experiment.
-func (*GoTraps) Examples() []string {
-	return []string{"labrun exp-f", "labrun exp-f --concurrency 50 --waves 5"}
-}
+// Profiles implements FixedProfiles.
+func (*GoTraps) Profiles() []string { return []string{ProfileGo} }
 
 // Params implements Experiment.
-func (g *GoTraps) Params() []Param {
-	return []Param{
+func (g *GoTraps) Params() []param.Param {
+	return []param.Param{
 		// net/http keeps at most 100 idle connections in all (MaxIdleConns), which the model
 		// of the waves does not follow: more calls per wave would measure that limit instead.
 		{Name: "concurrency", Usage: "calls per wave", Int: &g.Concurrency, Min: 1, Max: 100},
@@ -71,12 +69,9 @@ func (g *GoTraps) Params() []Param {
 	}
 }
 
-// Check implements Experiment.
-func (g *GoTraps) Check() error { return CheckAll(g.Params()) }
-
 // Run implements Experiment.
 func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := g.Check(); err != nil {
+	if err := check(g, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -85,10 +80,10 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer srv.Close()
 	run := newRun(g, opt)
-	run.Client, run.Config[0].Value = ProfileGo, ProfileGo
+	name := g.Info().Name
 
 	for _, key := range []bool{true, false} {
-		opt.progress(0, "%s · replay, Idempotency-Key %v", g.Name(), key)
+		opt.progress(0, "%s · replay, Idempotency-Key %v", name, key)
 		row, res, err := g.replay(ctx, srv, key)
 		if err != nil {
 			return results.Run{}, err
@@ -97,7 +92,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Calls = append(run.Calls, timeline(row.Name, res, 0))
 	}
 	for _, idle := range []int{0, g.Concurrency} {
-		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", g.Name(), g.Concurrency, g.Waves, or(idle, 2))
+		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, or(idle, 2))
 		rows, err := g.waves(ctx, srv, idle)
 		if err != nil {
 			return results.Run{}, err
@@ -105,45 +100,20 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, rows...)
 	}
 	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
-	for _, cfg := range []struct {
+	for _, r := range []struct {
 		name string
-		cfg  client.GoConfig
-		l    model.Limits
+		s    spec
 	}{
-		{fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
-			client.GoConfig{ClientTimeout: g.ClientTimeout}, model.Limits{Profile: model.Go, Deadline: g.ClientTimeout}},
-		{fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
-			client.GoConfig{ResponseHeaderTimeout: g.ClientTimeout}, model.Limits{Profile: model.Go, ReadTimeout: g.ClientTimeout}},
+		{fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every), spec{ClientTimeout: g.ClientTimeout}},
+		{fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout), spec{ReadTimeout: g.ClientTimeout}},
 	} {
-		gc, err := client.NewGo(cfg.cfg)
+		row, res, err := singleRow(ctx, ProfileGo, srv, r.s, trickle, func(expected time.Duration) { opt.progress(expected, "%s · %s", name, r.name) })
 		if err != nil {
 			return results.Run{}, err
 		}
-		b := built{c: gc, limits: cfg.l}
-		idle, err := warm(ctx, b, srv, 1)
-		if err != nil {
-			gc.Close()
-			return results.Run{}, err
-		}
-		p := model.Predict(downstream(trickle), cfg.l, idle == 0, 0)
-		opt.progress(p.Total, "%s · %s", g.Name(), cfg.name)
-		res, err := call(ctx, gc, srv, trickle, "")
-		gc.Close()
-		if err != nil {
-			return results.Run{}, err
-		}
-		if err := ctx.Err(); err != nil {
-			return results.Run{}, err
-		}
-		row := results.Row{
-			Name: cfg.name, ExpectedMs: expectedMs(p.Total), MeasuredMs: results.Ms(res.Elapsed),
-			ExpectedOutcome: p.Outcome, Outcome: res.Outcome, ExpectedCalls: 1, Calls: 1,
-		}
-		if log := settled(ctx, srv, 1); len(log) > 0 {
-			row.Server = serverNote(log[len(log)-1])
-		}
+		row.Name = r.name
 		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(cfg.name, res, 0))
+		run.Calls = append(run.Calls, timeline(r.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -152,12 +122,12 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 // replay sends a POST on a reused connection to /close-after-read, which reads the request and
 // closes the connection without answering, and counts how often the server got it.
 func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (results.Row, *client.Result, error) {
-	gc, err := client.NewGo(client.GoConfig{})
+	b, err := build(ProfileGo, spec{})
 	if err != nil {
 		return results.Row{}, nil, err
 	}
-	defer gc.Close()
-	if _, err := warm(ctx, built{c: gc}, srv, 1); err != nil { // the POST must go out on a reused connection
+	defer b.c.Close()
+	if _, err := warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
 		return results.Row{}, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/close-after-read", strings.NewReader("order=42"))
@@ -169,7 +139,7 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 		req.Header.Set("Idempotency-Key", "order-42")
 		name = "POST with Idempotency-Key, connection closed after the request"
 	}
-	res, _ := gc.Do(ctx, req)
+	res, _ := b.c.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
 		return results.Row{}, nil, err
 	}
@@ -191,11 +161,11 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 // waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
 // the server accepts in each.
 func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) ([]results.Row, error) {
-	gc, err := client.NewGo(client.GoConfig{MaxIdleConnsPerHost: maxIdle})
+	b, err := build(ProfileGo, spec{MaxIdlePerHost: maxIdle})
 	if err != nil {
 		return nil, err
 	}
-	defer gc.Close()
+	defer b.c.Close()
 	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
 	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
 	if maxIdle == 0 {
@@ -209,7 +179,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		outcomes := make([]vocab.Outcome, g.Concurrency)
 		for i := 0; i < g.Concurrency; i++ {
 			eg.Go(func() error {
-				res, err := call(ectx, gc, srv, overlap, strconv.Itoa(i))
+				res, err := call(ectx, b.c, srv, overlap, strconv.Itoa(i))
 				if err == nil {
 					outcomes[i] = res.Outcome
 				}

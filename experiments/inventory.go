@@ -3,10 +3,13 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -50,37 +53,31 @@ func NewInventory() *Inventory {
 	}
 }
 
-// Name implements Experiment.
-func (*Inventory) Name() string { return "demo" }
-
-// Title implements Experiment.
-func (*Inventory) Title() string { return "the inventory client, end to end" }
-
-// Description implements Experiment.
-func (*Inventory) Description() string {
-	return "The configured inventory client (pool 30 per route / 100 in all, connect 100 ms, " +
-		"lease 50 ms, read 250 ms, deadline 300 ms, time to live 5 min, idle eviction 30 s, " +
-		"no automatic retries) makes three calls one after another: a reservation the server " +
-		"answers in 5 ms, one it takes 1 s for, and a read it trickles one byte every 100 ms. " +
-		"The stuck call ends on the read timeout, the trickle on the deadline; both close their " +
-		"connections, so the pool ends with none available, and the server counts two " +
-		"reservations: the stuck call's happened although the client had given up. With " +
-		"--propagate-deadline the client sends its remaining budget and the server refuses the " +
-		"stuck call at once with a 503, reserving nothing."
-}
-
-// Examples implements Experiment.
-func (*Inventory) Examples() []string {
-	return []string{
-		"labrun demo",
-		"labrun demo --deadline 200ms       # exercise 3: the stuck call ends on the deadline",
-		"labrun demo --propagate-deadline   # exercise 4: the server refuses what it cannot finish",
+// Info implements Experiment.
+func (*Inventory) Info() Info {
+	return Info{
+		Name:  "demo",
+		Title: "the inventory client, end to end",
+		Description: "The configured inventory client (pool 30 per route / 100 in all, connect 100 ms, " +
+			"lease 50 ms, read 250 ms, deadline 300 ms, time to live 5 min, idle eviction 30 s, " +
+			"no automatic retries) makes three calls one after another: a reservation the server " +
+			"answers in 5 ms, one it takes 1 s for, and a read it trickles one byte every 100 ms. " +
+			"The stuck call ends on the read timeout, the trickle on the deadline; both close their " +
+			"connections, so the pool ends with none available, and the server counts two " +
+			"reservations: the stuck call's happened although the client had given up. With " +
+			"--propagate-deadline the client sends its remaining budget and the server refuses the " +
+			"stuck call at once with a 503, reserving nothing.",
+		Examples: []string{
+			"labrun demo",
+			"labrun demo --deadline 200ms       # exercise 3: the stuck call ends on the deadline",
+			"labrun demo --propagate-deadline   # exercise 4: the server refuses what it cannot finish",
+		},
 	}
 }
 
 // Params implements Experiment.
-func (v *Inventory) Params() []Param {
-	return []Param{
+func (v *Inventory) Params() []param.Param {
+	return []param.Param{
 		{Name: "pool", Usage: "connections per route", Int: &v.Pool, Min: 1, Max: 1000},
 		{Name: "max-total", Usage: "connections in all", Int: &v.MaxTotal, Min: 1, Max: 10000},
 		{Name: "connect-timeout", Usage: "connect timeout (0 = none)", Duration: &v.ConnectTimeout},
@@ -95,29 +92,51 @@ func (v *Inventory) Params() []Param {
 	}
 }
 
-// CheckProfile reports a parameter the client profile cannot honour: only labrun's HttpClient 5
-// client propagates its deadline.
-func (v *Inventory) CheckProfile(profile string) error {
-	if v.PropagateDeadline && profile != ProfileHC5 {
-		return fmt.Errorf("--propagate-deadline needs --client %s: %s sends no budget", ProfileHC5, profile)
-	}
-	return nil
-}
-
-// Check implements Experiment.
+// Check implements Checker.
 func (v *Inventory) Check() error {
-	if err := CheckAll(v.Params()); err != nil {
-		return err
-	}
 	if v.Pool > v.MaxTotal {
 		return fmt.Errorf("--pool (%d) must not exceed --max-total (%d)", v.Pool, v.MaxTotal)
 	}
 	return nil
 }
 
+// CheckProfile implements ProfileChecker: only a client that propagates its deadline can run
+// --propagate-deadline.
+func (v *Inventory) CheckProfile(p Profile) error {
+	if !v.PropagateDeadline || p.PropagatesDeadline {
+		return nil
+	}
+	var can []string
+	for _, q := range Profiles() {
+		if q.PropagatesDeadline {
+			can = append(can, q.Name)
+		}
+	}
+	return fmt.Errorf("--propagate-deadline needs --client %s: %s sends no budget", strings.Join(can, " or "), p.Name)
+}
+
+// inventoryCall is one of the demo's calls: what the server does, and the documented figure.
+type inventoryCall struct {
+	name string
+	b    fakesrv.Behaviour
+	doc  figure
+}
+
+// calls are the demo's three calls, in order.
+func (v *Inventory) calls() []inventoryCall {
+	return []inventoryCall{
+		{fmt.Sprintf("normal: reserve, server %v", v.Normal), fakesrv.Behaviour{Order: "normal", Delay: v.Normal},
+			figure{"94 ms, ok (cold start)", 94}},
+		{fmt.Sprintf("stuck: reserve, server %v", v.Stuck), fakesrv.Behaviour{Order: "stuck", Delay: v.Stuck},
+			figure{"251 ms, read-timeout", 251}},
+		{fmt.Sprintf("trickle: %d B x %v", v.TrickleBytes, v.TrickleEvery), fakesrv.Behaviour{Bytes: v.TrickleBytes, Every: v.TrickleEvery},
+			figure{"300 ms, deadline", 300}},
+	}
+}
+
 // Run implements Experiment.
 func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := v.Check(); err != nil {
+	if err := check(v, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -125,9 +144,6 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	if err := v.CheckProfile(opt.profile()); err != nil {
-		return results.Run{}, err
-	}
 	b, err := build(opt.profile(), spec{
 		Pool: v.Pool, MaxTotal: v.MaxTotal,
 		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
@@ -138,22 +154,10 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	c := b.c
-	defer c.Close()
+	defer b.c.Close()
 
 	def := atDocumented(opt, v.Params(), NewInventory().Params())
-	calls := []struct {
-		name string
-		b    fakesrv.Behaviour
-		doc  figure
-	}{
-		{fmt.Sprintf("normal: reserve, server %v", v.Normal), fakesrv.Behaviour{Order: "normal", Delay: v.Normal},
-			figure{"94 ms, ok (cold start)", 94}},
-		{fmt.Sprintf("stuck: reserve, server %v", v.Stuck), fakesrv.Behaviour{Order: "stuck", Delay: v.Stuck},
-			figure{"251 ms, read-timeout", 251}},
-		{fmt.Sprintf("trickle: %d B x %v", v.TrickleBytes, v.TrickleEvery), fakesrv.Behaviour{Bytes: v.TrickleBytes, Every: v.TrickleEvery},
-			figure{"300 ms, deadline", 300}},
-	}
+	calls := v.calls()
 	seq := make([]model.Call, len(calls))
 	for i, cl := range calls {
 		d := downstream(cl.b)
@@ -168,41 +172,14 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	t0 := time.Now()
 	for i, cl := range calls {
 		began := time.Since(t0)
-		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Name(), i+1, len(calls), cl.name)
-		res, err := call(ctx, c, srv, cl.b, "")
+		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Info().Name, i+1, len(calls), cl.name)
+		row, res, err := v.makeCall(ctx, b.c, srv, i, cl, preds[i], def)
 		if err != nil {
 			return results.Run{}, err
 		}
-		if err := ctx.Err(); err != nil {
-			return results.Run{}, err
-		}
 		run.Calls = append(run.Calls, timeline(cl.name, res, began))
-		p := preds[i]
-		row := results.Row{
-			Name:            cl.name,
-			ExpectedMs:      expectedMs(p.Total),
-			MeasuredMs:      results.Ms(res.Elapsed),
-			ExpectedOutcome: p.Outcome,
-			Outcome:         res.Outcome,
-			ExpectedCalls:   1,
-			Calls:           1,
-		}
-		if p.Outcome == vocab.OK {
-			status := 200
-			if p.Attempts[len(p.Attempts)-1].Rejected {
-				status = 503
-			}
-			row.ExpectedStatus = results.Count(status)
-		}
-		if res.Status != 0 {
-			row.Status = results.Count(res.Status)
-		}
-		row.Documented, row.DocumentedMs = documented(def, cl.doc)
-		if log := settled(ctx, srv, i+1); len(log) > i {
-			row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
-		}
 		if cl.b.Order != "" {
-			wantReserved += p.Executions
+			wantReserved += preds[i].Executions
 		}
 		run.Rows = append(run.Rows, row)
 	}
@@ -222,6 +199,36 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return run, nil
 }
 
+// makeCall makes the demo's call i, cl, and returns its row against the model's prediction p;
+// def says whether the documented figure applies.
+func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (results.Row, *client.Result, error) {
+	res, err := call(ctx, c, srv, cl.b, "")
+	if err != nil {
+		return results.Row{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, nil, err
+	}
+	row := callRow(p, res)
+	row.Name = cl.name
+	if p.Outcome == vocab.OK {
+		status := 200
+		if p.Attempts[len(p.Attempts)-1].Rejected {
+			status = 503
+		}
+		row.ExpectedStatus = results.Count(status)
+	}
+	if res.Status != 0 {
+		row.Status = results.Count(res.Status)
+	}
+	row.Documented, row.DocumentedMs = documented(def, cl.doc)
+	if log := settled(ctx, srv, i+1); len(log) > i {
+		row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
+	}
+	return row, res, nil
+}
+
+// budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
 func budgetNote(r fakesrv.Request) string {
 	if r.Rejected {
 		return fmt.Sprintf("; refused: budget %s < work %s", fmtMs(r.Budget), fmtMs(r.Behaviour.Delay))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -32,35 +33,29 @@ func NewPool() *Pool {
 	return &Pool{Pool: 5, Concurrency: 20, Delay: 500 * time.Millisecond, LeaseTimeout: 300 * time.Millisecond}
 }
 
-// Name implements Experiment.
-func (*Pool) Name() string { return "exp-b" }
-
-// Title implements Experiment.
-func (*Pool) Title() string { return "a small pool makes a healthy server slow" }
-
-// Description implements Experiment.
-func (*Pool) Description() string {
-	return "Concurrent calls share a small per-route pool against a server that takes the same " +
-		"time for every call. Without a lease timeout the calls queue for a connection and " +
-		"finish in batches; the server's time never changes, the rest is queueing in the " +
-		"client. With a lease timeout the calls that find no connection fail early, before " +
-		"they reach the server. Little's law sizes the pool: connections in use = arrival " +
-		"rate x time each call holds one (pool = QPS x p99 latency x 1.5)."
-}
-
-// Examples implements Experiment.
-func (*Pool) Examples() []string {
-	return []string{
-		"labrun exp-b",
-		"labrun exp-b --pool 20          # exercise 1: a pool as large as the load",
-		"labrun exp-b --pool 10",
-		"labrun exp-b --lease-timeout 0  # only the variant without a lease timeout",
+// Info implements Experiment.
+func (*Pool) Info() Info {
+	return Info{
+		Name:  "exp-b",
+		Title: "a small pool makes a healthy server slow",
+		Description: "Concurrent calls share a small per-route pool against a server that takes the same " +
+			"time for every call. Without a lease timeout the calls queue for a connection and " +
+			"finish in batches; the server's time never changes, the rest is queueing in the " +
+			"client. With a lease timeout the calls that find no connection fail early, before " +
+			"they reach the server. Little's law sizes the pool: connections in use = arrival " +
+			"rate x time each call holds one (pool = QPS x p99 latency x 1.5).",
+		Examples: []string{
+			"labrun exp-b",
+			"labrun exp-b --pool 20          # exercise 1: a pool as large as the load",
+			"labrun exp-b --pool 10",
+			"labrun exp-b --lease-timeout 0  # only the variant without a lease timeout",
+		},
 	}
 }
 
 // Params implements Experiment.
-func (p *Pool) Params() []Param {
-	return []Param{
+func (p *Pool) Params() []param.Param {
+	return []param.Param{
 		{Name: "pool", Usage: "connections per route", Int: &p.Pool, Min: 1, Max: 1000},
 		{Name: "concurrency", Usage: "calls started together", Int: &p.Concurrency, Min: 1, Max: 1000},
 		{Name: "delay", Usage: "server time per call", Duration: &p.Delay},
@@ -68,12 +63,9 @@ func (p *Pool) Params() []Param {
 	}
 }
 
-// Check implements Experiment.
-func (p *Pool) Check() error { return CheckAll(p.Params()) }
-
 // Run implements Experiment.
 func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := p.Check(); err != nil {
+	if err := check(p, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -99,7 +91,7 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run := newRun(p, opt)
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
-		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Name(), i+1, len(variants), v.name, p.Concurrency, p.Pool)
+		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Info().Name, i+1, len(variants), v.name, p.Concurrency, p.Pool)
 		rows, calls, err := p.variant(ctx, opt, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
@@ -129,8 +121,7 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	if err != nil {
 		return nil, nil, err
 	}
-	c := bc.c
-	defer c.Close()
+	defer bc.c.Close()
 	idle, err := warm(ctx, bc, srv, p.Pool)
 	if err != nil {
 		return nil, nil, err
@@ -139,17 +130,46 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	preds := model.Simulate(model.Scenario{
 		Calls: p.Concurrency, Pool: bc.modelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.limits,
 	})
-
 	var last time.Duration
 	for _, pr := range preds {
 		last = max(last, pr.Total)
 	}
 	starting(last)
-	n := p.Concurrency
-	ends := make([]time.Duration, n)
-	outcomes := make([]vocab.Outcome, n)
-	leaseWaits := make([]time.Duration, n)
-	calls := make([]results.Call, n)
+	m, err := together(ctx, bc.c, srv, b, name, p.Concurrency)
+	if err != nil {
+		return nil, nil, err
+	}
+	log := settled(ctx, srv, 0)
+	rows := groupRows(name, preds, m, serverTimes(log))
+	want := 0
+	for _, pr := range preds {
+		want += pr.Executions
+	}
+	rows = append(rows, poolRow{Row: results.Row{
+		Name:               name + ": requests the server executed",
+		ExpectedCalls:      p.Concurrency,
+		Calls:              p.Concurrency,
+		ExpectedExecutions: results.Count(want),
+		ServerExecutions:   results.Count(len(log)),
+	}, batch: -1})
+	return rows, m.byEnd(), nil
+}
+
+// concurrent is what calls started together measured, each at its call's index.
+type concurrent struct {
+	ends       []time.Duration // from the common start
+	outcomes   []vocab.Outcome
+	leaseWaits []time.Duration // the first attempt's wait for a connection
+	calls      []results.Call
+}
+
+// together makes n calls for b, started at the same moment, and waits for them all. Call i is
+// tagged i in the server's log.
+func together(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviour, name string, n int) (concurrent, error) {
+	m := concurrent{
+		ends: make([]time.Duration, n), outcomes: make([]vocab.Outcome, n),
+		leaseWaits: make([]time.Duration, n), calls: make([]results.Call, n),
+	}
 	start := make(chan struct{})
 	var t0 time.Time
 	g, gctx := errgroup.WithContext(ctx)
@@ -161,39 +181,51 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 			if err != nil {
 				return err
 			}
-			ends[i], outcomes[i], leaseWaits[i] = time.Since(t0), res.Outcome, res.Attempts[0].Lease
-			calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
+			m.ends[i], m.outcomes[i], m.leaseWaits[i] = time.Since(t0), res.Outcome, res.Attempts[0].Lease
+			m.calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
 			return nil
 		})
 	}
 	t0 = time.Now()
 	close(start)
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return concurrent{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	order := make([]int, n)
+	return m, ctx.Err()
+}
+
+// byEnd returns the calls in the order they ended.
+func (m concurrent) byEnd() []results.Call {
+	order := make([]int, len(m.calls))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return ends[order[a]] < ends[order[b]] })
-	sorted := make([]results.Call, n)
+	sort.SliceStable(order, func(a, b int) bool { return m.ends[order[a]] < m.ends[order[b]] })
+	sorted := make([]results.Call, len(order))
 	for k, i := range order {
-		sorted[k] = calls[i]
+		sorted[k] = m.calls[i]
 	}
-	log := settled(ctx, srv, 0)
-	serverTime := map[string]time.Duration{} // call tag -> server time to the head
+	return sorted
+}
+
+// serverTimes returns the server's time to the head of each request that got one, by the
+// request's call tag.
+func serverTimes(log []fakesrv.Request) map[string]time.Duration {
+	times := map[string]time.Duration{}
 	for _, r := range log {
 		if u, err := url.Parse(r.Path); err == nil && !r.HeadSent.IsZero() {
-			serverTime[u.Query().Get("call")] = r.HeadSent.Sub(r.Arrived)
+			times[u.Query().Get("call")] = r.HeadSent.Sub(r.Arrived)
 		}
 	}
+	return times
+}
 
+// groupRows makes a row of every group of calls the model predicts to end alike (groupCalls),
+// named after its batch, with how long the server and the client's queue held its calls.
+func groupRows(name string, preds []model.Prediction, m concurrent, serverTime map[string]time.Duration) []poolRow {
 	var rows []poolRow
 	batches := map[vocab.Outcome]int{}
-	for _, g := range groupCalls(preds, outcomes, ends) {
+	for _, g := range groupCalls(preds, m.outcomes, m.ends) {
 		row := poolRow{Row: results.Row{
 			ExpectedOutcome: g.outcome,
 			ExpectedCalls:   g.want,
@@ -205,8 +237,8 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 			batches[g.outcome]++
 		}
 		if len(g.calls) > 0 {
-			row.Outcome = outcomes[g.calls[0]]
-			row.MeasuredMs = results.Ms(median(ends, g.calls))
+			row.Outcome = m.outcomes[g.calls[0]]
+			row.MeasuredMs = results.Ms(median(m.ends, g.calls))
 		}
 		switch {
 		case g.want == 0:
@@ -224,7 +256,7 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 			if st, ok := serverTime[strconv.Itoa(i)]; ok {
 				served, reached = max(served, st), reached+1
 			}
-			waited = max(waited, leaseWaits[i])
+			waited = max(waited, m.leaseWaits[i])
 		}
 		if reached == 0 {
 			row.Server = fmt.Sprintf("never reached it; client queue %s", fmtMs(waited))
@@ -233,16 +265,5 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 		}
 		rows = append(rows, row)
 	}
-	want := 0
-	for _, pr := range preds {
-		want += pr.Executions
-	}
-	rows = append(rows, poolRow{Row: results.Row{
-		Name:               name + ": requests the server executed",
-		ExpectedCalls:      n,
-		Calls:              n,
-		ExpectedExecutions: results.Count(want),
-		ServerExecutions:   results.Count(len(log)),
-	}, batch: -1})
-	return rows, sorted, nil
+	return rows
 }

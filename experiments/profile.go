@@ -12,29 +12,76 @@ import (
 	"github.com/labrun/labrun/model"
 )
 
-// The client profiles an experiment can run under (--client).
+// The names of the client profiles the experiments refer to. --client takes every name in
+// Profiles; only a profile that an experiment's code names needs a constant.
 const (
 	// ProfileHC5 is labrun's client with Apache HttpClient 5's semantics (the default).
 	ProfileHC5 = "hc5"
-	// ProfileOkHttp is labrun's client with OkHttp's defaults and rules: connect and read 10 s,
-	// no lease, response follow-ups, each resolved address a route retried on failure.
+	// ProfileOkHttp is labrun's client with OkHttp's defaults and rules.
 	ProfileOkHttp = "okhttp"
-	// ProfileGo is Go's own net/http client with the nearest settings and none of labrun's
-	// layers.
+	// ProfileGo is Go's own net/http client.
 	ProfileGo = "go"
 )
 
-// Profiles lists the profiles.
-func Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+// Profile is a client profile (--client): a library's defaults and rules, and how to build
+// labrun's client that follows them for what an experiment asks, with the model's limits for
+// the same rules. A new profile is one new entry in Profiles.
+type Profile struct {
+	// Name is the value --client takes.
+	Name string
+	// Description says in a line what the client is.
+	Description string
+	// Rules are the library's rules as the model knows them; the limits of every client the
+	// profile builds carry them.
+	Rules model.Profile
+	// PropagatesDeadline reports whether the client can send its remaining budget to the
+	// server (spec.PropagateDeadline); a client that cannot ignores it.
+	PropagatesDeadline bool
+	// build makes the client for s, with the model's limits for it but its Rules.
+	build func(s spec) (built, error)
+}
 
-// CheckProfile reports an unknown profile, naming the flag.
-func CheckProfile(p string) error {
-	for _, q := range Profiles() {
-		if p == q {
-			return nil
+// Profiles returns the client profiles, the default (ProfileHC5) first.
+func Profiles() []Profile {
+	return []Profile{
+		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics",
+			Rules: model.HC5, PropagatesDeadline: true, build: buildHC5},
+		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp's defaults and rules: connect and read 10 s, " +
+			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},
+		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
+			Rules: model.Go, build: buildGo},
+	}
+}
+
+// ProfileNames lists the names --client takes.
+func ProfileNames() []string {
+	var names []string
+	for _, p := range Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// LookupProfile returns the profile called name, or an error that names the flag and lists
+// the profiles.
+func LookupProfile(name string) (Profile, error) {
+	for _, p := range Profiles() {
+		if p.Name == name {
+			return p, nil
 		}
 	}
-	return fmt.Errorf("--client: unknown client %q (want %s)", p, strings.Join(Profiles(), ", "))
+	return Profile{}, fmt.Errorf("--client: unknown client %q (want %s)", name, strings.Join(ProfileNames(), ", "))
+}
+
+// build makes the client of the profile called name for s.
+func build(name string, s spec) (built, error) {
+	p, err := LookupProfile(name)
+	if err != nil {
+		return built{}, err
+	}
+	b, err := p.build(s)
+	b.limits.Profile = p.Rules
+	return b, err
 }
 
 // spec is what an experiment sets on its client, in terms every profile understands. A zero
@@ -52,6 +99,10 @@ type spec struct {
 	// MaxIdlePerHost is net/http's MaxIdleConnsPerHost (0: as many as Pool, or net/http's 2
 	// when there is no pool limit either).
 	MaxIdlePerHost int
+	// ClientTimeout is net/http's http.Client.Timeout, a deadline on each request, body
+	// included; the model takes it for Deadline, which it is without retries. Only the go
+	// profile has it: the others bound a whole call with Deadline.
+	ClientTimeout time.Duration
 	// NoRouteRetry turns OkHttp's retryOnConnectionFailure off.
 	NoRouteRetry bool
 	// Resolver resolves host names (nil: the system's).
@@ -76,76 +127,78 @@ type built struct {
 	maxTotal int
 }
 
-// build makes profile's client for s.
-func build(profile string, s spec) (built, error) {
-	switch profile {
-	case ProfileOkHttp:
-		cfg := client.Config{
-			ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
-			ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
-			WriteTimeout:   10 * time.Second,
-			Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-			IdleTimeout:              or(s.IdleTimeout, 5*time.Minute),
-			FollowUps:                true,
-			RoutePerAttempt:          true,
-			RetryOnConnectionFailure: !s.NoRouteRetry,
-			Resolver:                 s.Resolver,
-		}
-		c, err := client.New(cfg)
-		if err != nil {
-			return built{}, err
-		}
-		l := modelLimits(cfg)
-		l.Profile, l.RetryOnConnectionFailure = model.OkHttp, cfg.RetryOnConnectionFailure
-		return built{c: c, limits: l, stats: c.Stats}, nil
-	case ProfileGo:
-		idle := s.MaxIdlePerHost
-		if idle == 0 {
-			idle = s.Pool
-		}
-		cfg := client.GoConfig{
-			MaxConnsPerHost: s.Pool, MaxIdleConnsPerHost: idle,
-			DialTimeout:           or(s.ConnectTimeout, 30*time.Second),
-			ResponseHeaderTimeout: s.ReadTimeout,
-			Deadline:              s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-			Resolver: s.Resolver,
-		}
-		g, err := client.NewGo(cfg)
-		if err != nil {
-			return built{}, err
-		}
-		l := model.Limits{Profile: model.Go, ConnectTimeout: cfg.DialTimeout, ReadTimeout: cfg.ResponseHeaderTimeout,
-			Deadline: cfg.Deadline, Retries: cfg.Retries, Backoff: cfg.Backoff}
-		return built{c: g, limits: l, pool: s.Pool}, nil
-	default:
-		d := client.HC5Defaults()
-		if s.NoLeaseTimeout {
-			d.LeaseTimeout = 0
-		}
-		cfg := client.Config{
-			MaxPerRoute:    or(s.Pool, d.MaxPerRoute),
-			MaxTotal:       or(s.MaxTotal, max(d.MaxTotal, s.Pool)),
-			LeaseTimeout:   or(s.LeaseTimeout, d.LeaseTimeout),
-			ConnectTimeout: or(s.ConnectTimeout, d.ConnectTimeout),
-			ReadTimeout:    s.ReadTimeout, Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-			TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout, PropagateDeadline: s.PropagateDeadline,
-			Resolver: s.Resolver,
-		}
-		c, err := client.New(cfg)
-		if err != nil {
-			return built{}, err
-		}
-		return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
+// modelPool is the pool size the model simulates for b with calls concurrent calls.
+func (b built) modelPool(calls int) int {
+	if b.pool == 0 {
+		return max(calls, 1)
 	}
+	return b.pool
 }
 
-// or returns v, or def when v is zero.
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
+// buildHC5 is the hc5 profile: labrun's client with HttpClient 5's defaults.
+func buildHC5(s spec) (built, error) {
+	d := client.HC5Defaults()
+	if s.NoLeaseTimeout {
+		d.LeaseTimeout = 0
 	}
-	return v
+	cfg := client.Config{
+		MaxPerRoute:    or(s.Pool, d.MaxPerRoute),
+		MaxTotal:       or(s.MaxTotal, max(d.MaxTotal, s.Pool)),
+		LeaseTimeout:   or(s.LeaseTimeout, d.LeaseTimeout),
+		ConnectTimeout: or(s.ConnectTimeout, d.ConnectTimeout),
+		ReadTimeout:    s.ReadTimeout, Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout, PropagateDeadline: s.PropagateDeadline,
+		Resolver: s.Resolver,
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return built{}, err
+	}
+	return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
+}
+
+// buildOkHttp is the okhttp profile: labrun's client with OkHttp's defaults and rules.
+func buildOkHttp(s spec) (built, error) {
+	cfg := client.Config{
+		ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
+		ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
+		WriteTimeout:   10 * time.Second,
+		Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		IdleTimeout:              or(s.IdleTimeout, 5*time.Minute),
+		FollowUps:                true,
+		RoutePerAttempt:          true,
+		RetryOnConnectionFailure: !s.NoRouteRetry,
+		Resolver:                 s.Resolver,
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return built{}, err
+	}
+	l := modelLimits(cfg)
+	l.RetryOnConnectionFailure = cfg.RetryOnConnectionFailure
+	return built{c: c, limits: l, stats: c.Stats}, nil
+}
+
+// buildGo is the go profile: net/http's Client and Transport with the nearest settings.
+func buildGo(s spec) (built, error) {
+	idle := s.MaxIdlePerHost
+	if idle == 0 {
+		idle = s.Pool
+	}
+	cfg := client.GoConfig{
+		MaxConnsPerHost: s.Pool, MaxIdleConnsPerHost: idle,
+		DialTimeout:           or(s.ConnectTimeout, 30*time.Second),
+		ResponseHeaderTimeout: s.ReadTimeout, ClientTimeout: s.ClientTimeout,
+		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		Resolver: s.Resolver,
+	}
+	g, err := client.NewGo(cfg)
+	if err != nil {
+		return built{}, err
+	}
+	l := model.Limits{ConnectTimeout: cfg.DialTimeout, ReadTimeout: cfg.ResponseHeaderTimeout,
+		Deadline: firstSet(cfg.Deadline, cfg.ClientTimeout), Retries: cfg.Retries, Backoff: cfg.Backoff}
+	return built{c: g, limits: l, pool: s.Pool}, nil
 }
 
 // modelLimits converts labrun's client configuration to the model's limits.
@@ -160,10 +213,19 @@ func modelLimits(cfg client.Config) model.Limits {
 	}
 }
 
-// modelPool is the pool size the model simulates for b with calls concurrent calls.
-func (b built) modelPool(calls int) int {
-	if b.pool == 0 {
-		return max(calls, 1)
+// or returns v, or def when v is zero.
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
 	}
-	return b.pool
+	return v
+}
+
+// firstSet returns the shorter of two limits, where 0 means "not set".
+func firstSet(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }

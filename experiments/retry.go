@@ -7,6 +7,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -27,33 +28,27 @@ func NewRetry() *Retry {
 	return &Retry{ReadTimeout: 300 * time.Millisecond, Delay: 500 * time.Millisecond, Retries: 1}
 }
 
-// Name implements Experiment.
-func (*Retry) Name() string { return "exp-c" }
-
-// Title implements Experiment.
-func (*Retry) Title() string { return "a retry after a timeout charges twice" }
-
-// Description implements Experiment.
-func (*Retry) Description() string {
-	return "The server takes longer to reserve stock than the client's read timeout. The client " +
-		"gives up, closes the connection and retries on a new one, but the server had " +
-		"already committed the reservation: it reserves once per attempt. Against an " +
-		"idempotent server, which deduplicates by order id and returns the first result, it " +
-		"reserves once."
-}
-
-// Examples implements Experiment.
-func (*Retry) Examples() []string {
-	return []string{
-		"labrun exp-c",
-		"labrun exp-c --idempotent       # exercise 2: one reservation",
-		"labrun exp-c --retries 3 --backoff 50ms",
+// Info implements Experiment.
+func (*Retry) Info() Info {
+	return Info{
+		Name:  "exp-c",
+		Title: "a retry after a timeout charges twice",
+		Description: "The server takes longer to reserve stock than the client's read timeout. The client " +
+			"gives up, closes the connection and retries on a new one, but the server had " +
+			"already committed the reservation: it reserves once per attempt. Against an " +
+			"idempotent server, which deduplicates by order id and returns the first result, it " +
+			"reserves once.",
+		Examples: []string{
+			"labrun exp-c",
+			"labrun exp-c --idempotent       # exercise 2: one reservation",
+			"labrun exp-c --retries 3 --backoff 50ms",
+		},
 	}
 }
 
 // Params implements Experiment.
-func (r *Retry) Params() []Param {
-	return []Param{
+func (r *Retry) Params() []param.Param {
+	return []param.Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &r.ReadTimeout},
 		{Name: "delay", Usage: "server time to reserve", Duration: &r.Delay},
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &r.Retries, Min: 0, Max: 10},
@@ -62,12 +57,9 @@ func (r *Retry) Params() []Param {
 	}
 }
 
-// Check implements Experiment.
-func (r *Retry) Check() error { return CheckAll(r.Params()) }
-
 // Run implements Experiment.
 func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := r.Check(); err != nil {
+	if err := check(r, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -92,7 +84,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run := newRun(r, opt)
 	for i, v := range variants {
-		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Name(), i+1, len(variants), v.name)
+		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
 		rows, res, err := r.variant(ctx, opt, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1), func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
@@ -119,7 +111,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
 	s := spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
 	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
-	p, res, err := single(ctx, opt, srv, s, b, starting)
+	p, res, err := single(ctx, opt.profile(), srv, s, b, starting)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,41 +138,10 @@ func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, n
 		}
 		rows = append(rows, row)
 	}
-	rows = append(rows, results.Row{
-		Name:               name + ": reservations",
-		ExpectedMs:         expectedMs(p.Total),
-		MeasuredMs:         results.Ms(res.Elapsed),
-		ExpectedOutcome:    p.Outcome,
-		Outcome:            res.Outcome,
-		ExpectedCalls:      1,
-		Calls:              1,
-		ExpectedExecutions: results.Count(p.Executions),
-		ServerExecutions:   results.Count(srv.Reservations(order)),
-		Server:             fmt.Sprintf("%s, %s of %s", plural(len(log), "request"), plural(srv.Reservations(order), "reservation"), order),
-	})
-	return rows, res, nil
-}
-
-func reservationNote(r fakesrv.Request) string {
-	switch {
-	case r.Duplicate:
-		return "; duplicate, not reserved"
-	case r.Reserved:
-		return "; reserved"
-	}
-	return ""
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	total := callRow(p, res)
+	total.Name = name + ": reservations"
+	total.ExpectedExecutions = results.Count(p.Executions)
+	total.ServerExecutions = results.Count(srv.Reservations(order))
+	total.Server = fmt.Sprintf("%s, %s of %s", plural(len(log), "request"), plural(srv.Reservations(order), "reservation"), order)
+	return append(rows, total), res, nil
 }

@@ -3,12 +3,14 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -16,7 +18,8 @@ import (
 // loopback addresses, none of which answers a SYN. OkHttp gives every address (route) its own
 // connect timeout, so a 1 s connect timeout takes 3 s unless a callTimeout caps it; net/http
 // shares one dial budget among the addresses, so the first one takes it all; HttpClient 5, like
-// OkHttp, tries each address with the full timeout. It runs every profile by design.
+// OkHttp, tries each address with the full timeout. It runs every profile by design
+// (FixedProfiles), so it takes no --client.
 type Routes struct {
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
@@ -32,44 +35,38 @@ func NewRoutes() *Routes {
 	return &Routes{ConnectTimeout: time.Second, CallTimeout: 1500 * time.Millisecond}
 }
 
-// Name implements Experiment.
-func (*Routes) Name() string { return "exp-e" }
-
-// Title implements Experiment.
-func (*Routes) Title() string { return "a timeout that seems ignored" }
-
-// Description implements Experiment.
-func (*Routes) Description() string {
-	return "A host name resolves to three loopback addresses (127.0.0.2, .3, .4), none of " +
-		"which answers a SYN: each is a listener whose accept queue is full, which Linux " +
-		"treats like a host that is down. labrun resolves the name itself (a DNS server on " +
-		"loopback). OkHttp makes every address a route with its own connect timeout: 1 s " +
-		"becomes 3 s, unless callTimeout caps the call or retryOnConnectionFailure is off. " +
-		"Go's net/http gives the whole dial one budget and splits it: each address gets an " +
-		"equal share of what is left but at least 2 s (net/dial.go, partialDeadline), so with " +
-		"1 s the first address takes all of it and the others are never tried. HttpClient 5 " +
-		"tries each address with the full timeout inside one connect. It runs every profile " +
-		"whatever --client says."
+// Info implements Experiment.
+func (*Routes) Info() Info {
+	return Info{
+		Name:  "exp-e",
+		Title: "a timeout that seems ignored",
+		Description: "A host name resolves to three loopback addresses (127.0.0.2, .3, .4), none of " +
+			"which answers a SYN: each is a listener whose accept queue is full, which Linux " +
+			"treats like a host that is down. labrun resolves the name itself (a DNS server on " +
+			"loopback). OkHttp makes every address a route with its own connect timeout: 1 s " +
+			"becomes 3 s, unless callTimeout caps the call or retryOnConnectionFailure is off. " +
+			"Go's net/http gives the whole dial one budget and splits it: each address gets an " +
+			"equal share of what is left but at least 2 s (net/dial.go, partialDeadline), so with " +
+			"1 s the first address takes all of it and the others are never tried. HttpClient 5 " +
+			"tries each address with the full timeout inside one connect. It runs every profile " +
+			"by design and takes no --client.",
+		Examples: []string{"labrun exp-e", "labrun exp-e --connect-timeout 500ms --call-timeout 800ms"},
+	}
 }
 
-// Examples implements Experiment.
-func (*Routes) Examples() []string {
-	return []string{"labrun exp-e", "labrun exp-e --connect-timeout 500ms --call-timeout 800ms"}
-}
+// Profiles implements FixedProfiles.
+func (*Routes) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }
 
 // Params implements Experiment.
-func (r *Routes) Params() []Param {
-	return []Param{
+func (r *Routes) Params() []param.Param {
+	return []param.Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &r.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "call-timeout", Usage: "OkHttp callTimeout of the capped row", Duration: &r.CallTimeout, MaxDuration: 30 * time.Second},
 	}
 }
 
-// Check implements Experiment.
+// Check implements Checker.
 func (r *Routes) Check() error {
-	if err := CheckAll(r.Params()); err != nil {
-		return err
-	}
 	if r.ConnectTimeout == 0 {
 		return fmt.Errorf("--connect-timeout must be set: without one the kernel gives up after 127 s per address")
 	}
@@ -78,29 +75,14 @@ func (r *Routes) Check() error {
 
 // Run implements Experiment.
 func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := r.Check(); err != nil {
+	if err := check(r, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	var holes []*fakesrv.Blackhole
-	defer func() {
-		for _, h := range holes {
-			h.Close()
-		}
-	}()
-	port := 0
-	for _, ip := range routeAddrs {
-		h, err := fakesrv.NewBlackhole(ip, port)
-		if err != nil {
-			return results.Run{}, fmt.Errorf("an address that drops SYNs: %w", err)
-		}
-		holes, port = append(holes, h), h.Port
-	}
-	dns, err := fakesrv.NewDNS(map[string][]string{routeHost: routeAddrs})
+	url, resolver, stop, err := downHost()
 	if err != nil {
 		return results.Run{}, err
 	}
-	defer dns.Close()
-	url := "http://" + routeHost + ":" + strconv.Itoa(port) + "/"
+	defer stop()
 
 	rows := []struct {
 		name    string
@@ -114,16 +96,14 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 		{"hc5: every address in turn, one connect", ProfileHC5, spec{ConnectTimeout: r.ConnectTimeout}},
 	}
 	run := newRun(r, opt)
-	run.Client = "okhttp, go, hc5"
-	run.Config = run.Config[1:]
 	for i, row := range rows {
-		row.s.Resolver = dns.Resolver()
+		row.s.Resolver = resolver
 		b, err := build(row.profile, row.s)
 		if err != nil {
 			return results.Run{}, err
 		}
 		p := model.Predict(model.Downstream{HostDown: true, Routes: len(routeAddrs)}, b.limits, true, 0)
-		opt.progress(p.Total, "%s · row %d/%d: %s", r.Name(), i+1, len(rows), row.name)
+		opt.progress(p.Total, "%s · row %d/%d: %s", r.Info().Name, i+1, len(rows), row.name)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			b.c.Close()
@@ -135,20 +115,46 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		// Every attempt dials (and fails to): its connection count is its attempt count.
-		run.Rows = append(run.Rows, results.Row{
-			Name:                   row.name,
-			ExpectedMs:             expectedMs(p.Total),
-			MeasuredMs:             results.Ms(res.Elapsed),
-			ExpectedOutcome:        p.Outcome,
-			Outcome:                res.Outcome,
-			ExpectedCalls:          1,
-			Calls:                  1,
-			ExpectedNewConnections: results.Count(len(p.Attempts)),
-			NewConnections:         results.Count(len(res.Attempts)),
-			Server:                 fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), plural(len(res.Attempts), "attempt")),
-		})
+		out := callRow(p, res)
+		out.Name = row.name
+		out.ExpectedNewConnections = results.Count(len(p.Attempts))
+		out.NewConnections = results.Count(len(res.Attempts))
+		out.Server = fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), plural(len(res.Attempts), "attempt"))
+		run.Rows = append(run.Rows, out)
 		run.Calls = append(run.Calls, timeline(row.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
+}
+
+// downHost starts a host that is down under a name: on each of routeAddrs a listener that
+// drops SYNs, all on one port, and a DNS server that resolves routeHost to them all. It
+// returns the URL to call and the resolver that knows the name; stop closes them all.
+func downHost() (url string, resolver *net.Resolver, stop func(), err error) {
+	var holes []*fakesrv.Blackhole
+	stop = func() {
+		for _, h := range holes {
+			h.Close()
+		}
+	}
+	port := 0
+	for _, ip := range routeAddrs {
+		h, err := fakesrv.NewBlackhole(ip, port)
+		if err != nil {
+			stop()
+			return "", nil, nil, fmt.Errorf("an address that drops SYNs: %w", err)
+		}
+		holes, port = append(holes, h), h.Port
+	}
+	dns, err := fakesrv.NewDNS(map[string][]string{routeHost: routeAddrs})
+	if err != nil {
+		stop()
+		return "", nil, nil, err
+	}
+	closeHoles := stop
+	stop = func() {
+		dns.Close()
+		closeHoles()
+	}
+	return "http://" + routeHost + ":" + strconv.Itoa(port) + "/", dns.Resolver(), stop, nil
 }

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -35,33 +34,27 @@ func NewTrickle() *Trickle {
 	}
 }
 
-// Name implements Experiment.
-func (*Trickle) Name() string { return "exp-a" }
-
-// Title implements Experiment.
-func (*Trickle) Title() string { return "a trickle vs the read timeout" }
-
-// Description implements Experiment.
-func (*Trickle) Description() string {
-	return "The server sends its head at once, then the body one byte at a time. The read timeout " +
-		"(SO_TIMEOUT) restarts on every byte, so it never fires: the call succeeds after " +
-		"bytes x every. Only a total deadline bounds the call. A control row shows the read " +
-		"timeout firing against a server that stays silent."
-}
-
-// Examples implements Experiment.
-func (*Trickle) Examples() []string {
-	return []string{
-		"labrun exp-a",
-		"labrun exp-a --every 900ms      # gaps still shorter than the read timeout: ok",
-		"labrun exp-a --every 1.2s      # one gap longer than the read timeout: it fires",
-		"labrun exp-a --format json",
+// Info implements Experiment.
+func (*Trickle) Info() Info {
+	return Info{
+		Name:  "exp-a",
+		Title: "a trickle vs the read timeout",
+		Description: "The server sends its head at once, then the body one byte at a time. The read timeout " +
+			"(SO_TIMEOUT) restarts on every byte, so it never fires: the call succeeds after " +
+			"bytes x every. Only a total deadline bounds the call. A control row shows the read " +
+			"timeout firing against a server that stays silent.",
+		Examples: []string{
+			"labrun exp-a",
+			"labrun exp-a --every 900ms      # gaps still shorter than the read timeout: ok",
+			"labrun exp-a --every 1.2s      # one gap longer than the read timeout: it fires",
+			"labrun exp-a --format json",
+		},
 	}
 }
 
 // Params implements Experiment.
-func (t *Trickle) Params() []Param {
-	return []Param{
+func (t *Trickle) Params() []param.Param {
+	return []param.Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout},
 		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline},
 		{Name: "bytes", Usage: "body bytes the server trickles", Int: &t.Bytes, Min: 1, Max: fakesrv.MaxBytes},
@@ -70,12 +63,9 @@ func (t *Trickle) Params() []Param {
 	}
 }
 
-// Check implements Experiment.
-func (t *Trickle) Check() error { return CheckAll(t.Params()) }
-
 // Run implements Experiment.
 func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := t.Check(); err != nil {
+	if err := check(t, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -104,8 +94,8 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run := newRun(t, opt)
 	for i, r := range rows {
-		step := fmt.Sprintf("%s · row %d/%d: %s", t.Name(), i+1, len(rows), r.name)
-		row, res, err := t.row(ctx, opt, srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		step := fmt.Sprintf("%s · row %d/%d: %s", t.Info().Name, i+1, len(rows), r.name)
+		row, res, err := singleRow(ctx, opt.profile(), srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -116,29 +106,4 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
-}
-
-// row measures one call with a warm pool and predicts it.
-func (t *Trickle) row(ctx context.Context, opt Options, srv *fakesrv.Server, s spec, b fakesrv.Behaviour, starting func(expected time.Duration)) (results.Row, *client.Result, error) {
-	p, res, err := single(ctx, opt, srv, s, b, starting)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	row := results.Row{
-		ExpectedMs:      expectedMs(p.Total),
-		MeasuredMs:      results.Ms(res.Elapsed),
-		ExpectedOutcome: p.Outcome,
-		Outcome:         res.Outcome,
-		ExpectedCalls:   1,
-		Calls:           1,
-	}
-	if log := settled(ctx, srv, 1); len(log) > 0 {
-		row.Server = serverNote(log[len(log)-1])
-	}
-	return row, res, nil
-}
-
-// downstream converts what the fake server is asked to do into the model's terms.
-func downstream(b fakesrv.Behaviour) model.Downstream {
-	return model.Downstream{Delay: b.Delay, Stall: b.Stall, Bytes: b.Bytes, Every: b.Every, Idempotent: b.Idempotent}
 }

@@ -137,4 +137,4 @@ func runLabel(i, warmup, repeat int) string {
 	return ""
 }
 
-func name(e experiments.Experiment) string { return e.Name() }
+func name(e experiments.Experiment) string { return e.Info().Name }

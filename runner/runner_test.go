@@ -25,7 +25,7 @@ type probe struct {
 	runs                   atomic.Int32
 }
 
-func (p *probe) Name() string { return p.name }
+func (p *probe) Info() experiments.Info { return experiments.Info{Name: p.name} }
 
 func (p *probe) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
 	p.runs.Add(1)

@@ -1,4 +1,8 @@
-package experiments
+// Package param describes the parameters of labrun's experiments and of its predictor: a name,
+// a usage line, the field it is bound to and its bounds. Both the experiments and the
+// predictor declare their parameters with it, and the command line turns each Param into a
+// flag, so the flag list, its help and its checks come from one table.
+package param
 
 import (
 	"fmt"
@@ -10,8 +14,9 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// Param is one parameter of an experiment, bound to a field of it. Exactly one of Duration,
-// Int, Bool and String is set. The command line turns each Param into a flag named Name.
+// Param is one parameter, bound to a field of the value that declares it. Exactly one of
+// Duration, Int, Bool and String is set. The command line turns each Param into a flag named
+// Name.
 type Param struct {
 	// Name is the flag name without dashes, for example "read-timeout".
 	Name  string
@@ -30,10 +35,12 @@ type Param struct {
 	MaxDuration time.Duration
 }
 
-// MaxDuration is the longest duration a parameter may take: the fake server's own cap.
+// MaxDuration is the longest duration a parameter may take unless its Param says otherwise:
+// the fake server's own cap.
 const MaxDuration = 10 * time.Minute
 
-// Value returns the parameter's current value as text, as a flag would take it.
+// Value returns the parameter's current value as text, as a flag would take it. It panics
+// when the Param is bound to nothing, a mistake in the table that declares it.
 func (p Param) Value() string {
 	switch {
 	case p.Duration != nil:
@@ -45,7 +52,7 @@ func (p Param) Value() string {
 	case p.String != nil:
 		return *p.String
 	}
-	panic("experiments: Param " + p.Name + " is bound to nothing")
+	panic("param: Param " + p.Name + " is bound to nothing")
 }
 
 // Check reports a value out of bounds, naming the flag: "--pool must be at least 1, got 0".
@@ -87,8 +94,8 @@ func CheckAll(ps []Param) error {
 	return nil
 }
 
-// runConfig lists the parameters for a results.Run.
-func runConfig(ps []Param) []results.Param {
+// Config lists the parameters with their values, for a results.Run.
+func Config(ps []Param) []results.Param {
 	out := make([]results.Param, len(ps))
 	for i, p := range ps {
 		out[i] = results.Param{Name: p.Name, Value: p.Value()}
@@ -96,11 +103,12 @@ func runConfig(ps []Param) []results.Param {
 	return out
 }
 
-// atDefaults reports whether every parameter still has the value of the same parameter in
-// defaults (the experiment's documented configuration).
-func atDefaults(ps, defaults []Param) bool {
+// Same reports whether every parameter has the value of the parameter at the same index in
+// other: whether a value still has the configuration other was made with (its documented one,
+// say). ps and other must come from the same table.
+func Same(ps, other []Param) bool {
 	for i := range ps {
-		if ps[i].Value() != defaults[i].Value() {
+		if ps[i].Value() != other[i].Value() {
 			return false
 		}
 	}

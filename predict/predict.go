@@ -1,4 +1,7 @@
-package experiments
+// Package predict is labrun predict and labrun defaults: it asks the timing model which limit
+// of a client fires first against a downstream, when, and how often the server executes the
+// request, with no network, and lists the client libraries' defaults the model knows.
+package predict
 
 import (
 	"fmt"
@@ -6,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -35,13 +39,10 @@ type Predictor struct {
 	Cold     bool
 }
 
-// limitParams are the parameters a preset sets, by flag name.
-var limitParams = []string{"lease-timeout", "connect-timeout", "read-timeout", "deadline", "retries", "backoff"}
-
 // Params lists the predictor's parameters, bound to its fields.
-func (p *Predictor) Params() []Param {
+func (p *Predictor) Params() []param.Param {
 	max := model.DataGiveUp + time.Hour // long enough for the kernel's own give-up times
-	return []Param{
+	return []param.Param{
 		{Name: "defaults", Usage: "start from a client's defaults: " + strings.Join(PresetNames(), ", "), String: &p.Defaults, Choices: PresetNames()},
 		{Name: "lease-timeout", Usage: "wait for a pooled connection at most this long (0 = no limit)", Duration: &p.LeaseTimeout, MaxDuration: max},
 		{Name: "connect-timeout", Usage: "connect timeout (0 = none: the kernel gives up after 127 s)", Duration: &p.ConnectTimeout, MaxDuration: max},
@@ -60,9 +61,9 @@ func (p *Predictor) Params() []Param {
 	}
 }
 
-// Check reports a parameter or a combination of them that makes no sense.
+// Check reports a parameter or a combination of them that makes no sense, naming the flags.
 func (p *Predictor) Check() error {
-	if err := CheckAll(p.Params()); err != nil {
+	if err := param.CheckAll(p.Params()); err != nil {
 		return err
 	}
 	switch {
@@ -79,7 +80,7 @@ func (p *Predictor) Check() error {
 }
 
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
-// explicitly (isSet reports which flags were given).
+// explicitly (isSet reports which flags were given), and takes the preset's rules.
 func (p *Predictor) Apply(isSet func(name string) bool) error {
 	if p.Defaults == "" {
 		return nil
@@ -88,6 +89,7 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	if !ok {
 		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
 	}
+	// The limits a preset sets, by flag name; the order does not matter.
 	set := map[string]func(){
 		"lease-timeout":   func() { p.LeaseTimeout = pre.Limits.LeaseTimeout },
 		"connect-timeout": func() { p.ConnectTimeout = pre.Limits.ConnectTimeout },
@@ -96,9 +98,9 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 		"retries":         func() { p.Retries = pre.Limits.Retries },
 		"backoff":         func() { p.Backoff = pre.Limits.Backoff },
 	}
-	for _, name := range limitParams {
+	for name, apply := range set {
 		if !isSet(name) {
-			set[name]()
+			apply()
 		}
 	}
 	p.profile, p.rocf = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure
@@ -117,13 +119,13 @@ func (p *Predictor) Predict() results.Prediction {
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          pred.Outcome,
-		TotalMs:          expectedMs(pred.Total),
+		TotalMs:          modelMs(pred.Total),
 		ServerExecutions: pred.Executions,
 		Attempts:         []results.Attempt{},
 	}
 	for _, a := range pred.Attempts {
 		ra := results.Attempt{
-			StartMs: *results.Ms(a.Start), EndMs: expectedMs(a.End), Outcome: a.Outcome,
+			StartMs: *results.Ms(a.Start), EndMs: modelMs(a.End), Outcome: a.Outcome,
 			NewConnection: a.NewConnection, Executed: a.Executed(), Phases: []results.PhaseSpan{},
 		}
 		for _, s := range a.Phases {
@@ -138,8 +140,16 @@ func (p *Predictor) Predict() results.Prediction {
 	return out
 }
 
+// modelMs converts a model time to a document's value: none for a call that hangs.
+func modelMs(d time.Duration) *float64 {
+	if d == model.Forever {
+		return nil
+	}
+	return results.Ms(d)
+}
+
 // scenario lists the parameters that differ from their zero value, for the report's heading.
-func scenario(ps []Param) []results.Param {
+func scenario(ps []param.Param) []results.Param {
 	out := []results.Param{}
 	for _, p := range ps {
 		switch v := p.Value(); v {
@@ -147,37 +157,6 @@ func scenario(ps []Param) []results.Param {
 		default:
 			out = append(out, results.Param{Name: p.Name, Value: v})
 		}
-	}
-	return out
-}
-
-// PresetNames lists the names --defaults takes.
-func PresetNames() []string {
-	var names []string
-	for _, p := range model.Presets() {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-// PresetsHelp describes every preset in a few lines, for labrun predict --help.
-func PresetsHelp() string {
-	var b strings.Builder
-	for _, p := range model.Presets() {
-		fmt.Fprintf(&b, "   %-14s %s: lease %s; connect %s; read %s; pool %s; whole call %s\n",
-			p.Name, p.Client, p.Lease, p.Connect, p.Read, p.Pool, p.Call)
-	}
-	return b.String()
-}
-
-// Defaults returns lab-spec section 4's client defaults and Go's, for labrun defaults.
-func Defaults() []results.ClientDefaults {
-	var out []results.ClientDefaults
-	for _, p := range model.Presets() {
-		out = append(out, results.ClientDefaults{
-			Name: p.Name, Client: p.Client, Lease: p.Lease, Connect: p.Connect,
-			Read: p.Read, Pool: p.Pool, Call: p.Call, Source: p.Source,
-		})
 	}
 	return out
 }

@@ -1,0 +1,184 @@
+package experiments
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const ms = time.Millisecond
+
+// runScaled runs e under hc5 and fails the test unless every row passed and none shows a
+// documented figure. The experiments run with shortened parameters: the semantics are the
+// same, the suite stays quick.
+func runScaled(t *testing.T, e Experiment) results.Run {
+	t.Helper()
+	run := runScaledWith(t, e, "")
+	for _, r := range run.Rows {
+		if r.Documented != "" {
+			t.Errorf("row %q shows documented %q for non-documented parameters", r.Name, r.Documented)
+		}
+	}
+	return run
+}
+
+// testTolerance is the timing margin of the end-to-end tests. They assert semantics: every
+// outcome, call count and server execution exactly, and times within a margin that holds on
+// a loaded 2-core machine. A broken semantic changes an outcome or a count (a read timeout
+// that acts as a deadline turns ok into read-timeout; a pool that does not queue moves
+// calls between batches), so the margin hides none. Precision is the gate's business
+// (labrun all, DefaultTolerance) and the benchmarks'.
+const testTolerance = 250 * time.Millisecond
+
+// runScaledWith runs e under profile ("" for the default) and fails the test unless every
+// row passed, logging the rows when one did not.
+func runScaledWith(t *testing.T, e Experiment, profile string) results.Run {
+	t.Helper()
+	run, err := e.Run(context.Background(), Options{Tolerance: testTolerance, Client: profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Pass {
+		for _, r := range run.Rows {
+			t.Logf("%-45s expected %v %s, measured %v %s: %s", r.Name, deref(r.ExpectedMs), r.ExpectedOutcome, deref(r.MeasuredMs), r.Outcome, r.Reason)
+		}
+		t.Fatalf("%s under %s did not pass", e.Info().Name, or(profile, ProfileHC5))
+	}
+	return run
+}
+
+// deref shows a row value: the number, or "-" for none.
+func deref(p *float64) any {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+// outcomes lists the measured outcomes of run's rows.
+func outcomes(run results.Run) []vocab.Outcome {
+	var out []vocab.Outcome
+	for _, r := range run.Rows {
+		out = append(out, r.Outcome)
+	}
+	return out
+}
+
+// freshOf returns a new experiment of e's kind with its documented parameters.
+func freshOf(e Experiment) Experiment {
+	switch e.(type) {
+	case *Trickle:
+		return NewTrickle()
+	case *Pool:
+		return NewPool()
+	case *Retry:
+		return NewRetry()
+	case *FollowUps:
+		return NewFollowUps()
+	case *Routes:
+		return NewRoutes()
+	case *GoTraps:
+		return NewGoTraps()
+	case *Inventory:
+		return NewInventory()
+	}
+	panic("experiments_test: unknown experiment " + e.Info().Name)
+}
+
+func TestAll(t *testing.T) {
+	var names []string
+	for _, e := range All() {
+		info := e.Info()
+		names = append(names, info.Name)
+		if info.Title == "" || info.Description == "" || len(info.Examples) == 0 {
+			t.Errorf("%s lacks a title, a description or examples", info.Name)
+		}
+		if err := Check(e, ""); err != nil {
+			t.Errorf("%s: defaults do not pass their own checks: %v", info.Name, err)
+		}
+		if fresh := freshOf(e); !param.Same(e.Params(), fresh.Params()) {
+			t.Errorf("%s: All() does not return the documented parameters", info.Name)
+		}
+	}
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("got %v, want %v", names, want)
+	}
+}
+
+func TestRunRejectsBadParams(t *testing.T) {
+	e := NewPool()
+	e.Pool = 0
+	_, err := e.Run(context.Background(), Options{Tolerance: DefaultTolerance})
+	if err == nil || err.Error() != "--pool must be at least 1, got 0" {
+		t.Errorf("got %v, want the --pool error", err)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, e := range All() {
+		if _, err := e.Run(ctx, Options{Tolerance: DefaultTolerance}); err == nil {
+			t.Errorf("%s: got no error with a cancelled context", e.Info().Name)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	badPool := NewPool()
+	badPool.Pool = 0
+	overTotal := NewInventory()
+	overTotal.Pool = 200
+	propagate := NewInventory()
+	propagate.PropagateDeadline = true
+	tests := []struct {
+		name   string
+		e      Experiment
+		client string
+		want   string
+	}{
+		{"defaults", NewTrickle(), "", ""},
+		{"a profile", NewTrickle(), ProfileGo, ""},
+		{"an unknown profile", NewTrickle(), "curl", `--client: unknown client "curl" (want hc5, okhttp, go)`},
+		{"a bound", badPool, "", "--pool must be at least 1, got 0"},
+		{"a Checker", overTotal, "", "--pool (200) must not exceed --max-total (100)"},
+		{"a Checker with no value set", &Routes{}, "", "--connect-timeout must be set: without one the kernel gives up after 127 s per address"},
+		{"a ProfileChecker, default profile", propagate, "", ""},
+		{"a ProfileChecker", propagate, ProfileOkHttp, "--propagate-deadline needs --client hc5: okhttp sends no budget"},
+		{"fixed profiles, no --client", NewFollowUps(), "", ""},
+		{"fixed profiles, --client hc5", NewFollowUps(), ProfileHC5, ""},
+		{"fixed profiles, --client go", NewFollowUps(), ProfileGo, "--client: exp-d compares okhttp and go by design; it takes no --client"},
+		{"three fixed profiles", NewRoutes(), ProfileOkHttp, "--client: exp-e compares okhttp, go and hc5 by design; it takes no --client"},
+		{"one fixed profile", NewGoTraps(), ProfileOkHttp, "--client: exp-f runs go by design; it takes no --client"},
+		{"one fixed profile, an unknown --client", NewGoTraps(), "curl", "--client: exp-f runs go by design; it takes no --client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if err := Check(tt.e, tt.client); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunIgnoresClientWhenFixed: labrun all passes its --client to every experiment; one that
+// compares profiles by design runs them whatever it gets.
+func TestRunIgnoresClientWhenFixed(t *testing.T) {
+	e := NewFollowUps()
+	if err := check(e, "curl"); err != nil {
+		t.Errorf("got %v, want no error: exp-d does not use Options.Client", err)
+	}
+}

@@ -1,0 +1,89 @@
+package experiments
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// TestProfiles runs experiments A, B and C under the okhttp and go profiles, shortened.
+func TestProfiles(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []string{ProfileOkHttp, ProfileGo} {
+		for _, e := range []Experiment{
+			&Trickle{ReadTimeout: 300 * ms, Deadline: 250 * ms, Bytes: 4, Every: 100 * ms, Silence: 800 * ms},
+			&Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms},
+			&Retry{ReadTimeout: 100 * ms, Delay: 400 * ms, Retries: 1},
+		} {
+			run, err := e.Run(context.Background(), Options{Tolerance: testTolerance, Client: profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !run.Pass || run.Client != profile || run.Config[0] != (results.Param{Name: "client", Value: profile}) {
+				t.Errorf("%s under %s: pass %v, client %q, config %v", e.Info().Name, profile, run.Pass, run.Client, run.Config)
+			}
+		}
+	}
+	// Under go, the lease timeout does not exist: the second variant queues like the first.
+	run := runScaledWith(t, &Pool{Pool: 2, Concurrency: 5, Delay: 150 * ms, LeaseTimeout: 100 * ms}, ProfileGo)
+	for _, r := range run.Rows {
+		if r.Outcome == vocab.LeaseTimeout {
+			t.Errorf("got a lease timeout under go: %+v", r)
+		}
+	}
+}
+
+// TestProfileTable builds every profile's client and checks that its limits carry its rules.
+func TestProfileTable(t *testing.T) {
+	if got, want := ProfileNames(), []string{ProfileHC5, ProfileOkHttp, ProfileGo}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got profiles %v, want %v", got, want)
+	}
+	for _, p := range Profiles() {
+		if p.Description == "" || p.Rules == "" {
+			t.Errorf("%s lacks a description or its rules", p.Name)
+		}
+		b, err := build(p.Name, spec{ReadTimeout: time.Second, Pool: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		b.c.Close()
+		if b.limits.Profile != p.Rules || b.limits.ReadTimeout != time.Second {
+			t.Errorf("%s: got limits %+v, want its rules %q and the read timeout", p.Name, b.limits, p.Rules)
+		}
+	}
+	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go)` {
+		t.Errorf("got %v, want the unknown-client error", err)
+	}
+}
+
+// TestProfileDefaults pins the limits each profile takes when the spec leaves them unset.
+func TestProfileDefaults(t *testing.T) {
+	tests := []struct {
+		profile string
+		s       spec
+		want    model.Limits
+	}{
+		{ProfileHC5, spec{}, model.Limits{Profile: model.HC5, LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}},
+		{ProfileHC5, spec{NoLeaseTimeout: true}, model.Limits{Profile: model.HC5, ConnectTimeout: 3 * time.Minute}},
+		{ProfileOkHttp, spec{}, model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp, spec{NoRouteRetry: true}, model.Limits{Profile: model.OkHttp, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileGo, spec{}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second}},
+		{ProfileGo, spec{ClientTimeout: time.Second}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
+		{ProfileGo, spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},
+	}
+	for _, tt := range tests {
+		b, err := build(tt.profile, tt.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.c.Close()
+		if b.limits != tt.want {
+			t.Errorf("%s with %+v: got limits %+v, want %+v", tt.profile, tt.s, b.limits, tt.want)
+		}
+	}
+}

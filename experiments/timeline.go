@@ -1,0 +1,40 @@
+package experiments
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// timeline turns a measured call into a results.Call for the timeline drawings; offset is when
+// the call started relative to the experiment's common start.
+func timeline(label string, res *client.Result, offset time.Duration) results.Call {
+	c := results.Call{Label: label, Attempts: []results.Attempt{}}
+	for _, a := range res.Attempts {
+		ra := results.Attempt{
+			StartMs: *results.Ms(offset + a.Start), EndMs: results.Ms(offset + a.End),
+			Outcome: a.Outcome, NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
+		}
+		connect, wait := a.Connect, a.Wait
+		if !a.NewConnection && a.Phase != vocab.PhaseConnect {
+			// Taking a pooled connection takes microseconds; drawn as a connect it would
+			// suggest a handshake that never happened.
+			connect, wait = 0, wait+connect
+		}
+		for _, p := range []struct {
+			phase vocab.Phase
+			d     time.Duration
+		}{{vocab.PhaseLease, a.Lease}, {vocab.PhaseConnect, connect}, {vocab.PhaseWait, wait}, {vocab.PhaseBody, a.Body}} {
+			if p.d > 0 || p.phase == a.Phase {
+				ra.Phases = append(ra.Phases, results.PhaseSpan{Phase: p.phase, Ms: results.Ms(p.d)})
+			}
+			if p.phase == a.Phase {
+				break
+			}
+		}
+		c.Attempts = append(c.Attempts, ra)
+	}
+	return c
+}

@@ -1,0 +1,25 @@
+package experiments
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/vocab"
+)
+
+func TestTrickle(t *testing.T) {
+	t.Parallel()
+	e := &Trickle{ReadTimeout: 300 * ms, Deadline: 250 * ms, Bytes: 4, Every: 100 * ms, Silence: 800 * ms}
+	run := runScaled(t, e)
+	if got, want := outcomes(run), []vocab.Outcome{vocab.OK, vocab.Deadline, vocab.ReadTimeout}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got outcomes %v, want %v", got, want)
+	}
+	// The trickle outlives the read timeout 4/3 times over: it is not a deadline.
+	if got := *run.Rows[0].MeasuredMs; got < 400 {
+		t.Errorf("trickle ended at %v ms, want at least 400", got)
+	}
+	if !strings.Contains(run.Rows[1].Server, "client left") {
+		t.Errorf("got server note %q for the deadline row, want the client leaving", run.Rows[1].Server)
+	}
+}
