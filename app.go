@@ -118,13 +118,12 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
 			"labrun exp-b --pool 20 --format json\n" +
 			"labrun list",
-		Version:              version(),
-		EnableBashCompletion: true,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		HideHelpCommand:      true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
-		OnUsageError:         onUsageError,
+		Version:         version(),
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("unknown command %q (see labrun --help)", c.Args().First())
@@ -132,11 +131,16 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 			return cli.ShowAppHelp(c)
 		},
 	}
+	params := map[string][]param.Param{}
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
+		params[e.Info().Name] = e.Params()
 	}
-	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(), defaultsCommand(tty), serveCommand(), reportCommand(),
-		listCommand(exps), completionCommand())
+	pred := &predict.Predictor{}
+	params["predict"] = pred.Params()
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
+		reportCommand(), listCommand(exps), completionCommand())
+	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params)))
 	return app
 }
 
@@ -302,12 +306,11 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 	}
 }
 
-func predictCommand() *cli.Command {
-	p := &predict.Predictor{}
+func predictCommand(p *predict.Predictor) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()}}
-	for _, param := range p.Params() {
-		flags = append(flags, paramFlag(param))
+	for _, pp := range p.Params() {
+		flags = append(flags, paramFlag(pp))
 	}
 	return &cli.Command{
 		Name:  "predict",
