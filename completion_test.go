@@ -40,7 +40,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"predict", "--format", "j"}, "json junit"},
 		{[]string{"completion", ""}, "bash zsh fish"},
 		{[]string{"exp-a", "--read-timeout", ""}, ""}, // a duration: nothing to offer
-		{[]string{"report", ""}, ""},                   // a file: the shell's own completion
+		{[]string{"report", ""}, ""},                  // a file: the shell's own completion
 		{[]string{"nope", "--"}, ""},
 		{[]string{"-"}, "--help --version"},
 	}
