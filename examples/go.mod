@@ -1,0 +1,14 @@
+module github.com/labrun/labrun/examples
+
+go 1.26.0
+
+require (
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/labrun/labrun v0.0.0
+)
+
+require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+
+// labrun is not on the public module proxy yet: the examples use the repository they sit in.
+// A project of your own does the same with the path of its clone (see docs/labtest.md).
+replace github.com/labrun/labrun => ../

@@ -1,0 +1,221 @@
+// Package labtest puts your own HTTP client under labrun's lab, inside `go test`: it starts
+// labrun's fake server on loopback, runs one of labrun's scenarios (a trickle, a stall, a slow
+// reservation that a retry can charge twice, a pool queue, a connection closed after the
+// request was read, a redirect loop) against your *http.Client (or anything with its Do
+// method, such as a retry library's client), and returns a Row: how long the call took, its
+// outcome classified from the error, how often the server executed the request, how many
+// connections it accepted, and what labrun's timing model expects for the limits you declare.
+//
+// Assertions are plain values:
+//
+//	lab := labtest.Start(t)
+//	row := lab.Run(ctx, myClient, labtest.Reserve(500*time.Millisecond), labtest.Limits{AttemptTimeout: 300 * time.Millisecond, Retries: 2})
+//	if row.Executions != 1 {
+//		t.Errorf("the server reserved %d times: %s", row.Executions, row)
+//	}
+//
+// The model knows net/http's rules (a response-header timeout covers only the head, the pool
+// wait has no timeout); declare the limits your client really has, and Row.Expected says what
+// those limits make of the scenario. Compare with Row.Expected to lock your client's timing
+// down, or with fixed values to state a requirement.
+package labtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/vocab"
+)
+
+// Doer is what labtest calls: *http.Client has this method, and so do most retry libraries'
+// clients (wrap one whose request type differs in a func adapter, DoerFunc).
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// DoerFunc adapts a function to Doer.
+type DoerFunc func(*http.Request) (*http.Response, error)
+
+// Do calls f.
+func (f DoerFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
+
+// RoundTripper turns an http.RoundTripper into a Doer, for testing a transport alone.
+func RoundTripper(rt http.RoundTripper) Doer { return &http.Client{Transport: rt} }
+
+// Lab is a fake server for one test. Its rows count only their own requests: Run resets the
+// server's counters first, so a Lab serves one call (or one concurrent batch) at a time.
+type Lab struct {
+	srv *fakesrv.Server
+	mu  sync.Mutex // serialises Run and RunConcurrent, whose counts rely on a reset server
+}
+
+// New starts a lab on loopback; Close stops it.
+func New() (*Lab, error) {
+	srv, err := fakesrv.New()
+	if err != nil {
+		return nil, fmt.Errorf("labtest: %w", err)
+	}
+	return &Lab{srv: srv}, nil
+}
+
+// Start starts a lab for the test and closes it when the test ends; it fails the test if the
+// server cannot start.
+func Start(tb testing.TB) *Lab {
+	tb.Helper()
+	lab, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(lab.Close)
+	return lab
+}
+
+// URL is the fake server's base URL, for requests of your own.
+func (l *Lab) URL() string { return l.srv.URL }
+
+// Close stops the server; calls still waiting on it end.
+func (l *Lab) Close() { l.srv.Close() }
+
+// Row is what happened to one call, beside what the model expects.
+type Row struct {
+	Scenario string
+	// Elapsed is the time from Do to the end of the body (or the error).
+	Elapsed time.Duration
+	// Outcome classifies the call's error: ok, connect-timeout, read-timeout (net/http's
+	// "timeout awaiting response headers"), deadline (a context deadline or
+	// http.Client.Timeout), or error for anything else.
+	Outcome vocab.Outcome
+	Err     error
+	// Status is the last response's status (0 when none came back).
+	Status int
+	// Executions counts the requests the server executed (reservations, for Reserve; every
+	// request that reached a handler otherwise).
+	Executions int
+	// Requests counts every request the server received.
+	Requests int
+	// NewConnections counts the connections the server accepted during the call.
+	NewConnections int
+	// Expected is the model's prediction for the declared limits.
+	Expected Expectation
+}
+
+// Expectation is the model's answer for a scenario and declared limits.
+type Expectation struct {
+	Outcome vocab.Outcome
+	// Elapsed is when the call ends; model.Forever when no limit ever ends it.
+	Elapsed    time.Duration
+	Attempts   int
+	Executions int
+}
+
+func (r Row) String() string {
+	return fmt.Sprintf("%s: %s after %v, %d executions, %d new connections (model: %s after %v, %d executions)",
+		r.Scenario, r.Outcome, r.Elapsed.Round(time.Millisecond), r.Executions, r.NewConnections,
+		r.Expected.Outcome, r.Expected.Elapsed.Round(time.Millisecond), r.Expected.Executions)
+}
+
+// Run makes one call for s with c and returns its row; lim declares c's limits for the
+// model's expectation. The request carries ctx.
+func (l *Lab) Run(ctx context.Context, c Doer, s Scenario, lim Limits) Row {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.srv.Reset()
+	row := l.call(ctx, c, s)
+	l.count(&row, s)
+	row.Expected = lim.expect(s)
+	return row
+}
+
+// RunConcurrent makes n calls for s at once with c (a pool queue, when c's pool is smaller)
+// and returns their rows in the order they ended; each row's Expected is the model's
+// prediction for the call that ends in that place, with lim.Pool connections.
+func (l *Lab) RunConcurrent(ctx context.Context, c Doer, s Scenario, n int, lim Limits) []Row {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.srv.Reset()
+	rows := make([]Row, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			rows[i] = l.call(ctx, c, s)
+		})
+	}
+	close(start)
+	wg.Wait()
+	sortByElapsed(rows)
+	preds := lim.expectConcurrent(s, n)
+	for i := range rows {
+		l.count(&rows[i], s)
+		if i < len(preds) {
+			rows[i].Expected = preds[i]
+		}
+	}
+	return rows
+}
+
+func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
+	row := Row{Scenario: s.Name}
+	var body io.Reader
+	if s.method == http.MethodPost {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequestWithContext(ctx, s.method, l.srv.URL+s.path, body)
+	if err != nil {
+		row.Outcome, row.Err = vocab.Failed, err
+		return row
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err == nil {
+		row.Status = resp.StatusCode
+		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	}
+	row.Elapsed = time.Since(start)
+	row.Err = err
+	row.Outcome = Classify(ctx, err)
+	return row
+}
+
+// count fills the server's side of a row: executions, requests and connections, once the
+// server has seen the requests end (a client that left is noticed within a millisecond or
+// so).
+//
+// The counts are the server's since the last reset: in RunConcurrent every row carries the
+// batch's.
+func (l *Lab) count(r *Row, s Scenario) {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		busy := false
+		for _, q := range l.srv.Requests() {
+			busy = busy || q.Finished.IsZero()
+		}
+		if !busy {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	r.Requests = len(l.srv.Requests())
+	r.Executions = r.Requests
+	if s.reserves {
+		r.Executions = l.srv.TotalReservations()
+	}
+	r.NewConnections = l.srv.ConnsAccepted()
+}
+
+func sortByElapsed(rows []Row) {
+	for i := 1; i < len(rows); i++ {
+		for k := i; k > 0 && rows[k].Elapsed < rows[k-1].Elapsed; k-- {
+			rows[k], rows[k-1] = rows[k-1], rows[k]
+		}
+	}
+}

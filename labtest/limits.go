@@ -1,0 +1,100 @@
+package labtest
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/vocab"
+)
+
+// Limits declare what your client is configured with, in net/http's terms; the zero value of
+// a field means "not set". They feed only Row.Expected: labtest cannot read them off your
+// client.
+type Limits struct {
+	// ConnectTimeout is net.Dialer.Timeout.
+	ConnectTimeout time.Duration
+	// HeaderTimeout is Transport.ResponseHeaderTimeout: it bounds the wait for the response
+	// head only, never the body.
+	HeaderTimeout time.Duration
+	// AttemptTimeout is http.Client.Timeout: a deadline for each Do, body included. A retry
+	// library that calls Do again gets it afresh for each attempt.
+	AttemptTimeout time.Duration
+	// Deadline is a context deadline over the whole call, retries included.
+	Deadline time.Duration
+	// Retries is how many times your code (or its retry library) repeats a failed attempt;
+	// Backoff is the pause before each repeat.
+	Retries int
+	Backoff time.Duration
+	// Pool is Transport.MaxConnsPerHost, for RunConcurrent (0: no limit).
+	Pool int
+}
+
+// expect chains the model's attempts: each attempt is one model call under the declared
+// limits, with AttemptTimeout as its deadline, cut by what is left of Deadline.
+func (l Limits) expect(s Scenario) Expectation {
+	if !s.modelled {
+		return Expectation{Outcome: "", Elapsed: model.Forever}
+	}
+	var e Expectation
+	var t time.Duration
+	for attempt := 0; attempt <= l.Retries; attempt++ {
+		lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+		last := false
+		if l.Deadline > 0 {
+			left := l.Deadline - t
+			if lim.Deadline == 0 || left <= lim.Deadline {
+				lim.Deadline, last = left, true
+			}
+		}
+		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != vocab.OK, 0)
+		e.Attempts++
+		e.Executions += p.Executions
+		if s.downstream.Idempotent {
+			e.Executions = min(e.Executions, 1) // the server executes a repeat once at most
+		}
+		e.Outcome = p.Outcome
+		if p.Total == model.Forever {
+			e.Elapsed = model.Forever
+			return e
+		}
+		t += p.Total
+		e.Elapsed = t
+		if p.Outcome == vocab.OK || (last && p.Outcome == vocab.Deadline) || attempt == l.Retries {
+			return e
+		}
+		if l.Deadline > 0 && t+l.Backoff >= l.Deadline {
+			e.Elapsed = l.Deadline
+			return e
+		}
+		t += l.Backoff
+	}
+	return e
+}
+
+// expectConcurrent predicts n calls at once through a pool of l.Pool connections, in the
+// order they end.
+func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
+	if !s.modelled {
+		return nil
+	}
+	pool := l.Pool
+	if pool == 0 {
+		pool = n
+	}
+	lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+	preds := model.Simulate(model.Scenario{Calls: n, Pool: pool, Downstream: s.downstream, Limits: lim})
+	out := make([]Expectation, len(preds))
+	for i, p := range preds {
+		out[i] = Expectation{Outcome: p.Outcome, Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
+	}
+	sortExpectations(out)
+	return out
+}
+
+func sortExpectations(es []Expectation) {
+	for i := 1; i < len(es); i++ {
+		for k := i; k > 0 && es[k].Elapsed < es[k-1].Elapsed; k-- {
+			es[k], es[k-1] = es[k-1], es[k]
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package labtest
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/model"
+)
+
+// Scenario is what the fake server does with a call. Make one with the constructors below.
+type Scenario struct {
+	// Name says what the scenario is, for rows and failure messages.
+	Name string
+
+	method     string
+	path       string
+	reserves   bool // the server counts reservations: executions are reservations
+	downstream model.Downstream
+	// modelled is false for scenarios the model does not time (close-after-read, redirect
+	// loop): their Expected carries only what the rules say.
+	modelled bool
+}
+
+func behaviour(name, method string, b fakesrv.Behaviour) Scenario {
+	return Scenario{
+		Name: name, method: method, path: b.Path(), reserves: b.Order != "", modelled: true,
+		downstream: model.Downstream{Delay: b.Delay, Stall: b.Stall, Bytes: b.Bytes, Every: b.Every, Idempotent: b.Idempotent},
+	}
+}
+
+// Trickle answers the head at once, then bytes body bytes, one every every: a read timeout
+// per read never fires while bytes keep coming; only a deadline bounds the call.
+func Trickle(bytes int, every time.Duration) Scenario {
+	return behaviour("trickle "+strconv.Itoa(bytes)+" B every "+every.String(), http.MethodGet,
+		fakesrv.Behaviour{Bytes: bytes, Every: every})
+}
+
+// Stall never answers (until the client leaves, or max when max > 0).
+func Stall(max time.Duration) Scenario {
+	return behaviour("stall", http.MethodGet, fakesrv.Behaviour{Stall: true, MaxStall: max})
+}
+
+// Slow answers after delay.
+func Slow(delay time.Duration) Scenario {
+	return behaviour("slow "+delay.String(), http.MethodGet, fakesrv.Behaviour{Delay: delay})
+}
+
+// Reserve is a POST that reserves stock on arrival and answers after delay: a client that
+// gives up before and retries makes the server reserve again. Executions counts the
+// reservations.
+func Reserve(delay time.Duration) Scenario {
+	return behaviour("reserve, server "+delay.String(), http.MethodPost,
+		fakesrv.Behaviour{Delay: delay, Order: "labtest-order"})
+}
+
+// IdempotentReserve is Reserve against a server that deduplicates by order id: it reserves
+// once however often the request comes.
+func IdempotentReserve(delay time.Duration) Scenario {
+	return behaviour("idempotent reserve, server "+delay.String(), http.MethodPost,
+		fakesrv.Behaviour{Delay: delay, Order: "labtest-order", Idempotent: true})
+}
+
+// CloseAfterRead reads the request and closes the connection without an answer: what a
+// pooled connection that died looks like. A client that re-sends by itself shows more than
+// one request.
+func CloseAfterRead(method string) Scenario {
+	return Scenario{Name: method + " closed after read", method: method, path: "/close-after-read"}
+}
+
+// RedirectLoop answers 302 to itself forever: the client's redirect limit ends the call
+// (net/http: 10; OkHttp: 20).
+func RedirectLoop() Scenario {
+	return Scenario{Name: "redirect loop", method: http.MethodGet, path: "/redirect-loop"}
+}
