@@ -75,9 +75,17 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--stall excludes --delay, --bytes and --every: a stalled server sends nothing")
 	case p.Every > 0 && p.Bytes == 0:
 		return fmt.Errorf("--every needs --bytes: there is no body to trickle")
+	case p.Every > 0 && time.Duration(p.Bytes) > (MaxScenario-p.Delay)/p.Every:
+		return fmt.Errorf("--bytes %d with --every %v trickles for longer than the model's range of %v: make one of them smaller",
+			p.Bytes, p.Every, MaxScenario)
 	}
 	return nil
 }
+
+// MaxScenario bounds how long a scenario's server may take (delay plus trickle): the model
+// adds durations in time.Duration, which holds 292 years, and a year keeps every sum it makes
+// (retries and backoffs included) exact and every time a report can draw.
+const MaxScenario = 365 * 24 * time.Hour
 
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
 // explicitly (isSet reports which flags were given), and takes the preset's rules.

@@ -125,3 +125,28 @@ func TestPresets(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRange: a trickle that lasts beyond the model's range is bad usage, not an overflow
+// (3,000,000 bytes at one an hour used to give a negative body phase and outcome ok).
+func TestCheckRange(t *testing.T) {
+	p := &Predictor{Bytes: 3000000, Every: time.Hour}
+	err := p.Check()
+	if err == nil || !strings.Contains(err.Error(), "longer than the model's range") {
+		t.Fatalf("got %v, want the range named", err)
+	}
+	ok := &Predictor{Bytes: 8000, Every: time.Hour} // 333 days
+	if err := ok.Check(); err != nil {
+		t.Fatalf("a trickle within the range: %v", err)
+	}
+	pred := ok.Predict()
+	for _, a := range pred.Attempts {
+		for _, ph := range a.Phases {
+			if ph.Ms != nil && *ph.Ms < 0 {
+				t.Errorf("negative %s phase: %v ms", ph.Phase, *ph.Ms)
+			}
+		}
+	}
+	if pred.TotalMs == nil || *pred.TotalMs != 8000*3600*1000 {
+		t.Errorf("got total %v, want 8000 h", pred.TotalMs)
+	}
+}
