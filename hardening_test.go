@@ -25,7 +25,6 @@ func TestBadUsageWritesNothing(t *testing.T) {
 		{[]string{"predict", "--format", "junit"}, "labrun: --format: the junit format is for experiment runs (want table, json, markdown or csv)"},
 		{[]string{"defaults", "--format", "junit"}, "labrun: --format: the junit format is for experiment runs (want table, json, markdown or csv)"},
 		{[]string{"predict", "--bytes", "3000000", "--every", "1h", "--format", "json"}, "labrun: --bytes 3000000 with --every 1h0m0s trickles for longer than the model's range"},
-		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d"},
 		{[]string{"completion", "bash", "extra"}, "labrun: completion takes one shell, bash, zsh, fish, got 2 arguments"},
 		{[]string{"exp-x", "--format"}, "labrun: --format needs a value"},
 		{[]string{"exp-x", "--tolerance"}, "labrun: --tolerance needs a value: a duration such as 300ms or 1.5s"},
