@@ -7,45 +7,39 @@
 // Each request says how it wants to be answered in its URL, so the server has no
 // per-experiment state beyond a few options. The Server is shaped like
 // net/http/httptest.Server (loopback listener, URL field, Close that waits for in-flight
-// requests) but does not import httptest, which registers a global command-line flag in any
-// binary that links it.
+// requests, NewUnstarted and Start) but does not import httptest, which registers a global
+// command-line flag in any binary that links it. Its request handling is Handler, apart from
+// the listener, so that every protocol wraps the same handler.
+//
+// # Protocols
+//
+// A Server speaks HTTP/1.1 by default, or, with WithProtocol, HTTP/1.1 over TLS, HTTP/2
+// over TLS or h2c (HTTP/2 over TCP with prior knowledge), all with net/http's own
+// implementations. The TLS protocols serve a certificate for 127.0.0.1, ::1 and localhost
+// (and the names of WithTLSNames) from a certificate authority generated in memory when the
+// server is created; CACertPEM, ClientTLS and ClientTransport give clients the means to trust
+// it. HTTP/2 cannot hand a connection over to a handler, so /close-after-read and /reset
+// reset the stream there instead of the connection; see Endpoint.HTTP2.
 //
 // # Endpoints
 //
-// The URL grammar is stable: clients outside labrun depend on it. DUR is a Go duration
-// ("250ms", "1m30s"); every duration is capped by the server's max duration (WithMaxDuration).
-// Unknown query keys are ignored, so a client may tag its calls (labrun adds call=N). A
-// malformed parameter answers 400 with a one-line reason naming it; any other path answers
-// 404 with a one-line list of the endpoints. The endpoint names in brackets are those of
-// Request.Endpoint and Stats.Requests.
+// The URL grammar is stable: clients outside labrun depend on it. Endpoints returns it as a
+// table (name, methods, path, parameters, a summary, what differs on HTTP/2, curl examples),
+// from which the server routes, its 404 lists the paths, and labrun serve's help and manual
+// (docs/serve.md) are generated. In short:
 //
-//	GET|POST /reserve?order=ID&delay=DUR[&idempotent=1]   [reserve]
-//	    Commits a reservation for ID on arrival, then answers "reserved order=ID" after DUR.
-//	    order is required. Honours vocab.DeadlineHeader. See Behaviour.
-//	GET /trickle?bytes=N&every=DUR[&delay=DUR]             [trickle]
-//	    After delay, sends the head, then one body byte every DUR.
-//	GET /stall[?max=DUR]                                   [stall]
-//	    Never answers, or answers an empty 200 after max (or the server's max duration).
-//	GET /delay?delay=DUR[&bytes=N]                         [delay]
-//	    Answers 200 after DUR.
-//	ANY /status/CODE[?retry-after=VALUE][&delay=DUR]       [status]
-//	    After delay, answers CODE (101..599) with a short body naming it and, when given,
-//	    Retry-After: VALUE verbatim. A 1xx other than 101 is informational: it is sent,
-//	    then a final 200.
-//	GET /redirect/N                                        [redirect]
-//	    302 to /redirect/N-1 ... /redirect/0, which answers 200 "done"; 0 <= N <= 100.
-//	GET /redirect-loop                                     [redirect-loop]
-//	    302 to itself, forever; each hop is one request.
-//	ANY /close-after-read                                  [close-after-read]
-//	    Reads the request head and body, then closes the connection without answering.
-//	ANY /reset                                             [reset]
-//	    Reads the request head, then resets the connection (TCP RST).
-//	GET|HEAD /stats, POST /stats/reset                     [stats]
-//	    The Stats as JSON; zero them and the request log (204). Other methods answer 405.
+//   - /reserve, /trickle, /stall and /delay take a Behaviour in their query: every one of
+//     them accepts every Behaviour key (delay, bytes, every, stall, max, order, idempotent),
+//     as Behaviour.Path writes them; the path names the main behaviour, /stall implies
+//     stall=1, and /reserve requires an order. They honour vocab.DeadlineHeader.
+//   - /status/CODE answers CODE, /redirect/N and /redirect-loop redirect, /close-after-read
+//     and /reset break the connection, GET /stats and POST /stats/reset read and zero the
+//     Stats.
 //
-// The four Behaviour endpoints (reserve, trickle, stall, delay) accept every Behaviour query
-// key on every method, as Behaviour.Path writes them; the redirects keep the query of the
-// request in their Location.
+// DUR is a Go duration ("250ms", "1m30s"); every duration is capped by the server's max
+// duration (WithMaxDuration). Unknown query keys are ignored, so a client may tag its calls
+// (labrun adds call=N). A malformed parameter answers 400 with a one-line reason naming it;
+// any other path answers 404 with a one-line list of the endpoints.
 //
 // # Unreachable hosts and host names
 //

@@ -1,42 +1,18 @@
 package fakesrv
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
-
-// route maps a request path to its endpoint name and handler. Routing is an exact match on
-// the path, written out rather than left to http.ServeMux: the mux would answer some
-// requests itself (a 301 to a cleaned path, its own 404 and 405), and those would escape the
-// request log and the counters that a fault server is for.
-func route(path string) (name string, serve func(*exchange) bool) {
-	switch {
-	case path == "/reserve" || path == "/trickle" || path == "/stall" || path == "/delay":
-		return path[1:], (*exchange).behaviour
-	case path == "/status" || strings.HasPrefix(path, "/status/"):
-		return "status", (*exchange).status
-	case path == "/redirect" || strings.HasPrefix(path, "/redirect/"):
-		return "redirect", (*exchange).redirect
-	case path == "/redirect-loop":
-		return "redirect-loop", (*exchange).redirectLoop
-	case path == "/close-after-read":
-		return "close-after-read", (*exchange).closeAfterRead
-	case path == "/reset":
-		return "reset", (*exchange).reset
-	case path == "/stats" || path == "/stats/reset":
-		return "stats", (*exchange).stats
-	default:
-		return "other", (*exchange).notFound
-	}
-}
-
-// endpointList is the body of a 404: one line, so that a person with curl sees what exists.
-const endpointList = "no such endpoint; endpoints: /reserve /trickle /stall /delay /status/CODE " +
-	"/redirect/N /redirect-loop /close-after-read /reset /stats /stats/reset"
 
 // Limits of the path parameters.
 const (
@@ -45,23 +21,145 @@ const (
 	maxRedirects = 100 // far above any client's limit (Go's is 10), low enough to end quickly
 )
 
+// behaviour answers the Behaviour endpoints (reserve, trickle, stall, delay) as the query
+// asks; /reserve also requires an order.
+func (x *exchange) behaviour() bool {
+	if !x.drain() {
+		return x.stop()
+	}
+	b, err := ParseBehaviour(x.r.URL.Path, x.r.URL.Query())
+	if err == nil && x.rec.Endpoint == "reserve" && b.Order == "" {
+		err = errors.New("order: required")
+	}
+	if err != nil {
+		return x.text(http.StatusBadRequest, err.Error())
+	}
+	x.rec.Behaviour = b
+	if v := x.r.Header.Get(vocab.DeadlineHeader); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return x.text(http.StatusBadRequest, vocab.DeadlineHeader+": want whole milliseconds, got "+strconv.Quote(v))
+		}
+		x.rec.Budget = time.Duration(ms) * time.Millisecond
+	}
+	x.publish()
+	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
+		// Deadline propagation: the work would outlast the caller, so none of it is done.
+		x.rec.Rejected = true
+		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+b.Delay.String())
+	}
+
+	answerAt := x.rec.Arrived.Add(min(b.Delay, x.s.opts.maxDuration))
+	if b.Order != "" {
+		answerAt = x.commit(b, answerAt)
+	}
+	if b.Stall {
+		return x.stall(b)
+	}
+	if !x.waitUntil(answerAt) {
+		return x.stop()
+	}
+	if b.Order != "" {
+		return x.reservation(b)
+	}
+	if !x.head(http.StatusOK, b.Bytes) {
+		return false
+	}
+	if b.Every <= 0 {
+		return x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
+	}
+	return x.trickle(b.Bytes, b.Every)
+}
+
+// commit commits the reservation of b on arrival, before any wait: the side effect happens
+// whatever the client decides afterwards. It returns when to answer: answerAt, or the first
+// answer time for an idempotent duplicate.
+func (x *exchange) commit(b Behaviour, answerAt time.Time) time.Time {
+	at, dup := x.s.ledger.reserve(b.Order, b.Idempotent || x.s.opts.idempotent, answerAt)
+	x.rec.Reserved, x.rec.Duplicate = !dup, dup
+	x.publish()
+	return at
+}
+
+// reservation answers a committed reservation, saying whether it was new or a duplicate.
+func (x *exchange) reservation(b Behaviour) bool {
+	body := []byte("reserved order=" + b.Order + "\n")
+	kind := "new"
+	if x.rec.Duplicate {
+		kind = "duplicate"
+	}
+	x.w.Header().Set("X-Reservation", kind)
+	return x.head(http.StatusOK, len(body)) && x.body(body)
+}
+
+// stall holds the request until the client leaves, the server closes, or a cap passes: the
+// request's max or the server's max duration.
+func (x *exchange) stall(b Behaviour) bool {
+	limit := x.rec.Arrived.Add(x.s.opts.maxDuration)
+	if b.MaxStall > 0 {
+		limit = x.rec.Arrived.Add(min(b.MaxStall, x.s.opts.maxDuration))
+	}
+	if !x.waitUntil(limit) {
+		return x.stop()
+	}
+	// A cap passed: end the exchange with an empty answer, as net/http would do anyway when
+	// a handler returns, but write it here so that the log records it.
+	return x.head(http.StatusOK, 0)
+}
+
+// trickle sends n body bytes, byte k at HeadSent + k*every. Each wait targets an absolute
+// time rather than sleeping every after the previous write, so that scheduling and write
+// latencies do not add up over a long body.
+func (x *exchange) trickle(n int, every time.Duration) bool {
+	head := x.rec.HeadSent
+	// The cap bounds the whole trickle: byte k may go only if k*every <= max. Comparing
+	// k with max/every avoids overflowing k*every for huge values of every.
+	last := min(n, int(x.s.opts.maxDuration/every))
+	one := []byte{'x'}
+	for k := 1; k <= last; k++ {
+		if !x.waitUntil(head.Add(time.Duration(k) * every)) {
+			return x.stop()
+		}
+		if !x.body(one) {
+			return false
+		}
+	}
+	// When the cap cut the body short, HTTP/1.1 needs nothing more: net/http closes a
+	// connection whose response is shorter than its Content-Length. HTTP/2 would end the
+	// stream normally, and the client could take the short body for a whole one: abort it.
+	return last == n || !x.http2()
+}
+
 // notFound answers a path that names no endpoint.
 func (x *exchange) notFound() bool {
 	if !x.drain() {
 		return x.stop()
 	}
-	return x.text(http.StatusNotFound, endpointList)
+	return x.text(http.StatusNotFound, notFoundBody(x.s.routes))
+}
+
+// methodNotAllowed answers 405 to a method that e does not accept, with the methods it does.
+func (x *exchange) methodNotAllowed(e Endpoint) bool {
+	if !x.drain() {
+		return x.stop()
+	}
+	allowed := strings.Join(e.Methods, ", ")
+	x.w.Header().Set("Allow", allowed)
+	return x.text(http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", x.r.Method, x.r.URL.Path, allowed))
 }
 
 // status answers /status/CODE[?retry-after=VALUE][&delay=DUR]: after delay, CODE with a
 // body naming it. A 1xx other than 101 is informational and cannot end an exchange, so it
 // is sent, then a final 200; 101 ends the exchange, and the connection is closed after it
-// rather than switched to a protocol nobody asked for.
+// rather than switched to a protocol nobody asked for. HTTP/2 has no 101 at all.
 func (x *exchange) status() bool {
 	if !x.drain() {
 		return x.stop()
 	}
 	code, err := pathNumber(x.r.URL.Path, "/status/", "status: CODE", minStatus, maxStatus)
+	if err == nil && code == http.StatusSwitchingProtocols && x.http2() {
+		err = errors.New("status: 101 Switching Protocols does not exist in HTTP/2")
+	}
 	if err != nil {
 		return x.text(http.StatusBadRequest, err.Error())
 	}
@@ -140,13 +238,14 @@ func (x *exchange) redirectTo(path string) bool {
 // closeAfterRead answers /close-after-read: it reads the request head and body, then closes
 // the connection without a byte of answer. Reading the body first makes the close a clean
 // FIN: closing a socket with unread data would send a reset instead, which is /reset's job.
+// HTTP/2 cannot hand its connection over (Hijack fails), so the stream is reset instead.
 func (x *exchange) closeAfterRead() bool {
 	if !x.drain() {
 		return x.stop()
 	}
 	conn, _, err := x.rc.Hijack()
 	if err != nil {
-		// Aborting the handler closes the connection unanswered too.
+		// Aborting the handler closes the connection (HTTP/2: resets the stream) unanswered.
 		return false
 	}
 	// The close error has nobody to go to: the client sees the close, which is the point.
@@ -157,7 +256,8 @@ func (x *exchange) closeAfterRead() bool {
 // reset answers /reset: with the request head read (net/http has read it before calling
 // the handler), it closes the connection with SO_LINGER 0, which sends a TCP RST instead of
 // a FIN; the client's next read fails with "connection reset by peer". The body is not
-// read: whatever of it is still in flight is lost with the connection.
+// read: whatever of it is still in flight is lost with the connection. On HTTP/2 the
+// stream is reset, as for /close-after-read.
 func (x *exchange) reset() bool {
 	conn, _, err := x.rc.Hijack()
 	if err != nil {
@@ -172,25 +272,11 @@ func (x *exchange) reset() bool {
 	return true
 }
 
-// stats answers GET /stats with the Stats as JSON and POST /stats/reset with 204 after a
-// Reset. HEAD is accepted wherever GET is, as HTTP asks of every server.
+// stats answers GET /stats with the Stats as JSON. HEAD is accepted wherever GET is, as
+// HTTP asks of every server.
 func (x *exchange) stats() bool {
 	if !x.drain() {
 		return x.stop()
-	}
-	reset := x.r.URL.Path == "/stats/reset"
-	method := x.r.Method
-	allowed := "GET, HEAD"
-	if reset {
-		allowed = "POST"
-	}
-	if (reset && method != http.MethodPost) || (!reset && method != http.MethodGet && method != http.MethodHead) {
-		x.w.Header().Set("Allow", allowed)
-		return x.text(http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", method, x.r.URL.Path, allowed))
-	}
-	if reset {
-		x.s.Reset()
-		return x.head(http.StatusNoContent, 0)
 	}
 	data, err := json.Marshal(x.s.Stats())
 	if err != nil {
@@ -200,6 +286,15 @@ func (x *exchange) stats() bool {
 	data = append(data, '\n')
 	x.w.Header().Set("Content-Type", "application/json")
 	return x.head(http.StatusOK, len(data)) && x.body(data)
+}
+
+// statsReset answers POST /stats/reset with 204 after a Reset.
+func (x *exchange) statsReset() bool {
+	if !x.drain() {
+		return x.stop()
+	}
+	x.s.Reset()
+	return x.head(http.StatusNoContent, 0)
 }
 
 // pathNumber reads the whole number that follows prefix in path ("" when path lacks the
@@ -233,10 +328,4 @@ func checkHeaderValue(key, v string) error {
 		return fmt.Errorf("%s must not start or end with a space, got %q", key, v)
 	}
 	return nil
-}
-
-// bodyAllowed reports whether a response with status may have a body (RFC 9110: not 1xx,
-// 204 or 304).
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }

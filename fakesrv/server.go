@@ -2,6 +2,7 @@ package fakesrv
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -11,15 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
-
-// DefaultAddr is the default listen address: loopback, on a port the system picks.
-const DefaultAddr = "127.0.0.1:0"
-
-// DefaultMaxDuration is the default cap on every delay, stall and total trickle time. It is a
-// safety net against a forgotten request holding a goroutine, far above any experiment.
-const DefaultMaxDuration = 10 * time.Minute
 
 const (
 	// readHeaderTimeout bounds a client that connects and sends a partial head; it is not an
@@ -32,84 +27,51 @@ const (
 	shutdownGrace = 500 * time.Millisecond
 )
 
-// options holds the server-wide settings; see the With functions.
-type options struct {
-	idempotent  bool
-	maxDuration time.Duration
-	addr        string
-	allowRemote bool
-	logLimit    int
-}
-
-// Option configures a Server in New.
-type Option func(*options)
-
-// WithIdempotent makes every reservation idempotent, deduplicated by order id, as if every
-// request had Behaviour.Idempotent set.
-func WithIdempotent(on bool) Option {
-	return func(o *options) { o.idempotent = on }
-}
-
-// WithMaxDuration caps every delay, stall and total trickle time at d (default
-// DefaultMaxDuration). A capped delay answers at d; a capped stall answers 200 with an empty
-// body at d; a capped trickle stops sending at headTime + d, leaving the body short of its
-// Content-Length, so the client sees the connection close early. New rejects d <= 0.
-func WithMaxDuration(d time.Duration) Option {
-	return func(o *options) { o.maxDuration = d }
-}
-
-// WithAddr sets the listen address, "host:port" (default DefaultAddr; port 0 picks a free
-// port). New refuses a host that is not loopback unless WithAllowRemote(true) is also given:
-// loopback is an IP in 127.0.0.0/8, ::1 or the name "localhost"; any other name, and an
-// empty host (":8080", every interface), is not. A server that stalls and resets on request
-// must not be reachable from other machines by accident.
-func WithAddr(addr string) Option {
-	return func(o *options) { o.addr = addr }
-}
-
-// WithLogLimit keeps only the last n requests in the log (0, the default, keeps them all), so
-// that a long-running server does not grow with its traffic. The counters are not affected.
-func WithLogLimit(n int) Option {
-	return func(o *options) { o.logLimit = n }
-}
-
-// WithAllowRemote lets WithAddr name a non-loopback address. Anyone who can reach that
-// address can then hold the server's goroutines for up to its max duration per request.
-func WithAllowRemote(on bool) Option {
-	return func(o *options) { o.allowRemote = on }
-}
-
-// Server is a fake HTTP/1.1 server listening on a loopback port (or on the address given
-// with WithAddr). Create it with New and stop it with Close or Shutdown. Its methods are
-// safe for concurrent use.
+// Server is a fake HTTP server listening on a loopback port (or on the address given with
+// WithAddr), speaking HTTP/1.1 by default, or HTTP/1.1 over TLS, HTTP/2 or h2c
+// (WithProtocol). Create it with New, or with NewUnstarted and Start, and stop it with Close
+// or Shutdown. Its methods are safe for concurrent use.
+//
+// Its request handling is Handler, apart from the listener, as with go-httpbin and
+// httptest: the server's own http.Server serves Handler for every protocol, and a test may
+// serve it with another server too. The request log, the per-endpoint counts and the
+// reservations are the handler's, so they count requests however they arrived; the
+// connection counts (ConnsAccepted, ConnsOpen) are the listener's.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:PORT" by default, without a trailing slash. It
-	// names the address actually bound, except for an unspecified host (0.0.0.0, empty, ::),
-	// where it names loopback (127.0.0.1, or [::1] for ::), which reaches the same listener.
+	// URL is the base URL, "http://127.0.0.1:PORT" by default ("https://" for a TLS
+	// protocol), without a trailing slash; empty until Start. It names the address actually
+	// bound, except for an unspecified host (0.0.0.0, empty, ::), where it names loopback
+	// (127.0.0.1, or [::1] for ::), which reaches the same listener.
 	URL string
 
-	opts options
-	srv  *http.Server
+	opts   options
+	spec   protocolSpec
+	routes []Endpoint
+	ca     *authority // nil for a protocol without TLS
+	srv    *http.Server
 
 	// ctx is the base context of every connection and request; cancel (called by Close)
 	// stops every waiting handler at once.
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	log    *requestLog
+	ledger *ledger
+	conns  connCounts
+
+	gate      sync.Mutex // guards started and closed, and orders handler entry before Close's wait
+	started   bool
+	closed    bool
 	serveDone chan struct{}  // closed when srv.Serve has returned
-	conns     sync.WaitGroup // one per connection from StateNew to StateClosed/StateHijacked
+	connWG    sync.WaitGroup // one per connection from StateNew to StateClosed/StateHijacked
 	handlers  sync.WaitGroup // one per running handler
 	closeOnce sync.Once
+}
 
-	mu            sync.Mutex // guards log, seq, endpoints, reservations, firstAnswer, totalReserved, accepted and open
-	log           []*Request
-	seq           int
-	endpoints     map[string]int       // requests per endpoint name
-	reservations  map[string]int       // committed reservations per order id
-	firstAnswer   map[string]time.Time // per order id: when its first reservation answers
-	totalReserved int
-	accepted      int
-	open          int
+// connCounts counts the connections of the server's listener.
+type connCounts struct {
+	accepted atomic.Int64 // since start or the last Reset
+	open     atomic.Int64
 }
 
 // New starts a server listening on DefaultAddr (127.0.0.1, a free port) or the address given
@@ -117,62 +79,116 @@ type Server struct {
 // WithAllowRemote(true) is given: the lab must never expose a server that stalls on request
 // by accident.
 func New(opts ...Option) (*Server, error) {
-	o := options{maxDuration: DefaultMaxDuration, addr: DefaultAddr}
+	s, err := NewUnstarted(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewUnstarted returns a server that is configured, with its TLS certificates generated,
+// but not listening, as httptest.NewUnstartedServer does: its Handler can be served by
+// another server, and Start starts its own listener. Close releases it either way.
+func NewUnstarted(opts ...Option) (*Server, error) {
+	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.logLimit < 0 {
-		return nil, fmt.Errorf("fakesrv: log limit must not be negative, got %d", o.logLimit)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
-	if o.maxDuration <= 0 {
-		return nil, fmt.Errorf("fakesrv: max duration must be positive, got %v", o.maxDuration)
-	}
-	host, _, err := net.SplitHostPort(o.addr)
-	if err != nil {
+	spec, _ := lookupProtocol(o.protocol) // check found it
+	if _, _, err := net.SplitHostPort(o.addr); err != nil {
 		return nil, fmt.Errorf("fakesrv: listen address: %w", err)
 	}
-	if !o.allowRemote && !isLoopbackHost(host) {
-		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: not a loopback address (allow it explicitly)", o.addr)
-	}
-
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return nil, fmt.Errorf("fakesrv: listen on %s: %w", o.addr, err)
-	}
-	// "localhost" is resolved by the system; check what it resolved to rather than trust it.
-	if bound := ln.Addr().(*net.TCPAddr); !o.allowRemote && !bound.IP.IsLoopback() {
-		_ = ln.Close() // nothing was served on it
-		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: %s is not a loopback address (allow it explicitly)", o.addr, bound)
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		URL:          baseURL(host, ln.Addr().(*net.TCPAddr)),
-		opts:         o,
-		ctx:          ctx,
-		cancel:       cancel,
-		serveDone:    make(chan struct{}),
-		endpoints:    make(map[string]int),
-		reservations: make(map[string]int),
-		firstAnswer:  make(map[string]time.Time),
+		opts:      o,
+		spec:      spec,
+		routes:    endpointTable(),
+		ctx:       ctx,
+		cancel:    cancel,
+		log:       newRequestLog(o.logLimit),
+		ledger:    newLedger(),
+		serveDone: make(chan struct{}),
 	}
 	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serveHTTP),
+		Handler:           s.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnState:         s.connState,
 		ReadHeaderTimeout: readHeaderTimeout,
+		Protocols:         spec.httpProtocols(),
 		// The lab provokes broken connections on purpose; net/http would report each one on
 		// the process's stderr, in the middle of labrun's own output.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
+	if spec.http2 {
+		s.srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: o.maxStreams}
+	}
+	if spec.TLS {
+		ca, err := newAuthority(o.tlsNames, time.Now())
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		s.ca = ca
+		s.srv.TLSConfig = ca.serverConfig()
+	}
+	return s, nil
+}
+
+// Start listens on the server's address and serves in the background. It panics when called
+// twice or after Close.
+func (s *Server) Start() error {
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if s.started || s.closed {
+		panic("fakesrv: Start on a server already started or closed")
+	}
+	ln, err := listen(s.opts.addr, s.opts.allowRemote)
+	if err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(s.opts.addr) // NewUnstarted checked it
+	s.URL = baseURL(s.spec.scheme(), host, ln.Addr().(*net.TCPAddr))
+	s.started = true
 	go func() {
 		defer close(s.serveDone)
 		// Serve returns http.ErrServerClosed after Close. Any other error means the listener
 		// broke; there is nobody to return it to, and the clients' requests then fail, which
-		// is where the lab looks.
-		_ = s.srv.Serve(ln)
+		// is where the lab looks. ServeTLS sets the ALPN protocols from srv.Protocols.
+		if s.spec.TLS {
+			_ = s.srv.ServeTLS(ln, "", "")
+		} else {
+			_ = s.srv.Serve(ln)
+		}
 	}()
-	return s, nil
+	return nil
+}
+
+// listen opens the listener for addr, refusing a non-loopback address unless allowRemote.
+func listen(addr string, allowRemote bool) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: listen address: %w", err)
+	}
+	if !allowRemote && !isLoopbackHost(host) {
+		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: not a loopback address (allow it explicitly)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: listen on %s: %w", addr, err)
+	}
+	// "localhost" is resolved by the system; check what it resolved to rather than trust it.
+	if bound := ln.Addr().(*net.TCPAddr); !allowRemote && !bound.IP.IsLoopback() {
+		_ = ln.Close() // nothing was served on it
+		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: %s is not a loopback address (allow it explicitly)", addr, bound)
+	}
+	return ln, nil
 }
 
 // isLoopbackHost reports whether host, from a listen address, names only loopback: the name
@@ -188,9 +204,9 @@ func isLoopbackHost(host string) bool {
 
 // baseURL is the URL of a listener bound to a for the requested host: a's own address, or
 // loopback when a is unspecified (a client cannot dial 0.0.0.0 portably). The loopback
-// family follows the requested host, not a: Go binds 0.0.0.0 and an empty host as a dual-stack ::
-// socket, which 127.0.0.1 reaches, and only an IPv6 host ("::") asks for ::1.
-func baseURL(host string, a *net.TCPAddr) string {
+// family follows the requested host, not a: Go binds 0.0.0.0 and an empty host as a
+// dual-stack :: socket, which 127.0.0.1 reaches, and only an IPv6 host ("::") asks for ::1.
+func baseURL(scheme, host string, a *net.TCPAddr) string {
 	ip := a.IP
 	if ip.IsUnspecified() {
 		ip = net.IPv4(127, 0, 0, 1)
@@ -198,7 +214,45 @@ func baseURL(host string, a *net.TCPAddr) string {
 			ip = net.IPv6loopback
 		}
 	}
-	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
+	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
+}
+
+// Handler returns the server's request handling, which its own listener serves. Requests
+// served through it by another server are logged and counted like the listener's own; they
+// are refused (the connection closed unanswered) once the server is closed.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+// Protocol returns the protocol the server speaks.
+func (s *Server) Protocol() Protocol {
+	return s.spec.Name
+}
+
+// CACertPEM returns the PEM-encoded certificate of the CA that signed the server's
+// certificate, for a client to trust (curl --cacert, a JVM trust store); nil for a protocol
+// without TLS.
+func (s *Server) CACertPEM() []byte {
+	if s.ca == nil {
+		return nil
+	}
+	return append([]byte(nil), s.ca.caPEM...)
+}
+
+// ClientTLS returns a new TLS configuration that trusts the server's CA and nothing else;
+// nil for a protocol without TLS.
+func (s *Server) ClientTLS() *tls.Config {
+	if s.ca == nil {
+		return nil
+	}
+	return s.ca.clientConfig()
+}
+
+// ClientTransport returns a new http.Transport that speaks the server's protocol (HTTP/2
+// with prior knowledge for H2C) and trusts its CA. The caller owns it, and closes its idle
+// connections when done.
+func (s *Server) ClientTransport() *http.Transport {
+	return &http.Transport{TLSClientConfig: s.ClientTLS(), Protocols: s.spec.httpProtocols()}
 }
 
 // Close stops the server. It cancels every waiting handler (delays, stalls and trickles stop
@@ -208,17 +262,22 @@ func baseURL(host string, a *net.TCPAddr) string {
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.cancel()
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		if err := s.srv.Shutdown(ctx); err != nil {
-			_ = s.srv.Close() // its error is the listener's close error, already closed by Shutdown
+		s.gate.Lock()
+		s.closed = true
+		started := s.started
+		s.gate.Unlock()
+		if started {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			defer cancel()
+			if err := s.srv.Shutdown(ctx); err != nil {
+				_ = s.srv.Close() // its error is the listener's close error, already closed by Shutdown
+			}
+			<-s.serveDone
+			// Serve registers each connection (StateNew) before it returns, so no Add can
+			// race with this Wait.
+			s.connWG.Wait()
 		}
-		<-s.serveDone
-		// Serve registers each connection (StateNew) before it returns, so no Add can race
-		// with this Wait.
-		s.conns.Wait()
-		// Every handler runs on a connection goroutine, so they are done by now; the
-		// explicit wait keeps Close correct should that ever change.
+		// No handler starts once closed is set (enter), so no Add races with this Wait.
 		s.handlers.Wait()
 	})
 }
@@ -233,6 +292,7 @@ func (s *Server) Close() {
 //
 // Graceful draining is net/http's Server.Shutdown, which polls for idle connections, so
 // Shutdown may return up to some hundred milliseconds after the last request completed.
+// HTTP/2 connections get a GOAWAY frame first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	s.Close()
@@ -242,77 +302,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// connState counts connections and tracks their goroutines for Close.
+// enter registers a handler about to run; it returns false once the server is closed.
+func (s *Server) enter() bool {
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if s.closed {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
+}
+
+// connState counts connections and tracks their goroutines for Close. HTTP/2 connections
+// report StateNew and StateClosed too; their StateActive and StateIdle are ignored here.
 func (s *Server) connState(_ net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
-		s.conns.Add(1)
-		s.mu.Lock()
-		s.accepted++
-		s.open++
-		s.mu.Unlock()
+		s.connWG.Add(1)
+		s.conns.accepted.Add(1)
+		s.conns.open.Add(1)
 	case http.StateClosed, http.StateHijacked:
-		s.mu.Lock()
-		s.open--
-		s.mu.Unlock()
-		s.conns.Done()
+		s.conns.open.Add(-1)
+		s.connWG.Done()
 	}
-}
-
-// Requests returns a snapshot copy of the request log, in arrival order. A request still in
-// progress appears with the fields known so far (Finished is zero). The log keeps every
-// request since the last Reset, so a long-running server (labrun serve) grows with its
-// traffic until it is Reset, for example by POST /stats/reset.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.log))
-	for i, r := range s.log {
-		out[i] = *r
-	}
-	return out
-}
-
-// Reservations returns how many reservations were committed for order since the last Reset.
-func (s *Server) Reservations(order string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reservations[order]
-}
-
-// TotalReservations returns the reservations committed over all orders since the last Reset.
-func (s *Server) TotalReservations() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.totalReserved
-}
-
-// ConnsAccepted returns how many TCP connections the server accepted since it started or
-// since the last Reset.
-func (s *Server) ConnsAccepted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accepted
-}
-
-// ConnsOpen returns how many accepted connections are still open.
-func (s *Server) ConnsOpen() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.open
-}
-
-// Reset zeroes the request log, the Stats (the requests per endpoint, the reservations and
-// ConnsAccepted) between the rows of an experiment. ConnsOpen is kept because it describes connections that still exist. Requests
-// in progress during Reset finish normally but no longer appear in the log.
-func (s *Server) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = nil
-	s.seq = 0
-	s.endpoints = make(map[string]int)
-	s.reservations = make(map[string]int)
-	s.firstAnswer = make(map[string]time.Time)
-	s.totalReserved = 0
-	s.accepted = 0
 }

@@ -1,15 +1,5 @@
 package fakesrv
 
-// endpointNames lists the endpoint names of Request.Endpoint and Stats.Requests, in the
-// order of the package documentation. It is a function, not a package variable, so that no
-// caller can change it.
-func endpointNames() []string {
-	return []string{
-		"reserve", "trickle", "stall", "delay", "status", "redirect", "redirect-loop",
-		"close-after-read", "reset", "stats", "other",
-	}
-}
-
 // Stats is a snapshot of the server's counters, as GET /stats serves it. Everything but
 // ConnectionsOpen counts since the server started or the last Reset.
 type Stats struct {
@@ -30,20 +20,51 @@ type Stats struct {
 
 // Stats returns a snapshot of the counters. The maps are copies, never nil.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Stats{
-		Requests:            make(map[string]int),
-		Reservations:        make(map[string]int, len(s.reservations)),
-		TotalReservations:   s.totalReserved,
-		ConnectionsAccepted: s.accepted,
-		ConnectionsOpen:     s.open,
+	reservations, total := s.ledger.snapshot()
+	return Stats{
+		Requests:            s.log.counts(endpointNames(s.routes)),
+		Reservations:        reservations,
+		TotalReservations:   total,
+		ConnectionsAccepted: int(s.conns.accepted.Load()),
+		ConnectionsOpen:     int(s.conns.open.Load()),
 	}
-	for _, name := range endpointNames() {
-		st.Requests[name] = s.endpoints[name]
-	}
-	for order, n := range s.reservations {
-		st.Reservations[order] = n
-	}
-	return st
+}
+
+// Requests returns a snapshot copy of the request log, in arrival order. A request still in
+// progress appears with the fields known so far (Finished is zero). The log keeps every
+// request since the last Reset unless WithLogLimit bounds it.
+func (s *Server) Requests() []Request {
+	return s.log.snapshot()
+}
+
+// Reservations returns how many reservations were committed for order since the last Reset.
+func (s *Server) Reservations(order string) int {
+	return s.ledger.count(order)
+}
+
+// TotalReservations returns the reservations committed over all orders since the last Reset.
+func (s *Server) TotalReservations() int {
+	return s.ledger.totalCount()
+}
+
+// ConnsAccepted returns how many TCP connections the server accepted since it started or
+// since the last Reset.
+func (s *Server) ConnsAccepted() int {
+	return int(s.conns.accepted.Load())
+}
+
+// ConnsOpen returns how many accepted connections are still open.
+func (s *Server) ConnsOpen() int {
+	return int(s.conns.open.Load())
+}
+
+// Reset zeroes the request log and the Stats (the requests per endpoint, the reservations
+// and ConnsAccepted) between the rows of an experiment. ConnsOpen is kept because it
+// describes connections that still exist. Requests in progress during Reset finish normally
+// but no longer appear in the log. The three parts are reset one after the other, so a
+// request arriving meanwhile may be counted in some and not in others.
+func (s *Server) Reset() {
+	s.log.reset()
+	s.ledger.reset()
+	s.conns.accepted.Store(0)
 }

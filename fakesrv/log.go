@@ -1,0 +1,118 @@
+package fakesrv
+
+import (
+	"sync"
+	"time"
+)
+
+// Request is what the server saw of one request. Times are the server's own clock readings
+// (with their monotonic part, so differences between them are exact).
+type Request struct {
+	// Seq is the 1-based arrival number since the server started or the last Reset.
+	Seq int
+	// Path is the request path and query as received.
+	Path string
+	// Proto is the protocol of the request, "HTTP/1.1" or "HTTP/2.0".
+	Proto string
+	// Endpoint names the endpoint the path selected: reserve, trickle, stall, delay, status,
+	// redirect, redirect-loop, close-after-read, reset, stats or other (no such endpoint).
+	Endpoint string
+	// Behaviour is what the request asked for: zero when its query was invalid, and for the
+	// endpoints other than reserve, trickle, stall and delay except for a status delay.
+	Behaviour Behaviour
+	// Arrived is when the handler started.
+	Arrived time.Time
+	// HeadSent is when the response head was flushed; zero if it never was.
+	HeadSent time.Time
+	// Finished is when the handler ended; zero while the request is in progress.
+	Finished time.Time
+	// BytesSent counts the body bytes successfully written and flushed.
+	BytesSent int
+	// Reserved is true when this request committed a reservation (false for an idempotent
+	// duplicate).
+	Reserved bool
+	// Duplicate is true for an idempotent repeat of an earlier reservation of the same order.
+	Duplicate bool
+	// ClientGone is true when the client went away before the response was complete. It
+	// stays false when the server's own Close cut the response short.
+	ClientGone bool
+	// Status is the final status code sent, 0 if none (also for close-after-read and
+	// reset, which never answer).
+	Status int
+	// Budget is the client's remaining time from its X-Deadline-Ms header, -1 without one.
+	Budget time.Duration
+	// Rejected is true when the server answered 503 at once because Budget was shorter than
+	// the work asked for (Delay), without reserving.
+	Rejected bool
+}
+
+// requestLog is the server's log of requests and its count of requests per endpoint.
+type requestLog struct {
+	limit int // entries kept, 0 for all; set once by New
+
+	mu          sync.Mutex // guards entries, seq and perEndpoint
+	entries     []*Request
+	seq         int
+	perEndpoint map[string]int
+}
+
+// newRequestLog returns an empty log keeping at most limit entries (0: all).
+func newRequestLog(limit int) *requestLog {
+	return &requestLog{limit: limit, perEndpoint: make(map[string]int)}
+}
+
+// arrive numbers rec, counts it for its endpoint and appends a copy of it to the log; the
+// copy is the request's log slot, which publish updates.
+func (l *requestLog) arrive(rec *Request) *Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	rec.Seq = l.seq
+	l.perEndpoint[rec.Endpoint]++
+	entry := new(Request)
+	*entry = *rec
+	if n := l.limit; n > 0 && len(l.entries) >= n {
+		// Drop the oldest half at once rather than one entry per request: amortised O(1).
+		l.entries = append(l.entries[:0], l.entries[len(l.entries)-n/2:]...)
+	}
+	l.entries = append(l.entries, entry)
+	return entry
+}
+
+// publish copies rec to its log slot, so that Requests shows a request's progress.
+func (l *requestLog) publish(entry *Request, rec *Request) {
+	l.mu.Lock()
+	*entry = *rec
+	l.mu.Unlock()
+}
+
+// snapshot returns a copy of the entries, in arrival order.
+func (l *requestLog) snapshot() []Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Request, len(l.entries))
+	for i, r := range l.entries {
+		out[i] = *r
+	}
+	return out
+}
+
+// counts returns the requests per endpoint name, every name of names present.
+func (l *requestLog) counts(names []string) map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(names))
+	for _, name := range names {
+		out[name] = l.perEndpoint[name]
+	}
+	return out
+}
+
+// reset empties the log and zeroes the numbering and the counts.
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = nil
+	l.seq = 0
+	l.perEndpoint = make(map[string]int)
+}

@@ -1,0 +1,116 @@
+package fakesrv
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultAddr is the default listen address: loopback, on a port the system picks.
+const DefaultAddr = "127.0.0.1:0"
+
+// DefaultMaxDuration is the default cap on every delay, stall and total trickle time. It is a
+// safety net against a forgotten request holding a goroutine, far above any experiment.
+const DefaultMaxDuration = 10 * time.Minute
+
+// options holds the server-wide settings; see the With functions.
+type options struct {
+	idempotent  bool
+	maxDuration time.Duration
+	addr        string
+	allowRemote bool
+	logLimit    int
+	protocol    Protocol
+	tlsNames    []string
+	maxStreams  int
+}
+
+// defaultOptions are the settings of a Server created without options.
+func defaultOptions() options {
+	return options{maxDuration: DefaultMaxDuration, addr: DefaultAddr, protocol: HTTP1}
+}
+
+// check reports the first setting that New cannot use. The listen address is checked apart,
+// by checkAddr, since only Start uses it.
+func (o *options) check() error {
+	spec, ok := lookupProtocol(o.protocol)
+	switch {
+	case o.logLimit < 0:
+		return fmt.Errorf("fakesrv: log limit must not be negative, got %d", o.logLimit)
+	case o.maxDuration <= 0:
+		return fmt.Errorf("fakesrv: max duration must be positive, got %v", o.maxDuration)
+	case !ok:
+		return fmt.Errorf("fakesrv: unknown protocol %q, want one of %s", o.protocol, protocolNames())
+	case o.maxStreams < 0:
+		return fmt.Errorf("fakesrv: max concurrent streams must not be negative, got %d", o.maxStreams)
+	case o.maxStreams > 0 && !spec.http2:
+		return fmt.Errorf("fakesrv: max concurrent streams is an HTTP/2 setting, and protocol %s is not HTTP/2", o.protocol)
+	case len(o.tlsNames) > 0 && !spec.TLS:
+		return fmt.Errorf("fakesrv: TLS names need a TLS protocol, and protocol %s has no TLS", o.protocol)
+	}
+	for _, name := range o.tlsNames {
+		if name == "" {
+			return fmt.Errorf("fakesrv: a TLS name must not be empty")
+		}
+	}
+	return nil
+}
+
+// Option configures a Server in New.
+type Option func(*options)
+
+// WithIdempotent makes every reservation idempotent, deduplicated by order id, as if every
+// request had Behaviour.Idempotent set.
+func WithIdempotent(on bool) Option {
+	return func(o *options) { o.idempotent = on }
+}
+
+// WithMaxDuration caps every delay, stall and total trickle time at d (default
+// DefaultMaxDuration). A capped delay answers at d; a capped stall answers 200 with an empty
+// body at d; a capped trickle stops sending at headTime + d, leaving the body short of its
+// Content-Length, so the client sees the connection (HTTP/2: the stream) end early. New
+// rejects d <= 0.
+func WithMaxDuration(d time.Duration) Option {
+	return func(o *options) { o.maxDuration = d }
+}
+
+// WithAddr sets the listen address, "host:port" (default DefaultAddr; port 0 picks a free
+// port). New refuses a host that is not loopback unless WithAllowRemote(true) is also given:
+// loopback is an IP in 127.0.0.0/8, ::1 or the name "localhost"; any other name, and an
+// empty host (":8080", every interface), is not. A server that stalls and resets on request
+// must not be reachable from other machines by accident.
+func WithAddr(addr string) Option {
+	return func(o *options) { o.addr = addr }
+}
+
+// WithLogLimit keeps only the last n requests in the log (0, the default, keeps them all), so
+// that a long-running server does not grow with its traffic. The counters are not affected.
+func WithLogLimit(n int) Option {
+	return func(o *options) { o.logLimit = n }
+}
+
+// WithAllowRemote lets WithAddr name a non-loopback address. Anyone who can reach that
+// address can then hold the server's goroutines for up to its max duration per request.
+func WithAllowRemote(on bool) Option {
+	return func(o *options) { o.allowRemote = on }
+}
+
+// WithProtocol sets the protocol the server speaks (default HTTP1). The TLS protocols serve a
+// certificate from a certificate authority generated in memory when the server is created;
+// CACertPEM and ClientTLS give it to clients.
+func WithProtocol(p Protocol) Option {
+	return func(o *options) { o.protocol = p }
+}
+
+// WithTLSNames adds host names or IP addresses to the server's certificate, besides the
+// 127.0.0.1, ::1 and localhost it always names. New refuses it for a protocol without TLS.
+func WithTLSNames(names ...string) Option {
+	return func(o *options) { o.tlsNames = append(o.tlsNames, names...) }
+}
+
+// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS that an HTTP/2 server
+// advertises: how many requests a client may have in flight on one connection. 0, the
+// default, leaves net/http's own default (at least 100). New refuses n > 0 for a protocol
+// that is not HTTP/2.
+func WithMaxConcurrentStreams(n int) Option {
+	return func(o *options) { o.maxStreams = n }
+}
