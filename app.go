@@ -156,7 +156,7 @@ func commonFlags() []cli.Flag {
 		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs of each experiment to discard before the measured ones"},
 		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()},
-		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and one SVG timeline per experiment into this directory"},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and one SVG timeline per experiment into this directory (checked before the run)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
 	}
