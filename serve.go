@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -14,19 +19,34 @@ import (
 
 //go:generate go test -run ^TestServeManual$ -update-serve-doc .
 
-// shutdownGrace is how long labrun serve lets requests in flight finish after SIGINT/SIGTERM
-// before it cuts them.
-const shutdownGrace = 5 * time.Second
+// defaultGrace is how long labrun serve lets requests in flight finish after SIGINT or
+// SIGTERM before it cuts them (--grace).
+const defaultGrace = 5 * time.Second
 
-// serveLogLimit bounds the request log of a long-running labrun serve; /stats counts all.
-const serveLogLimit = 10000
+// The bounds of a long-running labrun serve's request log; /stats counts every request
+// whatever they drop, and says how many entries they dropped.
+const (
+	serveLogLimit = 10_000  // entries
+	serveLogBytes = 8 << 20 // bytes, counting paths and order ids (fakesrv.WithLogBytes)
+)
+
+// serveScript is the way to start labrun serve from a script and read its URL; serve --help
+// and docs/serve.md show it, and TestServeScript runs it.
+const serveScript = `labrun serve > url.txt 2>/dev/null & pid=$!
+until [ -s url.txt ]; do sleep 0.1; done; U=$(cat url.txt)
+curl -s "$U/stats"; kill $pid; wait $pid`
 
 // serveFlags are labrun serve's flags; docs/serve.md's flag table is generated from them.
 func serveFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: fakesrv.DefaultAddr, Usage: "listen address (port 0: any free port)"},
 		&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback"},
-		&cli.DurationFlag{Name: "max-duration", Value: fakesrv.DefaultMaxDuration, Usage: "cap on every delay, stall and trickle"},
+		&cli.DurationFlag{Name: "max-duration", Value: fakesrv.DefaultMaxDuration,
+			Usage: "cap on every delay, stall and trickle, and on the time a client may take to send a request"},
+		&cli.DurationFlag{Name: "idle-timeout", DefaultText: "--max-duration",
+			Usage: "close keep-alive connections idle this long"},
+		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
+			Usage: "on SIGINT or SIGTERM, how long requests in flight may finish before they are cut"},
 		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
 		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
 		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250)"},
@@ -64,13 +84,20 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
-		Description: "Serves labrun's fake server until SIGINT or SIGTERM, then shuts down " +
-			"gracefully. The base URL goes to stdout (one line, for scripts), the endpoint list " +
-			"to stderr. It binds loopback only unless --allow-remote is given, and every " +
-			"duration a request asks for is capped by --max-duration.\n\n" + endpointList(fakesrv.Endpoints()) + "\n" +
-			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080\n" +
-			"   labrun serve --protocol h2 --ca-out ca.pem   # then: curl --cacert ca.pem URL/delay\n" +
-			"   url=$(labrun serve 2>/dev/null &)   # in a script: read the URL from stdout",
+		Description: "Serves labrun's fake server until SIGINT or SIGTERM. The base URL goes to " +
+			"stdout (one line, for scripts), the endpoint list to stderr. It binds loopback only " +
+			"unless --allow-remote is given. Every duration a request asks for is capped by " +
+			"--max-duration, which also bounds the time a client may take to send a request " +
+			"and, unless --idle-timeout says otherwise, to keep a connection idle.\n\n" +
+			"On SIGINT or SIGTERM it stops accepting connections and lets the requests in flight " +
+			"finish for up to --grace; a second signal cuts them at once. It exits 0 when every " +
+			"request finished: a signal is how a server is meant to stop. It exits 130 " +
+			"(interrupted) when it had to cut requests in flight.\n\n" +
+			endpointList(fakesrv.Endpoints()) + "\n" +
+			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
+			"   labrun serve --protocol h2 --ca-out ca.pem   # then: curl --cacert ca.pem \"$U/delay\"\n\n" +
+			"In a script, read the URL from a file while the server runs:\n   " +
+			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
 		OnUsageError: onUsageError,
 		Action:       serve,
@@ -85,7 +112,7 @@ func serve(c *cli.Context) error {
 	}
 	srv, err := fakesrv.New(opts...)
 	if err != nil {
-		return usageError{fmt.Errorf("--addr: %w", err)}
+		return addrError(c.String("addr"), err)
 	}
 	if path := c.String("ca-out"); path != "" {
 		if err := os.WriteFile(path, srv.CACertPEM(), 0o644); err != nil {
@@ -96,13 +123,55 @@ func serve(c *cli.Context) error {
 	fmt.Fprintln(c.App.Writer, srv.URL)
 	fmt.Fprintf(c.App.ErrWriter, "labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointList(fakesrv.Endpoints()))
 	<-c.Context.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	return stopServer(srv, c.Duration("grace"), c.App.ErrWriter)
+}
+
+// stopServer shuts srv down once labrun was told to stop: it lets the requests in flight
+// finish for up to grace, or until a second SIGINT or SIGTERM, then cuts them. It returns nil
+// when nothing had to be cut, and an error otherwise, which run reports as interrupted
+// (exit 130).
+//
+// The second signal is caught here rather than by run's signal.NotifyContext, which stops
+// listening after the first. A signal that arrives between the two registrations (a few
+// microseconds) is swallowed by NotifyContext's channel; pressing Ctrl-C once more cuts.
+func stopServer(srv *fakesrv.Server, grace time.Duration, stderr io.Writer) error {
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	go func() {
+		select {
+		case <-again:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	fmt.Fprintf(stderr, "labrun: stopping: requests in flight may finish within %v (Ctrl-C again cuts them)\n", grace)
 	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "labrun: requests still in flight after %v were cut\n", shutdownGrace)
+		fmt.Fprintln(stderr, "labrun: cut the requests still in flight")
+		return err
 	}
-	fmt.Fprintln(c.App.ErrWriter, "labrun: stopped")
+	fmt.Fprintln(stderr, "labrun: stopped")
 	return nil
+}
+
+// addrError turns fakesrv.New's error into labrun's. A malformed or non-loopback --addr is
+// bad usage, and the refusal names the flag that lifts it; anything else, a port in use
+// first, is a runtime failure.
+func addrError(addr string, err error) error {
+	var ae *fakesrv.AddrError
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &ae) && ae.NotLoopback:
+		return usagef("--addr %s: %v; pass --allow-remote to listen on it", addr, ae.Err)
+	case errors.As(err, &ae):
+		return usagef("--addr %s: %v", addr, ae.Err)
+	case errors.As(err, &oe):
+		return fmt.Errorf("cannot listen on %s: %w", addr, oe.Err)
+	default:
+		return err
+	}
 }
 
 // serveOptions checks labrun serve's arguments and flags and turns them into the fake
@@ -111,39 +180,62 @@ func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
 	if c.Args().Present() {
 		return nil, usagef("serve takes no arguments, got %q", c.Args().First())
 	}
-	if d := c.Duration("max-duration"); d <= 0 {
-		return nil, usagef("--max-duration must be positive, got %v", d)
-	}
-	proto, ok := findProtocol(c.String("protocol"))
+	maxDur, idle := c.Duration("max-duration"), c.Duration("idle-timeout")
 	switch {
-	case !ok:
-		return nil, usagef("--protocol: unknown protocol %q (want %s)", c.String("protocol"), protocolNames())
-	case c.Int("max-concurrent-streams") < 0:
-		return nil, usagef("--max-concurrent-streams must not be negative, got %d", c.Int("max-concurrent-streams"))
-	case c.Int("max-concurrent-streams") > 0 && proto.Name != fakesrv.HTTP2 && proto.Name != fakesrv.H2C:
-		return nil, usagef("--max-concurrent-streams needs --protocol h2 or h2c, got %s", proto.Name)
-	case c.IsSet("tls-name") && !proto.TLS:
-		return nil, usagef("--tls-name needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
-	case c.IsSet("ca-out") && !proto.TLS:
-		return nil, usagef("--ca-out needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
-	case c.IsSet("ca-out") && c.String("ca-out") == "":
-		return nil, usagef("--ca-out needs a file name")
+	case maxDur <= 0:
+		return nil, usagef("--max-duration must be positive, got %v", maxDur)
+	case idle < 0 || (c.IsSet("idle-timeout") && idle == 0):
+		return nil, usagef("--idle-timeout must be positive, got %v", idle)
+	case c.Duration("grace") < 0:
+		return nil, usagef("--grace must not be negative, got %v", c.Duration("grace"))
 	}
-	for _, name := range c.StringSlice("tls-name") {
-		if name == "" {
-			return nil, usagef("--tls-name must not be empty")
-		}
+	if idle == 0 {
+		idle = maxDur
+	}
+	proto, err := serveProtocol(c)
+	if err != nil {
+		return nil, err
 	}
 	return []fakesrv.Option{
 		fakesrv.WithAddr(c.String("addr")),
 		fakesrv.WithAllowRemote(c.Bool("allow-remote")),
-		fakesrv.WithMaxDuration(c.Duration("max-duration")),
+		fakesrv.WithMaxDuration(maxDur),
 		fakesrv.WithIdempotent(c.Bool("idempotent")),
-		fakesrv.WithLogLimit(serveLogLimit),
 		fakesrv.WithProtocol(proto.Name),
 		fakesrv.WithMaxConcurrentStreams(c.Int("max-concurrent-streams")),
 		fakesrv.WithTLSNames(c.StringSlice("tls-name")...),
+		// Safe to leave running: bounded memory, no spinning, no connection held for ever.
+		fakesrv.WithLogLimit(serveLogLimit),
+		fakesrv.WithLogBytes(serveLogBytes),
+		fakesrv.WithPreciseTiming(false),
+		fakesrv.WithReadTimeout(maxDur),
+		fakesrv.WithIdleTimeout(idle),
 	}, nil
+}
+
+// serveProtocol checks --protocol and the flags that depend on it.
+func serveProtocol(c *cli.Context) (fakesrv.ProtocolInfo, error) {
+	proto, ok := findProtocol(c.String("protocol"))
+	switch {
+	case !ok:
+		return proto, usagef("--protocol: unknown protocol %q (want %s)", c.String("protocol"), protocolNames())
+	case c.Int("max-concurrent-streams") < 0:
+		return proto, usagef("--max-concurrent-streams must not be negative, got %d", c.Int("max-concurrent-streams"))
+	case c.Int("max-concurrent-streams") > 0 && proto.Name != fakesrv.HTTP2 && proto.Name != fakesrv.H2C:
+		return proto, usagef("--max-concurrent-streams needs --protocol h2 or h2c, got %s", proto.Name)
+	case c.IsSet("tls-name") && !proto.TLS:
+		return proto, usagef("--tls-name needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
+	case c.IsSet("ca-out") && !proto.TLS:
+		return proto, usagef("--ca-out needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
+	case c.IsSet("ca-out") && c.String("ca-out") == "":
+		return proto, usagef("--ca-out needs a file name")
+	}
+	for _, name := range c.StringSlice("tls-name") {
+		if name == "" {
+			return proto, usagef("--tls-name must not be empty")
+		}
+	}
+	return proto, nil
 }
 
 // findProtocol returns the protocol named name.

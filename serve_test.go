@@ -1,20 +1,28 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,6 +306,8 @@ func serveDocSections() map[string]string {
 		"protocols": markdownProtocols(fakesrv.Protocols()),
 		"endpoints": markdownEndpoints(fakesrv.Endpoints()),
 		"reference": markdownReference(fakesrv.Endpoints()),
+		"script":    "```sh\n" + serveScript + "\n```\n",
+		"limits":    markdownLimits(),
 	}
 }
 
@@ -398,6 +408,33 @@ func markdownEndpoints(eps []fakesrv.Endpoint) string {
 	return b.String()
 }
 
+// markdownLimits renders the table of labrun serve's bounds, from the constants that set them.
+func markdownLimits() string {
+	rows := [][3]string{
+		{"a delay, a stall, a trickle", "`--max-duration` (default " + fakesrv.DefaultMaxDuration.String() + ") each",
+			"the answer at the cap, and a header `" + fakesrv.CappedHeader + ": delay 20m0s capped to 10m0s` (or `stall capped to ...`, " +
+				"or `trickle of N bytes every DUR (TOTAL) capped to ...: the body ends short`)"},
+		{"sending the request head", "the shorter of 10 s and `--max-duration`", "the connection closed"},
+		{"sending the request body", "`--max-duration` from the request's arrival",
+			"`408 Request Timeout`, `request body not received within ...`, and the connection closed"},
+		{"an idle keep-alive connection", "`--idle-timeout` (default: `--max-duration`)", "the connection closed (HTTP/2: GOAWAY first)"},
+		{"an order id", fmt.Sprintf("%d bytes", fakesrv.MaxOrderLen), fmt.Sprintf("400, `order must be at most %d bytes, got N`", fakesrv.MaxOrderLen)},
+		{"distinct order ids", fmt.Sprintf("%d between two resets", fakesrv.DefaultMaxOrders),
+			"507 for a new one, nothing reserved; `dropped.orders` counts them"},
+		{"the request log", fmt.Sprintf("%d entries and %d MiB", serveLogLimit, serveLogBytes>>20),
+			"nothing; the oldest entries go, `dropped.log_entries` counts them"},
+		{"a trickle's CPU", fmt.Sprintf("one wake-up per byte, at most one per %v", fakesrv.CoarseTick),
+			"the bytes due at a wake-up go in one write: a trickle of a byte a millisecond comes in pairs"},
+		{"`X-Deadline-Ms`", "digits only; beyond what a Go duration holds (292 years) it saturates", "a budget that big never refuses the work"},
+	}
+	var b strings.Builder
+	b.WriteString("| what | bound | what the client sees |\n|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r[0], r[1], cell(r[2]))
+	}
+	return b.String()
+}
+
 // markdownReference renders one section per endpoint: details, parameters, HTTP/2, examples.
 func markdownReference(eps []fakesrv.Endpoint) string {
 	var b strings.Builder
@@ -437,4 +474,608 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// TestServeTrickleCPU: a fast trickle must not hold a core. labrun serve waits with plain
+// timers and sends the bytes due at a wake-up in one write, so its process spends at most
+// 0.2 s of CPU per wall second on /trickle?bytes=1048576&every=1ms (a server that spins
+// until each byte's time spends about 1). The server runs as a process of its own, so that
+// only its CPU counts, not this test's client's; under the race detector, whose
+// instrumentation multiplies CPU time, the bound is raceCPUFactor times larger.
+func TestServeTrickleCPU(t *testing.T) {
+	p := startServeProcess(t, "--max-duration", "5s")
+	resp, err := http.Get(p.url + "/trickle?bytes=1048576&every=1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	time.Sleep(300 * time.Millisecond) // under way
+	const window = 2 * time.Second
+	cpu0, wall0 := procCPU(t, p.cmd.Process.Pid), time.Now()
+	time.Sleep(window)
+	cpu, wall := procCPU(t, p.cmd.Process.Pid)-cpu0, time.Since(wall0)
+	p.cmd.Process.Signal(os.Interrupt)
+	p.wait(t)
+	<-done
+	limit := 0.2 * raceCPUFactor()
+	if ratio := cpu.Seconds() / wall.Seconds(); ratio > limit {
+		t.Errorf("the trickle cost the server %v of CPU in %v (%.2f per second), want at most %.2f", cpu, wall, ratio, limit)
+	} else {
+		t.Logf("the trickle cost the server %v of CPU in %v (%.3f per second)", cpu, wall, ratio)
+	}
+}
+
+// raceCPUFactor is how much the race detector's instrumentation multiplies CPU time, as a
+// margin for CPU bounds: 2.5 in a -race build, else 1.
+func raceCPUFactor() float64 {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return 2.5
+			}
+		}
+	}
+	return 1
+}
+
+// procCPU returns the CPU time (user and system) that process pid has used, from
+// /proc/PID/stat (in clock ticks of 1/100 s, USER_HZ on Linux).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	utime, stime := procStat(t, pid)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// procStat reads utime and stime, in clock ticks, from /proc/PID/stat.
+func procStat(t *testing.T, pid int) (utime, stime int64) {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	// The command name, field 2, is in parentheses and may hold spaces: count from after it.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if _, err := fmt.Sscan(fields[11], &utime); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(fields[12], &stime); err != nil {
+		t.Fatal(err)
+	}
+	return utime, stime
+}
+
+// TestServeMemoryBounded: order ids and the request log are bounded in bytes, so 300
+// reservations with 100 KB ids and 300 requests with 100 KB URLs leave the heap much as it
+// was (without bounds they kept about 120 MB).
+func TestServeMemoryBounded(t *testing.T) {
+	s := startServe(t)
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	pad := strings.Repeat("x", 100_000)
+	before := heapAlloc()
+	var statuses []int
+	for i := range 300 {
+		for _, path := range []string{fmt.Sprintf("/reserve?order=%d-%s", i, pad), "/delay?pad=" + pad} {
+			resp, err := c.Post(s.url+path, "text/plain", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if !slices.Contains(statuses, resp.StatusCode) {
+				statuses = append(statuses, resp.StatusCode)
+			}
+		}
+	}
+	grown := int64(heapAlloc()) - int64(before)
+	if grown > 40<<20 {
+		t.Errorf("the heap grew by %d MB, want at most 40 MB", grown>>20)
+	}
+	t.Logf("heap grew by %.1f MB; statuses %v", float64(grown)/(1<<20), statuses)
+}
+
+// heapAlloc returns the bytes of live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestServeConnectionTimeouts: labrun serve does not hold a connection that sends nothing,
+// sends its head or body one byte at a time, or sits idle after a request: each is closed
+// within --max-duration (1 s here, with a margin of 1.5 s for a loaded machine).
+func TestServeConnectionTimeouts(t *testing.T) {
+	s := startServe(t, "--max-duration", "1s")
+	addr := strings.TrimPrefix(s.url, "http://")
+	tests := []struct {
+		name   string
+		first  string // sent at once
+		drip   string // then one byte every 200 ms
+		answer bool   // read one response first: the connection is then idle
+	}{
+		{"silent connection", "", "", false},
+		{"slow head", "", "GET /delay HTTP/1.1\r\nHost: lab\r\nX-Slow: " + strings.Repeat("s", 100), false},
+		{"slow body", "POST /delay HTTP/1.1\r\nHost: lab\r\nContent-Length: 100\r\n\r\n", strings.Repeat("b", 100), false},
+		{"idle keep-alive", "GET /delay HTTP/1.1\r\nHost: lab\r\n\r\n", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tt.first); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				for i := 0; i < len(tt.drip); i++ {
+					time.Sleep(200 * time.Millisecond)
+					if _, err := io.WriteString(conn, tt.drip[i:i+1]); err != nil {
+						return
+					}
+				}
+			}()
+			rd := bufio.NewReader(conn)
+			if tt.answer {
+				resp, err := http.ReadResponse(rd, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			start := time.Now()
+			conn.SetReadDeadline(start.Add(4 * time.Second))
+			_, err = io.Copy(io.Discard, rd)
+			held := time.Since(start)
+			if ne, ok := err.(net.Error); (ok && ne.Timeout()) || held > 2500*time.Millisecond {
+				t.Errorf("the server held the connection %v (%v), want it closed within 1 s + 1.5 s", held, err)
+			}
+		})
+	}
+}
+
+// TestServeAddrErrors: a bad or non-loopback --addr is bad usage (exit 2) and names the flag
+// to use; a port in use is a runtime failure (exit 1). No message carries an internal
+// package prefix.
+func TestServeAddrErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		addr string
+		code int
+		want string
+	}{
+		{"0.0.0.0:0", exitUsage, "labrun: --addr 0.0.0.0:0: not a loopback address; pass --allow-remote to listen on it"},
+		{":8080", exitUsage, "labrun: --addr :8080: not a loopback address; pass --allow-remote to listen on it"},
+		{"127.0.0.1", exitUsage, "labrun: --addr 127.0.0.1: address 127.0.0.1: missing port in address"},
+		{busy.Addr().String(), exitFail, "labrun: cannot listen on " + busy.Addr().String() + ": bind: address already in use"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			got := runArgs(t, context.Background(), experiments.All(), false, "serve", "--addr", tt.addr)
+			if got.code != tt.code || strings.TrimSpace(got.stderr) != tt.want || got.stdout != "" {
+				t.Errorf("got exit %d, stderr %q; want exit %d, %q", got.code, got.stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestServeSignals runs labrun serve as a process of its own and stops it with real
+// signals. A clean stop exits 0; a second signal cuts the grace period short, and a stop
+// that had to cut requests in flight exits 130.
+func TestServeSignals(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		stall    bool // a request in flight that never completes by itself
+		signals  []os.Signal
+		code     int
+		stderr   string
+		min, max time.Duration // from the first signal to the exit
+	}{
+		{"SIGINT, nothing in flight", nil, false, []os.Signal{os.Interrupt}, exitPass, "labrun: stopped\n", 0, 3 * time.Second},
+		{"SIGTERM, nothing in flight", nil, false, []os.Signal{syscall.SIGTERM}, exitPass, "labrun: stopped\n", 0, 3 * time.Second},
+		{"a second SIGINT cuts the grace", nil, true, []os.Signal{os.Interrupt, os.Interrupt}, exitInterrupted, "labrun: interrupted\n", 0, 3 * time.Second},
+		{"the grace runs out", []string{"--grace", "500ms"}, true, []os.Signal{os.Interrupt}, exitInterrupted, "labrun: interrupted\n", 500 * time.Millisecond, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := startServeProcess(t, tt.args...)
+			if tt.stall {
+				go http.Get(p.url + "/stall")
+				waitForStats(t, p.url, func(st fakesrv.Stats) bool { return st.Requests["stall"] == 1 })
+			}
+			start := time.Now()
+			for i, sig := range tt.signals {
+				if i > 0 {
+					time.Sleep(300 * time.Millisecond)
+				}
+				if err := p.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code := p.wait(t)
+			took := time.Since(start)
+			if code != tt.code || !strings.HasSuffix(p.stderr.String(), tt.stderr) {
+				t.Errorf("got exit %d, stderr %q; want exit %d, ending %q", code, p.stderr.String(), tt.code, tt.stderr)
+			}
+			if took < tt.min || took > tt.max {
+				t.Errorf("exited %v after the first signal, want between %v and %v", took, tt.min, tt.max)
+			}
+		})
+	}
+}
+
+// waitForStats polls url/stats until cond holds, failing the test after 5 s.
+func waitForStats(t *testing.T, url string, cond func(fakesrv.Stats) bool) fakesrv.Stats {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(url + "/stats")
+		if err == nil {
+			var st fakesrv.Stats
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			if err == nil && cond(st) {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/stats never satisfied the condition (last error %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// helperEnv marks the child process of TestServeHelperProcess.
+const helperEnv = "LABRUN_SERVE_HELPER_PROCESS"
+
+// TestServeHelperProcess is not a test: it is labrun itself, run as a child process by the
+// tests that need real signals or a process of their own. Its arguments follow "--".
+func TestServeHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) != "1" {
+		t.Skip("runs only as a child process of the serve tests")
+	}
+	i := slices.Index(os.Args, "--")
+	os.Exit(run(append([]string{"labrun"}, os.Args[i+1:]...), os.Stdout, os.Stderr))
+}
+
+// helperCommand returns the command that runs labrun with args in a child process.
+func helperCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestServeHelperProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	return cmd
+}
+
+// serveProcess is labrun serve running as a child process.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+	done   chan struct{} // closed when the process has exited
+	code   int
+}
+
+// startServeProcess starts labrun serve with args in a child process and reads its URL. The
+// test's end kills it if it still runs.
+func startServeProcess(t *testing.T, args ...string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{cmd: helperCommand(append([]string{"serve"}, args...)...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stderr = p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.done)
+		err := p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		_ = err // the exit code says it
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case p.url = <-lines:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no URL from labrun serve within 10 s; stderr %q", p.stderr.String())
+	}
+	if p.url == "" {
+		t.Fatalf("labrun serve printed no URL; stderr %q", p.stderr.String())
+	}
+	return p
+}
+
+// wait waits (at most 10 s) for the process to exit and returns its exit code.
+func (p *serveProcess) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(10 * time.Second):
+		t.Fatalf("labrun serve still runs 10 s later; stderr %q", p.stderr.String())
+		return -1
+	}
+}
+
+// TestServeScript runs serve --help's script example with bash and curl, labrun being this
+// test binary in disguise: it must read the URL, reach the server and stop it with exit 0.
+// (Its predecessor, url=$(labrun serve &), waited for ever: the command substitution waits
+// for the server's stdout to close.)
+func TestServeScript(t *testing.T) {
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s here", tool)
+		}
+	}
+	dir := t.TempDir()
+	wrapper := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q -test.run='^TestServeHelperProcess$' -- \"$@\"\n", helperEnv, os.Args[0])
+	if err := os.WriteFile(filepath.Join(dir, "labrun"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", serveScript)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the script still ran after 20 s; output %q", out)
+	}
+	if err != nil || !strings.Contains(string(out), `"requests":`) {
+		t.Errorf("got %v, output %q; want exit 0 and the /stats JSON", err, out)
+	}
+}
+
+// soakFor is how long TestServeSoak hammers labrun serve; it is skipped without it.
+var soakFor = flag.Duration("soak", 0, "run TestServeSoak for this long, e.g. -soak 60s")
+
+// soakMaxOps bounds the operations of a soak, whatever its duration: at the rate of this
+// 2-core machine, some 10 minutes' worth.
+const soakMaxOps = 5_000_000
+
+// soakLoad is one kind of traffic of the soak: one call of do is one operation, repeated by
+// workers goroutines until the soak ends. do reports whether the server answered as it
+// should.
+type soakLoad struct {
+	name    string
+	workers int
+	do      func(ctx context.Context, c *http.Client, url string, n int) bool
+}
+
+// soakLoads is the soak's traffic: stalls given up by the client, trickles slow and fast,
+// request bodies sent a byte at a time, thousands of order ids (long ones too), connections
+// left idle, and connection faults.
+func soakLoads() []soakLoad {
+	get := func(ctx context.Context, c *http.Client, url string, timeout time.Duration) (int, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+	return []soakLoad{
+		{"stall, client gives up at 300ms", 4, func(ctx context.Context, c *http.Client, u string, _ int) bool {
+			_, err := get(ctx, c, u+"/stall", 300*time.Millisecond)
+			return err != nil
+		}},
+		{"trickle 1 MiB at 1 B/ms, cut at the 2s cap", 2, func(ctx context.Context, c *http.Client, u string, _ int) bool {
+			_, err := get(ctx, c, u+"/trickle?bytes=1048576&every=1ms", 5*time.Second)
+			return err != nil // the cap cuts the body short
+		}},
+		{"trickle 20 B at 5ms", 2, func(ctx context.Context, c *http.Client, u string, _ int) bool {
+			code, err := get(ctx, c, u+"/trickle?bytes=20&every=5ms", 5*time.Second)
+			return err == nil && code == 200
+		}},
+		{"request body at 1 B/100ms", 2, func(ctx context.Context, _ *http.Client, u string, _ int) bool {
+			return soakSlowBody(ctx, strings.TrimPrefix(u, "http://"))
+		}},
+		{"reserve, a new 200-byte order id each", 4, func(ctx context.Context, c *http.Client, u string, n int) bool {
+			code, err := get(ctx, c, fmt.Sprintf("%s/reserve?order=%0200d", u, n), 5*time.Second)
+			return err == nil && (code == 200 || code == 507) // 507 once 10,000 ids are known
+		}},
+		{"reserve, a 300-byte order id", 1, func(ctx context.Context, c *http.Client, u string, n int) bool {
+			code, err := get(ctx, c, fmt.Sprintf("%s/reserve?order=%0300d", u, n), 5*time.Second)
+			return err == nil && code == 400
+		}},
+		{"a connection left idle", 1, func(ctx context.Context, _ *http.Client, u string, _ int) bool {
+			return soakIdle(ctx, strings.TrimPrefix(u, "http://"))
+		}},
+		{"reset, close-after-read, redirect loop", 1, func(ctx context.Context, c *http.Client, u string, n int) bool {
+			path := []string{"/reset", "/close-after-read", "/redirect-loop"}[n%3]
+			_, err := get(ctx, c, u+path, 5*time.Second)
+			return err != nil // each is a failure on the client's side
+		}},
+	}
+}
+
+// soakSlowBody sends a request body one byte every 100 ms and reports whether the server
+// answered 408 and closed the connection within its read timeout (2 s, plus a margin).
+func soakSlowBody(ctx context.Context, addr string) bool {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(4 * time.Second))
+	io.WriteString(conn, "POST /delay HTTP/1.1\r\nHost: soak\r\nContent-Length: 1000\r\n\r\n")
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := conn.Write([]byte("b")); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusRequestTimeout
+}
+
+// soakIdle sends one request on a connection, then leaves it idle, and reports whether the
+// server closed it within its idle timeout (2 s, plus a margin).
+func soakIdle(ctx context.Context, addr string) bool {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(4 * time.Second))
+	io.WriteString(conn, "GET /delay HTTP/1.1\r\nHost: soak\r\n\r\n")
+	rd := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	_, err = io.Copy(io.Discard, rd) // ends when the server closes
+	var ne net.Error
+	return err == nil || !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestServeSoak hammers labrun serve, run as a process of its own with --max-duration 2s,
+// for -soak (60 s for the figures in docs/serve.md) with soakLoads, then prints its peak
+// RSS, CPU time and open file descriptors, and checks that it is still healthy: bounded,
+// answering, with its connections closed, and stopping with exit 0.
+func TestServeSoak(t *testing.T) {
+	if *soakFor <= 0 {
+		t.Skip("run with -soak 60s")
+	}
+	p := startServeProcess(t, "--max-duration", "2s")
+	pid := p.cmd.Process.Pid
+	fds0 := procFDs(t, pid)
+	ctx, cancel := context.WithTimeout(context.Background(), *soakFor)
+	defer cancel()
+	peakFDs := make(chan int, 1)
+	go func() { peakFDs <- soakSample(ctx, t, pid) }()
+
+	var wg sync.WaitGroup
+	var ops atomic.Int64 // operations started, bounded by soakMaxOps
+	type tally struct{ ok, bad atomic.Int64 }
+	loads := soakLoads()
+	tallies := make([]tally, len(loads))
+	for i, l := range loads {
+		for range l.workers {
+			wg.Go(func() {
+				tr := &http.Transport{}
+				defer tr.CloseIdleConnections()
+				c := &http.Client{Transport: tr}
+				for ctx.Err() == nil && ops.Add(1) <= soakMaxOps {
+					if l.do(ctx, c, p.url, int(tallies[i].ok.Load()+tallies[i].bad.Load())) {
+						tallies[i].ok.Add(1)
+					} else if ctx.Err() == nil {
+						tallies[i].bad.Add(1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	peak := <-peakFDs
+	st := waitForStats(t, p.url, func(st fakesrv.Stats) bool { return st.ConnectionsOpen <= 1 })
+	fds := procFDs(t, pid)
+	utime, stime := procStat(t, pid)
+	hwm := procStatus(t, pid, "VmHWM")
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code := p.wait(t)
+
+	var total int64
+	for i, l := range loads {
+		ok, bad := tallies[i].ok.Load(), tallies[i].bad.Load()
+		total += ok + bad
+		t.Logf("%-42s %7d as expected, %d not", l.name, ok, bad)
+		if bad > ok/100 {
+			t.Errorf("%s: %d of %d not as expected", l.name, bad, ok+bad)
+		}
+	}
+	fmt.Printf("soak %v: %d operations, %d requests counted by the server, %d order ids refused; "+
+		"peak RSS %s, CPU %.1f s (user %.1f, system %.1f), open fds %d at start, %d at peak, %d at the end; exit %d\n",
+		*soakFor, total, soakRequests(st), st.Dropped.Orders, hwm, float64(utime+stime)/100, float64(utime)/100,
+		float64(stime)/100, fds0, peak, fds, code)
+	if fds > fds0+2 || code != exitPass {
+		t.Errorf("got %d fds at the end (%d at start) and exit %d, want the connections closed and exit 0", fds, fds0, code)
+	}
+}
+
+// soakSample samples the open file descriptors of pid every 250 ms until ctx is done and
+// returns the largest count seen.
+func soakSample(ctx context.Context, t *testing.T, pid int) int {
+	peak := 0
+	for ctx.Err() == nil {
+		peak = max(peak, procFDs(t, pid))
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return peak
+}
+
+// soakRequests sums the requests the server counted.
+func soakRequests(st fakesrv.Stats) int {
+	n := 0
+	for _, v := range st.Requests {
+		n += v
+	}
+	return n
+}
+
+// procFDs counts the open file descriptors of process pid.
+func procFDs(t *testing.T, pid int) int {
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Errorf("open fds of %d: %v", pid, err)
+	}
+	return len(entries)
+}
+
+// procStatus returns a field of /proc/PID/status, such as VmHWM (the peak resident set).
+func procStatus(t *testing.T, pid int, field string) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return "?"
 }

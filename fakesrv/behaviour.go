@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// MaxOrderLen is the longest order id a Behaviour may carry, in bytes. The server remembers
+// every order id until a reset, so an unbounded one would let a client grow it at will.
+const MaxOrderLen = 256
+
 // MaxBytes is the largest body a Behaviour may ask for (1 MiB). It is enough for every
 // experiment and small enough that a typo in a URL cannot make the server send gigabytes.
 const MaxBytes = 1 << 20
@@ -98,7 +102,7 @@ func (b Behaviour) Path() string {
 // "/stall" implies Stall, and so does the query "stall=1". The query keys are delay, stall,
 // max, bytes, every, order and idempotent; booleans are 1, true, 0 or false; an empty value
 // counts as absent and unknown keys are ignored. Every > 0 with Bytes = 0 is valid (an empty
-// body). The error names the offending parameter.
+// body). An order id is at most MaxOrderLen bytes. The error names the offending parameter.
 func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	var b Behaviour
 	var err error
@@ -131,35 +135,8 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 		return Behaviour{}, err
 	}
 	b.Order = q.Get("order")
+	if len(b.Order) > MaxOrderLen {
+		return Behaviour{}, fmt.Errorf("order must be at most %d bytes, got %d", MaxOrderLen, len(b.Order))
+	}
 	return b, nil
-}
-
-// parseDuration reads the non-negative duration q[key]; absent means 0.
-func parseDuration(q url.Values, key string) (time.Duration, error) {
-	s := q.Get(key)
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%s must not be negative, got %v", key, d)
-	}
-	return d, nil
-}
-
-// parseBool reads the boolean q[key]; absent means false. It accepts only the four words a
-// person would type in a URL, rather than strconv.ParseBool's longer list, so that the
-// accepted set stays small enough to document.
-func parseBool(q url.Values, key string) (bool, error) {
-	switch s := q.Get(key); s {
-	case "", "0", "false":
-		return false, nil
-	case "1", "true":
-		return true, nil
-	default:
-		return false, fmt.Errorf("%s: unknown boolean %q, want 1, true, 0 or false", key, s)
-	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +329,11 @@ func TestBudget(t *testing.T) {
 		{"zero", "0", http.StatusServiceUnavailable, 0, true, 0},
 		{"malformed", "soon", http.StatusBadRequest, 0, false, -1},
 		{"negative", "-5", http.StatusBadRequest, 0, false, -1},
+		{"signed", "+5000", http.StatusBadRequest, 0, false, -1},
+		// Budgets beyond what time.Duration holds (about 292 years) saturate rather than
+		// wrap: 18446744073710 ms once wrapped to 448 us and refused the work.
+		{"beyond a Duration", "18446744073710", http.StatusOK, 1, false, math.MaxInt64},
+		{"beyond an int64", "99999999999999999999999", http.StatusOK, 1, false, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -396,5 +403,44 @@ func TestStallMax(t *testing.T) {
 				t.Errorf("server answered %v after arrival, want at least %v", d, tt.want)
 			}
 		})
+	}
+}
+
+// TestCappedHeader: a request whose durations the max duration caps is told so in
+// X-Labrun-Capped, rather than silently served shorter.
+func TestCappedHeader(t *testing.T) {
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/delay?delay=5s", []string{"delay 5s capped to 100ms"}},
+		{"/reserve?order=1&delay=5s", []string{"delay 5s capped to 100ms"}},
+		{"/status/503?delay=5s", []string{"delay 5s capped to 100ms"}},
+		{"/stall?max=5s", []string{"stall capped to 100ms"}},
+		{"/stall", []string{"stall capped to 100ms"}},
+		{"/stall?max=50ms", nil},
+		{"/delay?delay=50ms", nil},
+		{"/trickle?bytes=3&every=10ms", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			s := newServer(t, WithMaxDuration(100*time.Millisecond))
+			c, _ := newClient(t)
+			resp, _ := mustFetch(t, c, s, "GET", tt.path, "")
+			if got := resp.Header.Values("X-Labrun-Capped"); !slices.Equal(got, tt.want) {
+				t.Errorf("X-Labrun-Capped: got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// A trickle says so with its head, before the body ends short.
+	s := newServer(t, WithMaxDuration(100*time.Millisecond))
+	c, _ := newClient(t)
+	resp, err := c.Get(s.URL + "/trickle?bytes=5&every=60ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got, want := resp.Header.Get("X-Labrun-Capped"), "trickle of 5 bytes every 60ms (300ms) capped to 100ms: the body ends short"; got != want {
+		t.Errorf("trickle X-Labrun-Capped: got %q, want %q", got, want)
 	}
 }

@@ -41,6 +41,18 @@
 // (labrun adds call=N). A malformed parameter answers 400 with a one-line reason naming it;
 // any other path answers 404 with a one-line list of the endpoints.
 //
+// # Bounds
+//
+// By default the server suits the in-process experiments: precise waits (its timers are set
+// a millisecond early and the last stretch is spent yielding), idle connections kept as long
+// as the client wants, a request log that keeps everything. A server left running for others
+// (labrun serve) sets bounds instead, so that no request can hold its CPU, memory or
+// connections: WithPreciseTiming(false) never spins, WithReadTimeout and WithIdleTimeout
+// close slow and idle connections, WithLogLimit and WithLogBytes bound the log. Order ids
+// are always bounded, in length (MaxOrderLen) and in number (WithMaxOrders), and Stats.Dropped
+// counts what the bounds dropped. A duration cut by the max duration is announced in the
+// response's CappedHeader.
+//
 // # Unreachable hosts and host names
 //
 // Two smaller pieces serve tests of how a client copes with the network around a server

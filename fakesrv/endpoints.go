@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -13,6 +14,12 @@ import (
 
 	"github.com/labrun/labrun/vocab"
 )
+
+// CappedHeader is the response header that says the server's max duration cut a duration
+// the request asked for: "delay 20m0s capped to 10m0s", "stall capped to 10m0s", "trickle of
+// 1000 bytes every 1s (16m40s) capped to 10m0s: the body ends short". It appears once per
+// cap applied.
+const CappedHeader = "X-Labrun-Capped"
 
 // Limits of the path parameters.
 const (
@@ -24,9 +31,6 @@ const (
 // behaviour answers the Behaviour endpoints (reserve, trickle, stall, delay) as the query
 // asks; /reserve also requires an order.
 func (x *exchange) behaviour() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	b, err := ParseBehaviour(x.r.URL.Path, x.r.URL.Query())
 	if err == nil && x.rec.Endpoint == "reserve" && b.Order == "" {
 		err = errors.New("order: required")
@@ -36,11 +40,11 @@ func (x *exchange) behaviour() bool {
 	}
 	x.rec.Behaviour = b
 	if v := x.r.Header.Get(vocab.DeadlineHeader); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 0 {
-			return x.text(http.StatusBadRequest, vocab.DeadlineHeader+": want whole milliseconds, got "+strconv.Quote(v))
+		budget, err := parseBudget(v)
+		if err != nil {
+			return x.text(http.StatusBadRequest, vocab.DeadlineHeader+": "+err.Error())
 		}
-		x.rec.Budget = time.Duration(ms) * time.Millisecond
+		x.rec.Budget = budget
 	}
 	x.publish()
 	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
@@ -49,9 +53,14 @@ func (x *exchange) behaviour() bool {
 		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+b.Delay.String())
 	}
 
-	answerAt := x.rec.Arrived.Add(min(b.Delay, x.s.opts.maxDuration))
+	answerAt := x.rec.Arrived.Add(x.capped("delay", b.Delay))
 	if b.Order != "" {
-		answerAt = x.commit(b, answerAt)
+		at, ok := x.commit(b, answerAt)
+		if !ok {
+			return x.text(http.StatusInsufficientStorage, fmt.Sprintf(
+				"order table full: %d distinct order ids since the last reset (POST /stats/reset clears it)", x.s.opts.maxOrders))
+		}
+		answerAt = at
 	}
 	if b.Stall {
 		return x.stall(b)
@@ -62,23 +71,30 @@ func (x *exchange) behaviour() bool {
 	if b.Order != "" {
 		return x.reservation(b)
 	}
-	if !x.head(http.StatusOK, b.Bytes) {
-		return false
+	return x.answer(b)
+}
+
+// capped returns d capped by the server's max duration, and says so in the response's
+// CappedHeader when the cap applies: the client then knows why its answer came early.
+func (x *exchange) capped(what string, d time.Duration) time.Duration {
+	if maxDur := x.s.opts.maxDuration; d > maxDur {
+		x.w.Header().Add(CappedHeader, fmt.Sprintf("%s %v capped to %v", what, d, maxDur))
+		return maxDur
 	}
-	if b.Every <= 0 {
-		return x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
-	}
-	return x.trickle(b.Bytes, b.Every)
+	return d
 }
 
 // commit commits the reservation of b on arrival, before any wait: the side effect happens
 // whatever the client decides afterwards. It returns when to answer: answerAt, or the first
-// answer time for an idempotent duplicate.
-func (x *exchange) commit(b Behaviour, answerAt time.Time) time.Time {
-	at, dup := x.s.ledger.reserve(b.Order, b.Idempotent || x.s.opts.idempotent, answerAt)
+// answer time for an idempotent duplicate; false when the order table is full.
+func (x *exchange) commit(b Behaviour, answerAt time.Time) (time.Time, bool) {
+	at, dup, full := x.s.ledger.reserve(b.Order, b.Idempotent || x.s.opts.idempotent, answerAt)
+	if full {
+		return time.Time{}, false
+	}
 	x.rec.Reserved, x.rec.Duplicate = !dup, dup
 	x.publish()
-	return at
+	return at, true
 }
 
 // reservation answers a committed reservation, saying whether it was new or a duplicate.
@@ -95,9 +111,12 @@ func (x *exchange) reservation(b Behaviour) bool {
 // stall holds the request until the client leaves, the server closes, or a cap passes: the
 // request's max or the server's max duration.
 func (x *exchange) stall(b Behaviour) bool {
-	limit := x.rec.Arrived.Add(x.s.opts.maxDuration)
-	if b.MaxStall > 0 {
-		limit = x.rec.Arrived.Add(min(b.MaxStall, x.s.opts.maxDuration))
+	maxDur := x.s.opts.maxDuration
+	limit := x.rec.Arrived.Add(maxDur)
+	if b.MaxStall > 0 && b.MaxStall <= maxDur {
+		limit = x.rec.Arrived.Add(b.MaxStall)
+	} else {
+		x.w.Header().Add(CappedHeader, fmt.Sprintf("stall capped to %v", maxDur))
 	}
 	if !x.waitUntil(limit) {
 		return x.stop()
@@ -107,42 +126,78 @@ func (x *exchange) stall(b Behaviour) bool {
 	return x.head(http.StatusOK, 0)
 }
 
-// trickle sends n body bytes, byte k at HeadSent + k*every. Each wait targets an absolute
-// time rather than sleeping every after the previous write, so that scheduling and write
-// latencies do not add up over a long body.
-func (x *exchange) trickle(n int, every time.Duration) bool {
-	head := x.rec.HeadSent
+// answer sends the head and the body of b: at once, or trickled.
+func (x *exchange) answer(b Behaviour) bool {
+	if b.Every <= 0 {
+		return x.head(http.StatusOK, b.Bytes) && x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
+	}
 	// The cap bounds the whole trickle: byte k may go only if k*every <= max. Comparing
 	// k with max/every avoids overflowing k*every for huge values of every.
-	last := min(n, int(x.s.opts.maxDuration/every))
-	one := []byte{'x'}
-	for k := 1; k <= last; k++ {
-		if !x.waitUntil(head.Add(time.Duration(k) * every)) {
-			return x.stop()
+	maxDur := x.s.opts.maxDuration
+	last := min(b.Bytes, int(maxDur/b.Every))
+	if last < b.Bytes {
+		total := "more than " + maxDur.String()
+		if b.Every <= time.Duration(math.MaxInt64)/time.Duration(b.Bytes) {
+			total = (time.Duration(b.Bytes) * b.Every).String()
 		}
-		if !x.body(one) {
-			return false
-		}
+		x.w.Header().Add(CappedHeader, fmt.Sprintf("trickle of %d bytes every %v (%s) capped to %v: the body ends short",
+			b.Bytes, b.Every, total, maxDur))
+	}
+	if !x.head(http.StatusOK, b.Bytes) {
+		return false
+	}
+	if !x.trickle(last, b.Every) {
+		return false
 	}
 	// When the cap cut the body short, HTTP/1.1 needs nothing more: net/http closes a
 	// connection whose response is shorter than its Content-Length. HTTP/2 would end the
 	// stream normally, and the client could take the short body for a whole one: abort it.
-	return last == n || !x.http2()
+	return last == b.Bytes || !x.http2()
+}
+
+// trickle sends n body bytes, byte k at HeadSent + k*every. Each wait targets an absolute
+// time rather than sleeping every after the previous write, so that scheduling and write
+// latencies do not add up over a long body; every byte due when the wait ends goes in the
+// same write. A coarse server waits at least CoarseTick each time, so a trickle faster than
+// that goes in bursts of the bytes due, one burst a tick.
+func (x *exchange) trickle(n int, every time.Duration) bool {
+	head := x.rec.HeadSent
+	buf := bytes.Repeat([]byte{'x'}, min(n, 64<<10))
+	for sent := 0; sent < n; {
+		next := head.Add(time.Duration(sent+1) * every)
+		if !x.s.opts.precise {
+			next = later(next, time.Now().Add(CoarseTick))
+		}
+		if !x.waitUntil(next) {
+			return x.stop()
+		}
+		due := min(n, int(time.Since(head)/every))
+		for due > sent {
+			k := min(due-sent, len(buf))
+			if !x.body(buf[:k]) {
+				return false
+			}
+			sent += k
+		}
+	}
+	return true
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // notFound answers a path that names no endpoint.
 func (x *exchange) notFound() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	return x.text(http.StatusNotFound, notFoundBody(x.s.routes))
 }
 
 // methodNotAllowed answers 405 to a method that e does not accept, with the methods it does.
 func (x *exchange) methodNotAllowed(e Endpoint) bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	allowed := strings.Join(e.Methods, ", ")
 	x.w.Header().Set("Allow", allowed)
 	return x.text(http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", x.r.Method, x.r.URL.Path, allowed))
@@ -153,9 +208,6 @@ func (x *exchange) methodNotAllowed(e Endpoint) bool {
 // is sent, then a final 200; 101 ends the exchange, and the connection is closed after it
 // rather than switched to a protocol nobody asked for. HTTP/2 has no 101 at all.
 func (x *exchange) status() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	code, err := pathNumber(x.r.URL.Path, "/status/", "status: CODE", minStatus, maxStatus)
 	if err == nil && code == http.StatusSwitchingProtocols && x.http2() {
 		err = errors.New("status: 101 Switching Protocols does not exist in HTTP/2")
@@ -177,7 +229,7 @@ func (x *exchange) status() bool {
 	x.rec.Behaviour = Behaviour{Delay: delay}
 	x.publish()
 
-	if !x.waitUntil(x.rec.Arrived.Add(min(delay, x.s.opts.maxDuration))) {
+	if !x.waitUntil(x.rec.Arrived.Add(x.capped("delay", delay))) {
 		return x.stop()
 	}
 	if hasRetryAfter {
@@ -203,9 +255,6 @@ func (x *exchange) status() bool {
 
 // redirect answers /redirect/N: a 302 to /redirect/N-1, or 200 "done" for N = 0.
 func (x *exchange) redirect() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	n, err := pathNumber(x.r.URL.Path, "/redirect/", "redirect: N", 0, maxRedirects)
 	if err != nil {
 		return x.text(http.StatusBadRequest, err.Error())
@@ -218,9 +267,6 @@ func (x *exchange) redirect() bool {
 
 // redirectLoop answers /redirect-loop with a 302 to itself.
 func (x *exchange) redirectLoop() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	return x.redirectTo("/redirect-loop")
 }
 
@@ -240,9 +286,6 @@ func (x *exchange) redirectTo(path string) bool {
 // FIN: closing a socket with unread data would send a reset instead, which is /reset's job.
 // HTTP/2 cannot hand its connection over (Hijack fails), so the stream is reset instead.
 func (x *exchange) closeAfterRead() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	conn, _, err := x.rc.Hijack()
 	if err != nil {
 		// Aborting the handler closes the connection (HTTP/2: resets the stream) unanswered.
@@ -275,9 +318,6 @@ func (x *exchange) reset() bool {
 // stats answers GET /stats with the Stats as JSON. HEAD is accepted wherever GET is, as
 // HTTP asks of every server.
 func (x *exchange) stats() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	data, err := json.Marshal(x.s.Stats())
 	if err != nil {
 		// Stats holds only maps of strings to ints and ints: Marshal cannot fail.
@@ -290,42 +330,6 @@ func (x *exchange) stats() bool {
 
 // statsReset answers POST /stats/reset with 204 after a Reset.
 func (x *exchange) statsReset() bool {
-	if !x.drain() {
-		return x.stop()
-	}
 	x.s.Reset()
 	return x.head(http.StatusNoContent, 0)
-}
-
-// pathNumber reads the whole number that follows prefix in path ("" when path lacks the
-// prefix, as "/status" does) and checks that it lies in [lo, hi]. what names the parameter
-// in the error, as "status: CODE".
-func pathNumber(path, prefix, what string, lo, hi int) (int, error) {
-	s, ok := strings.CutPrefix(path, prefix)
-	if !ok {
-		s = ""
-	}
-	// ParseUint, not Atoi: a sign ("+5") or a second path segment is not a number here.
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil || n < uint64(lo) || n > uint64(hi) {
-		return 0, fmt.Errorf("%s must be a whole number between %d and %d, got %q", what, lo, hi, s)
-	}
-	return int(n), nil
-}
-
-// checkHeaderValue checks that v can be sent verbatim as a header value: non-empty printable
-// ASCII, without leading or trailing spaces (net/http would trim them).
-func checkHeaderValue(key, v string) error {
-	if v == "" {
-		return fmt.Errorf("%s must not be empty", key)
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' || c > '~' {
-			return fmt.Errorf("%s must be printable ASCII, got %q", key, v)
-		}
-	}
-	if strings.TrimSpace(v) != v {
-		return fmt.Errorf("%s must not start or end with a space, got %q", key, v)
-	}
-	return nil
 }

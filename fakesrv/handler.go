@@ -1,8 +1,11 @@
 package fakesrv
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"time"
@@ -28,15 +31,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rec: Request{Path: r.RequestURI, Proto: r.Proto, Endpoint: e.Name, Arrived: time.Now(), Budget: -1},
 	}
 	x.entry = s.log.arrive(&x.rec)
-	var complete bool
-	switch {
-	case !found:
-		complete = x.notFound()
-	case !e.allows(r.Method):
-		complete = x.methodNotAllowed(e)
-	default:
-		complete = e.serve(x)
-	}
+	complete := x.serve(e, found)
 	x.rec.Finished = time.Now()
 	x.publish()
 	if !complete {
@@ -62,7 +57,8 @@ type exchange struct {
 
 // Every endpoint handler answers its exchange and returns false when the client left or the
 // server closed before the response was complete; the connection (HTTP/2: the stream) must
-// then be closed without further writes. The handlers live in endpoints.go.
+// then be closed without further writes. The request body has been read before, except for
+// endpoints with keepBody. The handlers live in endpoints.go.
 
 // publish copies the record to the log so that Requests shows progress while in flight.
 func (x *exchange) publish() {
@@ -74,12 +70,56 @@ func (x *exchange) http2() bool {
 	return x.r.ProtoMajor == 2
 }
 
+// serve reads the request body (unless e reads it itself) and answers as e asks, or with a
+// 404 or 405. It reports whether the answer was complete.
+func (x *exchange) serve(e Endpoint, found bool) bool {
+	if !found || !e.keepBody {
+		if err := x.drain(); err != nil {
+			return x.bodyFailed(err)
+		}
+	}
+	switch {
+	case !found:
+		return x.notFound()
+	case !e.allows(x.r.Method):
+		return x.methodNotAllowed(e)
+	default:
+		return e.serve(x)
+	}
+}
+
 // drain reads the request body to EOF. This is what lets net/http notice a client that
 // leaves: it starts watching the connection (and cancels r.Context() on EOF) only once the
-// body is consumed. For a GET it is immediate. It reports whether the body was read whole.
-func (x *exchange) drain() bool {
+// body is consumed. For a GET it is immediate. With a read timeout, the body must arrive
+// within it of the handler's start.
+func (x *exchange) drain() error {
+	d := x.s.opts.readTimeout
+	if d > 0 {
+		// The error says only that the writer cannot set deadlines (a test's recorder).
+		_ = x.rc.SetReadDeadline(x.rec.Arrived.Add(d))
+	}
 	_, err := io.Copy(io.Discard, x.r.Body)
-	return err == nil
+	if err == nil && d > 0 {
+		// Lift the deadline once the body is whole, or net/http's watch for a departing
+		// client would take its expiry for a departure. After a timeout it stays, so that
+		// net/http gives up on the rest of the body at once instead of reading it.
+		_ = x.rc.SetReadDeadline(time.Time{})
+	}
+	return err
+}
+
+// bodyFailed ends an exchange whose request body could not be read: a 408 when the client
+// was too slow to send it, otherwise (the client left) nothing.
+func (x *exchange) bodyFailed(err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return x.stop()
+	}
+	if !x.http2() {
+		// The rest of the body is still on its way: this connection cannot carry another
+		// request. (HTTP/2 forbids the header; there the stream ends, not the connection.)
+		x.w.Header().Set("Connection", "close")
+	}
+	return x.text(http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", x.s.opts.readTimeout))
 }
 
 // text answers status with the one-line body msg.
@@ -138,7 +178,11 @@ func (x *exchange) waitUntil(t time.Time) bool {
 		return false
 	default:
 	}
-	if d := time.Until(t) - timerSlack; d > 0 {
+	slack := time.Duration(0)
+	if x.s.opts.precise {
+		slack = timerSlack
+	}
+	if d := time.Until(t) - slack; d > 0 {
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		select {
@@ -149,19 +193,30 @@ func (x *exchange) waitUntil(t time.Time) bool {
 			return false
 		}
 	}
-	// The last stretch (under timerSlack) is waited by yielding, without a timer.
-	for time.Now().Before(t) {
+	// The last stretch (under timerSlack) of a precise wait is spent yielding, without a
+	// timer; a coarse wait has none left.
+	for x.s.opts.precise && time.Now().Before(t) {
 		runtime.Gosched()
 	}
 	return true
 }
 
-// timerSlack is how much earlier than a scheduled time the server's timer is set. Timers on
-// a virtual machine wake up some 0.4 ms late (the median measured on labrun's 2-core CI
-// machines), and in experiment B that lateness adds up batch after batch although the
-// server's service time is exactly what the experiment holds constant. Yielding through the
-// last stretch costs at most this much CPU per wait.
+// timerSlack is how much earlier than a scheduled time a precise server's timer is set.
+// Timers on a virtual machine wake up some 0.4 ms late (the median measured on labrun's
+// 2-core CI machines), and in experiment B that lateness adds up batch after batch although
+// the server's service time is exactly what the experiment holds constant. Yielding through
+// the last stretch costs up to this much CPU per wait: negligible for an experiment's few
+// waits, a whole core for a trickle of a byte a millisecond, which is why labrun serve
+// waits coarsely (WithPreciseTiming).
 const timerSlack = time.Millisecond
+
+// CoarseTick is the shortest wait of a coarse server (WithPreciseTiming(false)): a trickle faster than one byte per
+// tick sends the bytes due at each tick together, so the server wakes up at most once per
+// tick whatever the request asks. Each wake-up costs some 50 to 100 us of CPU on a loaded
+// 2-core machine (the timer, the write, the scheduler), so 2 ms keeps the fastest trickle
+// near 0.05 s of CPU per second; a byte is at most that late, which no client timeout of a
+// real configuration can tell apart.
+const CoarseTick = 2 * time.Millisecond
 
 // stop records why the exchange ended early and returns false. A cancelled request context
 // while the server is still open means the client went away; a closing server is not the

@@ -46,19 +46,33 @@ type Request struct {
 	Rejected bool
 }
 
+// entryOverhead is what a log entry costs besides its path: the Request itself, its
+// pointer and its share of the slice, rounded up.
+const entryOverhead = 256
+
+// entrySize is the bytes a log entry for path is counted for: the path, and as much again
+// for the order id, which comes from the path's query and so is never longer.
+func entrySize(path string) int {
+	return entryOverhead + 2*len(path)
+}
+
 // requestLog is the server's log of requests and its count of requests per endpoint.
 type requestLog struct {
-	limit int // entries kept, 0 for all; set once by New
+	limit     int // entries kept, 0 for all; set once by New
+	byteLimit int // bytes kept (entrySize), 0 for all; set once by New
 
-	mu          sync.Mutex // guards entries, seq and perEndpoint
+	mu          sync.Mutex // guards entries, bytes, dropped, seq and perEndpoint
 	entries     []*Request
+	bytes       int // the sum of entrySize over entries
+	dropped     int // entries dropped to respect limit and byteLimit
 	seq         int
 	perEndpoint map[string]int
 }
 
-// newRequestLog returns an empty log keeping at most limit entries (0: all).
-func newRequestLog(limit int) *requestLog {
-	return &requestLog{limit: limit, perEndpoint: make(map[string]int)}
+// newRequestLog returns an empty log keeping at most limit entries and byteLimit bytes
+// (0: no bound).
+func newRequestLog(limit, byteLimit int) *requestLog {
+	return &requestLog{limit: limit, byteLimit: byteLimit, perEndpoint: make(map[string]int)}
 }
 
 // arrive numbers rec, counts it for its endpoint and appends a copy of it to the log; the
@@ -71,12 +85,32 @@ func (l *requestLog) arrive(rec *Request) *Request {
 	l.perEndpoint[rec.Endpoint]++
 	entry := new(Request)
 	*entry = *rec
-	if n := l.limit; n > 0 && len(l.entries) >= n {
-		// Drop the oldest half at once rather than one entry per request: amortised O(1).
-		l.entries = append(l.entries[:0], l.entries[len(l.entries)-n/2:]...)
-	}
+	size := entrySize(entry.Path)
+	l.trim(size)
 	l.entries = append(l.entries, entry)
+	l.bytes += size
 	return entry
+}
+
+// trim makes room for an entry of size bytes. When a bound would be passed, it drops the
+// oldest entries down to half of each bound at once rather than one entry per request:
+// amortised O(1).
+func (l *requestLog) trim(size int) {
+	overCount := l.limit > 0 && len(l.entries) >= l.limit
+	overBytes := l.byteLimit > 0 && l.bytes+size > l.byteLimit
+	if !overCount && !overBytes {
+		return
+	}
+	n := 0
+	for n < len(l.entries) &&
+		((l.limit > 0 && len(l.entries)-n > l.limit/2) || (l.byteLimit > 0 && l.bytes+size > l.byteLimit/2)) {
+		l.bytes -= entrySize(l.entries[n].Path)
+		n++
+	}
+	kept := copy(l.entries, l.entries[n:])
+	clear(l.entries[kept:]) // no stale pointer keeps a dropped entry alive
+	l.entries = l.entries[:kept]
+	l.dropped += n
 }
 
 // publish copies rec to its log slot, so that Requests shows a request's progress.
@@ -97,15 +131,23 @@ func (l *requestLog) snapshot() []Request {
 	return out
 }
 
-// counts returns the requests per endpoint name, every name of names present.
-func (l *requestLog) counts(names []string) map[string]int {
+// counts returns the requests per endpoint name, every name of names present, and the
+// entries dropped.
+func (l *requestLog) counts(names []string) (perEndpoint map[string]int, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[string]int, len(names))
 	for _, name := range names {
 		out[name] = l.perEndpoint[name]
 	}
-	return out
+	return out, l.dropped
+}
+
+// size returns the entries kept and the bytes they are counted for.
+func (l *requestLog) size() (entries, bytes int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries), l.bytes
 }
 
 // reset empties the log and zeroes the numbering and the counts.
@@ -113,6 +155,8 @@ func (l *requestLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.entries = nil
+	l.bytes = 0
+	l.dropped = 0
 	l.seq = 0
 	l.perEndpoint = make(map[string]int)
 }

@@ -12,6 +12,11 @@ const DefaultAddr = "127.0.0.1:0"
 // safety net against a forgotten request holding a goroutine, far above any experiment.
 const DefaultMaxDuration = 10 * time.Minute
 
+// DefaultMaxOrders is the default bound on the distinct order ids the server remembers
+// between two resets (WithMaxOrders): far above any experiment, and, with order ids of at
+// most MaxOrderLen bytes, a few megabytes at most.
+const DefaultMaxOrders = 10_000
+
 // options holds the server-wide settings; see the With functions.
 type options struct {
 	idempotent  bool
@@ -19,14 +24,20 @@ type options struct {
 	addr        string
 	allowRemote bool
 	logLimit    int
+	logBytes    int
+	maxOrders   int
 	protocol    Protocol
 	tlsNames    []string
 	maxStreams  int
+	precise     bool
+	readTimeout time.Duration
+	idleTimeout time.Duration
 }
 
 // defaultOptions are the settings of a Server created without options.
 func defaultOptions() options {
-	return options{maxDuration: DefaultMaxDuration, addr: DefaultAddr, protocol: HTTP1}
+	return options{maxDuration: DefaultMaxDuration, addr: DefaultAddr, protocol: HTTP1,
+		maxOrders: DefaultMaxOrders, precise: true}
 }
 
 // check reports the first setting that New cannot use. The listen address is checked apart,
@@ -36,6 +47,14 @@ func (o *options) check() error {
 	switch {
 	case o.logLimit < 0:
 		return fmt.Errorf("fakesrv: log limit must not be negative, got %d", o.logLimit)
+	case o.logBytes < 0:
+		return fmt.Errorf("fakesrv: log bytes must not be negative, got %d", o.logBytes)
+	case o.maxOrders < 1:
+		return fmt.Errorf("fakesrv: max orders must be at least 1, got %d", o.maxOrders)
+	case o.readTimeout < 0:
+		return fmt.Errorf("fakesrv: read timeout must not be negative, got %v", o.readTimeout)
+	case o.idleTimeout < 0:
+		return fmt.Errorf("fakesrv: idle timeout must not be negative, got %v", o.idleTimeout)
 	case o.maxDuration <= 0:
 		return fmt.Errorf("fakesrv: max duration must be positive, got %v", o.maxDuration)
 	case !ok:
@@ -86,6 +105,50 @@ func WithAddr(addr string) Option {
 // that a long-running server does not grow with its traffic. The counters are not affected.
 func WithLogLimit(n int) Option {
 	return func(o *options) { o.logLimit = n }
+}
+
+// WithLogBytes bounds the request log to about n bytes (0, the default, does not), counting
+// each entry's path and order id and a fixed share for the rest, so that long URLs cannot
+// make a long-running server grow either. The oldest entries go first, and Stats.Dropped
+// counts them. The counters are not affected.
+func WithLogBytes(n int) Option {
+	return func(o *options) { o.logBytes = n }
+}
+
+// WithMaxOrders bounds the distinct order ids that the server remembers between two resets
+// (default DefaultMaxOrders). A reservation of a new order id beyond it is refused with 507
+// Insufficient Storage, reserves nothing, and counts in Stats.Dropped; the ids already known
+// keep working. New rejects n < 1.
+func WithMaxOrders(n int) Option {
+	return func(o *options) { o.maxOrders = n }
+}
+
+// WithPreciseTiming chooses how the server waits until a scheduled time: precisely (the
+// default), setting its timer a millisecond early and yielding the processor through the
+// last stretch, or coarsely, with a plain timer that may wake up a fraction of a
+// millisecond late. The precise waits keep the in-process experiments within a few
+// milliseconds of the model, at the price of up to a millisecond of CPU per wait; a coarse
+// server never spins, so it can be left running for others (labrun serve). Either way a
+// trickle sends every byte due at a wake-up in one write, and a coarse one wakes up at most
+// every CoarseTick.
+func WithPreciseTiming(on bool) Option {
+	return func(o *options) { o.precise = on }
+}
+
+// WithReadTimeout bounds how long a client may take to send a request: its head must
+// arrive within d (at most 10 s) of the server starting to read it, and its body within d
+// of the handler's start; a body that takes longer is answered 408 and its connection
+// closed. 0, the default, gives the head 10 s and the body as long as it takes. New rejects
+// d < 0.
+func WithReadTimeout(d time.Duration) Option {
+	return func(o *options) { o.readTimeout = d }
+}
+
+// WithIdleTimeout closes a keep-alive connection (HTTP/2: a connection without streams)
+// idle for d. 0, the default, keeps idle connections as long as the client wants, as the
+// pool experiments need. New rejects d < 0.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(o *options) { o.idleTimeout = d }
 }
 
 // WithAllowRemote lets WithAddr name a non-loopback address. Anyone who can reach that

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,13 +20,13 @@ func TestWithAddrRefusesRemote(t *testing.T) {
 		addr string
 		want string
 	}{
-		{"0.0.0.0:8080", "fakesrv: refusing to listen on 0.0.0.0:8080: not a loopback address (allow it explicitly)"},
-		{":8080", "fakesrv: refusing to listen on :8080: not a loopback address (allow it explicitly)"},
-		{"[::]:0", "fakesrv: refusing to listen on [::]:0: not a loopback address (allow it explicitly)"},
-		{"10.1.2.3:0", "fakesrv: refusing to listen on 10.1.2.3:0: not a loopback address (allow it explicitly)"},
-		{"[::2]:0", "fakesrv: refusing to listen on [::2]:0: not a loopback address (allow it explicitly)"},
-		{"example.com:0", "fakesrv: refusing to listen on example.com:0: not a loopback address (allow it explicitly)"},
-		{"localhost.example.com:0", "fakesrv: refusing to listen on localhost.example.com:0: not a loopback address (allow it explicitly)"},
+		{"0.0.0.0:8080", "fakesrv: refusing to listen on 0.0.0.0:8080: not a loopback address (allow it with WithAllowRemote)"},
+		{":8080", "fakesrv: refusing to listen on :8080: not a loopback address (allow it with WithAllowRemote)"},
+		{"[::]:0", "fakesrv: refusing to listen on [::]:0: not a loopback address (allow it with WithAllowRemote)"},
+		{"10.1.2.3:0", "fakesrv: refusing to listen on 10.1.2.3:0: not a loopback address (allow it with WithAllowRemote)"},
+		{"[::2]:0", "fakesrv: refusing to listen on [::2]:0: not a loopback address (allow it with WithAllowRemote)"},
+		{"example.com:0", "fakesrv: refusing to listen on example.com:0: not a loopback address (allow it with WithAllowRemote)"},
+		{"localhost.example.com:0", "fakesrv: refusing to listen on localhost.example.com:0: not a loopback address (allow it with WithAllowRemote)"},
 		{"127.0.0.1", "fakesrv: listen address: address 127.0.0.1: missing port in address"},
 	}
 	for _, tt := range tests {
@@ -37,6 +38,10 @@ func TestWithAddrRefusesRemote(t *testing.T) {
 			}
 			if got := err.Error(); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			var ae *AddrError
+			if !errors.As(err, &ae) || ae.Addr != tt.addr || ae.NotLoopback != strings.Contains(tt.want, "refusing") {
+				t.Errorf("got %#v, want an *AddrError for %s", err, tt.addr)
 			}
 		})
 	}

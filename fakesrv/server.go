@@ -3,6 +3,7 @@ package fakesrv
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -17,9 +18,10 @@ import (
 )
 
 const (
-	// readHeaderTimeout bounds a client that connects and sends a partial head; it is not an
-	// idle timeout, so idle keep-alive connections stay open as long as the client wants
-	// (pool experiments count them).
+	// readHeaderTimeout bounds a client that connects and sends a partial head (shorter
+	// with WithReadTimeout); it is not an idle timeout, so idle keep-alive connections stay
+	// open as long as the client wants (pool experiments count them) unless
+	// WithIdleTimeout says otherwise.
 	readHeaderTimeout = 10 * time.Second
 	// shutdownGrace is how long Close lets responses in flight complete before it closes the
 	// connections by force. Handlers are cancelled first, so this is rarely reached: it only
@@ -102,8 +104,8 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	spec, _ := lookupProtocol(o.protocol) // check found it
-	if _, _, err := net.SplitHostPort(o.addr); err != nil {
-		return nil, fmt.Errorf("fakesrv: listen address: %w", err)
+	if err := checkAddr(o.addr, o.allowRemote); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
@@ -112,15 +114,16 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		routes:    endpointTable(),
 		ctx:       ctx,
 		cancel:    cancel,
-		log:       newRequestLog(o.logLimit),
-		ledger:    newLedger(),
+		log:       newRequestLog(o.logLimit, o.logBytes),
+		ledger:    newLedger(o.maxOrders),
 		serveDone: make(chan struct{}),
 	}
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnState:         s.connState,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: headerTimeout(o.readTimeout),
+		IdleTimeout:       o.idleTimeout,
 		Protocols:         spec.httpProtocols(),
 		// The lab provokes broken connections on purpose; net/http would report each one on
 		// the process's stderr, in the middle of labrun's own output.
@@ -170,15 +173,42 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// listen opens the listener for addr, refusing a non-loopback address unless allowRemote.
-func listen(addr string, allowRemote bool) (net.Listener, error) {
+// AddrError is the error of New for a listen address it cannot use: malformed, or not
+// loopback while WithAllowRemote(true) was not given.
+type AddrError struct {
+	// Addr is the listen address, as given to WithAddr.
+	Addr string
+	// NotLoopback is true when Addr is well formed but not loopback (or, for a name, did
+	// not resolve to loopback).
+	NotLoopback bool
+	// Err says what is wrong with Addr.
+	Err error
+}
+
+func (e *AddrError) Error() string {
+	if e.NotLoopback {
+		return "fakesrv: refusing to listen on " + e.Addr + ": " + e.Err.Error() + " (allow it with WithAllowRemote)"
+	}
+	return "fakesrv: listen address: " + e.Err.Error()
+}
+
+func (e *AddrError) Unwrap() error { return e.Err }
+
+// checkAddr checks that addr is a "host:port" whose host names loopback, unless allowRemote.
+func checkAddr(addr string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("fakesrv: listen address: %w", err)
+		return &AddrError{Addr: addr, Err: err}
 	}
 	if !allowRemote && !isLoopbackHost(host) {
-		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: not a loopback address (allow it explicitly)", addr)
+		return &AddrError{Addr: addr, NotLoopback: true, Err: errors.New("not a loopback address")}
 	}
+	return nil
+}
+
+// listen opens the listener for addr, which checkAddr accepted. A listen failure (a port in
+// use) wraps the *net.OpError of net.Listen.
+func listen(addr string, allowRemote bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("fakesrv: listen on %s: %w", addr, err)
@@ -186,9 +216,18 @@ func listen(addr string, allowRemote bool) (net.Listener, error) {
 	// "localhost" is resolved by the system; check what it resolved to rather than trust it.
 	if bound := ln.Addr().(*net.TCPAddr); !allowRemote && !bound.IP.IsLoopback() {
 		_ = ln.Close() // nothing was served on it
-		return nil, fmt.Errorf("fakesrv: refusing to listen on %s: %s is not a loopback address (allow it explicitly)", addr, bound)
+		return nil, &AddrError{Addr: addr, NotLoopback: true, Err: fmt.Errorf("%s is not a loopback address", bound)}
 	}
 	return ln, nil
+}
+
+// headerTimeout is how long a client may take to send a request head: the read timeout,
+// but never more than readHeaderTimeout.
+func headerTimeout(read time.Duration) time.Duration {
+	if read > 0 {
+		return min(read, readHeaderTimeout)
+	}
+	return readHeaderTimeout
 }
 
 // isLoopbackHost reports whether host, from a listen address, names only loopback: the name

@@ -16,23 +16,39 @@ type Stats struct {
 	ConnectionsAccepted int `json:"connections_accepted"`
 	// ConnectionsOpen is how many accepted connections are open now (see Server.ConnsOpen).
 	ConnectionsOpen int `json:"connections_open"`
+	// Dropped counts what the server's bounds dropped, so that a bounded count never passes
+	// for a complete one.
+	Dropped Dropped `json:"dropped"`
+}
+
+// Dropped counts what the server's memory bounds dropped since it started or the last
+// Reset.
+type Dropped struct {
+	// LogEntries counts the requests dropped from the request log (WithLogLimit,
+	// WithLogBytes); they are still counted in Requests.
+	LogEntries int `json:"log_entries"`
+	// Orders counts the reservations refused with 507 because the server knew as many
+	// distinct order ids as it keeps (WithMaxOrders).
+	Orders int `json:"orders"`
 }
 
 // Stats returns a snapshot of the counters. The maps are copies, never nil.
 func (s *Server) Stats() Stats {
-	reservations, total := s.ledger.snapshot()
+	requests, droppedLog := s.log.counts(endpointNames(s.routes))
+	reservations, total, refused := s.ledger.snapshot()
 	return Stats{
-		Requests:            s.log.counts(endpointNames(s.routes)),
+		Requests:            requests,
 		Reservations:        reservations,
 		TotalReservations:   total,
 		ConnectionsAccepted: int(s.conns.accepted.Load()),
 		ConnectionsOpen:     int(s.conns.open.Load()),
+		Dropped:             Dropped{LogEntries: droppedLog, Orders: refused},
 	}
 }
 
 // Requests returns a snapshot copy of the request log, in arrival order. A request still in
 // progress appears with the fields known so far (Finished is zero). The log keeps every
-// request since the last Reset unless WithLogLimit bounds it.
+// request since the last Reset unless WithLogLimit or WithLogBytes bounds it.
 func (s *Server) Requests() []Request {
 	return s.log.snapshot()
 }
@@ -58,8 +74,8 @@ func (s *Server) ConnsOpen() int {
 	return int(s.conns.open.Load())
 }
 
-// Reset zeroes the request log and the Stats (the requests per endpoint, the reservations
-// and ConnsAccepted) between the rows of an experiment. ConnsOpen is kept because it
+// Reset zeroes the request log and the Stats (the requests per endpoint, the reservations,
+// ConnsAccepted and the drop counts) between the rows of an experiment. ConnsOpen is kept because it
 // describes connections that still exist. Requests in progress during Reset finish normally
 // but no longer appear in the log. The three parts are reset one after the other, so a
 // request arriving meanwhile may be counted in some and not in others.

@@ -115,7 +115,7 @@ func TestStats(t *testing.T) {
 			}
 		}
 	})
-	wantKeys := []string{"connections_accepted", "connections_open", "requests", "reservations", "total_reservations"}
+	wantKeys := []string{"connections_accepted", "connections_open", "dropped", "requests", "reservations", "total_reservations"}
 	if !slices.Equal(keys, wantKeys) {
 		t.Errorf("keys: got %q, want %q", keys, wantKeys)
 	}

@@ -1,6 +1,7 @@
 package fakesrv
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -30,7 +31,8 @@ type Endpoint struct {
 	// Examples show it with curl, each with what it teaches about clients.
 	Examples []Example
 
-	serve func(*exchange) bool // answers the request
+	serve    func(*exchange) bool // answers the request
+	keepBody bool                 // serve reads the body itself, if at all; else it is read first
 }
 
 // Where a Param travels.
@@ -176,29 +178,30 @@ func endpointTable() []Endpoint {
 func behaviourEndpoints() []Endpoint {
 	// The parameters shared by the endpoints that take a Behaviour.
 	delayParam := Param{Name: "delay", In: InQuery, Value: "DUR",
-		Meaning: "wait this long before the response head: the service time (default 0)"}
+		Meaning: "wait this long before the response head: the service time (default 0; beyond the max duration, X-Labrun-Capped says so)"}
 	bytesParam := Param{Name: "bytes", In: InQuery, Value: "N",
-		Meaning: "body length, 0 to 1048576 (default 0); Content-Length is always set to it"}
+		Meaning: fmt.Sprintf("body length, 0 to %d (default 0); Content-Length is always set to it", MaxBytes)}
 	everyParam := Param{Name: "every", In: InQuery, Value: "DUR",
 		Meaning: "send the body one byte every DUR, byte k at head + k x DUR (default 0: at once)"}
 	maxParam := Param{Name: "max", In: InQuery, Value: "DUR",
 		Meaning: "end the stall with an empty 200 after DUR (default: only the server's max duration)"}
 	deadlineParam := Param{Name: vocab.DeadlineHeader, In: InHeader, Value: "N",
-		Meaning: "the caller's remaining budget in whole milliseconds: when it is shorter than delay, 503 at once, nothing reserved"}
+		Meaning: "the caller's remaining budget in whole milliseconds (digits only; beyond 292 years it saturates): when it is shorter than delay, 503 at once, nothing reserved"}
 
 	return []Endpoint{
 		{
 			Name: "reserve", Path: "/reserve",
 			Params: []Param{
 				{Name: "order", In: InQuery, Value: "ID", Required: true,
-					Meaning: "the order id; the reservation is committed on arrival, before any wait, whatever the client does later"},
+					Meaning: fmt.Sprintf("the order id, at most %d bytes; the reservation is committed on arrival, before any wait, whatever the client does later", MaxOrderLen)},
 				delayParam,
 				{Name: "idempotent", In: InQuery, Value: "0|1",
 					Meaning: "deduplicate by order id: a repeat is not counted again and answers the first result, not before the first answer time"},
 				deadlineParam,
 			},
 			Summary: `reserves ID on arrival, answers "reserved order=ID" after delay`,
-			Details: "The reservation is committed before any wait and stays committed whatever the client does: a client that times out and retries reserves twice, unless idempotent=1 (or labrun serve --idempotent) deduplicates by order id. X-Reservation: new or duplicate says which.",
+			Details: "The reservation is committed before any wait and stays committed whatever the client does: a client that times out and retries reserves twice, unless idempotent=1 (or labrun serve --idempotent) deduplicates by order id. X-Reservation: new or duplicate says which. " +
+				fmt.Sprintf("The server remembers %d distinct order ids between two resets: a reservation of one more is refused with 507 and counted in /stats under dropped.", DefaultMaxOrders),
 			Examples: []Example{
 				{`curl -X POST -m 1 "$U/reserve?order=42&delay=2s"; curl -s "$U/stats"`,
 					`A timeout is the client's decision alone: curl gives up (exit 28), the reservation stands ("42": 1).`},
@@ -314,7 +317,8 @@ func faultEndpoints() []Endpoint {
 			Examples: []Example{
 				{`curl "$U/reset"`, "Connection reset by peer (exit 56)."},
 			},
-			serve: (*exchange).reset,
+			serve:    (*exchange).reset,
+			keepBody: true,
 		},
 	}
 }
