@@ -17,6 +17,7 @@ package vanish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,6 +32,31 @@ const (
 	JobDropped   = "vanish.dropped"
 	JobKeepalive = "vanish.keepalive"
 )
+
+// Limits that keep every job well under 15 s: the kernel's timers are scaled down only as far
+// as these counts allow.
+const (
+	// MaxSYNRetries gives up a connect after 7 s.
+	MaxSYNRetries = 2
+	// MaxRetries2 gives up a request after about 6.8 s on a veth at HZ = 250 (rarely 13.3 s
+	// for 4, when the timer wheel is early enough to miss the budget: see model.Kernel).
+	MaxRetries2 = 4
+	// MaxWait bounds every timeout, deadline and pause of a job's input.
+	MaxWait = 5 * time.Second
+	// MaxKeepalive bounds the keepalive give-up time of a job's input, in the kernel's
+	// whole seconds.
+	MaxKeepalive = 6 * time.Second
+)
+
+// checkWaits reports a duration that is negative or over MaxWait.
+func checkWaits(waits map[string]time.Duration) error {
+	for name, d := range waits {
+		if d < 0 || d > MaxWait {
+			return fmt.Errorf("vanish: %s must be in 0..%v, got %v", name, MaxWait, d)
+		}
+	}
+	return nil
+}
 
 // Sample is one measured call, dial or read.
 type Sample struct {
@@ -58,7 +84,7 @@ type Sample struct {
 // the server vanished, so its SYNs go unanswered.
 type HostDownInput struct {
 	// SYNRetries is both the dial's TCP_SYNCNT and the namespace's tcp_syn_retries (for the
-	// client, whose dialer has no socket options): 1..127.
+	// client, whose dialer has no socket options): 1..MaxSYNRetries.
 	SYNRetries int `json:"synRetries"`
 	// LinearTimeouts is the namespace's tcp_syn_linear_timeouts (Linux 6.5 and later, 4 by
 	// default there): that many SYN retransmissions at a fixed 1 s before the exponential
@@ -78,14 +104,14 @@ func DefaultHostDown() HostDownInput {
 // Check reports an input that makes no sense.
 func (in HostDownInput) Check() error {
 	switch {
-	case in.SYNRetries < 1 || in.SYNRetries > netns.MaxSynCount:
-		return fmt.Errorf("vanish: syn retries must be in 1..%d, got %d", netns.MaxSynCount, in.SYNRetries)
+	case in.SYNRetries < 1 || in.SYNRetries > MaxSYNRetries:
+		return fmt.Errorf("vanish: syn retries must be in 1..%d, got %d", MaxSYNRetries, in.SYNRetries)
 	case in.LinearTimeouts < 0 || in.LinearTimeouts > 127:
 		return fmt.Errorf("vanish: linear timeouts must be in 0..127, got %d", in.LinearTimeouts)
-	case in.ConnectTimeout <= 0:
-		return fmt.Errorf("vanish: connect timeout must be positive, got %v", in.ConnectTimeout)
+	case in.ConnectTimeout == 0:
+		return errors.New("vanish: connect timeout must be set")
 	}
-	return nil
+	return checkWaits(map[string]time.Duration{"connect timeout": in.ConnectTimeout})
 }
 
 // HostDownResult is what the host-down job measured.
@@ -108,7 +134,7 @@ type HostDownResult struct {
 // DroppedInput configures the dropped-connection job: calls on pooled connections whose peer
 // vanished after one successful exchange each.
 type DroppedInput struct {
-	// Retries2 is the namespace's tcp_retries2, 0..15.
+	// Retries2 is the namespace's tcp_retries2, 0..MaxRetries2.
 	Retries2 int `json:"retries2"`
 	// ReadTimeout is the read timeout of the read-timeout call and of the call after the
 	// stale check; Deadline the whole-call deadline of the deadline call.
@@ -131,15 +157,14 @@ func DefaultDropped() DroppedInput {
 // Check reports an input that makes no sense.
 func (in DroppedInput) Check() error {
 	switch {
-	case in.Retries2 < 0 || in.Retries2 > model.DataRetries:
-		return fmt.Errorf("vanish: retries2 must be in 0..%d, got %d", model.DataRetries, in.Retries2)
-	case in.ReadTimeout <= 0 || in.Deadline <= 0 || in.ConnectTimeout <= 0:
-		return fmt.Errorf("vanish: read timeout, deadline and connect timeout must be positive, got %v, %v, %v",
+	case in.Retries2 < 0 || in.Retries2 > MaxRetries2:
+		return fmt.Errorf("vanish: retries2 must be in 0..%d, got %d", MaxRetries2, in.Retries2)
+	case in.ReadTimeout == 0 || in.Deadline == 0 || in.ConnectTimeout == 0:
+		return fmt.Errorf("vanish: read timeout, deadline and connect timeout must be set, got %v, %v, %v",
 			in.ReadTimeout, in.Deadline, in.ConnectTimeout)
-	case in.Inactivity < 0:
-		return fmt.Errorf("vanish: inactivity must not be negative, got %v", in.Inactivity)
 	}
-	return nil
+	return checkWaits(map[string]time.Duration{"read timeout": in.ReadTimeout, "deadline": in.Deadline,
+		"connect timeout": in.ConnectTimeout, "inactivity": in.Inactivity})
 }
 
 // DroppedResult is what the dropped-connection job measured. Every call starts after
@@ -215,14 +240,17 @@ func (in KeepaliveInput) Check() error {
 	switch {
 	case in.Idle <= 0 || in.Interval <= 0 || in.Count < 1:
 		return fmt.Errorf("vanish: keepalive needs a positive idle, interval and count, got %v, %v, %d", in.Idle, in.Interval, in.Count)
-	case in.Retries2 < 0 || in.Retries2 > model.DataRetries:
-		return fmt.Errorf("vanish: retries2 must be in 0..%d, got %d", model.DataRetries, in.Retries2)
-	case in.ConnectTimeout <= 0:
-		return fmt.Errorf("vanish: connect timeout must be positive, got %v", in.ConnectTimeout)
-	case in.NextCall < 0:
-		return fmt.Errorf("vanish: next call must not be negative, got %v", in.NextCall)
+	case model.KeepaliveGiveUp(in.Idle, in.Interval, in.Count) > MaxKeepalive:
+		return fmt.Errorf("vanish: keepalive must give up within %v, got %v (idle and interval count in whole seconds)",
+			MaxKeepalive, model.KeepaliveGiveUp(in.Idle, in.Interval, in.Count))
+	case in.Retries2 < 0 || in.Retries2 > MaxRetries2:
+		return fmt.Errorf("vanish: retries2 must be in 0..%d, got %d", MaxRetries2, in.Retries2)
+	case in.ConnectTimeout == 0:
+		return errors.New("vanish: connect timeout must be set")
+	case in.NextCall < 0 || in.NextCall > MaxKeepalive+time.Second:
+		return fmt.Errorf("vanish: next call must be in 0..%v, got %v", MaxKeepalive+time.Second, in.NextCall)
 	}
-	return nil
+	return checkWaits(map[string]time.Duration{"connect timeout": in.ConnectTimeout})
 }
 
 // nextCall is when the next call starts.

@@ -234,13 +234,18 @@ func TestChecks(t *testing.T) {
 		want string
 	}{
 		{"syn 0", func() error { _, err := HostDown(ctx, HostDownInput{ConnectTimeout: time.Second}); return err }(), "syn retries"},
+		{"syn 3", HostDownInput{SYNRetries: 3, ConnectTimeout: time.Second}.Check(), "syn retries"},
 		{"linear", HostDownInput{SYNRetries: 1, LinearTimeouts: -1, ConnectTimeout: time.Second}.Check(), "linear timeouts"},
 		{"no connect timeout", HostDownInput{SYNRetries: 1}.Check(), "connect timeout"},
-		{"retries2", func() error { _, err := Dropped(ctx, DroppedInput{Retries2: 16}); return err }(), "retries2"},
+		{"long connect timeout", HostDownInput{SYNRetries: 1, ConnectTimeout: time.Minute}.Check(), "connect timeout"},
+		{"retries2", func() error { _, err := Dropped(ctx, DroppedInput{Retries2: 5}); return err }(), "retries2"},
 		{"no read timeout", DroppedInput{Deadline: 1, ConnectTimeout: 1}.Check(), "read timeout"},
 		{"inactivity", DroppedInput{ReadTimeout: 1, Deadline: 1, ConnectTimeout: 1, Inactivity: -1}.Check(), "inactivity"},
+		{"negative deadline", DroppedInput{ReadTimeout: 1, Deadline: -1, ConnectTimeout: 1}.Check(), "deadline"},
 		{"keepalive count", func() error { _, err := Keepalive(ctx, KeepaliveInput{Idle: 1, Interval: 1}); return err }(), "count"},
+		{"keepalive too long", KeepaliveInput{Idle: time.Second, Interval: 2 * time.Second, Count: 3, ConnectTimeout: 1}.Check(), "give up within"},
 		{"keepalive next", KeepaliveInput{Idle: 1, Interval: 1, Count: 1, ConnectTimeout: 1, NextCall: -1}.Check(), "next call"},
+		{"keepalive retries2", KeepaliveInput{Idle: 1, Interval: 1, Count: 1, ConnectTimeout: 1, Retries2: 9}.Check(), "retries2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
