@@ -33,42 +33,6 @@ const Forever = time.Duration(math.MaxInt64)
 // ConnectTime is the TCP handshake on a healthy network, as the model counts it.
 const ConnectTime = time.Millisecond
 
-// Linux's retransmission rules, for the kernel give-up times.
-const (
-	// SYNRetries is net.ipv4.tcp_syn_retries.
-	SYNRetries = 6
-	// SYNInitialRTO is the first SYN retransmission timeout.
-	SYNInitialRTO = time.Second
-	// DataRetries is net.ipv4.tcp_retries2.
-	DataRetries = 15
-	// DataMinRTO and DataMaxRTO bound the data retransmission timeout (TCP_RTO_MIN/MAX).
-	DataMinRTO = 200 * time.Millisecond
-	DataMaxRTO = 120 * time.Second
-)
-
-// GiveUp returns how long the kernel keeps retransmitting before it gives up: the first
-// timeout rto, doubling after each of the retries retransmissions, each capped at max
-// (0 = no cap), summed over the retries+1 waits.
-func GiveUp(rto, max time.Duration, retries int) time.Duration {
-	var total time.Duration
-	for i := 0; i <= retries; i++ {
-		if max > 0 && rto > max {
-			rto = max
-		}
-		total += rto
-		rto *= 2
-	}
-	return total
-}
-
-// SYNGiveUp is how long a connect to a host that is down (no RST) lasts with no connect
-// timeout: 1+2+4+8+16+32+64 = 127 s, GiveUp(SYNInitialRTO, 0, SYNRetries) (a test checks).
-const SYNGiveUp = 127 * time.Second
-
-// DataGiveUp is how long a request on a silently dropped connection waits with no read
-// timeout: 924.6 s, GiveUp(DataMinRTO, DataMaxRTO, DataRetries) (a test checks).
-const DataGiveUp = 924600 * time.Millisecond
-
 // Profile names a client library whose rules the model follows where they differ.
 type Profile string
 

@@ -10,30 +10,6 @@ import (
 
 const ms = time.Millisecond
 
-func TestGiveUp(t *testing.T) {
-	tests := []struct {
-		name string
-		got  time.Duration
-		want time.Duration
-	}{
-		// 1+2+4+8+16+32+64 s: the first SYN waits 1 s, each of the 6 retries doubles it.
-		{"syn", GiveUp(SYNInitialRTO, 0, SYNRetries), SYNGiveUp},
-		// 0.2+0.4+...+102.4 = 204.6 s for the first ten waits, then six waits capped at 120 s.
-		{"data", GiveUp(DataMinRTO, DataMaxRTO, DataRetries), DataGiveUp},
-		{"syn constant", SYNGiveUp, 127 * time.Second},
-		{"data constant", DataGiveUp, 924600 * ms},
-		{"no retries", GiveUp(time.Second, 0, 0), time.Second},
-		{"cap from the start", GiveUp(3*time.Second, time.Second, 2), 3 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.got != tt.want {
-				t.Errorf("got %v, want %v", tt.got, tt.want)
-			}
-		})
-	}
-}
-
 // TestPredict checks the single-call rules. Each want is derived by hand in the comment.
 func TestPredict(t *testing.T) {
 	trickle := Downstream{Bytes: 10, Every: 400 * ms}

@@ -1,0 +1,197 @@
+//go:build linux
+
+package netns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// childGrace is how long the child waits for a job that ignores its cancelled ctx before it
+// gives up on it and exits anyway.
+const childGrace = time.Second
+
+// Child exit codes. A job that fails still exits 0: its error travels in the response.
+const (
+	exitOK       = 0
+	exitProtocol = 2 // the request could not be read or the response not written
+	exitRefused  = 3 // not inside namespaces of its own: the child changes nothing
+	exitOverdue  = 4 // the job outlived its time
+)
+
+// MaybeChild runs the namespace child's job when this process is one (Run marks it in the
+// environment) and reports child = true with the exit code the caller must exit with;
+// otherwise it does nothing and returns child = false. Call it first thing in main and in a
+// test binary's TestMain, with every job the binary's callers of Run use, and the process's
+// stdin, stdout and stderr.
+//
+// Before anything else the child checks that it runs in a network namespace that is not its
+// parent's and is owned by a user namespace of its own; otherwise it refuses and changes
+// nothing (exit code 3). A child stops its job when the parent's deadline has passed.
+func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
+	if os.Getenv(childEnv) == "" {
+		return 0, false
+	}
+	if err := checkChild(); err != nil {
+		fmt.Fprintf(stderr, "labrun: netns child: %v\n", err)
+		return exitRefused, true
+	}
+	var req request
+	if err := json.NewDecoder(io.LimitReader(stdin, maxOutput)).Decode(&req); err != nil {
+		fmt.Fprintf(stderr, "labrun: netns child: read request: %v\n", err)
+		return exitProtocol, true
+	}
+	job, ok := jobs[req.Job]
+	switch {
+	case req.Job == probeJob:
+		job, ok = Func(probe), true
+	case !ok:
+		return reply(stdout, stderr, nil, fmt.Errorf("unknown job %q (known: %s)", req.Job, jobNames(jobs)))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), req.Timeout)
+	defer cancel()
+	type result struct {
+		out any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := job(ctx, req.Input)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		return reply(stdout, stderr, r.out, r.err)
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		return reply(stdout, stderr, r.out, r.err)
+	case <-time.After(childGrace):
+		fmt.Fprintf(stderr, "labrun: netns child: job %s still running %v after its time\n", req.Job, childGrace)
+		return exitOverdue, true
+	}
+}
+
+// reply writes the job's output or error as the response.
+func reply(stdout, stderr io.Writer, out any, jobErr error) (int, bool) {
+	var resp response
+	if jobErr != nil {
+		resp.Error = jobErr.Error()
+	} else {
+		raw, err := json.Marshal(out)
+		if err != nil {
+			resp.Error = fmt.Sprintf("encode output: %v", err)
+		}
+		resp.Output = raw
+	}
+	if err := json.NewEncoder(stdout).Encode(resp); err != nil {
+		fmt.Fprintf(stderr, "labrun: netns child: write response: %v\n", err)
+		return exitProtocol, true
+	}
+	return exitOK, true
+}
+
+func jobNames(jobs Jobs) string {
+	names := make([]string, 0, len(jobs))
+	for n := range jobs {
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkChild refuses to go on unless the calling thread is in namespaces Run made: its network
+// namespace must not be the parent's, its user namespace must not be the parent's, and the
+// network namespace must be owned by that user namespace, so that whatever the child changes
+// belongs to the child. It guards against the marker reaching a process by mistake (an
+// exported environment, a hand-run binary): such a process, run as root in the host's
+// namespaces, could otherwise change the host's sysctls.
+func checkChild() error {
+	parent := strings.Fields(os.Getenv(childEnv))
+	if len(parent) != 2 {
+		return fmt.Errorf("malformed %s marker %q", childEnv, os.Getenv(childEnv))
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	net, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil {
+		return fmt.Errorf("read own network namespace: %w", err)
+	}
+	user, err := os.Readlink("/proc/thread-self/ns/user")
+	if err != nil {
+		return fmt.Errorf("read own user namespace: %w", err)
+	}
+	if net == parent[0] || user == parent[1] {
+		return fmt.Errorf("refusing: still in the parent's namespaces (%s %s)", net, user)
+	}
+	owner, err := netOwner()
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/user", &st); err != nil {
+		return fmt.Errorf("stat own user namespace: %w", err)
+	}
+	if owner != st.Ino {
+		return errors.New("refusing: the network namespace is not owned by this user namespace")
+	}
+	return nil
+}
+
+// netOwner returns the inode of the user namespace that owns the calling thread's network
+// namespace (ioctl NS_GET_USERNS).
+func netOwner() (uint64, error) {
+	f, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return 0, fmt.Errorf("open own network namespace: %w", err)
+	}
+	defer f.Close()
+	fd, err := unix.IoctlRetInt(int(f.Fd()), unix.NS_GET_USERNS)
+	if err != nil {
+		return 0, fmt.Errorf("owner of own network namespace: %w", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("stat owner of own network namespace: %w", err)
+	}
+	return st.Ino, nil
+}
+
+// probeResult is what the probe job found.
+type probeResult struct {
+	Kernel string `json:"kernel"`
+}
+
+// probe is Available's job: it builds a pair, sets a sysctl and takes the pair down again.
+func probe(ctx context.Context, _ struct{}) (probeResult, error) {
+	v, err := ReadSysctl("net.ipv4.tcp_retries2")
+	if err != nil {
+		return probeResult{}, err
+	}
+	if err := SetSysctl("net.ipv4.tcp_retries2", v); err != nil {
+		return probeResult{}, err
+	}
+	p, err := NewPair(ctx)
+	if err != nil {
+		return probeResult{}, err
+	}
+	if err := p.Close(); err != nil {
+		return probeResult{}, err
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return probeResult{}, fmt.Errorf("uname: %w", err)
+	}
+	return probeResult{Kernel: unix.ByteSliceToString(u.Release[:])}, nil
+}

@@ -1,0 +1,42 @@
+//go:build !linux
+
+package netns
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// MaxSynCount is the largest TCP_SYNCNT Linux accepts.
+const MaxSynCount = 127
+
+// Available returns an error matching ErrUnavailable: namespaces need Linux.
+func Available() error { return fmt.Errorf("netns: %w: needs Linux", ErrUnavailable) }
+
+// Run returns an error matching ErrUnavailable: namespaces need Linux.
+func Run(ctx context.Context, job string, input, output any) error {
+	return fmt.Errorf("netns: run %s: %w: needs Linux", job, ErrUnavailable)
+}
+
+// MaybeChild reports child = false: no namespace child runs on this system. A process marked
+// as one refuses to go on.
+func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
+	if os.Getenv(childEnv) == "" {
+		return 0, false
+	}
+	fmt.Fprintln(stderr, "labrun: netns child: needs Linux")
+	return 3, true
+}
+
+// SynCount returns a Control function that fails: TCP_SYNCNT is Linux's.
+func SynCount(n int) func(network, address string, c syscall.RawConn) error {
+	if n < 1 || n > MaxSynCount {
+		panic(fmt.Sprintf("netns: SynCount needs 1..%d, got %d", MaxSynCount, n))
+	}
+	return func(network, address string, c syscall.RawConn) error {
+		return fmt.Errorf("netns: TCP_SYNCNT on %s: needs Linux", address)
+	}
+}

@@ -1,0 +1,353 @@
+//go:build linux
+
+package netns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+)
+
+// The pair's addresses. Both are loopback addresses (127.0.0.0/8) on the veth ends, allowed
+// there by net.ipv4.conf.*.route_localnet=1 in both namespaces: whatever labrun sends stays
+// inside 127.0.0.0/8 and inside namespaces that exist only while the child runs, so no
+// address that could belong to a real network is ever used. The namespaces' own lo stays
+// down: its 127.0.0.0/8 local route would otherwise claim the peer's address as local.
+const (
+	clientCIDR = "127.77.0.1/30"
+	serverCIDR = "127.77.0.2/30"
+)
+
+// The veth ends' names.
+const (
+	clientLinkName = "lr-client"
+	serverLinkName = "lr-server"
+)
+
+// linkUpWait bounds the wait for both veth ends to be operationally up after they are set up.
+const linkUpWait = 5 * time.Second
+
+// Pair is two hosts joined by a veth pair: the child's own network namespace is the client
+// host, a second network namespace made by NewPair is the server host. Create it with NewPair
+// inside a namespace child, one at a time, and release it with Close. Its methods are safe for
+// concurrent use.
+type Pair struct {
+	// Client and Server are the addresses of the client's and the server's veth end.
+	Client, Server netip.Addr
+
+	server     vnetns.NsHandle // the server namespace, held open while the pair lives
+	clientNL   *netlink.Handle // netlink in the client namespace
+	serverNL   *netlink.Handle // netlink in the server namespace
+	serverLink netlink.Link
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewPair creates the server namespace and a veth pair between it and the calling process's
+// namespace, addresses both ends, sets them up and waits until they are. Neighbour entries are
+// static, so no ARP ever runs: a vanished peer is silent at once and stays so, with no
+// neighbour failure turning the silence into "no route to host". NewPair refuses to run
+// outside a namespace child.
+func NewPair(ctx context.Context) (*Pair, error) {
+	if err := checkChild(); err != nil {
+		return nil, fmt.Errorf("netns: new pair: %w", err)
+	}
+	client, server := netip.MustParsePrefix(clientCIDR), netip.MustParsePrefix(serverCIDR)
+	p := &Pair{Client: client.Addr(), Server: server.Addr(), server: vnetns.None()}
+	if err := p.build(ctx, client, server); err != nil {
+		return nil, errors.Join(fmt.Errorf("netns: new pair: %w", err), p.Close())
+	}
+	return p, nil
+}
+
+// localnet returns the sysctls set in both namespaces before the veth ends exist (so that
+// they inherit them from default): loopback addresses may be routed on the veth, and IPv6 stays
+// off so that no router solicitation or DAD packet crosses the link during a measurement.
+func localnet() [][2]string {
+	return [][2]string{
+		{"net.ipv4.conf.all.route_localnet", "1"},
+		{"net.ipv4.conf.default.route_localnet", "1"},
+		{"net.ipv6.conf.all.disable_ipv6", "1"},
+		{"net.ipv6.conf.default.disable_ipv6", "1"},
+	}
+}
+
+func (p *Pair) build(ctx context.Context, clientPrefix, serverPrefix netip.Prefix) error {
+	server, err := newServerNamespace()
+	if err != nil {
+		return err
+	}
+	p.server = server
+	if p.clientNL, err = netlink.NewHandle(); err != nil {
+		return fmt.Errorf("netlink in client namespace: %w", err)
+	}
+	if p.serverNL, err = netlink.NewHandleAt(server); err != nil {
+		return fmt.Errorf("netlink in server namespace: %w", err)
+	}
+	for _, s := range localnet() {
+		if err := SetSysctl(s[0], s[1]); err != nil {
+			return err
+		}
+		if err := p.SetServerSysctl(s[0], s[1]); err != nil {
+			return err
+		}
+	}
+	veth := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: clientLinkName},
+		PeerName:      serverLinkName,
+		PeerNamespace: netlink.NsFd(int(server)),
+	}
+	if err := p.clientNL.LinkAdd(veth); err != nil {
+		return fmt.Errorf("add veth %s/%s: %w", clientLinkName, serverLinkName, err)
+	}
+	client, err := p.clientNL.LinkByName(clientLinkName)
+	if err != nil {
+		return fmt.Errorf("client end %s: %w", clientLinkName, err)
+	}
+	if p.serverLink, err = p.serverNL.LinkByName(serverLinkName); err != nil {
+		return fmt.Errorf("server end %s: %w", serverLinkName, err)
+	}
+	if err := setUp(p.clientNL, client, clientPrefix, p.serverLink.Attrs().HardwareAddr, serverPrefix.Addr()); err != nil {
+		return err
+	}
+	if err := setUp(p.serverNL, p.serverLink, serverPrefix, client.Attrs().HardwareAddr, clientPrefix.Addr()); err != nil {
+		return err
+	}
+	if err := SetSysctl("net.ipv4.conf."+clientLinkName+".route_localnet", "1"); err != nil {
+		return err
+	}
+	if err := p.SetServerSysctl("net.ipv4.conf."+serverLinkName+".route_localnet", "1"); err != nil {
+		return err
+	}
+	return p.waitUp(ctx)
+}
+
+// setUp addresses a veth end, adds a permanent neighbour entry for the peer and sets it up.
+func setUp(h *netlink.Handle, link netlink.Link, addr netip.Prefix, peerMAC net.HardwareAddr, peer netip.Addr) error {
+	name := link.Attrs().Name
+	a := &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), 32)}}
+	if err := h.AddrAdd(link, a); err != nil {
+		return fmt.Errorf("address %s on %s: %w", addr, name, err)
+	}
+	if err := h.LinkSetUp(link); err != nil {
+		return fmt.Errorf("set %s up: %w", name, err)
+	}
+	n := &netlink.Neigh{LinkIndex: link.Attrs().Index, State: netlink.NUD_PERMANENT, IP: peer.AsSlice(), HardwareAddr: peerMAC}
+	if err := h.NeighAdd(n); err != nil {
+		return fmt.Errorf("neighbour %s on %s: %w", peer, name, err)
+	}
+	return nil
+}
+
+// waitUp waits until both ends are operationally up: until then the kernel has not attached
+// a queue to them, and a first SYN would be dropped and sent again a second later.
+func (p *Pair) waitUp(ctx context.Context) error {
+	deadline := time.Now().Add(linkUpWait)
+	for {
+		c, err := p.clientNL.LinkByName(clientLinkName)
+		if err != nil {
+			return fmt.Errorf("client end %s: %w", clientLinkName, err)
+		}
+		s, err := p.serverNL.LinkByName(serverLinkName)
+		if err != nil {
+			return fmt.Errorf("server end %s: %w", serverLinkName, err)
+		}
+		if c.Attrs().OperState == netlink.OperUp && s.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("veth not up after %v: client %s, server %s", linkUpWait, c.Attrs().OperState, s.Attrs().OperState)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// ListenServer listens in the server namespace: the socket stays there whatever thread later
+// uses it. An empty host in addr means the pair's server address; network is "tcp" or "tcp4".
+func (p *Pair) ListenServer(network, addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("netns: listen on %q: %w", addr, err)
+	}
+	if host == "" {
+		addr = net.JoinHostPort(p.Server.String(), port)
+	}
+	var l net.Listener
+	err = inNamespace(p.server, func() error {
+		var err error
+		l, err = net.Listen(network, addr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("netns: listen in server namespace: %w", err)
+	}
+	return l, nil
+}
+
+// Vanish sets the server end of the veth down: from then on every packet between the hosts is
+// dropped, in both directions, and neither host learns it from the network: no FIN, no RST, no
+// ICMP, as when a powered-off host or a firewall drops a connection. Sockets on both sides stay
+// as they are.
+//
+// Vanish returns once the client end has seen its carrier go (its operational state is no
+// longer up): until the kernel has processed that, the client's veth refuses packets with a
+// local error instead of dropping them, and TCP then holds its data back and probes on a
+// different timer, which a powered-off peer would not cause.
+func (p *Pair) Vanish(ctx context.Context) error {
+	if err := p.serverNL.LinkSetDown(p.serverLink); err != nil {
+		return fmt.Errorf("netns: vanish: set %s down: %w", serverLinkName, err)
+	}
+	deadline := time.Now().Add(linkUpWait)
+	for {
+		c, err := p.clientNL.LinkByName(clientLinkName)
+		if err != nil {
+			return fmt.Errorf("netns: vanish: client end %s: %w", clientLinkName, err)
+		}
+		if c.Attrs().OperState != netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("netns: vanish: client end %s still up after %v", clientLinkName, linkUpWait)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// SetServerSysctl sets a sysctl of the server namespace, as SetSysctl does for the client's.
+func (p *Pair) SetServerSysctl(name, value string) error {
+	return inNamespace(p.server, func() error { return writeSysctl(name, value) })
+}
+
+// Close deletes the veth pair and releases the server namespace; the namespace vanishes with
+// the last socket in it. Close is idempotent.
+func (p *Pair) Close() error {
+	p.closeOnce.Do(func() {
+		var errs []error
+		if p.serverNL != nil {
+			if p.serverLink != nil {
+				if err := p.serverNL.LinkDel(p.serverLink); err != nil {
+					errs = append(errs, fmt.Errorf("netns: delete veth: %w", err))
+				}
+			}
+			p.serverNL.Close()
+		}
+		if p.clientNL != nil {
+			p.clientNL.Close()
+		}
+		if p.server.IsOpen() {
+			if err := p.server.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("netns: close server namespace: %w", err))
+			}
+		}
+		p.closeErr = errors.Join(errs...)
+	})
+	return p.closeErr
+}
+
+// SetSysctl sets a sysctl of the calling thread's network namespace, "net.ipv4.tcp_retries2"
+// to "3" for example, through /proc/sys. It refuses to run outside a namespace child, so that
+// it can never change the host's.
+func SetSysctl(name, value string) error {
+	if err := checkChild(); err != nil {
+		return fmt.Errorf("netns: set %s: %w", name, err)
+	}
+	return writeSysctl(name, value)
+}
+
+// ReadSysctl reads a sysctl of the calling thread's network namespace. Reading is harmless, so
+// it works anywhere.
+func ReadSysctl(name string) (string, error) {
+	b, err := os.ReadFile(sysctlPath(name))
+	if err != nil {
+		return "", fmt.Errorf("netns: read %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// writeSysctl writes a sysctl with no check: only for namespaces this package made. The
+// thread is locked so that the file is opened in the namespace the caller is in.
+func writeSysctl(name, value string) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := os.WriteFile(sysctlPath(name), []byte(value), 0); err != nil {
+		return fmt.Errorf("netns: set %s to %s: %w", name, value, err)
+	}
+	return nil
+}
+
+// sysctlPath maps "net.ipv4.tcp_retries2" to /proc/sys/net/ipv4/tcp_retries2. Sysctls under
+// /proc/sys/net belong to the network namespace of the thread that opens them.
+func sysctlPath(name string) string {
+	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
+}
+
+// newServerNamespace creates a network namespace and returns a handle to it, leaving every
+// thread of the process where it was. unshare(CLONE_NEWNET) moves the calling thread, so it
+// runs on a thread locked for the purpose, which moves back before it is unlocked.
+func newServerNamespace() (vnetns.NsHandle, error) {
+	var ns vnetns.NsHandle
+	err := onLockedThread(func() error {
+		var err error
+		if ns, err = vnetns.New(); err != nil {
+			return fmt.Errorf("create server namespace: %w", err)
+		}
+		return nil
+	})
+	return ns, err
+}
+
+// inNamespace runs f on a thread switched to ns, then switches the thread back.
+func inNamespace(ns vnetns.NsHandle, f func() error) error {
+	return onLockedThread(func() error {
+		if err := vnetns.Set(ns); err != nil {
+			return fmt.Errorf("enter server namespace: %w", err)
+		}
+		return f()
+	})
+}
+
+// onLockedThread runs f on a goroutine locked to its thread and, whatever f did to the
+// thread's network namespace, sets it back to the one the thread was in before it unlocks the
+// thread. If it cannot, it leaves the thread locked, and the runtime ends the
+// thread with the goroutine: no other goroutine ever runs in the wrong namespace. A fresh
+// goroutine keeps the caller's own goroutine off that thread.
+func onLockedThread(f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		back, err := vnetns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("own network namespace: %w", err)
+			return
+		}
+		defer back.Close()
+		ferr := f()
+		if err := vnetns.Set(back); err != nil {
+			done <- errors.Join(ferr, fmt.Errorf("return to own network namespace: %w", err))
+			return // still locked: the thread ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
+}

@@ -1,0 +1,177 @@
+//go:build linux
+
+package netns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Output limits: a job's JSON output is small; a child that writes more is broken.
+const (
+	maxOutput = 4 << 20
+	maxStderr = 8 << 10
+)
+
+// probeTimeout bounds Available's probe: a child that starts, builds a pair and exits takes
+// tens of milliseconds.
+const probeTimeout = 20 * time.Second
+
+// availability caches Available's probe. It is set once, never reassigned: the probe's answer
+// does not change while the process runs, and a probe costs a process start.
+var availability = sync.OnceValue(func() error {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	return Run(ctx, probeJob, nil, nil)
+})
+
+// Available reports whether Run can work here: whether this binary can create a user and
+// network namespace, change the namespace's TCP sysctls and build a veth pair in it. The
+// error, matching ErrUnavailable, says why not. The first call starts one child process (the
+// binary must dispatch MaybeChild); later calls return the cached answer.
+func Available() error { return availability() }
+
+// Run runs job in a namespace child: the binary re-executed in a new user and network
+// namespace. input is encoded as JSON for the job, and the job's JSON output is decoded into
+// output (a pointer; nil discards it). Run returns when the child has exited and been reaped.
+//
+// When ctx is done, Run kills the child's whole process group with SIGKILL, waits for it and
+// returns an error matching ctx.Err(). A cancelled call leaves nothing behind: no process, and,
+// since namespaces die with their last process, no namespace, interface or sysctl change. The
+// child is also killed if the calling process dies (SIGKILL as parent-death signal), and stops
+// by itself when ctx's deadline (or MaxJobTime) has passed.
+//
+// The job's own error comes back as text: it wraps no error of the child's.
+func Run(ctx context.Context, job string, input, output any) error {
+	if os.Getenv(childEnv) != "" {
+		return fmt.Errorf("netns: run %s: called inside a namespace child: the binary must call MaybeChild before anything else", job)
+	}
+	req := request{Job: job, Timeout: MaxJobTime}
+	if dl, ok := ctx.Deadline(); ok {
+		req.Timeout = time.Until(dl)
+	}
+	if input != nil {
+		raw, err := json.Marshal(input)
+		if err != nil {
+			return fmt.Errorf("netns: run %s: encode input: %w", job, err)
+		}
+		req.Input = raw
+	}
+	stdin, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("netns: run %s: encode request: %w", job, err)
+	}
+	host, err := hostNamespaces()
+	if err != nil {
+		return fmt.Errorf("netns: run %s: %w", job, err)
+	}
+
+	var stdout, stderr capped
+	stdout.max, stderr.max = maxOutput, maxStderr
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = []string{os.Args[0]}
+	cmd.Env = append(os.Environ(), childEnv+"="+host)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		// Root inside is the caller outside: no other id is mapped, so nothing the child
+		// creates can belong to anyone else.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// A process group of its own, so that one kill reaches everything the child is.
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second // the output pipes close with the killed child
+
+	// Pdeathsig fires when the thread that started the child exits, not the process. Go ends
+	// a thread only when a goroutine locked to it returns, so this goroutine locks its thread
+	// until the child is reaped: the thread outlives the child.
+	runtime.LockOSThread()
+	err = cmd.Run()
+	runtime.UnlockOSThread()
+
+	if ctx.Err() != nil {
+		return fmt.Errorf("netns: run %s: %w", job, context.Cause(ctx))
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) || errors.Is(err, exec.ErrWaitDelay) {
+			return fmt.Errorf("netns: run %s: child failed: %w%s", job, err, stderr.note())
+		}
+		// The child did not start: clone refused the namespaces.
+		return fmt.Errorf("netns: run %s: start child: %w: %w", job, ErrUnavailable, err)
+	}
+	var resp response
+	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
+		return fmt.Errorf("netns: run %s: decode child output: %w%s", job, err, stderr.note())
+	}
+	if resp.Error != "" {
+		if job == probeJob {
+			return fmt.Errorf("netns: %w: %s", ErrUnavailable, resp.Error)
+		}
+		return fmt.Errorf("netns: job %s: %s", job, resp.Error)
+	}
+	if output != nil {
+		if err := json.Unmarshal(resp.Output, output); err != nil {
+			return fmt.Errorf("netns: run %s: decode output: %w", job, err)
+		}
+	}
+	return nil
+}
+
+// hostNamespaces names the calling thread's network and user namespaces, as the child's marker.
+func hostNamespaces() (string, error) {
+	n, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil {
+		return "", fmt.Errorf("read own network namespace: %w", err)
+	}
+	u, err := os.Readlink("/proc/thread-self/ns/user")
+	if err != nil {
+		return "", fmt.Errorf("read own user namespace: %w", err)
+	}
+	return n + " " + u, nil
+}
+
+// capped is a buffer that keeps the first max bytes written to it and counts the rest.
+type capped struct {
+	bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p) // all of p is consumed, kept or not, so that the child never blocks on it
+	room := c.max - c.Len()
+	if room < len(p) {
+		c.dropped += len(p) - max(room, 0)
+		p = p[:max(room, 0)]
+	}
+	c.Buffer.Write(p)
+	return n, nil
+}
+
+// note is the child's stderr as a suffix for an error message, or "".
+func (c *capped) note() string {
+	s := strings.TrimSpace(c.String())
+	if s == "" {
+		return ""
+	}
+	if c.dropped > 0 {
+		s += fmt.Sprintf(" ... (%d more bytes)", c.dropped)
+	}
+	return "; child stderr: " + s
+}

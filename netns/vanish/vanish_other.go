@@ -1,0 +1,18 @@
+//go:build !linux
+
+package vanish
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/labrun/labrun/netns"
+)
+
+// Jobs returns no job: the jobs need Linux.
+func Jobs() netns.Jobs { return netns.Jobs{} }
+
+// StaleCheck reports an error: the check is written for Linux.
+func StaleCheck(c syscall.Conn) (healthy bool, reason error) {
+	return false, errors.New("stale check: needs Linux")
+}
