@@ -43,6 +43,14 @@ type Behaviour struct {
 	// reservation is committed on arrival, before Delay, and stays committed whatever the
 	// client does later: a timeout is the client's decision alone.
 	Order string
+	// Fail makes the server fail the request after reading it (and after committing its
+	// reservation, when Order is set), without an answer: FailClose closes the connection
+	// (a FIN), FailReset resets it (an RST); on HTTP/2 the stream is reset. With FailOn > 0
+	// only the request that is the FailOn-th on its connection fails, the others are answered
+	// as usual: a pooled connection dies exactly when an experiment wants, and a client's
+	// retry on a new connection succeeds. Query keys "fail" and "fail-on".
+	Fail   string
+	FailOn int
 	// Idempotent deduplicates this reservation by Order: a repeat of an order already reserved
 	// is not counted again and answers the first result, not before the first answer time.
 	// The server-wide WithIdempotent option has the same effect on every request.
@@ -74,6 +82,12 @@ func (b Behaviour) Path() string {
 	if b.Idempotent {
 		q.Set("idempotent", "1")
 	}
+	if b.Fail != "" {
+		q.Set("fail", b.Fail)
+	}
+	if b.FailOn != 0 {
+		q.Set("fail-on", strconv.Itoa(b.FailOn))
+	}
 
 	var path string
 	switch {
@@ -96,6 +110,12 @@ func (b Behaviour) Path() string {
 	}
 	return path + "?" + q.Encode() // Encode sorts the keys: the result is deterministic
 }
+
+// The ways Behaviour.Fail fails a request.
+const (
+	FailClose = "close"
+	FailReset = "reset"
+)
 
 // ParseBehaviour reads a Behaviour from a request path and query. Any path is accepted (the
 // server itself serves Behaviours only on /reserve, /trickle, /stall and /delay); the path
@@ -133,6 +153,18 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	}
 	if b.Idempotent, err = parseBool(q, "idempotent"); err != nil {
 		return Behaviour{}, err
+	}
+	switch b.Fail = q.Get("fail"); b.Fail {
+	case "", FailClose, FailReset:
+	default:
+		return Behaviour{}, fmt.Errorf("fail: unknown mode %q, want %s or %s", b.Fail, FailClose, FailReset)
+	}
+	if s := q.Get("fail-on"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 16)
+		if err != nil || n < 1 {
+			return Behaviour{}, fmt.Errorf("fail-on must be a whole number between 1 and %d, got %q", 1<<16-1, s)
+		}
+		b.FailOn = int(n)
 	}
 	b.Order = q.Get("order")
 	if len(b.Order) > MaxOrderLen {

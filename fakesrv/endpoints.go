@@ -62,6 +62,14 @@ func (x *exchange) behaviour() bool {
 		}
 		answerAt = at
 	}
+	if b.Fail != "" && (b.FailOn == 0 || b.FailOn == x.rec.ConnSeq) {
+		x.rec.Failed = b.Fail
+		x.publish()
+		if b.Fail == FailReset {
+			return x.reset()
+		}
+		return x.closeAfterRead()
+	}
 	if b.Stall {
 		return x.stall(b)
 	}

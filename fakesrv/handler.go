@@ -1,13 +1,16 @@
 package fakesrv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +32,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rc:  http.NewResponseController(w),
 		r:   r,
 		rec: Request{Path: r.RequestURI, Proto: r.Proto, Endpoint: e.Name, Arrived: time.Now(), Budget: -1},
+	}
+	if c, ok := r.Context().Value(connKey{}).(*connInfo); ok {
+		x.rec.Conn, x.rec.ConnSeq = c.id, int(c.requests.Add(1))
 	}
 	x.entry = s.log.arrive(&x.rec)
 	complete := x.serve(e, found)
@@ -230,4 +236,18 @@ func (x *exchange) stop() bool {
 // 204 or 304).
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// connInfo numbers a connection and counts its requests, for Request.Conn and ConnSeq and for
+// Behaviour.FailOn. The server's ConnContext attaches one to every connection.
+type connInfo struct {
+	id       int
+	requests atomic.Int64
+}
+
+type connKey struct{}
+
+// connContext is the server's ConnContext: it gives each accepted connection its number.
+func (s *Server) connContext(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, &connInfo{id: int(s.connIDs.Add(1))})
 }

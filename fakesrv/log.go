@@ -44,6 +44,14 @@ type Request struct {
 	// Rejected is true when the server answered 503 at once because Budget was shorter than
 	// the work asked for (Delay), without reserving.
 	Rejected bool
+	// Conn is the 1-based number of the connection the request came on, in the order the
+	// server accepted them since it started; ConnSeq is the request's 1-based number on that
+	// connection (an HTTP/2 stream counts as a request). Both are 0 when the handler runs
+	// under another server (Handler), which does not number connections.
+	Conn, ConnSeq int
+	// Failed says how the server failed the request on purpose (Behaviour.Fail): "close" or
+	// "reset" after reading it, "" when it did not.
+	Failed string
 }
 
 // entryOverhead is what a log entry costs besides its path: the Request itself, its

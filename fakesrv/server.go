@@ -66,6 +66,7 @@ type Server struct {
 	closed    bool
 	serveDone chan struct{}  // closed when srv.Serve has returned
 	connWG    sync.WaitGroup // one per connection from StateNew to StateClosed/StateHijacked
+	connIDs   atomic.Int64   // the connections numbered so far (never reset: Request.Conn)
 	handlers  sync.WaitGroup // one per running handler
 	closeOnce sync.Once
 }
@@ -122,6 +123,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		Handler:           s.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnState:         s.connState,
+		ConnContext:       s.connContext,
 		ReadHeaderTimeout: headerTimeout(o.readTimeout),
 		IdleTimeout:       o.idleTimeout,
 		Protocols:         spec.httpProtocols(),

@@ -185,6 +185,10 @@ func behaviourEndpoints() []Endpoint {
 		Meaning: "send the body one byte every DUR, byte k at head + k x DUR (default 0: at once)"}
 	maxParam := Param{Name: "max", In: InQuery, Value: "DUR",
 		Meaning: "end the stall with an empty 200 after DUR (default: only the server's max duration)"}
+	failParam := Param{Name: "fail", In: InQuery, Value: "close|reset",
+		Meaning: "after reading the request (and committing its reservation), close the connection (FIN) or reset it (RST) without an answer; HTTP/2 resets the stream"}
+	failOnParam := Param{Name: "fail-on", In: InQuery, Value: "N",
+		Meaning: "with fail: only when this is the N-th request on its connection (1 to 65535); the others are answered as usual, so a pooled connection dies exactly when wanted"}
 	deadlineParam := Param{Name: vocab.DeadlineHeader, In: InHeader, Value: "N",
 		Meaning: "the caller's remaining budget in whole milliseconds (digits only; beyond 292 years it saturates): when it is shorter than delay, 503 at once, nothing reserved"}
 
@@ -197,6 +201,7 @@ func behaviourEndpoints() []Endpoint {
 				delayParam,
 				{Name: "idempotent", In: InQuery, Value: "0|1",
 					Meaning: "deduplicate by order id: a repeat is not counted again and answers the first result, not before the first answer time"},
+				failParam, failOnParam,
 				deadlineParam,
 			},
 			Summary: `reserves ID on arrival, answers "reserved order=ID" after delay`,
@@ -237,7 +242,7 @@ func behaviourEndpoints() []Endpoint {
 		},
 		{
 			Name: "delay", Path: "/delay",
-			Params:  []Param{delayParam, bytesParam, deadlineParam},
+			Params:  []Param{delayParam, bytesParam, failParam, failOnParam, deadlineParam},
 			Summary: "answers 200 after delay, with N body bytes",
 			Details: "The plain service time: the head and the whole body go together, after delay. every=DUR trickles the body, as on /trickle.",
 			Examples: []Example{
