@@ -126,10 +126,11 @@ type H2Client struct {
 	// ConnectTime is how long a new connection takes before it carries streams (0 means
 	// ConnectTime, 1 ms).
 	ConnectTime time.Duration
-	// TLS says new connections need a handshake the server answers: a connection opened to a
-	// frozen node then never becomes usable. Without TLS (h2c), the client writes its streams
-	// at once and waits for answers that do not come.
-	TLS bool
+	// Handshake says a new connection carries streams only once the server has answered it:
+	// a TLS handshake, or the peer's first SETTINGS, which labrun's OkHttp-style pool waits
+	// for. A connection opened to a frozen node then never becomes usable. Without it (Go's
+	// h2c), the client writes its streams at once and waits for answers that do not come.
+	Handshake bool
 	// Warm is how many connections are open and idle at the start: to the first Warm nodes
 	// in turn with H2OkHttp, all to the first node with Go's rules.
 	Warm int
@@ -499,7 +500,7 @@ func (m *h2Sim) open(t time.Duration) int {
 	c := &h2SimConn{H2Conn: H2Conn{Node: node, Opened: t, EjectedAfter: -1, DroppedAt: Forever}}
 	c.ready = t + m.connectTime()
 	n := m.s.Nodes[node]
-	if m.s.Client.TLS && n.frozenAt(c.ready) {
+	if m.s.Client.Handshake && n.frozenAt(c.ready) {
 		c.ready = Forever // the handshake is never answered
 	}
 	c.lastFrame = c.ready

@@ -206,10 +206,10 @@ func TestSimulateH2Frozen(t *testing.T) {
 		{name: "hang", s: H2Scenario{Nodes: frozen, Calls: 5, Every: 300 * ms, Client: H2Client{Rule: H2Go}},
 			calls:   []call{okAt(11 * ms), okAt(310 * ms), okAt(610 * ms), okAt(910 * ms), {Forever, vocab.Hang}},
 			dropped: []time.Duration{Forever}},
-		// TLS to a frozen node: the new connection's handshake is never answered, the
-		// health check never starts, and the call ends at its deadline.
+		// A handshake with a frozen node (TLS, or labrun's pool waiting for SETTINGS) is never
+		// answered: the health check never starts, and the call ends at its deadline.
 		{name: "tls handshake", s: H2Scenario{Nodes: []H2Node{{Latency: 10 * ms, Frozen: true}}, Calls: 1,
-			Client: H2Client{Rule: H2OkHttp, TLS: true, SendPingTimeout: 100 * ms, Deadline: time.Second}},
+			Client: H2Client{Rule: H2OkHttp, Handshake: true, SendPingTimeout: 100 * ms, Deadline: time.Second}},
 			calls: []call{{time.Second, vocab.Deadline}}, dropped: []time.Duration{Forever}},
 	}
 	for _, tt := range tests {

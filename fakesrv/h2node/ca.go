@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
@@ -94,4 +95,10 @@ func (ca *CA) ServerConfig(hosts ...string) (*tls.Config, error) {
 // by ALPN. Each call returns a new value the caller may change.
 func (ca *CA) ClientConfig() *tls.Config {
 	return &tls.Config{RootCAs: ca.pool, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
+}
+
+// CertPEM returns ca's certificate in PEM, for a client outside the process to trust (curl
+// --cacert, a Java trust store, OkHttp's HandshakeCertificates).
+func (ca *CA) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
 }

@@ -3,6 +3,7 @@ package h2node
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -457,5 +458,16 @@ func TestAnswer(t *testing.T) {
 		if status != tt.status || latency != tt.latency {
 			t.Errorf("answer(%q): got %d %v, want %d %v", tt.path, status, latency, tt.status, tt.latency)
 		}
+	}
+}
+
+func TestCertPEM(t *testing.T) {
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca.CertPEM()) {
+		t.Fatal("CertPEM: not a PEM certificate")
 	}
 }
