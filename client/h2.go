@@ -22,7 +22,9 @@ import (
 // the first connection whose allocations are below its allocationLimit, and when every
 // connection is full, a new connection opens to the next route (resolved address). What
 // OkHttp's network interceptors could change, the allocation limit and whether a connection
-// takes new streams, is a pluggable Spread (h2spread.go).
+// takes new streams, is a pluggable Spread (h2spread.go). The pool dials itself and waits for
+// the peer's first SETTINGS before it allocates on a new connection (h2sniff.go), so that it
+// never allocates against net/http's provisional limit of 100.
 //
 // Locks: H2Pool.mu guards the pool's connections and their books (h2Conn's fields below the
 // mark); a ClientConn has its own lock. The pool calls Available, InFlight and Reserve under
@@ -34,7 +36,8 @@ type H2Config struct {
 	// Routes are the addresses ("ip:port") the host name resolves to, in order; a new
 	// connection goes to the route after the previous connection's, in turn. At least one.
 	Routes []string
-	// TLS configures TLS connections (ALPN h2 is added); nil speaks h2c with prior knowledge.
+	// TLS configures TLS connections (ALPN h2 is set); nil speaks h2c with prior knowledge.
+	// Its ServerName defaults to the route's host, an IP address.
 	TLS *tls.Config
 	// ConnectTimeout bounds a new connection's TCP (and TLS) handshake (OkHttp:
 	// connectTimeout).
