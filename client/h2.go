@@ -1,0 +1,549 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labrun/labrun/vocab"
+)
+
+// This file is an HTTP/2 client pool with OkHttp 3.x's rules (lab-spec section 6), built on
+// net/http's single connections (Transport.NewClientConn): every stream to the host goes to
+// the first connection whose allocations are below its allocationLimit, and when every
+// connection is full, a new connection opens to the next route (resolved address). What
+// OkHttp's network interceptors could change, the allocation limit and whether a connection
+// takes new streams, is a pluggable Spread (h2spread.go). The pool dials itself and waits for
+// the peer's first SETTINGS before it allocates on a new connection (h2sniff.go), so that it
+// never allocates against net/http's provisional limit of 100.
+//
+// Locks: H2Pool.mu guards the pool's connections and their books (h2Conn's fields below the
+// mark); a ClientConn has its own lock. The pool calls Available, InFlight and Reserve under
+// its lock, so the state hook it installs never takes the pool's lock: it only sets an atomic
+// flag, and a closed connection is noticed on the next pick.
+
+// H2Config configures an H2Pool. The zero value of each field means "not set".
+type H2Config struct {
+	// Routes are the addresses ("ip:port") the host name resolves to, in order; a new
+	// connection goes to the route after the previous connection's, in turn. At least one.
+	Routes []string
+	// TLS configures TLS connections (ALPN h2 is set); nil speaks h2c with prior knowledge.
+	// Its ServerName defaults to the route's host, an IP address.
+	TLS *tls.Config
+	// ConnectTimeout bounds a new connection's TCP (and TLS) handshake (OkHttp:
+	// connectTimeout).
+	ConnectTimeout time.Duration
+	// ReadTimeout bounds every wait of a stream for the server: for its response head, and
+	// for each read of its body, restarting whenever bytes arrive (OkHttp: readTimeout on an
+	// HTTP/2 stream). It starts when the stream is opened. A stream that times out is reset;
+	// its connection carries on.
+	ReadTimeout time.Duration
+	// CallTimeout bounds the whole call, body included (OkHttp: callTimeout).
+	CallTimeout time.Duration
+	// AllocationLimit caps the streams per connection below the peer's
+	// SETTINGS_MAX_CONCURRENT_STREAMS; 0 leaves the peer's limit.
+	AllocationLimit int
+	// Spread changes the allocation limit and ejects connections after calls, as the APNs
+	// interceptor does (NewAPNs); nil is plain OkHttp.
+	Spread Spread
+	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
+	MaxBody int64
+}
+
+// Validate reports the first field that makes no sense.
+func (c H2Config) Validate() error {
+	if len(c.Routes) == 0 {
+		return errors.New("client: an HTTP/2 pool needs at least one route")
+	}
+	for _, r := range c.Routes {
+		if _, _, err := net.SplitHostPort(r); err != nil {
+			return fmt.Errorf("client: route %q: %w", r, err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"connect timeout", c.ConnectTimeout}, {"read timeout", c.ReadTimeout}, {"call timeout", c.CallTimeout}} {
+		if f.v < 0 {
+			return fmt.Errorf("client: %s must not be negative, got %v", f.name, f.v)
+		}
+	}
+	switch {
+	case c.AllocationLimit < 0:
+		return fmt.Errorf("client: allocation limit must not be negative, got %d", c.AllocationLimit)
+	case c.MaxBody < 0:
+		return fmt.Errorf("client: max body must not be negative, got %d", c.MaxBody)
+	}
+	return nil
+}
+
+// H2Result is one call through an H2Pool.
+type H2Result struct {
+	// Route is the address ("ip:port") of the node the stream went to; "" if it got none.
+	Route string
+	// Conn is the 1-based number of its connection, in opening order; 0 if none.
+	Conn int
+	// NewConn says the call itself opened the connection.
+	NewConn bool
+	// InFlight is how many streams were allocated on the connection when the call got it,
+	// itself not counted.
+	InFlight int
+	// Elapsed is the call's time; Stream the stream's alone (from the request to the end of
+	// the body), the time the APNs interceptor measures.
+	Elapsed, Stream time.Duration
+	Outcome         vocab.Outcome
+	// Status and Body are the response's, for a call that got one.
+	Status int
+	Body   []byte
+	// Err is the call's failure, an *Error, or nil.
+	Err error
+}
+
+// H2ConnInfo describes one connection of an H2Pool.
+type H2ConnInfo struct {
+	// ID is its number, in opening order; Route its address.
+	ID    int
+	Route string
+	// Streams counts the streams it carried; Peak the most allocated at once; Allocated the
+	// streams allocated now.
+	Streams, Peak, Allocated int
+	// Limit is its allocation limit now: the peer's limit, capped; 0 once ejected or closed.
+	Limit int
+	// Ejected says the Spread stopped it from taking new streams; Closed that it is unusable.
+	Ejected, Closed bool
+}
+
+// H2Pool is an HTTP/2 client pool with OkHttp 3.x's rules. It is safe for concurrent use.
+type H2Pool struct {
+	cfg H2Config
+	tr  *http.Transport
+	// closeCtx ends the dials in progress when the pool closes.
+	closeCtx context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup // the dials in progress
+
+	mu     sync.Mutex // guards conns, next and closed
+	conns  []*h2Conn  // in opening order
+	next   int        // the route of the next new connection
+	closed bool
+}
+
+// h2Conn is one connection of the pool.
+type h2Conn struct {
+	id    int
+	route string
+	ready chan struct{} // closed when the dial ended; cc and err are set before
+	cc    *http.ClientConn
+	err   error
+	dead  atomic.Bool // the state hook saw the connection close
+
+	// Guarded by H2Pool.mu:
+	alloc   int  // streams allocated (OkHttp's allocations)
+	waiting int  // calls waiting for the dial, each counted as an allocation to come
+	ejected bool // allocationLimit = 0
+	streams int
+	peak    int
+}
+
+// provisionalLimit is the stream limit a connection is assumed to have while it is being set
+// up: net/http's own assumption (100) until the peer's SETTINGS arrive.
+const provisionalLimit = 100
+
+// NewH2 returns an HTTP/2 pool for cfg.
+func NewH2(cfg H2Config) (*H2Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &H2Pool{cfg: cfg, closeCtx: ctx, cancel: cancel}
+	// net/http is told every connection is h2c with prior knowledge: the pool dials (and
+	// does TLS) itself, so that it can see the peer's first SETTINGS frame go by (h2Sniffer).
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	p.tr = &http.Transport{
+		Proxy:              nil, // a lab measures the route it names, never a proxy
+		DialContext:        p.dial,
+		DisableCompression: true,
+		Protocols:          &protos,
+	}
+	return p, nil
+}
+
+// Close closes every connection, interrupting the streams in flight, and waits for the dials
+// in progress. Calls made afterwards fail.
+func (p *H2Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	conns := p.conns
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+	var errs []error
+	for _, c := range conns {
+		if c.cc != nil {
+			errs = append(errs, c.cc.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Conns describes the pool's connections, in opening order.
+func (p *H2Pool) Conns() []H2ConnInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]H2ConnInfo, 0, len(p.conns))
+	for _, c := range p.conns {
+		closed := c.unusable()
+		info := H2ConnInfo{ID: c.id, Route: c.route, Streams: c.streams, Peak: c.peak, Allocated: c.alloc, Ejected: c.ejected, Closed: closed}
+		if !closed && !c.ejected {
+			info.Limit = p.limitLocked(c)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// unusable reports whether c's dial failed or it closed since. Its dial must have ended.
+func (c *h2Conn) unusable() bool {
+	select {
+	case <-c.ready:
+		return c.err != nil || c.dead.Load() || c.cc.Err() != nil
+	default:
+		return false
+	}
+}
+
+// limitLocked is c's allocation limit: the peer's stream limit as net/http knows it
+// (Available + InFlight), capped by AllocationLimit and the Spread. Before c is usable it is
+// the provisional limit, capped.
+func (p *H2Pool) limitLocked(c *h2Conn) int {
+	peer := provisionalLimit
+	select {
+	case <-c.ready:
+		if c.err == nil {
+			peer = c.cc.Available() + c.cc.InFlight()
+		}
+	default:
+	}
+	l := peer
+	if a := p.cfg.AllocationLimit; a > 0 {
+		l = min(l, a)
+	}
+	if p.cfg.Spread != nil {
+		l = min(l, p.cfg.Spread.AllocationLimit(peer))
+	}
+	return l
+}
+
+// maxAcquireTries bounds how often a call looks for a connection: each try either gets a
+// slot or opens or joins a connection, which fails only if its dial fails or it filled up
+// under the call's feet.
+const maxAcquireTries = 16
+
+// acquire finds a stream slot for a call, by OkHttp's rule, and reserves it on the connection.
+// It returns the connection, whether this call opened it, and the allocations it found.
+func (p *H2Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight int, err error) {
+	for range maxAcquireTries {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, false, 0, errors.New("client: HTTP/2 pool closed")
+		}
+		var join *h2Conn
+		for _, x := range p.conns {
+			if x.ejected || x.unusable() {
+				continue
+			}
+			select {
+			case <-x.ready:
+				// The calls still waiting for the set-up have their slots already.
+				if x.alloc+x.waiting < p.limitLocked(x) && x.cc.Reserve() == nil {
+					n := x.alloc
+					x.take()
+					p.mu.Unlock()
+					return x, false, n, nil
+				}
+				continue
+			default: // being set up: join it while the streams waiting fit its limit
+			}
+			if x.alloc+x.waiting < p.limitLocked(x) {
+				join = x
+				break
+			}
+		}
+		if join == nil {
+			join = p.openLocked()
+			opened = true
+		}
+		join.waiting++
+		p.mu.Unlock()
+
+		select {
+		case <-join.ready:
+		case <-ctx.Done():
+			p.mu.Lock()
+			join.waiting--
+			p.mu.Unlock()
+			return join, opened, 0, ctx.Err()
+		}
+		p.mu.Lock()
+		join.waiting--
+		if join.err != nil {
+			p.mu.Unlock()
+			if opened {
+				return join, true, 0, join.err
+			}
+			continue // someone else's dial failed: look again (a new route comes next)
+		}
+		if !join.ejected && !join.unusable() && join.alloc < p.limitLocked(join) && join.cc.Reserve() == nil {
+			n := join.alloc
+			join.take()
+			p.mu.Unlock()
+			return join, opened, n, nil
+		}
+		p.mu.Unlock()
+		opened = false
+	}
+	return nil, false, 0, errors.New("client: no HTTP/2 connection could take the stream")
+}
+
+// take allocates a stream on c. The pool's lock must be held.
+func (c *h2Conn) take() {
+	c.alloc++
+	c.streams++
+	c.peak = max(c.peak, c.alloc)
+}
+
+// openLocked starts a new connection to the next route. The pool's lock must be held.
+func (p *H2Pool) openLocked() *h2Conn {
+	c := &h2Conn{id: len(p.conns) + 1, route: p.cfg.Routes[p.next%len(p.cfg.Routes)], ready: make(chan struct{})}
+	p.next++
+	p.conns = append(p.conns, c)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		c.cc, c.err = p.setUp(c.route)
+		if c.err == nil {
+			c.cc.SetStateHook(func(cc *http.ClientConn) {
+				if cc.Err() != nil {
+					c.dead.Store(true)
+				}
+			})
+		}
+		close(c.ready)
+	}()
+	return c
+}
+
+// setUp opens a connection to route and waits for the peer's first SETTINGS, within
+// ConnectTimeout. The set-up belongs to the pool, not to the call that asked for it: other
+// calls join it, so no call's cancellation ends it.
+func (p *H2Pool) setUp(route string) (*http.ClientConn, error) {
+	ctx := p.closeCtx
+	if p.cfg.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.ConnectTimeout)
+		defer cancel()
+	}
+	dialed := new(h2Dialed)
+	cc, err := p.tr.NewClientConn(context.WithValue(ctx, h2DialedKey{}, dialed), "http", route)
+	if err != nil {
+		return nil, err
+	}
+	// The peer's limit is known once net/http has processed its SETTINGS: until then it
+	// would allocate against net/http's provisional 100 and have streams refused.
+	select {
+	case <-dialed.sniffer.settled:
+		return cc, nil
+	case <-ctx.Done():
+		cc.Close()
+		return nil, fmt.Errorf("waiting for the server's SETTINGS: %w", ctx.Err())
+	}
+}
+
+// h2DialedKey is the context key under which setUp passes an *h2Dialed to dial.
+type h2DialedKey struct{}
+
+// h2Dialed receives the connection dial made for one set-up.
+type h2Dialed struct{ sniffer *h2Sniffer }
+
+// dial is the Transport's DialContext: TCP, then TLS (ALPN h2) when configured, wrapped in
+// a sniffer that notices when the peer's first SETTINGS has been processed.
+func (p *H2Pool) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if p.cfg.TLS != nil {
+		cfg := p.cfg.TLS.Clone()
+		cfg.NextProtos = []string{"h2"}
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr) // addr is a validated route
+		}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		if proto := tc.ConnectionState().NegotiatedProtocol; proto != "h2" {
+			conn.Close()
+			return nil, fmt.Errorf("%s negotiated %q, not h2", addr, proto)
+		}
+		conn = tc
+	}
+	s := newH2Sniffer(conn)
+	if dialed, ok := ctx.Value(h2DialedKey{}).(*h2Dialed); ok {
+		dialed.sniffer = s
+	}
+	return s, nil
+}
+
+// release gives back a stream's allocation and, after an answer, tells the Spread.
+func (p *H2Pool) release(c *h2Conn, answered bool, took time.Duration, now time.Time) {
+	eject := answered && p.cfg.Spread != nil && p.cfg.Spread.Done(H2Done{Route: c.route, Took: took, At: now})
+	p.mu.Lock()
+	c.alloc--
+	if eject {
+		c.ejected = true
+	}
+	p.mu.Unlock()
+}
+
+// errH2ReadTimeout is the cause a stream's read timeout cancels it with.
+var errH2ReadTimeout = errors.New("read timeout")
+
+// Do makes one call: it finds a stream slot by OkHttp's rule, sends req on it and reads the
+// whole response. It returns the call's H2Result and, for a failed call, an *Error (also in
+// H2Result.Err). req's context bounds the call, as does CallTimeout.
+func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
+	start := time.Now()
+	if p.cfg.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.cfg.CallTimeout, ErrDeadline)
+		defer cancel()
+	}
+	res := &H2Result{}
+	fail := func(phase vocab.Phase, err error, sctx context.Context) (*H2Result, error) {
+		res.Elapsed = time.Since(start)
+		res.Outcome = h2Outcome(ctx, sctx, phase, err)
+		e := &Error{Outcome: res.Outcome, Phase: phase, Attempt: 1, Elapsed: res.Elapsed, Err: err}
+		if res.Outcome == vocab.Deadline {
+			e.Err = fmt.Errorf("%w: %w", ErrDeadline, err)
+		}
+		res.Err = e
+		return res, e
+	}
+
+	c, opened, inFlight, err := p.acquire(ctx)
+	if c != nil {
+		res.Route, res.Conn, res.NewConn = c.route, c.id, opened
+	}
+	if err != nil {
+		phase := vocab.PhaseLease
+		if opened {
+			phase = vocab.PhaseConnect
+		}
+		return fail(phase, err, nil)
+	}
+	res.InFlight = inFlight
+
+	// The stream's own context: the read timeout cancels it, and only it.
+	sctx, scancel := context.WithCancelCause(ctx)
+	defer scancel(nil)
+	var timer *time.Timer
+	if rt := p.cfg.ReadTimeout; rt > 0 {
+		timer = time.AfterFunc(rt, func() { scancel(errH2ReadTimeout) })
+		defer timer.Stop()
+		sctx = httptrace.WithClientTrace(sctx, &httptrace.ClientTrace{
+			GotFirstResponseByte: func() { timer.Reset(rt) },
+		})
+	}
+	sreq := req.Clone(sctx)
+	if req.Body != nil && req.GetBody != nil {
+		if sreq.Body, err = req.GetBody(); err != nil {
+			c.cc.Release()
+			p.release(c, false, 0, time.Now())
+			return fail(vocab.PhaseWait, fmt.Errorf("replay request body: %w", err), sctx)
+		}
+	}
+	streamStart := time.Now()
+	resp, err := c.cc.RoundTrip(sreq)
+	if err != nil {
+		p.release(c, false, 0, time.Now())
+		return fail(vocab.PhaseWait, err, sctx)
+	}
+	res.Status = resp.StatusCode
+	body := io.Reader(resp.Body)
+	if timer != nil {
+		body = &h2TimedBody{r: resp.Body, timer: timer, d: p.cfg.ReadTimeout}
+	}
+	res.Body, err = readAllMax(body, resp.ContentLength, p.cfg.MaxBody)
+	resp.Body.Close()
+	end := time.Now()
+	res.Stream = end.Sub(streamStart)
+	if err != nil {
+		p.release(c, false, 0, end)
+		return fail(vocab.PhaseBody, err, sctx)
+	}
+	p.release(c, true, res.Stream, end)
+	res.Elapsed, res.Outcome = end.Sub(start), vocab.OK
+	return res, nil
+}
+
+// h2TimedBody restarts the stream's read timeout whenever body bytes arrive.
+type h2TimedBody struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (b *h2TimedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.d)
+	}
+	return n, err
+}
+
+// readAllMax reads r whole, refusing more than max bytes.
+func readAllMax(r io.Reader, length, max int64) ([]byte, error) {
+	if length > max {
+		return nil, fmt.Errorf("response body of %d bytes is larger than %d", length, max)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err == nil && int64(len(body)) > max {
+		err = fmt.Errorf("response body larger than %d bytes", max)
+	}
+	return body, err
+}
+
+// h2Outcome classifies a failed call: the call's deadline, the stream's read timeout, a dial
+// that timed out, anything else (the caller's own cancellation included).
+func h2Outcome(ctx, sctx context.Context, phase vocab.Phase, err error) vocab.Outcome {
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrDeadline):
+		return vocab.Deadline
+	case ctx.Err() != nil:
+		return vocab.Failed
+	case sctx != nil && errors.Is(context.Cause(sctx), errH2ReadTimeout):
+		return vocab.ReadTimeout
+	}
+	var ne net.Error
+	if phase == vocab.PhaseConnect && (errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "handshake timeout")) {
+		return vocab.ConnectTimeout
+	}
+	return vocab.Failed
+}

@@ -1,0 +1,155 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// GoH2Config is net/http's own HTTP/2 client as a Go user sets it up, for the profile "go"
+// over HTTP/2: measured as it is, not reimplemented. The zero value of each field is
+// net/http's default.
+type GoH2Config struct {
+	// TLS speaks HTTP/2 over TLS (Protocols.SetHTTP2) with this configuration; nil speaks h2c
+	// with prior knowledge (Protocols.SetUnencryptedHTTP2).
+	TLS *tls.Config
+	// StrictMaxConcurrentRequests, SendPingTimeout and PingTimeout are http.HTTP2Config's.
+	StrictMaxConcurrentRequests  bool
+	SendPingTimeout, PingTimeout time.Duration
+	// MaxConnsPerHost is http.Transport's.
+	MaxConnsPerHost int
+	// Timeout is http.Client.Timeout.
+	Timeout time.Duration
+	// DialTimeout is net.Dialer.Timeout (TCP), and the TLS handshake's bound with TLS.
+	DialTimeout time.Duration
+}
+
+// GoH2 is a net/http client set up by GoH2Config whose dialer counts the connections it opens
+// and closes. It is safe for concurrent use.
+type GoH2 struct {
+	// Client and Transport are the net/http values, to be used as they are.
+	Client    *http.Client
+	Transport *http.Transport
+
+	dials, closes atomic.Int64
+	mu            sync.Mutex // guards addrs
+	addrs         map[string]int
+}
+
+// NewGoH2 returns a net/http HTTP/2 client for cfg.
+func NewGoH2(cfg GoH2Config) (*GoH2, error) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"send ping timeout", cfg.SendPingTimeout}, {"ping timeout", cfg.PingTimeout}, {"timeout", cfg.Timeout}, {"dial timeout", cfg.DialTimeout}} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("client: %s must not be negative, got %v", d.name, d.v)
+		}
+	}
+	if cfg.MaxConnsPerHost < 0 {
+		return nil, fmt.Errorf("client: max conns per host must not be negative, got %d", cfg.MaxConnsPerHost)
+	}
+	g := &GoH2{addrs: make(map[string]int)}
+	var protos http.Protocols
+	tr := &http.Transport{
+		Proxy:              nil,
+		MaxConnsPerHost:    cfg.MaxConnsPerHost,
+		DisableCompression: true,
+		Protocols:          &protos,
+		HTTP2: &http.HTTP2Config{
+			StrictMaxConcurrentRequests: cfg.StrictMaxConcurrentRequests,
+			SendPingTimeout:             cfg.SendPingTimeout,
+			PingTimeout:                 cfg.PingTimeout,
+		},
+	}
+	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	if cfg.TLS != nil {
+		protos.SetHTTP2(true)
+		base := cfg.TLS.Clone()
+		base.NextProtos = []string{"h2"}
+		// net/http recognises HTTP/2 by the *tls.Conn that DialTLSContext returns, so the
+		// count sits below TLS, on the TCP connection.
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			raw, err := g.dial(ctx, d, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := base.Clone()
+			if tc.ServerName == "" {
+				host, _, _ := net.SplitHostPort(addr) // addr came from net/http: host:port
+				tc.ServerName = host
+			}
+			conn := tls.Client(raw, tc)
+			hctx := ctx
+			if cfg.DialTimeout > 0 {
+				var cancel context.CancelFunc
+				hctx, cancel = context.WithTimeout(ctx, cfg.DialTimeout)
+				defer cancel()
+			}
+			if err := conn.HandshakeContext(hctx); err != nil {
+				raw.Close()
+				return nil, err
+			}
+			if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
+				raw.Close()
+				return nil, fmt.Errorf("client: %s negotiated %q, not h2", addr, p)
+			}
+			return conn, nil
+		}
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return g.dial(ctx, d, network, addr)
+		}
+	}
+	g.Transport = tr
+	g.Client = &http.Client{Transport: tr, Timeout: cfg.Timeout}
+	return g, nil
+}
+
+func (g *GoH2) dial(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	g.dials.Add(1)
+	g.mu.Lock()
+	g.addrs[c.RemoteAddr().String()]++
+	g.mu.Unlock()
+	return &countedConn{Conn: c, closes: &g.closes}, nil
+}
+
+// Dials returns how many connections the client opened; Closed how many of them closed.
+func (g *GoH2) Dials() int  { return int(g.dials.Load()) }
+func (g *GoH2) Closed() int { return int(g.closes.Load()) }
+
+// DialsTo returns how many connections went to each address ("ip:port").
+func (g *GoH2) DialsTo() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := make(map[string]int, len(g.addrs))
+	for a, n := range g.addrs {
+		m[a] = n
+	}
+	return m
+}
+
+// Close closes the idle connections; net/http's pool closes the others as they go idle.
+func (g *GoH2) Close() { g.Transport.CloseIdleConnections() }
+
+// countedConn counts its first Close.
+type countedConn struct {
+	net.Conn
+	once   sync.Once
+	closes *atomic.Int64
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.closes.Add(1) })
+	return c.Conn.Close()
+}

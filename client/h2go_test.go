@@ -1,0 +1,120 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv/h2node"
+)
+
+// goH2Burst makes n GETs at once with g and returns how many failed.
+func goH2Burst(t *testing.T, g *GoH2, n int, url string) int {
+	t.Helper()
+	var mu sync.Mutex
+	failed := 0
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			resp, err := g.Client.Get(url)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if err != nil {
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+func TestGoH2(t *testing.T) {
+	ca, err := h2node.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*h2node.CA{nil, ca} {
+		name := map[bool]string{true: "tls", false: "h2c"}[c != nil]
+		t.Run(name, func(t *testing.T) {
+			node := h2Nodes(t, 1, c, nil, h2node.WithMaxStreams(10), h2node.WithLatency(100*time.Millisecond))[0]
+			cfg := GoH2Config{StrictMaxConcurrentRequests: true, Timeout: 5 * time.Second}
+			if c != nil {
+				cfg.TLS = c.ClientConfig()
+			}
+			g, err := NewGoH2(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(g.Close)
+			resp, err := g.Client.Get(node.URL + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 {
+				t.Fatalf("got %s, want HTTP/2", resp.Proto)
+			}
+			// Strict, 10 calls for a limit of 10: one connection, all 10 in flight. (More
+			// calls than the limit can stall net/http's strict mode: docs/http2.md.)
+			if failed := goH2Burst(t, g, 10, node.URL+"/"); failed != 0 {
+				t.Fatalf("%d calls failed", failed)
+			}
+			st := node.Stats()
+			if g.Dials() != 1 || st.Conns != 1 || st.MaxInFlight != 10 {
+				t.Errorf("got %d dials, %d connections, %d in flight at most; want 1, 1, 10", g.Dials(), st.Conns, st.MaxInFlight)
+			}
+			if got := g.DialsTo()[node.Addr]; got != 1 {
+				t.Errorf("dials to %s: got %d, want 1", node.Addr, got)
+			}
+		})
+	}
+}
+
+// TestGoH2HealthCheck: SendPingTimeout and PingTimeout reach net/http: a frozen node's
+// connection is dropped and the call fails long before its 5 s timeout.
+func TestGoH2HealthCheck(t *testing.T) {
+	node := h2Nodes(t, 1, nil, nil)[0]
+	g, err := NewGoH2(GoH2Config{SendPingTimeout: 100 * time.Millisecond, PingTimeout: 100 * time.Millisecond, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	if failed := goH2Burst(t, g, 1, node.URL+"/"); failed != 0 {
+		t.Fatal("warm-up failed")
+	}
+	node.Freeze()
+	defer node.Thaw()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, node.URL+"/", nil)
+	start := time.Now()
+	_, err = g.Client.Do(req)
+	if err == nil {
+		t.Fatal("a frozen node answered")
+	}
+	// About 200 ms after the last frame; 2.5 s of margin for a loaded machine.
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("failed after %v, want about 200 ms (%v)", took, err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for g.Closed() != 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g.Closed() != 1 {
+		t.Errorf("closed connections: got %d, want 1", g.Closed())
+	}
+}
+
+func TestGoH2ConfigRejected(t *testing.T) {
+	for _, cfg := range []GoH2Config{{Timeout: -1}, {PingTimeout: -1}, {MaxConnsPerHost: -1}} {
+		if _, err := NewGoH2(cfg); err == nil {
+			t.Errorf("NewGoH2(%+v): got no error", cfg)
+		}
+	}
+}

@@ -1,0 +1,435 @@
+// Package h2node is an HTTP/2 "node": one server of a service that several IP addresses
+// answer for, as APNs's api.push.apple.com is. labrun starts a few on loopback addresses
+// (127.0.0.2, 127.0.0.3, ... : any address of 127.0.0.0/8 works on Linux without setup) and
+// measures how an HTTP/2 client spreads its streams over them.
+//
+// A node speaks HTTP/2 itself, frame by frame, with golang.org/x/net/http2's Framer and
+// hpack, rather than through net/http's server: it has to do what a real server does not
+// let a handler do. It advertises a chosen SETTINGS_MAX_CONCURRENT_STREAMS and lowers it
+// while running (the APNs throttle); it freezes (reads and writes nothing while the kernel
+// keeps the connections open, a hung peer); and it counts connections, streams per
+// connection and streams in flight over time, so that a row can say how a burst was spread
+// or that it was serialized.
+//
+// It serves TLS (ALPN h2, a certificate from an in-memory CA) or h2c with prior knowledge.
+//
+// # Requests
+//
+// Every request is a stream; its path is not routed. Two query keys change the answer:
+//
+//	status=CODE   answer CODE (100 < CODE < 600) instead of 200; a 400 carries
+//	              {"reason":"BadDeviceToken"}, as APNs answers a bad device token
+//	delay=DUR     answer after DUR (a Go duration, at most MaxDelay) instead of the node's
+//	              latency
+//
+// so "/3/device/TOKEN?status=400" stands for a rejected notification. A stream is answered
+// with a HEADERS and a DATA frame after its latency, counted from the moment its request is
+// complete (END_STREAM). Its response carries "x-h2node-conn", the connection's number.
+package h2node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// DefaultMaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS a node advertises unless told
+// otherwise: 100, the value RFC 9113 recommends as a minimum and Go's server default.
+const DefaultMaxStreams = 100
+
+// MaxDelay caps every latency and every delay= of a request: a safety net against a request
+// that holds a goroutine for longer than any experiment runs.
+const MaxDelay = 10 * time.Minute
+
+// maxSamples bounds the in-flight timeline; Timeline reports when it was cut.
+const maxSamples = 1 << 16
+
+// handshakeTimeout bounds a TLS handshake or a client preface that does not come.
+const handshakeTimeout = 10 * time.Second
+
+type options struct {
+	addr        string
+	maxStreams  uint32
+	latency     time.Duration
+	slowAfter   int
+	slowLatency time.Duration
+	throttle    bool
+	tls         *tls.Config
+	ca          *CA
+	useTLS      bool
+}
+
+// Option configures a Node in New.
+type Option func(*options)
+
+// WithAddr sets the listen address (default "127.0.0.1:0"). It must be a loopback IP address:
+// a node that freezes on request must not be reachable from other machines.
+func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
+
+// WithMaxStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the node advertises (default
+// DefaultMaxStreams). A stream beyond it is refused with RST_STREAM(REFUSED_STREAM), once
+// the client has acknowledged the SETTINGS that set it: until then the previous, larger
+// limit holds, as RFC 9113 section 6.5.3 lets a peer assume.
+func WithMaxStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
+
+// WithLatency sets how long the node takes to answer each request (default 0).
+func WithLatency(d time.Duration) Option { return func(o *options) { o.latency = d } }
+
+// WithSlowAfter makes the node answer in d, instead of its latency, every request after the
+// first k it received: a node that turns slow.
+func WithSlowAfter(k int, d time.Duration) Option {
+	return func(o *options) { o.slowAfter, o.slowLatency = k, d }
+}
+
+// WithThrottle turns on the APNs throttle: after answering a request with 400 on a
+// connection, the node sends a SETTINGS frame lowering that connection's stream limit to 1,
+// and after the next success on it, another restoring the limit. A burst of rejected
+// notifications is then serialized, one stream at a time, until a success lets the rest run
+// side by side again.
+func WithThrottle(on bool) Option { return func(o *options) { o.throttle = on } }
+
+// WithTLS serves TLS with a certificate for the node's IP address issued by ca (a new CA when
+// ca is nil); Node.ClientTLS then returns a client configuration that trusts it.
+func WithTLS(ca *CA) Option {
+	return func(o *options) { o.useTLS, o.ca = true, ca }
+}
+
+// WithTLSConfig serves TLS with cfg as given, except that "h2" is made the only protocol
+// offered by ALPN. Node.ClientTLS returns nil: the caller knows whom to trust.
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(o *options) { o.useTLS, o.tls = true, cfg }
+}
+
+// Node is an HTTP/2 server on a loopback address. Create it with New, stop it with Close. Its
+// methods are safe for concurrent use.
+type Node struct {
+	// Addr is the address the node listens on, "127.0.0.2:PORT".
+	Addr string
+	// URL is "https://Addr" with TLS, "http://Addr" for h2c, without a trailing slash.
+	URL string
+
+	opts     options
+	ln       net.Listener
+	tlsCfg   *tls.Config
+	client   *tls.Config
+	start    time.Time
+	ctx      context.Context // cancelled by Close
+	cancel   context.CancelFunc
+	done     <-chan struct{} // ctx.Done()
+	wg       sync.WaitGroup
+	closeErr error
+	once     sync.Once
+
+	mu          sync.Mutex // guards every field below
+	conns       []*conn    // in accept order; conn.id is the index + 1
+	requests    int        // requests received (for WithSlowAfter), refused ones excluded
+	statuses    map[int]int
+	refused     int
+	cancelled   int
+	inFlight    int
+	maxInFlight int
+	samples     []Sample
+	cut         bool
+	thaw        chan struct{} // closed while the node is not frozen
+}
+
+// New starts a node listening on the address given with WithAddr (default 127.0.0.1, a free
+// port) and serving in the background.
+func New(opts ...Option) (*Node, error) {
+	o := options{addr: "127.0.0.1:0", maxStreams: DefaultMaxStreams}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case o.maxStreams == 0:
+		return nil, errors.New("h2node: max streams must be at least 1, got 0")
+	case o.latency < 0 || o.latency > MaxDelay:
+		return nil, fmt.Errorf("h2node: latency must be between 0 and %v, got %v", MaxDelay, o.latency)
+	case o.slowAfter < 0:
+		return nil, fmt.Errorf("h2node: slow after must not be negative, got %d", o.slowAfter)
+	case o.slowLatency < 0 || o.slowLatency > MaxDelay:
+		return nil, fmt.Errorf("h2node: slow latency must be between 0 and %v, got %v", MaxDelay, o.slowLatency)
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("h2node: listen address: %w", err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Unmap().IsLoopback() {
+		return nil, fmt.Errorf("h2node: refusing to listen on %s: not a loopback IP address", o.addr)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("h2node: listen on %s: %w", o.addr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Node{
+		Addr:     ln.Addr().String(),
+		opts:     o,
+		ln:       ln,
+		start:    time.Now(),
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     ctx.Done(),
+		statuses: make(map[int]int),
+		thaw:     make(chan struct{}),
+	}
+	close(n.thaw)
+	n.URL = "http://" + n.Addr
+	if o.useTLS {
+		if err := n.setupTLS(ip.String()); err != nil {
+			_ = ln.Close() // nothing was served on it
+			cancel()
+			return nil, err
+		}
+		n.URL = "https://" + n.Addr
+	}
+	n.samples = append(n.samples, Sample{})
+	n.wg.Add(1)
+	go n.accept()
+	return n, nil
+}
+
+func (n *Node) setupTLS(ip string) error {
+	if n.opts.tls != nil {
+		cfg := n.opts.tls.Clone()
+		cfg.NextProtos = []string{"h2"}
+		n.tlsCfg = cfg
+		return nil
+	}
+	ca := n.opts.ca
+	if ca == nil {
+		var err error
+		if ca, err = NewCA(); err != nil {
+			return err
+		}
+	}
+	cfg, err := ca.ServerConfig(ip, "localhost")
+	if err != nil {
+		return err
+	}
+	n.tlsCfg, n.client = cfg, ca.ClientConfig()
+	return nil
+}
+
+// ClientTLS returns a client configuration that trusts the node's certificate (from WithTLS),
+// or nil for h2c and WithTLSConfig. Each call returns a new value.
+func (n *Node) ClientTLS() *tls.Config {
+	if n.client == nil {
+		return nil
+	}
+	return n.client.Clone()
+}
+
+// Close stops the node: it closes the listener and every connection, ends every stream
+// without an answer, and waits for all of its goroutines.
+func (n *Node) Close() error {
+	n.once.Do(func() {
+		n.cancel()
+		n.closeErr = n.ln.Close()
+		n.mu.Lock()
+		conns := append([]*conn(nil), n.conns...)
+		n.mu.Unlock()
+		for _, c := range conns {
+			c.close()
+		}
+		n.wg.Wait()
+	})
+	return n.closeErr
+}
+
+// Freeze makes the node a hung peer: from now on it reads and writes nothing on any
+// connection, old or new, and answers nothing, while the kernel keeps the connections open
+// and acknowledges what arrives. Streams keep their timers; their answers wait for Thaw.
+func (n *Node) Freeze() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	select {
+	case <-n.thaw:
+		n.thaw = make(chan struct{})
+	default: // already frozen
+	}
+}
+
+// Thaw ends a Freeze: reading and writing resume where they stopped.
+func (n *Node) Thaw() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	select {
+	case <-n.thaw:
+	default:
+		close(n.thaw)
+	}
+}
+
+// awaitThaw waits while the node is frozen. It returns false when stop or the node closed.
+func (n *Node) awaitThaw(stop <-chan struct{}) bool {
+	n.mu.Lock()
+	thaw := n.thaw
+	n.mu.Unlock()
+	select {
+	case <-thaw:
+		return true
+	case <-stop:
+		return false
+	case <-n.done:
+		return false
+	}
+}
+
+func (n *Node) accept() {
+	defer n.wg.Done()
+	for {
+		nc, err := n.ln.Accept()
+		if err != nil {
+			select {
+			case <-n.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return // the listener broke: clients see refused connections
+		}
+		n.mu.Lock()
+		c := newConn(n, len(n.conns)+1, nc)
+		n.conns = append(n.conns, c)
+		n.mu.Unlock()
+		n.wg.Add(1)
+		go c.serve()
+	}
+}
+
+// latencyFor returns how long the next request takes, counting it.
+func (n *Node) latencyFor() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.requests++
+	if n.opts.slowAfter > 0 && n.requests > n.opts.slowAfter {
+		return n.opts.slowLatency
+	}
+	return n.opts.latency
+}
+
+// streamStarted and streamEnded keep the in-flight count and its timeline.
+func (n *Node) streamStarted() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.inFlight++
+	n.maxInFlight = max(n.maxInFlight, n.inFlight)
+	n.sampleLocked()
+}
+
+// streamEnded records how a stream ended: status > 0 answered, status 0 cancelled by the
+// client, status < 0 abandoned (its connection closed).
+func (n *Node) streamEnded(status int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.inFlight--
+	switch {
+	case status > 0:
+		n.statuses[status]++
+	case status == 0:
+		n.cancelled++
+	}
+	n.sampleLocked()
+}
+
+func (n *Node) sampleLocked() {
+	if len(n.samples) >= maxSamples {
+		n.cut = true
+		return
+	}
+	n.samples = append(n.samples, Sample{At: time.Since(n.start), InFlight: n.inFlight})
+}
+
+func (n *Node) countRefused() {
+	n.mu.Lock()
+	n.refused++
+	n.mu.Unlock()
+}
+
+// Stats is a snapshot of a node's counters since it started.
+type Stats struct {
+	// Conns counts the connections accepted.
+	Conns int
+	// Streams counts the streams each connection carried, refused ones excluded, in accept
+	// order: Streams[0] is connection 1 (the "x-h2node-conn" of its answers).
+	Streams []int
+	// MaxStreamsPerConn is, per connection, the most streams it had in flight at once.
+	MaxStreamsPerConn []int
+	// Requests counts the streams accepted, answered or not.
+	Requests int
+	// Statuses counts the answers by status code.
+	Statuses map[int]int
+	// Refused counts the streams refused over the limit (RST_STREAM REFUSED_STREAM).
+	Refused int
+	// Cancelled counts the streams the client reset before their answer.
+	Cancelled int
+	// InFlight is the number of streams in flight now; MaxInFlight the most at once.
+	InFlight, MaxInFlight int
+}
+
+// Stats returns a snapshot of the counters; the map and slices are copies.
+func (n *Node) Stats() Stats {
+	n.mu.Lock()
+	conns := append([]*conn(nil), n.conns...)
+	st := Stats{
+		Conns:       len(n.conns),
+		Requests:    n.requests,
+		Statuses:    make(map[int]int, len(n.statuses)),
+		Refused:     n.refused,
+		Cancelled:   n.cancelled,
+		InFlight:    n.inFlight,
+		MaxInFlight: n.maxInFlight,
+	}
+	for code, k := range n.statuses {
+		st.Statuses[code] = k
+	}
+	n.mu.Unlock()
+	for _, c := range conns {
+		streams, peak := c.counts()
+		st.Streams = append(st.Streams, streams)
+		st.MaxStreamsPerConn = append(st.MaxStreamsPerConn, peak)
+	}
+	return st
+}
+
+// Sample is the number of streams in flight on the node from At on (since the node started).
+type Sample struct {
+	At       time.Duration
+	InFlight int
+}
+
+// Timeline returns the in-flight count at every change since the node started, the first
+// sample at 0 with 0 in flight, and whether it was cut after its first 65,536 samples.
+func (n *Node) Timeline() (samples []Sample, cut bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Sample(nil), n.samples...), n.cut
+}
+
+// MaxInFlight returns the most streams in flight at once in samples between from and to
+// (since the node started), counting the value in force at from.
+func MaxInFlight(samples []Sample, from, to time.Duration) int {
+	peak := 0
+	for i, s := range samples {
+		if s.At > to {
+			break
+		}
+		if s.At >= from || i+1 == len(samples) || samples[i+1].At > from {
+			peak = max(peak, s.InFlight)
+		}
+	}
+	return peak
+}
+
+// Since returns how long ago the node started: the clock of Timeline's samples.
+func (n *Node) Since() time.Duration { return time.Since(n.start) }
