@@ -104,8 +104,12 @@ type Config struct {
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20
 
-// HC5Defaults returns Apache HttpClient 5.6's defaults: 5 connections per route and 25 in
-// all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no retries.
+// HC5Defaults returns Apache HttpClient 5.6's default limits: 5 connections per route and 25
+// in all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no business
+// retries. HttpClient 5's default rules for pooled connections that die are not set here, so
+// that the limits alone change: its stale check (ValidateAfterInactivity:
+// HC5ValidateAfterInactivity), its retry strategy (HC5Retries: HC5RetriesDefault; the
+// configured inventory client disables it) and no evictor (HC5EvictIdle).
 func HC5Defaults() Config {
 	return Config{
 		MaxPerRoute:    5,

@@ -22,7 +22,8 @@ const NoValidation time.Duration = -1
 // HC5ValidateAfterInactivity is HttpClient 5's default for Config.ValidateAfterInactivity:
 // ConnectionConfig.DEFAULT leaves validateAfterInactivity null and
 // PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
-// TimeValue.ofSeconds(2) (httpcomponents-client 5.6.x). A connection is checked when idle
+// TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
+// constructor; 5.0 left it null and validated nothing). A connection is checked when idle
 // longer than that (Deadline.isExpired is strict), with BHttpConnectionBase.isStale: a read of
 // 1 ms that sees the end of the stream or a SocketException means stale; a timeout means alive.
 const HC5ValidateAfterInactivity = 2 * time.Second

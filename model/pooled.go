@@ -56,7 +56,8 @@ const NoValidation time.Duration = -1
 // HC5ValidateAfterInactivity is HttpClient 5's default stale-check period: a pooled connection
 // idle longer than this is checked before it is leased. ConnectionConfig.DEFAULT leaves it null
 // and PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
-// TimeValue.ofSeconds(2) (httpcomponents-client 5.6.x).
+// TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
+// constructor, 5.0 validated nothing).
 const HC5ValidateAfterInactivity = 2 * time.Second
 
 // HC5EvictInterval is how often HttpClient 5.6's evictor (HttpClientBuilder.evictIdleConnections
