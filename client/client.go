@@ -11,6 +11,11 @@
 // Connect timeouts come from net.Dialer and the deadline from the call's context, as in plain
 // net/http. Redirects and other follow-ups are followed only with Config.FollowUps, by OkHttp's
 // rules.
+//
+// Nothing is sent twice behind the caller's back: net/http's own replays of a request whose
+// reused connection failed are refused (attempt.go), and the re-sends a library makes by itself
+// (HttpClient 5's retry strategy, OkHttp's recovery, resend.go) are attempts of their own in
+// the Result, each saying whether its request was written.
 package client
 
 import (
@@ -26,15 +31,18 @@ import (
 
 // The package has one file per idea: the call and its retries (client.go), one attempt and
 // its trace hooks (attempt.go), the lease and the books behind Stats (pool.go), dialling and
-// routes (dial.go), the read-timeout connection (conn.go), OkHttp's follow-ups (followup.go)
-// and net/http's own client for comparison (goclient.go).
+// routes (dial.go), the read-timeout connection (conn.go), what is checked before a pooled
+// connection is reused and the idle evictor (reuse.go), what the libraries re-send by
+// themselves (resend.go), OkHttp's follow-ups (followup.go) and net/http's own client for
+// comparison (goclient.go).
 //
 // Locks. Each mutex guards its own type's fields only:
 //   - pool.mu: the routes' semaphores, the calls pending, the leases held and the open
 //     connections with their use (the books behind Stats);
 //   - attemptState.mu: what the trace hooks learn of one attempt (its connection, timestamps,
-//     routes);
-//   - conn.mu: a connection's owner, whether its read timeout is armed, and its read deadline;
+//     routes, its current round trip);
+//   - conn.mu: a connection's owner, whether its read timeout is armed, its read deadline, and
+//     what it saw while pooled;
 //   - goTrace.mu: the timestamps of one GoClient attempt.
 //
 // No code holds one of them while it takes another, or while it acquires or releases a
@@ -48,6 +56,8 @@ type Client struct {
 	cfg       Config
 	transport *http.Transport
 	pool      *pool
+	evictor   *evictor // nil without Config.EvictIdle
+	guards    guards   // both on; tests switch them off
 }
 
 // New returns a client for cfg.
@@ -81,14 +91,21 @@ func New(cfg Config) (*Client, error) {
 		ForceAttemptHTTP2:     false,
 		ResponseHeaderTimeout: 0, // the per-read timeout covers the head
 	}
+	if cfg.EvictIdle > 0 {
+		c.startEvictor()
+	}
 	return c, nil
 }
 
 // Config returns the client's configuration.
 func (c *Client) Config() Config { return c.cfg }
 
-// Close closes the idle pooled connections. Calls in flight are not interrupted.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+// Close stops the idle evictor and closes the idle pooled connections. Calls in flight are not
+// interrupted.
+func (c *Client) Close() {
+	c.evictor.shutdown()
+	c.transport.CloseIdleConnections()
+}
 
 // Stats is a snapshot of the pool in HttpClient 5's terms.
 type Stats struct {
@@ -118,13 +135,19 @@ type Attempt struct {
 	Lease, Connect, Wait, Body time.Duration
 	// NewConnection is true when the attempt dialled its connection.
 	NewConnection bool
+	// Written is true when the whole request was written on the attempt's connection (into
+	// the kernel's send buffer: whether the server read it, and executed it, only the server
+	// can tell; a connection the server had closed takes the request and loses it).
+	Written bool
 	// Status is the response status, 0 when no head arrived.
 	Status int
 	// Err is the attempt's error, nil on success.
 	Err error
 
-	n      int // 1-based number of the attempt
-	routes int // how many addresses the host resolved to (0 when it did not dial)
+	n      int    // 1-based number of the attempt
+	routes int    // how many addresses the host resolved to (0 when it did not dial)
+	remote string // the IP address of the attempt's connection
+	pinned bool   // it dialled the pinned address of an OkHttp retry
 }
 
 // Result is a finished call.
@@ -139,10 +162,12 @@ type Result struct {
 	Body   []byte
 }
 
-// Do makes the call: up to 1+Retries attempts under one deadline, each reading the whole
-// response body. The Result is never nil and carries the timings even when the call fails;
-// the error is then an *Error, which matches ErrLeaseTimeout, ErrConnectTimeout,
-// ErrReadTimeout or ErrDeadline with errors.Is. A non-2xx status is not an error.
+// Do makes the call: up to 1+Retries business attempts under one deadline, each reading the
+// whole response body, and within each the re-sends of the library's rules (Config.HC5Retries,
+// Config.RetryOnConnectionFailure) and follow-ups (Config.FollowUps). The Result is never nil
+// and carries the timings even when the call fails; the error is then an *Error, which matches
+// ErrLeaseTimeout, ErrConnectTimeout, ErrReadTimeout or ErrDeadline with errors.Is. A non-2xx
+// status is not an error.
 //
 // A request with a body is repeated only if it has GetBody (http.NewRequest sets it). When ctx
 // is cancelled the call ends at once with outcome Failed, its connection closed.
@@ -155,45 +180,55 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	}
 	res := &Result{}
 	cur := req // the current exchange's request; a follow-up replaces it
-	retries, followUps, route, prior := 0, 0, 0, 0
-	for n := 1; ; n++ {
-		a, resp := c.attempt(ctx, cur, start, n, route)
-		res.Attempts = append(res.Attempts, a)
+	rs := c.newResend()
+	retries, followUps, prior := 0, 0, 0
+	for {
+		as, resp := c.attempt(ctx, cur, start, len(res.Attempts)+1, rs)
+		res.Attempts = append(res.Attempts, as...)
+		a := as[len(as)-1]
 		res.Outcome, res.Elapsed = a.Outcome, a.End
 		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
+			if d, again := c.hc5StatusPause(cur, resp, rs, time.Now()); again {
+				if e := pause(ctx, d, start, a.n); e != nil {
+					res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
+					return res, e
+				}
+				continue
+			}
 			next := c.followUp(cur, resp, prior)
 			if next == nil {
 				return res, nil
 			}
 			if followUps++; followUps > MaxFollowUps {
-				err := &Error{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Attempt: n, Elapsed: a.End,
-					Err: fmt.Errorf("too many follow-up requests: %d", followUps)}
+				err := &Error{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Attempt: a.n, Elapsed: a.End,
+					Err: ownError{fmt.Errorf("too many follow-up requests: %d", followUps)}}
 				res.Outcome, res.Attempts[len(res.Attempts)-1].Err = vocab.Failed, err
 				return res, err
 			}
-			cur, prior, route = next, resp.status, 0
+			cur, prior, rs = next, resp.status, c.newResend()
 			continue
 		}
 		if a.Outcome == vocab.Deadline || ctx.Err() != nil {
 			return res, a.Err
 		}
-		replayable := cur.Body == nil || cur.GetBody != nil
-		// OkHttp's connection recovery: a connect that failed on one route goes on at once
-		// with the next, without counting as a retry of the business code.
-		if c.cfg.RoutePerAttempt && c.cfg.RetryOnConnectionFailure && a.Phase == vocab.PhaseConnect && route+1 < a.routes && replayable {
-			route++
-			continue
+		if c.resend(cur, a, rs) {
+			continue // the library's own re-send, at once
 		}
-		if retries >= c.cfg.Retries || !replayable {
+		if retries >= c.cfg.Retries || !replayable(cur) {
 			return res, a.Err
 		}
-		retries, route = retries+1, 0
-		if e := pause(ctx, c.cfg.Backoff, start, n); e != nil {
+		retries, rs = retries+1, c.newResend() // a business retry calls the library anew
+		if e := pause(ctx, c.cfg.Backoff, start, a.n); e != nil {
 			res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
 			return res, e
 		}
 	}
+}
+
+// newResend returns the library's re-send state for a new exchange.
+func (c *Client) newResend() *resendState {
+	return &resendState{ok: okRoutes{legacy: c.cfg.RecoverReadTimeouts, perAttempt: c.cfg.RoutePerAttempt}}
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own

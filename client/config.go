@@ -2,6 +2,7 @@ package client
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -34,8 +35,9 @@ type Config struct {
 	Retries int
 	// Backoff is the pause before each retry.
 	Backoff time.Duration
-	// IdleTimeout closes pooled connections that sat idle this long (HttpClient 5:
-	// evictIdleConnections).
+	// IdleTimeout closes each pooled connection the moment it has sat idle this long
+	// (net/http's IdleConnTimeout, a timer per connection, as OkHttp's keepAliveDuration).
+	// HttpClient 5's evictor, which looks only now and then, is EvictIdle.
 	IdleTimeout time.Duration
 	// TimeToLive closes a connection older than this instead of returning it to the pool
 	// (HttpClient 5: connection time-to-live).
@@ -53,10 +55,45 @@ type Config struct {
 	// does: an attempt dials one route, with its own connect timeout. Without it every address
 	// is tried in turn within one connect, each with the full timeout, as HttpClient 5 does.
 	RoutePerAttempt bool
-	// RetryOnConnectionFailure applies OkHttp's connection recovery: with RoutePerAttempt, a
-	// connect that fails on one route is retried at once on the next; it does not count
-	// against Retries.
+	// RetryOnConnectionFailure applies OkHttp's recover() (lab-spec sections 5 and 7): a connect
+	// that fails on one route is retried at once on the next (with RoutePerAttempt); an I/O
+	// error after the request was sent (the server closed or reset the connection) is retried
+	// for any method whose body can be sent again, on the same route when the connection had
+	// carried an exchange before, then on the other routes. A read timeout after the request
+	// was sent is not retried, unless RecoverReadTimeouts. These retries do not count against
+	// Retries. Without RoutePerAttempt the host is one route.
 	RetryOnConnectionFailure bool
+	// RecoverReadTimeouts applies OkHttp 3.0 to 3.2's rule with RetryOnConnectionFailure:
+	// every SocketTimeoutException is recoverable, so a read timeout after the request was
+	// sent moves the call to the next idle pooled connection (pooled connections use no
+	// route), then to a new connection per route left; the server executes every one of them
+	// (okhttp parent-3.2.0 StreamAllocation.recover and isRecoverable; parent-3.3.0 stopped it).
+	RecoverReadTimeouts bool
+	// OkHttpHealthCheck applies OkHttp's RealConnection.isHealthy before a pooled connection is
+	// reused: a 1 ms read that sees the end of the stream or an error discards it, for any
+	// method but GET; a GET is sent on the connection whatever the server did with it. It
+	// excludes ValidateAfterInactivity.
+	OkHttpHealthCheck bool
+	// HC5Retries selects HttpClient 5's automatic retries (HttpRequestRetryExec):
+	// HC5RetriesNone, the zero value, is disableAutomaticRetries(); HC5RetriesDefault is
+	// DefaultHttpRequestRetryStrategy (resend.go). They do not count against Retries, and
+	// exclude RetryOnConnectionFailure and FollowUps.
+	HC5Retries HC5Retries
+	// ValidateAfterInactivity is HttpClient 5's stale check (setValidateAfterInactivity): a
+	// pooled connection idle longer than this is read for 1 ms before reuse, and one that sees
+	// a FIN or RST is discarded and replaced; one idle for less is used as it is, dead or not.
+	// The zero value keeps net/http's own watch, a background read on every idle connection
+	// that drops it the moment a FIN or RST arrives (what HttpClient 5's default,
+	// HC5ValidateAfterInactivity, does for any connection idle over 2 s). NoValidation turns
+	// every check off. No check sees a connection a middlebox dropped silently.
+	ValidateAfterInactivity time.Duration
+	// EvictIdle runs HttpClient 5's IdleConnectionEvictor (evictIdleConnections): every
+	// EvictInterval it closes the pooled connections idle EvictIdle or longer, so one is
+	// closed between EvictIdle and EvictIdle + EvictInterval after it went idle. 0: no
+	// evictor (HttpClient 5's default).
+	EvictIdle time.Duration
+	// EvictInterval is how often the evictor looks; 0 means HC5EvictInterval(EvictIdle).
+	EvictInterval time.Duration
 	// Resolver resolves host names; nil uses net.DefaultResolver.
 	Resolver *net.Resolver
 	// TLS configures https connections; nil uses the system's roots. The TLS handshake is
@@ -67,8 +104,12 @@ type Config struct {
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20
 
-// HC5Defaults returns Apache HttpClient 5.6's defaults: 5 connections per route and 25 in
-// all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no retries.
+// HC5Defaults returns Apache HttpClient 5.6's default limits: 5 connections per route and 25
+// in all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no business
+// retries. HttpClient 5's default rules for pooled connections that die are not set here, so
+// that the limits alone change: its stale check (ValidateAfterInactivity:
+// HC5ValidateAfterInactivity), its retry strategy (HC5Retries: HC5RetriesDefault; the
+// configured inventory client disables it) and no evictor (HC5EvictIdle).
 func HC5Defaults() Config {
 	return Config{
 		MaxPerRoute:    5,
@@ -92,6 +133,8 @@ func (c Config) Validate() error {
 		{"backoff", c.Backoff},
 		{"idle timeout", c.IdleTimeout},
 		{"time to live", c.TimeToLive},
+		{"evict idle", c.EvictIdle},
+		{"evict interval", c.EvictInterval},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("client: %s must not be negative, got %v", f.name, f.v)
@@ -106,6 +149,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("client: retries must not be negative, got %d", c.Retries)
 	case c.MaxBody < 0:
 		return fmt.Errorf("client: max body must not be negative, got %d", c.MaxBody)
+	case c.ValidateAfterInactivity < 0 && c.ValidateAfterInactivity != NoValidation:
+		return fmt.Errorf("client: validate after inactivity must not be negative but NoValidation, got %v", c.ValidateAfterInactivity)
+	case c.HC5Retries != HC5RetriesNone && c.HC5Retries != HC5RetriesDefault:
+		return fmt.Errorf("client: unknown HttpClient 5 retries %q", c.HC5Retries)
+	case c.HC5Retries != HC5RetriesNone && (c.RetryOnConnectionFailure || c.FollowUps):
+		return errors.New("client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups")
+	case c.OkHttpHealthCheck && c.ValidateAfterInactivity != 0:
+		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")
 	}
 	return nil
 }
+
+// blind reports whether the client hides from net/http what an idle connection's background
+// read sees, so that only the configured check (or none) finds a connection the server closed.
+func (c Config) blind() bool { return c.ValidateAfterInactivity != 0 || c.OkHttpHealthCheck }

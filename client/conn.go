@@ -15,6 +15,12 @@ import (
 // readTimeout, the deadline being set afresh at the start of each Read, so any byte that
 // arrives restarts the clock.
 //
+// It also watches what happens to it while it sits in the pool. net/http keeps a read pending
+// on every idle connection (persistConn.readLoop), which returns the moment the server closes
+// or resets it; conn records that (dead) for the reuse check, and when blind, as a Java client
+// that is not reading sees nothing, it holds the read's result back from net/http until a
+// request has been written on the connection (held).
+//
 // What Stats needs to know of a connection (who uses it, who claims it) is the pool's
 // bookkeeping, under the pool's lock; a conn tells the pool only that it closed.
 type conn struct {
@@ -23,60 +29,117 @@ type conn struct {
 	readTimeout  time.Duration
 	writeTimeout time.Duration
 	born         time.Time
+	blind        bool // Config.blind()
 
-	mu    sync.Mutex    // guards owner, armed and the read deadline
-	owner *attemptState // the attempt that got the connection last
-	armed bool
+	mu        sync.Mutex    // guards the fields below and the read deadline
+	owner     *attemptState // the attempt that got the connection last, nil while pooled
+	armed     bool
+	idleSince time.Time     // when it last went back to the pool (zero: never)
+	dead      error         // what a read returned while the connection sat in the pool
+	held      chan struct{} // closed to hand a held read's result to net/http
+	refused   error         // every write fails with this: discarded before anything was written
+	closed    bool
 
 	firedAt   atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
 	closeOnce sync.Once
 }
 
-// take makes st the connection's owner, with no read deadline until its request is written.
-func (cn *conn) take(st *attemptState) {
+// take makes st the connection's owner, with no read deadline until its request is written,
+// and returns what is known of the connection's health.
+func (cn *conn) take(st *attemptState, now time.Time) health {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	cn.owner, cn.armed = st, false
 	cn.Conn.SetReadDeadline(time.Time{})
+	h := health{pooled: !cn.idleSince.IsZero(), dead: cn.dead, closed: cn.closed}
+	if h.pooled {
+		h.idle = now.Sub(cn.idleSince)
+	}
+	return h
+}
+
+// discard makes every write fail with why, so that nothing reaches the server, and disowns
+// the connection; the caller closes it.
+func (cn *conn) discard(why error) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.refused, cn.owner = why, nil
 }
 
 // arm starts the read timeout at now, also for a read that is already pending, if st still
-// owns the connection.
+// owns the connection. st's request is written: a read result held back is handed over.
 func (cn *conn) arm(st *attemptState, now time.Time) {
-	if cn.readTimeout <= 0 {
-		return
-	}
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.owner != st {
 		return // the response was read and the connection pooled before this hook ran
 	}
-	cn.armed = true
-	cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
+	cn.releaseLocked()
+	if cn.readTimeout > 0 {
+		cn.armed = true
+		cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
+	}
 }
 
-// disarm clears the read timeout of a connection going back to the pool, if st still owns it,
-// and reports whether it did.
-func (cn *conn) disarm(st *attemptState) bool {
+// disarm clears the read timeout of a connection going back to the pool at now, if st still
+// owns it. It reports whether the connection is older than ttl (0: no limit) and must be
+// closed: then take already sees it closed.
+func (cn *conn) disarm(st *attemptState, now time.Time, ttl time.Duration) (expired bool) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.owner != st {
 		return false
 	}
-	cn.owner = nil
+	cn.owner, cn.idleSince = nil, now
 	if cn.armed {
 		cn.armed = false
 		cn.Conn.SetReadDeadline(time.Time{})
 	}
-	return true
+	if ttl > 0 && now.Sub(cn.born) > ttl {
+		cn.closed = true
+		return true
+	}
+	return false
 }
 
-// Write bounds each blocking write by the write timeout, when one is set.
+// evict closes the connection if it has sat in the pool maxIdle or longer at now.
+func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
+	cn.mu.Lock()
+	idle := cn.owner == nil && !cn.idleSince.IsZero() && !cn.closed && !now.Before(cn.idleSince.Add(maxIdle))
+	if idle {
+		cn.closed = true // from now on take sees it closed, even before Close runs
+	}
+	cn.mu.Unlock()
+	if idle {
+		cn.Close()
+	}
+}
+
+// releaseLocked hands a held read's result to net/http.
+func (cn *conn) releaseLocked() {
+	if cn.held != nil {
+		close(cn.held)
+		cn.held = nil
+	}
+}
+
+// Write bounds each blocking write by the write timeout, when one is set. A failed write tells
+// the connection's attempt before net/http learns of it.
 func (cn *conn) Write(p []byte) (int, error) {
+	cn.mu.Lock()
+	refused, st := cn.refused, cn.owner
+	cn.mu.Unlock()
+	if refused != nil {
+		return 0, refused
+	}
 	if cn.writeTimeout > 0 {
 		cn.Conn.SetWriteDeadline(time.Now().Add(cn.writeTimeout))
 	}
-	return cn.Conn.Write(p)
+	n, err := cn.Conn.Write(p)
+	if err != nil && st != nil {
+		st.connLost(cn, err)
+	}
+	return n, err
 }
 
 func (cn *conn) Read(p []byte) (int, error) {
@@ -98,8 +161,38 @@ func (cn *conn) Read(p []byte) (int, error) {
 			// that: it checks the request's context before every retry.
 			st.cancel(ErrReadTimeout)
 		}
+		return n, err
+	}
+	if st := cn.afterRead(n, err); st != nil {
+		st.connLost(cn, err)
 	}
 	return n, err
+}
+
+// afterRead looks at what a read returned. One that returns while the connection sits in the
+// pool is net/http's background read: an error there is what a stale check sees, and a blind
+// connection holds the result back until a request is written on it or it is closed. It
+// returns the attempt that owns the connection when the read failed.
+func (cn *conn) afterRead(n int, err error) *attemptState {
+	cn.mu.Lock()
+	if cn.owner == nil && !cn.closed && (n > 0 || err != nil) {
+		if err != nil && cn.dead == nil {
+			cn.dead = err
+		}
+		if cn.blind {
+			held := make(chan struct{})
+			cn.held = held
+			cn.mu.Unlock()
+			<-held
+			cn.mu.Lock()
+		}
+	}
+	st := cn.owner
+	cn.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	return st
 }
 
 // timedOut reports whether the read timeout ended the connection's call, and did so before
@@ -116,11 +209,21 @@ func (cn *conn) timedOut(ctx context.Context) bool {
 	return true
 }
 
+// Close closes the connection. A close before the response head, by net/http or by labrun,
+// is a failure of the attempt that owns it.
 func (cn *conn) Close() error {
 	err := net.ErrClosed
 	cn.closeOnce.Do(func() {
+		cn.mu.Lock()
+		cn.closed = true
+		cn.releaseLocked()
+		st := cn.owner
+		cn.mu.Unlock()
 		err = cn.Conn.Close()
 		cn.pool.closed(cn)
+		if st != nil {
+			st.connLost(cn, net.ErrClosed)
+		}
 	})
 	return err
 }

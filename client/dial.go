@@ -26,7 +26,8 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout, born: time.Now()}
+	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout,
+		born: time.Now(), blind: c.cfg.blind()}
 	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
 	// does not show as available; the attempt's end releases the claim.
 	c.pool.opened(cn, l)
@@ -64,9 +65,14 @@ func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr
 
 // resolve returns the addresses to dial for host: host itself when it is an IP address, else
 // every address the resolver gives, or with RoutePerAttempt only the attempt's route. It
-// tells the attempt how many routes the host has.
+// tells the attempt how many routes the host has. An attempt pinned to the address of a
+// failed pooled connection (OkHttp's retry of the same route) dials that address alone.
 func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]string, error) {
 	ips := []string{host}
+	if st != nil && st.pin != "" {
+		st.setPinned()
+		return []string{st.pin}, nil
+	}
 	if net.ParseIP(host) == nil {
 		r := c.cfg.Resolver
 		if r == nil {

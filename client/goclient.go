@@ -82,7 +82,7 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 		ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
 		DisableCompression:    true,
 	}
-	return &GoClient{cfg: cfg, tr: tr, hc: &http.Client{Transport: tr, Timeout: cfg.ClientTimeout}}, nil
+	return &GoClient{cfg: cfg, tr: tr, hc: &http.Client{Transport: tr, Timeout: cfg.ClientTimeout, CheckRedirect: checkRedirect}}, nil
 }
 
 // Close closes the idle connections.
@@ -91,6 +91,13 @@ func (g *GoClient) Close() { g.tr.CloseIdleConnections() }
 // Do makes the call with http.Client.Do, which follows up to 10 redirects, reading the whole
 // body; Retries repeat it after any failure but the deadline. The Result and the error are as
 // Client.Do's. A call's Lease is its wait inside the Transport for a connection.
+//
+// net/http re-sends a request by itself when a reused connection fails before the response
+// head and the request is replayable (transport.go: shouldRetryRequest, isReplayable): GET,
+// HEAD, OPTIONS, TRACE or an Idempotency-Key or X-Idempotency-Key header, with no body or
+// GetBody; or any method when nothing was written (nothingWrittenError). GoClient lets it, as
+// a Go user's code would, and shows it: every connection the Transport tried within one round
+// trip is an Attempt of the Result, the ones it gave up on failed with errResent.
 func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	start := time.Now()
 	if g.cfg.Deadline > 0 {
@@ -100,8 +107,9 @@ func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	}
 	res := &Result{}
 	for n := 1; ; n++ {
-		a, resp := g.attempt(ctx, req, start, n)
-		res.Attempts = append(res.Attempts, a)
+		as, resp := g.attempt(ctx, req, start, len(res.Attempts)+1)
+		res.Attempts = append(res.Attempts, as...)
+		a := as[len(as)-1]
 		res.Outcome, res.Elapsed = a.Outcome, a.End
 		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
@@ -110,108 +118,159 @@ func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		if a.Outcome == vocab.Deadline || ctx.Err() != nil || n > g.cfg.Retries || (req.Body != nil && req.GetBody == nil) {
 			return res, a.Err
 		}
-		if e := pause(ctx, g.cfg.Backoff, start, n); e != nil {
+		if e := pause(ctx, g.cfg.Backoff, start, a.n); e != nil {
 			res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
 			return res, e
 		}
 	}
 }
 
-// goTrace collects an attempt's timestamps from the Transport's hooks.
-type goTrace struct {
-	mu                        sync.Mutex // guards the fields below
+// goSeg is one connection net/http tried within an attempt: the first, then one per replay.
+type goSeg struct {
+	start                     time.Time // when the Transport asked for the connection
 	connectStart, connectDone time.Time
 	gotConn, firstByte        time.Time
-	reused, dialed            bool
+	reused, dialed, written   bool
 }
 
-func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int) (Attempt, *response) {
-	start := time.Now()
-	a := Attempt{Start: start.Sub(callStart), n: n}
-	tr := &goTrace{}
-	trace := &httptrace.ClientTrace{
-		ConnectStart: func(string, string) {
-			tr.mu.Lock()
-			if tr.connectStart.IsZero() {
-				tr.connectStart = time.Now()
-			}
-			tr.dialed = true
-			tr.mu.Unlock()
-		},
-		ConnectDone: func(string, string, error) {
-			tr.mu.Lock()
-			tr.connectDone = time.Now()
-			tr.mu.Unlock()
-		},
-		GotConn: func(info httptrace.GotConnInfo) {
-			tr.mu.Lock()
-			tr.gotConn, tr.reused = time.Now(), info.Reused
-			tr.mu.Unlock()
-		},
-		GotFirstResponseByte: func() {
-			tr.mu.Lock()
-			tr.firstByte = time.Now()
-			tr.mu.Unlock()
-		},
+// goTrace collects an attempt's timestamps from the Transport's hooks.
+type goTrace struct {
+	mu    sync.Mutex // guards the fields below
+	segs  []goSeg    // never empty
+	inHop bool       // the current round trip (one per redirect) asked for a connection already
+}
+
+type goTraceKey struct{}
+
+// checkRedirect is net/http's default redirect policy (client.go defaultCheckRedirect: stop
+// after 10 redirects), which also marks the start of the redirect's round trip, so that a
+// second connection within one round trip is told from a redirect's. (Wrapping the Transport
+// instead would make http.Client treat it as an unknown RoundTripper and cancel through
+// Request.Cancel, not as a Go user's client does.)
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if tr, ok := req.Context().Value(goTraceKey{}).(*goTrace); ok {
+		tr.mu.Lock()
+		tr.inHop = false
+		tr.mu.Unlock()
 	}
-	areq := req.WithContext(httptrace.WithClientTrace(ctx, trace))
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
+// update applies f to the current connection's timestamps.
+func (tr *goTrace) update(f func(s *goSeg)) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	f(&tr.segs[len(tr.segs)-1])
+}
+
+func (tr *goTrace) hooks() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			if tr.inHop { // the Transport's retry loop: a replay on another connection
+				tr.segs = append(tr.segs, goSeg{start: time.Now()})
+			}
+			tr.inHop = true
+		},
+		ConnectStart: func(string, string) {
+			tr.update(func(s *goSeg) {
+				if s.connectStart.IsZero() {
+					s.connectStart = time.Now()
+				}
+				s.dialed = true
+			})
+		},
+		ConnectDone: func(string, string, error) { tr.update(func(s *goSeg) { s.connectDone = time.Now() }) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			tr.update(func(s *goSeg) { s.gotConn, s.reused = time.Now(), info.Reused })
+		},
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			tr.update(func(s *goSeg) { s.written = s.written || info.Err == nil })
+		},
+		GotFirstResponseByte: func() { tr.update(func(s *goSeg) { s.firstByte = time.Now() }) },
+	}
+}
+
+// attempt makes one call of http.Client.Do and returns its attempts: one per connection the
+// Transport tried, the last one classified by how the call ended.
+func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int) ([]Attempt, *response) {
+	start := time.Now()
+	tr := &goTrace{segs: []goSeg{{start: start}}}
+	areq := req.WithContext(httptrace.WithClientTrace(context.WithValue(ctx, goTraceKey{}, tr), tr.hooks()))
+	var resp *http.Response
+	var err error
 	if req.Body != nil && req.GetBody != nil {
-		var err error
 		if areq.Body, err = req.GetBody(); err != nil {
-			return g.fail(a, ctx, tr, start, callStart, fmt.Errorf("replay request body: %w", err)), nil
+			err = fmt.Errorf("replay request body: %w", err)
 		}
 	}
-	resp, err := g.hc.Do(areq)
-	if err != nil {
-		return g.fail(a, ctx, tr, start, callStart, err), nil
+	if err == nil {
+		resp, err = g.hc.Do(areq)
 	}
-	a.Status = resp.StatusCode
-	body, err := readBody(resp, g.cfg.MaxBody)
-	if err != nil {
-		return g.fail(a, ctx, tr, start, callStart, err), nil
+	var body []byte
+	if err == nil {
+		body, err = readBody(resp, g.cfg.MaxBody)
 	}
 	end := time.Now()
-	g.phases(&a, tr, start, end)
+	tr.mu.Lock()
+	segs := append([]goSeg(nil), tr.segs...)
+	tr.mu.Unlock()
+	out := make([]Attempt, 0, len(segs))
+	for i, s := range segs[:len(segs)-1] {
+		next := segs[i+1].start
+		a := Attempt{Start: s.start.Sub(callStart), End: next.Sub(callStart), Outcome: vocab.Failed, n: n + i}
+		g.phases(&a, s, s.start, next)
+		a.Err = &Error{Outcome: vocab.Failed, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: errResent}
+		out = append(out, a)
+	}
+	last := segs[len(segs)-1]
+	a := Attempt{Start: last.start.Sub(callStart), n: n + len(segs) - 1}
+	if err != nil {
+		return append(out, g.fail(a, ctx, last, end, callStart, err)), nil
+	}
+	a.Status = resp.StatusCode
+	g.phases(&a, last, last.start, end)
 	a.End, a.Outcome, a.Phase = end.Sub(callStart), vocab.OK, vocab.PhaseBody
-	return a, &response{status: resp.StatusCode, header: resp.Header, body: body}
+	return append(out, a), &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
 // phases splits the attempt into lease (waiting inside the Transport), connect, wait and body.
-func (g *GoClient) phases(a *Attempt, tr *goTrace, start, end time.Time) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
+func (g *GoClient) phases(a *Attempt, s goSeg, start, end time.Time) {
 	var connect time.Duration
-	if tr.dialed {
-		done := tr.connectDone
+	if s.dialed {
+		done := s.connectDone
 		if done.IsZero() {
 			done = end
 		}
-		connect = done.Sub(tr.connectStart)
+		connect = done.Sub(s.connectStart)
 	}
-	a.NewConnection = tr.dialed && !tr.reused
+	a.NewConnection, a.Written = s.dialed && !s.reused, s.written
 	switch {
-	case tr.gotConn.IsZero():
+	case s.gotConn.IsZero():
 		a.Connect = min(connect, end.Sub(start))
 		a.Lease = end.Sub(start) - a.Connect
 		a.Phase = vocab.PhaseConnect
-		if !tr.dialed {
+		if !s.dialed {
 			a.Phase = vocab.PhaseLease
 		}
-	case tr.firstByte.IsZero():
-		a.Connect = min(connect, tr.gotConn.Sub(start))
-		a.Lease, a.Wait, a.Phase = tr.gotConn.Sub(start)-a.Connect, end.Sub(tr.gotConn), vocab.PhaseWait
+	case s.firstByte.IsZero():
+		a.Connect = min(connect, s.gotConn.Sub(start))
+		a.Lease, a.Wait, a.Phase = s.gotConn.Sub(start)-a.Connect, end.Sub(s.gotConn), vocab.PhaseWait
 	default:
-		a.Connect = min(connect, tr.gotConn.Sub(start))
-		a.Lease = tr.gotConn.Sub(start) - a.Connect
-		a.Wait, a.Body, a.Phase = tr.firstByte.Sub(tr.gotConn), end.Sub(tr.firstByte), vocab.PhaseBody
+		a.Connect = min(connect, s.gotConn.Sub(start))
+		a.Lease = s.gotConn.Sub(start) - a.Connect
+		a.Wait, a.Body, a.Phase = s.firstByte.Sub(s.gotConn), end.Sub(s.firstByte), vocab.PhaseBody
 	}
 }
 
 // fail classifies net/http's error: the call's deadline or http.Client.Timeout (deadline),
 // ResponseHeaderTimeout (read-timeout), a dial timeout (connect-timeout), anything else.
-func (g *GoClient) fail(a Attempt, ctx context.Context, tr *goTrace, start, callStart time.Time, err error) Attempt {
-	end := time.Now()
-	g.phases(&a, tr, start, end)
+func (g *GoClient) fail(a Attempt, ctx context.Context, s goSeg, end, callStart time.Time, err error) Attempt {
+	g.phases(&a, s, s.start, end)
 	a.End = end.Sub(callStart)
 	msg := err.Error()
 	var ne net.Error

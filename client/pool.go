@@ -145,6 +145,17 @@ func (p *pool) opened(cn *conn, l *lease) {
 	p.conns[cn] = cb
 }
 
+// open returns the open connections, for the evictor.
+func (p *pool) open() []*conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*conn, 0, len(p.conns))
+	for cn := range p.conns {
+		out = append(out, cn)
+	}
+	return out
+}
+
 // closed forgets a closed connection.
 func (p *pool) closed(cn *conn) {
 	p.mu.Lock()

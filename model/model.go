@@ -14,6 +14,10 @@
 //     longer than it fires the read timeout at (start of the gap + read timeout).
 //   - The deadline is absolute from the start of the call and covers every attempt.
 //   - A request counts as executed once it was sent, whatever the client does later.
+//   - A pooled connection can have died while it sat in the pool (Downstream.ServerIdleTimeout)
+//     or die after the server read the request (Downstream.KillAfterRead); what each library
+//     checks before reuse and what it sends again by itself are its own rules, read from its
+//     source (lab-spec section 7; pooled.go, resend.go).
 //
 // Ties are broken the same way everywhere: the deadline fires at its instant, so anything that
 // would finish exactly at the deadline is cut; a phase limit fires only when the phase takes
@@ -72,6 +76,31 @@ type Limits struct {
 	Retries int
 	// Backoff is the pause before each retry.
 	Backoff time.Duration
+
+	// The rules for pooled connections that died (pooled.go, resend.go). Zero values keep
+	// the model as it was before them.
+
+	// HC5Retries selects HttpClient 5's automatic retries (HC5 profile): HC5RetriesNone
+	// (disableAutomaticRetries, nothing re-sent) or HC5RetriesDefault
+	// (DefaultHttpRequestRetryStrategy). They do not count against Retries.
+	HC5Retries HC5Retries
+	// ValidateAfterInactivity is HttpClient 5's stale check (HC5 profile): a pooled
+	// connection idle longer than this is checked before reuse, and one the server closed is
+	// discarded. 0 means net/http's background watch, which closes such a connection the
+	// moment the FIN arrives (labrun's client without the setting); NoValidation means no
+	// check at all. HttpClient 5's own default is HC5ValidateAfterInactivity.
+	ValidateAfterInactivity time.Duration
+	// EvictIdle closes pooled connections idle this long (0: never): HttpClient 5's evictor
+	// (evictIdleConnections, checking every EvictInterval), net/http's IdleConnTimeout or
+	// OkHttp's keepAliveDuration (both exact).
+	EvictIdle time.Duration
+	// EvictInterval is how often HttpClient 5's evictor checks (0: HC5EvictInterval(EvictIdle)).
+	EvictInterval time.Duration
+	// RecoverReadTimeouts applies OkHttp 3.0 to 3.2's recovery (OkHttp profile, with
+	// RetryOnConnectionFailure): a read timeout after the request was sent is recovered
+	// like any I/O error, on the next pooled connection, then on a new one per route left.
+	// 3.3.0 and later never recover it.
+	RecoverReadTimeouts bool
 }
 
 // Downstream is what the server and the network do.
@@ -103,6 +132,29 @@ type Downstream struct {
 	// a request on one never reaches the server and nothing comes back, until the read timeout
 	// or the kernel gives up (DataGiveUp). New connections work.
 	Dropped bool
+
+	// Pooled connections that died, and the request whose re-sending depends on it (pooled.go,
+	// resend.go). Zero values keep the model as it was before them.
+
+	// IdleFor is how long the connections pooled at the start sat idle before the call.
+	IdleFor time.Duration
+	// ServerIdleTimeout is the server's keep-alive timeout (0: none): it closes, with a FIN, a
+	// connection idle this long. When IdleFor reaches it, the pooled connections are closed
+	// at the start of the call, unless the client evicted them first (Limits.EvictIdle).
+	ServerIdleTimeout time.Duration
+	// KillAfterRead says what the server does with a request on a connection pooled at the
+	// start: KillNone answers it; KillClose and KillReset read it, execute it, then end the
+	// connection without a byte of answer. New connections are answered.
+	KillAfterRead Kill
+	// Method is the request's method ("" means GET): the libraries re-send by method.
+	Method string
+	// IdempotencyKey says the request carries an Idempotency-Key header, which makes net/http
+	// replay a request of any method.
+	IdempotencyKey bool
+	// OneShotBody says the request body cannot be sent again (no GetBody in Go, a one-shot
+	// body in OkHttp, a non-repeatable entity in HttpClient 5): no library re-sends it and
+	// business retries stop.
+	OneShotBody bool
 }
 
 // Span is one phase of an attempt, in offsets from the start of the call.
@@ -128,10 +180,16 @@ type Attempt struct {
 	// Rejected is true when the server turned the request down at once because the client's
 	// remaining budget was shorter than its processing time (Downstream.HonoursBudget).
 	Rejected bool
+	// Stale is true when the attempt used a pooled connection the server had already closed
+	// (Downstream.ServerIdleTimeout): its request was written but never read.
+	Stale bool
+	// Killed is true when the server read and executed the attempt's request, then ended its
+	// pooled connection without answering (Downstream.KillAfterRead).
+	Killed bool
 }
 
 // Executed reports whether the server executed the attempt's request.
-func (a Attempt) Executed() bool { return a.Sent && !a.Dropped && !a.Rejected }
+func (a Attempt) Executed() bool { return a.Sent && !a.Dropped && !a.Rejected && !a.Stale }
 
 // Prediction is the prediction for one call.
 type Prediction struct {

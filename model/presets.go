@@ -10,9 +10,17 @@ type Preset struct {
 	// Client names the library.
 	Client string
 	// Limits are the defaults, with the library's rules (Profile) where the model knows them.
+	// The rules for pooled connections that die (HC5Retries, ValidateAfterInactivity) are
+	// left at the model's zero values; Reuse and Resend describe the library's defaults.
 	Limits Limits
 	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.
 	Lease, Connect, Read, Pool, Call string
+	// Reuse says how the library finds out, by default, that a pooled connection died before it
+	// reuses it, and when it closes idle ones; Resend says what it sends again by itself when a
+	// reused connection fails (lab-spec section 7). Both are read from the library's source
+	// (httpcomponents-client 5.6.x, okhttp parent-3.2.0 to parent-3.14.9, net/http of Go 1.26;
+	// pooled.go and resend.go cite the classes) and empty where it was not read.
+	Reuse, Resend string
 	// Source says where the values come from.
 	Source string
 }
@@ -36,11 +44,15 @@ func Presets() []Preset {
 			Limits: Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute},
 			Lease:  "3 min", Connect: "3 min", Read: "none = infinite",
 			Pool: "5 per route, 25 total", Call: "none in classic",
+			Reuse:  "validateAfterInactivity 2 s (a 1 ms read sees a FIN or RST, never a silent drop); evictIdleConnections off, checks every max(idle/10, 1 s) when on",
+			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method unless the exception is an InterruptedIOException (timeouts), UnknownHost, Connect, ConnectionClosed, NoRouteToHost or SSL exception; 429 and 503 once after Retry-After or 1 s; disableAutomaticRetries(): nothing",
 			Source: "lab-spec section 4"},
 		{Name: "okhttp", Client: "OkHttp",
 			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
 			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
 			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none",
+			Reuse:  "RealConnection.isHealthy: a 1 ms read for any method but GET; a GET is sent on a connection the server closed",
+			Resend: "retryOnConnectionFailure (true): any method with a replayable body after an I/O error, on the same route, then the others; never after a read timeout (3.3.0+; 3.0 to 3.2 retried those too, on every pooled connection and route)",
 			Source: "lab-spec section 4"},
 		{Name: "netty", Client: "Reactor Netty",
 			Limits: Limits{LeaseTimeout: 45 * time.Second, ConnectTimeout: 30 * time.Second},
@@ -52,6 +64,8 @@ func Presets() []Preset {
 			Lease:  "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
 			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
 			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
+			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",
+			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
 			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
 	}
 }

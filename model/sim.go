@@ -44,16 +44,21 @@ type sim struct {
 	free     int // lease slots nobody holds
 	idle     int // idle pooled connections that work
 	dead     int // idle pooled connections that were silently dropped
+	stale    int // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
+	dying    int // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
 	releases []release
 	arrivals []arrival
 	queue    []int           // calls waiting for a lease, first come first
 	ask      []time.Duration // per call: when its current attempt asked for a lease
 	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
-	// routeRetries counts per call the attempts that were OkHttp route recoveries, and
-	// route the route of the current business attempt.
-	routeRetries []int
-	route        []int
-	preds        []Prediction
+	// Per call: libRetries counts the attempts that were the library's own re-sends (not
+	// business retries); okSelected and okPinned are OkHttp's route accounting of the current
+	// business attempt (okDial); hc5Retried says HttpClient 5 retried it already.
+	libRetries []int
+	okSelected []int
+	okPinned   []bool
+	hc5Retried []bool
+	preds      []Prediction
 }
 
 func newSim(s Scenario) *sim {
@@ -61,14 +66,16 @@ func newSim(s Scenario) *sim {
 		s.Pool = max(s.Pool, s.Calls) // synchronous OkHttp calls never wait for a connection
 	}
 	m := &sim{
-		s:            s,
-		deadline:     Forever,
-		free:         s.Pool,
-		ask:          make([]time.Duration, s.Calls),
-		sent:         make([]time.Duration, s.Calls),
-		routeRetries: make([]int, s.Calls),
-		route:        make([]int, s.Calls),
-		preds:        make([]Prediction, s.Calls),
+		s:          s,
+		deadline:   Forever,
+		free:       s.Pool,
+		ask:        make([]time.Duration, s.Calls),
+		sent:       make([]time.Duration, s.Calls),
+		libRetries: make([]int, s.Calls),
+		okSelected: make([]int, s.Calls),
+		okPinned:   make([]bool, s.Calls),
+		hc5Retried: make([]bool, s.Calls),
+		preds:      make([]Prediction, s.Calls),
 	}
 	for i := range m.sent {
 		m.sent[i] = -1
@@ -83,14 +90,10 @@ func newSim(s Scenario) *sim {
 	if s.Downstream.HostDown {
 		idle = 0 // a host that is down has no live connection
 	}
-	if s.Downstream.Dropped {
-		m.dead = idle
-	} else {
-		m.idle = idle
-	}
+	m.poolAtStart(idle)
 	if s.BusyUntil > 0 {
 		m.free = 0
-		m.idle, m.dead = 0, 0
+		m.idle, m.dead, m.stale, m.dying = 0, 0, 0, 0
 		for i := 0; i < s.Pool; i++ {
 			m.releases = append(m.releases, release{at: s.BusyUntil, keep: !s.Cold && !s.Downstream.HostDown, dead: s.Downstream.Dropped})
 		}
@@ -216,8 +219,12 @@ func (m *sim) grant(c int, t time.Duration) {
 	case m.dead > 0:
 		m.dead--
 		a.Dropped = true
+	case m.takeDoomed(&a):
 	default:
 		a.NewConnection = true
+	}
+	if a.NewConnection && m.s.Limits.Profile == OkHttp {
+		m.okDial(c)
 	}
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
@@ -245,6 +252,9 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 		t = end
 	}
 	a.Sent = true
+	if a.Stale || a.Killed {
+		return m.doomedPhases(a, t, c)
+	}
 	if a.Dropped {
 		end, out := race(t+DataGiveUp, vocab.KernelTimeout, after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
 		a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
@@ -337,21 +347,6 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
-// recoverRoute applies OkHttp's connection recovery: a connect that failed on one route is
-// retried at once on the next, while routes remain and RetryOnConnectionFailure is set.
-func (m *sim) recoverRoute(c int, a Attempt) bool {
-	l, d := m.s.Limits, m.s.Downstream
-	if l.Profile != OkHttp || !l.RetryOnConnectionFailure || a.Sent || !a.NewConnection {
-		return false
-	}
-	if m.route[c]+1 >= max(d.Routes, 1) || a.End >= m.deadline {
-		return false
-	}
-	m.routeRetries[c]++
-	m.route[c]++
-	return true
-}
-
 // finish records attempt a of call c and decides whether the call goes on with a retry.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
@@ -367,14 +362,16 @@ func (m *sim) finish(c int, a Attempt) {
 	case vocab.OK, vocab.Deadline, vocab.Hang:
 		return
 	}
-	if m.recoverRoute(c, a) {
+	if a.End < m.deadline && m.resend(c, a) {
+		m.libRetries[c]++
 		m.arrivals = append(m.arrivals, arrival{at: a.End, call: c})
 		return
 	}
-	if len(p.Attempts)-m.routeRetries[c] > m.s.Limits.Retries {
+	if len(p.Attempts)-m.libRetries[c] > m.s.Limits.Retries || m.s.Downstream.OneShotBody {
 		return
 	}
-	m.route[c] = 0 // a business retry is a new call: its routes start again
+	// A business retry is a new call: its routes and the library's retries start again.
+	m.okSelected[c], m.okPinned[c], m.hc5Retried[c] = 0, false, false
 	next := a.End + m.s.Limits.Backoff
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline

@@ -1,0 +1,276 @@
+package client
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/labrun/labrun/vocab"
+)
+
+// What a library sends again by itself after a failed attempt (lab-spec section 7), read from
+// its source: HttpClient 5's HttpRequestRetryExec with DefaultHttpRequestRetryStrategy
+// (httpcomponents-client 5.6.x) and OkHttp's recover() (okhttp parent-3.2.0, parent-3.3.0,
+// parent-3.14.9). Each re-send is an attempt of its own in the Result. net/http's own replays
+// are never let through (attempt.go), so these are the only ones Client makes.
+
+// HC5Retries selects HttpClient 5's automatic retries (Config.HC5Retries).
+type HC5Retries string
+
+// The retry strategies.
+const (
+	// HC5RetriesNone is disableAutomaticRetries(): nothing is re-sent.
+	HC5RetriesNone HC5Retries = ""
+	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy(): at most HC5MaxRetries retry, at
+	// once, of a request whose method is idempotent (hc5Idempotent), whose body can be sent
+	// again, and whose failure is not in the strategy's list (javaExceptions); a 429 or 503 is
+	// repeated once after Retry-After or HC5RetryInterval, whatever the method.
+	HC5RetriesDefault HC5Retries = "default"
+)
+
+// DefaultHttpRequestRetryStrategy's constants: this(1, TimeValue.ofSeconds(1L)).
+const (
+	HC5MaxRetries    = 1
+	HC5RetryInterval = time.Second
+)
+
+// hc5Idempotent is DefaultHttpRequestRetryStrategy.handleAsIdempotent: Method.isIdempotent in
+// httpcore5 5.4.3, upper-cased (GET, HEAD, PUT, DELETE, TRACE, OPTIONS, QUERY).
+func hc5Idempotent(method string) bool {
+	switch strings.ToUpper(method) {
+	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
+		return true
+	}
+	return false
+}
+
+// okRule is what OkHttp's isRecoverable says of an exception.
+type okRule int
+
+const (
+	okFatal okRule = iota
+	// okRecoverable: any IOException that is none of the fatal ones.
+	okRecoverable
+	// okTimeout: a SocketTimeoutException after the request was sent, recoverable in 3.0 to
+	// 3.2 only (StreamAllocation.isRecoverable: e instanceof SocketTimeoutException; 3.3.0
+	// HttpEngine.isRecoverable adds && routeException).
+	okTimeout
+)
+
+// javaException is the exception HttpClient 5 or OkHttp would have thrown for a failed attempt
+// of labrun's client, with what each library's retry rule makes of it.
+type javaException struct {
+	goErr string // the Go condition
+	class string // the Java exception
+	// hc5 says DefaultHttpRequestRetryStrategy.retryRequest would retry it (for an idempotent
+	// method): it is not an InterruptedIOException, UnknownHostException, ConnectException,
+	// ConnectionClosedException, NoRouteToHostException or SSLException, nor a subclass.
+	hc5 bool
+	// ok is OkHttp's isRecoverable.
+	ok    okRule
+	match func(a Attempt, err error) bool
+}
+
+// javaExceptions is the one table from labrun's failures to the Java exceptions the libraries
+// decide on, first match wins. A failure after the response head is never retried by either:
+// HttpClient 5 reads the body outside HttpRequestRetryExec and OkHttp outside its
+// interceptor's loop.
+func javaExceptions() []javaException {
+	return []javaException{
+		{"lease timeout", "ConnectionRequestTimeoutException (InterruptedIOException)", false, okFatal,
+			outcomeIs(vocab.LeaseTimeout)},
+		{"connect timeout", "ConnectTimeoutException (SocketTimeoutException)", false, okRecoverable,
+			outcomeIs(vocab.ConnectTimeout)},
+		{"read timeout", "SocketTimeoutException (InterruptedIOException)", false, okTimeout,
+			outcomeIs(vocab.ReadTimeout)},
+		{"write timeout (os.ErrDeadlineExceeded)", "SocketTimeoutException (InterruptedIOException)", false, okTimeout,
+			func(_ Attempt, err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }},
+		{"deadline, cancellation", "InterruptedIOException (RequestFailedException \"Request aborted\")", false, okFatal,
+			func(a Attempt, _ error) bool { return a.Outcome == vocab.Deadline || a.Phase == vocab.PhaseBackoff }},
+		{"failure while reading the body", "ConnectionClosedException, read outside the retry loops", false, okFatal,
+			func(a Attempt, _ error) bool { return a.Phase == vocab.PhaseBody }},
+		{"*net.DNSError", "UnknownHostException", false, okRecoverable, errorAs[*net.DNSError]},
+		{"ECONNREFUSED", "ConnectException (HttpHostConnectException)", false, okRecoverable, errnoIs(syscall.ECONNREFUSED)},
+		{"EHOSTUNREACH, ENETUNREACH", "NoRouteToHostException", false, okRecoverable,
+			errnoIs(syscall.EHOSTUNREACH, syscall.ENETUNREACH)},
+		{"certificate not trusted or not for the host", "SSLHandshakeException caused by CertificateException", false, okFatal,
+			func(_ Attempt, err error) bool {
+				return errorAs[*tls.CertificateVerificationError](Attempt{}, err) || errorAs[x509.UnknownAuthorityError](Attempt{}, err) ||
+					errorAs[x509.HostnameError](Attempt{}, err) || errorAs[x509.CertificateInvalidError](Attempt{}, err)
+			}},
+		{"other TLS error", "SSLException", false, okRecoverable, func(_ Attempt, err error) bool {
+			return errorAs[tls.RecordHeaderError](Attempt{}, err) || errorAs[tls.AlertError](Attempt{}, err)
+		}},
+		{"net/http's \"malformed HTTP\" errors", "ProtocolException (an HttpException for HttpClient 5)", false, okFatal,
+			func(_ Attempt, err error) bool { return strings.Contains(err.Error(), "malformed HTTP") }},
+		{"end of stream before the response head", "NoHttpResponseException", true, okRecoverable,
+			func(_ Attempt, err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }},
+		{"ECONNRESET, EPIPE", "SocketException (Connection reset, Broken pipe)", true, okRecoverable,
+			errnoIs(syscall.ECONNRESET, syscall.EPIPE)},
+		{"labrun's own failures (ownError: follow-up limit, GetBody)", "none: not an IOException", false, okFatal,
+			errorAs[ownError]},
+		{"any other I/O error before the response head", "IOException", true, okRecoverable,
+			func(Attempt, error) bool { return true }},
+	}
+}
+
+// classify returns the row of javaExceptions for a failed attempt.
+func classify(a Attempt) javaException {
+	var err error = a.Err
+	var e *Error
+	if errors.As(err, &e) {
+		err = e.Err
+	}
+	if err == nil {
+		err = errors.New("unknown")
+	}
+	rows := javaExceptions()
+	for _, r := range rows {
+		if r.match(a, err) {
+			return r
+		}
+	}
+	return rows[len(rows)-1]
+}
+
+func outcomeIs(o vocab.Outcome) func(Attempt, error) bool {
+	return func(a Attempt, _ error) bool { return a.Outcome == o }
+}
+
+func errorAs[T error](_ Attempt, err error) bool {
+	var t T
+	return errors.As(err, &t)
+}
+
+func errnoIs(errnos ...syscall.Errno) func(Attempt, error) bool {
+	return func(_ Attempt, err error) bool {
+		for _, n := range errnos {
+			if errors.Is(err, n) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ownError is a failure of labrun's own making, not of the network: no library re-sends it.
+type ownError struct{ error }
+
+func (e ownError) Unwrap() error { return e.error }
+
+// resendState is what the library re-sends of one business attempt (the business code's call
+// of the library) have used up.
+type resendState struct {
+	hc5Retries int      // HttpClient 5's retries so far (execCount - 1)
+	ok         okRoutes // OkHttp's route accounting
+}
+
+// resend decides whether the library sends the request again at once after attempt a failed.
+func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
+	if !replayable(req) {
+		return false // labrun cannot send a body without GetBody again, nor can the libraries
+	}
+	x := classify(a)
+	switch {
+	case c.cfg.RetryOnConnectionFailure:
+		sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
+		if x.ok == okFatal || (x.ok == okTimeout && sent && !c.cfg.RecoverReadTimeouts) {
+			return false
+		}
+		return rs.ok.failed(a)
+	case c.cfg.HC5Retries == HC5RetriesDefault:
+		// HttpRequestRetryExec: execCount > maxRetries ends it, then the strategy's exception
+		// list and handleAsIdempotent.
+		if rs.hc5Retries >= HC5MaxRetries || !x.hc5 || !hc5Idempotent(req.Method) {
+			return false
+		}
+		rs.hc5Retries++
+		return true
+	}
+	return false
+}
+
+// hc5StatusPause decides DefaultHttpRequestRetryStrategy's retry of a response: a 429 or 503 is
+// repeated once, whatever the method (HttpRequestRetryExec checks only that the entity is
+// repeatable), unless a response timeout shorter than the 1 s default interval is set (5.6:
+// retryRequest(response, ...)). It returns the pause before the repeat (getRetryInterval:
+// Retry-After in seconds or as a date, when positive, else 1 s), or false.
+func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
+	if c.cfg.HC5Retries != HC5RetriesDefault || (resp.status != 429 && resp.status != 503) {
+		return 0, false
+	}
+	if rs.hc5Retries >= HC5MaxRetries || !replayable(req) || (c.cfg.ReadTimeout > 0 && HC5RetryInterval > c.cfg.ReadTimeout) {
+		return 0, false
+	}
+	rs.hc5Retries++
+	v := resp.header.Get("Retry-After")
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s) * time.Second, true
+		}
+	} else if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now), true
+	}
+	return HC5RetryInterval, true
+}
+
+// replayable reports whether req's body can be sent again: none, or GetBody.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// okRoutes is OkHttp's route accounting for one business attempt. A call that starts on a
+// pooled connection has taken no route from its route selector; each new connection takes one.
+//
+//   - 3.0 to 3.2 (legacy; StreamAllocation.recover: routeSelector.hasNext()): a failed pooled
+//     connection uses no route, so the retry takes the next pooled one, then a new connection
+//     per route.
+//   - later (3.14.9 ExchangeFinder.hasRouteToTry and retryCurrentRoute): a failed connection
+//     that had carried an exchange (routeFailureCount 0) keeps its route: the retry takes the
+//     next pooled connection (findConnection asks the pool first) or a fresh connection to
+//     that same address (nextRouteToTry), then the selector's routes.
+type okRoutes struct {
+	legacy     bool   // Config.RecoverReadTimeouts: 3.0 to 3.2
+	perAttempt bool   // Config.RoutePerAttempt; without it the host is one route
+	selected   int    // routes the selector handed out
+	routes     int    // routes the host resolved to (0: not resolved yet)
+	pin        string // the address to dial again (later rule), "" for none
+}
+
+// next says where the next attempt dials if it needs a new connection: the pinned address, or
+// the selector's next route.
+func (r *okRoutes) next() (route int, pin string) { return r.selected, r.pin }
+
+// failed records that attempt a failed and reports whether a route is left to try.
+func (r *okRoutes) failed(a Attempt) bool {
+	dialled := a.NewConnection || a.Phase == vocab.PhaseConnect
+	if a.routes > 0 {
+		r.routes = a.routes
+		if !r.perAttempt {
+			r.routes = 1
+		}
+	}
+	switch {
+	case dialled && a.pinned:
+		r.pin = "" // the fresh connection to the pinned route failed too
+	case dialled:
+		if a.routes == 0 {
+			return false // the name did not resolve: no route at all
+		}
+		r.selected++
+		if !r.perAttempt {
+			r.selected = r.routes
+		}
+	case !r.legacy && a.remote != "":
+		r.pin = a.remote
+	}
+	return r.pin != "" || r.routes == 0 || r.selected < r.routes
+}
