@@ -50,7 +50,7 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 				Downstream: model.Downstream{Delay: 600 * ms, Method: "POST", Routes: tt.routes},
 				Limits: model.Limits{Profile: model.OkHttp, ReadTimeout: rt, RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
 					RecoverReadTimeouts: cfg.RecoverReadTimeouts}})[0]
-			res, _ := call(t, c, http.MethodPost, base+"?delay=600ms")
+			res, _ := callOnce(t, c, http.MethodPost, base+"?delay=600ms")
 			if res.Outcome != vocab.ReadTimeout || len(res.Attempts) != len(want.Attempts) {
 				t.Fatalf("got %s in %d attempts, want a read timeout in %d", res.Outcome, len(res.Attempts), len(want.Attempts))
 			}
@@ -100,7 +100,7 @@ func TestOkHttpSameRoute(t *testing.T) {
 	c := newClient(t, Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true, Resolver: dns.Resolver()})
 	url := fmt.Sprintf("http://svc.test:%d/", s.port)
 	warm(t, c, url)
-	res, err := call(t, c, http.MethodPost, url)
+	res, err := callOnce(t, c, http.MethodPost, url)
 	if err != nil || len(res.Attempts) != 2 {
 		t.Fatalf("got %v in %d attempts, want success in 2", err, len(res.Attempts))
 	}

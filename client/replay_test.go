@@ -19,7 +19,7 @@ type doer interface {
 
 // call makes one call of method to url, with a small body for anything but GET and the
 // headers given as name, value pairs.
-func call(t *testing.T, c doer, method, url string, header ...string) (*Result, error) {
+func callOnce(t *testing.T, c doer, method, url string, header ...string) (*Result, error) {
 	t.Helper()
 	var body *strings.Reader
 	if method != http.MethodGet {
@@ -44,7 +44,7 @@ func call(t *testing.T, c doer, method, url string, header ...string) (*Result, 
 // warm makes one GET that must succeed, leaving its connection pooled.
 func warm(t *testing.T, c doer, url string) {
 	t.Helper()
-	if res, err := call(t, c, http.MethodGet, url); err != nil || res.Outcome != vocab.OK {
+	if res, err := callOnce(t, c, http.MethodGet, url); err != nil || res.Outcome != vocab.OK {
 		t.Fatalf("warm-up call: %v", err)
 	}
 }
@@ -67,7 +67,7 @@ func TestNoReplay(t *testing.T) {
 					c := newClient(t, Config{})
 					c.guards = g.g
 					warm(t, c, s.URL)
-					res, err := call(t, c, method, s.URL)
+					res, err := callOnce(t, c, method, s.URL)
 					checkOneLostAttempt(t, res, err)
 					if got := s.requests.Load() - 1; got != 1 {
 						t.Errorf("server read %d requests, want 1", got)
@@ -81,7 +81,7 @@ func TestNoReplay(t *testing.T) {
 		c := newClient(t, Config{})
 		c.guards = guards{noConnHooks: true, noRefusal: true}
 		warm(t, c, s.URL)
-		res, err := call(t, c, http.MethodGet, s.URL)
+		res, err := callOnce(t, c, http.MethodGet, s.URL)
 		if err != nil || len(res.Attempts) != 2 {
 			t.Fatalf("got %v in %d attempts, want success in 2", err, len(res.Attempts))
 		}
@@ -122,7 +122,7 @@ func TestStaleWithoutValidation(t *testing.T) {
 			c := newClient(t, Config{ValidateAfterInactivity: NoValidation})
 			warm(t, c, s.URL)
 			time.Sleep(300 * ms)
-			res, err := call(t, c, method, s.URL)
+			res, err := callOnce(t, c, method, s.URL)
 			checkOneLostAttempt(t, res, err)
 			if got := s.requests.Load() - 1; got != 0 {
 				t.Errorf("server read %d requests, want 0", got)
@@ -153,7 +153,7 @@ func TestGoClientShowsReplays(t *testing.T) {
 			s := newDying(t, tt.kill, 0)
 			g := newGoClient(t, GoConfig{})
 			warm(t, g, s.URL)
-			res, _ := call(t, g, tt.method, s.URL, tt.header...)
+			res, _ := callOnce(t, g, tt.method, s.URL, tt.header...)
 			if res.Outcome != tt.want || len(res.Attempts) != tt.attempts {
 				t.Fatalf("got %s in %d attempts, want %s in %d", res.Outcome, len(res.Attempts), tt.want, tt.attempts)
 			}

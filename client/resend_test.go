@@ -170,7 +170,7 @@ func TestHC5StatusRetry(t *testing.T) {
 				}
 			}))
 			t.Cleanup(s.Close)
-			res, err := call(t, newClient(t, tt.cfg), tt.method, s.URL)
+			res, err := callOnce(t, newClient(t, tt.cfg), tt.method, s.URL)
 			if err != nil || len(res.Attempts) != tt.attempts || res.Status != tt.status {
 				t.Fatalf("got %d in %d attempts (%v), want %d in %d", res.Status, len(res.Attempts), err, tt.status, tt.attempts)
 			}
