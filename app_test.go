@@ -98,7 +98,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (see labrun --help)`},
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
-		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go)`},
+		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)`},
 		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 // Config holds a client's limits in Apache HttpClient 5's terms. The zero value of every
@@ -74,11 +76,11 @@ type Config struct {
 	// method but GET; a GET is sent on the connection whatever the server did with it. It
 	// excludes ValidateAfterInactivity.
 	OkHttpHealthCheck bool
-	// HC5Retries selects HttpClient 5's automatic retries (HttpRequestRetryExec):
-	// HC5RetriesNone, the zero value, is disableAutomaticRetries(); HC5RetriesDefault is
+	// vocab.HC5Retries selects HttpClient 5's automatic retries (HttpRequestRetryExec):
+	// vocab.HC5RetriesNone, the zero value, is disableAutomaticRetries(); vocab.HC5RetriesDefault is
 	// DefaultHttpRequestRetryStrategy (resend.go). They do not count against Retries, and
 	// exclude RetryOnConnectionFailure and FollowUps.
-	HC5Retries HC5Retries
+	HC5Retries vocab.HC5Retries
 	// ValidateAfterInactivity is HttpClient 5's stale check (setValidateAfterInactivity): a
 	// pooled connection idle longer than this is read for 1 ms before reuse, and one that sees
 	// a FIN or RST is discarded and replaced; one idle for less is used as it is, dead or not.
@@ -108,7 +110,7 @@ const DefaultMaxBody = 64 << 20
 // in all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no business
 // retries. HttpClient 5's default rules for pooled connections that die are not set here, so
 // that the limits alone change: its stale check (ValidateAfterInactivity:
-// HC5ValidateAfterInactivity), its retry strategy (HC5Retries: HC5RetriesDefault; the
+// HC5ValidateAfterInactivity), its retry strategy (HC5Retries: vocab.HC5RetriesDefault; the
 // configured inventory client disables it) and no evictor (HC5EvictIdle).
 func HC5Defaults() Config {
 	return Config{
@@ -151,9 +153,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("client: max body must not be negative, got %d", c.MaxBody)
 	case c.ValidateAfterInactivity < 0 && c.ValidateAfterInactivity != NoValidation:
 		return fmt.Errorf("client: validate after inactivity must not be negative but NoValidation, got %v", c.ValidateAfterInactivity)
-	case c.HC5Retries != HC5RetriesNone && c.HC5Retries != HC5RetriesDefault:
+	case c.HC5Retries != vocab.HC5RetriesNone && c.HC5Retries != vocab.HC5RetriesDefault:
 		return fmt.Errorf("client: unknown HttpClient 5 retries %q", c.HC5Retries)
-	case c.HC5Retries != HC5RetriesNone && (c.RetryOnConnectionFailure || c.FollowUps):
+	case c.HC5Retries != vocab.HC5RetriesNone && (c.RetryOnConnectionFailure || c.FollowUps):
 		return errors.New("client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups")
 	case c.OkHttpHealthCheck && c.ValidateAfterInactivity != 0:
 		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")

@@ -32,8 +32,8 @@ type tieCase struct {
 func TestClientMatchesModel(t *testing.T) {
 	okhttp := Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true}
 	okL := model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true}
-	def := model.Limits{HC5Retries: model.HC5RetriesDefault}
-	hc5Def := Config{HC5Retries: HC5RetriesDefault}
+	def := model.Limits{HC5Retries: vocab.HC5RetriesDefault}
+	hc5Def := Config{HC5Retries: vocab.HC5RetriesDefault}
 	const idle, after = 300 * ms, 100 * ms // the client's idle period, the server's keep-alive timeout
 	tests := []tieCase{
 		{name: "hc5 none: killed GET", kill: model.KillClose, method: "GET"},
@@ -46,11 +46,11 @@ func TestClientMatchesModel(t *testing.T) {
 		{name: "hc5 no validation: closed GET", serverIdle: after, idleFor: idle, method: "GET",
 			limits: model.Limits{ValidateAfterInactivity: model.NoValidation}, cfg: Config{ValidateAfterInactivity: NoValidation}},
 		{name: "hc5 no validation, default: closed GET", serverIdle: after, idleFor: idle, method: "GET",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: model.HC5RetriesDefault},
-			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: HC5RetriesDefault}},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
 		{name: "hc5 no validation, default: closed POST", serverIdle: after, idleFor: idle, method: "POST",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: model.HC5RetriesDefault},
-			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: HC5RetriesDefault}},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
 		{name: "hc5 validate 50 ms: stale discarded", serverIdle: after, idleFor: idle, method: "POST",
 			limits: model.Limits{ValidateAfterInactivity: 50 * ms}, cfg: Config{ValidateAfterInactivity: 50 * ms}},
 		{name: "hc5 validate 2 s: idle 300 ms not checked", serverIdle: after, idleFor: idle, method: "GET",

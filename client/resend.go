@@ -22,20 +22,6 @@ import (
 // parent-3.14.9). Each re-send is an attempt of its own in the Result. net/http's own replays
 // are never let through (attempt.go), so these are the only ones Client makes.
 
-// HC5Retries selects HttpClient 5's automatic retries (Config.HC5Retries).
-type HC5Retries string
-
-// The retry strategies.
-const (
-	// HC5RetriesNone is disableAutomaticRetries(): nothing is re-sent.
-	HC5RetriesNone HC5Retries = ""
-	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy(): at most HC5MaxRetries retry, at
-	// once, of a request whose method is idempotent (hc5Idempotent), whose body can be sent
-	// again, and whose failure is not in the strategy's list (javaExceptions); a 429 or 503 is
-	// repeated once after Retry-After or HC5RetryInterval, whatever the method.
-	HC5RetriesDefault HC5Retries = "default"
-)
-
 // DefaultHttpRequestRetryStrategy's constants: this(1, TimeValue.ofSeconds(1L)).
 const (
 	HC5MaxRetries    = 1
@@ -186,7 +172,7 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 			return false
 		}
 		return rs.ok.failed(a)
-	case c.cfg.HC5Retries == HC5RetriesDefault:
+	case c.cfg.HC5Retries == vocab.HC5RetriesDefault:
 		// HttpRequestRetryExec: execCount > maxRetries ends it, then the strategy's exception
 		// list and handleAsIdempotent.
 		if rs.hc5Retries >= HC5MaxRetries || !x.hc5 || !hc5Idempotent(req.Method) {
@@ -204,7 +190,7 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 // retryRequest(response, ...)). It returns the pause before the repeat (getRetryInterval:
 // Retry-After in seconds or as a date, when positive, else 1 s), or false.
 func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
-	if c.cfg.HC5Retries != HC5RetriesDefault || (resp.status != 429 && resp.status != 503) {
+	if c.cfg.HC5Retries != vocab.HC5RetriesDefault || (resp.status != 429 && resp.status != 503) {
 		return 0, false
 	}
 	if rs.hc5Retries >= HC5MaxRetries || !replayable(req) || (c.cfg.ReadTimeout > 0 && HC5RetryInterval > c.cfg.ReadTimeout) {

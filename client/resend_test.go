@@ -155,9 +155,9 @@ func TestHC5StatusRetry(t *testing.T) {
 		status   int
 		elapsed  time.Duration
 	}{
-		{"GET after Retry-After: 1", Config{HC5Retries: HC5RetriesDefault}, http.MethodGet, 2, 200, time.Second},
-		{"POST too", Config{HC5Retries: HC5RetriesDefault}, http.MethodPost, 2, 200, time.Second},
-		{"response timeout under 1 s", Config{HC5Retries: HC5RetriesDefault, ReadTimeout: 250 * ms}, http.MethodGet, 1, 503, 0},
+		{"GET after Retry-After: 1", Config{HC5Retries: vocab.HC5RetriesDefault}, http.MethodGet, 2, 200, time.Second},
+		{"POST too", Config{HC5Retries: vocab.HC5RetriesDefault}, http.MethodPost, 2, 200, time.Second},
+		{"response timeout under 1 s", Config{HC5Retries: vocab.HC5RetriesDefault, ReadTimeout: 250 * ms}, http.MethodGet, 1, 503, 0},
 		{"retries off", Config{}, http.MethodGet, 1, 503, 0},
 	}
 	for _, tt := range tests {
@@ -205,11 +205,11 @@ func TestConfigValidateReuse(t *testing.T) {
 		want string
 	}{
 		{Config{ValidateAfterInactivity: NoValidation}, ""},
-		{Config{ValidateAfterInactivity: HC5ValidateAfterInactivity, HC5Retries: HC5RetriesDefault, EvictIdle: 30 * time.Second}, ""},
+		{Config{ValidateAfterInactivity: HC5ValidateAfterInactivity, HC5Retries: vocab.HC5RetriesDefault, EvictIdle: 30 * time.Second}, ""},
 		{Config{ValidateAfterInactivity: -2}, "client: validate after inactivity must not be negative but NoValidation, got -2ns"},
 		{Config{EvictIdle: -1}, "client: evict idle must not be negative, got -1ns"},
 		{Config{HC5Retries: "always"}, `client: unknown HttpClient 5 retries "always"`},
-		{Config{HC5Retries: HC5RetriesDefault, RetryOnConnectionFailure: true}, "client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups"},
+		{Config{HC5Retries: vocab.HC5RetriesDefault, RetryOnConnectionFailure: true}, "client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups"},
 		{Config{OkHttpHealthCheck: true, ValidateAfterInactivity: time.Second}, "client: OkHttp's health check excludes HttpClient 5's validate after inactivity"},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,10 @@ const (
 	ProfileOkHttp = "okhttp"
 	// ProfileGo is Go's own net/http client.
 	ProfileGo = "go"
+	// ProfileOkHttp32 is the okhttp profile with OkHttp 3.0 to 3.2's recovery: a read timeout
+	// after the request was sent is recovered on the next pooled connection, then on a new
+	// connection per route left (fixed in 3.3.0).
+	ProfileOkHttp32 = "okhttp@3.2"
 )
 
 // Profile is a client profile (--client): a library's defaults and rules, and how to build
@@ -50,6 +54,9 @@ func Profiles() []Profile {
 			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},
 		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
 			Rules: model.Go, build: buildGo},
+		{Name: ProfileOkHttp32, Description: "the okhttp profile with OkHttp 3.0-3.2's recovery: a read timeout after " +
+			"the request was sent moves the call to the next pooled connection, then to a new one per route (fixed in 3.3.0)",
+			Rules: model.OkHttp, build: buildOkHttp32},
 	}
 }
 
@@ -157,8 +164,16 @@ func buildHC5(s spec) (built, error) {
 	return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
 }
 
-// buildOkHttp is the okhttp profile: labrun's client with OkHttp's defaults and rules.
-func buildOkHttp(s spec) (built, error) {
+// buildOkHttp is the okhttp profile: labrun's client with OkHttp's defaults and rules
+// (OkHttp 3.3 and later).
+func buildOkHttp(s spec) (built, error) { return buildOkHttpVersion(s, false) }
+
+// buildOkHttp32 is the okhttp@3.2 profile.
+func buildOkHttp32(s spec) (built, error) { return buildOkHttpVersion(s, true) }
+
+// buildOkHttpVersion builds the okhttp profile's client; recoverReadTimeouts selects OkHttp
+// 3.0-3.2's rule.
+func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 	cfg := client.Config{
 		ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
 		ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
@@ -168,15 +183,15 @@ func buildOkHttp(s spec) (built, error) {
 		FollowUps:                true,
 		RoutePerAttempt:          true,
 		RetryOnConnectionFailure: !s.NoRouteRetry,
+		RecoverReadTimeouts:      recoverReadTimeouts,
+		OkHttpHealthCheck:        true,
 		Resolver:                 s.Resolver,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
 		return built{}, err
 	}
-	l := modelLimits(cfg)
-	l.RetryOnConnectionFailure = cfg.RetryOnConnectionFailure
-	return built{c: c, limits: l, stats: c.Stats}, nil
+	return built{c: c, limits: modelLimits(cfg), stats: c.Stats}, nil
 }
 
 // buildGo is the go profile: net/http's Client and Transport with the nearest settings.
@@ -210,6 +225,13 @@ func modelLimits(cfg client.Config) model.Limits {
 		Deadline:       cfg.Deadline,
 		Retries:        cfg.Retries,
 		Backoff:        cfg.Backoff,
+
+		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
+		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,
+		HC5Retries:               cfg.HC5Retries,
+		ValidateAfterInactivity:  cfg.ValidateAfterInactivity,
+		EvictIdle:                cfg.EvictIdle,
+		EvictInterval:            cfg.EvictInterval,
 	}
 }
 

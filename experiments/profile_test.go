@@ -40,7 +40,7 @@ func TestProfiles(t *testing.T) {
 
 // TestProfileTable builds every profile's client and checks that its limits carry its rules.
 func TestProfileTable(t *testing.T) {
-	if got, want := ProfileNames(), []string{ProfileHC5, ProfileOkHttp, ProfileGo}; !reflect.DeepEqual(got, want) {
+	if got, want := ProfileNames(), []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileOkHttp32}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got profiles %v, want %v", got, want)
 	}
 	for _, p := range Profiles() {
@@ -56,7 +56,7 @@ func TestProfileTable(t *testing.T) {
 			t.Errorf("%s: got limits %+v, want its rules %q and the read timeout", p.Name, b.limits, p.Rules)
 		}
 	}
-	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go)` {
+	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)` {
 		t.Errorf("got %v, want the unknown-client error", err)
 	}
 }

@@ -80,10 +80,10 @@ type Limits struct {
 	// The rules for pooled connections that died (pooled.go, resend.go). Zero values keep
 	// the model as it was before them.
 
-	// HC5Retries selects HttpClient 5's automatic retries (HC5 profile): HC5RetriesNone
-	// (disableAutomaticRetries, nothing re-sent) or HC5RetriesDefault
+	// vocab.HC5Retries selects HttpClient 5's automatic retries (HC5 profile): vocab.HC5RetriesNone
+	// (disableAutomaticRetries, nothing re-sent) or vocab.HC5RetriesDefault
 	// (DefaultHttpRequestRetryStrategy). They do not count against Retries.
-	HC5Retries HC5Retries
+	HC5Retries vocab.HC5Retries
 	// ValidateAfterInactivity is HttpClient 5's stale check (HC5 profile): a pooled
 	// connection idle longer than this is checked before reuse, and one the server closed is
 	// discarded. 0 means net/http's background watch, which closes such a connection the

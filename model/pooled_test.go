@@ -46,7 +46,7 @@ const answer = 5 * ms
 // TestHC5Resend: HttpClient 5's DefaultHttpRequestRetryStrategy, and disableAutomaticRetries.
 func TestHC5Resend(t *testing.T) {
 	killed := func(k Kill, m string) Downstream { return Downstream{Delay: answer, KillAfterRead: k, Method: m} }
-	def := Limits{HC5Retries: HC5RetriesDefault}
+	def := Limits{HC5Retries: vocab.HC5RetriesDefault}
 	runPooled(t, []pooledCase{
 		// disableAutomaticRetries: the killed request fails at once, executed once.
 		{name: "none: killed GET is not re-sent", idle: 1, d: killed(KillClose, "GET"),
@@ -70,15 +70,15 @@ func TestHC5Resend(t *testing.T) {
 			want: vocab.Failed, total: 0, attempts: 2, executions: 2},
 		// A business retry is a new execute(): HttpClient 5 may retry once more in it. Here the
 		// business retry's lease connects and is answered.
-		{name: "default under a business retry", idle: 2, d: killed(KillClose, "GET"), l: Limits{HC5Retries: HC5RetriesDefault, Retries: 1},
+		{name: "default under a business retry", idle: 2, d: killed(KillClose, "GET"), l: Limits{HC5Retries: vocab.HC5RetriesDefault, Retries: 1},
 			want: vocab.OK, total: 6 * ms, attempts: 3, executions: 3, connects: 1},
 		// SocketTimeoutException is an InterruptedIOException: never retried.
 		{name: "default: read timeout is not re-sent", idle: 1, d: Downstream{Delay: 3 * time.Second},
-			l:    Limits{HC5Retries: HC5RetriesDefault, ReadTimeout: time.Second},
+			l:    Limits{HC5Retries: vocab.HC5RetriesDefault, ReadTimeout: time.Second},
 			want: vocab.ReadTimeout, total: time.Second, attempts: 1, executions: 1},
 		// ConnectTimeoutException neither: three addresses down, one attempt.
 		{name: "default: connect timeout is not re-sent", d: Downstream{HostDown: true, Routes: 3},
-			l:    Limits{HC5Retries: HC5RetriesDefault, ConnectTimeout: time.Second},
+			l:    Limits{HC5Retries: vocab.HC5RetriesDefault, ConnectTimeout: time.Second},
 			want: vocab.ConnectTimeout, total: 3 * time.Second, attempts: 1, connects: 1},
 	})
 }
@@ -98,10 +98,10 @@ func TestHC5StaleConnections(t *testing.T) {
 		{name: "no validation: used, not executed", idle: 1, d: closed("GET"), l: Limits{ValidateAfterInactivity: NoValidation},
 			want: vocab.Failed, total: 0, attempts: 1},
 		{name: "no validation, default retries: GET again", idle: 1, d: closed("GET"),
-			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: HC5RetriesDefault},
+			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault},
 			want: vocab.OK, total: 6 * ms, attempts: 2, executions: 1, connects: 1},
 		{name: "no validation, default retries: POST not again", idle: 1, d: closed("POST"),
-			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: HC5RetriesDefault},
+			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault},
 			want: vocab.Failed, total: 0, attempts: 1},
 		// HttpClient 5's default: idle 90 s > 2 s, checked, stale, a new connection.
 		{name: "validate after 2 s: discarded", idle: 1, d: closed("POST"), l: Limits{ValidateAfterInactivity: HC5ValidateAfterInactivity},

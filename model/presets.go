@@ -10,7 +10,7 @@ type Preset struct {
 	// Client names the library.
 	Client string
 	// Limits are the defaults, with the library's rules (Profile) where the model knows them.
-	// The rules for pooled connections that die (HC5Retries, ValidateAfterInactivity) are
+	// The rules for pooled connections that die (vocab.HC5Retries, ValidateAfterInactivity) are
 	// left at the model's zero values; Reuse and Resend describe the library's defaults.
 	Limits Limits
 	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.

@@ -12,20 +12,6 @@ import (
 // asking (lab-spec section 7). Such a re-send is an attempt of its own, executed on the server
 // when its request was sent, and does not count against Limits.Retries.
 
-// HC5Retries selects HttpClient 5's automatic retries (HttpRequestRetryExec with an
-// HttpRequestRetryStrategy).
-type HC5Retries string
-
-// The retry strategies.
-const (
-	// HC5RetriesNone is HttpClientBuilder.disableAutomaticRetries(): nothing is ever re-sent.
-	HC5RetriesNone HC5Retries = ""
-	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy(): one retry (HC5MaxRetries) of an
-	// idempotent request whose I/O exception is not in its list (see HC5Retriable), at once;
-	// a 429 or 503 is repeated once after Retry-After or 1 s (HC5StatusRetry).
-	HC5RetriesDefault HC5Retries = "default"
-)
-
 // DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
 // this(1, TimeValue.ofSeconds(1L))).
 const (
@@ -65,7 +51,7 @@ func HC5Idempotent(method string) bool {
 // with its subclasses.
 func HC5Retriable(o vocab.Outcome) bool { return o == vocab.Failed }
 
-// HC5StatusRetry predicts DefaultHttpRequestRetryStrategy for a response (HC5RetriesDefault):
+// HC5StatusRetry predicts DefaultHttpRequestRetryStrategy for a response (vocab.HC5RetriesDefault):
 // whether it is repeated and after what pause. A 429 or 503 is repeated once, whatever the
 // method, unless the request entity is not repeatable (HttpRequestRetryExec checks
 // isRepeatable, not the method), and since 5.6 not when a response timeout shorter than the
@@ -101,7 +87,7 @@ func (m *sim) resend(c int, a Attempt) bool {
 	default:
 		// HttpRequestRetryExec: execCount > maxRetries ends it; a non-repeatable entity is
 		// never retried; then the strategy's exception list and the method.
-		if l.HC5Retries != HC5RetriesDefault || m.hc5Retried[c] || d.OneShotBody {
+		if l.HC5Retries != vocab.HC5RetriesDefault || m.hc5Retried[c] || d.OneShotBody {
 			return false
 		}
 		if !HC5Retriable(a.Outcome) || !HC5Idempotent(method(d)) {

@@ -76,3 +76,17 @@ func Phases() []Phase { return []Phase{PhaseLease, PhaseConnect, PhaseWait, Phas
 // fake server answers 503 at once, without executing, when the budget is shorter than its
 // processing time.
 const DeadlineHeader = "X-Deadline-Ms"
+
+// HC5Retries names HttpClient 5's automatic retries (HttpRequestRetryExec with an
+// HttpRequestRetryStrategy), for labrun's client and the model alike.
+type HC5Retries string
+
+// The retry strategies.
+const (
+	// HC5RetriesNone is HttpClientBuilder.disableAutomaticRetries(): nothing is ever re-sent.
+	HC5RetriesNone HC5Retries = ""
+	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy(): one retry of an idempotent
+	// request whose I/O exception is not in its list, at once; a 429 or 503 is repeated once
+	// after Retry-After or 1 s.
+	HC5RetriesDefault HC5Retries = "default"
+)
