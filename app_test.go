@@ -102,7 +102,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
-		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
+		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.2, netty, go)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}
@@ -130,6 +130,7 @@ func TestList(t *testing.T) {
 		"exp-d   follow-ups that repeat a request\n" +
 		"exp-e   a timeout that seems ignored\n" +
 		"exp-f   Go's own traps\n" +
+		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
@@ -408,7 +409,7 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s has no source", c.Name)
 		}
 	}
-	if want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "netty", "go"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "okhttp@3.2", "netty", "go"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got clients %v, want %v", names, want)
 	}
 }

@@ -50,6 +50,12 @@ func newServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 // call makes one call for behaviour b. An error is returned only for a request that could not
 // be built; the call's own failure is in the Result.
 func call(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviour, tag string) (*client.Result, error) {
+	return callURL(ctx, c, srv.URL, b, tag)
+}
+
+// callURL is call to the server at base, a URL whose host may be a name that resolves to the
+// server's address.
+func callURL(ctx context.Context, c caller, base string, b fakesrv.Behaviour, tag string) (*client.Result, error) {
 	path := b.Path()
 	if tag != "" {
 		path += sep(path) + "call=" + tag
@@ -58,7 +64,7 @@ func call(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviou
 	if b.Order != "" {
 		method = http.MethodPost // a reservation changes state
 	}
-	req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
@@ -79,6 +85,12 @@ func sep(path string) string {
 // connections the pool then holds: the client's own statistics, or for a client without them
 // the connections the server sees open once they stop changing.
 func warm(ctx context.Context, b built, srv *fakesrv.Server, n int) (int, error) {
+	return warmURL(ctx, b, srv, srv.URL, n)
+}
+
+// warmURL is warm through base, a URL whose host may be a name that resolves to srv: the
+// pooled connections are kept under the URL's host, as the measured calls will ask for them.
+func warmURL(ctx context.Context, b built, srv *fakesrv.Server, base string, n int) (int, error) {
 	overlap := fakesrv.Behaviour{}
 	if n > 1 {
 		overlap.Delay = 20 * time.Millisecond
@@ -86,7 +98,7 @@ func warm(ctx context.Context, b built, srv *fakesrv.Server, n int) (int, error)
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			res, err := call(ctx, b.c, srv, overlap, "warm")
+			res, err := callURL(ctx, b.c, base, overlap, "warm")
 			if err == nil && res.Outcome != vocab.OK {
 				err = fmt.Errorf("warm-up call: %w", res.Attempts[len(res.Attempts)-1].Err)
 			}

@@ -21,6 +21,7 @@ type Predictor struct {
 	Defaults string
 	profile  model.Profile // the preset's rules, set by Apply
 	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
+	recover  bool          // the preset's OkHttp 3.0-3.2 read-timeout recovery, set by Apply
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -111,14 +112,14 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			apply()
 		}
 	}
-	p.profile, p.rocf = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure
+	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
 	return nil
 }
 
 // Predict runs the model.
 func (p *Predictor) Predict() results.Prediction {
 	l := model.Limits{
-		Profile: p.profile, RetryOnConnectionFailure: p.rocf,
+		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 	}

@@ -23,7 +23,7 @@ func TestPredictorCheck(t *testing.T) {
 		{"dropped and cold", Predictor{Dropped: true, Cold: true}, "--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing"},
 		{"stall with a body", Predictor{Stall: true, Bytes: 3}, "--stall excludes --delay, --bytes and --every: a stalled server sends nothing"},
 		{"every without bytes", Predictor{Every: time.Second}, "--every needs --bytes: there is no body to trickle"},
-		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, netty, go)`},
+		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.2, netty, go)`},
 		{"negative", Predictor{Deadline: -time.Second}, "--deadline must not be negative, got -1s"},
 	}
 	for _, tt := range tests {
@@ -104,7 +104,7 @@ func TestPredictorPresetRules(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "netty", "go"}
+	want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "okhttp@3.2", "netty", "go"}
 	if got := PresetNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("got presets %v, want %v", got, want)
 	}
@@ -148,5 +148,23 @@ func TestCheckRange(t *testing.T) {
 	}
 	if pred.TotalMs == nil || *pred.TotalMs != 8000*3600*1000 {
 		t.Errorf("got total %v, want 8000 h", pred.TotalMs)
+	}
+}
+
+// TestOkHttp32Preset: --defaults okhttp@3.2 takes OkHttp 3.0-3.2's rule: the read timeout on
+// the pooled connection is recovered once more on a new connection (the route); okhttp is not.
+func TestOkHttp32Preset(t *testing.T) {
+	for _, tt := range []struct {
+		preset     string
+		executions int
+	}{{"okhttp@3.2", 2}, {"okhttp", 1}} {
+		p := &Predictor{Defaults: tt.preset, ReadTimeout: time.Second, Delay: 3 * time.Second}
+		if err := p.Apply(func(name string) bool { return name == "read-timeout" }); err != nil {
+			t.Fatal(err)
+		}
+		got := p.Predict()
+		if got.ServerExecutions != tt.executions || len(got.Attempts) != tt.executions || got.Outcome != vocab.ReadTimeout {
+			t.Errorf("%s: got %d executions in %d attempts, %s; want %d", tt.preset, got.ServerExecutions, len(got.Attempts), got.Outcome, tt.executions)
+		}
 	}
 }
