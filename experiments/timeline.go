@@ -16,6 +16,10 @@ func timeline(label string, res *client.Result, offset time.Duration) results.Ca
 		ra := results.Attempt{
 			StartMs: *results.Ms(offset + a.Start), EndMs: results.Ms(offset + a.End),
 			Outcome: a.Outcome, NewConnection: a.NewConnection, Phases: []results.PhaseSpan{},
+			// A measured attempt counts as executed once its whole request was written, as the
+			// model counts a sent request: the server commits a reservation on arrival,
+			// whatever the client does later.
+			Executed: a.Written,
 		}
 		connect, wait := a.Connect, a.Wait
 		if !a.NewConnection && a.Phase != vocab.PhaseConnect {

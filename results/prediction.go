@@ -25,7 +25,9 @@ type Attempt struct {
 	Outcome vocab.Outcome `json:"outcome"`
 	// NewConnection is true when the attempt opens a connection.
 	NewConnection bool `json:"new_connection"`
-	// Executed is true when the server executed the request.
+	// Executed is true when the server executed the request: in a prediction, when the model
+	// says so; in a measured call, when its whole request was written (the server may still
+	// have lost it, on a connection a middlebox dropped: the row's server count says).
 	Executed bool        `json:"executed"`
 	Phases   []PhaseSpan `json:"phases"`
 }
