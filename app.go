@@ -308,7 +308,8 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 
 func predictCommand(p *predict.Predictor) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
-		Usage: "output format: " + formatList()}}
+		Usage: "output format: " + formatList()},
+		&cli.BoolFlag{Name: "explain", Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}
@@ -326,7 +327,8 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
 			"   labrun predict --defaults hc5 --host-down                    # the kernel gives up after 127 s\n" +
 			"   labrun predict --defaults go --dropped --deadline 2s\n" +
-			"   labrun predict --lease-timeout 300ms --queue 400ms --format json",
+			"   labrun predict --lease-timeout 300ms --queue 400ms --format json\n" +
+			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -343,7 +345,7 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f}, p.Predict())
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain")}, p.Predict())
 		},
 	}
 }

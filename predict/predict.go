@@ -146,6 +146,10 @@ func (p *Predictor) Predict() results.Prediction {
 		}
 		out.Attempts = append(out.Attempts, ra)
 	}
+	for i := range out.Attempts {
+		out.Attempts[i].Why = model.Why(d, l, pred, i)
+	}
+	out.Explanation = model.Explain(d, l, pred)
 	return out
 }
 

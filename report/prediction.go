@@ -105,9 +105,32 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
 		}
 		// Indented to the start column, so the line reads as a footnote to the rows.
 		buf.WriteString(strings.Repeat(" ", widths[0]) + "phases: " + strings.Join(parts, " · ") + "\n")
+		for i, a := range p.Attempts {
+			if a.Why != "" {
+				buf.WriteString(strings.Repeat(" ", widths[0]) + "why " + strconv.Itoa(i+1) + ": " + oneLine(a.Why) + "\n")
+			}
+		}
 	}
 	buf.WriteString(legend + "\n")
 	buf.WriteString(predictionSummary(p) + "\n")
+}
+
+// writeExplanation writes the model's reasoning, one step a line (labrun predict --explain).
+func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool) {
+	if len(p.Explanation) == 0 {
+		return
+	}
+	if markdown {
+		buf.WriteString("\n**Why**\n\n")
+		for _, line := range p.Explanation {
+			buf.WriteString("- " + markdownCell(strings.TrimSpace(line)) + "\n")
+		}
+		return
+	}
+	buf.WriteString("reasoning:\n")
+	for _, line := range p.Explanation {
+		buf.WriteString("  " + line + "\n")
+	}
 }
 
 // writePredictionMarkdown renders a GitHub Markdown section: a level-3 heading, a pipe table
@@ -119,10 +142,10 @@ func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	var rows [][]string
 	for i, a := range p.Attempts {
 		rows = append(rows, []string{
-			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), phasesText(a),
+			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), phasesText(a), orDash(a.Why),
 		})
 	}
-	writeMarkdownTable(buf, []string{"attempt", "start", "end", "outcome", "phases"}, rows)
+	writeMarkdownTable(buf, []string{"attempt", "start", "end", "outcome", "phases", "why"}, rows)
 
 	// The bars hold only "lcwb!> |", digits and spaces, so a plain ``` fence is safe.
 	scale := timelineScale(p)

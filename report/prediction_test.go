@@ -403,3 +403,33 @@ func ExampleWritePrediction() {
 	// legend: l lease  c connect  w wait for first byte  b body  ! ended by a limit or the kernel  > never ends
 	// total 1000 ms · connect-timeout · server never executed the request
 }
+
+// TestPredictionWhy: each attempt's rule follows the phases, and --explain adds the reasoning
+// to the table and markdown forms only.
+func TestPredictionWhy(t *testing.T) {
+	p := retryPrediction()
+	p.Attempts[0].Why = "the read timeout fired"
+	p.Explanation = []string{"attempt 1 starts at 0 ms: the call starts", "the server executed the request 2 times"}
+	for _, tt := range []struct {
+		f              Format
+		explain        bool
+		why, reasoning bool
+	}{
+		{FormatTable, false, true, false},
+		{FormatTable, true, true, true},
+		{FormatMarkdown, false, true, false},
+		{FormatMarkdown, true, true, true},
+	} {
+		var buf bytes.Buffer
+		if err := Render(&buf, Options{Format: tt.f, Explain: tt.explain}, p); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if got := strings.Contains(out, "the read timeout fired"); got != tt.why {
+			t.Errorf("%s explain=%v: why shown %v, want %v:\n%s", tt.f, tt.explain, got, tt.why, out)
+		}
+		if got := strings.Contains(out, "the server executed the request 2 times"); got != tt.reasoning {
+			t.Errorf("%s explain=%v: reasoning shown %v, want %v:\n%s", tt.f, tt.explain, got, tt.reasoning, out)
+		}
+	}
+}

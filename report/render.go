@@ -16,6 +16,9 @@ type Options struct {
 	// suite or the defaults takes a compact layout that fits it. 0 (unknown, or not a
 	// terminal) keeps the full layout, whose bytes depend on the data alone.
 	Width int
+	// Explain adds a prediction's whole reasoning (results.Prediction.Explanation) to its table
+	// and markdown forms; JSON always carries it.
+	Explain bool
 	// Color colours the verdicts of the table form with ANSI escapes: pass green, a pass
 	// resting on noisy samples yellow, FAIL red, in the verdict column, the footer and the
 	// summary line. The escapes take no width on a terminal (tablewriter measures cells
@@ -30,7 +33,7 @@ type document interface {
 	// what names the document in errors: "exp-a", "suite", "prediction", "defaults".
 	what() string
 	table(buf *bytes.Buffer, lk look) error
-	markdown(buf *bytes.Buffer) error
+	markdown(buf *bytes.Buffer, lk look) error
 	csv(buf *bytes.Buffer) error
 	// junit writes the JUnit XML form; documents that are not runs refuse it.
 	junit(buf *bytes.Buffer) error
@@ -45,9 +48,9 @@ func render(w io.Writer, o Options, d document) error {
 	var err error
 	switch o.Format {
 	case FormatTable:
-		err = d.table(&buf, look{palette{on: o.Color}, o.Width})
+		err = d.table(&buf, look{palette{on: o.Color}, o.Width, o.Explain})
 	case FormatMarkdown:
-		err = d.markdown(&buf)
+		err = d.markdown(&buf, look{explain: o.Explain})
 	case FormatJSON:
 		err = writeJSON(&buf, d.jsonValue())
 	case FormatCSV:
@@ -82,7 +85,8 @@ func Render(w io.Writer, o Options, v any) error {
 // look is how the table form looks on the terminal at hand: its colours and its width.
 type look struct {
 	palette
-	width int
+	width   int
+	explain bool
 }
 
 // FullWidth is the terminal width from which tables take their full layout.
@@ -102,7 +106,7 @@ func (d runDoc) what() string { return orDash(d.Experiment) }
 func (d runDoc) table(buf *bytes.Buffer, lk look) error {
 	return writeRunTable(buf, results.Run(d), lk)
 }
-func (d runDoc) markdown(buf *bytes.Buffer) error {
+func (d runDoc) markdown(buf *bytes.Buffer, lk look) error {
 	writeRunMarkdown(buf, results.Run(d))
 	return nil
 }
@@ -116,7 +120,7 @@ func (d suiteDoc) what() string { return "suite" }
 func (d suiteDoc) table(buf *bytes.Buffer, lk look) error {
 	return writeSuiteText(buf, results.Suite(d), lk, false)
 }
-func (d suiteDoc) markdown(buf *bytes.Buffer) error {
+func (d suiteDoc) markdown(buf *bytes.Buffer, lk look) error {
 	return writeSuiteText(buf, results.Suite(d), look{}, true)
 }
 func (d suiteDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, d.Experiments) }
@@ -126,18 +130,24 @@ func (d suiteDoc) junit(buf *bytes.Buffer) error {
 }
 
 func (d predictionDoc) what() string { return "prediction" }
-func (d predictionDoc) table(buf *bytes.Buffer, _ look) error {
+func (d predictionDoc) table(buf *bytes.Buffer, lk look) error {
 	if err := checkPrediction(results.Prediction(d)); err != nil {
 		return err
 	}
 	writePredictionTable(buf, results.Prediction(d))
+	if lk.explain {
+		writeExplanation(buf, results.Prediction(d), false)
+	}
 	return nil
 }
-func (d predictionDoc) markdown(buf *bytes.Buffer) error {
+func (d predictionDoc) markdown(buf *bytes.Buffer, lk look) error {
 	if err := checkPrediction(results.Prediction(d)); err != nil {
 		return err
 	}
 	writePredictionMarkdown(buf, results.Prediction(d))
+	if lk.explain {
+		writeExplanation(buf, results.Prediction(d), true)
+	}
 	return nil
 }
 func (d predictionDoc) csv(buf *bytes.Buffer) error {
@@ -164,7 +174,7 @@ func (d defaultsDoc) table(buf *bytes.Buffer, lk look) error {
 	buf.Write(full.Bytes())
 	return nil
 }
-func (d defaultsDoc) markdown(buf *bytes.Buffer) error {
+func (d defaultsDoc) markdown(buf *bytes.Buffer, lk look) error {
 	writeDefaultsMarkdown(buf, d)
 	return nil
 }

@@ -15,6 +15,9 @@ type Prediction struct {
 	TotalMs          *float64  `json:"total_ms"`
 	ServerExecutions int       `json:"server_executions"`
 	Attempts         []Attempt `json:"attempts"`
+	// Explanation is the model's whole reasoning, one sentence a step (labrun predict
+	// --explain prints it).
+	Explanation []string `json:"explanation,omitempty"`
 }
 
 // Attempt is one attempt of a predicted call.
@@ -30,6 +33,9 @@ type Attempt struct {
 	// have lost it, on a connection a middlebox dropped: the row's server count says).
 	Executed bool        `json:"executed"`
 	Phases   []PhaseSpan `json:"phases"`
+	// Why names the rule that ended the attempt, in a prediction ("Go's ResponseHeaderTimeout
+	// covers only the head", "a tie goes to the deadline").
+	Why string `json:"why,omitempty"`
 }
 
 // PhaseSpan is one phase of an attempt: lease, connect, wait (for the first byte) or body.
