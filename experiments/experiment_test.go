@@ -88,6 +88,8 @@ func freshOf(e Experiment) Experiment {
 		return NewRoutes()
 	case *GoTraps:
 		return NewGoTraps()
+	case *Pooled:
+		return NewPooled()
 	case *Inventory:
 		return NewInventory()
 	}
@@ -109,7 +111,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: All() does not return the documented parameters", info.Name)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 }
