@@ -171,14 +171,19 @@ type pooledCase struct {
 	kill model.Kill
 }
 
-// pooledKills are the ways the server ends a connection after reading a request.
-var pooledKills = []struct {
+// pooledKill is a way the server ends a connection after reading a request.
+type pooledKill struct {
 	kill  model.Kill
 	fail  string // the fake server's word for it
 	label string
-}{
-	{model.KillClose, fakesrv.FailClose, "FIN after the request"},
-	{model.KillReset, fakesrv.FailReset, "RST after the request"},
+}
+
+// pooledKills returns the ways the server ends a connection after reading a request.
+func pooledKills() []pooledKill {
+	return []pooledKill{
+		{model.KillClose, fakesrv.FailClose, "FIN after the request"},
+		{model.KillReset, fakesrv.FailReset, "RST after the request"},
+	}
 }
 
 // cases returns the rows the experiment measures, in order.
@@ -202,7 +207,7 @@ func (p *Pooled) cases() []pooledCase {
 		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone},
 		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone},
 	}
-	for _, k := range pooledKills {
+	for _, k := range pooledKills() {
 		for _, c := range []struct {
 			who     string
 			profile string
@@ -280,7 +285,7 @@ func (p *Pooled) downstream(c pooledCase) model.Downstream {
 
 // behaviour is what the fake server is asked to do with case c's request.
 func (p *Pooled) behaviour(c pooledCase) fakesrv.Behaviour {
-	for _, k := range pooledKills {
+	for _, k := range pooledKills() {
 		if k.kill == c.kill {
 			// The warm-up call is the first request on the connection: the second dies.
 			return fakesrv.Behaviour{Fail: k.fail, FailOn: 2}

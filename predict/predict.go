@@ -59,12 +59,6 @@ type Predictor struct {
 	OneShotBody       bool
 }
 
-// The values of --hc5-retries and --kill-after-read.
-var (
-	hc5RetriesChoices = []string{"none", string(vocab.HC5RetriesDefault)}
-	killChoices       = []string{string(model.KillClose), string(model.KillReset)}
-)
-
 // Params lists the predictor's parameters, bound to its fields.
 func (p *Predictor) Params() []param.Param {
 	max := model.DataGiveUp + time.Hour // long enough for the kernel's own give-up times
@@ -77,7 +71,7 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &p.Retries, Min: 0, Max: 100},
 		{Name: "backoff", Usage: "pause before each retry", Duration: &p.Backoff, MaxDuration: max},
 		{Name: "hc5-retries", Usage: "HttpClient 5's own retries: none (disableAutomaticRetries) or default (DefaultHttpRequestRetryStrategy: an idempotent request once more after an I/O error)",
-			String: &p.HC5Retries, Choices: hc5RetriesChoices},
+			String: &p.HC5Retries, Choices: []string{"none", string(vocab.HC5RetriesDefault)}},
 		{Name: "validate-after-inactivity", Usage: "HttpClient 5's stale check of a pooled connection idle longer than this (0 = the client sees a FIN at once, as net/http does)",
 			Duration: &p.ValidateAfterInactivity, MaxDuration: max},
 		{Name: "no-stale-check", Usage: "HttpClient 5 checks no pooled connection before reuse (setValidateAfterInactivity(-1))", Bool: &p.NoStaleCheck},
@@ -94,7 +88,7 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "server-idle-timeout", Usage: "the server closes a keep-alive connection idle this long (Tomcat: 60s)", Duration: &p.ServerIdleTimeout, MaxDuration: max},
 		{Name: "idle-for", Usage: "how long the pooled connection sat idle before the call", Duration: &p.IdleFor, MaxDuration: max},
 		{Name: "kill-after-read", Usage: "the server reads the request on the pooled connection, executes it, then closes (close) or resets (reset) the connection",
-			String: &p.KillAfterRead, Choices: killChoices},
+			String: &p.KillAfterRead, Choices: []string{string(model.KillClose), string(model.KillReset)}},
 		{Name: "method", Usage: "the request's method (default GET): the libraries send again by method", String: &p.Method},
 		{Name: "idempotency-key", Usage: "the request carries an Idempotency-Key header (net/http then replays any method)", Bool: &p.IdempotencyKey},
 		{Name: "one-shot-body", Usage: "the request body cannot be sent again: no library re-sends it", Bool: &p.OneShotBody},
