@@ -130,6 +130,7 @@ func TestList(t *testing.T) {
 		"exp-d   follow-ups that repeat a request\n" +
 		"exp-e   a timeout that seems ignored\n" +
 		"exp-f   Go's own traps\n" +
+		"exp-g   the first call after a quiet night\n" +
 		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/vocab"
 )
 
 // The names of the client profiles the experiments refer to. --client takes every name in
@@ -114,6 +115,14 @@ type spec struct {
 	NoRouteRetry bool
 	// Resolver resolves host names (nil: the system's).
 	Resolver *net.Resolver
+	// HC5Retries, ValidateAfterInactivity, EvictIdle and EvictInterval are HttpClient 5's
+	// rules for pooled connections that died (client.Config's fields of the same names);
+	// only the hc5 profile has them. The zero values keep labrun's: nothing re-sent,
+	// net/http's background watch, no evictor.
+	HC5Retries              vocab.HC5Retries
+	ValidateAfterInactivity time.Duration
+	EvictIdle               time.Duration
+	EvictInterval           time.Duration
 }
 
 // caller is a client under test.
@@ -156,6 +165,9 @@ func buildHC5(s spec) (built, error) {
 		ReadTimeout:    s.ReadTimeout, Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout, PropagateDeadline: s.PropagateDeadline,
 		Resolver: s.Resolver,
+
+		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
+		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
 	}
 	c, err := client.New(cfg)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
 )
 
 // Predictor holds the inputs of labrun predict: a client's limits, optionally starting from a
@@ -30,6 +31,15 @@ type Predictor struct {
 	Retries        int
 	Backoff        time.Duration
 
+	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
+	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
+	// turns it off), and an evictor of idle connections.
+	HC5Retries              string
+	ValidateAfterInactivity time.Duration
+	NoStaleCheck            bool
+	EvictIdle               time.Duration
+	EvictInterval           time.Duration
+
 	Delay    time.Duration
 	Bytes    int
 	Every    time.Duration
@@ -38,6 +48,16 @@ type Predictor struct {
 	Dropped  bool
 	Queue    time.Duration
 	Cold     bool
+
+	// How the pooled connection died (model.Downstream): closed by the server's keep-alive
+	// timeout while it sat idle, or closed or reset ("close", "reset") after the server read
+	// the request; and the request, which decides what the libraries send again.
+	ServerIdleTimeout time.Duration
+	IdleFor           time.Duration
+	KillAfterRead     string
+	Method            string
+	IdempotencyKey    bool
+	OneShotBody       bool
 }
 
 // Params lists the predictor's parameters, bound to its fields.
@@ -51,6 +71,13 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "deadline", Usage: "total deadline of the call, retries included (0 = none)", Duration: &p.Deadline, MaxDuration: max},
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &p.Retries, Min: 0, Max: 100},
 		{Name: "backoff", Usage: "pause before each retry", Duration: &p.Backoff, MaxDuration: max},
+		{Name: "hc5-retries", Usage: "HttpClient 5's own retries: none (disableAutomaticRetries) or default (DefaultHttpRequestRetryStrategy: an idempotent request once more after an I/O error)",
+			String: &p.HC5Retries, Choices: []string{"none", string(vocab.HC5RetriesDefault)}},
+		{Name: "validate-after-inactivity", Usage: "HttpClient 5's stale check of a pooled connection idle longer than this (0 = the client sees a FIN at once, as net/http does)",
+			Duration: &p.ValidateAfterInactivity, MaxDuration: max},
+		{Name: "no-stale-check", Usage: "HttpClient 5 checks no pooled connection before reuse (setValidateAfterInactivity(-1))", Bool: &p.NoStaleCheck},
+		{Name: "evict-idle", Usage: "close pooled connections idle this long (evictIdleConnections, IdleConnTimeout, keepAliveDuration)", Duration: &p.EvictIdle, MaxDuration: max},
+		{Name: "evict-interval", Usage: "how often HttpClient 5's evictor looks (0 = max(evict-idle/10, 1s))", Duration: &p.EvictInterval, MaxDuration: max},
 		{Name: "delay", Usage: "server time until the response head", Duration: &p.Delay, MaxDuration: max},
 		{Name: "bytes", Usage: "body bytes; with --every they trickle", Int: &p.Bytes, Min: 0, Max: 1 << 30},
 		{Name: "every", Usage: "pause before each trickled body byte", Duration: &p.Every, MaxDuration: max},
@@ -59,6 +86,13 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "dropped", Usage: "a middlebox silently dropped the pooled connection", Bool: &p.Dropped},
 		{Name: "queue", Usage: "the pool is full; a connection frees after this long", Duration: &p.Queue, MaxDuration: max},
 		{Name: "cold", Usage: "the first attempt must connect (default: it finds a pooled connection)", Bool: &p.Cold},
+		{Name: "server-idle-timeout", Usage: "the server closes a keep-alive connection idle this long (Tomcat: 60s)", Duration: &p.ServerIdleTimeout, MaxDuration: max},
+		{Name: "idle-for", Usage: "how long the pooled connection sat idle before the call", Duration: &p.IdleFor, MaxDuration: max},
+		{Name: "kill-after-read", Usage: "the server reads the request on the pooled connection, executes it, then closes (close) or resets (reset) the connection",
+			String: &p.KillAfterRead, Choices: []string{string(model.KillClose), string(model.KillReset)}},
+		{Name: "method", Usage: "the request's method (default GET): the libraries send again by method", String: &p.Method},
+		{Name: "idempotency-key", Usage: "the request carries an Idempotency-Key header (net/http then replays any method)", Bool: &p.IdempotencyKey},
+		{Name: "one-shot-body", Usage: "the request body cannot be sent again: no library re-sends it", Bool: &p.OneShotBody},
 	}
 }
 
@@ -76,6 +110,18 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--stall excludes --delay, --bytes and --every: a stalled server sends nothing")
 	case p.Every > 0 && p.Bytes == 0:
 		return fmt.Errorf("--every needs --bytes: there is no body to trickle")
+	case p.NoStaleCheck && p.ValidateAfterInactivity > 0:
+		return fmt.Errorf("--no-stale-check and --validate-after-inactivity exclude each other")
+	case p.EvictInterval > 0 && p.EvictIdle == 0:
+		return fmt.Errorf("--evict-interval needs --evict-idle: there is no evictor")
+	case p.ServerIdleTimeout > 0 && p.IdleFor == 0:
+		return fmt.Errorf("--server-idle-timeout needs --idle-for: how long the pooled connection sat idle")
+	case (p.IdleFor > 0 || p.KillAfterRead != "") && (p.Cold || p.HostDown):
+		return fmt.Errorf("--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing")
+	case p.KillAfterRead != "" && p.Dropped:
+		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
+	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
+		return fmt.Errorf("--method: %q is not a method", p.Method)
 	case p.Every > 0 && time.Duration(p.Bytes) > (MaxScenario-p.Delay)/p.Every:
 		return fmt.Errorf("--bytes %d with --every %v trickles for longer than the model's range of %v: make one of them smaller",
 			p.Bytes, p.Every, MaxScenario)
@@ -107,12 +153,29 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 		"retries":         func() { p.Retries = pre.Limits.Retries },
 		"backoff":         func() { p.Backoff = pre.Limits.Backoff },
 	}
+	r := presetReuse(pre.Name)
+	if r.validate != 0 && !isSet("no-stale-check") {
+		set["validate-after-inactivity"] = func() { p.ValidateAfterInactivity = r.validate }
+	}
+	if r.retries != "" {
+		set["hc5-retries"] = func() { p.HC5Retries = r.retries }
+	}
+	if r.evict != 0 {
+		set["evict-idle"] = func() { p.EvictIdle = r.evict }
+	}
 	for name, apply := range set {
 		if !isSet(name) {
 			apply()
 		}
 	}
 	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
+	if p.profile == model.OkHttp || p.profile == model.Go {
+		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
+			if isSet(name) {
+				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
+			}
+		}
+	}
 	return nil
 }
 
@@ -122,8 +185,17 @@ func (p *Predictor) Predict() results.Prediction {
 		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
+		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
 	}
-	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped}
+	if p.HC5Retries == string(vocab.HC5RetriesDefault) {
+		l.HC5Retries = vocab.HC5RetriesDefault
+	}
+	if p.NoStaleCheck {
+		l.ValidateAfterInactivity = model.NoValidation
+	}
+	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped,
+		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
+		Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}
 	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),

@@ -1,7 +1,9 @@
 package predict
 
 import (
+	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,20 @@ func TestPredictorCheck(t *testing.T) {
 		{"every without bytes", Predictor{Every: time.Second}, "--every needs --bytes: there is no body to trickle"},
 		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.2, netty, go)`},
 		{"negative", Predictor{Deadline: -time.Second}, "--deadline must not be negative, got -1s"},
+		{"stale check on and off", Predictor{NoStaleCheck: true, ValidateAfterInactivity: time.Second},
+			"--no-stale-check and --validate-after-inactivity exclude each other"},
+		{"an interval without an evictor", Predictor{EvictInterval: time.Second}, "--evict-interval needs --evict-idle: there is no evictor"},
+		{"a server timeout without a pause", Predictor{ServerIdleTimeout: time.Minute},
+			"--server-idle-timeout needs --idle-for: how long the pooled connection sat idle"},
+		{"killed and cold", Predictor{KillAfterRead: "close", Cold: true},
+			"--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing"},
+		{"idle and host down", Predictor{IdleFor: time.Minute, HostDown: true},
+			"--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing"},
+		{"killed and dropped", Predictor{KillAfterRead: "reset", Dropped: true},
+			"--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server"},
+		{"unknown kill", Predictor{KillAfterRead: "explode"}, `--kill-after-read: unknown value "explode" (want close, reset)`},
+		{"unknown strategy", Predictor{HC5Retries: "always"}, `--hc5-retries: unknown value "always" (want none, default)`},
+		{"not a method", Predictor{Method: "GET /"}, `--method: "GET /" is not a method`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +116,135 @@ func TestPredictorPresetRules(t *testing.T) {
 	}
 	if got := p.Predict(); got.Outcome != vocab.ReadTimeout || *got.TotalMs != 1000 {
 		t.Errorf("hc5: got %s at %v ms, want read-timeout at 1000", got.Outcome, *got.TotalMs)
+	}
+}
+
+// TestPredictorApplyReuse: --defaults hc5 brings HttpClient 5's stale check after 2 s and its
+// default retry strategy, unless the flags say otherwise; go and okhttp bring their idle
+// timeouts and refuse HttpClient 5's settings.
+func TestPredictorApplyReuse(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       Predictor
+		given   []string
+		want    Predictor
+		wantErr string
+	}{
+		{"hc5", Predictor{Defaults: "hc5"}, nil,
+			Predictor{ValidateAfterInactivity: 2 * time.Second, HC5Retries: "default"}, ""},
+		{"hc5 without a stale check", Predictor{Defaults: "hc5", NoStaleCheck: true}, []string{"no-stale-check"},
+			Predictor{NoStaleCheck: true, HC5Retries: "default"}, ""},
+		{"hc5, retries off", Predictor{Defaults: "hc5", HC5Retries: "none"}, []string{"hc5-retries"},
+			Predictor{ValidateAfterInactivity: 2 * time.Second, HC5Retries: "none"}, ""},
+		{"hc5 with an evictor", Predictor{Defaults: "hc5", EvictIdle: 30 * time.Second}, []string{"evict-idle"},
+			Predictor{ValidateAfterInactivity: 2 * time.Second, HC5Retries: "default", EvictIdle: 30 * time.Second}, ""},
+		{"go", Predictor{Defaults: "go"}, nil, Predictor{EvictIdle: 90 * time.Second}, ""},
+		{"okhttp", Predictor{Defaults: "okhttp"}, nil, Predictor{EvictIdle: 5 * time.Minute}, ""},
+		{"go refuses a stale check", Predictor{Defaults: "go", ValidateAfterInactivity: time.Second}, []string{"validate-after-inactivity"},
+			Predictor{}, "--validate-after-inactivity is HttpClient 5's; --defaults go follows Go net/http (DefaultClient, DefaultTransport)'s own rules"},
+		{"okhttp refuses HttpClient 5's retries", Predictor{Defaults: "okhttp", HC5Retries: "default"}, []string{"hc5-retries"},
+			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp's own rules"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Apply(func(name string) bool { return slices.Contains(tt.given, name) })
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("got %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Predictor{ValidateAfterInactivity: tt.p.ValidateAfterInactivity, NoStaleCheck: tt.p.NoStaleCheck,
+				HC5Retries: tt.p.HC5Retries, EvictIdle: tt.p.EvictIdle}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGoIdleTimeoutMatchesNetHTTP: the go preset's idle timeout is the linked net/http's.
+func TestGoIdleTimeoutMatchesNetHTTP(t *testing.T) {
+	if got, want := presetReuse("go").evict, http.DefaultTransport.(*http.Transport).IdleConnTimeout; got != want {
+		t.Errorf("got %v, want DefaultTransport's IdleConnTimeout %v", got, want)
+	}
+}
+
+// TestPredictorPooled: each library's rule for a pooled connection that died, from the flags
+// through --defaults to the model, including the cases where nothing is sent again.
+func TestPredictorPooled(t *testing.T) {
+	const answer = 5 * ms // the server answers a new connection's request in 5 ms
+	closedIdle := func(p Predictor) Predictor {
+		p.ServerIdleTimeout, p.IdleFor, p.Delay = time.Minute, 90*time.Second, answer
+		return p
+	}
+	killed := func(p Predictor, kill, method string) Predictor {
+		p.KillAfterRead, p.Method, p.Delay = kill, method, answer
+		return p
+	}
+	tests := []struct {
+		name       string
+		p          Predictor
+		given      []string
+		outcome    vocab.Outcome
+		totalMs    float64
+		attempts   int
+		executions int
+	}{
+		// HttpClient 5's defaults: the stale check (2 s) sees the FIN and connects anew.
+		{"hc5: closed while idle", closedIdle(Predictor{Defaults: "hc5"}), nil, vocab.OK, 6, 1, 1},
+		// Without it the request goes into the dead connection; with retries off, that is all.
+		{"hc5 no stale check, retries off", closedIdle(Predictor{Defaults: "hc5", NoStaleCheck: true, HC5Retries: "none"}),
+			[]string{"no-stale-check", "hc5-retries"}, vocab.Failed, 0, 1, 0},
+		// The default strategy sends the GET again on a new connection: executed once.
+		{"hc5 no stale check, default retries", closedIdle(Predictor{Defaults: "hc5", NoStaleCheck: true}),
+			[]string{"no-stale-check"}, vocab.OK, 6, 2, 1},
+		// An evictor faster than the server: closed before the call.
+		{"hc5 evictor", closedIdle(Predictor{Defaults: "hc5", NoStaleCheck: true, HC5Retries: "none", EvictIdle: 30 * time.Second}),
+			[]string{"no-stale-check", "hc5-retries", "evict-idle"}, vocab.OK, 6, 1, 1},
+		{"hc5 default retries: killed GET twice", killed(Predictor{Defaults: "hc5"}, "close", "GET"), nil, vocab.OK, 6, 2, 2},
+		{"hc5 default retries: killed POST not again", killed(Predictor{Defaults: "hc5"}, "reset", "POST"), nil, vocab.Failed, 0, 1, 1},
+		{"hc5 retries off: killed GET not again", killed(Predictor{Defaults: "hc5", HC5Retries: "none"}, "close", "GET"),
+			[]string{"hc5-retries"}, vocab.Failed, 0, 1, 1},
+		{"okhttp: killed POST twice", killed(Predictor{Defaults: "okhttp"}, "close", "POST"), nil, vocab.OK, 6, 2, 2},
+		{"okhttp: one-shot body not again", func() Predictor {
+			p := killed(Predictor{Defaults: "okhttp"}, "close", "POST")
+			p.OneShotBody = true
+			return p
+		}(), nil, vocab.Failed, 0, 1, 1},
+		// OkHttp's health check skips a GET: it fails on the closed connection and is sent again.
+		{"okhttp: closed GET", closedIdle(Predictor{Defaults: "okhttp"}), nil, vocab.OK, 6, 2, 1},
+		{"go: killed POST not replayed", killed(Predictor{Defaults: "go"}, "reset", "POST"), nil, vocab.Failed, 0, 1, 1},
+		{"go: killed POST with Idempotency-Key replayed", func() Predictor {
+			p := killed(Predictor{Defaults: "go"}, "reset", "POST")
+			p.IdempotencyKey = true
+			return p
+		}(), nil, vocab.OK, 6, 2, 2},
+		// IdleConnTimeout (90 s) closed the connection before the server could kill it.
+		{"go: idle 100 s, IdleConnTimeout first", func() Predictor {
+			p := killed(Predictor{Defaults: "go"}, "close", "POST")
+			p.IdleFor = 100 * time.Second
+			return p
+		}(), nil, vocab.OK, 6, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.p
+			if err := p.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Apply(func(name string) bool { return slices.Contains(tt.given, name) }); err != nil {
+				t.Fatal(err)
+			}
+			got := p.Predict()
+			if got.Outcome != tt.outcome || *got.TotalMs != tt.totalMs || len(got.Attempts) != tt.attempts || got.ServerExecutions != tt.executions {
+				t.Errorf("got %s at %v ms in %d attempts, %d executions; want %s at %v ms in %d, %d",
+					got.Outcome, *got.TotalMs, len(got.Attempts), got.ServerExecutions, tt.outcome, tt.totalMs, tt.attempts, tt.executions)
+			}
+		})
 	}
 }
 

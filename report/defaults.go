@@ -16,11 +16,11 @@ const defaultsFooter = "use one as a starting point: labrun predict --defaults N
 
 // defaultsColumns are the table and markdown column headings, in the order of defaultsCells.
 // The client comes first, as in lab-spec section 4; the preset name follows it.
-var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "source"}
+var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "reuse", "re-send", "source"}
 
 // defaultsCSVColumns are the header of the CSV form: the JSON tags of
 // results.ClientDefaults, in the struct's order.
-var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source"}
+var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source", "reuse", "resend"}
 
 // defaultsJSON is the JSON form: {"clients": [...]}, an object rather than a bare array so
 // that fields can be added later without breaking readers.
@@ -33,12 +33,15 @@ type defaultsJSON struct {
 //
 // The table form is a title line ("client defaults · none of them is production-ready"), an
 // ASCII-bordered table with the columns client, preset, lease wait, connect, read, pool,
-// whole call and source, and a footer line pointing to labrun predict --defaults. Cells are
-// never wrapped or truncated, whatever the terminal: a long source makes a wide table, but
-// the same rows always give the same bytes. The markdown form holds the same table and
-// footer under a "### Client defaults" heading. The JSON form is {"clients": [...]} with the
-// JSON tags of results.ClientDefaults (an empty list for no rows, never null). The CSV form
-// is a header line of those tags and one line per client.
+// whole call, reuse (how a pooled connection that died is found out, idle eviction), re-send
+// (what the library sends again by itself) and source, and a footer line pointing to labrun
+// predict --defaults. Cells are never wrapped or truncated, whatever the terminal: a long
+// source makes a wide table, but the same rows always give the same bytes (on a terminal
+// narrower than the table, Render takes the compact layout instead). The markdown form holds
+// the same table and footer under a "### Client defaults" heading. The JSON form is
+// {"clients": [...]} with the JSON tags of results.ClientDefaults (an empty list for no rows,
+// never null). The CSV form is a header line of those tags, in the struct's order, and one
+// line per client.
 //
 // In table and markdown form an empty value shows as "—"; in JSON and CSV it stays empty.
 // As with WriteRun, nothing is written when rendering fails, for example for an unknown
@@ -52,7 +55,7 @@ func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
 func defaultsCells(c results.ClientDefaults) []string {
 	return []string{
 		orDash(c.Client), orDash(c.Name), orDash(c.Lease), orDash(c.Connect),
-		orDash(c.Read), orDash(c.Pool), orDash(c.Call), orDash(c.Source),
+		orDash(c.Read), orDash(c.Pool), orDash(c.Call), orDash(c.Reuse), orDash(c.Resend), orDash(c.Source),
 	}
 }
 
@@ -96,7 +99,7 @@ func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
 func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 	lines := [][]string{defaultsCSVColumns}
 	for _, c := range rows {
-		lines = append(lines, []string{c.Name, c.Client, c.Lease, c.Connect, c.Read, c.Pool, c.Call, c.Source})
+		lines = append(lines, []string{c.Name, c.Client, c.Lease, c.Connect, c.Read, c.Pool, c.Call, c.Source, c.Reuse, c.Resend})
 	}
 	return writeCSV(buf, lines)
 }

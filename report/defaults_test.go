@@ -14,14 +14,16 @@ import (
 
 // testDefaults are three clients that exercise the renderers: a plain row with a comma in
 // a cell (CSV quoting), a row with "|" and quotes in cells (markdown and CSV escaping) and
-// an empty source (a dash in table and markdown, an empty cell in CSV), and Go's row, whose
-// long cells must neither wrap nor be cut.
+// an empty source, reuse and re-send (a dash in table and markdown, an empty cell in CSV),
+// and Go's row, whose long cells must neither wrap nor be cut.
 func testDefaults() []results.ClientDefaults {
 	return []results.ClientDefaults{
 		{Name: "hc5", Client: "Apache HttpClient 5.6",
 			Lease: "3 min", Connect: "3 min", Read: "none = infinite",
 			Pool: "5 per route, 25 total", Call: "none in classic",
-			Source: "lab-spec section 4"},
+			Source: "lab-spec section 4",
+			Reuse:  "validateAfterInactivity 2 s; evictIdleConnections off",
+			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method after an I/O error"},
 		{Name: "netty", Client: "Reactor Netty",
 			Lease: "45 s", Connect: "30 s", Read: "none",
 			Pool: "max(2 x cores, 16) per address | queue 2x", Call: `".timeout()" operator`},
@@ -29,7 +31,9 @@ func testDefaults() []results.ClientDefaults {
 			Lease: "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
 			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
 			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
-			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
+			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26",
+			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",
+			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key"},
 	}
 }
 
@@ -177,6 +181,6 @@ func ExampleWriteDefaults() {
 		panic(err)
 	}
 	// Output:
-	// name,client,lease,connect,read,pool,call,source
-	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,lab-spec section 4
+	// name,client,lease,connect,read,pool,call,source,reuse,resend
+	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,lab-spec section 4,,
 }

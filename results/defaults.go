@@ -13,4 +13,10 @@ type ClientDefaults struct {
 	Pool    string `json:"pool"`
 	Call    string `json:"call"` // whole-call limit
 	Source  string `json:"source"`
+	// Reuse says how the library finds out, by default, that a pooled connection died before
+	// reusing it, and when it closes idle ones; Resend says what it sends again by itself when
+	// a reused connection fails (lab-spec section 7). Empty where labrun has not read the
+	// library's source.
+	Reuse  string `json:"reuse"`
+	Resend string `json:"resend"`
 }
