@@ -130,6 +130,7 @@ func TestList(t *testing.T) {
 		"exp-d   follow-ups that repeat a request\n" +
 		"exp-e   a timeout that seems ignored\n" +
 		"exp-f   Go's own traps\n" +
+		"exp-i   peers that vanish, measured\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)

@@ -2,18 +2,28 @@ package experiments
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/labrun/labrun/netns"
+	"github.com/labrun/labrun/netns/vanish"
 	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain dispatches a namespace child first: exp-i's rows that need network namespaces
+// re-execute this test binary (netns.Run), and the child runs its job instead of the tests.
+func TestMain(m *testing.M) {
+	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const ms = time.Millisecond
 
@@ -88,6 +98,8 @@ func freshOf(e Experiment) Experiment {
 		return NewRoutes()
 	case *GoTraps:
 		return NewGoTraps()
+	case *Vanish:
+		return NewVanish()
 	case *Inventory:
 		return NewInventory()
 	}
@@ -109,7 +121,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: All() does not return the documented parameters", info.Name)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-i", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 }
