@@ -103,8 +103,8 @@ func (*Vanish) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, 
 // Params implements Experiment.
 func (v *Vanish) Params() []param.Param {
 	return []param.Param{
-		{Name: "syn-retries", Usage: fmt.Sprintf("SYN retries of the host-down rows, comma-separated, each 1..%d (default 6: 127 s)", vanish.MaxSYNRetries), String: &v.SYNRetries},
-		{Name: "tcp-retries2", Usage: fmt.Sprintf("tcp_retries2 of the dropped-connection rows, comma-separated, each 0..%d (default 15: 924.6 s)", vanish.MaxRetries2), String: &v.Retries2},
+		{Name: "syn-retries", Usage: fmt.Sprintf("SYN retries of the host-down rows, comma-separated, each 1..%d (Linux: %d, 127 s)", vanish.MaxSYNRetries, model.SYNRetries), String: &v.SYNRetries},
+		{Name: "tcp-retries2", Usage: fmt.Sprintf("tcp_retries2 of the dropped-connection rows, comma-separated, each 0..%d (Linux: %d, 924.6 s)", vanish.MaxRetries2, model.DataRetries), String: &v.Retries2},
 		{Name: "connect-timeout", Usage: "connect timeout of the clients (the host is down)", Duration: &v.ConnectTimeout, MaxDuration: vanish.MaxWait},
 		{Name: "read-timeout", Usage: "read timeout on the dead pooled connection", Duration: &v.ReadTimeout, MaxDuration: vanish.MaxWait},
 		{Name: "deadline", Usage: "whole-call deadline on the dead pooled connection", Duration: &v.Deadline, MaxDuration: vanish.MaxWait},
