@@ -185,8 +185,8 @@ const (
 	vanishThree = "three.vanish.test"
 )
 
-// vanishMeasured is everything exp-i measured. Each field is written by one goroutine of Run
-// (the maps under Run's mutex) and read after they all ended.
+// vanishMeasured is everything exp-i measured. Each field is written by one of Run's
+// goroutines (the maps under mu, one entry each) and read once they all ended.
 type vanishMeasured struct {
 	netns   error        // why the namespace rows cannot run, nil when they can
 	host    model.Kernel // the calling namespace's SYN rules
@@ -259,11 +259,11 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 	defer down.close()
 
 	jobs := v.jobs(m, down, syns, r2s)
-	total := 0
+	var total time.Duration // when the model expects the last measurement to end
 	for _, j := range jobs {
-		total = max(total, int((j.start+j.expect)/time.Millisecond))
+		total = max(total, j.start+j.expect)
 	}
-	opt.progress(time.Duration(total)*time.Millisecond, "%s · %d measurements at once", v.Info().Name, len(jobs))
+	opt.progress(total, "%s · %d measurements at once", v.Info().Name, len(jobs))
 	var mu sync.Mutex // guards done
 	done := 0
 	g, gctx := errgroup.WithContext(ctx)
@@ -307,7 +307,6 @@ type vanishJob struct {
 	name   string
 	start  time.Duration // when it starts, after Run started the jobs
 	expect time.Duration // how long the model expects it to take, once started
-	child  bool          // it starts a namespace child
 	run    func(ctx context.Context) error
 }
 
@@ -367,7 +366,7 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 		}})
 	slices.SortStableFunc(children, func(a, b vanishJob) int { return cmp.Compare(b.expect, a.expect) })
 	for i := range children {
-		children[i].start, children[i].child = time.Duration(i)*vanishStagger, true
+		children[i].start = time.Duration(i) * vanishStagger
 	}
 	return append(jobs, children...)
 }
