@@ -14,6 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/netns"
+	"github.com/labrun/labrun/netns/vanish"
 	"github.com/labrun/labrun/param"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
@@ -22,6 +24,9 @@ import (
 // TestMain runs the tests, or, when beMain is set in the environment, is labrun itself: the
 // completion test puts this binary on PATH as "labrun" for the shell scripts to call.
 func TestMain(m *testing.M) {
+	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code) // a namespace child of exp-i, should a test run it
+	}
 	if os.Getenv(beMain) == "1" {
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}
@@ -131,6 +136,7 @@ func TestList(t *testing.T) {
 		"exp-e   a timeout that seems ignored\n" +
 		"exp-f   Go's own traps\n" +
 		"exp-g   the first call after a quiet night\n" +
+		"exp-i   peers that vanish, measured\n" +
 		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {

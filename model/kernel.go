@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/labrun/labrun/vocab"
+)
 
 // Linux's retransmission rules, for the kernel give-up times.
 const (
@@ -120,13 +124,17 @@ type Kernel struct {
 // retry gives up at 3 s (expiries at 1, 2, 3 s), 2 at 7 s (1, 2, 3, 4, 5, 7 s), just as
 // without them; 6 (the default) gives up at 131 s (1+1+1+1+1+2+...+64: the budget of 127 s
 // falls between the expiries at 67 and 131 s), where the documented rule says 127 s.
-func (k Kernel) SYNGiveUp(retries int) time.Duration {
+func (k Kernel) SYNGiveUp(retries int) time.Duration { return k.SYNGiveUpWindow(retries).Average }
+
+// SYNGiveUpWindow is SYNGiveUp with the window the timer wheel allows around it (Window).
+func (k Kernel) SYNGiveUpWindow(retries int) Window {
 	budget := SYNGiveUpAfter(retries)
-	rto, t := SYNInitialRTO, time.Duration(0)
+	rto := SYNInitialRTO
+	var w Window
 	for n := 1; ; n++ { // the n-th expiry, n-1 retransmissions done
-		t += k.fire(rto)
-		if n-1 >= retries+k.SYNLinearTimeouts || (n-1 >= 1 && t >= budget) {
-			return t
+		w = k.after(w, rto)
+		if n-1 >= retries+k.SYNLinearTimeouts || (n-1 >= 1 && w.Average >= budget) {
+			return w
 		}
 		if n > k.SYNLinearTimeouts {
 			rto = min(2*rto, DataMaxRTO)
@@ -172,14 +180,70 @@ func (k Kernel) DataGiveUp(retries2 int) time.Duration {
 	}
 }
 
+// DataGiveUps are the give-ups DataGiveUp's rule allows when each timer fires anywhere within
+// its wheel level's lateness instead of on its average, one Window for each expiry at which
+// the budget check can pass first: one, the expiry of DataGiveUp, except on a knife edge,
+// where the budget falls within the lateness of an expiry. tcp_retries2 = 4 on a veth at
+// HZ = 250 is one: at the sixth expiry 6.12 s plus 16 to 352 ms of lateness are spent,
+// against a budget of 6.2 s, so a run gives up there (6.72 s on average) or at the next
+// expiry (13.38 s). With no Tick there is one window, of no width.
+func (k Kernel) DataGiveUps(retries2 int) []Window {
+	rto := k.RTO
+	if rto <= 0 {
+		rto = DataMinRTO
+	}
+	budget := DataGiveUpAfter(retries2)
+	var t Window
+	if k.TLP {
+		t = k.after(t, rto)
+	}
+	t = k.after(t, rto) // the first retransmission: the budget counts from here
+	var spent Window
+	var out []Window
+	for {
+		rto = min(2*rto, DataMaxRTO)
+		t, spent = k.after(t, rto), k.after(spent, rto)
+		if spent.Latest >= budget {
+			out = append(out, t)
+		}
+		if spent.Soonest >= budget {
+			return out
+		}
+	}
+}
+
 // KeepaliveGiveUp is when keepalive ends an idle connection whose peer vanished, from the last
 // segment received: model.KeepaliveGiveUp, each of the count+1 timers on the timer wheel.
 func (k Kernel) KeepaliveGiveUp(idle, interval time.Duration, count int) time.Duration {
-	t := k.fire(wholeSeconds(idle))
+	return k.KeepaliveGiveUpWindow(idle, interval, count).Average
+}
+
+// KeepaliveGiveUpWindow is KeepaliveGiveUp with the window the timer wheel allows around it.
+func (k Kernel) KeepaliveGiveUpWindow(idle, interval time.Duration, count int) Window {
+	w := k.after(Window{}, wholeSeconds(idle))
 	for range count {
-		t += k.fire(wholeSeconds(interval))
+		w = k.after(w, wholeSeconds(interval))
 	}
-	return t
+	return w
+}
+
+// Window is when a chain of kernel timers ends: Average with every timer late by its wheel
+// level's average, as Kernel's give-up times count them; Soonest and Latest with every timer
+// late by 1 tick, or by its level's whole granularity. On a veth at HZ = 250 a chain whose last
+// timer is 2.016 s or more ahead (level 2: 64 ticks of 4 ms) spans about a quarter of a second.
+type Window struct {
+	Soonest, Average, Latest time.Duration
+}
+
+// Shift moves w by d: the window of a call that goes on for d after the kernel gave up.
+func (w Window) Shift(d time.Duration) Window {
+	return Window{w.Soonest + d, w.Average + d, w.Latest + d}
+}
+
+// after is w followed by a timer set d ahead.
+func (k Kernel) after(w Window, d time.Duration) Window {
+	lo, hi := k.fireBounds(d)
+	return Window{w.Soonest + lo, w.Average + k.fire(d), w.Latest + hi}
 }
 
 // Timer wheel geometry (kernel/time/timer.c): 64 buckets a level, each level 8 times coarser.
@@ -189,6 +253,16 @@ const (
 	wheelLevels     = 9
 )
 
+// fireBounds is how long a kernel timer set d ahead takes to fire at the soonest and at the
+// latest: d in whole ticks plus 1 tick, or plus its wheel level's granularity.
+func (k Kernel) fireBounds(d time.Duration) (soonest, latest time.Duration) {
+	if k.Tick <= 0 {
+		return d, d
+	}
+	ticks, gran := k.wheel(d)
+	return (ticks + 1) * k.Tick, (ticks + gran) * k.Tick
+}
+
 // fire is how long a kernel timer set d ahead takes to fire: d in whole ticks, plus the
 // average rounding of the timer wheel. calc_wheel_index() puts a timer due in delta ticks on
 // the first level whose start, LVL_START(n) = 63 << 3(n-1), is above delta, and calc_index()
@@ -197,11 +271,201 @@ func (k Kernel) fire(d time.Duration) time.Duration {
 	if k.Tick <= 0 {
 		return d
 	}
-	ticks := (d + k.Tick - 1) / k.Tick
+	ticks, gran := k.wheel(d)
+	return ticks*k.Tick + (gran+1)*k.Tick/2
+}
+
+// wheel returns a timer set d ahead in whole ticks, and the granularity in ticks of the wheel
+// level it lands on. k.Tick must be set.
+func (k Kernel) wheel(d time.Duration) (ticks, gran time.Duration) {
+	ticks = (d + k.Tick - 1) / k.Tick
 	level := 0
 	for start := time.Duration(wheelBuckets - 1); ticks >= start && level < wheelLevels-1; start <<= wheelLevelShift {
 		level++
 	}
-	gran := time.Duration(1) << (wheelLevelShift * level)
-	return ticks*k.Tick + (gran+1)*k.Tick/2
+	return ticks, time.Duration(1) << (wheelLevelShift * level)
 }
+
+// DefaultTick is the jiffy of CONFIG_HZ = 250, the usual distribution kernel's.
+const DefaultTick = 4 * time.Millisecond
+
+// LoopbackKernel is Linux with its defaults on a path whose round trip is far below a jiffy
+// (a veth, loopback) at HZ = 250, as exp-i measures it: an RTO of TCP_RTO_MIN plus one tick
+// (204 ms), a tail loss probe before the first RTO (tcp_early_retrans 3, SACK on, a request
+// of one segment), and SYN retransmissions on the documented schedule (tcp_syn_linear_timeouts
+// 0, as exp-i sets it in its namespaces). labrun predict's --syn-retries and --tcp-retries2
+// use it.
+func LoopbackKernel() Kernel {
+	return Kernel{Tick: DefaultTick, RTO: DataMinRTO + DefaultTick, TLP: true}
+}
+
+// Predict is Predict with this kernel's give-up times in place of the documented ones: a
+// connect to a host that is down gives up after k.SYNGiveUp(synRetries) rather than
+// SYNGiveUp, a request on a silently dropped connection after k.DataGiveUp(retries2) rather
+// than DataGiveUp (SYNRetries and DataRetries are the documented counts).
+//
+// Everything else follows Predict's rules, which it calls: the client's limits race the
+// kernel, ties going as in Predict (the deadline wins at its instant; a connect or read
+// timeout only when strictly earlier). With several addresses (Downstream.Routes > 1) a host
+// that is down keeps the documented SYNGiveUp per address: the per-library rules for trying
+// them are Predict's.
+func (k Kernel) Predict(d Downstream, l Limits, cold bool, queue time.Duration, synRetries, retries2 int) Prediction {
+	return predictGiveUp(d, l, cold, queue, k.SYNGiveUp(synRetries), k.DataGiveUp(retries2))
+}
+
+// predictGiveUp is Predict with the kernel giving up a connect to a host that is down after
+// syn and a request on a dropped connection after data. With SYNGiveUp and DataGiveUp it is
+// Predict (a test checks): it replays only the attempts that meet the kernel, and hands the
+// attempts after a dropped connection's to Predict.
+func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, data time.Duration) Prediction {
+	p := Predict(d, l, cold, queue)
+	first := p.Attempts[0]
+	if len(first.Phases) < 2 { // it never left the lease: no kernel timer ran
+		return p
+	}
+	deadline := limitAt(0, l.Deadline)
+	switch {
+	case d.HostDown && max(d.Routes, 1) == 1:
+		return hostDownChain(first, l, syn, deadline)
+	case d.Dropped && first.Dropped:
+		return droppedChain(p, d, l, data, deadline)
+	}
+	return p
+}
+
+// kernelRace says how a phase that only the kernel ends (from t, after giveUp) ends against the
+// phase's limit (limitOut at limitAt, Forever when unset) and the deadline: Predict's tie rules.
+func kernelRace(t, giveUp, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
+	natural := t + giveUp
+	switch {
+	case deadline <= natural && deadline <= limitAt:
+		return deadline, vocab.Deadline
+	case limitAt < natural:
+		return limitAt, limitOut
+	}
+	return natural, vocab.KernelTimeout
+}
+
+// hostDownChain replays a call to a host that is down at one address, from its first attempt's
+// lease: every attempt connects, and the kernel, the connect timeout or the deadline ends it;
+// a failed attempt is retried after the backoff while retries and time remain.
+func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Prediction {
+	var p Prediction
+	start, t := first.Start, first.Phases[0].End // the first lease may wait for the pool
+	for {
+		end, out := kernelRace(t, syn, limitAt(t, l.ConnectTimeout), vocab.ConnectTimeout, deadline)
+		a := Attempt{Start: start, End: end, Outcome: out, NewConnection: true,
+			Phases: []Span{{vocab.PhaseLease, start, t}, {vocab.PhaseConnect, t, end}}}
+		p.Attempts, p.Connects = append(p.Attempts, a), p.Connects+1
+		p.Outcome, p.Total = out, end
+		if out == vocab.Deadline || len(p.Attempts) > l.Retries {
+			return p
+		}
+		next := end + l.Backoff
+		if next >= deadline {
+			p.Outcome, p.Total = vocab.Deadline, deadline
+			return p
+		}
+		start, t = next, next // the failed attempt closed its connection: the lease is free
+	}
+}
+
+// droppedChain replays the first attempt of p, on a dropped pooled connection, with the kernel
+// giving up after data, and lets Predict play the retries that follow on new connections.
+func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Duration) Prediction {
+	first := p.Attempts[0]
+	t := first.Phases[len(first.Phases)-1].Start // the wait on the dead connection
+	end, out := kernelRace(t, data, limitAt(t, l.ReadTimeout), vocab.ReadTimeout, deadline)
+	if end == first.End && out == first.Outcome {
+		return p
+	}
+	a := first
+	a.End, a.Outcome = end, out
+	a.Phases = append(append([]Span(nil), first.Phases[:len(first.Phases)-1]...), Span{vocab.PhaseWait, t, end})
+	q := Prediction{Outcome: out, Total: end, Attempts: []Attempt{a}} // reused: no connect
+	if out == vocab.Deadline || l.Retries == 0 {
+		return q
+	}
+	next := end + l.Backoff
+	if next >= deadline {
+		q.Outcome, q.Total = vocab.Deadline, deadline
+		return q
+	}
+	// The retry finds the pool empty (the dead connection was closed) and connects anew, as a
+	// call of its own with one retry less and what remains of the deadline.
+	rest := l
+	rest.Retries--
+	if l.Deadline > 0 {
+		rest.Deadline = l.Deadline - next
+	}
+	healthy := d
+	healthy.Dropped = false
+	r := Predict(healthy, rest, true, 0)
+	for _, ra := range r.Attempts {
+		ra.Start, ra.End = ra.Start+next, shift(ra.End, next)
+		for i := range ra.Phases {
+			ra.Phases[i] = Span{ra.Phases[i].Phase, ra.Phases[i].Start + next, shift(ra.Phases[i].End, next)}
+		}
+		q.Attempts = append(q.Attempts, ra)
+	}
+	q.Outcome, q.Total = r.Outcome, shift(r.Total, next)
+	q.Executions, q.Connects = r.Executions, r.Connects
+	return q
+}
+
+// limitAt is when a limit set at t fires: t+limit, or Forever when it is not set.
+func limitAt(t, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return Forever
+	}
+	return t + limit
+}
+
+// shift moves a time by d, leaving Forever as it is.
+func shift(t, d time.Duration) time.Duration {
+	if t == Forever {
+		return t
+	}
+	return t + d
+}
+
+// HTTP2PingGiveUp is when Go's HTTP/2 Transport closes a connection whose peer stopped
+// answering, counted from the last frame it read, with http.HTTP2Config's SendPingTimeout
+// sendPing and PingTimeout ping (x/net/http2's ReadIdleTimeout and PingTimeout). In net/http's
+// h2_bundle.go, clientConnReadLoop.run re-arms a timer of SendPingTimeout after every frame
+// it reads; when it fires, healthCheck sends a PING and waits PingTimeout (15 s when zero:
+// http2setDefault) for the answer; without one, closeForLostPing closes the connection and
+// every call on it fails ("http2: client connection lost"). With no SendPingTimeout there is
+// no health check: Forever. These are Go timers, not the kernel's: they fire on time.
+func HTTP2PingGiveUp(sendPing, ping time.Duration) time.Duration {
+	if sendPing <= 0 {
+		return Forever
+	}
+	if ping <= 0 {
+		ping = HTTP2DefaultPingTimeout
+	}
+	return sendPing + ping
+}
+
+// HTTP2DefaultPingTimeout is net/http's PingTimeout when HTTP2Config leaves it zero.
+const HTTP2DefaultPingTimeout = 15 * time.Second
+
+// PeerGone is how a pooled connection's peer went away.
+type PeerGone int
+
+// The ways a peer goes away.
+const (
+	// PeerClosed: the server closed the connection, and its FIN arrived.
+	PeerClosed PeerGone = iota
+	// PeerReset: a RST arrived.
+	PeerReset
+	// PeerVanished: nothing arrived, as from a powered-off host or a firewall or NAT that
+	// dropped the connection.
+	PeerVanished
+)
+
+// StaleCheckPasses reports whether HttpClient 5's stale check (validateAfterInactivity: one
+// read that does not wait) finds a connection whose peer went away as gone still healthy: it
+// sees a FIN or a RST that arrived, never a silent drop (lab-spec section 7), so it passes
+// exactly the connection it was meant to catch.
+func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }

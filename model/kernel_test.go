@@ -2,8 +2,11 @@ package model
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/vocab"
 )
 
 func TestGiveUp(t *testing.T) {
@@ -166,4 +169,170 @@ func ExampleKernel() {
 	// Output:
 	// 3s 6.528s
 	// 2m7s 2m11s
+}
+
+// TestPredictGiveUpIsPredict: with the documented give-up times, the kernel's Predict replays
+// exactly what Predict says, over a grid of profiles, limits and downstreams.
+func TestPredictGiveUpIsPredict(t *testing.T) {
+	downs := map[string]Downstream{
+		"host down":            {HostDown: true},
+		"dropped":              {Dropped: true},
+		"dropped, slow server": {Dropped: true, Delay: 100 * ms},
+		"dropped, idempotent":  {Dropped: true, Delay: 100 * ms, Idempotent: true},
+		"dropped, stall":       {Dropped: true, Stall: true},
+	}
+	n := 0
+	for dname, d := range downs {
+		for _, prof := range []Profile{HC5, OkHttp, Go} {
+			for _, ct := range []time.Duration{0, time.Second, 200 * time.Second} {
+				for _, rt := range []time.Duration{0, 250 * ms, 1000 * time.Second} {
+					for _, dl := range []time.Duration{0, time.Second, 130 * time.Second, 2000 * time.Second} {
+						for _, retries := range []int{0, 2} {
+							for _, backoff := range []time.Duration{0, 100 * ms} {
+								for _, queue := range []time.Duration{0, 50 * ms} {
+									l := Limits{Profile: prof, ConnectTimeout: ct, ReadTimeout: rt, Deadline: dl,
+										Retries: retries, Backoff: backoff, LeaseTimeout: 20 * ms}
+									cold := d.HostDown
+									want := Predict(d, l, cold, queue)
+									got := predictGiveUp(d, l, cold, queue, SYNGiveUp, DataGiveUp)
+									n++
+									if !reflect.DeepEqual(got, want) {
+										t.Fatalf("%s, %+v, queue %v:\ngot  %+v\nwant %+v", dname, l, queue, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d scenarios", n)
+}
+
+// TestKernelPredict checks the scaled-down kernel's give-up times racing the client's limits.
+// Each want is derived in its comment, from TestKernel's figures for LoopbackKernel.
+func TestKernelPredict(t *testing.T) {
+	k := LoopbackKernel()
+	syn1 := 3036 * ms                 // TestKernel's "syn 1 wheel"
+	data3 := 6528*ms + 48*DefaultTick // TestKernel's "data 3 veth wheel": 6.72 s
+	tests := []struct {
+		name     string
+		d        Downstream
+		l        Limits
+		syn, r2  int
+		outcome  vocab.Outcome
+		total    time.Duration
+		attempts int
+		execs    int
+	}{
+		{"host down, syn 1", Downstream{HostDown: true}, Limits{}, 1, 0, vocab.KernelTimeout, syn1, 1, 0},
+		{"host down, syn 1, connect timeout 1s", Downstream{HostDown: true}, Limits{ConnectTimeout: time.Second}, 1, 0, vocab.ConnectTimeout, time.Second, 1, 0},
+		// Two attempts of 3.036 s each, 100 ms apart.
+		{"host down, syn 1, a retry", Downstream{HostDown: true}, Limits{Retries: 1, Backoff: 100 * ms}, 1, 0, vocab.KernelTimeout, 2*syn1 + 100*ms, 2, 0},
+		// The deadline cuts the retry: it starts at 3.036 s, the deadline fires at 4 s.
+		{"host down, syn 1, a retry, deadline 4s", Downstream{HostDown: true}, Limits{Retries: 1, Deadline: 4 * time.Second}, 1, 0, vocab.Deadline, 4 * time.Second, 2, 0},
+		// The backoff ends past the deadline: no second attempt.
+		{"host down, syn 1, backoff past the deadline", Downstream{HostDown: true}, Limits{Retries: 1, Backoff: time.Second, Deadline: 3500 * ms}, 1, 0, vocab.Deadline, 3500 * ms, 1, 0},
+		// The default count: the documented schedule on the wheel, past 127 s.
+		{"host down, default", Downstream{HostDown: true}, Limits{}, SYNRetries, 0, vocab.KernelTimeout, k.SYNGiveUp(SYNRetries), 1, 0},
+		{"dropped, r 3", Downstream{Dropped: true}, Limits{}, 0, 3, vocab.KernelTimeout, data3, 1, 0},
+		{"dropped, r 3, read timeout 250ms", Downstream{Dropped: true}, Limits{ReadTimeout: 250 * ms}, 0, 3, vocab.ReadTimeout, 250 * ms, 1, 0},
+		{"dropped, r 3, deadline 1s", Downstream{Dropped: true}, Limits{Deadline: time.Second}, 0, 3, vocab.Deadline, time.Second, 1, 0},
+		// A read timeout longer than the kernel's give-up never fires.
+		{"dropped, r 3, read timeout 10s", Downstream{Dropped: true}, Limits{ReadTimeout: 10 * time.Second}, 0, 3, vocab.KernelTimeout, data3, 1, 0},
+		// The retry connects anew (1 ms) and the server answers after 100 ms: executed once.
+		{"dropped, r 3, a retry", Downstream{Dropped: true, Delay: 100 * ms}, Limits{Retries: 1}, 0, 3, vocab.OK, data3 + ConnectTime + 100*ms, 2, 1},
+		// A read timeout of 50 ms fires on the dead connection long before the kernel, and
+		// again on the retry's new connection (50 + 1 + 50 ms), whose request was sent.
+		{"dropped, r 3, a retry with a read timeout", Downstream{Dropped: true, Delay: 100 * ms}, Limits{Retries: 1, ReadTimeout: 50 * ms}, 0, 3, vocab.ReadTimeout, 101 * ms, 2, 1},
+		// The retry starts at 6.72 s and would get its answer at 6.821 s: the deadline at
+		// 6.8 s cuts it after its request was sent.
+		{"dropped, r 3, a retry, deadline 6.8s", Downstream{Dropped: true, Delay: 100 * ms}, Limits{Retries: 1, Deadline: 6800 * ms}, 0, 3, vocab.Deadline, 6800 * ms, 2, 1},
+		{"dropped, default", Downstream{Dropped: true}, Limits{}, 0, DataRetries, vocab.KernelTimeout, k.DataGiveUp(DataRetries), 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := k.Predict(tt.d, tt.l, tt.d.HostDown, 0, tt.syn, tt.r2)
+			if got.Outcome != tt.outcome || got.Total != tt.total || len(got.Attempts) != tt.attempts || got.Executions != tt.execs {
+				t.Errorf("got %s at %v, %d attempts, %d executions; want %s at %v, %d, %d",
+					got.Outcome, got.Total, len(got.Attempts), got.Executions, tt.outcome, tt.total, tt.attempts, tt.execs)
+			}
+		})
+	}
+}
+
+func TestHTTP2PingGiveUp(t *testing.T) {
+	tests := []struct {
+		sendPing, ping, want time.Duration
+	}{
+		{time.Second, 500 * ms, 1500 * ms},
+		{time.Second, 0, 16 * time.Second}, // PingTimeout defaults to 15 s
+		{0, time.Second, Forever},          // no health check
+	}
+	for _, tt := range tests {
+		if got := HTTP2PingGiveUp(tt.sendPing, tt.ping); got != tt.want {
+			t.Errorf("HTTP2PingGiveUp(%v, %v): got %v, want %v", tt.sendPing, tt.ping, got, tt.want)
+		}
+	}
+}
+
+func TestStaleCheckPasses(t *testing.T) {
+	for gone, want := range map[PeerGone]bool{PeerClosed: false, PeerReset: false, PeerVanished: true} {
+		if got := StaleCheckPasses(gone); got != want {
+			t.Errorf("StaleCheckPasses(%d): got %v, want %v", gone, got, want)
+		}
+	}
+}
+
+// TestDataGiveUps: only a budget that falls within the wheel's lateness of an expiry lets a
+// run give up at another expiry than DataGiveUp's.
+func TestDataGiveUps(t *testing.T) {
+	const tick = 4 * ms
+	vethHZ := Kernel{Tick: tick, RTO: 204 * ms, TLP: true}
+	// TestKernel's "data 3 veth wheel": the TLP and the first RTO on level 0 (1 tick late,
+	// exactly), three timers on level 1 (1 to 8 ticks), the last on level 2 (1 to 64 ticks).
+	data3 := Window{6528*ms + (1+1+1+1+1+1)*tick, 6528*ms + 48*tick, 6528*ms + (1+1+8+8+8+64)*tick}
+	// One expiry later: 6.528 s more (1632 ticks, level 2).
+	next := Window{data3.Soonest + 6528*ms + tick, data3.Average + 6528*ms + 130*ms, data3.Latest + 6528*ms + 64*tick}
+	tests := []struct {
+		name string
+		k    Kernel
+		r    int
+		want []Window
+	}{
+		// r = 3: 2.856 s + 12 to 96 ms spent at the fifth expiry, short of 3.0 s: the sixth.
+		{"r 3", vethHZ, 3, []Window{data3}},
+		// r = 4: 6.12 s + 16 to 352 ms against 6.2 s: the sixth expiry or the seventh.
+		{"r 4", vethHZ, 4, []Window{data3, next}},
+		{"on time", Kernel{RTO: 204 * ms, TLP: true}, 4, []Window{{13056 * ms, 13056 * ms, 13056 * ms}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.k.DataGiveUps(tt.r)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if g := tt.k.DataGiveUp(tt.r); g != got[0].Average && g != got[len(got)-1].Average {
+				t.Errorf("DataGiveUp %v is none of the windows' averages", g)
+			}
+		})
+	}
+}
+
+func TestWindows(t *testing.T) {
+	k := Kernel{Tick: 4 * ms}
+	// TCP_SYNCNT 2: timers of 1 s and 2 s (level 1: 1 to 8 ticks late) and 4 s (level 2: 1 to
+	// 64 ticks).
+	if got, want := k.SYNGiveUpWindow(2), (Window{7*time.Second + 3*4*ms, k.SYNGiveUp(2), 7*time.Second + 80*4*ms}); got != want {
+		t.Errorf("syn 2: got %v, want %v", got, want)
+	}
+	// Keepalive 1s/1s/3: four timers of 250 ticks (level 1).
+	if got, want := k.KeepaliveGiveUpWindow(time.Second, time.Second, 3), (Window{4*time.Second + 4*4*ms, 4072 * ms, 4*time.Second + 32*4*ms}); got != want {
+		t.Errorf("keepalive: got %v, want %v", got, want)
+	}
+	w := Window{time.Second, 1100 * ms, 1200 * ms}
+	if got := w.Shift(time.Second); got != (Window{2 * time.Second, 2100 * ms, 2200 * ms}) {
+		t.Errorf("Shift: got %v", got)
+	}
 }

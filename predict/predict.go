@@ -4,6 +4,7 @@
 package predict
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -58,6 +59,12 @@ type Predictor struct {
 	Method            string
 	IdempotencyKey    bool
 	OneShotBody       bool
+	// SYNRetries and TCPRetries2 scale the kernel down, as exp-i does: with HostDown a connect
+	// gives up after SYNRetries SYN retransmissions, with Dropped a request after the
+	// retransmissions tcp_retries2 = TCPRetries2 allows, both by model.Kernel's rules on a
+	// veth at HZ = 250 (model.LoopbackKernel). Zero keeps the documented give-up times.
+	SYNRetries  int
+	TCPRetries2 int
 }
 
 // Params lists the predictor's parameters, bound to its fields.
@@ -93,6 +100,10 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "method", Usage: "the request's method (default GET): the libraries send again by method", String: &p.Method},
 		{Name: "idempotency-key", Usage: "the request carries an Idempotency-Key header (net/http then replays any method)", Bool: &p.IdempotencyKey},
 		{Name: "one-shot-body", Usage: "the request body cannot be sent again: no library re-sends it", Bool: &p.OneShotBody},
+		{Name: "syn-retries", Usage: fmt.Sprintf("with --host-down: the kernel's SYN retries, as exp-i measures them (0 = the documented %d: 127 s)", model.SYNRetries),
+			Int: &p.SYNRetries, Min: 0, Max: maxSYNRetries},
+		{Name: "tcp-retries2", Usage: fmt.Sprintf("with --dropped: the kernel's tcp_retries2, as exp-i measures it (0 = the documented %d: 924.6 s)", model.DataRetries),
+			Int: &p.TCPRetries2, Min: 0, Max: maxRetries2},
 	}
 }
 
@@ -108,6 +119,10 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing")
 	case p.Stall && (p.Bytes > 0 || p.Every > 0 || p.Delay > 0):
 		return fmt.Errorf("--stall excludes --delay, --bytes and --every: a stalled server sends nothing")
+	case p.SYNRetries > 0 && !p.HostDown:
+		return fmt.Errorf("--syn-retries needs --host-down: it counts the SYNs sent to a host that does not answer")
+	case p.TCPRetries2 > 0 && !p.Dropped:
+		return fmt.Errorf("--tcp-retries2 needs --dropped: it counts the retransmissions of a request nobody acknowledges")
 	case p.Every > 0 && p.Bytes == 0:
 		return fmt.Errorf("--every needs --bytes: there is no body to trickle")
 	case p.NoStaleCheck && p.ValidateAfterInactivity > 0:
@@ -128,6 +143,14 @@ func (p *Predictor) Check() error {
 	}
 	return nil
 }
+
+// The largest counts --syn-retries and --tcp-retries2 take: Linux's own bound on a socket's
+// SYN retries (MAX_TCP_SYNCNT), and a tcp_retries2 whose give-up, past three hours, is
+// beyond any question a client asks.
+const (
+	maxSYNRetries = 127
+	maxRetries2   = 100
+)
 
 // MaxScenario bounds how long a scenario's server may take (delay plus trickle): the model
 // adds durations in time.Duration, which holds 292 years, and a year keeps every sum it makes
@@ -197,6 +220,11 @@ func (p *Predictor) Predict() results.Prediction {
 		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
 		Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}
 	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
+	if p.SYNRetries > 0 || p.TCPRetries2 > 0 {
+		// The question exp-i's kernel rows measure: the scaled kernel gives up, not the book.
+		syn, r2 := cmp.Or(p.SYNRetries, model.SYNRetries), cmp.Or(p.TCPRetries2, model.DataRetries)
+		pred = model.LoopbackKernel().Predict(d, l, p.Cold || p.HostDown, p.Queue, syn, r2)
+	}
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          pred.Outcome,

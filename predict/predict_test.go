@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
 )
@@ -41,6 +42,10 @@ func TestPredictorCheck(t *testing.T) {
 		{"unknown kill", Predictor{KillAfterRead: "explode"}, `--kill-after-read: unknown value "explode" (want close, reset)`},
 		{"unknown strategy", Predictor{HC5Retries: "always"}, `--hc5-retries: unknown value "always" (want none, default)`},
 		{"not a method", Predictor{Method: "GET /"}, `--method: "GET /" is not a method`},
+		{"syn retries", Predictor{HostDown: true, SYNRetries: 1}, ""},
+		{"syn retries without host down", Predictor{SYNRetries: 1}, "--syn-retries needs --host-down: it counts the SYNs sent to a host that does not answer"},
+		{"tcp retries2 without dropped", Predictor{TCPRetries2: 3}, "--tcp-retries2 needs --dropped: it counts the retransmissions of a request nobody acknowledges"},
+		{"tcp retries2 out of range", Predictor{Dropped: true, TCPRetries2: 101}, "--tcp-retries2 must be at most 100, got 101"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -311,5 +316,43 @@ func TestOkHttp32Preset(t *testing.T) {
 		if got.ServerExecutions != tt.executions || len(got.Attempts) != tt.executions || got.Outcome != vocab.ReadTimeout {
 			t.Errorf("%s: got %d executions in %d attempts, %s; want %d", tt.preset, got.ServerExecutions, len(got.Attempts), got.Outcome, tt.executions)
 		}
+	}
+}
+
+// TestPredictorKernel: --syn-retries and --tcp-retries2 answer what exp-i's kernel rows
+// measure, by model.Kernel's rules for a veth at HZ = 250, and the client's limits still race
+// the kernel.
+func TestPredictorKernel(t *testing.T) {
+	k := model.LoopbackKernel()
+	tests := []struct {
+		name    string
+		p       Predictor
+		outcome vocab.Outcome
+		total   time.Duration
+	}{
+		// Not the textbook 3.0 s: the budget counts from the first retransmission and is
+		// checked when the RTO timer fires (model.Kernel.DataGiveUp): 6.72 s.
+		{"dropped, tcp_retries2 3", Predictor{Dropped: true, TCPRetries2: 3}, vocab.KernelTimeout, k.DataGiveUp(3)},
+		{"dropped, tcp_retries2 3, read timeout", Predictor{Dropped: true, TCPRetries2: 3, ReadTimeout: 250 * ms}, vocab.ReadTimeout, 250 * ms},
+		{"dropped, documented", Predictor{Dropped: true}, vocab.KernelTimeout, model.DataGiveUp},
+		{"host down, 1 SYN retry", Predictor{HostDown: true, SYNRetries: 1}, vocab.KernelTimeout, k.SYNGiveUp(1)},
+		{"host down, 2 SYN retries, connect timeout 1s", Predictor{HostDown: true, SYNRetries: 2, ConnectTimeout: time.Second}, vocab.ConnectTimeout, time.Second},
+		{"host down, documented", Predictor{HostDown: true}, vocab.KernelTimeout, model.SYNGiveUp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.p.Check(); err != nil {
+				t.Fatal(err)
+			}
+			got := tt.p.Predict()
+			if got.Outcome != tt.outcome || *got.TotalMs != *results.Ms(tt.total) {
+				t.Errorf("got %s at %v ms, want %s at %v", got.Outcome, *got.TotalMs, tt.outcome, tt.total)
+			}
+		})
+	}
+	// The count shows in the scenario, so that a report says which question it answered.
+	got := (&Predictor{Dropped: true, TCPRetries2: 3}).Predict().Scenario
+	if want := []results.Param{{Name: "dropped", Value: "true"}, {Name: "tcp-retries2", Value: "3"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got scenario %v, want %v", got, want)
 	}
 }

@@ -30,6 +30,7 @@ func Jobs() netns.Jobs {
 		JobHostDown:  netns.Func(hostDown),
 		JobDropped:   netns.Func(dropped),
 		JobKeepalive: netns.Func(keepalive),
+		JobHTTP2:     netns.Func(http2Job),
 	}
 }
 
@@ -218,11 +219,16 @@ func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) 
 	if out.Idle, out.Interval, out.Count, err = keepaliveSettings(raw.conn); err != nil {
 		return out, err
 	}
-	out.Kernel = model.Kernel{Tick: kernelTick(0)}
+	info, err := tcpInfo(raw.conn)
+	if err != nil {
+		return out, err
+	}
+	rto := time.Duration(info.Rto) * time.Microsecond
+	out.Kernel = model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}
 	if err := p.Vanish(ctx); err != nil {
 		return out, err
 	}
-	next := in.nextCall()
+	next := in.NextCallAt()
 	parallel(
 		func() { out.Killed = raw.idleRead(ctx) },
 		func() {
@@ -270,8 +276,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// server is the server host's HTTP server: GET or POST / answers "ok"; /close answers "bye"
-// and closes the connection.
+// server is the server host's HTTP server, HTTP/1.1 and h2c: GET or POST / answers "ok";
+// /close answers "bye" and closes the connection.
 type server struct {
 	http *http.Server
 	addr string // host:port
@@ -292,7 +298,12 @@ func startServer(p *netns.Pair) (*server, error) {
 		w.Header().Set("Connection", "close")
 		_, _ = io.WriteString(w, "bye")
 	})
-	s := &server{http: &http.Server{Handler: mux}, addr: l.Addr().String()}
+	// HTTP/1.1, and HTTP/2 over TCP for the clients that start with its preface (h2c with
+	// prior knowledge): the HTTP/1 clients are served exactly as before.
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	s := &server{http: &http.Server{Handler: mux, Protocols: &protos}, addr: l.Addr().String()}
 	s.url = "http://" + s.addr + "/"
 	go func() { _ = s.http.Serve(l) }() // Serve ends with Close
 	return s, nil

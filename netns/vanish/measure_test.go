@@ -161,6 +161,12 @@ func TestMeasure(t *testing.T) {
 	next := row("6. next call with keepalive: connect timeout", second, 0)
 	noka := row("6. next call without keepalive (r2=2) +replay", veth.DataGiveUp(2)+second, 0)
 
+	h2in := DefaultHTTP2()
+	h2ping := row(fmt.Sprintf("7. HTTP/2 health check %v + %v, call %v idle", h2in.SendPingTimeout, h2in.PingTimeout, h2in.Inactivity),
+		model.HTTP2PingGiveUp(h2in.SendPingTimeout, h2in.PingTimeout)-h2in.Inactivity, 0)
+	h2kernel := row(fmt.Sprintf("7. HTTP/2 no health check, tcp_retries2 %d", h2in.Retries2), veth.DataGiveUp(h2in.Retries2), 0)
+	h2deadline := row(fmt.Sprintf("7. HTTP/2 no health check, deadline %v", h2in.Deadline), h2in.Deadline, 0)
+
 	addr := blackhole(t)
 	note := func(s Sample) string {
 		if s.Err == "" {
@@ -221,6 +227,16 @@ func TestMeasure(t *testing.T) {
 				}
 			})
 		}
+		wg.Go(func() {
+			res, err := HTTP2(ctx, h2in)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			h2ping.add(res.Ping.Elapsed, fmt.Sprintf("pingLost=%v %s", res.Ping.PingLost, note(res.Ping.Sample)))
+			h2kernel.add(res.KernelCall.Elapsed, fmt.Sprintf("rto %v %s", res.Kernel.RTO, note(res.KernelCall.Sample)))
+			h2deadline.add(res.Deadline.Elapsed, note(res.Deadline.Sample))
+		})
 		wg.Go(func() {
 			res, err := Keepalive(ctx, DefaultKeepalive())
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/netns"
 )
 
 // maxTick is the longest jiffy Linux has (HZ = 100).
@@ -54,4 +55,15 @@ func configHZ() int {
 		}
 	}
 	return 0
+}
+
+// HostKernel returns the calling namespace's SYN rules, for DialDown's expected give-up
+// times: its jiffy (0 when it cannot tell) and its net.ipv4.tcp_syn_linear_timeouts (0 before
+// Linux 6.5, which has none). It reads and changes nothing else.
+func HostKernel() model.Kernel {
+	k := model.Kernel{Tick: kernelTick(0)}
+	if v, err := netns.ReadSysctl("net.ipv4.tcp_syn_linear_timeouts"); err == nil {
+		k.SYNLinearTimeouts, _ = strconv.Atoi(v)
+	}
+	return k
 }

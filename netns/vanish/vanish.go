@@ -1,13 +1,13 @@
 // Package vanish measures what HTTP clients see when the peer vanishes (lab-spec section 8,
 // issue 13): a host that is down (SYNs unanswered), a pooled connection whose peer went away
-// silently (no FIN, no RST), a stale check on that connection, and TCP keepalive on it, all with
-// the kernel's timers scaled down to seconds.
+// silently (no FIN, no RST), a stale check on that connection, TCP keepalive on it, and Go's
+// HTTP/2 health check on it, all with the kernel's timers scaled down to seconds.
 //
 // Each measurement is a job that runs in a namespace child (package netns): the child's own
 // network namespace is the client host with its own tcp_retries2 and tcp_syn_retries, a second
 // namespace is the server host, and the server vanishes when its end of the veth pair goes
-// down. HostDown, Dropped and Keepalive run one job each and return what it measured; the
-// binary must dispatch Jobs() with netns.MaybeChild. DialDown measures a connect to a host that
+// down. HostDown, Dropped, Keepalive and HTTP2 run one job each and return what it measured;
+// the binary must dispatch Jobs() with netns.MaybeChild. DialDown measures a connect to a host that
 // is down from the calling namespace, with a socket's own SYN count, and needs no namespace.
 //
 // A job runs its calls concurrently, on separate connections over the same vanished link, and
@@ -253,8 +253,9 @@ func (in KeepaliveInput) Check() error {
 	return checkWaits(map[string]time.Duration{"connect timeout": in.ConnectTimeout})
 }
 
-// nextCall is when the next call starts.
-func (in KeepaliveInput) nextCall() time.Duration {
+// NextCallAt is when the next call starts, from the last exchange: NextCall, or half a second
+// after the expected keepalive give-up.
+func (in KeepaliveInput) NextCallAt() time.Duration {
 	if in.NextCall > 0 {
 		return in.NextCall
 	}
@@ -269,7 +270,8 @@ type KeepaliveResult struct {
 	Interval time.Duration `json:"interval"`
 	Count    int           `json:"count"`
 	// Kernel holds the timers: Kernel.KeepaliveGiveUp(Idle, Interval, Count) is the expected
-	// Killed.Elapsed.
+	// Killed.Elapsed, and Kernel.DataGiveUp(Retries2) the wait of NoKeepalive on the dead
+	// connection (its RTO is the keepalive connection's, on the same path).
 	Kernel model.Kernel `json:"kernel"`
 	// Killed is a blocking read on the idle connection, as net/http's Transport keeps on each
 	// pooled connection, from the last byte received: it ends when keepalive gives up.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/netns"
 )
 
@@ -16,3 +17,6 @@ func Jobs() netns.Jobs { return netns.Jobs{} }
 func StaleCheck(c syscall.Conn) (healthy bool, reason error) {
 	return false, errors.New("stale check: needs Linux")
 }
+
+// HostKernel returns the documented SYN rules: the kernel's own are Linux's.
+func HostKernel() model.Kernel { return model.Kernel{} }

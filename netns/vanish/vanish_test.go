@@ -247,6 +247,10 @@ func TestChecks(t *testing.T) {
 		{"keepalive too long", KeepaliveInput{Idle: time.Second, Interval: 2 * time.Second, Count: 3, ConnectTimeout: 1}.Check(), "give up within"},
 		{"keepalive next", KeepaliveInput{Idle: 1, Interval: 1, Count: 1, ConnectTimeout: 1, NextCall: -1}.Check(), "next call"},
 		{"keepalive retries2", KeepaliveInput{Idle: 1, Interval: 1, Count: 1, ConnectTimeout: 1, Retries2: 9}.Check(), "retries2"},
+		{"http2 retries2", func() error { _, err := HTTP2(ctx, HTTP2Input{Retries2: -1}); return err }(), "retries2"},
+		{"http2 no ping", HTTP2Input{Deadline: 1, PingTimeout: 1}.Check(), "send ping timeout"},
+		{"http2 inactivity", HTTP2Input{SendPingTimeout: time.Second, PingTimeout: 1, Deadline: 1, Inactivity: time.Second}.Check(), "inactivity"},
+		{"http2 long ping", HTTP2Input{SendPingTimeout: time.Minute, PingTimeout: 1, Deadline: 1}.Check(), "send ping timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,9 +259,40 @@ func TestChecks(t *testing.T) {
 			}
 		})
 	}
-	for _, ok := range []interface{ Check() error }{DefaultHostDown(), DefaultDropped(), DefaultKeepalive()} {
+	for _, ok := range []interface{ Check() error }{DefaultHostDown(), DefaultDropped(), DefaultKeepalive(), DefaultHTTP2()} {
 		if err := ok.Check(); err != nil {
 			t.Errorf("%T default: %v", ok, err)
 		}
 	}
+}
+
+// TestHTTP2: the health check closes the connection at the last frame + SendPingTimeout +
+// PingTimeout; without it the kernel's tcp_retries2 ends the call, or its deadline.
+func TestHTTP2(t *testing.T) {
+	needNamespaces(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
+	defer cancel()
+	in := HTTP2Input{Retries2: 1, SendPingTimeout: 400 * ms, PingTimeout: 200 * ms, Inactivity: 100 * ms, Deadline: 300 * ms}
+	got, err := HTTP2(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]HTTP2Sample{"ping": got.Ping, "kernel": got.KernelCall, "deadline": got.Deadline} {
+		if !s.HTTP2 || !s.Reused {
+			t.Errorf("%s: got %+v, want HTTP/2 on the pooled connection", name, s)
+		}
+	}
+	if !got.Ping.PingLost || got.Ping.Outcome != vocab.Failed {
+		t.Errorf("ping: got %+v, want the connection lost to the health check", got.Ping)
+	}
+	within(t, "ping", got.Ping.Elapsed, model.HTTP2PingGiveUp(in.SendPingTimeout, in.PingTimeout)-got.Ping.Idle)
+	if !got.KernelCall.KernelTimeout || got.KernelCall.PingLost {
+		t.Errorf("kernel: got %+v, want the kernel giving up", got.KernelCall)
+	}
+	within(t, "kernel", got.KernelCall.Elapsed, got.Kernel.DataGiveUp(in.Retries2))
+	if got.Deadline.Outcome != vocab.Deadline {
+		t.Errorf("deadline: got %+v, want the deadline", got.Deadline)
+	}
+	within(t, "deadline", got.Deadline.Elapsed, in.Deadline)
 }
