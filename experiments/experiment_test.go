@@ -90,6 +90,8 @@ func freshOf(e Experiment) Experiment {
 		return NewGoTraps()
 	case *Inventory:
 		return NewInventory()
+	case *H2:
+		return NewH2()
 	}
 	panic("experiments_test: unknown experiment " + e.Info().Name)
 }
@@ -109,7 +111,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: All() does not return the documented parameters", info.Name)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-h", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 }
