@@ -68,6 +68,12 @@ var svgPhases = []struct{ name, colour, legend string }{
 // outcomes ("read-timeout ×2", "lease-timeout → ok"). A title (experiment · title) and a
 // legend sit on top, the time axis with round ticks and light grid lines at the bottom.
 //
+// Calls whose labels hold LaneSep are streams (HTTP/2: many calls at once on few
+// connections): the calls of one such label share a lane, stacked in tracks so that streams
+// in flight together lie one above the other, under a heading of the label's first parts
+// ("okhttp default › node 1 (127.0.8.1)"); the outcome column counts the lane's streams by
+// outcome ("10 ok · 15 deadline").
+//
 // The document is standalone XML, 960 px wide, in the platform's sans-serif font. Phases
 // that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows;
 // labels too long for their column are cut with an ellipsis (text widths are estimated, as
