@@ -106,6 +106,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)`},
 		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
+		{[]string{"exp-h", "--client", "go"}, "labrun: --client: exp-h compares okhttp and go by design; it takes no --client"},
+		{[]string{"exp-h", "--go-calls", "20"}, "labrun: --go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
 		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.2, netty, go)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
@@ -136,6 +138,7 @@ func TestList(t *testing.T) {
 		"exp-e   a timeout that seems ignored\n" +
 		"exp-f   Go's own traps\n" +
 		"exp-g   the first call after a quiet night\n" +
+		"exp-h   HTTP/2: one connection carries everything\n" +
 		"exp-i   peers that vanish, measured\n" +
 		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
 		"demo    the inventory client, end to end\n"

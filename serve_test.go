@@ -157,6 +157,19 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--tls-name", "x.test"}, "labrun: --tls-name needs a TLS protocol (http1-tls or h2), got http1"},
 		{[]string{"--protocol", "h2", "--tls-name", ""}, "labrun: --tls-name must not be empty"},
 		{[]string{"--protocol", "h2c", "--ca-out", "ca.pem"}, "labrun: --ca-out needs a TLS protocol (http1-tls or h2), got h2c"},
+		{[]string{"--latency", "1s"}, "labrun: --latency needs --h2 or --h2c"},
+		{[]string{"--throttle"}, "labrun: --throttle needs --h2 or --h2c"},
+		{[]string{"--h2", "--h2c"}, "labrun: --h2 and --h2c exclude each other"},
+		{[]string{"--h2c", "--protocol", "h2"}, "labrun: --protocol does not apply to --h2 or --h2c nodes: they speak HTTP/2 themselves; --protocol h2 or h2c serves the fault server's endpoints over HTTP/2"},
+		{[]string{"--h2", "--idempotent"}, "labrun: --idempotent does not apply to --h2 or --h2c nodes: they reserve nothing"},
+		{[]string{"--h2c", "--ca-out", "ca.pem"}, "labrun: --ca-out needs --h2, not --h2c: h2c has no certificate"},
+		{[]string{"--h2c", "--nodes", "17"}, "labrun: --nodes must be between 1 and 16, got 17"},
+		{[]string{"--h2c", "--slow-node", "2"}, "labrun: --slow-node must be between 1 and --nodes (1), got 2"},
+		{[]string{"--h2c", "--slow-after", "3"}, "labrun: --slow-node and --slow-after need --slow-latency"},
+		{[]string{"--h2c", "--latency", "2m", "--max-duration", "1m"}, "labrun: --latency and --slow-latency must not exceed --max-duration (1m0s), got 2m0s and 0s"},
+		{[]string{"--h2c", "--addr", "0.0.0.0:0"}, "labrun: --addr 0.0.0.0:0: --h2 and --h2c nodes need a loopback IP address (127.0.0.1, ::1)"},
+		{[]string{"--h2c", "--nodes", "2", "--addr", "[::1]:0"}, "labrun: --nodes 2 needs an IPv4 --addr: nodes take consecutive addresses of 127.0.0.0/8"},
+		{[]string{"--h2c", "--nodes", "3", "--addr", "127.255.255.254:0"}, "labrun: --nodes 3 from --addr 127.255.255.254:0 leaves 127.0.0.0/8"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -1078,4 +1091,162 @@ func procStatus(t *testing.T, pid int, field string) string {
 		}
 	}
 	return "?"
+}
+
+// h2cClient is net/http's HTTP/2 client over h2c, strict (streams wait for a slot rather than
+// dial) and bounded by timeout.
+func h2cClient(t *testing.T, timeout time.Duration) *http.Client {
+	t.Helper()
+	tr := &http.Transport{Protocols: new(http.Protocols), HTTP2: &http.HTTP2Config{StrictMaxConcurrentRequests: true}}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
+// nodesStats reads labrun serve --h2c's /stats.
+func nodesStats(t *testing.T, url string) []servedNodeStats {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Nodes []servedNodeStats `json:"nodes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Nodes
+}
+
+// TestServeH2c: three nodes on 127.0.0.1 to .3, one port; two streams on one connection
+// show in /stats; a frozen node answers nothing until it is thawed.
+func TestServeH2c(t *testing.T) {
+	s := startServe(t, "--h2c", "--nodes", "3", "--max-concurrent-streams", "2", "--latency", "50ms", "--throttle")
+	lines := strings.Split(s.url, "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "http://127.0.0.1:") || !strings.HasSuffix(lines[3], "/stats") {
+		t.Fatalf("got stdout %q, want 3 node URLs and the /stats URL", s.url)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(lines[0], "http://"))
+	if lines[2] != "http://127.0.0.3:"+port {
+		t.Errorf("node 3 at %s, want 127.0.0.3 on node 1's port %s", lines[2], port)
+	}
+	stats := lines[3]
+	c := h2cClient(t, 5*time.Second)
+	get := func(c *http.Client, url string) (int, error) {
+		resp, err := c.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+	// One call opens the connection (two at once would each dial one: net/http's herd),
+	// then two share it.
+	if code, err := get(c, lines[0]+"/3/device/x"); code != 200 {
+		t.Fatalf("node 1: got %d (%v), want 200", code, err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if code, err := get(c, lines[0]+"/3/device/x"); code != 200 {
+				t.Errorf("node 1: got %d (%v), want 200", code, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := nodesStats(t, stats)[0]; n.Connections != 1 || !slices.Equal(n.StreamsPerConnection, []int{3}) || n.MaxInFlight != 2 || n.Statuses[200] != 3 {
+		t.Errorf("node 1's stats: %+v, want 1 connection carrying 3 streams, 2 at once", n)
+	}
+	post := func(path string) int {
+		resp, err := http.Post(strings.TrimSuffix(stats, "/stats")+path, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("/freeze?node=2"); code != http.StatusNoContent {
+		t.Fatalf("freeze: got %d, want 204", code)
+	}
+	if _, err := get(h2cClient(t, 300*time.Millisecond), lines[1]+"/"); err == nil {
+		t.Error("a frozen node answered")
+	}
+	if n := nodesStats(t, stats)[1]; !n.Frozen {
+		t.Errorf("node 2's stats: %+v, want frozen", n)
+	}
+	if code := post("/thaw?node=2"); code != http.StatusNoContent {
+		t.Fatalf("thaw: got %d, want 204", code)
+	}
+	if code, err := get(c, lines[1]+"/"); code != 200 {
+		t.Errorf("node 2 after the thaw: got %d (%v), want 200", code, err)
+	}
+	if code := post("/freeze?node=4"); code != http.StatusBadRequest {
+		t.Errorf("freeze of node 4: got %d, want 400", code)
+	}
+	if code := s.wait(); code != exitPass {
+		t.Errorf("got exit %d, want 0; stderr %q", code, s.stderr.String())
+	}
+}
+
+// TestServeH2: over TLS the CA goes to a temporary file, printed on stderr and removed at
+// the end; a client that trusts it speaks HTTP/2 to the node.
+func TestServeH2(t *testing.T) {
+	s := startServe(t, "--h2")
+	stderr := s.stderr.String()
+	_, after, ok := strings.Cut(stderr, "CA certificate: ")
+	path, _, _ := strings.Cut(after, " ")
+	if !ok || path == "" {
+		t.Fatalf("stderr %q names no CA certificate", stderr)
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s holds %q, want a PEM certificate", path, pem)
+	}
+	tr := &http.Transport{Protocols: new(http.Protocols), TLSClientConfig: &tls.Config{RootCAs: pool}}
+	tr.Protocols.SetHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	node := strings.Split(s.url, "\n")[0]
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get(node + "/3/device/x?status=400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || resp.Proto != "HTTP/2.0" || string(body) != `{"reason":"BadDeviceToken"}` || !strings.HasPrefix(node, "https://") {
+		t.Errorf("got %s %d %q from %s, want HTTP/2.0 400 BadDeviceToken over https", resp.Proto, resp.StatusCode, body, node)
+	}
+	if code := s.wait(); code != exitPass {
+		t.Errorf("got exit %d, want 0", code)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary CA file %s is still there (%v)", path, err)
+	}
+}
+
+// TestServeManualNodeStats: every key of the nodes' /stats is documented in docs/serve.md.
+func TestServeManualNodeStats(t *testing.T) {
+	data, err := os.ReadFile(serveDocPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(servedNodeStats{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for k := range keys {
+		if !strings.Contains(string(data), "`"+k+"`") {
+			t.Errorf("%s does not document the nodes' /stats key %q", serveDocPath, k)
+		}
+	}
 }

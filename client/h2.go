@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -117,6 +118,8 @@ type H2ConnInfo struct {
 	// streams allocated now.
 	Streams, Peak, Allocated int
 	// Limit is its allocation limit now: the peer's limit, capped; 0 once ejected or closed.
+	// While it is being set up: the peer's limit on the connection set up last, capped, or
+	// math.MaxInt32 before the pool has set up any.
 	Limit int
 	// Ejected says the Spread stopped it from taking new streams; Closed that it is unusable.
 	Ejected, Closed bool
@@ -131,10 +134,11 @@ type H2Pool struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // the dials in progress
 
-	mu     sync.Mutex // guards conns, next and closed
-	conns  []*h2Conn  // in opening order
-	next   int        // the route of the next new connection
-	closed bool
+	mu      sync.Mutex // guards conns, next, learned and closed
+	conns   []*h2Conn  // in opening order
+	next    int        // the route of the next new connection
+	learned int        // the peer's stream limit on the connection set up last; 0 before any
+	closed  bool
 }
 
 // h2Conn is one connection of the pool.
@@ -154,9 +158,11 @@ type h2Conn struct {
 	peak    int
 }
 
-// provisionalLimit is the stream limit a connection is assumed to have while it is being set
-// up: net/http's own assumption (100) until the peer's SETTINGS arrive.
-const provisionalLimit = 100
+// unknownLimit is the stream limit a connection is assumed to have while it is being set up
+// and the pool has not yet learned the peer's limit: none, as OkHttp 3.x assumes until the
+// peer's SETTINGS arrive. Calls that join such a connection and do not fit once the SETTINGS
+// arrive look again (acquire), by then knowing the limit.
+const unknownLimit = math.MaxInt32
 
 // NewH2 returns an HTTP/2 pool for cfg.
 func NewH2(cfg H2Config) (*H2Pool, error) {
@@ -227,9 +233,13 @@ func (c *h2Conn) unusable() bool {
 
 // limitLocked is c's allocation limit: the peer's stream limit as net/http knows it
 // (Available + InFlight), capped by AllocationLimit and the Spread. Before c is usable it is
-// the provisional limit, capped.
+// the limit the pool learned on the connection set up last (the peers behind one host name
+// are alike), or none before the first, capped.
 func (p *H2Pool) limitLocked(c *h2Conn) int {
-	peer := provisionalLimit
+	peer := unknownLimit
+	if p.learned > 0 {
+		peer = p.learned
+	}
 	select {
 	case <-c.ready:
 		if c.err == nil {
@@ -341,6 +351,9 @@ func (p *H2Pool) openLocked() *h2Conn {
 					c.dead.Store(true)
 				}
 			})
+			p.mu.Lock()
+			p.learned = c.cc.Available() + c.cc.InFlight()
+			p.mu.Unlock()
 		}
 		close(c.ready)
 	}()

@@ -30,14 +30,17 @@ type GoH2Config struct {
 }
 
 // GoH2 is a net/http client set up by GoH2Config whose dialer counts the connections it opens
-// and closes. It is safe for concurrent use.
+// and closes, and numbers them. Over h2c it also counts the SETTINGS frames net/http has
+// processed, so that a caller can tell when a new stream limit is in force. It is safe for
+// concurrent use.
 type GoH2 struct {
 	// Client and Transport are the net/http values, to be used as they are.
 	Client    *http.Client
 	Transport *http.Transport
 
 	dials, closes atomic.Int64
-	mu            sync.Mutex // guards addrs
+	settings      atomic.Int64 // SETTINGS frames (not acknowledgements) processed, h2c only
+	mu            sync.Mutex   // guards addrs
 	addrs         map[string]int
 }
 
@@ -104,7 +107,11 @@ func NewGoH2(cfg GoH2Config) (*GoH2, error) {
 	} else {
 		protos.SetUnencryptedHTTP2(true)
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return g.dial(ctx, d, network, addr)
+			c, err := g.dial(ctx, d, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &settingsConn{Conn: c, processed: &g.settings}, nil
 		}
 	}
 	g.Transport = tr
@@ -117,16 +124,40 @@ func (g *GoH2) dial(ctx context.Context, d *net.Dialer, network, addr string) (n
 	if err != nil {
 		return nil, err
 	}
-	g.dials.Add(1)
+	id := g.dials.Add(1)
 	g.mu.Lock()
 	g.addrs[c.RemoteAddr().String()]++
 	g.mu.Unlock()
-	return &countedConn{Conn: c, closes: &g.closes}, nil
+	return &countedConn{Conn: c, id: int(id), closes: &g.closes}, nil
 }
 
 // Dials returns how many connections the client opened; Closed how many of them closed.
 func (g *GoH2) Dials() int  { return int(g.dials.Load()) }
 func (g *GoH2) Closed() int { return int(g.closes.Load()) }
+
+// SettingsSeen returns how many SETTINGS frames from servers (acknowledgements not counted)
+// net/http has processed on the client's h2c connections: a limit a server sent is in force
+// once this count has passed it. Over TLS the frames are not visible; it stays 0.
+func (g *GoH2) SettingsSeen() int { return int(g.settings.Load()) }
+
+// ConnID returns the number of the connection c, 1 for the first the client opened, in
+// dial order; 0 for a connection it did not open. c is what httptrace.GotConnInfo.Conn
+// holds, a *tls.Conn over TLS and over h2c alike (net/http wraps an h2c connection in one).
+func ConnID(c net.Conn) int {
+	for c != nil {
+		switch x := c.(type) {
+		case *countedConn:
+			return x.id
+		case *settingsConn:
+			c = x.Conn
+		case interface{ NetConn() net.Conn }:
+			c = x.NetConn()
+		default:
+			return 0
+		}
+	}
+	return 0
+}
 
 // DialsTo returns how many connections went to each address ("ip:port").
 func (g *GoH2) DialsTo() map[string]int {
@@ -142,9 +173,10 @@ func (g *GoH2) DialsTo() map[string]int {
 // Close closes the idle connections; net/http's pool closes the others as they go idle.
 func (g *GoH2) Close() { g.Transport.CloseIdleConnections() }
 
-// countedConn counts its first Close.
+// countedConn counts its first Close and carries its number.
 type countedConn struct {
 	net.Conn
+	id     int
 	once   sync.Once
 	closes *atomic.Int64
 }
@@ -152,4 +184,64 @@ type countedConn struct {
 func (c *countedConn) Close() error {
 	c.once.Do(func() { c.closes.Add(1) })
 	return c.Conn.Close()
+}
+
+// settingsConn counts the SETTINGS frames a server sends on an h2c connection once net/http
+// has processed them: a frame counts at the first Read after its last byte was handed over.
+// net/http's reader goes through a buffer and asks for more bytes only once it has handled
+// every frame it was given (h2Sniffer relies on the same), so that Read means the frame is
+// in force.
+type settingsConn struct {
+	net.Conn
+	processed *atomic.Int64
+
+	mu       sync.Mutex // guards the fields below (one reader; the lock is for the race detector)
+	head     [9]byte    // the current frame's header, as it arrives
+	headLen  int
+	left     int  // payload bytes of the current frame not seen yet
+	settings bool // the current frame is a SETTINGS frame, not an acknowledgement
+	handed   int  // SETTINGS frames handed over whole and not yet counted
+}
+
+func (c *settingsConn) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	if c.handed > 0 {
+		c.processed.Add(int64(c.handed))
+		c.handed = 0
+	}
+	c.mu.Unlock()
+	n, err := c.Conn.Read(b)
+	c.mu.Lock()
+	c.walk(b[:n])
+	c.mu.Unlock()
+	return n, err
+}
+
+// walk follows the frames through p. The lock must be held.
+func (c *settingsConn) walk(p []byte) {
+	for {
+		if c.headLen < len(c.head) {
+			if len(p) == 0 {
+				return
+			}
+			k := copy(c.head[c.headLen:], p)
+			c.headLen += k
+			p = p[k:]
+			if c.headLen < len(c.head) {
+				return
+			}
+			c.left = int(c.head[0])<<16 | int(c.head[1])<<8 | int(c.head[2])
+			c.settings = c.head[3] == 0x4 && c.head[4]&0x1 == 0 // type SETTINGS, no ACK flag
+		}
+		k := min(c.left, len(p))
+		c.left -= k
+		p = p[k:]
+		if c.left > 0 {
+			return
+		}
+		if c.settings {
+			c.handed++
+		}
+		c.headLen = 0
+	}
 }

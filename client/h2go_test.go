@@ -1,12 +1,17 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	"github.com/labrun/labrun/fakesrv/h2node"
 )
@@ -115,6 +120,66 @@ func TestGoH2ConfigRejected(t *testing.T) {
 	for _, cfg := range []GoH2Config{{Timeout: -1}, {PingTimeout: -1}, {MaxConnsPerHost: -1}} {
 		if _, err := NewGoH2(cfg); err == nil {
 			t.Errorf("NewGoH2(%+v): got no error", cfg)
+		}
+	}
+}
+
+// TestGoH2SettingsSeen: over h2c the client counts the SETTINGS frames net/http processed:
+// the node's first, then the one its throttle sends after a 400. ConnID names the
+// connection a call got, from httptrace.
+func TestGoH2SettingsSeen(t *testing.T) {
+	node := h2Nodes(t, 1, nil, nil, h2node.WithThrottle(true), h2node.WithMaxStreams(10))[0]
+	g, err := NewGoH2(GoH2Config{StrictMaxConcurrentRequests: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	var conn int
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { conn = ConnID(info.Conn) },
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, node.URL+"/?status=400", nil)
+	resp, err := g.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || conn != 1 {
+		t.Fatalf("got status %d on connection %d, want 400 on 1", resp.StatusCode, conn)
+	}
+	// The initial SETTINGS, then the throttle's (limit 1): 2 s at most on a loaded machine.
+	for deadline := time.Now().Add(2 * time.Second); g.SettingsSeen() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if got := g.SettingsSeen(); got != 2 {
+		t.Errorf("SETTINGS processed: got %d, want 2", got)
+	}
+	if ConnID(nil) != 0 {
+		t.Error("ConnID(nil) is not 0")
+	}
+}
+
+// TestSettingsConnWalk: frames split anywhere, an empty SETTINGS and acknowledgements.
+func TestSettingsConnWalk(t *testing.T) {
+	var buf bytes.Buffer
+	fr := http2.NewFramer(&buf, nil)
+	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1})
+	fr.WriteSettingsAck()
+	fr.WritePing(false, [8]byte{})
+	fr.WriteSettings()
+	fr.WriteData(1, true, []byte("hello"))
+	data := buf.Bytes()
+	for _, size := range []int{1, 2, 7, 9, 10, len(data)} {
+		var n atomic.Int64
+		c := &settingsConn{processed: &n}
+		for p := data; len(p) > 0; {
+			k := min(size, len(p))
+			c.walk(p[:k])
+			p = p[k:]
+		}
+		if c.handed != 2 || c.headLen != 0 || c.left != 0 {
+			t.Errorf("chunks of %d: %d SETTINGS handed over (want 2), state %d/%d", size, c.handed, c.headLen, c.left)
 		}
 	}
 }

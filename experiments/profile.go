@@ -49,7 +49,7 @@ type Profile struct {
 // Profiles returns the client profiles, the default (ProfileHC5) first.
 func Profiles() []Profile {
 	return []Profile{
-		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics",
+		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)",
 			Rules: model.HC5, PropagatesDeadline: true, build: buildHC5},
 		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp's defaults and rules: connect and read 10 s, " +
 			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},

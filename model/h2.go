@@ -58,6 +58,11 @@ type H2Node struct {
 	// connections stay open.
 	Frozen   bool
 	FrozenAt time.Duration
+	// Throttle is the APNs throttle: when the node answers a rejected call (H2Scenario.Rejected)
+	// on a connection, it lowers that connection's stream limit to 1, and its next successful
+	// answer there restores the limit. The client takes the new limit with the answer (the
+	// SETTINGS frame follows it on the wire), before the answer frees the stream's slot.
+	Throttle bool
 }
 
 func (n H2Node) limit() int {
@@ -146,6 +151,10 @@ type H2Scenario struct {
 	Calls  int
 	Every  time.Duration
 	Starts []time.Duration
+	// Rejected marks the calls the nodes answer with a rejection (APNs: 400 BadDeviceToken);
+	// nil rejects none. A rejection is an answer: the call ends ok. It matters only to a node
+	// with Throttle.
+	Rejected []bool
 }
 
 // H2Call is the prediction for one call.
@@ -188,6 +197,14 @@ type H2Conn struct {
 	EjectedAt    time.Duration
 	// DroppedAt is when the health check closed the connection, Forever if never.
 	DroppedAt time.Duration
+	// Limits lists the changes of its stream limit by the node's throttle, in time order.
+	Limits []H2Limit
+}
+
+// H2Limit is a change of a connection's stream limit: from At on, Limit.
+type H2Limit struct {
+	At    time.Duration
+	Limit int
 }
 
 // H2Wave is a group of calls that ended at the same instant with the same outcome.
@@ -262,6 +279,8 @@ func (s H2Scenario) validate() error {
 		return errors.New("model: SimulateH2 needs non-negative times")
 	case s.Starts != nil && s.Calls != 0 && s.Calls != len(s.Starts):
 		return fmt.Errorf("model: SimulateH2: %d calls but %d starts", s.Calls, len(s.Starts))
+	case s.Rejected != nil && len(s.Rejected) != max(s.Calls, len(s.Starts)):
+		return fmt.Errorf("model: SimulateH2: %d calls but %d rejection marks", max(s.Calls, len(s.Starts)), len(s.Rejected))
 	case slices.ContainsFunc(s.Starts, func(d time.Duration) bool { return d < 0 }):
 		return errors.New("model: SimulateH2: a negative start")
 	case c.Rule != H2Go && c.Rule != H2GoStrict && c.Rule != H2OkHttp:
@@ -324,6 +343,7 @@ type h2SimConn struct {
 	lastFrame time.Duration // last frame the client read on it
 	ejected   bool
 	dropped   bool
+	throttled bool // the node's throttle holds its limit at 1
 }
 
 type h2AddrStats struct {
@@ -410,9 +430,13 @@ func (m *h2Sim) pingTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// limit is a connection's stream limit: the node's, capped by the allocation limit.
+// limit is a connection's stream limit: the node's (1 while its throttle holds), capped by
+// the allocation limit.
 func (m *h2Sim) limit(c *h2SimConn) int {
 	l := m.s.Nodes[c.Node].limit()
+	if c.throttled {
+		l = 1
+	}
 	if a := m.s.Client.AllocationLimit; a > 0 && m.s.Client.Rule == H2OkHttp {
 		l = min(l, a)
 	}
@@ -558,10 +582,25 @@ func (m *h2Sim) answer(call int, t time.Duration) {
 	}
 	c := m.conns[m.calls[call].Conn]
 	c.lastFrame = max(c.lastFrame, t)
+	m.throttle(call, c, t)
 	m.end(call, t, vocab.OK)
 	if e := m.s.Client.Eject; e != nil {
 		m.eject(*e, call, c, t)
 	}
+}
+
+// throttle applies the node's throttle to the answer of call on c at t: a rejection lowers
+// c's limit to 1, the next success restores it.
+func (m *h2Sim) throttle(call int, c *h2SimConn, t time.Duration) {
+	if !m.s.Nodes[c.Node].Throttle {
+		return
+	}
+	rejected := m.s.Rejected != nil && m.s.Rejected[call]
+	if rejected == c.throttled {
+		return
+	}
+	c.throttled = rejected
+	c.Limits = append(c.Limits, H2Limit{At: t, Limit: m.limit(c)})
 }
 
 // end ends a call at t with outcome o and frees its slot.
@@ -750,4 +789,51 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
+}
+
+// H2StrictBurst is what net/http's strict mode guarantees for a burst: see GoStrictBurst.
+type H2StrictBurst struct {
+	// Certain says the outcome below holds whatever the scheduling. When it is false, whether
+	// the burst stalls depends on how its first wave formed: Stalls and MaxOK are then those
+	// of a burst that does not stall, the documented behaviour.
+	Certain bool
+	// Stalls says the calls beyond the first wave wait until their deadline.
+	Stalls bool
+	// MaxOK is the most calls that succeed, each at OKAt: every call without a stall, at most
+	// the first wave (the limit) with one.
+	MaxOK int
+	OKAt  time.Duration
+	// StalledEnd is when a stalled call ends: its deadline (vocab.Deadline), Forever without
+	// one.
+	StalledEnd time.Duration
+}
+
+// GoStrictBurst predicts a burst of calls made at once, all within the first wave's latency,
+// through net/http with HTTP2Config.StrictMaxConcurrentRequests on one connection whose peer
+// allows limit streams, each answered after latency and bounded by deadline (Client.Timeout;
+// 0: none). This is net/http's behaviour, not the documented one (SimulateH2 with H2GoStrict
+// predicts the documented waves): every call of the burst reserves a stream slot
+// (ClientConn.ReserveNewRequest) before any of them waits, and the one call that waits for a
+// slot does so holding the connection's header-writing lock while the reservations of the
+// calls queued behind that lock count as streams in use (golang/go#70809; docs/http2.md
+// follows it through the source). With a first wave of s1 <= limit streams, the waiting call
+// sees calls - s1 - 1 reservations once that wave is done; from calls = 2 x limit + 1 on that
+// is at least the limit whatever s1 was, so the burst stalls for certain and at most limit
+// calls succeed. Up to the limit there is nothing to wait for. In between, whether it stalls
+// depends on the scheduling (Certain is false).
+func GoStrictBurst(calls, limit int, latency, deadline time.Duration) H2StrictBurst {
+	if calls < 0 || limit < 1 || latency < 0 || deadline < 0 {
+		panic("model: GoStrictBurst needs calls >= 0, limit >= 1 and non-negative times")
+	}
+	b := H2StrictBurst{Certain: calls <= limit || calls >= 2*limit+1, MaxOK: calls, OKAt: latency, StalledEnd: Forever}
+	if calls >= 2*limit+1 {
+		b.Stalls, b.MaxOK = true, limit
+	}
+	if deadline > 0 {
+		b.StalledEnd = deadline
+		if deadline <= latency {
+			b.MaxOK = 0 // every call is cut before its answer
+		}
+	}
+	return b
 }

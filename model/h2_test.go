@@ -267,6 +267,7 @@ func TestSimulateH2Panics(t *testing.T) {
 		{Nodes: []H2Node{{}}, Calls: 1, Client: H2Client{Rule: "curl"}},
 		{Nodes: []H2Node{{Latency: -1}}, Calls: 1, Client: H2Client{Rule: H2Go}},
 		{Nodes: []H2Node{{}}, Calls: 2, Starts: []time.Duration{0}, Client: H2Client{Rule: H2Go}},
+		{Nodes: []H2Node{{}}, Calls: 2, Rejected: []bool{true}, Client: H2Client{Rule: H2Go}},
 	} {
 		func() {
 			defer func() {
@@ -300,5 +301,74 @@ func BenchmarkSimulateH2(b *testing.B) {
 		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60, Eject: new(APNsEjection())}}
 	for b.Loop() {
 		SimulateH2(s)
+	}
+}
+
+// TestSimulateH2Throttle: the APNs throttle. Call 0 is rejected at 100 ms on the one
+// connection, whose limit drops to 1; calls 1 to 5 come at 200 ms. Go strict: call 1 streams,
+// 2 to 5 wait; its success at 300 ms restores the limit (10) before it frees its slot, so the
+// four go out at 300 ms and end at 400 ms. OkHttp's rule: call 1 takes the one slot, calls 2 to
+// 5 open a second connection (usable at 201 ms) and end at 301 ms. A burst of rejections
+// keeps the limit at 1: Go strict serializes it, one every 100 ms.
+func TestSimulateH2Throttle(t *testing.T) {
+	node := []H2Node{{Latency: 100 * ms, MaxStreams: 10, Throttle: true}}
+	starts := []time.Duration{0, 200 * ms, 200 * ms, 200 * ms, 200 * ms, 200 * ms}
+	first := []bool{true, false, false, false, false, false}
+	all := []bool{true, true, true, true, true, true}
+	tests := []struct {
+		name     string
+		rule     H2Rule
+		rejected []bool
+		newConns int
+		waves    []H2Wave
+		limits   []H2Limit // of connection 0
+	}{
+		{"go strict", H2GoStrict, first, 1, waves(ok(101*ms, 1), ok(300*ms, 1), ok(400*ms, 4)),
+			[]H2Limit{{101 * ms, 1}, {300 * ms, 10}}},
+		{"okhttp", H2OkHttp, first, 2, waves(ok(101*ms, 1), ok(300*ms, 1), ok(301*ms, 4)),
+			[]H2Limit{{101 * ms, 1}, {300 * ms, 10}}},
+		{"go strict, every call rejected", H2GoStrict, all, 1,
+			waves(ok(101*ms, 1), ok(300*ms, 1), ok(400*ms, 1), ok(500*ms, 1), ok(600*ms, 1), ok(700*ms, 1)),
+			[]H2Limit{{101 * ms, 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := SimulateH2(H2Scenario{Nodes: node, Starts: starts, Rejected: tt.rejected, Client: H2Client{Rule: tt.rule}})
+			if got := p.NewConns(); got != tt.newConns {
+				t.Errorf("new connections: got %d, want %d", got, tt.newConns)
+			}
+			if !reflect.DeepEqual(p.Waves, tt.waves) {
+				t.Errorf("waves: got %v, want %v", p.Waves, tt.waves)
+			}
+			if !reflect.DeepEqual(p.Conns[0].Limits, tt.limits) {
+				t.Errorf("limits of connection 0: got %v, want %v", p.Conns[0].Limits, tt.limits)
+			}
+		})
+	}
+}
+
+func TestGoStrictBurst(t *testing.T) {
+	tests := []struct {
+		calls, limit int
+		deadline     time.Duration
+		want         H2StrictBurst
+	}{
+		// Up to the limit, one wave.
+		{10, 10, time.Second, H2StrictBurst{Certain: true, MaxOK: 10, OKAt: 200 * ms, StalledEnd: time.Second}},
+		// Between the limit and twice it, it depends on the first wave: documented values.
+		{15, 10, time.Second, H2StrictBurst{MaxOK: 15, OKAt: 200 * ms, StalledEnd: time.Second}},
+		{20, 10, time.Second, H2StrictBurst{MaxOK: 20, OKAt: 200 * ms, StalledEnd: time.Second}},
+		// From 2 x limit + 1 on, a stall whatever the first wave: 25 - s1 - 1 >= 10 for s1 <= 10.
+		{21, 10, time.Second, H2StrictBurst{Certain: true, Stalls: true, MaxOK: 10, OKAt: 200 * ms, StalledEnd: time.Second}},
+		{250, 100, 5 * time.Second, H2StrictBurst{Certain: true, Stalls: true, MaxOK: 100, OKAt: 200 * ms, StalledEnd: 5 * time.Second}},
+		// golang/go#70809's own case: a limit of 1 and two requests can stall; three must.
+		{3, 1, 0, H2StrictBurst{Certain: true, Stalls: true, MaxOK: 1, OKAt: 200 * ms, StalledEnd: Forever}},
+		// A deadline before the answer cuts every call.
+		{5, 10, 100 * ms, H2StrictBurst{Certain: true, MaxOK: 0, OKAt: 200 * ms, StalledEnd: 100 * ms}},
+	}
+	for _, tt := range tests {
+		if got := GoStrictBurst(tt.calls, tt.limit, 200*ms, tt.deadline); got != tt.want {
+			t.Errorf("GoStrictBurst(%d, %d, 200ms, %v): got %+v, want %+v", tt.calls, tt.limit, tt.deadline, got, tt.want)
+		}
 	}
 }

@@ -26,6 +26,8 @@ const (
 	exitProtocol = 2 // the request could not be read or the response not written
 	exitRefused  = 3 // not inside namespaces of its own: the child changes nothing
 	exitOverdue  = 4 // the job outlived its time
+	// exitUnavailable is the launcher's: the kernel refused the namespaces.
+	exitUnavailable = 5
 )
 
 // MaybeChild runs the namespace child's job when this process is one (Run marks it in the
@@ -40,6 +42,9 @@ const (
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
 	if os.Getenv(childEnv) == "" {
 		return 0, false
+	}
+	if os.Getenv(launchEnv) != "" {
+		return launch(stdin, stdout, stderr), true
 	}
 	if err := checkChild(); err != nil {
 		fmt.Fprintf(stderr, "labrun: netns child: %v\n", err)

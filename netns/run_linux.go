@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -78,19 +79,19 @@ func Run(ctx context.Context, job string, input, output any) error {
 
 	var stdout, stderr capped
 	stdout.max, stderr.max = maxOutput, maxStderr
+	// The child is started in two steps. A launcher, this binary started afresh and small,
+	// starts the child in its new namespaces. Cloning into a new user namespace cannot use
+	// vfork: the kernel copies the caller's page tables, which for a process as large as a
+	// running lab (or a test binary under the race detector) stalls every goroutine of the
+	// caller for tens of milliseconds, enough to spoil the timings of the experiments
+	// running beside. The launcher pays that copy on its own few megabytes instead.
 	cmd := exec.CommandContext(ctx, "/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
-	cmd.Env = append(os.Environ(), childEnv+"="+host)
+	cmd.Env = append(os.Environ(), childEnv+"="+host, launchEnv+"=1")
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		// Root inside is the caller outside: no other id is mapped, so nothing the child
-		// creates can belong to anyone else.
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		// A process group of its own, so that one kill reaches everything the child is.
+		// A process group of its own, so that one kill reaches the launcher and the child.
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 	}
@@ -109,10 +110,13 @@ func Run(ctx context.Context, job string, input, output any) error {
 	}
 	if err != nil {
 		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == exitUnavailable {
+			return fmt.Errorf("netns: run %s: %w%s", job, ErrUnavailable, stderr.note())
+		}
 		if errors.As(err, &ee) || errors.Is(err, exec.ErrWaitDelay) {
 			return fmt.Errorf("netns: run %s: child failed: %w%s", job, err, stderr.note())
 		}
-		// The child did not start: clone refused the namespaces.
+		// The launcher did not start.
 		return fmt.Errorf("netns: run %s: start child: %w: %w", job, ErrUnavailable, err)
 	}
 	var resp response
@@ -174,4 +178,47 @@ func (c *capped) note() string {
 		s += fmt.Sprintf(" ... (%d more bytes)", c.dropped)
 	}
 	return "; child stderr: " + s
+}
+
+// launchEnv marks the launcher: the process between Run and the namespace child.
+const launchEnv = "LABRUN_NETNS_LAUNCH"
+
+// launch is the launcher's whole work: start this binary again in a new user and network
+// namespace, with the same standard streams and without launchEnv, wait for it, and return
+// its exit code. It stays in Run's process group, so Run's kill reaches the child too.
+func launch(stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{os.Args[0]}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, launchEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		// Root inside is the caller outside: no other id is mapped, so nothing the child
+		// creates can belong to anyone else.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	// Pdeathsig follows the thread that started the child: keep it until the child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		// The clone was refused: the namespaces are not available. Run reads the exit.
+		fmt.Fprintf(stderr, "labrun: netns launcher: start child: %v\n", err)
+		return exitUnavailable
+	}
+	if err := cmd.Wait(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(stderr, "labrun: netns launcher: %v\n", err)
+		return exitProtocol
+	}
+	return 0
 }

@@ -68,6 +68,12 @@ var svgPhases = []struct{ name, colour, legend string }{
 // outcomes ("read-timeout ×2", "lease-timeout → ok"). A title (experiment · title) and a
 // legend sit on top, the time axis with round ticks and light grid lines at the bottom.
 //
+// Calls whose labels hold LaneSep are streams (HTTP/2: many calls at once on few
+// connections): the calls of one such label share a lane, stacked in tracks so that streams
+// in flight together lie one above the other, under a heading of the label's first parts
+// ("okhttp default › node 1 (127.0.8.1)"); the outcome column counts the lane's streams by
+// outcome ("10 ok · 15 deadline").
+//
 // The document is standalone XML, 960 px wide, in the platform's sans-serif font. Phases
 // that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows;
 // labels too long for their column are cut with an ellipsis (text widths are estimated, as
@@ -114,13 +120,8 @@ func outcomeText(c results.Call) string {
 }
 
 func writeSVG(buf *bytes.Buffer, run results.Run) {
-	labels := make([]string, len(run.Calls))
-	outcomes := make([]string, len(run.Calls))
-	for i, c := range run.Calls {
-		labels[i] = callLabel(c, i)
-		outcomes[i] = outcomeText(c)
-	}
-	l := layoutSVG(run, labels, outcomes)
+	items := svgItems(run.Calls)
+	l := layoutSVG(run, items)
 	title := heading(run)
 
 	fmt.Fprintf(buf, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
@@ -136,16 +137,16 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 
 	// Column headings.
 	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\">\n", svgMutedColour)
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\" text-anchor=\"end\">call</text>\n", px(l.labelRight), svgTop-6)
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\" text-anchor=\"end\">%s</text>\n", px(l.labelRight), svgTop-6, columnHeading(items))
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">outcome</text>\n", px(l.outcomeX), svgTop-6)
 	buf.WriteString("</g>\n")
 
 	// Stripes on every other row, so that the eye follows a row from label to outcome.
 	buf.WriteString("<g fill=\"" + svgStripeColour + "\">\n")
-	for i := range run.Calls {
-		if i%2 == 1 {
-			fmt.Fprintf(buf, "<rect x=\"%d\" y=\"%s\" width=\"%d\" height=\"%d\"/>\n",
-				svgMargin/2, px(rowTop(i)), svgWidth-svgMargin, svgRowHeight)
+	for _, it := range items {
+		if it.stripe {
+			fmt.Fprintf(buf, "<rect x=\"%d\" y=\"%s\" width=\"%d\" height=\"%s\"/>\n",
+				svgMargin/2, px(it.top), svgWidth-svgMargin, px(it.height))
 		}
 	}
 	buf.WriteString("</g>\n")
@@ -157,13 +158,37 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" fill=\"%s\">no calls recorded</text>\n",
 			px((l.plotLeft+l.plotRight)/2), px(rowTop(0)+svgRowHeight/2+4), svgMutedColour)
 	}
-	for i, c := range run.Calls {
-		writeSVGCall(buf, l, c, i, labels[i], outcomes[i])
+	for _, it := range items {
+		switch it.kind {
+		case svgItemCall:
+			writeSVGCall(buf, l, run.Calls[it.calls[0]], it.top, it.label, it.outcome)
+		case svgItemLane:
+			writeSVGLane(buf, l, run.Calls, it)
+		case svgItemHeading:
+			writeSVGHeading(buf, it)
+		}
 	}
 	buf.WriteString("</svg>\n")
 }
 
 func rowTop(i int) float64 { return svgTop + float64(i*svgRowHeight) }
+
+// columnHeading names the label column: "call", "lane" when every line is a lane, "call or
+// lane" for both.
+func columnHeading(items []svgItem) string {
+	calls, lanes := false, false
+	for _, it := range items {
+		calls = calls || it.kind == svgItemCall
+		lanes = lanes || it.kind == svgItemLane
+	}
+	switch {
+	case lanes && calls:
+		return "call or lane"
+	case lanes:
+		return "lane"
+	}
+	return "call"
+}
 
 // writeSVGLegend draws the phase colours, then the end marker and the never-ends arrow, on
 // one line under the title; a phase not in svgPhases adds an "other phase" swatch.
@@ -270,9 +295,8 @@ func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 // column instead of blurring over two.
 func crisp(v float64) float64 { return math.Floor(v) + 0.5 }
 
-// writeSVGCall draws one row: the label, the attempts and the outcome text.
-func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, i int, label, outcome string) {
-	top := rowTop(i)
+// writeSVGCall draws one call's row from top: the label, the attempts and the outcome text.
+func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, top float64, label, outcome string) {
 	barY := top + (svgRowHeight-svgBarHeight)/2
 	baseline := top + svgRowHeight/2 + 4 // centres 12 px text on the row
 

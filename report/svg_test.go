@@ -128,6 +128,7 @@ func TestSVGGolden(t *testing.T) {
 		{"timeline-b", timelineB()},
 		{"timeline-c", timelineC()},
 		{"timeline-edges", timelineEdges()},
+		{"timeline-lanes", timelineLanes()},
 		{"timeline-empty", results.Run{Experiment: "exp-x", Title: "nothing measured"}},
 	}
 	for _, c := range cases {
@@ -413,13 +414,15 @@ func TestPx(t *testing.T) {
 // TestSVGLabelsStayLeftOfBars checks, for every golden case, that each label's estimated
 // right edge is left of the plot and that every label is within its column.
 func TestSVGLabelsStayLeftOfBars(t *testing.T) {
-	for _, run := range []results.Run{timelineA(), timelineB(), timelineC(), timelineEdges()} {
-		labels := make([]string, len(run.Calls))
-		outcomes := make([]string, len(run.Calls))
-		for i, c := range run.Calls {
-			labels[i], outcomes[i] = callLabel(c, i), outcomeText(c)
+	for _, run := range []results.Run{timelineA(), timelineB(), timelineC(), timelineEdges(), timelineLanes()} {
+		items := svgItems(run.Calls)
+		var labels, outcomes []string
+		for _, it := range items {
+			if it.kind != svgItemHeading {
+				labels, outcomes = append(labels, it.label), append(outcomes, it.outcome)
+			}
 		}
-		l := layoutSVG(run, labels, outcomes)
+		l := layoutSVG(run, items)
 		for _, s := range labels {
 			shown := truncateText(s, l.labelMaxW, svgLabelFont)
 			if left := l.labelRight - textWidth(shown, svgLabelFont); left < svgMargin-0.01 {
@@ -437,6 +440,67 @@ func TestSVGLabelsStayLeftOfBars(t *testing.T) {
 		}
 		if !strings.HasPrefix(heading(run), run.Experiment) {
 			t.Errorf("heading %q", heading(run))
+		}
+	}
+}
+
+// timelineLanes is HTTP/2's streams (exp-h): a call of its own, then two lanes on node 1, one
+// of three streams at once and one with a stream that never ends, and a lane on node 2 whose
+// streams follow one another, one of them cut by a deadline.
+func timelineLanes() results.Run {
+	stream := func(label string, start, end float64, outcome vocab.Outcome) results.Call {
+		return results.Call{Label: label, Attempts: []results.Attempt{attempt(start, end, outcome, span("wait", end-start))}}
+	}
+	const n1, n2 = "burst" + LaneSep + "node 1 (127.0.8.1)", "burst" + LaneSep + "node 2 (127.0.8.2)"
+	return results.Run{
+		Experiment: "exp-h",
+		Title:      "HTTP/2: one connection carries everything",
+		Axis:       "from the start of each scenario",
+		Calls: []results.Call{
+			{Label: "warm-up", Attempts: []results.Attempt{attempt(0, 20, "ok", span("connect", 1), span("wait", 19))}},
+			{Label: n1 + LaneSep + "conn 1", Attempts: []results.Attempt{attempt(0, 300, "ok", span("connect", 1), span("wait", 299))}},
+			stream(n1+LaneSep+"conn 1", 0, 300, "ok"),
+			stream(n2+LaneSep+"conn 3", 0, 100, "ok"),
+			stream(n1+LaneSep+"conn 1", 5, 300, "ok"),
+			stream(n1+LaneSep+"conn 1", 300, 400, "ok"), // after the first ended: its track again
+			stream(n2+LaneSep+"conn 3", 100, 200, "deadline"),
+			{Label: n1 + LaneSep + "conn 2", Attempts: []results.Attempt{attempt(50, -1, "hang", span("wait", -1))}},
+			stream(n2+LaneSep+"conn 3", 200, 250, "ok"),
+		},
+	}
+}
+
+// TestSVGLanes: streams gather in their lane, in tracks; lanes of one node share a heading.
+func TestSVGLanes(t *testing.T) {
+	items := svgItems(timelineLanes().Calls)
+	type line struct {
+		kind           svgItemKind
+		label, outcome string
+		calls          []int
+		tracks         int
+	}
+	var got []line
+	for _, it := range items {
+		got = append(got, line{it.kind, it.label, it.outcome, it.calls, it.tracks})
+	}
+	want := []line{
+		{svgItemCall, "warm-up", "ok", []int{0}, 0},
+		{svgItemHeading, "burst › node 1 (127.0.8.1)", "", nil, 0},
+		{svgItemLane, "conn 1", "4 ok", []int{1, 2, 4, 5}, 3},
+		{svgItemLane, "conn 2", "1 hang", []int{7}, 1},
+		{svgItemHeading, "burst › node 2 (127.0.8.2)", "", nil, 0},
+		{svgItemLane, "conn 3", "2 ok · 1 deadline", []int{3, 6, 8}, 1},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("items:\ngot  %v\nwant %v", got, want)
+	}
+	if tr := items[2].track; !slices.Equal(tr, []int{0, 1, 2, 0}) {
+		t.Errorf("tracks of conn 1: got %v, want [0 1 2 0]", tr)
+	}
+	// The fullest lane (3 tracks) gets 3 x 4 px, the others a call's height.
+	for k, h := range map[int]float64{0: svgRowHeight, 1: svgHeadingHeight, 2: svgBarHeight + 2*svgLanePad, 3: svgBarHeight + 2*svgLanePad} {
+		if items[k].height != h {
+			t.Errorf("item %d: height %v, want %v", k, items[k].height, h)
 		}
 	}
 }

@@ -26,11 +26,15 @@ func (l svgLayout) x(ms float64) float64 {
 	return l.plotLeft + ms/end*(l.plotRight-l.plotLeft)
 }
 
-func layoutSVG(run results.Run, labels, outcomes []string) svgLayout {
+// layoutSVG places the columns for the items' labels and outcomes (headings span the width
+// and take no part) and the time axis under the last item.
+func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	var l svgLayout
 	widest := 0.0
-	for _, s := range labels {
-		widest = max(widest, textWidth(s, svgLabelFont))
+	for _, it := range items {
+		if it.kind != svgItemHeading {
+			widest = max(widest, textWidth(it.label, svgLabelFont))
+		}
 	}
 	labelCol := min(max(widest+svgColumnSpace, svgLabelMin), svgLabelMax)
 	l.labelMaxW = labelCol - svgColumnSpace
@@ -38,8 +42,10 @@ func layoutSVG(run results.Run, labels, outcomes []string) svgLayout {
 	l.plotLeft = l.labelRight + svgColumnSpace
 
 	widest = textWidth("outcome", svgLabelFont-1)
-	for _, s := range outcomes {
-		widest = max(widest, textWidth(s, svgLabelFont-1))
+	for _, it := range items {
+		if it.kind != svgItemHeading {
+			widest = max(widest, textWidth(it.outcome, svgLabelFont-1))
+		}
 	}
 	outcomeCol := min(max(widest, svgOutcomeMin), svgOutcomeMax)
 	l.outcomeW = outcomeCol
@@ -53,8 +59,10 @@ func layoutSVG(run results.Run, labels, outcomes []string) svgLayout {
 		l.axis = "from the start of each call"
 	}
 	l.ticks = axisTicks(timelineEnd(run.Calls))
-	rows := max(len(run.Calls), 1)
-	l.bottom = svgTop + float64(rows*svgRowHeight)
+	l.bottom = svgTop + svgRowHeight // room for "no calls recorded"
+	if n := len(items); n > 0 {
+		l.bottom = items[n-1].top + items[n-1].height
+	}
 	l.height = l.bottom + 46
 	return l
 }

@@ -1,0 +1,471 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// H2 is experiment H: HTTP/2, where one connection carries everything (lab-spec section 6).
+// A host name resolves to three HTTP/2 nodes on loopback addresses, the first of them slow.
+// OkHttp 3.x's rule puts every stream on one connection to the first address until the
+// peer's limit; the APNs sender's interceptor caps each connection at 60 streams, which
+// spreads them over the addresses, and ejects the connection to an address that turns slow.
+// Go's net/http is measured as it is: without StrictMaxConcurrentRequests a burst dials about
+// once per call that found every connection full; with it a burst of more than twice the
+// limit stalls (golang/go#70809). Then the APNs throttle (a rejection lowers the limit to 1)
+// and a node that freezes. The files: h2.go (this one: the experiment, its nodes and its
+// measured calls), h2spread.go (okhttp: spreading and ejection), h2go.go (net/http's dial herd
+// and strict-mode stall), h2faults.go (the throttle and the frozen node).
+//
+// It compares the okhttp and go profiles by design (FixedProfiles). HttpClient 5 is not one of
+// them: its classic (blocking) API, the one the hc5 profile follows, speaks HTTP/1.1 only;
+// HTTP/2 is in its async API.
+type H2 struct {
+	// Pushes is the number of pushes made at once in the spreading rows; the ejection rows
+	// make four rounds of half as many.
+	Pushes int
+	// PeerLimit is the nodes' SETTINGS_MAX_CONCURRENT_STREAMS in the okhttp rows.
+	PeerLimit int
+	// AllocationLimit is the interceptor's allocationLimit per connection.
+	AllocationLimit int
+	// Latency is a healthy node's answer time; Slow the slow node's.
+	Latency, Slow time.Duration
+	// GoLimit and GoCalls are the node's stream limit and the burst in the go rows: the
+	// prototype's 100 and 250, scaled.
+	GoLimit, GoCalls int
+}
+
+// NewH2 returns experiment H with its default parameters.
+func NewH2() *H2 {
+	return &H2{Pushes: 180, PeerLimit: 500, AllocationLimit: 60, Latency: 20 * time.Millisecond,
+		Slow: 300 * time.Millisecond, GoLimit: 10, GoCalls: 25}
+}
+
+// Info implements Experiment.
+func (*H2) Info() Info {
+	return Info{
+		Name:  "exp-h",
+		Title: "HTTP/2: one connection carries everything",
+		Description: "push.test resolves to three HTTP/2 nodes (127.0.8.1, .2, .3; h2c), the first of " +
+			"them slow. OkHttp 3.x's rule puts every stream on one connection to the first " +
+			"address until the peer's limit (APNs advertises 500 to 1,500): every push waits for " +
+			"the slow node. The APNs sender's interceptor caps each connection at 60 streams, so " +
+			"the pool opens connections to the next addresses, and it ejects the connection to an " +
+			"address that turns slow (its thresholds scaled by 1/100 in time; production values " +
+			"beside). Go's net/http: without StrictMaxConcurrentRequests a burst dials about once " +
+			"per call that found every connection full (the dial herd); with it, a burst of more " +
+			"than twice the limit stalls until the callers' deadlines (golang/go#70809). The APNs " +
+			"throttle (a rejected push lowers the limit to 1 until the next success) serializes a " +
+			"burst on Go's one strict connection, where OkHttp opens a second. A node that freezes: " +
+			"net/http without a health check waits for each call's deadline, with SendPingTimeout " +
+			"and PingTimeout it drops the connection; OkHttp's read timeout ends each stream. It " +
+			"runs the okhttp and go profiles by design and takes no --client; hc5 has no HTTP/2 " +
+			"(HttpClient 5's classic API speaks HTTP/1.1 only). docs/http2.md tells the story.",
+		Examples: []string{
+			"labrun exp-h",
+			"labrun exp-h --pushes 240 --allocation-limit 40   # more connections in the spreading rows",
+			"labrun exp-h --go-limit 4 --go-calls 9            # the smallest burst that stalls for certain: 2 x 4 + 1",
+			"labrun exp-h --out h2                              # h2/exp-h.svg: streams in lanes per connection, by node",
+		},
+	}
+}
+
+// Profiles implements FixedProfiles.
+func (*H2) Profiles() []string { return []string{ProfileOkHttp, ProfileGo} }
+
+// Params implements Experiment.
+func (h *H2) Params() []param.Param {
+	return []param.Param{
+		{Name: "pushes", Usage: "pushes at once in the spreading rows (the ejection rows: 4 rounds of half as many)", Int: &h.Pushes, Min: 2, Max: 1000},
+		{Name: "peer-limit", Usage: "the nodes' SETTINGS_MAX_CONCURRENT_STREAMS in the okhttp rows (APNs: 500 to 1,500)", Int: &h.PeerLimit, Min: 1, Max: 10000},
+		{Name: "allocation-limit", Usage: "the APNs interceptor's allocationLimit per connection", Int: &h.AllocationLimit, Min: 1, Max: 10000},
+		{Name: "latency", Usage: "a healthy node's answer time", Duration: &h.Latency, MaxDuration: time.Second},
+		{Name: "slow", Usage: "the slow node's answer time", Duration: &h.Slow, MaxDuration: 2 * time.Second},
+		{Name: "go-limit", Usage: "the node's stream limit in the go rows (the prototype's 100, scaled)", Int: &h.GoLimit, Min: 1, Max: 100},
+		{Name: "go-calls", Usage: "calls at once in the go rows (the prototype's 250, scaled)", Int: &h.GoCalls, Min: 3, Max: 1000},
+	}
+}
+
+// Check implements Checker.
+func (h *H2) Check() error {
+	switch {
+	case h.Slow <= h.Latency:
+		return fmt.Errorf("--slow (%v) must exceed --latency (%v): the rows need a slow node", h.Slow, h.Latency)
+	case h.GoCalls < 2*h.GoLimit+1:
+		return fmt.Errorf("--go-calls (%d) must be at least 2 x --go-limit + 1 (%d): below that, whether net/http's strict mode stalls depends on scheduling",
+			h.GoCalls, 2*h.GoLimit+1)
+	}
+	return nil
+}
+
+// Run implements Experiment.
+func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := check(h, opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	host, err := newH2Host(ctx)
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer host.close()
+	run := newRun(h, opt)
+	run.Axis = "from the start of each scenario"
+	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.spread, h.eject, h.goBurst, h.throttle, h.freeze} {
+		if err := step(ctx, opt, host, &run); err != nil {
+			return results.Run{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return results.Run{}, err
+		}
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// h2HostName is the name the experiment's DNS server resolves to h2Addrs.
+const h2HostName = "push.test"
+
+// h2Addrs are the nodes' addresses: any address of 127.0.0.0/8 is on Linux's loopback, and
+// these are apart from the other experiments'.
+var h2Addrs = []string{"127.0.8.1", "127.0.8.2", "127.0.8.3"}
+
+// h2Host is the service's host name: a DNS server that resolves it, and the addresses it
+// resolved to, in order. Each scenario starts its own nodes on them.
+type h2Host struct {
+	dns *fakesrv.DNS
+	ips []string
+}
+
+func newH2Host(ctx context.Context) (*h2Host, error) {
+	dns, err := fakesrv.NewDNS(map[string][]string{h2HostName: h2Addrs})
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ips, err := dns.Resolver().LookupHost(lctx, h2HostName)
+	if err != nil {
+		dns.Close()
+		return nil, fmt.Errorf("resolve %s: %w", h2HostName, err)
+	}
+	return &h2Host{dns: dns, ips: ips}, nil
+}
+
+func (h *h2Host) close() { h.dns.Close() }
+
+// h2Nodes is one scenario's nodes: node i listens on the host's i-th address, all on one
+// port, and behaves as the model's node i.
+type h2Nodes struct {
+	nodes []*h2node.Node
+	model []model.H2Node
+}
+
+// start starts a node per spec on the host's addresses, in order, on one port.
+func (h *h2Host) start(specs []model.H2Node) (*h2Nodes, error) {
+	if len(specs) > len(h.ips) {
+		panic("experiments: more nodes than addresses")
+	}
+	var last error
+	for range 5 { // a port free on the first address may be taken on another: try another
+		ns := &h2Nodes{model: specs}
+		port := "0"
+		for i, s := range specs {
+			n, err := h2node.New(append(h2Options(s), h2node.WithAddr(net.JoinHostPort(h.ips[i], port)))...)
+			if err != nil {
+				last = err
+				break
+			}
+			ns.nodes = append(ns.nodes, n)
+			_, port, _ = net.SplitHostPort(n.Addr)
+		}
+		if len(ns.nodes) == len(specs) {
+			return ns, nil
+		}
+		ns.close()
+	}
+	return nil, fmt.Errorf("start HTTP/2 nodes: %w", last)
+}
+
+// h2Options are the node options that make an h2node behave as the model's node; a freeze is
+// the scenario's to make, at its time.
+func h2Options(s model.H2Node) []h2node.Option {
+	opts := []h2node.Option{h2node.WithLatency(s.Latency), h2node.WithThrottle(s.Throttle)}
+	if s.MaxStreams > 0 {
+		opts = append(opts, h2node.WithMaxStreams(uint32(s.MaxStreams)))
+	}
+	if s.SlowAfter > 0 {
+		opts = append(opts, h2node.WithSlowAfter(s.SlowAfter, s.SlowLatency))
+	}
+	return opts
+}
+
+func (ns *h2Nodes) close() {
+	for _, n := range ns.nodes {
+		n.Close()
+	}
+}
+
+// routes are the nodes' addresses, "ip:port", in order.
+func (ns *h2Nodes) routes() []string {
+	var r []string
+	for _, n := range ns.nodes {
+		r = append(r, n.Addr)
+	}
+	return r
+}
+
+// index returns the node at route, -1 for none.
+func (ns *h2Nodes) index(route string) int {
+	return slices.IndexFunc(ns.nodes, func(n *h2node.Node) bool { return n.Addr == route })
+}
+
+// streams returns the streams each node received, in node order.
+func (ns *h2Nodes) streams() []int {
+	var out []int
+	for _, n := range ns.nodes {
+		total := 0
+		for _, s := range n.Stats().Streams {
+			total += s
+		}
+		out = append(out, total)
+	}
+	return out
+}
+
+// h2Call is one measured call of experiment H.
+type h2Call struct {
+	// start and end count from the scenario's start.
+	start, end time.Duration
+	outcome    vocab.Outcome
+	status     int
+	// node is the node's index (-1: none); conn the client's number for its connection (0:
+	// none); newConn says the call opened it.
+	node, conn int
+	newConn    bool
+	// setUp is how long the call waited for a connection being set up before its stream.
+	setUp time.Duration
+}
+
+func (c h2Call) took() time.Duration { return c.end - c.start }
+
+// poolCall makes one call through an OkHttp-style pool at path of push.test.
+func poolCall(ctx context.Context, p *client.H2Pool, ns *h2Nodes, path string, t0 time.Time) h2Call {
+	start := time.Since(t0)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h2HostName+path, nil)
+	if err != nil {
+		panic("experiments: a malformed push path: " + path) // the paths are the experiment's own
+	}
+	res, _ := p.Do(ctx, req)
+	c := h2Call{start: start, end: start + res.Elapsed, outcome: res.Outcome, status: res.Status,
+		node: ns.index(res.Route), conn: res.Conn, newConn: res.NewConn}
+	if res.Stream > 0 {
+		c.setUp = res.Elapsed - res.Stream
+	}
+	return c
+}
+
+// goCall makes one call with net/http's own HTTP/2 client to url (node 0). A call that runs
+// into Client.Timeout ends with vocab.Deadline; any other failure with vocab.Failed.
+func goCall(ctx context.Context, g *client.GoH2, url string, t0 time.Time) h2Call {
+	var conn atomic.Int64
+	var reused atomic.Bool
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		conn.Store(int64(client.ConnID(info.Conn)))
+		reused.Store(info.Reused)
+	}})
+	start := time.Since(t0)
+	req, err := http.NewRequestWithContext(tctx, http.MethodGet, url, nil)
+	if err != nil {
+		panic("experiments: a malformed node URL: " + url) // the experiment's own nodes
+	}
+	resp, err := g.Client.Do(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	}
+	c := h2Call{start: start, end: time.Since(t0), outcome: vocab.OK, status: status, node: 0, conn: int(conn.Load()), newConn: !reused.Load()}
+	var ne net.Error
+	switch {
+	case err == nil:
+	case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()):
+		c.outcome = vocab.Deadline // Client.Timeout: "exceeded while awaiting headers"
+	default:
+		c.outcome = vocab.Failed
+	}
+	if c.conn == 0 {
+		c.node = -1
+	}
+	return c
+}
+
+// h2Together makes n calls at once, call(i) each, and returns them in call order.
+func h2Together(n int, call func(i int) h2Call) []h2Call {
+	out := make([]h2Call, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i] = call(i) })
+	}
+	wg.Wait()
+	return out
+}
+
+// sleepUntil waits until t, or until ctx is done (false).
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// waitFor polls cond every millisecond until it holds (true), limit passes or ctx is done.
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(time.Millisecond)) {
+			return false
+		}
+	}
+	return true
+}
+
+// outcomeOf is the outcome all of calls share, or the first that differs from want (ranked,
+// for a stable row); none for no calls.
+func outcomeOf(calls []h2Call, want vocab.Outcome) vocab.Outcome {
+	var other []vocab.Outcome
+	for _, c := range calls {
+		if c.outcome != want {
+			other = append(other, c.outcome)
+		}
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	if len(other) == 0 {
+		return want
+	}
+	slices.SortFunc(other, func(a, b vocab.Outcome) int { return a.Rank() - b.Rank() })
+	return other[0]
+}
+
+// tookOf lists the calls' durations.
+func tookOf(calls []h2Call) []time.Duration {
+	var d []time.Duration
+	for _, c := range calls {
+		d = append(d, c.took())
+	}
+	return d
+}
+
+// predTook lists the predicted calls' durations.
+func predTook(calls []model.H2Call) []time.Duration {
+	var d []time.Duration
+	for _, c := range calls {
+		d = append(d, c.Took())
+	}
+	return d
+}
+
+// pick returns the calls at the indexes idx.
+func pick[T any](all []T, idx []int) []T {
+	var out []T
+	for _, i := range idx {
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// indexes lists the indexes of the predicted calls for which keep holds.
+func indexes(calls []model.H2Call, keep func(i int, c model.H2Call) bool) []int {
+	var idx []int
+	for i, c := range calls {
+		if keep(i, c) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// lastEnd is the latest end among the predicted calls (0 for none, Forever for a hang).
+func lastEnd(calls []model.H2Call) time.Duration {
+	var last time.Duration
+	for _, c := range calls {
+		last = max(last, c.End)
+	}
+	return last
+}
+
+// share writes streams per node: "180 · 0 · 0".
+func share(perNode []int) string {
+	var parts []string
+	for _, n := range perNode {
+		parts = append(parts, fmt.Sprint(n))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// h2Lanes turns a scenario's calls into timeline entries: the label "scenario › node N ›
+// conn C" makes the SVG timeline draw the calls as streams in one lane per connection,
+// grouped by node (report.WriteSVG: the part after the last " › " names the lane). Calls are
+// ordered by node, connection and start.
+func h2Lanes(scenario string, ns *h2Nodes, calls []h2Call) []results.Call {
+	sorted := slices.Clone(calls)
+	slices.SortStableFunc(sorted, func(a, b h2Call) int {
+		switch {
+		case a.node != b.node:
+			return a.node - b.node
+		case a.conn != b.conn:
+			return a.conn - b.conn
+		}
+		return int(a.start - b.start)
+	})
+	var out []results.Call
+	for _, c := range sorted {
+		node, conn := "no node", "no connection"
+		if c.node >= 0 {
+			host, _, _ := net.SplitHostPort(ns.nodes[c.node].Addr)
+			node = fmt.Sprintf("node %d (%s)", c.node+1, host)
+		}
+		if c.conn > 0 {
+			conn = fmt.Sprintf("conn %d", c.conn)
+		}
+		a := results.Attempt{StartMs: *results.Ms(c.start), EndMs: results.Ms(c.end), Outcome: c.outcome, NewConnection: c.newConn}
+		if c.setUp > 0 {
+			a.Phases = append(a.Phases, results.PhaseSpan{Phase: vocab.PhaseConnect, Ms: results.Ms(c.setUp)})
+		}
+		a.Phases = append(a.Phases, results.PhaseSpan{Phase: vocab.PhaseWait, Ms: results.Ms(c.took() - c.setUp)})
+		out = append(out, results.Call{Label: scenario + laneSep + node + laneSep + conn, Attempts: []results.Attempt{a}})
+	}
+	return out
+}
+
+// laneSep separates the parts of a lane label; report.WriteSVG draws the calls whose labels
+// hold it as streams in lanes. TestH2Timeline checks that the two agree.
+const laneSep = " › "
+
+// joinSemi joins parts with "; ".
+func joinSemi(parts []string) string { return strings.Join(parts, "; ") }

@@ -1,0 +1,135 @@
+package experiments
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// scaledH2 is experiment H smaller: the same effects, the okhttp rounds every 300 ms. With a
+// cap of 40 and rounds of 60, the first node answers its first round's 40 fast and the next
+// 40 slowly; the interceptor's global rule (more than 100 calls in all, an average above
+// 50 ms) ejects its connection during round 2, and rounds 3 and 4 need only two connections,
+// to the other nodes. 2 x 4 + 1 calls stall net/http's strict mode for certain.
+func scaledH2() *H2 {
+	return &H2{Pushes: 120, PeerLimit: 200, AllocationLimit: 40, Latency: 20 * ms, Slow: 200 * ms, GoLimit: 4, GoCalls: 9}
+}
+
+// TestH2Experiment runs experiment H, scaled, and checks what each row claims. Every count is
+// exact against the model, since Run judges its rows (the run must pass); times are within
+// testTolerance. goleak (TestMain) checks that no goroutine, and so no connection, is left
+// behind: every connection's reader is a goroutine.
+func TestH2Experiment(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	run := runScaledWith(t, scaledH2(), "")
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("exp-h took %v, want a few seconds", took)
+	}
+	if run.Client != "okhttp, go" || len(run.Rows) != 21 {
+		t.Fatalf("got client %q and %d rows, want okhttp, go and 21", run.Client, len(run.Rows))
+	}
+	rows := map[string]results.Row{}
+	for _, r := range run.Rows {
+		rows[r.Name] = r
+	}
+	row := func(name string) results.Row {
+		t.Helper()
+		r, ok := rows[name]
+		if !ok {
+			t.Fatalf("no row %q", name)
+		}
+		return r
+	}
+	// OkHttp's rule: every push on the first (slow) address; capped: 40 per connection.
+	for name, want := range map[string]struct {
+		share string
+		conns int
+	}{
+		"okhttp default (allocationLimit = peer's 200), 120 pushes: streams per node": {"120 · 0 · 0", 1},
+		"okhttp, allocationLimit 40, 120 pushes: streams per node":                    {"40 · 40 · 40", 3},
+	} {
+		if r := row(name); r.Outcome != results.State(want.share) || *r.NewConnections != want.conns {
+			t.Errorf("%s: got %s on %d connections, want %s on %d", name, r.Outcome, *r.NewConnections, want.share, want.conns)
+		}
+	}
+	if r := row("okhttp default (allocationLimit = peer's 200), 120 pushes: p50"); *r.ExpectedMs < 200 {
+		t.Errorf("p50 without the cap: expected %v ms, want the slow node's 200 ms and more", *r.ExpectedMs)
+	}
+	eject := "okhttp + APNs ejection, 4 rounds of 60 pushes"
+	if r := row(eject + ": the slow node's streams"); r.Outcome != "last in round 2 of 4, then 0 of 120" || !strings.HasPrefix(r.Documented, "production: > 20 calls & avg > 20s") {
+		t.Errorf("ejection: got %q (documented %q), want the slow node's last stream in round 2, then none", r.Outcome, r.Documented)
+	}
+	if before, after := row(eject+": up to that round: p99"), row(eject+": after it: p99"); *before.ExpectedMs < 200 || *after.ExpectedMs > 100 {
+		t.Errorf("p99 before and after the ejection: %v, %v ms; want the slow node's time, then a healthy one", *before.ExpectedMs, *after.ExpectedMs)
+	}
+	// net/http strict: no new connection, at most the limit succeed, the rest at Client.Timeout.
+	stall := row("go, strict on, 9 at once on a warm conn, limit 4: golang/go#70809")
+	if stall.Outcome != "at most 4 ok, the rest deadline" || *stall.NewConnections != 0 || *stall.ExpectedMs != 1000 ||
+		!strings.Contains(stall.Server, "https://github.com/golang/go/issues/70809") {
+		t.Errorf("strict stall: %+v", stall)
+	}
+	if r := row("go, strict off, 9 at once on a warm conn, limit 4: the dial herd"); !strings.Contains(r.Server, "(ideal 2)") {
+		t.Errorf("dial herd: server %q, want the model's ideal of 2 new connections", r.Server)
+	}
+	// The frozen node: drops at the predicted times.
+	frozen := "node frozen at 250ms"
+	for name, want := range map[string]float64{
+		frozen + ": go, SendPingTimeout + PingTimeout 100ms: first conn dropped at": 410,
+		frozen + ": go, health check: a new conn dropped at":                        701,
+		frozen + ": go, no health check, the calls after":                           600,
+		frozen + ": okhttp, read timeout 200ms, the calls after":                    200,
+	} {
+		if r := row(name); *r.ExpectedMs != want {
+			t.Errorf("%s: expected %v ms, want %v", name, *r.ExpectedMs, want)
+		}
+	}
+	if r := row(frozen + ": okhttp, read timeout 200ms, the calls after"); r.Outcome != vocab.ReadTimeout || *r.NewConnections != 0 {
+		t.Errorf("okhttp's read timeout: got %s with %d new connections, want read-timeout on the one connection", r.Outcome, *r.NewConnections)
+	}
+	checkH2Timeline(t, run)
+}
+
+// checkH2Timeline checks that the timeline draws exp-h's streams in lanes, one per
+// connection, under a heading per node: the label format experiments and report share.
+func checkH2Timeline(t *testing.T, run results.Run) {
+	t.Helper()
+	if laneSep != report.LaneSep {
+		t.Fatalf("experiments' lane separator %q is not report's %q", laneSep, report.LaneSep)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteSVG(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{">lane</text>", ">okhttp default › node 1 (127.0.8.1)</text>", ">okhttp, allocationLimit 40 › node 3 (127.0.8.3)</text>",
+		">conn 1</text>", ">120 ok</text>", ">go, strict on › node 1 (127.0.8.1)</text>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the timeline lacks %q", want)
+		}
+	}
+}
+
+func TestH2Check(t *testing.T) {
+	for _, tt := range []struct {
+		h    H2
+		want string
+	}{
+		{H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 20 * ms, GoLimit: 4, GoCalls: 9},
+			"--slow (20ms) must exceed --latency (20ms): the rows need a slow node"},
+		{H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 20},
+			"--go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
+	} {
+		if err := Check(&tt.h, ""); err == nil || err.Error() != tt.want {
+			t.Errorf("got %v, want %q", err, tt.want)
+		}
+	}
+	if err := Check(NewH2(), ProfileGo); err == nil || err.Error() != "--client: exp-h compares okhttp and go by design; it takes no --client" {
+		t.Errorf("got %v, want the fixed-profiles error", err)
+	}
+}

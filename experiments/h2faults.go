@@ -1,0 +1,414 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// This file holds experiment H's faults: the APNs throttle (a rejected push lowers the
+// connection's stream limit to 1 until the next success) and a node that freezes mid-run.
+
+// The throttle rows: a node that allows throttleLimit streams and answers in throttleLatency;
+// a rejected push at 0, then throttleBurst pushes at throttleAt; Go's Client.Timeout and the
+// pool's call timeout are throttleTimeout.
+const (
+	throttleLatency = 100 * time.Millisecond
+	throttleLimit   = 10
+	throttleBurst   = 5
+	throttleAt      = 200 * time.Millisecond
+	throttleTimeout = 800 * time.Millisecond
+)
+
+// throttleScenario is the model's scenario of the throttle rows for rule.
+func throttleScenario(ns *h2Nodes, rule model.H2Rule) model.H2Scenario {
+	starts, rejected := []time.Duration{0}, []bool{true}
+	for range throttleBurst {
+		starts, rejected = append(starts, throttleAt), append(rejected, false)
+	}
+	return model.H2Scenario{Nodes: ns.model, Starts: starts, Rejected: rejected,
+		Client: model.H2Client{Rule: rule, Deadline: throttleTimeout, Handshake: rule == model.H2OkHttp}}
+}
+
+// restoredAt is when the model's connection 0 got its limit back after the throttle (0: never).
+func restoredAt(p model.H2Prediction) time.Duration {
+	for _, l := range p.Conns[0].Limits {
+		if l.Limit > 1 {
+			return l.At
+		}
+	}
+	return 0
+}
+
+// streamsAtOnce is the most predicted streams in flight at once between from and to.
+func streamsAtOnce(calls []model.H2Call, from, to time.Duration) int {
+	peak := 0
+	for _, c := range calls {
+		t := c.Start + c.Waited
+		if t < from || t >= to {
+			continue
+		}
+		n := 0
+		for _, d := range calls {
+			if s := d.Start + d.Waited; s <= t && d.End > t {
+				n++
+			}
+		}
+		peak = max(peak, n)
+	}
+	return peak
+}
+
+// untilFirstAnswer is the most streams the node had in flight from `from` (its clock) until it
+// first went back to none: the streams a burst had out before its first answer.
+func untilFirstAnswer(n *h2node.Node, from time.Duration) int {
+	samples, _ := n.Timeline()
+	peak, seen := 0, false
+	for _, s := range samples {
+		if s.At < from {
+			continue
+		}
+		if s.InFlight == 0 && seen {
+			break
+		}
+		seen = seen || s.InFlight > 0
+		peak = max(peak, s.InFlight)
+	}
+	return peak
+}
+
+// throttle runs the rejected push and the burst through Go's strict client and through
+// OkHttp's pool.
+func (h *H2) throttle(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+	node := []model.H2Node{{Latency: throttleLatency, MaxStreams: throttleLimit, Throttle: true}}
+	if err := h.throttleGo(ctx, opt, host, node, run); err != nil {
+		return err
+	}
+	return h.throttleOkHttp(ctx, opt, host, node, run)
+}
+
+func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+	ns, err := host.start(node)
+	if err != nil {
+		return err
+	}
+	defer ns.close()
+	pred := model.SimulateH2(throttleScenario(ns, model.H2GoStrict))
+	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	g, err := client.NewGoH2(client.GoH2Config{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	n := ns.nodes[0]
+	t0 := time.Now()
+	calls := []h2Call{goCall(ctx, g, n.URL+h2Push+"?status=400", t0)}
+	// The throttle's SETTINGS frame follows the 400 on the wire: wait until net/http has
+	// processed it (the node's first SETTINGS, then this one), so that the burst meets it.
+	waitFor(ctx, 2*time.Second, func() bool { return g.SettingsSeen() >= 2 })
+	if !sleepUntil(ctx, t0.Add(throttleAt)) {
+		return ctx.Err()
+	}
+	from := n.Since()
+	burst := make([]h2Call, throttleBurst)
+	var wg sync.WaitGroup
+	for i := range throttleBurst {
+		wg.Go(func() { burst[i] = goCall(ctx, g, n.URL+h2Push, t0) })
+		if i == 0 {
+			// The others start once the first is on the node. Started with it, all five
+			// reserve a slot before any opens a stream, and against a limit of 1 strict mode
+			// then stalls them all (golang/go#70809: 2 x 1 + 1 calls).
+			waitFor(ctx, time.Second, func() bool { return n.Stats().InFlight > 0 })
+		}
+	}
+	wg.Wait()
+	calls = append(calls, burst...)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	restored := restoredAt(pred)
+	name := fmt.Sprintf("go strict, a 400, then %d at once", throttleBurst)
+	first, rest := burst[0], burst[1:]
+	predRest := pred.Calls[2:]
+	run.Rows = append(run.Rows,
+		results.Row{
+			Name:            name + ": streams before the first answer",
+			ExpectedOutcome: results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
+			Outcome:         results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from))),
+			ExpectedCalls:   throttleBurst, Calls: len(burst),
+			Server: fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit),
+		},
+		results.Row{
+			Name:       name + ": the limit back at the first success",
+			ExpectedMs: expectedMs(restored - throttleAt), MeasuredMs: results.Ms(first.end - throttleAt),
+			ExpectedOutcome: pred.Calls[1].Outcome, Outcome: first.outcome, ExpectedCalls: 1, Calls: 1,
+			Server: "SETTINGS_MAX_CONCURRENT_STREAMS " + fmt.Sprint(throttleLimit) + " right after the answer",
+		},
+		throttleRestRow(name, predRest, rest))
+	run.Calls = append(run.Calls, h2Lanes("go strict, throttle", ns, calls)...)
+	return nil
+}
+
+// throttleRestRow is the rest of Go's strict burst once the limit is back. Which way it goes
+// is a race inside net/http, so the row checks only that it went one of the two ways, and says
+// which in the server column: the stream ends and wakes the waiting call, which looks at the
+// limit again; if the read loop has not yet processed the SETTINGS frame that follows the
+// answer, the call sees the reservations of the three queued behind it (golang/go#70809)
+// against a limit of 1 and waits again, and a SETTINGS frame that raises the limit wakes no
+// one (processSettingsNoWrite broadcasts only for a new initial window size). With no stream
+// left to end, the calls wait for their Client.Timeout.
+func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.Row {
+	okAt := model.Percentile(predTook(pred), 50)
+	want := fmt.Sprintf("all ok (at %s), or all deadline: a race", fmtMs(okAt))
+	got := want
+	var server string
+	switch outcomeOf(calls, vocab.OK) {
+	case vocab.OK:
+		server = fmt.Sprintf("all ok, %s: net/http took the new limit before the waiting call looked again", spanText(calls))
+	case vocab.Deadline:
+		if outcomeOf(calls, vocab.Deadline) != vocab.Deadline {
+			got = "some ok, some not"
+			break
+		}
+		server = fmt.Sprintf("all stalled to Client.Timeout, %s: the waiting call looked before the new limit was in, "+
+			"and a SETTINGS frame wakes no one (%s)", spanText(calls), goStallIssue)
+	default:
+		got = "an outcome other than ok or deadline"
+	}
+	if server == "" {
+		server = "ends " + spanText(calls)
+	}
+	return results.Row{
+		Name:            name + ": the other " + fmt.Sprint(len(pred)),
+		ExpectedOutcome: results.State(want), Outcome: results.State(got),
+		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
+	}
+}
+
+func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+	ns, err := host.start(node)
+	if err != nil {
+		return err
+	}
+	defer ns.close()
+	pred := model.SimulateH2(throttleScenario(ns, model.H2OkHttp))
+	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: throttleTimeout})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	n := ns.nodes[0]
+	t0 := time.Now()
+	calls := []h2Call{poolCall(ctx, pool, ns, h2Push+"?status=400", t0)}
+	waitFor(ctx, 2*time.Second, func() bool { c := pool.Conns(); return len(c) > 0 && c[0].Limit == 1 })
+	if !sleepUntil(ctx, t0.Add(throttleAt)) {
+		return ctx.Err()
+	}
+	from := n.Since()
+	burst := h2Together(throttleBurst, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })
+	calls = append(calls, burst...)
+	samples, _ := n.Timeline()
+	atOnce := h2node.MaxInFlight(samples, from, n.Since())
+	conns := len(pool.Conns())
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	state := func(atOnce, conns int) results.Row {
+		return results.Row{Outcome: results.State(fmt.Sprintf("%d at once on %s", atOnce, plural(conns, "connection")))}
+	}
+	row := results.Row{
+		Name:            fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
+		ExpectedOutcome: state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()).Outcome,
+		Outcome:         state(atOnce, conns).Outcome,
+		ExpectedMs:      expectedMs(model.Percentile(predTook(pred.Calls[1:]), 99)), MeasuredMs: results.Ms(model.Percentile(tookOf(burst), 99)),
+		ExpectedCalls: throttleBurst, Calls: len(burst),
+		Server: "the first takes the throttled conn's one slot, the others a new conn",
+	}
+	if o := outcomeOf(burst, vocab.OK); o != vocab.OK {
+		row.Outcome = o
+	}
+	run.Rows = append(run.Rows, row)
+	run.Calls = append(run.Calls, h2Lanes("okhttp, throttle", ns, calls)...)
+	return nil
+}
+
+// The frozen node: calls at freezeStarts, answered in freezeLatency until the node freezes at
+// freezeAt. Go's health check is SendPingTimeout and PingTimeout of freezePing each; its
+// Client.Timeout and the pool's call timeout are freezeTimeout; OkHttp's read timeout is
+// freezeRead.
+const (
+	freezeLatency = 10 * time.Millisecond
+	freezeAt      = 250 * time.Millisecond
+	freezePing    = 100 * time.Millisecond
+	freezeTimeout = 600 * time.Millisecond
+	freezeRead    = 200 * time.Millisecond
+)
+
+// freezeStarts are chosen so that no call starts within 40 ms of a connection being dropped
+// (at 410 and 701 ms with the health check), where the slightest delay would move it to
+// another connection.
+var freezeStarts = []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond,
+	350 * time.Millisecond, 500 * time.Millisecond, 550 * time.Millisecond}
+
+// freezeVariant is one client against the frozen node.
+type freezeVariant struct {
+	scenario string
+	client   model.H2Client
+	pred     model.H2Prediction
+	calls    []h2Call
+	newConns int // connections opened after the first
+	ns       *h2Nodes
+	err      error
+}
+
+// freeze runs the three clients against nodes that freeze, at once: each has its own node.
+func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+	vs := []*freezeVariant{
+		{scenario: "go, no health check", client: model.H2Client{Rule: model.H2Go, Deadline: freezeTimeout}},
+		{scenario: "go, health check", client: model.H2Client{Rule: model.H2Go, SendPingTimeout: freezePing, PingTimeout: freezePing, Deadline: freezeTimeout}},
+		{scenario: "okhttp, read timeout", client: model.H2Client{Rule: model.H2OkHttp, Handshake: true, ReadTimeout: freezeRead, Deadline: freezeTimeout}},
+	}
+	var last time.Duration
+	for _, v := range vs {
+		ns, err := host.start([]model.H2Node{{Latency: freezeLatency, Frozen: true, FrozenAt: freezeAt}})
+		if err != nil {
+			for _, v := range vs {
+				if v.ns != nil {
+					v.ns.close()
+				}
+			}
+			return err
+		}
+		v.ns = ns
+		v.pred = model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: freezeStarts, Client: v.client})
+		last = max(last, lastEnd(v.pred.Calls))
+	}
+	opt.progress(last, "%s · a node freezes at %v: go without and with a health check, okhttp's read timeout", h.Info().Name, freezeAt)
+	var wg sync.WaitGroup
+	for _, v := range vs {
+		wg.Go(func() { v.err = v.run(ctx) })
+	}
+	wg.Wait()
+	for _, v := range vs {
+		v.ns.close()
+		if v.err != nil {
+			return v.err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	after := func(_ int, c model.H2Call) bool { return c.Start >= freezeAt }
+	name := fmt.Sprintf("node frozen at %v", freezeAt)
+	noCheck, check, okhttp := vs[0], vs[1], vs[2]
+	var before []int
+	var predBefore []model.H2Call
+	var callsBefore []h2Call
+	for _, v := range vs {
+		before = indexes(v.pred.Calls, func(_ int, c model.H2Call) bool { return c.Start < freezeAt })
+		predBefore, callsBefore = append(predBefore, pick(v.pred.Calls, before)...), append(callsBefore, pick(v.calls, before)...)
+	}
+	onFirst := func(i int, c model.H2Call) bool { return after(i, c) && c.Conn == 0 }
+	onLater := func(i int, c model.H2Call) bool { return after(i, c) && c.Conn != 0 }
+	run.Rows = append(run.Rows,
+		h2Percentile(name+": the calls before, 3 clients", 99, predBefore, callsBefore, "calls at "+startsText(freezeStarts)),
+		noCheck.row(name+": go, no health check, the calls after", after, false, true, "each runs to Client.Timeout on the one conn, which nothing checks"),
+		check.row(name+": go, SendPingTimeout + PingTimeout "+freezePing.String()+": first conn dropped at", onFirst, true, false,
+			"its calls failed when the unanswered PING closed the conn"),
+		check.row(name+": go, health check: a new conn dropped at", onLater, true, true,
+			"the later calls: a new conn to the same node, still frozen, dropped by its own PING"),
+		okhttp.row(name+": okhttp, read timeout "+freezeRead.String()+", the calls after", after, false, true,
+			"each stream ends at its read timeout; the conn carries on"))
+	for _, v := range vs {
+		run.Calls = append(run.Calls, h2Lanes(v.scenario, v.ns, v.calls)...)
+	}
+	return nil
+}
+
+// run makes the variant's calls at their times and freezes its node at freezeAt.
+func (v *freezeVariant) run(ctx context.Context) error {
+	n := v.ns.nodes[0]
+	var do func(t0 time.Time) h2Call
+	var conns func() int
+	if v.client.Rule == model.H2OkHttp {
+		pool, err := client.NewH2(client.H2Config{Routes: v.ns.routes(), ConnectTimeout: 2 * time.Second,
+			ReadTimeout: v.client.ReadTimeout, CallTimeout: v.client.Deadline})
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		do = func(t0 time.Time) h2Call { return poolCall(ctx, pool, v.ns, h2Push, t0) }
+		conns = func() int { return len(pool.Conns()) }
+	} else {
+		g, err := client.NewGoH2(client.GoH2Config{SendPingTimeout: v.client.SendPingTimeout, PingTimeout: v.client.PingTimeout,
+			Timeout: v.client.Deadline, DialTimeout: 2 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		do = func(t0 time.Time) h2Call { return goCall(ctx, g, n.URL+h2Push, t0) }
+		conns = g.Dials
+	}
+	t0 := time.Now()
+	freeze := time.AfterFunc(freezeAt, n.Freeze)
+	defer freeze.Stop()
+	v.calls = make([]h2Call, len(freezeStarts))
+	var wg sync.WaitGroup
+	for i, s := range freezeStarts {
+		if !sleepUntil(ctx, t0.Add(s)) {
+			break
+		}
+		wg.Go(func() { v.calls[i] = do(t0) })
+	}
+	wg.Wait()
+	v.newConns = conns() - 1
+	return ctx.Err()
+}
+
+// row compares the variant's calls that keep selects with the model: their outcome, count
+// and time (their end from the start with ends, else their duration), and with conns the
+// connections opened after the first.
+func (v *freezeVariant) row(name string, keep func(int, model.H2Call) bool, ends, conns bool, server string) results.Row {
+	idx := indexes(v.pred.Calls, keep)
+	pred, calls := pick(v.pred.Calls, idx), pick(v.calls, idx)
+	exp, got := predTook(pred), tookOf(calls)
+	if ends {
+		exp, got = nil, nil
+		for _, c := range pred {
+			exp = append(exp, c.End)
+		}
+		for _, c := range calls {
+			got = append(got, c.end)
+		}
+	}
+	row := results.Row{
+		Name:       name,
+		ExpectedMs: expectedMs(model.Percentile(exp, 50)), MeasuredMs: results.Ms(model.Percentile(got, 50)),
+		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
+		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
+	}
+	if conns {
+		row.ExpectedNewConnections, row.NewConnections = results.Count(v.pred.NewConns()-1), results.Count(v.newConns)
+	}
+	return row
+}
+
+// startsText writes call starts: "0, 100, 200 ms".
+func startsText(ds []time.Duration) string {
+	var s string
+	for i, d := range ds {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
+	}
+	return s + " ms"
+}

@@ -1,0 +1,254 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// This file holds experiment H's okhttp rows: how OkHttp 3.x's rule puts a burst of pushes on
+// the slow first address, how the APNs interceptor's allocation limit spreads it, and how the
+// interceptor ejects an address that turns slow.
+
+// h2Push is the path of a push, as APNs has it.
+const h2Push = "/3/device/token"
+
+// spreadNodes are the nodes of the spreading rows: the first address slow, from its first
+// push on.
+func (h *H2) spreadNodes() []model.H2Node {
+	ns := make([]model.H2Node, len(h2Addrs))
+	for i := range ns {
+		ns[i] = model.H2Node{Latency: h.Latency, MaxStreams: h.PeerLimit}
+	}
+	ns[0].Latency = h.Slow
+	return ns
+}
+
+// spread makes Pushes pushes at once through OkHttp's pool, with allocationLimit left at the
+// peer's limit and capped as the interceptor does.
+func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+	for _, v := range []struct {
+		label, scenario string
+		alloc           int
+	}{
+		{fmt.Sprintf("okhttp default (allocationLimit = peer's %d)", h.PeerLimit), "okhttp default", 0},
+		{fmt.Sprintf("okhttp, allocationLimit %d", h.AllocationLimit), fmt.Sprintf("okhttp, allocationLimit %d", h.AllocationLimit), h.AllocationLimit},
+	} {
+		ns, err := host.start(h.spreadNodes())
+		if err != nil {
+			return err
+		}
+		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
+			Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true}})
+		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
+		pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), AllocationLimit: v.alloc,
+			ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+		if err != nil {
+			ns.close()
+			return err
+		}
+		t0 := time.Now()
+		calls := h2Together(h.Pushes, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })
+		conns := len(pool.Conns())
+		pool.Close()
+		streams := ns.streams()
+		server := h.spreadServer(ns)
+		ns.close()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%s, %d pushes", v.label, h.Pushes)
+		run.Rows = append(run.Rows,
+			results.Row{
+				Name:            name + ": streams per node",
+				ExpectedOutcome: results.State(share(pred.StreamsPerNode)), Outcome: results.State(share(streams)),
+				ExpectedCalls: h.Pushes, Calls: len(calls),
+				ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
+				Server: server,
+			},
+			h2Percentile(name, 50, pred.Calls, calls, ""),
+			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
+		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
+	}
+	return nil
+}
+
+// spreadServer says what each node saw: "node 1 (slow): 1 conn, 180 streams, 180 at once".
+func (h *H2) spreadServer(ns *h2Nodes) string {
+	var parts []string
+	for i, n := range ns.nodes {
+		st := n.Stats()
+		total, peak := 0, 0
+		for k, s := range st.Streams {
+			total += s
+			peak = max(peak, st.MaxStreamsPerConn[k])
+		}
+		slow := ""
+		if ns.model[i].Latency > h.Latency {
+			slow = " (slow)"
+		}
+		if st.Conns == 0 {
+			parts = append(parts, fmt.Sprintf("node %d%s: none", i+1, slow))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("node %d%s: %s, %d at once", i+1, slow, plural(st.Conns, "conn"), peak))
+	}
+	return joinSemi(parts)
+}
+
+// slowNote says how many calls took the slow node's time: all of them is the point of the
+// first rows.
+func (h *H2) slowNote(calls []h2Call) string {
+	slow := 0
+	for _, c := range calls {
+		if c.took() >= h.Slow {
+			slow++
+		}
+	}
+	return fmt.Sprintf("%d of %d pushes took the slow node's %v", slow, len(calls), h.Slow)
+}
+
+// h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
+func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
+	return results.Row{
+		Name:       fmt.Sprintf("%s: p%g", name, p),
+		ExpectedMs: expectedMs(model.Percentile(predTook(pred), p)), MeasuredMs: results.Ms(model.Percentile(tookOf(calls), p)),
+		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
+		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
+	}
+}
+
+// outcomeOfPred is the outcome every predicted call shares, or the worst one.
+func outcomeOfPred(pred []model.H2Call) vocab.Outcome {
+	calls := make([]h2Call, len(pred))
+	for i, c := range pred {
+		calls[i].outcome = c.Outcome
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	return outcomeOf(calls, calls[0].outcome)
+}
+
+// h2Rounds is how many rounds of pushes the ejection rows make.
+const h2Rounds = 4
+
+// ejectNodes are the nodes of the ejection rows: the first turns slow once it has answered
+// a first connection's share.
+func (h *H2) ejectNodes() []model.H2Node {
+	ns := make([]model.H2Node, len(h2Addrs))
+	for i := range ns {
+		ns[i] = model.H2Node{Latency: h.Latency, MaxStreams: h.PeerLimit}
+	}
+	ns[0].SlowAfter, ns[0].SlowLatency = h.AllocationLimit, h.Slow
+	return ns
+}
+
+// apnsModel is the interceptor's rule in the model's terms, from the client's thresholds: one
+// source for both.
+func apnsModel(c client.APNsConfig) model.H2Ejection {
+	return model.H2Ejection{BadCalls: c.BadCalls, BadAvg: c.BadAvg, MinCalls: c.MinCalls, SlowAvg: c.SlowAvg,
+		MaxAvgShare: c.MaxAvgShare, MaxAddrs: c.MaxAddrs, IdleDrop: c.IdleDrop, Sweep: c.Sweep}
+}
+
+// apnsText writes the interceptor's ejection thresholds.
+func apnsText(c client.APNsConfig) string {
+	return fmt.Sprintf("> %d calls & avg > %v, or > %d calls in all & avg > %v", c.BadCalls, c.BadAvg, c.MinCalls, c.SlowAvg)
+}
+
+// eject makes rounds of pushes through the pool with the APNs interceptor while the first
+// address turns slow, and compares when it stops getting streams with the model.
+func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+	per := h.Pushes / 2
+	every := h.Slow + max(100*time.Millisecond, h.Slow/2) // a round's slow pushes end well before the next round
+	cfg := client.APNsDefaults()
+	cfg.AllocationLimit = h.AllocationLimit
+	rule := apnsModel(cfg)
+	var starts []time.Duration
+	for r := range h2Rounds {
+		for range per {
+			starts = append(starts, time.Duration(r)*every)
+		}
+	}
+	ns, err := host.start(h.ejectNodes())
+	if err != nil {
+		return err
+	}
+	defer ns.close()
+	pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: starts,
+		Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true}})
+	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
+	apns, err := client.NewAPNs(cfg)
+	if err != nil {
+		return err
+	}
+	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), Spread: apns, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	t0 := time.Now()
+	var calls []h2Call
+	for r := range h2Rounds {
+		if !sleepUntil(ctx, t0.Add(time.Duration(r)*every)) {
+			return ctx.Err()
+		}
+		calls = append(calls, h2Together(per, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })...)
+	}
+	conns := len(pool.Conns())
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// The round of the slow node's last stream, by the model; the rows compare what happened
+	// up to it and after it.
+	last := -1
+	if pred.LastCall[0] >= 0 {
+		last = pred.LastCall[0] / per
+	}
+	measuredLast := -1
+	for i, c := range calls {
+		if c.node == 0 {
+			measuredLast = max(measuredLast, i/per)
+		}
+	}
+	before := func(i int, _ model.H2Call) bool { return i/per <= last }
+	after := func(i int, _ model.H2Call) bool { return i/per > last }
+	idxBefore, idxAfter := indexes(pred.Calls, before), indexes(pred.Calls, after)
+	slowAfter := func(node func(i int) int) int {
+		n := 0
+		for _, i := range idxAfter {
+			if node(i) == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	roundText := func(r, after int) string {
+		if r < 0 {
+			return "no stream"
+		}
+		return fmt.Sprintf("last in round %d of %d, then %d of %d", r+1, h2Rounds, after, len(idxAfter))
+	}
+	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
+	prod := client.APNsProduction()
+	run.Rows = append(run.Rows,
+		results.Row{
+			Name:            name + ": the slow node's streams",
+			Documented:      "production: " + apnsText(prod),
+			ExpectedOutcome: results.State(roundText(last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
+			Outcome:         results.State(roundText(measuredLast, slowAfter(func(i int) int { return calls[i].node }))),
+			ExpectedCalls:   len(pred.Calls), Calls: len(calls),
+			ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
+			Server: fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
+		},
+		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), ""),
+		h2Percentile(name+": after it", 99, pick(pred.Calls, idxAfter), pick(calls, idxAfter), ""))
+	run.Calls = append(run.Calls, h2Lanes("okhttp + APNs interceptor", ns, calls)...)
+	return nil
+}
