@@ -277,9 +277,9 @@ func TestVanishCheck(t *testing.T) {
 	}
 }
 
-// TestKernelRow checks the expected time of a kernel row: the model's average when the
-// measurement is within the tolerance, else the nearest of the times the model computed for
-// the timer wheel, never the measurement itself.
+// TestKernelRow checks the expected time of a kernel row: the model's average, with a margin of
+// its own that covers the timer wheel's window (plus kernelSlack); on a knife edge, the average
+// of the window nearer the measurement. Never the measurement itself.
 func TestKernelRow(t *testing.T) {
 	k := model.Kernel{Tick: 4 * ms, RTO: 204 * ms, TLP: true}
 	edge := k.DataGiveUps(4) // a knife edge: two windows
@@ -292,8 +292,8 @@ func TestKernelRow(t *testing.T) {
 		note     string
 	}{
 		{"within the tolerance", one, 6780 * ms, one[0].Average, "timer wheel: 6.552 s to 6.888 s"},
-		{"late in the window", one, 6870 * ms, one[0].Latest, "timer wheel: 6.552 s to 6.888 s"},
-		{"early, past the window", one, 6400 * ms, one[0].Soonest, "timer wheel: 6.552 s to 6.888 s"},
+		{"late in the window", one, 6870 * ms, one[0].Average, "timer wheel: 6.552 s to 6.888 s"},
+		{"early, past the window", one, 6400 * ms, one[0].Average, "timer wheel: 6.552 s to 6.888 s"},
 		{"knife edge, next expiry", edge, 13300 * ms, edge[1].Average, "knife edge, the model allows 6.552 s to 6.888 s or 13.084 s to 13.672 s"},
 		{"not measured", one, 0, one[0].Average, "timer wheel: 6.552 s to 6.888 s"},
 	}
@@ -306,6 +306,16 @@ func TestKernelRow(t *testing.T) {
 			r, note := kernelRow("r", one[0].Average, tt.ws, vocab.KernelTimeout, s, 100*ms)
 			if got := time.Duration(*r.ExpectedMs * float64(ms)); got != tt.want.Round(100*time.Microsecond) || note != tt.note {
 				t.Errorf("got %v, %q; want %v, %q", got, note, tt.want, tt.note)
+			}
+			// The margin covers the window the expected time belongs to, and no more than
+			// its larger half plus kernelSlack.
+			w := tt.ws[len(tt.ws)-1]
+			if tt.want == tt.ws[0].Average {
+				w = tt.ws[0]
+			}
+			margin := time.Duration(*r.ToleranceMs * float64(ms))
+			if wantMargin := max(tt.want-w.Soonest, w.Latest-tt.want) + kernelSlack; margin != wantMargin.Round(100*time.Microsecond) {
+				t.Errorf("margin %v, want %v", margin, wantMargin)
 			}
 		})
 	}

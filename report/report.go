@@ -184,6 +184,9 @@ func expectedCell(r results.Row) string {
 	var parts []string
 	if r.ExpectedMs != nil {
 		parts = append(parts, formatMs(*r.ExpectedMs))
+		if r.ToleranceMs != nil {
+			parts[len(parts)-1] += " ±" + strings.TrimSuffix(formatMs(*r.ToleranceMs), " ms")
+		}
 	}
 	if r.ExpectedOutcome != "" {
 		parts = append(parts, string(r.ExpectedOutcome))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 type zeros struct{}
@@ -74,5 +75,26 @@ func TestReadSmall(t *testing.T) {
 	s, err := Read(context.Background(), readOne(`{"experiments": []}`))
 	if err != nil || len(s.Experiments) != 0 {
 		t.Errorf("got %+v, %v; want an empty suite", s, err)
+	}
+}
+
+// TestRowTolerance: a row's own margin widens the run's, never narrows it.
+func TestRowTolerance(t *testing.T) {
+	ms := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		own      *float64
+		measured float64
+		pass     bool
+	}{
+		{nil, 1150, false},     // the run's 100 ms
+		{ms(250), 1150, true},  // the row's 250 ms
+		{ms(250), 1300, false}, // beyond it
+		{ms(20), 1090, true},   // a narrower margin does not narrow the run's
+	} {
+		r := Row{ExpectedMs: ms(1000), MeasuredMs: ms(tt.measured), ToleranceMs: tt.own}
+		r.Judge(100 * time.Millisecond)
+		if r.Pass != tt.pass {
+			t.Errorf("own %v, measured %v: pass %v, want %v (%s)", tt.own, tt.measured, r.Pass, tt.pass, r.Reason)
+		}
 	}
 }
