@@ -103,12 +103,13 @@ func (o Options) progress(expected time.Duration, format string, args ...any) {
 // Check reports what makes e unable to run as the command line asks, naming the flag: a
 // parameter out of its bounds, parameters that make no sense together (Checker), a parameter
 // the client profile cannot honour (ProfileChecker), an unknown profile, or a --client given
-// to an experiment that compares profiles by design (FixedProfiles). client is --client as the
-// user gave it, "" when they did not; naming the default profile is accepted everywhere. The
+// to an experiment that compares profiles by design (FixedProfiles), even the default: it
+// would be ignored, and a flag that changes nothing is a mistake worth a line. client is
+// --client as the user gave it, "" when they did not. The
 // command line calls Check for a single experiment only: labrun all passes one --client to
 // every experiment, and those with FixedProfiles run their own.
 func Check(e Experiment, client string) error {
-	if f, ok := e.(FixedProfiles); ok && client != "" && client != ProfileHC5 {
+	if f, ok := e.(FixedProfiles); ok && client != "" {
 		return fmt.Errorf("--client: %s %s by design; it takes no --client", e.Info().Name, compares(f.Profiles()))
 	}
 	return check(e, or(client, ProfileHC5))

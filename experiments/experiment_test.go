@@ -162,7 +162,7 @@ func TestCheck(t *testing.T) {
 		{"a ProfileChecker, default profile", propagate, "", ""},
 		{"a ProfileChecker", propagate, ProfileOkHttp, "--propagate-deadline needs --client hc5: okhttp sends no budget"},
 		{"fixed profiles, no --client", NewFollowUps(), "", ""},
-		{"fixed profiles, --client hc5", NewFollowUps(), ProfileHC5, ""},
+		{"fixed profiles, --client hc5", NewFollowUps(), ProfileHC5, "--client: exp-d compares okhttp and go by design; it takes no --client"},
 		{"fixed profiles, --client go", NewFollowUps(), ProfileGo, "--client: exp-d compares okhttp and go by design; it takes no --client"},
 		{"three fixed profiles", NewRoutes(), ProfileOkHttp, "--client: exp-e compares okhttp, go and hc5 by design; it takes no --client"},
 		{"one fixed profile", NewGoTraps(), ProfileOkHttp, "--client: exp-f runs go by design; it takes no --client"},
