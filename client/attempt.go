@@ -50,6 +50,7 @@ type attemptState struct {
 	method string        // the request's method, for the reuse check
 	route  int           // the resolved address to dial, with Config.RoutePerAttempt
 	pin    string        // the address to dial instead, with Config.RetryOnConnectionFailure
+	call   *resendState  // the call's, for its resolved addresses (RoutePerAttempt); nil otherwise
 	guards guards        // the client's guards (tests switch them off)
 	ttl    time.Duration // Config.TimeToLive
 
@@ -95,6 +96,9 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	st := &attemptState{ctx: actx, cancel: cancel, pool: c.pool, lease: l, cfg: &c.cfg, method: req.Method,
 		guards: c.guards, ttl: c.cfg.TimeToLive}
 	st.route, st.pin = rs.ok.next()
+	if c.cfg.RoutePerAttempt {
+		st.call = rs
+	}
 	defer st.end()
 
 	resp, err := c.roundTrip(req, st)

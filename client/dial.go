@@ -74,12 +74,8 @@ func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]
 		return []string{st.pin}, nil
 	}
 	if net.ParseIP(host) == nil {
-		r := c.cfg.Resolver
-		if r == nil {
-			r = net.DefaultResolver
-		}
 		var err error
-		if ips, err = r.LookupHost(ctx, host); err != nil {
+		if ips, err = c.lookup(ctx, st, host); err != nil {
 			return nil, err
 		}
 	}
@@ -92,4 +88,23 @@ func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]
 		ips = ips[i : i+1]
 	}
 	return ips, nil
+}
+
+// lookup resolves host, once per call with RoutePerAttempt (OkHttp's RouteSelector), else on
+// every connect (HttpClient 5's DnsResolver).
+func (c *Client) lookup(ctx context.Context, st *attemptState, host string) ([]string, error) {
+	if st != nil && st.call != nil {
+		if ips, ok := st.call.lookup(host); ok {
+			return ips, nil
+		}
+	}
+	r := c.cfg.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ips, err := r.LookupHost(ctx, host)
+	if err == nil && st != nil && st.call != nil {
+		st.call.remember(host, ips)
+	}
+	return ips, err
 }

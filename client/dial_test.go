@@ -37,20 +37,26 @@ func TestRoutes(t *testing.T) {
 		cfg      Config
 		want     vocab.Outcome
 		attempts int
+		queries  int // DNS queries the call makes: OkHttp resolves once per call
 	}{
-		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2},
-		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1},
-		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1},
+		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2, 1},
+		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1, 1},
+		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.ConnectTimeout, tt.cfg.Resolver = 150*ms, dns.Resolver()
 			c := newClient(t, tt.cfg)
+			before := dns.Queries()
 			res, err := get(t, c, target)
 			if res.Outcome != tt.want || len(res.Attempts) != tt.attempts {
 				t.Errorf("got %s in %d attempts (%v), want %s in %d", res.Outcome, len(res.Attempts), err, tt.want, tt.attempts)
 			}
 			within(t, "elapsed", res.Elapsed, 150*ms)
+			// Go's resolver asks for A and AAAA records: one lookup is two queries.
+			if got := (dns.Queries() - before) / 2; got != tt.queries {
+				t.Errorf("the call resolved the name %d times, want %d", got, tt.queries)
+			}
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -157,6 +158,31 @@ func (e ownError) Unwrap() error { return e.error }
 type resendState struct {
 	hc5Retries int      // HttpClient 5's retries so far (execCount - 1)
 	ok         okRoutes // OkHttp's route accounting
+	// resolved holds, with Config.RoutePerAttempt, the addresses the host name resolved to
+	// for this call: OkHttp's RouteSelector resolves the name once and walks its routes,
+	// where HttpClient 5 resolves it on every connect. It is set and read by the attempts'
+	// dials, one attempt after another; mu guards it all the same, since a dial runs on a
+	// Transport goroutine.
+	mu       sync.Mutex
+	resolved map[string][]string
+}
+
+// lookup returns the addresses host resolved to earlier in the call, if it did.
+func (rs *resendState) lookup(host string) ([]string, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ips, ok := rs.resolved[host]
+	return ips, ok
+}
+
+// remember keeps the addresses host resolved to, for the call's later attempts.
+func (rs *resendState) remember(host string, ips []string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.resolved == nil {
+		rs.resolved = map[string][]string{}
+	}
+	rs.resolved[host] = ips
 }
 
 // resend decides whether the library sends the request again at once after attempt a failed.
