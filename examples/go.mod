@@ -7,7 +7,10 @@ require (
 	github.com/labrun/labrun v0.0.0
 )
 
-require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+require (
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)
 
 // labrun is not on the public module proxy yet: the examples use the repository they sit in.
 // A project of your own does the same with the path of its clone (see docs/labtest.md).
