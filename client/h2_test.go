@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -179,8 +180,12 @@ func TestH2PoolPeerLimit(t *testing.T) {
 		}
 	}
 	st := nodes[0].Stats()
-	if !reflect.DeepEqual(st.Streams, []int{10, 10, 5}) || st.Refused != 0 {
-		t.Errorf("node: streams per connection %v, refused %d; want [10 10 5], 0", st.Streams, st.Refused)
+	// Two connections are set up at nearly the same time: which one the node accepted first
+	// varies, so the streams are compared as a set.
+	got := slices.Clone(st.Streams)
+	slices.Sort(got)
+	if !reflect.DeepEqual(got, []int{5, 10, 10}) || st.Refused != 0 {
+		t.Errorf("node: streams per connection %v, refused %d; want 10, 10 and 5 in any order, 0", st.Streams, st.Refused)
 	}
 }
 

@@ -23,22 +23,6 @@ import (
 // parent-3.14.9). Each re-send is an attempt of its own in the Result. net/http's own replays
 // are never let through (attempt.go), so these are the only ones Client makes.
 
-// DefaultHttpRequestRetryStrategy's constants: this(1, TimeValue.ofSeconds(1L)).
-const (
-	HC5MaxRetries    = 1
-	HC5RetryInterval = time.Second
-)
-
-// hc5Idempotent is DefaultHttpRequestRetryStrategy.handleAsIdempotent: Method.isIdempotent in
-// httpcore5 5.4.3, upper-cased (GET, HEAD, PUT, DELETE, TRACE, OPTIONS, QUERY).
-func hc5Idempotent(method string) bool {
-	switch strings.ToUpper(method) {
-	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
-		return true
-	}
-	return false
-}
-
 // okRule is what OkHttp's isRecoverable says of an exception.
 type okRule int
 
@@ -201,7 +185,7 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 	case c.cfg.HC5Retries == vocab.HC5RetriesDefault:
 		// HttpRequestRetryExec: execCount > maxRetries ends it, then the strategy's exception
 		// list and handleAsIdempotent.
-		if rs.hc5Retries >= HC5MaxRetries || !x.hc5 || !hc5Idempotent(req.Method) {
+		if rs.hc5Retries >= vocab.HC5MaxRetries || !x.hc5 || !vocab.HC5Idempotent(req.Method) {
 			return false
 		}
 		rs.hc5Retries++
@@ -219,7 +203,7 @@ func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendSta
 	if c.cfg.HC5Retries != vocab.HC5RetriesDefault || (resp.status != 429 && resp.status != 503) {
 		return 0, false
 	}
-	if rs.hc5Retries >= HC5MaxRetries || !replayable(req) || (c.cfg.ReadTimeout > 0 && HC5RetryInterval > c.cfg.ReadTimeout) {
+	if rs.hc5Retries >= vocab.HC5MaxRetries || !replayable(req) || (c.cfg.ReadTimeout > 0 && vocab.HC5RetryInterval > c.cfg.ReadTimeout) {
 		return 0, false
 	}
 	rs.hc5Retries++
@@ -231,7 +215,7 @@ func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendSta
 	} else if at, err := http.ParseTime(v); err == nil && at.After(now) {
 		return at.Sub(now), true
 	}
-	return HC5RetryInterval, true
+	return vocab.HC5RetryInterval, true
 }
 
 // replayable reports whether req's body can be sent again: none, or GetBody.

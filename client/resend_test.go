@@ -138,8 +138,8 @@ func TestCondemn(t *testing.T) {
 func TestHC5Idempotent(t *testing.T) {
 	for m, want := range map[string]bool{"GET": true, "put": true, "DELETE": true, "HEAD": true, "OPTIONS": true,
 		"TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false} {
-		if got := hc5Idempotent(m); got != want {
-			t.Errorf("hc5Idempotent(%q) = %v, want %v", m, got, want)
+		if got := vocab.HC5Idempotent(m); got != want {
+			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
 		}
 	}
 }

@@ -221,8 +221,8 @@ func TestGoResend(t *testing.T) {
 func TestHC5Idempotent(t *testing.T) {
 	for m, want := range map[string]bool{"GET": true, "get": true, "": true, "HEAD": true, "PUT": true, "DELETE": true,
 		"OPTIONS": true, "TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false, "PURGE": false} {
-		if got := HC5Idempotent(m); got != want {
-			t.Errorf("HC5Idempotent(%q) = %v, want %v", m, got, want)
+		if got := vocab.HC5Idempotent(m); got != want {
+			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
 		}
 	}
 }

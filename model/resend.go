@@ -2,7 +2,6 @@ package model
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labrun/labrun/vocab"
@@ -11,25 +10,6 @@ import (
 // What each library sends again by itself after a failed attempt, without the business code
 // asking (lab-spec section 7). Such a re-send is an attempt of its own, executed on the server
 // when its request was sent, and does not count against Limits.Retries.
-
-// DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
-// this(1, TimeValue.ofSeconds(1L))).
-const (
-	HC5MaxRetries    = 1
-	HC5RetryInterval = time.Second
-)
-
-// HC5Idempotent reports whether HttpClient 5 treats method as idempotent, the condition of
-// every I/O retry (DefaultHttpRequestRetryStrategy.handleAsIdempotent, Method.isIdempotent in
-// httpcore5 5.4.3: GET, HEAD, PUT, DELETE, TRACE, OPTIONS and QUERY, upper-cased first; an
-// unknown method is not).
-func HC5Idempotent(method string) bool {
-	switch strings.ToUpper(method) {
-	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
-		return true
-	}
-	return false
-}
 
 // HC5Retriable reports whether DefaultHttpRequestRetryStrategy.retryRequest(request, exception,
 // ...) lets an attempt that ended with outcome o be sent again (for an idempotent method). The
@@ -62,13 +42,13 @@ func HC5StatusRetry(r Response, repeatable bool, responseTimeout time.Duration) 
 	if r.Status != 429 && r.Status != 503 || !repeatable {
 		return false, 0
 	}
-	if responseTimeout > 0 && HC5RetryInterval > responseTimeout {
+	if responseTimeout > 0 && vocab.HC5RetryInterval > responseTimeout {
 		return false, 0
 	}
 	if s, err := strconv.ParseInt(r.RetryAfter, 10, 64); err == nil && s > 0 {
 		return true, time.Duration(s) * time.Second
 	}
-	return true, HC5RetryInterval
+	return true, vocab.HC5RetryInterval
 }
 
 // resend applies the library's own re-send after call c's failed attempt a and reports whether
@@ -90,7 +70,7 @@ func (m *sim) resend(c int, a Attempt) bool {
 		if l.HC5Retries != vocab.HC5RetriesDefault || m.hc5Retried[c] || d.OneShotBody {
 			return false
 		}
-		if !HC5Retriable(a.Outcome) || !HC5Idempotent(method(d)) {
+		if !HC5Retriable(a.Outcome) || !vocab.HC5Idempotent(method(d)) {
 			return false
 		}
 		m.hc5Retried[c] = true

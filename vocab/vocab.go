@@ -1,8 +1,15 @@
 // Package vocab holds the words that several of labrun's packages share: how an attempt ended
-// (Outcome), where it was (Phase) and the header that carries a caller's remaining budget. It is
+// (Outcome), where it was (Phase), the header that carries a caller's remaining budget, and the
+// facts of a library that labrun's client and the model both apply (HttpClient 5's retry
+// strategy: which methods it treats as idempotent, how often and how soon it retries). It is
 // a leaf: it imports nothing of labrun, and client, model, fakesrv, results and report all
 // import it, so an outcome is compared as a typed value, never as a string spelled twice.
 package vocab
+
+import (
+	"strings"
+	"time"
+)
 
 // Outcome is how an attempt or a call ended. The words are the ones labrun prints and writes
 // into its JSON.
@@ -90,3 +97,22 @@ const (
 	// after Retry-After or 1 s.
 	HC5RetriesDefault HC5Retries = "default"
 )
+
+// DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
+// this(1, TimeValue.ofSeconds(1L))), httpcomponents-client 5.6.x.
+const (
+	HC5MaxRetries    = 1
+	HC5RetryInterval = time.Second
+)
+
+// HC5Idempotent reports whether HttpClient 5 treats method as idempotent, the condition of
+// every I/O retry (DefaultHttpRequestRetryStrategy.handleAsIdempotent, Method.isIdempotent in
+// httpcore5 5.4.3: GET, HEAD, PUT, DELETE, TRACE, OPTIONS and QUERY, upper-cased first; an
+// unknown method is not; an empty one is a GET).
+func HC5Idempotent(method string) bool {
+	switch strings.ToUpper(method) {
+	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
+		return true
+	}
+	return false
+}
