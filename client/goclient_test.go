@@ -89,7 +89,9 @@ func TestGoClientPoolWaitHasNoTimeout(t *testing.T) {
 	if first.Outcome != vocab.OK || second.Outcome != vocab.OK {
 		t.Fatalf("got %s and %s, want two successes", first.Outcome, second.Outcome)
 	}
-	within(t, "second call", second.Elapsed, 400*ms)
+	// The second call waits for the first from its own start, which may come a little after the
+	// first's (two goroutines): 400 ms less that skew, which a loaded machine makes a few ms.
+	within(t, "second call", second.Elapsed, 380*ms)
 	if second.Attempts[0].Lease < 150*ms {
 		t.Errorf("the second call waited %v for a connection, want about 200 ms", second.Attempts[0].Lease)
 	}
