@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -113,10 +114,16 @@ func (o *OkHttp32) Run(ctx context.Context, opt Options) (results.Run, error) {
 	rows := o.rows()
 	out := make([]results.Row, len(rows))
 	calls := make([]results.Call, len(rows))
+	// Every row first starts its servers and warms its pool; the measured calls then start
+	// together, so that no row's call competes with another's set-up for the two cores.
+	var prepared sync.WaitGroup
+	prepared.Add(len(rows))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, row := range rows {
 		g.Go(func() error {
-			r, c, err := o.measure(gctx, opt, row)
+			done := sync.OnceFunc(prepared.Done) // also on an early error: nobody waits forever
+			defer done()
+			r, c, err := o.measure(gctx, opt, row, func() { done(); prepared.Wait() })
 			out[i], calls[i] = r, c
 			return err
 		})
@@ -134,8 +141,8 @@ func (o *OkHttp32) Run(ctx context.Context, opt Options) (results.Run, error) {
 }
 
 // measure runs one row: servers for its routes, a client of its profile with its pooled
-// connections warmed, then one POST reservation.
-func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row) (results.Row, results.Call, error) {
+// connections warmed, then, once ready returns, one POST reservation.
+func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, ready func()) (results.Row, results.Call, error) {
 	h, err := newUpHost(upAddrs[:row.routes])
 	if err != nil {
 		return results.Row{}, results.Call{}, err
@@ -154,6 +161,7 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row) (r
 	}
 	p := model.Simulate(model.Scenario{Calls: 1, Pool: max(row.pooled, 1), Idle: row.pooled,
 		Downstream: model.Downstream{Delay: o.Delay, Method: http.MethodPost, Routes: row.routes}, Limits: b.limits})[0]
+	ready()
 	opt.progress(p.Total, "%s · %s", o.Info().Name, row.name)
 	beh := fakesrv.Behaviour{Delay: o.Delay, Order: "seed-" + strconv.Itoa(row.pooled)}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url+beh.Path(), nil)
