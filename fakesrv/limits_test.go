@@ -220,8 +220,10 @@ func TestIdleTimeout(t *testing.T) {
 			mustFetch(t, c, s, "GET", "/delay", "")
 			idle := time.Now()
 			waitFor(t, "the idle connection to close", func() bool { return s.ConnsOpen() == 0 })
-			if took := time.Since(idle); took < 200*time.Millisecond {
-				t.Errorf("closed after %v idle, want at least 200ms", took)
+			// The server went idle when it had written the answer, a little before the client
+			// had read it: the idle time seen here is short by that lag, a few ms when loaded.
+			if took := time.Since(idle); took < 180*time.Millisecond {
+				t.Errorf("closed after %v idle, want at least 200ms less the lag", took)
 			}
 		})
 	}
