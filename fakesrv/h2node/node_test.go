@@ -127,8 +127,17 @@ func TestServesNetHTTPClient(t *testing.T) {
 				t.Errorf("status=400: got %d %q", resp.StatusCode, body)
 			}
 			st := n.Stats()
-			if st.Conns != 1 || len(st.Streams) != 1 || st.Streams[0] != 4 || st.Requests != 4 {
-				t.Errorf("stats: got %d conns, streams %v, %d requests; want 1, [4], 4", st.Conns, st.Streams, st.Requests)
+			// Every stream on one connection. net/http may dial a spare h2c connection that
+			// carries nothing (its dials are not merged, docs/http2.md): that one is not
+			// the node's to count.
+			used := 0
+			for _, k := range st.Streams {
+				if k > 0 {
+					used++
+				}
+			}
+			if used != 1 || st.Streams[0] != 4 || st.Requests != 4 {
+				t.Errorf("stats: got %d conns, streams %v, %d requests; want every stream on the first, [4], 4", st.Conns, st.Streams, st.Requests)
 			}
 			if st.Statuses[200] != 3 || st.Statuses[400] != 1 || st.InFlight != 0 {
 				t.Errorf("stats: got statuses %v, in flight %d; want 3x200 1x400, 0", st.Statuses, st.InFlight)
