@@ -24,6 +24,28 @@ import (
 // The helpers of the jobs: the server host's HTTP server, calls through labrun's clients
 // and net/http, raw connections whose TCP state the jobs read.
 
+// serverHost is what the jobs on a pair do first: check the input, set the client namespace's
+// tcp_retries2, build the pair and start the server host's HTTP server. stop closes the server
+// and the pair.
+func serverHost(ctx context.Context, check func() error, retries2 int) (*netns.Pair, *server, func(), error) {
+	if err := check(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := setSysctls(map[string]int{"net.ipv4.tcp_retries2": retries2}); err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := netns.NewPair(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv, err := startServer(p)
+	if err != nil {
+		p.Close()
+		return nil, nil, nil, err
+	}
+	return p, srv, func() { srv.Close(); p.Close() }, nil
+}
+
 // server is the server host's HTTP server, HTTP/1.1 and h2c: GET or POST / answers "ok";
 // /close answers "bye" and closes the connection.
 type server struct {

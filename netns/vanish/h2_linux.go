@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/netns"
 	"github.com/labrun/labrun/vocab"
 )
 
@@ -23,22 +22,11 @@ import (
 // vanished: with the health check, without it, and with a deadline.
 func http2Job(ctx context.Context, in HTTP2Input) (HTTP2Result, error) {
 	out := HTTP2Result{Input: in}
-	if err := in.Check(); err != nil {
-		return out, err
-	}
-	if err := setSysctls(map[string]int{"net.ipv4.tcp_retries2": in.Retries2}); err != nil {
-		return out, err
-	}
-	p, err := netns.NewPair(ctx)
+	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
 	if err != nil {
 		return out, err
 	}
-	defer p.Close()
-	srv, err := startServer(p)
-	if err != nil {
-		return out, err
-	}
-	defer srv.Close()
+	defer stop()
 
 	ping := newH2Transport(&http.HTTP2Config{SendPingTimeout: in.SendPingTimeout, PingTimeout: in.PingTimeout})
 	defer ping.CloseIdleConnections()

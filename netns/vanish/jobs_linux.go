@@ -83,22 +83,11 @@ func hostDown(ctx context.Context, in HostDownInput) (HostDownResult, error) {
 // dropped measures calls on pooled connections whose peer vanished.
 func dropped(ctx context.Context, in DroppedInput) (DroppedResult, error) {
 	out := DroppedResult{Input: in}
-	if err := in.Check(); err != nil {
-		return out, err
-	}
-	if err := setSysctls(map[string]int{"net.ipv4.tcp_retries2": in.Retries2}); err != nil {
-		return out, err
-	}
-	p, err := netns.NewPair(ctx)
+	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
 	if err != nil {
 		return out, err
 	}
-	defer p.Close()
-	srv, err := startServer(p)
-	if err != nil {
-		return out, err
-	}
-	defer srv.Close()
+	defer stop()
 
 	// Every connection carries one exchange before the peer vanishes.
 	raw, err := exchange(ctx, net.Dialer{KeepAlive: -1}, srv.addr, "/")
@@ -192,22 +181,11 @@ func warmClients(ctx context.Context, in DroppedInput, url string) ([]*client.Cl
 // keepalive measures TCP keepalive on idle connections whose peer vanished.
 func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) {
 	out := KeepaliveResult{Input: in}
-	if err := in.Check(); err != nil {
-		return out, err
-	}
-	if err := setSysctls(map[string]int{"net.ipv4.tcp_retries2": in.Retries2}); err != nil {
-		return out, err
-	}
-	p, err := netns.NewPair(ctx)
+	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
 	if err != nil {
 		return out, err
 	}
-	defer p.Close()
-	srv, err := startServer(p)
-	if err != nil {
-		return out, err
-	}
-	defer srv.Close()
+	defer stop()
 
 	ka := net.KeepAliveConfig{Enable: true, Idle: in.Idle, Interval: in.Interval, Count: in.Count}
 	withKA := transport(net.Dialer{Timeout: in.ConnectTimeout, KeepAliveConfig: ka})
