@@ -1,17 +1,12 @@
 package fakesrv
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"time"
+
+	"github.com/labrun/labrun/fakesrv/ca"
 )
 
 // certLifetime is how long the generated certificates are valid. They live in memory only,
@@ -28,84 +23,24 @@ type authority struct {
 	leaf  tls.Certificate // the server's certificate and key
 }
 
-// leafNames are the subject alternative names of a server certificate.
-type leafNames struct {
-	dns []string
-	ips []net.IP
-}
-
-// defaultLeafNames are the names every server certificate carries: every way of writing
+// loopbackNames are the names every server certificate carries: every way of writing
 // loopback that a client is likely to use.
-func defaultLeafNames() leafNames {
-	return leafNames{dns: []string{"localhost"}, ips: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}}
-}
+func loopbackNames() []string { return []string{"localhost", "127.0.0.1", "::1"} }
 
-// newAuthority generates an ECDSA P-256 CA and a leaf certificate for 127.0.0.1, ::1,
-// localhost and the extra names (IP literals go to the IP addresses, anything else to the
-// DNS names).
+// newAuthority generates an ECDSA P-256 CA (package ca) and a leaf certificate for 127.0.0.1,
+// ::1, localhost and the extra names (IP literals go to the IP addresses, anything else to the
+// DNS names). Only the leaf and the CA's certificate are kept: the CA, and its key, are dropped
+// once the leaf is signed.
 func newAuthority(extra []string, now time.Time) (*authority, error) {
-	names := defaultLeafNames()
-	for _, n := range extra {
-		if ip := net.ParseIP(n); ip != nil {
-			names.ips = append(names.ips, ip)
-		} else {
-			names.dns = append(names.dns, n)
-		}
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a, err := ca.New("labrun fake server CA", certLifetime, now)
 	if err != nil {
-		return nil, fmt.Errorf("fakesrv: generate CA key: %w", err)
+		return nil, fmt.Errorf("fakesrv: %w", err)
 	}
-	notBefore, notAfter := now.Add(-time.Hour), now.Add(certLifetime)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{Organization: []string{"labrun"}, CommonName: "labrun fake server CA"},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	leaf, err := a.Leaf("labrun fake server", append(loopbackNames(), extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("fakesrv: create CA certificate: %w", err)
+		return nil, fmt.Errorf("fakesrv: %w", err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("fakesrv: parse CA certificate: %w", err)
-	}
-
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("fakesrv: generate server key: %w", err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{Organization: []string{"labrun"}, CommonName: "labrun fake server"},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     names.dns,
-		IPAddresses:  names.ips,
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("fakesrv: create server certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(leafDER)
-	if err != nil {
-		return nil, fmt.Errorf("fakesrv: parse server certificate: %w", err)
-	}
-
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return &authority{
-		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pool:  pool,
-		leaf:  tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey, Leaf: leaf},
-	}, nil
+	return &authority{caPEM: a.CertPEM(), pool: a.Pool(), leaf: leaf}, nil
 }
 
 // serverConfig is the server side of TLS: the leaf certificate, TLS 1.2 at least. net/http's
