@@ -207,6 +207,10 @@ func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	if cn == nil {
 		return // not labrun's connection: no hooks to act on
 	}
+	if st.cfg.checkReads(cn.peek(now), st.method) {
+		cn.healthRead(HealthRead)
+		now = time.Now()
+	}
 	why := st.cfg.condemn(cn.take(st, now), st.method)
 	if why == nil {
 		return

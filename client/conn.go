@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/labrun/labrun/clock"
 )
 
 // conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call's
@@ -40,8 +42,59 @@ type conn struct {
 	refused   error         // every write fails with this: discarded before anything was written
 	closed    bool
 
-	firedAt   atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
+	firedAt atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
+	// alarm ends a pending read when the read deadline is due (expireRead), on time rather
+	// than up to 1 ms late as Go's deadline timer may (package clock); deadline is the read
+	// deadline the alarm is set for, zero when none.
+	alarm     *clock.Alarm
+	deadline  time.Time
+	died      chan struct{} // closed when dead is set, made by healthRead
 	closeOnce sync.Once
+}
+
+// peek returns what is known of the connection's health at now, as take does, without
+// taking it.
+func (cn *conn) peek(now time.Time) health {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.healthLocked(now)
+}
+
+func (cn *conn) healthLocked(now time.Time) health {
+	h := health{pooled: !cn.idleSince.IsZero(), dead: cn.dead, closed: cn.closed}
+	if h.pooled {
+		h.idle = now.Sub(cn.idleSince)
+	}
+	return h
+}
+
+// healthRead is the libraries' read with a 1 ms timeout on a pooled connection (HealthRead):
+// it waits up to d for the connection's background read to return (the end of the stream, a
+// reset), and returns at once when that happened before. The connection has no owner while
+// it waits, so afterRead records what the read returns.
+func (cn *conn) healthRead(d time.Duration) {
+	cn.mu.Lock()
+	if cn.dead != nil || cn.closed {
+		cn.mu.Unlock()
+		return
+	}
+	if cn.died == nil {
+		cn.died = make(chan struct{})
+	}
+	died := cn.died
+	cn.mu.Unlock()
+	var once sync.Once
+	done := make(chan struct{})
+	end := func() { once.Do(func() { close(done) }) }
+	t := time.AfterFunc(d, end)
+	defer t.Stop()
+	a := clock.NewAlarm(end)
+	a.Set(time.Now().Add(d))
+	defer a.Stop()
+	select {
+	case <-died:
+	case <-done:
+	}
 }
 
 // take makes st the connection's owner, with no read deadline until its request is written,
@@ -50,12 +103,8 @@ func (cn *conn) take(st *attemptState, now time.Time) health {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	cn.owner, cn.armed = st, false
-	cn.Conn.SetReadDeadline(time.Time{})
-	h := health{pooled: !cn.idleSince.IsZero(), dead: cn.dead, closed: cn.closed}
-	if h.pooled {
-		h.idle = now.Sub(cn.idleSince)
-	}
-	return h
+	cn.setReadDeadlineLocked(time.Time{})
+	return cn.healthLocked(now)
 }
 
 // discard makes every write fail with why, so that nothing reaches the server, and disowns
@@ -77,7 +126,7 @@ func (cn *conn) arm(st *attemptState, now time.Time) {
 	cn.releaseLocked()
 	if cn.readTimeout > 0 {
 		cn.armed = true
-		cn.Conn.SetReadDeadline(now.Add(cn.readTimeout))
+		cn.setReadDeadlineLocked(now.Add(cn.readTimeout))
 	}
 }
 
@@ -93,7 +142,7 @@ func (cn *conn) disarm(st *attemptState, now time.Time, ttl time.Duration) (expi
 	cn.owner, cn.idleSince = nil, now
 	if cn.armed {
 		cn.armed = false
-		cn.Conn.SetReadDeadline(time.Time{})
+		cn.setReadDeadlineLocked(time.Time{})
 	}
 	if ttl > 0 && now.Sub(cn.born) > ttl {
 		cn.closed = true
@@ -114,6 +163,30 @@ func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
 		cn.Close()
 	}
 }
+
+// setReadDeadlineLocked sets the read deadline t (zero: none), and the alarm for it.
+func (cn *conn) setReadDeadlineLocked(t time.Time) {
+	cn.Conn.SetReadDeadline(t)
+	cn.deadline = t
+	if cn.alarm != nil {
+		cn.alarm.Set(t)
+	}
+}
+
+// expireRead is the alarm's function: the read deadline is due, so it is moved to the past,
+// which ends a pending read at once with os.ErrDeadlineExceeded, exactly as the deadline's
+// own timer does when it fires.
+func (cn *conn) expireRead() {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.deadline.IsZero() || time.Now().Before(cn.deadline) {
+		return // moved or cleared since the alarm was set
+	}
+	cn.Conn.SetReadDeadline(expired)
+}
+
+// expired is a read deadline in the past.
+var expired = time.Unix(1, 0)
 
 // releaseLocked hands a held read's result to net/http.
 func (cn *conn) releaseLocked() {
@@ -145,7 +218,7 @@ func (cn *conn) Write(p []byte) (int, error) {
 func (cn *conn) Read(p []byte) (int, error) {
 	cn.mu.Lock()
 	if cn.armed {
-		cn.Conn.SetReadDeadline(time.Now().Add(cn.readTimeout))
+		cn.setReadDeadlineLocked(time.Now().Add(cn.readTimeout))
 	}
 	cn.mu.Unlock()
 	n, err := cn.Conn.Read(p)
@@ -178,6 +251,9 @@ func (cn *conn) afterRead(n int, err error) *attemptState {
 	if cn.owner == nil && !cn.closed && (n > 0 || err != nil) {
 		if err != nil && cn.dead == nil {
 			cn.dead = err
+			if cn.died != nil {
+				close(cn.died)
+			}
 		}
 		if cn.blind {
 			held := make(chan struct{})
@@ -218,7 +294,11 @@ func (cn *conn) Close() error {
 		cn.closed = true
 		cn.releaseLocked()
 		st := cn.owner
+		cn.deadline = time.Time{}
 		cn.mu.Unlock()
+		if cn.alarm != nil {
+			cn.alarm.Stop()
+		}
 		err = cn.Conn.Close()
 		cn.pool.closed(cn)
 		if st != nil {

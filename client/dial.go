@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
+
+	"github.com/labrun/labrun/clock"
 )
 
 // dial opens a new connection with the connect timeout. The Transport detaches dials from the
@@ -28,6 +31,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	}
 	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout,
 		born: time.Now(), blind: c.cfg.blind()}
+	cn.alarm = clock.NewAlarm(cn.expireRead)
 	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
 	// does not show as available; the attempt's end releases the claim.
 	c.pool.opened(cn, l)
@@ -49,7 +53,7 @@ func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr
 	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
 	for _, ip := range ips {
 		var nc net.Conn
-		if nc, err = d.DialContext(ctx, network, net.JoinHostPort(ip, port)); err == nil {
+		if nc, err = dialOne(ctx, &d, network, net.JoinHostPort(ip, port)); err == nil {
 			return nc, nil
 		}
 		if ctx.Err() != nil {
@@ -61,6 +65,28 @@ func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr
 		return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
 	}
 	return nil, err
+}
+
+// errConnectAlarm is the cause with which dialOne's alarm cancels a dial.
+var errConnectAlarm = errors.New("connect timeout (alarm)")
+
+// dialOne dials addr with d. The Dialer's own timeout is a Go timer, up to 1 ms late (package
+// clock); an alarm cancels the dial on time, and the dial then fails with the same timeout
+// error (a net.Error whose Timeout is true) as when the Dialer's timer fires.
+func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	if d.Timeout <= 0 {
+		return d.DialContext(ctx, network, addr)
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	alarm := clock.NewAlarm(func() { cancel(errConnectAlarm) })
+	alarm.Set(time.Now().Add(d.Timeout))
+	defer alarm.Stop()
+	nc, err := d.DialContext(dctx, network, addr)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(dctx), errConnectAlarm) {
+		err = &net.OpError{Op: "dial", Net: network, Err: os.ErrDeadlineExceeded}
+	}
+	return nc, err
 }
 
 // resolve returns the addresses to dial for host: host itself when it is an IP address, else

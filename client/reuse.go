@@ -74,6 +74,32 @@ type health struct {
 	closed bool          // labrun closed it while it sat there: the evictor, its time to live
 }
 
+// HealthRead is how long the libraries' check of a pooled connection reads when nothing
+// arrives: OkHttp's RealConnection.isHealthy(true) (socket.setSoTimeout(1), then
+// source.exhausted(): a SocketTimeoutException means healthy) and HttpClient 5's
+// BHttpConnectionBase.isStale (fillInputBuffer(Timeout.ofMilliseconds(1))). A connection that
+// works therefore costs its call 1 ms before the request is written; one whose end of stream
+// or reset is already there fails the check at once.
+const HealthRead = time.Millisecond
+
+// checkReads reports whether the library's check reads on a connection in health h before a
+// request of the given method, and so costs up to HealthRead. OkHttp skips the check for a
+// connection that has carried no exchange yet (successCount == 0: labrun's connections reach
+// the pool only after a response) and reads only for a method other than GET
+// (doExtensiveHealthChecks); HttpClient 5 reads only on a connection idle longer than
+// validateAfterInactivity. A connection known to be dead or closed is refused without a wait.
+func (c Config) checkReads(h health, method string) bool {
+	switch {
+	case !h.pooled || h.closed || h.dead != nil:
+		return false
+	case c.OkHttpHealthCheck:
+		return method != http.MethodGet && method != ""
+	case c.ValidateAfterInactivity > 0:
+		return h.idle > c.ValidateAfterInactivity
+	}
+	return false
+}
+
 // condemn says why a connection in health h must not carry a request of the given method, or
 // nil when it is used as it is. A fresh connection is always used.
 func (c Config) condemn(h health, method string) error {

@@ -240,7 +240,7 @@ func Sequence(pool, idle int, calls []Call) ([]Prediction, int) {
 		preds[i] = m.preds[0]
 		// What the pool holds after the call: working and dropped idle connections alike (a
 		// call that hangs keeps its connection).
-		idle = m.idle + m.dead
+		idle = len(m.idle) + len(m.dead)
 	}
 	return preds, idle
 }

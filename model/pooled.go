@@ -103,7 +103,9 @@ func (m *sim) poolAtStart(idle int) {
 	d, l := m.s.Downstream, m.s.Limits
 	switch {
 	case d.Dropped:
-		m.dead = idle
+		for range idle {
+			m.dead = append(m.dead, -d.IdleFor)
+		}
 	case evicted(d, l):
 		// The client closed them; the call connects anew.
 	case stale(d, l):
@@ -114,8 +116,41 @@ func (m *sim) poolAtStart(idle int) {
 	case d.KillAfterRead != KillNone:
 		m.dying = idle
 	default:
-		m.idle = idle
+		for range idle {
+			m.idle = append(m.idle, -d.IdleFor)
+		}
 	}
+}
+
+// HealthRead is how long a library's check of a working pooled connection takes: a read with
+// a 1 ms timeout that times out. OkHttp's RealConnection.isHealthy(true) (3.2.0 and 3.14.9:
+// socket.setSoTimeout(1), source.exhausted(); a SocketTimeoutException means healthy) and
+// HttpClient 5's BHttpConnectionBase.isStale (fillInputBuffer(Timeout.ofMilliseconds(1))). A
+// connection whose end of stream is already there fails the check at once (takeDoomed).
+const HealthRead = time.Millisecond
+
+// healthRead is how long the library checks a working pooled connection, idle for idle, before
+// the call's request is written on it:
+//   - OkHttp (StreamAllocation.findHealthyConnection 3.2.0, ExchangeFinder 3.14.9) checks every
+//     connection that carried an exchange (successCount > 0: all pooled ones), with the read
+//     for any method but GET (doExtensiveHealthChecks);
+//   - HttpClient 5 (PoolingHttpClientConnectionManager.lease) checks a connection idle longer
+//     than validateAfterInactivity (Deadline.isExpired is strict);
+//   - net/http never reads before reuse: its background read already watches the connection.
+func (m *sim) healthRead(idle time.Duration) time.Duration {
+	d, l := m.s.Downstream, m.s.Limits
+	switch l.Profile {
+	case OkHttp:
+		if method(d) != "GET" {
+			return HealthRead
+		}
+	case Go:
+	default:
+		if l.ValidateAfterInactivity > 0 && idle > l.ValidateAfterInactivity {
+			return HealthRead
+		}
+	}
+	return 0
 }
 
 // takeDoomed gives call c's attempt a pooled connection that died, if the library's checks let

@@ -130,6 +130,14 @@ func TestHC5StaleConnections(t *testing.T) {
 		{name: "server timeout longer than the idle period", idle: 1,
 			d: Downstream{Delay: answer, IdleFor: 30 * s, ServerIdleTimeout: 60 * s}, l: Limits{ValidateAfterInactivity: NoValidation},
 			want: vocab.OK, total: answer, attempts: 1, executions: 1},
+		// A working connection idle longer than validateAfterInactivity: isStale's 1 ms read
+		// times out (HealthRead), and the request goes on it 1 ms later.
+		{name: "validate after 2 s: a live connection idle 3 s costs the check's read", idle: 1,
+			d: Downstream{Delay: answer, IdleFor: 3 * s, ServerIdleTimeout: 60 * s}, l: Limits{ValidateAfterInactivity: 2 * s},
+			want: vocab.OK, total: answer + ms, attempts: 1, executions: 1},
+		{name: "validate after 2 s: a live connection idle 1 s is not checked", idle: 1,
+			d: Downstream{Delay: answer, IdleFor: s, ServerIdleTimeout: 60 * s}, l: Limits{ValidateAfterInactivity: 2 * s},
+			want: vocab.OK, total: answer, attempts: 1, executions: 1},
 	})
 }
 
@@ -138,19 +146,23 @@ func TestOkHttpResend(t *testing.T) {
 	rocf := Limits{Profile: OkHttp, RetryOnConnectionFailure: true}
 	runPooled(t, []pooledCase{
 		// Any method with a replayable body: the retry gets a fresh connection to the route
-		// of the connection that carried an exchange before.
+		// of the connection that carried an exchange before. A POST's check of the pooled
+		// connection reads 1 ms first (HealthRead): it is alive until the request is read.
 		{name: "killed POST recovered", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST"}, l: rocf,
-			want: vocab.OK, total: 6 * ms, attempts: 2, executions: 2, connects: 1},
+			want: vocab.OK, total: 7 * ms, attempts: 2, executions: 2, connects: 1},
 		{name: "reset GET recovered", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillReset}, l: rocf,
 			want: vocab.OK, total: 6 * ms, attempts: 2, executions: 2, connects: 1},
-		// The pool comes before the pinned route: every killed pooled connection, then a
-		// fresh one.
+		// The pool comes before the pinned route: every killed pooled connection (each
+		// checked, 1 ms), then a fresh one.
 		{name: "every pooled connection first", idle: 3, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST"}, l: rocf,
-			want: vocab.OK, total: 6 * ms, attempts: 4, executions: 4, connects: 1},
+			want: vocab.OK, total: 9 * ms, attempts: 4, executions: 4, connects: 1},
 		{name: "retryOnConnectionFailure false", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST"},
 			l:    Limits{Profile: OkHttp},
-			want: vocab.Failed, total: 0, attempts: 1, executions: 1},
+			want: vocab.Failed, total: ms, attempts: 1, executions: 1},
 		{name: "one-shot body", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST", OneShotBody: true}, l: rocf,
+			want: vocab.Failed, total: ms, attempts: 1, executions: 1},
+		// A GET is not checked with a read (isHealthy(false)): no millisecond.
+		{name: "killed GET: no check read", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose}, l: Limits{Profile: OkHttp},
 			want: vocab.Failed, total: 0, attempts: 1, executions: 1},
 		// isHealthy(false) for a GET: the closed connection is used, the read sees the end of
 		// the stream, recover() sends it again on a fresh connection.
@@ -162,7 +174,7 @@ func TestOkHttpResend(t *testing.T) {
 		// 3.3.0 and later: a read timeout after the request was sent is fatal.
 		{name: "read timeout not recovered", idle: 5, d: Downstream{Delay: 3 * time.Second, Method: "POST"},
 			l:    Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: time.Second},
-			want: vocab.ReadTimeout, total: time.Second, attempts: 1, executions: 1},
+			want: vocab.ReadTimeout, total: time.Second + ms, attempts: 1, executions: 1},
 	})
 }
 
@@ -175,21 +187,25 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 	slow3 := slow
 	slow3.Routes = 3
 	runPooled(t, []pooledCase{
-		// Five pooled connections cost no route: 5 x 1 s on them, then the one route on a new
-		// connection, 1 ms + 1 s: 6 attempts, all executed, 6.001 s.
+		// Five pooled connections cost no route: 5 x (a 1 ms check + 1 s) on them, then the one
+		// route on a new connection (not checked), 1 ms + 1 s: 6 attempts, all executed,
+		// 6.006 s.
 		{name: "5 pooled, 1 route", idle: 5, d: slow, l: v32,
-			want: vocab.ReadTimeout, total: 6*s + ms, attempts: 6, executions: 6, connects: 1},
+			want: vocab.ReadTimeout, total: 6*s + 6*ms, attempts: 6, executions: 6, connects: 1},
 		{name: "fresh client, 1 route", d: slow, l: v32,
 			want: vocab.ReadTimeout, total: s + ms, attempts: 1, executions: 1, connects: 1},
 		{name: "fresh client, 3 routes", d: slow3, l: v32,
 			want: vocab.ReadTimeout, total: 3 * (s + ms), attempts: 3, executions: 3, connects: 3},
 		{name: "5 pooled, 3 routes", idle: 5, d: slow3, l: v32,
-			want: vocab.ReadTimeout, total: 5*s + 3*(s+ms), attempts: 8, executions: 8, connects: 3},
+			want: vocab.ReadTimeout, total: 5*(s+ms) + 3*(s+ms), attempts: 8, executions: 8, connects: 3},
 		{name: "retryOnConnectionFailure false", idle: 5, d: slow,
 			l:    Limits{Profile: OkHttp, RecoverReadTimeouts: true, ReadTimeout: s},
-			want: vocab.ReadTimeout, total: s, attempts: 1, executions: 1},
+			want: vocab.ReadTimeout, total: s + ms, attempts: 1, executions: 1},
 		// The same call under 3.3.0's rule.
 		{name: "3.3.0: 5 pooled", idle: 5, d: slow, l: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: s},
+			want: vocab.ReadTimeout, total: s + ms, attempts: 1, executions: 1},
+		// The same with a GET: no check read, 1 s exactly.
+		{name: "3.3.0: 5 pooled, GET", idle: 5, d: Downstream{Delay: 3 * s}, l: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: s},
 			want: vocab.ReadTimeout, total: s, attempts: 1, executions: 1},
 		// A callTimeout of 2.5 s cuts the third attempt.
 		{name: "under callTimeout", idle: 5, d: slow,

@@ -41,11 +41,11 @@ type sim struct {
 	s        Scenario
 	deadline time.Duration // absolute, Forever when not set
 
-	free     int // lease slots nobody holds
-	idle     int // idle pooled connections that work
-	dead     int // idle pooled connections that were silently dropped
-	stale    int // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
-	dying    int // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
+	free     int             // lease slots nobody holds
+	idle     []time.Duration // idle pooled connections that work: when each went idle, the last taken first
+	dead     []time.Duration // idle pooled connections that were silently dropped: when each went idle
+	stale    int             // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
+	dying    int             // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
 	releases []release
 	arrivals []arrival
 	queue    []int           // calls waiting for a lease, first come first
@@ -93,7 +93,7 @@ func newSim(s Scenario) *sim {
 	m.poolAtStart(idle)
 	if s.BusyUntil > 0 {
 		m.free = 0
-		m.idle, m.dead, m.stale, m.dying = 0, 0, 0, 0
+		m.idle, m.dead, m.stale, m.dying = nil, nil, 0, 0
 		for i := 0; i < s.Pool; i++ {
 			m.releases = append(m.releases, release{at: s.BusyUntil, keep: !s.Cold && !s.Downstream.HostDown, dead: s.Downstream.Dropped})
 		}
@@ -140,9 +140,9 @@ func (m *sim) run() {
 				kept = append(kept, r)
 				continue
 			case r.keep && r.dead:
-				m.dead++
+				m.dead = append(m.dead, r.at)
 			case r.keep:
-				m.idle++
+				m.idle = append(m.idle, r.at)
 			}
 			m.free++
 		}
@@ -214,12 +214,15 @@ func (m *sim) grant(c int, t time.Duration) {
 	switch {
 	case d.HostDown:
 		a.NewConnection = true
-	case m.idle > 0:
-		m.idle--
-	case m.dead > 0:
-		m.dead--
+	case len(m.idle) > 0:
+		t = m.check(&a, t, pop(&m.idle))
+	case len(m.dead) > 0:
 		a.Dropped = true
+		t = m.check(&a, t, pop(&m.dead)) // nothing arrives on a dropped connection either
 	case m.takeDoomed(&a):
+		if a.Killed {
+			t = m.check(&a, t, -d.IdleFor) // it dies only once the request is read
+		}
 	default:
 		a.NewConnection = true
 	}
@@ -232,6 +235,24 @@ func (m *sim) grant(c int, t time.Duration) {
 		m.releases = append(m.releases, release{at: end, keep: out == vocab.OK})
 	}
 	m.finish(c, a)
+}
+
+// pop takes the last of the times in s.
+func pop(s *[]time.Duration) time.Duration {
+	last := (*s)[len(*s)-1]
+	*s = (*s)[:len(*s)-1]
+	return last
+}
+
+// check plays the library's check of a pooled connection that looks alive at t, idle since
+// since: its read waits its whole timeout (HealthRead), counted in the lease. It returns when
+// the request can be written.
+func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
+	if c := m.healthRead(t - since); c > 0 {
+		t += c
+		a.Phases[0].End = t
+	}
+	return t
 }
 
 // phases plays connect, wait and body of call c's attempt from t and returns when and how the
