@@ -50,9 +50,10 @@ const Lead = 500 * time.Microsecond
 const maxPending = 1 << 16
 
 // An Alarm calls its function at a set instant. Create it with NewAlarm; its methods are safe
-// for concurrent use.
+// for concurrent use. The zero value is an alarm without a function, which only wakes the
+// runtime at the instant (see Wake).
 type Alarm struct {
-	fn    func()
+	fn    func() // nil: only a wake-up, at the instant itself
 	at    time.Time // the fields below are guarded by the waker's mu
 	index int       // in the waker's heap, while set
 	set   bool
@@ -68,6 +69,25 @@ func NewAlarm(fn func()) *Alarm {
 		panic("clock: NewAlarm with a nil function")
 	}
 	return &Alarm{fn: fn}
+}
+
+// Wake returns an alarm set for t that only wakes the runtime then, with no lead: the Go
+// timers due by then run if they are filed on the processor that wakes, which makes it a best
+// effort (see the package documentation). Prefer NewAlarm with the timer's effect where there
+// is one to bring forward.
+func Wake(t time.Time) *Alarm {
+	a := &Alarm{}
+	a.Set(t)
+	return a
+}
+
+// wakeAt is when the timer must wake the process for a: Lead early to call its function on
+// time, at the instant itself for a bare wake-up.
+func (a *Alarm) wakeAt() time.Time {
+	if a.fn == nil {
+		return a.at
+	}
+	return a.at.Add(-Lead)
 }
 
 // Set sets the alarm for t, replacing any earlier setting; a zero t unsets it. An instant
@@ -88,7 +108,7 @@ func Pending() int {
 type alarms []*Alarm
 
 func (h alarms) Len() int           { return len(h) }
-func (h alarms) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h alarms) Less(i, j int) bool { return h[i].wakeAt().Before(h[j].wakeAt()) }
 func (h alarms) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
@@ -170,11 +190,11 @@ func (w *waker) rearmLocked() {
 		}
 		return
 	}
-	next := w.h[0].at
+	next := w.h[0].wakeAt()
 	if next.Equal(w.armed) {
 		return
 	}
-	if w.t.arm(max(time.Until(next)-Lead, time.Nanosecond)) != nil {
+	if w.t.arm(max(time.Until(next), time.Nanosecond)) != nil {
 		return // the alarm stays set; the timer it goes with fires as Go's do
 	}
 	w.armed = next
@@ -198,13 +218,16 @@ func (w *waker) serve() {
 		w.mu.Lock()
 		w.armed = time.Time{}
 		var calls []due
-		for len(w.h) > 0 && time.Until(w.h[0].at) <= Lead {
+		for len(w.h) > 0 && !w.h[0].wakeAt().After(time.Now()) {
 			a := heap.Pop(&w.h).(*Alarm)
 			a.set = false
 			calls = append(calls, due{a, a.at, a.gen})
 		}
 		w.mu.Unlock()
 		for _, c := range calls {
+			if c.a.fn == nil {
+				continue // the wake-up was the point
+			}
 			for time.Now().Before(c.at) {
 				runtime.Gosched()
 			}
@@ -223,8 +246,8 @@ func (w *waker) serve() {
 			w.mu.Unlock()
 			return
 		}
-		next := w.h[0].at
-		if w.t.arm(max(time.Until(next)-Lead, time.Nanosecond)) != nil {
+		next := w.h[0].wakeAt()
+		if w.t.arm(max(time.Until(next), time.Nanosecond)) != nil {
 			w.running = false
 			w.mu.Unlock()
 			return

@@ -173,3 +173,18 @@ func BenchmarkLateness(b *testing.B) {
 		})
 	}
 }
+
+// TestWakeOnly: a bare wake-up (Wake, or the zero Alarm) is served at its instant and calls
+// nothing; it can be stopped like any alarm.
+func TestWakeOnly(t *testing.T) {
+	skipOutsideLinux(t)
+	a := Wake(time.Now().Add(5 * time.Millisecond))
+	var z Alarm
+	z.Set(time.Now().Add(time.Hour))
+	if got := Pending(); got != 2 {
+		t.Fatalf("pending: got %d, want 2", got)
+	}
+	z.Stop()
+	waitNone(t)
+	a.Stop() // served already: a no-op
+}
