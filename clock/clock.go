@@ -53,7 +53,7 @@ const maxPending = 1 << 16
 // for concurrent use. The zero value is an alarm without a function, which only wakes the
 // runtime at the instant (see Wake).
 type Alarm struct {
-	fn    func() // nil: only a wake-up, at the instant itself
+	fn    func()    // nil: only a wake-up, at the instant itself
 	at    time.Time // the fields below are guarded by the waker's mu
 	index int       // in the waker's heap, while set
 	set   bool
