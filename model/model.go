@@ -186,6 +186,9 @@ type Attempt struct {
 	// Killed is true when the server read and executed the attempt's request, then ended its
 	// pooled connection without answering (Downstream.KillAfterRead).
 	Killed bool
+	// Checked is true when the library's health check read on the pooled connection and the
+	// read waited out its timeout (HealthRead), counted in the lease phase.
+	Checked bool
 }
 
 // Executed reports whether the server executed the attempt's request.

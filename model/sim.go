@@ -251,6 +251,7 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	if c := m.healthRead(t - since); c > 0 {
 		t += c
 		a.Phases[0].End = t
+		a.Checked = true
 	}
 	return t
 }

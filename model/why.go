@@ -114,6 +114,14 @@ func serverTime(d Downstream) string {
 	return d.Delay.String()
 }
 
+// checkText says why the health check of a pooled connection took HealthRead.
+func checkText(l Limits) string {
+	if l.Profile == OkHttp {
+		return fmt.Sprintf("OkHttp's health check (isHealthy, any method but GET) reads it with a %s timeout first: nothing comes, so it is used %s later", msText(HealthRead), msText(HealthRead))
+	}
+	return fmt.Sprintf("it sat idle longer than validateAfterInactivity (%v): HttpClient 5's stale check reads it with a %s timeout first, nothing comes, so it is used %s later", l.ValidateAfterInactivity, msText(HealthRead), msText(HealthRead))
+}
+
 // Explain is the whole reasoning behind p, a prediction for d and l, one sentence a step:
 // where each attempt starts and why, how it connects, what ended it, and how often the server
 // executed the request. labrun predict --explain prints it.
@@ -125,6 +133,9 @@ func Explain(d Downstream, l Limits, p Prediction) []string {
 			lines = append(lines, fmt.Sprintf("  it connects (%s on a healthy network)", msText(ConnectTime)))
 		} else if len(a.Phases) > 0 && a.Phases[0].Phase != vocab.PhaseConnect && a.Outcome != vocab.LeaseTimeout {
 			lines = append(lines, "  it finds a pooled connection: no connect")
+			if a.Checked {
+				lines = append(lines, "  "+checkText(l))
+			}
 		}
 		if a.Sent && !a.Executed() {
 			switch {

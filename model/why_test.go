@@ -67,3 +67,23 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainHealthCheck: the reasoning names the health check's read where the model counts
+// it (an OkHttp POST on a pooled connection), and not for a GET.
+func TestExplainHealthCheck(t *testing.T) {
+	l := Limits{Profile: OkHttp, ReadTimeout: 300 * ms}
+	for _, tt := range []struct {
+		method string
+		want   bool
+	}{{"POST", true}, {"GET", false}} {
+		d := Downstream{Delay: 5 * ms, Method: tt.method}
+		p := Predict(d, l, false, 0)
+		text := strings.Join(Explain(d, l, p), "\n")
+		if got := strings.Contains(text, "OkHttp's health check"); got != tt.want {
+			t.Errorf("%s: names the health check %v, want %v:\n%s", tt.method, got, tt.want, text)
+		}
+		if got, want := p.Attempts[0].Checked, tt.want; got != want {
+			t.Errorf("%s: Checked %v, want %v", tt.method, got, want)
+		}
+	}
+}
