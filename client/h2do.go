@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/clock"
 	"github.com/labrun/labrun/vocab"
 )
 
@@ -26,6 +27,10 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, p.cfg.CallTimeout, ErrDeadline)
 		defer cancel()
+		// The deadline fires on time, not up to 1 ms late as Go's timers do in an idle
+		// process: an alarm wakes it, set after the deadline (clock).
+		wake := clock.Wake(time.Now().Add(p.cfg.CallTimeout))
+		defer wake.Stop()
 	}
 	res := &H2Result{}
 	fail := func(phase vocab.Phase, err error, sctx context.Context) (*H2Result, error) {
@@ -55,12 +60,12 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	// The stream's own context: the read timeout cancels it, and only it.
 	sctx, scancel := context.WithCancelCause(ctx)
 	defer scancel(nil)
-	var timer *time.Timer
+	var timer *h2ReadTimer
 	if rt := p.cfg.ReadTimeout; rt > 0 {
-		timer = time.AfterFunc(rt, func() { scancel(errH2ReadTimeout) })
-		defer timer.Stop()
+		timer = newH2ReadTimer(rt, func() { scancel(errH2ReadTimeout) })
+		defer timer.stop()
 		sctx = httptrace.WithClientTrace(sctx, &httptrace.ClientTrace{
-			GotFirstResponseByte: func() { timer.Reset(rt) },
+			GotFirstResponseByte: timer.restart,
 		})
 	}
 	sreq := req.Clone(sctx)
@@ -80,7 +85,7 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	res.Status = resp.StatusCode
 	body := io.Reader(resp.Body)
 	if timer != nil {
-		body = &h2TimedBody{r: resp.Body, timer: timer, d: p.cfg.ReadTimeout}
+		body = &h2TimedBody{r: resp.Body, timer: timer}
 	}
 	res.Body, err = readAllMax(body, resp.ContentLength, p.cfg.MaxBody)
 	resp.Body.Close()
@@ -95,17 +100,42 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	return res, nil
 }
 
+// h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, with an
+// alarm beside it so that it fires on time (clock).
+type h2ReadTimer struct {
+	d     time.Duration
+	t     *time.Timer
+	alarm clock.Alarm
+}
+
+func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
+	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f)}
+	rt.alarm.Set(time.Now().Add(d))
+	return rt
+}
+
+// restart starts the timeout anew. The alarm is set after the timer, so never before it is
+// due.
+func (rt *h2ReadTimer) restart() {
+	rt.t.Reset(rt.d)
+	rt.alarm.Set(time.Now().Add(rt.d))
+}
+
+func (rt *h2ReadTimer) stop() {
+	rt.t.Stop()
+	rt.alarm.Stop()
+}
+
 // h2TimedBody restarts the stream's read timeout whenever body bytes arrive.
 type h2TimedBody struct {
 	r     io.Reader
-	timer *time.Timer
-	d     time.Duration
+	timer *h2ReadTimer
 }
 
 func (b *h2TimedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
-		b.timer.Reset(b.d)
+		b.timer.restart()
 	}
 	return n, err
 }

@@ -1,0 +1,72 @@
+package client
+
+import (
+	"bytes"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/clock"
+	"golang.org/x/net/http2"
+)
+
+// frames writes frames with x/net's Framer and returns their bytes.
+func frames(t *testing.T, write func(fr *http2.Framer) error) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := write(http2.NewFramer(&buf, nil)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestHasPing(t *testing.T) {
+	data := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+	ping := frames(t, func(fr *http2.Framer) error { return fr.WritePing(false, data) })
+	ack := frames(t, func(fr *http2.Framer) error { return fr.WritePing(true, data) })
+	window := frames(t, func(fr *http2.Framer) error { return fr.WriteWindowUpdate(0, 1000) })
+	for _, c := range []struct {
+		name string
+		p    []byte
+		want bool
+	}{
+		{"a PING", ping, true},
+		{"an acknowledgement", ack, false},
+		{"a PING after another frame", append(append([]byte{}, window...), ping...), true},
+		{"another frame only", window, false},
+		{"a PING cut short", ping[:12], false},
+		{"nothing", nil, false},
+	} {
+		if got := hasPing(c.p); got != c.want {
+			t.Errorf("%s: hasPing = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestHealthWakeStops checks that a closed connection leaves no alarm set, and that one
+// closed before it was used never sets any.
+func TestHealthWakeStops(t *testing.T) {
+	before := clock.Pending()
+	a, b := net.Pipe()
+	defer b.Close()
+	w := newHealthWake(a, time.Hour, time.Hour)
+	go func() { b.Write([]byte("x")) }()
+	if _, err := w.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.Read(make([]byte, 64)) }()
+	if _, err := w.Write(frames(t, func(fr *http2.Framer) error { return fr.WritePing(false, [8]byte{}) })); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.Pending(); got != before+2 && got != 0 { // 0: no timerfd on this system
+		t.Errorf("after a read and a PING: %d alarms set, want %d", got, before+2)
+	}
+	w.Close()
+	if got := clock.Pending(); got != before {
+		t.Errorf("after Close: %d alarms set, want %d", got, before)
+	}
+	w.Read(make([]byte, 1)) // closed: sets nothing
+	if got := clock.Pending(); got != before {
+		t.Errorf("a read after Close: %d alarms set, want %d", got, before)
+	}
+}
