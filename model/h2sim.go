@@ -78,9 +78,10 @@ type h2Sim struct {
 	ended    []bool
 	started  []time.Duration // stream start per call, -1 before
 	conns    []*h2SimConn
-	requests []int // per node: streams started (for SlowAfter)
-	queue    []int // H2GoStrict: calls waiting for a slot, first come first
-	route    int   // H2OkHttp: the next route for a new connection
+	requests []int         // per node: streams started (for SlowAfter)
+	queue    []int         // H2GoStrict: calls waiting for a slot, first come first
+	route    int           // H2OkHttp: the next route for a new connection
+	sent     time.Duration // H2Client.StreamCost: when the client has sent the streams so far
 
 	// The interceptor's state.
 	addrs     map[int]*h2AddrStats
@@ -269,8 +270,13 @@ func (m *h2Sim) ready(k int, t time.Duration) {
 	}
 }
 
-// stream starts a call's stream on c at t and schedules how it ends.
+// stream starts a call's stream on c at t and schedules how it ends. With a StreamCost the
+// stream leaves once the client has sent the streams before it, and counts from then.
 func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
+	if sc := m.s.Client.StreamCost; sc > 0 {
+		t = max(t, m.sent) + sc
+		m.sent = t
+	}
 	cl := &m.calls[call]
 	m.started[call] = t
 	cl.Waited = t - cl.Start
