@@ -27,10 +27,6 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, p.cfg.CallTimeout, ErrDeadline)
 		defer cancel()
-		// The deadline fires on time, not up to 1 ms late as Go's timers do in an idle
-		// process: an alarm wakes it, set after the deadline (clock).
-		wake := clock.Wake(time.Now().Add(p.cfg.CallTimeout))
-		defer wake.Stop()
 	}
 	res := &H2Result{}
 	fail := func(phase vocab.Phase, err error, sctx context.Context) (*H2Result, error) {
