@@ -130,13 +130,13 @@ type H2Client struct {
 	// ConnectTime, 1 ms). exp-h measures it for a burst (a calibration burst: the set-up
 	// waits for the CPU the burst's calls take).
 	ConnectTime time.Duration
-	// StreamCost is the client's cost per stream in a burst: streams that start together
-	// leave the client one after another, StreamCost apart, in the order they got their
-	// slots, over all its connections, and each is answered its node's latency after it left
-	// (its read timeout counts from then too). One process sends them: net/http writes each
-	// request's HEADERS and flushes it with a system call of its own, under its connection's
-	// write lock, and reads each answer in the connection's one read loop, all on the
-	// machine's cores. 0 means none; exp-h measures it with a calibration burst.
+	// StreamCost is the client's cost per stream on a connection in a burst: streams that
+	// start together on one connection leave it one after another, StreamCost apart, in the
+	// order they got their slots, and each is answered its node's latency after it left (its
+	// read timeout counts from then too). A connection has one writer and one reader:
+	// net/http writes each request's HEADERS and flushes it with a system call of its own,
+	// under the connection's write lock, and reads each answer in the connection's one read
+	// loop. 0 means none; exp-h measures it with a calibration burst.
 	StreamCost time.Duration
 	// Handshake says a new connection carries streams only once the server has answered it:
 	// a TLS handshake, or the peer's first SETTINGS, which labrun's OkHttp-style pool waits

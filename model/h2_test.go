@@ -376,16 +376,16 @@ func TestGoStrictBurst(t *testing.T) {
 
 // TestSimulateH2StreamCost checks the client's per-stream cost: 6 calls at once, OkHttp's
 // rule, a cap of 3, two nodes (10 and 50 ms), a set-up of 2 ms and 100 µs per stream. Both
-// connections are ready at 2 ms; the client then sends the streams one after another in the
-// order they got their slots, over both connections: calls 0-2 (node 0) leave at 2.1, 2.2,
-// 2.3 ms and end 10 ms later; calls 3-5 (node 1) leave at 2.4, 2.5, 2.6 ms and end 50 ms
-// later. A call at 100 ms, alone, leaves 100 µs after it starts, on node 0's connection.
+// connections are ready at 2 ms; each then sends its streams one after another in the order
+// they got their slots: calls 0-2 (node 0) leave at 2.1, 2.2, 2.3 ms and end 10 ms later;
+// calls 3-5 (node 1) leave at 2.1, 2.2, 2.3 ms too and end 50 ms later. A call at 100 ms,
+// alone, leaves 100 µs after it starts, on node 0's connection.
 func TestSimulateH2StreamCost(t *testing.T) {
 	us := time.Microsecond
 	starts := []time.Duration{0, 0, 0, 0, 0, 0, 100 * ms}
 	p := SimulateH2(H2Scenario{Nodes: []H2Node{{Latency: 10 * ms}, {Latency: 50 * ms}}, Starts: starts,
 		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 3, ConnectTime: 2 * ms, StreamCost: 100 * us}})
-	want := []time.Duration{12100 * us, 12200 * us, 12300 * us, 52400 * us, 52500 * us, 52600 * us, 110100 * us}
+	want := []time.Duration{12100 * us, 12200 * us, 12300 * us, 52100 * us, 52200 * us, 52300 * us, 110100 * us}
 	for i, c := range p.Calls {
 		if c.End != want[i] || c.Outcome != vocab.OK {
 			t.Errorf("call %d: ends at %v (%s), want %v (ok)", i, c.End, c.Outcome, want[i])

@@ -58,6 +58,7 @@ type h2SimConn struct {
 	active    []int         // calls streaming on it (started, not ended)
 	joined    []int         // calls waiting for it to be ready
 	lastFrame time.Duration // last frame the client read on it
+	sent      time.Duration // H2Client.StreamCost: when it has sent its streams so far
 	ejected   bool
 	dropped   bool
 	throttled bool // the node's throttle holds its limit at 1
@@ -78,10 +79,9 @@ type h2Sim struct {
 	ended    []bool
 	started  []time.Duration // stream start per call, -1 before
 	conns    []*h2SimConn
-	requests []int         // per node: streams started (for SlowAfter)
-	queue    []int         // H2GoStrict: calls waiting for a slot, first come first
-	route    int           // H2OkHttp: the next route for a new connection
-	sent     time.Duration // H2Client.StreamCost: when the client has sent the streams so far
+	requests []int // per node: streams started (for SlowAfter)
+	queue    []int // H2GoStrict: calls waiting for a slot, first come first
+	route    int   // H2OkHttp: the next route for a new connection
 
 	// The interceptor's state.
 	addrs     map[int]*h2AddrStats
@@ -271,11 +271,11 @@ func (m *h2Sim) ready(k int, t time.Duration) {
 }
 
 // stream starts a call's stream on c at t and schedules how it ends. With a StreamCost the
-// stream leaves once the client has sent the streams before it, and counts from then.
+// stream leaves once c has sent the streams before it, and counts from then.
 func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
 	if sc := m.s.Client.StreamCost; sc > 0 {
-		t = max(t, m.sent) + sc
-		m.sent = t
+		t = max(t, c.sent) + sc
+		c.sent = t
 	}
 	cl := &m.calls[call]
 	m.started[call] = t
