@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/clock"
 	"github.com/labrun/labrun/vocab"
 )
 
@@ -94,32 +93,6 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	p.release(c, true, res.Stream, end)
 	res.Elapsed, res.Outcome = end.Sub(start), vocab.OK
 	return res, nil
-}
-
-// h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, with an
-// alarm beside it so that it fires on time (clock).
-type h2ReadTimer struct {
-	d     time.Duration
-	t     *time.Timer
-	alarm clock.Alarm
-}
-
-func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
-	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f)}
-	rt.alarm.Set(time.Now().Add(d))
-	return rt
-}
-
-// restart starts the timeout anew. The alarm is set after the timer, so never before it is
-// due.
-func (rt *h2ReadTimer) restart() {
-	rt.t.Reset(rt.d)
-	rt.alarm.Set(time.Now().Add(rt.d))
-}
-
-func (rt *h2ReadTimer) stop() {
-	rt.t.Stop()
-	rt.alarm.Stop()
 }
 
 // h2TimedBody restarts the stream's read timeout whenever body bytes arrive.

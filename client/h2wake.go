@@ -88,3 +88,73 @@ func hasPing(p []byte) bool {
 	}
 	return false
 }
+
+// wakeAhead is how long before a read timeout its alarm is set: more than Go's timers are
+// late (up to 1 ms), with room for a busy scheduler.
+const wakeAhead = 5 * time.Millisecond
+
+// h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, that
+// fires on time (clock). Its alarm is set only in the last wakeAhead before the timeout, by a
+// second timer: a stream answered in time never touches it, since setting the process's
+// earliest alarm costs a system call and a wake of the clock's goroutine (25 µs a call in
+// BenchmarkH2Overhead when every call set one).
+type h2ReadTimer struct {
+	d     time.Duration
+	t     *time.Timer // the timeout
+	ahead *time.Timer // sets the alarm wakeAhead before the timeout; nil when d is shorter
+
+	mu      sync.Mutex // guards due, armed and stopped
+	due     time.Time  // when t fires, or just before
+	armed   bool       // the alarm is set
+	stopped bool       // stop was called: ahead, if it runs late, sets nothing
+	alarm   clock.Alarm
+}
+
+func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
+	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f), due: time.Now().Add(d)}
+	if d > wakeAhead {
+		rt.ahead = time.AfterFunc(d-wakeAhead, rt.arm)
+	} else {
+		rt.arm()
+	}
+	return rt
+}
+
+// arm sets the alarm for the timeout. It runs after the timer was started, so the alarm is
+// due at the timer's instant or just after, never before it.
+func (rt *h2ReadTimer) arm() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.stopped {
+		rt.alarm.Set(rt.due)
+		rt.armed = true
+	}
+}
+
+// restart starts the timeout anew.
+func (rt *h2ReadTimer) restart() {
+	rt.t.Reset(rt.d)
+	rt.mu.Lock()
+	rt.due = time.Now().Add(rt.d)
+	if rt.armed && rt.ahead != nil {
+		rt.alarm.Stop()
+		rt.armed = false
+	}
+	rt.mu.Unlock()
+	if rt.ahead != nil {
+		rt.ahead.Reset(rt.d - wakeAhead)
+	} else {
+		rt.arm()
+	}
+}
+
+func (rt *h2ReadTimer) stop() {
+	rt.t.Stop()
+	if rt.ahead != nil {
+		rt.ahead.Stop()
+	}
+	rt.mu.Lock()
+	rt.alarm.Stop()
+	rt.armed, rt.stopped = false, true
+	rt.mu.Unlock()
+}

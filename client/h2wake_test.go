@@ -83,3 +83,34 @@ func eventually(cond func() bool) bool {
 	}
 	return cond()
 }
+
+// TestH2ReadTimer checks the read timeout: restarted by bytes it fires d after the last of
+// them, its alarm set only in the last stretch before it, and none left once it is stopped.
+func TestH2ReadTimer(t *testing.T) {
+	if !eventually(func() bool { return clock.Pending() == 0 }) {
+		t.Skip("alarms of other tests still set")
+	}
+	fired := make(chan time.Time, 1)
+	d := 200 * time.Millisecond
+	rt := newH2ReadTimer(d, func() { fired <- time.Now() })
+	if got := clock.Pending(); got != 0 {
+		t.Errorf("a new timeout of %v: %d alarms set, want none until %v before it", d, got, wakeAhead)
+	}
+	time.Sleep(d / 2)
+	last := time.Now()
+	rt.restart()
+	at := <-fired
+	if early := at.Sub(last); early < d {
+		t.Errorf("fired %v after the restart, want at least %v", early, d)
+	}
+	rt.stop()
+	if !eventually(func() bool { return clock.Pending() == 0 }) {
+		t.Errorf("after stop: %d alarms set, want none", clock.Pending())
+	}
+
+	short := newH2ReadTimer(wakeAhead/2, func() {}) // shorter than wakeAhead: armed at once
+	short.stop()
+	if !eventually(func() bool { return clock.Pending() == 0 }) {
+		t.Errorf("a short timeout stopped: %d alarms set, want none", clock.Pending())
+	}
+}
