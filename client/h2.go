@@ -148,9 +148,9 @@ type h2Conn struct {
 	dead  atomic.Bool // the state hook saw the connection close
 
 	// Guarded by H2Pool.mu:
-	alloc   int  // streams allocated (OkHttp's allocations)
-	waiting int  // calls waiting for the dial, each counted as an allocation to come
-	ejected bool // allocationLimit = 0
+	alloc   int         // streams allocated (OkHttp's allocations)
+	waiters []*h2Waiter // calls waiting for the set-up, each counted as an allocation to come
+	ejected bool        // allocationLimit = 0
 	streams int
 	peak    int
 }
@@ -252,109 +252,6 @@ func (p *H2Pool) limitLocked(c *h2Conn) int {
 		l = min(l, p.cfg.Spread.AllocationLimit(peer))
 	}
 	return l
-}
-
-// maxAcquireTries bounds how often a call looks for a connection: each try either gets a
-// slot or opens or joins a connection, which fails only if its dial fails or it filled up
-// under the call's feet.
-const maxAcquireTries = 16
-
-// acquire finds a stream slot for a call, by OkHttp's rule, and reserves it on the connection.
-// It returns the connection, whether this call opened it, and the allocations it found.
-func (p *H2Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight int, err error) {
-	for range maxAcquireTries {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, false, 0, errors.New("client: HTTP/2 pool closed")
-		}
-		var join *h2Conn
-		for _, x := range p.conns {
-			if x.ejected || x.unusable() {
-				continue
-			}
-			select {
-			case <-x.ready:
-				// The calls still waiting for the set-up have their slots already.
-				if x.alloc+x.waiting < p.limitLocked(x) && x.cc.Reserve() == nil {
-					n := x.alloc
-					x.take()
-					p.mu.Unlock()
-					return x, false, n, nil
-				}
-				continue
-			default: // being set up: join it while the streams waiting fit its limit
-			}
-			if x.alloc+x.waiting < p.limitLocked(x) {
-				join = x
-				break
-			}
-		}
-		if join == nil {
-			join = p.openLocked()
-			opened = true
-		}
-		join.waiting++
-		p.mu.Unlock()
-
-		select {
-		case <-join.ready:
-		case <-ctx.Done():
-			p.mu.Lock()
-			join.waiting--
-			p.mu.Unlock()
-			return join, opened, 0, ctx.Err()
-		}
-		p.mu.Lock()
-		join.waiting--
-		if join.err != nil {
-			p.mu.Unlock()
-			if opened {
-				return join, true, 0, join.err
-			}
-			continue // someone else's dial failed: look again (a new route comes next)
-		}
-		if !join.ejected && !join.unusable() && join.alloc < p.limitLocked(join) && join.cc.Reserve() == nil {
-			n := join.alloc
-			join.take()
-			p.mu.Unlock()
-			return join, opened, n, nil
-		}
-		p.mu.Unlock()
-		opened = false
-	}
-	return nil, false, 0, errors.New("client: no HTTP/2 connection could take the stream")
-}
-
-// take allocates a stream on c. The pool's lock must be held.
-func (c *h2Conn) take() {
-	c.alloc++
-	c.streams++
-	c.peak = max(c.peak, c.alloc)
-}
-
-// openLocked starts a new connection to the next route. The pool's lock must be held.
-func (p *H2Pool) openLocked() *h2Conn {
-	c := &h2Conn{id: len(p.conns) + 1, route: p.cfg.Routes[p.next%len(p.cfg.Routes)], ready: make(chan struct{})}
-	p.next++
-	p.conns = append(p.conns, c)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		c.cc, c.err = p.setUp(c.route)
-		if c.err == nil {
-			c.cc.SetStateHook(func(cc *http.ClientConn) {
-				if cc.Err() != nil {
-					c.dead.Store(true)
-				}
-			})
-			p.mu.Lock()
-			p.learned = c.cc.Available() + c.cc.InFlight()
-			p.mu.Unlock()
-		}
-		close(c.ready)
-	}()
-	return c
 }
 
 // setUp opens a connection to route and waits for the peer's first SETTINGS, within

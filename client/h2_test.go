@@ -388,3 +388,40 @@ func readFull(c net.Conn, b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestH2PoolAbandonSetUp checks that calls cancelled while they wait for a connection's
+// set-up leave it without a trace: once the node answers, the connection takes a new call
+// with nothing allocated but that call's stream.
+func TestH2PoolAbandonSetUp(t *testing.T) {
+	node := h2Nodes(t, 1, nil, nil)[0]
+	node.Freeze() // the set-up waits for the node's SETTINGS
+	p := newH2Pool(t, H2Config{Routes: routes([]*h2node.Node{node}), ConnectTimeout: 10 * time.Second})
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, node.URL+"/", nil)
+			_, errs[i] = p.Do(ctx, req)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("call %d: %v, want the context's deadline", i, err)
+		}
+	}
+	if cs := p.Conns(); len(cs) != 1 || cs[0].Allocated != 0 || cs[0].Streams != 0 {
+		t.Fatalf("after the cancelled calls: %+v, want one connection, nothing allocated", cs)
+	}
+	node.Thaw()
+	req, _ := http.NewRequest(http.MethodGet, node.URL+"/", nil)
+	res, err := p.Do(context.Background(), req)
+	if err != nil || res.Conn != 1 || res.InFlight != 0 {
+		t.Fatalf("call after the thaw: %+v, %v; want connection 1 with nothing else in flight", res, err)
+	}
+	if cs := p.Conns(); cs[0].Allocated != 0 || cs[0].Streams != 1 {
+		t.Errorf("at the end: %+v, want 1 stream carried, none allocated", cs[0])
+	}
+}

@@ -55,12 +55,12 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	// The stream's own context: the read timeout cancels it, and only it.
 	sctx, scancel := context.WithCancelCause(ctx)
 	defer scancel(nil)
-	var timer *time.Timer
+	var timer *h2ReadTimer
 	if rt := p.cfg.ReadTimeout; rt > 0 {
-		timer = time.AfterFunc(rt, func() { scancel(errH2ReadTimeout) })
-		defer timer.Stop()
+		timer = newH2ReadTimer(rt, func() { scancel(errH2ReadTimeout) })
+		defer timer.stop()
 		sctx = httptrace.WithClientTrace(sctx, &httptrace.ClientTrace{
-			GotFirstResponseByte: func() { timer.Reset(rt) },
+			GotFirstResponseByte: timer.restart,
 		})
 	}
 	sreq := req.Clone(sctx)
@@ -80,7 +80,7 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 	res.Status = resp.StatusCode
 	body := io.Reader(resp.Body)
 	if timer != nil {
-		body = &h2TimedBody{r: resp.Body, timer: timer, d: p.cfg.ReadTimeout}
+		body = &h2TimedBody{r: resp.Body, timer: timer}
 	}
 	res.Body, err = readAllMax(body, resp.ContentLength, p.cfg.MaxBody)
 	resp.Body.Close()
@@ -98,14 +98,13 @@ func (p *H2Pool) Do(ctx context.Context, req *http.Request) (*H2Result, error) {
 // h2TimedBody restarts the stream's read timeout whenever body bytes arrive.
 type h2TimedBody struct {
 	r     io.Reader
-	timer *time.Timer
-	d     time.Duration
+	timer *h2ReadTimer
 }
 
 func (b *h2TimedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
-		b.timer.Reset(b.d)
+		b.timer.restart()
 	}
 	return n, err
 }

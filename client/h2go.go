@@ -111,7 +111,11 @@ func NewGoH2(cfg GoH2Config) (*GoH2, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &settingsConn{Conn: c, processed: &g.settings}, nil
+			var conn net.Conn = &settingsConn{Conn: c, processed: &g.settings}
+			if cfg.SendPingTimeout > 0 {
+				conn = newHealthWake(conn, cfg.SendPingTimeout, cfg.PingTimeout)
+			}
+			return conn, nil
 		}
 	}
 	g.Transport = tr
@@ -149,6 +153,8 @@ func ConnID(c net.Conn) int {
 		case *countedConn:
 			return x.id
 		case *settingsConn:
+			c = x.Conn
+		case *healthWake:
 			c = x.Conn
 		case interface{ NetConn() net.Conn }:
 			c = x.NetConn()

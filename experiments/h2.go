@@ -23,6 +23,7 @@ import (
 // once per call that found every connection full; with it a burst of more than twice the
 // limit stalls (golang/go#70809). Then the APNs throttle (a rejection lowers the limit to 1)
 // and a node that freezes. The files: h2.go (this one: the experiment and its nodes),
+// h2cal.go (what a burst costs the okhttp client here, measured for the model of its rows),
 // h2calls.go (the measured calls and their timelines), h2spread.go (okhttp: spreading and
 // ejection), h2go.go (net/http's dial herd and strict-mode stall), h2throttle.go (the APNs
 // throttle) and h2freeze.go (the frozen node).
@@ -62,7 +63,10 @@ func (*H2) Info() Info {
 			"the slow node. The APNs sender's interceptor caps each connection at 60 streams, so " +
 			"the pool opens connections to the next addresses, and it ejects the connection to an " +
 			"address that turns slow (its thresholds scaled by 1/100 in time; production values " +
-			"beside). Go's net/http: without StrictMaxConcurrentRequests a burst dials about once " +
+			"beside). What a burst costs the client on this machine (the set-up under load, each " +
+			"stream through the connection's one writer and reader) is measured first, by bursts to " +
+			"a node answering in --latency, and given to the model of those rows (config: " +
+			"okhttp-burst-calibration). Go's net/http: without StrictMaxConcurrentRequests a burst dials about once " +
 			"per call that found every connection full (the dial herd); with it, a burst of more " +
 			"than twice the limit stalls until the callers' deadlines (golang/go#70809). The APNs " +
 			"throttle (a rejected push lowers the limit to 1 until the next success) serializes a " +
@@ -120,7 +124,7 @@ func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
 	defer host.close()
 	run := newRun(h, opt)
 	run.Axis = "from the start of each scenario"
-	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.spread, h.eject, h.goBurst, h.throttle, h.freeze} {
+	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.spread, h.eject, h.goBurst, h.throttle, h.freeze} {
 		if err := step(ctx, opt, host, &run); err != nil {
 			return results.Run{}, err
 		}
@@ -144,6 +148,8 @@ var h2Addrs = []string{"127.0.8.1", "127.0.8.2", "127.0.8.3"}
 type h2Host struct {
 	dns *fakesrv.DNS
 	ips []string
+	// cal is the okhttp client's cost of a burst, measured before the okhttp rows (h2cal.go).
+	cal h2Calibration
 }
 
 func newH2Host(ctx context.Context) (*h2Host, error) {

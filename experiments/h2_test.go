@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,11 @@ func TestH2Experiment(t *testing.T) {
 	}
 	if run.Client != "okhttp, go" || len(run.Rows) != 21 {
 		t.Fatalf("got client %q and %d rows, want okhttp, go and 21", run.Client, len(run.Rows))
+	}
+	// The okhttp rows' model counts a burst's cost as calibrated, which the config states.
+	if i := slices.IndexFunc(run.Config, func(p results.Param) bool { return p.Name == "okhttp-burst-calibration" }); i < 0 ||
+		!strings.Contains(run.Config[i].Value, "per stream, fitted to the median of 9 bursts of 60 at once") {
+		t.Errorf("config %v: want the okhttp burst calibration, 9 bursts of 60", run.Config)
 	}
 	rows := map[string]results.Row{}
 	for _, r := range run.Rows {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/clock"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
 	"github.com/labrun/labrun/vocab"
@@ -103,10 +104,14 @@ func h2Together(n int, call func(i int) h2Call) []h2Call {
 	return out
 }
 
-// sleepUntil waits until t, or until ctx is done (false).
+// sleepUntil waits until t, or until ctx is done (false). An alarm wakes the process at t, so
+// that the calls a scenario starts at set times start on time, not up to 1 ms late as Go's
+// timers fire in an idle process (clock).
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()
+	alarm := clock.Wake(t)
+	defer alarm.Stop()
 	select {
 	case <-timer.C:
 		return true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/clock"
 	"github.com/labrun/labrun/model"
 	"github.com/labrun/labrun/results"
 )
@@ -134,6 +135,8 @@ func (v *freezeVariant) run(ctx context.Context) error {
 	t0 := time.Now()
 	freeze := time.AfterFunc(freezeAt, n.Freeze)
 	defer freeze.Stop()
+	wake := clock.Wake(t0.Add(freezeAt))
+	defer wake.Stop()
 	v.calls = make([]h2Call, len(freezeStarts))
 	var wg sync.WaitGroup
 	for i, s := range freezeStarts {

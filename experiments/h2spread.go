@@ -44,7 +44,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 			return err
 		}
 		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
-			Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true}})
+			Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true})})
 		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
 		pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), AllocationLimit: v.alloc,
 			ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
@@ -71,7 +71,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 				ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
 				Server: server,
 			},
-			h2Percentile(name, 50, pred.Calls, calls, ""),
+			h2Percentile(name, 50, pred.Calls, calls, calNote),
 			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
 		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
 	}
@@ -112,6 +112,10 @@ func (h *H2) slowNote(calls []h2Call) string {
 	}
 	return fmt.Sprintf("%d of %d pushes took the slow node's %v", slow, len(calls), h.Slow)
 }
+
+// calNote says, in the okhttp rows' server column, that their model counts the burst's cost
+// as measured.
+const calNote = "model: set-up and cost per stream of a burst as calibrated (config)"
 
 // h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
 func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
@@ -181,7 +185,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	defer ns.close()
 	pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: starts,
-		Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true}})
+		Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
 	apns, err := client.NewAPNs(cfg)
 	if err != nil {
@@ -247,7 +251,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 			ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
 			Server: fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
 		},
-		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), ""),
+		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), calNote),
 		h2Percentile(name+": after it", 99, pick(pred.Calls, idxAfter), pick(calls, idxAfter), ""))
 	run.Calls = append(run.Calls, h2Lanes("okhttp + APNs interceptor", ns, calls)...)
 	return nil

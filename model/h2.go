@@ -127,8 +127,17 @@ type H2Client struct {
 	// connection carries on.
 	ReadTimeout time.Duration
 	// ConnectTime is how long a new connection takes before it carries streams (0 means
-	// ConnectTime, 1 ms).
+	// ConnectTime, 1 ms). exp-h measures it for a burst (a calibration burst: the set-up
+	// waits for the CPU the burst's calls take).
 	ConnectTime time.Duration
+	// StreamCost is the client's cost per stream on a connection in a burst: streams that
+	// start together on one connection leave it one after another, StreamCost apart, in the
+	// order they got their slots, and each is answered its node's latency after it left (its
+	// read timeout counts from then too). A connection has one writer and one reader:
+	// net/http writes each request's HEADERS and flushes it with a system call of its own,
+	// under the connection's write lock, and reads each answer in the connection's one read
+	// loop. 0 means none; exp-h measures it with a calibration burst.
+	StreamCost time.Duration
 	// Handshake says a new connection carries streams only once the server has answered it:
 	// a TLS handshake, or the peer's first SETTINGS, which labrun's OkHttp-style pool waits
 	// for. A connection opened to a frozen node then never becomes usable. Without it (Go's
@@ -168,8 +177,8 @@ type H2Call struct {
 	// InFlight is how many streams its connection carried when the call was assigned to it,
 	// itself not counted.
 	InFlight int
-	// Waited is how long the stream waited for a slot (H2GoStrict) or for its connection to be
-	// set up.
+	// Waited is how long the stream waited for a slot (H2GoStrict), for its connection to be
+	// set up, and to be sent (StreamCost).
 	Waited time.Duration
 }
 
@@ -273,7 +282,7 @@ func (s H2Scenario) validate() error {
 		return errors.New("model: SimulateH2 needs at least one node")
 	case s.Calls < 0 || s.Every < 0 || c.AllocationLimit < 0 || c.Warm < 0:
 		return errors.New("model: SimulateH2 needs Calls, Every, AllocationLimit and Warm >= 0")
-	case c.SendPingTimeout < 0 || c.PingTimeout < 0 || c.Deadline < 0 || c.ReadTimeout < 0 || c.ConnectTime < 0:
+	case c.SendPingTimeout < 0 || c.PingTimeout < 0 || c.Deadline < 0 || c.ReadTimeout < 0 || c.ConnectTime < 0 || c.StreamCost < 0:
 		return errors.New("model: SimulateH2 needs non-negative times")
 	case s.Starts != nil && s.Calls != 0 && s.Calls != len(s.Starts):
 		return fmt.Errorf("model: SimulateH2: %d calls but %d starts", s.Calls, len(s.Starts))

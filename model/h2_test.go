@@ -268,6 +268,7 @@ func TestSimulateH2Panics(t *testing.T) {
 		{Nodes: []H2Node{{Latency: -1}}, Calls: 1, Client: H2Client{Rule: H2Go}},
 		{Nodes: []H2Node{{}}, Calls: 2, Starts: []time.Duration{0}, Client: H2Client{Rule: H2Go}},
 		{Nodes: []H2Node{{}}, Calls: 2, Rejected: []bool{true}, Client: H2Client{Rule: H2Go}},
+		{Nodes: []H2Node{{}}, Calls: 1, Client: H2Client{Rule: H2OkHttp, StreamCost: -1}},
 	} {
 		func() {
 			defer func() {
@@ -370,5 +371,33 @@ func TestGoStrictBurst(t *testing.T) {
 		if got := GoStrictBurst(tt.calls, tt.limit, 200*ms, tt.deadline); got != tt.want {
 			t.Errorf("GoStrictBurst(%d, %d, 200ms, %v): got %+v, want %+v", tt.calls, tt.limit, tt.deadline, got, tt.want)
 		}
+	}
+}
+
+// TestSimulateH2StreamCost checks the client's per-stream cost: 6 calls at once, OkHttp's
+// rule, a cap of 3, two nodes (10 and 50 ms), a set-up of 2 ms and 100 µs per stream. Both
+// connections are ready at 2 ms; each then sends its streams one after another in the order
+// they got their slots: calls 0-2 (node 0) leave at 2.1, 2.2, 2.3 ms and end 10 ms later;
+// calls 3-5 (node 1) leave at 2.1, 2.2, 2.3 ms too and end 50 ms later. A call at 100 ms,
+// alone, leaves 100 µs after it starts, on node 0's connection.
+func TestSimulateH2StreamCost(t *testing.T) {
+	us := time.Microsecond
+	starts := []time.Duration{0, 0, 0, 0, 0, 0, 100 * ms}
+	p := SimulateH2(H2Scenario{Nodes: []H2Node{{Latency: 10 * ms}, {Latency: 50 * ms}}, Starts: starts,
+		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 3, ConnectTime: 2 * ms, StreamCost: 100 * us}})
+	want := []time.Duration{12100 * us, 12200 * us, 12300 * us, 52100 * us, 52200 * us, 52300 * us, 110100 * us}
+	for i, c := range p.Calls {
+		if c.End != want[i] || c.Outcome != vocab.OK {
+			t.Errorf("call %d: ends at %v (%s), want %v (ok)", i, c.End, c.Outcome, want[i])
+		}
+	}
+	if p.NewConns() != 2 {
+		t.Errorf("%d new connections, want 2", p.NewConns())
+	}
+	// Without a stream cost the same burst ends at 2 + 10 and 2 + 50 ms.
+	p = SimulateH2(H2Scenario{Nodes: []H2Node{{Latency: 10 * ms}, {Latency: 50 * ms}}, Starts: starts,
+		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 3, ConnectTime: 2 * ms}})
+	if p.Calls[0].End != 12*ms || p.Calls[5].End != 52*ms {
+		t.Errorf("no stream cost: calls end at %v and %v, want 12ms and 52ms", p.Calls[0].End, p.Calls[5].End)
 	}
 }

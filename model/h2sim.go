@@ -58,6 +58,7 @@ type h2SimConn struct {
 	active    []int         // calls streaming on it (started, not ended)
 	joined    []int         // calls waiting for it to be ready
 	lastFrame time.Duration // last frame the client read on it
+	sent      time.Duration // H2Client.StreamCost: when it has sent its streams so far
 	ejected   bool
 	dropped   bool
 	throttled bool // the node's throttle holds its limit at 1
@@ -269,8 +270,13 @@ func (m *h2Sim) ready(k int, t time.Duration) {
 	}
 }
 
-// stream starts a call's stream on c at t and schedules how it ends.
+// stream starts a call's stream on c at t and schedules how it ends. With a StreamCost the
+// stream leaves once c has sent the streams before it, and counts from then.
 func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
+	if sc := m.s.Client.StreamCost; sc > 0 {
+		t = max(t, c.sent) + sc
+		c.sent = t
+	}
 	cl := &m.calls[call]
 	m.started[call] = t
 	cl.Waited = t - cl.Start

@@ -19,16 +19,21 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
+// readBuffer is the size of a connection's read buffer.
+const readBuffer = 16 << 10
+
 // errClosed is what a write returns once its connection or the node closed.
 var errClosed = errors.New("h2node: connection closed")
 
-// conn is one client connection: its reader runs in serve, each stream's answer in run.
+// conn is one client connection: its reader runs in serve, its answers in answerLoop
+// (answer.go).
 type conn struct {
 	n      *Node
 	id     int
 	nc     net.Conn
 	closed chan struct{} // closed by close
 	once   sync.Once
+	sched  *schedule // the answers to come
 
 	wmu  sync.Mutex // guards fr's writes, bw, henc and hbuf; taken before mu, never after
 	fr   *http2.Framer
@@ -45,19 +50,23 @@ type conn struct {
 	throttled bool     // the APNs throttle lowered the limit to 1
 }
 
-// stream is one request. Its fields are set before run starts, except ended (conn.mu).
+// stream is one request. Its answer's fields are set before it is scheduled; started and
+// ended are guarded by conn.mu, seq and index by the schedule's lock.
 type stream struct {
 	id      uint32
 	latency time.Duration
 	status  int
 	body    []byte
-	started bool          // END_STREAM seen: run was started
-	reset   chan struct{} // closed when the client resets the stream
+	due     time.Time // when the answer is due: the request's end plus the latency
+	started bool      // END_STREAM seen: the answer was scheduled
 	ended   bool
+	seq     uint64 // the order it was scheduled in
+	index   int    // in the schedule's heap; -1 when not in it
 }
 
 func newConn(n *Node, id int, nc net.Conn) *conn {
-	return &conn{n: n, id: id, nc: nc, closed: make(chan struct{}), streams: make(map[uint32]*stream), acked: math.MaxUint32}
+	return &conn{n: n, id: id, nc: nc, closed: make(chan struct{}), sched: newSchedule(),
+		streams: make(map[uint32]*stream), acked: math.MaxUint32}
 }
 
 // close closes the connection once and abandons its open streams.
@@ -108,9 +117,13 @@ func (c *conn) serve() {
 	}
 	_ = c.nc.SetReadDeadline(time.Time{})
 	c.bw = bufio.NewWriter(rw)
-	c.fr = http2.NewFramer(c.bw, rw)
+	// Frames are read through a buffer: a burst of requests is read in a few system calls, not
+	// two (header, payload) per frame. Each frame is still processed only while not frozen.
+	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(rw, readBuffer))
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.n.wg.Add(1)
+	go c.answerLoop()
 	if err := c.sendLimit(c.n.opts.maxStreams); err != nil {
 		return
 	}
@@ -213,7 +226,7 @@ func (c *conn) open(f *http2.MetaHeadersFrame) error {
 		c.n.countRefused()
 		return c.write(func() error { return c.fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream) })
 	}
-	st := &stream{id: f.StreamID, reset: make(chan struct{})}
+	st := &stream{id: f.StreamID, index: -1}
 	st.status, st.latency, st.body = answer(f.PseudoValue("path"))
 	c.streams[f.StreamID] = st
 	c.total++
@@ -237,8 +250,10 @@ func (c *conn) limitLocked() uint32 {
 	return l
 }
 
-// start starts the stream's answer once its request is complete.
+// start schedules the stream's answer once its request is complete: due after its latency,
+// counted from now.
 func (c *conn) start(st *stream) {
+	now := time.Now()
 	c.mu.Lock()
 	if st.started || st.ended {
 		c.mu.Unlock()
@@ -250,83 +265,38 @@ func (c *conn) start(st *stream) {
 	if st.latency < 0 { // no delay= in the request
 		st.latency = lat
 	}
-	c.n.wg.Add(1)
-	go c.run(st)
-}
-
-// run answers st after its latency, unless the client resets it or the connection closes.
-func (c *conn) run(st *stream) {
-	defer c.n.wg.Done()
-	t := time.NewTimer(st.latency)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-st.reset:
-		return
-	case <-c.closed:
-		return
-	}
-	if !c.n.awaitThaw(c.closed) {
-		return
-	}
-	if !c.end(st, st.status) {
-		return
-	}
-	err := c.write(func() error {
-		c.hbuf.Reset()
-		fields := []hpack.HeaderField{
-			{Name: ":status", Value: strconv.Itoa(st.status)},
-			{Name: "content-type", Value: "text/plain; charset=utf-8"},
-			{Name: "content-length", Value: strconv.Itoa(len(st.body))},
-			{Name: "x-h2node-conn", Value: strconv.Itoa(c.id)},
-		}
-		for _, hf := range fields {
-			if err := c.henc.WriteField(hf); err != nil {
-				return err
-			}
-		}
-		err := c.fr.WriteHeaders(http2.HeadersFrameParam{
-			StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true, EndStream: len(st.body) == 0,
-		})
-		if err != nil || len(st.body) == 0 {
-			return err
-		}
-		return c.fr.WriteData(st.id, true, st.body)
-	})
-	if err != nil {
-		c.close()
-		return
-	}
-	if c.n.opts.throttle {
-		c.throttle(st.status)
-	}
+	st.due = now.Add(st.latency)
+	c.sched.add(st)
 }
 
 // throttle applies the APNs rule after an answer: a 400 lowers the connection's stream limit
-// to 1, the next success restores it.
-func (c *conn) throttle(status int) {
+// to 1, the next success restores it. It returns the new limit to send, 0 for none.
+func (c *conn) throttle(status int) uint32 {
 	c.mu.Lock()
-	var limit uint32
+	defer c.mu.Unlock()
 	switch {
 	case status == 400 && !c.throttled:
-		c.throttled, limit = true, 1
+		c.throttled = true
+		return 1
 	case status < 300 && c.throttled:
-		c.throttled, limit = false, c.n.opts.maxStreams
+		c.throttled = false
+		return c.n.opts.maxStreams
 	}
-	c.mu.Unlock()
-	if limit > 0 && c.sendLimit(limit) != nil {
-		c.close()
-	}
+	return 0
 }
 
 // sendLimit sends a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit.
 func (c *conn) sendLimit(limit uint32) error {
-	return c.write(func() error {
-		c.mu.Lock()
-		c.pending = append(c.pending, limit)
-		c.mu.Unlock()
-		return c.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: limit})
-	})
+	return c.write(func() error { return c.writeLimitLocked(limit) })
+}
+
+// writeLimitLocked writes a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit and
+// awaits its ACK. The write lock must be held.
+func (c *conn) writeLimitLocked(limit uint32) error {
+	c.mu.Lock()
+	c.pending = append(c.pending, limit)
+	c.mu.Unlock()
+	return c.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: limit})
 }
 
 // end ends st once: status > 0 answered, 0 reset by the client, -1 abandoned. It reports
@@ -339,10 +309,10 @@ func (c *conn) end(st *stream, status int) bool {
 	}
 	st.ended = true
 	delete(c.streams, st.id)
-	if status == 0 {
-		close(st.reset)
-	}
 	c.mu.Unlock()
+	if status == 0 {
+		c.sched.remove(st)
+	}
 	c.n.streamEnded(status)
 	return true
 }

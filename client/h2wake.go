@@ -1,0 +1,160 @@
+package client
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/labrun/labrun/clock"
+)
+
+// healthWake makes net/http's HTTP/2 health check fire on time, without changing it: its
+// timers are Go's, which in an idle process fire up to 1 ms late (clock), and labrun cannot
+// reach them, so it sets an alarm for the instant each falls due, from what it sees on the
+// connection (h2c: the frames are visible):
+//
+//   - the read loop restarts the SendPingTimeout timer after every frame it reads
+//     (http2clientConnReadLoop.run: t.Reset(readIdleTimeout) after each ReadFrame), before it
+//     processes the frame and reads on; so when it calls Read (the buffer empty), the timer
+//     was restarted a moment before, and an alarm SendPingTimeout after that Read is due just
+//     after the timer;
+//   - the health check (http2ClientConn.healthCheck) makes a context of PingTimeout and then
+//     writes the PING: an alarm PingTimeout after that write is due just after the context.
+//
+// An alarm set a moment after its timer wakes the process a moment after the timer is due,
+// which is what makes it fire; one set before would wake it too early, to sleep another
+// millisecond.
+type healthWake struct {
+	net.Conn
+	sendPing, ping time.Duration
+
+	mu     sync.Mutex // guards the alarms' use against Close
+	closed bool
+	idle   clock.Alarm // SendPingTimeout after the read loop last waited for bytes
+	pinged clock.Alarm // PingTimeout after the last PING was written
+}
+
+func newHealthWake(c net.Conn, sendPing, ping time.Duration) *healthWake {
+	if ping <= 0 {
+		ping = 15 * time.Second // net/http's default PingTimeout
+	}
+	return &healthWake{Conn: c, sendPing: sendPing, ping: ping}
+}
+
+func (c *healthWake) Read(b []byte) (int, error) {
+	c.set(&c.idle, c.sendPing)
+	return c.Conn.Read(b)
+}
+
+func (c *healthWake) Write(b []byte) (int, error) {
+	if hasPing(b) {
+		c.set(&c.pinged, c.ping)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *healthWake) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.idle.Stop()
+	c.pinged.Stop()
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// set sets a to d from now, unless the connection is closed (an alarm left set would outlive
+// it).
+func (c *healthWake) set(a *clock.Alarm, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		a.Set(time.Now().Add(d))
+	}
+}
+
+// hasPing reports whether p, a write starting at a frame boundary, holds a PING frame that is
+// not an acknowledgement. net/http flushes whole frames; if p does not parse as frames, it
+// reports false, and the health check fires as Go's timers do.
+func hasPing(p []byte) bool {
+	for len(p) >= 9 {
+		length := int(p[0])<<16 | int(p[1])<<8 | int(p[2])
+		if 9+length > len(p) {
+			return false
+		}
+		if p[3] == 0x6 && p[4]&0x1 == 0 && length == 8 { // PING, no ACK flag
+			return true
+		}
+		p = p[9+length:]
+	}
+	return false
+}
+
+// wakeAhead is how long before a read timeout its alarm is set: more than Go's timers are
+// late (up to 1 ms), with room for a busy scheduler.
+const wakeAhead = 5 * time.Millisecond
+
+// h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, that
+// fires on time (clock). Its alarm is set only in the last wakeAhead before the timeout, by a
+// second timer: a stream answered in time never touches it, since setting the process's
+// earliest alarm costs a system call and a wake of the clock's goroutine (25 µs a call in
+// BenchmarkH2Overhead when every call set one).
+type h2ReadTimer struct {
+	d     time.Duration
+	t     *time.Timer // the timeout
+	ahead *time.Timer // sets the alarm wakeAhead before the timeout; nil when d is shorter
+
+	mu      sync.Mutex // guards due, armed and stopped
+	due     time.Time  // when t fires, or just before
+	armed   bool       // the alarm is set
+	stopped bool       // stop was called: ahead, if it runs late, sets nothing
+	alarm   clock.Alarm
+}
+
+func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
+	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f), due: time.Now().Add(d)}
+	if d > wakeAhead {
+		rt.ahead = time.AfterFunc(d-wakeAhead, rt.arm)
+	} else {
+		rt.arm()
+	}
+	return rt
+}
+
+// arm sets the alarm for the timeout. It runs after the timer was started, so the alarm is
+// due at the timer's instant or just after, never before it.
+func (rt *h2ReadTimer) arm() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.stopped {
+		rt.alarm.Set(rt.due)
+		rt.armed = true
+	}
+}
+
+// restart starts the timeout anew.
+func (rt *h2ReadTimer) restart() {
+	rt.t.Reset(rt.d)
+	rt.mu.Lock()
+	rt.due = time.Now().Add(rt.d)
+	if rt.armed && rt.ahead != nil {
+		rt.alarm.Stop()
+		rt.armed = false
+	}
+	rt.mu.Unlock()
+	if rt.ahead != nil {
+		rt.ahead.Reset(rt.d - wakeAhead)
+	} else {
+		rt.arm()
+	}
+}
+
+func (rt *h2ReadTimer) stop() {
+	rt.t.Stop()
+	if rt.ahead != nil {
+		rt.ahead.Stop()
+	}
+	rt.mu.Lock()
+	rt.alarm.Stop()
+	rt.armed, rt.stopped = false, true
+	rt.mu.Unlock()
+}

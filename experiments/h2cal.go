@@ -1,0 +1,139 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/results"
+	"github.com/labrun/labrun/vocab"
+)
+
+// This file holds experiment H's calibration: what a burst of pushes costs the okhttp client
+// on this machine, measured before the okhttp rows and given to the model of those rows.
+//
+// A burst of 180 calls at once is not free. The pool sets up its connection while 180
+// goroutines want the CPU (the dial and the peer's SETTINGS wait for Go's scheduler to poll
+// the network, which it does when its run queues are empty); then net/http sends the streams
+// one after another, each request's HEADERS written and flushed with a system call of its
+// own under the connection's write lock, and reads each answer in the connection's one read
+// loop; all of it on two cores shared with the nodes, with a garbage collection in most
+// bursts. With labrun's own costs cut (docs/http2.md, "Precision"), a burst's median call
+// still took 3 to 5 ms more than its node's latency. The model knows none of it (its
+// connection takes 1 ms, its streams nothing), so the okhttp rows' expected times would be
+// that much short, by an amount that depends on the machine.
+//
+// Instead the experiment measures it, and the model's ConnectTime and StreamCost are fitted
+// to the measurement and stated in the run's config: the model then predicts, from one
+// connection and one node, how the cost spreads over the rows' connections and adds to
+// their nodes' latencies, which is what those rows check; the cost itself they take as
+// measured. The calibration node answers in the healthy latency, not at once, so that, as
+// in the rows, the burst has left before the first answer comes back: at zero latency the
+// answers come back while the burst is being sent, and reading them competes with sending
+// it (a cost the rows do not pay: it overstated their median by 1 to 1.5 ms).
+
+// calBursts is how many calibration bursts are measured (after one that warms up).
+const calBursts = 9
+
+// h2Calibration is the okhttp client's cost of a burst, measured: the model's set-up and
+// cost per stream, fitted.
+type h2Calibration struct {
+	// n is the calls in each burst; latency the node's answer time, taken off their times.
+	n       int
+	latency time.Duration
+	// setUp and perStream are the model's ConnectTime and StreamCost (fitBurst).
+	setUp, perStream time.Duration
+}
+
+// calibrate measures h2Calibration: calBursts bursts of Pushes calls at once, each through a
+// new pool to a new node that answers in Latency and takes every stream on one connection;
+// the model is fitted to the median burst (the median of each rank's time over the bursts).
+func (h *H2) calibrate(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+	opt.progress(time.Duration(calBursts+1)*(h.Latency+10*time.Millisecond), "%s · calibration: %d bursts of %d pushes to a node answering in %v",
+		h.Info().Name, calBursts+1, h.Pushes, h.Latency)
+	bursts := make([][]time.Duration, 0, calBursts+1)
+	for range calBursts + 1 {
+		took, err := h.calBurst(ctx, host)
+		if err != nil {
+			return err
+		}
+		bursts = append(bursts, took)
+	}
+	bursts = bursts[1:] // the first warms the process up (its heap, its goroutine stacks)
+	mid := make([]time.Duration, h.Pushes)
+	for k := range mid {
+		var rank []time.Duration
+		for _, b := range bursts {
+			rank = append(rank, b[k])
+		}
+		mid[k] = model.Percentile(rank, 50)
+	}
+	host.cal = h2Calibration{n: h.Pushes, latency: h.Latency}
+	host.cal.setUp, host.cal.perStream = fitBurst(mid)
+	run.Config = append(run.Config, results.Param{Name: "okhttp-burst-calibration", Value: host.cal.String()})
+	return nil
+}
+
+// calBurst makes one calibration burst and returns its calls' times less the node's latency,
+// sorted.
+func (h *H2) calBurst(ctx context.Context, host *h2Host) ([]time.Duration, error) {
+	ns, err := host.start([]model.H2Node{{Latency: h.Latency, MaxStreams: h.Pushes}})
+	if err != nil {
+		return nil, err
+	}
+	defer ns.close()
+	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	t0 := time.Now()
+	calls := h2Together(h.Pushes, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, c := range calls {
+		if c.outcome != vocab.OK || c.conn != 1 {
+			return nil, fmt.Errorf("calibration burst: a push ended %s on connection %d, want ok on connection 1", c.outcome, c.conn)
+		}
+	}
+	took := tookOf(calls)
+	for i := range took {
+		took[i] -= h.Latency
+	}
+	slices.Sort(took)
+	return took, nil
+}
+
+// fitBurst fits the model of a burst on one connection to its calls' times, sorted: with a
+// set-up R and a cost c per stream, the model's k-th call to end (from 1) takes R + k x c. It
+// returns R and c by least squares, neither below 0.
+func fitBurst(t []time.Duration) (setUp, perStream time.Duration) {
+	n := float64(len(t))
+	if n < 2 {
+		return 0, 0
+	}
+	var sx, sy, sxx, sxy float64
+	for k, d := range t {
+		x, y := float64(k+1), float64(d)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	c := max((n*sxy-sx*sy)/(n*sxx-sx*sx), 0)
+	r := max((sy-c*sx)/n, 0)
+	return time.Duration(r), time.Duration(c)
+}
+
+// apply gives the measured costs to a model of the okhttp client.
+func (c h2Calibration) apply(cl model.H2Client) model.H2Client {
+	cl.ConnectTime, cl.StreamCost = max(c.setUp, time.Nanosecond), c.perStream
+	return cl
+}
+
+// String is the calibration as the run's config shows it.
+func (c h2Calibration) String() string {
+	return fmt.Sprintf("set-up %.1fms + %.0fµs per stream, fitted to the median of %d bursts of %d at once to a node answering in %v, less that",
+		float64(c.setUp)/float64(time.Millisecond), float64(c.perStream)/float64(time.Microsecond), calBursts, c.n, c.latency)
+}

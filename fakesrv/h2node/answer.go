@@ -1,0 +1,193 @@
+package h2node
+
+import (
+	"container/heap"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labrun/labrun/clock"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// A connection's answers are scheduled, not each run by a goroutine of its own: a stream's
+// answer is due at the instant its request was complete plus its latency, fixed when the
+// reader sees END_STREAM, and one goroutine per connection (answerLoop) writes every answer
+// due, in due order, in one batch and one flush. The node is the lab's instrument: a
+// goroutine and a timer per stream, started after the reader got to it, made a burst of 180
+// streams answer 1 to 2.5 ms after their due time (the goroutines' start and Go's timers,
+// which fire up to 1 ms late: golang/go#53824), and a flush per answer made the client's
+// reader wait for 180 writes. The loop's one timer has a clock.Alarm beside it, so it fires
+// on time.
+
+// schedule is a connection's answers to come, earliest due first.
+type schedule struct {
+	mu   sync.Mutex
+	h    dueHeap
+	seq  uint64
+	kick chan struct{} // capacity 1: the earliest due instant may have changed
+}
+
+func newSchedule() *schedule { return &schedule{kick: make(chan struct{}, 1)} }
+
+// add schedules st's answer at st.due.
+func (s *schedule) add(st *stream) {
+	s.mu.Lock()
+	st.seq = s.seq
+	s.seq++
+	heap.Push(&s.h, st)
+	first := s.h[0] == st
+	s.mu.Unlock()
+	if first {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// remove unschedules st, if it is scheduled.
+func (s *schedule) remove(st *stream) {
+	s.mu.Lock()
+	if st.index >= 0 && st.index < len(s.h) && s.h[st.index] == st {
+		heap.Remove(&s.h, st.index)
+	}
+	s.mu.Unlock()
+}
+
+// due takes the answers due by now, in due order, and returns the instant of the next one
+// (zero for none).
+func (s *schedule) due(now time.Time) (batch []*stream, next time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.h) > 0 && !s.h[0].due.After(now) {
+		batch = append(batch, heap.Pop(&s.h).(*stream))
+	}
+	if len(s.h) > 0 {
+		next = s.h[0].due
+	}
+	return batch, next
+}
+
+// dueHeap orders streams by due instant, then by the order they were scheduled.
+type dueHeap []*stream
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *dueHeap) Push(x any) {
+	st := x.(*stream)
+	st.index = len(*h)
+	*h = append(*h, st)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	st := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	st.index = -1
+	return st
+}
+
+// answerLoop writes the connection's answers as they fall due, until the connection closes.
+func (c *conn) answerLoop() {
+	defer c.n.wg.Done()
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	var alarm clock.Alarm
+	defer alarm.Stop()
+	for {
+		batch, next := c.sched.due(time.Now())
+		if len(batch) > 0 {
+			if !c.answer(batch) {
+				return
+			}
+			continue
+		}
+		var fire <-chan time.Time
+		if !next.IsZero() {
+			t.Reset(time.Until(next))
+			alarm.Set(next)
+			fire = t.C
+		}
+		select {
+		case <-fire:
+		case <-c.sched.kick:
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// answer writes the answers of batch that are still open, in one flush; with the APNs
+// throttle, each answer's SETTINGS frame follows it. A frozen node holds them until the thaw.
+// It reports false once the connection is closed.
+func (c *conn) answer(batch []*stream) bool {
+	if !c.n.awaitThaw(c.closed) {
+		return false
+	}
+	open := batch[:0]
+	for _, st := range batch {
+		if c.end(st, st.status) {
+			open = append(open, st)
+		}
+	}
+	if len(open) == 0 {
+		return true
+	}
+	err := c.write(func() error {
+		for _, st := range open {
+			if err := c.writeAnswerLocked(st); err != nil {
+				return err
+			}
+			if !c.n.opts.throttle {
+				continue
+			}
+			if limit := c.throttle(st.status); limit > 0 {
+				if err := c.writeLimitLocked(limit); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.close()
+		return false
+	}
+	return true
+}
+
+// writeAnswerLocked writes st's answer: HEADERS, and DATA for a body. The write lock must be
+// held.
+func (c *conn) writeAnswerLocked(st *stream) error {
+	c.hbuf.Reset()
+	fields := []hpack.HeaderField{
+		{Name: ":status", Value: strconv.Itoa(st.status)},
+		{Name: "content-type", Value: "text/plain; charset=utf-8"},
+		{Name: "content-length", Value: strconv.Itoa(len(st.body))},
+		{Name: "x-h2node-conn", Value: strconv.Itoa(c.id)},
+	}
+	for _, hf := range fields {
+		if err := c.henc.WriteField(hf); err != nil {
+			return err
+		}
+	}
+	err := c.fr.WriteHeaders(http2.HeadersFrameParam{
+		StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true, EndStream: len(st.body) == 0,
+	})
+	if err != nil || len(st.body) == 0 {
+		return err
+	}
+	return c.fr.WriteData(st.id, true, st.body)
+}
