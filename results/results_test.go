@@ -1,6 +1,7 @@
 package results
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,34 @@ func TestAggregate(t *testing.T) {
 	}
 	if !got.Pass {
 		t.Error("aggregate failed, want pass")
+	}
+}
+
+// TestAggregateExpected: where the model takes a measured input, the runs' expected times
+// differ, and the aggregate expects their median.
+func TestAggregateExpected(t *testing.T) {
+	runs := []Run{run("x", 500), run("x", 500), run("x", 500)}
+	for i, e := range []float64{503, 509, 501} {
+		runs[i].Rows[0].ExpectedMs = &e
+	}
+	got, err := Aggregate(runs, 100*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Rows[0].ExpectedMs; e == nil || *e != 503 {
+		t.Errorf("expected: got %v, want the median 503", e)
+	}
+	// A configuration value that differs over the runs says so.
+	runs[0].Config = []Param{{"fixed", "1"}, {"calibration", "a"}}
+	runs[1].Config = []Param{{"fixed", "1"}, {"calibration", "b"}}
+	runs[2].Config = []Param{{"fixed", "1"}, {"calibration", "a"}}
+	got, err = Aggregate(runs, 100*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Param{{"fixed", "1"}, {"calibration", "a (run 1 of 3; it differs in the others)"}}
+	if !slices.Equal(got.Config, want) {
+		t.Errorf("config: got %v, want %v", got.Config, want)
 	}
 }
 

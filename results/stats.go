@@ -68,7 +68,9 @@ func round(v float64, decimals int) float64 {
 }
 
 // Aggregate combines repeated runs of one experiment into one: each row's measured time becomes
-// the median over the runs, with its statistics, and the verdict is taken on the median. Rows
+// the median over the runs, with its statistics, and the verdict is taken on the median. Its
+// expected time is the median of the runs' expected times, which differ only where the model
+// takes a measured input. Rows
 // are matched by name. Every count and outcome must be the same in every run; a row where they
 // differ, or that some runs lack, fails and says how. A row whose spread (max - min) exceeds
 // half the tolerance passes with a warning: its median rests on noisy samples. The timelines
@@ -97,7 +99,7 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 	out.Rows = nil
 	for _, name := range names {
 		var row Row
-		var times []float64
+		var times, expected []float64
 		differ, first := "", -1
 		for k, r := range byName[name] {
 			switch {
@@ -114,6 +116,15 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 			if r.MeasuredMs != nil {
 				times = append(times, *r.MeasuredMs)
 			}
+			if r.ExpectedMs != nil {
+				expected = append(expected, *r.ExpectedMs)
+			}
+		}
+		if len(expected) > 1 {
+			// The model's prediction is the same in every run, unless it takes a measured
+			// input (exp-h's burst calibration): then the median of the runs' predictions.
+			med := Summarize(expected).MedianMs
+			row.ExpectedMs = &med
 		}
 		if len(times) > 0 {
 			st := Summarize(times)
@@ -125,8 +136,25 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 		out.Rows = append(out.Rows, row)
 	}
 	out.Calls = runs[medianRun(runs)].Calls
+	out.Config = mergeConfig(runs)
 	out.Finish(tol)
 	return out, nil
+}
+
+// mergeConfig is the first run's configuration, with a note on each value that differs in a
+// later run (a measured input, such as exp-h's calibration).
+func mergeConfig(runs []Run) []Param {
+	out := slices.Clone(runs[0].Config)
+	for i, p := range out {
+		for _, r := range runs[1:] {
+			k := slices.IndexFunc(r.Config, func(q Param) bool { return q.Name == p.Name })
+			if k >= 0 && r.Config[k].Value != p.Value {
+				out[i].Value = fmt.Sprintf("%s (run 1 of %d; it differs in the others)", p.Value, len(runs))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // differences says how row b (of run kb) differs from row a (of run ka) in anything but its
