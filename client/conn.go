@@ -46,7 +46,7 @@ type conn struct {
 	// alarm ends a pending read when the read deadline is due (expireRead), on time rather
 	// than up to 1 ms late as Go's deadline timer may (package clock); deadline is the read
 	// deadline the alarm is set for, zero when none.
-	alarm     *clock.Alarm
+	alarm     *clock.Lazy
 	deadline  time.Time
 	died      chan struct{} // closed when dead is set, made by healthRead
 	closeOnce sync.Once

@@ -31,7 +31,7 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	}
 	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout,
 		born: time.Now(), blind: c.cfg.blind()}
-	cn.alarm = clock.NewAlarm(cn.expireRead)
+	cn.alarm = clock.NewLazy(cn.expireRead)
 	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
 	// does not show as available; the attempt's end releases the claim.
 	c.pool.opened(cn, l)

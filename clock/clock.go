@@ -27,6 +27,9 @@
 // process with no alarm pending has none. Yielding costs up to Lead of a core per alarm, so
 // alarms are for the timers a row measures, not for every timer.
 //
+// A deadline that moves often and rarely falls due (a read deadline restarted on every read)
+// takes a Lazy alarm, set only in its last Ahead by a cheap Go timer.
+//
 // Usage: give the alarm the timer's effect, set it with the timer, stop it with the timer.
 //
 //	cn.alarm = clock.NewAlarm(cn.expireRead) // moves the read deadline to the past

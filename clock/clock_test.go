@@ -188,3 +188,41 @@ func TestWakeOnly(t *testing.T) {
 	waitNone(t)
 	a.Stop() // served already: a no-op
 }
+
+// TestLazy: a lazy alarm far from its instant sets no alarm until Ahead before it, then calls
+// its function once, never early; moved or stopped, it follows.
+func TestLazy(t *testing.T) {
+	skipOutsideLinux(t)
+	var calls atomic.Int32
+	var early atomic.Bool
+	var at atomic.Int64
+	l := NewLazy(func() {
+		if time.Now().UnixNano() < at.Load() {
+			early.Store(true)
+		}
+		calls.Add(1)
+	})
+	far := time.Now().Add(time.Hour)
+	l.Set(far)
+	if got := Pending(); got != 0 {
+		t.Fatalf("alarms pending an hour ahead: got %d, want 0 (set only Ahead before)", got)
+	}
+	soon := time.Now().Add(30 * time.Millisecond)
+	at.Store(soon.UnixNano())
+	l.Set(soon) // moved nearer: the timer sets the alarm 5 ms before
+	deadline := time.Now().Add(5 * time.Second)
+	for calls.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := calls.Load(); got != 1 || early.Load() {
+		t.Errorf("calls: got %d (early %v), want 1, on time", got, early.Load())
+	}
+	near := time.Now().Add(2 * time.Millisecond) // within Ahead: set at once
+	at.Store(near.UnixNano())
+	l.Set(near)
+	l.Stop()
+	waitNone(t)
+	if got := calls.Load(); got != 1 {
+		t.Errorf("calls after a stopped setting: got %d, want 1", got)
+	}
+}

@@ -1,0 +1,72 @@
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Ahead is how long before its instant a Lazy alarm is set.
+const Ahead = 5 * time.Millisecond
+
+// A Lazy alarm is an Alarm that is set only in the last Ahead before its instant, by a Go
+// timer: setting the process's earliest alarm costs a system call (timerfd_settime) and a
+// wake-up of the alarms' goroutine, which a deadline moved on every read, and nearly always
+// cleared before it is due, should not pay. A Go timer is cheap to move; late by up to 1 ms,
+// it still sets the alarm well before the instant. Its methods are safe for concurrent use.
+type Lazy struct {
+	a *Alarm
+
+	mu  sync.Mutex // guards at and set, and orders the timer's moves
+	at  time.Time  // the instant; zero when unset
+	set bool       // a is set
+	t   *time.Timer
+}
+
+// NewLazy returns an unset lazy alarm that calls fn at its instant, as NewAlarm's does.
+func NewLazy(fn func()) *Lazy {
+	l := &Lazy{a: NewAlarm(fn)}
+	l.t = time.AfterFunc(time.Hour, l.near)
+	l.t.Stop()
+	return l
+}
+
+// Set sets the alarm for t, replacing any earlier setting; a zero t unsets it.
+func (l *Lazy) Set(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = t
+	until := time.Until(t)
+	switch {
+	case t.IsZero():
+		l.t.Stop()
+		l.unsetLocked()
+	case until <= Ahead:
+		l.t.Stop()
+		l.a.Set(t)
+		l.set = true
+	default:
+		l.unsetLocked()
+		l.t.Reset(until - Ahead)
+	}
+}
+
+// Stop unsets the alarm.
+func (l *Lazy) Stop() { l.Set(time.Time{}) }
+
+func (l *Lazy) unsetLocked() {
+	if l.set {
+		l.a.Stop()
+		l.set = false
+	}
+}
+
+// near runs Ahead before the instant (or later): it sets the alarm for the instant now in
+// force.
+func (l *Lazy) near() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.at.IsZero() {
+		l.a.Set(l.at)
+		l.set = true
+	}
+}
