@@ -64,6 +64,7 @@ type attemptState struct {
 	reused    bool
 	remote    string // the address of the connection, to pin its route
 	gotConn   time.Time
+	check     time.Duration // the health check's read on the connection, after gotConn
 	firstByte time.Time
 	writes    int // requests written whole, over all round trips
 	routes    int // how many addresses the host resolved to
@@ -209,7 +210,11 @@ func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	}
 	if st.cfg.checkReads(cn.peek(now), st.method) {
 		cn.healthRead(HealthRead)
-		now = time.Now()
+		checked := time.Now()
+		st.mu.Lock()
+		st.check = checked.Sub(now)
+		st.mu.Unlock()
+		now = checked
 	}
 	why := st.cfg.condemn(cn.take(st, now), st.method)
 	if why == nil {
@@ -328,7 +333,7 @@ func remoteIP(c net.Conn) string {
 // the attempt's connection was.
 func (st *attemptState) phases(a *Attempt, leased, end time.Time) {
 	st.mu.Lock()
-	gotConn, firstByte, reused := st.gotConn, st.firstByte, st.reused
+	gotConn, check, firstByte, reused := st.gotConn, st.check, st.firstByte, st.reused
 	a.Written, a.routes, a.remote, a.pinned = st.writes > 0, st.routes, st.remote, st.pinned
 	st.mu.Unlock()
 	a.NewConnection = !gotConn.IsZero() && !reused
@@ -339,6 +344,11 @@ func (st *attemptState) phases(a *Attempt, leased, end time.Time) {
 		a.Connect, a.Wait, a.Phase = gotConn.Sub(leased), end.Sub(gotConn), vocab.PhaseWait
 	default:
 		a.Connect, a.Wait, a.Body, a.Phase = gotConn.Sub(leased), firstByte.Sub(gotConn), end.Sub(firstByte), vocab.PhaseBody
+	}
+	if check > 0 && !gotConn.IsZero() {
+		// The health check's read belongs to getting the connection, as in HttpClient 5's
+		// lease and OkHttp's findHealthyConnection, and in the model: the lease, not the wait.
+		a.Lease, a.Wait = a.Lease+check, a.Wait-check
 	}
 }
 

@@ -48,7 +48,7 @@ type conn struct {
 	// deadline the alarm is set for, zero when none.
 	alarm     *clock.Lazy
 	deadline  time.Time
-	died      chan struct{} // closed when dead is set, made by healthRead
+	stirred   chan struct{} // made by healthRead; closed when bytes, an error or a close come
 	closeOnce sync.Once
 }
 
@@ -69,19 +69,21 @@ func (cn *conn) healthLocked(now time.Time) health {
 }
 
 // healthRead is the libraries' read with a 1 ms timeout on a pooled connection (HealthRead):
-// it waits up to d for the connection's background read to return (the end of the stream, a
-// reset), and returns at once when that happened before. The connection has no owner while
-// it waits, so afterRead records what the read returns.
+// it waits up to d for the connection's background read to return, and returns at once when
+// it returns or the connection closes, as the library's read does: bytes (OkHttp's
+// exhausted() and HttpClient 5's fillInputBuffer return at once: healthy), the end of the
+// stream or a reset (dead), or a close by the evictor (closed). The connection has no owner
+// while it waits, so afterRead records what the read returns; take reports it.
 func (cn *conn) healthRead(d time.Duration) {
 	cn.mu.Lock()
 	if cn.dead != nil || cn.closed {
 		cn.mu.Unlock()
 		return
 	}
-	if cn.died == nil {
-		cn.died = make(chan struct{})
+	if cn.stirred == nil {
+		cn.stirred = make(chan struct{})
 	}
-	died := cn.died
+	stirred := cn.stirred
 	cn.mu.Unlock()
 	var once sync.Once
 	done := make(chan struct{})
@@ -92,8 +94,16 @@ func (cn *conn) healthRead(d time.Duration) {
 	a.Set(time.Now().Add(d))
 	defer a.Stop()
 	select {
-	case <-died:
+	case <-stirred:
 	case <-done:
+	}
+}
+
+// stirLocked ends a health read that waits on the connection.
+func (cn *conn) stirLocked() {
+	if cn.stirred != nil {
+		close(cn.stirred)
+		cn.stirred = nil
 	}
 }
 
@@ -168,6 +178,9 @@ func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
 func (cn *conn) setReadDeadlineLocked(t time.Time) {
 	cn.Conn.SetReadDeadline(t)
 	cn.deadline = t
+	if cn.closed {
+		t = time.Time{} // Close stopped the alarm: a read racing it must not set it again
+	}
 	if cn.alarm != nil {
 		cn.alarm.Set(t)
 	}
@@ -251,10 +264,8 @@ func (cn *conn) afterRead(n int, err error) *attemptState {
 	if cn.owner == nil && !cn.closed && (n > 0 || err != nil) {
 		if err != nil && cn.dead == nil {
 			cn.dead = err
-			if cn.died != nil {
-				close(cn.died)
-			}
 		}
+		cn.stirLocked()
 		if cn.blind {
 			held := make(chan struct{})
 			cn.held = held
@@ -293,6 +304,7 @@ func (cn *conn) Close() error {
 		cn.mu.Lock()
 		cn.closed = true
 		cn.releaseLocked()
+		cn.stirLocked()
 		st := cn.owner
 		cn.deadline = time.Time{}
 		cn.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -45,6 +46,10 @@ func TestConnectTimeout(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Outcome != vocab.ConnectTimeout || e.Phase != vocab.PhaseConnect || !errors.Is(err, ErrConnectTimeout) {
 		t.Fatalf("got %v, want a connect timeout in the connect phase", err)
+	}
+	// Whether the alarm or the Dialer's own timer ended it, the error names the address.
+	if !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "i/o timeout") {
+		t.Errorf("got %q, want the dial's address and an i/o timeout", err)
 	}
 	if len(res.Attempts) != 2 {
 		t.Fatalf("got %d attempts, want 2", len(res.Attempts))

@@ -83,7 +83,14 @@ func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn
 	alarm.Set(time.Now().Add(d.Timeout))
 	defer alarm.Stop()
 	nc, err := d.DialContext(dctx, network, addr)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(dctx), errConnectAlarm) {
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil && errors.Is(context.Cause(dctx), errConnectAlarm) {
+		// The alarm cancelled it: the same error as the Dialer's own timeout, address kept.
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			timeout := *oe
+			timeout.Err = os.ErrDeadlineExceeded
+			return nc, &timeout
+		}
 		err = &net.OpError{Op: "dial", Net: network, Err: os.ErrDeadlineExceeded}
 	}
 	return nc, err

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestHealthWakeStops(t *testing.T) {
 	if _, err := w.Write(frames(t, func(fr *http2.Framer) error { return fr.WritePing(false, [8]byte{}) })); err != nil {
 		t.Fatal(err)
 	}
-	if got := clock.Pending(); got < 2 && got != 0 { // 0: no timerfd on this system
+	if got := clock.Pending(); got < 2 && runtime.GOOS == "linux" { // elsewhere alarms are no-ops
 		t.Errorf("after a read and a PING: %d alarms set, want 2", got)
 	}
 	w.Close()
@@ -92,7 +93,12 @@ func TestH2ReadTimer(t *testing.T) {
 	}
 	fired := make(chan time.Time, 1)
 	d := 200 * time.Millisecond
-	rt := newH2ReadTimer(d, func() { fired <- time.Now() })
+	rt := newH2ReadTimer(d, func() {
+		select { // the alarm and the timer may both call it: the first counts
+		case fired <- time.Now():
+		default:
+		}
+	})
 	if got := clock.Pending(); got != 0 {
 		t.Errorf("a new timeout of %v: %d alarms set, want none until %v before it", d, got, wakeAhead)
 	}

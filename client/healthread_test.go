@@ -76,10 +76,39 @@ func TestHealthReadDelaysTheRequest(t *testing.T) {
 	if len(arrived) != 2 {
 		t.Fatalf("requests at the server: got %d, want 2", len(arrived))
 	}
-	if got := arrived[1].Sub(start); got < HealthRead {
-		t.Errorf("second POST reached the server after %v, want at least the check's %v", got, HealthRead)
+	// At least the check's read; far less than a second, or the check waits for something
+	// else (a margin a loaded machine never comes near).
+	if got := arrived[1].Sub(start); got < HealthRead || got > time.Second {
+		t.Errorf("second POST reached the server after %v, want from the check's %v to well under 1 s", got, HealthRead)
 	}
 	if a := res.Attempts[len(res.Attempts)-1]; len(res.Attempts) != 1 || a.NewConnection {
 		t.Errorf("second POST: got %d attempts, new connection %v; want 1 on the pooled connection", len(res.Attempts), a.NewConnection)
+	}
+}
+
+// TestHealthReadEndsWhenTheConnectionStirs: the check's read returns as soon as the
+// connection's background read does, with bytes (healthy) or the end of the stream (dead),
+// without waiting out its timeout; the health take reports then says which.
+func TestHealthReadEndsWhenTheConnectionStirs(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		err  error
+	}{{"bytes", 1, nil}, {"end of stream", 0, io.EOF}} {
+		t.Run(tt.name, func(t *testing.T) {
+			cn := &conn{idleSince: time.Now()}
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				cn.afterRead(tt.n, tt.err)
+			}()
+			start := time.Now()
+			cn.healthRead(time.Minute)
+			if took := time.Since(start); took > 30*time.Second {
+				t.Fatalf("the check waited %v, want it to end when the read returned", took)
+			}
+			if got := cn.peek(time.Now()); (got.dead != nil) != (tt.err != nil) {
+				t.Errorf("dead after the check: got %v, want %v", got.dead, tt.err)
+			}
+		})
 	}
 }

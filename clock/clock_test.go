@@ -107,8 +107,8 @@ func TestStopReplaceAndPast(t *testing.T) {
 	}
 	// A setting replaced by a later one is called once, for the later one.
 	d := NewAlarm(count)
-	d.Set(time.Now().Add(2 * time.Millisecond))
-	d.Set(time.Now().Add(4 * time.Millisecond))
+	d.Set(time.Now().Add(50 * time.Millisecond))
+	d.Set(time.Now().Add(60 * time.Millisecond))
 	waitNone(t)
 	if got := calls.Load(); got != 1 {
 		t.Errorf("calls after a replaced setting: got %d, want 1", got)

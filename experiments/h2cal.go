@@ -126,6 +126,27 @@ func fitBurst(t []time.Duration) (setUp, perStream time.Duration) {
 	return time.Duration(r), time.Duration(c)
 }
 
+// Bounds beyond which the rows fed by the calibration say that the client looks unhealthy:
+// about four times what this 2-core machine measures (a set-up of 1.6 to 3.5 ms, 10 to 25 µs
+// per stream). Those rows take the cost as measured, so a regression that slows the pool's
+// bursts would otherwise pass unseen; a loaded machine can exceed them too, so they warn in
+// the rows' server column and do not fail the run.
+const (
+	calMaxSetUp     = 10 * time.Millisecond
+	calMaxPerStream = 100 * time.Microsecond
+)
+
+// note says, in the server column of the rows whose model takes the calibration, that it does,
+// and whether the calibration is beyond the bounds.
+func (c h2Calibration) note() string {
+	n := "model: set-up and cost per stream of a burst as calibrated (config)"
+	if c.setUp > calMaxSetUp || c.perStream > calMaxPerStream {
+		n += fmt.Sprintf("; beyond what a healthy client shows here (set-up up to %v, %v per stream): look at the client, or the machine's load, before trusting these rows",
+			calMaxSetUp, calMaxPerStream)
+	}
+	return n
+}
+
 // apply gives the measured costs to a model of the okhttp client.
 func (c h2Calibration) apply(cl model.H2Client) model.H2Client {
 	cl.ConnectTime, cl.StreamCost = max(c.setUp, time.Nanosecond), c.perStream

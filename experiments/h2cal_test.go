@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,6 +26,28 @@ func TestFitBurst(t *testing.T) {
 		r, per := fitBurst(c.took)
 		if d := r - c.r; d < -us || d > us || per-c.per < -us/10 || per-c.per > us/10 {
 			t.Errorf("%s: set-up %v, %v per stream; want %v, %v", c.name, r, per, c.r, c.per)
+		}
+	}
+}
+
+// TestCalibrationNote: the rows fed by the calibration say so, and warn when it is beyond what
+// a healthy client shows.
+func TestCalibrationNote(t *testing.T) {
+	for _, c := range []struct {
+		cal  h2Calibration
+		warn bool
+	}{
+		{h2Calibration{setUp: 2 * time.Millisecond, perStream: 20 * time.Microsecond}, false},
+		{h2Calibration{setUp: calMaxSetUp, perStream: calMaxPerStream}, false},
+		{h2Calibration{setUp: 30 * time.Millisecond, perStream: 20 * time.Microsecond}, true},
+		{h2Calibration{setUp: 2 * time.Millisecond, perStream: 300 * time.Microsecond}, true},
+	} {
+		n := c.cal.note()
+		if !strings.Contains(n, "as calibrated") {
+			t.Errorf("%+v: note %q does not say the model is calibrated", c.cal, n)
+		}
+		if got := strings.Contains(n, "beyond what a healthy client shows"); got != c.warn {
+			t.Errorf("%+v: warns %v, want %v (%q)", c.cal, got, c.warn, n)
 		}
 	}
 }

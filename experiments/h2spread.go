@@ -71,7 +71,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 				ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
 				Server: server,
 			},
-			h2Percentile(name, 50, pred.Calls, calls, calNote),
+			h2Percentile(name, 50, pred.Calls, calls, host.cal.note()),
 			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
 		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
 	}
@@ -112,10 +112,6 @@ func (h *H2) slowNote(calls []h2Call) string {
 	}
 	return fmt.Sprintf("%d of %d pushes took the slow node's %v", slow, len(calls), h.Slow)
 }
-
-// calNote says, in the okhttp rows' server column, that their model counts the burst's cost
-// as measured.
-const calNote = "model: set-up and cost per stream of a burst as calibrated (config)"
 
 // h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
 func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
@@ -251,7 +247,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 			ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
 			Server: fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
 		},
-		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), calNote),
+		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), host.cal.note()),
 		h2Percentile(name+": after it", 99, pick(pred.Calls, idxAfter), pick(calls, idxAfter), ""))
 	run.Calls = append(run.Calls, h2Lanes("okhttp + APNs interceptor", ns, calls)...)
 	return nil

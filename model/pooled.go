@@ -137,6 +137,9 @@ const HealthRead = time.Millisecond
 //   - HttpClient 5 (PoolingHttpClientConnectionManager.lease) checks a connection idle longer
 //     than validateAfterInactivity (Deadline.isExpired is strict);
 //   - net/http never reads before reuse: its background read already watches the connection.
+//
+// OkHttp 4.x reads only on a connection idle for 10 s or more (RealConnection.isHealthy,
+// IDLE_CONNECTION_HEALTHY_NS); labrun's okhttp profiles are 3.x.
 func (m *sim) healthRead(idle time.Duration) time.Duration {
 	d, l := m.s.Downstream, m.s.Limits
 	switch l.Profile {

@@ -123,7 +123,7 @@ func TestAggregateExpected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Param{{"fixed", "1"}, {"calibration", "a (run 1 of 3; it differs in the others)"}}
+	want := []Param{{"fixed", "1"}, {"calibration", "a (run 1 of 3; it differs in run 2)"}}
 	if !slices.Equal(got.Config, want) {
 		t.Errorf("config: got %v, want %v", got.Config, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -120,7 +121,7 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 				expected = append(expected, *r.ExpectedMs)
 			}
 		}
-		if len(expected) > 1 {
+		if len(expected) > 1 && slices.Min(expected) != slices.Max(expected) {
 			// The model's prediction is the same in every run, unless it takes a measured
 			// input (exp-h's burst calibration): then the median of the runs' predictions.
 			med := Summarize(expected).MedianMs
@@ -142,16 +143,19 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 }
 
 // mergeConfig is the first run's configuration, with a note on each value that differs in a
-// later run (a measured input, such as exp-h's calibration).
+// later run (a measured input, such as exp-h's calibration), naming those runs.
 func mergeConfig(runs []Run) []Param {
 	out := slices.Clone(runs[0].Config)
 	for i, p := range out {
-		for _, r := range runs[1:] {
-			k := slices.IndexFunc(r.Config, func(q Param) bool { return q.Name == p.Name })
-			if k >= 0 && r.Config[k].Value != p.Value {
-				out[i].Value = fmt.Sprintf("%s (run 1 of %d; it differs in the others)", p.Value, len(runs))
-				break
+		var differ []string
+		for k, r := range runs[1:] {
+			j := slices.IndexFunc(r.Config, func(q Param) bool { return q.Name == p.Name })
+			if j >= 0 && r.Config[j].Value != p.Value {
+				differ = append(differ, fmt.Sprint(k+2))
 			}
+		}
+		if len(differ) > 0 {
+			out[i].Value = fmt.Sprintf("%s (run 1 of %d; it differs in run %s)", p.Value, len(runs), strings.Join(differ, ", "))
 		}
 	}
 	return out
