@@ -91,48 +91,27 @@ func hasPing(p []byte) bool {
 	return false
 }
 
-// wakeAhead is how long before a read timeout its alarm is set: more than Go's timers are
-// late (up to 1 ms), with room for a busy scheduler.
-const wakeAhead = 5 * time.Millisecond
-
 // h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, whose
-// effect an alarm brings forward to its instant (clock). Its alarm is set only in the last wakeAhead before the timeout, by a
-// second timer: a stream answered in time never touches it, since setting the process's
-// earliest alarm costs a system call and a wake of the clock's goroutine (25 µs a call in
-// BenchmarkH2Overhead when every call set one).
+// effect an alarm brings forward to its instant. The alarm is a clock.Lazy, set only in the
+// last clock.Ahead before the timeout: a stream answered in time never touches it, since
+// setting the process's earliest alarm costs a system call and a wake of the clock's
+// goroutine (25 µs a call in BenchmarkH2Overhead when every call set one).
 type h2ReadTimer struct {
 	d     time.Duration
 	t     *time.Timer // the timeout
-	ahead *time.Timer // sets the alarm wakeAhead before the timeout; nil when d is shorter
+	f     func()      // the timeout's effect, called by t or by the alarm, whichever is first
+	alarm *clock.Lazy
 
-	mu      sync.Mutex // guards due, armed and stopped
-	due     time.Time  // when t fires, or just before
-	armed   bool       // the alarm is set
-	stopped bool       // stop was called: ahead, if it runs late, sets nothing
-	f       func()     // the timeout's effect, called by t or by the alarm, whichever is first
-	alarm   *clock.Alarm
+	mu      sync.Mutex // guards due and stopped
+	due     time.Time  // when t fires, or just after
+	stopped bool
 }
 
 func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
-	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f), due: time.Now().Add(d), f: f}
-	rt.alarm = clock.NewAlarm(rt.fire)
-	if d > wakeAhead {
-		rt.ahead = time.AfterFunc(d-wakeAhead, rt.arm)
-	} else {
-		rt.arm()
-	}
+	rt := &h2ReadTimer{d: d, t: time.AfterFunc(d, f), f: f}
+	rt.alarm = clock.NewLazy(rt.fire)
+	rt.restartAlarm()
 	return rt
-}
-
-// arm sets the alarm for the timeout. It runs after the timer was started, so the alarm is
-// due at the timer's instant or just after, never before it.
-func (rt *h2ReadTimer) arm() {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if !rt.stopped {
-		rt.alarm.Set(rt.due)
-		rt.armed = true
-	}
 }
 
 // fire is the alarm's function: the timeout's effect, on time, unless the timeout was
@@ -150,27 +129,24 @@ func (rt *h2ReadTimer) fire() {
 // restart starts the timeout anew.
 func (rt *h2ReadTimer) restart() {
 	rt.t.Reset(rt.d)
+	rt.restartAlarm()
+}
+
+// restartAlarm sets the alarm for d from now. It runs after the timer was (re)started, so the
+// alarm is due at the timer's instant or just after, never before it.
+func (rt *h2ReadTimer) restartAlarm() {
 	rt.mu.Lock()
-	rt.due = time.Now().Add(rt.d)
-	if rt.armed && rt.ahead != nil {
-		rt.alarm.Stop()
-		rt.armed = false
-	}
-	rt.mu.Unlock()
-	if rt.ahead != nil {
-		rt.ahead.Reset(rt.d - wakeAhead)
-	} else {
-		rt.arm()
+	defer rt.mu.Unlock()
+	if !rt.stopped {
+		rt.due = time.Now().Add(rt.d)
+		rt.alarm.Set(rt.due)
 	}
 }
 
 func (rt *h2ReadTimer) stop() {
 	rt.t.Stop()
-	if rt.ahead != nil {
-		rt.ahead.Stop()
-	}
 	rt.mu.Lock()
+	rt.stopped = true
 	rt.alarm.Stop()
-	rt.armed, rt.stopped = false, true
 	rt.mu.Unlock()
 }

@@ -100,7 +100,7 @@ func TestH2ReadTimer(t *testing.T) {
 		}
 	})
 	if got := clock.Pending(); got != 0 {
-		t.Errorf("a new timeout of %v: %d alarms set, want none until %v before it", d, got, wakeAhead)
+		t.Errorf("a new timeout of %v: %d alarms set, want none until %v before it", d, got, clock.Ahead)
 	}
 	time.Sleep(d / 2)
 	last := time.Now()
@@ -114,7 +114,7 @@ func TestH2ReadTimer(t *testing.T) {
 		t.Errorf("after stop: %d alarms set, want none", clock.Pending())
 	}
 
-	short := newH2ReadTimer(wakeAhead/2, func() {}) // shorter than wakeAhead: armed at once
+	short := newH2ReadTimer(clock.Ahead/2, func() {}) // shorter than clock.Ahead: armed at once
 	short.stop()
 	if !eventually(func() bool { return clock.Pending() == 0 }) {
 		t.Errorf("a short timeout stopped: %d alarms set, want none", clock.Pending())
