@@ -1,7 +1,7 @@
 # labrun: the two everyday commands are `make run` and `make test`.
 GO ?= go
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
-LDFLAGS := -X main.commit=$(COMMIT)
+LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 
 .PHONY: run test bench gate report build install fmt clean
 

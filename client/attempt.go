@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // How an attempt keeps net/http from re-sending its request. The Transport sends a request

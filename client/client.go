@@ -26,7 +26,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // The package has one file per idea: the call and its retries (client.go), one attempt and

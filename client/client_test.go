@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 	"go.uber.org/goleak"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Config holds a client's limits in Apache HttpClient 5's terms. The zero value of every

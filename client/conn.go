@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labrun/labrun/clock"
+	"github.com/labrun/labrun/internal/clock"
 )
 
 // conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call's

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestTimeoutClosesConnection: the connection of a timed-out call never returns to the pool,

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // blackhole returns the address of a loopback listener whose accept queue is full: Linux then

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/labrun/labrun/clock"
+	"github.com/labrun/labrun/internal/clock"
 )
 
 // dial opens a new connection with the connect timeout. The Transport detaches dials from the

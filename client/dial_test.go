@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestRoutes: a name resolving to a blackhole and a live server. OkHttp's routes try the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Sentinel errors for errors.Is: every *Error matches the one of its outcome.

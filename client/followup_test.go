@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // statusServer answers every request with the status and headers of its query (and /loop

@@ -7,11 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // GoConfig is Go's own net/http client, set up with the settings nearest to a Config and none
@@ -278,34 +277,9 @@ func (g *GoClient) fail(a Attempt, ctx context.Context, s goSeg, end, callStart 
 		out, err = vocab.Deadline, fmt.Errorf("%w: %w", ErrDeadline, err)
 	case ctx.Err() != nil: // the caller's own cancellation
 	default:
-		out = ClassifyNetHTTP(err, a.Phase == vocab.PhaseConnect)
+		out = vocab.ClassifyNetHTTP(err, a.Phase == vocab.PhaseConnect)
 	}
 	a.Outcome = out
 	a.Err = &Error{Outcome: out, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: err}
 	return a
-}
-
-// ClassifyNetHTTP names the limit behind an error of net/http's client: http.Client.Timeout
-// is a deadline ("Client.Timeout exceeded while awaiting headers", or in the body
-// "Client.Timeout or context cancellation while reading body"), Transport.ResponseHeaderTimeout
-// a read timeout ("timeout awaiting response headers"), a dial that timed out (connecting, or
-// an error that says "dial") a connect timeout; anything else is Failed. net/http's timeouts
-// are told apart only by their text: they are not distinct types. Retry libraries that wrap
-// the last error keep that text. The caller's own context is the caller's to check first.
-func ClassifyNetHTTP(err error, connecting bool) vocab.Outcome {
-	if err == nil {
-		return vocab.OK
-	}
-	msg := err.Error()
-	var ne net.Error
-	timeout := errors.As(err, &ne) && ne.Timeout()
-	switch {
-	case strings.Contains(msg, "Client.Timeout"):
-		return vocab.Deadline
-	case strings.Contains(msg, "timeout awaiting response headers"):
-		return vocab.ReadTimeout
-	case timeout && (connecting || strings.Contains(msg, "dial")):
-		return vocab.ConnectTimeout
-	}
-	return vocab.Failed
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 func newGoClient(t *testing.T, cfg GoConfig) *GoClient {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // tieCase is one pooled connection that died, put to the model and to a client against a

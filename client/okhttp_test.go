@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestOkHttp32ReadTimeouts: OkHttp 3.0 to 3.2 recover a read timeout after the request was

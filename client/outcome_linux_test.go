@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // sentinels maps each client limit to the error its *Error matches.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // What a library sends again by itself after a failed attempt (lab-spec section 7), read from

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestJavaExceptions checks the table from labrun's failures to the Java exceptions, and what

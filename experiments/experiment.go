@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 

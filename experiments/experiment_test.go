@@ -9,11 +9,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/labrun/labrun/netns"
-	"github.com/labrun/labrun/netns/vanish"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // TestMain dispatches a namespace child first: exp-i's rows that need network namespaces

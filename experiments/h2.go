@@ -9,8 +9,8 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // scaledH2 is experiment H smaller, light enough for the race detector on a loaded machine:

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // This file holds experiment H's calibration: what a burst of pushes costs the okhttp client
@@ -85,7 +85,7 @@ func (h *H2) calBurst(ctx context.Context, host *h2Host) ([]time.Duration, error
 		return nil, err
 	}
 	defer ns.close()
-	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/clock"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // This file holds experiment H's measured calls, through OkHttp's pool or net/http, what the
@@ -42,7 +42,7 @@ type h2Call struct {
 func (c h2Call) took() time.Duration { return c.end - c.start }
 
 // poolCall makes one call through an OkHttp-style pool at path of push.test.
-func poolCall(ctx context.Context, p *client.H2Pool, ns *h2Nodes, path string, t0 time.Time) h2Call {
+func poolCall(ctx context.Context, p *h2.Pool, ns *h2Nodes, path string, t0 time.Time) h2Call {
 	start := time.Since(t0)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h2HostName+path, nil)
 	if err != nil {
@@ -59,11 +59,11 @@ func poolCall(ctx context.Context, p *client.H2Pool, ns *h2Nodes, path string, t
 
 // goCall makes one call with net/http's own HTTP/2 client to url (node 0). A call that runs
 // into Client.Timeout ends with vocab.Deadline; any other failure with vocab.Failed.
-func goCall(ctx context.Context, g *client.GoH2, url string, t0 time.Time) h2Call {
+func goCall(ctx context.Context, g *h2.Go, url string, t0 time.Time) h2Call {
 	var conn atomic.Int64
 	var reused atomic.Bool
 	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		conn.Store(int64(client.ConnID(info.Conn)))
+		conn.Store(int64(h2.ConnID(info.Conn)))
 		reused.Store(info.Reused)
 	}})
 	start := time.Since(t0)

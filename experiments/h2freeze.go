@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/clock"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/results"
 )
 
@@ -114,7 +114,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 	var do func(t0 time.Time) h2Call
 	var conns func() int
 	if v.client.Rule == model.H2OkHttp {
-		pool, err := client.NewH2(client.H2Config{Routes: v.ns.routes(), ConnectTimeout: 2 * time.Second,
+		pool, err := h2.New(h2.Config{Routes: v.ns.routes(), ConnectTimeout: 2 * time.Second,
 			ReadTimeout: v.client.ReadTimeout, CallTimeout: v.client.Deadline})
 		if err != nil {
 			return err
@@ -123,7 +123,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 		do = func(t0 time.Time) h2Call { return poolCall(ctx, pool, v.ns, h2Push, t0) }
 		conns = func() int { return len(pool.Conns()) }
 	} else {
-		g, err := client.NewGoH2(client.GoH2Config{SendPingTimeout: v.client.SendPingTimeout, PingTimeout: v.client.PingTimeout,
+		g, err := h2.NewGo(h2.GoConfig{SendPingTimeout: v.client.SendPingTimeout, PingTimeout: v.client.PingTimeout,
 			Timeout: v.client.Deadline, DialTimeout: 2 * time.Second})
 		if err != nil {
 			return err

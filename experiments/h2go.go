@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // This file holds experiment H's go rows: a burst through net/http's own HTTP/2 client on one
@@ -46,7 +46,7 @@ func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *result
 			expected = burst.StalledEnd
 		}
 		opt.progress(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
-		g, err := client.NewGoH2(client.GoH2Config{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: 2 * time.Second})
+		g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: 2 * time.Second})
 		if err != nil {
 			ns.close()
 			return err

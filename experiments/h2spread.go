@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // This file holds experiment H's okhttp rows: how OkHttp 3.x's rule puts a burst of pushes on
@@ -46,7 +46,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
 			Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true})})
 		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
-		pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), AllocationLimit: v.alloc,
+		pool, err := h2.New(h2.Config{Routes: ns.routes(), AllocationLimit: v.alloc,
 			ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
 		if err != nil {
 			ns.close()
@@ -151,13 +151,13 @@ func (h *H2) ejectNodes() []model.H2Node {
 
 // apnsModel is the interceptor's rule in the model's terms, from the client's thresholds: one
 // source for both.
-func apnsModel(c client.APNsConfig) model.H2Ejection {
+func apnsModel(c h2.APNsConfig) model.H2Ejection {
 	return model.H2Ejection{BadCalls: c.BadCalls, BadAvg: c.BadAvg, MinCalls: c.MinCalls, SlowAvg: c.SlowAvg,
 		MaxAvgShare: c.MaxAvgShare, MaxAddrs: c.MaxAddrs, IdleDrop: c.IdleDrop, Sweep: c.Sweep}
 }
 
 // apnsText writes the interceptor's ejection thresholds.
-func apnsText(c client.APNsConfig) string {
+func apnsText(c h2.APNsConfig) string {
 	return fmt.Sprintf("> %d calls & avg > %v, or > %d calls in all & avg > %v", c.BadCalls, c.BadAvg, c.MinCalls, c.SlowAvg)
 }
 
@@ -166,7 +166,7 @@ func apnsText(c client.APNsConfig) string {
 func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
 	per := h.Pushes / 2
 	every := h.Slow + max(100*time.Millisecond, h.Slow/2) // a round's slow pushes end well before the next round
-	cfg := client.APNsDefaults()
+	cfg := h2.APNsDefaults()
 	cfg.AllocationLimit = h.AllocationLimit
 	rule := apnsModel(cfg)
 	var starts []time.Duration
@@ -183,11 +183,11 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: starts,
 		Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
-	apns, err := client.NewAPNs(cfg)
+	apns, err := h2.NewAPNs(cfg)
 	if err != nil {
 		return err
 	}
-	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), Spread: apns, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), Spread: apns, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		return fmt.Sprintf("last in round %d of %d, then %d of %d", r+1, h2Rounds, after, len(idxAfter))
 	}
 	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
-	prod := client.APNsProduction()
+	prod := h2.APNsProduction()
 	run.Rows = append(run.Rows,
 		results.Row{
 			Name:            name + ": the slow node's streams",

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/client/h2"
 	"github.com/labrun/labrun/fakesrv/h2node"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // This file holds experiment H's APNs throttle: a rejected push lowers the connection's
@@ -102,7 +102,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, model.H2GoStrict))
 	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
-	g, err := client.NewGoH2(client.GoH2Config{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: 2 * time.Second})
+	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: 2 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, model.H2OkHttp))
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
-	pool, err := client.NewH2(client.H2Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: throttleTimeout})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: throttleTimeout})
 	if err != nil {
 		return err
 	}

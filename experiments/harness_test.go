@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 func TestAtDocumented(t *testing.T) {

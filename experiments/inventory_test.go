@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 func TestInventory(t *testing.T) {

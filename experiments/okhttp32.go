@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestOkHttp32 runs exp-j shortened: read timeout 200 ms, server 600 ms, 2 pooled connections.

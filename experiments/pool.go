@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // Pool is experiment B: a pool of 5 connections per route and 20 calls started together

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 func TestPool(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // pooledWant is what one row of exp-g must show, whatever the model says: the libraries' rules

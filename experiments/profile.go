@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // The names of the client profiles the experiments refer to. --client takes every name in

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // TestProfiles runs experiments A, B and C under the okhttp and go profiles, shortened.

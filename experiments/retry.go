@@ -7,7 +7,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 

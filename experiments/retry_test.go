@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 func TestRetry(t *testing.T) {

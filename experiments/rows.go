@@ -8,9 +8,9 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // figure is a documented reference value: its text, and its time in ms when it is one

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 func TestGroupCalls(t *testing.T) {

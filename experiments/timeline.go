@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // timeline turns a measured call into a results.Call for the timeline drawings; offset is when

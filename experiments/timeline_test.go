@@ -3,7 +3,7 @@ package experiments
 import (
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestExecutedInTimelines: exp-c's plain server reserves on both attempts, and run.json says so

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 

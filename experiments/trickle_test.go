@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 func TestTrickle(t *testing.T) {

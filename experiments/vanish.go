@@ -15,11 +15,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/netns"
-	"github.com/labrun/labrun/netns/vanish"
-	"github.com/labrun/labrun/param"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -430,3 +430,7 @@ func newDeadHost() (*deadHost, error) {
 
 // url is the URL of name on the host's port.
 func (d *deadHost) url(name string) string { return "http://" + net.JoinHostPort(name, d.port) + "/" }
+
+// NamespaceJobs lists the jobs exp-i runs in a namespace child. A binary that runs exp-i
+// dispatches them with netns.MaybeChild at the top of its main (internal/cli.Main does).
+func NamespaceJobs() netns.Jobs { return vanish.Jobs() }

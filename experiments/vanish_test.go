@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/netns"
-	"github.com/labrun/labrun/netns/vanish"
+	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // The exp-i tests do not call t.Parallel: the tests that check that no child process is left

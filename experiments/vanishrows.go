@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/netns/vanish"
+	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // exp-i's rows: from what the namespace jobs and the calls in this process measured, with

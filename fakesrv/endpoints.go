@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // CappedHeader is the response header that says the server's max duration cut a duration

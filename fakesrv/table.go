@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Endpoint describes one endpoint of the server. The table of endpoints (Endpoints) is the

@@ -4,18 +4,37 @@ import (
 	"context"
 	"errors"
 
-	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Classify names the limit behind a net/http client's error, as labrun's go profile does
-// (client.ClassifyNetHTTP): a context deadline or http.Client.Timeout is the deadline,
-// net/http's "timeout awaiting response headers" (Transport.ResponseHeaderTimeout) the read
-// timeout, a dial that timed out the connect timeout; any other error is Failed, and nil is
-// OK.
-func Classify(ctx context.Context, err error) vocab.Outcome {
+// Outcome is how a call ended, in the words labrun prints and writes into its JSON.
+type Outcome = vocab.Outcome
+
+// The outcomes a Row or an Expectation carries.
+const (
+	OK             = vocab.OK
+	LeaseTimeout   = vocab.LeaseTimeout
+	ConnectTimeout = vocab.ConnectTimeout
+	ReadTimeout    = vocab.ReadTimeout
+	Deadline       = vocab.Deadline
+	KernelTimeout  = vocab.KernelTimeout
+	// Hang: no limit ever ends the call. Only an Expectation says it.
+	Hang = vocab.Hang
+	// Failed is any other error: a refused connection, too many redirects, a bad argument.
+	Failed = vocab.Failed
+)
+
+// Classify names the limit behind a net/http client's error, as labrun's go profile does:
+// a context deadline or http.Client.Timeout is the deadline, net/http's "timeout awaiting
+// response headers" (Transport.ResponseHeaderTimeout) the read timeout, a dial that timed
+// out the connect timeout; any other error is Failed, and nil is OK.
+func Classify(ctx context.Context, err error) Outcome {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return vocab.Deadline
+		return Deadline
 	}
-	return client.ClassifyNetHTTP(err, false)
+	return vocab.ClassifyNetHTTP(err, false)
 }
+
+// Forever is an Expectation's Elapsed when no limit ever ends the call.
+const Forever = model.Forever

@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/vocab"
 )
 
 // Doer is what labtest calls: *http.Client has this method, and so do most retry libraries'
@@ -91,7 +90,7 @@ type Row struct {
 	// Outcome classifies the call's error: ok, connect-timeout, read-timeout (net/http's
 	// "timeout awaiting response headers"), deadline (a context deadline or
 	// http.Client.Timeout), or error for anything else.
-	Outcome vocab.Outcome
+	Outcome Outcome
 	Err     error
 	// Status is the last response's status (0 when none came back).
 	Status int
@@ -108,8 +107,8 @@ type Row struct {
 
 // Expectation is the model's answer for a scenario and declared limits.
 type Expectation struct {
-	Outcome vocab.Outcome
-	// Elapsed is when the call ends; model.Forever when no limit ever ends it.
+	Outcome Outcome
+	// Elapsed is when the call ends; Forever when no limit ever ends it.
 	Elapsed    time.Duration
 	Attempts   int
 	Executions int
@@ -170,7 +169,7 @@ func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
 	}
 	req, err := http.NewRequestWithContext(ctx, s.method, l.srv.URL+s.path, body)
 	if err != nil {
-		row.Outcome, row.Err = vocab.Failed, err
+		row.Outcome, row.Err = Failed, err
 		return row
 	}
 	start := time.Now()

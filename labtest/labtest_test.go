@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/labrun/labrun/vocab"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,13 +29,13 @@ func TestTrickleIsNotATimeout(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{ResponseHeaderTimeout: 300 * ms}, 0)
 	row := lab.Run(context.Background(), c, Trickle(5, 100*ms), Limits{HeaderTimeout: 300 * ms})
-	if row.Outcome != vocab.OK || row.Expected.Outcome != vocab.OK || !near(row.Elapsed, row.Expected.Elapsed) {
+	if row.Outcome != OK || row.Expected.Outcome != OK || !near(row.Elapsed, row.Expected.Elapsed) {
 		t.Errorf("got %s", row)
 	}
 	// http.Client.Timeout is a deadline: it cuts the same trickle.
 	c = newClient(t, &http.Transport{}, 250*ms)
 	row = lab.Run(context.Background(), c, Trickle(5, 100*ms), Limits{AttemptTimeout: 250 * ms})
-	if row.Outcome != vocab.Deadline || row.Expected.Outcome != vocab.Deadline || !near(row.Elapsed, 250*ms) {
+	if row.Outcome != Deadline || row.Expected.Outcome != Deadline || !near(row.Elapsed, 250*ms) {
 		t.Errorf("got %s", row)
 	}
 }
@@ -46,7 +44,7 @@ func TestHeaderTimeout(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{ResponseHeaderTimeout: 200 * ms}, 0)
 	row := lab.Run(context.Background(), c, Stall(0), Limits{HeaderTimeout: 200 * ms})
-	if row.Outcome != vocab.ReadTimeout || row.Expected.Outcome != vocab.ReadTimeout || !near(row.Elapsed, 200*ms) {
+	if row.Outcome != ReadTimeout || row.Expected.Outcome != ReadTimeout || !near(row.Elapsed, 200*ms) {
 		t.Errorf("got %s", row)
 	}
 }
@@ -76,7 +74,7 @@ func TestRetryChargesTwice(t *testing.T) {
 	c := retrying{newClient(t, &http.Transport{}, 150*ms), 1}
 	lim := Limits{AttemptTimeout: 150 * ms, Retries: 1}
 	row := lab.Run(context.Background(), c, Reserve(400*ms), lim)
-	if row.Executions != 2 || row.Expected.Executions != 2 || row.Outcome != vocab.Deadline || row.Expected.Attempts != 2 {
+	if row.Executions != 2 || row.Expected.Executions != 2 || row.Outcome != Deadline || row.Expected.Attempts != 2 {
 		t.Errorf("got %s", row)
 	}
 	if !near(row.Elapsed, row.Expected.Elapsed) || row.Expected.Elapsed != 300*ms {
@@ -98,11 +96,11 @@ func TestNetHTTPReplays(t *testing.T) {
 		want   int
 	}{{http.MethodGet, 2}, {http.MethodPost, 1}} {
 		c := newClient(t, &http.Transport{}, 2*time.Second)
-		if row := lab.Run(context.Background(), c, Slow(0), Limits{}); row.Outcome != vocab.OK {
+		if row := lab.Run(context.Background(), c, Slow(0), Limits{}); row.Outcome != OK {
 			t.Fatalf("warm-up: %s", row)
 		}
 		row := lab.Run(context.Background(), c, CloseAfterRead(tt.method), Limits{})
-		if row.Requests != tt.want || row.Outcome != vocab.Failed {
+		if row.Requests != tt.want || row.Outcome != Failed {
 			t.Errorf("%s: got %d requests (%s), want %d", tt.method, row.Requests, row, tt.want)
 		}
 	}
@@ -112,7 +110,7 @@ func TestRedirectLoop(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{}, 2*time.Second)
 	row := lab.Run(context.Background(), c, RedirectLoop(), Limits{})
-	if row.Outcome != vocab.Failed || row.Requests != 10 {
+	if row.Outcome != Failed || row.Requests != 10 {
 		t.Errorf("got %d requests, %s; want net/http's 10 then an error", row.Requests, row)
 	}
 }
@@ -126,7 +124,7 @@ func TestPoolQueue(t *testing.T) {
 	}
 	for i, r := range rows {
 		want := time.Duration(i/2+1) * 100 * ms // batches of 2; the model adds its 1 ms connect
-		if r.Outcome != vocab.OK || r.Expected.Elapsed/(100*ms) != time.Duration(i/2+1) || !near(r.Elapsed, want) {
+		if r.Outcome != OK || r.Expected.Elapsed/(100*ms) != time.Duration(i/2+1) || !near(r.Elapsed, want) {
 			t.Errorf("call %d: got %s, want ok at %v", i+1, r, want)
 		}
 	}
@@ -137,16 +135,16 @@ func TestPoolQueue(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	if got := Classify(ctx, nil); got != vocab.OK {
+	if got := Classify(ctx, nil); got != OK {
 		t.Errorf("nil: got %s", got)
 	}
 	done, cancel := context.WithTimeout(ctx, 0)
 	defer cancel()
 	<-done.Done()
-	if got := Classify(done, context.DeadlineExceeded); got != vocab.Deadline {
+	if got := Classify(done, context.DeadlineExceeded); got != Deadline {
 		t.Errorf("deadline: got %s", got)
 	}
-	if got := Classify(ctx, context.Canceled); got != vocab.Failed {
+	if got := Classify(ctx, context.Canceled); got != Failed {
 		t.Errorf("canceled: got %s", got)
 	}
 }

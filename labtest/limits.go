@@ -3,8 +3,7 @@ package labtest
 import (
 	"time"
 
-	"github.com/labrun/labrun/model"
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/model"
 )
 
 // Limits declare what your client is configured with, in net/http's terms; the zero value of
@@ -46,7 +45,7 @@ func (l Limits) expect(s Scenario) Expectation {
 				lim.Deadline, last = left, true
 			}
 		}
-		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != vocab.OK, 0)
+		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != OK, 0)
 		e.Attempts++
 		e.Executions += p.Executions
 		if s.downstream.Idempotent {
@@ -59,7 +58,7 @@ func (l Limits) expect(s Scenario) Expectation {
 		}
 		t += p.Total
 		e.Elapsed = t
-		if p.Outcome == vocab.OK || (last && p.Outcome == vocab.Deadline) || attempt == l.Retries {
+		if p.Outcome == OK || (last && p.Outcome == Deadline) || attempt == l.Retries {
 			return e
 		}
 		if l.Deadline > 0 && t+l.Backoff >= l.Deadline {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/model"
+	"github.com/labrun/labrun/internal/model"
 )
 
 // Scenario is what the fake server does with a call. Make one with the constructors below.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // span is a phase of a test prediction; a negative length stands for null (never ends).

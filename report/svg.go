@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // The SVG timeline's geometry, in px. The width is fixed so that timelines of different runs

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // attempt builds a measured attempt; an end below 0 stands for nil (never ended).

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
-	"github.com/labrun/labrun/vocab"
 )
 
 // LaneSep separates the parts of a call label that makes the call a stream in a lane of the

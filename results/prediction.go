@@ -1,6 +1,6 @@
 package results
 
-import "github.com/labrun/labrun/vocab"
+import "github.com/labrun/labrun/internal/vocab"
 
 // Prediction is what labrun predict prints: the timing model's answer for one call, with no
 // network involved.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/labrun/labrun/vocab"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Suite is the outcome of several experiments run together (labrun all).

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/clock"
+	"github.com/labrun/labrun/internal/clock"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )

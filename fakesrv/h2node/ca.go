@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/ca"
+	"github.com/labrun/labrun/fakesrv/internal/ca"
 )
 
 // CA is an in-memory certificate authority for loopback nodes: it issues each node a

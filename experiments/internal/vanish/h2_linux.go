@@ -1,0 +1,222 @@
+//go:build linux
+
+package vanish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// http2Job measures HTTP/2 calls through Go's net/http on pooled connections whose peer
+// vanished: with the health check, without it, and with a deadline.
+func http2Job(ctx context.Context, in HTTP2Input) (HTTP2Result, error) {
+	out := HTTP2Result{Input: in}
+	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
+	if err != nil {
+		return out, err
+	}
+	defer stop()
+
+	ping := newH2Transport(&http.HTTP2Config{SendPingTimeout: in.SendPingTimeout, PingTimeout: in.PingTimeout})
+	defer ping.CloseIdleConnections()
+	plain := newH2Transport(nil)
+	defer plain.CloseIdleConnections()
+	timed := newH2Transport(nil)
+	defer timed.CloseIdleConnections()
+	h2s := []*h2Transport{ping, plain, timed}
+	for _, tr := range h2s {
+		if err := tr.first(ctx, srv.url); err != nil {
+			return out, fmt.Errorf("first call before the peer vanished: %w", err)
+		}
+	}
+	for _, tr := range h2s {
+		if err := quiet(ctx, tr.conn()); err != nil {
+			return out, err
+		}
+	}
+	info, err := tcpInfo(plain.conn())
+	if err != nil {
+		return out, err
+	}
+	rto := time.Duration(info.Rto) * time.Microsecond
+	out.Kernel = model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}
+
+	if err := p.Vanish(ctx); err != nil {
+		return out, err
+	}
+	at := func(tr *h2Transport) error { return sleep(ctx, in.Inactivity-time.Since(tr.last)) }
+	parallel(
+		func() {
+			if at(ping) == nil {
+				out.Ping = ping.call(ctx, srv.url, 0)
+			}
+		},
+		func() {
+			if at(plain) == nil {
+				out.KernelCall = plain.call(ctx, srv.url, 0)
+			}
+		},
+		func() {
+			if at(timed) == nil {
+				out.Deadline = timed.call(ctx, srv.url, in.Deadline)
+			}
+		},
+	)
+	return out, ctx.Err()
+}
+
+// h2Transport is a net/http Transport that speaks HTTP/2 over TCP with prior knowledge (h2c)
+// and nothing else, and remembers the connection it dialled and when it last read a response.
+type h2Transport struct {
+	tr *http.Transport
+
+	mu    sync.Mutex // guards conns
+	conns []*net.TCPConn
+
+	last  time.Time // when the first call's response ended; set before any other call
+	proto int       // the first response's major protocol version
+}
+
+// newH2Transport returns an h2c-only Transport with the given HTTP/2 settings (nil: none, no
+// health check). Its dialer sends no TCP keepalive: nothing but the calls crosses the link.
+func newH2Transport(conf *http.HTTP2Config) *h2Transport {
+	t := &h2Transport{}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	d := net.Dialer{KeepAlive: -1}
+	t.tr = &http.Transport{
+		Proxy:              nil,
+		Protocols:          &protos,
+		HTTP2:              conf,
+		DisableCompression: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				t.mu.Lock()
+				t.conns = append(t.conns, c.(*net.TCPConn))
+				t.mu.Unlock()
+			}
+			return c, err
+		},
+	}
+	return t
+}
+
+// CloseIdleConnections closes the Transport's idle connections.
+func (t *h2Transport) CloseIdleConnections() { t.tr.CloseIdleConnections() }
+
+// conn is the first connection the Transport dialled.
+func (t *h2Transport) conn() *net.TCPConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conns[0]
+}
+
+// dialled is how many connections the Transport dialled.
+func (t *h2Transport) dialled() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}
+
+// first makes the exchange that leaves one HTTP/2 connection in the pool, and checks that it
+// spoke HTTP/2.
+func (t *h2Transport) first(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := t.tr.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	t.last, t.proto = time.Now(), resp.ProtoMajor
+	if err != nil {
+		return err
+	}
+	if resp.ProtoMajor != 2 {
+		return fmt.Errorf("got %s, want HTTP/2", resp.Proto)
+	}
+	return nil
+}
+
+// call makes one GET, with a deadline when deadline > 0, and reports how it ended.
+func (t *h2Transport) call(ctx context.Context, url string, deadline time.Duration) HTTP2Sample {
+	start := time.Now()
+	s := HTTP2Sample{Idle: start.Sub(t.last), HTTP2: t.proto == 2}
+	if deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deadline)
+		defer cancel()
+	}
+	before := t.dialled()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = t.tr.RoundTrip(req); err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	s.Elapsed, s.Outcome, s.Attempts = time.Since(start), vocab.OK, 1
+	s.Reused = t.dialled() == before
+	if err != nil {
+		s.Err, s.KernelTimeout = err.Error(), errors.Is(err, syscall.ETIMEDOUT)
+		s.PingLost = strings.Contains(s.Err, pingLost)
+		switch {
+		case deadline > 0 && errors.Is(err, context.DeadlineExceeded):
+			s.Outcome = vocab.Deadline
+		default:
+			s.Outcome = classify(err)
+		}
+	}
+	return s
+}
+
+// quietFor is how long a connection must have sent nothing new, all of it acknowledged, for
+// quiet to call it idle; quietWait bounds the wait.
+const (
+	quietFor  = 20 * time.Millisecond
+	quietWait = 2 * time.Second
+)
+
+// quiet waits until c has nothing in flight and has sent nothing for quietFor. An HTTP/2
+// client may still write a frame just after it has read the response (a SETTINGS
+// acknowledgement, say); if the peer vanished before acknowledging that segment, its
+// retransmissions would start before the measured call and end it early.
+func quiet(ctx context.Context, c *net.TCPConn) error {
+	deadline := time.Now().Add(quietWait)
+	var segs uint32
+	since := time.Now()
+	for {
+		info, err := tcpInfo(c)
+		if err != nil {
+			return err
+		}
+		if info.Unacked != 0 || info.Notsent_bytes != 0 || info.Data_segs_out != segs {
+			segs, since = info.Data_segs_out, time.Now()
+		}
+		if time.Since(since) >= quietFor {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("connection still sending after %v", quietWait)
+		}
+		if err := sleep(ctx, time.Millisecond); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package vanish
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
+)
+
+// Jobs returns no job: the jobs need Linux.
+func Jobs() netns.Jobs { return netns.Jobs{} }
+
+// StaleCheck reports an error: the check is written for Linux.
+func StaleCheck(c syscall.Conn) (healthy bool, reason error) {
+	return false, errors.New("stale check: needs Linux")
+}
+
+// HostKernel returns the documented SYN rules: the kernel's own are Linux's.
+func HostKernel() model.Kernel { return model.Kernel{} }

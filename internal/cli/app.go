@@ -1,0 +1,446 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/runner"
+	"github.com/labrun/labrun/report"
+)
+
+// Exit codes.
+const (
+	exitPass        = 0
+	exitFail        = 1 // a row out of tolerance, or a run that could not complete
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError is bad input: a flag, a value, an argument. It exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errChecksFailed marks a run whose rows did not all pass; its report is already printed.
+var errChecksFailed = errors.New("checks failed")
+
+// Main is the whole program: it parses args, runs what they ask and returns the exit code.
+// A namespace child (exp-i's measurements of vanishing peers) is this same binary started in
+// a new user and network namespace: Main runs its job and returns before anything else.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if code, child := netns.MaybeChild(experiments.NamespaceJobs(), stdin, stdout, stderr); child {
+		return code
+	}
+	return run(args, stdout, stderr)
+}
+
+// run parses args, runs what they ask and returns the exit code.
+// SIGINT and SIGTERM cancel the run, which closes its servers and exits 130.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runContext(ctx, args, stdout, stderr, detectTerminals(stdout, stderr), experiments.All())
+}
+
+// terminals says which outputs are terminals: colour goes only to a terminal's stdout, the
+// live status line only to a terminal's stderr, cut to the terminal's width.
+type terminals struct {
+	stdout, stderr bool
+	// outWidth and errWidth are stdout's and stderr's columns, 0 when unknown or not a
+	// terminal: tables fit stdout's, the status line stderr's.
+	outWidth, errWidth int
+}
+
+// runContext is run with the context, the experiments and the terminals given, for tests.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
+	app := newApp(stdout, stderr, tty, exps)
+	err := app.RunContext(ctx, args)
+	switch {
+	case err == nil:
+		return exitPass
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "labrun: interrupted")
+		return exitInterrupted
+	case errors.Is(err, errChecksFailed):
+		return exitFail
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "labrun: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "labrun: %v\n", err)
+		return exitFail
+	}
+}
+
+// commit is the git commit labrun was built from, set by the Makefile through
+// -ldflags "-X github.com/labrun/labrun/internal/cli.commit=...". A plain go build leaves it empty, and the build's own VCS
+// stamp, when there is one, is used instead.
+var commit string
+
+// version returns the module version and the commit, as well as they are known.
+func version() string {
+	v, rev := "(devel)", commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && rev == "" {
+				rev = s.Value
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " (" + rev + ")"
+	}
+	return v
+}
+
+func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) *cli.App {
+	app := &cli.App{
+		Name:  "labrun",
+		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
+		Description: "Each experiment starts a fake server on 127.0.0.1, runs a configured client " +
+			"against it and prints documented, expected (from labrun's timing model) and " +
+			"measured values with a verdict. The exit code is 0 when every row is within " +
+			"tolerance, 1 when one is not, 2 on bad usage, 130 when interrupted.",
+		UsageText: "labrun all                       # every experiment, one table each\n" +
+			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
+			"labrun exp-b --pool 20 --format json\n" +
+			"labrun list",
+		Version:         version(),
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:    onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q (see labrun --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	params := map[string][]param.Param{}
+	for _, e := range exps {
+		app.Commands = append(app.Commands, experimentCommand(e, tty))
+		params[e.Info().Name] = e.Params()
+	}
+	pred := &predict.Predictor{}
+	params["predict"] = pred.Params()
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
+		reportCommand(), listCommand(exps), completionCommand())
+	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params)))
+	return app
+}
+
+// commonFlags are the flags every running command takes.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
+			Usage: "client profile: " + strings.Join(experiments.ProfileNames(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
+		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
+			Usage: "largest allowed |measured - expected| for a timed row"},
+		&cli.IntFlag{Name: "repeat", Value: 1,
+			Usage: "run each experiment this many times; rows show median, min, max and standard deviation, the verdict uses the median"},
+		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs of each experiment to discard before the measured ones"},
+		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+			Usage: "output format: " + formatList()},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and one SVG timeline per experiment into this directory (checked before the run)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+	}
+}
+
+// parseFormat reads --format; runs says whether the command prints experiment runs, which
+// alone have a JUnit form.
+func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
+	f, err := report.ParseFormat(c.String("format"))
+	if err == nil {
+		err = report.CheckFor(f, runs)
+	}
+	if err != nil {
+		return "", usagef("--format: %v", err)
+	}
+	return f, nil
+}
+
+func formatList() string {
+	var names []string
+	for _, f := range report.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// common reads and checks the common flags. It prepares the --out directory too, so that a
+// run that cannot write its files fails before it starts, not minutes later.
+func common(c *cli.Context, tty terminals) (settings, error) {
+	if c.Args().Present() {
+		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
+	}
+	f, err := parseFormat(c, true)
+	if err != nil {
+		return settings{}, err
+	}
+	if _, err := experiments.LookupProfile(c.String("client")); err != nil {
+		return settings{}, usageError{err}
+	}
+	s := settings{
+		run: runner.Config{
+			Client:    c.String("client"),
+			Tolerance: c.Duration("tolerance"),
+			Repeat:    c.Int("repeat"),
+			Warmup:    c.Int("warmup"),
+			Version:   c.App.Version,
+		},
+		render: report.Options{
+			Format: f,
+			Color:  tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+			Width:  tty.outWidth,
+		},
+		live:  tty.stderr && !c.Bool("quiet"),
+		width: tty.errWidth,
+	}
+	if err := s.run.Check(); err != nil {
+		return settings{}, usageError{err}
+	}
+	if c.IsSet("out") {
+		if s.out, err = prepareOut(c.String("out")); err != nil {
+			return settings{}, err
+		}
+	}
+	return s, nil
+}
+
+// prepareOut checks an --out directory before anything runs: bad usage (exit 2) when it
+// cannot be created or written.
+func prepareOut(dir string) (*report.OutDir, error) {
+	if dir == "" {
+		return nil, usagef("--out needs a directory")
+	}
+	out, err := report.PrepareOut(dir)
+	if err != nil {
+		return nil, usagef("--out: %v", err)
+	}
+	return out, nil
+}
+
+func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
+	flags := commonFlags()
+	for _, p := range e.Params() {
+		flags = append(flags, paramFlag(p))
+	}
+	info := e.Info()
+	return &cli.Command{
+		Name:         info.Name,
+		Usage:        info.Title,
+		Description:  info.Description + "\n\n" + examples(info),
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			s, err := common(c, tty)
+			if err != nil {
+				return err
+			}
+			given := "" // --client as given, "" for the default
+			if c.IsSet("client") {
+				given = s.run.Client
+			}
+			if err := experiments.Check(e, given); err != nil {
+				return usageError{err}
+			}
+			return runExperiments(c, s, []experiments.Experiment{e}, true)
+		},
+	}
+}
+
+func examples(info experiments.Info) string {
+	return "Examples:\n   " + strings.Join(info.Examples, "\n   ")
+}
+
+// paramFlag turns an experiment parameter into a flag bound to it.
+func paramFlag(p param.Param) cli.Flag {
+	switch {
+	case p.Duration != nil:
+		return &cli.DurationFlag{Name: p.Name, Usage: p.Usage, Value: *p.Duration, Destination: p.Duration}
+	case p.Int != nil:
+		return &cli.IntFlag{Name: p.Name, Usage: p.Usage, Value: *p.Int, Destination: p.Int}
+	case p.String != nil:
+		return &cli.StringFlag{Name: p.Name, Usage: p.Usage, Value: *p.String, Destination: p.String}
+	default:
+		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool}
+	}
+}
+
+func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
+	return &cli.Command{
+		Name:  "all",
+		Usage: "run every experiment with its documented parameters",
+		Description: "Runs every experiment, all at once unless --serial (each has its own servers), " +
+			"prints one table each in order and exits 1 if any row of any experiment is out " +
+			"of tolerance: the CI regression gate.\n\n" +
+			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
+			"   labrun all --format json > run.json",
+		Flags: append(commonFlags(), &cli.BoolFlag{Name: "serial",
+			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			s, err := common(c, tty)
+			if err != nil {
+				return err
+			}
+			s.run.Serial = c.Bool("serial")
+			return runExperiments(c, s, exps, false)
+		},
+	}
+}
+
+func predictCommand(p *predict.Predictor) *cli.Command {
+	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+		Usage: "output format: " + formatList()},
+		&cli.BoolFlag{Name: "explain", Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
+	for _, pp := range p.Params() {
+		flags = append(flags, paramFlag(pp))
+	}
+	return &cli.Command{
+		Name:  "predict",
+		Usage: "ask the timing model which limit fires first, when, and how often the server executes",
+		Description: "Runs only the timing model, no network: for each attempt, its phases (lease, " +
+			"connect, wait for the first byte, body) and the limit that ended it, then the " +
+			"total, the outcome and the server's execution count. The limits start unset, or " +
+			"from a client's defaults with --defaults; flags given explicitly override them. " +
+			"By default the call finds a pooled connection.\n\n" +
+			"Client defaults (--defaults):\n" + predict.PresetsHelp() + "\n" +
+			"Examples:\n" +
+			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms   # a trickle never trips the read timeout\n" +
+			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
+			"   labrun predict --defaults hc5 --host-down                    # the kernel gives up after 127 s\n" +
+			"   labrun predict --defaults go --dropped --deadline 2s\n" +
+			"   labrun predict --lease-timeout 300ms --queue 400ms --format json\n" +
+			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("predict takes no arguments, got %q", c.Args().First())
+			}
+			f, err := parseFormat(c, false)
+			if err != nil {
+				return err
+			}
+			if err := p.Check(); err != nil {
+				return usageError{err}
+			}
+			if err := p.Apply(c.IsSet); err != nil {
+				return usageError{err}
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain")}, p.Predict())
+		},
+	}
+}
+
+func defaultsCommand(tty terminals) *cli.Command {
+	return &cli.Command{
+		Name:  "defaults",
+		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
+		Description: "Lab-spec section 4's table plus Go's net/http row (read from its source and " +
+			"checked against the linked net/http by labrun's tests). None of them is " +
+			"production-ready.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+			Usage: "output format: " + formatList()}},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("defaults takes no arguments, got %q", c.Args().First())
+			}
+			f, err := parseFormat(c, false)
+			if err != nil {
+				return err
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, predict.Defaults())
+		},
+	}
+}
+
+func listCommand(exps []experiments.Experiment) *cli.Command {
+	return &cli.Command{
+		Name:         "list",
+		Usage:        "list the experiments, one line each",
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("list takes no arguments, got %q", c.Args().First())
+			}
+			for _, e := range exps {
+				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
+			}
+			return nil
+		},
+	}
+}
+
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): `)
+
+// onUsageError turns the flag package's messages into labrun's: the flag named with its
+// dashes, the value quoted, what was expected.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		return usagef("--%s: invalid value %q (want %s)", m[2], m[1], wantFor(c, m[2]))
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usagef("unknown flag --%s", strings.TrimLeft(rest, "-"))
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		name := strings.TrimLeft(rest, "-")
+		if want := wantFor(c, name); want != "a valid value" {
+			return usagef("--%s needs a value: %s", name, want)
+		}
+		return usagef("--%s needs a value", name)
+	}
+	return usageError{err}
+}
+
+// wantFor says what kind of value the named flag of the current command takes.
+func wantFor(c *cli.Context, name string) string {
+	var flags []cli.Flag
+	if c != nil && c.Command != nil {
+		flags = c.Command.Flags
+	}
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.DurationFlag:
+			return "a duration such as 300ms or 1.5s"
+		case *cli.IntFlag:
+			return "a whole number"
+		case *cli.BoolFlag:
+			return "true or false"
+		}
+	}
+	return "a valid value"
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/experiments"
+)
+
+// completions asks labrun for the candidates of the last word, as the scripts do.
+func completions(t *testing.T, words ...string) []string {
+	t.Helper()
+	got := runArgs(t, context.Background(), experiments.All(), false, append([]string{"__complete"}, words...)...)
+	if got.code != 0 || got.stderr != "" {
+		t.Fatalf("__complete %q: exit %d, stderr %q", words, got.code, got.stderr)
+	}
+	return strings.Fields(got.stdout)
+}
+
+func TestComplete(t *testing.T) {
+	tests := []struct {
+		words []string
+		want  string // candidates joined by spaces; "" for none
+	}{
+		{[]string{"exp-"}, "exp-a exp-b exp-c exp-d exp-e exp-f exp-g exp-h exp-i exp-j"},
+		{[]string{"co"}, "completion"},
+		{[]string{"h"}, ""}, // no help command, no alias h
+		{[]string{"help"}, ""},
+		{[]string{"exp-b", "--po"}, "--pool"},
+		{[]string{"exp-b", "--cl"}, "--client"},
+		{[]string{"exp-b", "--client", ""}, "hc5 okhttp go okhttp@3.2"},
+		{[]string{"exp-b", "--client", "ok"}, "okhttp okhttp@3.2"},
+		{[]string{"all", "--format", ""}, "table json markdown csv junit"},
+		{[]string{"predict", "--defaults", "h"}, "hc4 hc5"},
+		{[]string{"predict", "--format", "j"}, "json junit"},
+		{[]string{"completion", ""}, "bash zsh fish"},
+		{[]string{"exp-a", "--read-timeout", ""}, ""}, // a duration: nothing to offer
+		{[]string{"report", ""}, ""},                  // a file: the shell's own completion
+		{[]string{"nope", "--"}, ""},
+		{[]string{"-"}, "--help --version"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.words, " "), func(t *testing.T) {
+			if got := strings.Join(completions(t, tt.words...), " "); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// A flag already given is not offered again.
+	for _, c := range completions(t, "exp-b", "--pool", "3", "--") {
+		if c == "--pool" {
+			t.Errorf("--pool offered again")
+		}
+	}
+}
+
+// TestCompletionScripts runs each generated script in its shell, with this test binary on
+// PATH as labrun, and checks what the shell would offer.
+func TestCompletionScripts(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "labrun")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), beMain+"=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	script := func(shell string) string {
+		got := runArgs(t, context.Background(), experiments.All(), false, "completion", shell)
+		if got.code != 0 {
+			t.Fatalf("completion %s: exit %d", shell, got.code)
+		}
+		return got.stdout
+	}
+
+	t.Run("bash", func(t *testing.T) {
+		if _, err := exec.LookPath("bash"); err != nil {
+			t.Skip("no bash here")
+		}
+		for _, tt := range []struct{ line, want string }{
+			{"labrun exp-b --cl", "--client"},
+			{"labrun exp-b --client okhttp@", "okhttp@3.2"},
+			{"labrun all --format ", "table json markdown csv junit"},
+			{"labrun comp", "completion"},
+		} {
+			words := strings.Split(tt.line, " ")
+			prog := script("bash") + `
+COMP_WORDS=(` + quoteWords(words) + `)
+COMP_CWORD=` + strconv.Itoa(len(words)-1) + `
+_labrun_complete
+echo "${COMPREPLY[*]}"
+complete -p labrun
+`
+			cmd := exec.Command("bash", "--norc", "--noprofile", "-c", prog)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%q: %v\n%s", tt.line, err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if lines[0] != tt.want {
+				t.Errorf("%q: bash offers %q, want %q", tt.line, lines[0], tt.want)
+			}
+			// No -o nospace: a completed word is followed by a space.
+			if spec := lines[len(lines)-1]; strings.Contains(spec, "nospace") || !strings.Contains(spec, "_labrun_complete") {
+				t.Errorf("completion spec %q, want the function without nospace", spec)
+			}
+		}
+	})
+
+	t.Run("zsh", func(t *testing.T) {
+		if _, err := exec.LookPath("zsh"); err != nil {
+			t.Skip("no zsh here")
+		}
+		cmd := exec.Command("zsh", "-f", "-c", "autoload -U compinit && compinit -u && "+script("zsh")+"\nwhence -w _labrun_complete")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "function") {
+			t.Errorf("zsh did not load the script: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("fish", func(t *testing.T) {
+		if _, err := exec.LookPath("fish"); err != nil {
+			t.Skip("no fish here")
+		}
+		cmd := exec.Command("fish", "--no-config", "-c", script("fish")+"\ncomplete -C 'labrun exp-b --client o'")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "okhttp") {
+			t.Errorf("fish offers %q (%v), want okhttp", out, err)
+		}
+	})
+}
+
+func quoteWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + w + "'"
+	}
+	return strings.Join(q, " ")
+}

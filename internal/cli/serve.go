@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/fakesrv"
+)
+
+//go:generate go test -run ^TestServeManual$ -update-serve-doc .
+
+// defaultGrace is how long labrun serve lets requests in flight finish after SIGINT or
+// SIGTERM before it cuts them (--grace).
+const defaultGrace = 5 * time.Second
+
+// The bounds of a long-running labrun serve's request log; /stats counts every request
+// whatever they drop, and says how many entries they dropped.
+const (
+	serveLogLimit = 10_000  // entries
+	serveLogBytes = 8 << 20 // bytes, counting paths and order ids (fakesrv.WithLogBytes)
+)
+
+// serveScript is the way to start labrun serve from a script and read its URL; serve --help
+// and docs/serve.md show it, and TestServeScript runs it.
+const serveScript = `labrun serve > url.txt 2>/dev/null & pid=$!
+until [ -s url.txt ]; do sleep 0.1; done; U=$(cat url.txt)
+curl -s "$U/stats"; kill $pid; wait $pid`
+
+// serveFlags are labrun serve's flags; docs/serve.md's flag table is generated from them.
+func serveFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: fakesrv.DefaultAddr, Usage: "listen address (port 0: any free port)"},
+		&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback"},
+		&cli.DurationFlag{Name: "max-duration", Value: fakesrv.DefaultMaxDuration,
+			Usage: "cap on every delay, stall and trickle, and on the time a client may take to send a request"},
+		&cli.DurationFlag{Name: "idle-timeout", DefaultText: "--max-duration",
+			Usage: "close keep-alive connections idle this long"},
+		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
+			Usage: "on SIGINT or SIGTERM, how long requests in flight may finish before they are cut"},
+		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
+		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
+		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250; --h2 and --h2c nodes: 100)"},
+		&cli.StringSliceFlag{Name: "tls-name", Usage: "a host name or IP address for the certificate, besides 127.0.0.1, ::1 and localhost (repeatable)"},
+		&cli.StringFlag{Name: "ca-out", Usage: "write the CA certificate (PEM) to this file, for clients to trust (TLS protocols, --h2)"},
+		&cli.BoolFlag{Name: "h2", Usage: "instead of the fault server, HTTP/2 nodes over TLS (APNs-like: stream limit, latency, throttle, freeze); the CA goes to --ca-out or a temporary file, whose path is printed"},
+		&cli.BoolFlag{Name: "h2c", Usage: "the same nodes over h2c (prior knowledge)"},
+		&cli.IntFlag{Name: "nodes", Value: 1, Usage: "--h2/--h2c: nodes on consecutive loopback addresses from --addr's, one port"},
+		&cli.DurationFlag{Name: "latency", Usage: "--h2/--h2c: every node's answer time"},
+		&cli.DurationFlag{Name: "slow-latency", Usage: "--h2/--h2c: the answer time of node --slow-node once it has answered --slow-after requests (0: no slow node)"},
+		&cli.IntFlag{Name: "slow-node", Value: 1, Usage: "--h2/--h2c: the node that turns slow, from 1"},
+		&cli.IntFlag{Name: "slow-after", Usage: "--h2/--h2c: requests the slow node answers at --latency first"},
+		&cli.BoolFlag{Name: "throttle", Usage: "--h2/--h2c: the APNs throttle: after a 400 a node lowers the connection's stream limit to 1 until the next success"},
+	}
+}
+
+// serveNodeFlags are the flags that apply only to --h2 and --h2c nodes.
+var serveNodeFlags = []string{"nodes", "latency", "slow-latency", "slow-node", "slow-after", "throttle"}
+
+// maxServeNodes bounds --nodes: a service behind one name, not a /24.
+const maxServeNodes = 16
+
+// protocolHelp lists the protocols with what each speaks.
+func protocolHelp() string {
+	var parts []string
+	for _, p := range fakesrv.Protocols() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", p.Name, p.Description))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// endpointList renders the endpoint table as labrun serve prints it on stderr and in its
+// help: one aligned line per endpoint, methods, grammar and summary.
+func endpointList(eps []fakesrv.Endpoint) string {
+	methodsW, grammarW := 0, 0
+	for _, e := range eps {
+		methodsW = max(methodsW, len(e.MethodList()))
+		grammarW = max(grammarW, len(e.Grammar()))
+	}
+	var b strings.Builder
+	b.WriteString("endpoints (DUR: a duration such as 250ms; see docs/serve.md):\n")
+	for _, e := range eps {
+		fmt.Fprintf(&b, "  %-*s %-*s  %s\n", methodsW, e.MethodList(), grammarW, e.Grammar(), e.Summary)
+	}
+	return b.String()
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the fault server for HTTP clients in any language",
+		Description: "Serves labrun's fake server until SIGINT or SIGTERM. The base URL goes to " +
+			"stdout (one line, for scripts), the endpoint list to stderr. It binds loopback only " +
+			"unless --allow-remote is given. Every duration a request asks for is capped by " +
+			"--max-duration, which also bounds the time a client may take to send a request " +
+			"and, unless --idle-timeout says otherwise, to keep a connection idle.\n\n" +
+			"On SIGINT or SIGTERM it stops accepting connections and lets the requests in flight " +
+			"finish for up to --grace; a second signal cuts them at once. It exits 0 when every " +
+			"request finished: a signal is how a server is meant to stop. It exits 130 " +
+			"(interrupted) when it had to cut requests in flight.\n\n" +
+			endpointList(fakesrv.Endpoints()) + "\n" +
+			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
+			"   labrun serve --protocol h2 --ca-out ca.pem   # then: curl --cacert ca.pem \"$U/delay\"\n" +
+			"   labrun serve --h2c --nodes 3 --max-concurrent-streams 10 --latency 200ms --slow-latency 2s --throttle\n\n" +
+			"With --h2 or --h2c it serves HTTP/2 nodes instead (docs/serve.md, docs/http2.md): each answers every path " +
+			"after its latency (?status=400 rejects a push, ?delay=DUR overrides the latency), and " +
+			"stdout has one line per node URL, then the URL of the nodes' /stats (POST /freeze?node=N " +
+			"and /thaw?node=N there hang a node and bring it back).\n\n" +
+			"In a script, read the URL from a file while the server runs:\n   " +
+			strings.ReplaceAll(serveScript, "\n", "\n   "),
+		Flags:        serveFlags(),
+		OnUsageError: onUsageError,
+		Action:       serve,
+	}
+}
+
+// serve is labrun serve's action.
+func serve(c *cli.Context) error {
+	if c.Bool("h2") || c.Bool("h2c") {
+		return serveNodes(c)
+	}
+	opts, err := serveOptions(c)
+	if err != nil {
+		return err
+	}
+	srv, err := fakesrv.New(opts...)
+	if err != nil {
+		return addrError(c.String("addr"), err)
+	}
+	if path := c.String("ca-out"); path != "" {
+		if err := os.WriteFile(path, srv.CACertPEM(), 0o644); err != nil {
+			srv.Close()
+			return fmt.Errorf("--ca-out: %w", err)
+		}
+	}
+	fmt.Fprintln(c.App.Writer, srv.URL)
+	fmt.Fprintf(c.App.ErrWriter, "labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointList(fakesrv.Endpoints()))
+	<-c.Context.Done()
+	return stopServer(srv, c.Duration("grace"), c.App.ErrWriter)
+}
+
+// stopServer shuts srv down once labrun was told to stop: it lets the requests in flight
+// finish for up to grace, or until a second SIGINT or SIGTERM, then cuts them. It returns nil
+// when nothing had to be cut, and an error otherwise, which run reports as interrupted
+// (exit 130).
+//
+// The second signal is caught here rather than by run's signal.NotifyContext, which stops
+// listening after the first. A signal that arrives between the two registrations (a few
+// microseconds) is swallowed by NotifyContext's channel; pressing Ctrl-C once more cuts.
+func stopServer(srv *fakesrv.Server, grace time.Duration, stderr io.Writer) error {
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-again:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	fmt.Fprintf(stderr, "labrun: stopping: requests in flight may finish within %v (Ctrl-C again cuts them)\n", grace)
+	if err := srv.Shutdown(ctx); err != nil {
+		fmt.Fprintln(stderr, "labrun: cut the requests still in flight")
+		return err
+	}
+	fmt.Fprintln(stderr, "labrun: stopped")
+	return nil
+}
+
+// addrError turns fakesrv.New's error into labrun's. A malformed or non-loopback --addr is
+// bad usage, and the refusal names the flag that lifts it; anything else, a port in use
+// first, is a runtime failure.
+func addrError(addr string, err error) error {
+	var ae *fakesrv.AddrError
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &ae) && ae.NotLoopback:
+		return usagef("--addr %s: %v; pass --allow-remote to listen on it", addr, ae.Err)
+	case errors.As(err, &ae):
+		return usagef("--addr %s: %v", addr, ae.Err)
+	case errors.As(err, &oe):
+		return fmt.Errorf("cannot listen on %s: %w", addr, oe.Err)
+	default:
+		return err
+	}
+}
+
+// serveOptions checks labrun serve's arguments and flags and turns them into the fake
+// server's options. The listen address is checked by fakesrv.New.
+func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
+	if c.Args().Present() {
+		return nil, usagef("serve takes no arguments, got %q", c.Args().First())
+	}
+	for _, name := range serveNodeFlags {
+		if c.IsSet(name) {
+			return nil, usagef("--%s needs --h2 or --h2c", name)
+		}
+	}
+	maxDur, idle := c.Duration("max-duration"), c.Duration("idle-timeout")
+	switch {
+	case maxDur <= 0:
+		return nil, usagef("--max-duration must be positive, got %v", maxDur)
+	case idle < 0 || (c.IsSet("idle-timeout") && idle == 0):
+		return nil, usagef("--idle-timeout must be positive, got %v", idle)
+	case c.Duration("grace") < 0:
+		return nil, usagef("--grace must not be negative, got %v", c.Duration("grace"))
+	}
+	if idle == 0 {
+		idle = maxDur
+	}
+	proto, err := serveProtocol(c)
+	if err != nil {
+		return nil, err
+	}
+	return []fakesrv.Option{
+		fakesrv.WithAddr(c.String("addr")),
+		fakesrv.WithAllowRemote(c.Bool("allow-remote")),
+		fakesrv.WithMaxDuration(maxDur),
+		fakesrv.WithIdempotent(c.Bool("idempotent")),
+		fakesrv.WithProtocol(proto.Name),
+		fakesrv.WithMaxConcurrentStreams(c.Int("max-concurrent-streams")),
+		fakesrv.WithTLSNames(c.StringSlice("tls-name")...),
+		// Safe to leave running: bounded memory, no spinning, no connection held for ever.
+		fakesrv.WithLogLimit(serveLogLimit),
+		fakesrv.WithLogBytes(serveLogBytes),
+		fakesrv.WithPreciseTiming(false),
+		fakesrv.WithReadTimeout(maxDur),
+		fakesrv.WithIdleTimeout(idle),
+	}, nil
+}
+
+// serveProtocol checks --protocol and the flags that depend on it.
+func serveProtocol(c *cli.Context) (fakesrv.ProtocolInfo, error) {
+	proto, ok := findProtocol(c.String("protocol"))
+	switch {
+	case !ok:
+		return proto, usagef("--protocol: unknown protocol %q (want %s)", c.String("protocol"), protocolNames())
+	case c.Int("max-concurrent-streams") < 0:
+		return proto, usagef("--max-concurrent-streams must not be negative, got %d", c.Int("max-concurrent-streams"))
+	case c.Int("max-concurrent-streams") > 0 && proto.Name != fakesrv.HTTP2 && proto.Name != fakesrv.H2C:
+		return proto, usagef("--max-concurrent-streams needs --protocol h2 or h2c, got %s", proto.Name)
+	case c.IsSet("tls-name") && !proto.TLS:
+		return proto, usagef("--tls-name needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
+	case c.IsSet("ca-out") && !proto.TLS:
+		return proto, usagef("--ca-out needs a TLS protocol (http1-tls or h2), got %s", proto.Name)
+	case c.IsSet("ca-out") && c.String("ca-out") == "":
+		return proto, usagef("--ca-out needs a file name")
+	}
+	for _, name := range c.StringSlice("tls-name") {
+		if name == "" {
+			return proto, usagef("--tls-name must not be empty")
+		}
+	}
+	return proto, nil
+}
+
+// findProtocol returns the protocol named name.
+func findProtocol(name string) (fakesrv.ProtocolInfo, bool) {
+	for _, p := range fakesrv.Protocols() {
+		if string(p.Name) == name {
+			return p, true
+		}
+	}
+	return fakesrv.ProtocolInfo{}, false
+}
+
+// protocolNames lists the protocol names: "http1, http1-tls, h2 or h2c".
+func protocolNames() string {
+	var names []string
+	for _, p := range fakesrv.Protocols() {
+		names = append(names, string(p.Name))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

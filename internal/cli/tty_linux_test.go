@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal of cols columns and returns its controlling side (what a
+// terminal emulator reads) and the terminal side (what labrun writes to).
+func openPTY(t *testing.T, cols int) (ptm, pts *os.File) {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { ptm.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pts.Close() })
+	if err := unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: 40}); err != nil {
+		t.Fatal(err)
+	}
+	return ptm, pts
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
+// screenLines runs labrun with stdout and stderr on a terminal of cols columns and returns
+// what the terminal showed, split where the cursor goes back to the line's start (a newline,
+// or the status line's carriage return), escape codes removed.
+func screenLines(t *testing.T, cols int, args ...string) []string {
+	t.Helper()
+	t.Setenv("COLUMNS", "")
+	ptm, pts := openPTY(t, cols)
+	out := make(chan string)
+	go func() {
+		var b strings.Builder
+		r := bufio.NewReader(ptm)
+		for {
+			line, err := r.ReadString('\n')
+			b.WriteString(line)
+			if err != nil {
+				break
+			}
+		}
+		out <- b.String()
+	}()
+	code := runContext(context.Background(), append([]string{"labrun"}, args...), pts, pts, detectTerminals(pts, pts), fakes())
+	pts.Close()
+	text := <-out
+	if code != exitPass && code != exitFail {
+		t.Fatalf("%v: exit %d:\n%s", args, code, text)
+	}
+	text = ansi.ReplaceAllString(text, "")
+	return strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' })
+}
+
+func TestTerminalWidth(t *testing.T) {
+	for _, cols := range []int{80, 120} {
+		for _, args := range [][]string{{"exp-x"}, {"all"}, {"defaults"}} {
+			t.Run(fmt.Sprintf("%d %v", cols, args), func(t *testing.T) {
+				lines := screenLines(t, cols, args...)
+				if len(lines) < 5 {
+					t.Fatalf("got %d lines: %q", len(lines), lines)
+				}
+				status := 0
+				for _, line := range lines {
+					if strings.HasPrefix(line, "labrun: ") {
+						status++
+					}
+					if n := utf8.RuneCountInString(line); n >= cols {
+						t.Errorf("a line of %d columns on a %d-column terminal: %q", n, cols, line)
+					}
+				}
+				if args[0] != "defaults" && status == 0 {
+					t.Errorf("no status line drawn")
+				}
+				header := strings.Join(lines, "\n")
+				if args[0] != "defaults" {
+					if full := strings.Contains(header, "| server"); full != (cols >= 120) {
+						t.Errorf("full layout %v at %d columns, want it from 120 on", full, cols)
+					}
+				}
+			})
+		}
+	}
+}

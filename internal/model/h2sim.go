@@ -1,0 +1,407 @@
+package model
+
+import (
+	"container/heap"
+	"slices"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// The event simulation behind SimulateH2: calls arrive, find or open a connection, take a
+// stream, end; connections freeze, drop, get throttled or ejected.
+
+// The kinds of events, in the order they are taken at one instant.
+const (
+	evDeadline = iota
+	evAnswer
+	evReadTimeout
+	evDrop
+	evFreeze
+	evReady
+	evArrive
+)
+
+type h2Event struct {
+	at   time.Duration
+	kind int
+	id   int // call, connection or node, by kind
+	seq  int // insertion order: ties within a kind go first in, first out
+}
+
+type h2Events []h2Event
+
+func (q h2Events) Len() int { return len(q) }
+func (q h2Events) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.seq < b.seq
+}
+func (q h2Events) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *h2Events) Push(x any)   { *q = append(*q, x.(h2Event)) }
+func (q *h2Events) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+type h2SimConn struct {
+	H2Conn
+	ready     time.Duration // when it carries streams; Forever if never
+	alloc     int           // streams assigned and not ended
+	active    []int         // calls streaming on it (started, not ended)
+	joined    []int         // calls waiting for it to be ready
+	lastFrame time.Duration // last frame the client read on it
+	sent      time.Duration // H2Client.StreamCost: when it has sent its streams so far
+	ejected   bool
+	dropped   bool
+	throttled bool // the node's throttle holds its limit at 1
+}
+
+type h2AddrStats struct {
+	count    int
+	total    time.Duration
+	lastUse  time.Duration
+	lastSeen int // order of last use, for the least recently used
+}
+
+type h2Sim struct {
+	s        H2Scenario
+	events   h2Events
+	seq      int
+	calls    []H2Call
+	ended    []bool
+	started  []time.Duration // stream start per call, -1 before
+	conns    []*h2SimConn
+	requests []int // per node: streams started (for SlowAfter)
+	queue    []int // H2GoStrict: calls waiting for a slot, first come first
+	route    int   // H2OkHttp: the next route for a new connection
+
+	// The interceptor's state.
+	addrs     map[int]*h2AddrStats
+	useSeq    int
+	allCalls  int
+	maxAvg    time.Duration
+	lastSweep time.Duration
+}
+
+func newH2Sim(s H2Scenario) *h2Sim {
+	m := &h2Sim{
+		s:         s,
+		calls:     make([]H2Call, s.Calls),
+		ended:     make([]bool, s.Calls),
+		started:   make([]time.Duration, s.Calls),
+		requests:  make([]int, len(s.Nodes)),
+		addrs:     make(map[int]*h2AddrStats),
+		lastSweep: 0,
+	}
+	for i := 0; i < s.Client.Warm; i++ {
+		node := 0
+		if s.Client.Rule == H2OkHttp {
+			node = m.route % len(s.Nodes)
+			m.route++
+		}
+		m.conns = append(m.conns, &h2SimConn{H2Conn: H2Conn{Node: node, Warm: true, EjectedAfter: -1, DroppedAt: Forever}})
+	}
+	for i := range m.calls {
+		start := time.Duration(i) * s.Every
+		if s.Starts != nil {
+			start = s.Starts[i]
+		}
+		m.calls[i] = H2Call{Start: start, End: Forever, Outcome: vocab.Hang, Node: -1, Conn: -1}
+		m.started[i] = -1
+		m.push(start, evArrive, i)
+		if s.Client.Deadline > 0 {
+			m.push(start+s.Client.Deadline, evDeadline, i)
+		}
+	}
+	for i, n := range s.Nodes {
+		if n.Frozen {
+			m.push(n.FrozenAt, evFreeze, i)
+		}
+	}
+	return m
+}
+
+func (m *h2Sim) push(at time.Duration, kind, id int) {
+	heap.Push(&m.events, h2Event{at: at, kind: kind, id: id, seq: m.seq})
+	m.seq++
+}
+
+func (m *h2Sim) connectTime() time.Duration {
+	if m.s.Client.ConnectTime > 0 {
+		return m.s.Client.ConnectTime
+	}
+	return ConnectTime
+}
+
+func (m *h2Sim) pingTimeout() time.Duration {
+	if m.s.Client.PingTimeout > 0 {
+		return m.s.Client.PingTimeout
+	}
+	return 15 * time.Second
+}
+
+// limit is a connection's stream limit: the node's (1 while its throttle holds), capped by
+// the allocation limit.
+func (m *h2Sim) limit(c *h2SimConn) int {
+	l := m.s.Nodes[c.Node].limit()
+	if c.throttled {
+		l = 1
+	}
+	if a := m.s.Client.AllocationLimit; a > 0 && m.s.Client.Rule == H2OkHttp {
+		l = min(l, a)
+	}
+	return l
+}
+
+func (m *h2Sim) run() {
+	for m.events.Len() > 0 {
+		e := heap.Pop(&m.events).(h2Event)
+		switch e.kind {
+		case evArrive:
+			m.arrive(e.id, e.at)
+		case evDeadline:
+			m.end(e.id, e.at, vocab.Deadline)
+		case evAnswer:
+			m.answer(e.id, e.at)
+		case evReadTimeout:
+			m.end(e.id, e.at, vocab.ReadTimeout)
+		case evDrop:
+			m.drop(e.id, e.at)
+		case evFreeze:
+			m.freeze(e.id, e.at)
+		case evReady:
+			m.ready(e.id, e.at)
+		}
+	}
+}
+
+// arrive assigns a call to a connection by the client's rule.
+func (m *h2Sim) arrive(call int, t time.Duration) {
+	if m.ended[call] {
+		return // a zero deadline: cut before it started
+	}
+	var pick *h2SimConn
+	k := -1
+	for i, c := range m.conns {
+		if c.dropped || c.ejected {
+			continue
+		}
+		if m.s.Client.Rule == H2GoStrict {
+			pick, k = c, i // the one live connection; a full one makes the call wait
+			break
+		}
+		if c.alloc < m.limit(c) {
+			pick, k = c, i
+			break
+		}
+	}
+	newConn := false
+	if pick == nil {
+		k, newConn = m.open(t), true
+		pick = m.conns[k]
+	}
+	cl := &m.calls[call]
+	cl.Conn, cl.Node, cl.NewConn = k, pick.Node, newConn
+	if m.s.Client.Rule == H2GoStrict && pick.alloc >= m.limit(pick) {
+		cl.InFlight = pick.alloc
+		m.queue = append(m.queue, call)
+		return
+	}
+	m.assign(call, pick, t)
+}
+
+// assign gives the call a slot on c; it streams now, or when c is ready.
+func (m *h2Sim) assign(call int, c *h2SimConn, t time.Duration) {
+	cl := &m.calls[call]
+	if m.s.Client.Rule != H2GoStrict || len(m.queue) == 0 || m.queue[0] != call {
+		cl.InFlight = c.alloc
+	}
+	c.alloc++
+	if c.ready > t {
+		c.joined = append(c.joined, call)
+		return
+	}
+	m.stream(call, c, t)
+}
+
+// open opens a new connection at t and returns its index.
+func (m *h2Sim) open(t time.Duration) int {
+	node := 0
+	if m.s.Client.Rule == H2OkHttp {
+		node = m.route % len(m.s.Nodes)
+		m.route++
+	}
+	c := &h2SimConn{H2Conn: H2Conn{Node: node, Opened: t, EjectedAfter: -1, DroppedAt: Forever}}
+	c.ready = t + m.connectTime()
+	n := m.s.Nodes[node]
+	if m.s.Client.Handshake && n.frozenAt(c.ready) {
+		c.ready = Forever // the handshake is never answered
+	}
+	c.lastFrame = c.ready
+	m.conns = append(m.conns, c)
+	k := len(m.conns) - 1
+	if c.ready != Forever {
+		m.push(c.ready, evReady, k)
+	}
+	return k
+}
+
+// ready starts the streams that waited for connection k; on a frozen node (h2c) it arms the
+// health check, which no PING answer will reset.
+func (m *h2Sim) ready(k int, t time.Duration) {
+	c := m.conns[k]
+	if m.s.Nodes[c.Node].frozenAt(t) && m.s.Client.SendPingTimeout > 0 {
+		m.push(t+m.s.Client.SendPingTimeout+m.pingTimeout(), evDrop, k)
+	}
+	joined := c.joined
+	c.joined = nil
+	for _, call := range joined {
+		if !m.ended[call] {
+			m.stream(call, c, t)
+		}
+	}
+}
+
+// stream starts a call's stream on c at t and schedules how it ends. With a StreamCost the
+// stream leaves once c has sent the streams before it, and counts from then.
+func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
+	if sc := m.s.Client.StreamCost; sc > 0 {
+		t = max(t, c.sent) + sc
+		c.sent = t
+	}
+	cl := &m.calls[call]
+	m.started[call] = t
+	cl.Waited = t - cl.Start
+	c.active = append(c.active, call)
+	c.Streams++
+	c.Peak = max(c.Peak, len(c.active))
+	n := m.s.Nodes[c.Node]
+	m.requests[c.Node]++
+	lat := n.Latency
+	if n.SlowAfter > 0 && m.requests[c.Node] > n.SlowAfter {
+		lat = n.SlowLatency
+	}
+	answered := !n.frozenAt(t + lat)
+	if answered {
+		m.push(t+lat, evAnswer, call)
+	}
+	if rt := m.s.Client.ReadTimeout; rt > 0 && (!answered || lat > rt) {
+		m.push(t+rt, evReadTimeout, call)
+	}
+}
+
+// answer ends a call with its answer and applies the interceptor's rule.
+func (m *h2Sim) answer(call int, t time.Duration) {
+	if m.ended[call] {
+		return
+	}
+	c := m.conns[m.calls[call].Conn]
+	c.lastFrame = max(c.lastFrame, t)
+	m.throttle(call, c, t)
+	m.end(call, t, vocab.OK)
+	if e := m.s.Client.Eject; e != nil {
+		m.eject(*e, call, c, t)
+	}
+}
+
+// throttle applies the node's throttle to the answer of call on c at t: a rejection lowers
+// c's limit to 1, the next success restores it.
+func (m *h2Sim) throttle(call int, c *h2SimConn, t time.Duration) {
+	if !m.s.Nodes[c.Node].Throttle {
+		return
+	}
+	rejected := m.s.Rejected != nil && m.s.Rejected[call]
+	if rejected == c.throttled {
+		return
+	}
+	c.throttled = rejected
+	c.Limits = append(c.Limits, H2Limit{At: t, Limit: m.limit(c)})
+}
+
+// end ends a call at t with outcome o and frees its slot.
+func (m *h2Sim) end(call int, t time.Duration, o vocab.Outcome) {
+	if m.ended[call] {
+		return
+	}
+	m.ended[call] = true
+	cl := &m.calls[call]
+	cl.End, cl.Outcome = t, o
+	if i := slices.Index(m.queue, call); i >= 0 {
+		m.queue = slices.Delete(m.queue, i, i+1)
+		cl.Waited = t - cl.Start
+		return
+	}
+	if cl.Conn < 0 {
+		return
+	}
+	c := m.conns[cl.Conn]
+	if m.started[call] < 0 {
+		cl.Waited = t - cl.Start // waited for a connection that never became usable
+		if i := slices.Index(c.joined, call); i >= 0 {
+			c.joined = slices.Delete(c.joined, i, i+1)
+		}
+	} else if i := slices.Index(c.active, call); i >= 0 {
+		c.active = slices.Delete(c.active, i, i+1)
+	}
+	c.alloc--
+	m.grant(c, t)
+}
+
+// grant gives freed slots of c to the calls waiting for one (H2GoStrict).
+func (m *h2Sim) grant(c *h2SimConn, t time.Duration) {
+	for len(m.queue) > 0 && !c.dropped && c.alloc < m.limit(c) {
+		call := m.queue[0]
+		m.assign(call, c, t)
+		m.queue = m.queue[1:]
+	}
+}
+
+// freeze arms the health check of every usable connection to node at t: the last frame the
+// client read is the later of its last answer and the last PING answered before t.
+func (m *h2Sim) freeze(node int, t time.Duration) {
+	spt := m.s.Client.SendPingTimeout
+	if spt <= 0 {
+		return
+	}
+	for k, c := range m.conns {
+		if c.Node != node || c.dropped || c.ready > t || c.ready == Forever {
+			continue
+		}
+		last := c.lastFrame
+		if j := (t - last - 1) / spt; j > 0 {
+			last += j * spt // PINGs sent while the node was healthy were answered
+		}
+		m.push(last+spt+m.pingTimeout(), evDrop, k)
+	}
+}
+
+// drop closes connection k (the health check): its streams fail, and the calls waiting for a
+// slot on it move to a new connection.
+func (m *h2Sim) drop(k int, t time.Duration) {
+	c := m.conns[k]
+	if c.dropped {
+		return
+	}
+	c.dropped, c.DroppedAt = true, t
+	for _, call := range slices.Clone(c.active) {
+		m.end(call, t, vocab.Failed)
+	}
+	if m.s.Client.Rule == H2GoStrict && len(m.queue) > 0 {
+		waiting := m.queue
+		m.queue = nil
+		nk := m.open(t)
+		for _, call := range waiting {
+			m.calls[call].Conn, m.calls[call].Node = nk, m.conns[nk].Node
+			m.queue = append(m.queue, call)
+		}
+		m.grant(m.conns[nk], t)
+	}
+}

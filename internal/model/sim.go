@@ -1,0 +1,403 @@
+package model
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// Simulate predicts every call of a scenario: an event simulation of the route's pool with a
+// FIFO lease queue. At one instant, events are taken in this order, which fixes the ties:
+// connections freed, attempts arriving (first attempts and retries, in call order), waiting
+// calls cut by the deadline, leases granted first-come first-served, waiting calls failing on
+// the lease timeout. So a connection that frees exactly at a waiter's lease timeout is still
+// granted to it (the limit is strict), but never one that frees at its deadline.
+//
+// A connection freed by a successful attempt returns to the pool idle; a failed attempt
+// closes its connection. A call with no limit that waits forever ends as Hang at Forever.
+func Simulate(s Scenario) []Prediction {
+	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
+		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
+	}
+	m := newSim(s)
+	m.run()
+	return m.preds
+}
+
+// release is a leased connection that frees at a given time.
+type release struct {
+	at   time.Duration
+	keep bool // the connection returns to the pool (else it is closed)
+	dead bool // the returned connection was dropped by a middlebox
+}
+
+// arrival is an attempt asking for a lease at a given time.
+type arrival struct {
+	at   time.Duration
+	call int
+}
+
+type sim struct {
+	s        Scenario
+	deadline time.Duration // absolute, Forever when not set
+
+	free     int             // lease slots nobody holds
+	idle     []time.Duration // idle pooled connections that work: when each went idle, the last taken first
+	dead     []time.Duration // idle pooled connections that were silently dropped: when each went idle
+	stale    int             // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
+	dying    int             // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
+	releases []release
+	arrivals []arrival
+	queue    []int           // calls waiting for a lease, first come first
+	ask      []time.Duration // per call: when its current attempt asked for a lease
+	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
+	// Per call: libRetries counts the attempts that were the library's own re-sends (not
+	// business retries); okSelected and okPinned are OkHttp's route accounting of the current
+	// business attempt (okDial); hc5Retried says HttpClient 5 retried it already.
+	libRetries []int
+	okSelected []int
+	okPinned   []bool
+	hc5Retried []bool
+	preds      []Prediction
+}
+
+func newSim(s Scenario) *sim {
+	if s.Limits.Profile == OkHttp {
+		s.Pool = max(s.Pool, s.Calls) // synchronous OkHttp calls never wait for a connection
+	}
+	m := &sim{
+		s:          s,
+		deadline:   Forever,
+		free:       s.Pool,
+		ask:        make([]time.Duration, s.Calls),
+		sent:       make([]time.Duration, s.Calls),
+		libRetries: make([]int, s.Calls),
+		okSelected: make([]int, s.Calls),
+		okPinned:   make([]bool, s.Calls),
+		hc5Retried: make([]bool, s.Calls),
+		preds:      make([]Prediction, s.Calls),
+	}
+	for i := range m.sent {
+		m.sent[i] = -1
+	}
+	if s.Limits.Deadline > 0 {
+		m.deadline = s.Limits.Deadline
+	}
+	idle := s.Idle
+	if idle > s.Pool {
+		idle = s.Pool
+	}
+	if s.Downstream.HostDown {
+		idle = 0 // a host that is down has no live connection
+	}
+	m.poolAtStart(idle)
+	if s.BusyUntil > 0 {
+		m.free = 0
+		m.idle, m.dead, m.stale, m.dying = nil, nil, 0, 0
+		for i := 0; i < s.Pool; i++ {
+			m.releases = append(m.releases, release{at: s.BusyUntil, keep: !s.Cold && !s.Downstream.HostDown, dead: s.Downstream.Dropped})
+		}
+	}
+	for i := 0; i < s.Calls; i++ {
+		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+	}
+	return m
+}
+
+func (m *sim) leaseExpiry(call int) time.Duration {
+	exp := m.deadline
+	if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go && m.ask[call]+lt < exp {
+		exp = m.ask[call] + lt
+	}
+	return exp
+}
+
+func (m *sim) next() time.Duration {
+	t := Forever
+	for _, r := range m.releases {
+		t = min(t, r.at)
+	}
+	for _, a := range m.arrivals {
+		t = min(t, a.at)
+	}
+	for _, c := range m.queue {
+		t = min(t, m.leaseExpiry(c))
+	}
+	return t
+}
+
+func (m *sim) run() {
+	for {
+		t := m.next()
+		if t == Forever {
+			break
+		}
+		// Connections freed.
+		kept := m.releases[:0]
+		for _, r := range m.releases {
+			switch {
+			case r.at > t:
+				kept = append(kept, r)
+				continue
+			case r.keep && r.dead:
+				m.dead = append(m.dead, r.at)
+			case r.keep:
+				m.idle = append(m.idle, r.at)
+			}
+			m.free++
+		}
+		m.releases = kept
+		// Attempts arriving, in call order.
+		waiting := m.arrivals[:0]
+		for _, a := range m.arrivals {
+			if a.at > t {
+				waiting = append(waiting, a)
+				continue
+			}
+			m.ask[a.call] = a.at
+			m.queue = append(m.queue, a.call)
+		}
+		m.arrivals = waiting
+		// Waiting calls cut by the deadline.
+		m.expire(t, m.deadline, vocab.Deadline)
+		// Leases granted.
+		for m.free > 0 && len(m.queue) > 0 {
+			c := m.queue[0]
+			m.queue = m.queue[1:]
+			m.free--
+			m.grant(c, t)
+		}
+		// Waiting calls failing on the lease timeout (net/http's pool wait has none).
+		if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go {
+			kept := m.queue[:0]
+			for _, c := range m.queue {
+				if m.ask[c]+lt > t {
+					kept = append(kept, c)
+					continue
+				}
+				m.finish(c, Attempt{
+					Start: m.ask[c], End: m.ask[c] + lt, Outcome: vocab.LeaseTimeout,
+					Phases: []Span{{vocab.PhaseLease, m.ask[c], m.ask[c] + lt}},
+				})
+			}
+			m.queue = kept
+		}
+	}
+	// Calls still waiting for a lease wait forever.
+	for _, c := range m.queue {
+		m.finish(c, Attempt{
+			Start: m.ask[c], End: Forever, Outcome: vocab.Hang,
+			Phases: []Span{{vocab.PhaseLease, m.ask[c], Forever}},
+		})
+	}
+	m.queue = nil
+}
+
+// expire ends every waiting call whose limit is at or before t.
+func (m *sim) expire(t, limit time.Duration, o vocab.Outcome) {
+	if limit > t {
+		return
+	}
+	for _, c := range m.queue {
+		m.finish(c, Attempt{
+			Start: m.ask[c], End: limit, Outcome: o,
+			Phases: []Span{{vocab.PhaseLease, m.ask[c], limit}},
+		})
+	}
+	m.queue = m.queue[:0]
+}
+
+// grant gives call c a lease at time t and plays the rest of its attempt.
+func (m *sim) grant(c int, t time.Duration) {
+	d := m.s.Downstream
+	a := Attempt{Start: m.ask[c], Phases: []Span{{vocab.PhaseLease, m.ask[c], t}}}
+	switch {
+	case d.HostDown:
+		a.NewConnection = true
+	case len(m.idle) > 0:
+		t = m.check(&a, t, pop(&m.idle))
+	case len(m.dead) > 0:
+		a.Dropped = true
+		t = m.check(&a, t, pop(&m.dead)) // nothing arrives on a dropped connection either
+	case m.takeDoomed(&a):
+		if a.Killed {
+			t = m.check(&a, t, -d.IdleFor) // it dies only once the request is read
+		}
+	default:
+		a.NewConnection = true
+	}
+	if a.NewConnection && m.s.Limits.Profile == OkHttp {
+		m.okDial(c)
+	}
+	end, out := m.phases(&a, t, c)
+	a.End, a.Outcome = end, out
+	if end != Forever {
+		m.releases = append(m.releases, release{at: end, keep: out == vocab.OK})
+	}
+	m.finish(c, a)
+}
+
+// pop takes the last of the times in s.
+func pop(s *[]time.Duration) time.Duration {
+	last := (*s)[len(*s)-1]
+	*s = (*s)[:len(*s)-1]
+	return last
+}
+
+// check plays the library's check of a pooled connection that looks alive at t, idle since
+// since: its read waits its whole timeout (HealthRead), counted in the lease. It returns when
+// the request can be written.
+func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
+	if c := m.healthRead(t - since); c > 0 {
+		t += c
+		a.Phases[0].End = t
+		a.Checked = true
+	}
+	return t
+}
+
+// phases plays connect, wait and body of call c's attempt from t and returns when and how the
+// attempt ended.
+func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
+	d, l := m.s.Downstream, m.s.Limits
+	if a.NewConnection {
+		natural, kernel := t+ConnectTime, vocab.Outcome("")
+		limit := after(t, l.ConnectTimeout)
+		if d.HostDown {
+			natural, limit, kernel = m.downConnect(t)
+		}
+		end, out := race(natural, kernel, limit, vocab.ConnectTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
+		if out != "" {
+			return end, out
+		}
+		t = end
+	}
+	a.Sent = true
+	if a.Stale || a.Killed {
+		return m.doomedPhases(a, t, c)
+	}
+	if a.Dropped {
+		end, out := race(t+DataGiveUp, vocab.KernelTimeout, after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+		a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
+		return end, out
+	}
+	head := Forever
+	switch {
+	case d.HonoursBudget && m.deadline != Forever && m.deadline-t < d.Delay:
+		// The server sees too little budget left for its work: it answers at once.
+		a.Rejected = true
+		head = t
+	case d.Stall:
+	case d.Idempotent && m.sent[c] >= 0:
+		// A repeat gets the first execution's result, when that is ready.
+		head = max(t, m.sent[c]+d.Delay)
+	default:
+		head = t + d.Delay
+	}
+	if m.sent[c] < 0 && !a.Rejected {
+		m.sent[c] = t
+	}
+	end, out := race(head, "", after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
+	if out != "" {
+		return end, out
+	}
+	bodyEnd, readFires := head, Forever
+	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
+		bodyEnd = head + time.Duration(d.Bytes)*d.Every
+		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && l.Profile != Go {
+			readFires = head + l.ReadTimeout // the first gap is already too long
+		}
+	}
+	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.deadline)
+	a.Phases = append(a.Phases, Span{vocab.PhaseBody, head, end})
+	if out == "" {
+		out = vocab.OK
+	}
+	return end, out
+}
+
+// downConnect says how a connect from t to a host that is down ends: when the kernel would give
+// up, when the connect limit fires, and the kernel's outcome. HttpClient 5 tries every address
+// with the full connect timeout; net/http shares one dial timeout among them (each address
+// gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
+// address alone); an OkHttp attempt tries one route, the next attempt the next.
+func (m *sim) downConnect(t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
+	l := m.s.Limits
+	routes := max(m.s.Downstream.Routes, 1)
+	switch l.Profile {
+	case OkHttp:
+		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
+	case Go:
+		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
+	default:
+		each, out := SYNGiveUp, vocab.KernelTimeout
+		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
+			each, out = ct, vocab.ConnectTimeout
+		}
+		// The connect limit fires on the last address; the phase ends when all are tried.
+		end := t + time.Duration(routes)*each
+		if out == vocab.ConnectTimeout {
+			return end, end, out
+		}
+		return end, Forever, out
+	}
+}
+
+// after returns t+limit, or Forever when the limit is not set.
+func after(t, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return Forever
+	}
+	return t + limit
+}
+
+// race decides how a phase ends: at its natural end (with outcome natOut, "" meaning the
+// phase completed), at its limit (strictly earlier than the natural end) or at the deadline
+// (at or before both).
+func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
+	switch {
+	case natural == Forever && limitAt == Forever && deadline == Forever:
+		return Forever, vocab.Hang
+	case deadline <= natural && deadline <= limitAt:
+		return deadline, vocab.Deadline
+	case limitAt < natural:
+		return limitAt, limitOut
+	default:
+		return natural, natOut
+	}
+}
+
+// finish records attempt a of call c and decides whether the call goes on with a retry.
+func (m *sim) finish(c int, a Attempt) {
+	p := &m.preds[c]
+	p.Attempts = append(p.Attempts, a)
+	if a.NewConnection {
+		p.Connects++
+	}
+	if a.Executed() && !(m.s.Downstream.Idempotent && p.Executions > 0) {
+		p.Executions++
+	}
+	p.Outcome, p.Total = a.Outcome, a.End
+	switch a.Outcome {
+	case vocab.OK, vocab.Deadline, vocab.Hang:
+		return
+	}
+	if a.End < m.deadline && m.resend(c, a) {
+		m.libRetries[c]++
+		m.arrivals = append(m.arrivals, arrival{at: a.End, call: c})
+		return
+	}
+	if len(p.Attempts)-m.libRetries[c] > m.s.Limits.Retries || m.s.Downstream.OneShotBody {
+		return
+	}
+	// A business retry is a new call: its routes and the library's retries start again.
+	m.okSelected[c], m.okPinned[c], m.hc5Retried[c] = 0, false, false
+	next := a.End + m.s.Limits.Backoff
+	if next >= m.deadline {
+		p.Outcome, p.Total = vocab.Deadline, m.deadline
+		return
+	}
+	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
+}

@@ -1,0 +1,275 @@
+// Package predict is labrun predict and labrun defaults: it asks the timing model which limit
+// of a client fires first against a downstream, when, and how often the server executes the
+// request, with no network, and lists the client libraries' defaults the model knows.
+package predict
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// Predictor holds the inputs of labrun predict: a client's limits, optionally starting from a
+// library's defaults, and what the downstream does. It runs only the model: no network.
+type Predictor struct {
+	// Defaults names the preset the limits start from ("" = every limit unset), with the
+	// library's rules.
+	Defaults string
+	profile  model.Profile // the preset's rules, set by Apply
+	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
+	recover  bool          // the preset's OkHttp 3.0-3.2 read-timeout recovery, set by Apply
+
+	LeaseTimeout   time.Duration
+	ConnectTimeout time.Duration
+	ReadTimeout    time.Duration
+	Deadline       time.Duration
+	Retries        int
+	Backoff        time.Duration
+
+	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
+	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
+	// turns it off), and an evictor of idle connections.
+	HC5Retries              string
+	ValidateAfterInactivity time.Duration
+	NoStaleCheck            bool
+	EvictIdle               time.Duration
+	EvictInterval           time.Duration
+
+	Delay    time.Duration
+	Bytes    int
+	Every    time.Duration
+	Stall    bool
+	HostDown bool
+	Dropped  bool
+	Queue    time.Duration
+	Cold     bool
+
+	// How the pooled connection died (model.Downstream): closed by the server's keep-alive
+	// timeout while it sat idle, or closed or reset ("close", "reset") after the server read
+	// the request; and the request, which decides what the libraries send again.
+	ServerIdleTimeout time.Duration
+	IdleFor           time.Duration
+	KillAfterRead     string
+	Method            string
+	IdempotencyKey    bool
+	OneShotBody       bool
+	// SYNRetries and TCPRetries2 scale the kernel down, as exp-i does: with HostDown a connect
+	// gives up after SYNRetries SYN retransmissions, with Dropped a request after the
+	// retransmissions tcp_retries2 = TCPRetries2 allows, both by model.Kernel's rules on a
+	// veth at HZ = 250 (model.LoopbackKernel). Zero keeps the documented give-up times.
+	SYNRetries  int
+	TCPRetries2 int
+}
+
+// Params lists the predictor's parameters, bound to its fields.
+func (p *Predictor) Params() []param.Param {
+	max := model.DataGiveUp + time.Hour // long enough for the kernel's own give-up times
+	return []param.Param{
+		{Name: "defaults", Usage: "start from a client's defaults: " + strings.Join(PresetNames(), ", "), String: &p.Defaults, Choices: PresetNames()},
+		{Name: "lease-timeout", Usage: "wait for a pooled connection at most this long (0 = no limit)", Duration: &p.LeaseTimeout, MaxDuration: max},
+		{Name: "connect-timeout", Usage: "connect timeout (0 = none: the kernel gives up after 127 s)", Duration: &p.ConnectTimeout, MaxDuration: max},
+		{Name: "read-timeout", Usage: "read timeout, idle per read (0 = none)", Duration: &p.ReadTimeout, MaxDuration: max},
+		{Name: "deadline", Usage: "total deadline of the call, retries included (0 = none)", Duration: &p.Deadline, MaxDuration: max},
+		{Name: "retries", Usage: "retries after a failed attempt", Int: &p.Retries, Min: 0, Max: 100},
+		{Name: "backoff", Usage: "pause before each retry", Duration: &p.Backoff, MaxDuration: max},
+		{Name: "hc5-retries", Usage: "HttpClient 5's own retries: none (disableAutomaticRetries) or default (DefaultHttpRequestRetryStrategy: an idempotent request once more after an I/O error)",
+			String: &p.HC5Retries, Choices: []string{"none", string(vocab.HC5RetriesDefault)}},
+		{Name: "validate-after-inactivity", Usage: "HttpClient 5's stale check of a pooled connection idle longer than this (0 = the client sees a FIN at once, as net/http does)",
+			Duration: &p.ValidateAfterInactivity, MaxDuration: max},
+		{Name: "no-stale-check", Usage: "HttpClient 5 checks no pooled connection before reuse (setValidateAfterInactivity(-1))", Bool: &p.NoStaleCheck},
+		{Name: "evict-idle", Usage: "close pooled connections idle this long (evictIdleConnections, IdleConnTimeout, keepAliveDuration)", Duration: &p.EvictIdle, MaxDuration: max},
+		{Name: "evict-interval", Usage: "how often HttpClient 5's evictor looks (0 = max(evict-idle/10, 1s))", Duration: &p.EvictInterval, MaxDuration: max},
+		{Name: "delay", Usage: "server time until the response head", Duration: &p.Delay, MaxDuration: max},
+		{Name: "bytes", Usage: "body bytes; with --every they trickle", Int: &p.Bytes, Min: 0, Max: 1 << 30},
+		{Name: "every", Usage: "pause before each trickled body byte", Duration: &p.Every, MaxDuration: max},
+		{Name: "stall", Usage: "the server never answers", Bool: &p.Stall},
+		{Name: "host-down", Usage: "SYNs go unanswered: every connect hangs (implies --cold)", Bool: &p.HostDown},
+		{Name: "dropped", Usage: "a middlebox silently dropped the pooled connection", Bool: &p.Dropped},
+		{Name: "queue", Usage: "the pool is full; a connection frees after this long", Duration: &p.Queue, MaxDuration: max},
+		{Name: "cold", Usage: "the first attempt must connect (default: it finds a pooled connection)", Bool: &p.Cold},
+		{Name: "server-idle-timeout", Usage: "the server closes a keep-alive connection idle this long (Tomcat: 60s)", Duration: &p.ServerIdleTimeout, MaxDuration: max},
+		{Name: "idle-for", Usage: "how long the pooled connection sat idle before the call", Duration: &p.IdleFor, MaxDuration: max},
+		{Name: "kill-after-read", Usage: "the server reads the request on the pooled connection, executes it, then closes (close) or resets (reset) the connection",
+			String: &p.KillAfterRead, Choices: []string{string(model.KillClose), string(model.KillReset)}},
+		{Name: "method", Usage: "the request's method (default GET): the libraries send again by method", String: &p.Method},
+		{Name: "idempotency-key", Usage: "the request carries an Idempotency-Key header (net/http then replays any method)", Bool: &p.IdempotencyKey},
+		{Name: "one-shot-body", Usage: "the request body cannot be sent again: no library re-sends it", Bool: &p.OneShotBody},
+		{Name: "syn-retries", Usage: fmt.Sprintf("with --host-down: the kernel's SYN retries, as exp-i measures them (0 = the documented %d: 127 s)", model.SYNRetries),
+			Int: &p.SYNRetries, Min: 0, Max: maxSYNRetries},
+		{Name: "tcp-retries2", Usage: fmt.Sprintf("with --dropped: the kernel's tcp_retries2, as exp-i measures it (0 = the documented %d: 924.6 s)", model.DataRetries),
+			Int: &p.TCPRetries2, Min: 0, Max: maxRetries2},
+	}
+}
+
+// Check reports a parameter or a combination of them that makes no sense, naming the flags.
+func (p *Predictor) Check() error {
+	if err := param.CheckAll(p.Params()); err != nil {
+		return err
+	}
+	switch {
+	case p.HostDown && p.Dropped:
+		return fmt.Errorf("--host-down and --dropped exclude each other: a connection to a host that is down was never made")
+	case p.Dropped && p.Cold:
+		return fmt.Errorf("--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing")
+	case p.Stall && (p.Bytes > 0 || p.Every > 0 || p.Delay > 0):
+		return fmt.Errorf("--stall excludes --delay, --bytes and --every: a stalled server sends nothing")
+	case p.SYNRetries > 0 && !p.HostDown:
+		return fmt.Errorf("--syn-retries needs --host-down: it counts the SYNs sent to a host that does not answer")
+	case p.TCPRetries2 > 0 && !p.Dropped:
+		return fmt.Errorf("--tcp-retries2 needs --dropped: it counts the retransmissions of a request nobody acknowledges")
+	case p.Every > 0 && p.Bytes == 0:
+		return fmt.Errorf("--every needs --bytes: there is no body to trickle")
+	case p.NoStaleCheck && p.ValidateAfterInactivity > 0:
+		return fmt.Errorf("--no-stale-check and --validate-after-inactivity exclude each other")
+	case p.EvictInterval > 0 && p.EvictIdle == 0:
+		return fmt.Errorf("--evict-interval needs --evict-idle: there is no evictor")
+	case p.ServerIdleTimeout > 0 && p.IdleFor == 0:
+		return fmt.Errorf("--server-idle-timeout needs --idle-for: how long the pooled connection sat idle")
+	case (p.IdleFor > 0 || p.KillAfterRead != "") && (p.Cold || p.HostDown):
+		return fmt.Errorf("--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing")
+	case p.KillAfterRead != "" && p.Dropped:
+		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
+	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
+		return fmt.Errorf("--method: %q is not a method", p.Method)
+	case p.Every > 0 && time.Duration(p.Bytes) > (MaxScenario-p.Delay)/p.Every:
+		return fmt.Errorf("--bytes %d with --every %v trickles for longer than the model's range of %v: make one of them smaller",
+			p.Bytes, p.Every, MaxScenario)
+	}
+	return nil
+}
+
+// The largest counts --syn-retries and --tcp-retries2 take: Linux's own bound on a socket's
+// SYN retries (MAX_TCP_SYNCNT), and a tcp_retries2 whose give-up, past three hours, is
+// beyond any question a client asks.
+const (
+	maxSYNRetries = 127
+	maxRetries2   = 100
+)
+
+// MaxScenario bounds how long a scenario's server may take (delay plus trickle): the model
+// adds durations in time.Duration, which holds 292 years, and a year keeps every sum it makes
+// (retries and backoffs included) exact and every time a report can draw.
+const MaxScenario = 365 * 24 * time.Hour
+
+// Apply sets every limit the preset named by p.Defaults defines, except those the user gave
+// explicitly (isSet reports which flags were given), and takes the preset's rules.
+func (p *Predictor) Apply(isSet func(name string) bool) error {
+	if p.Defaults == "" {
+		return nil
+	}
+	pre, ok := model.PresetNamed(p.Defaults)
+	if !ok {
+		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
+	}
+	// The limits a preset sets, by flag name; the order does not matter.
+	set := map[string]func(){
+		"lease-timeout":   func() { p.LeaseTimeout = pre.Limits.LeaseTimeout },
+		"connect-timeout": func() { p.ConnectTimeout = pre.Limits.ConnectTimeout },
+		"read-timeout":    func() { p.ReadTimeout = pre.Limits.ReadTimeout },
+		"deadline":        func() { p.Deadline = pre.Limits.Deadline },
+		"retries":         func() { p.Retries = pre.Limits.Retries },
+		"backoff":         func() { p.Backoff = pre.Limits.Backoff },
+	}
+	r := presetReuse(pre.Name)
+	if r.validate != 0 && !isSet("no-stale-check") {
+		set["validate-after-inactivity"] = func() { p.ValidateAfterInactivity = r.validate }
+	}
+	if r.retries != "" {
+		set["hc5-retries"] = func() { p.HC5Retries = r.retries }
+	}
+	if r.evict != 0 {
+		set["evict-idle"] = func() { p.EvictIdle = r.evict }
+	}
+	for name, apply := range set {
+		if !isSet(name) {
+			apply()
+		}
+	}
+	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
+	if p.profile == model.OkHttp || p.profile == model.Go {
+		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
+			if isSet(name) {
+				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
+			}
+		}
+	}
+	return nil
+}
+
+// Predict runs the model.
+func (p *Predictor) Predict() results.Prediction {
+	l := model.Limits{
+		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover,
+		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
+		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
+		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
+	}
+	if p.HC5Retries == string(vocab.HC5RetriesDefault) {
+		l.HC5Retries = vocab.HC5RetriesDefault
+	}
+	if p.NoStaleCheck {
+		l.ValidateAfterInactivity = model.NoValidation
+	}
+	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped,
+		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
+		Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}
+	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
+	if p.SYNRetries > 0 || p.TCPRetries2 > 0 {
+		// The question exp-i's kernel rows measure: the scaled kernel gives up, not the book.
+		syn, r2 := cmp.Or(p.SYNRetries, model.SYNRetries), cmp.Or(p.TCPRetries2, model.DataRetries)
+		pred = model.LoopbackKernel().Predict(d, l, p.Cold || p.HostDown, p.Queue, syn, r2)
+	}
+	out := results.Prediction{
+		Scenario:         scenario(p.Params()),
+		Outcome:          pred.Outcome,
+		TotalMs:          modelMs(pred.Total),
+		ServerExecutions: pred.Executions,
+		Attempts:         []results.Attempt{},
+	}
+	for _, a := range pred.Attempts {
+		ra := results.Attempt{
+			StartMs: *results.Ms(a.Start), EndMs: modelMs(a.End), Outcome: a.Outcome,
+			NewConnection: a.NewConnection, Executed: a.Executed(), Phases: []results.PhaseSpan{},
+		}
+		for _, s := range a.Phases {
+			span := results.PhaseSpan{Phase: s.Phase}
+			if s.End != model.Forever {
+				span.Ms = results.Ms(s.End - s.Start)
+			}
+			ra.Phases = append(ra.Phases, span)
+		}
+		out.Attempts = append(out.Attempts, ra)
+	}
+	for i := range out.Attempts {
+		out.Attempts[i].Why = model.Why(d, l, pred, i)
+	}
+	out.Explanation = model.Explain(d, l, pred)
+	return out
+}
+
+// modelMs converts a model time to a document's value: none for a call that hangs.
+func modelMs(d time.Duration) *float64 {
+	if d == model.Forever {
+		return nil
+	}
+	return results.Ms(d)
+}
+
+// scenario lists the parameters that differ from their zero value, for the report's heading.
+func scenario(ps []param.Param) []results.Param {
+	out := []results.Param{}
+	for _, p := range ps {
+		switch v := p.Value(); v {
+		case "", "0", "0s", "false":
+		default:
+			out = append(out, results.Param{Name: p.Name, Value: v})
+		}
+	}
+	return out
+}

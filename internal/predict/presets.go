@@ -1,0 +1,69 @@
+package predict
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// PresetNames lists the names --defaults takes.
+func PresetNames() []string {
+	var names []string
+	for _, p := range model.Presets() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// PresetsHelp describes every preset in a few lines, for labrun predict --help.
+func PresetsHelp() string {
+	var b strings.Builder
+	for _, p := range model.Presets() {
+		fmt.Fprintf(&b, "   %-14s %s: lease %s; connect %s; read %s; pool %s; whole call %s\n",
+			p.Name, p.Client, p.Lease, p.Connect, p.Read, p.Pool, p.Call)
+	}
+	return b.String()
+}
+
+// Defaults returns lab-spec section 4's client defaults and Go's, for labrun defaults.
+func Defaults() []results.ClientDefaults {
+	var out []results.ClientDefaults
+	for _, p := range model.Presets() {
+		out = append(out, results.ClientDefaults{
+			Name: p.Name, Client: p.Client, Lease: p.Lease, Connect: p.Connect,
+			Read: p.Read, Pool: p.Pool, Call: p.Call, Source: p.Source, Reuse: p.Reuse, Resend: p.Resend,
+		})
+	}
+	return out
+}
+
+// reuse are a library's default rules for pooled connections that die, as --defaults sets
+// them. model.Preset.Limits leaves them at the model's zero values (a closed connection is
+// never used, nothing is re-sent, no evictor) and describes them in Reuse and Resend; the
+// rules that depend only on the library (OkHttp's health check and recover(), net/http's
+// background read and replay) come with its model.Profile.
+type reuse struct {
+	validate time.Duration // HttpClient 5's validateAfterInactivity
+	retries  string        // HttpClient 5's retry strategy, as --hc5-retries takes it
+	evict    time.Duration // idle connections closed after this long
+}
+
+// presetReuse returns the rules of the preset called name; a preset whose library's rules
+// labrun has not read keeps the zero values.
+func presetReuse(name string) reuse {
+	switch name {
+	case "hc5":
+		// PoolingHttpClientConnectionManager's 2 s; DefaultHttpRequestRetryStrategy unless
+		// disableAutomaticRetries(); no evictor unless evictIdleConnections.
+		return reuse{validate: model.HC5ValidateAfterInactivity, retries: string(vocab.HC5RetriesDefault)}
+	case "okhttp":
+		return reuse{evict: 5 * time.Minute} // ConnectionPool's keepAliveDuration
+	case "go":
+		return reuse{evict: 90 * time.Second} // DefaultTransport's IdleConnTimeout
+	}
+	return reuse{}
+}
