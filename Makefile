@@ -3,7 +3,7 @@ GO ?= go
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 
-.PHONY: run test bench gate report build install fmt clean
+.PHONY: run test bench gate report docs build install fmt clean
 
 ## run: every experiment with its documented parameters
 run:
@@ -25,6 +25,10 @@ gate: test
 ## report: the committed reference run (run it on an idle machine)
 report:
 	$(GO) run -ldflags "$(LDFLAGS)" . all --repeat 5 --warmup 1 --out results/reference
+
+## docs: regenerate the docs' generated sections (sample tables from the reference run, defaults, serve's tables)
+docs:
+	$(GO) test ./internal/cli/ -run '^(TestDocsGenerated|TestServeManual)$$' -update-docs -update-serve-doc
 
 ## build: a labrun binary in the working directory
 build:

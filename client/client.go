@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -266,13 +267,9 @@ func pause(ctx context.Context, d time.Duration, start time.Time, n int) *Error 
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
+	if clock.Sleep(ctx, d) == nil {
 		return nil
-	case <-ctx.Done():
-		out, cause := ctxOutcome(ctx)
-		return &Error{Outcome: out, Phase: vocab.PhaseBackoff, Attempt: n, Elapsed: time.Since(start), Err: cause}
 	}
+	out, cause := ctxOutcome(ctx)
+	return &Error{Outcome: out, Phase: vocab.PhaseBackoff, Attempt: n, Elapsed: time.Since(start), Err: cause}
 }

@@ -57,7 +57,7 @@ type Config struct {
 	// does: an attempt dials one route, with its own connect timeout. Without it every address
 	// is tried in turn within one connect, each with the full timeout, as HttpClient 5 does.
 	RoutePerAttempt bool
-	// RetryOnConnectionFailure applies OkHttp's recover() (lab-spec sections 5 and 7): a connect
+	// RetryOnConnectionFailure applies OkHttp's recover() (okhttp3.internal.http.RetryAndFollowUpInterceptor, 3.x): a connect
 	// that fails on one route is retried at once on the next (with RoutePerAttempt); an I/O
 	// error after the request was sent (the server closed or reset the connection) is retried
 	// for any method whose body can be sent again, on the same route when the connection had

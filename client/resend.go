@@ -17,7 +17,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What a library sends again by itself after a failed attempt (lab-spec section 7), read from
+// What a library sends again by itself after a failed attempt (docs/experiments.md, exp-g), read from
 // its source: HttpClient 5's HttpRequestRetryExec with DefaultHttpRequestRetryStrategy
 // (httpcomponents-client 5.6.x) and OkHttp's recover() (okhttp parent-3.2.0, parent-3.3.0,
 // parent-3.14.9). Each re-send is an attempt of its own in the Result. net/http's own replays

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Reusing a pooled connection that may have died (lab-spec section 7): which check finds out,
+// Reusing a pooled connection that may have died (docs/experiments.md, exp-g): which check finds out,
 // and the evictor. The check runs when the Transport hands a pooled connection to an attempt
 // (attemptState.onGotConn); a connection it condemns is discarded before a byte is written on
 // it, and the attempt's request goes again on the next pooled connection or a new one, as

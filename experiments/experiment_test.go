@@ -11,7 +11,6 @@ import (
 
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/netns"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -102,7 +101,7 @@ func TestAll(t *testing.T) {
 	// next run's (no shared state, no package globals).
 	first, second := All(), All()
 	for i := range first {
-		before := param.Config(second[i].Params())
+		before := config(second[i].Params())
 		for _, p := range first[i].Params() {
 			switch {
 			case p.Duration != nil:
@@ -115,7 +114,7 @@ func TestAll(t *testing.T) {
 				*p.String += "x"
 			}
 		}
-		if after := param.Config(second[i].Params()); !reflect.DeepEqual(before, after) {
+		if after := config(second[i].Params()); !reflect.DeepEqual(before, after) {
 			t.Errorf("%s: All() shares its values between calls", first[i].Info().Name)
 		}
 	}

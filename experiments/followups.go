@@ -127,7 +127,7 @@ func (f *FollowUps) row(ctx context.Context, srv *fakesrv.Server, r followUp) (r
 		Calls:              1,
 		ExpectedExecutions: results.Count(requests),
 		ServerExecutions:   results.Count(got),
-		Server:             fmt.Sprintf("%s to %s", plural(got, "request"), r.endpoint),
+		Server:             fmt.Sprintf("%s to %s", vocab.Plural(got, "request"), r.endpoint),
 	}
 	if outcome == vocab.OK {
 		row.ExpectedStatus = results.Count(status)

@@ -154,7 +154,7 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 		Name: name, ExpectedOutcome: vocab.Failed, Outcome: res.Outcome,
 		ExpectedCalls: 1, Calls: 1,
 		ExpectedExecutions: results.Count(want), ServerExecutions: results.Count(got),
-		Server: fmt.Sprintf("got the request %s, closed without answering", plural(got, "time")),
+		Server: fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")),
 	}, res, nil
 }
 
@@ -206,7 +206,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 			ExpectedCalls: g.Concurrency, Calls: ok,
 			ExpectedNewConnections: results.Count(want[w]),
 			NewConnections:         results.Count(srv.ConnsAccepted()),
-			Server:                 fmt.Sprintf("accepted %s", plural(srv.ConnsAccepted(), "connection")),
+			Server:                 fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")),
 		})
 	}
 	return rows, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// H2 is experiment H: HTTP/2, where one connection carries everything (lab-spec section 6).
+// H2 is experiment H: HTTP/2, where one connection carries everything (docs/http2.md).
 // A host name resolves to three HTTP/2 nodes on loopback addresses, the first of them slow.
 // OkHttp 3.x's rule puts every stream on one connection to the first address until the
 // peer's limit; the APNs sender's interceptor caps each connection at 60 streams, which
@@ -138,6 +138,13 @@ func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // h2HostName is the name the experiment's DNS server resolves to h2Addrs.
 const h2HostName = "push.test"
+
+// The bounds of every HTTP/2 client exp-h makes, beyond each row's own limits: a loopback
+// connect that takes 2 s has failed, and no row's call waits 10 s.
+const (
+	h2ConnectTimeout = 2 * time.Second
+	h2CallTimeout    = 10 * time.Second
+)
 
 // h2Addrs are the nodes' addresses: any address of 127.0.0.0/8 is on Linux's loopback, and
 // these are apart from the other experiments'.

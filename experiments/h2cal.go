@@ -85,7 +85,7 @@ func (h *H2) calBurst(ctx context.Context, host *h2Host) ([]time.Duration, error
 		return nil, err
 	}
 	defer ns.close()
-	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -104,27 +104,11 @@ func h2Together(n int, call func(i int) h2Call) []h2Call {
 	return out
 }
 
-// sleepUntil waits until t, or until ctx is done (false). An alarm wakes the process at t, so
-// that the calls a scenario starts at set times start on time, not up to 1 ms late as Go's
-// timers fire in an idle process (clock).
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	alarm := clock.Wake(t)
-	defer alarm.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // waitFor polls cond every millisecond until it holds (true), limit passes or ctx is done.
 func waitFor(ctx context.Context, limit time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(limit)
 	for !cond() {
-		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(time.Millisecond)) {
+		if time.Now().After(deadline) || !clock.SleepUntil(ctx, time.Now().Add(time.Millisecond)) {
 			return false
 		}
 	}

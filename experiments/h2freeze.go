@@ -114,7 +114,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 	var do func(t0 time.Time) h2Call
 	var conns func() int
 	if v.client.Rule == model.H2OkHttp {
-		pool, err := h2.New(h2.Config{Routes: v.ns.routes(), ConnectTimeout: 2 * time.Second,
+		pool, err := h2.New(h2.Config{Routes: v.ns.routes(), ConnectTimeout: h2ConnectTimeout,
 			ReadTimeout: v.client.ReadTimeout, CallTimeout: v.client.Deadline})
 		if err != nil {
 			return err
@@ -124,7 +124,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 		conns = func() int { return len(pool.Conns()) }
 	} else {
 		g, err := h2.NewGo(h2.GoConfig{SendPingTimeout: v.client.SendPingTimeout, PingTimeout: v.client.PingTimeout,
-			Timeout: v.client.Deadline, DialTimeout: 2 * time.Second})
+			Timeout: v.client.Deadline, DialTimeout: h2ConnectTimeout})
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 	v.calls = make([]h2Call, len(freezeStarts))
 	var wg sync.WaitGroup
 	for i, s := range freezeStarts {
-		if !sleepUntil(ctx, t0.Add(s)) {
+		if !clock.SleepUntil(ctx, t0.Add(s)) {
 			break
 		}
 		wg.Go(func() { v.calls[i] = do(t0) })

@@ -46,7 +46,7 @@ func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *result
 			expected = burst.StalledEnd
 		}
 		opt.progress(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
-		g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: 2 * time.Second})
+		g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: h2ConnectTimeout})
 		if err != nil {
 			ns.close()
 			return err

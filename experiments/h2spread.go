@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -47,7 +48,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 			Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true})})
 		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
 		pool, err := h2.New(h2.Config{Routes: ns.routes(), AllocationLimit: v.alloc,
-			ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+			ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 		if err != nil {
 			ns.close()
 			return err
@@ -96,7 +97,7 @@ func (h *H2) spreadServer(ns *h2Nodes) string {
 			parts = append(parts, fmt.Sprintf("node %d%s: none", i+1, slow))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("node %d%s: %s, %d at once", i+1, slow, plural(st.Conns, "conn"), peak))
+		parts = append(parts, fmt.Sprintf("node %d%s: %s, %d at once", i+1, slow, vocab.Plural(st.Conns, "conn"), peak))
 	}
 	return joinSemi(parts)
 }
@@ -149,13 +150,6 @@ func (h *H2) ejectNodes() []model.H2Node {
 	return ns
 }
 
-// apnsModel is the interceptor's rule in the model's terms, from the client's thresholds: one
-// source for both.
-func apnsModel(c h2.APNsConfig) model.H2Ejection {
-	return model.H2Ejection{BadCalls: c.BadCalls, BadAvg: c.BadAvg, MinCalls: c.MinCalls, SlowAvg: c.SlowAvg,
-		MaxAvgShare: c.MaxAvgShare, MaxAddrs: c.MaxAddrs, IdleDrop: c.IdleDrop, Sweep: c.Sweep}
-}
-
 // apnsText writes the interceptor's ejection thresholds.
 func apnsText(c h2.APNsConfig) string {
 	return fmt.Sprintf("> %d calls & avg > %v, or > %d calls in all & avg > %v", c.BadCalls, c.BadAvg, c.MinCalls, c.SlowAvg)
@@ -168,7 +162,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	every := h.Slow + max(100*time.Millisecond, h.Slow/2) // a round's slow pushes end well before the next round
 	cfg := h2.APNsDefaults()
 	cfg.AllocationLimit = h.AllocationLimit
-	rule := apnsModel(cfg)
+	rule := cfg.APNsRule
 	var starts []time.Duration
 	for r := range h2Rounds {
 		for range per {
@@ -187,7 +181,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	if err != nil {
 		return err
 	}
-	pool, err := h2.New(h2.Config{Routes: ns.routes(), Spread: apns, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), Spread: apns, ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 	if err != nil {
 		return err
 	}
@@ -195,7 +189,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	t0 := time.Now()
 	var calls []h2Call
 	for r := range h2Rounds {
-		if !sleepUntil(ctx, t0.Add(time.Duration(r)*every)) {
+		if !clock.SleepUntil(ctx, t0.Add(time.Duration(r)*every)) {
 			return ctx.Err()
 		}
 		calls = append(calls, h2Together(per, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labrun/labrun/client/h2"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -102,7 +103,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, model.H2GoStrict))
 	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
-	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: 2 * time.Second})
+	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: h2ConnectTimeout})
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	// The throttle's SETTINGS frame follows the 400 on the wire: wait until net/http has
 	// processed it (the node's first SETTINGS, then this one), so that the burst meets it.
 	waitFor(ctx, 2*time.Second, func() bool { return g.SettingsSeen() >= 2 })
-	if !sleepUntil(ctx, t0.Add(throttleAt)) {
+	if !clock.SleepUntil(ctx, t0.Add(throttleAt)) {
 		return ctx.Err()
 	}
 	from := n.Since()
@@ -200,7 +201,7 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, model.H2OkHttp))
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
-	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: 2 * time.Second, CallTimeout: throttleTimeout})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: throttleTimeout})
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	t0 := time.Now()
 	calls := []h2Call{poolCall(ctx, pool, ns, h2Push+"?status=400", t0)}
 	waitFor(ctx, 2*time.Second, func() bool { c := pool.Conns(); return len(c) > 0 && c[0].Limit == 1 })
-	if !sleepUntil(ctx, t0.Add(throttleAt)) {
+	if !clock.SleepUntil(ctx, t0.Add(throttleAt)) {
 		return ctx.Err()
 	}
 	from := n.Since()
@@ -222,7 +223,7 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 		return err
 	}
 	state := func(atOnce, conns int) results.Row {
-		return results.Row{Outcome: results.State(fmt.Sprintf("%d at once on %s", atOnce, plural(conns, "connection")))}
+		return results.Row{Outcome: results.State(fmt.Sprintf("%d at once on %s", atOnce, vocab.Plural(conns, "connection")))}
 	}
 	row := results.Row{
 		Name:            fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),

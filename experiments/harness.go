@@ -25,7 +25,7 @@ func newRun(e Experiment, opt Options) results.Run {
 		profiles = f.Profiles()
 	}
 	info := e.Info()
-	run := results.Run{Experiment: info.Name, Title: info.Title, Client: strings.Join(profiles, ", "), Config: param.Config(e.Params())}
+	run := results.Run{Experiment: info.Name, Title: info.Title, Client: strings.Join(profiles, ", "), Config: config(e.Params())}
 	if len(profiles) == 1 {
 		run.Config = append([]results.Param{{Name: "client", Value: profiles[0]}}, run.Config...)
 	}
@@ -208,4 +208,13 @@ func poll(ctx context.Context, done func() bool) {
 		case <-tick.C:
 		}
 	}
+}
+
+// config lists the parameters with their values, for a results.Run.
+func config(ps []param.Param) []results.Param {
+	out := make([]results.Param, len(ps))
+	for i, p := range ps {
+		out[i] = results.Param{Name: p.Name, Value: p.Value()}
+	}
+	return out
 }

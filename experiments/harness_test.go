@@ -87,3 +87,16 @@ func TestSingleRow(t *testing.T) {
 		}
 	}
 }
+
+func TestConfig(t *testing.T) {
+	a := NewTrickle()
+	got := config(a.Params())
+	if len(got) != len(a.Params()) {
+		t.Fatalf("got %d parameters, want %d", len(got), len(a.Params()))
+	}
+	for i, p := range a.Params() {
+		if got[i].Name != p.Name || got[i].Value != p.Value() {
+			t.Errorf("parameter %d: got %s=%s, want %s=%s", i, got[i].Name, got[i].Value, p.Name, p.Value())
+		}
+	}
+}

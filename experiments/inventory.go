@@ -14,7 +14,7 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// Inventory is the demo: the inventory client of lab-spec section 2, configured end to end,
+// Inventory is the demo: the inventory client of docs/experiments.md, configured end to end,
 // makes three calls one after another from a cold pool: a normal reservation, a stuck one
 // and a trickling read. Then it checks the pool and the server's reservation count.
 type Inventory struct {
@@ -245,7 +245,7 @@ func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, i
 			Name:            "idle connections after the calls (server side)",
 			ExpectedOutcome: results.State(fmt.Sprintf("%d open", idle)),
 			Outcome:         results.State(fmt.Sprintf("%d open", open)),
-			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", plural(srv.ConnsAccepted(), "connection")),
+			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection")),
 		}
 	}
 	stats := b.stats()
@@ -256,7 +256,7 @@ func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, i
 		Name:            "pool after the calls",
 		ExpectedOutcome: state(0, 0, idle, b.maxTotal),
 		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
-		Server:          fmt.Sprintf("%s accepted, %d open", plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
+		Server:          fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
 	}
 	if def {
 		row.Documented = string(state(0, 0, 0, 100))

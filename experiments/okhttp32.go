@@ -16,6 +16,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -181,7 +182,7 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 	if row.routes > 1 {
 		addrs = fmt.Sprintf("%d addresses (each attempt resolves the name: a few ms)", row.routes)
 	}
-	out.Server = fmt.Sprintf("reserved %s; %s; %s", plural(reserved, "time"), addrs, plural(len(res.Attempts), "attempt"))
+	out.Server = fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt"))
 	return out, timeline(row.name, res, 0), nil
 }
 

@@ -9,13 +9,14 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
-// Pooled is experiment G, the first call after a quiet night (lab-spec section 7, pit 6): the
+// Pooled is experiment G, the first call after a quiet night (pit 6): the
 // connection a client pooled the evening before has died by the morning, and what the first
 // call does then is each library's rule. Three kinds of death:
 //
@@ -309,7 +310,7 @@ func (p *Pooled) measure(ctx context.Context, srv *fakesrv.Server, c pooledCase,
 		return results.Row{}, nil, err
 	}
 	if c.kill == model.KillNone {
-		if err := idleWait(ctx, p.IdleFor); err != nil {
+		if err := clock.Sleep(ctx, p.IdleFor); err != nil {
 			return results.Row{}, nil, err
 		}
 	}
@@ -337,7 +338,7 @@ func (p *Pooled) measure(ctx context.Context, srv *fakesrv.Server, c pooledCase,
 func pooledNote(log []fakesrv.Request, accepted int) string {
 	note := "never got it"
 	if len(log) > 0 {
-		note = "got it " + plural(len(log), "time")
+		note = "got it " + vocab.Plural(len(log), "time")
 	}
 	var failed []string
 	for i, r := range log {
@@ -351,7 +352,7 @@ func pooledNote(log []fakesrv.Request, accepted int) string {
 	if len(failed) > 0 {
 		note += " (" + strings.Join(failed, ", ") + ")"
 	}
-	return note + "; accepted " + plural(accepted, "connection")
+	return note + "; accepted " + vocab.Plural(accepted, "connection")
 }
 
 // pooledRequest builds case c's request: a GET without a body, or another method with a small
@@ -395,16 +396,4 @@ func (p *Pooled) droppedRow() (results.Row, error) {
 		Server:                 "no FIN, no RST: the stale check passes it; only a read timeout bounds the call",
 		Skipped:                "measured in exp-i (needs a network namespace)",
 	}, nil
-}
-
-// idleWait waits d, or until ctx is done.
-func idleWait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

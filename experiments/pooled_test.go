@@ -68,7 +68,7 @@ func pooledRow(t *testing.T, run results.Run, suffix string) int {
 	return found
 }
 
-// TestPooled: every library rule of lab-spec section 7, each row once.
+// TestPooled: every library rule of docs/experiments.md's exp-g, each row once.
 func TestPooled(t *testing.T) {
 	t.Parallel()
 	run := runScaled(t, scaledPooled())

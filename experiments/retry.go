@@ -8,6 +8,7 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -97,7 +98,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 				}
 			}
 			last := &rows[len(rows)-1]
-			last.Documented = plural(v.doc, "reservation")
+			last.Documented = vocab.Plural(v.doc, "reservation")
 			last.DocumentedExecutions = results.Count(v.doc)
 		}
 		run.Rows = append(run.Rows, rows...)
@@ -142,6 +143,6 @@ func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, n
 	total.Name = name + ": reservations"
 	total.ExpectedExecutions = results.Count(p.Executions)
 	total.ServerExecutions = results.Count(srv.Reservations(order))
-	total.Server = fmt.Sprintf("%s, %s of %s", plural(len(log), "request"), plural(srv.Reservations(order), "reservation"), order)
+	total.Server = fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)
 	return append(rows, total), res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -119,7 +120,7 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 		out.Name = row.name
 		out.ExpectedNewConnections = results.Count(len(p.Attempts))
 		out.NewConnections = results.Count(len(res.Attempts))
-		out.Server = fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), plural(len(res.Attempts), "attempt"))
+		out.Server = fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt"))
 		run.Rows = append(run.Rows, out)
 		run.Calls = append(run.Calls, timeline(row.name, res, 0))
 	}

@@ -171,14 +171,6 @@ func reservationNote(r fakesrv.Request) string {
 	return ""
 }
 
-// plural counts a noun: "1 request", "2 requests".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // btoi is 1 for true, for the connection counts of rows.
 func btoi(b bool) int {
 	if b {

@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
@@ -25,8 +26,8 @@ import (
 
 // Vanish is experiment I: peers that vanish, measured. The documentation's answers for a
 // powered-off peer (127 s to give up a connect, 924.6 s to give up a request on a pooled
-// connection) are Linux timers; exp-i measures them scaled down to seconds (lab-spec section
-// 8), each next to the model's value for the scaled kernel and the model's extrapolation to the
+// connection) are Linux timers; exp-i measures them scaled down to seconds (docs/vanish.md),
+// each next to the model's value for the scaled kernel and the model's extrapolation to the
 // default counts, and then what clients do about it: connect timeouts (OkHttp's per address),
 // read timeouts and deadlines, HttpClient 5's stale check (pit 6), TCP keepalive and Go's HTTP/2
 // health check.
@@ -62,7 +63,7 @@ type Vanish struct {
 }
 
 // NewVanish returns experiment I with its default parameters: the scaled-down kernel of
-// lab-spec section 8.
+// docs/vanish.md.
 func NewVanish() *Vanish {
 	return &Vanish{
 		SYNRetries: "1,2", Retries2: "2,3,4",
@@ -268,7 +269,7 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, j := range jobs {
 		g.Go(func() error {
-			if err := sleepCtx(gctx, j.start); err != nil {
+			if err := clock.Sleep(gctx, j.start); err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(gctx, vanishJobTime)

@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -70,7 +69,7 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 		if c.routes > 1 {
 			addrs = fmt.Sprintf("%d addresses", c.routes)
 		}
-		r.Server = fmt.Sprintf("%s, none answers; %s", addrs, plural(len(call.res.Attempts), "attempt"))
+		r.Server = fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt"))
 		rows = append(rows, r)
 	}
 
@@ -336,21 +335,6 @@ func join(notes ...string) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-// sleepCtx waits d, or until ctx is done and returns its error.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // kernelText describes the connection's timers for a note: "RTO 204ms, tail loss probe first".

@@ -15,7 +15,7 @@ const defaultsTitle = "client defaults · none of them is production-ready"
 const defaultsFooter = "use one as a starting point: labrun predict --defaults NAME"
 
 // defaultsColumns are the table and markdown column headings, in the order of defaultsCells.
-// The client comes first, as in lab-spec section 4; the preset name follows it.
+// The client comes first, as in labrun defaults; the preset name follows it.
 var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "reuse", "re-send", "source"}
 
 // defaultsCSVColumns are the header of the CSV form: the JSON tags of

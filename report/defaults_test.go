@@ -21,7 +21,7 @@ func testDefaults() []results.ClientDefaults {
 		{Name: "hc5", Client: "Apache HttpClient 5.6",
 			Lease: "3 min", Connect: "3 min", Read: "none = infinite",
 			Pool: "5 per route, 25 total", Call: "none in classic",
-			Source: "lab-spec section 4",
+			Source: "httpclient5 5.6 RequestConfig",
 			Reuse:  "validateAfterInactivity 2 s; evictIdleConnections off",
 			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method after an I/O error"},
 		{Name: "netty", Client: "Reactor Netty",
@@ -175,12 +175,12 @@ func TestWriteDefaultsErrorIsWrapped(t *testing.T) {
 func ExampleWriteDefaults() {
 	rows := []results.ClientDefaults{{
 		Name: "okhttp", Client: "OkHttp", Lease: "n/a", Connect: "10 s", Read: "10 s per read",
-		Pool: "5 idle kept 5 min", Call: "none", Source: "lab-spec section 4",
+		Pool: "5 idle kept 5 min", Call: "none", Source: "okhttp 3.x OkHttpClient.Builder",
 	}}
 	if err := WriteDefaults(os.Stdout, FormatCSV, rows); err != nil {
 		panic(err)
 	}
 	// Output:
 	// name,client,lease,connect,read,pool,call,source,reuse,resend
-	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,lab-spec section 4,,
+	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,okhttp 3.x OkHttpClient.Builder,,
 }

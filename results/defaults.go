@@ -1,7 +1,7 @@
 package results
 
 // ClientDefaults is one client library's default limits, as text, with where they come from.
-// It is what labrun defaults prints, one per client, in the order of lab-spec section 4 with
+// It is what labrun defaults prints, one per client, in the order of model.Presets() with
 // Go's net/http last. The values are the library's own words ("0 = infinite", "3 min"), not
 // durations: several defaults are not a time at all ("2 per route, 20 total", "n/a").
 type ClientDefaults struct {
@@ -15,7 +15,7 @@ type ClientDefaults struct {
 	Source  string `json:"source"`
 	// Reuse says how the library finds out, by default, that a pooled connection died before
 	// reusing it, and when it closes idle ones; Resend says what it sends again by itself when
-	// a reused connection fails (lab-spec section 7). Empty where labrun has not read the
+	// a reused connection fails. Empty where labrun has not read the
 	// library's source.
 	Reuse  string `json:"reuse"`
 	Resend string `json:"resend"`

@@ -13,7 +13,7 @@ import (
 	"github.com/labrun/labrun/fakesrv/h2node"
 )
 
-var h2Anomaly = flag.Bool("h2.anomaly", false, "run the net/http HTTP/2 matrix of lab-spec 6 (about a minute) and log its figures")
+var h2Anomaly = flag.Bool("h2.anomaly", false, "run the net/http HTTP/2 matrix of docs/http2.md (about a minute) and log its figures")
 
 // h2Run is what one burst of net/http HTTP/2 calls did.
 type h2Run struct {
@@ -106,7 +106,7 @@ func goH2Run(t *testing.T, ca *h2node.CA, cfg GoConfig, limit uint32, n int, war
 	return r
 }
 
-// TestH2Anomaly reproduces the prototype's figures of lab-spec 6 (server limit 100, calls of
+// TestH2Anomaly reproduces the prototype's figures of docs/http2.md (server limit 100, calls of
 // 200 ms, Client.Timeout 5 s) against labrun's node, h2c and TLS. Run it with
 //
 //	go test ./client -run H2Anomaly -v -args -h2.anomaly

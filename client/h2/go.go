@@ -73,8 +73,6 @@ func NewGo(cfg GoConfig) (*Go, error) {
 	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
 	if cfg.TLS != nil {
 		protos.SetHTTP2(true)
-		base := cfg.TLS.Clone()
-		base.NextProtos = []string{"h2"}
 		// net/http recognises HTTP/2 by the *tls.Conn that DialTLSContext returns, so the
 		// count sits below TLS, on the TCP connection.
 		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -82,27 +80,13 @@ func NewGo(cfg GoConfig) (*Go, error) {
 			if err != nil {
 				return nil, err
 			}
-			tc := base.Clone()
-			if tc.ServerName == "" {
-				host, _, _ := net.SplitHostPort(addr) // addr came from net/http: host:port
-				tc.ServerName = host
-			}
-			conn := tls.Client(raw, tc)
 			hctx := ctx
 			if cfg.DialTimeout > 0 {
 				var cancel context.CancelFunc
 				hctx, cancel = context.WithTimeout(ctx, cfg.DialTimeout)
 				defer cancel()
 			}
-			if err := conn.HandshakeContext(hctx); err != nil {
-				raw.Close()
-				return nil, err
-			}
-			if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
-				raw.Close()
-				return nil, fmt.Errorf("client: %s negotiated %q, not h2", addr, p)
-			}
-			return conn, nil
+			return handshakeH2(hctx, raw, cfg.TLS, addr)
 		}
 	} else {
 		protos.SetUnencryptedHTTP2(true)

@@ -16,7 +16,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// This file is an HTTP/2 client pool with OkHttp 3.x's rules (lab-spec section 6), built on
+// This file is an HTTP/2 client pool with OkHttp 3.x's rules (StreamAllocation, RealConnection.allocationLimit; docs/http2.md), built on
 // net/http's single connections (Transport.NewClientConn): every stream to the host goes to
 // the first connection whose allocations are below its allocationLimit, and when every
 // connection is full, a new connection opens to the next route (resolved address). What
@@ -296,19 +296,9 @@ func (p *Pool) dial(ctx context.Context, network, addr string) (net.Conn, error)
 		return nil, err
 	}
 	if p.cfg.TLS != nil {
-		cfg := p.cfg.TLS.Clone()
-		cfg.NextProtos = []string{"h2"}
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(addr) // addr is a validated route
-		}
-		tc := tls.Client(conn, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			conn.Close()
+		tc, err := handshakeH2(ctx, conn, p.cfg.TLS, addr)
+		if err != nil {
 			return nil, err
-		}
-		if proto := tc.ConnectionState().NegotiatedProtocol; proto != "h2" {
-			conn.Close()
-			return nil, fmt.Errorf("%s negotiated %q, not h2", addr, proto)
 		}
 		conn = tc
 	}
@@ -317,6 +307,26 @@ func (p *Pool) dial(ctx context.Context, network, addr string) (net.Conn, error)
 		dialed.sniffer = s
 	}
 	return s, nil
+}
+
+// handshakeH2 runs a TLS handshake over conn that must agree on h2 (ALPN), with base's
+// settings and, when base names no server, addr's host. conn is closed on failure.
+func handshakeH2(ctx context.Context, conn net.Conn, base *tls.Config, addr string) (*tls.Conn, error) {
+	cfg := base.Clone()
+	cfg.NextProtos = []string{"h2"}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr) // addr is host:port: a route or net/http's
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if proto := tc.ConnectionState().NegotiatedProtocol; proto != "h2" {
+		conn.Close()
+		return nil, fmt.Errorf("client: %s negotiated %q, not h2", addr, proto)
+	}
+	return tc, nil
 }
 
 // release gives back a stream's allocation and, after an answer, tells the Spread.

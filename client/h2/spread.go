@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Spread is what an OkHttp network interceptor can do to an Pool's choice of connection:
@@ -32,54 +34,26 @@ type Done struct {
 	At time.Time
 }
 
-// APNsConfig holds the thresholds of the APNs sender's interceptor (lab-spec section 6). The
-// defaults (APNsDefaults) are its production values scaled so that an experiment takes
-// seconds; APNsProduction has the values as they ran.
+// APNsConfig configures the APNs sender's interceptor (docs/http2.md): an allocation cap per
+// connection and the ejection rule, which the model applies too (vocab.APNsRule).
+// APNsDefaults are its production values scaled so that an experiment takes seconds;
+// APNsProduction has the values as they ran.
 type APNsConfig struct {
 	// AllocationLimit caps every connection's streams (production and default: 60).
 	AllocationLimit int
-	// BadCalls, BadAvg: an address with more than BadCalls calls, an average above BadAvg,
-	// and a call slower than its average is bad (production 20 and 20 s; default 20 and
-	// 200 ms).
-	BadCalls int
-	BadAvg   time.Duration
-	// MinCalls, SlowAvg, MaxAvgShare: while the worst average seen is below BadAvg, with more
-	// than MinCalls calls in all, an address whose average is above SlowAvg and above
-	// MaxAvgShare x the worst average, and a call slower than that average, is bad too
-	// (production 1,000, 5 s, 0.9; default 100, 50 ms, 0.9).
-	MinCalls    int
-	SlowAvg     time.Duration
-	MaxAvgShare float64
-	// MaxAddrs bounds the addresses with statistics; the least recently used goes first
-	// (production and default 100).
-	MaxAddrs int
-	// IdleDrop and Sweep: every Sweep, the statistics of addresses unused for IdleDrop are
-	// dropped (production 10 min and 1 min; default 6 s and 600 ms).
-	IdleDrop, Sweep time.Duration
+	vocab.APNsRule
 }
 
 // APNsProduction returns the interceptor's thresholds as they ran in production with OkHttp
 // 3.5.
 func APNsProduction() APNsConfig {
-	return APNsConfig{
-		AllocationLimit: 60,
-		BadCalls:        20, BadAvg: 20 * time.Second,
-		MinCalls: 1000, SlowAvg: 5 * time.Second, MaxAvgShare: 0.9,
-		MaxAddrs: 100, IdleDrop: 10 * time.Minute, Sweep: time.Minute,
-	}
+	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsProduction()}
 }
 
-// APNsDefaults returns labrun's defaults: the production values with every time divided by
-// 100 and the total call count by 10, so that a slow node is found within seconds; the rules
-// and the other counts are unchanged.
+// APNsDefaults returns labrun's defaults: vocab.APNsScaled, the production values with every
+// time divided by 100 and the total call count by 10.
 func APNsDefaults() APNsConfig {
-	c := APNsProduction()
-	c.BadAvg /= 100
-	c.SlowAvg /= 100
-	c.IdleDrop /= 100
-	c.Sweep /= 100
-	c.MinCalls /= 10
-	return c
+	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsScaled()}
 }
 
 // Validate reports the first threshold that makes no sense.

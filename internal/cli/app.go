@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -72,7 +70,10 @@ type terminals struct {
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
 	app := newApp(stdout, stderr, tty, exps)
-	err := app.RunContext(ctx, args)
+	err := checkFlags(app, args[min(1, len(args)):])
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	switch {
 	case err == nil:
 		return exitPass
@@ -365,8 +366,8 @@ func defaultsCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "defaults",
 		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
-		Description: "Lab-spec section 4's table plus Go's net/http row (read from its source and " +
-			"checked against the linked net/http by labrun's tests). None of them is " +
+		Description: "Each value with the library source it comes from (class and release); Go's row is " +
+			"checked against the linked net/http by labrun's tests. None of them is " +
 			"production-ready.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()}},
@@ -401,46 +402,7 @@ func listCommand(exps []experiments.Experiment) *cli.Command {
 	}
 }
 
-var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): `)
-
-// onUsageError turns the flag package's messages into labrun's: the flag named with its
-// dashes, the value quoted, what was expected.
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	msg := err.Error()
-	if m := invalidValue.FindStringSubmatch(msg); m != nil {
-		return usagef("--%s: invalid value %q (want %s)", m[2], m[1], wantFor(c, m[2]))
-	}
-	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usagef("unknown flag --%s", strings.TrimLeft(rest, "-"))
-	}
-	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		name := strings.TrimLeft(rest, "-")
-		if want := wantFor(c, name); want != "a valid value" {
-			return usagef("--%s needs a value: %s", name, want)
-		}
-		return usagef("--%s needs a value", name)
-	}
-	return usageError{err}
-}
-
-// wantFor says what kind of value the named flag of the current command takes.
-func wantFor(c *cli.Context, name string) string {
-	var flags []cli.Flag
-	if c != nil && c.Command != nil {
-		flags = c.Command.Flags
-	}
-	for _, f := range flags {
-		if !slices.Contains(f.Names(), name) {
-			continue
-		}
-		switch f.(type) {
-		case *cli.DurationFlag:
-			return "a duration such as 300ms or 1.5s"
-		case *cli.IntFlag:
-			return "a whole number"
-		case *cli.BoolFlag:
-			return "true or false"
-		}
-	}
-	return "a valid value"
-}
+// onUsageError is urfave/cli's hook for a command line it could not parse: a usage error,
+// exit 2. checkFlags has already said what is wrong with any flag labrun knows of; what
+// reaches here is passed on as urfave/cli words it.
+func onUsageError(_ *cli.Context, err error, _ bool) error { return usageError{err} }

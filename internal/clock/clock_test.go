@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"sort"
 	"sync"
@@ -224,5 +226,30 @@ func TestLazy(t *testing.T) {
 	waitNone(t)
 	if got := calls.Load(); got != 1 {
 		t.Errorf("calls after a stopped setting: got %d, want 1", got)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("Sleep: got %v, want nil", err)
+	}
+	cause := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	start := time.Now()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, cause) {
+		t.Errorf("Sleep on a done context: got %v, want %v", err, cause)
+	}
+	if err := Sleep(ctx, 0); !errors.Is(err, cause) {
+		t.Errorf("Sleep(0) on a done context: got %v, want %v", err, cause)
+	}
+	if SleepUntil(ctx, time.Now().Add(time.Hour)) {
+		t.Error("SleepUntil on a done context: got true, want false")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a done context still waited %v", d)
+	}
+	if !SleepUntil(context.Background(), time.Now().Add(time.Millisecond)) {
+		t.Error("SleepUntil: got false, want true")
 	}
 }

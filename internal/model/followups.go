@@ -25,7 +25,7 @@ const (
 )
 
 // FollowUps predicts how often a client sends a request when the server answers every one of
-// them with r, under profile p's follow-up rules (lab-spec section 5 for OkHttp; net/http's
+// them with r, under profile p's follow-up rules (OkHttp 3.x's RetryAndFollowUpInterceptor.followUpRequest; net/http's
 // Client for Go; labrun's HttpClient 5 client follows nothing). It returns the number of
 // requests the server receives, the call's outcome (OK with the last status, or Failed when
 // the library gives up with an error) and that last status.

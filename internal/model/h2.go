@@ -9,7 +9,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// This file is the model of an HTTP/2 client pool (lab-spec section 6): several server nodes
+// This file is the model of an HTTP/2 client pool (docs/http2.md): several server nodes
 // behind one host name, each connection carrying many streams up to a limit, and the rules by
 // which Go's net/http and OkHttp 3.x pick the connection for a new stream.
 
@@ -72,40 +72,11 @@ func (n H2Node) limit() int {
 
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
-// H2Ejection is the APNs interceptor's rule for giving up on a slow address. After each
-// successful call, with took = its stream's time and avg = its address's average (this call
-// included):
-//
-//   - if the address has more than BadCalls calls, avg > BadAvg and took > avg, the
-//     connection the call used takes no new streams (allocationLimit = 0; streams in flight
-//     finish);
-//   - else, as long as the worst average seen (maxAvg) is below BadAvg: if more than MinCalls
-//     calls were made in all, avg > SlowAvg, took > avg and avg > MaxAvgShare x maxAvg, the
-//     connection takes no new streams either; then maxAvg = max(maxAvg, avg).
-//
-// Statistics are kept for MaxAddrs addresses at most (the least recently used is forgotten
-// first); every Sweep, entries unused for IdleDrop or longer are dropped. A zero Sweep or
-// IdleDrop never drops; a zero MaxAddrs keeps every address.
-type H2Ejection struct {
-	BadCalls    int
-	BadAvg      time.Duration
-	MinCalls    int
-	SlowAvg     time.Duration
-	MaxAvgShare float64
-	MaxAddrs    int
-	IdleDrop    time.Duration
-	Sweep       time.Duration
-}
-
-// APNsEjection returns the rule with the production values of the APNs sender's interceptor
-// (lab-spec section 6): 20 calls, 20 s, 1,000 calls, 5 s, 0.9, 100 addresses, 10 minutes, a
-// sweep every minute.
-func APNsEjection() H2Ejection {
-	return H2Ejection{
-		BadCalls: 20, BadAvg: 20 * time.Second, MinCalls: 1000, SlowAvg: 5 * time.Second,
-		MaxAvgShare: 0.9, MaxAddrs: 100, IdleDrop: 10 * time.Minute, Sweep: time.Minute,
-	}
-}
+// H2Ejection is the APNs interceptor's rule for giving up on a slow address (vocab.APNsRule
+// states it), applied after each successful call with took = its stream's time and avg = its
+// address's average, this call included; an ejected connection takes no new streams
+// (allocationLimit = 0) and its streams in flight finish.
+type H2Ejection = vocab.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {

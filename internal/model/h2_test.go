@@ -39,7 +39,7 @@ func TestSimulateH2(t *testing.T) {
 		p50, p99 time.Duration
 	}{
 		// One warm connection, limit 100: the calls beyond 100 wait for slots and go out as
-		// the previous ones finish, in waves of 200 ms (lab-spec 6: 200, 400 ms).
+		// the previous ones finish, in waves of 200 ms (200, 400 ms, as StrictMaxConcurrentRequests documents).
 		{name: "go strict 150", s: H2Scenario{Nodes: []H2Node{node200}, Calls: 150,
 			Client: H2Client{Rule: H2GoStrict, Warm: 1, Deadline: 5 * time.Second}},
 			newConns: 0, streams: []int{150}, last: []int{149},
@@ -299,7 +299,7 @@ func TestPercentile(t *testing.T) {
 
 func BenchmarkSimulateH2(b *testing.B) {
 	s := H2Scenario{Nodes: []H2Node{{Latency: 200 * ms}, {Latency: 200 * ms}, {Latency: 200 * ms}}, Calls: 1000, Every: ms,
-		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60, Eject: new(APNsEjection())}}
+		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60, Eject: new(vocab.APNsProduction())}}
 	for b.Loop() {
 		SimulateH2(s)
 	}

@@ -176,6 +176,6 @@ const (
 
 // StaleCheckPasses reports whether HttpClient 5's stale check (validateAfterInactivity: one
 // read that does not wait) finds a connection whose peer went away as gone still healthy: it
-// sees a FIN or a RST that arrived, never a silent drop (lab-spec section 7), so it passes
+// sees a FIN or a RST that arrived, never a silent drop (BHttpConnectionBase.isStale), so it passes
 // exactly the connection it was meant to catch.
 func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }

@@ -3,7 +3,7 @@
 // first, when, and how often the server executed the request.
 //
 // The model is pure: no I/O, no clock, no goroutines. Experiments take every expected value from
-// it, so a table's "expected" column is a statement of these rules (lab-spec section 3):
+// it, so a table's "expected" column is a statement of these rules :
 //
 //   - Phases run in order: lease, connect, wait for the first byte, body. A limit that is not set
 //     (zero) never fires.
@@ -17,7 +17,7 @@
 //   - A pooled connection can have died while it sat in the pool (Downstream.ServerIdleTimeout)
 //     or die after the server read the request (Downstream.KillAfterRead); what each library
 //     checks before reuse and what it sends again by itself are its own rules, read from its
-//     source (lab-spec section 7; pooled.go, resend.go).
+//     source (pooled.go, resend.go).
 //
 // Ties are broken the same way everywhere: the deadline fires at its instant, so anything that
 // would finish exactly at the deadline is cut; a phase limit fires only when the phase takes

@@ -6,7 +6,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A pooled connection that died (lab-spec section 7). The connections pooled at the start of a
+// A pooled connection that died (pit 6: a pooled connection the server closed, reset or dropped). The connections pooled at the start of a
 // call (Scenario.Idle) can have died in two ways the model knows, besides Downstream.Dropped:
 //
 //   - closed while pooled: the server's keep-alive timeout (Downstream.ServerIdleTimeout) ran out

@@ -8,7 +8,7 @@ import (
 )
 
 // What each library sends again by itself after a failed attempt, without the business code
-// asking (lab-spec section 7). Such a re-send is an attempt of its own, executed on the server
+// asking (each library's source: resend.go's rules cite the classes). Such a re-send is an attempt of its own, executed on the server
 // when its request was sent, and does not count against Limits.Retries.
 
 // HC5Retriable reports whether DefaultHttpRequestRetryStrategy.retryRequest(request, exception,

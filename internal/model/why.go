@@ -156,8 +156,8 @@ func Explain(d Downstream, l Limits, p Prediction) []string {
 	if p.Outcome == vocab.Deadline && len(p.Attempts) > 0 && p.Attempts[len(p.Attempts)-1].Outcome != vocab.Deadline {
 		lines = append(lines, fmt.Sprintf("the deadline (%v) leaves no time for another attempt: the call ends at %s", l.Deadline, msText(p.Total)))
 	}
-	lines = append(lines, fmt.Sprintf("the server executed the request %d %s: every attempt whose request reached it counts, whatever the client did later",
-		p.Executions, plural(p.Executions, "time")))
+	lines = append(lines, fmt.Sprintf("the server executed the request %s: every attempt whose request reached it counts, whatever the client did later",
+		vocab.Plural(p.Executions, "time")))
 	return lines
 }
 
@@ -189,11 +189,4 @@ func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 
 func msText(d time.Duration) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)), ".0") + " ms"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

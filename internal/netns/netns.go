@@ -1,6 +1,6 @@
 // Package netns runs measurements inside network namespaces that labrun creates for itself,
 // without root and without touching the host: the kernel timers of a peer that vanishes
-// (lab-spec section 8) are per network namespace, and a veth pair whose far end is set down
+// (docs/vanish.md) are per network namespace, and a veth pair whose far end is set down
 // drops packets exactly as a powered-off host does.
 //
 // # How a job runs

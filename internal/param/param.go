@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/labrun/labrun/results"
 )
 
 // Param is one parameter, bound to a field of the value that declares it. Exactly one of
@@ -92,15 +90,6 @@ func CheckAll(ps []Param) error {
 		}
 	}
 	return nil
-}
-
-// Config lists the parameters with their values, for a results.Run.
-func Config(ps []Param) []results.Param {
-	out := make([]results.Param, len(ps))
-	for i, p := range ps {
-		out[i] = results.Param{Name: p.Name, Value: p.Value()}
-	}
-	return out
 }
 
 // Same reports whether every parameter has the value of the parameter at the same index in

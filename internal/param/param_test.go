@@ -2,11 +2,8 @@ package param
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
-
-	"github.com/labrun/labrun/results"
 )
 
 func TestCheck(t *testing.T) {
@@ -72,14 +69,6 @@ func (s *settings) params() []Param {
 }
 
 func documented() *settings { return &settings{Every: 400 * time.Millisecond, Bytes: 10} }
-
-func TestConfig(t *testing.T) {
-	got := Config(documented().params())
-	want := []results.Param{{Name: "every", Value: "400ms"}, {Name: "bytes", Value: "10"}, {Name: "stall", Value: "false"}, {Name: "name", Value: ""}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-}
 
 func TestSame(t *testing.T) {
 	s := documented()

@@ -29,7 +29,7 @@ func PresetsHelp() string {
 	return b.String()
 }
 
-// Defaults returns lab-spec section 4's client defaults and Go's, for labrun defaults.
+// Defaults returns the client libraries' defaults, for labrun defaults.
 func Defaults() []results.ClientDefaults {
 	var out []results.ClientDefaults
 	for _, p := range model.Presets() {

@@ -7,6 +7,7 @@
 package vocab
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,7 +80,7 @@ const (
 func Phases() []Phase { return []Phase{PhaseLease, PhaseConnect, PhaseWait, PhaseBody, PhaseBackoff} }
 
 // DeadlineHeader is the request header that carries a caller's remaining budget in whole
-// milliseconds (lab-spec, exercise 4): labrun's client sends it with PropagateDeadline, and the
+// milliseconds (docs/experiments.md, the demo): labrun's client sends it with PropagateDeadline, and the
 // fake server answers 503 at once, without executing, when the budget is shorter than its
 // processing time.
 const DeadlineHeader = "X-Deadline-Ms"
@@ -115,4 +116,12 @@ func HC5Idempotent(method string) bool {
 		return true
 	}
 	return false
+}
+
+// Plural counts a noun the way labrun's tables and notes do: "1 node", "3 nodes".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
 	"golang.org/x/sys/unix"
@@ -229,10 +231,21 @@ func waitStale(ctx context.Context, c *net.TCPConn) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("server's FIN not seen after %v", closeWait)
 		}
-		if err := sleep(ctx, time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, time.Millisecond); err != nil {
 			return err
 		}
 	}
+}
+
+// connKernel returns the kernel's timers as the connection has them: its RTO from TCP_INFO,
+// the timer wheel's tick at that RTO and whether a tail-loss probe comes first.
+func connKernel(c *net.TCPConn) (model.Kernel, error) {
+	info, err := tcpInfo(c)
+	if err != nil {
+		return model.Kernel{}, err
+	}
+	rto := time.Duration(info.Rto) * time.Microsecond
+	return model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}, nil
 }
 
 // tcpInfo reads the connection's TCP_INFO.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -45,17 +45,14 @@ func http2Job(ctx context.Context, in HTTP2Input) (HTTP2Result, error) {
 			return out, err
 		}
 	}
-	info, err := tcpInfo(plain.conn())
-	if err != nil {
+	if out.Kernel, err = connKernel(plain.conn()); err != nil {
 		return out, err
 	}
-	rto := time.Duration(info.Rto) * time.Microsecond
-	out.Kernel = model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}
 
 	if err := p.Vanish(ctx); err != nil {
 		return out, err
 	}
-	at := func(tr *h2Transport) error { return sleep(ctx, in.Inactivity-time.Since(tr.last)) }
+	at := func(tr *h2Transport) error { return clock.Sleep(ctx, in.Inactivity-time.Since(tr.last)) }
 	parallel(
 		func() {
 			if at(ping) == nil {
@@ -215,7 +212,7 @@ func quiet(ctx context.Context, c *net.TCPConn) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("connection still sending after %v", quietWait)
 		}
-		if err := sleep(ctx, time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
@@ -118,17 +119,14 @@ func dropped(ctx context.Context, in DroppedInput) (DroppedResult, error) {
 	if err != nil {
 		return out, err
 	}
-	info, err := tcpInfo(raw.conn)
-	if err != nil {
+	if out.Kernel, err = connKernel(raw.conn); err != nil {
 		return out, err
 	}
-	rto := time.Duration(info.Rto) * time.Microsecond
-	out.Kernel = model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}
 
 	if err := p.Vanish(ctx); err != nil {
 		return out, err
 	}
-	if err := sleep(ctx, in.Inactivity); err != nil {
+	if err := clock.Sleep(ctx, in.Inactivity); err != nil {
 		return out, err
 	}
 	var reason error
@@ -206,12 +204,9 @@ func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) 
 	if out.Idle, out.Interval, out.Count, err = keepaliveSettings(raw.conn); err != nil {
 		return out, err
 	}
-	info, err := tcpInfo(raw.conn)
-	if err != nil {
+	if out.Kernel, err = connKernel(raw.conn); err != nil {
 		return out, err
 	}
-	rto := time.Duration(info.Rto) * time.Microsecond
-	out.Kernel = model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}
 	if err := p.Vanish(ctx); err != nil {
 		return out, err
 	}
@@ -219,12 +214,12 @@ func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) 
 	parallel(
 		func() { out.Killed = raw.idleRead(ctx) },
 		func() {
-			if sleep(ctx, next-time.Since(start)) == nil {
+			if clock.Sleep(ctx, next-time.Since(start)) == nil {
 				out.NextCall = roundTrip(ctx, withKA, srv.url)
 			}
 		},
 		func() {
-			if sleep(ctx, next-time.Since(start)) == nil {
+			if clock.Sleep(ctx, next-time.Since(start)) == nil {
 				out.NoKeepalive = roundTrip(ctx, without, srv.url)
 			}
 		},
@@ -249,16 +244,4 @@ func parallel(fs ...func()) {
 		wg.Go(f)
 	}
 	wg.Wait()
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }

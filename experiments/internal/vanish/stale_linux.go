@@ -19,7 +19,7 @@ import (
 //
 // It is blind to a peer that vanished: no FIN, no RST ever arrives, so the connection looks
 // exactly as healthy as a live idle one, and a request sent on it waits for the read timeout
-// or, without one, for the kernel to give up (lab-spec section 7).
+// or, without one, for the kernel to give up (docs/vanish.md).
 func StaleCheck(c syscall.Conn) (healthy bool, reason error) {
 	rc, err := c.SyscallConn()
 	if err != nil {

@@ -1,5 +1,4 @@
-// Package vanish measures what HTTP clients see when the peer vanishes (lab-spec section 8,
-// issue 13): a host that is down (SYNs unanswered), a pooled connection whose peer went away
+// Package vanish measures what HTTP clients see when the peer vanishes (docs/vanish.md): a host that is down (SYNs unanswered), a pooled connection whose peer went away
 // silently (no FIN, no RST), a stale check on that connection, TCP keepalive on it, and Go's
 // HTTP/2 health check on it, all with the kernel's timers scaled down to seconds.
 //

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// checkFlags is labrun's own check of a command line's flags, before urfave/cli parses it:
+// an unknown flag, a flag without its value and a value of the wrong kind are usage errors
+// whose words are labrun's ("--pool: invalid value "x" (want a whole number)"), so neither
+// the message nor the exit code depends on how a version of urfave/cli words its errors. The
+// app's own flags come before the command; a command's flags run up to "--" or to its first
+// argument, as urfave/cli parses them.
+func checkFlags(app *cli.App, args []string) error {
+	// urfave/cli adds --version to the app's flags when it sets the app up.
+	rest, err := checkFlagRun(append(slices.Clip(app.Flags), cli.VersionFlag), args)
+	if err != nil || len(rest) == 0 {
+		return err
+	}
+	for _, cmd := range app.Commands {
+		if cmd.HasName(rest[0]) {
+			if cmd.SkipFlagParsing {
+				return nil
+			}
+			_, err := checkFlagRun(cmd.Flags, rest[1:])
+			return err
+		}
+	}
+	return nil // an unknown command: the app's Action says so
+}
+
+// checkFlagRun checks the flags at the start of args against flags (and -h, --help), and
+// returns what follows them.
+func checkFlagRun(flags []cli.Flag, args []string) ([]string, error) {
+	for len(args) > 0 {
+		arg := args[0]
+		if arg == "--" {
+			return args[1:], nil
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			return args, nil
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		args = args[1:]
+		if name == "h" || name == "help" {
+			continue
+		}
+		f := flagNamed(flags, name)
+		if f == nil {
+			return nil, usagef("unknown flag --%s", name)
+		}
+		if _, ok := f.(*cli.BoolFlag); ok {
+			if hasValue {
+				if _, err := strconv.ParseBool(value); err != nil {
+					return nil, usagef("--%s: invalid value %q (want %s)", name, value, wantOf(f))
+				}
+			}
+			continue
+		}
+		if !hasValue {
+			if len(args) == 0 {
+				if want := wantOf(f); want != "" {
+					return nil, usagef("--%s needs a value: %s", name, want)
+				}
+				return nil, usagef("--%s needs a value", name)
+			}
+			value, args = args[0], args[1:]
+		}
+		if !validFor(f, value) {
+			return nil, usagef("--%s: invalid value %q (want %s)", name, value, wantOf(f))
+		}
+	}
+	return nil, nil
+}
+
+// flagNamed returns the flag called name, or nil.
+func flagNamed(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// validFor reports whether value parses as f's kind of value, as urfave/cli parses it.
+func validFor(f cli.Flag, value string) bool {
+	var err error
+	switch f.(type) {
+	case *cli.DurationFlag:
+		_, err = time.ParseDuration(value)
+	case *cli.IntFlag:
+		_, err = strconv.ParseInt(value, 0, strconv.IntSize)
+	case *cli.BoolFlag:
+		_, err = strconv.ParseBool(value)
+	}
+	return err == nil
+}
+
+// wantOf says what kind of value f takes, "" for a string.
+func wantOf(f cli.Flag) string {
+	switch f.(type) {
+	case *cli.DurationFlag:
+		return "a duration such as 300ms or 1.5s"
+	case *cli.IntFlag:
+		return "a whole number"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return ""
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/experiments"
+)
+
+// TestCheckFlags: labrun's own words for a bad flag, whatever urfave/cli would have said, and
+// exit 2 with nothing on stdout.
+func TestCheckFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // the one line on stderr; "" means the line is not a flag error
+	}{
+		{[]string{"exp-a", "--read-timeout", "banana"}, `labrun: --read-timeout: invalid value "banana" (want a duration such as 300ms or 1.5s)`},
+		{[]string{"exp-a", "--read-timeout=banana"}, `labrun: --read-timeout: invalid value "banana" (want a duration such as 300ms or 1.5s)`},
+		{[]string{"exp-b", "--pool", "five"}, `labrun: --pool: invalid value "five" (want a whole number)`},
+		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
+		{[]string{"exp-a", "--read-timeout"}, `labrun: --read-timeout needs a value: a duration such as 300ms or 1.5s`},
+		{[]string{"exp-a", "--format"}, `labrun: --format needs a value`},
+		{[]string{"exp-a", "--nosuch"}, `labrun: unknown flag --nosuch`},
+		{[]string{"--nosuch", "exp-a"}, `labrun: unknown flag --nosuch`},
+		{[]string{"-x"}, `labrun: unknown flag --x`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runContext(context.Background(), append([]string{"labrun"}, tt.args...), &stdout, &stderr, terminals{}, experiments.All())
+		if code != exitUsage || stdout.Len() != 0 {
+			t.Errorf("%v: got exit %d, stdout %q; want exit 2 and no stdout", tt.args, code, stdout.String())
+		}
+		if got := strings.TrimSpace(stderr.String()); got != tt.want {
+			t.Errorf("%v: got %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestCheckFlagsLeavesArguments: what follows "--" or a command's first argument is not a
+// flag of labrun's.
+func TestCheckFlagsLeavesArguments(t *testing.T) {
+	app := newApp(nil, nil, terminals{}, experiments.All())
+	for _, args := range [][]string{
+		{"report", "--format", "table", "--", "--not-a-flag"},
+		{"completion", "bash"},
+		{"list", "--help"},
+		{"--version"},
+		{"exp-a", "-h"},
+	} {
+		if err := checkFlags(app, args); err != nil {
+			t.Errorf("%v: got %v, want no error", args, err)
+		}
+	}
+}
