@@ -1,0 +1,195 @@
+// Package jvm runs small Java programs against labrun's fake servers, so that a client profile
+// is held to the real library it emulates: the JDK's HttpClient and HttpURLConnection, and the
+// Debian builds of Apache HttpClient 4.5 and 5 and OkHttp 3 (packages libhttpclient-java,
+// libhttpclient5-java, libokhttp-java; their jars are in /usr/share/java).
+//
+// A program is one Java source file, run with the JDK's source launcher (java File.java,
+// JDK 11 and later): no build step and no class files. Tests call Require, which skips a test
+// when a runtime or a library is missing on a developer's machine and fails it in CI (CI set),
+// where .ci/run installs them.
+package jvm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Library is a Java library labrun checks a profile against: the jars it needs, by their
+// Debian names in JarDir, and the Debian package that ships them.
+type Library struct {
+	Name    string
+	Jars    []string
+	Package string
+}
+
+// JarDir is where Debian puts the jars of its Java packages.
+const JarDir = "/usr/share/java"
+
+// The libraries, as Debian ships them.
+var (
+	// JDK is the JDK's own clients (java.net.http.HttpClient, HttpURLConnection): no jars.
+	JDK = Library{Name: "the JDK", Package: "default-jdk-headless"}
+	// HttpClient5 is Apache HttpClient 5 (5.2.1 in Debian 12).
+	HttpClient5 = Library{Name: "Apache HttpClient 5", Package: "libhttpclient5-java",
+		Jars: []string{"httpclient5.jar", "httpcore5.jar", "httpcore5-h2.jar", "slf4j-api.jar", "slf4j-nop.jar"}}
+	// HttpClient4 is Apache HttpClient 4.5 (4.5.14 in Debian 12).
+	HttpClient4 = Library{Name: "Apache HttpClient 4.5", Package: "libhttpclient-java",
+		Jars: []string{"httpclient.jar", "httpcore.jar", "commons-logging.jar", "commons-codec.jar"}}
+	// OkHttp3 is OkHttp 3 (3.13.1 in Debian 12) and Okio.
+	OkHttp3 = Library{Name: "OkHttp 3", Package: "libokhttp-java", Jars: []string{"okhttp.jar", "okio.jar"}}
+)
+
+// Runtime is a JDK found on this machine.
+type Runtime struct {
+	// Java is the java launcher's path.
+	Java string
+	// Major is the JDK's feature release (17 for 17.0.15).
+	Major int
+	// Version is what java -version says, e.g. "17.0.15".
+	Version string
+}
+
+var versionLine = regexp.MustCompile(`version "(\d+)(?:\.(\d+))?[^"]*"`)
+
+// Find returns the JDK on PATH (or under JAVA_HOME), which must support the source launcher.
+func Find(ctx context.Context) (Runtime, error) {
+	java := ""
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		if p := filepath.Join(home, "bin", "java"); isExecutable(p) {
+			java = p
+		}
+	}
+	if java == "" {
+		p, err := exec.LookPath("java")
+		if err != nil {
+			return Runtime{}, errors.New("jvm: no java on PATH (Debian: default-jdk-headless)")
+		}
+		java = p
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, java, "-version").CombinedOutput()
+	if err != nil {
+		return Runtime{}, fmt.Errorf("jvm: %s -version: %w", java, err)
+	}
+	m := versionLine.FindSubmatch(out)
+	if m == nil {
+		return Runtime{}, fmt.Errorf("jvm: %s -version says %q", java, firstLine(out))
+	}
+	major := atoi(string(m[1]))
+	if major == 1 { // "1.8.0": Java 8
+		major = atoi(string(m[2]))
+	}
+	if major < 11 {
+		return Runtime{}, fmt.Errorf("jvm: %s is Java %d; the source launcher needs 11 or later", java, major)
+	}
+	v := strings.TrimSuffix(strings.TrimPrefix(string(versionLine.Find(out)), `version "`), `"`)
+	return Runtime{Java: java, Major: major, Version: v}, nil
+}
+
+// Classpath returns the jars of libs joined for -cp, or an error naming the Debian packages
+// whose jars are missing.
+func Classpath(libs ...Library) (string, error) {
+	var paths, missing []string
+	for _, l := range libs {
+		for _, j := range l.Jars {
+			p := filepath.Join(JarDir, j)
+			if _, err := os.Stat(p); err != nil {
+				missing = append(missing, fmt.Sprintf("%s (%s)", p, l.Package))
+				continue
+			}
+			paths = append(paths, p)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("jvm: missing %s", strings.Join(missing, ", "))
+	}
+	return strings.Join(paths, string(os.PathListSeparator)), nil
+}
+
+// Program is one Java source file to run with some libraries.
+type Program struct {
+	// Source is the path of the .java file.
+	Source string
+	Libs   []Library
+	// Props are -D system properties, e.g. "sun.net.http.retryPost=false".
+	Props []string
+	// Env is added to the program's environment.
+	Env []string
+}
+
+// Run runs p with args and returns its standard output. The program is killed, with every
+// process it started, when ctx is done; its standard error is in the error when it fails.
+func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, error) {
+	cp, err := Classpath(p.Libs...)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}
+	if cp != "" {
+		argv = append(argv, "-cp", cp)
+	}
+	for _, d := range p.Props {
+		argv = append(argv, "-D"+d)
+	}
+	argv = append(append(argv, p.Source), args...)
+	cmd := exec.CommandContext(ctx, r.Java, argv...)
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("jvm: %s: %w: %s", filepath.Base(p.Source), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// Require returns the JDK for a test that holds a profile to libs. Where the JDK or a library
+// is missing, the test is skipped with the reason, except in CI (the CI variable set), where
+// .ci/run installs them and a missing one fails the test.
+func Require(t testing.TB, libs ...Library) Runtime {
+	t.Helper()
+	r, err := Find(t.Context())
+	if err == nil {
+		_, err = Classpath(libs...)
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v: .ci/run installs it", err)
+		}
+		t.Skipf("%v", err)
+	}
+	return r
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(string(b), "\n")
+	return s
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return n
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
