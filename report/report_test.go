@@ -158,7 +158,10 @@ func testMeta() *results.Meta {
 // fails on its median. Its Meta is set, as for a run printed on its own.
 func repeatRun() results.Run {
 	stats := func(vs ...float64) (*results.Stats, *float64) {
-		st := results.Summarize(vs)
+		st, err := results.Summarize(vs)
+		if err != nil {
+			panic(err)
+		}
 		return &st, &st.MedianMs
 	}
 	steady, steadyMs := stats(3999.8, 4000.1, 4000.4, 4000.9, 4001.2)
