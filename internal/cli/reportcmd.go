@@ -56,11 +56,13 @@ func reportCommand() *cli.Command {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
 			// A saved run is input: one that cannot be rendered or names files badly is bad
-			// usage, reported on one line with nothing on stdout.
-			if err := emit(c, report.Options{Format: f}, suite, out, suite); err != nil {
+			// usage, reported on one line with nothing on stdout. A file system that cannot
+			// take the files is a runtime failure, with nothing on stdout either.
+			r, err := render(report.Options{Format: f}, suite, out, suite)
+			if err != nil {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
-			return nil
+			return r.write(c, false)
 		},
 	}
 }

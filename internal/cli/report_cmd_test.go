@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// savedRun writes a saved run of the fake experiments and returns its path.
+func savedRun(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if got := runArgs(t, context.Background(), fakes(), false, "all", "--out", dir+"/saved"); got.code != exitFail {
+		t.Fatalf("saving a run: %+v", got)
+	}
+	return dir + "/saved/run.json"
+}
+
+// brokenPipe is a stdout whose reader has left.
+type brokenPipe struct{}
+
+func (brokenPipe) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// TestOutBeforeStdout: when stdout's reader leaves early, the --out files are written all
+// the same and stderr says what happened to stdout; the exit code is 1.
+func TestOutBeforeStdout(t *testing.T) {
+	saved := savedRun(t)
+	for _, args := range [][]string{
+		{"exp-x", "--format", "json"},
+		{"report", "--format", "json"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "d")
+			args := append(args, "--out", out)
+			if args[0] == "report" {
+				args = append(args, saved)
+			}
+			var stderr bytes.Buffer
+			code := runContext(context.Background(), append([]string{"labrun"}, args...), brokenPipe{}, &stderr, terminals{}, fakes())
+			if code != exitFail || !strings.Contains(stderr.String(), "stdout was closed before it was read in full") ||
+				!strings.Contains(stderr.String(), "the --out files are in "+out) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("got exit %d, stderr %q; want 1 and one line that says stdout was closed", code, stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(out, "run.json")); err != nil {
+				t.Errorf("--out holds %v, want the whole set", dirNames(t, out))
+			}
+		})
+	}
+}
+
+// TestOutBeforeStdoutSIGPIPE is TestOutBeforeStdout with a real pipe closed by its reader, as
+// `labrun report --out d run.json | head -c 100` does: no SIGPIPE kills labrun before it
+// wrote d and said so.
+func TestOutBeforeStdoutSIGPIPE(t *testing.T) {
+	saved := savedRun(t)
+	out := filepath.Join(t.TempDir(), "d")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader has left before labrun writes
+	cmd := exec.Command(os.Args[0], "report", "--format", "json", "--out", out, saved)
+	cmd.Env = append(os.Environ(), beMain+"=1")
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitFail || !strings.Contains(stderr.String(), "stdout was closed") {
+		t.Errorf("got %v, stderr %q; want exit 1 saying stdout was closed", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "run.json")); err != nil {
+		t.Errorf("--out holds no run.json: %v", err)
+	}
+}
+
+// withFileSizeLimit runs f with files limited to n bytes (RLIMIT_FSIZE): a write beyond fails
+// as on a full disk.
+func withFileSizeLimit(t *testing.T, n uint64, f func()) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skipf("no RLIMIT_FSIZE: %v", err)
+	}
+	lim := old
+	lim.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("cannot set RLIMIT_FSIZE: %v", err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	f()
+}
+
+// TestOutDiskFull: files that cannot be written are a runtime failure (exit 1) with a one-line
+// message, for a run and for a saved run alike, and the directory is as it was. A run still
+// prints its report (its results are not lost); report prints nothing.
+func TestOutDiskFull(t *testing.T) {
+	saved := savedRun(t)
+	for _, tt := range []struct {
+		cmd, saved string
+		wantStdout bool
+	}{
+		{"exp-x", "", true},
+		{"report", saved, false},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "d")
+			args := []string{tt.cmd, "--out", out}
+			if tt.saved != "" {
+				args = append(args, tt.saved)
+			}
+			var got outcome
+			withFileSizeLimit(t, 200, func() {
+				got = runArgs(t, context.Background(), fakes(), false, args...)
+			})
+			if got.code != exitFail || strings.Count(got.stderr, "\n") != 1 || !strings.Contains(got.stderr, "--out: cannot write") ||
+				!strings.Contains(got.stderr, "nothing in "+out+" changed") {
+				t.Errorf("got exit %d, stderr %q; want 1 and one line naming the failed write", got.code, got.stderr)
+			}
+			if (got.stdout != "") != tt.wantStdout {
+				t.Errorf("stdout %q, want the report %v", got.stdout, tt.wantStdout)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists after a failed write: %v", out, err)
+			}
+		})
+	}
+}
