@@ -82,10 +82,15 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 var maxOutFile = results.MaxSavedRun
 
 // OutFiles renders a suite's files: run.json, REPORT.md, junit.xml and EXPERIMENT.svg for
-// each run. It refuses a file larger than a saved run may be, and an experiment name that is
+// each run. It refuses a suite that results.Read would refuse (Check) or whose run.json is
+// larger than a saved run may be, and an experiment name that is
 // not a plain file name or is used twice: a saved run is input, and a name such as "../x"
 // must never choose where a file goes.
 func OutFiles(s results.Suite) ([]File, error) {
+	// What labrun saves, results.Read must read back.
+	if err := s.Check(); err != nil {
+		return nil, fmt.Errorf("the run cannot be saved: %w", err)
+	}
 	seen := map[string]bool{}
 	for _, run := range s.Experiments {
 		if !safeName.MatchString(run.Experiment) {

@@ -133,3 +133,23 @@ func TestOutDiskFull(t *testing.T) {
 		})
 	}
 }
+
+// TestReportBoundsNames: a saved run with a row name of megabytes is refused at once (exit 2,
+// one line, nothing written) instead of growing into a report of hundreds of megabytes.
+func TestReportBoundsNames(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "big.json")
+	doc := `{"experiments": [{"experiment": "exp-x", "rows": [{"name": "` + strings.Repeat("x", 10<<20) + `"}], "calls": []}]}`
+	if err := os.WriteFile(saved, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "d")
+	got := runArgs(t, context.Background(), fakes(), false, "report", "--out", out, saved)
+	if got.code != exitUsage || got.stdout != "" || strings.Count(got.stderr, "\n") != 1 ||
+		!strings.Contains(got.stderr, "experiments[0].rows[0].name is 10485760 bytes long, want at most 1024") {
+		t.Errorf("got exit %d, stdout %d bytes, stderr %q; want 2 naming the long row name", got.code, len(got.stdout), got.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s exists: %v", out, err)
+	}
+}
