@@ -263,6 +263,54 @@ func TestChildRefusesHostNamespaces(t *testing.T) {
 	}
 }
 
+// TestChildRefusesForgedMarker: a marker with made-up ids, in the host's user namespace (or
+// any user namespace labrun did not make), runs nothing: the ids differ from the process's
+// namespaces, but its user namespace does not map root alone to the marker's uid and gid.
+func TestChildRefusesForgedMarker(t *testing.T) {
+	uid, gid := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	for _, marker := range []string{
+		"net:[1] user:[2] " + uid + " " + gid,
+		"net:[1] user:[2] 0 0",
+		"net:[1] user:[2] 1000 1000",
+		"net:[1] user:[2]",
+	} {
+		t.Setenv(childEnv, marker)
+		ran := false
+		jobs := Jobs{"test.touch": Func(func(ctx context.Context, _ struct{}) (struct{}, error) {
+			ran = true
+			return struct{}{}, nil
+		})}
+		var stdout, stderr strings.Builder
+		code, child := MaybeChild(jobs, strings.NewReader(`{"job":"test.touch"}`), &stdout, &stderr)
+		if !child || code != exitRefused || ran || stdout.Len() != 0 {
+			t.Errorf("%q: got (%d, %v), ran %v, stdout %q; want a refusal that runs nothing", marker, code, child, ran, stdout.String())
+		}
+		if !strings.Contains(stderr.String(), "refusing") && !strings.Contains(stderr.String(), "malformed") {
+			t.Errorf("%q: stderr %q does not say it refuses", marker, stderr.String())
+		}
+	}
+}
+
+func TestCheckIDMap(t *testing.T) {
+	for _, tt := range []struct {
+		text, outer string
+		ok          bool
+	}{
+		{"         0       1000          1\n", "1000", true},
+		{"0 0 1\n", "0", true},
+		{"         0          0 4294967295\n", "0", false}, // the initial user namespace
+		{"0 1000 1\n", "1001", false},
+		{"0 1000 2\n", "1000", false},
+		{"1 1000 1\n", "1000", false},
+		{"0 1000 1\n1 2000 1\n", "1000", false},
+		{"", "1000", false},
+	} {
+		if err := checkIDMap(tt.text, tt.outer); (err == nil) != tt.ok {
+			t.Errorf("checkIDMap(%q, %s) = %v, want ok %v", tt.text, tt.outer, err, tt.ok)
+		}
+	}
+}
+
 func TestHelpersOutsideChild(t *testing.T) {
 	v, err := ReadSysctl("net.ipv4.tcp_retries2")
 	if err != nil {
