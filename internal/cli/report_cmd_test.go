@@ -153,3 +153,52 @@ func TestReportBoundsNames(t *testing.T) {
 		t.Errorf("%s exists: %v", out, err)
 	}
 }
+
+// TestReportDefaultFormat: on a terminal, report prints what the experiments print (the
+// table); to a pipe or a file, the Markdown of REPORT.md; --format chooses either way.
+func TestReportDefaultFormat(t *testing.T) {
+	saved := savedRun(t)
+	md, err := os.ReadFile(filepath.Join(filepath.Dir(saved), "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := runArgs(t, context.Background(), fakes(), false, "report", "--format", "table", saved)
+	t.Setenv("NO_COLOR", "1") // the terminal's table, without the colour escapes, for comparing
+	for _, tt := range []struct {
+		name     string
+		terminal bool
+		args     []string
+		want     string
+	}{
+		{"terminal", true, []string{saved}, table.stdout},
+		{"pipe", false, []string{saved}, string(md)},
+		{"terminal, --format markdown", true, []string{"--format", "markdown", saved}, string(md)},
+	} {
+		got := runArgs(t, context.Background(), fakes(), tt.terminal, append([]string{"report"}, tt.args...)...)
+		if got.code != 0 || got.stdout != tt.want {
+			t.Errorf("%s: got exit %d and\n%s\nwant\n%s", tt.name, got.code, got.stdout, tt.want)
+		}
+	}
+	if !strings.HasPrefix(table.stdout, "exp-x") || !strings.Contains(table.stdout, "+--") {
+		t.Errorf("the table form does not look like a table:\n%s", table.stdout)
+	}
+}
+
+// TestReportFlagsAfterFile: flags after the file are not taken for more files: the error says
+// that flags go before it, and shows the command that works.
+func TestReportFlagsAfterFile(t *testing.T) {
+	saved := savedRun(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{saved, "--format", "table"}, "labrun: flags go before the file: labrun report --format table " + saved},
+		{[]string{"-", "--out", "d"}, "labrun: flags go before the file: labrun report --out d -"},
+		{[]string{saved, "other.json"}, "labrun: report takes one saved run (run.json), got 2 arguments"},
+	} {
+		got := runArgs(t, context.Background(), fakes(), false, append([]string{"report"}, tt.args...)...)
+		if got.code != exitUsage || strings.TrimSpace(got.stderr) != tt.want || got.stdout != "" {
+			t.Errorf("%v: got exit %d, stderr %q; want 2, %q", tt.args, got.code, got.stderr, tt.want)
+		}
+	}
+}
