@@ -108,14 +108,18 @@ func OutFiles(s results.Suite) ([]File, error) {
 			return err
 		}
 		if b.Len() > maxOutFile {
-			return fmt.Errorf("%s would be %d MiB, more than the %d MiB a saved run may be", name, b.Len()>>20, maxOutFile>>20)
+			return fmt.Errorf("%s %w", name, &tooLargeError{size: b.Len(), limit: maxOutFile})
 		}
 		files = append(files, File{Name: name, Data: b.Bytes()})
 		return nil
 	}
-	if err := add("run.json", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJSON, s) }); err != nil {
-		return nil, err
+	// run.json is WriteSuite's JSON form, encoded with the limit checked before the
+	// indented form is built.
+	data, err := encodeJSON(s, maxOutFile)
+	if err != nil {
+		return nil, fmt.Errorf("run.json %w", err)
 	}
+	files = append(files, File{Name: "run.json", Data: data})
 	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -252,5 +254,53 @@ func TestOutFilesRefusesWhatReadRefuses(t *testing.T) {
 	_, err := OutFiles(suiteOf("exp-a"))
 	if err == nil || !strings.Contains(err.Error(), "run.json would be") {
 		t.Errorf("got %v, want run.json refused", err)
+	}
+}
+
+// TestIndentedLen: the length OutFiles checks before it indents is the length json.Indent
+// makes, and run.json is WriteSuite's JSON form byte for byte.
+func TestIndentedLen(t *testing.T) {
+	data, err := os.ReadFile("../results/reference/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := results.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{ref, suiteOf("exp-a"), results.Suite{}, map[string]any{"a": []any{}, "b": map[string]any{}, "c": `q"\{[,:]}`, "d": []any{1, "x", nil, true}}} {
+		got, err := encodeJSON(v, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		enc := json.NewEncoder(&compact)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, compact.Bytes()) {
+			t.Errorf("%T: encodeJSON differs from an indenting Encoder", v)
+		}
+		compact.Reset()
+		enc.SetIndent("", "")
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if n := indentedLen(compact.Bytes()); n != len(got) {
+			t.Errorf("%T: indentedLen %d, indented %d bytes", v, n, len(got))
+		}
+	}
+	files, err := OutFiles(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := WriteSuite(&want, FormatJSON, ref); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(files[0].Data, want.Bytes()) {
+		t.Error("run.json is not WriteSuite's JSON")
 	}
 }

@@ -10,7 +10,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -125,10 +124,9 @@ func flush(w io.Writer, buf *bytes.Buffer) error {
 // MarshalIndent would print a server note such as "held -> reset" as "held \u003e reset",
 // which helps no JSON consumer and hurts anyone reading the file.
 func writeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v) // Encode appends the newline.
+	b, err := encodeJSON(v, 0)
+	buf.Write(b)
+	return err
 }
 
 // suiteSummary is the last line of a suite in table and markdown form, and whether every

@@ -66,18 +66,21 @@ type rendered struct {
 
 // render renders doc for stdout and, with an --out directory, the suite's files, before
 // anything is written: an error then leaves no half output.
+// The files come first: their checks (run.json within what report reads back) refuse a
+// saved run before the work of rendering it for stdout.
 func render(o report.Options, doc any, out *report.OutDir, suite results.Suite) (rendered, error) {
-	var buf bytes.Buffer
-	if err := report.Render(&buf, o, doc); err != nil {
-		return rendered{}, err
-	}
-	r := rendered{stdout: buf.Bytes(), out: out}
+	r := rendered{out: out}
 	if out != nil {
 		var err error
 		if r.files, err = report.OutFiles(suite); err != nil {
 			return rendered{}, err
 		}
 	}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, o, doc); err != nil {
+		return rendered{}, err
+	}
+	r.stdout = buf.Bytes()
 	return r, nil
 }
 
