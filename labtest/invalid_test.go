@@ -38,7 +38,7 @@ func TestBadArguments(t *testing.T) {
 		{"nil Lab", nilLab, ctx, c, Slow(0), Limits{}, "not started"},
 		{"zero Scenario", lab, ctx, c, Scenario{}, Limits{}, "zero Scenario"},
 		{"negative trickle", lab, ctx, c, Trickle(-5, -time.Second), Limits{}, "must not be negative"},
-		{"trickle of too many bytes", lab, ctx, c, Trickle(math.MaxInt, time.Millisecond), Limits{}, "bytes must be between"},
+		{"trickle of too many bytes", lab, ctx, c, Trickle(math.MaxInt, time.Millisecond), Limits{}, "bytes must be a whole number from 0 to 1048576"},
 		{"negative slow", lab, ctx, c, Slow(-time.Hour), Limits{}, "delay must not be negative, got -1h0m0s"},
 		{"negative stall", lab, ctx, c, Stall(-time.Second), Limits{}, "max must not be negative"},
 		{"negative reserve", lab, ctx, c, Reserve(-time.Second), Limits{}, "delay must not be negative"},

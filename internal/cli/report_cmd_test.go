@@ -81,28 +81,16 @@ func TestOutBeforeStdoutSIGPIPE(t *testing.T) {
 	}
 }
 
-// withFileSizeLimit runs f with files limited to n bytes (RLIMIT_FSIZE): a write beyond fails
-// as on a full disk.
-func withFileSizeLimit(t *testing.T, n uint64, f func()) {
-	t.Helper()
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skipf("no RLIMIT_FSIZE: %v", err)
-	}
-	lim := old
-	lim.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skipf("cannot set RLIMIT_FSIZE: %v", err)
-	}
-	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	f()
-}
-
 // TestOutDiskFull: files that cannot be written are a runtime failure (exit 1) with a one-line
 // message, for a run and for a saved run alike, and the directory is as it was. A run still
-// prints its report (its results are not lost); report prints nothing.
+// prints its report (its results are not lost); report prints nothing. labrun runs in a
+// process of its own whose files may not grow beyond 512 bytes (ulimit -f 1): a write beyond
+// fails, as on a full disk.
 func TestOutDiskFull(t *testing.T) {
 	saved := savedRun(t)
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh for ulimit")
+	}
 	for _, tt := range []struct {
 		cmd, saved string
 		wantStdout bool
@@ -112,20 +100,22 @@ func TestOutDiskFull(t *testing.T) {
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "d")
-			args := []string{tt.cmd, "--out", out}
+			args := []string{"-c", `ulimit -f 1 && exec "$0" "$@"`, os.Args[0], tt.cmd, "--out", out}
 			if tt.saved != "" {
 				args = append(args, tt.saved)
 			}
-			var got outcome
-			withFileSizeLimit(t, 200, func() {
-				got = runArgs(t, context.Background(), fakes(), false, args...)
-			})
-			if got.code != exitFail || strings.Count(got.stderr, "\n") != 1 || !strings.Contains(got.stderr, "--out: cannot write") ||
-				!strings.Contains(got.stderr, "nothing in "+out+" changed") {
-				t.Errorf("got exit %d, stderr %q; want 1 and one line naming the failed write", got.code, got.stderr)
+			cmd := exec.Command("sh", args...)
+			cmd.Env = append(os.Environ(), beMain+"=fakes")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitFail || strings.Count(stderr.String(), "\n") != 1 ||
+				!strings.Contains(stderr.String(), "--out: cannot write") || !strings.Contains(stderr.String(), "nothing in "+out+" changed") {
+				t.Errorf("got %v, stderr %q; want exit 1 and one line naming the failed write", err, stderr.String())
 			}
-			if (got.stdout != "") != tt.wantStdout {
-				t.Errorf("stdout %q, want the report %v", got.stdout, tt.wantStdout)
+			if (stdout.Len() > 0) != tt.wantStdout {
+				t.Errorf("stdout %q, want the report %v", stdout.String(), tt.wantStdout)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("%s exists after a failed write: %v", out, err)
