@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // The bounds of a saved run, far beyond what labrun writes (the reference run of every
@@ -95,4 +96,44 @@ func walkSizes(v reflect.Value, items *int) *sizeError {
 		}
 	}
 	return nil
+}
+
+// clipTexts cuts every text of run longer than MaxText to MaxText bytes, ending in "…", so
+// that a run labrun makes is always one it can read back: an error note can carry a child
+// process's stderr of kilobytes.
+func clipTexts(run *Run) {
+	clipValue(reflect.ValueOf(run).Elem())
+}
+
+func clipValue(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.Len() > MaxText && v.CanSet() {
+			v.SetString(clip(v.String()))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			clipValue(v.Elem())
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			clipValue(v.Index(i))
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				clipValue(v.Field(i))
+			}
+		}
+	}
+}
+
+// clip cuts s to at most MaxText bytes, at a character boundary, ending in "…".
+func clip(s string) string {
+	const ellipsis = "…"
+	cut := MaxText - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
 }

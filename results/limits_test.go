@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestDecodeBoundsSizes: a text longer than MaxText, more rows than MaxRows or more list
@@ -77,5 +78,25 @@ func TestDecodeMemory(t *testing.T) {
 	t.Logf("decoding %d MB allocated %.1f times its size", len(data)>>20, ratio)
 	if ratio > 6 {
 		t.Errorf("decoding %d bytes allocated %.1f times their size, want at most 6", len(data), ratio)
+	}
+}
+
+// TestFinishClipsTexts: a run labrun makes is one it reads back, even when a note carries a
+// long error: Finish cuts texts beyond MaxText at a character boundary.
+func TestFinishClipsTexts(t *testing.T) {
+	long := strings.Repeat("é", MaxText) // two bytes each
+	run := Run{Experiment: "exp-a", Rows: []Row{{Name: "r", Server: "short", Skipped: long}},
+		Calls: []Call{{Label: long}}, Config: []Param{{Name: "p", Value: long}}}
+	run.Finish(0)
+	for _, s := range []string{run.Rows[0].Skipped, run.Calls[0].Label, run.Config[0].Value} {
+		if len(s) > MaxText || !strings.HasSuffix(s, "…") || !utf8.ValidString(s) {
+			t.Errorf("got %d bytes ending %q, want at most %d ending in …", len(s), s[len(s)-8:], MaxText)
+		}
+	}
+	if run.Rows[0].Server != "short" {
+		t.Errorf("a short text changed: %q", run.Rows[0].Server)
+	}
+	if err := NewSuite([]Run{run}).Check(); err != nil {
+		t.Errorf("a finished run does not pass Check: %v", err)
 	}
 }
