@@ -217,7 +217,7 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		},
 		render: report.Options{
 			Format: f,
-			Color:  tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+			Color:  colorFor(c, tty),
 			Width:  tty.outWidth,
 		},
 		live:  tty.stderr && !c.Bool("quiet"),
@@ -232,6 +232,12 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// colorFor says whether the table form is coloured: only on a terminal's stdout, and never
+// with --no-color or NO_COLOR.
+func colorFor(c *cli.Context, tty terminals) bool {
+	return tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == ""
 }
 
 // prepareOut checks an --out directory before anything runs: bad usage (exit 2) when it

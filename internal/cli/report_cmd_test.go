@@ -153,6 +153,13 @@ func TestReportDefaultFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := runArgs(t, context.Background(), fakes(), false, "report", "--format", "table", saved)
+	t.Setenv("NO_COLOR", "")
+	if got := runArgs(t, context.Background(), fakes(), true, "report", saved); !strings.Contains(got.stdout, "\x1b[") {
+		t.Errorf("on a terminal the table is not coloured:\n%s", got.stdout)
+	}
+	if got := runArgs(t, context.Background(), fakes(), true, "report", "--no-color", saved); got.stdout != table.stdout {
+		t.Errorf("--no-color on a terminal: got\n%s\nwant\n%s", got.stdout, table.stdout)
+	}
 	t.Setenv("NO_COLOR", "1") // the terminal's table, without the colour escapes, for comparing
 	for _, tt := range []struct {
 		name     string

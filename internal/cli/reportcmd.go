@@ -45,8 +45,7 @@ func reportCommand(tty terminals) *cli.Command {
 			}
 			o := report.Options{Format: report.FormatMarkdown}
 			if tty.stdout {
-				o = report.Options{Format: report.FormatTable, Width: tty.outWidth,
-					Color: !c.Bool("no-color") && os.Getenv("NO_COLOR") == ""}
+				o = report.Options{Format: report.FormatTable, Width: tty.outWidth, Color: colorFor(c, tty)}
 			}
 			if c.IsSet("format") {
 				f, err := parseFormat(c, true)
