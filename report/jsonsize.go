@@ -10,10 +10,10 @@ import (
 const jsonIndent = "  "
 
 // encodeJSON encodes v as writeJSON lays it out, refusing (before it builds the indented
-// form) a result longer than limit bytes when limit > 0. It encodes compactly first, counts
+// form) a result longer than limit bytes when limit > 0; name names the result in that error. It encodes compactly first, counts
 // what indenting adds, and indents into a buffer of exactly that size: an indented document is
 // several times its compact form, and building it in a growing buffer costs many times more.
-func encodeJSON(v any, limit int) ([]byte, error) {
+func encodeJSON(v any, name string, limit int) ([]byte, error) {
 	var compact bytes.Buffer
 	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
@@ -22,7 +22,7 @@ func encodeJSON(v any, limit int) ([]byte, error) {
 	}
 	n := indentedLen(compact.Bytes())
 	if limit > 0 && n > limit {
-		return nil, &tooLargeError{size: n, limit: limit}
+		return nil, &tooLargeError{name: name, size: n, limit: limit}
 	}
 	var out bytes.Buffer
 	out.Grow(n)
@@ -33,10 +33,13 @@ func encodeJSON(v any, limit int) ([]byte, error) {
 }
 
 // tooLargeError is a rendered file beyond its limit.
-type tooLargeError struct{ size, limit int }
+type tooLargeError struct {
+	name        string
+	size, limit int
+}
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("would be %d MiB, more than the %d MiB a saved run may be", e.size>>20, e.limit>>20)
+	return fmt.Sprintf("%s would be %d MiB, more than the %d MiB a saved run may be", e.name, e.size>>20, e.limit>>20)
 }
 
 // indentedLen is the length of json.Indent(compact, "", jsonIndent) for compact JSON (as an

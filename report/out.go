@@ -17,8 +17,9 @@ import (
 )
 
 // OutDir is the directory that --out writes a run's files into: run.json, REPORT.md,
-// junit.xml and one SVG timeline per experiment. It is checked before anything runs (PrepareOut), and its files
-// are written as one set (Write): a run that fails to write leaves the directory as it was.
+// junit.xml and one SVG timeline per experiment. It is checked before anything runs
+// (PrepareOut), and its files are written as one set (Write): a run that fails to write
+// leaves the directory as it was.
 type OutDir struct {
 	path string
 	// writeFile writes one file of the set (os.WriteFile when nil); tests make it fail as a
@@ -83,9 +84,9 @@ var maxOutFile = results.MaxSavedRun
 
 // OutFiles renders a suite's files: run.json, REPORT.md, junit.xml and EXPERIMENT.svg for
 // each run. It refuses a suite that results.Read would refuse (Check) or whose run.json is
-// larger than a saved run may be, and an experiment name that is
-// not a plain file name or is used twice: a saved run is input, and a name such as "../x"
-// must never choose where a file goes.
+// larger than a saved run may be, and an experiment name that is not a plain file name or is
+// used twice: a saved run is input, and a name such as "../x" must never choose where a file
+// goes.
 func OutFiles(s results.Suite) ([]File, error) {
 	// What labrun saves, results.Read must read back.
 	if err := s.Check(); err != nil {
@@ -108,16 +109,16 @@ func OutFiles(s results.Suite) ([]File, error) {
 			return err
 		}
 		if b.Len() > maxOutFile {
-			return fmt.Errorf("%s %w", name, &tooLargeError{size: b.Len(), limit: maxOutFile})
+			return &tooLargeError{name: name, size: b.Len(), limit: maxOutFile}
 		}
 		files = append(files, File{Name: name, Data: b.Bytes()})
 		return nil
 	}
 	// run.json is WriteSuite's JSON form, encoded with the limit checked before the
 	// indented form is built.
-	data, err := encodeJSON(s, maxOutFile)
+	data, err := encodeJSON(s, "run.json", maxOutFile)
 	if err != nil {
-		return nil, fmt.Errorf("run.json %w", err)
+		return nil, err
 	}
 	files = append(files, File{Name: "run.json", Data: data})
 	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {

@@ -269,7 +269,7 @@ func TestIndentedLen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []any{ref, suiteOf("exp-a"), results.Suite{}, map[string]any{"a": []any{}, "b": map[string]any{}, "c": `q"\{[,:]}`, "d": []any{1, "x", nil, true}}} {
-		got, err := encodeJSON(v, 0)
+		got, err := encodeJSON(v, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func flush(w io.Writer, buf *bytes.Buffer) error {
 // MarshalIndent would print a server note such as "held -> reset" as "held \u003e reset",
 // which helps no JSON consumer and hurts anyone reading the file.
 func writeJSON(buf *bytes.Buffer, v any) error {
-	b, err := encodeJSON(v, 0)
+	b, err := encodeJSON(v, "", 0)
 	buf.Write(b)
 	return err
 }
