@@ -135,15 +135,8 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	if b.MaxStall, err = parseDuration(q, "max"); err != nil {
 		return Behaviour{}, err
 	}
-	if s := q.Get("bytes"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return Behaviour{}, fmt.Errorf("bytes: %w", err)
-		}
-		if n < 0 || n > MaxBytes {
-			return Behaviour{}, fmt.Errorf("bytes must be between 0 and %d, got %d", MaxBytes, n)
-		}
-		b.Bytes = n
+	if b.Bytes, err = parseCount(q, "bytes", 0, MaxBytes); err != nil {
+		return Behaviour{}, err
 	}
 	if b.Stall, err = parseBool(q, "stall"); err != nil {
 		return Behaviour{}, err

@@ -305,7 +305,7 @@ func TestBadRequest(t *testing.T) {
 	if got, want := resp.StatusCode, http.StatusBadRequest; got != want {
 		t.Errorf("status: got %d, want %d", got, want)
 	}
-	if got, want := string(body), "delay: time: invalid duration \"x\"\n"; got != want {
+	if got, want := string(body), "delay must be a duration such as 250ms, 2s or 1m30s, got \"x\"\n"; got != want {
 		t.Errorf("body: got %q, want %q", got, want)
 	}
 	if got := waitFinished(t, s, 1); got.Status != http.StatusBadRequest || got.Path != "/delay?delay=x" {

@@ -20,12 +20,28 @@ func parseDuration(q url.Values, key string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", key, err)
+		// Say what the parameter wants, not what the parser found: "time: invalid
+		// duration" is Go's vocabulary, not the caller's.
+		return 0, fmt.Errorf("%s must be a duration such as 250ms, 2s or 1m30s, got %q", key, s)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("%s must not be negative, got %v", key, d)
 	}
 	return d, nil
+}
+
+// parseCount reads the whole number q[key], which must lie in [lo, hi]; absent means 0. Only
+// digits are a number here (no sign, no spaces), as in every other count of the server.
+func parseCount(q url.Values, key string, lo, hi int) (int, error) {
+	s := q.Get(key)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 63)
+	if err != nil || strings.TrimLeft(s, "0123456789") != "" || n < uint64(lo) || n > uint64(hi) {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d, got %q", key, lo, hi, s)
+	}
+	return int(n), nil
 }
 
 // parseBool reads the boolean q[key]; absent means false. It accepts only the four words a

@@ -158,3 +158,31 @@ func TestParseBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestParamErrorsSayWhatTheyWant: a 400 names the parameter and what it wants, in the
+// caller's words, never the Go parser's ("strconv.Atoi: parsing", "time: invalid duration").
+func TestParamErrorsSayWhatTheyWant(t *testing.T) {
+	for _, tt := range []struct{ key, value, want string }{
+		{"bytes", "banana", `bytes must be a whole number from 0 to 1048576, got "banana"`},
+		{"bytes", "+5", `bytes must be a whole number from 0 to 1048576, got "+5"`},
+		{"bytes", "99999999999999999999", `bytes must be a whole number from 0 to 1048576, got "99999999999999999999"`},
+		{"delay", "soon", `delay must be a duration such as 250ms, 2s or 1m30s, got "soon"`},
+		{"every", "5", `every must be a duration such as 250ms, 2s or 1m30s, got "5"`},
+		{"max", "1y", `max must be a duration such as 250ms, 2s or 1m30s, got "1y"`},
+		{"fail-on", "x", `fail-on must be a whole number between 1 and 65535, got "x"`},
+		{"stall", "yes", `stall: unknown boolean "yes", want 1, true, 0 or false`},
+	} {
+		_, err := ParseBehaviour("/x", url.Values{tt.key: {tt.value}})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s=%s: got %v, want %q", tt.key, tt.value, err, tt.want)
+		}
+		for _, internal := range []string{"strconv", "time:", "invalid syntax", "parsing"} {
+			if err != nil && strings.Contains(err.Error(), internal) {
+				t.Errorf("%s=%s: %q shows Go's %q", tt.key, tt.value, err, internal)
+			}
+		}
+	}
+	if n, err := parseCount(url.Values{"bytes": {"1048576"}}, "bytes", 0, MaxBytes); err != nil || n != MaxBytes {
+		t.Errorf("bytes=1048576: got %d, %v", n, err)
+	}
+}

@@ -30,7 +30,7 @@ const (
 // response headers" (Transport.ResponseHeaderTimeout) the read timeout, a dial that timed
 // out the connect timeout; any other error is Failed, and nil is OK.
 func Classify(ctx context.Context, err error) Outcome {
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx != nil && ctx.Err() != nil {
 		return Deadline
 	}
 	return vocab.ClassifyNetHTTP(err, false)

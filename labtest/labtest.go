@@ -22,6 +22,7 @@ package labtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,11 +77,23 @@ func Start(tb testing.TB) *Lab {
 	return lab
 }
 
-// URL is the fake server's base URL, for requests of your own.
-func (l *Lab) URL() string { return l.srv.URL }
+// URL is the fake server's base URL, for requests of your own; "" for a Lab that was not
+// started.
+func (l *Lab) URL() string {
+	if l == nil || l.srv == nil {
+		return ""
+	}
+	return l.srv.URL
+}
 
-// Close stops the server; calls still waiting on it end.
-func (l *Lab) Close() { l.srv.Close() }
+// Close stops the server; calls still waiting on it end. Closing a nil Lab, or one that was
+// not started, does nothing.
+func (l *Lab) Close() {
+	if l == nil || l.srv == nil {
+		return
+	}
+	l.srv.Close()
+}
 
 // Row is what happened to one call, beside what the model expects.
 type Row struct {
@@ -115,14 +128,21 @@ type Expectation struct {
 }
 
 func (r Row) String() string {
+	if errors.Is(r.Err, ErrInvalid) {
+		return fmt.Sprintf("%s: not run: %v", r.Scenario, r.Err)
+	}
 	return fmt.Sprintf("%s: %s after %v, %d executions, %d new connections (model: %s after %v, %d executions)",
 		r.Scenario, r.Outcome, r.Elapsed.Round(time.Millisecond), r.Executions, r.NewConnections,
 		r.Expected.Outcome, r.Expected.Elapsed.Round(time.Millisecond), r.Expected.Executions)
 }
 
 // Run makes one call for s with c and returns its row; lim declares c's limits for the
-// model's expectation. The request carries ctx.
+// model's expectation. The request carries ctx. With a bad argument (see ErrInvalid) it makes
+// no call and returns a row whose Err says what is wrong.
 func (l *Lab) Run(ctx context.Context, c Doer, s Scenario, lim Limits) Row {
+	if err := l.checkRun(ctx, c, s, lim); err != nil {
+		return invalidRow(s, err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.srv.Reset()
@@ -134,8 +154,17 @@ func (l *Lab) Run(ctx context.Context, c Doer, s Scenario, lim Limits) Row {
 
 // RunConcurrent makes n calls for s at once with c (a pool queue, when c's pool is smaller)
 // and returns their rows in the order they ended; each row's Expected is the model's
-// prediction for the call that ends in that place, with lim.Pool connections.
+// prediction for the call that ends in that place, with lim.Pool connections. n must lie
+// between 1 and MaxConcurrent; with a bad argument (see ErrInvalid) it makes no call and
+// returns one row whose Err says what is wrong.
 func (l *Lab) RunConcurrent(ctx context.Context, c Doer, s Scenario, n int, lim Limits) []Row {
+	err := l.checkRun(ctx, c, s, lim)
+	if err == nil && (n < 1 || n > MaxConcurrent) {
+		err = invalid("RunConcurrent of %d calls, want 1 to %d", n, MaxConcurrent)
+	}
+	if err != nil {
+		return []Row{invalidRow(s, err)}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.srv.Reset()

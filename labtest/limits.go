@@ -56,16 +56,16 @@ func (l Limits) expect(s Scenario) Expectation {
 			e.Elapsed = model.Forever
 			return e
 		}
-		t += p.Total
+		t = addSat(t, p.Total)
 		e.Elapsed = t
-		if p.Outcome == OK || (last && p.Outcome == Deadline) || attempt == l.Retries {
+		if p.Outcome == OK || (last && p.Outcome == Deadline) || attempt == l.Retries || t == Forever {
 			return e
 		}
-		if l.Deadline > 0 && t+l.Backoff >= l.Deadline {
+		if l.Deadline > 0 && addSat(t, l.Backoff) >= l.Deadline {
 			e.Elapsed = l.Deadline
 			return e
 		}
-		t += l.Backoff
+		t = addSat(t, l.Backoff)
 	}
 	return e
 }

@@ -2,7 +2,9 @@ package labtest
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
@@ -21,13 +23,25 @@ type Scenario struct {
 	// modelled is false for scenarios the model does not time (close-after-read, redirect
 	// loop): their Expected carries only what the rules say.
 	modelled bool
+	// err is why the constructor refused its arguments; Run returns it in the row.
+	err error
 }
 
+// behaviour makes the scenario of b, checked by the server's own parser: what the server
+// would answer with a 400 is refused here, before any call.
 func behaviour(name, method string, b fakesrv.Behaviour) Scenario {
-	return Scenario{
+	s := Scenario{
 		Name: name, method: method, path: b.Path(), reserves: b.Order != "", modelled: true,
 		downstream: model.Downstream{Delay: b.Delay, Stall: b.Stall, Bytes: b.Bytes, Every: b.Every, Idempotent: b.Idempotent},
 	}
+	u, err := url.Parse(s.path)
+	if err == nil {
+		_, err = fakesrv.ParseBehaviour(u.Path, u.Query())
+	}
+	if err != nil {
+		s.err = invalid("%s: %v", name, err)
+	}
+	return s
 }
 
 // Trickle answers the head at once, then bytes body bytes, one every every: a read timeout
@@ -66,7 +80,25 @@ func IdempotentReserve(delay time.Duration) Scenario {
 // pooled connection that died looks like. A client that re-sends by itself shows more than
 // one request.
 func CloseAfterRead(method string) Scenario {
-	return Scenario{Name: method + " closed after read", method: method, path: "/close-after-read"}
+	s := Scenario{Name: method + " closed after read", method: method, path: "/close-after-read"}
+	if !validMethod(method) {
+		s.err = invalid("CloseAfterRead: method %q is not an HTTP method name", method)
+	}
+	return s
+}
+
+// validMethod reports whether m is an HTTP token (RFC 9110 section 5.6.2), as net/http
+// wants a method to be.
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, c := range m {
+		if c > '~' || c <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // RedirectLoop answers 302 to itself forever: the client's redirect limit ends the call

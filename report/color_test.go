@@ -51,11 +51,15 @@ func TestColor(t *testing.T) {
 	}
 }
 
-func TestRenderUnknownTypePanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r == nil || !strings.HasPrefix(r.(string), "report: ") {
-			t.Errorf("got panic %v, want one prefixed report: ", r)
+func TestRenderUnknownTypeIsAnError(t *testing.T) {
+	var buf bytes.Buffer
+	for _, v := range []any{42, nil, &results.Run{}} {
+		err := Render(&buf, Options{Format: FormatJSON}, v)
+		if err == nil || !strings.HasPrefix(err.Error(), "report: cannot render") {
+			t.Errorf("Render(%T): got %v, want an error", v, err)
 		}
-	}()
-	Render(&bytes.Buffer{}, Options{Format: FormatJSON}, 42)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %q", buf.String())
+	}
 }

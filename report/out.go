@@ -2,21 +2,29 @@ package report
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/labrun/labrun/results"
 )
 
 // OutDir is the directory that --out writes a run's files into: run.json, REPORT.md,
-// junit.xml and one SVG timeline per experiment. It is checked before anything runs (PrepareOut), and its files
-// are written as one set (Write): a run that fails to write leaves the directory as it was.
+// junit.xml and one SVG timeline per experiment. It is checked before anything runs
+// (PrepareOut), and its files are written as one set (Write): a run that fails to write
+// leaves the directory as it was.
 type OutDir struct {
 	path string
+	// writeFile writes one file of the set (os.WriteFile when nil); tests make it fail as a
+	// full disk does.
+	writeFile func(name string, data []byte, perm os.FileMode) error
 }
 
 // PrepareOut checks that the files of a run can be written into dir, so that a run of
@@ -69,11 +77,21 @@ type File struct {
 // "..", nothing hidden, nothing a shell or a file system mangles.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// maxOutFile is the largest file OutFiles renders: run.json must stay within what
+// results.Read reads back (a saved run whose JSON grows when it is indented again could
+// exceed it), and no other file of a real run comes near it. A variable for tests.
+var maxOutFile = results.MaxSavedRun
+
 // OutFiles renders a suite's files: run.json, REPORT.md, junit.xml and EXPERIMENT.svg for
-// each run. It
-// refuses an experiment name that is not a plain file name, or one used twice: a saved run
-// is input, and a name such as "../x" must never choose where a file goes.
+// each run. It refuses a suite that results.Read would refuse (Check) or whose run.json is
+// larger than a saved run may be, and an experiment name that is not a plain file name or is
+// used twice: a saved run is input, and a name such as "../x" must never choose where a file
+// goes.
 func OutFiles(s results.Suite) ([]File, error) {
+	// What labrun saves, results.Read must read back.
+	if err := s.Check(); err != nil {
+		return nil, fmt.Errorf("the run cannot be saved: %w", err)
+	}
 	seen := map[string]bool{}
 	for _, run := range s.Experiments {
 		if !safeName.MatchString(run.Experiment) {
@@ -90,12 +108,19 @@ func OutFiles(s results.Suite) ([]File, error) {
 		if err := write(&b); err != nil {
 			return err
 		}
+		if b.Len() > maxOutFile {
+			return &tooLargeError{name: name, size: b.Len(), limit: maxOutFile}
+		}
 		files = append(files, File{Name: name, Data: b.Bytes()})
 		return nil
 	}
-	if err := add("run.json", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJSON, s) }); err != nil {
+	// run.json is WriteSuite's JSON form, encoded with the limit checked before the
+	// indented form is built.
+	data, err := encodeJSON(s, "run.json", maxOutFile)
+	if err != nil {
 		return nil, err
 	}
+	files = append(files, File{Name: "run.json", Data: data})
 	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {
 		return nil, err
 	}
@@ -110,42 +135,124 @@ func OutFiles(s results.Suite) ([]File, error) {
 	return files, nil
 }
 
-// Write writes files into the directory as one set. A directory that does not exist yet is
-// made whole in a new directory beside it and renamed into place at once; in an existing one
-// the files are written into a hidden directory inside it first, then each is renamed into
-// place, the files it replaces kept aside until every rename succeeded and put back if one
-// fails. Either way a failure never leaves a new run.json beside an old REPORT.md.
+// Write writes files into the directory as one set, and is safe against other labrun
+// processes writing the same directory: it holds a lock on the directory's parent while it
+// works, so that two sets never mix. A directory that does not exist yet is made whole in a
+// new directory beside it (with the permissions the umask allows) and renamed into place at
+// once; in an existing one the files are written into a hidden directory inside it first,
+// then each is renamed into place, the files it replaces kept aside until every rename
+// succeeded and put back if one fails. Either way a failure (a full disk included) never
+// leaves a new run.json beside an old REPORT.md. Files of the set the directory held before
+// (named by its run.json) that the new set lacks, such as the timeline of an experiment no
+// longer in the run, are removed.
 func (o *OutDir) Write(files []File) error {
 	dir := filepath.Clean(o.path)
-	_, err := os.Stat(dir)
-	exists := err == nil
-	stage := dir
-	if !exists {
-		stage = filepath.Dir(dir)
-		if err := os.MkdirAll(stage, 0o755); err != nil {
-			return fmt.Errorf("cannot create %s: %w", stage, unwrapPath(err))
-		}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o777); err != nil {
+		return fmt.Errorf("cannot create %s: %w", parent, unwrapPath(err))
 	}
-	tmp, err := os.MkdirTemp(stage, ".labrun-tmp-*")
+	unlock, err := lockDir(parent)
+	if err != nil {
+		return fmt.Errorf("cannot lock %s: %w", parent, unwrapPath(err))
+	}
+	defer unlock()
+	_, err = os.Stat(dir)
+	exists := err == nil
+	stage := parent
+	if exists {
+		stage = dir
+	}
+	tmp, err := mkdirFresh(stage, ".labrun-tmp-")
 	if err != nil {
 		return fmt.Errorf("cannot write into %s: %w", stage, unwrapPath(err))
 	}
 	defer os.RemoveAll(tmp)
+	write := o.writeFile
+	if write == nil {
+		write = os.WriteFile
+	}
 	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(tmp, f.Name), f.Data, 0o644); err != nil {
+		if err := write(filepath.Join(tmp, f.Name), f.Data, 0o666); err != nil {
 			return fmt.Errorf("cannot write %s: %w", f.Name, unwrapPath(err))
 		}
 	}
 	if !exists {
-		if err := os.Chmod(tmp, 0o755); err != nil {
-			return fmt.Errorf("cannot write into %s: %w", stage, unwrapPath(err))
-		}
 		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("cannot create %s: %w", dir, unwrapPath(err))
 		}
 		return nil
 	}
-	return swapFiles(tmp, dir, files)
+	stale := staleFiles(dir, files)
+	if err := swapFiles(tmp, dir, files); err != nil {
+		return err
+	}
+	for _, name := range stale {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("wrote the new set, but cannot remove %s of the old one: %w", name, unwrapPath(err))
+		}
+	}
+	return nil
+}
+
+// mkdirFresh makes a new directory in dir whose name starts with prefix, with mode 0777 less
+// the umask (os.MkdirTemp's is 0700 whatever the umask).
+func mkdirFresh(dir, prefix string) (string, error) {
+	for range 100 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		name := filepath.Join(dir, prefix+hex.EncodeToString(b[:]))
+		err := os.Mkdir(name, 0o777)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", errors.New("no fresh name for a temporary directory")
+}
+
+// staleFiles lists the files of the set that dir holds (run.json, REPORT.md, junit.xml and
+// the timelines of the experiments its run.json names) that files does not replace. A
+// directory without a readable run.json holds no set: nothing in it is stale.
+func staleFiles(dir string, files []File) []string {
+	path := filepath.Join(dir, "run.json")
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > results.MaxSavedRun {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	// Only the names: a saved suite's experiments, or a single run's.
+	var old struct {
+		Experiment  string `json:"experiment"`
+		Experiments []struct {
+			Experiment string `json:"experiment"`
+		} `json:"experiments"`
+	}
+	if json.Unmarshal(data, &old) != nil {
+		return nil
+	}
+	names := []string{"run.json", "REPORT.md", "junit.xml"}
+	for _, e := range old.Experiments {
+		if safeName.MatchString(e.Experiment) {
+			names = append(names, e.Experiment+".svg")
+		}
+	}
+	if safeName.MatchString(old.Experiment) {
+		names = append(names, old.Experiment+".svg")
+	}
+	var stale []string
+	for _, n := range names {
+		if !slices.ContainsFunc(files, func(f File) bool { return f.Name == n }) && !slices.Contains(stale, n) {
+			stale = append(stale, n)
+		}
+	}
+	return stale
 }
 
 // swapFiles renames each file from src into dst, keeping the files it replaces in

@@ -79,7 +79,7 @@ func Render(w io.Writer, o Options, v any) error {
 	case []results.ClientDefaults:
 		return render(w, o, defaultsDoc(v))
 	}
-	panic(fmt.Sprintf("report: Render of a %T", v))
+	return fmt.Errorf("report: cannot render a %T (want results.Run, results.Suite, results.Prediction or []results.ClientDefaults)", v)
 }
 
 // look is how the table form looks on the terminal at hand: its colours and its width.

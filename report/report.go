@@ -10,7 +10,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -125,10 +124,9 @@ func flush(w io.Writer, buf *bytes.Buffer) error {
 // MarshalIndent would print a server note such as "held -> reset" as "held \u003e reset",
 // which helps no JSON consumer and hurts anyone reading the file.
 func writeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v) // Encode appends the newline.
+	b, err := encodeJSON(v, "", 0)
+	buf.Write(b)
+	return err
 }
 
 // suiteSummary is the last line of a suite in table and markdown form, and whether every
@@ -144,6 +142,15 @@ func suiteSummary(s results.Suite) (string, bool) {
 	line := fmt.Sprintf("all: %d/%d experiments pass", n-len(failed), n)
 	if len(failed) > 0 {
 		line += ", failed: " + strings.Join(failed, ", ")
+	}
+	var skipped []string
+	for _, run := range s.Experiments {
+		if k := run.Tally().Skipped; k > 0 {
+			skipped = append(skipped, fmt.Sprintf("%s %d", orDash(run.Experiment), k))
+		}
+	}
+	if len(skipped) > 0 {
+		line += " · rows skipped (not measured here): " + strings.Join(skipped, ", ")
 	}
 	return line, len(failed) == 0
 }
@@ -296,19 +303,19 @@ func formatMs(v float64) string {
 }
 
 // footer is the line under a run's table: the verdict rule, the row count and the verdict.
+// Skipped rows (not measured here) are counted apart, never as passes.
 func footer(run results.Run) string {
-	passed := 0
-	for _, r := range run.Rows {
-		if r.Pass {
-			passed++
-		}
-	}
+	t := run.Tally()
 	verdict := "FAIL"
 	if run.Pass {
 		verdict = "PASS"
 	}
-	return fmt.Sprintf("tolerance ±%s on times; outcomes and counts must match exactly · %d/%d rows pass · %s",
-		formatMs(run.ToleranceMs), passed, len(run.Rows), verdict)
+	skipped := ""
+	if t.Skipped > 0 {
+		skipped = fmt.Sprintf(" · %d skipped", t.Skipped)
+	}
+	return fmt.Sprintf("tolerance ±%s on times; outcomes and counts must match exactly · %d/%d rows pass%s · %s",
+		formatMs(run.ToleranceMs), t.Passed, len(run.Rows), skipped, verdict)
 }
 
 // configLine lists the run's parameters in order ("config: read-timeout=1s deadline=1.5s"),

@@ -158,7 +158,10 @@ func testMeta() *results.Meta {
 // fails on its median. Its Meta is set, as for a run printed on its own.
 func repeatRun() results.Run {
 	stats := func(vs ...float64) (*results.Stats, *float64) {
-		st := results.Summarize(vs)
+		st, err := results.Summarize(vs)
+		if err != nil {
+			panic(err)
+		}
 		return &st, &st.MedianMs
 	}
 	steady, steadyMs := stats(3999.8, 4000.1, 4000.4, 4000.9, 4001.2)
@@ -351,6 +354,46 @@ func TestFormatMs(t *testing.T) {
 	}
 }
 
+// skippedRun is exp-i where namespaces are forbidden: one row measured, two skipped.
+func skippedRun() results.Run {
+	run := results.Run{Experiment: "exp-i", Title: "a peer that vanishes", Rows: []results.Row{
+		{Name: "measured", ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1},
+		{Name: "kernel timer 1", ExpectedOutcome: "kernel-timeout", ExpectedMs: results.Ms(900 * time.Millisecond), Skipped: "needs network namespaces"},
+		{Name: "kernel timer 2", ExpectedOutcome: "kernel-timeout", ExpectedMs: results.Ms(1800 * time.Millisecond), Skipped: "needs network namespaces"},
+	}}
+	run.Finish(100 * time.Millisecond)
+	return run
+}
+
+// TestSkippedRowsAreNotPasses: a row that could not be measured is counted as skipped, not as
+// a pass, by the footer, the suite's summary and JUnit alike; it does not fail the run.
+func TestSkippedRowsAreNotPasses(t *testing.T) {
+	run := skippedRun()
+	if !run.Pass {
+		t.Fatal("skipped rows failed the run")
+	}
+	want := "1/3 rows pass · 2 skipped · PASS"
+	if got := footer(run); !strings.HasSuffix(got, want) {
+		t.Errorf("footer %q, want it to end %q", got, want)
+	}
+	for _, f := range []Format{FormatTable, FormatMarkdown} {
+		var buf bytes.Buffer
+		if err := Render(&buf, Options{Format: f}, run); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("%s: no %q in\n%s", f, want, buf.String())
+		}
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, Options{Format: FormatJUnit}, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `tests="3" failures="0" errors="0" skipped="2"`) {
+		t.Errorf("junit does not count 2 skipped of 3:\n%s", buf.String())
+	}
+}
+
 func TestSuiteSummary(t *testing.T) {
 	pass := passRun()
 	fail := failRun()
@@ -365,6 +408,7 @@ func TestSuiteSummary(t *testing.T) {
 		{"one fails", []results.Run{pass, fail, pass}, "all: 2/3 experiments pass, failed: exp-b"},
 		{"two fail", []results.Run{fail, pass, fail2}, "all: 1/3 experiments pass, failed: exp-b, exp-d"},
 		{"empty", nil, "all: 0/0 experiments pass"},
+		{"skipped rows", []results.Run{pass, skippedRun(), fail}, "all: 2/3 experiments pass, failed: exp-b · rows skipped (not measured here): exp-i 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

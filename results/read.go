@@ -61,21 +61,24 @@ func Decode(data []byte) (Suite, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Suite{}, errors.New("empty: not a saved run")
 	}
-	var probe any
-	if err := json.Unmarshal(data, &probe); err != nil {
+	// The top level only, not a tree of every value: decoding the whole document into
+	// interface values costs many times its size.
+	if !json.Valid(data) {
+		err := json.Unmarshal(data, new(json.RawMessage)) // for the syntax error's words
 		return Suite{}, fmt.Errorf("not JSON: %w", err)
 	}
-	top, ok := probe.(map[string]any)
-	if !ok {
-		return Suite{}, fmt.Errorf("not a labrun run: the JSON is %s, want an object", jsonKind(probe))
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return Suite{}, fmt.Errorf("not a labrun run: the JSON is %s, want an object", jsonKind(data))
 	}
+	present := func(key string) bool { v, ok := top[key]; return ok && string(v) != "null" }
 	var suite Suite
 	switch {
-	case top["experiments"] != nil:
+	case present("experiments"):
 		if err := json.Unmarshal(data, &suite); err != nil {
 			return Suite{}, fmt.Errorf("not a labrun run: %w", err)
 		}
-	case top["experiment"] != nil:
+	case present("experiment"):
 		var run Run
 		if err := json.Unmarshal(data, &run); err != nil {
 			return Suite{}, fmt.Errorf("not a labrun run: %w", err)
@@ -91,26 +94,31 @@ func Decode(data []byte) (Suite, error) {
 	return suite, nil
 }
 
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
+// jsonKind names the kind of the valid JSON document data by its first byte.
+func jsonKind(data []byte) string {
+	switch b := bytes.TrimSpace(data); b[0] {
+	case '[':
 		return "an array"
-	case string:
+	case '"':
 		return "a string"
-	case float64:
-		return "a number"
-	case bool:
+	case 't', 'f':
 		return "a boolean"
-	case nil:
+	case 'n':
 		return "null"
+	case '{':
+		return "an object"
 	}
-	return "an object"
+	return "a number"
 }
 
-// Check reports what makes a decoded suite unfit to render: a run without a name or rows, or
-// a time that is not a finite number between -MaxMs and MaxMs. Names are checked where they
+// Check reports what makes a decoded suite unfit to render: a text, a row count or a list
+// beyond the bounds of a saved run (MaxText, MaxRows, MaxItems), a run without a name or rows,
+// or a time that is not a finite number between -MaxMs and MaxMs. Names are checked where they
 // become file names (report.OutFiles).
 func (s Suite) Check() error {
+	if err := s.checkSizes(); err != nil {
+		return err
+	}
 	for i, run := range s.Experiments {
 		if run.Experiment == "" || run.Rows == nil {
 			return fmt.Errorf("experiment %d has no name or no rows", i+1)

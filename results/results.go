@@ -206,8 +206,11 @@ func orNone[S ~string](s S) string {
 	return string(s)
 }
 
-// Finish judges every row with tol, records the tolerance and sets the run's verdict.
+// Finish judges every row with tol, records the tolerance and sets the run's verdict. It cuts
+// a text longer than MaxText (a note carrying a long error), so that the run can be saved and
+// read back.
 func (run *Run) Finish(tol time.Duration) {
+	clipTexts(run)
 	run.ToleranceMs = *Ms(tol)
 	run.Pass = true
 	for i := range run.Rows {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -27,10 +28,20 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Summarize(tt.in); got != tt.want {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if got, err := Summarize(tt.in); err != nil || got != tt.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSummarizeRefuses: no values, or a value that is not a number, is an error, not a panic
+// or a NaN median.
+func TestSummarizeRefuses(t *testing.T) {
+	for _, in := range [][]float64{nil, {}, {1, math.NaN()}, {math.Inf(1)}} {
+		if st, err := Summarize(in); err == nil {
+			t.Errorf("Summarize(%v) = %+v, want an error", in, st)
+		}
 	}
 }
 

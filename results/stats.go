@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,11 +34,16 @@ type Stats struct {
 	StddevMs float64 `json:"stddev_ms"`
 }
 
-// Summarize computes the statistics of vs, which must not be empty. The median of an even
-// count is the mean of the two middle values.
-func Summarize(vs []float64) Stats {
+// Summarize computes the statistics of vs. The median of an even count is the mean of the two
+// middle values. It refuses no values, and a value that is not a finite number.
+func Summarize(vs []float64) (Stats, error) {
 	if len(vs) == 0 {
-		panic("results: Summarize of no values")
+		return Stats{}, errors.New("results: Summarize of no values")
+	}
+	for i, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Stats{}, fmt.Errorf("results: Summarize: value %d is %g, want a finite number", i+1, v)
+		}
 	}
 	s := slices.Clone(vs)
 	slices.Sort(s)
@@ -60,7 +66,7 @@ func Summarize(vs []float64) Stats {
 		st.StddevMs = math.Sqrt(sq / float64(n-1))
 	}
 	st.MedianMs, st.StddevMs = round(st.MedianMs, 2), round(st.StddevMs, 2)
-	return st
+	return st, nil
 }
 
 func round(v float64, decimals int) float64 {
@@ -124,11 +130,18 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 		if len(expected) > 1 && slices.Min(expected) != slices.Max(expected) {
 			// The model's prediction is the same in every run, unless it takes a measured
 			// input (exp-h's burst calibration): then the median of the runs' predictions.
-			med := Summarize(expected).MedianMs
+			st, err := Summarize(expected)
+			if err != nil {
+				return Run{}, fmt.Errorf("results: row %q: expected times: %w", name, err)
+			}
+			med := st.MedianMs
 			row.ExpectedMs = &med
 		}
 		if len(times) > 0 {
-			st := Summarize(times)
+			st, err := Summarize(times)
+			if err != nil {
+				return Run{}, fmt.Errorf("results: row %q: measured times: %w", name, err)
+			}
 			row.Stats = &st
 			med := st.MedianMs
 			row.MeasuredMs = &med

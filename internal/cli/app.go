@@ -151,7 +151,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
-		reportCommand(), listCommand(exps), completionCommand())
+		reportCommand(tty), listCommand(exps), completionCommand())
 	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params)))
 	return app
 }
@@ -218,7 +218,7 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		},
 		render: report.Options{
 			Format: f,
-			Color:  tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+			Color:  colorFor(c, tty),
 			Width:  tty.outWidth,
 		},
 		live:  tty.stderr && !c.Bool("quiet"),
@@ -233,6 +233,12 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// colorFor says whether the table form is coloured: only on a terminal's stdout, and never
+// with --no-color or NO_COLOR.
+func colorFor(c *cli.Context, tty terminals) bool {
+	return tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == ""
 }
 
 // prepareOut checks an --out directory before anything runs: bad usage (exit 2) when it

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
 		os.Exit(run(os.Args, os.Stdout, os.Stderr))
 	}
+	if os.Getenv(beMain) == "fakes" { // labrun with the fake experiments, for a process of its own
+		os.Exit(runContext(context.Background(), os.Args, os.Stdout, os.Stderr, terminals{}, fakes()))
+	}
 	// The tests read README.md, docs/ and results/ by their paths from the module root.
 	if err := os.Chdir(filepath.Join("..", "..")); err != nil {
 		panic(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,34 +16,47 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-func reportCommand() *cli.Command {
+func reportCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "re-render a saved run (run.json) without running anything",
 		ArgsUsage: "[--format F] [--out DIR] RUN.json",
 		Description: "Reads a run saved by --out (run.json) or printed by --format json, and renders " +
-			"it again: Markdown on stdout by default, and with --out the Markdown report and the " +
-			"SVG timelines into a directory. A saved run is at most " +
+			"it again: on a terminal as the table the experiments print, to a pipe or a file as " +
+			"Markdown (the REPORT.md of --out), and with --out the whole set of files into a " +
+			"directory. A saved run is at most " +
 			fmt.Sprint(results.MaxSavedRun>>20) + " MiB; use - to read standard input.\n\n" +
 			"Flags go before the file.\n\n" +
 			"Examples:\n   labrun report results/reference/run.json\n" +
-			"   labrun report --out review/ run.json\n   labrun report --format table run.json\n" +
+			"   labrun report --out review/ run.json\n   labrun report --format markdown run.json\n" +
 			"   labrun all --format json | labrun report --format table -",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: string(report.FormatMarkdown), Usage: "output format: " + formatList()},
-			&cli.StringFlag{Name: "out", Usage: "write run.json, REPORT.md and the SVG timelines into this directory"},
+			&cli.StringFlag{Name: "format", Usage: "output format: " + formatList() + " (default: table on a terminal, else markdown)"},
+			&cli.StringFlag{Name: "out", Usage: "write run.json, REPORT.md, junit.xml and the SVG timelines into this directory"},
+			&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
+			if err := flagsAfterFile(c.Args().Slice()); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usagef("report takes one saved run (run.json), got %d arguments", c.NArg())
 			}
-			f, err := parseFormat(c, true)
-			if err != nil {
-				return err
+			o := report.Options{Format: report.FormatMarkdown}
+			if tty.stdout {
+				o = report.Options{Format: report.FormatTable, Width: tty.outWidth, Color: colorFor(c, tty)}
+			}
+			if c.IsSet("format") {
+				f, err := parseFormat(c, true)
+				if err != nil {
+					return err
+				}
+				o.Format = f
 			}
 			var out *report.OutDir
 			if c.IsSet("out") {
+				var err error
 				if out, err = prepareOut(c.String("out")); err != nil {
 					return err
 				}
@@ -56,13 +70,35 @@ func reportCommand() *cli.Command {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
 			// A saved run is input: one that cannot be rendered or names files badly is bad
-			// usage, reported on one line with nothing on stdout.
-			if err := emit(c, report.Options{Format: f}, suite, out, suite); err != nil {
+			// usage, reported on one line with nothing on stdout. A file system that cannot
+			// take the files is a runtime failure, with nothing on stdout either.
+			r, err := render(o, suite, out, suite)
+			if err != nil {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
-			return nil
+			return r.write(c, false)
 		},
 	}
+}
+
+// flagsAfterFile refuses flags written after the saved run's file ("report run.json --format
+// table"), which the command line would otherwise take for more files, and shows the command
+// with the flags first. A lone "-" is standard input, not a flag.
+func flagsAfterFile(args []string) error {
+	if len(args) < 2 {
+		return nil
+	}
+	var flags []string
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			flags = args[1:]
+			break
+		}
+	}
+	if flags == nil {
+		return nil
+	}
+	return usagef("flags go before the file: labrun report %s %s", strings.Join(flags, " "), args[0])
 }
 
 // readSaved reads a saved run from path, or from stdin for "-". A FIFO or a device is opened

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,8 +24,8 @@ type settings struct {
 	width  int            // the terminal's columns, 0 when unknown
 }
 
-// runExperiments runs exps with s, prints the report (one run when single, else a suite), writes
-// the files of --out, and returns errChecksFailed when a row failed.
+// runExperiments runs exps with s, writes the files of --out, prints the report (one run
+// when single, else a suite), and returns errChecksFailed when a row failed.
 func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, single bool) error {
 	cfg := s.run
 	if s.live {
@@ -40,7 +43,11 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		run.Meta = suite.Meta
 		doc = run
 	}
-	if err := emit(c, s.render, doc, s.out, suite); err != nil {
+	r, err := render(s.render, doc, s.out, suite)
+	if err != nil {
+		return err
+	}
+	if err := r.write(c, true); err != nil {
 		return err
 	}
 	if !suite.Pass {
@@ -49,27 +56,65 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	return nil
 }
 
-// emit renders doc for stdout and, with an --out directory, the suite's files, all before
-// anything is written: an error then leaves no half output. Then it writes both.
-func emit(c *cli.Context, o report.Options, doc any, out *report.OutDir, suite results.Suite) error {
-	var buf bytes.Buffer
-	if err := report.Render(&buf, o, doc); err != nil {
-		return err
-	}
-	var files []report.File
+// rendered is a report rendered for stdout and, with --out, the files of its directory, all
+// in memory: rendering can fail on bad input, writing only on the system.
+type rendered struct {
+	stdout []byte
+	out    *report.OutDir
+	files  []report.File
+}
+
+// render renders doc for stdout and, with an --out directory, the suite's files, before
+// anything is written: an error then leaves no half output.
+// The files come first: their checks (run.json within what report reads back) refuse a
+// saved run before the work of rendering it for stdout.
+func render(o report.Options, doc any, out *report.OutDir, suite results.Suite) (rendered, error) {
+	r := rendered{out: out}
 	if out != nil {
 		var err error
-		if files, err = report.OutFiles(suite); err != nil {
-			return err
+		if r.files, err = report.OutFiles(suite); err != nil {
+			return rendered{}, err
 		}
 	}
-	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
-		return err
+	var buf bytes.Buffer
+	if err := report.Render(&buf, o, doc); err != nil {
+		return rendered{}, err
 	}
-	if out != nil {
-		if err := out.Write(files); err != nil {
-			return fmt.Errorf("--out: %w", err)
+	r.stdout = buf.Bytes()
+	return r, nil
+}
+
+// write writes the --out files first, then stdout, so that a reader of stdout that leaves
+// early (labrun all | head) costs no file, and a failure of either is told on one line. When
+// the files cannot be written (a full disk), stdout still gets the report if keepReport (a
+// run's results are not lost), or nothing (a saved run is still there to render again).
+// Either failure is a runtime error: exit 1.
+func (r rendered) write(c *cli.Context, keepReport bool) error {
+	var outErr error
+	if r.out != nil {
+		if outErr = r.out.Write(r.files); outErr != nil {
+			outErr = fmt.Errorf("--out: %w; nothing in %s changed", outErr, r.out.Path())
+			if !keepReport {
+				return outErr
+			}
 		}
 	}
-	return nil
+	// A write to a closed pipe returns EPIPE instead of killing labrun with SIGPIPE, so
+	// that it can say what happened.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
+	if _, err := c.App.Writer.Write(r.stdout); err != nil {
+		what := "the report"
+		if errors.Is(err, syscall.EPIPE) {
+			what += " (stdout was closed before it was read in full)"
+		}
+		switch {
+		case outErr != nil:
+			return fmt.Errorf("%w; and cannot write %s to stdout: %w", outErr, what, err)
+		case r.out != nil:
+			return fmt.Errorf("cannot write %s to stdout: %w; the --out files are in %s", what, err, r.out.Path())
+		}
+		return fmt.Errorf("cannot write %s to stdout: %w", what, err)
+	}
+	return outErr
 }

@@ -116,14 +116,17 @@ func jobNames(jobs Jobs) string {
 }
 
 // checkChild refuses to go on unless the calling thread is in namespaces Run made: its network
-// namespace must not be the parent's, its user namespace must not be the parent's, and the
+// namespace must not be the parent's, its user namespace must not be the parent's, the
 // network namespace must be owned by that user namespace, so that whatever the child changes
-// belongs to the child. It guards against the marker reaching a process by mistake (an
-// exported environment, a hand-run binary): such a process, run as root in the host's
-// namespaces, could otherwise change the host's sysctls.
+// belongs to the child, and the user namespace must map exactly what Run's launcher maps:
+// root inside to the parent's own uid and gid, and nothing else. It guards against the marker
+// reaching a process by mistake or by forgery (an exported environment, a hand-run binary, a
+// network namespace made with unshare -n): such a process, run as root in the host's user
+// namespace, could otherwise change sysctls as the host's root. The host's user namespace
+// maps every id to itself ("0 0 4294967295"), which no namespace of Run's does.
 func checkChild() error {
 	parent := strings.Fields(os.Getenv(childEnv))
-	if len(parent) != 2 {
+	if len(parent) != 4 {
 		return fmt.Errorf("malformed %s marker %q", childEnv, os.Getenv(childEnv))
 	}
 	runtime.LockOSThread()
@@ -139,6 +142,18 @@ func checkChild() error {
 	if net == parent[0] || user == parent[1] {
 		return fmt.Errorf("refusing: still in the parent's namespaces (%s %s)", net, user)
 	}
+	for _, m := range []struct{ file, outer string }{{"uid_map", parent[2]}, {"gid_map", parent[3]}} {
+		data, err := os.ReadFile("/proc/thread-self/" + m.file)
+		if err != nil {
+			return fmt.Errorf("read own %s: %w", m.file, err)
+		}
+		if err := checkIDMap(string(data), m.outer); err != nil {
+			return fmt.Errorf("refusing: not in a user namespace of labrun's own: %s %w", m.file, err)
+		}
+	}
+	if os.Getuid() != 0 || os.Getgid() != 0 {
+		return fmt.Errorf("refusing: uid %d gid %d, want root of a user namespace of labrun's own", os.Getuid(), os.Getgid())
+	}
 	owner, err := netOwner()
 	if err != nil {
 		return err
@@ -149,6 +164,20 @@ func checkChild() error {
 	}
 	if owner != st.Ino {
 		return errors.New("refusing: the network namespace is not owned by this user namespace")
+	}
+	return nil
+}
+
+// checkIDMap checks that an id map (the text of /proc/PID/uid_map or gid_map) maps exactly one
+// id, 0 inside, to outer, the parent's id, as Run's launcher writes it.
+func checkIDMap(text, outer string) error {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 1 {
+		return fmt.Errorf("has %d lines, want one", len(lines))
+	}
+	f := strings.Fields(lines[0])
+	if len(f) != 3 || f[0] != "0" || f[1] != outer || f[2] != "1" {
+		return fmt.Errorf("is %q, want \"0 %s 1\"", strings.Join(f, " "), outer)
 	}
 	return nil
 }

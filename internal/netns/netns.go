@@ -78,8 +78,9 @@ var ErrUnavailable = errors.New("network namespaces unavailable")
 const MaxJobTime = 2 * time.Minute
 
 // childEnv marks a namespace child. Its value is the parent's network and user namespaces
-// ("net:[4026531840] user:[4026531837]"), which the child checks it is not in before it
-// changes anything.
+// and its uid and gid ("net:[4026531840] user:[4026531837] 1000 1000"): the child checks that
+// it is in neither namespace and that its user namespace maps root to that uid and gid alone
+// before it changes anything.
 const childEnv = "LABRUN_NETNS_CHILD"
 
 // probeJob is the job that Available runs; every child knows it.

@@ -236,20 +236,7 @@ func TestChildRefusesHostNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(childEnv, host)
-	ran := false
-	jobs := Jobs{"test.touch": Func(func(ctx context.Context, _ struct{}) (struct{}, error) {
-		ran = true
-		return struct{}{}, nil
-	})}
-	var stdout, stderr strings.Builder
-	code, child := MaybeChild(jobs, strings.NewReader(`{"job":"test.touch"}`), &stdout, &stderr)
-	if !child || code != exitRefused || ran || stdout.Len() != 0 {
-		t.Errorf("got (%d, %v), ran %v, stdout %q; want a refusal (%d) that runs nothing", code, child, ran, stdout.String(), exitRefused)
-	}
-	if !strings.Contains(stderr.String(), "refusing") {
-		t.Errorf("stderr %q does not say it refuses", stderr.String())
-	}
+	expectRefusal(t, host, "refusing")
 	// Writing the value the host already has: even a broken guard would change nothing.
 	v, err := ReadSysctl("net.ipv4.tcp_retries2")
 	if err != nil {
@@ -260,6 +247,66 @@ func TestChildRefusesHostNamespaces(t *testing.T) {
 	}
 	if _, err := NewPair(context.Background()); err == nil {
 		t.Error("NewPair in the host's namespaces: got no error, want a refusal")
+	}
+}
+
+// TestChildRefusesForgedMarker: a marker with made-up ids, in the host's user namespace (or
+// any user namespace labrun did not make), runs nothing: the ids differ from the process's
+// namespaces, but its user namespace does not map root alone to the marker's uid and gid.
+func TestChildRefusesForgedMarker(t *testing.T) {
+	uid, gid := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	for _, marker := range []string{
+		"net:[1] user:[2] " + uid + " " + gid,
+		"net:[1] user:[2] 0 0",
+		"net:[1] user:[2] 1000 1000",
+		"net:[1] user:[2]",
+	} {
+		// In the host's user namespace the map is "0 0 4294967295"; in a container's, its own.
+		want := "refusing: not in a user namespace of labrun's own: uid_map is"
+		if len(strings.Fields(marker)) != 4 {
+			want = "malformed"
+		}
+		expectRefusal(t, marker, want)
+	}
+}
+
+// expectRefusal runs MaybeChild with marker and checks that it refuses (exit code 3) with
+// want on stderr, and runs nothing.
+func expectRefusal(t *testing.T, marker, want string) {
+	t.Helper()
+	t.Setenv(childEnv, marker)
+	ran := false
+	jobs := Jobs{"test.touch": Func(func(ctx context.Context, _ struct{}) (struct{}, error) {
+		ran = true
+		return struct{}{}, nil
+	})}
+	var stdout, stderr strings.Builder
+	code, child := MaybeChild(jobs, strings.NewReader(`{"job":"test.touch"}`), &stdout, &stderr)
+	if !child || code != exitRefused || ran || stdout.Len() != 0 {
+		t.Errorf("%q: got (%d, %v), ran %v, stdout %q; want a refusal (%d) that runs nothing", marker, code, child, ran, stdout.String(), exitRefused)
+	}
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("%q: stderr %q does not say %q", marker, stderr.String(), want)
+	}
+}
+
+func TestCheckIDMap(t *testing.T) {
+	for _, tt := range []struct {
+		text, outer string
+		ok          bool
+	}{
+		{"         0       1000          1\n", "1000", true},
+		{"0 0 1\n", "0", true},
+		{"         0          0 4294967295\n", "0", false}, // the initial user namespace
+		{"0 1000 1\n", "1001", false},
+		{"0 1000 2\n", "1000", false},
+		{"1 1000 1\n", "1000", false},
+		{"0 1000 1\n1 2000 1\n", "1000", false},
+		{"", "1000", false},
+	} {
+		if err := checkIDMap(tt.text, tt.outer); (err == nil) != tt.ok {
+			t.Errorf("checkIDMap(%q, %s) = %v, want ok %v", tt.text, tt.outer, err, tt.ok)
+		}
 	}
 }
 

@@ -137,7 +137,8 @@ func Run(ctx context.Context, job string, input, output any) error {
 	return nil
 }
 
-// hostNamespaces names the calling thread's network and user namespaces, as the child's marker.
+// hostNamespaces names the calling thread's network and user namespaces and the process's uid
+// and gid, as the child's marker.
 func hostNamespaces() (string, error) {
 	n, err := os.Readlink("/proc/thread-self/ns/net")
 	if err != nil {
@@ -147,7 +148,7 @@ func hostNamespaces() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read own user namespace: %w", err)
 	}
-	return n + " " + u, nil
+	return fmt.Sprintf("%s %s %d %d", n, u, os.Getuid(), os.Getgid()), nil
 }
 
 // capped is a buffer that keeps the first max bytes written to it and counts the rest.

@@ -1,0 +1,29 @@
+//go:build unix
+
+package report
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockDir takes an exclusive lock on dir (flock), waiting for another labrun process that
+// holds it, and returns its release.
+func lockDir(dir string) (func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing the last descriptor releases the lock
+}

@@ -1,0 +1,34 @@
+package results
+
+// Tally counts a run's rows by verdict: passed (measured and within the rule), failed, and
+// skipped (not measured here, Row.Skipped). A skipped row neither passes nor fails: it does
+// not make the run fail, and it is never counted as a pass.
+type Tally struct {
+	Passed, Failed, Skipped int
+}
+
+// Tally counts the run's rows by verdict.
+func (run Run) Tally() Tally {
+	var t Tally
+	for _, r := range run.Rows {
+		switch {
+		case r.Skipped != "":
+			t.Skipped++
+		case r.Pass:
+			t.Passed++
+		default:
+			t.Failed++
+		}
+	}
+	return t
+}
+
+// Tally adds up the tallies of the suite's runs.
+func (s Suite) Tally() Tally {
+	var t Tally
+	for _, run := range s.Experiments {
+		rt := run.Tally()
+		t.Passed, t.Failed, t.Skipped = t.Passed+rt.Passed, t.Failed+rt.Failed, t.Skipped+rt.Skipped
+	}
+	return t
+}
