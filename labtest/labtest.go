@@ -21,11 +21,13 @@
 package labtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,7 +181,7 @@ func (l *Lab) RunConcurrent(ctx context.Context, c Doer, s Scenario, n int, lim 
 	}
 	close(start)
 	wg.Wait()
-	sortByElapsed(rows)
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	preds := lim.expectConcurrent(s, n)
 	for i := range rows {
 		l.count(&rows[i], s)
@@ -238,12 +240,4 @@ func (l *Lab) count(r *Row, s Scenario) {
 		r.Executions = l.srv.TotalReservations()
 	}
 	r.NewConnections = l.srv.ConnsAccepted()
-}
-
-func sortByElapsed(rows []Row) {
-	for i := 1; i < len(rows); i++ {
-		for k := i; k > 0 && rows[k].Elapsed < rows[k-1].Elapsed; k-- {
-			rows[k], rows[k-1] = rows[k-1], rows[k]
-		}
-	}
 }

@@ -1,6 +1,8 @@
 package labtest
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
@@ -86,14 +88,6 @@ func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	for i, p := range preds {
 		out[i] = Expectation{Outcome: p.Outcome, Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
 	}
-	sortExpectations(out)
+	slices.SortStableFunc(out, func(a, b Expectation) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return out
-}
-
-func sortExpectations(es []Expectation) {
-	for i := 1; i < len(es); i++ {
-		for k := i; k > 0 && es[k].Elapsed < es[k-1].Elapsed; k-- {
-			es[k], es[k-1] = es[k-1], es[k]
-		}
-	}
 }
