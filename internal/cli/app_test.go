@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -443,5 +444,36 @@ func TestReportBadRunWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/out"); !os.IsNotExist(err) {
 		t.Errorf("--out directory exists after a failed render: %v", err)
+	}
+}
+
+// screen is one writer for stdout and stderr, as a terminal is: the order of their bytes is
+// the order they reach the screen.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func TestStatusLineClearedBeforeReport(t *testing.T) {
+	for _, args := range [][]string{{"exp-x"}, {"all"}, {"exp-x", "--no-color"}} {
+		var sc screen
+		runContext(context.Background(), append([]string{"labrun"}, args...), &sc, &sc, terminals{stdout: true, stderr: true, outWidth: 100, errWidth: 100}, fakes())
+		text := sc.buf.String()
+		first := strings.Index(text, "exp-x · a fake")
+		if first < 0 {
+			t.Fatalf("%v: no table heading in %q", args, text)
+		}
+		if !strings.HasSuffix(text[:first], "\r\033[K") {
+			t.Errorf("%v: the table's first line follows %q, want a cleared status line", args, text[max(0, first-60):first])
+		}
+		if strings.Contains(text[first:], "labrun: ") {
+			t.Errorf("%v: the status line is drawn after the report started: %q", args, text[first:])
+		}
 	}
 }

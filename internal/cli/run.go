@@ -25,12 +25,18 @@ type settings struct {
 // the files of --out, and returns errChecksFailed when a row failed.
 func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, single bool) error {
 	cfg := s.run
+	var st *report.Status
 	if s.live {
-		st := report.StartStatus(c.App.ErrWriter, s.width)
+		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
 		cfg.Progress = st.Set
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
+	if st != nil {
+		// The line is cleared before anything goes to stdout: on a terminal both show on
+		// one screen, and the report's first line would otherwise follow the last redraw.
+		st.Stop()
+	}
 	if err != nil {
 		return err
 	}
