@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/labrun/labrun/experiments"
 )
 
 // openPTY opens a pseudo-terminal of cols columns and returns its controlling side (what a
@@ -46,7 +49,7 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 // screenLines runs labrun with stdout and stderr on a terminal of cols columns and returns
 // what the terminal showed, split where the cursor goes back to the line's start (a newline,
 // or the status line's carriage return), escape codes removed.
-func screenLines(t *testing.T, cols int, args ...string) []string {
+func screenLines(t *testing.T, cols int, exps []experiments.Experiment, args ...string) []string {
 	t.Helper()
 	t.Setenv("COLUMNS", "")
 	ptm, pts := openPTY(t, cols)
@@ -63,7 +66,7 @@ func screenLines(t *testing.T, cols int, args ...string) []string {
 		}
 		out <- b.String()
 	}()
-	code := runContext(context.Background(), append([]string{"labrun"}, args...), pts, pts, detectTerminals(pts, pts), fakes())
+	code := runContext(context.Background(), append([]string{"labrun"}, args...), pts, pts, detectTerminals(pts, pts), exps)
 	pts.Close()
 	text := <-out
 	if code != exitPass && code != exitFail {
@@ -74,10 +77,10 @@ func screenLines(t *testing.T, cols int, args ...string) []string {
 }
 
 func TestTerminalWidth(t *testing.T) {
-	for _, cols := range []int{80, 120} {
+	for _, cols := range []int{80, 100, 120, 160, 200} {
 		for _, args := range [][]string{{"exp-x"}, {"all"}, {"defaults"}} {
 			t.Run(fmt.Sprintf("%d %v", cols, args), func(t *testing.T) {
-				lines := screenLines(t, cols, args...)
+				lines := screenLines(t, cols, fakes(), args...)
 				if len(lines) < 5 {
 					t.Fatalf("got %d lines: %q", len(lines), lines)
 				}
@@ -86,20 +89,47 @@ func TestTerminalWidth(t *testing.T) {
 					if strings.HasPrefix(line, "labrun: ") {
 						status++
 					}
-					if n := utf8.RuneCountInString(line); n >= cols {
-						t.Errorf("a line of %d columns on a %d-column terminal: %q", n, cols, line)
-					}
 				}
+				checkScreen(t, cols, lines, "exp-x · a fake")
 				if args[0] != "defaults" && status == 0 {
 					t.Errorf("no status line drawn")
 				}
-				header := strings.Join(lines, "\n")
-				if args[0] != "defaults" {
-					if full := strings.Contains(header, "| server"); full != (cols >= 120) {
-						t.Errorf("full layout %v at %d columns, want it from 120 on", full, cols)
-					}
+				if args[0] != "defaults" && !strings.Contains(strings.Join(lines, "\n"), "| server") {
+					t.Errorf("no server column at %d columns, where the table fits", cols)
 				}
 			})
+		}
+	}
+}
+
+// checkScreen checks that no line of a terminal of cols columns is cols wide or wider, and
+// that every line holding one of headings is that heading alone, at the start of the line.
+func checkScreen(t *testing.T, cols int, lines []string, headings ...string) {
+	t.Helper()
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n >= cols {
+			t.Errorf("a line of %d columns on a %d-column terminal: %q", n, cols, line)
+		}
+		for _, h := range headings {
+			if strings.Contains(line, h) && line != h {
+				t.Errorf("the heading %q is not a line of its own: %q", h, line)
+			}
+		}
+	}
+}
+
+// TestTerminalWidthReal runs real experiments on terminals of two widths; the layout of
+// every experiment at every width is tested on the reference run, in package report.
+func TestTerminalWidthReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs experiments for seconds")
+	}
+	for _, cols := range []int{80, 160} {
+		lines := screenLines(t, cols, experiments.All(), "exp-b")
+		heading := "exp-b · a small pool makes a healthy server slow"
+		checkScreen(t, cols, lines, heading)
+		if !slices.Contains(lines, heading) {
+			t.Errorf("%d columns: no heading line: %q", cols, lines)
 		}
 	}
 }
