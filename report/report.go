@@ -43,8 +43,12 @@ func Formats() []Format {
 	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV, FormatJUnit}
 }
 
-// ParseFormat validates a --format value. It accepts exactly the names Formats lists.
+// ParseFormat validates a --format value. It accepts the names Formats lists, and "md" for
+// markdown.
 func ParseFormat(s string) (Format, error) {
+	if s == "md" {
+		return FormatMarkdown, nil
+	}
 	for _, f := range Formats() {
 		if s == string(f) {
 			return f, nil

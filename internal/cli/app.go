@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -118,6 +119,7 @@ func version() string {
 }
 
 func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) *cli.App {
+	useHelpPrinter()
 	app := &cli.App{
 		Name:  "labrun",
 		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
@@ -155,22 +157,41 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	return app
 }
 
-// commonFlags are the flags every running command takes.
-func commonFlags() []cli.Flag {
+// sharedFlags are the flags every running command takes.
+func sharedFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
-			Usage: "client profile: " + strings.Join(experiments.ProfileNames(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
 		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
-			Usage: "largest allowed |measured - expected| for a timed row"},
+			Usage: "largest |measured - expected| a timed row may have"},
 		&cli.IntFlag{Name: "repeat", Value: 1,
-			Usage: "run each experiment this many times; rows show median, min, max and standard deviation, the verdict uses the median"},
-		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs of each experiment to discard before the measured ones"},
+			Usage: "runs of each experiment; rows show the median and spread, the verdict uses the median"},
+		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs to discard before the measured ones"},
 		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()},
-		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and one SVG timeline per experiment into this directory (checked before the run)"},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and SVG timelines into this directory"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
 	}
+}
+
+// clientFlag is --client with the profiles a command accepts.
+func clientFlag(profiles []string) cli.Flag {
+	return &cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
+		Usage: "client profile: " + strings.Join(profiles, ", ") + " (docs/experiments.md, Client profiles)"}
+}
+
+// acceptedProfiles lists the profiles e runs with --client; none for an experiment that
+// compares profiles by design.
+func acceptedProfiles(e experiments.Experiment) []string {
+	if _, fixed := e.(experiments.FixedProfiles); fixed {
+		return nil
+	}
+	var out []string
+	for _, name := range experiments.ProfileNames() {
+		if experiments.Check(e, name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // parseFormat reads --format; runs says whether the command prints experiment runs, which
@@ -189,7 +210,11 @@ func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
 func formatList() string {
 	var names []string
 	for _, f := range report.Formats() {
-		names = append(names, string(f))
+		if f == report.FormatMarkdown {
+			names = append(names, "markdown (md)")
+		} else {
+			names = append(names, string(f))
+		}
 	}
 	return strings.Join(names, ", ")
 }
@@ -204,12 +229,16 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	if _, err := experiments.LookupProfile(c.String("client")); err != nil {
+	client := c.String("client")
+	if !c.IsSet("client") {
+		client = experiments.ProfileHC5 // the default, and what runs where --client is hidden
+	}
+	if _, err := experiments.LookupProfile(client); err != nil {
 		return settings{}, usageError{err}
 	}
 	s := settings{
 		run: runner.Config{
-			Client:    c.String("client"),
+			Client:    client,
 			Tolerance: c.Duration("tolerance"),
 			Repeat:    c.Int("repeat"),
 			Warmup:    c.Int("warmup"),
@@ -248,17 +277,25 @@ func prepareOut(dir string) (*report.OutDir, error) {
 }
 
 func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
-	flags := commonFlags()
+	// An experiment that compares profiles by design keeps a hidden --client, which it
+	// refuses with a message saying why.
+	profiles := acceptedProfiles(e)
+	client := clientFlag(profiles).(*cli.StringFlag)
+	client.Hidden = len(profiles) == 0
+	flags := []cli.Flag{client}
 	for _, p := range e.Params() {
 		flags = append(flags, paramFlag(p))
 	}
+	flags = append(flags, sharedFlags()...)
 	info := e.Info()
 	return &cli.Command{
-		Name:         info.Name,
-		Usage:        info.Title,
-		Description:  info.Description + "\n\n" + examples(info),
-		Flags:        flags,
-		OnUsageError: onUsageError,
+		Name:  info.Name,
+		Usage: info.Title,
+		Description: summary(info.Description, helpSummary) + " The whole story: docs/experiments.md, section " +
+			info.Name + ".\n\n" + examples(info),
+		Flags:              flags,
+		CustomHelpTemplate: runHelpTemplate,
+		OnUsageError:       onUsageError,
 		Action: func(c *cli.Context) error {
 			s, err := common(c, tty)
 			if err != nil {
@@ -274,6 +311,30 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 			return runExperiments(c, s, []experiments.Experiment{e}, true)
 		},
 	}
+}
+
+// helpSummary is about the most of an experiment's description its help shows: a few
+// lines, the rest being in docs/experiments.md.
+const helpSummary = 320
+
+// summary returns the first sentences of text, up to about n characters: at least one
+// sentence, and whole sentences only.
+func summary(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	end := 0
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] != '.' || text[i+1] != ' ' || !unicode.IsUpper(rune(text[i+2])) {
+			continue
+		}
+		if end > 0 && i+1 > n {
+			break
+		}
+		end = i + 1
+	}
+	if end == 0 || len(text) <= n {
+		return text
+	}
+	return text[:end]
 }
 
 func examples(info experiments.Info) string {
@@ -302,10 +363,13 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 			"prints one table each in order and exits 1 if any row of any experiment is out " +
 			"of tolerance: the CI regression gate.\n\n" +
 			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
-			"   labrun all --format json > run.json",
-		Flags: append(commonFlags(), &cli.BoolFlag{Name: "serial",
-			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}),
-		OnUsageError: onUsageError,
+			"   labrun all --format json > run.json\n\n" +
+			"The experiments that compare client profiles by design (exp-d to exp-j) run their own and ignore --client.",
+		Flags: append([]cli.Flag{clientFlag(experiments.ProfileNames()), &cli.BoolFlag{Name: "serial",
+			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}},
+			sharedFlags()...),
+		CustomHelpTemplate: runHelpTemplate,
+		OnUsageError:       onUsageError,
 		Action: func(c *cli.Context) error {
 			s, err := common(c, tty)
 			if err != nil {
@@ -330,15 +394,12 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 		Description: "Runs only the timing model, no network: for each attempt, its phases (lease, " +
 			"connect, wait for the first byte, body) and the limit that ended it, then the " +
 			"total, the outcome and the server's execution count. The limits start unset, or " +
-			"from a client's defaults with --defaults; flags given explicitly override them. " +
-			"By default the call finds a pooled connection.\n\n" +
-			"Client defaults (--defaults):\n" + predict.PresetsHelp() + "\n" +
+			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
+			"explicitly override them. By default the call finds a pooled connection. The whole " +
+			"manual: docs/predict.md.\n\n" +
 			"Examples:\n" +
-			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms   # a trickle never trips the read timeout\n" +
-			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
-			"   labrun predict --defaults hc5 --host-down                    # the kernel gives up after 127 s\n" +
-			"   labrun predict --defaults go --dropped --deadline 2s\n" +
-			"   labrun predict --lease-timeout 300ms --queue 400ms --format json\n" +
+			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
+			"   labrun predict --defaults hc5 --host-down\n" +
 			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -365,9 +426,9 @@ func defaultsCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "defaults",
 		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
-		Description: "Lab-spec section 4's table plus Go's net/http row (read from its source and " +
-			"checked against the linked net/http by labrun's tests). None of them is " +
-			"production-ready.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
+		Description: "Each value next to the source it was read from; Go's net/http row is read from " +
+			"its source and checked against the linked net/http by labrun's tests. None of them " +
+			"is production-ready. docs/predict.md tells how predict --defaults uses them.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()}},
 		OnUsageError: onUsageError,

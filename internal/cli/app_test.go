@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -475,5 +476,43 @@ func TestStatusLineClearedBeforeReport(t *testing.T) {
 		if strings.Contains(text[first:], "labrun: ") {
 			t.Errorf("%v: the status line is drawn after the report started: %q", args, text[first:])
 		}
+	}
+}
+
+func TestHelpLayout(t *testing.T) {
+	for _, name := range []string{"exp-a", "exp-h", "all", "predict", "defaults"} {
+		got := runArgs(t, context.Background(), experiments.All(), false, name, "--help")
+		for _, line := range strings.Split(got.stdout, "\n") {
+			if n := utf8.RuneCountInString(line); n >= 80 {
+				t.Errorf("%s --help: a line of %d columns without a terminal (want < 80): %q", name, n, line)
+			}
+		}
+		if lines := strings.Count(got.stdout, "\n"); lines > 100 {
+			t.Errorf("%s --help: %d lines", name, lines)
+		}
+	}
+	got := runArgs(t, context.Background(), experiments.All(), false, "exp-a", "--help").stdout
+	params, shared := strings.Index(got, "--read-timeout"), strings.Index(got, "--tolerance")
+	if params < 0 || shared < 0 || params > shared {
+		t.Errorf("exp-a --help: its parameters (at %d) do not come before the shared flags (at %d):\n%s", params, shared, got)
+	}
+	if !strings.Contains(got, "client profile: hc5, okhttp, go") {
+		t.Errorf("exp-a --help: no --client with its profiles:\n%s", got)
+	}
+	for _, name := range []string{"exp-d", "exp-h", "exp-i"} {
+		if got := runArgs(t, context.Background(), experiments.All(), false, name, "--help").stdout; strings.Contains(got, "--client") {
+			t.Errorf("%s --help lists --client, which it refuses:\n%s", name, got)
+		}
+		got := runArgs(t, context.Background(), experiments.All(), false, name, "--client", "go")
+		if got.code != exitUsage || !strings.Contains(got.stderr, "by design") {
+			t.Errorf("%s --client go: exit %d, stderr %q; want 2 and why", name, got.code, got.stderr)
+		}
+	}
+}
+
+func TestFormatMd(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "exp-x", "--format", "md")
+	if got.code != exitPass || !strings.HasPrefix(got.stdout, "### exp-x") {
+		t.Errorf("--format md: exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
 	}
 }

@@ -133,3 +133,27 @@ func TestTerminalWidthReal(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpFitsTerminal prints every command's help on terminals of several widths: no line
+// is as wide as the terminal.
+func TestHelpFitsTerminal(t *testing.T) {
+	var names []string
+	for _, c := range newApp(nil, nil, terminals{}, experiments.All()).Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	for _, cols := range []int{80, 100, 120, 160, 200} {
+		for _, name := range append(names, "") {
+			args := []string{"--help"}
+			if name != "" {
+				args = []string{name, "--help"}
+			}
+			lines := screenLines(t, cols, experiments.All(), args...)
+			if len(lines) < 5 {
+				t.Errorf("%d columns, %v: %d lines", cols, args, len(lines))
+			}
+			checkScreen(t, cols, lines)
+		}
+	}
+}
