@@ -409,7 +409,7 @@ func termSafe(s string) string {
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if unsafeRune(r) {
+		if r != utf8.RuneError && unsafeRune(r) {
 			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
 		} else {
 			b.WriteRune(r)
@@ -418,8 +418,10 @@ func termSafe(s string) string {
 	return b.String()
 }
 
+// unsafeRune is a control character, or utf8.RuneError, which stands for a byte that is no
+// UTF-8 (written back as U+FFFD, not as the byte).
 func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
 
 // writeDefaultsCompact writes each client as a block of labelled lines, which fits any

@@ -106,14 +106,18 @@ func writeSuiteText(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) 
 		}
 		buf.WriteString("\n")
 	}
+	safe := termSafe
+	if markdown {
+		safe = markdownText
+	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(lk.fit(m) + "\n")
+		buf.WriteString(lk.fit(safe(m)) + "\n")
 		if markdown {
 			buf.WriteString("\n") // its own paragraph, not run into the summary
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(lk.summary(lk.fit(summary), pass) + "\n")
+	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
 	return nil
 }
 
