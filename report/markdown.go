@@ -34,6 +34,13 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	}
 }
 
+// writeTimelineLink embeds run's SVG timeline, EXPERIMENT.svg beside the Markdown file, as
+// an image that links to the file.
+func writeTimelineLink(buf *bytes.Buffer, run results.Run) {
+	name := run.Experiment + ".svg" // a plain file name: OutFiles checks it
+	buf.WriteString("\n[![" + markdownText(run.Experiment) + ": the measured calls on a timeline](" + name + ")](" + name + ")\n")
+}
+
 // writeMarkdownTable writes a pipe table of header and rows, escaping every cell and padding
 // the columns to equal width.
 func writeMarkdownTable(buf *bytes.Buffer, header []string, rows [][]string) {

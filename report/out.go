@@ -96,7 +96,7 @@ func OutFiles(s results.Suite) ([]File, error) {
 	if err := add("run.json", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJSON, s) }); err != nil {
 		return nil, err
 	}
-	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {
+	if err := add("REPORT.md", func(b *bytes.Buffer) error { return writeReport(b, s) }); err != nil {
 		return nil, err
 	}
 	if err := add("junit.xml", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJUnit, s) }); err != nil {

@@ -96,11 +96,30 @@ func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 }
 
 // writeSuiteText writes the table or markdown form of a suite: the runs one after another,
-// separated by blank lines, the Meta line, and the summary line.
+// separated by blank lines, the Meta line, and the summary line. The markdown form starts
+// with a heading and the summary.
 func writeSuiteText(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) error {
+	return writeSuite(buf, s, lk, markdown, false)
+}
+
+// writeReport writes REPORT.md of an --out directory: the suite's markdown form with each
+// run followed by its SVG timeline, EXPERIMENT.svg beside the file.
+func writeReport(buf *bytes.Buffer, s results.Suite) error {
+	return writeSuite(buf, s, look{}, true, true)
+}
+
+// writeSuite is writeSuiteText, with the runs' timelines embedded when images is set.
+func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bool) error {
+	if markdown {
+		summary, _ := suiteSummary(s)
+		buf.WriteString("# labrun report\n\n" + markdownText(summary) + "\n\n")
+	}
 	for _, run := range s.Experiments {
 		if markdown {
 			writeRunMarkdown(buf, run)
+			if images {
+				writeTimelineLink(buf, run)
+			}
 		} else if err := writeRunTable(buf, run, lk); err != nil {
 			return fmt.Errorf("%s: %w", orDash(run.Experiment), err)
 		}
