@@ -339,10 +339,13 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
 	}
-	for _, k := range []string{"experiment", "title", "pass", "tolerance_ms", "config", "rows"} {
+	for _, k := range []string{"schema_version", "experiment", "title", "pass", "tolerance_ms", "config", "rows"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("document lacks %q", k)
 		}
+	}
+	if doc["schema_version"] != float64(results.SchemaVersion) {
+		t.Errorf("got schema_version %v, want %d", doc["schema_version"], results.SchemaVersion)
 	}
 	if doc["experiment"] != "exp-c" || doc["pass"] != true || doc["tolerance_ms"] != 100.0 {
 		t.Errorf("got experiment %v, pass %v, tolerance %v", doc["experiment"], doc["pass"], doc["tolerance_ms"])
@@ -358,10 +361,13 @@ func TestJSONContract(t *testing.T) {
 	slices.Sort(keys)
 	want := []string{"calls", "documented", "documented_ms", "documented_server_executions",
 		"expected_calls", "expected_ms", "expected_new_connections", "expected_outcome",
-		"expected_server_executions", "expected_status", "measured_ms", "name", "new_connections",
+		"expected_server_executions", "expected_status", "id", "measured_ms", "name", "new_connections",
 		"outcome", "pass", "server", "server_executions", "status"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("got row keys %v\nwant %v", keys, want)
+	}
+	if id := rows[2].(map[string]any)["id"]; id != "plain-server-reservations" {
+		t.Errorf("got row id %v, want plain-server-reservations", id)
 	}
 	if rows[2].(map[string]any)["server_executions"] != 2.0 {
 		t.Errorf("got %v server executions, want 2", rows[2].(map[string]any)["server_executions"])
@@ -371,11 +377,15 @@ func TestJSONContract(t *testing.T) {
 func TestSuiteJSON(t *testing.T) {
 	got := runArgs(t, context.Background(), fakes(), false, "all", "--format", "json")
 	var doc struct {
-		Pass        bool
-		Experiments []struct{ Experiment string }
+		SchemaVersion int `json:"schema_version"`
+		Pass          bool
+		Experiments   []struct{ Experiment string }
 	}
 	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
 		t.Fatal(err)
+	}
+	if doc.SchemaVersion != results.SchemaVersion || strings.Count(got.stdout, "schema_version") != 1 {
+		t.Errorf("want one schema_version, %d, the suite's: %s", results.SchemaVersion, got.stdout)
 	}
 	if doc.Pass || len(doc.Experiments) != 2 || doc.Experiments[1].Experiment != "exp-y" {
 		t.Errorf("got %+v, want a failing suite of exp-x and exp-y", doc)

@@ -44,6 +44,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if single {
 		run := suite.Experiments[0]
 		run.Meta = suite.Meta
+		run.SchemaVersion = suite.SchemaVersion // a document of its own
 		doc = run
 	}
 	if err := emit(c, s.render, doc, s.out, suite); err != nil {
