@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -155,5 +156,35 @@ func TestHelpFitsTerminal(t *testing.T) {
 			}
 			checkScreen(t, cols, lines)
 		}
+	}
+}
+
+// TestTerminalDetection: a pseudo-terminal is one, of its size; /dev/null, a character
+// device, is not, nor is a pipe or a buffer.
+func TestTerminalDetection(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	_, pts := openPTY(t, 97)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if !isTerminal(pts) || termWidth(pts) != 97 {
+		t.Errorf("a pseudo-terminal: terminal %v, width %d; want true, 97", isTerminal(pts), termWidth(pts))
+	}
+	for name, out := range map[string]io.Writer{"/dev/null": null, "a pipe": w, "a buffer": new(strings.Builder)} {
+		if isTerminal(out) || termWidth(out) != 0 {
+			t.Errorf("%s: terminal %v, width %d; want false, 0", name, isTerminal(out), termWidth(out))
+		}
+	}
+	t.Setenv("COLUMNS", "132")
+	if termWidth(pts) != 132 || termWidth(null) != 0 {
+		t.Errorf("COLUMNS=132: pseudo-terminal %d, /dev/null %d; want 132, 0", termWidth(pts), termWidth(null))
 	}
 }
