@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -314,6 +315,32 @@ func TestVersion(t *testing.T) {
 	got := runArgs(t, context.Background(), fakes(), false, "--version")
 	if got.code != 0 || !strings.HasPrefix(got.stdout, "labrun version ") {
 		t.Errorf("got exit %d, stdout %q", got.code, got.stdout)
+	}
+	vcs := func(version string, settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{Main: debug.Module{Version: version}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	const sha = "8968217aa9c1e0b7f0d6d1c2b3a4f5e6d7c8b9a0"
+	tests := []struct {
+		stamp string
+		bi    *debug.BuildInfo
+		want  string
+	}{
+		{"8968217aa9c1", vcs("(devel)"), "(devel) (8968217aa9c1)"},                                                 // make build: the Makefile's stamp
+		{"8968217aa9c1", vcs("(devel)", "vcs.revision", "ffff", "vcs.modified", "true"), "(devel) (8968217aa9c1)"}, // the stamp wins
+		{"", vcs("(devel)", "vcs.revision", sha, "vcs.modified", "false"), "(devel) (8968217aa9c1)"},               // go build in a clone
+		{"", vcs("(devel)", "vcs.revision", sha, "vcs.modified", "true"), "(devel) (8968217aa9c1-dirty)"},
+		{"", vcs("(devel)"), "(devel) (commit unknown: make build or make install records it)"}, // go run
+		{"", nil, "(devel) (commit unknown: make build or make install records it)"},
+		{"", vcs("v0.5.0"), "v0.5.0"}, // go install ...@v0.5.0: the version names the commit
+	}
+	for _, tt := range tests {
+		if got := versionOf(tt.stamp, tt.bi); got != tt.want {
+			t.Errorf("versionOf(%q, %v): got %q, want %q", tt.stamp, tt.bi, got, tt.want)
+		}
 	}
 }
 
