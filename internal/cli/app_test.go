@@ -563,3 +563,13 @@ func TestFormatMd(t *testing.T) {
 		t.Errorf("--format md: exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
 	}
 }
+
+func TestStatusLineSuiteProgress(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), true, "all", "--no-color")
+	if !strings.Contains(got.stderr, "labrun: 0/2 done, 2 running, about ") && !strings.Contains(got.stderr, "labrun: 1/2 done, 1 running") {
+		t.Errorf("labrun all's status line shows no suite progress: %q", got.stderr)
+	}
+	if got := runArgs(t, context.Background(), fakes(), true, "exp-x", "--no-color"); strings.Contains(got.stderr, " done, ") {
+		t.Errorf("a single experiment's status line counts a suite: %q", got.stderr)
+	}
+}

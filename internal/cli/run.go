@@ -29,6 +29,9 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if s.live {
 		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
+		if !single {
+			st.Plan(len(exps)) // the suite's progress: done, running, time left
+		}
 		cfg.Progress = st.Set
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
