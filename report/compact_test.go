@@ -90,10 +90,9 @@ func checkFits(t *testing.T, out string, width int, suite results.Suite) {
 	}
 }
 
-// TestReferenceFits renders the reference run (every experiment, five repeats) at the
-// widths of common terminals: no line is wider than the terminal, no row name is split
-// inside a word, and the documented and server columns stay where they fit.
-func TestReferenceFits(t *testing.T) {
+// referenceSuite reads the committed reference run: every experiment, five repeats.
+func referenceSuite(t *testing.T) results.Suite {
+	t.Helper()
 	f, err := os.Open("../results/reference/run.json")
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +102,14 @@ func TestReferenceFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return suite
+}
+
+// TestReferenceFits renders the reference run (every experiment, five repeats) at the
+// widths of common terminals: no line is wider than the terminal, no row name is split
+// inside a word, and the documented and server columns stay where they fit.
+func TestReferenceFits(t *testing.T) {
+	suite := referenceSuite(t)
 	for _, width := range []int{80, 100, 120, 160, 200} {
 		out := renderAt(t, suite, width, true)
 		checkFits(t, out, width, suite)

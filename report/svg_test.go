@@ -2,13 +2,11 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -489,15 +487,7 @@ func checkSVGGeometry(t *testing.T, run results.Run) {
 // the calls are the table's rows (exp-i: all 23), the outcome column says what the table
 // says, and nothing is cut or overlaps.
 func TestSVGReference(t *testing.T) {
-	f, err := os.Open("../results/reference/run.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	suite, err := results.Read(context.Background(), f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	suite := referenceSuite(t)
 	for _, run := range suite.Experiments {
 		checkSVGGeometry(t, run)
 		items := svgItems(run)
