@@ -165,15 +165,17 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		},
 	}
 	params := map[string][]param.Param{}
+	clients := map[string][]string{"all": experiments.ProfileNames()}
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
 		params[e.Info().Name] = e.Params()
+		clients[e.Info().Name] = acceptedProfiles(e)
 	}
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
 		reportCommand(), listCommand(exps), completionCommand())
-	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params)))
+	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params, clients)))
 	return app
 }
 
