@@ -190,8 +190,8 @@ func sharedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()},
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and SVG timelines into this directory"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
-		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)", DisableDefaultText: true},
 	}
 }
 
@@ -373,7 +373,9 @@ func paramFlag(p param.Param) cli.Flag {
 	case p.String != nil:
 		return &cli.StringFlag{Name: p.Name, Usage: p.Usage, Value: *p.String, Destination: p.String}
 	default:
-		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool}
+		// A switch that is off by default says so in no words: "(default: false)" would
+		// take a line of help for each.
+		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool, DisableDefaultText: !*p.Bool}
 	}
 }
 
@@ -387,7 +389,7 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
 			"   labrun all --format json > run.json\n\n" +
 			"The experiments that compare client profiles by design (exp-d to exp-j) run their own and ignore --client.",
-		Flags: append([]cli.Flag{clientFlag(experiments.ProfileNames()), &cli.BoolFlag{Name: "serial",
+		Flags: append([]cli.Flag{clientFlag(experiments.ProfileNames()), &cli.BoolFlag{Name: "serial", DisableDefaultText: true,
 			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}},
 			sharedFlags()...),
 		CustomHelpTemplate: runHelpTemplate,
@@ -406,7 +408,7 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 func predictCommand(p *predict.Predictor) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
-		&cli.BoolFlag{Name: "explain", Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
+		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}
