@@ -3,87 +3,311 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
 )
 
-// The compact layout: a run's table for a terminal narrower than FullWidth. It keeps the
-// columns a reader decides by (row, expected, measured, outcome, verdict), wraps long cells
-// onto several lines instead of letting the terminal wrap whole rows, and moves what does not
-// fit in a cell (a FAIL's reason, a warning) into numbered notes under the table. The server
-// column and the repeat statistics are left out: --format markdown or json, or a wider
-// terminal, shows them.
+// The fitted layout: a run's table for a terminal of known width. A table is never wider
+// than the terminal. When the full table fits as it is, it is drawn as on a pipe. Otherwise
+// the reasons of the verdicts (a FAIL's reason, a warning, why a row was skipped) move into
+// numbered notes under the table, the long cells wrap at word boundaries, and the columns a
+// reader can do without go, one after another, until the rest fits: first calls (a count
+// that differs fails the row, and its note says so), then the spread of repeated runs and
+// the expected outcome's repetition in the expected column, then the server's note, then the
+// documented value. The row, expected, measured, outcome and verdict columns always stay.
 
-var compactColumns = []string{"row", "expected", "measured", "outcome", "verdict"}
+// tableColumn is one column of the terminal table: its heading and its cell for a row.
+type tableColumn struct {
+	name string
+	cell func(results.Row) string
+}
 
-// compactCaps are the widest the columns after the row's may be; the row column takes the
-// rest of the width.
-var compactCaps = []int{0, 22, 18, 24, 10}
-
-const (
-	compactMinRow   = 14 // the row column never gets narrower than this
-	compactMinOther = 7  // nor any other
+var (
+	colRow        = tableColumn{"row", func(r results.Row) string { return orDash(r.Name) }}
+	colCalls      = tableColumn{"calls", callsCell}
+	colDocumented = tableColumn{"documented", func(r results.Row) string { return orDash(r.Documented) }}
+	colExpected   = tableColumn{"expected", expectedCell}
+	colMeasured   = tableColumn{"measured", measuredCell}
+	colExpShort   = tableColumn{"expected", compactExpected}
+	colMeasShort  = tableColumn{"measured", compactMeasured}
+	colOutcome    = tableColumn{"outcome", outcomeCell}
+	colServer     = tableColumn{"server", func(r results.Row) string { return orDash(r.Server) }}
+	colVerdict    = tableColumn{"verdict", nil} // the short verdict, with its note's number
 )
 
-func writeRunCompact(buf *bytes.Buffer, run results.Run, lk look) error {
-	buf.WriteString(lk.fit(heading(run)) + "\n")
-	var rows [][]string
+// fittedLayouts are the column sets tried in order, most complete first.
+var fittedLayouts = [][]tableColumn{
+	{colRow, colCalls, colDocumented, colExpected, colMeasured, colOutcome, colServer, colVerdict},
+	{colRow, colDocumented, colExpected, colMeasured, colOutcome, colServer, colVerdict},
+	{colRow, colDocumented, colExpShort, colMeasShort, colOutcome, colServer, colVerdict},
+	{colRow, colDocumented, colExpShort, colMeasShort, colOutcome, colVerdict},
+	{colRow, colExpShort, colMeasShort, colOutcome, colVerdict},
+}
+
+const (
+	fitMinRow   = 16 // the row column gets at least this much, or its whole name when shorter
+	fitMinOther = 7  // the narrowest any other column gets when even whole words do not fit
+	rowWeight   = 2  // spare width goes to the row column at twice the rate of the others
+)
+
+// writeRunFitted writes run's table form for a terminal of lk.width columns.
+func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
+	buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")
+	full := make([][]string, len(run.Rows))
+	for i, r := range run.Rows {
+		full[i] = termCells(cells(r, palette{}))
+	}
+	if w, ok := fitWidths(columns, full, lk.width, false); ok && !wraps(columns, full, w) {
+		if err := drawTable(buf, columns, full, w, func(i int, c string) string { return lk.verdict(run.Rows[i], c) }); err != nil {
+			return err
+		}
+		writeRunLines(buf, run, lk)
+		return nil
+	}
 	var notes []string
-	for _, r := range run.Rows {
-		verdict := "pass"
+	verdicts := make([]string, len(run.Rows))
+	for i, r := range run.Rows {
+		verdicts[i] = "pass"
 		switch {
 		case r.Skipped != "":
 			notes = append(notes, "skipped: "+r.Skipped)
-			verdict = fmt.Sprintf("skip [%d]", len(notes))
+			verdicts[i] = fmt.Sprintf("skip [%d]", len(notes))
 		case !r.Pass:
 			notes = append(notes, "FAIL: "+orDash(r.Reason))
-			verdict = fmt.Sprintf("FAIL [%d]", len(notes))
+			verdicts[i] = fmt.Sprintf("FAIL [%d]", len(notes))
 		case r.Warning != "":
 			notes = append(notes, "warning: "+r.Warning)
-			verdict = fmt.Sprintf("pass [%d]", len(notes))
-		}
-		rows = append(rows, []string{
-			oneLine(orDash(r.Name)),
-			oneLine(compactExpected(r)),
-			oneLine(compactMeasured(r)),
-			oneLine(outcomeCell(r)),
-			verdict,
-		})
-	}
-	widths := compactWidths(rows, lk.width)
-	t := newTable(buf)
-	t.Header(wrapRow(compactColumns, widths))
-	for i, r := range rows {
-		cells := wrapRow(r, widths)
-		cells[4] = lk.verdict(run.Rows[i], cells[4])
-		if err := t.Append(cells); err != nil {
-			return err
+			verdicts[i] = fmt.Sprintf("pass [%d]", len(notes))
 		}
 	}
-	if err := t.Render(); err != nil {
+	var header []string
+	var rows [][]string
+	var widths []int
+	for k, layout := range fittedLayouts {
+		header = make([]string, len(layout))
+		for i, c := range layout {
+			header[i] = c.name
+		}
+		rows = make([][]string, len(run.Rows))
+		for j, r := range run.Rows {
+			rows[j] = make([]string, len(layout))
+			for i, c := range layout {
+				if c.cell == nil {
+					rows[j][i] = verdicts[j]
+				} else {
+					rows[j][i] = c.cell(r)
+				}
+			}
+			rows[j] = termCells(rows[j])
+		}
+		var ok bool
+		if widths, ok = fitWidths(header, rows, lk.width, k == len(fittedLayouts)-1); ok {
+			break
+		}
+	}
+	if err := drawTable(buf, header, rows, widths, func(i int, c string) string {
+		return lk.verdict(run.Rows[i], c)
+	}); err != nil {
 		return err
 	}
 	for i, n := range notes {
-		for _, line := range wrapText(fmt.Sprintf("[%d] %s", i+1, oneLine(n)), lk.width-1, "    ") {
+		for _, line := range wrapText(fmt.Sprintf("[%d] %s", i+1, termSafe(oneLine(n))), lk.width-1, "    ") {
 			buf.WriteString(line + "\n")
 		}
 	}
-	for _, line := range wrapText(footer(run), lk.width-1, "  ") {
-		buf.WriteString(line + "\n")
-	}
+	writeRunLines(buf, run, lk)
+	return nil
+}
+
+// writeRunLines writes the lines under a fitted table: the footer, the config and the meta
+// line, each wrapped to the width.
+func writeRunLines(buf *bytes.Buffer, run results.Run, lk look) {
+	buf.WriteString(lk.footer(lk.fit(footer(run)), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
-		for _, line := range wrapText(c, lk.width-1, "  ") {
-			buf.WriteString(line + "\n")
-		}
+		buf.WriteString(lk.fit(termSafe(c)) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		for _, line := range wrapText(m, lk.width-1, "  ") {
-			buf.WriteString(line + "\n")
+		buf.WriteString(lk.fit(termSafe(m)) + "\n")
+	}
+}
+
+// drawTable draws header and rows with each cell wrapped to its column's width; paint
+// colours the last column's cell of row i.
+func drawTable(buf *bytes.Buffer, header []string, rows [][]string, widths []int, paint func(i int, cell string) string) error {
+	t := newTable(buf)
+	t.Header(wrapRow(header, widths))
+	for i, r := range rows {
+		cs := wrapRow(r, widths)
+		cs[len(cs)-1] = paint(i, cs[len(cs)-1])
+		if err := t.Append(cs); err != nil {
+			return err
 		}
 	}
-	return nil
+	return t.Render()
+}
+
+// termCells makes each cell one line of text safe for a terminal.
+func termCells(cs []string) []string {
+	for i, c := range cs {
+		cs[i] = termSafe(oneLine(c))
+	}
+	return cs
+}
+
+// wraps reports whether a cell of rows is wider than its column.
+func wraps(header []string, rows [][]string, widths []int) bool {
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			if textLen(c) > widths[i] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fitWidths chooses the widths of the columns of header and rows for a table that fits
+// width terminal columns (ASCII borders and one space of padding each side take 3 a column
+// and 1), leaving the last terminal column free, as some terminals wrap when it is written.
+// Every column first gets its longest word, so that no word is cut (the row column at least
+// fitMinRow, then up to a third of the width); the width left over goes, a column at a time,
+// to where it saves the most lines. ok is false when even the
+// longest words do not fit; with cut, the columns then shrink to fitMinOther, cutting words,
+// and ok is true.
+func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bool) {
+	n := len(header)
+	natural := make([]int, n)
+	word := make([]int, n)
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			natural[i] = max(natural[i], textLen(c))
+			for _, f := range strings.Fields(c) {
+				word[i] = max(word[i], textLen(f))
+			}
+		}
+	}
+	budget := width - 1 - (3*n + 1)
+	w := make([]int, n)
+	used := 0
+	for i := range w {
+		switch i {
+		case 0:
+			w[i] = min(natural[i], max(word[i], fitMinRow))
+		case n - 1:
+			w[i] = natural[i] // the verdict, short, never wraps
+		default:
+			w[i] = word[i]
+		}
+		used += w[i]
+	}
+	if used > budget {
+		if !cut {
+			return nil, false
+		}
+		// Take from the widest other column, one at a time, down to fitMinOther; then
+		// from the row column, down to fitMinRow. The verdict column keeps its width.
+		for _, rowToo := range []bool{false, true} {
+			for used > budget {
+				best := -1
+				for i := range n - 1 {
+					floor := fitMinOther
+					if i == 0 {
+						if !rowToo {
+							continue
+						}
+						floor = min(natural[0], fitMinRow)
+					}
+					if w[i] > floor && (best < 0 || w[i] > w[best]) {
+						best = i
+					}
+				}
+				if best < 0 {
+					break
+				}
+				w[best]--
+				used--
+			}
+		}
+		return w, true
+	}
+	// The row name first: it gets up to a third of the width, if it needs it.
+	if grow := min(natural[0], budget/3) - w[0]; grow > 0 {
+		grow = min(grow, budget-used)
+		w[0] += grow
+		used += grow
+	}
+	cols := make([][]string, n) // the cells of each column, heading first
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			cols[i] = append(cols[i], c)
+		}
+	}
+	lines := make([][]int, n) // lines[i][j]: the lines of cell j of column i at width w[i]
+	for i := range w {
+		lines[i] = cellLines(cols[i], w[i])
+	}
+	for ; used < budget; used++ {
+		// One more column of width to the column where it saves the most lines: first of
+		// the table's height, then of all cells; on a tie the narrowest (the row column
+		// counted at half its width).
+		best, bestHeight, bestCells := -1, 0, 0
+		var bestLines []int
+		for i := range w {
+			if w[i] >= natural[i] {
+				continue
+			}
+			wider := cellLines(cols[i], w[i]+1)
+			h, c := tableHeight(lines, i, wider)
+			if best < 0 || h < bestHeight || h == bestHeight && (c < bestCells || c == bestCells && level(i, w[i]) < level(best, w[best])) {
+				best, bestHeight, bestCells, bestLines = i, h, c, wider
+			}
+		}
+		if best < 0 {
+			break
+		}
+		w[best]++
+		lines[best] = bestLines
+	}
+	return w, true
+}
+
+// cellLines returns the lines each of cells takes wrapped to width.
+func cellLines(cells []string, width int) []int {
+	out := make([]int, len(cells))
+	for j, c := range cells {
+		out[j] = len(wrapText(c, width, ""))
+	}
+	return out
+}
+
+// tableHeight is the lines of a table whose cells take lines, with column i's replaced by
+// instead, and the number of cell lines in all.
+func tableHeight(lines [][]int, i int, instead []int) (height, cells int) {
+	for j := range instead {
+		tallest := 0
+		for k := range lines {
+			l := lines[k][j]
+			if k == i {
+				l = instead[j]
+			}
+			tallest = max(tallest, l)
+			cells += l
+		}
+		height += tallest
+	}
+	return height, cells
+}
+
+// level is how wide column i of width w counts when spare width is handed out.
+func level(i, w int) int {
+	if i == 0 {
+		return w
+	}
+	return w * rowWeight
 }
 
 // compactExpected is the expected cell without the outcome, which has its own column.
@@ -105,55 +329,6 @@ func compactMeasured(r results.Row) string {
 		s = oneDecimal(r.Stats.MedianMs) + " ms"
 	}
 	return withCounts(withStatus(s, r.Status), r.ServerExecutions, r.NewConnections)
-}
-
-// compactWidths chooses the column widths for a table of five columns that fits width
-// terminal columns (ASCII borders and one space of padding each side take 16), leaving the
-// last terminal column free, as some terminals wrap when it is written.
-func compactWidths(rows [][]string, width int) []int {
-	natural := make([]int, len(compactColumns))
-	word := make([]int, len(compactColumns)) // the longest word: a column narrower cuts it
-	for i, h := range compactColumns {
-		natural[i], word[i] = textLen(h), textLen(h)
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			natural[i] = max(natural[i], textLen(c))
-			for _, f := range strings.Fields(c) {
-				word[i] = max(word[i], textLen(f))
-			}
-		}
-	}
-	budget := width - 1 - (3*len(compactColumns) + 1)
-	w := make([]int, len(natural))
-	others := 0
-	for i := 1; i < len(w); i++ {
-		w[i] = min(natural[i], compactCaps[i])
-		others += w[i]
-	}
-	// Too narrow for the row column: take from the other column with the most room above
-	// its floor, one at a time; first down to the longest word, then to compactMinOther.
-	for _, floor := range [][]int{word, nil} {
-		for budget-others < compactMinRow {
-			best, room := 0, 0
-			for i := 1; i < len(w); i++ {
-				f := compactMinOther
-				if floor != nil {
-					f = max(f, min(floor[i], compactCaps[i]))
-				}
-				if w[i]-f > room {
-					best, room = i, w[i]-f
-				}
-			}
-			if best == 0 {
-				break // nothing left to take at this floor
-			}
-			w[best]--
-			others--
-		}
-	}
-	w[0] = max(min(natural[0], budget-others), compactMinRow)
-	return w
 }
 
 // wrapRow wraps each cell to its column's width, lines joined by "\n" (tablewriter draws
@@ -187,11 +362,21 @@ func wrapText(s string, width int, indent string) []string {
 		default:
 			lines = append(lines, line)
 			line = word
+			limit = width - textLen(indent)
 		}
 		for textLen(line) > max(limit, 1) {
 			r := []rune(line)
-			lines = append(lines, string(r[:limit]))
-			line = string(r[limit:])
+			cut := limit
+			// A word too long for a line breaks after a hyphen, slash, bracket or the like
+			// when one is in reach, and only otherwise at the line's end.
+			for k := limit; k > limit/2; k-- {
+				if strings.ContainsRune("-/(=:,._", r[k-1]) {
+					cut = k
+					break
+				}
+			}
+			lines = append(lines, string(r[:cut]))
+			line = string(r[cut:])
 			limit = width - textLen(indent)
 		}
 	}
@@ -206,13 +391,37 @@ func wrapText(s string, width int, indent string) []string {
 // width, and tables count them so too, East Asian width being off).
 func textLen(s string) int { return utf8.RuneCountInString(s) }
 
-// fit cuts nothing: it wraps a line to the terminal's width in the compact layout, and
-// leaves it whole otherwise.
+// fit wraps a line to the terminal's width, when one is known, and leaves it whole
+// otherwise.
 func (lk look) fit(s string) string {
-	if !lk.compact() {
+	if lk.width <= 0 {
 		return s
 	}
 	return strings.Join(wrapText(s, lk.width-1, "  "), "\n")
+}
+
+// termSafe shows the control characters of s (ESC, NUL, the C1 controls, the bidirectional
+// overrides) as Go escapes ("\x1b", "\u202e"): text from a saved run must not drive the
+// terminal it is printed on.
+func termSafe(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r != utf8.RuneError && unsafeRune(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// unsafeRune is a control character, or utf8.RuneError, which stands for a byte that is no
+// UTF-8 (written back as U+FFFD, not as the byte).
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
 
 // writeDefaultsCompact writes each client as a block of labelled lines, which fits any

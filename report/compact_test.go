@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,18 +26,10 @@ func testLong() results.Run {
 func TestCompactFits(t *testing.T) {
 	suite := results.NewSuite([]results.Run{passRun(), testLong(), repeatRun()})
 	suite.Meta = &results.Meta{Labrun: "v1 (abcdef123456)", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, ToleranceMs: 100, Repeat: 5, Warmup: 1}
-	for _, width := range []int{80, 100, 119} {
+	for _, width := range []int{80, 100, 119, 120, 160} {
 		for _, color := range []bool{false, true} {
-			var buf bytes.Buffer
-			if err := Render(&buf, Options{Format: FormatTable, Width: width, Color: color}, suite); err != nil {
-				t.Fatal(err)
-			}
-			plain := strings.NewReplacer(green, "", red, "", yellow, "", reset, "").Replace(buf.String())
-			for _, line := range strings.Split(plain, "\n") {
-				if n := utf8.RuneCountInString(line); n >= width {
-					t.Errorf("width %d: line of %d columns: %q", width, n, line)
-				}
-			}
+			plain := renderAt(t, suite, width, color)
+			checkFits(t, plain, width, suite)
 			for _, want := range []string{"row", "expected", "measured", "outcome", "verdict", "FAIL [", "off by +250.0 ms", "skip [", "pass ["} {
 				if !strings.Contains(plain, want) {
 					t.Errorf("width %d: output lacks %q:\n%s", width, want, plain)
@@ -43,13 +37,93 @@ func TestCompactFits(t *testing.T) {
 			}
 		}
 	}
-	// At FullWidth and beyond, and when the width is unknown, the layout is the full one.
-	for _, width := range []int{0, FullWidth, 200} {
-		var got, want bytes.Buffer
-		Render(&got, Options{Format: FormatTable, Width: width}, suite)
-		WriteSuite(&want, FormatTable, suite)
-		if got.String() != want.String() {
-			t.Errorf("width %d: not the full layout", width)
+	// When the width is unknown (a pipe, a file), the layout is the full one; and where the
+	// full table fits, a terminal gets it too.
+	var got, want bytes.Buffer
+	Render(&got, Options{Format: FormatTable}, suite)
+	WriteSuite(&want, FormatTable, suite)
+	if got.String() != want.String() {
+		t.Errorf("width 0: not the full layout")
+	}
+	got.Reset()
+	want.Reset()
+	Render(&got, Options{Format: FormatTable, Width: 200}, passRun())
+	WriteRun(&want, FormatTable, passRun())
+	if got.String() != want.String() {
+		t.Errorf("width 200: not the full layout:\n%s", got.String())
+	}
+}
+
+// renderAt renders v's table form at width and returns it without colour.
+func renderAt(t *testing.T, v any, width int, color bool) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Render(&buf, Options{Format: FormatTable, Width: width, Color: color}, v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.NewReplacer(green, "", red, "", yellow, "", reset, "").Replace(buf.String())
+}
+
+// checkFits checks that no line of out is width columns or wider, and that every word of
+// every row name of suite is printed whole in out's row column.
+func checkFits(t *testing.T, out string, width int, suite results.Suite) {
+	t.Helper()
+	rowCells := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n >= width {
+			t.Errorf("width %d: line of %d columns: %q", width, n, line)
+		}
+		if cs := strings.Split(line, "|"); len(cs) > 2 {
+			for _, w := range strings.Fields(cs[1]) {
+				rowCells[w] = true
+			}
+		}
+	}
+	for _, run := range suite.Experiments {
+		for _, r := range run.Rows {
+			for _, w := range strings.Fields(r.Name) {
+				if !rowCells[w] {
+					t.Errorf("width %d: %s: the word %q of row %q is not whole in the row column", width, run.Experiment, w, r.Name)
+				}
+			}
+		}
+	}
+}
+
+// referenceSuite reads the committed reference run: every experiment, five repeats.
+func referenceSuite(t *testing.T) results.Suite {
+	t.Helper()
+	f, err := os.Open("../results/reference/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	suite, err := results.Read(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return suite
+}
+
+// TestReferenceFits renders the reference run (every experiment, five repeats) at the
+// widths of common terminals: no line is wider than the terminal, no row name is split
+// inside a word, and the documented and server columns stay where they fit.
+func TestReferenceFits(t *testing.T) {
+	suite := referenceSuite(t)
+	for _, width := range []int{80, 100, 120, 160, 200} {
+		out := renderAt(t, suite, width, true)
+		checkFits(t, out, width, suite)
+		// Every table starts on a line of its own: a heading, then the top border.
+		for _, run := range suite.Experiments {
+			if !strings.Contains(out, "\n"+heading(run)+"\n+-") && !strings.HasPrefix(out, heading(run)+"\n+-") {
+				t.Errorf("width %d: %s's heading is not a line of its own above its table", width, run.Experiment)
+			}
+		}
+		a := out[:strings.Index(out, "\n\n")]
+		for _, col := range []string{"| documented", "| server"} {
+			if has := strings.Contains(a, col); has != (width >= 100) {
+				t.Errorf("width %d: exp-a has column %q: %v", width, col, has)
+			}
 		}
 	}
 }
@@ -81,6 +155,8 @@ func TestWrapText(t *testing.T) {
 		{"one two three", 7, []string{"one two", "three"}},
 		{"abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
 		{"a verylongword", 5, []string{"a", "veryl", "ongwo", "rd"}},
+		{"retryOnConnectionFailure(false)", 26, []string{"retryOnConnectionFailure(", "false)"}},
+		{"read-timeout", 8, []string{"read-", "timeout"}},
 	}
 	for _, tt := range tests {
 		if got := wrapText(tt.s, tt.width, ""); strings.Join(got, "|") != strings.Join(tt.want, "|") {

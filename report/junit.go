@@ -13,10 +13,12 @@ import (
 
 // The JUnit XML form: the shape that CI systems read (Jenkins' junit plugin, GitLab, GitHub
 // actions that publish test results): <testsuites> holding one <testsuite> per experiment,
-// one <testcase> per row. A row that failed has a <failure> with its reason; a skipped row a
-// <skipped>. A testcase's time is the row's measured time in seconds (0 for rows that only
-// count). The expected and measured values, the outcome and the server's note go into the
-// testcase's <system-out>, so that a CI page shows what a terminal table would.
+// one <testcase> per row, and one property per run parameter. A row that failed has a
+// <failure> whose message is its reason and whose body holds the row's values; a skipped row
+// a <skipped>. A testcase's time is the row's measured time in seconds (0 for rows that only
+// count). The expected and measured values, the outcome and the server's note of a row that
+// did not fail go into the testcase's <system-out>, so that a CI page shows what a terminal
+// table would.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -100,11 +102,19 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 	if meta != nil && !meta.Start.IsZero() {
 		s.Timestamp = meta.Start.Format("2006-01-02T15:04:05")
 	}
+	// One property per name: the run's config names its client too, as a parameter.
+	seen := map[string]bool{}
+	property := func(name, value string) {
+		if !seen[name] {
+			seen[name] = true
+			s.Properties = append(s.Properties, junitProperty{name, value})
+		}
+	}
 	if run.Client != "" {
-		s.Properties = append(s.Properties, junitProperty{"client", run.Client})
+		property("client", run.Client)
 	}
 	for _, p := range run.Config {
-		s.Properties = append(s.Properties, junitProperty{p.Name, p.Value})
+		property(p.Name, p.Value)
 	}
 	s.Properties = append(s.Properties, junitProperty{"tolerance_ms", strconv.FormatFloat(run.ToleranceMs, 'f', -1, 64)})
 	var total float64
@@ -122,10 +132,19 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 			c.Skipped = &junitMessage{Message: r.Skipped}
 			s.Skipped++
 		case !r.Pass:
-			c.Failure = &junitMessage{Message: orDash(r.Reason), Type: "labrun.verdict", Text: orDash(r.Reason)}
+			// CI pages show the message as the failure's title and the body under it: the
+			// title is the reason, cut short when long, the body the row's values.
+			msg := shortText(orDash(r.Reason), junitMessageMax)
+			text := caseText(r)
+			if msg != orDash(r.Reason) {
+				text = "reason: " + r.Reason + "\n" + text
+			}
+			c.Failure = &junitMessage{Message: msg, Type: "labrun.verdict", Text: text}
 			s.Failures++
 		}
-		c.SystemOut = &junitText{caseText(r)}
+		if c.Failure == nil {
+			c.SystemOut = &junitText{caseText(r)} // a failure's body has them already
+		}
 		s.Cases = append(s.Cases, c)
 	}
 	s.Time = seconds(total)
@@ -146,6 +165,21 @@ func caseText(r results.Row) string {
 		lines = append(lines, "server:   "+r.Server)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// junitMessageMax is the most runes of a failure's message attribute.
+const junitMessageMax = 100
+
+// shortText cuts s to at most n runes at a space, ending in "…", when it is longer.
+func shortText(s string, n int) string {
+	if textLen(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	if i := strings.LastIndex(string(r), " "); i > 0 {
+		return string(r)[:i] + "…"
+	}
+	return string(r) + "…"
 }
 
 func seconds(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }

@@ -104,3 +104,57 @@ func TestJUnitIsForRunsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestJUnitPropertiesAndFailures: one property per name (a run's client is in its config
+// too), and a failure's message is short, its body the row's values, not the message again.
+func TestJUnitPropertiesAndFailures(t *testing.T) {
+	run := failRun()
+	run.Client = "hc5"
+	run.Config = append([]results.Param{{Name: "client", Value: "hc5"}}, run.Config...)
+	run.Rows[0].Reason = strings.Repeat("a long reason ", 20)
+	var buf bytes.Buffer
+	if err := WriteRun(&buf, FormatJUnit, run); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Properties []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				SystemOut *string `xml:"system-out"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range doc.Suites[0].Properties {
+		if seen[p.Name] {
+			t.Errorf("property %q twice", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	for i, c := range doc.Suites[0].Cases {
+		if c.Failure == nil {
+			continue
+		}
+		if n := len([]rune(c.Failure.Message)); n > junitMessageMax {
+			t.Errorf("case %d: a message of %d runes", i, n)
+		}
+		if strings.TrimSpace(c.Failure.Text) == c.Failure.Message || !strings.Contains(c.Failure.Text, "expected: ") {
+			t.Errorf("case %d: the body %q repeats the message %q, want the row's values", i, c.Failure.Text, c.Failure.Message)
+		}
+		if c.SystemOut != nil {
+			t.Errorf("case %d: the values twice, in the failure and in system-out", i)
+		}
+	}
+	if !strings.Contains(doc.Suites[0].Cases[0].Failure.Text, run.Rows[0].Reason) {
+		t.Errorf("the whole long reason is not in the body")
+	}
+}

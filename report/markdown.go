@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,7 @@ import (
 // does not escape "|" in cells and centres the columns; padding the columns to equal width
 // keeps the source readable as plain text too.
 func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
-	buf.WriteString("### " + heading(run) + "\n\n")
+	buf.WriteString("### " + markdownText(heading(run)) + "\n\n")
 
 	var rows [][]string
 	for _, r := range run.Rows {
@@ -26,11 +27,18 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 
 	buf.WriteString("\n" + footer(run) + "\n")
 	if c := configLine(run); c != "" {
-		buf.WriteString("\n" + markdownCode(c) + "\n")
+		buf.WriteString("\n" + markdownCode(termSafe(c)) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		buf.WriteString("\n" + m + "\n")
+		buf.WriteString("\n" + markdownText(m) + "\n")
 	}
+}
+
+// writeTimelineLink embeds run's SVG timeline, EXPERIMENT.svg beside the Markdown file, as
+// an image that links to the file.
+func writeTimelineLink(buf *bytes.Buffer, run results.Run) {
+	name := run.Experiment + ".svg" // a plain file name: OutFiles checks it
+	buf.WriteString("\n[![" + markdownText(run.Experiment) + ": the measured calls on a timeline](" + name + ")](" + name + ")\n")
 }
 
 // writeMarkdownTable writes a pipe table of header and rows, escaping every cell and padding
@@ -70,9 +78,21 @@ func writeMarkdownRow(buf *bytes.Buffer, row []string, widths []int) {
 }
 
 // markdownCell escapes what would break a pipe-table cell: "|" ends the cell and a newline
-// ends the row.
+// ends the row; and what markdownText escapes.
 func markdownCell(s string) string {
-	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+	return strings.ReplaceAll(markdownText(oneLine(s)), "|", `\|`)
+}
+
+// entityStart is a "&" that may start an HTML character reference ("&lt;", "&#60;").
+var entityStart = regexp.MustCompile(`&([#A-Za-z0-9])`)
+
+// markdownText escapes the HTML in s, which a Markdown viewer would otherwise render (a
+// saved run's texts are input): "<" always, "&" where it could start a character reference
+// (a plain "a & b" stays readable in the source); and shows control characters as escapes,
+// as the terminal table does.
+func markdownText(s string) string {
+	s = entityStart.ReplaceAllString(termSafe(s), "&amp;$1")
+	return strings.ReplaceAll(s, "<", "&lt;")
 }
 
 // markdownCode wraps s in a code span, with a longer fence when s itself holds backticks.

@@ -121,7 +121,7 @@ func OutFiles(s results.Suite) ([]File, error) {
 		return nil, err
 	}
 	files = append(files, File{Name: "run.json", Data: data})
-	if err := add("REPORT.md", func(b *bytes.Buffer) error { return WriteSuite(b, FormatMarkdown, s) }); err != nil {
+	if err := add("REPORT.md", func(b *bytes.Buffer) error { return writeReport(b, s) }); err != nil {
 		return nil, err
 	}
 	if err := add("junit.xml", func(b *bytes.Buffer) error { return WriteSuite(b, FormatJUnit, s) }); err != nil {

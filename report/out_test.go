@@ -133,7 +133,7 @@ func suiteOf(names ...string) results.Suite {
 	return results.NewSuite(runs)
 }
 
-func writeSuite(t *testing.T, dir string, s results.Suite) {
+func writeOutSet(t *testing.T, dir string, s results.Suite) {
 	t.Helper()
 	files, err := OutFiles(s)
 	if err != nil {
@@ -152,11 +152,11 @@ func writeSuite(t *testing.T, dir string, s results.Suite) {
 // no timeline of the two others; files that are not labrun's stay.
 func TestWriteRemovesStaleFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	writeSuite(t, dir, suiteOf("exp-a", "exp-b", "exp-c"))
+	writeOutSet(t, dir, suiteOf("exp-a", "exp-b", "exp-c"))
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writeSuite(t, dir, suiteOf("exp-b"))
+	writeOutSet(t, dir, suiteOf("exp-b"))
 	if got, want := strings.Join(readNames(t, dir), " "), "REPORT.md exp-b.svg junit.xml notes.txt run.json"; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
@@ -169,7 +169,7 @@ func TestWriteConcurrent(t *testing.T) {
 	for _, existing := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "out")
 		if existing {
-			writeSuite(t, dir, suiteOf("exp-z"))
+			writeOutSet(t, dir, suiteOf("exp-z"))
 		}
 		const writers = 8
 		errs := make(chan error, writers)
@@ -217,7 +217,7 @@ func TestWriteConcurrent(t *testing.T) {
 // cause named, and leaves the directory as it was.
 func TestWriteDiskFull(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	writeSuite(t, dir, suiteOf("exp-a"))
+	writeOutSet(t, dir, suiteOf("exp-a"))
 	before, _ := os.ReadFile(filepath.Join(dir, "run.json"))
 	files, err := OutFiles(suiteOf("exp-b"))
 	if err != nil {

@@ -15,7 +15,7 @@ func TestWriteHonoursUmask(t *testing.T) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	dir := filepath.Join(t.TempDir(), "out")
-	writeSuite(t, dir, suiteOf("exp-a"))
+	writeOutSet(t, dir, suiteOf("exp-a"))
 	st, err := os.Stat(dir)
 	if err != nil {
 		t.Fatal(err)

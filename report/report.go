@@ -42,8 +42,12 @@ func Formats() []Format {
 	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV, FormatJUnit}
 }
 
-// ParseFormat validates a --format value. It accepts exactly the names Formats lists.
+// ParseFormat validates a --format value. It accepts the names Formats lists, and "md" for
+// markdown.
 func ParseFormat(s string) (Format, error) {
+	if s == "md" {
+		return FormatMarkdown, nil
+	}
 	for _, f := range Formats() {
 		if s == string(f) {
 			return f, nil
@@ -91,24 +95,47 @@ func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 }
 
 // writeSuiteText writes the table or markdown form of a suite: the runs one after another,
-// separated by blank lines, the Meta line, and the summary line.
+// separated by blank lines, the Meta line, and the summary line. The markdown form starts
+// with a heading and the summary.
 func writeSuiteText(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) error {
+	return writeSuite(buf, s, lk, markdown, false)
+}
+
+// writeReport writes REPORT.md of an --out directory: the suite's markdown form with each
+// run followed by its SVG timeline, EXPERIMENT.svg beside the file.
+func writeReport(buf *bytes.Buffer, s results.Suite) error {
+	return writeSuite(buf, s, look{}, true, true)
+}
+
+// writeSuite is writeSuiteText, with the runs' timelines embedded when images is set.
+func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bool) error {
+	if markdown {
+		summary, _ := suiteSummary(s)
+		buf.WriteString("# labrun report\n\n" + markdownText(summary) + "\n\n")
+	}
 	for _, run := range s.Experiments {
 		if markdown {
 			writeRunMarkdown(buf, run)
+			if images {
+				writeTimelineLink(buf, run)
+			}
 		} else if err := writeRunTable(buf, run, lk); err != nil {
 			return fmt.Errorf("%s: %w", orDash(run.Experiment), err)
 		}
 		buf.WriteString("\n")
 	}
+	safe := termSafe
+	if markdown {
+		safe = markdownText
+	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(lk.fit(m) + "\n")
+		buf.WriteString(lk.fit(safe(m)) + "\n")
 		if markdown {
 			buf.WriteString("\n") // its own paragraph, not run into the summary
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(lk.summary(lk.fit(summary), pass) + "\n")
+	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
 	return nil
 }
 

@@ -305,7 +305,8 @@ func TestParseFormat(t *testing.T) {
 		{in: "", wantErr: `unknown format "" (want table, json, markdown, csv or junit)`},
 		{in: "JSON", wantErr: `unknown format "JSON" (want table, json, markdown, csv or junit)`},
 		{in: " table", wantErr: `unknown format " table" (want table, json, markdown, csv or junit)`},
-		{in: "md", wantErr: `unknown format "md" (want table, json, markdown, csv or junit)`},
+		{in: "md", want: FormatMarkdown},
+		{in: "MD", wantErr: `unknown format "MD" (want table, json, markdown, csv or junit)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -86,3 +86,40 @@ func TestStatusConcurrent(t *testing.T) {
 		t.Errorf("frame 2 does not count the other experiment: %q", frames[2])
 	}
 }
+
+// TestStatusSuiteProgress: with a plan, the line counts the experiments done and running
+// and says the time left, from the model's expected times of the steps started so far.
+func TestStatusSuiteProgress(t *testing.T) {
+	var w lockedBuffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	st := newStatus(&w, 0, func() time.Time { return clock })
+	st.Plan(3)
+	st.Set("exp-a", "exp-a · trickle", 4*time.Second)
+	st.Set("exp-b", "exp-b · batch 1", 2*time.Second)
+	frame := func() string {
+		frames := strings.Split(w.String(), "\r\033[K")
+		return frames[len(frames)-1]
+	}
+	if got := frame(); !strings.HasPrefix(got, "labrun: 0/3 done, 2 running · exp-b · batch 1") || strings.Contains(got, "left") {
+		t.Errorf("with one experiment not started: %q, want no time left yet", got)
+	}
+	st.Set("exp-c", "exp-c · stall", time.Second)
+	clock = t0.Add(1500 * time.Millisecond)
+	st.Set("exp-c", "", 0)
+	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running, about 2 s left · ") {
+		t.Errorf("after exp-c: %q, want 1/3 done, 2 running and exp-a's 2.5 s left", got)
+	}
+	clock = t0.Add(3 * time.Second)
+	st.Set("exp-a", "exp-a · stall", 3*time.Second) // a later step: the estimate grows
+	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running, about 3 s left · exp-a · stall · 0.0 s of 3.0 s expected") {
+		t.Errorf("after exp-a's second step: %q", got)
+	}
+	// Without a plan (one experiment), the line is as before.
+	var one lockedBuffer
+	solo := newStatus(&one, 0, func() time.Time { return clock })
+	solo.Set("exp-a", "exp-a · trickle", time.Second)
+	if got := one.String(); got != "\r\033[Klabrun: exp-a · trickle · 0.0 s of 1.0 s expected" {
+		t.Errorf("a single experiment: %q", got)
+	}
+}

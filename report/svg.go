@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,7 @@ const (
 	svgMutedColour   = "#666666"
 	svgGridColour    = "#dddddd"
 	svgStripeColour  = "#f4f4f4"
+	svgRowTimeColour = "#c8c8c8" // a row's time measured without phases
 )
 
 // svgPhases are the known phases in legend order with their colours and legend texts.
@@ -59,6 +61,11 @@ var svgPhases = []struct{ name, colour, legend string }{
 
 // WriteSVG renders the run's measured calls (run.Calls) as a timeline in SVG and writes it
 // to w.
+//
+// Where the calls are the table's rows (a call's label is a row's name), the timeline has a
+// line per row, in the table's order: the call of that name, or for a row without one (a
+// count, a state, a time the kernel measured) a light bar of its measured time, if any; the
+// outcome column then says the row's outcome, as the table does.
 //
 // Each call is one line: its label on the left, then its attempts on a time axis shared by
 // all calls (ms from the start of each call), each attempt a bar split into its phases,
@@ -75,8 +82,9 @@ var svgPhases = []struct{ name, colour, legend string }{
 // outcome ("10 ok · 15 deadline").
 //
 // The document is standalone XML, 960 px wide, in the platform's sans-serif font. Phases
-// that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows;
-// labels too long for their column are cut with an ellipsis (text widths are estimated, as
+// that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows,
+// as room allows: no bar runs past the axis's end. Labels and outcomes too long for their
+// column wrap onto more lines, the line growing to hold them (text widths are estimated, as
 // the renderer's font is not known here). The output depends only on the run.
 //
 // As with WriteRun, nothing is written when rendering fails, for example for a time that is
@@ -120,7 +128,7 @@ func outcomeText(c results.Call) string {
 }
 
 func writeSVG(buf *bytes.Buffer, run results.Run) {
-	items := svgItems(run.Calls)
+	items := svgItems(run)
 	l := layoutSVG(run, items)
 	title := heading(run)
 
@@ -133,7 +141,7 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	// Title and legend.
 	fmt.Fprintf(buf, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
 		svgMargin, xmlText(truncateText(title, svgWidth-2*svgMargin, 16*1.05)))
-	writeSVGLegend(buf, run.Calls)
+	writeSVGLegend(buf, run, items)
 
 	// Column headings.
 	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\">\n", svgMutedColour)
@@ -152,16 +160,18 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("</g>\n")
 
 	// A run without calls shows a note where the rows would be, which grid lines would cross.
-	writeSVGAxis(buf, l, len(run.Calls) > 0)
+	writeSVGAxis(buf, l, len(items) > 0)
 
-	if len(run.Calls) == 0 {
+	if len(items) == 0 {
 		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" fill=\"%s\">no calls recorded</text>\n",
-			px((l.plotLeft+l.plotRight)/2), px(rowTop(0)+svgRowHeight/2+4), svgMutedColour)
+			px((l.plotLeft+l.plotRight)/2), px(svgTop+svgRowHeight/2+4), svgMutedColour)
 	}
 	for _, it := range items {
 		switch it.kind {
 		case svgItemCall:
-			writeSVGCall(buf, l, run.Calls[it.calls[0]], it.top, it.label, it.outcome)
+			writeSVGCall(buf, l, run.Calls[it.calls[0]], it)
+		case svgItemRow:
+			writeSVGRow(buf, l, run.Rows[it.row], it)
 		case svgItemLane:
 			writeSVGLane(buf, l, run.Calls, it)
 		case svgItemHeading:
@@ -171,13 +181,14 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("</svg>\n")
 }
 
-func rowTop(i int) float64 { return svgTop + float64(i*svgRowHeight) }
-
-// columnHeading names the label column: "call", "lane" when every line is a lane, "call or
-// lane" for both.
+// columnHeading names the label column: "row" when the lines follow the table's rows,
+// "call", "lane" when every line is a lane, "call or lane" for both.
 func columnHeading(items []svgItem) string {
 	calls, lanes := false, false
 	for _, it := range items {
+		if it.kind == svgItemRow {
+			return "row"
+		}
 		calls = calls || it.kind == svgItemCall
 		lanes = lanes || it.kind == svgItemLane
 	}
@@ -191,8 +202,10 @@ func columnHeading(items []svgItem) string {
 }
 
 // writeSVGLegend draws the phase colours, then the end marker and the never-ends arrow, on
-// one line under the title; a phase not in svgPhases adds an "other phase" swatch.
-func writeSVGLegend(buf *bytes.Buffer, calls []results.Call) {
+// one line under the title; a phase not in svgPhases adds an "other phase" swatch, a row's
+// time measured without phases a "measured, no phases" one.
+func writeSVGLegend(buf *bytes.Buffer, run results.Run, items []svgItem) {
+	calls := run.Calls
 	const y = 50 // baseline of the legend texts
 	const font = 11
 	x := float64(svgMargin)
@@ -207,6 +220,9 @@ func writeSVGLegend(buf *bytes.Buffer, calls []results.Call) {
 	}
 	if hasUnknownPhase(calls) {
 		swatch(svgUnknownColour, "other phase")
+	}
+	if slices.ContainsFunc(items, func(it svgItem) bool { _, ok := rowBar(run, it); return ok }) {
+		swatch(svgRowTimeColour, "measured, no phases")
 	}
 	marker(buf, x+4, y-9, 10)
 	text := "ended by a timeout or error"
@@ -295,14 +311,15 @@ func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 // column instead of blurring over two.
 func crisp(v float64) float64 { return math.Floor(v) + 0.5 }
 
-// writeSVGCall draws one call's row from top: the label, the attempts and the outcome text.
-func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, top float64, label, outcome string) {
-	barY := top + (svgRowHeight-svgBarHeight)/2
-	baseline := top + svgRowHeight/2 + 4 // centres 12 px text on the row
+// writeSVGCall draws one call's line: the label, the attempts and the outcome text. An
+// attempt follows the one before with a small gap, and is at least svgMinPhase px wide,
+// where the axis leaves room: no bar runs past the axis's end.
+func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
+	barY := it.top + (it.height-svgBarHeight)/2
+	mid := it.top + it.height/2
 
-	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(label+": "+outcome))
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>\n",
-		px(l.labelRight), px(baseline), xmlText(truncateText(label, l.labelMaxW, svgLabelFont)))
+	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(it.label+": "+it.outcome))
+	svgTextLines(buf, l.labelRight, mid, it.labelLines, ` text-anchor="end"`)
 
 	var marks []float64 // x of the end markers, drawn after all bars so none hides one
 	prevEnd := math.Inf(-1)
@@ -311,11 +328,12 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, top float64, l
 		if x0 < prevEnd+svgGap {
 			x0 = prevEnd + svgGap
 		}
+		x0 = min(x0, l.plotRight-svgMinPhase)
 		x1 := l.plotRight
 		if a.EndMs != nil {
 			x1 = l.x(*a.EndMs)
 		}
-		x1 = max(x1, x0+svgMinPhase)
+		x1 = min(max(x1, x0+svgMinPhase), l.plotRight)
 		prevEnd = x1
 
 		fmt.Fprintf(buf, "<g shape-rendering=\"crispEdges\"><title>%s</title>\n", xmlText(attemptTitle(k, a)))
@@ -334,13 +352,57 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, top float64, l
 	for _, x := range marks {
 		marker(buf, x, barY, svgBarHeight)
 	}
+	writeSVGOutcome(buf, l, it)
+	buf.WriteString("</g>\n")
+}
 
+// writeSVGOutcome writes an item's outcome column, red for a timeout or an error.
+func writeSVGOutcome(buf *bytes.Buffer, l svgLayout, it svgItem) {
 	colour := svgMutedColour
-	if n := len(c.Attempts); n > 0 && c.Attempts[n-1].Outcome != vocab.OK {
+	if it.alarm {
 		colour = svgMarkerColour
 	}
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
-		px(l.outcomeX), px(baseline), svgLabelFont-1, colour, xmlText(truncateText(outcome, l.outcomeW, svgLabelFont-1)))
+	svgTextLines(buf, l.outcomeX, it.top+it.height/2, it.outcomeLines, fmt.Sprintf(` font-size="%d" fill="%s"`, svgLabelFont-1, colour))
+}
+
+// rowTime is a row's measured time (with --repeat, the median), when it has one.
+func rowTime(r results.Row) (float64, bool) {
+	switch {
+	case r.Skipped != "":
+		return 0, false
+	case r.MeasuredMs != nil:
+		return *r.MeasuredMs, true
+	case r.Stats != nil:
+		return r.Stats.MedianMs, true
+	}
+	return 0, false
+}
+
+// rowBar is the measured time of a row item that has one.
+func rowBar(run results.Run, it svgItem) (float64, bool) {
+	if it.kind != svgItemRow {
+		return 0, false
+	}
+	return rowTime(run.Rows[it.row])
+}
+
+// writeSVGRow draws the line of a row that no call stands for: its name, a light bar from 0
+// to its measured time when it has one (a time the kernel measured has no phases), with the
+// end marker when it ended in a timeout or an error, and its outcome.
+func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
+	barY := it.top + (it.height-svgBarHeight)/2
+	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(it.label+": "+it.outcome))
+	svgTextLines(buf, l.labelRight, it.top+it.height/2, it.labelLines, ` text-anchor="end"`)
+	if ms, ok := rowTime(r); ok {
+		x0 := l.plotLeft
+		x1 := min(max(l.x(ms), x0+svgMinPhase), l.plotRight)
+		fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%d\" fill=\"%s\" shape-rendering=\"crispEdges\"><title>%s</title></rect>\n",
+			px(x0), px(barY), px(x1-x0), svgBarHeight, svgRowTimeColour, xmlText("measured "+oneDecimal(ms)+" ms"))
+		if it.alarm {
+			marker(buf, x1, barY, svgBarHeight)
+		}
+	}
+	writeSVGOutcome(buf, l, it)
 	buf.WriteString("</g>\n")
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -415,31 +417,98 @@ func TestPx(t *testing.T) {
 // right edge is left of the plot and that every label is within its column.
 func TestSVGLabelsStayLeftOfBars(t *testing.T) {
 	for _, run := range []results.Run{timelineA(), timelineB(), timelineC(), timelineEdges(), timelineLanes()} {
-		items := svgItems(run.Calls)
-		var labels, outcomes []string
+		checkSVGGeometry(t, run)
+	}
+}
+
+// checkSVGGeometry checks the timeline of run: every label and outcome line within its
+// column and never cut, items one below the other without overlapping and tall enough for
+// their lines, and every bar within the plot.
+func checkSVGGeometry(t *testing.T, run results.Run) {
+	t.Helper()
+	items := svgItems(run)
+	l := layoutSVG(run, items)
+	if l.labelRight >= l.plotLeft {
+		t.Errorf("%s: labels end at %.1f, plot starts at %.1f", run.Experiment, l.labelRight, l.plotLeft)
+	}
+	y := float64(svgTop)
+	for _, it := range items {
+		if it.top < y-0.01 {
+			t.Errorf("%s: %q starts at y=%.1f, over the item above (ends at %.1f)", run.Experiment, it.label, it.top, y)
+		}
+		y = it.top + it.height
+		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if squeeze(strings.Join(it.labelLines, "")) != squeeze(it.label) {
+			t.Errorf("%s: label %q shown as %q", run.Experiment, it.label, it.labelLines)
+		}
+		lines := max(len(it.labelLines), len(it.outcomeLines))
+		if it.height < float64(lines*svgLineHeight) {
+			t.Errorf("%s: %q: %d lines in %.1f px", run.Experiment, it.label, lines, it.height)
+		}
+		for _, line := range it.labelLines {
+			if strings.Contains(line, "…") && !strings.Contains(it.label, "…") {
+				t.Errorf("%s: label %q cut: %q", run.Experiment, it.label, line)
+			}
+			width := l.labelMaxW
+			if it.kind == svgItemHeading {
+				width = svgWidth - 2*svgMargin
+			}
+			if textWidth(line, svgLabelFont) > width+0.01 {
+				t.Errorf("%s: label line %q wider than its column", run.Experiment, line)
+			}
+		}
+		for _, line := range it.outcomeLines {
+			if right := l.outcomeX + textWidth(line, svgLabelFont-1); right > svgWidth-svgMargin+0.01 {
+				t.Errorf("%s: outcome %q ends at x=%.1f, past the margin", run.Experiment, line, right)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	// Every bar (a rect in the plot's rows, stripes and the background aside) ends by the
+	// axis's end.
+	bar := regexp.MustCompile(`<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="[0-9.]+" fill="(#[0-9a-f]+)"`)
+	for _, m := range bar.FindAllStringSubmatch(buf.String(), -1) {
+		if y, _ := strconv.ParseFloat(m[2], 64); m[4] == svgStripeColour || y < svgTop {
+			continue // a stripe, or the legend
+		}
+		m[2] = m[3]
+		x, _ := strconv.ParseFloat(m[1], 64)
+		w, _ := strconv.ParseFloat(m[2], 64)
+		if x+w > l.plotRight+0.1 || x < l.plotLeft-0.1 {
+			t.Errorf("%s: a bar from x=%.1f to %.1f, outside the plot (%.1f to %.1f)", run.Experiment, x, x+w, l.plotLeft, l.plotRight)
+		}
+	}
+}
+
+// TestSVGReference draws every experiment of the reference run: each row gets its line where
+// the calls are the table's rows (exp-i: all 23), the outcome column says what the table
+// says, and nothing is cut or overlaps.
+func TestSVGReference(t *testing.T) {
+	suite := referenceSuite(t)
+	for _, run := range suite.Experiments {
+		checkSVGGeometry(t, run)
+		items := svgItems(run)
+		rowLines := 0
 		for _, it := range items {
-			if it.kind != svgItemHeading {
-				labels, outcomes = append(labels, it.label), append(outcomes, it.outcome)
+			if it.kind == svgItemRow || it.kind == svgItemCall && slices.ContainsFunc(run.Rows, func(r results.Row) bool { return r.Name == it.label }) {
+				rowLines++
 			}
 		}
-		l := layoutSVG(run, items)
-		for _, s := range labels {
-			shown := truncateText(s, l.labelMaxW, svgLabelFont)
-			if left := l.labelRight - textWidth(shown, svgLabelFont); left < svgMargin-0.01 {
-				t.Errorf("%s: label %q starts at x=%.1f, left of the margin", run.Experiment, shown, left)
-			}
-			if l.labelRight >= l.plotLeft {
-				t.Errorf("%s: labels end at %.1f, plot starts at %.1f", run.Experiment, l.labelRight, l.plotLeft)
+		switch run.Experiment {
+		case "exp-i", "exp-d", "exp-f", "exp-a", "demo":
+			if rowLines != len(run.Rows) {
+				t.Errorf("%s: %d of %d rows have a line", run.Experiment, rowLines, len(run.Rows))
 			}
 		}
-		for _, s := range outcomes {
-			shown := truncateText(s, l.outcomeW, svgLabelFont-1)
-			if right := l.outcomeX + textWidth(shown, svgLabelFont-1); right > svgWidth-svgMargin+0.01 {
-				t.Errorf("%s: outcome %q ends at x=%.1f, past the margin", run.Experiment, shown, right)
+		for _, it := range items {
+			for _, r := range run.Rows {
+				if it.label == r.Name && r.Skipped == "" && r.Outcome != "" && !strings.HasPrefix(it.outcome, string(r.Outcome)) && !strings.Contains(it.outcome, "→ "+string(r.Outcome)) {
+					t.Errorf("%s: %q says %q, the table %q", run.Experiment, it.label, it.outcome, r.Outcome)
+				}
 			}
-		}
-		if !strings.HasPrefix(heading(run), run.Experiment) {
-			t.Errorf("heading %q", heading(run))
 		}
 	}
 }
@@ -472,7 +541,9 @@ func timelineLanes() results.Run {
 
 // TestSVGLanes: streams gather in their lane, in tracks; lanes of one node share a heading.
 func TestSVGLanes(t *testing.T) {
-	items := svgItems(timelineLanes().Calls)
+	run := timelineLanes()
+	items := svgItems(run)
+	layoutSVG(run, items)
 	type line struct {
 		kind           svgItemKind
 		label, outcome string

@@ -34,26 +34,85 @@ const (
 	svgItemCall    svgItemKind = iota // one call, its attempts on one line
 	svgItemLane                       // the streams of one lane, stacked in tracks
 	svgItemHeading                    // the heading of the lanes below it
+	svgItemRow                        // a row of the table that no call stands for
 )
 
 // svgItem is one line of a timeline, from top to bottom.
 type svgItem struct {
 	kind        svgItemKind
 	top, height float64
-	label       string // as shown: the call's label, the lane's name or the heading
+	label       string // the call's label, the lane's name, the heading or the row's name
 	outcome     string // the outcome column
+	alarm       bool   // the outcome is a timeout or an error: the outcome column is red
 	calls       []int  // svgItemCall: the call; svgItemLane: its streams, in order of start
 	track       []int  // svgItemLane: the track of each of calls
 	tracks      int
+	row         int  // svgItemRow: the row's index
 	stripe      bool // drawn on a grey stripe
+	// labelLines and outcomeLines are the label and the outcome wrapped to their columns
+	// (layoutSVG sets them).
+	labelLines, outcomeLines []string
 }
 
-// svgItems lays out the run's calls as lines from svgTop down: each call on a line of its own,
-// in order, except the streams of lanes (LaneSep): a lane appears where its first stream
-// does, under its heading, which gathers every lane that names it where the first appears.
-// Within a lane, streams go in tracks, each in the first whose last stream ended by its start;
-// the fullest lane of the run gets at most svgLaneMax px, and every track the same height.
-func svgItems(calls []results.Call) []svgItem {
+// svgItems returns the lines of the run's timeline, from top to bottom, without their
+// geometry (layoutSVG places them).
+//
+// When calls are the table's rows (a call's label is a row's name), the timeline follows the
+// table: a line per row, in order, the call of the same name drawn on it, and its outcome
+// column saying the row's outcome; a row without a call (a count, a state, a time the kernel
+// measured) gets its line too, with a bar of its measured time when it has one. The calls
+// that no row names follow, as in a run whose calls are not its rows: each call on a line of
+// its own, in order, except the streams of lanes (LaneSep): a lane appears where its first
+// stream does, under its heading, which gathers every lane that names it where the first
+// appears. Within a lane, streams go in tracks, each in the first whose last stream ended by
+// its start.
+func svgItems(run results.Run) []svgItem {
+	calls := run.Calls
+	var items []svgItem
+	var rest []int // the calls no row stands for
+	byName := map[string][]int{}
+	for i, c := range calls {
+		if !strings.Contains(c.Label, LaneSep) {
+			byName[oneLine(c.Label)] = append(byName[oneLine(c.Label)], i)
+		}
+	}
+	rowMode := false
+	for _, r := range run.Rows {
+		rowMode = rowMode || len(byName[oneLine(r.Name)]) > 0
+	}
+	used := make([]bool, len(calls))
+	if rowMode {
+		for k, r := range run.Rows {
+			name := oneLine(r.Name)
+			if q := byName[name]; len(q) > 0 {
+				i := q[0]
+				byName[name], used[i] = q[1:], true
+				out, alarm := rowCallOutcome(calls[i], r)
+				items = append(items, svgItem{kind: svgItemCall, label: callLabel(calls[i], i), outcome: out, alarm: alarm, calls: []int{i}})
+				continue
+			}
+			out, alarm := rowOutcome(r)
+			items = append(items, svgItem{kind: svgItemRow, label: orDash(name), outcome: out, alarm: alarm, row: k})
+		}
+	}
+	for i := range calls {
+		if !used[i] {
+			rest = append(rest, i)
+		}
+	}
+	items = append(items, callItems(calls, rest)...)
+	for k := range items {
+		if it := &items[k]; it.kind == svgItemLane {
+			it.stack(calls)
+			it.outcome = laneOutcome(calls, it.calls)
+			it.alarm = !onlyOK(calls, it.calls)
+		}
+	}
+	return items
+}
+
+// callItems lays out the calls idx of calls that no row stands for, as svgItems says.
+func callItems(calls []results.Call, idx []int) []svgItem {
 	type group struct {
 		head  svgItem   // a call, or a heading
 		lanes []svgItem // under a heading
@@ -61,10 +120,13 @@ func svgItems(calls []results.Call) []svgItem {
 	var groups []*group
 	heads := map[string]*group{} // heading -> its group
 	lanes := map[string][2]int{} // full label -> its group's index and its index in the group
-	for i, c := range calls {
+	for _, i := range idx {
+		c := calls[i]
 		cut := strings.LastIndex(c.Label, LaneSep)
 		if cut < 0 {
-			groups = append(groups, &group{head: svgItem{kind: svgItemCall, label: callLabel(c, i), outcome: outcomeText(c), calls: []int{i}}})
+			n := len(c.Attempts)
+			alarm := n > 0 && c.Attempts[n-1].Outcome != vocab.OK
+			groups = append(groups, &group{head: svgItem{kind: svgItemCall, label: callLabel(c, i), outcome: outcomeText(c), alarm: alarm, calls: []int{i}}})
 			continue
 		}
 		if at, ok := lanes[c.Label]; ok {
@@ -87,38 +149,39 @@ func svgItems(calls []results.Call) []svgItem {
 		items = append(items, g.head)
 		items = append(items, g.lanes...)
 	}
-	most := 0
-	for k := range items {
-		if it := &items[k]; it.kind == svgItemLane {
-			it.stack(calls)
-			it.outcome = laneOutcome(calls, it.calls)
-			most = max(most, it.tracks)
-		}
-	}
-	unit := float64(svgLaneUnitMax)
-	if most > 0 {
-		unit = min(unit, svgLaneMax/float64(most))
-	}
-	y, n := float64(svgTop), 0
-	for k := range items {
-		it := &items[k]
-		switch it.kind {
-		case svgItemCall:
-			it.height = svgRowHeight
-		case svgItemLane:
-			it.height = max(float64(it.tracks)*unit, svgBarHeight) + 2*svgLanePad
-		case svgItemHeading:
-			it.height = svgHeadingHeight
-		}
-		if it.kind != svgItemHeading {
-			it.stripe = n%2 == 1
-			n++
-		}
-		it.top = y
-		y += it.height
-	}
 	return items
 }
+
+// rowCallOutcome is the outcome column of a call that a row stands for: the call's attempt
+// outcomes when the last is the row's outcome ("read-timeout → ok"), else the row's, with
+// the attempts counted ("error (21 attempts)": a redirect loop whose every hop answered),
+// so that the picture says what the table says; and whether it is a timeout or an error.
+func rowCallOutcome(c results.Call, r results.Row) (string, bool) {
+	if r.Skipped != "" || r.Outcome == "" {
+		return rowOutcome(r)
+	}
+	n := len(c.Attempts)
+	if n > 0 && c.Attempts[n-1].Outcome == r.Outcome {
+		return outcomeText(c), alarming(r.Outcome)
+	}
+	out := oneLine(string(r.Outcome))
+	if n > 1 {
+		out += " (" + strconv.Itoa(n) + " attempts)"
+	}
+	return out, alarming(r.Outcome)
+}
+
+// rowOutcome is the outcome column of a row without a call: its outcome or state, or "not
+// measured"; and whether it is a timeout or an error.
+func rowOutcome(r results.Row) (string, bool) {
+	if r.Skipped != "" {
+		return "not measured", false
+	}
+	return orDash(oneLine(string(r.Outcome))), alarming(r.Outcome)
+}
+
+// alarming reports whether o is a call's outcome other than ok (a state is not).
+func alarming(o vocab.Outcome) bool { return o.Valid() && o != vocab.OK }
 
 // callSpan is when a call starts and ends on the timeline; a call that never ends, or has no
 // attempts, ends at +Inf.
@@ -186,8 +249,9 @@ func laneOutcome(calls []results.Call, idx []int) string {
 
 // writeSVGHeading draws a heading across the timeline, over the lanes below it.
 func writeSVGHeading(buf *bytes.Buffer, it svgItem) {
-	fmt.Fprintf(buf, "<text x=\"%d\" y=\"%s\" font-size=\"11\" font-weight=\"bold\" fill=\"%s\">%s</text>\n",
-		svgMargin, px(it.top+it.height-6), svgMutedColour, xmlText(truncateText(it.label, svgWidth-2*svgMargin, 11*1.05)))
+	last := it.top + it.height - 6 // the last line's baseline
+	svgTextLines(buf, svgMargin, last-4-float64(len(it.labelLines)-1)*svgLineHeight/2, it.labelLines,
+		fmt.Sprintf(` font-size="11" font-weight="bold" fill="%s"`, svgMutedColour))
 }
 
 // writeSVGLane draws a lane: its name, its streams stacked in tracks, each split into its
@@ -203,20 +267,19 @@ func writeSVGLane(buf *bytes.Buffer, l svgLayout, calls []results.Call, it svgIt
 		bar = h - 1
 	}
 	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(fmt.Sprintf("%s: %d streams, %d at once at most; %s", it.label, len(it.calls), it.tracks, it.outcome)))
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s</text>\n",
-		px(l.labelRight), px(it.top+it.height/2+4), xmlText(truncateText(it.label, l.labelMaxW, svgLabelFont)))
+	svgTextLines(buf, l.labelRight, it.top+it.height/2, it.labelLines, ` text-anchor="end"`)
 	type mark struct{ x, y float64 }
 	var marks []mark
 	for k, i := range it.calls {
 		y := it.top + svgLanePad + float64(it.track[k])*h
 		prevEnd := math.Inf(-1)
 		for _, a := range calls[i].Attempts {
-			x0 := max(l.x(a.StartMs), prevEnd)
+			x0 := min(max(l.x(a.StartMs), prevEnd), l.plotRight-svgMinPhase)
 			x1 := l.plotRight
 			if a.EndMs != nil {
 				x1 = l.x(*a.EndMs)
 			}
-			x1 = max(x1, x0+svgMinPhase)
+			x1 = min(max(x1, x0+svgMinPhase), l.plotRight)
 			prevEnd = x1
 			for _, s := range phaseSpans(l, a, x0, x1) {
 				fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n",
@@ -233,12 +296,7 @@ func writeSVGLane(buf *bytes.Buffer, l svgLayout, calls []results.Call, it svgIt
 	for _, m := range marks { // after every bar, so that none hides one
 		fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%s\" width=\"2\" height=\"%s\" fill=\"%s\"/>\n", px(m.x), px(m.y), px(bar), svgMarkerColour)
 	}
-	colour := svgMutedColour
-	if !onlyOK(calls, it.calls) {
-		colour = svgMarkerColour
-	}
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"%d\" fill=\"%s\">%s</text>\n",
-		px(l.outcomeX), px(it.top+it.height/2+4), svgLabelFont-1, colour, xmlText(truncateText(it.outcome, l.outcomeW, svgLabelFont-1)))
+	writeSVGOutcome(buf, l, it)
 	buf.WriteString("</g>\n")
 }
 

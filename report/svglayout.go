@@ -27,7 +27,8 @@ func (l svgLayout) x(ms float64) float64 {
 }
 
 // layoutSVG places the columns for the items' labels and outcomes (headings span the width
-// and take no part) and the time axis under the last item.
+// and take no part), wraps the texts to them, gives each item its height and place from
+// svgTop down, and puts the time axis under the last item. Items are placed in place.
 func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	var l svgLayout
 	widest := 0.0
@@ -58,13 +59,62 @@ func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	if l.axis == "" {
 		l.axis = "from the start of each call"
 	}
-	l.ticks = axisTicks(timelineEnd(run.Calls))
+	rowTimes := 0.0
+	for _, it := range items {
+		if it.kind == svgItemRow {
+			if ms, ok := rowTime(run.Rows[it.row]); ok {
+				rowTimes = max(rowTimes, ms)
+			}
+		}
+	}
+	l.ticks = axisTicks(max(timelineEnd(run.Calls), rowTimes))
+	placeItems(items, l)
 	l.bottom = svgTop + svgRowHeight // room for "no calls recorded"
 	if n := len(items); n > 0 {
 		l.bottom = items[n-1].top + items[n-1].height
 	}
 	l.height = l.bottom + 46
 	return l
+}
+
+// svgLineHeight is the distance between the baselines of a wrapped text's lines.
+const svgLineHeight = 14
+
+// placeItems wraps the items' texts to l's columns and gives each item its height and top:
+// a call's or a row's line is as tall as its wrapped label or outcome needs, a call's height
+// at least; the fullest lane of the run gets at most svgLaneMax px for its streams, and every
+// track the same height.
+func placeItems(items []svgItem, l svgLayout) {
+	most := 0
+	for _, it := range items {
+		if it.kind == svgItemLane {
+			most = max(most, it.tracks)
+		}
+	}
+	unit := float64(svgLaneUnitMax)
+	if most > 0 {
+		unit = min(unit, svgLaneMax/float64(most))
+	}
+	y, n := float64(svgTop), 0
+	for k := range items {
+		it := &items[k]
+		if it.kind == svgItemHeading {
+			it.labelLines = wrapPx(it.label, svgWidth-2*svgMargin, 11*1.05)
+			it.height = svgHeadingHeight + float64(len(it.labelLines)-1)*svgLineHeight
+		} else {
+			it.labelLines = wrapPx(it.label, l.labelMaxW, svgLabelFont)
+			it.outcomeLines = wrapPx(it.outcome, l.outcomeW, svgLabelFont-1)
+			text := float64(max(len(it.labelLines), len(it.outcomeLines))*svgLineHeight + 10)
+			it.height = max(svgRowHeight, text)
+			if it.kind == svgItemLane {
+				it.height = max(max(float64(it.tracks)*unit, svgBarHeight)+2*svgLanePad, text)
+			}
+			it.stripe = n%2 == 1
+			n++
+		}
+		it.top = y
+		y += it.height
+	}
 }
 
 // timelineEnd is the time the axis must reach: the latest finite time of any attempt, or for

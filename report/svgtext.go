@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -58,6 +60,55 @@ func runeWidth(r rune) float64 {
 		return 1.0
 	}
 	return 0.8
+}
+
+// wrapPx breaks s into lines that fit width px at fontSize, at spaces; a word wider than a
+// line is broken between characters. It returns at least one line.
+func wrapPx(s string, width, fontSize float64) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && textWidth(line+" "+word, fontSize) <= width {
+			line += " " + word
+			continue
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+		line = word
+		for textWidth(line, fontSize) > width {
+			cut, w := 0, 0.0
+			for i, r := range line {
+				w += runeWidth(r) * fontSize
+				if w > width && cut > 0 {
+					break
+				}
+				cut = i + utf8.RuneLen(r)
+			}
+			if cut >= len(line) {
+				break
+			}
+			lines = append(lines, line[:cut])
+			line = line[cut:]
+		}
+	}
+	return append(lines, line)
+}
+
+// svgTextLines writes lines as one <text> element centred on y: the first line's baseline
+// at y+4 less half the block's height, each next line svgLineHeight below, at x; attrs are
+// the element's further attributes (" text-anchor=\"end\"").
+func svgTextLines(buf *bytes.Buffer, x, y float64, lines []string, attrs string) {
+	base := y + 4 - float64(len(lines)-1)*svgLineHeight/2
+	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\"%s>", px(x), px(base), attrs)
+	for k, line := range lines {
+		if k == 0 {
+			buf.WriteString(xmlText(line))
+			continue
+		}
+		fmt.Fprintf(buf, "<tspan x=\"%s\" dy=\"%d\">%s</tspan>", px(x), svgLineHeight, xmlText(line))
+	}
+	buf.WriteString("</text>\n")
 }
 
 // truncateText returns s if it fits in width px at fontSize, or else its longest prefix that

@@ -11,20 +11,20 @@ import (
 )
 
 // writeRunTable renders run for a terminal: a heading line, an ASCII-bordered table, the
-// footer line, the config line and the meta line.
+// footer line, the config line and the meta line. On a terminal of known width the table
+// fits it (writeRunFitted); otherwise (a pipe, a file) it has every column, each as wide as
+// its widest cell. Either way the control characters of the run's texts are escaped.
 func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
-	if lk.compact() {
-		return writeRunCompact(buf, run, lk)
+	if lk.width > 0 {
+		return writeRunFitted(buf, run, lk)
 	}
 	p := lk.palette
-	buf.WriteString(heading(run) + "\n")
+	buf.WriteString(termSafe(heading(run)) + "\n")
 	t := newTable(buf)
 	t.Header(columns)
 	for _, r := range run.Rows {
-		cs := cells(r, p)
-		for i, c := range cs {
-			cs[i] = oneLine(c)
-		}
+		cs := termCells(cells(r, palette{}))
+		cs[len(cs)-1] = p.verdict(r, cs[len(cs)-1])
 		if err := t.Append(cs); err != nil {
 			return err
 		}
@@ -34,10 +34,10 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	}
 	buf.WriteString(p.footer(footer(run), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
-		buf.WriteString(c + "\n")
+		buf.WriteString(termSafe(c) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		buf.WriteString(m + "\n")
+		buf.WriteString(termSafe(m) + "\n")
 	}
 	return nil
 }

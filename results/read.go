@@ -83,14 +83,26 @@ func Decode(data []byte) (Suite, error) {
 		if err := json.Unmarshal(data, &run); err != nil {
 			return Suite{}, fmt.Errorf("not a labrun run: %w", err)
 		}
-		suite = Suite{Pass: run.Pass, Meta: run.Meta, Experiments: []Run{run}}
+		suite = Suite{SchemaVersion: run.SchemaVersion, Pass: run.Pass, Meta: run.Meta, Experiments: []Run{run}}
 		suite.Experiments[0].Meta = nil
+		suite.Experiments[0].SchemaVersion = 0
 	default:
 		return Suite{}, errors.New(`not a labrun run: no "experiments" or "experiment" field`)
+	}
+	if suite.SchemaVersion > SchemaVersion {
+		return Suite{}, fmt.Errorf("schema_version %d is newer than this labrun's %d: read it with a newer labrun", suite.SchemaVersion, SchemaVersion)
+	}
+	for i := range suite.Experiments {
+		suite.Experiments[i].SchemaVersion = 0 // the suite's is the document's
 	}
 	if err := suite.Check(); err != nil {
 		return Suite{}, fmt.Errorf("not a labrun run: %w", err)
 	}
+	// A run saved before rows had IDs gets those its labrun would have given.
+	for i := range suite.Experiments {
+		suite.Experiments[i].fillIDs()
+	}
+	suite.SchemaVersion = SchemaVersion
 	return suite, nil
 }
 

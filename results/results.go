@@ -7,13 +7,22 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
 )
 
+// SchemaVersion is the version of the JSON form of a Suite and a Run (docs/json.md). It
+// grows when a field changes its meaning, type or unit, or goes; a field added leaves it as
+// it is (readers ignore the fields they do not know).
+const SchemaVersion = 1
+
 // Suite is the outcome of several experiments run together (labrun all).
 type Suite struct {
+	// SchemaVersion is the JSON form's version, SchemaVersion when made by this labrun; 0 in
+	// a saved run from a labrun before versions.
+	SchemaVersion int `json:"schema_version"`
 	// Pass is true when every experiment passed.
 	Pass        bool  `json:"pass"`
 	Meta        *Meta `json:"meta,omitempty"`
@@ -22,7 +31,7 @@ type Suite struct {
 
 // NewSuite gathers runs and computes the suite verdict.
 func NewSuite(runs []Run) Suite {
-	s := Suite{Pass: true, Experiments: runs}
+	s := Suite{SchemaVersion: SchemaVersion, Pass: true, Experiments: runs}
 	for _, r := range runs {
 		s.Pass = s.Pass && r.Pass
 	}
@@ -34,6 +43,9 @@ func NewSuite(runs []Run) Suite {
 
 // Run is the outcome of one experiment.
 type Run struct {
+	// SchemaVersion is the JSON form's version in a run printed on its own (labrun exp-a
+	// --format json), 0 and left out inside a suite, which has its own.
+	SchemaVersion int `json:"schema_version,omitempty"`
 	// Experiment is the command name, for example "exp-a".
 	Experiment string `json:"experiment"`
 	// Title says in a few words what the experiment shows.
@@ -74,6 +86,10 @@ type Param struct {
 // Times are in milliseconds. A nil pointer means "does not apply" and is null in JSON: a row
 // about a count has no time, a row beyond the documentation has no documented value.
 type Row struct {
+	// ID names the row for programs: a slug of its name when it was first released ("same-
+	// deadline-1-5s"), unique in its run, and kept from then on, even when Name is reworded
+	// (the experiment then sets the old ID). Finish sets it from Name when it is empty.
+	ID   string `json:"id"`
 	Name string `json:"name"`
 
 	// Documented is the reference figure as text ("4091 ms, ok", "2100-2200 ms"), empty when
@@ -220,12 +236,63 @@ func (run *Run) Finish(tol time.Duration) {
 	if run.Rows == nil {
 		run.Rows = []Row{}
 	}
+	run.fillIDs()
 	if run.Config == nil {
 		run.Config = []Param{}
 	}
 	if run.Calls == nil {
 		run.Calls = []Call{}
 	}
+}
+
+// fillIDs gives every row without an ID the slug of its name, made unique in the run by a
+// suffix ("-2", "-3") in row order; rows that have one keep it.
+func (run *Run) fillIDs() {
+	taken := map[string]bool{}
+	for _, r := range run.Rows {
+		taken[r.ID] = r.ID != ""
+	}
+	for i := range run.Rows {
+		if run.Rows[i].ID != "" {
+			continue
+		}
+		base := Slug(run.Rows[i].Name)
+		id := base
+		for n := 2; taken[id]; n++ {
+			id = base + "-" + strconv.Itoa(n)
+		}
+		taken[id] = true
+		run.Rows[i].ID = id
+	}
+}
+
+// maxSlug is the most bytes of a slug, before a suffix that makes it unique.
+const maxSlug = 64
+
+// Slug turns a row's name into an ID: lower-case ASCII letters and digits, every other run of
+// characters one "-", none at either end, at most 64 bytes; "row" for a name with neither
+// letters nor digits. "okhttp: 503, Retry-After: 0" becomes "okhttp-503-retry-after-0".
+func Slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+		if b.Len() >= maxSlug {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "row"
+	}
+	return strings.TrimRight(b.String()[:min(b.Len(), maxSlug)], "-")
 }
 
 // State puts the words of a state into a row's outcome columns. A row about what a pool or a

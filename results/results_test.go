@@ -173,3 +173,51 @@ func TestNewSuite(t *testing.T) {
 		t.Error("a suite with a failing run passed")
 	}
 }
+
+func TestSlug(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"okhttp: 503, Retry-After: 0", "okhttp-503-retry-after-0"},
+		{"same, deadline 1.5s", "same-deadline-1-5s"},
+		{"  --- ", "row"},
+		{"", "row"},
+		{"Ünïcode naïve", "n-code-na-ve"},
+		{strings.Repeat("ab ", 40), strings.TrimRight(strings.Repeat("ab-", 22), "-")[:64]},
+	}
+	for _, tt := range tests {
+		if got := Slug(tt.in); got != tt.want {
+			t.Errorf("Slug(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+		if got := Slug(tt.in); len(got) > 64 || strings.HasSuffix(got, "-") || strings.HasPrefix(got, "-") {
+			t.Errorf("Slug(%q) = %q: not a slug", tt.in, got)
+		}
+	}
+}
+
+func TestRowIDs(t *testing.T) {
+	run := Run{Experiment: "exp-z", Rows: []Row{
+		{Name: "batch 1"}, {Name: "Batch 1"}, {Name: "kept", ID: "batch-1-3"}, {Name: "batch 1"}, {Name: "reworded", ID: "old-name"},
+	}}
+	run.Finish(0)
+	var got []string
+	for _, r := range run.Rows {
+		got = append(got, r.ID)
+	}
+	if want := "batch-1 batch-1-2 batch-1-3 batch-1-4 old-name"; strings.Join(got, " ") != want {
+		t.Errorf("got ids %q, want %q", strings.Join(got, " "), want)
+	}
+	// A saved run from before ids gets the same ones, and the current schema version.
+	old := `{"experiment": "exp-z", "rows": [{"name": "batch 1"}, {"name": "Batch 1"}]}`
+	s, err := Decode([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SchemaVersion != SchemaVersion || s.Experiments[0].Rows[0].ID != "batch-1" || s.Experiments[0].Rows[1].ID != "batch-1-2" {
+		t.Errorf("decoded an old run as %+v", s)
+	}
+	if _, err := Decode([]byte(`{"schema_version": 99, "experiments": []}`)); err == nil || !strings.Contains(err.Error(), "schema_version 99 is newer") {
+		t.Errorf("a newer schema: got %v", err)
+	}
+	if s := NewSuite(nil); s.SchemaVersion != SchemaVersion {
+		t.Errorf("NewSuite: schema_version %d", s.SchemaVersion)
+	}
+}

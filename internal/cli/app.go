@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,33 +93,54 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tt
 }
 
 // commit is the git commit labrun was built from, set by the Makefile through
-// -ldflags "-X github.com/labrun/labrun/internal/cli.commit=...". A plain go build leaves it empty, and the build's own VCS
-// stamp, when there is one, is used instead.
+// -ldflags "-X github.com/labrun/labrun/internal/cli.commit=...". A plain go build leaves it
+// empty, and the build's own VCS stamp, when there is one, is used instead.
 var commit string
 
 // version returns the module version and the commit, as well as they are known.
 func version() string {
-	v, rev := "(devel)", commit
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(commit, bi)
+}
+
+// versionOf is the version line for a build whose Makefile stamp is stamp ("" for none) and
+// whose build information is bi (nil when unknown): the module version ("(devel)" for a build
+// from a working tree), then the commit, from the stamp or else from the build's VCS
+// information, "-dirty" when that says the tree had changes. A build from a working tree
+// that knows no commit (go run, go build -buildvcs=false) says so, rather than guessing it
+// from whatever repository the current directory is in: "(devel) (commit unknown)". A
+// released version needs no commit: it names one.
+func versionOf(stamp string, bi *debug.BuildInfo) string {
+	v, rev, dirty := "(devel)", stamp, false
+	if bi != nil {
 		if bi.Main.Version != "" {
 			v = bi.Main.Version
 		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && rev == "" {
+			switch {
+			case s.Key == "vcs.revision" && stamp == "":
 				rev = s.Value
+			case s.Key == "vcs.modified" && stamp == "":
+				dirty = s.Value == "true"
 			}
 		}
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if rev != "" {
-		v += " (" + rev + ")"
+	switch {
+	case rev != "" && dirty:
+		return v + " (" + rev + "-dirty)"
+	case rev != "":
+		return v + " (" + rev + ")"
+	case v == "(devel)":
+		return v + " (commit unknown: make build or make install records it)"
 	}
 	return v
 }
 
 func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) *cli.App {
+	useHelpPrinter()
 	app := &cli.App{
 		Name:  "labrun",
 		Usage: "measure which HTTP client timeout fires, when, and what the server did meanwhile",
@@ -144,34 +166,55 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		},
 	}
 	params := map[string][]param.Param{}
+	clients := map[string][]string{"all": experiments.ProfileNames()}
 	for _, e := range exps {
 		app.Commands = append(app.Commands, experimentCommand(e, tty))
 		params[e.Info().Name] = e.Params()
+		clients[e.Info().Name] = acceptedProfiles(e)
 	}
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
 		reportCommand(tty), listCommand(exps), completionCommand())
-	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params)))
+	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params, clients)))
 	return app
 }
 
-// commonFlags are the flags every running command takes.
-func commonFlags() []cli.Flag {
+// sharedFlags are the flags every running command takes.
+func sharedFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
-			Usage: "client profile: " + strings.Join(experiments.ProfileNames(), ", ") + " (HttpClient 5's semantics, OkHttp's rules, Go's own net/http)"},
 		&cli.DurationFlag{Name: "tolerance", Value: experiments.DefaultTolerance,
-			Usage: "largest allowed |measured - expected| for a timed row"},
+			Usage: "largest |measured - expected| a timed row may have"},
 		&cli.IntFlag{Name: "repeat", Value: 1,
-			Usage: "run each experiment this many times; rows show median, min, max and standard deviation, the verdict uses the median"},
-		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs of each experiment to discard before the measured ones"},
+			Usage: "runs of each experiment; rows show the median and spread, the verdict uses the median"},
+		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs to discard before the measured ones"},
 		&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()},
-		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and one SVG timeline per experiment into this directory (checked before the run)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
-		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and SVG timelines into this directory"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)", DisableDefaultText: true},
 	}
+}
+
+// clientFlag is --client with the profiles a command accepts.
+func clientFlag(profiles []string) cli.Flag {
+	return &cli.StringFlag{Name: "client", Value: experiments.ProfileHC5,
+		Usage: "client profile: " + strings.Join(profiles, ", ") + " (docs/experiments.md, Client profiles)"}
+}
+
+// acceptedProfiles lists the profiles e runs with --client; none for an experiment that
+// compares profiles by design.
+func acceptedProfiles(e experiments.Experiment) []string {
+	if _, fixed := e.(experiments.FixedProfiles); fixed {
+		return nil
+	}
+	var out []string
+	for _, name := range experiments.ProfileNames() {
+		if experiments.Check(e, name) == nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // parseFormat reads --format; runs says whether the command prints experiment runs, which
@@ -190,7 +233,11 @@ func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
 func formatList() string {
 	var names []string
 	for _, f := range report.Formats() {
-		names = append(names, string(f))
+		if f == report.FormatMarkdown {
+			names = append(names, "markdown (md)")
+		} else {
+			names = append(names, string(f))
+		}
 	}
 	return strings.Join(names, ", ")
 }
@@ -205,12 +252,16 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	if _, err := experiments.LookupProfile(c.String("client")); err != nil {
+	client := c.String("client")
+	if !c.IsSet("client") {
+		client = experiments.ProfileHC5 // the default, and what runs where --client is hidden
+	}
+	if _, err := experiments.LookupProfile(client); err != nil {
 		return settings{}, usageError{err}
 	}
 	s := settings{
 		run: runner.Config{
-			Client:    c.String("client"),
+			Client:    client,
 			Tolerance: c.Duration("tolerance"),
 			Repeat:    c.Int("repeat"),
 			Warmup:    c.Int("warmup"),
@@ -255,17 +306,25 @@ func prepareOut(dir string) (*report.OutDir, error) {
 }
 
 func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
-	flags := commonFlags()
+	// An experiment that compares profiles by design keeps a hidden --client, which it
+	// refuses with a message saying why.
+	profiles := acceptedProfiles(e)
+	client := clientFlag(profiles).(*cli.StringFlag)
+	client.Hidden = len(profiles) == 0
+	flags := []cli.Flag{client}
 	for _, p := range e.Params() {
 		flags = append(flags, paramFlag(p))
 	}
+	flags = append(flags, sharedFlags()...)
 	info := e.Info()
 	return &cli.Command{
-		Name:         info.Name,
-		Usage:        info.Title,
-		Description:  info.Description + "\n\n" + examples(info),
-		Flags:        flags,
-		OnUsageError: onUsageError,
+		Name:  info.Name,
+		Usage: info.Title,
+		Description: summary(info.Description, helpSummary) + " The whole story: docs/experiments.md, section " +
+			info.Name + ".\n\n" + examples(info),
+		Flags:              flags,
+		CustomHelpTemplate: runHelpTemplate,
+		OnUsageError:       onUsageError,
 		Action: func(c *cli.Context) error {
 			s, err := common(c, tty)
 			if err != nil {
@@ -283,6 +342,30 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 	}
 }
 
+// helpSummary is about the most of an experiment's description its help shows: a few
+// lines, the rest being in docs/experiments.md.
+const helpSummary = 320
+
+// summary returns the first sentences of text, up to about n characters: at least one
+// sentence, and whole sentences only.
+func summary(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	end := 0
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] != '.' || text[i+1] != ' ' || !unicode.IsUpper(rune(text[i+2])) {
+			continue
+		}
+		if end > 0 && i+1 > n {
+			break
+		}
+		end = i + 1
+	}
+	if end == 0 || len(text) <= n {
+		return text
+	}
+	return text[:end]
+}
+
 func examples(info experiments.Info) string {
 	return "Examples:\n   " + strings.Join(info.Examples, "\n   ")
 }
@@ -297,7 +380,9 @@ func paramFlag(p param.Param) cli.Flag {
 	case p.String != nil:
 		return &cli.StringFlag{Name: p.Name, Usage: p.Usage, Value: *p.String, Destination: p.String}
 	default:
-		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool}
+		// A switch that is off by default says so in no words: "(default: false)" would
+		// take a line of help for each.
+		return &cli.BoolFlag{Name: p.Name, Usage: p.Usage, Value: *p.Bool, Destination: p.Bool, DisableDefaultText: !*p.Bool}
 	}
 }
 
@@ -309,10 +394,13 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 			"prints one table each in order and exits 1 if any row of any experiment is out " +
 			"of tolerance: the CI regression gate.\n\n" +
 			"Examples:\n   labrun all\n   labrun all --repeat 5 --warmup 1 --out report/\n" +
-			"   labrun all --format json > run.json",
-		Flags: append(commonFlags(), &cli.BoolFlag{Name: "serial",
-			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}),
-		OnUsageError: onUsageError,
+			"   labrun all --format json > run.json\n\n" +
+			"The experiments that compare client profiles by design (exp-d to exp-j) run their own and ignore --client.",
+		Flags: append([]cli.Flag{clientFlag(experiments.ProfileNames()), &cli.BoolFlag{Name: "serial", DisableDefaultText: true,
+			Usage: "run the experiments one after another (by default they run at once, each with its own servers)"}},
+			sharedFlags()...),
+		CustomHelpTemplate: runHelpTemplate,
+		OnUsageError:       onUsageError,
 		Action: func(c *cli.Context) error {
 			s, err := common(c, tty)
 			if err != nil {
@@ -327,7 +415,7 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 func predictCommand(p *predict.Predictor) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
-		&cli.BoolFlag{Name: "explain", Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
+		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}
@@ -337,15 +425,12 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 		Description: "Runs only the timing model, no network: for each attempt, its phases (lease, " +
 			"connect, wait for the first byte, body) and the limit that ended it, then the " +
 			"total, the outcome and the server's execution count. The limits start unset, or " +
-			"from a client's defaults with --defaults; flags given explicitly override them. " +
-			"By default the call finds a pooled connection.\n\n" +
-			"Client defaults (--defaults):\n" + predict.PresetsHelp() + "\n" +
+			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
+			"explicitly override them. By default the call finds a pooled connection. The whole " +
+			"manual: docs/predict.md.\n\n" +
 			"Examples:\n" +
-			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms   # a trickle never trips the read timeout\n" +
-			"   labrun predict --read-timeout 300ms --delay 500ms --retries 1\n" +
-			"   labrun predict --defaults hc5 --host-down                    # the kernel gives up after 127 s\n" +
-			"   labrun predict --defaults go --dropped --deadline 2s\n" +
-			"   labrun predict --lease-timeout 300ms --queue 400ms --format json\n" +
+			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
+			"   labrun predict --defaults hc5 --host-down\n" +
 			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
 		Flags:        flags,
 		OnUsageError: onUsageError,
@@ -372,9 +457,9 @@ func defaultsCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "defaults",
 		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
-		Description: "Each value with the library source it comes from (class and release); Go's row is " +
-			"checked against the linked net/http by labrun's tests. None of them is " +
-			"production-ready.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
+		Description: "Each value next to the source it was read from; Go's net/http row is read from " +
+			"its source and checked against the linked net/http by labrun's tests. None of them " +
+			"is production-ready. docs/predict.md tells how predict --defaults uses them.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 			Usage: "output format: " + formatList()}},
 		OnUsageError: onUsageError,

@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -256,7 +259,17 @@ func TestOut(t *testing.T) {
 	}
 	again := runArgs(t, context.Background(), fakes(), false, "report", dir+"/run.json")
 	md, _ := os.ReadFile(dir + "/REPORT.md")
-	if again.code != 0 || again.stdout != string(md) {
+	// REPORT.md is the same Markdown, with the timelines beside it embedded.
+	text := func(md string) string { // md without its images and blank lines
+		var lines []string
+		for _, line := range strings.Split(md, "\n") {
+			if line != "" && !strings.HasPrefix(line, "[![") {
+				lines = append(lines, line)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	if again.code != 0 || text(again.stdout) != text(string(md)) || !strings.Contains(string(md), "(exp-x.svg)") {
 		t.Errorf("labrun report: got exit %d and\n%s\nwant the saved REPORT.md\n%s", again.code, again.stdout, md)
 	}
 }
@@ -306,6 +319,32 @@ func TestVersion(t *testing.T) {
 	if got.code != 0 || !strings.HasPrefix(got.stdout, "labrun version ") {
 		t.Errorf("got exit %d, stdout %q", got.code, got.stdout)
 	}
+	vcs := func(version string, settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{Main: debug.Module{Version: version}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	const sha = "8968217aa9c1e0b7f0d6d1c2b3a4f5e6d7c8b9a0"
+	tests := []struct {
+		stamp string
+		bi    *debug.BuildInfo
+		want  string
+	}{
+		{"8968217aa9c1", vcs("(devel)"), "(devel) (8968217aa9c1)"},                                                 // make build: the Makefile's stamp
+		{"8968217aa9c1", vcs("(devel)", "vcs.revision", "ffff", "vcs.modified", "true"), "(devel) (8968217aa9c1)"}, // the stamp wins
+		{"", vcs("(devel)", "vcs.revision", sha, "vcs.modified", "false"), "(devel) (8968217aa9c1)"},               // go build in a clone
+		{"", vcs("(devel)", "vcs.revision", sha, "vcs.modified", "true"), "(devel) (8968217aa9c1-dirty)"},
+		{"", vcs("(devel)"), "(devel) (commit unknown: make build or make install records it)"}, // go run
+		{"", nil, "(devel) (commit unknown: make build or make install records it)"},
+		{"", vcs("v0.5.0"), "v0.5.0"}, // go install ...@v0.5.0: the version names the commit
+	}
+	for _, tt := range tests {
+		if got := versionOf(tt.stamp, tt.bi); got != tt.want {
+			t.Errorf("versionOf(%q, %v): got %q, want %q", tt.stamp, tt.bi, got, tt.want)
+		}
+	}
 }
 
 func TestInterrupted(t *testing.T) {
@@ -330,10 +369,13 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, got.stdout)
 	}
-	for _, k := range []string{"experiment", "title", "pass", "tolerance_ms", "config", "rows"} {
+	for _, k := range []string{"schema_version", "experiment", "title", "pass", "tolerance_ms", "config", "rows"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("document lacks %q", k)
 		}
+	}
+	if doc["schema_version"] != float64(results.SchemaVersion) {
+		t.Errorf("got schema_version %v, want %d", doc["schema_version"], results.SchemaVersion)
 	}
 	if doc["experiment"] != "exp-c" || doc["pass"] != true || doc["tolerance_ms"] != 100.0 {
 		t.Errorf("got experiment %v, pass %v, tolerance %v", doc["experiment"], doc["pass"], doc["tolerance_ms"])
@@ -349,10 +391,13 @@ func TestJSONContract(t *testing.T) {
 	slices.Sort(keys)
 	want := []string{"calls", "documented", "documented_ms", "documented_server_executions",
 		"expected_calls", "expected_ms", "expected_new_connections", "expected_outcome",
-		"expected_server_executions", "expected_status", "measured_ms", "name", "new_connections",
+		"expected_server_executions", "expected_status", "id", "measured_ms", "name", "new_connections",
 		"outcome", "pass", "server", "server_executions", "status"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("got row keys %v\nwant %v", keys, want)
+	}
+	if id := rows[2].(map[string]any)["id"]; id != "plain-server-reservations" {
+		t.Errorf("got row id %v, want plain-server-reservations", id)
 	}
 	if rows[2].(map[string]any)["server_executions"] != 2.0 {
 		t.Errorf("got %v server executions, want 2", rows[2].(map[string]any)["server_executions"])
@@ -362,11 +407,15 @@ func TestJSONContract(t *testing.T) {
 func TestSuiteJSON(t *testing.T) {
 	got := runArgs(t, context.Background(), fakes(), false, "all", "--format", "json")
 	var doc struct {
-		Pass        bool
-		Experiments []struct{ Experiment string }
+		SchemaVersion int `json:"schema_version"`
+		Pass          bool
+		Experiments   []struct{ Experiment string }
 	}
 	if err := json.Unmarshal([]byte(got.stdout), &doc); err != nil {
 		t.Fatal(err)
+	}
+	if doc.SchemaVersion != results.SchemaVersion || strings.Count(got.stdout, "schema_version") != 1 {
+		t.Errorf("want one schema_version, %d, the suite's: %s", results.SchemaVersion, got.stdout)
 	}
 	if doc.Pass || len(doc.Experiments) != 2 || doc.Experiments[1].Experiment != "exp-y" {
 		t.Errorf("got %+v, want a failing suite of exp-x and exp-y", doc)
@@ -446,5 +495,84 @@ func TestReportBadRunWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/out"); !os.IsNotExist(err) {
 		t.Errorf("--out directory exists after a failed render: %v", err)
+	}
+}
+
+// screen is one writer for stdout and stderr, as a terminal is: the order of their bytes is
+// the order they reach the screen.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func TestStatusLineClearedBeforeReport(t *testing.T) {
+	for _, args := range [][]string{{"exp-x"}, {"all"}, {"exp-x", "--no-color"}} {
+		var sc screen
+		runContext(context.Background(), append([]string{"labrun"}, args...), &sc, &sc, terminals{stdout: true, stderr: true, outWidth: 100, errWidth: 100}, fakes())
+		text := sc.buf.String()
+		first := strings.Index(text, "exp-x · a fake")
+		if first < 0 {
+			t.Fatalf("%v: no table heading in %q", args, text)
+		}
+		if !strings.HasSuffix(text[:first], "\r\033[K") {
+			t.Errorf("%v: the table's first line follows %q, want a cleared status line", args, text[max(0, first-60):first])
+		}
+		if strings.Contains(text[first:], "labrun: ") {
+			t.Errorf("%v: the status line is drawn after the report started: %q", args, text[first:])
+		}
+	}
+}
+
+func TestHelpLayout(t *testing.T) {
+	for _, name := range []string{"exp-a", "exp-h", "all", "predict", "defaults"} {
+		got := runArgs(t, context.Background(), experiments.All(), false, name, "--help")
+		for _, line := range strings.Split(got.stdout, "\n") {
+			if n := utf8.RuneCountInString(line); n >= 80 {
+				t.Errorf("%s --help: a line of %d columns without a terminal (want < 80): %q", name, n, line)
+			}
+		}
+		if lines := strings.Count(got.stdout, "\n"); lines > 100 {
+			t.Errorf("%s --help: %d lines", name, lines)
+		}
+	}
+	got := runArgs(t, context.Background(), experiments.All(), false, "exp-a", "--help").stdout
+	params, shared := strings.Index(got, "--read-timeout"), strings.Index(got, "--tolerance")
+	if params < 0 || shared < 0 || params > shared {
+		t.Errorf("exp-a --help: its parameters (at %d) do not come before the shared flags (at %d):\n%s", params, shared, got)
+	}
+	if !strings.Contains(got, "client profile: hc5, okhttp, go") {
+		t.Errorf("exp-a --help: no --client with its profiles:\n%s", got)
+	}
+	for _, name := range []string{"exp-d", "exp-h", "exp-i"} {
+		if got := runArgs(t, context.Background(), experiments.All(), false, name, "--help").stdout; strings.Contains(got, "--client") {
+			t.Errorf("%s --help lists --client, which it refuses:\n%s", name, got)
+		}
+		got := runArgs(t, context.Background(), experiments.All(), false, name, "--client", "go")
+		if got.code != exitUsage || !strings.Contains(got.stderr, "by design") {
+			t.Errorf("%s --client go: exit %d, stderr %q; want 2 and why", name, got.code, got.stderr)
+		}
+	}
+}
+
+func TestFormatMd(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), false, "exp-x", "--format", "md")
+	if got.code != exitPass || !strings.HasPrefix(got.stdout, "### exp-x") {
+		t.Errorf("--format md: exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
+}
+
+func TestStatusLineSuiteProgress(t *testing.T) {
+	got := runArgs(t, context.Background(), fakes(), true, "all", "--no-color")
+	if !strings.Contains(got.stderr, "labrun: 0/2 done, 2 running, about ") && !strings.Contains(got.stderr, "labrun: 1/2 done, 1 running") {
+		t.Errorf("labrun all's status line shows no suite progress: %q", got.stderr)
+	}
+	if got := runArgs(t, context.Background(), fakes(), true, "exp-x", "--no-color"); strings.Contains(got.stderr, " done, ") {
+		t.Errorf("a single experiment's status line counts a suite: %q", got.stderr)
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/report"
 )
@@ -88,9 +87,10 @@ func completionCommand() *cli.Command {
 // choices lists, per command, the flags that take one of a few words, and those words.
 type choices map[string]map[string][]string
 
-// newChoices gathers the words of the common flags (--client, --format) for every command
-// that has them, and of every parameter with Choices, from the parameters themselves.
-func newChoices(cmds []*cli.Command, params map[string][]param.Param) choices {
+// newChoices gathers the words of the common flags for every command that has them:
+// --format's, and --client's profiles that the command accepts (clients, by command); and
+// of every parameter with Choices, from the parameters themselves.
+func newChoices(cmds []*cli.Command, params map[string][]param.Param, clients map[string][]string) choices {
 	ch := choices{}
 	var formats []string
 	for _, f := range report.Formats() {
@@ -99,9 +99,12 @@ func newChoices(cmds []*cli.Command, params map[string][]param.Param) choices {
 	for _, c := range cmds {
 		ch[c.Name] = map[string][]string{}
 		for _, f := range c.Flags {
+			if !visible(f) {
+				continue
+			}
 			switch f.Names()[0] {
 			case "client":
-				ch[c.Name]["client"] = experiments.ProfileNames()
+				ch[c.Name]["client"] = clients[c.Name]
 			case "format":
 				ch[c.Name]["format"] = formats
 			}
@@ -166,7 +169,7 @@ func complete(app *cli.App, ch choices, words []string) []string {
 		var cands []string
 		for _, f := range cmd.Flags {
 			name := "--" + f.Names()[0]
-			if !slices.Contains(before, name) {
+			if visible(f) && !slices.Contains(before, name) {
 				cands = append(cands, name)
 			}
 		}
@@ -175,6 +178,13 @@ func complete(app *cli.App, ch choices, words []string) []string {
 		return withPrefix(shellNames(), cur)
 	}
 	return nil
+}
+
+// visible reports whether help lists f: a hidden flag (--client of an experiment that
+// refuses it) is not offered either.
+func visible(f cli.Flag) bool {
+	v, ok := f.(cli.VisibleFlag)
+	return !ok || v.IsVisible()
 }
 
 // findFlag returns cmd's flag named by word ("--client", "-q"), or nil.

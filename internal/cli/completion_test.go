@@ -35,6 +35,8 @@ func TestComplete(t *testing.T) {
 		{[]string{"exp-b", "--cl"}, "--client"},
 		{[]string{"exp-b", "--client", ""}, "hc5 okhttp go okhttp@3.2"},
 		{[]string{"exp-b", "--client", "ok"}, "okhttp okhttp@3.2"},
+		{[]string{"exp-d", "--cl"}, ""}, // exp-d compares profiles by design: no --client
+		{[]string{"exp-h", "--client", ""}, ""},
 		{[]string{"all", "--format", ""}, "table json markdown csv junit"},
 		{[]string{"predict", "--defaults", "h"}, "hc4 hc5"},
 		{[]string{"predict", "--format", "j"}, "json junit"},

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/labrun/labrun/report"
+	"github.com/labrun/labrun/results"
 )
 
 // savedRun writes a saved run of the fake experiments and returns its path.
@@ -145,11 +148,20 @@ func TestReportBoundsNames(t *testing.T) {
 }
 
 // TestReportDefaultFormat: on a terminal, report prints what the experiments print (the
-// table); to a pipe or a file, the Markdown of REPORT.md; --format chooses either way.
+// table); to a pipe or a file, the Markdown form (REPORT.md without its pictures); --format chooses either way.
 func TestReportDefaultFormat(t *testing.T) {
 	saved := savedRun(t)
-	md, err := os.ReadFile(filepath.Join(filepath.Dir(saved), "REPORT.md"))
+	f, err := os.Open(saved)
 	if err != nil {
+		t.Fatal(err)
+	}
+	suite, err := results.Read(t.Context(), f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer // the Markdown form on stdout: REPORT.md's text without its pictures
+	if err := report.WriteSuite(&md, report.FormatMarkdown, suite); err != nil {
 		t.Fatal(err)
 	}
 	table := runArgs(t, context.Background(), fakes(), false, "report", "--format", "table", saved)
@@ -168,8 +180,8 @@ func TestReportDefaultFormat(t *testing.T) {
 		want     string
 	}{
 		{"terminal", true, []string{saved}, table.stdout},
-		{"pipe", false, []string{saved}, string(md)},
-		{"terminal, --format markdown", true, []string{"--format", "markdown", saved}, string(md)},
+		{"pipe", false, []string{saved}, md.String()},
+		{"terminal, --format markdown", true, []string{"--format", "markdown", saved}, md.String()},
 	} {
 		got := runArgs(t, context.Background(), fakes(), tt.terminal, append([]string{"report"}, tt.args...)...)
 		if got.code != 0 || got.stdout != tt.want {

@@ -28,12 +28,21 @@ type settings struct {
 // when single, else a suite), and returns errChecksFailed when a row failed.
 func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, single bool) error {
 	cfg := s.run
+	var st *report.Status
 	if s.live {
-		st := report.StartStatus(c.App.ErrWriter, s.width)
+		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
+		if !single {
+			st.Plan(len(exps)) // the suite's progress: done, running, time left
+		}
 		cfg.Progress = st.Set
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
+	if st != nil {
+		// The line is cleared before anything goes to stdout: on a terminal both show on
+		// one screen, and the report's first line would otherwise follow the last redraw.
+		st.Stop()
+	}
 	if err != nil {
 		return err
 	}
@@ -41,6 +50,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if single {
 		run := suite.Experiments[0]
 		run.Meta = suite.Meta
+		run.SchemaVersion = suite.SchemaVersion // a document of its own
 		doc = run
 	}
 	r, err := render(s.render, doc, s.out, suite)
