@@ -12,9 +12,10 @@ import (
 // Options say how to render a document.
 type Options struct {
 	Format Format
-	// Width is the terminal's width in columns: below FullWidth the table form of a run, a
-	// suite or the defaults takes a compact layout that fits it. 0 (unknown, or not a
-	// terminal) keeps the full layout, whose bytes depend on the data alone.
+	// Width is the terminal's width in columns: the table form of a run, a suite or the
+	// defaults is never wider (columns dropped, cells wrapped at word boundaries, reasons as
+	// notes). 0 (unknown, or not a terminal) keeps the full layout, whose bytes depend on the
+	// data alone.
 	Width int
 	// Explain adds a prediction's whole reasoning (results.Prediction.Explanation) to its table
 	// and markdown forms; JSON always carries it.
@@ -89,11 +90,6 @@ type look struct {
 	explain bool
 }
 
-// FullWidth is the terminal width from which tables take their full layout.
-const FullWidth = 120
-
-// compact reports whether the table form must fit a terminal narrower than FullWidth.
-func (lk look) compact() bool { return lk.width > 0 && lk.width < FullWidth }
 
 type (
 	runDoc        results.Run
