@@ -90,7 +90,6 @@ type look struct {
 	explain bool
 }
 
-
 type (
 	runDoc        results.Run
 	suiteDoc      results.Suite
