@@ -20,10 +20,9 @@ import (
 // request slowly, or keeps a connection idle, does not hold it for ever. Its requests have
 // no body worth waiting for.
 const (
-	controlHeaderTimeout = 5 * time.Second
-	controlReadTimeout   = 10 * time.Second
-	controlWriteTimeout  = 10 * time.Second
-	controlIdleTimeout   = 30 * time.Second
+	controlReadTimeout  = 5 * time.Second // the whole request, head and body
+	controlWriteTimeout = 10 * time.Second
+	controlIdleTimeout  = 10 * time.Second
 )
 
 // Cluster is a service of several nodes, as labrun serve --h2 and --h2c run it: one node per
@@ -63,7 +62,7 @@ func NewCluster(ips []netip.Addr, port string, opts [][]Option) (*Cluster, error
 	c.ControlURL = "http://" + ln.Addr().String()
 	c.ctl = &http.Server{
 		Handler:           c.Handler(),
-		ReadHeaderTimeout: controlHeaderTimeout,
+		ReadHeaderTimeout: controlReadTimeout,
 		ReadTimeout:       controlReadTimeout,
 		WriteTimeout:      controlWriteTimeout,
 		IdleTimeout:       controlIdleTimeout,

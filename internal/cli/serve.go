@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/fakesrv/h2node"
 )
 
 //go:generate go test -run ^TestServeManual$ -update-serve-doc .
@@ -45,7 +46,7 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-duration", Value: fakesrv.DefaultMaxDuration,
 			Usage: "cap on every delay, stall and trickle, and on the time a client may take to send a request"},
 		&cli.DurationFlag{Name: "idle-timeout", DefaultText: "--max-duration",
-			Usage: "close keep-alive connections idle this long"},
+			Usage: "close keep-alive connections idle this long (--h2/--h2c: connections without a stream, default " + h2node.DefaultIdleTimeout.String() + ")"},
 		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
 			Usage: "on SIGINT or SIGTERM, how long requests in flight may finish before they are cut"},
 		&cli.StringFlag{Name: "url-file", Usage: "once listening, write the URL (--h2/--h2c: stdout's lines) to this file, whole or not at all; removed on exit"},

@@ -23,7 +23,6 @@ import (
 var nodeNotes = map[string]string{
 	"protocol":     "they speak HTTP/2 themselves; --protocol h2 or h2c serves the fault server's endpoints over HTTP/2",
 	"idempotent":   "they reserve nothing",
-	"idle-timeout": "they keep a connection until the client closes it or they stop",
 	"tls-name":     "their certificates name their IP addresses and localhost",
 	"allow-remote": "a node that can be frozen listens on loopback only",
 }
@@ -47,8 +46,10 @@ func nodeOptions(c *cli.Context) (ips []netip.Addr, port string, opts [][]h2node
 	}
 	n, maxDur := c.Int("nodes"), c.Duration("max-duration")
 	lat, slow, slowNode, slowAfter := c.Duration("latency"), c.Duration("slow-latency"), c.Int("slow-node"), c.Int("slow-after")
-	streams := c.Int("max-concurrent-streams")
+	streams, idle := c.Int("max-concurrent-streams"), c.Duration("idle-timeout")
 	switch {
+	case c.IsSet("idle-timeout") && idle <= 0:
+		return nil, "", nil, usagef("--idle-timeout must be positive, got %v", idle)
 	case c.IsSet("ca-out") && c.Bool("h2c"):
 		return nil, "", nil, usagef("--ca-out needs --h2, not --h2c: h2c has no certificate")
 	case c.IsSet("ca-out") && c.String("ca-out") == "":
@@ -88,6 +89,9 @@ func nodeOptions(c *cli.Context) (ips []netip.Addr, port string, opts [][]h2node
 			return nil, "", nil, usagef("--nodes %d from --addr %s leaves 127.0.0.0/8", n, addr)
 		}
 		o := []h2node.Option{h2node.WithThrottle(c.Bool("throttle"))}
+		if c.IsSet("idle-timeout") {
+			o = append(o, h2node.WithIdleTimeout(idle))
+		}
 		if streams > 0 {
 			o = append(o, h2node.WithMaxStreams(uint32(streams)))
 		}
