@@ -48,7 +48,7 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "idle-timeout", DefaultText: "--max-duration",
 			Usage: "close keep-alive connections idle this long (--h2/--h2c: connections without a stream, default " + h2node.DefaultIdleTimeout.String() + ")"},
 		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
-			Usage: "on SIGINT or SIGTERM, how long requests in flight may finish before they are cut"},
+			Usage: "on a stop signal, how long requests in flight may finish before they are cut"},
 		&cli.StringFlag{Name: "url-file", Usage: "once listening, write the URL (--h2/--h2c: stdout's lines) to this file, whole or not at all; removed on exit"},
 		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
 		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
@@ -101,12 +101,12 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
-		Description: "Serves labrun's fake server until SIGINT or SIGTERM. The base URL goes to " +
+		Description: "Serves labrun's fake server until SIGINT, SIGTERM, SIGHUP or SIGQUIT. The base URL goes to " +
 			"stdout (one line, for scripts), the endpoint list to stderr. It binds loopback only " +
 			"unless --allow-remote is given. Every duration a request asks for is capped by " +
 			"--max-duration, which also bounds the time a client may take to send a request " +
 			"and, unless --idle-timeout says otherwise, to keep a connection idle.\n\n" +
-			"On SIGINT or SIGTERM it stops accepting connections and lets the requests in flight " +
+			"On a stop signal it stops accepting connections and lets the requests in flight " +
 			"finish for up to --grace; a second signal cuts them at once. It exits 0 when every " +
 			"request finished: a signal is how a server is meant to stop. It exits 130 " +
 			"(interrupted) when it had to cut requests in flight.\n\n" +
@@ -118,7 +118,7 @@ func serveCommand() *cli.Command {
 			"after its latency (?status=400 rejects a push, ?delay=DUR overrides the latency), and " +
 			"stdout has one line per node URL, then the URL of the nodes' /stats (POST /freeze?node=N " +
 			"and /thaw?node=N there hang a node and bring it back).\n\n" +
-			"In a script, read the URL from a file while the server runs:\n   " +
+			"In a script, read the URL from --url-file, written whole once the server listens and removed when it exits:\n   " +
 			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
 		OnUsageError: onUsageError,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/urfave/cli/v2"
@@ -332,4 +333,182 @@ func TestServeManualNodeStats(t *testing.T) {
 			t.Errorf("%s does not document the nodes' /stats key %q", serveDocPath, k)
 		}
 	}
+}
+
+// servePages are the pages whose recipes TestServeRecipes runs.
+var servePages = []string{"docs/serve.md", "docs/serve-recipes.md"}
+
+// recipe is a fenced block of sh or python in a page.
+type recipe struct {
+	file string
+	line int    // of the opening fence
+	lang string // "sh" or "python"
+	body string
+}
+
+// pageRecipes returns the sh and python blocks of a page, except those marked runnable
+// (TestDocsExamples runs them).
+func pageRecipes(file string, src []byte) []recipe {
+	var out []recipe
+	var cur *recipe
+	fence := ""
+	for n, line := range strings.Split(string(src), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence == "" {
+			if f := fenceOf(trimmed); f != "" {
+				fence = f
+				info := strings.Fields(strings.TrimLeft(trimmed, f[:1]))
+				if len(info) > 0 && (info[0] == "sh" || info[0] == "python") && !isRunnableFence(strings.Join(info, " ")) {
+					cur = &recipe{file: file, line: n + 1, lang: info[0]}
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+			if cur != nil {
+				out = append(out, *cur)
+			}
+			fence, cur = "", nil
+			continue
+		}
+		if cur != nil {
+			cur.body += line + "\n"
+		}
+	}
+	return out
+}
+
+// serverLines returns the command lines of an sh block when each starts a labrun serve and
+// nothing else (an example of how to start it), or nil.
+func serverLines(body string) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		cmd, _, _ := strings.Cut(line, " #")
+		args, err := splitDocArgs(cmd)
+		if err != nil || len(args) < 2 || args[0] != "labrun" || args[1] != "serve" {
+			return nil
+		}
+		out = append(out, args[2:])
+	}
+	return out
+}
+
+// shellFailures are what bash, curl and python print when a recipe is wrong rather than the
+// server's answer unexpected.
+var shellFailures = []string{"command not found", "syntax error", "unbound variable", "No such file",
+	"Traceback", "curl: (2)", "curl: (3)", "curl: (6)", "curl: (7)", "option --", "is unknown"}
+
+// TestServeRecipes runs every sh and python block of the serve pages. A block of labrun serve
+// command lines starts each server and stops it (a port that is busy on this machine skips
+// its line); a script that starts its own server runs as it is; any other block runs with U
+// set to a fresh labrun serve's URL and url.txt holding it (--url-file). Each must run
+// without a shell, curl or Python error (curl's own exit codes, such as 28 for a timeout, are
+// what several recipes show), and a script that starts a server must exit 0.
+func TestServeRecipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the recipes, some 15 s")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 here")
+	}
+	var all []recipe
+	for _, page := range servePages {
+		src, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, pageRecipes(page, src)...)
+	}
+	if len(all) < 15 {
+		t.Fatalf("found %d recipes in %v, want at least 15", len(all), servePages)
+	}
+	for _, r := range all {
+		t.Run(fmt.Sprintf("%s:%d", r.file, r.line), func(t *testing.T) {
+			t.Parallel()
+			if lines := serverLines(r.body); r.lang == "sh" && lines != nil {
+				for _, args := range lines {
+					runServerLine(t, args)
+				}
+				return
+			}
+			sh := newShell(t)
+			own := startsServer(r.body)
+			var env []string
+			if !own {
+				s := startServe(t, "--url-file", filepath.Join(sh.dir, "url.txt"), "--max-duration", "1m")
+				env = []string{"U=" + s.url}
+			}
+			var out string
+			var err error
+			if r.lang == "python" {
+				path := filepath.Join(sh.dir, "recipe.py")
+				if err := os.WriteFile(path, []byte(r.body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err = sh.runEnv(t, env, "python3", path)
+			} else {
+				out, err = sh.runEnv(t, env, "bash", "-u", "-c", r.body)
+			}
+			for _, bad := range shellFailures {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s:%d: the output has %q:\n%s", r.file, r.line, bad, out)
+				}
+			}
+			if (own || r.lang == "python") && err != nil {
+				t.Errorf("%s:%d: %v; output:\n%s", r.file, r.line, err, out)
+			}
+		})
+	}
+}
+
+// runServerLine starts labrun serve with args in-process, waits for its URL and stops it,
+// which must exit 0; a port in use on this machine skips the line.
+func runServerLine(t *testing.T, args []string) {
+	t.Helper()
+	for i, a := range args {
+		if a == "--ca-out" && i+1 < len(args) {
+			args[i+1] = filepath.Join(t.TempDir(), args[i+1])
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- runContext(ctx, append([]string{"labrun", "serve"}, args...), &stdout, &stderr, terminals{}, experiments.All())
+	}()
+	defer cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.HasSuffix(stdout.String(), "\n") {
+		select {
+		case c := <-code:
+			if strings.Contains(stderr.String(), "address already in use") {
+				t.Logf("labrun serve %s: skipped, the port is in use here", strings.Join(args, " "))
+				return
+			}
+			t.Fatalf("labrun serve %s exited %d: %s", strings.Join(args, " "), c, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("labrun serve %s: no URL within 5 s; stderr %q", strings.Join(args, " "), stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if c := <-code; c != exitPass {
+		t.Errorf("labrun serve %s: exit %d, want 0; stderr %q", strings.Join(args, " "), c, stderr.String())
+	}
+}
+
+// startsServer reports whether a script starts a labrun serve of its own (outside comments).
+func startsServer(body string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		code, _, _ := strings.Cut(line, "#")
+		if strings.Contains(code, "labrun serve") {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -209,5 +210,33 @@ func waitForStats(t *testing.T, url string, cond func(fakesrv.Stats) bool) fakes
 			t.Fatalf("/stats never satisfied the condition (last error %v)", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeURLFile: --url-file holds exactly what stdout got (for the nodes, every line),
+// replaces a file left by an earlier run, leaves no temporary file, and is removed on exit.
+func TestServeURLFile(t *testing.T) {
+	for _, args := range [][]string{nil, {"--h2c", "--nodes", "2"}} {
+		t.Run(strings.Join(append([]string{"serve"}, args...), " "), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "url.txt")
+			if err := os.WriteFile(path, []byte("http://127.0.0.1:1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := startServe(t, append([]string{"--url-file", path}, args...)...)
+			data, err := os.ReadFile(path)
+			if err != nil || string(data) != s.url+"\n" {
+				t.Errorf("--url-file holds %q (%v), want stdout's %q", data, err, s.url+"\n")
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("the directory holds %d entries, want url.txt alone", len(entries))
+			}
+			if code := s.wait(); code != exitPass {
+				t.Errorf("got exit %d, want 0", code)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s is still there after the exit (%v)", path, err)
+			}
+		})
 	}
 }
