@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,10 @@ const helperEnv = "LABRUN_SERVE_HELPER_PROCESS"
 // the module root), for a relative path such as --url-file's to mean what its caller meant.
 const helperDirEnv = "LABRUN_SERVE_HELPER_DIR"
 
+// helperNofileEnv, when set, is the file descriptors the child process may have open
+// (RLIMIT_NOFILE, set by the child itself: Go raises the soft limit at start).
+const helperNofileEnv = "LABRUN_SERVE_HELPER_NOFILE"
+
 // TestServeHelperProcess is not a test: it is labrun itself, run as a child process by the
 // tests that need real signals or a process of their own. Its arguments follow "--".
 func TestServeHelperProcess(t *testing.T) {
@@ -28,6 +33,15 @@ func TestServeHelperProcess(t *testing.T) {
 	}
 	if dir := os.Getenv(helperDirEnv); dir != "" {
 		if err := os.Chdir(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := os.Getenv(helperNofileEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := limitFiles(uint64(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +69,14 @@ type serveProcess struct {
 // test's end kills it if it still runs.
 func startServeProcess(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
+	return startServeProcessEnv(t, nil, args...)
+}
+
+// startServeProcessEnv is startServeProcess with env added to the child's environment.
+func startServeProcessEnv(t *testing.T, env []string, args ...string) *serveProcess {
+	t.Helper()
 	p := &serveProcess{cmd: helperCommand(append([]string{"serve"}, args...)...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
