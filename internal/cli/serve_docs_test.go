@@ -52,16 +52,23 @@ func TestServeManual(t *testing.T) {
 
 // TestServeManualStats: every key of a real /stats answer is documented in docs/serve.md.
 func TestServeManualStats(t *testing.T) {
-	data, err := os.ReadFile(serveDocPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv, err := fakesrv.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	raw, err := json.Marshal(srv.Stats())
+	checkKeysDocumented(t, "/stats", srv.Stats())
+}
+
+// checkKeysDocumented fails the test for every JSON key of v that docs/serve.md does not
+// name in backquotes.
+func checkKeysDocumented(t *testing.T, what string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(serveDocPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +78,7 @@ func TestServeManualStats(t *testing.T) {
 	}
 	for k := range keys {
 		if !strings.Contains(string(data), "`"+k+"`") {
-			t.Errorf("%s does not document the /stats key %q", serveDocPath, k)
+			t.Errorf("%s does not document the %s key %q", serveDocPath, what, k)
 		}
 	}
 }
@@ -316,23 +323,7 @@ func (sh *shell) runEnv(t *testing.T, env []string, name string, args ...string)
 
 // TestServeManualNodeStats: every key of the nodes' /stats is documented in docs/serve.md.
 func TestServeManualNodeStats(t *testing.T) {
-	data, err := os.ReadFile(serveDocPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(h2node.NodeStats{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		t.Fatal(err)
-	}
-	for k := range keys {
-		if !strings.Contains(string(data), "`"+k+"`") {
-			t.Errorf("%s does not document the nodes' /stats key %q", serveDocPath, k)
-		}
-	}
+	checkKeysDocumented(t, "nodes' /stats", h2node.NodeStats{})
 }
 
 // servePages are the pages whose recipes TestServeRecipes runs.

@@ -40,23 +40,7 @@ func TestServeSignals(t *testing.T) {
 				go http.Get(p.url + "/stall")
 				waitForStats(t, p.url, func(st fakesrv.Stats) bool { return st.Requests["stall"] == 1 })
 			}
-			start := time.Now()
-			for i, sig := range tt.signals {
-				if i > 0 {
-					time.Sleep(300 * time.Millisecond)
-				}
-				if err := p.cmd.Process.Signal(sig); err != nil {
-					t.Fatal(err)
-				}
-			}
-			code := p.wait(t)
-			took := time.Since(start)
-			if code != tt.code || !strings.HasSuffix(p.stderr.String(), tt.stderr) {
-				t.Errorf("got exit %d, stderr %q; want exit %d, ending %q", code, p.stderr.String(), tt.code, tt.stderr)
-			}
-			if took < tt.min || took > tt.max {
-				t.Errorf("exited %v after the first signal, want between %v and %v", took, tt.min, tt.max)
-			}
+			p.stopWith(t, tt.signals, tt.code, tt.stderr, tt.min, tt.max)
 		})
 	}
 }
@@ -155,23 +139,30 @@ func TestServeNodesSignals(t *testing.T) {
 				lines := strings.Fields(string(data))
 				waitForNodes(t, lines[len(lines)-1], func(st []h2node.NodeStats) bool { return st[0].InFlight == 1 })
 			}
-			start := time.Now()
-			for i, sig := range tt.signals {
-				if i > 0 {
-					time.Sleep(300 * time.Millisecond)
-				}
-				if err := p.cmd.Process.Signal(sig); err != nil {
-					t.Fatal(err)
-				}
-			}
-			code := p.wait(t)
-			took := time.Since(start)
-			if code != tt.code || !strings.HasSuffix(p.stderr.String(), tt.stderr) {
-				t.Errorf("got exit %d, stderr %q; want exit %d, ending %q", code, p.stderr.String(), tt.code, tt.stderr)
-			}
-			if took < tt.min || took > tt.max {
-				t.Errorf("exited %v after the first signal, want between %v and %v", took, tt.min, tt.max)
-			}
+			p.stopWith(t, tt.signals, tt.code, tt.stderr, tt.min, tt.max)
 		})
+	}
+}
+
+// stopWith sends p the signals, 300 ms apart, and checks that it exits with code, its stderr
+// ending with stderr, between min and max after the first signal.
+func (p *serveProcess) stopWith(t *testing.T, signals []os.Signal, code int, stderr string, min, max time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for i, sig := range signals {
+		if i > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		if err := p.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := p.wait(t)
+	took := time.Since(start)
+	if got != code || !strings.HasSuffix(p.stderr.String(), stderr) {
+		t.Errorf("got exit %d, stderr %q; want exit %d, ending %q", got, p.stderr.String(), code, stderr)
+	}
+	if took < min || took > max {
+		t.Errorf("exited %v after the first signal, want between %v and %v", took, min, max)
 	}
 }

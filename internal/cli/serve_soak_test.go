@@ -43,16 +43,7 @@ type soakLoad struct {
 // left idle, and connection faults.
 func soakLoads() []soakLoad {
 	get := func(ctx context.Context, c *http.Client, url string, timeout time.Duration) (int, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, "POST", url, nil)
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		_, err = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, err
+		return soakGet(ctx, c, "POST", url, timeout)
 	}
 	return []soakLoad{
 		{"stall, client gives up at 300ms", 4, func(ctx context.Context, c *http.Client, u string, _ int) bool {
@@ -87,6 +78,21 @@ func soakLoads() []soakLoad {
 			return err != nil // each is a failure on the client's side
 		}},
 	}
+}
+
+// soakGet sends method to url, bounded by timeout, reads the whole answer and returns its
+// status.
+func soakGet(ctx context.Context, c *http.Client, method, url string, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, url, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
 }
 
 // soakSlowBody sends a request body one byte every 100 ms and reports whether the server
@@ -247,16 +253,7 @@ func soakRequests(st fakesrv.Stats) int {
 // idle until --idle-timeout closes them. urls are the node URLs.
 func nodeSoakLoads(urls []string) []soakLoad {
 	get := func(ctx context.Context, c *http.Client, url string, timeout time.Duration) (int, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		_, err = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, err
+		return soakGet(ctx, c, "GET", url, timeout)
 	}
 	return []soakLoad{
 		{"streams of 5 to 50 ms on kept connections", 4, func(ctx context.Context, c *http.Client, _ string, n int) bool {
