@@ -12,6 +12,12 @@
 // or that it was serialized.
 //
 // It serves TLS (ALPN h2, a certificate from an in-memory CA) or h2c with prior knowledge.
+// A Cluster is several nodes on one port with a control API (labrun serve --h2 and --h2c).
+//
+// A node is safe to leave running: it bounds header lists, frames, idle connections and
+// writes in size or time, keeps a few bytes of a connection once it closed, waits out an
+// accept error such as EMFILE, and ends a connection that breaks RFC 9113's rules for stream
+// ids and flow control with a GOAWAY (docs/serve.md lists the bounds).
 //
 // # Requests
 //
