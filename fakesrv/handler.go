@@ -89,9 +89,11 @@ func (x *exchange) serve(e Endpoint, found bool) bool {
 		return x.notFound()
 	case !e.allows(x.r.Method):
 		return x.methodNotAllowed(e)
-	default:
-		return e.serve(x)
 	}
+	if refused, complete := x.refusedControl(e); refused {
+		return complete
+	}
+	return e.serve(x)
 }
 
 // drain reads the request body to EOF. This is what lets net/http notice a client that

@@ -1,5 +1,11 @@
 package fakesrv
 
+import (
+	"net/http"
+
+	"github.com/labrun/labrun/fakesrv/internal/guard"
+)
+
 // Stats is a snapshot of the server's counters, as GET /stats serves it. Everything but
 // ConnectionsOpen counts since the server started or the last Reset.
 type Stats struct {
@@ -83,4 +89,26 @@ func (s *Server) Reset() {
 	s.log.reset()
 	s.ledger.reset()
 	s.conns.accepted.Store(0)
+}
+
+// refusedControl answers 403 and reports true when e shows or changes the server's state and
+// r could come from a web page: a Host that is not the server's address, localhost or one of
+// its TLS names (DNS rebinding) for GET /stats, and for POST /stats/reset also another
+// Origin or a content type a form can send (see fakesrv/internal/guard and docs/serve.md).
+// The endpoints that answer the lab's clients (/reserve, /delay, ...) check nothing: any
+// client, under any name, is what they are for.
+func (x *exchange) refusedControl(e Endpoint) (refused, complete bool) {
+	var err error
+	switch e.Path {
+	case "/stats":
+		err = guard.Host(x.r, x.s.opts.tlsNames...)
+	case "/stats/reset":
+		err = guard.Change(x.r, x.s.opts.tlsNames...)
+	default:
+		return false, false
+	}
+	if err == nil {
+		return false, false
+	}
+	return true, x.text(http.StatusForbidden, err.Error())
 }

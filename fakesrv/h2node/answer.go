@@ -136,17 +136,13 @@ func (c *conn) answer(batch []*stream) bool {
 	if !c.n.awaitThaw(c.closed) {
 		return false
 	}
-	open := batch[:0]
-	for _, st := range batch {
-		if c.end(st, st.status) {
-			open = append(open, st)
-		}
-	}
-	if len(open) == 0 {
-		return true
-	}
 	err := c.write(func() error {
-		for _, st := range open {
+		// Each stream ends under the write lock, so that no SETTINGS frame changing the
+		// windows comes between its end and its answer.
+		for _, st := range batch {
+			if !c.end(st, st.status) {
+				continue
+			}
 			if err := c.writeAnswerLocked(st); err != nil {
 				return err
 			}
@@ -168,8 +164,9 @@ func (c *conn) answer(batch []*stream) bool {
 	return true
 }
 
-// writeAnswerLocked writes st's answer: HEADERS, and DATA for a body. The write lock must be
-// held.
+// writeAnswerLocked writes st's answer: HEADERS, and DATA for a body, at once if the
+// flow-control windows allow it, else once they do (sendBlockedLocked): a node never sends
+// DATA into a window too small for it. The write lock must be held.
 func (c *conn) writeAnswerLocked(st *stream) error {
 	c.hbuf.Reset()
 	fields := []hpack.HeaderField{
@@ -189,5 +186,7 @@ func (c *conn) writeAnswerLocked(st *stream) error {
 	if err != nil || len(st.body) == 0 {
 		return err
 	}
-	return c.fr.WriteData(st.id, true, st.body)
+	st.pending = st.body
+	c.blocked = append(c.blocked, st)
+	return c.sendBlockedLocked()
 }

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +25,12 @@ const readBuffer = 16 << 10
 // errClosed is what a write returns once its connection or the node closed.
 var errClosed = errors.New("h2node: connection closed")
 
+// maxWindow is the largest flow-control window, 2^31-1 (RFC 9113 section 6.9.1).
+const maxWindow = 1<<31 - 1
+
+// initialWindow is a flow-control window's size until SETTINGS say otherwise.
+const initialWindow = 65535
+
 // conn is one client connection: its reader runs in serve, its answers in answerLoop
 // (answer.go).
 type conn struct {
@@ -35,25 +41,35 @@ type conn struct {
 	once   sync.Once
 	sched  *schedule // the answers to come
 
-	wmu  sync.Mutex // guards fr's writes, bw, henc and hbuf; taken before mu, never after
+	wmu  sync.Mutex // guards fr's writes, bw, henc, hbuf and the send windows; taken before mu, never after
 	fr   *http2.Framer
 	bw   *bufio.Writer
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
+	// Flow control of what the node sends (RFC 9113 section 6.9): the connection's window,
+	// the client's SETTINGS_INITIAL_WINDOW_SIZE, and the answers whose DATA waits for
+	// window, in the order they were due.
+	sendWindow int64
+	initWindow int64
+	blocked    []*stream
 
 	mu        sync.Mutex // guards the fields below
 	streams   map[uint32]*stream
+	lastID    uint32   // the highest stream id the client opened (RFC 9113 section 5.1.1)
 	total     int      // streams accepted
 	peak      int      // most streams open at once
-	acked     uint32   // the stream limit the client acknowledged last; MaxUint32 before the first
+	acked     uint32   // the stream limit in force, acknowledged or first advertised
 	pending   []uint32 // stream limits sent and not yet acknowledged, oldest first
 	throttled bool     // the APNs throttle lowered the limit to 1
 }
 
 // stream is one request. Its answer's fields are set before it is scheduled; started and
-// ended are guarded by conn.mu, seq and index by the schedule's lock.
+// ended are guarded by conn.mu, seq and index by the schedule's lock, window and pending by
+// conn.wmu.
 type stream struct {
 	id      uint32
+	window  int64  // what the node may still send on it (flow control)
+	pending []byte // the answer's body while it waits for window; nil once sent or reset
 	latency time.Duration
 	status  int
 	body    []byte
@@ -66,7 +82,8 @@ type stream struct {
 
 func newConn(n *Node, id int, nc net.Conn) *conn {
 	return &conn{n: n, id: id, nc: nc, closed: make(chan struct{}), sched: newSchedule(),
-		streams: make(map[uint32]*stream), acked: math.MaxUint32}
+		streams: make(map[uint32]*stream), acked: n.opts.maxStreams,
+		sendWindow: initialWindow, initWindow: initialWindow}
 }
 
 // close closes the connection once and abandons its open streams.
@@ -95,6 +112,7 @@ func (c *conn) counts() (total, peak int) {
 // serve reads the connection's frames until it ends.
 func (c *conn) serve() {
 	defer c.n.wg.Done()
+	defer c.n.connClosed(c)
 	defer c.close()
 	if !c.n.awaitThaw(c.closed) {
 		return
@@ -115,44 +133,109 @@ func (c *conn) serve() {
 	if _, err := io.ReadFull(rw, preface); err != nil || string(preface) != http2.ClientPreface {
 		return
 	}
-	_ = c.nc.SetReadDeadline(time.Time{})
 	c.bw = bufio.NewWriter(rw)
 	// Frames are read through a buffer: a burst of requests is read in a few system calls, not
 	// two (header, payload) per frame. Each frame is still processed only while not frozen.
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(rw, readBuffer))
+	c.fr.SetMaxReadFrameSize(maxFrameSize)
+	c.fr.MaxHeaderListSize = maxHeaderList
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.n.wg.Add(1)
 	go c.answerLoop()
-	if err := c.sendLimit(c.n.opts.maxStreams); err != nil {
+	err := c.write(func() error {
+		c.mu.Lock()
+		c.pending = append(c.pending, c.n.opts.maxStreams)
+		c.mu.Unlock()
+		return c.fr.WriteSettings(
+			http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.n.opts.maxStreams},
+			http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList})
+	})
+	if err != nil {
 		return
 	}
 	for {
 		if !c.n.awaitThaw(c.closed) {
 			return
 		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.silence()))
 		f, err := c.fr.ReadFrame()
-		if err != nil {
-			var se http2.StreamError
-			if errors.As(err, &se) {
-				if c.write(func() error { return c.fr.WriteRSTStream(se.StreamID, se.Code) }) != nil {
-					return
-				}
-				continue
+		var se http2.StreamError
+		var ce http2.ConnectionError
+		var ne net.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &se):
+			if c.write(func() error { return c.fr.WriteRSTStream(se.StreamID, se.Code) }) != nil {
+				return
 			}
-			return // EOF, a connection error or Close: the connection ends
+			continue
+		case errors.As(err, &ce):
+			c.goAway(http2.ErrCode(ce))
+			return
+		case errors.Is(err, http2.ErrFrameTooLarge):
+			c.goAway(http2.ErrCodeFrameSize)
+			return
+		case errors.As(err, &ne) && ne.Timeout() && c.n.frozen():
+			continue // the idle time counts again from the thaw
+		case errors.As(err, &ne) && ne.Timeout():
+			c.goAway(http2.ErrCodeNo) // idle: say so before closing, as net/http does
+			return
+		default:
+			return // EOF, a broken connection or Close: the connection ends
 		}
 		// A frame that arrived during a freeze is held, unprocessed, until the thaw.
 		if !c.n.awaitThaw(c.closed) {
 			return
 		}
 		if err := c.handle(f); err != nil {
+			if code, ok := err.(connError); ok {
+				c.goAway(http2.ErrCode(code))
+			}
 			return
 		}
 	}
 }
 
-// handle processes one frame; an error ends the connection.
+// silence is how long the client may send nothing: the idle timeout with no stream open, the
+// longest answer time on top of it with streams open.
+func (c *conn) silence() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.streams) == 0 {
+		return c.n.opts.idleTimeout
+	}
+	return MaxDelay + c.n.opts.idleTimeout
+}
+
+// connError is a connection error (RFC 9113 section 5.4.1) found while handling a frame: the
+// node sends GOAWAY with its code and closes the connection.
+type connError http2.ErrCode
+
+func (e connError) Error() string { return "h2node: connection error " + http2.ErrCode(e).String() }
+
+// goAway sends GOAWAY with code, naming the last stream the node processed.
+func (c *conn) goAway(code http2.ErrCode) {
+	c.mu.Lock()
+	last := c.lastID
+	c.mu.Unlock()
+	if c.write(func() error { return c.fr.WriteGoAway(last, code, nil) }) != nil {
+		return
+	}
+	// Closing a socket with unread data would send a reset, which may reach the client
+	// before the GOAWAY does: send a FIN, and read what is still coming, for a moment.
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		_ = c.nc.SetReadDeadline(time.Now().Add(goAwayLinger))
+		_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, 1<<20))
+	}
+}
+
+// goAwayLinger is how long a connection that got a GOAWAY is still read, and at most 1 MB
+// of it, before it closes.
+const goAwayLinger = 500 * time.Millisecond
+
+// handle processes one frame; an error ends the connection (a connError with a GOAWAY).
 func (c *conn) handle(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.SettingsFrame:
@@ -164,10 +247,23 @@ func (c *conn) handle(f http2.Frame) error {
 			c.mu.Unlock()
 			return nil
 		}
-		return c.write(c.fr.WriteSettingsAck)
+		return c.write(func() error {
+			if v, ok := f.Value(http2.SettingInitialWindowSize); ok {
+				if err := c.setInitialWindowLocked(int64(v)); err != nil {
+					return err
+				}
+			}
+			if err := c.fr.WriteSettingsAck(); err != nil {
+				return err
+			}
+			return c.sendBlockedLocked()
+		})
 	case *http2.MetaHeadersFrame:
 		return c.open(f)
 	case *http2.DataFrame:
+		if c.idle(f.StreamID) {
+			return connError(http2.ErrCodeProtocol) // DATA on a stream never opened
+		}
 		if n := f.Length; n > 0 {
 			// Give the flow-control credit back at once, for the connection and the stream,
 			// so that request bodies never stall a node that does not read them.
@@ -193,6 +289,11 @@ func (c *conn) handle(f http2.Frame) error {
 			}
 		}
 		return nil
+	case *http2.WindowUpdateFrame:
+		if f.StreamID != 0 && c.idle(f.StreamID) {
+			return connError(http2.ErrCodeProtocol)
+		}
+		return c.write(func() error { return c.windowUpdateLocked(f.StreamID, int64(f.Increment)) })
 	case *http2.PingFrame:
 		if f.IsAck() {
 			return nil
@@ -200,34 +301,163 @@ func (c *conn) handle(f http2.Frame) error {
 		data := f.Data
 		return c.write(func() error { return c.fr.WritePing(true, data) })
 	case *http2.RSTStreamFrame:
+		if c.idle(f.StreamID) {
+			return connError(http2.ErrCodeProtocol) // RST_STREAM on a stream never opened
+		}
 		c.mu.Lock()
 		st := c.streams[f.StreamID]
 		c.mu.Unlock()
+		c.dropPending(f.StreamID)
 		if st != nil {
 			c.end(st, 0)
 		}
 		return nil
 	case *http2.GoAwayFrame:
 		return io.EOF
-	default: // WINDOW_UPDATE, PRIORITY, unknown frames: nothing to do
+	default: // PRIORITY, unknown frames: nothing to do
 		return nil
 	}
+}
+
+// idle reports whether stream id is idle: never opened by the client (RFC 9113 section 5.1).
+func (c *conn) idle(id uint32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return id > c.lastID
+}
+
+// setInitialWindowLocked applies a new SETTINGS_INITIAL_WINDOW_SIZE: every stream's window
+// changes by the difference (RFC 9113 section 6.9.2). The write lock must be held.
+func (c *conn) setInitialWindowLocked(v int64) error {
+	delta := v - c.initWindow
+	c.initWindow = v
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.streams {
+		if st.window+delta > maxWindow {
+			return connError(http2.ErrCodeFlowControl)
+		}
+		st.window += delta
+	}
+	for _, st := range c.blocked {
+		if _, open := c.streams[st.id]; !open {
+			if st.window+delta > maxWindow {
+				return connError(http2.ErrCodeFlowControl)
+			}
+			st.window += delta
+		}
+	}
+	return nil
+}
+
+// windowUpdateLocked adds inc to the window of stream id (0: the connection's) and sends the
+// answers it unblocks. A window beyond 2^31-1 is a FLOW_CONTROL_ERROR: of the connection, or
+// of the stream, which is reset. The write lock must be held.
+func (c *conn) windowUpdateLocked(id uint32, inc int64) error {
+	if id == 0 {
+		if c.sendWindow+inc > maxWindow {
+			return connError(http2.ErrCodeFlowControl)
+		}
+		c.sendWindow += inc
+		return c.sendBlockedLocked()
+	}
+	st := c.findLocked(id)
+	if st == nil {
+		return nil // a stream that ended: nothing more goes out on it
+	}
+	if st.window+inc > maxWindow {
+		c.dropPendingLocked(id)
+		if err := c.fr.WriteRSTStream(id, http2.ErrCodeFlowControl); err != nil {
+			return err
+		}
+		c.end(st, -1)
+		return nil
+	}
+	st.window += inc
+	return c.sendBlockedLocked()
+}
+
+// findLocked returns stream id, open or with an answer waiting for window, or nil. The write
+// lock must be held.
+func (c *conn) findLocked(id uint32) *stream {
+	c.mu.Lock()
+	st := c.streams[id]
+	c.mu.Unlock()
+	if st != nil {
+		return st
+	}
+	for _, b := range c.blocked {
+		if b.id == id {
+			return b
+		}
+	}
+	return nil
+}
+
+// sendBlockedLocked sends, in order, the waiting bodies that the windows now let through.
+// The write lock must be held.
+func (c *conn) sendBlockedLocked() error {
+	still := c.blocked[:0]
+	for _, st := range c.blocked {
+		n := int64(len(st.pending))
+		if n > c.sendWindow || n > st.window {
+			still = append(still, st)
+			continue
+		}
+		c.sendWindow -= n
+		st.window -= n
+		body := st.pending
+		st.pending = nil
+		if err := c.fr.WriteData(st.id, true, body); err != nil {
+			return err
+		}
+	}
+	clear(c.blocked[len(still):])
+	c.blocked = still
+	return nil
+}
+
+// dropPending forgets the waiting body of stream id, which the client reset.
+func (c *conn) dropPending(id uint32) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.dropPendingLocked(id)
+}
+
+func (c *conn) dropPendingLocked(id uint32) {
+	c.blocked = slices.DeleteFunc(c.blocked, func(st *stream) bool { return st.id == id })
 }
 
 // open accepts or refuses a new stream.
 func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	c.mu.Lock()
-	if _, dup := c.streams[f.StreamID]; dup {
+	id := f.StreamID
+	switch st, open := c.streams[id]; {
+	case id%2 == 0:
 		c.mu.Unlock()
-		return nil // trailers of an open stream: ignored
+		return connError(http2.ErrCodeProtocol) // a client opens odd streams only
+	case open && f.StreamEnded():
+		c.mu.Unlock()
+		c.start(st) // the request's trailers: it is complete
+		return nil
+	case open:
+		c.mu.Unlock()
+		return connError(http2.ErrCodeProtocol) // trailers must end the stream
+	case id <= c.lastID:
+		c.mu.Unlock()
+		return connError(http2.ErrCodeStreamClosed) // a closed stream, or ids going back
 	}
+	c.lastID = id
 	if len(c.streams) >= int(c.limitLocked()) {
 		c.mu.Unlock()
 		c.n.countRefused()
 		return c.write(func() error { return c.fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream) })
 	}
-	st := &stream{id: f.StreamID, index: -1}
+	st := &stream{id: f.StreamID, index: -1, window: c.initWindow}
 	st.status, st.latency, st.body = answer(f.PseudoValue("path"))
+	if f.Truncated { // beyond SETTINGS_MAX_HEADER_LIST_SIZE: its fields were not kept
+		st.status, st.latency, st.body = 431, 0, []byte("h2node: request header list too large\n")
+	}
 	c.streams[f.StreamID] = st
 	c.total++
 	c.peak = max(c.peak, len(c.streams))
@@ -330,6 +560,7 @@ func (c *conn) write(fn func() error) error {
 		return errClosed
 	default:
 	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.n.opts.writeTimeout)) // an error shows in the write
 	if err := fn(); err != nil {
 		return err
 	}
@@ -339,6 +570,12 @@ func (c *conn) write(fn func() error) error {
 // answer parses a request's path: its status, latency (-1: the node's) and body.
 func answer(path string) (status int, latency time.Duration, body []byte) {
 	status, latency = 200, -1
+	short := func(s string) string { // an answer echoes at most this much of the request
+		if len(s) > 64 {
+			return s[:64] + "..."
+		}
+		return s
+	}
 	u, err := url.ParseRequestURI(path)
 	if err != nil {
 		return 400, 0, []byte("h2node: malformed path\n")
@@ -347,14 +584,14 @@ func answer(path string) (status int, latency time.Duration, body []byte) {
 	if s := q.Get("status"); s != "" {
 		code, err := strconv.Atoi(s)
 		if err != nil || code < 200 || code > 599 {
-			return 400, 0, fmt.Appendf(nil, "h2node: status must be a code from 200 to 599, got %q\n", s)
+			return 400, 0, fmt.Appendf(nil, "h2node: status must be a code from 200 to 599, got %q\n", short(s))
 		}
 		status = code
 	}
 	if s := q.Get("delay"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 || d > MaxDelay {
-			return 400, 0, fmt.Appendf(nil, "h2node: delay must be a duration from 0 to %v, got %q\n", MaxDelay, s)
+			return 400, 0, fmt.Appendf(nil, "h2node: delay must be a duration from 0 to %v, got %q\n", MaxDelay, short(s))
 		}
 		latency = d
 	}

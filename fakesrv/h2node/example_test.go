@@ -3,7 +3,9 @@ package h2node_test
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/labrun/labrun/fakesrv/h2node"
 )
@@ -38,4 +40,27 @@ func ExampleNew() {
 	// HTTP/2.0 200 ok
 	//
 	// connections 1, streams per connection [2], statuses map[200:1 400:1]
+}
+
+// Two nodes on 127.0.0.1 and 127.0.0.2, one port, and their control API: node 2 frozen, as
+// POST /freeze?node=2 would.
+func ExampleNewCluster() {
+	ips := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}
+	c, err := h2node.NewCluster(ips, "0", [][]h2node.Option{nil, nil})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	c.Freeze(1)
+	_, port1, _ := net.SplitHostPort(c.Nodes[0].Addr)
+	_, port2, _ := net.SplitHostPort(c.Nodes[1].Addr)
+	fmt.Println("one port:", port1 == port2)
+	for _, st := range c.Stats() {
+		fmt.Printf("node %d frozen %v, %d connections\n", st.Node, st.Frozen, st.Connections)
+	}
+	// Output:
+	// one port: true
+	// node 1 frozen false, 0 connections
+	// node 2 frozen true, 0 connections
 }

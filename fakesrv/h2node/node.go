@@ -12,6 +12,12 @@
 // or that it was serialized.
 //
 // It serves TLS (ALPN h2, a certificate from an in-memory CA) or h2c with prior knowledge.
+// A Cluster is several nodes on one port with a control API (labrun serve --h2 and --h2c).
+//
+// A node is safe to leave running: it bounds header lists, frames, idle connections and
+// writes in size or time, keeps a few bytes of a connection once it closed, waits out an
+// accept error such as EMFILE, and ends a connection that breaks RFC 9113's rules for stream
+// ids and flow control with a GOAWAY (docs/serve.md lists the bounds).
 //
 // # Requests
 //
@@ -32,6 +38,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"sync"
@@ -52,16 +59,44 @@ const maxSamples = 1 << 16
 // handshakeTimeout bounds a TLS handshake or a client preface that does not come.
 const handshakeTimeout = 10 * time.Second
 
+// DefaultIdleTimeout is how long a node keeps a connection that carries no stream and sends
+// nothing, unless WithIdleTimeout says otherwise; it then sends GOAWAY and closes it.
+const DefaultIdleTimeout = 2 * time.Minute
+
+// writeTimeout bounds every write of a connection: a client that stops reading loses its
+// connection instead of pinning the answers queued for it.
+const writeTimeout = 10 * time.Second
+
+// maxHeaderList is the SETTINGS_MAX_HEADER_LIST_SIZE a node advertises and enforces: a
+// request head beyond it is answered 431, and one far beyond ends the connection, without
+// the node holding more than this of it (net/http's server allows 1 MB; requests to a
+// node carry a path and a few headers).
+const maxHeaderList = 64 << 10
+
+// maxFrameSize is the largest frame a node reads: SETTINGS_MAX_FRAME_SIZE's initial value,
+// which the node never raises.
+const maxFrameSize = 16 << 10
+
+// Accept back-off: after an accept error such as EMFILE (no file descriptor left), the node
+// waits and tries again, doubling the wait from acceptBackoffMin up to acceptBackoffMax, as
+// net/http's server does; it stops only when it is closed.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
 type options struct {
-	addr        string
-	maxStreams  uint32
-	latency     time.Duration
-	slowAfter   int
-	slowLatency time.Duration
-	throttle    bool
-	tls         *tls.Config
-	ca          *CA
-	useTLS      bool
+	addr         string
+	maxStreams   uint32
+	idleTimeout  time.Duration
+	writeTimeout time.Duration // writeTimeout, shorter in tests
+	latency      time.Duration
+	slowAfter    int
+	slowLatency  time.Duration
+	throttle     bool
+	tls          *tls.Config
+	ca           *CA
+	useTLS       bool
 }
 
 // Option configures a Node in New.
@@ -72,10 +107,17 @@ type Option func(*options)
 func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
 
 // WithMaxStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the node advertises (default
-// DefaultMaxStreams). A stream beyond it is refused with RST_STREAM(REFUSED_STREAM), once
-// the client has acknowledged the SETTINGS that set it: until then the previous, larger
-// limit holds, as RFC 9113 section 6.5.3 lets a peer assume.
+// DefaultMaxStreams). A stream beyond it is refused with RST_STREAM(REFUSED_STREAM) from the
+// connection's first frame on, as net/http's server does. A limit lowered later (the APNs
+// throttle) applies once the client has acknowledged the SETTINGS that lowered it: until
+// then the previous, larger limit holds, as RFC 9113 section 6.5.3 lets a peer assume.
 func WithMaxStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
+
+// WithIdleTimeout sets how long a connection may carry no stream and send nothing before the
+// node sends GOAWAY and closes it (default DefaultIdleTimeout). While streams are open, a
+// connection may be silent for their longest answer time (MaxDelay) on top of it. A frozen
+// node closes nothing: the timer counts again from the thaw.
+func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }
 
 // WithLatency sets how long the node takes to answer each request (default 0).
 func WithLatency(d time.Duration) Option { return func(o *options) { o.latency = d } }
@@ -125,9 +167,10 @@ type Node struct {
 	closeErr error
 	once     sync.Once
 
-	mu          sync.Mutex // guards every field below
-	conns       []*conn    // in accept order; conn.id is the index + 1
-	requests    int        // requests received (for WithSlowAfter), refused ones excluded
+	mu          sync.Mutex         // guards every field below
+	records     []connRecord       // every connection's counts, in accept order; conn.id is the index + 1
+	open        map[*conn]struct{} // the connections open now
+	requests    int                // requests received (for WithSlowAfter), refused ones excluded
 	statuses    map[int]int
 	refused     int
 	cancelled   int
@@ -141,13 +184,15 @@ type Node struct {
 // New starts a node listening on the address given with WithAddr (default 127.0.0.1, a free
 // port) and serving in the background.
 func New(opts ...Option) (*Node, error) {
-	o := options{addr: "127.0.0.1:0", maxStreams: DefaultMaxStreams}
+	o := options{addr: "127.0.0.1:0", maxStreams: DefaultMaxStreams, idleTimeout: DefaultIdleTimeout, writeTimeout: writeTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	switch {
 	case o.maxStreams == 0:
 		return nil, errors.New("h2node: max streams must be at least 1, got 0")
+	case o.idleTimeout <= 0:
+		return nil, fmt.Errorf("h2node: idle timeout must be positive, got %v", o.idleTimeout)
 	case o.latency < 0 || o.latency > MaxDelay:
 		return nil, fmt.Errorf("h2node: latency must be between 0 and %v, got %v", MaxDelay, o.latency)
 	case o.slowAfter < 0:
@@ -177,6 +222,7 @@ func New(opts ...Option) (*Node, error) {
 		cancel:   cancel,
 		done:     ctx.Done(),
 		statuses: make(map[int]int),
+		open:     make(map[*conn]struct{}),
 		thaw:     make(chan struct{}),
 	}
 	close(n.thaw)
@@ -191,7 +237,7 @@ func New(opts ...Option) (*Node, error) {
 	}
 	n.samples = append(n.samples, Sample{})
 	n.wg.Add(1)
-	go n.accept()
+	go n.accept(ln)
 	return n, nil
 }
 
@@ -233,9 +279,12 @@ func (n *Node) Close() error {
 		n.cancel()
 		n.closeErr = n.ln.Close()
 		n.mu.Lock()
-		conns := append([]*conn(nil), n.conns...)
+		open := make([]*conn, 0, len(n.open))
+		for c := range n.open {
+			open = append(open, c)
+		}
 		n.mu.Unlock()
-		for _, c := range conns {
+		for _, c := range open {
 			c.close()
 		}
 		n.wg.Wait()
@@ -282,29 +331,72 @@ func (n *Node) awaitThaw(stop <-chan struct{}) bool {
 	}
 }
 
-func (n *Node) accept() {
+// frozen reports whether the node is frozen now.
+func (n *Node) frozen() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	select {
+	case <-n.thaw:
+		return false
+	default:
+		return true
+	}
+}
+
+// accept accepts ln's connections until the node closes. An accept error other than the
+// listener's closing (EMFILE, ENFILE, ENOBUFS, a connection aborted) is waited out with a
+// back-off, never taken for the end: a node that stopped accepting for good after one fd
+// shortage would look healthy in its Stats and answer nobody.
+func (n *Node) accept(ln net.Listener) {
 	defer n.wg.Done()
+	var wait time.Duration
 	for {
-		nc, err := n.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			wait = min(max(2*wait, acceptBackoffMin), acceptBackoffMax)
+			t := time.NewTimer(wait)
 			select {
 			case <-n.done:
+				t.Stop()
 				return
-			default:
+			case <-t.C:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return // the listener broke: clients see refused connections
+			continue
 		}
+		wait = 0
 		n.mu.Lock()
-		c := newConn(n, len(n.conns)+1, nc)
-		n.conns = append(n.conns, c)
+		select {
+		case <-n.done: // closed meanwhile: Close no longer sees new connections
+			n.mu.Unlock()
+			_ = nc.Close()
+			return
+		default:
+		}
+		n.records = append(n.records, connRecord{})
+		c := newConn(n, len(n.records), nc)
+		n.open[c] = struct{}{}
 		n.mu.Unlock()
 		n.wg.Add(1)
 		go c.serve()
 	}
+}
+
+// connRecord is what a node keeps of a connection for its Stats once it closed: its whole
+// state (buffers, Framer, hpack tables, some 30 KB) goes with it.
+type connRecord struct {
+	streams, peak int32 // streams carried; most in flight at once
+}
+
+// connClosed records c's final counts and forgets c.
+func (n *Node) connClosed(c *conn) {
+	total, peak := c.counts()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.records[c.id-1] = connRecord{streams: int32(min(total, math.MaxInt32)), peak: int32(min(peak, math.MaxInt32))}
+	delete(n.open, c)
 }
 
 // latencyFor returns how long the next request takes, counting it.
@@ -380,9 +472,13 @@ type Stats struct {
 // Stats returns a snapshot of the counters; the map and slices are copies.
 func (n *Node) Stats() Stats {
 	n.mu.Lock()
-	conns := append([]*conn(nil), n.conns...)
+	records := append([]connRecord(nil), n.records...)
+	open := make([]*conn, 0, len(n.open))
+	for c := range n.open {
+		open = append(open, c)
+	}
 	st := Stats{
-		Conns:       len(n.conns),
+		Conns:       len(records),
 		Requests:    n.requests,
 		Statuses:    make(map[int]int, len(n.statuses)),
 		Refused:     n.refused,
@@ -394,10 +490,14 @@ func (n *Node) Stats() Stats {
 		st.Statuses[code] = k
 	}
 	n.mu.Unlock()
-	for _, c := range conns {
-		streams, peak := c.counts()
-		st.Streams = append(st.Streams, streams)
-		st.MaxStreamsPerConn = append(st.MaxStreamsPerConn, peak)
+	if len(records) > 0 {
+		st.Streams, st.MaxStreamsPerConn = make([]int, len(records)), make([]int, len(records))
+	}
+	for i, r := range records {
+		st.Streams[i], st.MaxStreamsPerConn[i] = int(r.streams), int(r.peak)
+	}
+	for _, c := range open { // still counting: their records are not final
+		st.Streams[c.id-1], st.MaxStreamsPerConn[c.id-1] = c.counts()
 	}
 	return st
 }

@@ -78,7 +78,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tt
 	switch {
 	case err == nil:
 		return exitPass
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.Is(err, errServeCut):
 		fmt.Fprintln(stderr, "labrun: interrupted")
 		return exitInterrupted
 	case errors.Is(err, errChecksFailed):

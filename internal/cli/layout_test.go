@@ -20,7 +20,8 @@ const module = "github.com/labrun/labrun"
 var layers = map[string]int{
 	// Leaves: the shared words, the clock, the namespace mechanism, the CA, the parameter type.
 	"internal/vocab": 0, "internal/clock": 0, "internal/netns": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
-	"internal/jvm": 0, // runs Java programs against the fake servers, for tests
+	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
+	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
 	// The model: pure functions over the words.
 	"internal/model": 1,
 	// The clients and the servers.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/fakesrv/h2node"
 )
 
 //go:generate go test -run ^TestServeManual$ -update-serve-doc .
@@ -32,7 +34,7 @@ const (
 
 // serveScript is the way to start labrun serve from a script and read its URL; serve --help
 // and docs/serve.md show it, and TestServeScript runs it.
-const serveScript = `labrun serve > url.txt 2>/dev/null & pid=$!
+const serveScript = `rm -f url.txt; labrun serve --url-file url.txt >/dev/null 2>&1 & pid=$!
 until [ -s url.txt ]; do sleep 0.1; done; U=$(cat url.txt)
 curl -s "$U/stats"; kill $pid; wait $pid`
 
@@ -44,9 +46,10 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-duration", Value: fakesrv.DefaultMaxDuration,
 			Usage: "cap on every delay, stall and trickle, and on the time a client may take to send a request"},
 		&cli.DurationFlag{Name: "idle-timeout", DefaultText: "--max-duration",
-			Usage: "close keep-alive connections idle this long"},
+			Usage: "close keep-alive connections idle this long (--h2/--h2c: connections without a stream, default " + h2node.DefaultIdleTimeout.String() + ")"},
 		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
-			Usage: "on SIGINT or SIGTERM, how long requests in flight may finish before they are cut"},
+			Usage: "on a stop signal, how long requests in flight may finish before they are cut"},
+		&cli.StringFlag{Name: "url-file", Usage: "once listening, write the URL (--h2/--h2c: stdout's lines) to this file, whole or not at all; removed on exit"},
 		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
 		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
 		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250; --h2 and --h2c nodes: 100)"},
@@ -98,12 +101,12 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
-		Description: "Serves labrun's fake server until SIGINT or SIGTERM. The base URL goes to " +
+		Description: "Serves labrun's fake server until SIGINT, SIGTERM, SIGHUP or SIGQUIT. The base URL goes to " +
 			"stdout (one line, for scripts), the endpoint list to stderr. It binds loopback only " +
 			"unless --allow-remote is given. Every duration a request asks for is capped by " +
 			"--max-duration, which also bounds the time a client may take to send a request " +
 			"and, unless --idle-timeout says otherwise, to keep a connection idle.\n\n" +
-			"On SIGINT or SIGTERM it stops accepting connections and lets the requests in flight " +
+			"On a stop signal it stops accepting connections and lets the requests in flight " +
 			"finish for up to --grace; a second signal cuts them at once. It exits 0 when every " +
 			"request finished: a signal is how a server is meant to stop. It exits 130 " +
 			"(interrupted) when it had to cut requests in flight.\n\n" +
@@ -115,7 +118,7 @@ func serveCommand() *cli.Command {
 			"after its latency (?status=400 rejects a push, ?delay=DUR overrides the latency), and " +
 			"stdout has one line per node URL, then the URL of the nodes' /stats (POST /freeze?node=N " +
 			"and /thaw?node=N there hang a node and bring it back).\n\n" +
-			"In a script, read the URL from a file while the server runs:\n   " +
+			"In a script, read the URL from --url-file, written whole once the server listens and removed when it exits:\n   " +
 			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
 		OnUsageError: onUsageError,
@@ -142,23 +145,89 @@ func serve(c *cli.Context) error {
 			return fmt.Errorf("--ca-out: %w", err)
 		}
 	}
-	fmt.Fprintln(c.App.Writer, srv.URL)
-	fmt.Fprintf(c.App.ErrWriter, "labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointList(fakesrv.Endpoints()))
-	<-c.Context.Done()
-	return stopServer(srv, c.Duration("grace"), c.App.ErrWriter)
+	banner := fmt.Sprintf("labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointList(fakesrv.Endpoints()))
+	return serveUntilStopped(c, srv.URL+"\n", banner, "requests", srv.Shutdown)
 }
 
-// stopServer shuts srv down once labrun was told to stop: it lets the requests in flight
-// finish for up to grace, or until a second SIGINT or SIGTERM, then cuts them. It returns nil
-// when nothing had to be cut, and an error otherwise, which run reports as interrupted
-// (exit 130).
+// stopSignals are the signals that stop labrun serve. run's context catches SIGINT and
+// SIGTERM; serve catches SIGHUP (a closed terminal) and SIGQUIT as well, which would
+// otherwise kill the process before it removes its files (--url-file, --h2's temporary CA).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// serveUntilStopped is the life of a started labrun serve: it announces the URLs (urls on
+// stdout in one write, so that a script reading it gets them whole, and in --url-file; the
+// banner on stderr), waits for a stop signal, then stops gracefully with shutdown, which
+// stops what serves "what" (requests, streams): fakesrv.Server.Shutdown or
+// h2node.Cluster.Shutdown. Whatever happens, it removes --url-file before it returns, and
+// shutdown has been called.
+func serveUntilStopped(c *cli.Context, urls, banner, what string, shutdown func(context.Context) error) error {
+	// Registered before the URLs are out: a script that signals as soon as it read them
+	// must find the signal handled.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(hup)
+	if path := c.String("url-file"); path != "" {
+		defer os.Remove(path) // best effort; the file was ours
+		if err := writeAtomic(path, []byte(urls)); err != nil {
+			_ = shutdown(cancelled())
+			return fmt.Errorf("--url-file: %w", err)
+		}
+	}
+	fmt.Fprint(c.App.Writer, urls)
+	fmt.Fprint(c.App.ErrWriter, banner)
+	select {
+	case <-c.Context.Done():
+	case <-hup:
+	}
+	return stopGracefully(c.App.ErrWriter, c.Duration("grace"), what, shutdown)
+}
+
+// cancelled returns a context that is already done: a shutdown with no grace.
+func cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// writeAtomic writes data to path through a temporary file in the same directory and a
+// rename, so that a reader sees either no file or the whole of it.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// errServeCut is stopGracefully's error when work in flight had to be cut: labrun exits 130
+// (interrupted), whichever signal stopped it.
+var errServeCut = errors.New("serve: work in flight cut")
+
+// stopGracefully stops a labrun serve once it was told to: shutdown stops taking new work
+// and returns once the work in flight ("what": requests, streams) finished, or with an error
+// once its context is done. The context ends after grace, or at a second stop signal. It
+// returns nil when nothing had to be cut, and an error otherwise, which run reports as
+// interrupted (exit 130).
 //
 // The second signal is caught here rather than by run's signal.NotifyContext, which stops
 // listening after the first. A signal that arrives between the two registrations (a few
 // microseconds) is swallowed by NotifyContext's channel; pressing Ctrl-C once more cuts.
-func stopServer(srv *fakesrv.Server, grace time.Duration, stderr io.Writer) error {
+func stopGracefully(stderr io.Writer, grace time.Duration, what string, shutdown func(context.Context) error) error {
 	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(again, stopSignals...)
 	defer signal.Stop(again)
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -169,10 +238,10 @@ func stopServer(srv *fakesrv.Server, grace time.Duration, stderr io.Writer) erro
 		case <-ctx.Done():
 		}
 	}()
-	fmt.Fprintf(stderr, "labrun: stopping: requests in flight may finish within %v (Ctrl-C again cuts them)\n", grace)
-	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintln(stderr, "labrun: cut the requests still in flight")
-		return err
+	fmt.Fprintf(stderr, "labrun: stopping: %s in flight may finish within %v (Ctrl-C again cuts them)\n", what, grace)
+	if err := shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "labrun: cut the %s still in flight\n", what)
+		return fmt.Errorf("%w: %w", errServeCut, err)
 	}
 	fmt.Fprintln(stderr, "labrun: stopped")
 	return nil
@@ -207,14 +276,15 @@ func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
 			return nil, usagef("--%s needs --h2 or --h2c", name)
 		}
 	}
+	if err := checkServeCommon(c); err != nil {
+		return nil, err
+	}
 	maxDur, idle := c.Duration("max-duration"), c.Duration("idle-timeout")
 	switch {
 	case maxDur <= 0:
 		return nil, usagef("--max-duration must be positive, got %v", maxDur)
 	case idle < 0 || (c.IsSet("idle-timeout") && idle == 0):
 		return nil, usagef("--idle-timeout must be positive, got %v", idle)
-	case c.Duration("grace") < 0:
-		return nil, usagef("--grace must not be negative, got %v", c.Duration("grace"))
 	}
 	if idle == 0 {
 		idle = maxDur
@@ -238,6 +308,28 @@ func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
 		fakesrv.WithReadTimeout(maxDur),
 		fakesrv.WithIdleTimeout(idle),
 	}, nil
+}
+
+// checkServeCommon checks the flags of both kinds of labrun serve: --grace and --url-file,
+// whose directory must exist (nothing is served when it cannot be written).
+func checkServeCommon(c *cli.Context) error {
+	if g := c.Duration("grace"); g < 0 {
+		return usagef("--grace must not be negative, got %v", g)
+	}
+	if !c.IsSet("url-file") {
+		return nil
+	}
+	path := c.String("url-file")
+	if path == "" {
+		return usagef("--url-file needs a file name")
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return usagef("--url-file %s: no directory %s", path, filepath.Dir(path))
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("--url-file %s is a directory", path)
+	}
+	return nil
 }
 
 // serveProtocol checks --protocol and the flags that depend on it.

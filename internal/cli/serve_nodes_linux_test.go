@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeNodesAfterEMFILE: a node that ran out of file descriptors answers again once they
+// are free. The node runs in a process limited to 64 (RLIMIT_NOFILE); 80 connections held
+// open make its accept fail with EMFILE; once they are closed, a request must be answered
+// (before, the first EMFILE stopped the node's accept loop for good).
+func TestServeNodesAfterEMFILE(t *testing.T) {
+	p := startServeProcessEnv(t, []string{helperNofileEnv + "=64"}, "--h2c")
+	addr := strings.TrimPrefix(p.url, "http://")
+	var held []net.Conn
+	for range 80 {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			break // the backlog is full: as good
+		}
+		held = append(held, c)
+	}
+	time.Sleep(300 * time.Millisecond) // the node meets EMFILE
+	if fds := procFDs(t, p.cmd.Process.Pid); fds < 60 {
+		t.Logf("the node has %d fds open, want the limit of 64 reached", fds)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	c := h2cClient(t, 10*time.Second)
+	resp, err := c.Get(p.url + "/3/device/x")
+	if err != nil {
+		t.Fatalf("no answer after the fds were freed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("got %d, want 200", resp.StatusCode)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	if code := p.wait(t); code != exitPass {
+		t.Errorf("got exit %d, want 0; stderr %q", code, p.stderr.String())
+	}
+}
