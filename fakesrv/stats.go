@@ -82,5 +82,6 @@ func (s *Server) ConnsOpen() int {
 func (s *Server) Reset() {
 	s.log.reset()
 	s.ledger.reset()
+	s.convs.reset()
 	s.conns.accepted.Store(0)
 }
