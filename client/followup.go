@@ -3,7 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
-		"math"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
