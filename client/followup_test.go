@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
@@ -150,5 +151,30 @@ func TestRetryAfterSeconds(t *testing.T) {
 		if got := retryAfterSeconds(tt.v, tt.def); got != tt.want {
 			t.Errorf("retryAfterSeconds(%q, %d): got %d, want %d", tt.v, tt.def, got, tt.want)
 		}
+	}
+}
+
+// TestHealthCheckOverTLS: OkHttp's health check hides a pooled connection's background read
+// from net/http; the reads of a new connection's TLS handshake are not that and must reach
+// it, or the handshake never ends. Two calls: a new connection, then the pooled one.
+func TestHealthCheckOverTLS(t *testing.T) {
+	srv, err := fakesrv.New(fakesrv.WithProtocol(fakesrv.HTTP1TLS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := newClient(t, Config{TLS: srv.ClientTLS(), OkHttpHealthCheck: true, ConnectTimeout: 5 * time.Second})
+	for i := range 2 {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/echo", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Do(context.Background(), req)
+		if err != nil || res.Status != 200 {
+			t.Fatalf("call %d: got %d, %v; want 200", i+1, res.Status, err)
+		}
+	}
+	if got := srv.ConnsAccepted(); got != 1 {
+		t.Errorf("server accepted %d connections, want 1 (the second call reuses the first's)", got)
 	}
 }
