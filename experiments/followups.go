@@ -86,7 +86,9 @@ func followUps() []followUp {
 	noSsl := spec{Follow: client.FollowOptions{NoSslRedirects: true}}
 	a := func(status int) model.Answer { return model.Answer{Status: status} }
 	ra := func(status int, v string) model.Answer { return model.Answer{Status: status, RetryAfter: v} }
-	to := func(status int) []model.Answer { return []model.Answer{{Status: status, Location: model.NewURL}, a(200)} }
+	to := func(status int) []model.Answer {
+		return []model.Answer{{Status: status, Location: model.NewURL}, a(200)}
+	}
 	loop := []model.Answer{{Status: 302, Location: model.SameURL}}
 	chain := func(n int) []model.Answer {
 		out := make([]model.Answer, n+1)
