@@ -197,19 +197,20 @@ func newFollowServers() (*followServers, error) {
 func (f *followServers) Close() { f.plain.Close(); f.tls.Close() }
 
 // url returns the URL of r's first request: on the https server, redirected to the plain
-// server's /echo, or on the plain server. The id tells /flaky's conversations apart.
+// server's /echo, or on the plain server. It carries the tag call=id, which every redirect
+// keeps, and /flaky's conversation id.
 func (f *followServers) url(r followUp, id string) string {
 	path := r.path
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	if strings.HasPrefix(path, "/flaky/") {
-		path += sep + "id=" + url.QueryEscape(id)
-		sep = "&"
+	path += sep + "call=" + url.QueryEscape(id)
+	if strings.HasPrefix(r.path, "/flaky/") {
+		path += "&id=" + url.QueryEscape(id)
 	}
 	if r.https {
-		return f.tls.URL + path + sep + "to=" + url.QueryEscape(f.plain.URL+"/echo")
+		return f.tls.URL + path + "&to=" + url.QueryEscape(f.plain.URL+"/echo")
 	}
 	return f.plain.URL + path
 }
