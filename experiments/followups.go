@@ -35,7 +35,7 @@ func (*FollowUps) Info() Info {
 		Name:  "exp-d",
 		Title: "follow-ups that repeat a request",
 		Description: "The server answers 408, 503 with a Retry-After, a redirect of every kind, a redirect loop, " +
-			"a 401 or 407 challenge. OkHttp repeats a request answered 408 once, even a POST (once " +
+			"a 401 or 407 challenge. OkHttp 3.13 repeats a request answered 408 once, even a POST (once " +
 			"more when retryOnConnectionFailure is off, or Retry-After asks for a delay, or the body " +
 			"is one-shot), repeats a 503 once only on Retry-After: 0, follows 307 and 308 only for GET " +
 			"and HEAD, turns a POST redirected by 301, 302 or 303 into a GET without its body, and " +
@@ -113,8 +113,8 @@ func followUps() []followUp {
 		{"okhttp: 503, Retry-After: 0, then 200", ProfileOkHttp, spec{}, get, false, false, "/flaky/503?retry-after=0", []model.Answer{ra(503, "0"), a(200)}, okBoth, 2},
 		{"okhttp: 503, Retry-After: 5", ProfileOkHttp, spec{}, get, false, false, "/status/503?retry-after=5", []model.Answer{ra(503, "5")}, okBoth, 1},
 		// OkHttp: redirects.
-		{"okhttp: POST answered 307", ProfileOkHttp, spec{}, post, false, false, "/moved/307", to(307), okBoth, 1},
-		{"okhttp: POST answered 308", ProfileOkHttp, spec{}, post, false, false, "/moved/308", to(308), okBoth, 1},
+		{"okhttp: POST answered 307", ProfileOkHttp, spec{}, post, false, false, "/moved/307", to(307), ok313, 1},
+		{"okhttp: POST answered 308", ProfileOkHttp, spec{}, post, false, false, "/moved/308", to(308), ok313, 1},
 		{"okhttp: GET answered 307", ProfileOkHttp, spec{}, get, false, false, "/moved/307", to(307), okBoth, 2},
 		{"okhttp: POST answered 301", ProfileOkHttp, spec{}, post, false, false, "/moved/301", to(301), okBoth, 2},
 		{"okhttp: POST answered 302", ProfileOkHttp, spec{}, post, false, false, "/moved/302", to(302), okBoth, 2},
