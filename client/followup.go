@@ -148,7 +148,8 @@ func (c *Client) hc5Redirect(st *followState, resp *response) (*http.Request, er
 		return nil, nil
 	}
 	if st.visited[u.String()] {
-		return nil, fmt.Errorf("circular redirect to '%s'", u)
+		// HttpClient 5 names the whole URI; its path is enough and keeps the port out.
+		return nil, fmt.Errorf("circular redirect to '%s'", u.RequestURI())
 	}
 	if st.visited == nil {
 		st.visited = map[string]bool{}

@@ -65,14 +65,14 @@ type followUp struct {
 	https   bool // path is on the https server, which redirects to the http one
 	path    string
 	answers []model.Answer
-	release string // whose rule: "3.13.1 = 4.9", "3.13.1"
+	release string // whose rule: "OkHttp 3.13.1 = 4.x", "OkHttp 3.13.1" where 4.x differs
 	docExec int    // the requests the library's source says the server receives
 }
 
 // Sources of the rules, for the rows' documented column: the release whose source labrun
 // reads (docs/experiments.md, exp-d, names the class and method of each).
 const (
-	okBoth   = "OkHttp 3.13.1 = 4.9"
+	okBoth   = "OkHttp 3.13.1 = 4.x"
 	ok313    = "OkHttp 3.13.1"
 	goSource = "Go 1.26 net/http"
 	hc5Src   = "HttpClient 5.2.1"
@@ -272,8 +272,8 @@ func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id 
 		Name:                 r.name,
 		Documented:           r.release,
 		DocumentedExecutions: results.Count(r.docExec),
-		ExpectedOutcome:      results.State(string(want.Outcome) + ": " + describeSent(want.Sent)),
-		Outcome:              results.State(string(res.Outcome) + ": " + describeSent(sentOf(got))),
+		ExpectedOutcome:      results.State(string(want.Outcome) + ": " + model.DescribeSent(want.Sent)),
+		Outcome:              results.State(string(res.Outcome) + ": " + model.DescribeSent(sentOf(got))),
 		ExpectedCalls:        1,
 		Calls:                1,
 		ExpectedExecutions:   results.Count(len(want.Sent)),
@@ -298,30 +298,6 @@ func sentOf(log []fakesrv.Request) []model.Sent {
 		out[i] = model.Sent{Method: r.Method, Body: r.BodyBytes > 0}
 	}
 	return out
-}
-
-// describeSent says which requests went, runs of the same one counted: "POST+body ×2, GET".
-func describeSent(sent []model.Sent) string {
-	var parts []string
-	for i := 0; i < len(sent); {
-		j := i
-		for j < len(sent) && sent[j] == sent[i] {
-			j++
-		}
-		p := sent[i].Method
-		if sent[i].Body {
-			p += "+body"
-		}
-		if j-i > 1 {
-			p += fmt.Sprintf(" ×%d", j-i)
-		}
-		parts = append(parts, p)
-		i = j
-	}
-	if parts == nil {
-		return "nothing sent"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // oneShotBody is a request body net/http cannot rewind: the request has no GetBody.

@@ -71,7 +71,7 @@ func TestFollowUpsRealLibraries(t *testing.T) {
 				p, _ := LookupProfile(r.profile)
 				want := model.FollowUps(p.Rules, r.rules(model.Limits{RetryOnConnectionFailure: p.Rules == model.OkHttp && !r.s.NoRouteRetry}), r.call())
 				if got := sent[id]; !reflect.DeepEqual(got, want.Sent) {
-					t.Errorf("%s: the server got %s, want %s", r.name, describeSent(got), describeSent(want.Sent))
+					t.Errorf("%s: the server got %s, want %s", r.name, model.DescribeSent(got), model.DescribeSent(want.Sent))
 				}
 				if msg, failed := strings.CutPrefix(answer, "!"); failed {
 					if want.Outcome != vocab.Failed || !strings.Contains(msg, want.Err) {

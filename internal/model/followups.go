@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -269,6 +270,31 @@ func hc5FollowUps(r FollowRules, c FollowCall) FollowResult {
 			cur = orig
 		}
 	}
+}
+
+// DescribeSent says which requests a server receives, runs of the same one counted:
+// "POST+body ×2, GET"; "nothing sent" for none.
+func DescribeSent(sent []Sent) string {
+	var parts []string
+	for i := 0; i < len(sent); {
+		j := i
+		for j < len(sent) && sent[j] == sent[i] {
+			j++
+		}
+		p := sent[i].Method
+		if sent[i].Body {
+			p += "+body"
+		}
+		if j-i > 1 {
+			p += " ×" + strconv.Itoa(j-i)
+		}
+		parts = append(parts, p)
+		i = j
+	}
+	if parts == nil {
+		return "nothing sent"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func followOK(res FollowResult, status int) FollowResult {

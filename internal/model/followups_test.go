@@ -122,3 +122,18 @@ func TestMaxFollowUps(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeSent(t *testing.T) {
+	for _, tt := range []struct {
+		sent []Sent
+		want string
+	}{
+		{nil, "nothing sent"},
+		{[]Sent{{"POST", true}, {"POST", true}, {"GET", false}}, "POST+body ×2, GET"},
+		{[]Sent{{"GET", false}}, "GET"},
+	} {
+		if got := DescribeSent(tt.sent); got != tt.want {
+			t.Errorf("DescribeSent(%v): got %q, want %q", tt.sent, got, tt.want)
+		}
+	}
+}

@@ -90,7 +90,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 	out.Explanation = []string{
 		fmt.Sprintf("The server answers %d to %s.", p.Status, times),
 		followUpClients[p.Defaults] + ".",
-		fmt.Sprintf("The server receives %s: %s.", vocab.Plural(len(got.Sent), "request"), sentWords(got.Sent)),
+		fmt.Sprintf("The server receives %s: %s.", vocab.Plural(len(got.Sent), "request"), model.DescribeSent(got.Sent)),
 	}
 	if got.Outcome == vocab.OK {
 		out.Explanation = append(out.Explanation, fmt.Sprintf("The call returns the %d.", got.Status))
@@ -98,25 +98,4 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 		out.Explanation = append(out.Explanation, fmt.Sprintf("The call fails: %s.", got.Err))
 	}
 	return out
-}
-
-// sentWords says which requests the server receives: "POST with its body, then GET".
-func sentWords(sent []model.Sent) string {
-	var parts []string
-	for i := 0; i < len(sent); {
-		j := i
-		for j < len(sent) && sent[j] == sent[i] {
-			j++
-		}
-		w := sent[i].Method
-		if sent[i].Body {
-			w += " with its body"
-		}
-		if j-i > 1 {
-			w += fmt.Sprintf(" %d times", j-i)
-		}
-		parts = append(parts, w)
-		i = j
-	}
-	return strings.Join(parts, ", then ")
 }
