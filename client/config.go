@@ -166,6 +166,10 @@ func (c Config) Validate() error {
 		return errors.New("client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups")
 	case c.HC5Redirects && c.FollowUps:
 		return errors.New("client: HttpClient 5's redirects exclude OkHttp's follow-ups")
+	case c.Follow != (FollowOptions{}) && !c.FollowUps && !c.HC5Redirects:
+		return errors.New("client: follow options need OkHttp's follow-ups or HttpClient 5's redirects")
+	case c.HC5Redirects && (c.Follow.NoSslRedirects || c.Follow.Authenticate):
+		return errors.New("client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's")
 	case c.OkHttpHealthCheck && c.ValidateAfterInactivity != 0:
 		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")
 	}

@@ -178,3 +178,77 @@ func TestHealthCheckOverTLS(t *testing.T) {
 		t.Errorf("server accepted %d connections, want 1 (the second call reuses the first's)", got)
 	}
 }
+
+func TestFollowOptionsValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{FollowUps: true, Follow: FollowOptions{NoSslRedirects: true, Authenticate: true}}, ""},
+		{Config{HC5Redirects: true, Follow: FollowOptions{NoRedirects: true}}, ""},
+		{Config{Follow: FollowOptions{NoRedirects: true}}, "client: follow options need OkHttp's follow-ups or HttpClient 5's redirects"},
+		{Config{HC5Redirects: true, Follow: FollowOptions{Authenticate: true}}, "client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's"},
+		{Config{HC5Redirects: true, FollowUps: true}, "client: HttpClient 5's redirects exclude OkHttp's follow-ups"},
+	} {
+		got := ""
+		if err := tt.cfg.Validate(); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.cfg.Follow, got, tt.want)
+		}
+	}
+}
+
+// TestGoClientFollowUps ties GoClient, which is net/http's own Client, to the model's Go rules:
+// redirectBehavior with and without GetBody, CheckRedirect's limit and UseLastResponse.
+func TestGoClientFollowUps(t *testing.T) {
+	srv := followServer(t)
+	to200 := func(code int) []model.Answer {
+		return []model.Answer{{Status: code, Location: model.NewURL}, {Status: 200}}
+	}
+	for _, tt := range []struct {
+		name     string
+		cfg      GoConfig
+		method   string
+		oneShot  bool
+		path     string
+		answers  []model.Answer
+		noFollow bool
+	}{
+		{"POST 307", GoConfig{}, "POST", false, "/moved/307", to200(307), false},
+		{"one-shot POST 308", GoConfig{}, "POST", true, "/moved/308", to200(308), false},
+		{"POST 303", GoConfig{}, "POST", false, "/moved/303", to200(303), false},
+		{"UseLastResponse", GoConfig{UseLastResponse: true}, "GET", false, "/moved/302", to200(302), true},
+		{"redirect loop", GoConfig{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.Reset()
+			g, err := NewGo(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(g.Close)
+			var body io.Reader
+			if tt.method != "GET" {
+				body = strings.NewReader("order=1")
+				if tt.oneShot {
+					body = oneShot{body}
+				}
+			}
+			req, err := http.NewRequest(tt.method, srv.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Do(context.Background(), req)
+			want := model.FollowUps(model.Go, model.FollowRules{NoRedirects: tt.noFollow},
+				model.FollowCall{Method: tt.method, Body: body != nil, OneShot: tt.oneShot, Answers: tt.answers})
+			if got := sentBy(srv); !reflect.DeepEqual(got, want.Sent) {
+				t.Errorf("server got %v, want %v", got, want.Sent)
+			}
+			if res.Outcome != want.Outcome || (want.Outcome == vocab.OK && res.Status != want.Status) {
+				t.Errorf("got %s, status %d (%v); want %s, status %d (%s)", res.Outcome, res.Status, err, want.Outcome, want.Status, want.Err)
+			}
+		})
+	}
+}
