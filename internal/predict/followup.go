@@ -80,7 +80,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 		}
 		out.Attempts = append(out.Attempts, results.Attempt{
 			StartMs: *results.Ms(time.Duration(i) * p.Delay), EndMs: results.Ms(time.Duration(i+1) * p.Delay),
-			Outcome: o, Executed: true, Phases: []results.PhaseSpan{}, Why: why,
+			Outcome: o, Executed: true, Phases: []results.PhaseSpan{{Phase: vocab.PhaseWait, Ms: results.Ms(p.Delay)}}, Why: why,
 		})
 	}
 	times := "every request"
