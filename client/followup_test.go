@@ -77,33 +77,42 @@ func TestFollowUpsMatchModel(t *testing.T) {
 	srv := followServer(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv.Reset()
 			c := newClient(t, tt.cfg)
-			var body io.Reader
-			if tt.method != "GET" {
-				body = strings.NewReader("order=1")
-				if tt.oneShot {
-					body = oneShot{body}
-				}
-			}
-			req, err := http.NewRequest(tt.method, srv.URL+tt.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := c.Do(context.Background(), req)
-			want := model.FollowUps(tt.p, tt.rules, model.FollowCall{Method: tt.method, Body: body != nil, OneShot: tt.oneShot, Answers: tt.answers})
-			if got := sentBy(srv); !reflect.DeepEqual(got, want.Sent) {
-				t.Errorf("server got %v, want %v", got, want.Sent)
-			}
-			if res.Outcome != want.Outcome || (want.Outcome == vocab.OK && res.Status != want.Status) {
-				t.Errorf("got %s, status %d (%v); want %s, status %d (%s)", res.Outcome, res.Status, err, want.Outcome, want.Status, want.Err)
-			}
-			var e *Error
-			if want.Outcome == vocab.Failed && (!errors.As(err, &e) ||
-				!strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want.Err))) {
-				t.Errorf("got error %v, want one saying %q", err, want.Err)
-			}
+			checkFollowUps(t, srv, c.Do, tt.p, tt.rules, tt.method, tt.oneShot, tt.path, tt.answers)
 		})
+	}
+}
+
+// checkFollowUps sends method to srv's path with do (a body for all but GET, one-shot when
+// asked) and checks that the server received the requests the model predicts for profile p
+// and rules, and that the call ends as predicted, a failure with the library's words.
+func checkFollowUps(t *testing.T, srv *fakesrv.Server, do func(context.Context, *http.Request) (*Result, error),
+	p model.Profile, rules model.FollowRules, method string, oneShotBody bool, path string, answers []model.Answer) {
+	t.Helper()
+	srv.Reset()
+	var body io.Reader
+	if method != "GET" {
+		body = strings.NewReader("order=1")
+		if oneShotBody {
+			body = oneShot{body}
+		}
+	}
+	req, err := http.NewRequest(method, srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := do(context.Background(), req)
+	want := model.FollowUps(p, rules, model.FollowCall{Method: method, Body: body != nil, OneShot: oneShotBody, Answers: answers})
+	if got := sentBy(srv); !reflect.DeepEqual(got, want.Sent) {
+		t.Errorf("server got %v, want %v", got, want.Sent)
+	}
+	if res.Outcome != want.Outcome || (want.Outcome == vocab.OK && res.Status != want.Status) {
+		t.Errorf("got %s, status %d (%v); want %s, status %d (%s)", res.Outcome, res.Status, err, want.Outcome, want.Status, want.Err)
+	}
+	var e *Error
+	if want.Outcome == vocab.Failed && (!errors.As(err, &e) ||
+		!strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want.Err))) {
+		t.Errorf("got error %v, want one saying %q", err, want.Err)
 	}
 }
 
@@ -223,32 +232,12 @@ func TestGoClientFollowUps(t *testing.T) {
 		{"redirect loop", GoConfig{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv.Reset()
 			g, err := NewGo(tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(g.Close)
-			var body io.Reader
-			if tt.method != "GET" {
-				body = strings.NewReader("order=1")
-				if tt.oneShot {
-					body = oneShot{body}
-				}
-			}
-			req, err := http.NewRequest(tt.method, srv.URL+tt.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := g.Do(context.Background(), req)
-			want := model.FollowUps(model.Go, model.FollowRules{NoRedirects: tt.noFollow},
-				model.FollowCall{Method: tt.method, Body: body != nil, OneShot: tt.oneShot, Answers: tt.answers})
-			if got := sentBy(srv); !reflect.DeepEqual(got, want.Sent) {
-				t.Errorf("server got %v, want %v", got, want.Sent)
-			}
-			if res.Outcome != want.Outcome || (want.Outcome == vocab.OK && res.Status != want.Status) {
-				t.Errorf("got %s, status %d (%v); want %s, status %d (%s)", res.Outcome, res.Status, err, want.Outcome, want.Status, want.Err)
-			}
+			checkFollowUps(t, srv, g.Do, model.Go, model.FollowRules{NoRedirects: tt.noFollow}, tt.method, tt.oneShot, tt.path, tt.answers)
 		})
 	}
 }
