@@ -10,7 +10,7 @@
 //
 // Connect timeouts come from net.Dialer and the deadline from the call's context, as in plain
 // net/http. Redirects and other follow-ups are followed only with Config.FollowUps, by OkHttp's
-// rules.
+// rules, or with Config.HC5Redirects, by HttpClient 5's.
 //
 // Nothing is sent twice behind the caller's back: net/http's own replays of a request whose
 // reused connection failed are refused (attempt.go), and the re-sends a library makes by itself
@@ -182,7 +182,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	res := &Result{}
 	cur := req // the current exchange's request; a follow-up replaces it
 	rs := c.newResend()
-	retries, followUps, prior := 0, 0, 0
+	retries, follow := 0, &followState{original: req}
 	for {
 		as, resp := c.attempt(ctx, cur, start, len(res.Attempts)+1, rs)
 		res.Attempts = append(res.Attempts, as...)
@@ -197,17 +197,16 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 				}
 				continue
 			}
-			next := c.followUp(cur, resp, prior)
-			if next == nil {
-				return res, nil
-			}
-			if followUps++; followUps > MaxFollowUps {
-				err := &Error{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Attempt: a.n, Elapsed: a.End,
-					Err: ownError{fmt.Errorf("too many follow-up requests: %d", followUps)}}
+			next, ferr := c.followUp(follow, cur, resp)
+			if ferr != nil {
+				err := &Error{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Attempt: a.n, Elapsed: a.End, Err: ownError{ferr}}
 				res.Outcome, res.Attempts[len(res.Attempts)-1].Err = vocab.Failed, err
 				return res, err
 			}
-			cur, prior, rs = next, resp.status, c.newResend()
+			if next == nil {
+				return res, nil
+			}
+			cur, rs = next, c.newResend()
 			continue
 		}
 		if a.Outcome == vocab.Deadline || ctx.Err() != nil {

@@ -50,9 +50,16 @@ type Config struct {
 	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
-	// FollowUps applies OkHttp's response follow-ups: redirects (MaxFollowUps at most), a 408
-	// repeated once (with RetryOnConnectionFailure), a 503 repeated once on Retry-After: 0.
+	// FollowUps applies OkHttp 3.13's response follow-ups (followup.go): redirects
+	// (MaxFollowUps at most), a 408 repeated once (with RetryOnConnectionFailure), a 503
+	// repeated once on Retry-After: 0, a 401 to the authenticator, a 407 refused.
 	FollowUps bool
+	// HC5Redirects follows redirects by HttpClient 5's RedirectExec (HC5MaxRedirects at most,
+	// none circular). It excludes FollowUps.
+	HC5Redirects bool
+	// Follow changes the follow-up rules' defaults (followRedirects, followSslRedirects, an
+	// authenticator).
+	Follow FollowOptions
 	// RoutePerAttempt makes every address the host resolves to a route of its own, as OkHttp
 	// does: an attempt dials one route, with its own connect timeout. Without it every address
 	// is tried in turn within one connect, each with the full timeout, as HttpClient 5 does.
@@ -157,6 +164,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("client: unknown HttpClient 5 retries %q", c.HC5Retries)
 	case c.HC5Retries != vocab.HC5RetriesNone && (c.RetryOnConnectionFailure || c.FollowUps):
 		return errors.New("client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups")
+	case c.HC5Redirects && c.FollowUps:
+		return errors.New("client: HttpClient 5's redirects exclude OkHttp's follow-ups")
+	case c.Follow != (FollowOptions{}) && !c.FollowUps && !c.HC5Redirects:
+		return errors.New("client: follow options need OkHttp's follow-ups or HttpClient 5's redirects")
+	case c.HC5Redirects && (c.Follow.NoSslRedirects || c.Follow.Authenticate):
+		return errors.New("client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's")
 	case c.OkHttpHealthCheck && c.ValidateAfterInactivity != 0:
 		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")
 	}

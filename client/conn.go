@@ -257,8 +257,9 @@ func (cn *conn) Read(p []byte) (int, error) {
 
 // afterRead looks at what a read returned. One that returns while the connection sits in the
 // pool is net/http's background read: an error there is what a stale check sees, and a blind
-// connection holds the result back until a request is written on it or it is closed. It
-// returns the attempt that owns the connection when the read failed.
+// connection holds the result back until a request is written on it or it is closed. A
+// connection that never went back to the pool is not held: its reads are the TLS handshake's.
+// It returns the attempt that owns the connection when the read failed.
 func (cn *conn) afterRead(n int, err error) *attemptState {
 	cn.mu.Lock()
 	if cn.owner == nil && !cn.closed && (n > 0 || err != nil) {
@@ -266,7 +267,7 @@ func (cn *conn) afterRead(n int, err error) *attemptState {
 			cn.dead = err
 		}
 		cn.stirLocked()
-		if cn.blind {
+		if cn.blind && !cn.idleSince.IsZero() {
 			held := make(chan struct{})
 			cn.held = held
 			cn.mu.Unlock()

@@ -3,138 +3,241 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strconv"
+	"reflect"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// statusServer answers every request with the status and headers of its query (and /loop
-// with a redirect to itself), and records the requests' methods and bodies.
-type statusServer struct {
-	*httptest.Server
-	mu     sync.Mutex // guards bodies
-	bodies []string
+// oneShot is a request body that net/http cannot rewind: no GetBody.
+type oneShot struct{ io.Reader }
+
+// followCase is one follow-up rule put to the model and to the client against a fake server.
+type followCase struct {
+	name    string
+	cfg     Config
+	p       model.Profile
+	rules   model.FollowRules
+	method  string
+	oneShot bool
+	path    string
+	answers []model.Answer
 }
 
-func newStatusServer(t *testing.T) *statusServer {
-	t.Helper()
-	s := &statusServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.bodies = append(s.bodies, r.Method+" "+string(b))
-		s.mu.Unlock()
-		if r.URL.Path == "/loop" {
-			http.Redirect(w, r, "/loop", http.StatusFound)
-			return
-		}
-		q := r.URL.Query()
-		if v := q.Get("retry-after"); v != "" {
-			w.Header().Set("Retry-After", v)
-		}
-		if loc := q.Get("location"); loc != "" {
-			w.Header().Set("Location", loc)
-		}
-		code, _ := strconv.Atoi(q.Get("code"))
-		w.WriteHeader(code)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *statusServer) requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.bodies...)
-}
-
-func TestFollowUps(t *testing.T) {
-	tests := []struct {
-		name     string
-		cfg      Config
-		method   string
-		query    string
-		requests int
-		status   int
-		failed   string
-	}{
-		{"408 repeated once, even a POST", Config{FollowUps: true, RetryOnConnectionFailure: true}, "POST", "/?code=408", 2, 408, ""},
-		{"408 not repeated without recovery", Config{FollowUps: true}, "POST", "/?code=408", 1, 408, ""},
-		{"408 not repeated with Retry-After 5", Config{FollowUps: true, RetryOnConnectionFailure: true}, "POST", "/?code=408&retry-after=5", 1, 408, ""},
-		{"503 repeated on Retry-After 0", Config{FollowUps: true}, "GET", "/?code=503&retry-after=0", 2, 503, ""},
-		{"503 not repeated on Retry-After 5", Config{FollowUps: true}, "GET", "/?code=503&retry-after=5", 1, 503, ""},
-		{"401 returned", Config{FollowUps: true}, "GET", "/?code=401", 1, 401, ""},
-		{"408 with Retry-After -1 is a delay", Config{FollowUps: true, RetryOnConnectionFailure: true}, "POST", "/?code=408&retry-after=-1", 1, 408, ""},
-		{"503 with Retry-After 00 is zero", Config{FollowUps: true}, "GET", "/?code=503&retry-after=00", 2, 503, ""},
-		{"503 with Retry-After +0 is not digits", Config{FollowUps: true}, "GET", "/?code=503&retry-after=%2B0", 1, 503, ""},
-		{"no follow-ups without the option", Config{}, "GET", "/?code=503&retry-after=0", 1, 503, ""},
-		{"redirect to a 200", Config{FollowUps: true}, "GET", "/?code=302&location=%2F%3Fcode%3D200", 2, 200, ""},
-		{"redirect loop", Config{FollowUps: true}, "GET", "/loop", 21, 302, "too many follow-up requests: 21"},
+// TestFollowUpsMatchModel ties the client's follow-up rules to the model's: for every rule,
+// the server receives the requests the model predicts (methods, and whether each had a body),
+// and the call ends as predicted.
+func TestFollowUpsMatchModel(t *testing.T) {
+	ok := Config{FollowUps: true, RetryOnConnectionFailure: true}
+	okR := model.FollowRules{RetryOnConnectionFailure: true}
+	hc5 := Config{HC5Redirects: true}
+	with := func(c Config, f FollowOptions) Config { c.Follow = f; return c }
+	to200 := func(code int) []model.Answer {
+		return []model.Answer{{Status: code, Location: model.NewURL}, {Status: 200}}
 	}
+	tests := []followCase{
+		{"okhttp: 408 twice", ok, model.OkHttp, okR, "POST", false, "/flaky/408?id=a&times=2", []model.Answer{{Status: 408}, {Status: 408}, {Status: 200}}},
+		{"okhttp: 408 once", ok, model.OkHttp, okR, "POST", false, "/flaky/408?id=a", []model.Answer{{Status: 408}, {Status: 200}}},
+		{"okhttp: 408, no recovery", Config{FollowUps: true}, model.OkHttp, model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
+		{"okhttp: 408, Retry-After 1", ok, model.OkHttp, okR, "POST", false, "/status/408?retry-after=1", []model.Answer{{Status: 408, RetryAfter: "1"}}},
+		{"okhttp: 408, Retry-After 0", ok, model.OkHttp, okR, "POST", false, "/status/408?retry-after=0", []model.Answer{{Status: 408, RetryAfter: "0"}}},
+		{"okhttp: 408, one-shot body", ok, model.OkHttp, okR, "POST", true, "/status/408", []model.Answer{{Status: 408}}},
+		{"okhttp: 503 twice, Retry-After 0", ok, model.OkHttp, okR, "GET", false, "/status/503?retry-after=0", []model.Answer{{Status: 503, RetryAfter: "0"}}},
+		{"okhttp: 503, Retry-After +0", ok, model.OkHttp, okR, "GET", false, "/status/503?retry-after=%2B0", []model.Answer{{Status: 503, RetryAfter: "+0"}}},
+		{"okhttp: POST 307", ok, model.OkHttp, okR, "POST", false, "/moved/307", to200(307)},
+		{"okhttp: GET 308", ok, model.OkHttp, okR, "GET", false, "/moved/308", to200(308)},
+		{"okhttp: POST 302", ok, model.OkHttp, okR, "POST", false, "/moved/302", to200(302)},
+		{"okhttp: POST 303, one-shot body", ok, model.OkHttp, okR, "POST", true, "/moved/303", to200(303)},
+		{"okhttp: 300", ok, model.OkHttp, okR, "GET", false, "/moved/300", to200(300)},
+		{"okhttp: followRedirects(false)", with(ok, FollowOptions{NoRedirects: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		{"okhttp: redirect loop", ok, model.OkHttp, okR, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"okhttp: 401", ok, model.OkHttp, okR, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 401, always answering", with(ok, FollowOptions{Authenticate: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 401, always answering, one-shot body", with(ok, FollowOptions{Authenticate: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "POST", true, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 407", ok, model.OkHttp, okR, "GET", false, "/challenge/407", []model.Answer{{Status: 407}}},
+		{"okhttp: 421", ok, model.OkHttp, okR, "GET", false, "/status/421", []model.Answer{{Status: 421}}},
+		{"hc5: POST 307", hc5, model.HC5, model.FollowRules{}, "POST", false, "/moved/307", to200(307)},
+		{"hc5: POST 301", hc5, model.HC5, model.FollowRules{}, "POST", false, "/moved/301", to200(301)},
+		{"hc5: PUT 302", hc5, model.HC5, model.FollowRules{}, "PUT", false, "/moved/302", to200(302)},
+		{"hc5: PUT 303", hc5, model.HC5, model.FollowRules{}, "PUT", false, "/moved/303", to200(303)},
+		{"hc5: POST 308, one-shot body", hc5, model.HC5, model.FollowRules{}, "POST", true, "/moved/308", to200(308)},
+		{"hc5: disableRedirectHandling", with(hc5, FollowOptions{NoRedirects: true}), model.HC5, model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		{"hc5: redirect loop", hc5, model.HC5, model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"hc5: 60 redirects", hc5, model.HC5, model.FollowRules{}, "GET", false, "/redirect/60", chainAnswers(60)},
+		{"hc5: 408", hc5, model.HC5, model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
+		{"no follow-ups without the option", Config{}, model.HC5, model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+	}
+	srv := followServer(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStatusServer(t)
 			c := newClient(t, tt.cfg)
-			req, _ := http.NewRequest(tt.method, s.URL+tt.query, strings.NewReader("order=1"))
-			res, err := c.Do(context.Background(), req)
-			if got := len(s.requests()); got != tt.requests {
-				t.Errorf("server got %d requests, want %d", got, tt.requests)
-			}
-			if tt.failed != "" {
-				var e *Error
-				if !errors.As(err, &e) || e.Outcome != vocab.Failed || !strings.Contains(err.Error(), tt.failed) {
-					t.Errorf("got %v, want a failure %q", err, tt.failed)
-				}
-				return
-			}
-			if err != nil || res.Status != tt.status {
-				t.Errorf("got status %d, %v; want %d", res.Status, err, tt.status)
-			}
+			checkFollowUps(t, srv, c.Do, tt.p, tt.rules, tt.method, tt.oneShot, tt.path, tt.answers)
 		})
 	}
 }
 
-func TestRedirectMethods(t *testing.T) {
-	for _, tt := range []struct {
-		code int
-		want string
-	}{{307, "POST order=1"}, {308, "POST order=1"}, {302, "GET "}, {303, "GET "}} {
-		t.Run(strconv.Itoa(tt.code), func(t *testing.T) {
-			s := newStatusServer(t)
-			c := newClient(t, Config{FollowUps: true})
-			target := url.QueryEscape("/?code=200")
-			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/?code=%d&location=%s", s.URL, tt.code, target), strings.NewReader("order=1"))
-			if _, err := c.Do(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			got := s.requests()
-			if len(got) != 2 || got[1] != tt.want {
-				t.Errorf("got requests %q, want the follow-up %q", got, tt.want)
-			}
-		})
+// checkFollowUps sends method to srv's path with do (a body for all but GET, one-shot when
+// asked) and checks that the server received the requests the model predicts for profile p
+// and rules, and that the call ends as predicted, a failure with the library's words.
+func checkFollowUps(t *testing.T, srv *fakesrv.Server, do func(context.Context, *http.Request) (*Result, error),
+	p model.Profile, rules model.FollowRules, method string, oneShotBody bool, path string, answers []model.Answer) {
+	t.Helper()
+	srv.Reset()
+	var body io.Reader
+	if method != "GET" {
+		body = strings.NewReader("order=1")
+		if oneShotBody {
+			body = oneShot{body}
+		}
 	}
+	req, err := http.NewRequest(method, srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := do(context.Background(), req)
+	want := model.FollowUps(p, rules, model.FollowCall{Method: method, Body: body != nil, OneShot: oneShotBody, Answers: answers})
+	if got := sentBy(srv); !reflect.DeepEqual(got, want.Sent) {
+		t.Errorf("server got %v, want %v", got, want.Sent)
+	}
+	if res.Outcome != want.Outcome || (want.Outcome == vocab.OK && res.Status != want.Status) {
+		t.Errorf("got %s, status %d (%v); want %s, status %d (%s)", res.Outcome, res.Status, err, want.Outcome, want.Status, want.Err)
+	}
+	var e *Error
+	if want.Outcome == vocab.Failed && (!errors.As(err, &e) ||
+		!strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want.Err))) {
+		t.Errorf("got error %v, want one saying %q", err, want.Err)
+	}
+}
+
+// followServer starts a fake server that is closed when the test ends.
+func followServer(t *testing.T) *fakesrv.Server {
+	t.Helper()
+	srv, err := fakesrv.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// chainAnswers is /redirect/N's answers: N redirects to new URLs, then 200.
+func chainAnswers(n int) []model.Answer {
+	a := make([]model.Answer, n+1)
+	for i := range n {
+		a[i] = model.Answer{Status: 302, Location: model.NewURL}
+	}
+	a[n] = model.Answer{Status: 200}
+	return a
+}
+
+// sentBy returns the requests the server received, in the model's terms.
+func sentBy(srv *fakesrv.Server) []model.Sent {
+	var out []model.Sent
+	for _, r := range srv.Requests() {
+		out = append(out, model.Sent{Method: r.Method, Body: r.BodyBytes > 0})
+	}
+	return out
 }
 
 func TestRetryAfterSeconds(t *testing.T) {
-	const long = int(^uint(0) >> 1)
+	const long = math.MaxInt32
 	tests := []struct {
 		v    string
+		def  int
 		want int
 	}{
-		{"0", 0}, {"00", 0}, {"5", 5}, {"", long}, {"-1", long}, {"+0", long}, {" 1", long},
-		{"Wed, 21 Oct 2015 07:28:00 GMT", long}, {"99999999999999999999999", long},
+		{"0", long, 0}, {"00", long, 0}, {"5", 0, 5}, {"", long, long}, {"", 0, 0}, {"-1", 0, long}, {"+0", 0, long}, {" 1", 0, long},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, long}, {"99999999999999999999999", 0, long},
 	}
 	for _, tt := range tests {
-		if got := retryAfterSeconds(tt.v); got != tt.want {
-			t.Errorf("retryAfterSeconds(%q): got %d, want %d", tt.v, got, tt.want)
+		if got := retryAfterSeconds(tt.v, tt.def); got != tt.want {
+			t.Errorf("retryAfterSeconds(%q, %d): got %d, want %d", tt.v, tt.def, got, tt.want)
 		}
+	}
+}
+
+// TestHealthCheckOverTLS: OkHttp's health check hides a pooled connection's background read
+// from net/http; the reads of a new connection's TLS handshake are not that and must reach
+// it, or the handshake never ends. Two calls: a new connection, then the pooled one.
+func TestHealthCheckOverTLS(t *testing.T) {
+	srv, err := fakesrv.New(fakesrv.WithProtocol(fakesrv.HTTP1TLS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := newClient(t, Config{TLS: srv.ClientTLS(), OkHttpHealthCheck: true, ConnectTimeout: 5 * time.Second})
+	for i := range 2 {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/echo", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Do(context.Background(), req)
+		if err != nil || res.Status != 200 {
+			t.Fatalf("call %d: got %d, %v; want 200", i+1, res.Status, err)
+		}
+	}
+	if got := srv.ConnsAccepted(); got != 1 {
+		t.Errorf("server accepted %d connections, want 1 (the second call reuses the first's)", got)
+	}
+}
+
+func TestFollowOptionsValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{FollowUps: true, Follow: FollowOptions{NoSslRedirects: true, Authenticate: true}}, ""},
+		{Config{HC5Redirects: true, Follow: FollowOptions{NoRedirects: true}}, ""},
+		{Config{Follow: FollowOptions{NoRedirects: true}}, "client: follow options need OkHttp's follow-ups or HttpClient 5's redirects"},
+		{Config{HC5Redirects: true, Follow: FollowOptions{Authenticate: true}}, "client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's"},
+		{Config{HC5Redirects: true, FollowUps: true}, "client: HttpClient 5's redirects exclude OkHttp's follow-ups"},
+	} {
+		got := ""
+		if err := tt.cfg.Validate(); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.cfg.Follow, got, tt.want)
+		}
+	}
+}
+
+// TestGoClientFollowUps ties GoClient, which is net/http's own Client, to the model's Go rules:
+// redirectBehavior with and without GetBody, CheckRedirect's limit and UseLastResponse.
+func TestGoClientFollowUps(t *testing.T) {
+	srv := followServer(t)
+	to200 := func(code int) []model.Answer {
+		return []model.Answer{{Status: code, Location: model.NewURL}, {Status: 200}}
+	}
+	for _, tt := range []struct {
+		name     string
+		cfg      GoConfig
+		method   string
+		oneShot  bool
+		path     string
+		answers  []model.Answer
+		noFollow bool
+	}{
+		{"POST 307", GoConfig{}, "POST", false, "/moved/307", to200(307), false},
+		{"one-shot POST 308", GoConfig{}, "POST", true, "/moved/308", to200(308), false},
+		{"POST 303", GoConfig{}, "POST", false, "/moved/303", to200(303), false},
+		{"UseLastResponse", GoConfig{UseLastResponse: true}, "GET", false, "/moved/302", to200(302), true},
+		{"redirect loop", GoConfig{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := NewGo(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(g.Close)
+			checkFollowUps(t, srv, g.Do, model.Go, model.FollowRules{NoRedirects: tt.noFollow}, tt.method, tt.oneShot, tt.path, tt.answers)
+		})
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,11 @@ type GoConfig struct {
 	Resolver *net.Resolver
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
+	// UseLastResponse returns every redirect to the caller: a CheckRedirect that returns
+	// http.ErrUseLastResponse. Without it net/http follows up to 10.
+	UseLastResponse bool
+	// TLS configures https connections; nil uses the system's roots.
+	TLS *tls.Config
 }
 
 // GoClient makes calls with net/http's Client and Transport as configured by GoConfig, and
@@ -80,8 +86,13 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
 		DisableCompression:    true,
+		TLSClientConfig:       cfg.TLS,
 	}
-	return &GoClient{cfg: cfg, tr: tr, hc: &http.Client{Transport: tr, Timeout: cfg.ClientTimeout, CheckRedirect: checkRedirect}}, nil
+	check := checkRedirect
+	if cfg.UseLastResponse {
+		check = useLastResponse
+	}
+	return &GoClient{cfg: cfg, tr: tr, hc: &http.Client{Transport: tr, Timeout: cfg.ClientTimeout, CheckRedirect: check}}, nil
 }
 
 // Close closes the idle connections.
@@ -157,6 +168,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// useLastResponse is the CheckRedirect of GoConfig.UseLastResponse.
+func useLastResponse(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // update applies f to the current connection's timestamps.
 func (tr *goTrace) update(f func(s *goSeg)) {

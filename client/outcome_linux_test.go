@@ -80,7 +80,7 @@ func TestErrorsMatchOutcomes(t *testing.T) {
 		{"connection refused", Config{Retries: 1},
 			func(t *testing.T, _ *Client) string { return refused(t) }, vocab.Failed},
 		{"too many follow-ups", Config{FollowUps: true},
-			func(t *testing.T, _ *Client) string { return newStatusServer(t).URL + "/loop" }, vocab.Failed},
+			func(t *testing.T, _ *Client) string { return followServer(t).URL + "/redirect-loop" }, vocab.Failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ func ExampleCheck() {
 	// Output:
 	// <nil>
 	// --propagate-deadline needs --client hc5: go sends no budget
-	// --client: exp-d compares okhttp and go by design; it takes no --client
+	// --client: exp-d compares okhttp, go and hc5 by design; it takes no --client
 }
 
 func ExampleLookupProfile() {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labrun/labrun/client"
@@ -16,11 +18,12 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// FollowUps is experiment D: responses that make a client send the request again. OkHttp
-// repeats a POST answered 408 (the server executes it twice), repeats a 503 only on
-// Retry-After: 0, and gives up on a redirect loop after 20 follow-ups; Go's net/http repeats
-// neither and stops after 10 redirects. It compares the okhttp and go profiles by design
-// (FixedProfiles), so it takes no --client.
+// FollowUps is experiment D: responses after which a client sends a request again, or
+// another one, by itself. Each row is one rule of OkHttp's RetryAndFollowUpInterceptor
+// (3.13's followUpRequest), of net/http's Client (redirectBehavior, CheckRedirect) or of
+// HttpClient 5's RedirectExec, put to the client and to the model: how many requests the
+// server receives, with which methods and bodies, and how the call ends. It compares the
+// okhttp, go and hc5 profiles by design (FixedProfiles), so it takes no --client.
 type FollowUps struct{}
 
 // NewFollowUps returns experiment D.
@@ -31,13 +34,16 @@ func (*FollowUps) Info() Info {
 	return Info{
 		Name:  "exp-d",
 		Title: "follow-ups that repeat a request",
-		Description: "The server answers 408, 503 with a Retry-After, or redirects to itself forever. " +
-			"OkHttp's follow-up rules repeat a request answered 408 once, even a POST, so the " +
-			"server executes it twice (once when retryOnConnectionFailure is off); they repeat a " +
-			"503 once only on Retry-After: 0; and they fail a redirect loop with \"too many " +
-			"follow-up requests: 21\" after 21 requests. Go's net/http repeats no 408 or 503 and " +
-			"stops after 10 redirects. Each row compares the server's request count with the " +
-			"model's. It runs the okhttp and go profiles by design and takes no --client.",
+		Description: "The server answers 408, 503 with a Retry-After, a redirect of every kind, a redirect loop, " +
+			"a 401 or 407 challenge. OkHttp 3.13 repeats a request answered 408 once, even a POST (once " +
+			"more when retryOnConnectionFailure is off, or Retry-After asks for a delay, or the body " +
+			"is one-shot), repeats a 503 once only on Retry-After: 0, follows 307 and 308 only for GET " +
+			"and HEAD, turns a POST redirected by 301, 302 or 303 into a GET without its body, and " +
+			"fails after 20 follow-ups; net/http keeps the POST and its body across 307 and 308, " +
+			"repeats no 408 or 503 and stops after 10 redirects; HttpClient 5 keeps them too, refuses " +
+			"a circular redirect and stops after 50. Each row compares the requests the server " +
+			"received (methods, bodies) and the outcome with the model's. It runs the okhttp, go " +
+			"and hc5 profiles by design and takes no --client.",
 		Examples: []string{"labrun exp-d", "labrun exp-d --format json"},
 	}
 }
@@ -46,34 +52,172 @@ func (*FollowUps) Info() Info {
 func (*FollowUps) Params() []param.Param { return nil }
 
 // Profiles implements FixedProfiles.
-func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo} }
+func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }
 
-// followUp is one row of experiment D: a request, the answer the server gives it every time,
-// and the client that sends it.
+// followUp is one row of experiment D: a request, the server's answers, the client that sends
+// it and the library release whose rule it shows.
 type followUp struct {
-	name     string
-	profile  string
-	noRetry  bool // retryOnConnectionFailure off
-	method   string
-	path     string
-	endpoint string // the server's name for path, which counts its requests
-	resp     model.Response
-	doc      string // the documented figure, and the documented request count
-	docExec  int
+	name    string
+	profile string
+	s       spec
+	method  string
+	oneShot bool // a body the client cannot send again
+	https   bool // path is on the https server, which redirects to the http one
+	path    string
+	answers []model.Answer
+	release string // whose rule: "OkHttp 3.13.1 = 4.x", "OkHttp 3.13.1" where 4.x differs
+	docExec int    // the requests the library's source says the server receives
 }
+
+// Sources of the rules, for the rows' documented column: the release whose source labrun
+// reads (docs/experiments.md, exp-d, names the class and method of each).
+const (
+	okBoth   = "OkHttp 3.13.1 = 4.x"
+	ok313    = "OkHttp 3.13.1"
+	goSource = "Go 1.26 net/http"
+	hc5Src   = "HttpClient 5.2.1"
+)
 
 // followUps are experiment D's rows.
 func followUps() []followUp {
-	return []followUp{
-		{"okhttp: POST answered 408", ProfileOkHttp, false, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "executed twice", 2},
-		{"okhttp, retryOnConnectionFailure off: POST answered 408", ProfileOkHttp, true, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "", 0},
-		{"go: POST answered 408", ProfileGo, false, http.MethodPost, "/status/408", "status", model.Response{Status: 408}, "", 0},
-		{"okhttp: 503, Retry-After: 0", ProfileOkHttp, false, http.MethodGet, "/status/503?retry-after=0", "status", model.Response{Status: 503, RetryAfter: "0"}, "repeated once", 2},
-		{"okhttp: 503, Retry-After: 5", ProfileOkHttp, false, http.MethodGet, "/status/503?retry-after=5", "status", model.Response{Status: 503, RetryAfter: "5"}, "not repeated", 1},
-		{"go: 503, Retry-After: 0", ProfileGo, false, http.MethodGet, "/status/503?retry-after=0", "status", model.Response{Status: 503, RetryAfter: "0"}, "", 0},
-		{"okhttp: redirect loop", ProfileOkHttp, false, http.MethodGet, "/redirect-loop", "redirect-loop", model.Response{Status: 302, Redirect: true}, "too many follow-up requests: 21", 21},
-		{"go: redirect loop", ProfileGo, false, http.MethodGet, "/redirect-loop", "redirect-loop", model.Response{Status: 302, Redirect: true}, "", 0},
+	noRetry := spec{NoRouteRetry: true}
+	noRedirects := spec{Follow: client.FollowOptions{NoRedirects: true}}
+	auth := spec{Follow: client.FollowOptions{Authenticate: true}}
+	noSsl := spec{Follow: client.FollowOptions{NoSslRedirects: true}}
+	a := func(status int) model.Answer { return model.Answer{Status: status} }
+	ra := func(status int, v string) model.Answer { return model.Answer{Status: status, RetryAfter: v} }
+	to := func(status int) []model.Answer {
+		return []model.Answer{{Status: status, Location: model.NewURL}, a(200)}
 	}
+	loop := []model.Answer{{Status: 302, Location: model.SameURL}}
+	chain := func(n int) []model.Answer {
+		out := make([]model.Answer, n+1)
+		for i := range n {
+			out[i] = model.Answer{Status: 302, Location: model.NewURL}
+		}
+		out[n] = a(200)
+		return out
+	}
+	toHTTP := []model.Answer{{Status: 302, Location: model.PlainHTTP}, a(200)}
+	const post, get = http.MethodPost, http.MethodGet
+	return []followUp{
+		// OkHttp: 408.
+		{"okhttp: POST answered 408 twice", ProfileOkHttp, spec{}, post, false, false, "/flaky/408?times=2", []model.Answer{a(408), a(408), a(200)}, okBoth, 2},
+		{"okhttp: POST answered 408, then 200", ProfileOkHttp, spec{}, post, false, false, "/flaky/408", []model.Answer{a(408), a(200)}, okBoth, 2},
+		{"okhttp, retryOnConnectionFailure off: POST answered 408", ProfileOkHttp, noRetry, post, false, false, "/status/408", []model.Answer{a(408)}, okBoth, 1},
+		{"okhttp: POST answered 408, Retry-After: 1", ProfileOkHttp, spec{}, post, false, false, "/status/408?retry-after=1", []model.Answer{ra(408, "1")}, okBoth, 1},
+		{"okhttp: POST answered 408, Retry-After: 0", ProfileOkHttp, spec{}, post, false, false, "/status/408?retry-after=0", []model.Answer{ra(408, "0")}, okBoth, 2},
+		{"okhttp: one-shot POST answered 408", ProfileOkHttp, spec{}, post, true, false, "/status/408", []model.Answer{a(408)}, okBoth, 1},
+		// OkHttp: 503.
+		{"okhttp: 503 twice, Retry-After: 0", ProfileOkHttp, spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, okBoth, 2},
+		{"okhttp: 503, Retry-After: 0, then 200", ProfileOkHttp, spec{}, get, false, false, "/flaky/503?retry-after=0", []model.Answer{ra(503, "0"), a(200)}, okBoth, 2},
+		{"okhttp: 503, Retry-After: 5", ProfileOkHttp, spec{}, get, false, false, "/status/503?retry-after=5", []model.Answer{ra(503, "5")}, okBoth, 1},
+		// OkHttp: redirects.
+		{"okhttp: POST answered 307", ProfileOkHttp, spec{}, post, false, false, "/moved/307", to(307), ok313, 1},
+		{"okhttp: POST answered 308", ProfileOkHttp, spec{}, post, false, false, "/moved/308", to(308), ok313, 1},
+		{"okhttp: GET answered 307", ProfileOkHttp, spec{}, get, false, false, "/moved/307", to(307), okBoth, 2},
+		{"okhttp: POST answered 301", ProfileOkHttp, spec{}, post, false, false, "/moved/301", to(301), okBoth, 2},
+		{"okhttp: POST answered 302", ProfileOkHttp, spec{}, post, false, false, "/moved/302", to(302), okBoth, 2},
+		{"okhttp: POST answered 303", ProfileOkHttp, spec{}, post, false, false, "/moved/303", to(303), okBoth, 2},
+		{"okhttp, followRedirects(false): GET answered 302", ProfileOkHttp, noRedirects, get, false, false, "/moved/302", to(302), okBoth, 1},
+		{"okhttp: https redirected to http", ProfileOkHttp, spec{}, get, false, true, "/moved/302", toHTTP, okBoth, 2},
+		{"okhttp, followSslRedirects(false): https redirected to http", ProfileOkHttp, noSsl, get, false, true, "/moved/302", toHTTP, okBoth, 1},
+		{"okhttp: redirect loop", ProfileOkHttp, spec{}, get, false, false, "/redirect-loop", loop, okBoth, 21},
+		{"okhttp: 25 redirects", ProfileOkHttp, spec{}, get, false, false, "/redirect/25", chain(25), okBoth, 21},
+		// OkHttp: authentication and the rest.
+		{"okhttp: 401, default authenticator", ProfileOkHttp, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, okBoth, 1},
+		{"okhttp: 401, an authenticator that always answers", ProfileOkHttp, auth, get, false, false, "/challenge/401", []model.Answer{a(401)}, okBoth, 21},
+		{"okhttp: 407 without a proxy", ProfileOkHttp, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, okBoth, 1},
+		{"okhttp: 421 Misdirected Request", ProfileOkHttp, spec{}, get, false, false, "/status/421", []model.Answer{a(421)}, ok313, 1},
+
+		// net/http.
+		{"go: POST answered 408", ProfileGo, spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, goSource, 1},
+		{"go: 503, Retry-After: 0", ProfileGo, spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, goSource, 1},
+		{"go: POST answered 307", ProfileGo, spec{}, post, false, false, "/moved/307", to(307), goSource, 2},
+		{"go: POST answered 308", ProfileGo, spec{}, post, false, false, "/moved/308", to(308), goSource, 2},
+		{"go: one-shot POST answered 307", ProfileGo, spec{}, post, true, false, "/moved/307", to(307), goSource, 1},
+		{"go: POST answered 301", ProfileGo, spec{}, post, false, false, "/moved/301", to(301), goSource, 2},
+		{"go: POST answered 302", ProfileGo, spec{}, post, false, false, "/moved/302", to(302), goSource, 2},
+		{"go: POST answered 303", ProfileGo, spec{}, post, false, false, "/moved/303", to(303), goSource, 2},
+		{"go, ErrUseLastResponse: GET answered 302", ProfileGo, noRedirects, get, false, false, "/moved/302", to(302), goSource, 1},
+		{"go: https redirected to http", ProfileGo, spec{}, get, false, true, "/moved/302", toHTTP, goSource, 2},
+		{"go: redirect loop", ProfileGo, spec{}, get, false, false, "/redirect-loop", loop, goSource, 10},
+		{"go: 25 redirects", ProfileGo, spec{}, get, false, false, "/redirect/25", chain(25), goSource, 10},
+		{"go: 401", ProfileGo, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, goSource, 1},
+		{"go: 407", ProfileGo, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, goSource, 1},
+
+		// HttpClient 5 (automatic retries disabled, the hc5 profile's default).
+		{"hc5: POST answered 408", ProfileHC5, spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, hc5Src, 1},
+		{"hc5: POST answered 307", ProfileHC5, spec{}, post, false, false, "/moved/307", to(307), hc5Src, 2},
+		{"hc5: POST answered 308", ProfileHC5, spec{}, post, false, false, "/moved/308", to(308), hc5Src, 2},
+		{"hc5: one-shot POST answered 307", ProfileHC5, spec{}, post, true, false, "/moved/307", to(307), hc5Src, 1},
+		{"hc5: one-shot POST answered 302", ProfileHC5, spec{}, post, true, false, "/moved/302", to(302), hc5Src, 1},
+		{"hc5: POST answered 301", ProfileHC5, spec{}, post, false, false, "/moved/301", to(301), hc5Src, 2},
+		{"hc5: POST answered 302", ProfileHC5, spec{}, post, false, false, "/moved/302", to(302), hc5Src, 2},
+		{"hc5: POST answered 303", ProfileHC5, spec{}, post, false, false, "/moved/303", to(303), hc5Src, 2},
+		{"hc5, disableRedirectHandling(): GET answered 302", ProfileHC5, noRedirects, get, false, false, "/moved/302", to(302), hc5Src, 1},
+		{"hc5: https redirected to http", ProfileHC5, spec{}, get, false, true, "/moved/302", toHTTP, hc5Src, 2},
+		{"hc5: redirect loop", ProfileHC5, spec{}, get, false, false, "/redirect-loop", loop, hc5Src, 2},
+		{"hc5: 60 redirects", ProfileHC5, spec{}, get, false, false, "/redirect/60", chain(60), hc5Src, 51},
+		{"hc5: 401", ProfileHC5, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, hc5Src, 1},
+		{"hc5: 407", ProfileHC5, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, hc5Src, 1},
+	}
+}
+
+// rules returns the model's follow-up settings for the row's client.
+func (r followUp) rules(l model.Limits) model.FollowRules {
+	return model.FollowRules{RetryOnConnectionFailure: l.RetryOnConnectionFailure, NoRedirects: r.s.Follow.NoRedirects,
+		NoSslRedirects: r.s.Follow.NoSslRedirects, Authenticate: r.s.Follow.Authenticate}
+}
+
+// call is the row's request in the model's terms.
+func (r followUp) call() model.FollowCall {
+	return model.FollowCall{Method: r.method, Body: r.method != http.MethodGet, OneShot: r.oneShot, HTTPS: r.https, Answers: r.answers}
+}
+
+// followServers are the fake servers of experiment D: plain http, and https for the rows
+// redirected from https to http.
+type followServers struct {
+	plain, tls *fakesrv.Server
+}
+
+func newFollowServers() (*followServers, error) {
+	plain, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	tls, err := newServer(fakesrv.WithProtocol(fakesrv.HTTP1TLS))
+	if err != nil {
+		plain.Close()
+		return nil, err
+	}
+	return &followServers{plain: plain, tls: tls}, nil
+}
+
+func (f *followServers) Close() { f.plain.Close(); f.tls.Close() }
+
+// url returns the URL of r's first request: on the https server, redirected to the plain
+// server's /echo, or on the plain server. It carries the tag call=id, which every redirect
+// keeps, and /flaky's conversation id.
+func (f *followServers) url(r followUp, id string) string {
+	path := r.path
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	path += sep + "call=" + url.QueryEscape(id)
+	if strings.HasPrefix(r.path, "/flaky/") {
+		path += "&id=" + url.QueryEscape(id)
+	}
+	if r.https {
+		return f.tls.URL + path + "&to=" + url.QueryEscape(f.plain.URL+"/echo")
+	}
+	return f.plain.URL + path
+}
+
+// received returns the requests both servers received since their reset, https first.
+func (f *followServers) received() []fakesrv.Request {
+	return append(f.tls.Requests(), f.plain.Requests()...)
 }
 
 // Run implements Experiment.
@@ -81,7 +225,7 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(f, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := newFollowServers()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -90,7 +234,7 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run := newRun(f, opt)
 	for i, r := range rows {
 		opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
-		row, res, err := f.row(ctx, srv, r)
+		row, res, err := f.row(ctx, srv, r, strconv.Itoa(i))
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -101,15 +245,20 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return run, nil
 }
 
-// row sends r's request once with r's client and compares the requests the server got with
-// the model's count.
-func (f *FollowUps) row(ctx context.Context, srv *fakesrv.Server, r followUp) (results.Row, *client.Result, error) {
-	b, err := build(r.profile, spec{NoRouteRetry: r.noRetry})
+// row sends r's request once with r's client and compares the requests the servers got, and
+// the outcome, with the model's.
+func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id string) (results.Row, *client.Result, error) {
+	s := r.s
+	if r.https {
+		s.TLS = srv.tls.ClientTLS()
+	}
+	b, err := build(r.profile, s)
 	if err != nil {
 		return results.Row{}, nil, err
 	}
-	srv.Reset()
-	res, err := f.call(ctx, b.c, srv.URL+r.path, r.method)
+	srv.plain.Reset()
+	srv.tls.Reset()
+	res, err := sendFollowUp(ctx, b.c, srv.url(r, id), r.method, r.oneShot)
 	b.c.Close()
 	if err != nil {
 		return results.Row{}, nil, err
@@ -117,45 +266,53 @@ func (f *FollowUps) row(ctx context.Context, srv *fakesrv.Server, r followUp) (r
 	if err := ctx.Err(); err != nil {
 		return results.Row{}, nil, err
 	}
-	requests, outcome, status := model.FollowUps(b.limits.Profile, b.limits.RetryOnConnectionFailure, r.resp)
-	got := srv.Stats().Requests[r.endpoint]
+	want := model.FollowUps(b.limits.Profile, r.rules(b.limits), r.call())
+	got := srv.received()
 	row := results.Row{
-		Name:               r.name,
-		ExpectedOutcome:    outcome,
-		Outcome:            res.Outcome,
-		ExpectedCalls:      1,
-		Calls:              1,
-		ExpectedExecutions: results.Count(requests),
-		ServerExecutions:   results.Count(got),
-		Server:             fmt.Sprintf("%s to %s", vocab.Plural(got, "request"), r.endpoint),
+		Name:                 r.name,
+		Documented:           r.release,
+		DocumentedExecutions: results.Count(r.docExec),
+		ExpectedOutcome:      results.State(string(want.Outcome) + ": " + model.DescribeSent(want.Sent)),
+		Outcome:              results.State(string(res.Outcome) + ": " + model.DescribeSent(sentOf(got))),
+		ExpectedCalls:        1,
+		Calls:                1,
+		ExpectedExecutions:   results.Count(len(want.Sent)),
+		ServerExecutions:     results.Count(len(got)),
+		Server:               vocab.Plural(len(got), "request"),
 	}
-	if outcome == vocab.OK {
-		row.ExpectedStatus = results.Count(status)
+	if want.Outcome == vocab.OK {
+		row.ExpectedStatus = results.Count(want.Status)
 	}
 	if res.Outcome == vocab.OK {
 		row.Status = results.Count(res.Status)
 	} else if n := len(res.Attempts); n > 0 && res.Attempts[n-1].Err != nil {
 		row.Server += "; client: " + cause(res.Attempts[n-1].Err)
 	}
-	if r.doc != "" {
-		row.Documented, row.DocumentedExecutions = r.doc, results.Count(r.docExec)
-	}
 	return row, res, nil
 }
 
-// call sends one request, with a small replayable body for a POST.
-func (*FollowUps) call(ctx context.Context, c caller, url, method string) (*client.Result, error) {
-	var body *strings.Reader
+// sentOf is the requests a server received, in the model's terms.
+func sentOf(log []fakesrv.Request) []model.Sent {
+	out := make([]model.Sent, len(log))
+	for i, r := range log {
+		out[i] = model.Sent{Method: r.Method, Body: r.BodyBytes > 0}
+	}
+	return out
+}
+
+// oneShotBody is a request body net/http cannot rewind: the request has no GetBody.
+type oneShotBody struct{ io.Reader }
+
+// sendFollowUp sends one request, with a small body for a POST: replayable, or one-shot.
+func sendFollowUp(ctx context.Context, c caller, target, method string, oneShot bool) (*client.Result, error) {
+	var body io.Reader
 	if method == http.MethodPost {
 		body = strings.NewReader("order=42")
+		if oneShot {
+			body = oneShotBody{body}
+		}
 	}
-	var req *http.Request
-	var err error
-	if body != nil {
-		req, err = http.NewRequestWithContext(ctx, method, url, body)
-	} else {
-		req, err = http.NewRequestWithContext(ctx, method, url, nil)
-	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}

@@ -36,7 +36,7 @@ func TestNewRun(t *testing.T) {
 	}{
 		{&Retry{Retries: 1}, Options{}, "hc5", []results.Param{{Name: "client", Value: "hc5"}, {Name: "read-timeout", Value: "0s"},
 			{Name: "delay", Value: "0s"}, {Name: "retries", Value: "1"}, {Name: "backoff", Value: "0s"}, {Name: "idempotent", Value: "false"}}},
-		{NewFollowUps(), Options{Client: ProfileHC5}, "okhttp, go", []results.Param{}},
+		{NewFollowUps(), Options{Client: ProfileHC5}, "okhttp, go, hc5", []results.Param{}},
 		{&Routes{}, Options{Client: ProfileGo}, "okhttp, go, hc5", []results.Param{{Name: "connect-timeout", Value: "0s"}, {Name: "call-timeout", Value: "0s"}}},
 		{&GoTraps{}, Options{Client: ProfileOkHttp}, "go", []results.Param{{Name: "client", Value: "go"}, {Name: "concurrency", Value: "0"},
 			{Name: "waves", Value: "0"}, {Name: "client-timeout", Value: "0s"}, {Name: "bytes", Value: "0"}, {Name: "every", Value: "0s"}}},

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -123,6 +124,10 @@ type spec struct {
 	ValidateAfterInactivity time.Duration
 	EvictIdle               time.Duration
 	EvictInterval           time.Duration
+	// Follow and TLS are exp-d's follow-up settings (client.FollowOptions; net/http has only
+	// NoRedirects, as ErrUseLastResponse) and the roots for an https server.
+	Follow client.FollowOptions
+	TLS    *tls.Config
 }
 
 // caller is a client under test.
@@ -168,6 +173,7 @@ func buildHC5(s spec) (built, error) {
 
 		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
+		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -198,6 +204,7 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 		RecoverReadTimeouts:      recoverReadTimeouts,
 		OkHttpHealthCheck:        true,
 		Resolver:                 s.Resolver,
+		Follow:                   s.Follow, TLS: s.TLS,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -217,7 +224,7 @@ func buildGo(s spec) (built, error) {
 		DialTimeout:           or(s.ConnectTimeout, 30*time.Second),
 		ResponseHeaderTimeout: s.ReadTimeout, ClientTimeout: s.ClientTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		Resolver: s.Resolver,
+		Resolver: s.Resolver, UseLastResponse: s.Follow.NoRedirects, TLS: s.TLS,
 	}
 	g, err := client.NewGo(cfg)
 	if err != nil {

@@ -31,7 +31,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w:   w,
 		rc:  http.NewResponseController(w),
 		r:   r,
-		rec: Request{Path: r.RequestURI, Proto: r.Proto, Endpoint: e.Name, Arrived: time.Now(), Budget: -1},
+		rec: Request{Method: r.Method, Path: r.RequestURI, Proto: r.Proto, Endpoint: e.Name, Arrived: time.Now(), Budget: -1},
 	}
 	if c, ok := r.Context().Value(connKey{}).(*connInfo); ok {
 		x.rec.Conn, x.rec.ConnSeq = c.id, int(c.requests.Add(1))
@@ -106,7 +106,8 @@ func (x *exchange) drain() error {
 		// The error says only that the writer cannot set deadlines (a test's recorder).
 		_ = x.rc.SetReadDeadline(x.rec.Arrived.Add(d))
 	}
-	_, err := io.Copy(io.Discard, x.r.Body)
+	n, err := io.Copy(io.Discard, x.r.Body)
+	x.rec.BodyBytes = int(n)
 	if err == nil && d > 0 {
 		// Lift the deadline once the body is whole, or net/http's watch for a departing
 		// client would take its expiry for a departure. After a timeout it stays, so that

@@ -10,8 +10,13 @@ import (
 type Request struct {
 	// Seq is the 1-based arrival number since the server started or the last Reset.
 	Seq int
+	// Method is the request's method, as received.
+	Method string
 	// Path is the request path and query as received.
 	Path string
+	// BodyBytes counts the request body bytes the server read (for an endpoint that reads
+	// the body itself, those it read before answering).
+	BodyBytes int
 	// Proto is the protocol of the request, "HTTP/1.1" or "HTTP/2.0".
 	Proto string
 	// Endpoint names the endpoint the path selected: reserve, trickle, stall, delay, status,

@@ -59,6 +59,7 @@ type Server struct {
 
 	log    *requestLog
 	ledger *ledger
+	convs  *conversations
 	conns  connCounts
 
 	gate      sync.Mutex // guards started and closed, and orders handler entry before Close's wait
@@ -117,6 +118,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		cancel:    cancel,
 		log:       newRequestLog(o.logLimit, o.logBytes),
 		ledger:    newLedger(o.maxOrders),
+		convs:     newConversations(o.maxOrders),
 		serveDone: make(chan struct{}),
 	}
 	s.srv = &http.Server{

@@ -88,6 +88,7 @@ func (s *Server) ConnsOpen() int {
 func (s *Server) Reset() {
 	s.log.reset()
 	s.ledger.reset()
+	s.convs.reset()
 	s.conns.accepted.Store(0)
 }
 

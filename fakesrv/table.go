@@ -171,7 +171,7 @@ func notFoundBody(routes []Endpoint) string {
 // endpointTable is the table behind Endpoints, with the handlers. A new endpoint is one
 // entry in one of its parts, and its handler.
 func endpointTable() []Endpoint {
-	return slices.Concat(behaviourEndpoints(), answerEndpoints(), faultEndpoints(), statsEndpoints())
+	return slices.Concat(behaviourEndpoints(), answerEndpoints(), followUpEndpoints(), faultEndpoints(), statsEndpoints())
 }
 
 // behaviourEndpoints are the endpoints that take a Behaviour in their query.
@@ -297,6 +297,70 @@ func answerEndpoints() []Endpoint {
 					"curl gives up after 20 follow-ups (exit 47); the server counts 21 requests."},
 			},
 			serve: (*exchange).redirectLoop,
+		},
+	}
+}
+
+// followUpEndpoints answer what makes a client send a request again, or another request: a
+// status for the first requests of a conversation only, a redirect to a target that reports
+// what it received, an authentication challenge.
+func followUpEndpoints() []Endpoint {
+	retryAfterParam := Param{Name: "retry-after", In: InQuery, Value: "VALUE",
+		Meaning: "send Retry-After: VALUE verbatim (printable ASCII, seconds or an HTTP date)"}
+	return []Endpoint{
+		{
+			Name: "flaky", Path: "/flaky/CODE",
+			Params: []Param{
+				{Name: "CODE", In: InPath, Value: "N", Required: true, Meaning: "the status to answer first, 200 to 599"},
+				{Name: "id", In: InQuery, Value: "ID", Required: true,
+					Meaning: fmt.Sprintf("the conversation: a request sent again carries the same id (at most %d bytes)", MaxOrderLen)},
+				{Name: "times", In: InQuery, Value: "N", Meaning: fmt.Sprintf("how many requests of the conversation get CODE, 1 to %d (default 1)", maxFlakyTimes)},
+				retryAfterParam,
+			},
+			Summary: "answers CODE to the first N requests of conversation ID, then 200",
+			Details: "The second request of a conversation is a repeat: the client sent the same URL again. times=1 tells a client that repeats once from one that gives up (a 408, then 200); times=2 shows what it does with a second 408 or 503 in a row. " +
+				fmt.Sprintf("The server remembers %d distinct ids between two resets; one more is refused with 507.", DefaultMaxOrders),
+			Examples: []Example{
+				{`curl -s "$U/flaky/503?id=a&retry-after=0"; curl -s "$U/flaky/503?id=a&retry-after=0"`,
+					"The first request of conversation a gets the 503, the second the 200."},
+			},
+			serve: (*exchange).flaky,
+		},
+		{
+			Name: "moved", Path: "/moved/CODE",
+			Params: []Param{
+				{Name: "CODE", In: InPath, Value: "N", Required: true, Meaning: "the redirect status: 300, 301, 302, 303, 307 or 308"},
+				{Name: "to", In: InQuery, Value: "TARGET",
+					Meaning: "the Location: a path, or an absolute http or https URL to the host name the request named, any port (default /echo)"},
+			},
+			Summary: "CODE with a Location of TARGET (default /echo)",
+			Details: "The Location carries the request's query without to, so a client's tag follows. With /echo as the target the log shows which method and how many body bytes the client sent after the redirect: a POST answered 302 comes back as a GET without its body in most clients, a 307 as a POST with it.",
+			Examples: []Example{
+				{`curl -L -d order=42 "$U/moved/307"`, "curl keeps the POST and its body across a 307: POST with 8 body bytes."},
+				{`curl -L -d order=42 "$U/moved/302"`, "curl turns a POST answered 302 into a GET without the body, as browsers do."},
+			},
+			serve: (*exchange).moved,
+		},
+		{
+			Name: "echo", Path: "/echo",
+			Summary: "answers 200 with the method and the body length it received",
+			Details: "The target of /moved: what the client sent after a redirect, also in the log (method, body bytes).",
+			Examples: []Example{
+				{`curl -s -X PUT -d abc "$U/echo"`, "PUT with 3 body bytes."},
+			},
+			serve: (*exchange).echo,
+		},
+		{
+			Name: "challenge", Path: "/challenge/CODE",
+			Params: []Param{
+				{Name: "CODE", In: InPath, Value: "N", Required: true, Meaning: "401 (WWW-Authenticate) or 407 (Proxy-Authenticate)"},
+			},
+			Summary: `401 or 407 with a Basic realm="labrun" challenge, to every request`,
+			Details: "No credentials are ever accepted: a client whose authenticator always answers goes on until its follow-up limit; one without an authenticator returns the challenge. The body says whether credentials came.",
+			Examples: []Example{
+				{`curl -s -u a:b "$U/challenge/401"`, "Authorization refused: curl sends the credentials once and stops."},
+			},
+			serve: (*exchange).challenge,
 		},
 	}
 }

@@ -114,7 +114,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
 		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)`},
-		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp and go by design; it takes no --client"},
+		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp, go and hc5 by design; it takes no --client"},
 		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
 		{[]string{"exp-h", "--client", "go"}, "labrun: --client: exp-h compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-h", "--go-calls", "20"}, "labrun: --go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},

@@ -85,45 +85,6 @@ func TestOkHttpPool(t *testing.T) {
 	}
 }
 
-func TestFollowUps(t *testing.T) {
-	tests := []struct {
-		name     string
-		p        Profile
-		retry    bool
-		r        Response
-		requests int
-		outcome  vocab.Outcome
-	}{
-		// OkHttp repeats a 408 once, even a POST; the second 408 is returned.
-		{"okhttp 408", OkHttp, true, Response{Status: 408}, 2, vocab.OK},
-		{"okhttp 408, no recovery", OkHttp, false, Response{Status: 408}, 1, vocab.OK},
-		{"okhttp 408, Retry-After 5", OkHttp, true, Response{Status: 408, RetryAfter: "5"}, 1, vocab.OK},
-		// 503 is repeated only on Retry-After: 0, and only once.
-		{"okhttp 503, Retry-After 0", OkHttp, true, Response{Status: 503, RetryAfter: "0"}, 2, vocab.OK},
-		{"okhttp 503, Retry-After 5", OkHttp, true, Response{Status: 503, RetryAfter: "5"}, 1, vocab.OK},
-		{"okhttp 503, no Retry-After", OkHttp, true, Response{Status: 503}, 1, vocab.OK},
-		// A redirect loop: the first request and 20 follow-ups, the 21st refused.
-		{"okhttp redirect loop", OkHttp, true, Response{Status: 302, Redirect: true}, 21, vocab.Failed},
-		{"okhttp 401 gives up", OkHttp, true, Response{Status: 401}, 1, vocab.OK},
-		{"okhttp 408, Retry-After -1 is a delay", OkHttp, true, Response{Status: 408, RetryAfter: "-1"}, 1, vocab.OK},
-		{"okhttp 503, Retry-After 00", OkHttp, true, Response{Status: 503, RetryAfter: "00"}, 2, vocab.OK},
-		{"okhttp 503, Retry-After +0 is not digits", OkHttp, true, Response{Status: 503, RetryAfter: "+0"}, 1, vocab.OK},
-		// net/http: the first request and 9 redirects; no repeat of 408 or 503.
-		{"go redirect loop", Go, true, Response{Status: 302, Redirect: true}, 10, vocab.Failed},
-		{"go 408", Go, true, Response{Status: 408}, 1, vocab.OK},
-		{"go 503, Retry-After 0", Go, true, Response{Status: 503, RetryAfter: "0"}, 1, vocab.OK},
-		{"hc5 follows nothing", HC5, true, Response{Status: 302, Redirect: true}, 1, vocab.OK},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n, o, status := FollowUps(tt.p, tt.retry, tt.r)
-			if n != tt.requests || o != tt.outcome || status != tt.r.Status {
-				t.Errorf("got %d requests, %s, status %d; want %d, %s, %d", n, o, status, tt.requests, tt.outcome, tt.r.Status)
-			}
-		})
-	}
-}
-
 func TestGoReplays(t *testing.T) {
 	tests := []struct {
 		method          string

@@ -65,6 +65,16 @@ type Predictor struct {
 	// veth at HZ = 250 (model.LoopbackKernel). Zero keeps the documented give-up times.
 	SYNRetries  int
 	TCPRetries2 int
+
+	// A follow-up question (followup.go): the server answers Status to the first StatusTimes
+	// requests (0: to every one), then 200, with Retry-After when set; a 3xx redirects to a
+	// new URL. NoRedirects and Authenticate change the library's default (followRedirects,
+	// an OkHttp authenticator that always answers a 401).
+	Status       int
+	StatusTimes  int
+	RetryAfter   string
+	NoRedirects  bool
+	Authenticate bool
 }
 
 // Params lists the predictor's parameters, bound to its fields.
@@ -104,6 +114,12 @@ func (p *Predictor) Params() []param.Param {
 			Int: &p.SYNRetries, Min: 0, Max: maxSYNRetries},
 		{Name: "tcp-retries2", Usage: fmt.Sprintf("with --dropped: the kernel's tcp_retries2, as exp-i measures it (0 = the documented %d: 924.6 s)", model.DataRetries),
 			Int: &p.TCPRetries2, Min: 0, Max: maxRetries2},
+		{Name: "status", Usage: "the server answers this status instead of 200 (a 3xx redirects to a new URL): what the library sends after it, by its follow-up rules (needs --defaults okhttp, go or hc5)",
+			Int: &p.Status, Min: 0, Max: 599},
+		{Name: "status-times", Usage: "with --status: only the first N requests get it, then 200 (0 = every request)", Int: &p.StatusTimes, Min: 0, Max: 100},
+		{Name: "retry-after", Usage: "with --status: the Retry-After header the server sends (seconds or an HTTP date)", String: &p.RetryAfter},
+		{Name: "no-redirects", Usage: "with --status: the client returns redirects (followRedirects(false), disableRedirectHandling(), ErrUseLastResponse)", Bool: &p.NoRedirects},
+		{Name: "authenticate", Usage: "with --status 401: an OkHttp authenticator that always answers with credentials", Bool: &p.Authenticate},
 	}
 }
 
@@ -137,6 +153,8 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
 	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
 		return fmt.Errorf("--method: %q is not a method", p.Method)
+	case p.Status != 0 || p.StatusTimes != 0 || p.RetryAfter != "" || p.NoRedirects || p.Authenticate:
+		return p.checkFollowUp()
 	case p.Every > 0 && time.Duration(p.Bytes) > (MaxScenario-p.Delay)/p.Every:
 		return fmt.Errorf("--bytes %d with --every %v trickles for longer than the model's range of %v: make one of them smaller",
 			p.Bytes, p.Every, MaxScenario)
@@ -204,6 +222,9 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 
 // Predict runs the model.
 func (p *Predictor) Predict() results.Prediction {
+	if p.Status != 0 {
+		return p.predictFollowUp()
+	}
 	l := model.Limits{
 		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
