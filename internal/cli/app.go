@@ -415,7 +415,7 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 func predictCommand(p *predict.Predictor) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
-		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "print the model's whole reasoning, one step a line, after the table (JSON always has it)"}}
+		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "the model's whole reasoning, a step a line"}}
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}

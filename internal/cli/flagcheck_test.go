@@ -53,3 +53,23 @@ func TestCheckFlagsLeavesArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutFlags: zero defaults are dropped, usages start in one column no wider than
+// maxFlagColumn, and a longer flag name takes a line of its own.
+func TestLayoutFlags(t *testing.T) {
+	long := "--" + strings.Repeat("x", maxFlagColumn) + " value"
+	in := "OPTIONS:\n" +
+		"   --a value  first (default: 0s)\n" +
+		"   " + long + "  second (default: 3)\n" +
+		"   --quiet, -q  third (default: false)\n" +
+		"\nafter"
+	want := "OPTIONS:\n" +
+		"   --a value    first\n" +
+		"   " + long + "\n" +
+		strings.Repeat(" ", len("--quiet, -q")+5) + "second (default: 3)\n" +
+		"   --quiet, -q  third\n" +
+		"\nafter"
+	if got := layoutFlags(in); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -38,7 +38,55 @@ func printHelp(w io.Writer, templ string, data any) {
 	if width <= 0 {
 		width = helpWidth
 	}
-	io.WriteString(w, wrapHelp(buf.String(), width))
+	io.WriteString(w, wrapHelp(layoutFlags(buf.String()), width))
+}
+
+// flagLine is a flag's line of help: its names and value placeholder, two spaces or more,
+// its usage.
+var flagLine = regexp.MustCompile(`^   (-\S.*?)  +(\S.*)$`)
+
+// zeroDefault is the default urfave/cli appends to a flag whose default is its zero value,
+// which says nothing the usage does not ("0 = none").
+var zeroDefault = regexp.MustCompile(` \(default: (?:0s|0|false|"")\)$`)
+
+// maxFlagColumn caps the column where flags' usages start: a longer name takes a line of
+// its own, and its usage starts under the others', so that one long flag name does not
+// narrow every usage.
+const maxFlagColumn = 24
+
+// layoutFlags lays out each block of consecutive flag lines again: zero defaults dropped,
+// usages in a column at most maxFlagColumn wide.
+func layoutFlags(text string) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && flagLine.MatchString(lines[j]) {
+			j++
+		}
+		if j == i {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		col := 0
+		for _, l := range lines[i:j] {
+			if n := utf8.RuneCountInString(flagLine.FindStringSubmatch(l)[1]); n <= maxFlagColumn {
+				col = max(col, n)
+			}
+		}
+		for _, l := range lines[i:j] {
+			m := flagLine.FindStringSubmatch(l)
+			name, usage := m[1], zeroDefault.ReplaceAllString(m[2], "")
+			if pad := col - utf8.RuneCountInString(name); pad >= 0 {
+				out = append(out, "   "+name+strings.Repeat(" ", pad+2)+usage)
+				continue
+			}
+			out = append(out, "   "+name, strings.Repeat(" ", col+5)+usage)
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
 }
 
 // splitFlags returns the flags of fs that every running command shares (shared), or the
@@ -92,7 +140,7 @@ func wrapHelp(text string, width int) string {
 		indent := len(line) - len(strings.TrimLeft(line, " "))
 		first, rest := line[:indent], line[indent:]
 		hang := indent
-		if m := helpColumn.FindStringSubmatch(line); m != nil {
+		if m := helpColumn.FindStringSubmatch(line); m != nil && utf8.RuneCountInString(m[1]) < limit {
 			first, rest = m[1], line[len(m[1]):]
 			hang = utf8.RuneCountInString(m[1])
 		}

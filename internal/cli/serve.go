@@ -97,27 +97,29 @@ func endpointList(eps []fakesrv.Endpoint) string {
 	return b.String()
 }
 
+// endpointPaths lists the endpoints' paths, for serve's help: "/reserve, /trickle, ...".
+func endpointPaths(eps []fakesrv.Endpoint) string {
+	paths := make([]string, len(eps))
+	for i, e := range eps {
+		paths[i] = e.Path
+	}
+	return strings.Join(paths, ", ")
+}
+
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
-		Description: "Serves labrun's fake server until SIGINT, SIGTERM, SIGHUP or SIGQUIT. The base URL goes to " +
-			"stdout (one line, for scripts), the endpoint list to stderr. It binds loopback only " +
-			"unless --allow-remote is given. Every duration a request asks for is capped by " +
-			"--max-duration, which also bounds the time a client may take to send a request " +
-			"and, unless --idle-timeout says otherwise, to keep a connection idle.\n\n" +
-			"On a stop signal it stops accepting connections and lets the requests in flight " +
-			"finish for up to --grace; a second signal cuts them at once. It exits 0 when every " +
-			"request finished: a signal is how a server is meant to stop. It exits 130 " +
-			"(interrupted) when it had to cut requests in flight.\n\n" +
-			endpointList(fakesrv.Endpoints()) + "\n" +
+		Description: "Serves labrun's fake server until a stop signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT): " +
+			"the base URL on stdout, the endpoints with their parameters on stderr. It binds loopback " +
+			"only unless --allow-remote is given; --max-duration caps every duration a request asks " +
+			"for. On a stop signal, requests in flight get --grace to finish (a second signal cuts " +
+			"them): exit 0 when all did, 130 when some were cut. The manual, with every endpoint, " +
+			"the limits and recipes for curl, Python, Node and the JVM: docs/serve.md.\n\n" +
+			"Endpoints: " + endpointPaths(fakesrv.Endpoints()) + ".\n\n" +
 			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
 			"   labrun serve --protocol h2 --ca-out ca.pem   # then: curl --cacert ca.pem \"$U/delay\"\n" +
-			"   labrun serve --h2c --nodes 3 --max-concurrent-streams 10 --latency 200ms --slow-latency 2s --throttle\n\n" +
-			"With --h2 or --h2c it serves HTTP/2 nodes instead (docs/serve.md, docs/http2.md): each answers every path " +
-			"after its latency (?status=400 rejects a push, ?delay=DUR overrides the latency), and " +
-			"stdout has one line per node URL, then the URL of the nodes' /stats (POST /freeze?node=N " +
-			"and /thaw?node=N there hang a node and bring it back).\n\n" +
+			"   labrun serve --h2c --nodes 3 --max-concurrent-streams 10 --latency 200ms --throttle   # HTTP/2 nodes (docs/http2.md)\n\n" +
 			"In a script, read the URL from --url-file, written whole once the server listens and removed when it exits:\n   " +
 			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
