@@ -1,0 +1,89 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestWorkers(t *testing.T) {
+	w := NewWorkers(2)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = w.Do(context.Background(), func() { <-release })
+		}()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for (w.Busy() != 2 || w.Queued() != 1) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if w.Busy() != 2 || w.Queued() != 1 {
+		t.Fatalf("got busy %d, queued %d, want 2 and 1", w.Busy(), w.Queued())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	ran := false
+	if _, err := w.Do(ctx, func() { ran = true }); err == nil || ran {
+		t.Errorf("a job whose context ends in the queue: got err %v, ran %v, want an error and no run", err, ran)
+	}
+	close(release)
+	wg.Wait()
+	if w.Busy() != 0 || w.Queued() != 0 {
+		t.Errorf("after: got busy %d, queued %d, want 0 and 0", w.Busy(), w.Queued())
+	}
+}
+
+func TestDownstreamPause(t *testing.T) {
+	d, err := NewDownstream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const pause = 150 * time.Millisecond
+	start := time.Now()
+	d.PauseUntil(start.Add(pause))
+	var wg sync.WaitGroup
+	ends := make([]time.Duration, 3)
+	for i := range ends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(d.URL + "/delay?delay=20ms")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			ends[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	http.DefaultClient.CloseIdleConnections()
+	if got := d.Peak(); got != 3 {
+		t.Errorf("peak: got %d, want 3 (all held by the pause)", got)
+	}
+	// One slot: the three are served one after the other from the end of the pause.
+	var last time.Duration
+	for _, e := range ends {
+		last = max(last, e)
+	}
+	if want := pause + 60*time.Millisecond; last < want || last > want+200*time.Millisecond {
+		t.Errorf("last answer at %v, want %v (margin 200 ms)", last, want)
+	}
+	if opened, _ := d.Conns(); opened != 3 {
+		t.Errorf("got %d connections, want 3", opened)
+	}
+	if got := len(d.Fake().Requests()); got != 3 {
+		t.Errorf("the fake server logged %d requests, want 3", got)
+	}
+}
