@@ -496,8 +496,10 @@ type ChainHop struct {
 
 // ChainPrediction is the model's account of a Chain.
 type ChainPrediction struct {
-	// GaveUp is when the gateway's call ended (on its timeout or an answer).
-	GaveUp time.Duration
+	// GaveUp is when the gateway's call ended (on its timeout or an answer); TimedOut says
+	// it ended on its timeout.
+	GaveUp   time.Duration
+	TimedOut bool
 	Hops   []ChainHop
 	// Executed says whether the last hop did its work.
 	Executed bool
@@ -534,7 +536,7 @@ func (c Chain) Predict() ChainPrediction {
 		hops[i].Busy = end // hop i+1 works until its own call ended
 		end = min(end, hops[i].Budget)
 	}
-	p.GaveUp = end
+	p.GaveUp, p.TimedOut = end, hops[0].Busy > hops[0].Budget
 	for i := range hops {
 		hops[i].After = max(hops[i].Busy-p.GaveUp, 0)
 	}

@@ -190,6 +190,9 @@ func TestChain(t *testing.T) {
 			if !reflect.DeepEqual(after, tt.after) {
 				t.Errorf("work after: got %v, want %v", after, tt.after)
 			}
+			if want := tt.name == "growing"; p.TimedOut != want {
+				t.Errorf("timed out: got %v, want %v", p.TimedOut, want)
+			}
 			if p.Executed != tt.executed {
 				t.Errorf("executed: got %v, want %v", p.Executed, tt.executed)
 			}
