@@ -82,7 +82,7 @@ func TestCascadeCheck(t *testing.T) {
 		{"no lease timeout", func(c *Cascade) { c.LeaseTimeout = 0 }, "--lease-timeout must be set: the cascade compares it with the default"},
 		{"order not growing", func(c *Cascade) { c.Order = c.Gateway }, "--order (100ms) must exceed --gateway (100ms): it is the growing timeout"},
 		{"shrunk not shrinking", func(c *Cascade) { c.Shrunk = 150 * time.Millisecond }, "--shrunk (150ms) must be below --gateway (100ms): it is the shrinking timeout"},
-		{"too many sizing calls", func(c *Cascade) { c.QPS, c.Window = 1000, 2 * time.Second }, "--qps x --window must make 1 to 1000 calls, got 2000"},
+		{"too many sizing calls", func(c *Cascade) { c.QPS, c.Window = 1000, 2*time.Second }, "--qps x --window must make 1 to 1000 calls, got 2000"},
 		{"no sizing call", func(c *Cascade) { c.Window = time.Millisecond }, "--qps x --window must make 1 to 1000 calls, got 0"},
 	}
 	for _, tt := range tests {

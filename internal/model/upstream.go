@@ -500,7 +500,7 @@ type ChainPrediction struct {
 	// it ended on its timeout.
 	GaveUp   time.Duration
 	TimedOut bool
-	Hops   []ChainHop
+	Hops     []ChainHop
 	// Executed says whether the last hop did its work.
 	Executed bool
 }
