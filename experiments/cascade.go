@@ -2,13 +2,16 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/cristalhq/hedgedhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
@@ -43,6 +46,14 @@ type Cascade struct {
 	Hold   time.Duration
 	Window time.Duration
 
+	// The hedging rows: HedgeCalls calls, one every hedgeSpacing, take HedgeFast, but the
+	// first request of every HedgeEvery-th takes HedgeSlow; the hedge goes after HedgeAfter.
+	HedgeCalls int
+	HedgeEvery int
+	HedgeFast  time.Duration
+	HedgeSlow  time.Duration
+	HedgeAfter time.Duration
+
 	// The budget rows: the gateway calls order with Gateway, order calls inventory with
 	// Order (growing) or Shrunk (shrinking), inventory works Work.
 	Gateway time.Duration
@@ -64,6 +75,7 @@ func NewCascade() *Cascade {
 		Workers: 200, Pool: 5, QuizPool: 500, Capacity: 20,
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
 		QPS: 100, Hold: 30 * time.Millisecond, Window: 500 * time.Millisecond,
+		HedgeCalls: 50, HedgeEvery: 25, HedgeFast: 10 * time.Millisecond, HedgeSlow: 150 * time.Millisecond, HedgeAfter: 20 * time.Millisecond,
 		Gateway: 100 * time.Millisecond, Order: 200 * time.Millisecond, Shrunk: 80 * time.Millisecond, Work: 250 * time.Millisecond,
 	}
 }
@@ -106,6 +118,11 @@ func (c *Cascade) Params() []param.Param {
 		{Name: "qps", Usage: "calls per second of the pool sizing row", Int: &c.QPS, Min: 1, Max: 1000},
 		{Name: "hold", Usage: "the downstream's time per call in the pool sizing row", Duration: &c.Hold, MaxDuration: maxD},
 		{Name: "window", Usage: "how long the pool sizing row's load lasts", Duration: &c.Window, MaxDuration: maxD},
+		{Name: "hedge-calls", Usage: "calls of the hedging rows", Int: &c.HedgeCalls, Min: 1, Max: 1000},
+		{Name: "hedge-every", Usage: "one call in this many is slow (the tail)", Int: &c.HedgeEvery, Min: 1, Max: 1000},
+		{Name: "hedge-fast", Usage: "the downstream's time for most calls", Duration: &c.HedgeFast, MaxDuration: maxD},
+		{Name: "hedge-slow", Usage: "the downstream's time for a slow call", Duration: &c.HedgeSlow, MaxDuration: maxD},
+		{Name: "hedge-after", Usage: "the hedge's delay: past the p95 (hedge-fast), with room for jitter", Duration: &c.HedgeAfter, MaxDuration: maxD},
 		{Name: "gateway", Usage: "the gateway's timeout on its call to order", Duration: &c.Gateway, MaxDuration: maxD},
 		{Name: "order", Usage: "order's timeout on its call to inventory (growing)", Duration: &c.Order, MaxDuration: maxD},
 		{Name: "shrunk", Usage: "order's timeout on its call to inventory (shrinking)", Duration: &c.Shrunk, MaxDuration: maxD},
@@ -126,6 +143,10 @@ func (c *Cascade) Check() error {
 		return fmt.Errorf("--order (%v) must exceed --gateway (%v): it is the growing timeout", c.Order, c.Gateway)
 	case c.Shrunk >= c.Gateway:
 		return fmt.Errorf("--shrunk (%v) must be below --gateway (%v): it is the shrinking timeout", c.Shrunk, c.Gateway)
+	}
+	if c.HedgeAfter <= c.HedgeFast || c.HedgeAfter+c.HedgeFast >= c.HedgeSlow {
+		return fmt.Errorf("--hedge-after (%v) must lie between --hedge-fast (%v) and --hedge-slow (%v) less --hedge-fast: a hedge before the fast answer doubles every call, one after the slow answer changes nothing",
+			c.HedgeAfter, c.HedgeFast, c.HedgeSlow)
 	}
 	if n := c.sizingCalls(); n < 1 || n > 1000 {
 		return fmt.Errorf("--qps x --window must make 1 to 1000 calls, got %d", n)
@@ -178,6 +199,11 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 		}
 	}
 	rows, err := c.sizing(ctx, opt, d)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	rows, err = c.hedging(ctx, opt, d)
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -252,7 +278,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	starting(pred.Recovered)
 
 	d.Fake().Reset()
-	d.ResetPeak()
+	d.ResetCounts()
 	w := upstream.NewWorkers(c.Workers)
 	beh := fakesrv.Behaviour{Delay: c.Service}
 	recs := make([]cascadeRecord, c.Workers)
@@ -669,4 +695,117 @@ func inventoryNote(log []fakesrv.Request) string {
 		return "refused at once: budget " + log[0].Budget.String()
 	}
 	return serverNote(log[0])
+}
+
+// hedgeSpacing is the time between the starts of the hedging rows' calls.
+const hedgeSpacing = 5 * time.Millisecond
+
+// errNotOK is a labrun call that did not end ok, for the hedge.
+var errNotOK = errors.New("call did not end ok")
+
+// hedging runs the hedging rows: the calls without a hedge, with labrun's own hedge
+// (upstream.Hedge over the profile's client) and with github.com/cristalhq/hedgedhttp over
+// net/http's Transport, against a downstream whose slow first requests a copy overtakes.
+func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: 1 / float64(c.HedgeEvery)}
+	hedged := tail.Hedge(c.HedgeAfter)
+	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
+	b, err := build(opt.profile(), spec{Pool: 20})
+	if err != nil {
+		return nil, err
+	}
+	defer b.c.Close()
+	labrun := func(ctx context.Context, tag string) error {
+		res, err := callURL(ctx, b.c, d.URL, beh, tag)
+		if err == nil && res.Outcome != vocab.OK {
+			err = errNotOK
+		}
+		return err
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 20}
+	defer tr.CloseIdleConnections()
+	rt, err := hedgedhttp.NewRoundTripper(c.HedgeAfter, 2, tr)
+	if err != nil {
+		return nil, fmt.Errorf("hedgedhttp: %w", err)
+	}
+	hc := &http.Client{Transport: rt}
+	lib := func(ctx context.Context, tag string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+sep(beh.Path())+"call="+tag, nil)
+		if err != nil {
+			return fmt.Errorf("build request: %w", err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	variants := []struct {
+		name  string
+		do    func(ctx context.Context, tag string) error
+		p99   time.Duration
+		extra float64
+	}{
+		{"hedging: no hedge", labrun, tail.Quantile(0.99), 0},
+		{fmt.Sprintf("hedging: labrun's hedge after %v", c.HedgeAfter), func(ctx context.Context, tag string) error {
+			_, _, err := upstream.Hedge(ctx, c.HedgeAfter, func(ctx context.Context, _ int) (struct{}, error) { return struct{}{}, labrun(ctx, tag) })
+			return err
+		}, hedged.P99, hedged.Extra},
+		{fmt.Sprintf("hedging: hedgedhttp after %v", c.HedgeAfter), lib, hedged.P99, hedged.Extra},
+	}
+	var rows []results.Row
+	for i, v := range variants {
+		opt.progress(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
+		d.SetTail(upstream.Tail{Every: c.HedgeEvery, Slow: c.HedgeSlow - c.HedgeFast})
+		d.ResetCounts()
+		took := make([]time.Duration, c.HedgeCalls)
+		failed := make([]bool, c.HedgeCalls)
+		t0 := time.Now()
+		var g errgroup.Group
+		for k := range took {
+			g.Go(func() error {
+				if !clock.SleepUntil(ctx, t0.Add(time.Duration(k)*hedgeSpacing)) {
+					return ctx.Err()
+				}
+				start := time.Now()
+				err := v.do(ctx, strconv.Itoa(k))
+				took[k], failed[k] = time.Since(start), err != nil
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ok := 0
+		for _, f := range failed {
+			if !f {
+				ok++
+			}
+		}
+		outcome := vocab.OK
+		if ok < c.HedgeCalls {
+			outcome = vocab.Failed
+		}
+		sorted := slices.Clone(took)
+		slices.Sort(sorted)
+		rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
+		rows = append(rows,
+			results.Row{Name: fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ExpectedOutcome: vocab.OK, Outcome: outcome,
+				ExpectedMs: expectedMs(v.p99), MeasuredMs: results.Ms(sorted[rank]), ExpectedCalls: c.HedgeCalls, Calls: ok,
+				Server: fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1]))},
+			results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", v.name, v.extra*100),
+				ExpectedExecutions: results.Count(c.HedgeCalls + int(math.Round(v.extra*float64(c.HedgeCalls)))),
+				ServerExecutions:   results.Count(d.Arrived())},
+		)
+	}
+	d.SetTail(upstream.Tail{})
+	return rows, nil
 }

@@ -67,6 +67,18 @@ func TestCascade(t *testing.T) {
 	if r := cascadeRow(t, run, "budgets, propagated", "inventory works on"); *r.ServerExecutions != 0 {
 		t.Errorf("propagated: got %d reservations, want 0", *r.ServerExecutions)
 	}
+	// Hedging: one call in 25 is slow; each hedge sends one copy for each of them.
+	for _, h := range []struct {
+		name string
+		want int
+	}{{"hedging: no hedge", 50}, {"hedging: labrun's hedge", 52}, {"hedging: hedgedhttp", 52}} {
+		if r := cascadeRow(t, run, h.name, "requests the downstream received"); *r.ServerExecutions != h.want {
+			t.Errorf("%s: the downstream got %d requests, want %d", h.name, *r.ServerExecutions, h.want)
+		}
+	}
+	if r := cascadeRow(t, run, "hedging: hedgedhttp", "p99"); *r.MeasuredMs > 100 {
+		t.Errorf("hedgedhttp: p99 %v ms, want the hedge's 30 ms, far below the slow 150 ms", *r.MeasuredMs)
+	}
 	if len(run.Calls) != 120 {
 		t.Errorf("got %d calls for the timeline, want the two cascade variants' 120", len(run.Calls))
 	}
@@ -84,6 +96,7 @@ func TestCascadeCheck(t *testing.T) {
 		{"shrunk not shrinking", func(c *Cascade) { c.Shrunk = 150 * time.Millisecond }, "--shrunk (150ms) must be below --gateway (100ms): it is the shrinking timeout"},
 		{"too many sizing calls", func(c *Cascade) { c.QPS, c.Window = 1000, 2*time.Second }, "--qps x --window must make 1 to 1000 calls, got 2000"},
 		{"no sizing call", func(c *Cascade) { c.Window = time.Millisecond }, "--qps x --window must make 1 to 1000 calls, got 0"},
+		{"hedge before the fast answer", func(c *Cascade) { c.HedgeAfter = c.HedgeFast }, "--hedge-after (10ms) must lie between --hedge-fast (10ms) and --hedge-slow (150ms) less --hedge-fast: a hedge before the fast answer doubles every call, one after the slow answer changes nothing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,7 +21,8 @@ func TestMain(m *testing.M) {
 	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	// hedgedhttp (exp-l) runs its copies on a pool of goroutines that each linger 10 s.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/cristalhq/hedgedhttp.runInPool.func1"))
 }
 
 const ms = time.Millisecond

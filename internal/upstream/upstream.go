@@ -16,6 +16,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,11 +140,23 @@ type Downstream struct {
 	fake  *fakesrv.Server
 	slots chan struct{} // nil: no bound
 
-	mu    sync.Mutex // guards until
+	mu    sync.Mutex // guards until, tail and seen
 	until time.Time  // the end of the current pause
+	tail  Tail
+	seen  map[string]bool // the call tags that arrived once since SetTail
 
 	inFlight atomic.Int64
 	peak     atomic.Int64
+	arrived  atomic.Int64
+}
+
+// Tail makes some calls slow: the first request of every Every-th call (by the number in its
+// "call" query parameter: 0, Every, 2 x Every, ...) waits Slow more before it is served; a
+// second request of the same call, a hedged copy, is served as usual, as another instance
+// would. The zero value makes no call slow.
+type Tail struct {
+	Every int
+	Slow  time.Duration
 }
 
 // NewDownstream starts a fake downstream that serves capacity requests at once (0: no
@@ -179,12 +192,25 @@ func (d *Downstream) PauseUntil(t time.Time) {
 	d.mu.Unlock()
 }
 
-// Peak is the most requests the downstream held at once since the last ResetPeak: held by a
-// pause, waiting for a slot or being served.
+// SetTail sets the slow tail and forgets which calls arrived.
+func (d *Downstream) SetTail(t Tail) {
+	d.mu.Lock()
+	d.tail, d.seen = t, map[string]bool{}
+	d.mu.Unlock()
+}
+
+// Peak is the most requests the downstream held at once since the last ResetCounts: held by
+// a pause or a tail, waiting for a slot or being served.
 func (d *Downstream) Peak() int { return int(d.peak.Load()) }
 
-// ResetPeak starts a new peak from the requests held now.
-func (d *Downstream) ResetPeak() { d.peak.Store(d.inFlight.Load()) }
+// Arrived counts the requests that arrived since the last ResetCounts, served or not.
+func (d *Downstream) Arrived() int { return int(d.arrived.Load()) }
+
+// ResetCounts starts a new peak from the requests held now, and a new count of arrivals.
+func (d *Downstream) ResetCounts() {
+	d.peak.Store(d.inFlight.Load())
+	d.arrived.Store(0)
+}
 
 // Close closes the downstream and its fake server.
 func (d *Downstream) Close() {
@@ -193,6 +219,7 @@ func (d *Downstream) Close() {
 }
 
 func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
+	d.arrived.Add(1)
 	n := d.inFlight.Add(1)
 	defer d.inFlight.Add(-1)
 	for {
@@ -203,6 +230,13 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	d.mu.Lock()
 	until := d.until
+	if t := d.tail; t.Every > 0 {
+		tag := r.URL.Query().Get("call")
+		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] {
+			until = time.Now().Add(t.Slow)
+		}
+		d.seen[tag] = true
+	}
 	d.mu.Unlock()
 	if wait := time.Until(until); wait > 0 {
 		t := time.NewTimer(wait)
@@ -222,4 +256,53 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-d.slots }()
 	}
 	d.fake.Handler().ServeHTTP(w, r)
+}
+
+// Hedge makes a call with a hedged copy: do(ctx, 0) at once and, when it has not succeeded
+// after delay, do(ctx, 1) beside it; the first success wins and the other copy's context is
+// cancelled. It returns the winner's value, how many copies were sent, and the last error
+// when both failed (or ctx's, when it ended first). Only an idempotent request may be hedged:
+// both copies can reach the server.
+func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.Context, copy int) (T, error)) (T, int, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the loser's
+	results := make(chan result, 2)
+	send := func(copy int) {
+		go func() {
+			v, err := do(ctx, copy)
+			results <- result{v, err}
+		}()
+	}
+	send(0)
+	sent, failed := 1, 0
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	var zero T
+	var last error
+	for {
+		select {
+		case <-timer.C:
+			if sent == 1 {
+				send(1)
+				sent++
+			}
+		case r := <-results:
+			if r.err == nil {
+				return r.v, sent, nil
+			}
+			last, failed = r.err, failed+1
+			if failed == sent && sent == 2 {
+				return zero, sent, last
+			}
+			if sent == 1 { // the first failed before the delay: the copy goes now
+				timer.Reset(0)
+			}
+		case <-ctx.Done():
+			return zero, sent, ctx.Err()
+		}
+	}
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -85,5 +86,45 @@ func TestDownstreamPause(t *testing.T) {
 	}
 	if got := len(d.Fake().Requests()); got != 3 {
 		t.Errorf("the fake server logged %d requests, want 3", got)
+	}
+}
+
+func TestHedge(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	fail := errors.New("failed")
+	tests := []struct {
+		name     string
+		take     []time.Duration // per copy
+		fails    []bool
+		wantCopy int
+		wantSent int
+		wantErr  bool
+	}{
+		{"fast: no copy", []time.Duration{0, 0}, []bool{false, false}, 0, 1, false},
+		{"slow: the copy wins", []time.Duration{time.Second, 0}, []bool{false, false}, 1, 2, false},
+		{"first fails: the copy goes at once", []time.Duration{0, 0}, []bool{true, false}, 1, 2, false},
+		{"both fail", []time.Duration{0, 0}, []bool{true, true}, 0, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			got, sent, err := Hedge(context.Background(), delay, func(ctx context.Context, copy int) (int, error) {
+				select {
+				case <-time.After(tt.take[copy]):
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+				if tt.fails[copy] {
+					return 0, fail
+				}
+				return copy, nil
+			})
+			if (err != nil) != tt.wantErr || sent != tt.wantSent || (err == nil && got != tt.wantCopy) {
+				t.Errorf("got copy %d, %d sent, err %v; want copy %d, %d sent, error %v", got, sent, err, tt.wantCopy, tt.wantSent, tt.wantErr)
+			}
+			if tt.name == "first fails: the copy goes at once" && time.Since(start) >= delay {
+				t.Errorf("the copy waited for the delay after the first failed: %v", time.Since(start))
+			}
+		})
 	}
 }
