@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cristalhq/hedgedhttp"
+	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
@@ -54,6 +57,17 @@ type Cascade struct {
 	HedgeSlow  time.Duration
 	HedgeAfter time.Duration
 
+	// The timeout storm rows: StormCalls calls, one every stormSpacing, with a read timeout of
+	// StormRead; the downstream takes StormFast but StormSlow for the requests that arrive in
+	// the first Storm. The breaker opens after Trip failures in a row for BreakerOpen.
+	StormCalls  int
+	Storm       time.Duration
+	StormRead   time.Duration
+	StormFast   time.Duration
+	StormSlow   time.Duration
+	Trip        int
+	BreakerOpen time.Duration
+
 	// The budget rows: the gateway calls order with Gateway, order calls inventory with
 	// Order (growing) or Shrunk (shrinking), inventory works Work.
 	Gateway time.Duration
@@ -76,6 +90,8 @@ func NewCascade() *Cascade {
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
 		QPS: 100, Hold: 30 * time.Millisecond, Window: 500 * time.Millisecond,
 		HedgeCalls: 50, HedgeEvery: 25, HedgeFast: 10 * time.Millisecond, HedgeSlow: 150 * time.Millisecond, HedgeAfter: 20 * time.Millisecond,
+		StormCalls: 50, Storm: 305 * time.Millisecond, StormRead: 45 * time.Millisecond, StormFast: 2 * time.Millisecond,
+		StormSlow: 200 * time.Millisecond, Trip: 3, BreakerOpen: 100 * time.Millisecond,
 		Gateway: 100 * time.Millisecond, Order: 200 * time.Millisecond, Shrunk: 80 * time.Millisecond, Work: 250 * time.Millisecond,
 	}
 }
@@ -123,6 +139,13 @@ func (c *Cascade) Params() []param.Param {
 		{Name: "hedge-fast", Usage: "the downstream's time for most calls", Duration: &c.HedgeFast, MaxDuration: maxD},
 		{Name: "hedge-slow", Usage: "the downstream's time for a slow call", Duration: &c.HedgeSlow, MaxDuration: maxD},
 		{Name: "hedge-after", Usage: "the hedge's delay: past the p95 (hedge-fast), with room for jitter", Duration: &c.HedgeAfter, MaxDuration: maxD},
+		{Name: "storm-calls", Usage: "calls of the timeout storm rows (at most 90: under a second, no TIME_WAIT socket is reused)", Int: &c.StormCalls, Min: 1, Max: 90},
+		{Name: "storm", Usage: "how long the downstream's latency stays past the read timeout", Duration: &c.Storm, MaxDuration: maxD},
+		{Name: "storm-read", Usage: "the read timeout of the timeout storm rows", Duration: &c.StormRead, MaxDuration: maxD},
+		{Name: "storm-fast", Usage: "the downstream's time outside the storm", Duration: &c.StormFast, MaxDuration: maxD},
+		{Name: "storm-slow", Usage: "the downstream's time during the storm", Duration: &c.StormSlow, MaxDuration: maxD},
+		{Name: "trip", Usage: "failures in a row that open the breaker", Int: &c.Trip, Min: 1, Max: 1000},
+		{Name: "breaker-open", Usage: "how long the breaker stays open", Duration: &c.BreakerOpen, MaxDuration: maxD},
 		{Name: "gateway", Usage: "the gateway's timeout on its call to order", Duration: &c.Gateway, MaxDuration: maxD},
 		{Name: "order", Usage: "order's timeout on its call to inventory (growing)", Duration: &c.Order, MaxDuration: maxD},
 		{Name: "shrunk", Usage: "order's timeout on its call to inventory (shrinking)", Duration: &c.Shrunk, MaxDuration: maxD},
@@ -147,6 +170,10 @@ func (c *Cascade) Check() error {
 	if c.HedgeAfter <= c.HedgeFast || c.HedgeAfter+c.HedgeFast >= c.HedgeSlow {
 		return fmt.Errorf("--hedge-after (%v) must lie between --hedge-fast (%v) and --hedge-slow (%v) less --hedge-fast: a hedge before the fast answer doubles every call, one after the slow answer changes nothing",
 			c.HedgeAfter, c.HedgeFast, c.HedgeSlow)
+	}
+	if c.StormRead == 0 || c.StormSlow <= c.StormRead || c.StormFast >= c.StormRead || c.StormFast >= stormSpacing {
+		return fmt.Errorf("--storm-read (%v) must be set, above --storm-fast (%v) and below --storm-slow (%v), and --storm-fast below the %v between calls: the storm is the latency jittering past the read timeout",
+			c.StormRead, c.StormFast, c.StormSlow, stormSpacing)
 	}
 	if n := c.sizingCalls(); n < 1 || n > 1000 {
 		return fmt.Errorf("--qps x --window must make 1 to 1000 calls, got %d", n)
@@ -204,6 +231,11 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	run.Rows = append(run.Rows, rows...)
 	rows, err = c.hedging(ctx, opt, d)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	rows, err = c.storm(ctx, opt)
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -808,4 +840,209 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	}
 	d.SetTail(upstream.Tail{})
 	return rows, nil
+}
+
+// stormSpacing is the time between the starts of the timeout storm's calls.
+const stormSpacing = 10 * time.Millisecond
+
+// timeWaitNote says where the TIME_WAIT count comes from and why it is exact.
+const timeWaitNote = "the caller's sockets to the downstream in TIME_WAIT, from /proc/net/tcp: exact, as the kernel " +
+	"keeps each 60 s and reuses none younger than 1 s (tcp_tw_reuse), and the row lasts under a second on a port of its own"
+
+// storm runs the timeout storm: calls at a steady rate while the downstream's latency stays
+// past the read timeout, then recovers; without a breaker and through
+// github.com/sony/gobreaker/v2. Every timed-out call closes its connection, so the next one
+// dials: the timeout storm is a handshake storm, and the caller, which closes first, holds
+// each socket in TIME_WAIT. The breaker sheds the calls while it is open.
+func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error) {
+	calls := make([]model.BreakerCall, c.StormCalls)
+	for i := range calls {
+		at := time.Duration(i) * stormSpacing
+		calls[i] = model.BreakerCall{At: at, Took: c.StormFast, Fails: at < c.Storm}
+		if calls[i].Fails {
+			calls[i].Took = c.StormRead
+		}
+	}
+	breaker := model.Breaker{Trip: c.Trip, Open: c.BreakerOpen, HalfOpenMax: 1}
+	variants := []struct {
+		name    string
+		breaker bool
+		shed    []bool
+	}{
+		{"storm, no breaker", false, nil},
+		{fmt.Sprintf("storm, gobreaker (%d failures, open %v)", c.Trip, c.BreakerOpen), true, breaker.Predict(calls).Shed},
+	}
+	var rows []results.Row
+	for i, v := range variants {
+		opt.progress(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
+		r, err := c.stormVariant(ctx, opt, v.name, v.breaker, calls, v.shed, breaker)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// stormVariant runs the storm's calls once, through a breaker or not.
+//
+// Each variant has a downstream of its own, on a new port: Linux reuses for a new connection
+// to the same address a local port whose TIME_WAIT socket is over a second old
+// (tcp_tw_reuse, on for loopback), which would hide a socket of this row behind one of an
+// earlier row. Within the row, which lasts under a second, no TIME_WAIT socket is reused.
+func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, useBreaker bool,
+	calls []model.BreakerCall, shed []bool, br model.Breaker) ([]results.Row, error) {
+	d, err := upstream.NewDownstream(0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	_, portText, err := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
+	if err != nil {
+		return nil, fmt.Errorf("downstream address: %w", err)
+	}
+	port, _ := strconv.Atoi(portText)
+	b, err := build(opt.profile(), spec{Pool: 20, ReadTimeout: c.StormRead})
+	if err != nil {
+		return nil, err
+	}
+	defer b.c.Close()
+	if res, err := callURL(ctx, b.c, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
+		return nil, fmt.Errorf("%s: the warm-up call failed", name)
+	}
+	before, sockErr := callerSet(port)
+	opened0, _ := d.Conns()
+	cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name: "inventory", MaxRequests: uint32(br.HalfOpenMax), Timeout: br.Open,
+		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= uint32(br.Trip) },
+	})
+	beh := fakesrv.Behaviour{Delay: c.StormFast}
+	outcomes := make([]vocab.Outcome, len(calls))
+	wasShed := make([]bool, len(calls))
+	t0 := time.Now()
+	d.SetTail(upstream.Tail{Every: 1, Slow: c.StormSlow - c.StormFast, Until: t0.Add(c.Storm)})
+	var g errgroup.Group
+	for i := range calls {
+		g.Go(func() error {
+			if !clock.SleepUntil(ctx, t0.Add(calls[i].At)) {
+				return ctx.Err()
+			}
+			do := func() (struct{}, error) {
+				res, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				if err != nil {
+					return struct{}{}, err
+				}
+				outcomes[i] = res.Outcome
+				if res.Outcome != vocab.OK {
+					return struct{}{}, errNotOK
+				}
+				return struct{}{}, nil
+			}
+			if !useBreaker {
+				_, err := do()
+				if errors.Is(err, errNotOK) {
+					err = nil
+				}
+				return err
+			}
+			_, err := cb.Execute(do)
+			wasShed[i] = errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	opened1, _ := d.Conns()
+	wantDials, wantCloses := model.StormConns(calls, shed, 1)
+	wantTimeouts, wantOK, wantShed := 0, 0, 0
+	for i, cl := range calls {
+		switch {
+		case shed != nil && shed[i]:
+			wantShed++
+		case cl.Fails:
+			wantTimeouts++
+		default:
+			wantOK++
+		}
+	}
+	gotTimeouts, gotOK, gotShed := 0, 0, 0
+	for i, o := range outcomes {
+		switch {
+		case wasShed[i]:
+			gotShed++
+		case o == vocab.ReadTimeout:
+			gotTimeouts++
+		case o == vocab.OK:
+			gotOK++
+		}
+	}
+	rows := []results.Row{
+		{Name: name + ": calls that timed out", ExpectedCalls: wantTimeouts, Calls: gotTimeouts},
+		{Name: name + ": calls answered", ExpectedCalls: wantOK, Calls: gotOK},
+		{Name: name + ": new connections (handshakes)", ExpectedNewConnections: results.Count(wantDials),
+			NewConnections: results.Count(opened1 - opened0), Server: fmt.Sprintf("%d accepted", opened1-opened0)},
+	}
+	tw := results.Row{Name: name + ": caller's sockets in TIME_WAIT", ExpectedCalls: wantCloses, Server: timeWaitNote}
+	if sockErr != nil {
+		tw.Skipped = sockErr.Error()
+	} else {
+		n, err := timeWaits(ctx, port, before)
+		if err != nil {
+			tw.Skipped = err.Error()
+		}
+		tw.Calls = n
+	}
+	rows = append(rows, tw)
+	if useBreaker {
+		rows = append(rows, results.Row{Name: name + ": calls shed", ExpectedCalls: wantShed, Calls: gotShed})
+	}
+	return rows, ctx.Err()
+}
+
+// callerSet is the set of the sockets to port in TIME_WAIT now, to leave out of a later
+// count: a caller of an earlier server on the same port may have left them. The caller's
+// open connections are not in it: they are the row's own.
+func callerSet(port int) (map[string]bool, error) {
+	socks, err := upstream.CallerSockets(port)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, s := range socks {
+		if s.State == upstream.StateTimeWait {
+			set[s.Local] = true
+		}
+	}
+	return set, nil
+}
+
+// timeWaits counts the caller's sockets to port in TIME_WAIT that are not in before, once
+// none is still closing (FIN_WAIT1 or 2: the server's FIN follows within a millisecond or
+// so), or as they are after a second.
+func timeWaits(ctx context.Context, port int, before map[string]bool) (int, error) {
+	var n int
+	var err error
+	poll(ctx, func() bool {
+		var socks []upstream.Socket
+		socks, err = upstream.CallerSockets(port)
+		if err != nil {
+			return true
+		}
+		n = 0
+		closing := false
+		for _, s := range socks {
+			if before[s.Local] {
+				continue
+			}
+			switch s.State {
+			case upstream.StateTimeWait:
+				n++
+			case upstream.StateFinWait1, upstream.StateFinWait2:
+				closing = true
+			}
+		}
+		return !closing
+	})
+	return n, err
 }

@@ -549,3 +549,28 @@ func (c Chain) Predict() ChainPrediction {
 func WorstCase(timeout time.Duration, retries int) time.Duration {
 	return timeout * time.Duration(retries+1)
 }
+
+// StormConns counts the connections a caller opens and closes over calls (in start order)
+// through a pool that holds idle connections at the start: a call takes an idle connection
+// or dials one; a call that fails (a timeout) closes its connection, one that succeeds
+// returns it to the pool before the next call starts. A shed call (shed[i], nil for none)
+// takes none. The caller closes first, so every closed connection leaves its socket in
+// TIME_WAIT on the caller's side.
+func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
+	for i, c := range calls {
+		if shed != nil && shed[i] {
+			continue
+		}
+		if idle > 0 {
+			idle--
+		} else {
+			dials++
+		}
+		if c.Fails {
+			closes++
+		} else {
+			idle++
+		}
+	}
+	return dials, closes
+}

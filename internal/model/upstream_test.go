@@ -199,3 +199,13 @@ func TestChain(t *testing.T) {
 		})
 	}
 }
+
+func TestStormConns(t *testing.T) {
+	calls := []BreakerCall{{Fails: true}, {Fails: true}, {Fails: true}, {}, {}}
+	if d, c := StormConns(calls, nil, 1); d != 3 || c != 3 {
+		t.Errorf("no breaker: got %d dials, %d closes; want 3 and 3 (the warm connection, then one per timeout)", d, c)
+	}
+	if d, c := StormConns(calls, []bool{false, true, true, false, false}, 1); d != 1 || c != 1 {
+		t.Errorf("two shed: got %d dials, %d closes; want 1 and 1", d, c)
+	}
+}

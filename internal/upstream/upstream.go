@@ -153,10 +153,12 @@ type Downstream struct {
 // Tail makes some calls slow: the first request of every Every-th call (by the number in its
 // "call" query parameter: 0, Every, 2 x Every, ...) waits Slow more before it is served; a
 // second request of the same call, a hedged copy, is served as usual, as another instance
-// would. The zero value makes no call slow.
+// would. With Until set, only requests arriving before it are slow. The zero value makes no
+// call slow.
 type Tail struct {
 	Every int
 	Slow  time.Duration
+	Until time.Time
 }
 
 // NewDownstream starts a fake downstream that serves capacity requests at once (0: no
@@ -232,7 +234,7 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 	until := d.until
 	if t := d.tail; t.Every > 0 {
 		tag := r.URL.Query().Get("call")
-		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] {
+		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] && (t.Until.IsZero() || time.Now().Before(t.Until)) {
 			until = time.Now().Add(t.Slow)
 		}
 		d.seen[tag] = true
@@ -243,20 +245,25 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			t.Stop()
-			return
+			abort()
 		case <-t.C:
 		}
 	}
 	if d.slots != nil {
 		select {
 		case <-r.Context().Done():
-			return
+			abort()
 		case d.slots <- struct{}{}:
 		}
 		defer func() { <-d.slots }()
 	}
 	d.fake.Handler().ServeHTTP(w, r)
 }
+
+// abort ends a request whose client left without an answer. Returning normally would let
+// net/http send an empty 200 to a peer that closed, whose kernel answers with an RST, and the
+// caller's socket would skip TIME_WAIT; http.ErrAbortHandler closes the connection with a FIN.
+func abort() { panic(http.ErrAbortHandler) }
 
 // Hedge makes a call with a hedged copy: do(ctx, 0) at once and, when it has not succeeded
 // after delay, do(ctx, 1) beside it; the first success wins and the other copy's context is
