@@ -201,6 +201,14 @@ func (d *Downstream) SetTail(t Tail) {
 	d.mu.Unlock()
 }
 
+// Reached reports whether a request of the call tagged tag (its "call" query parameter)
+// arrived since the last SetTail.
+func (d *Downstream) Reached(tag string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seen[tag]
+}
+
 // Peak is the most requests the downstream held at once since the last ResetCounts: held by
 // a pause or a tail, waiting for a slot or being served.
 func (d *Downstream) Peak() int { return int(d.peak.Load()) }
@@ -232,11 +240,13 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	d.mu.Lock()
 	until := d.until
+	tag := r.URL.Query().Get("call")
 	if t := d.tail; t.Every > 0 {
-		tag := r.URL.Query().Get("call")
 		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] && (t.Until.IsZero() || time.Now().Before(t.Until)) {
 			until = time.Now().Add(t.Slow)
 		}
+	}
+	if d.seen != nil {
 		d.seen[tag] = true
 	}
 	d.mu.Unlock()
