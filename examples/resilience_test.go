@@ -49,10 +49,10 @@ func TestHedgedHTTPCutsTheTail(t *testing.T) {
 
 // TestGobreakerShedsTheStorm: github.com/sony/gobreaker/v2 in front of a client with a 45 ms
 // timeout, during 155 ms when the downstream takes 150 ms. Without it every call of the storm
-// times out and handshakes again; with it, three failures open it, ten calls are shed and
+// times out and handshakes again; with it, three failures open it, five calls are shed and
 // never reach the downstream, and fewer connections are opened and left in TIME_WAIT.
 func TestGobreakerShedsTheStorm(t *testing.T) {
-	storm := labtest.Storm{Calls: 30, Spacing: 10 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
+	storm := labtest.Storm{Calls: 20, Spacing: 20 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	plain := &http.Client{Transport: tr, Timeout: 45 * ms}

@@ -90,7 +90,7 @@ func NewCascade() *Cascade {
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
 		QPS: 100, Hold: 30 * time.Millisecond, Window: 500 * time.Millisecond,
 		HedgeCalls: 50, HedgeEvery: 25, HedgeFast: 10 * time.Millisecond, HedgeSlow: 150 * time.Millisecond, HedgeAfter: 20 * time.Millisecond,
-		StormCalls: 50, Storm: 305 * time.Millisecond, StormRead: 45 * time.Millisecond, StormFast: 2 * time.Millisecond,
+		StormCalls: 30, Storm: 305 * time.Millisecond, StormRead: 45 * time.Millisecond, StormFast: 2 * time.Millisecond,
 		StormSlow: 200 * time.Millisecond, Trip: 3, BreakerOpen: 100 * time.Millisecond,
 		Gateway: 100 * time.Millisecond, Order: 200 * time.Millisecond, Shrunk: 80 * time.Millisecond, Work: 250 * time.Millisecond,
 	}
@@ -139,7 +139,7 @@ func (c *Cascade) Params() []param.Param {
 		{Name: "hedge-fast", Usage: "the downstream's time for most calls", Duration: &c.HedgeFast, MaxDuration: maxD},
 		{Name: "hedge-slow", Usage: "the downstream's time for a slow call", Duration: &c.HedgeSlow, MaxDuration: maxD},
 		{Name: "hedge-after", Usage: "the hedge's delay: past the p95 (hedge-fast), with room for jitter", Duration: &c.HedgeAfter, MaxDuration: maxD},
-		{Name: "storm-calls", Usage: "calls of the timeout storm rows (at most 90: under a second, no TIME_WAIT socket is reused)", Int: &c.StormCalls, Min: 1, Max: 90},
+		{Name: "storm-calls", Usage: "calls of the timeout storm rows (at most 45: under a second, no TIME_WAIT socket is reused)", Int: &c.StormCalls, Min: 1, Max: 45},
 		{Name: "storm", Usage: "how long the downstream's latency stays past the read timeout", Duration: &c.Storm, MaxDuration: maxD},
 		{Name: "storm-read", Usage: "the read timeout of the timeout storm rows", Duration: &c.StormRead, MaxDuration: maxD},
 		{Name: "storm-fast", Usage: "the downstream's time outside the storm", Duration: &c.StormFast, MaxDuration: maxD},
@@ -843,7 +843,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 }
 
 // stormSpacing is the time between the starts of the timeout storm's calls.
-const stormSpacing = 10 * time.Millisecond
+const stormSpacing = 20 * time.Millisecond
 
 // timeWaitNote says where the TIME_WAIT count comes from and why it is exact.
 const timeWaitNote = "the caller's sockets to the downstream in TIME_WAIT, from /proc/net/tcp: exact, as the kernel " +

@@ -69,7 +69,7 @@ func TestRunHedge(t *testing.T) {
 }
 
 func TestRunStorm(t *testing.T) {
-	storm := Storm{Calls: 30, Spacing: 10 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
+	storm := Storm{Calls: 20, Spacing: 20 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
 	decl := Breaker{Timeout: 45 * ms, Trip: 3, Open: 100 * ms, HalfOpenMax: 1}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -88,10 +88,10 @@ func TestRunStorm(t *testing.T) {
 		ok, failed, shed int
 	}{
 		// Every call of the storm's first 155 ms times out and closes its connection.
-		{"no breaker", plain, Breaker{Timeout: decl.Timeout}, 14, 16, 0},
-		// Three failures open the breaker at 65 ms; the calls already sent fail, the next ten
-		// are shed, and the probe at 170 ms, after the storm, closes it again.
-		{"gobreaker", breaking, decl, 13, 7, 10},
+		{"no breaker", plain, Breaker{Timeout: decl.Timeout}, 12, 8, 0},
+		// Three failures open the breaker at 85 ms; the two calls already sent fail, the next
+		// five are shed, and the probe at 200 ms, after the storm, closes it again.
+		{"gobreaker", breaking, decl, 10, 5, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
