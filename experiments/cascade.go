@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -564,7 +565,7 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 	}
 	slices.SortFunc(edges, func(a, b edge) int {
 		if a.at != b.at {
-			return compareDuration(a.at, b.at)
+			return cmp.Compare(a.at, b.at)
 		}
 		return a.d - b.d
 	})
@@ -592,16 +593,6 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 		row.Outcome, row.MeasuredMs = vocab.OK, results.Ms(took[(len(took)-1)/2])
 	}
 	return append(rows, row), ctx.Err()
-}
-
-func compareDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // budgets runs the chain three times: growing timeouts, shrinking ones, and growing ones with
@@ -910,7 +901,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	if res, err := callURL(ctx, b.c, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
 		return nil, fmt.Errorf("%s: the warm-up call failed", name)
 	}
-	before, sockErr := callerSet(port)
+	before, sockErr := upstream.TimeWaitSet(port)
 	opened0, _ := d.Conns()
 	cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name: "inventory", MaxRequests: uint32(br.HalfOpenMax), Timeout: br.Open,
@@ -987,7 +978,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	if sockErr != nil {
 		tw.Skipped = sockErr.Error()
 	} else {
-		n, err := timeWaits(ctx, port, before)
+		n, err := upstream.NewTimeWaits(ctx, port, before)
 		if err != nil {
 			tw.Skipped = err.Error()
 		}
@@ -998,51 +989,4 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		rows = append(rows, results.Row{Name: name + ": calls shed", ExpectedCalls: wantShed, Calls: gotShed})
 	}
 	return rows, ctx.Err()
-}
-
-// callerSet is the set of the sockets to port in TIME_WAIT now, to leave out of a later
-// count: a caller of an earlier server on the same port may have left them. The caller's
-// open connections are not in it: they are the row's own.
-func callerSet(port int) (map[string]bool, error) {
-	socks, err := upstream.CallerSockets(port)
-	if err != nil {
-		return nil, err
-	}
-	set := map[string]bool{}
-	for _, s := range socks {
-		if s.State == upstream.StateTimeWait {
-			set[s.Local] = true
-		}
-	}
-	return set, nil
-}
-
-// timeWaits counts the caller's sockets to port in TIME_WAIT that are not in before, once
-// none is still closing (FIN_WAIT1 or 2: the server's FIN follows within a millisecond or
-// so), or as they are after a second.
-func timeWaits(ctx context.Context, port int, before map[string]bool) (int, error) {
-	var n int
-	var err error
-	poll(ctx, func() bool {
-		var socks []upstream.Socket
-		socks, err = upstream.CallerSockets(port)
-		if err != nil {
-			return true
-		}
-		n = 0
-		closing := false
-		for _, s := range socks {
-			if before[s.Local] {
-				continue
-			}
-			switch s.State {
-			case upstream.StateTimeWait:
-				n++
-			case upstream.StateFinWait1, upstream.StateFinWait2:
-				closing = true
-			}
-		}
-		return !closing
-	})
-	return n, err
 }

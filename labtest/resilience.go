@@ -185,7 +185,7 @@ func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error)
 	defer d.Close()
 	_, portText, _ := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
 	port, _ := strconv.Atoi(portText)
-	before := timeWaitSet(port)
+	before, beforeErr := upstream.TimeWaitSet(port)
 	start := time.Now()
 	d.SetTail(upstream.Tail{Every: 1, Slow: s.Slow - s.Fast, Until: start.Add(s.Storm)})
 	path := fmt.Sprintf("/delay?delay=%s&call=", s.Fast)
@@ -201,8 +201,12 @@ func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error)
 		return good
 	})
 	opened, _ := d.Conns()
-	row := StormRow{Calls: s.Calls, OK: ok, Failed: failed, Shed: s.Calls - ok - failed, NewConnections: opened,
-		TimeWait: countTimeWait(ctx, port, before)}
+	row := StormRow{Calls: s.Calls, OK: ok, Failed: failed, Shed: s.Calls - ok - failed, NewConnections: opened, TimeWait: -1}
+	if beforeErr == nil {
+		if n, err := upstream.NewTimeWaits(ctx, port, before); err == nil {
+			row.TimeWait = n
+		}
+	}
 	row.Expected = s.expect(b)
 	return row, ctx.Err()
 }
@@ -292,49 +296,4 @@ func nearestRank(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	k := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[min(max(k, 0), len(s)-1)]
-}
-
-// timeWaitSet is the set of sockets to port in TIME_WAIT now (nil when the kernel's table
-// cannot be read).
-func timeWaitSet(port int) map[string]bool {
-	socks, err := upstream.CallerSockets(port)
-	if err != nil {
-		return nil
-	}
-	set := map[string]bool{}
-	for _, s := range socks {
-		if s.State == upstream.StateTimeWait {
-			set[s.Local] = true
-		}
-	}
-	return set
-}
-
-// countTimeWait counts the sockets to port in TIME_WAIT that are not in before, once none is
-// still closing, or as they are after a second; -1 when the table cannot be read.
-func countTimeWait(ctx context.Context, port int, before map[string]bool) int {
-	if before == nil {
-		return -1
-	}
-	deadline := time.Now().Add(time.Second)
-	for {
-		socks, err := upstream.CallerSockets(port)
-		if err != nil {
-			return -1
-		}
-		n, closing := 0, false
-		for _, s := range socks {
-			switch {
-			case before[s.Local]:
-			case s.State == upstream.StateTimeWait:
-				n++
-			case s.State == upstream.StateFinWait1 || s.State == upstream.StateFinWait2:
-				closing = true
-			}
-		}
-		if !closing || time.Now().After(deadline) || ctx.Err() != nil {
-			return n
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }

@@ -142,7 +142,7 @@ func (c Cascade) Predict() CascadePrediction {
 	for i := range health {
 		health[i] = i
 	}
-	slices.SortStableFunc(health, func(a, b int) int { return compareDur(c.Health[a], c.Health[b]) })
+	slices.SortStableFunc(health, func(a, b int) int { return cmpDuration(c.Health[a], c.Health[b]) })
 	s.startWorkers(0)
 	for {
 		t := Forever
@@ -263,16 +263,6 @@ func (s *cascadeSim) serveDownstream(t time.Duration) {
 	}
 }
 
-func compareDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // Tail is a downstream's latency: most calls take Fast, a fraction SlowFraction (0 to 1) take
 // Slow.
 type Tail struct {
@@ -320,7 +310,7 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 		extra += first.w
 		pts = append(pts, point{min(first.at, delay+t.Fast), first.w * (1 - f)}, point{min(first.at, delay+t.Slow), first.w * f})
 	}
-	slices.SortFunc(pts, func(a, b point) int { return compareDur(a.at, b.at) })
+	slices.SortFunc(pts, func(a, b point) int { return cmpDuration(a.at, b.at) })
 	var cum float64
 	p99 := time.Duration(0)
 	for _, p := range pts {
@@ -418,7 +408,7 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	}
 	sortEvents := func() {
 		slices.SortStableFunc(evs, func(a, b event) int {
-			if c := compareDur(a.at, b.at); c != 0 {
+			if c := cmpDuration(a.at, b.at); c != 0 {
 				return c
 			}
 			if a.start != b.start {

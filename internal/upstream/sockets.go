@@ -2,11 +2,13 @@ package upstream
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TCP states as the kernel numbers them in /proc/net/tcp (include/net/tcp_states.h).
@@ -71,4 +73,51 @@ func parseSockets(r io.Reader, port int) ([]Socket, error) {
 		return nil, fmt.Errorf("upstream: read the kernel's sockets: %w", err)
 	}
 	return out, nil
+}
+
+// TimeWaitSet returns the sockets to port in TIME_WAIT now, by local address: a caller of an
+// earlier server on the same port may have left them, and a later count leaves them out. Open
+// connections are not in it.
+func TimeWaitSet(port int) (map[string]bool, error) {
+	socks, err := CallerSockets(port)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, s := range socks {
+		if s.State == StateTimeWait {
+			set[s.Local] = true
+		}
+	}
+	return set, nil
+}
+
+// settleTimeWait bounds NewTimeWaits' wait for the closing sockets: the server's FIN follows
+// the caller's within a millisecond or so.
+const settleTimeWait = time.Second
+
+// NewTimeWaits counts the sockets to port in TIME_WAIT that are not in before, once none is
+// still closing (FIN_WAIT1 or 2), or as they are after settleTimeWait or when ctx ends.
+func NewTimeWaits(ctx context.Context, port int, before map[string]bool) (int, error) {
+	give := time.Now().Add(settleTimeWait)
+	for {
+		socks, err := CallerSockets(port)
+		if err != nil {
+			return 0, err
+		}
+		n, closing := 0, false
+		for _, s := range socks {
+			switch {
+			case before[s.Local]:
+			case s.State == StateTimeWait:
+				n++
+			case s.State == StateFinWait1 || s.State == StateFinWait2:
+				closing = true
+			}
+		}
+		if !closing || time.Now().After(give) || ctx.Err() != nil {
+			return n, nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

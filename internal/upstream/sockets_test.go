@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"reflect"
@@ -51,6 +52,13 @@ func TestCallerSocketsTimeWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
+	wantTimeWait(t, port)
+}
+
+// wantTimeWait fails the test unless the one socket to port ends in TIME_WAIT within 2 s,
+// and checks that NewTimeWaits counts it.
+func wantTimeWait(t *testing.T, port int) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		socks, err := CallerSockets(port)
@@ -58,12 +66,20 @@ func TestCallerSocketsTimeWait(t *testing.T) {
 			t.Skipf("no /proc/net/tcp here: %v", err)
 		}
 		if len(socks) == 1 && socks[0].State == StateTimeWait {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("got %v, want one socket in TIME_WAIT", socks)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if n, err := NewTimeWaits(context.Background(), port, nil); n != 1 || err != nil {
+		t.Errorf("NewTimeWaits: got %d, %v; want 1", n, err)
+	}
+	if set, err := TimeWaitSet(port); len(set) != 1 || err != nil {
+		t.Errorf("TimeWaitSet: got %v, %v; want the one socket", set, err)
+	} else if n, _ := NewTimeWaits(context.Background(), port, set); n != 0 {
+		t.Errorf("NewTimeWaits without the sockets before: got %d, want 0", n)
 	}
 }
 
@@ -85,18 +101,5 @@ func TestDownstreamCallerLeavesTimeWait(t *testing.T) {
 	if _, err := c.Get(d.URL + "/delay"); err == nil {
 		t.Fatal("got an answer during the pause, want a timeout")
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		socks, err := CallerSockets(port)
-		if err != nil {
-			t.Skipf("no /proc/net/tcp here: %v", err)
-		}
-		if len(socks) == 1 && socks[0].State == StateTimeWait {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %v, want the caller's socket in TIME_WAIT", socks)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wantTimeWait(t, port)
 }
