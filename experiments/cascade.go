@@ -222,9 +222,7 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 			v.docs.apply(rows)
 		}
 		run.Rows = append(run.Rows, rows...)
-		if i < 2 {
-			run.Calls = append(run.Calls, calls...) // the quiz's 200 equal calls would add nothing to the drawing
-		}
+		run.Calls = append(run.Calls, calls...)
 	}
 	rows, err := c.sizing(ctx, opt, d)
 	if err != nil {
@@ -342,7 +340,9 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 				rec.leased = worker + a.Lease
 			}
 			recs[i] = rec
-			calls[i] = timeline(fmt.Sprintf("%s: request %d", name, i+1), res.r, worker)
+			// One lane per variant (laneSep): the requests stacked, a track each, draw the
+			// workers over time, leasing and waiting.
+			calls[i] = timeline(name+laneSep+"requests", res.r, worker)
 			return nil
 		})
 	}

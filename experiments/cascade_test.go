@@ -98,8 +98,13 @@ func TestCascade(t *testing.T) {
 			}
 		}
 	}
-	if len(run.Calls) != 120 {
-		t.Errorf("got %d calls for the timeline, want the two cascade variants' 120", len(run.Calls))
+	if len(run.Calls) != 180 {
+		t.Errorf("got %d calls for the timeline, want the three cascade variants' 180", len(run.Calls))
+	}
+	for _, c := range run.Calls {
+		if !strings.HasSuffix(c.Label, laneSep+"requests") {
+			t.Fatalf("call %q: want every cascade request in its variant's lane", c.Label)
+		}
 	}
 }
 
