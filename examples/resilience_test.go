@@ -13,8 +13,8 @@ import (
 )
 
 // TestHedgedHTTPCutsTheTail: github.com/cristalhq/hedgedhttp sends a second copy of a GET that
-// has no answer after 15 ms. Against a downstream where 1 call in 10 takes 100 ms, the p99
-// falls to the copy's 15 + 5 ms, for 10% more requests: one copy per slow call.
+// has no answer after 25 ms. Against a downstream where 1 call in 10 takes 100 ms, the p99
+// falls to the copy's 25 + 5 ms, for 10% more requests: one copy per slow call.
 func TestHedgedHTTPCutsTheTail(t *testing.T) {
 	tail := labtest.Tail{Calls: 40, Every: 10, Fast: 5 * ms, Slow: 100 * ms, Spacing: 5 * ms}
 	tr := &http.Transport{}
@@ -22,7 +22,7 @@ func TestHedgedHTTPCutsTheTail(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		after time.Duration // 0: no hedge
-	}{{"net/http alone", 0}, {"hedgedhttp after 15ms", 15 * ms}} {
+	}{{"net/http alone", 0}, {"hedgedhttp after 25ms", 25 * ms}} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &http.Client{Transport: tr}
 			if tt.after > 0 {
@@ -47,17 +47,18 @@ func TestHedgedHTTPCutsTheTail(t *testing.T) {
 	}
 }
 
-// TestGobreakerShedsTheStorm: github.com/sony/gobreaker/v2 in front of a client with a 45 ms
-// timeout, during 155 ms when the downstream takes 150 ms. Without it every call of the storm
-// times out and handshakes again; with it, three failures open it, five calls are shed and
-// never reach the downstream, and fewer connections are opened and left in TIME_WAIT.
+// TestGobreakerShedsTheStorm: github.com/sony/gobreaker/v2 in front of a client with a 60 ms
+// timeout; the calls that start in the first 300 ms find the downstream taking 150 ms. Without
+// it every call of the storm times out and handshakes again; with it, three failures open it,
+// seven calls are shed and never reach the downstream, and fewer connections are opened and
+// left in TIME_WAIT.
 func TestGobreakerShedsTheStorm(t *testing.T) {
-	storm := labtest.Storm{Calls: 20, Spacing: 20 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
+	storm := labtest.Storm{Calls: 15, Spacing: 40 * ms, Storm: 300 * ms, Fast: 2 * ms, Slow: 150 * ms}
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	plain := &http.Client{Transport: tr, Timeout: 45 * ms}
+	plain := &http.Client{Transport: tr, Timeout: 60 * ms}
 	cb := gobreaker.NewCircuitBreaker[*http.Response](gobreaker.Settings{
-		Name: "inventory", MaxRequests: 1, Timeout: 100 * ms,
+		Name: "inventory", MaxRequests: 1, Timeout: 120 * ms,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 3 },
 	})
 	breaking := labtest.DoerFunc(func(req *http.Request) (*http.Response, error) {
@@ -68,8 +69,8 @@ func TestGobreakerShedsTheStorm(t *testing.T) {
 		c    labtest.Doer
 		b    labtest.Breaker
 	}{
-		{"net/http alone", plain, labtest.Breaker{Timeout: 45 * ms}},
-		{"gobreaker", breaking, labtest.Breaker{Timeout: 45 * ms, Trip: 3, Open: 100 * ms, HalfOpenMax: 1}},
+		{"net/http alone", plain, labtest.Breaker{Timeout: 60 * ms}},
+		{"gobreaker", breaking, labtest.Breaker{Timeout: 60 * ms, Trip: 3, Open: 120 * ms, HalfOpenMax: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			row, err := labtest.RunStorm(context.Background(), tt.c, storm, tt.b)

@@ -105,8 +105,8 @@ func RunHedge(ctx context.Context, c Doer, t Tail, hedgeAfter time.Duration) (He
 }
 
 // Storm is a timeout storm for a caller with a circuit breaker: Calls calls, one every
-// Spacing, answered in Fast, except that the requests arriving in the first Storm are
-// answered in Slow, past the caller's read timeout.
+// Spacing, answered in Fast, except that the calls that start in the first Storm are answered
+// in Slow, past the caller's timeout (all their requests: a retry does not escape the storm).
 type Storm struct {
 	Calls   int
 	Spacing time.Duration
@@ -186,8 +186,7 @@ func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error)
 	_, portText, _ := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
 	port, _ := strconv.Atoi(portText)
 	before, beforeErr := upstream.TimeWaitSet(port)
-	start := time.Now()
-	d.SetTail(upstream.Tail{Every: 1, Slow: s.Slow - s.Fast, Until: start.Add(s.Storm)})
+	d.SetTail(upstream.Tail{Every: 1, Slow: s.Slow - s.Fast, Calls: s.slowCalls()})
 	path := fmt.Sprintf("/delay?delay=%s&call=", s.Fast)
 	var mu sync.Mutex // guards failed
 	failed := 0
@@ -209,6 +208,15 @@ func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error)
 	}
 	row.Expected = s.expect(b)
 	return row, ctx.Err()
+}
+
+// slowCalls is how many calls start in the storm: those numbered below it are slow.
+func (s Storm) slowCalls() int {
+	n := 0
+	for n < s.Calls && time.Duration(n)*s.Spacing < s.Storm {
+		n++
+	}
+	return n
 }
 
 // expect is the model's StormExpectation.

@@ -18,10 +18,10 @@ func TestRunHedge(t *testing.T) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	// A hedging client of the test's own (examples/ holds hedgedhttp to the same scenario,
-	// whose pool goroutines outlive a test): a copy after 15 ms, the first answer wins.
+	// whose pool goroutines outlive a test): a copy after 25 ms, the first answer wins.
 	plain := &http.Client{Transport: tr}
 	hedged := DoerFunc(func(req *http.Request) (*http.Response, error) {
-		resp, _, err := upstream.Hedge(req.Context(), 15*ms, func(ctx context.Context, _ int) (*http.Response, error) {
+		resp, _, err := upstream.Hedge(req.Context(), 25*ms, func(ctx context.Context, _ int) (*http.Response, error) {
 			resp, err := plain.Do(req.Clone(ctx))
 			if err != nil {
 				return nil, err
@@ -44,7 +44,7 @@ func TestRunHedge(t *testing.T) {
 		slowP99      bool
 	}{
 		{"no hedge", plain, 0, 30, true},
-		{"hedged after 15ms", hedged, 15 * ms, 33, false}, // a copy for calls 0, 10, 20
+		{"hedged after 25ms", hedged, 25 * ms, 33, false}, // a copy for calls 0, 10, 20
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestRunHedge(t *testing.T) {
 			// with it; margins of 40 ms on either side.
 			want := 100 * ms
 			if !tt.slowP99 {
-				want = 20 * ms
+				want = 30 * ms
 			}
 			if row.Expected.P99 != want || row.P99 < want-5*ms || row.P99 > want+40*ms {
 				t.Errorf("got p99 %v (model %v), want %v", row.P99, row.Expected.P99, want)
@@ -69,8 +69,8 @@ func TestRunHedge(t *testing.T) {
 }
 
 func TestRunStorm(t *testing.T) {
-	storm := Storm{Calls: 20, Spacing: 20 * ms, Storm: 155 * ms, Fast: 2 * ms, Slow: 150 * ms}
-	decl := Breaker{Timeout: 45 * ms, Trip: 3, Open: 100 * ms, HalfOpenMax: 1}
+	storm := Storm{Calls: 15, Spacing: 40 * ms, Storm: 300 * ms, Fast: 2 * ms, Slow: 150 * ms}
+	decl := Breaker{Timeout: 60 * ms, Trip: 3, Open: 120 * ms, HalfOpenMax: 1}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	plain := &http.Client{Transport: tr, Timeout: decl.Timeout}
@@ -87,11 +87,13 @@ func TestRunStorm(t *testing.T) {
 		b                Breaker
 		ok, failed, shed int
 	}{
-		// Every call of the storm's first 155 ms times out and closes its connection.
-		{"no breaker", plain, Breaker{Timeout: decl.Timeout}, 12, 8, 0},
-		// Three failures open the breaker at 85 ms; the two calls already sent fail, the next
-		// five are shed, and the probe at 200 ms, after the storm, closes it again.
-		{"gobreaker", breaking, decl, 10, 5, 5},
+		// Every call that starts in the storm's first 300 ms (8) times out and closes its
+		// connection.
+		{"no breaker", plain, Breaker{Timeout: decl.Timeout}, 7, 8, 0},
+		// Three failures open the breaker at 140 ms; the call already sent fails, the next
+		// three are shed, the probe at 280 ms, still in the storm, fails and opens it again,
+		// four more are shed, and the probe at 480 ms closes it.
+		{"gobreaker", breaking, decl, 3, 5, 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -153,12 +153,13 @@ type Downstream struct {
 // Tail makes some calls slow: the first request of every Every-th call (by the number in its
 // "call" query parameter: 0, Every, 2 x Every, ...) waits Slow more before it is served; a
 // second request of the same call, a hedged copy, is served as usual, as another instance
-// would. With Until set, only requests arriving before it are slow. The zero value makes no
-// call slow.
+// would. With Calls > 0, only the calls numbered below it are slow: a storm that the first
+// calls run into, decided by their number rather than their arrival, so that a late call does
+// not change sides. The zero value makes no call slow.
 type Tail struct {
 	Every int
 	Slow  time.Duration
-	Until time.Time
+	Calls int
 }
 
 // NewDownstream starts a fake downstream that serves capacity requests at once (0: no
@@ -242,7 +243,7 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 	until := d.until
 	tag := r.URL.Query().Get("call")
 	if t := d.tail; t.Every > 0 {
-		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] && (t.Until.IsZero() || time.Now().Before(t.Until)) {
+		if n, err := strconv.Atoi(tag); err == nil && n%t.Every == 0 && !d.seen[tag] && (t.Calls == 0 || n < t.Calls) {
 			until = time.Now().Add(t.Slow)
 		}
 	}
