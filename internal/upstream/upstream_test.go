@@ -128,3 +128,39 @@ func TestHedge(t *testing.T) {
 		})
 	}
 }
+
+func TestDownstreamTail(t *testing.T) {
+	d, err := NewDownstream(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// Every 2nd call's first request is slow, up to call 3: calls 0 and 2; call 4 is past it.
+	d.SetTail(Tail{Every: 2, Slow: 150 * time.Millisecond, Calls: 3})
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	took := func(call string) time.Duration {
+		start := time.Now()
+		resp, err := c.Get(d.URL + "/delay?call=" + call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	for _, tt := range []struct {
+		call string
+		slow bool
+	}{{"0", true}, {"0", false}, {"1", false}, {"2", true}, {"4", false}, {"x", false}} {
+		if got := took(tt.call) >= 150*time.Millisecond; got != tt.slow {
+			t.Errorf("call %s: slow %v, want %v", tt.call, got, tt.slow)
+		}
+	}
+	if !d.Reached("2") || d.Reached("3") {
+		t.Errorf("Reached: got 2 %v, 3 %v; want true, false", d.Reached("2"), d.Reached("3"))
+	}
+	if got := d.Arrived(); got != 6 {
+		t.Errorf("arrived: got %d, want 6", got)
+	}
+}
