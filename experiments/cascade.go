@@ -290,9 +290,13 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	if c.Capacity > 0 {
 		width = min(width, c.Capacity)
 	}
-	handoff, err := c.handoff(ctx, b, d, width)
-	if err != nil {
-		return nil, nil, err
+	var handoff time.Duration
+	if width <= maxHandoffWidth && width*handoffBatches <= c.Workers {
+		// A backlog that drains in a few batches or less pays the hand-off too few times to
+		// matter, and a wide one would take many calls to measure it.
+		if handoff, err = c.handoff(ctx, b, d, width); err != nil {
+			return nil, nil, err
+		}
 	}
 	health := []time.Duration{c.Pause / 3, 2 * c.Pause / 3}
 	m := model.Cascade{Workers: c.Workers, Pool: b.modelPool(c.Workers), LeaseTimeout: lease, Requests: c.Workers,
@@ -367,8 +371,12 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	return rows, calls, ctx.Err()
 }
 
-// handoffBatches is how many batches measure the hand-off.
-const handoffBatches = 4
+// handoffBatches is how many batches measure the hand-off, and maxHandoffWidth the widest
+// batch measured: at most 500 calls.
+const (
+	handoffBatches  = 4
+	maxHandoffWidth = 100
+)
 
 // handoff measures what a call costs beyond the downstream's service time on this machine
 // when a backlog drains (loopback, the server's wake-up, the pool handing the connection to
