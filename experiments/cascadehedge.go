@@ -32,7 +32,9 @@ var errNotOK = errors.New("call did not end ok")
 // (upstream.Hedge over the profile's client) and with github.com/cristalhq/hedgedhttp over
 // net/http's Transport, against a downstream whose slow first requests a copy overtakes.
 func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
-	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: 1 / float64(c.HedgeEvery)}
+	// The slow calls are 0, Every, 2 x Every, ...: their share of these calls, which is 1 in
+	// Every only when Every divides the count, is the tail's fraction.
+	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: float64(slowShare(c.HedgeCalls, c.HedgeEvery)) / float64(c.HedgeCalls)}
 	hedged := tail.Hedge(c.HedgeAfter)
 	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
 	b, err := build(opt.profile(), spec{Pool: 20})
@@ -134,3 +136,6 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	d.SetTail(upstream.Tail{})
 	return rows, nil
 }
+
+// slowShare is how many of calls calls numbered 0, 1, ... are every every-th: 0, every, ...
+func slowShare(calls, every int) int { return (calls + every - 1) / every }

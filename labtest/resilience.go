@@ -91,7 +91,8 @@ func RunHedge(ctx context.Context, c Doer, t Tail, hedgeAfter time.Duration) (He
 	// The p99 is the model's, whose copy has the same tail drawn independently; the lab's
 	// copies are always fast, and the two agree while at most 1 call in 10 is slow. The
 	// requests are counted call by call: a copy goes for each call slower than the delay.
-	tail := model.Tail{Fast: t.Fast, Slow: t.Slow, SlowFraction: 1 / float64(t.Every)}
+	slow := (t.Calls + t.Every - 1) / t.Every // calls 0, Every, 2 x Every, ...
+	tail := model.Tail{Fast: t.Fast, Slow: t.Slow, SlowFraction: float64(slow) / float64(t.Calls)}
 	row.Expected = HedgeExpectation{P99: tail.Quantile(0.99), Requests: t.Calls}
 	if hedgeAfter > 0 {
 		row.Expected.P99 = tail.Hedge(hedgeAfter).P99
