@@ -131,3 +131,15 @@ func TestResilienceInput(t *testing.T) {
 		t.Errorf("no half-open calls: got %v, want an error naming HalfOpenMax", err)
 	}
 }
+
+// TestRunHedgeFewCalls: with fewer calls than Every, call 0 is still slow, a fifth of five
+// calls: the model's p99 is the slow answer, as the measured one.
+func TestRunHedgeFewCalls(t *testing.T) {
+	row, err := RunHedge(context.Background(), http.DefaultClient, Tail{Calls: 5, Every: 200, Fast: 5 * ms, Slow: 80 * ms, Spacing: 5 * ms}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Expected.P99 != 80*ms || row.P99 < 75*ms {
+		t.Errorf("got p99 %v, model %v; want both the slow 80 ms", row.P99, row.Expected.P99)
+	}
+}
