@@ -135,7 +135,9 @@ func TestResilienceInput(t *testing.T) {
 // TestRunHedgeFewCalls: with fewer calls than Every, call 0 is still slow, a fifth of five
 // calls: the model's p99 is the slow answer, as the measured one.
 func TestRunHedgeFewCalls(t *testing.T) {
-	row, err := RunHedge(context.Background(), http.DefaultClient, Tail{Calls: 5, Every: 200, Fast: 5 * ms, Slow: 80 * ms, Spacing: 5 * ms}, 0)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	row, err := RunHedge(context.Background(), &http.Client{Transport: tr}, Tail{Calls: 5, Every: 200, Fast: 5 * ms, Slow: 80 * ms, Spacing: 5 * ms}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
