@@ -89,7 +89,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		return nil, fmt.Errorf("%s: the warm-up call failed", name)
 	}
 	before, sockErr := upstream.TimeWaitSet(port)
-	opened0, _ := d.Conns()
+	opened0, closed0 := d.Conns()
 	cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name: "inventory", MaxRequests: uint32(br.HalfOpenMax), Timeout: br.Open,
 		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= uint32(br.Trip) },
@@ -137,7 +137,8 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	opened1, _ := d.Conns()
+	opened1, closed1 := d.Conns()
+	span := time.Since(t0)
 	wantDials, wantCloses := model.StormConns(calls, shed, 1)
 	wantTimeouts, wantOK, wantShed := 0, 0, 0
 	for i, cl := range calls {
@@ -165,7 +166,9 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		{Name: name + ": calls that timed out", ExpectedCalls: wantTimeouts, Calls: gotTimeouts},
 		{Name: name + ": calls answered", ExpectedCalls: wantOK, Calls: gotOK},
 		{Name: name + ": new connections (handshakes)", ExpectedNewConnections: results.Count(wantDials),
-			NewConnections: results.Count(opened1 - opened0), Server: fmt.Sprintf("%d accepted", opened1-opened0)},
+			NewConnections: results.Count(opened1 - opened0),
+			Server: fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
+				fmtMs(span), float64(opened1-opened0)/span.Seconds())},
 	}
 	tw := results.Row{Name: name + ": caller's sockets in TIME_WAIT", ExpectedCalls: wantCloses, Server: timeWaitNote}
 	if sockErr != nil {
