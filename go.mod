@@ -3,7 +3,9 @@ module github.com/labrun/labrun
 go 1.26.0
 
 require (
+	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/olekukonko/tablewriter v1.1.5
+	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5

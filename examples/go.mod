@@ -3,14 +3,15 @@ module github.com/labrun/labrun/examples
 go 1.26.0
 
 require (
+	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/labrun/labrun v0.0.0
+	github.com/sony/gobreaker/v2 v2.4.0
 )
 
 require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 )
 
 // labrun is not on the public module proxy yet: the examples use the repository they sit in.

@@ -21,7 +21,8 @@ func TestMain(m *testing.M) {
 	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	// hedgedhttp (exp-l) runs its copies on a pool of goroutines that each linger 10 s.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/cristalhq/hedgedhttp.runInPool.func1"))
 }
 
 const ms = time.Millisecond
@@ -94,7 +95,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: defaults do not pass their own checks: %v", info.Name, err)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "exp-l", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 	// Every call returns new values: a flag bound to one run's parameters never changes the

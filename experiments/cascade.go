@@ -1,0 +1,505 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/upstream"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// Cascade is experiment L: the caller's side of a slow downstream. An order service with a
+// pool of workers calls inventory through a small connection pool; inventory pauses. With the
+// lease timeout at its default every worker ends up stuck at the pool and the health check
+// waits with them; a short lease timeout fails all but the pool's size at once; a large pool
+// lets every worker press on inventory (the quiz). Then the pool sized by Little's law under
+// a steady load, hedging a slow tail, a timeout storm with and without a circuit breaker, and
+// the budgets of a call chain. Times are the production ones divided by cascadeScale. This file
+// holds the cascade and the quiz; cascadesizing.go, cascadehedge.go, cascadestorm.go and
+// cascadebudgets.go the other rows.
+type Cascade struct {
+	Workers  int
+	Pool     int
+	QuizPool int
+	// Capacity is how many calls inventory serves at once once its pause is over.
+	Capacity     int
+	Pause        time.Duration
+	Service      time.Duration
+	LeaseTimeout time.Duration
+
+	// The pool sizing row: calls at QPS per second for Window, each held Hold.
+	QPS    int
+	Hold   time.Duration
+	Window time.Duration
+
+	// The hedging rows: HedgeCalls calls, one every hedgeSpacing, take HedgeFast, but the
+	// first request of every HedgeEvery-th takes HedgeSlow; the hedge goes after HedgeAfter.
+	HedgeCalls int
+	HedgeEvery int
+	HedgeFast  time.Duration
+	HedgeSlow  time.Duration
+	HedgeAfter time.Duration
+
+	// The timeout storm rows: StormCalls calls, one every stormSpacing, with a read timeout of
+	// StormRead; the downstream takes StormFast but StormSlow for the calls that start in the
+	// first Storm. The breaker opens after Trip failures in a row for BreakerOpen.
+	StormCalls  int
+	Storm       time.Duration
+	StormRead   time.Duration
+	StormFast   time.Duration
+	StormSlow   time.Duration
+	Trip        int
+	BreakerOpen time.Duration
+
+	// The budget rows: the gateway calls order with Gateway, order calls inventory with
+	// Order (growing) or Shrunk (shrinking), inventory works Work.
+	Gateway time.Duration
+	Order   time.Duration
+	Shrunk  time.Duration
+	Work    time.Duration
+}
+
+// cascadeScale is how much shorter exp-l's times are than the production ones it stands for:
+// a 3 s pause runs as 300 ms.
+const cascadeScale = 10
+
+// sizingHeadroom is the sizing rule's factor: pool = QPS x p99 x 1.5.
+const sizingHeadroom = 1.5
+
+// NewCascade returns experiment L with its documented parameters, scaled.
+func NewCascade() *Cascade {
+	return &Cascade{
+		Workers: 200, Pool: 5, QuizPool: 500, Capacity: 20,
+		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
+		QPS: 100, Hold: 30 * time.Millisecond, Window: 500 * time.Millisecond,
+		HedgeCalls: 50, HedgeEvery: 25, HedgeFast: 10 * time.Millisecond, HedgeSlow: 150 * time.Millisecond, HedgeAfter: 30 * time.Millisecond,
+		StormCalls: 24, Storm: 340 * time.Millisecond, StormRead: 60 * time.Millisecond, StormFast: 2 * time.Millisecond,
+		StormSlow: 200 * time.Millisecond, Trip: 3, BreakerOpen: 120 * time.Millisecond,
+		Gateway: 100 * time.Millisecond, Order: 200 * time.Millisecond, Shrunk: 80 * time.Millisecond, Work: 250 * time.Millisecond,
+	}
+}
+
+// Info implements Experiment.
+func (*Cascade) Info() Info {
+	return Info{
+		Name:  "exp-l",
+		Title: "the caller's side of a slow downstream",
+		Description: "An order service with 200 workers calls inventory through 5 pooled connections; " +
+			"inventory pauses (a GC pause, 3 s in production, 300 ms here: every time is a tenth of " +
+			"its production value). With the lease timeout at HttpClient 5's default (3 minutes) 5 " +
+			"workers wait on inventory and 195 at the pool: every worker is stuck, the health check " +
+			"served by the same workers waits with them, and the service recovers only once the " +
+			"backlog has drained. With a 50 ms lease timeout all but 5 fail at 50 ms and the health " +
+			"check answers at once. The quiz: a pool of 500 lets all 200 workers press on inventory " +
+			"(the pool is a bulkhead). Then a pool sized QPS x p99 x 1.5 under a steady load, and a " +
+			"gateway, order and inventory chain with growing timeouts, shrinking ones, and the " +
+			"remaining budget passed down in X-Deadline-Ms: the work done after the gateway gave up.",
+		Examples: []string{
+			"labrun exp-l",
+			"labrun exp-l --lease-timeout 20ms   # fail faster still",
+			"labrun exp-l --quiz-pool 50         # a bulkhead of 50",
+			"labrun exp-l --qps 200 --hold 20ms  # another load to size the pool for",
+		},
+	}
+}
+
+// Params implements Experiment.
+func (c *Cascade) Params() []param.Param {
+	const maxD = 10 * time.Second
+	return []param.Param{
+		{Name: "workers", Usage: "the caller's workers (threads)", Int: &c.Workers, Min: 1, Max: 1000},
+		{Name: "pool", Usage: "connections per route", Int: &c.Pool, Min: 1, Max: 1000},
+		{Name: "quiz-pool", Usage: "the larger pool of the quiz", Int: &c.QuizPool, Min: 1, Max: 1000},
+		{Name: "capacity", Usage: "calls the downstream serves at once after its pause (0 = no bound)", Int: &c.Capacity, Min: 0, Max: 1000},
+		{Name: "pause", Usage: "the downstream's pause", Duration: &c.Pause, MaxDuration: maxD},
+		{Name: "service", Usage: "the downstream's time per call", Duration: &c.Service, MaxDuration: maxD},
+		{Name: "lease-timeout", Usage: "the short lease timeout", Duration: &c.LeaseTimeout, MaxDuration: maxD},
+		{Name: "qps", Usage: "calls per second of the pool sizing row", Int: &c.QPS, Min: 1, Max: 1000},
+		{Name: "hold", Usage: "the downstream's time per call in the pool sizing row", Duration: &c.Hold, MaxDuration: maxD},
+		{Name: "window", Usage: "how long the pool sizing row's load lasts", Duration: &c.Window, MaxDuration: maxD},
+		{Name: "hedge-calls", Usage: "calls of the hedging rows", Int: &c.HedgeCalls, Min: 1, Max: 1000},
+		{Name: "hedge-every", Usage: "one call in this many is slow (the tail)", Int: &c.HedgeEvery, Min: 1, Max: 1000},
+		{Name: "hedge-fast", Usage: "the downstream's time for most calls", Duration: &c.HedgeFast, MaxDuration: maxD},
+		{Name: "hedge-slow", Usage: "the downstream's time for a slow call", Duration: &c.HedgeSlow, MaxDuration: maxD},
+		{Name: "hedge-after", Usage: "the hedge's delay: past the p95 (hedge-fast), with room for jitter", Duration: &c.HedgeAfter, MaxDuration: maxD},
+		{Name: "storm-calls", Usage: "calls of the timeout storm rows (at most 24: under a second, no TIME_WAIT socket is reused)", Int: &c.StormCalls, Min: 1, Max: 24},
+		{Name: "storm", Usage: "the calls that start this early find the downstream's latency past the read timeout", Duration: &c.Storm, MaxDuration: maxD},
+		{Name: "storm-read", Usage: "the read timeout of the timeout storm rows", Duration: &c.StormRead, MaxDuration: maxD},
+		{Name: "storm-fast", Usage: "the downstream's time outside the storm", Duration: &c.StormFast, MaxDuration: maxD},
+		{Name: "storm-slow", Usage: "the downstream's time during the storm", Duration: &c.StormSlow, MaxDuration: maxD},
+		{Name: "trip", Usage: "failures in a row that open the breaker", Int: &c.Trip, Min: 1, Max: 1000},
+		{Name: "breaker-open", Usage: "how long the breaker stays open", Duration: &c.BreakerOpen, MaxDuration: maxD},
+		{Name: "gateway", Usage: "the gateway's timeout on its call to order", Duration: &c.Gateway, MaxDuration: maxD},
+		{Name: "order", Usage: "order's timeout on its call to inventory (growing)", Duration: &c.Order, MaxDuration: maxD},
+		{Name: "shrunk", Usage: "order's timeout on its call to inventory (shrinking)", Duration: &c.Shrunk, MaxDuration: maxD},
+		{Name: "work", Usage: "inventory's work on the chain's call", Duration: &c.Work, MaxDuration: maxD},
+	}
+}
+
+// Check implements Checker.
+func (c *Cascade) Check() error {
+	switch {
+	case c.LeaseTimeout == 0:
+		return fmt.Errorf("--lease-timeout must be set: the cascade compares it with the default")
+	case c.Service == 0 || c.Hold == 0:
+		return fmt.Errorf("--service and --hold must be set: a downstream that takes no time holds no connection")
+	case c.Gateway == 0 || c.Order == 0 || c.Shrunk == 0:
+		return fmt.Errorf("--gateway, --order and --shrunk must be set: a chain with a missing timeout has no budget")
+	case c.Order <= c.Gateway:
+		return fmt.Errorf("--order (%v) must exceed --gateway (%v): it is the growing timeout", c.Order, c.Gateway)
+	case c.Shrunk >= c.Gateway:
+		return fmt.Errorf("--shrunk (%v) must be below --gateway (%v): it is the shrinking timeout", c.Shrunk, c.Gateway)
+	}
+	if c.HedgeAfter <= c.HedgeFast || c.HedgeAfter+c.HedgeFast >= c.HedgeSlow {
+		return fmt.Errorf("--hedge-after (%v) must lie between --hedge-fast (%v) and --hedge-slow (%v) less --hedge-fast: a hedge before the fast answer doubles every call, one after the slow answer changes nothing",
+			c.HedgeAfter, c.HedgeFast, c.HedgeSlow)
+	}
+	if c.StormRead == 0 || c.StormSlow <= c.StormRead || c.StormFast >= c.StormRead || c.StormFast >= stormSpacing {
+		return fmt.Errorf("--storm-read (%v) must be set, above --storm-fast (%v) and below --storm-slow (%v), and --storm-fast below the %v between calls: the storm is the latency jittering past the read timeout",
+			c.StormRead, c.StormFast, c.StormSlow, stormSpacing)
+	}
+	if n := c.sizingCalls(); n < 1 || n > 1000 {
+		return fmt.Errorf("--qps x --window must make 1 to 1000 calls, got %d", n)
+	}
+	return nil
+}
+
+// sizingCalls is how many calls the pool sizing row makes.
+func (c *Cascade) sizingCalls() int {
+	return int(math.Round(float64(c.QPS) * c.Window.Seconds()))
+}
+
+// Run implements Experiment.
+func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := check(c, opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	d, err := upstream.NewDownstream(c.Capacity)
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer d.Close()
+	def := atDocumented(opt, c.Params(), NewCascade().Params())
+	run := newRun(c, opt)
+	run.Axis = "from the start of the downstream's pause"
+	variants := []struct {
+		name string
+		s    spec
+		docs cascadeDocs
+	}{
+		{fmt.Sprintf("incident: pool %d, lease timeout at the default", c.Pool), spec{Pool: c.Pool},
+			cascadeDocs{busy: "200 of 200 stuck", pending: "195 queued at the pool"}},
+		{fmt.Sprintf("pool %d, lease timeout %v", c.Pool, c.LeaseTimeout), spec{Pool: c.Pool, LeaseTimeout: c.LeaseTimeout},
+			cascadeDocs{peak: "at most 5 on inventory"}},
+		{fmt.Sprintf("quiz: pool %d, lease timeout %v", c.QuizPool, c.LeaseTimeout), spec{Pool: c.QuizPool, LeaseTimeout: c.LeaseTimeout},
+			cascadeDocs{peak: "all 200 on inventory"}},
+	}
+	for i, v := range variants {
+		step := fmt.Sprintf("%s · cascade %d/%d: %s", c.Info().Name, i+1, len(variants), v.name)
+		rows, calls, err := c.cascade(ctx, opt, d, v.name, v.s, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		if err != nil {
+			return results.Run{}, err
+		}
+		if def {
+			v.docs.apply(rows)
+		}
+		run.Rows = append(run.Rows, rows...)
+		run.Calls = append(run.Calls, calls...)
+	}
+	rows, err := c.sizing(ctx, opt, d)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	rows, err = c.hedging(ctx, opt, d)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	rows, err = c.storm(ctx, opt)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	rows, err = c.budgets(ctx, opt)
+	if err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = append(run.Rows, rows...)
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// cascadeDocs are the documented figures of a cascade variant's count rows.
+type cascadeDocs struct{ busy, pending, peak string }
+
+// apply sets the documented figures on the rows of a cascade variant, by their kind.
+func (d cascadeDocs) apply(rows []results.Row) {
+	for i := range rows {
+		var text string
+		switch rows[i].Server {
+		case cascadeBusy:
+			text = d.busy
+		case cascadePending:
+			text = d.pending
+		case cascadePeak:
+			text = d.peak
+		}
+		rows[i].Documented = text
+	}
+}
+
+// The server notes of the cascade's count rows, which also tell apply which row is which.
+const (
+	cascadeBusy    = "workers holding a request"
+	cascadePending = "requests waiting for a connection"
+	cascadePeak    = "the most requests inventory held at once"
+)
+
+// cascadeRecord is what one request of the cascade measured, in times from the pause's start.
+type cascadeRecord struct {
+	worker, leased, end time.Duration // leased -1: never
+	outcome             vocab.Outcome
+}
+
+// cascade runs one variant: as many requests as workers arrive together as inventory pauses,
+// and a health check arrives at a third and at two thirds of the pause.
+func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstream, name string, s spec, starting func(time.Duration)) ([]results.Row, []results.Call, error) {
+	b, err := build(opt.profile(), s)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.c.Close()
+	lease := b.limits.LeaseTimeout
+	if b.limits.Profile == model.Go {
+		lease = 0 // net/http's wait for MaxConnsPerHost has no timeout
+	}
+	width := b.modelPool(c.Workers)
+	if c.Capacity > 0 {
+		width = min(width, c.Capacity)
+	}
+	var handoff time.Duration
+	if width <= maxHandoffWidth && width*handoffBatches <= c.Workers {
+		// A backlog that drains in a few batches or less pays the hand-off too few times to
+		// matter, and a wide one would take many calls to measure it.
+		if handoff, err = c.handoff(ctx, b, d, width); err != nil {
+			return nil, nil, err
+		}
+	}
+	health := []time.Duration{c.Pause / 3, 2 * c.Pause / 3}
+	m := model.Cascade{Workers: c.Workers, Pool: b.modelPool(c.Workers), LeaseTimeout: lease, Requests: c.Workers,
+		Health: health, Pause: c.Pause, Service: c.Service + handoff, Capacity: c.Capacity}
+	pred := m.Predict()
+	m.Service = c.Service
+	prod := m.Predict() // the production figures: scaled up, without this machine's hand-off
+	starting(pred.Recovered)
+
+	d.Fake().Reset()
+	d.ResetCounts()
+	w := upstream.NewWorkers(c.Workers)
+	beh := fakesrv.Behaviour{Delay: c.Service}
+	recs := make([]cascadeRecord, c.Workers)
+	calls := make([]results.Call, c.Workers)
+	waits := make([]time.Duration, len(health))
+	// Every request's goroutine is started first and released at once, so that starting 200
+	// goroutines does not count as queueing.
+	start := make(chan struct{})
+	var t0 time.Time
+	var g errgroup.Group
+	for i := range recs {
+		g.Go(func() error {
+			<-start
+			var res workerResult
+			got, err := w.Do(ctx, func() {
+				r, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				res = workerResult{r, err, time.Since(t0)}
+			})
+			if err != nil {
+				return err
+			}
+			if res.err != nil {
+				return res.err
+			}
+			worker := got.Sub(t0)
+			rec := cascadeRecord{worker: worker, leased: -1, end: res.end, outcome: res.r.Outcome}
+			if a := res.r.Attempts[0]; a.Outcome != vocab.LeaseTimeout {
+				rec.leased = worker + a.Lease
+			}
+			recs[i] = rec
+			// One lane per variant (laneSep): the requests stacked, a track each, draw the
+			// workers over time, leasing and waiting.
+			calls[i] = timeline(name+laneSep+"requests", res.r, worker)
+			return nil
+		})
+	}
+	for j, at := range health {
+		g.Go(func() error {
+			<-start
+			if !clock.SleepUntil(ctx, t0.Add(at)) {
+				return ctx.Err()
+			}
+			asked := time.Now()
+			got, err := w.Do(ctx, func() {})
+			waits[j] = got.Sub(asked)
+			return err
+		})
+	}
+	t0 = time.Now()
+	d.PauseUntil(t0.Add(c.Pause))
+	close(start)
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	rows := c.cascadeRows(name, pred, prod, recs, waits, health, d.Peak())
+	for i := range rows {
+		if rows[i].Server == "" && rows[i].ExpectedMs != nil {
+			rows[i].Server = fmt.Sprintf("model: %v per call + %.1f ms measured hand-off", c.Service, float64(handoff)/float64(time.Millisecond))
+		}
+	}
+	return rows, calls, ctx.Err()
+}
+
+// handoffBatches is how many batches measure the hand-off, and maxHandoffWidth the widest
+// batch measured: at most 500 calls.
+const (
+	handoffBatches  = 4
+	maxHandoffWidth = 100
+)
+
+// handoff measures what a call costs beyond the downstream's service time on this machine
+// when a backlog drains (loopback, the server's wake-up, the pool handing the connection to
+// the next waiter): handoffBatches + 1 batches of width calls started together through b,
+// width being what serves the backlog at once (the pool, or the downstream's capacity when it
+// is smaller), timed from the end of the first batch, which dials. Each batch pays the
+// hand-off once; the model takes it as part of the service time.
+func (c *Cascade) handoff(ctx context.Context, b built, d *upstream.Downstream, width int) (time.Duration, error) {
+	d.PauseUntil(time.Time{})
+	beh := fakesrv.Behaviour{Delay: c.Service}
+	n := width * (handoffBatches + 1)
+	ends := make([]time.Duration, n)
+	start := make(chan struct{})
+	var t0 time.Time
+	var g errgroup.Group
+	for i := range ends {
+		g.Go(func() error {
+			<-start
+			res, err := callURL(ctx, b.c, d.URL, beh, "hand-off")
+			if err != nil {
+				return err
+			}
+			if res.Outcome != vocab.OK {
+				return fmt.Errorf("measure the hand-off: %w", res.Attempts[len(res.Attempts)-1].Err)
+			}
+			ends[i] = time.Since(t0)
+			return nil
+		})
+	}
+	t0 = time.Now()
+	close(start)
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	// The first batch dials the connections; the batches after it hand them over.
+	slices.Sort(ends)
+	drain := ends[n-1] - ends[width-1]
+	return (max(drain-handoffBatches*c.Service, 0) / handoffBatches).Round(100 * time.Microsecond), ctx.Err()
+}
+
+// workerResult is a call's result as a worker saw it, with when its worker was freed.
+type workerResult struct {
+	r   *client.Result
+	err error
+	end time.Duration
+}
+
+// cascadeRows turns a cascade variant's model and measurements into rows.
+func (c *Cascade) cascadeRows(name string, pred, production model.CascadePrediction, recs []cascadeRecord, waits, health []time.Duration, peak int) []results.Row {
+	look := health[0]
+	prod := func(d time.Duration) string { return (d * cascadeScale).String() }
+	busy, pending := 0, 0
+	for _, r := range recs {
+		got := r.leased
+		if got < 0 {
+			got = r.end
+		}
+		if r.worker <= look && look < r.end {
+			busy++
+		}
+		if r.worker <= look && look < got {
+			pending++
+		}
+	}
+	rows := []results.Row{
+		{Name: fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
+			ExpectedCalls: pred.BusyAt(look), Calls: busy, Server: cascadeBusy},
+		{Name: fmt.Sprintf("%s: waiting at the pool at %v", name, look),
+			ExpectedCalls: pred.PendingAt(look), Calls: pending, Server: cascadePending},
+	}
+	outcomes := map[vocab.Outcome]bool{}
+	for _, r := range recs {
+		outcomes[r.outcome] = true
+	}
+	for _, cl := range pred.Calls {
+		outcomes[cl.Outcome] = true
+	}
+	for _, o := range vocab.Outcomes() {
+		if !outcomes[o] {
+			continue
+		}
+		want := pred.Ends(o)
+		var got []time.Duration
+		for _, r := range recs {
+			if r.outcome == o {
+				got = append(got, r.end)
+			}
+		}
+		slices.Sort(got)
+		row := results.Row{ExpectedOutcome: o, ExpectedCalls: len(want), Calls: len(got)}
+		if len(want) > 0 {
+			row.ExpectedMs = expectedMs(want[(len(want)-1)/2])
+		}
+		if len(got) > 0 {
+			row.Outcome, row.MeasuredMs = o, results.Ms(got[(len(got)-1)/2])
+			row.Server = fmt.Sprintf("ended %s to %s", fmtMs(got[0]), fmtMs(got[len(got)-1]))
+		}
+		switch o {
+		case vocab.OK:
+			row.Name = name + ": answered (median end)"
+		case vocab.LeaseTimeout:
+			row.Name = name + ": no connection in time (median end)"
+		default:
+			row.Name = fmt.Sprintf("%s: %s (median end)", name, o)
+		}
+		rows = append(rows, row)
+	}
+	for j, at := range health {
+		rows = append(rows, results.Row{
+			Name:       fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
+			ExpectedMs: expectedMs(pred.Health[j]), MeasuredMs: results.Ms(waits[j]),
+			ExpectedCalls: 1, Calls: 1,
+		})
+	}
+	var last time.Duration
+	for _, r := range recs {
+		last = max(last, r.end)
+	}
+	rows = append(rows,
+		results.Row{Name: fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
+			ExpectedMs: expectedMs(pred.Recovered), MeasuredMs: results.Ms(last), ExpectedCalls: len(recs), Calls: len(recs)},
+		results.Row{Name: name + ": requests on inventory at once, at the peak",
+			ExpectedCalls: pred.PeakDownstream, Calls: peak, Server: cascadePeak},
+	)
+	return rows
+}

@@ -1,0 +1,139 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// scaledCascade is exp-l shortened: 60 workers, a 150 ms pause, a 30 ms lease timeout.
+func scaledCascade() *Cascade {
+	c := NewCascade()
+	c.Workers, c.QuizPool, c.Capacity = 60, 100, 10
+	c.Pause, c.LeaseTimeout = 150*ms, 30*ms
+	c.QPS, c.Hold, c.Window = 100, 30*ms, 300*ms
+	return c
+}
+
+// cascadeRow finds the row whose name starts with prefix and ends with suffix.
+func cascadeRow(t *testing.T, run results.Run, prefix, suffix string) results.Row {
+	t.Helper()
+	for _, r := range run.Rows {
+		if strings.HasPrefix(r.Name, prefix) && strings.Contains(r.Name, suffix) {
+			return r
+		}
+	}
+	t.Fatalf("no row %q ... %q", prefix, suffix)
+	return results.Row{}
+}
+
+func TestCascade(t *testing.T) {
+	run := runScaled(t, scaledCascade())
+	// With the lease timeout at its default every worker is stuck: 5 on inventory, the rest
+	// at the pool, and the health check waits for the pause to end.
+	incident := "incident: pool 5, lease timeout at the default"
+	if r := cascadeRow(t, run, incident, "workers busy at"); r.Calls != 60 {
+		t.Errorf("incident: got %d workers busy, want all 60", r.Calls)
+	}
+	if r := cascadeRow(t, run, incident, "waiting at the pool"); r.Calls != 55 {
+		t.Errorf("incident: got %d waiting at the pool, want 55", r.Calls)
+	}
+	if r := cascadeRow(t, run, incident, "health check at 50ms"); *r.MeasuredMs < 100 {
+		t.Errorf("incident: the health check waited %v ms, want the rest of the pause (100 ms and more)", *r.MeasuredMs)
+	}
+	// With a 30 ms lease timeout all but the pool's size fail at about 30 ms.
+	short := "pool 5, lease timeout 30ms"
+	if r := cascadeRow(t, run, short, "no connection in time"); r.Calls != 55 || r.Outcome != vocab.LeaseTimeout || *r.MeasuredMs > 30+testTolerance.Seconds()*1000 {
+		t.Errorf("lease timeout: got %d calls %s at %v ms, want 55 lease-timeout at about 30 ms", r.Calls, r.Outcome, *r.MeasuredMs)
+	}
+	if r := cascadeRow(t, run, short, "health check at 50ms"); *r.MeasuredMs > 20 {
+		t.Errorf("lease timeout: the health check waited %v ms, want a free worker", *r.MeasuredMs)
+	}
+	// The quiz: the large pool lets every worker press on inventory.
+	if r := cascadeRow(t, run, "quiz: pool 100", "on inventory at once"); r.Calls != 60 {
+		t.Errorf("quiz: got %d on inventory at once, want 60", r.Calls)
+	}
+	if r := cascadeRow(t, run, short, "on inventory at once"); r.Calls != 5 {
+		t.Errorf("pool 5: got %d on inventory at once, want 5", r.Calls)
+	}
+	// Budgets: growing timeouts leave order and inventory working after the gateway gave up;
+	// the propagated budget has inventory refuse at once, reserving nothing.
+	if r := cascadeRow(t, run, "budgets, growing", "inventory works on"); *r.MeasuredMs < 50 || *r.ServerExecutions != 1 {
+		t.Errorf("growing: inventory worked %v ms after, %d reservations; want about 100 ms and 1", *r.MeasuredMs, *r.ServerExecutions)
+	}
+	if r := cascadeRow(t, run, "budgets, propagated", "inventory works on"); *r.ServerExecutions != 0 {
+		t.Errorf("propagated: got %d reservations, want 0", *r.ServerExecutions)
+	}
+	// Hedging: one call in 25 is slow; each hedge sends one copy for each of them.
+	for _, h := range []struct {
+		name string
+		want int
+	}{{"hedging: no hedge", 50}, {"hedging: labrun's hedge", 52}, {"hedging: hedgedhttp", 52}} {
+		if r := cascadeRow(t, run, h.name, "requests the downstream received"); *r.ServerExecutions != h.want {
+			t.Errorf("%s: the downstream got %d requests, want %d", h.name, *r.ServerExecutions, h.want)
+		}
+	}
+	if r := cascadeRow(t, run, "hedging: hedgedhttp", "p99"); *r.MeasuredMs > 100 {
+		t.Errorf("hedgedhttp: p99 %v ms, want the hedge's 40 ms, far below the slow 150 ms", *r.MeasuredMs)
+	}
+	// The timeout storm: every timed-out call closes its connection and leaves a socket in
+	// TIME_WAIT; the breaker sheds most of the storm's calls.
+	for _, st := range []struct {
+		name           string
+		timeouts, shed int
+		withBreaker    bool
+	}{{"storm, no breaker", 9, 0, false}, {"storm, gobreaker", 5, 7, true}} {
+		if r := cascadeRow(t, run, st.name, "calls that timed out"); r.Calls != st.timeouts {
+			t.Errorf("%s: got %d timeouts, want %d", st.name, r.Calls, st.timeouts)
+		}
+		if r := cascadeRow(t, run, st.name, "TIME_WAIT"); r.Skipped == "" && r.Calls != st.timeouts {
+			t.Errorf("%s: got %d sockets in TIME_WAIT, want %d", st.name, r.Calls, st.timeouts)
+		}
+		if st.withBreaker {
+			if r := cascadeRow(t, run, st.name, "calls shed"); r.Calls != st.shed {
+				t.Errorf("%s: got %d shed, want %d", st.name, r.Calls, st.shed)
+			}
+		}
+	}
+	if len(run.Calls) != 180 {
+		t.Errorf("got %d calls for the timeline, want the three cascade variants' 180", len(run.Calls))
+	}
+	for _, c := range run.Calls {
+		if !strings.HasSuffix(c.Label, laneSep+"requests") {
+			t.Fatalf("call %q: want every cascade request in its variant's lane", c.Label)
+		}
+	}
+}
+
+func TestCascadeCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(c *Cascade)
+		want string
+	}{
+		{"defaults", func(*Cascade) {}, ""},
+		{"no lease timeout", func(c *Cascade) { c.LeaseTimeout = 0 }, "--lease-timeout must be set: the cascade compares it with the default"},
+		{"order not growing", func(c *Cascade) { c.Order = c.Gateway }, "--order (100ms) must exceed --gateway (100ms): it is the growing timeout"},
+		{"shrunk not shrinking", func(c *Cascade) { c.Shrunk = 150 * time.Millisecond }, "--shrunk (150ms) must be below --gateway (100ms): it is the shrinking timeout"},
+		{"too many sizing calls", func(c *Cascade) { c.QPS, c.Window = 1000, 2*time.Second }, "--qps x --window must make 1 to 1000 calls, got 2000"},
+		{"no sizing call", func(c *Cascade) { c.Window = time.Millisecond }, "--qps x --window must make 1 to 1000 calls, got 0"},
+		{"storm read timeout above the slow answer", func(c *Cascade) { c.StormRead = c.StormSlow }, "--storm-read (200ms) must be set, above --storm-fast (2ms) and below --storm-slow (200ms), and --storm-fast below the 40ms between calls: the storm is the latency jittering past the read timeout"},
+		{"hedge before the fast answer", func(c *Cascade) { c.HedgeAfter = c.HedgeFast }, "--hedge-after (10ms) must lie between --hedge-fast (10ms) and --hedge-slow (150ms) less --hedge-fast: a hedge before the fast answer doubles every call, one after the slow answer changes nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCascade()
+			tt.set(c)
+			got := ""
+			if err := c.Check(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

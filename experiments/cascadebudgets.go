@@ -1,0 +1,140 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/upstream"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// budgets runs the chain three times: growing timeouts, shrinking ones, and growing ones with
+// the remaining budget passed down.
+func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, error) {
+	p, err := LookupProfile(opt.profile())
+	if err != nil {
+		return nil, err
+	}
+	variants := []struct {
+		name      string
+		chain     model.Chain
+		propagate bool
+	}{
+		{fmt.Sprintf("budgets, growing: gateway %v, order %v", c.Gateway, c.Order), model.Chain{Timeouts: []time.Duration{c.Gateway, c.Order}, Work: c.Work}, false},
+		{fmt.Sprintf("budgets, shrinking: gateway %v, order %v", c.Gateway, c.Shrunk), model.Chain{Timeouts: []time.Duration{c.Gateway, c.Shrunk}, Work: c.Work}, false},
+		{fmt.Sprintf("budgets, propagated: gateway %v, order %v, %s", c.Gateway, c.Order, vocab.DeadlineHeader), model.Chain{Timeouts: []time.Duration{c.Gateway, c.Order}, Work: c.Work, Propagate: true}, true},
+	}
+	var rows []results.Row
+	for i, v := range variants {
+		if v.propagate && !p.PropagatesDeadline {
+			rows = append(rows, results.Row{Name: v.name, Skipped: fmt.Sprintf("the %s client sends no budget", p.Name)})
+			continue
+		}
+		pred := v.chain.Predict()
+		opt.progress(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
+		r, err := c.chain(ctx, opt, v.name, v.chain, pred)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// chain runs one chain: the gateway's client calls order, an HTTP hop whose handler calls
+// inventory (a fake server that reserves, then works) and keeps at it whatever its caller
+// does, as a thread blocked in a call does.
+func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
+	inv, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	defer inv.Close()
+	beh := fakesrv.Behaviour{Order: "chain", Delay: ch.Work}
+	orderDone := make(chan time.Time, 1) // when order's handler ended
+	order, err := upstream.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusGatewayTimeout
+		defer func() { orderDone <- time.Now() }()
+		deadline := ch.Timeouts[1]
+		if ch.Propagate {
+			if ms, err := strconv.Atoi(r.Header.Get(vocab.DeadlineHeader)); err == nil {
+				deadline = min(deadline, time.Duration(ms)*time.Millisecond)
+			}
+		}
+		b, err := build(opt.profile(), spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
+		if err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		defer b.c.Close()
+		res, err := callURL(context.WithoutCancel(r.Context()), b.c, inv.URL, beh, "")
+		if err == nil && res.Outcome == vocab.OK {
+			status = res.Status
+		}
+		w.WriteHeader(status)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	defer order.Close()
+	gw, err := build(opt.profile(), spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
+	if err != nil {
+		return nil, err
+	}
+	defer gw.c.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, order.URL+"/order", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	t0 := time.Now()
+	res, _ := gw.c.Do(ctx, req)
+	var orderEnd time.Duration
+	select {
+	case at := <-orderDone:
+		orderEnd = at.Sub(t0)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(ch.Timeouts[1] + ch.Work + time.Second):
+		return nil, fmt.Errorf("%s: order's handler did not end", name)
+	}
+	log := settled(ctx, inv, 1)
+	var invEnd time.Duration
+	if len(log) > 0 && !log[0].Finished.IsZero() {
+		invEnd = log[0].Finished.Sub(t0)
+	}
+	wantOutcome := vocab.OK
+	if pred.TimedOut {
+		wantOutcome = vocab.Deadline
+	}
+	gaveUp := res.Elapsed
+	after := func(end time.Duration) time.Duration { return max(end-gaveUp, 0) }
+	return []results.Row{
+		{Name: name + ": the gateway's call ends", ExpectedOutcome: wantOutcome, Outcome: res.Outcome,
+			ExpectedMs: expectedMs(pred.GaveUp), MeasuredMs: results.Ms(gaveUp), ExpectedCalls: 1, Calls: 1,
+			Server: fmt.Sprintf("status %d", res.Status)},
+		{Name: name + ": order works on after the gateway gave up",
+			ExpectedMs: expectedMs(pred.Hops[0].After), MeasuredMs: results.Ms(after(orderEnd)), ExpectedCalls: 1, Calls: 1,
+			Server: "order's handler ended at " + fmtMs(orderEnd)},
+		{Name: name + ": inventory works on after the gateway gave up",
+			ExpectedMs: expectedMs(pred.Hops[1].After), MeasuredMs: results.Ms(after(invEnd)), ExpectedCalls: 1, Calls: 1,
+			ExpectedExecutions: results.Count(btoi(pred.Executed)), ServerExecutions: results.Count(inv.TotalReservations()),
+			Server: inventoryNote(log)},
+	}, ctx.Err()
+}
+
+// inventoryNote says what inventory did with the chain's call.
+func inventoryNote(log []fakesrv.Request) string {
+	if len(log) == 0 {
+		return "never reached"
+	}
+	if log[0].Rejected {
+		return "refused at once: budget " + log[0].Budget.String()
+	}
+	return serverNote(log[0])
+}

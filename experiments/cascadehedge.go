@@ -1,0 +1,141 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cristalhq/hedgedhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/upstream"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// hedgeSpacing is the time between the starts of the hedging rows' calls.
+const hedgeSpacing = 5 * time.Millisecond
+
+// errNotOK is a labrun call that did not end ok, for the hedge.
+var errNotOK = errors.New("call did not end ok")
+
+// hedging runs the hedging rows: the calls without a hedge, with labrun's own hedge
+// (upstream.Hedge over the profile's client) and with github.com/cristalhq/hedgedhttp over
+// net/http's Transport, against a downstream whose slow first requests a copy overtakes.
+func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+	// The slow calls are 0, Every, 2 x Every, ...: their share of these calls, which is 1 in
+	// Every only when Every divides the count, is the tail's fraction.
+	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: float64(slowShare(c.HedgeCalls, c.HedgeEvery)) / float64(c.HedgeCalls)}
+	hedged := tail.Hedge(c.HedgeAfter)
+	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
+	b, err := build(opt.profile(), spec{Pool: 20})
+	if err != nil {
+		return nil, err
+	}
+	defer b.c.Close()
+	labrun := func(ctx context.Context, tag string) error {
+		res, err := callURL(ctx, b.c, d.URL, beh, tag)
+		if err == nil && res.Outcome != vocab.OK {
+			err = errNotOK
+		}
+		return err
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 20}
+	defer tr.CloseIdleConnections()
+	rt, err := hedgedhttp.NewRoundTripper(c.HedgeAfter, 2, tr)
+	if err != nil {
+		return nil, fmt.Errorf("hedgedhttp: %w", err)
+	}
+	hc := &http.Client{Transport: rt}
+	lib := func(ctx context.Context, tag string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+sep(beh.Path())+"call="+tag, nil)
+		if err != nil {
+			return fmt.Errorf("build request: %w", err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	variants := []struct {
+		name  string
+		do    func(ctx context.Context, tag string) error
+		p99   time.Duration
+		extra float64
+	}{
+		{"hedging: no hedge", labrun, tail.Quantile(0.99), 0},
+		{fmt.Sprintf("hedging: labrun's hedge after %v", c.HedgeAfter), func(ctx context.Context, tag string) error {
+			_, _, err := upstream.Hedge(ctx, c.HedgeAfter, func(ctx context.Context, _ int) (struct{}, error) { return struct{}{}, labrun(ctx, tag) })
+			return err
+		}, hedged.P99, hedged.Extra},
+		{fmt.Sprintf("hedging: hedgedhttp after %v", c.HedgeAfter), lib, hedged.P99, hedged.Extra},
+	}
+	var rows []results.Row
+	for i, v := range variants {
+		opt.progress(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
+		d.SetTail(upstream.Tail{Every: c.HedgeEvery, Slow: c.HedgeSlow - c.HedgeFast})
+		d.ResetCounts()
+		took := make([]time.Duration, c.HedgeCalls)
+		failed := make([]bool, c.HedgeCalls)
+		t0 := time.Now()
+		var g errgroup.Group
+		for k := range took {
+			g.Go(func() error {
+				if !clock.SleepUntil(ctx, t0.Add(time.Duration(k)*hedgeSpacing)) {
+					return ctx.Err()
+				}
+				start := time.Now()
+				err := v.do(ctx, strconv.Itoa(k))
+				took[k], failed[k] = time.Since(start), err != nil
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ok := 0
+		for _, f := range failed {
+			if !f {
+				ok++
+			}
+		}
+		outcome := vocab.OK
+		if ok < c.HedgeCalls {
+			outcome = vocab.Failed
+		}
+		sorted := slices.Clone(took)
+		slices.Sort(sorted)
+		rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
+		rows = append(rows,
+			results.Row{Name: fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ExpectedOutcome: vocab.OK, Outcome: outcome,
+				ExpectedMs: expectedMs(v.p99), MeasuredMs: results.Ms(sorted[rank]), ExpectedCalls: c.HedgeCalls, Calls: ok,
+				Server: fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1]))},
+			results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", v.name, v.extra*100),
+				ExpectedExecutions: results.Count(c.HedgeCalls + int(math.Round(v.extra*float64(c.HedgeCalls)))),
+				ServerExecutions:   results.Count(d.Arrived())},
+		)
+	}
+	d.SetTail(upstream.Tail{})
+	return rows, nil
+}
+
+// slowShare is how many of calls calls numbered 0, 1, ... are every every-th: 0, every, ...
+func slowShare(calls, every int) int { return (calls + every - 1) / every }

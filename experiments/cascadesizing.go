@@ -1,0 +1,120 @@
+package experiments
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/upstream"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// sizing runs the pool sizing row: calls at a steady rate through a pool of QPS x p99 x 1.5
+// connections, where p99 is the downstream's time per call, as the model has it.
+func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+	pool := model.PoolSize(float64(c.QPS), c.Hold, sizingHeadroom)
+	b, err := build(opt.profile(), spec{Pool: pool, LeaseTimeout: c.LeaseTimeout})
+	if err != nil {
+		return nil, err
+	}
+	defer b.c.Close()
+	n := c.sizingCalls()
+	opt.progress(c.Window+c.Hold, "%s · pool sizing: %d calls at %d/s through %d connections", c.Info().Name, n, c.QPS, pool)
+	d.PauseUntil(time.Time{})
+	beh := fakesrv.Behaviour{Delay: c.Hold}
+	type span struct {
+		from, to time.Duration
+		lease    time.Duration // the wait for a connection
+		outcome  vocab.Outcome
+		took     time.Duration
+	}
+	spans := make([]span, n)
+	t0 := time.Now()
+	var g errgroup.Group
+	for i := range spans {
+		g.Go(func() error {
+			at := time.Duration(float64(i) / float64(c.QPS) * float64(time.Second))
+			if !clock.SleepUntil(ctx, t0.Add(at)) {
+				return ctx.Err()
+			}
+			start := time.Since(t0)
+			res, err := callURL(ctx, b.c, d.URL, beh, "size"+strconv.Itoa(i))
+			if err != nil {
+				return err
+			}
+			a := res.Attempts[0]
+			spans[i] = span{from: start + a.Lease, to: time.Since(t0), lease: a.Lease, outcome: res.Outcome, took: res.Elapsed}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// The leased peak: a sweep over the spans' starts and ends, ends first at a tie.
+	type edge struct {
+		at time.Duration
+		d  int
+	}
+	var edges []edge
+	var held, longest time.Duration
+	waited, queued, ok := 0, 0, 0
+	var took []time.Duration
+	for _, s := range spans {
+		edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
+		held += s.to - s.from
+		longest = max(longest, s.lease)
+		if s.lease > time.Millisecond {
+			queued++
+		}
+		if s.lease > c.Hold/2 {
+			waited++
+		}
+		if s.outcome == vocab.OK {
+			ok++
+			took = append(took, s.took)
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return a.d - b.d
+	})
+	peak, cur := 0, 0
+	for _, e := range edges {
+		cur += e.d
+		peak = max(peak, cur)
+	}
+	// The pool keeps up when no call waits for a connection a significant part of a call's
+	// time (half of it); a wait of a millisecond or two, when a late timer bunches two calls,
+	// is in the server column. A pool below Little's average makes the waits grow without end.
+	keepsUp := fmt.Sprintf("no call waited over %v for a connection", c.Hold/2)
+	measured := keepsUp
+	if waited > 0 {
+		measured = fmt.Sprintf("%d calls waited over %v for a connection", waited, c.Hold/2)
+	}
+	mean := float64(held) / float64(c.Window+c.Hold)
+	little := model.Concurrency(float64(c.QPS), c.Hold)
+	rows := []results.Row{{
+		Name:            fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
+		ExpectedOutcome: results.State(keepsUp), Outcome: results.State(measured),
+		Server: fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
+			little, mean, peak, pool, queued, fmtMs(longest)),
+	}}
+	row := results.Row{Name: "sizing: calls answered (median time)", ExpectedOutcome: vocab.OK, ExpectedCalls: n, Calls: ok,
+		ExpectedMs: expectedMs(c.Hold)}
+	if ok > 0 {
+		slices.Sort(took)
+		row.Outcome, row.MeasuredMs = vocab.OK, results.Ms(took[(len(took)-1)/2])
+	}
+	return append(rows, row), ctx.Err()
+}

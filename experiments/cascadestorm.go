@@ -1,0 +1,188 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/upstream"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// stormSpacing is the time between the starts of the timeout storm's calls.
+const stormSpacing = 40 * time.Millisecond
+
+// timeWaitNote says where the TIME_WAIT count comes from and why it is exact.
+const timeWaitNote = "the caller's sockets to the downstream in TIME_WAIT, from /proc/net/tcp: exact, as the kernel " +
+	"keeps each 60 s and reuses none younger than 1 s (tcp_tw_reuse), and the row lasts under a second on a port of its own"
+
+// storm runs the timeout storm: calls at a steady rate while the downstream's latency stays
+// past the read timeout, then recovers; without a breaker and through
+// github.com/sony/gobreaker/v2. Every timed-out call closes its connection, so the next one
+// dials: the timeout storm is a handshake storm, and the caller, which closes first, holds
+// each socket in TIME_WAIT. The breaker sheds the calls while it is open.
+func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error) {
+	calls := make([]model.BreakerCall, c.StormCalls)
+	for i := range calls {
+		at := time.Duration(i) * stormSpacing
+		calls[i] = model.BreakerCall{At: at, Took: c.StormFast, Fails: at < c.Storm}
+		if calls[i].Fails {
+			calls[i].Took = c.StormRead
+		}
+	}
+	breaker := model.Breaker{Trip: c.Trip, Open: c.BreakerOpen, HalfOpenMax: 1}
+	variants := []struct {
+		name    string
+		breaker bool
+		shed    []bool
+	}{
+		{"storm, no breaker", false, nil},
+		{fmt.Sprintf("storm, gobreaker (%d failures, open %v)", c.Trip, c.BreakerOpen), true, breaker.Predict(calls).Shed},
+	}
+	var rows []results.Row
+	for i, v := range variants {
+		opt.progress(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
+		r, err := c.stormVariant(ctx, opt, v.name, v.breaker, calls, v.shed, breaker)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// stormVariant runs the storm's calls once, through a breaker or not.
+//
+// Each variant has a downstream of its own, on a new port: Linux reuses for a new connection
+// to the same address a local port whose TIME_WAIT socket is over a second old
+// (tcp_tw_reuse, on for loopback), which would hide a socket of this row behind one of an
+// earlier row. Within the row, which lasts under a second, no TIME_WAIT socket is reused.
+func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, useBreaker bool,
+	calls []model.BreakerCall, shed []bool, br model.Breaker) ([]results.Row, error) {
+	d, err := upstream.NewDownstream(0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	_, portText, err := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
+	if err != nil {
+		return nil, fmt.Errorf("downstream address: %w", err)
+	}
+	port, _ := strconv.Atoi(portText)
+	b, err := build(opt.profile(), spec{Pool: 20, ReadTimeout: c.StormRead})
+	if err != nil {
+		return nil, err
+	}
+	defer b.c.Close()
+	if res, err := callURL(ctx, b.c, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
+		return nil, fmt.Errorf("%s: the warm-up call failed", name)
+	}
+	before, sockErr := upstream.TimeWaitSet(port)
+	opened0, closed0 := d.Conns()
+	cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name: "inventory", MaxRequests: uint32(br.HalfOpenMax), Timeout: br.Open,
+		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= uint32(br.Trip) },
+	})
+	beh := fakesrv.Behaviour{Delay: c.StormFast}
+	outcomes := make([]vocab.Outcome, len(calls))
+	wasShed := make([]bool, len(calls))
+	slow := 0
+	for _, cl := range calls {
+		if cl.Fails {
+			slow++
+		}
+	}
+	t0 := time.Now()
+	d.SetTail(upstream.Tail{Every: 1, Slow: c.StormSlow - c.StormFast, Calls: slow})
+	var g errgroup.Group
+	for i := range calls {
+		g.Go(func() error {
+			if !clock.SleepUntil(ctx, t0.Add(calls[i].At)) {
+				return ctx.Err()
+			}
+			do := func() (struct{}, error) {
+				res, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				if err != nil {
+					return struct{}{}, err
+				}
+				outcomes[i] = res.Outcome
+				if res.Outcome != vocab.OK {
+					return struct{}{}, errNotOK
+				}
+				return struct{}{}, nil
+			}
+			if !useBreaker {
+				_, err := do()
+				if errors.Is(err, errNotOK) {
+					err = nil
+				}
+				return err
+			}
+			_, err := cb.Execute(do)
+			wasShed[i] = errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	opened1, closed1 := d.Conns()
+	span := time.Since(t0)
+	wantDials, wantCloses := model.StormConns(calls, shed, 1)
+	wantTimeouts, wantOK, wantShed := 0, 0, 0
+	for i, cl := range calls {
+		switch {
+		case shed != nil && shed[i]:
+			wantShed++
+		case cl.Fails:
+			wantTimeouts++
+		default:
+			wantOK++
+		}
+	}
+	gotTimeouts, gotOK, gotShed := 0, 0, 0
+	for i, o := range outcomes {
+		switch {
+		case wasShed[i]:
+			gotShed++
+		case o == vocab.ReadTimeout:
+			gotTimeouts++
+		case o == vocab.OK:
+			gotOK++
+		}
+	}
+	rows := []results.Row{
+		{Name: name + ": calls that timed out", ExpectedCalls: wantTimeouts, Calls: gotTimeouts},
+		{Name: name + ": calls answered", ExpectedCalls: wantOK, Calls: gotOK},
+		{Name: name + ": new connections (handshakes)", ExpectedNewConnections: results.Count(wantDials),
+			NewConnections: results.Count(opened1 - opened0),
+			Server: fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
+				fmtMs(span), float64(opened1-opened0)/span.Seconds())},
+	}
+	tw := results.Row{Name: name + ": caller's sockets in TIME_WAIT", ExpectedCalls: wantCloses, Server: timeWaitNote}
+	if sockErr != nil {
+		tw.Skipped = sockErr.Error()
+	} else {
+		n, err := upstream.NewTimeWaits(ctx, port, before)
+		if err != nil {
+			tw.Skipped = err.Error()
+		}
+		tw.Calls = n
+	}
+	rows = append(rows, tw)
+	if useBreaker {
+		rows = append(rows, results.Row{Name: name + ": calls shed", ExpectedCalls: wantShed, Calls: gotShed})
+	}
+	return rows, ctx.Err()
+}
