@@ -81,12 +81,15 @@ func TestOkRoutes(t *testing.T) {
 		r     okRoutes
 		steps []step
 	}{
-		// 3.0 to 3.2: pooled connections use no route; then one new connection per route.
-		{"legacy, 2 pooled, 2 routes", okRoutes{legacy: true, perAttempt: true}, []step{
+		// 3.0 to 3.13: pooled connections use no route; then one new connection per route.
+		{"3.13, 2 pooled, 2 routes", okRoutes{perAttempt: true}, []step{
 			{pooled, true, 0, ""}, {pooled, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
-		// Later: the pooled connection's address is pinned; when the fresh connection to it
+		// 3.13, one route: the pooled connection fails, the one new connection fails, done.
+		{"3.13, 1 pooled, 1 route", okRoutes{perAttempt: true}, []step{
+			{pooled, true, 0, ""}, {fresh(1), false, 1, ""}}},
+		// 3.14: the pooled connection's address is pinned; when the fresh connection to it
 		// fails too, the selector's routes follow.
-		{"later, 1 pooled, 2 routes", okRoutes{perAttempt: true}, []step{
+		{"3.14, 1 pooled, 2 routes", okRoutes{currentRoute: true, perAttempt: true}, []step{
 			{pooled, true, 0, "10.0.0.2"}, {pinned, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
 		{"connect failures walk the routes", okRoutes{perAttempt: true}, []step{
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 1, ""}, {Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 2, ""},

@@ -105,7 +105,9 @@ func (*Pooled) Info() Info {
 }
 
 // Profiles implements FixedProfiles.
-func (*Pooled) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+func (*Pooled) Profiles() []string {
+	return []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileJDK, ProfileURLConnection, ProfileHC4}
+}
 
 // Params implements Experiment.
 func (p *Pooled) Params() []param.Param {
@@ -170,6 +172,9 @@ type pooledCase struct {
 	// kill is how the server ends the pooled connection after reading the request; with
 	// KillNone the connection sat idle for IdleFor against the server's idle timeout.
 	kill model.Kill
+	// every says the server ends every connection after reading the request, new ones too:
+	// the library's re-send fails as well.
+	every bool
 }
 
 // pooledKill is a way the server ends a connection after reading a request.
@@ -198,40 +203,64 @@ func (p *Pooled) cases() []pooledCase {
 	get, post := http.MethodGet, http.MethodPost
 	cs := []pooledCase{
 		{quiet + hc5 + ", no stale check, GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone},
+			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", validateAfterInactivity " + p.Validate.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone},
+			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", evictIdleConnections " + p.Evict.String() + ", GET", ProfileHC5,
 			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
-			get, false, model.KillNone},
-		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone},
-		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone},
-		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone},
+			get, false, model.KillNone, false},
+		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone, false},
+		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone, false},
+		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone, false},
 	}
 	for _, k := range pooledKills() {
-		for _, c := range []struct {
-			who     string
-			profile string
-			s       spec
-			methods []string
-			key     bool
-		}{
-			{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
-			{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
-			{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
-			{"go", ProfileGo, spec{}, []string{get, post}, false},
-			{"go", ProfileGo, spec{}, []string{post}, true},
-		} {
+		for _, c := range pooledKillers() {
 			for _, m := range c.methods {
 				name := k.label + ": " + c.who + ", " + m
 				if c.key {
 					name += " with Idempotency-Key"
 				}
-				cs = append(cs, pooledCase{name, c.profile, c.s, m, c.key, k.kill})
+				cs = append(cs, pooledCase{name: name, profile: c.profile, s: c.s, method: m, key: c.key, kill: k.kill})
 			}
 		}
 	}
-	return cs
+	// An endpoint that kills every request: the re-send fails too, and how many each library
+	// makes shows.
+	k := pooledKills()[0]
+	for _, c := range pooledKillers() {
+		if c.key || c.who == "hc5 retries off" {
+			continue
+		}
+		for _, m := range c.methods {
+			cs = append(cs, pooledCase{name: "FIN after every request: " + c.who + ", " + m, profile: c.profile, s: c.s,
+				method: m, kill: k.kill, every: true})
+		}
+	}
+		return cs
+}
+
+// pooledKiller is a client of the killed-connection rows and the methods it sends.
+type pooledKiller struct {
+	who     string
+	profile string
+	s       spec
+	methods []string
+	key     bool
+}
+
+// pooledKillers returns the clients of the killed-connection rows.
+func pooledKillers() []pooledKiller {
+	get, post := http.MethodGet, http.MethodPost
+	return []pooledKiller{
+		{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
+		{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
+		{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
+		{"go", ProfileGo, spec{}, []string{get, post}, false},
+		{"go", ProfileGo, spec{}, []string{post}, true},
+		{"jdk", ProfileJDK, spec{}, []string{get, post}, false},
+		{"urlconnection", ProfileURLConnection, spec{}, []string{get, post}, false},
+		{"hc4", ProfileHC4, spec{}, []string{get, post}, false},
+	}
 }
 
 // Run implements Experiment.
@@ -277,7 +306,7 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // downstream is the model's view of case c.
 func (p *Pooled) downstream(c pooledCase) model.Downstream {
-	d := model.Downstream{Method: c.method, IdempotencyKey: c.key, KillAfterRead: c.kill}
+	d := model.Downstream{Method: c.method, IdempotencyKey: c.key, KillAfterRead: c.kill, KillNew: c.every}
 	if c.kill == model.KillNone {
 		d.IdleFor, d.ServerIdleTimeout = p.IdleFor, p.ServerIdleTimeout
 	}
@@ -288,7 +317,11 @@ func (p *Pooled) downstream(c pooledCase) model.Downstream {
 func (p *Pooled) behaviour(c pooledCase) fakesrv.Behaviour {
 	for _, k := range pooledKills() {
 		if k.kill == c.kill {
-			// The warm-up call is the first request on the connection: the second dies.
+			// The warm-up call is the first request on the connection: the second dies (or,
+			// with every, each request of the call).
+			if c.every {
+				return fakesrv.Behaviour{Fail: k.fail}
+			}
 			return fakesrv.Behaviour{Fail: k.fail, FailOn: 2}
 		}
 	}
