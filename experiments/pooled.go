@@ -236,7 +236,7 @@ func (p *Pooled) cases() []pooledCase {
 				method: m, kill: k.kill, every: true})
 		}
 	}
-		return cs
+	return cs
 }
 
 // pooledKiller is a client of the killed-connection rows and the methods it sends.
