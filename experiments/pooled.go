@@ -31,7 +31,7 @@ import (
 //     bounds the call. That needs a network namespace and is measured by exp-i; here it is the
 //     model's row, skipped.
 //
-// It compares hc5, okhttp and go by design (FixedProfiles). The durations are Tomcat's and
+// It compares hc5, okhttp, go, jdk, urlconnection and hc4 by design (FixedProfiles). The durations are Tomcat's and
 // HttpClient 5's scaled down 200 times: 60 s -> 300 ms, evictIdleConnections(30 s) checking
 // every 3 s -> 150 ms and 15 ms, validateAfterInactivity(2 s) -> 10 ms.
 type Pooled struct {
@@ -92,9 +92,12 @@ func (*Pooled) Info() Info {
 			"connection: no check sees that, and each library's retry rule decides what is sent " +
 			"again and executed twice (HttpClient 5 with retries off: nothing; its default " +
 			"strategy: idempotent methods; OkHttp: any method with a replayable body; net/http: " +
-			"GET, or any method with an Idempotency-Key). (3) A connection a middlebox dropped " +
-			"silently is invisible to every check: the model's row, measured by exp-i. It " +
-			"compares hc5, okhttp and go by design and takes no --client.",
+			"GET, or any method with an Idempotency-Key; the JDK's HttpClient: GET and HEAD once; " +
+			"HttpURLConnection: any method once, a POST too; HttpClient 4.5: a method without a body, " +
+			"up to 3 times), and against an endpoint that kills every request how many attempts " +
+			"each makes. (3) A connection a middlebox dropped silently is invisible to every check: " +
+			"the model's row, measured by exp-i. It compares hc5, okhttp, go, jdk, urlconnection and " +
+			"hc4 by design and takes no --client.",
 		Examples: []string{
 			"labrun exp-g",
 			"labrun exp-g --hc5-retries default     # HttpClient 5's default strategy in the idle-timeout rows",
