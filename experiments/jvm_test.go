@@ -2,6 +2,10 @@ package experiments
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +86,74 @@ func TestKilledRowsMatchRealLibraries(t *testing.T) {
 				if gotOK != wantOK || execs != pred.Executions || conns != pred.Connects {
 					t.Errorf("%s: the real library: %s, %d executions, %d new connections; the model: %s, %d, %d",
 						c.name, lines[i], execs, conns, pred.Outcome, pred.Executions, pred.Connects)
+				}
+			}
+		})
+	}
+}
+
+// TestTrickleMatchesRealLibraries holds exp-a's rows, scaled down (read timeout 100 ms), to the
+// real libraries: a body trickled with gaps longer than the timeout (2 bytes, one every
+// 150 ms), which a read timeout per read ends in the first gap and the JDK's
+// HttpRequest.timeout() does not, and a server silent for 300 ms. The median of 5 calls on a
+// pooled connection must be within 5 ms of the model, with its outcome.
+func TestTrickleMatchesRealLibraries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM per library")
+	}
+	const timeout, reps = 100 * time.Millisecond, 5
+	downs := []model.Downstream{{Bytes: 2, Every: 150 * time.Millisecond}, {Delay: 300 * time.Millisecond}}
+	for _, l := range jvmLibraries() {
+		t.Run(l.profile, func(t *testing.T) {
+			libs := []jvm.Library{jvm.OkHttp3, jvm.HttpClient4}
+			rt := jvm.Require(t, libs...)
+			srv, err := newServer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			args := []string{l.name, strconv.Itoa(int(timeout.Milliseconds())), strconv.Itoa(reps), srv.URL + "/delay"}
+			for _, d := range downs {
+				args = append(args, srv.URL+fakesrv.Behaviour{Bytes: d.Bytes, Every: d.Every, Delay: d.Delay}.Path())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			out, err := rt.Run(ctx, jvm.Program{Source: "testdata/Timed.java", Libs: libs}, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([][]float64, len(downs))
+			outcomes := make([][]string, len(downs))
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				var i int
+				var o string
+				var ms float64
+				if _, err := fmt.Sscanf(line, "%d %s %f", &i, &o, &ms); err != nil || i < 0 || i >= len(downs) {
+					t.Fatalf("bad line %q in %s", line, out)
+				}
+				got[i], outcomes[i] = append(got[i], ms), append(outcomes[i], o)
+			}
+			b, err := build(l.profile, spec{ReadTimeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.c.Close()
+			for i, d := range downs {
+				pred := model.Predict(d, b.limits, false, 0)
+				want := "error"
+				if pred.Outcome == vocab.OK {
+					want = "ok"
+				}
+				if len(got[i]) != reps {
+					t.Fatalf("case %d: got %d calls, want %d: %s", i, len(got[i]), reps, out)
+				}
+				sort.Float64s(got[i])
+				med := got[i][reps/2]
+				t.Logf("case %d: median %.1f ms, the model %v %s", i, med, pred.Total, pred.Outcome)
+				if diff := med - float64(pred.Total.Microseconds())/1000; diff < -5 || diff > 5 || !slices.Contains(outcomes[i], want) ||
+					slices.ContainsFunc(outcomes[i], func(o string) bool { return o != want }) {
+					t.Errorf("%+v: the real library: %v, median %.1f ms (%v); the model: %s at %v",
+						d, outcomes[i], med, got[i], pred.Outcome, pred.Total)
 				}
 			}
 		})
