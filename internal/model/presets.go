@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period: the
 // PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
@@ -15,8 +19,9 @@ type Preset struct {
 	// Client names the library.
 	Client string
 	// Limits are the defaults, with the library's rules (Profile) where the model knows them.
-	// The rules for pooled connections that die (vocab.HC5Retries, ValidateAfterInactivity) are
-	// left at the model's zero values; Reuse and Resend describe the library's defaults.
+	// The hc5 preset leaves HttpClient 5's rules for pooled connections that die
+	// (vocab.HC5Retries, ValidateAfterInactivity) at the model's zero values, labrun's hc5
+	// profile's; the others carry their library's defaults. Reuse and Resend describe them.
 	Limits Limits
 	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.
 	Lease, Connect, Read, Pool, Call string
@@ -69,6 +74,17 @@ func Presets() []Preset {
 			Reuse:  "validateAfterInactivity 2 s (a 1 ms read sees a FIN or RST, never a silent drop; a live connection costs the call that 1 ms); evictIdleConnections off, checks every max(idle/10, 1 s) when on",
 			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method unless the exception is an InterruptedIOException (timeouts), UnknownHost, Connect, ConnectionClosed, NoRouteToHost or SSL exception; 429 and 503 once after Retry-After or 1 s; disableAutomaticRetries(): nothing",
 			Source: "httpclient5 5.6 RequestConfig and ConnectionConfig (3 min), PoolingHttpClientConnectionManager (5 per route, 25 total)"},
+		{Name: "spring-restclient", Client: "Spring Boot 3.5 RestClient on Apache HttpClient 5",
+			Limits: Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute,
+				HC5Retries: vocab.HC5RetriesDefault, ValidateAfterInactivity: HC5ValidateAfterInactivity},
+			Lease:   "3 min (HttpClient 5's connectionRequestTimeout: the settings leave RequestConfig alone)",
+			Connect: "connect-timeout sets ConnectionConfig.connectTimeout; unset: HttpClient 5's 3 min",
+			Read:    "read-timeout sets ConnectionConfig.socketTimeout, per read; unset: none",
+			Pool:    "HttpClient 5's 5 per route, 25 total (PoolingHttpClientConnectionManagerBuilder defaults)",
+			Call:    "none",
+			Reuse:   "HttpClient 5's validateAfterInactivity 2 s",
+			Resend:  "HttpClient 5's DefaultHttpRequestRetryStrategy (HttpClientBuilder.create() keeps automatic retries): an idempotent method once after an I/O error, 429 and 503 once",
+			Source:  "Spring Boot 3.5 org.springframework.boot.http.client.HttpComponentsHttpClientBuilder (createConnectionConfig, createDefaultRequestConfig), httpclient5 PoolingHttpClientConnectionManagerBuilder"},
 		{Name: "okhttp", Client: "OkHttp 3.13",
 			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
 			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
