@@ -106,7 +106,7 @@ func Presets() []Preset {
 			Reuse:  "RealConnection.isHealthy, as later versions",
 			Resend: "every SocketTimeoutException is recoverable, a read timeout after the request was sent included: the call moves to the next pooled connection, then to a new one per route, each waiting a full read timeout (RealCall.getResponse, StreamAllocation.recover; fixed in 3.3.0)",
 			Source: "okhttp parent-3.2.0 source"},
-		{Name: "netty", Client: "Reactor Netty",
+		{Name: "netty", Client: "Reactor Netty (predicted only: no profile, it cannot be run here)",
 			Limits: Limits{LeaseTimeout: 45 * time.Second, ConnectTimeout: 30 * time.Second},
 			Lease:  "45 s", Connect: "30 s", Read: "none",
 			Pool: "max(2 x cores, 16) per address, queue 2x", Call: ".timeout() operator",
