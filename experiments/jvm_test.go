@@ -32,6 +32,34 @@ func jvmLibraries() []jvmLibrary {
 	}
 }
 
+// jvmLibs are the jars every program's classpath holds: each source compiles against all the
+// libraries it can drive.
+var jvmLibs = []jvm.Library{jvm.OkHttp3, jvm.HttpClient4}
+
+// runJava runs the program source with args, within a minute, on the JDK that jvm.Require
+// returned for the test.
+func runJava(t *testing.T, rt jvm.Runtime, source string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := rt.Run(ctx, jvm.Program{Source: source, Libs: jvmLibs}, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// testServer starts a fake server that the test closes.
+func testServer(t *testing.T) *fakesrv.Server {
+	t.Helper()
+	srv, err := newServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestKilledRowsMatchRealLibraries holds exp-g's killed-connection rows of the okhttp, jdk,
 // urlconnection and hc4 profiles to OkHttp 3.13.1, the JDK's HttpClient and HttpURLConnection
 // and HttpClient 4.5.14: for each row, the real library makes the warm-up and the call on a
@@ -45,9 +73,7 @@ func TestKilledRowsMatchRealLibraries(t *testing.T) {
 	p := NewPooled()
 	for _, l := range jvmLibraries() {
 		t.Run(l.profile, func(t *testing.T) {
-			// One source compiles against every library: all are on its classpath.
-			libs := []jvm.Library{jvm.OkHttp3, jvm.HttpClient4}
-			rt := jvm.Require(t, libs...)
+			rt := jvm.Require(t, jvmLibs...)
 			var cases []pooledCase
 			var srvs []*fakesrv.Server
 			args := []string{l.name}
@@ -55,20 +81,12 @@ func TestKilledRowsMatchRealLibraries(t *testing.T) {
 				if c.profile != l.profile || c.kill == model.KillNone {
 					continue
 				}
-				srv, err := newServer()
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(srv.Close)
+				srv := testServer(t)
 				cases, srvs = append(cases, c), append(srvs, srv)
 				args = append(args, c.method, srv.URL+"/delay", srv.URL+p.behaviour(c).Path())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			out, err := rt.Run(ctx, jvm.Program{Source: "testdata/Killed.java", Libs: libs}, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := runJava(t, rt, "testdata/Killed.java", args...)
+			ctx := context.Background()
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if len(lines) != len(cases) {
 				t.Fatalf("got %d result lines, want %d: %s", len(lines), len(cases), out)
@@ -105,23 +123,13 @@ func TestTrickleMatchesRealLibraries(t *testing.T) {
 	downs := []model.Downstream{{Bytes: 2, Every: 150 * time.Millisecond}, {Delay: 300 * time.Millisecond}}
 	for _, l := range jvmLibraries() {
 		t.Run(l.profile, func(t *testing.T) {
-			libs := []jvm.Library{jvm.OkHttp3, jvm.HttpClient4}
-			rt := jvm.Require(t, libs...)
-			srv, err := newServer()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			rt := jvm.Require(t, jvmLibs...)
+			srv := testServer(t)
 			args := []string{l.name, strconv.Itoa(int(timeout.Milliseconds())), strconv.Itoa(reps), srv.URL + "/delay"}
 			for _, d := range downs {
 				args = append(args, srv.URL+fakesrv.Behaviour{Bytes: d.Bytes, Every: d.Every, Delay: d.Delay}.Path())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			out, err := rt.Run(ctx, jvm.Program{Source: "testdata/Timed.java", Libs: libs}, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := runJava(t, rt, "testdata/Timed.java", args...)
 			got := make([][]float64, len(downs))
 			outcomes := make([][]string, len(downs))
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -173,32 +181,17 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 	const calls, delay = 20, 100 * time.Millisecond
 	for _, l := range jvmLibraries() {
 		t.Run(l.profile, func(t *testing.T) {
-			libs := []jvm.Library{jvm.OkHttp3, jvm.HttpClient4}
-			rt := jvm.Require(t, libs...)
-			srv, err := newServer()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
-			jit, err := newServer()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(jit.Close)
+			rt := jvm.Require(t, jvmLibs...)
+			srv, jit := testServer(t), testServer(t)
 			b, err := build(l.profile, spec{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b.c.Close()
 			idle := min(or(b.pool, 5), 5)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
 			beh := fakesrv.Behaviour{Delay: delay}
-			out, err := rt.Run(ctx, jvm.Program{Source: "testdata/Concurrent.java", Libs: libs}, l.name,
-				jit.URL+beh.Path(), strconv.Itoa(idle), srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
+				srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())
 			var ends []float64
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				var o string

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -46,20 +47,8 @@ func Presets() []Preset {
 			Reuse:  "no check before reuse (HttpClient.available() reads only for a streamed POST): a request is written into a connection the server closed",
 			Resend: "once, on a new connection, when the response head fails to arrive (not a read timeout): any method, a POST unless -Dsun.net.http.retryPost=false, never a streamed body (sun.net.www.http.HttpClient.parseHTTP, failedOnce)",
 			Source: "JDK 17 sun.net.www.protocol.http.HttpURLConnection (connect and read timeouts 0), sun.net.www.http.KeepAliveCache (http.maxConnections 5, keepAliveTimeout 5 s), sun.net.www.http.HttpClient (retryPostProp)"},
-		{Name: "jdk", Client: "JDK HttpClient (java.net.http, JDK 17)",
-			Limits: Limits{Profile: JDK},
-			Lease:  "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
-			Pool: "unlimited (jdk.httpclient.connectionPoolSize 0), idle 1200 s (jdk.httpclient.keepalive.timeout)", Call: "timeout(), up to the response head, not set",
-			Reuse:  "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
-			Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry",
-			Source: "JDK 17 java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange"},
-		{Name: "jdk@25", Client: "JDK HttpClient (java.net.http, JDK 25)",
-			Limits: Limits{Profile: JDK},
-			Lease:  "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
-			Pool: "unlimited (jdk.httpclient.connectionPoolSize 0), idle 30 s (jdk.httpclient.keepalive.timeout)", Call: "timeout(), up to the response head, not set",
-			Reuse:  "as JDK 17",
-			Resend: "as JDK 17 (MultiExchange.retriedOnce, canRetryRequest)",
-			Source: "JDK 25 java.net.http: jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), MultiExchange"},
+		jdkPreset("jdk", 17, "1200 s", "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
+		jdkPreset("jdk@25", 25, "30 s", "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
 		{Name: "hc4", Client: "Apache HttpClient 4.5",
 			Limits: Limits{Profile: HC4, ValidateAfterInactivity: HC4ValidateAfterInactivity},
 			Lease:  "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
@@ -120,6 +109,21 @@ func Presets() []Preset {
 			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
 			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
 	}
+}
+
+// jdkPreset is the JDK HttpClient's preset of a JDK release whose idle connections are kept
+// keepAlive (jdk.httpclient.keepalive.timeout's default, which the releases change); classes
+// names the release's classes the values come from. The timeouts and the re-send are the same
+// in JDK 17 and 25.
+func jdkPreset(name string, release int, keepAlive, classes string) Preset {
+	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
+		Limits: Limits{Profile: JDK},
+		Lease:  "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
+		Pool:   "unlimited (jdk.httpclient.connectionPoolSize 0), idle " + keepAlive + " (jdk.httpclient.keepalive.timeout)",
+		Call:   "timeout(), up to the response head, not set",
+		Reuse:  "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
+		Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry",
+		Source: fmt.Sprintf("JDK %d java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, %s", release, classes)}
 }
 
 // PresetNamed returns the preset called name.
