@@ -50,9 +50,9 @@ func runJava(t *testing.T, rt jvm.Runtime, source string, args ...string) []byte
 }
 
 // testServer starts a fake server that the test closes.
-func testServer(t *testing.T) *fakesrv.Server {
+func testServer(t *testing.T, opts ...fakesrv.Option) *fakesrv.Server {
 	t.Helper()
-	srv, err := newServer()
+	srv, err := newServer(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +60,13 @@ func testServer(t *testing.T) *fakesrv.Server {
 	return srv
 }
 
-// TestKilledRowsMatchRealLibraries holds exp-g's killed-connection rows of the okhttp, jdk,
-// urlconnection and hc4 profiles to OkHttp 3.13.1, the JDK's HttpClient and HttpURLConnection
-// and HttpClient 4.5.14: for each row, the real library makes the warm-up and the call on a
-// server of its own, and the server's count of executions and new connections, and whether the
-// call succeeded, must be the model's (which the experiment holds labrun's client to). One JVM
-// per library runs all its rows.
-func TestKilledRowsMatchRealLibraries(t *testing.T) {
+// TestPooledRowsMatchRealLibraries holds exp-g's rows of the okhttp, jdk, urlconnection and hc4
+// profiles to OkHttp 3.13.1, the JDK's HttpClient and HttpURLConnection and HttpClient 4.5.14:
+// for each row, the real library makes the warm-up, the pause of the idle-timeout rows and the
+// call on a server of its own, and the server's count of executions and new connections, and
+// whether the call succeeded, must be the model's (which the experiment holds labrun's client
+// to). One JVM per library runs all its rows.
+func TestPooledRowsMatchRealLibraries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a JVM per library")
 	}
@@ -78,12 +78,18 @@ func TestKilledRowsMatchRealLibraries(t *testing.T) {
 			var srvs []*fakesrv.Server
 			args := []string{l.name}
 			for _, c := range p.cases() {
-				if c.profile != l.profile || c.kill == model.KillNone {
+				if c.profile != l.profile {
 					continue
 				}
-				srv := testServer(t)
+				var srv *fakesrv.Server
+				idle := time.Duration(0)
+				if c.kill == model.KillNone {
+					srv, idle = testServer(t, fakesrv.WithIdleTimeout(p.ServerIdleTimeout)), p.IdleFor
+				} else {
+					srv = testServer(t)
+				}
 				cases, srvs = append(cases, c), append(srvs, srv)
-				args = append(args, c.method, srv.URL+"/delay", srv.URL+p.behaviour(c).Path())
+				args = append(args, c.method, srv.URL+"/delay", srv.URL+p.behaviour(c).Path(), strconv.Itoa(int(idle.Milliseconds())))
 			}
 			out := runJava(t, rt, "testdata/Killed.java", args...)
 			ctx := context.Background()

@@ -215,6 +215,10 @@ func (p *Pooled) cases() []pooledCase {
 		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone, false},
 		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone, false},
 		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone, false},
+		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, spec{}, get, false, model.KillNone, false},
+		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, spec{}, post, false, model.KillNone, false},
+		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, spec{}, get, false, model.KillNone, false},
+		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, spec{}, post, false, model.KillNone, false},
 	}
 	for _, k := range pooledKills() {
 		for _, c := range pooledKillers() {

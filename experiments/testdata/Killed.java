@@ -1,7 +1,8 @@
 // Killed runs cases with the library LIB (jdk, urlconnection, hc4, okhttp): its arguments after
-// LIB are triples METHOD WARM CALL. For each, on a new client, it makes one warm-up GET on WARM,
-// then one call of METHOD on CALL, and prints the call's outcome as one line: "ok STATUS" or
-// "error EXCEPTION-CLASS". The servers count executions and connections, one server per case.
+// LIB are quadruples METHOD WARM CALL IDLE_MS. For each, on a new client, it makes one warm-up
+// GET on WARM, waits IDLE_MS, then makes one call of METHOD on CALL, and prints the call's
+// outcome as one line: "ok STATUS" or "error EXCEPTION-CLASS". The servers count executions and
+// connections, one server per case.
 // A POST carries a small fixed-length (buffered) body. Timeouts are 1 s so that nothing hangs.
 import java.io.*;
 import java.net.*;
@@ -10,13 +11,14 @@ import java.time.Duration;
 public class Killed {
     public static void main(String[] a) throws Exception {
         String lib = a[0];
-        for (int i = 1; i + 2 < a.length; i += 3) {
+        for (int i = 1; i + 3 < a.length; i += 4) {
             String method = a[i], warm = a[i + 1], call = a[i + 2];
+            long idle = Long.parseLong(a[i + 3]);
             switch (lib) {
-                case "jdk" -> jdk(warm, method, call);
-                case "urlconnection" -> urlConnection(warm, method, call);
-                case "hc4" -> hc4(warm, method, call);
-                case "okhttp" -> okhttp(warm, method, call);
+                case "jdk" -> jdk(warm, method, call, idle);
+                case "urlconnection" -> urlConnection(warm, method, call, idle);
+                case "hc4" -> hc4(warm, method, call, idle);
+                case "okhttp" -> okhttp(warm, method, call, idle);
                 default -> throw new IllegalArgumentException(lib);
             }
         }
@@ -24,10 +26,11 @@ public class Killed {
 
     static void print(String what) { System.out.println(what); }
 
-    static void jdk(String warm, String method, String call) throws Exception {
+    static void jdk(String warm, String method, String call, long idle) throws Exception {
         var c = java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         var h = java.net.http.HttpResponse.BodyHandlers.ofString();
         c.send(java.net.http.HttpRequest.newBuilder(URI.create(warm)).timeout(Duration.ofSeconds(1)).build(), h);
+        Thread.sleep(idle);
         var b = java.net.http.HttpRequest.newBuilder(URI.create(call)).timeout(Duration.ofSeconds(1));
         b = method.equals("GET") ? b.GET() : b.method(method, java.net.http.HttpRequest.BodyPublishers.ofString("order=42"));
         try {
@@ -51,8 +54,9 @@ public class Killed {
         return code;
     }
 
-    static void urlConnection(String warm, String method, String call) throws Exception {
+    static void urlConnection(String warm, String method, String call, long idle) throws Exception {
         urlOnce(warm, "GET");
+        Thread.sleep(idle);
         try {
             print("ok " + urlOnce(call, method));
         } catch (IOException e) {
@@ -60,12 +64,13 @@ public class Killed {
         }
     }
 
-    static void hc4(String warm, String method, String call) throws Exception {
+    static void hc4(String warm, String method, String call, long idle) throws Exception {
         var cfg = org.apache.http.client.config.RequestConfig.custom().setConnectTimeout(1000).setSocketTimeout(1000).build();
         try (var c = org.apache.http.impl.client.HttpClients.custom().setDefaultRequestConfig(cfg).build()) {
             try (var r = c.execute(new org.apache.http.client.methods.HttpGet(warm))) {
                 org.apache.http.util.EntityUtils.consume(r.getEntity());
             }
+            Thread.sleep(idle);
             org.apache.http.client.methods.HttpUriRequest req;
             if (method.equals("GET")) {
                 req = new org.apache.http.client.methods.HttpGet(call);
@@ -82,9 +87,10 @@ public class Killed {
         }
     }
 
-    static void okhttp(String warm, String method, String call) throws Exception {
+    static void okhttp(String warm, String method, String call, long idle) throws Exception {
         var c = new okhttp3.OkHttpClient.Builder().connectTimeout(Duration.ofSeconds(1)).readTimeout(Duration.ofSeconds(1)).build();
         try (var r = c.newCall(new okhttp3.Request.Builder().url(warm).build()).execute()) { r.body().string(); }
+        Thread.sleep(idle);
         var b = new okhttp3.Request.Builder().url(call);
         if (!method.equals("GET")) b.method(method, okhttp3.RequestBody.create(okhttp3.MediaType.get("text/plain"), "order=42"));
         try (var r = c.newCall(b.build()).execute()) {
