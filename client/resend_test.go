@@ -214,6 +214,9 @@ func TestConfigValidateReuse(t *testing.T) {
 		{Config{HC5Retries: "always"}, `client: unknown HttpClient 5 retries "always"`},
 		{Config{HC5Retries: vocab.HC5RetriesDefault, RetryOnConnectionFailure: true}, "client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups"},
 		{Config{OkHttpHealthCheck: true, ValidateAfterInactivity: time.Second}, "client: OkHttp's health check excludes HttpClient 5's validate after inactivity"},
+		{Config{Resend: "always"}, `client: unknown re-send rule "always"`},
+		{Config{Resend: ResendJDK, RetryOnConnectionFailure: true}, "client: the JDK's and HttpClient 4.5's re-sends exclude HttpClient 5's retries and OkHttp's recovery"},
+		{Config{HeadTimeout: -1}, "client: head timeout must not be negative, got -1ns"},
 	}
 	for _, tt := range tests {
 		got := ""
@@ -229,5 +232,39 @@ func TestConfigValidateReuse(t *testing.T) {
 	}
 	if got := HC5EvictInterval(5 * time.Second); got != time.Second {
 		t.Errorf("HC5EvictInterval(5 s) = %v, want 1 s", got)
+	}
+}
+
+// TestJavaResend: the JDK's and HttpClient 4.5's own re-sends on a pooled connection the server
+// closes after reading the request (the dying server answers only a connection's first
+// request, so a re-send on a new connection succeeds), with the switches the libraries' system
+// properties give: -Djdk.httpclient.enableAllMethodRetry (ResendAnyMethod) and
+// -Dsun.net.http.retryPost=false (NoResendPost).
+func TestJavaResend(t *testing.T) {
+	s := newDying(t, "close", 0)
+	for _, tt := range []struct {
+		name     string
+		cfg      Config
+		method   string
+		attempts int
+	}{
+		{"jdk GET", Config{Resend: ResendJDK}, http.MethodGet, 2},
+		{"jdk POST", Config{Resend: ResendJDK}, http.MethodPost, 1},
+		{"jdk POST, enableAllMethodRetry", Config{Resend: ResendJDK, ResendAnyMethod: true}, http.MethodPost, 2},
+		{"urlconnection POST", Config{Resend: ResendURLConnection}, http.MethodPost, 2},
+		{"urlconnection POST, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPost, 1},
+		{"urlconnection PUT, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPut, 2},
+		{"hc4 DELETE", Config{Resend: ResendHC4}, http.MethodDelete, 2},
+		{"hc4 PUT", Config{Resend: ResendHC4}, http.MethodPut, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.ValidateAfterInactivity = NoValidation
+			c := newClient(t, tt.cfg)
+			warm(t, c, s.URL)
+			res, _ := callOnce(t, c, tt.method, s.URL)
+			if len(res.Attempts) != tt.attempts {
+				t.Errorf("got %d attempts (%s), want %d", len(res.Attempts), res.Outcome, tt.attempts)
+			}
+		})
 	}
 }

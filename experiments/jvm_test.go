@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -243,6 +244,45 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 						i+1, j, med, med-prevGot, ends[i:j], want[i], w-prevWant)
 				}
 				prevGot, prevWant, i = med, w, j
+			}
+		})
+	}
+}
+
+// TestResendPropertiesMatchRealLibraries: the system properties that change the JDK's re-sends,
+// on a POST whose pooled connection the server closes after reading it. With
+// -Dsun.net.http.retryPost=false HttpURLConnection does not send it again; with
+// -Djdk.httpclient.enableAllMethodRetry=true the JDK HttpClient does. The server's counts must
+// be the model's with Limits.NoResendPost and Limits.ResendAnyMethod.
+func TestResendPropertiesMatchRealLibraries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM per property")
+	}
+	for _, tt := range []struct {
+		lib, prop string
+		limits    model.Limits
+	}{
+		{"urlconnection", "sun.net.http.retryPost=false", model.Limits{Profile: model.URLConnection, NoResendPost: true}},
+		{"jdk", "jdk.httpclient.enableAllMethodRetry=true", model.Limits{Profile: model.JDK, ResendAnyMethod: true}},
+	} {
+		t.Run(tt.prop, func(t *testing.T) {
+			rt := jvm.Require(t, jvmLibs...)
+			srv := testServer(t)
+			call := srv.URL + fakesrv.Behaviour{Fail: fakesrv.FailClose, FailOn: 2}.Path()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			out, err := rt.Run(ctx, jvm.Program{Source: "testdata/Killed.java", Libs: jvmLibs, Props: []string{tt.prop}},
+				tt.lib, http.MethodPost, srv.URL+"/delay", call, "0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred := model.Predict(model.Downstream{Method: http.MethodPost, KillAfterRead: model.KillClose}, tt.limits, false, 0)
+			log := settled(ctx, srv, 2)
+			line := strings.TrimSpace(string(out))
+			if execs, conns := len(log)-1, srv.ConnsAccepted()-1; strings.HasPrefix(line, "ok ") != (pred.Outcome == vocab.OK) ||
+				execs != pred.Executions || conns != pred.Connects {
+				t.Errorf("the real library: %s, %d executions, %d new connections; the model: %s, %d, %d",
+					line, execs, conns, pred.Outcome, pred.Executions, pred.Connects)
 			}
 		})
 	}
