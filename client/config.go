@@ -99,8 +99,9 @@ type Config struct {
 	NoResendPost bool
 	// HeadTimeout bounds each attempt from its start to the response head, connect included,
 	// and no read of the body: the JDK HttpClient's HttpRequest.timeout(), whose
-	// ResponseTimerEvent is registered when the exchange starts and cancelled when the head
-	// arrives (MultiExchange, JDK 11 to 25). It fails the attempt as a read timeout.
+	// ResponseTimerEvent is registered for each attempt before the exchange takes its
+	// connection and cancelled when the head arrives (MultiExchange.responseAsyncImpl, JDK 17
+	// and 25). It fails the attempt as a read timeout.
 	HeadTimeout time.Duration
 	// ValidateAfterInactivity is HttpClient 5's stale check (setValidateAfterInactivity): a
 	// pooled connection idle longer than this is read for 1 ms before reuse, and one that sees

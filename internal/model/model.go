@@ -53,7 +53,7 @@ const (
 	// for the head, the pool wait (MaxConnsPerHost) has no timeout, and one dial timeout is
 	// shared by all resolved addresses.
 	Go Profile = "go"
-	// JDK is the JDK's java.net.http.HttpClient (JDK 11 and later): no pool limit and so no
+	// JDK is the JDK's java.net.http.HttpClient (read in the JDK 17 and 25 sources): no pool limit and so no
 	// lease, HttpRequest.timeout() bounds only the wait for the response head (as Go's), a
 	// request on a connection that ends before any response byte is sent once more for GET
 	// and HEAD (MultiExchange), and the pool watches every idle connection for its end, as

@@ -330,14 +330,14 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 // HeadOnlyReadTimeout reports whether the profile's read timeout bounds only the wait for the
 // response head, never a read of the body: Go's ResponseHeaderTimeout, the JDK's
 // HttpRequest.timeout() (the response timer is cancelled when the head arrives:
-// MultiExchange.cancelTimer, JDK 11 to 25).
+// MultiExchange.responseAsyncImpl's cancelTimer, JDK 17 and 25).
 func HeadOnlyReadTimeout(p Profile) bool { return p == Go || p == JDK }
 
 // headLimit is when the read timeout of attempt a, whose request is sent (or whose connect
 // starts) at t, fires in the wait for the head: the read timeout after t, but for the JDK,
-// whose timeout() timer starts with the exchange (MultiExchange.responseAsync0 registers the
-// ResponseTimerEvent before the connection is taken), the read timeout after the attempt's
-// start, connect included.
+// whose timeout() timer starts with each attempt (MultiExchange.responseAsyncImpl registers a
+// ResponseTimerEvent before the exchange takes its connection), the read timeout after the
+// attempt's start, connect included.
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
 	if l.Profile == JDK {
