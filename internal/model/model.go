@@ -53,11 +53,11 @@ const (
 	// for the head, the pool wait (MaxConnsPerHost) has no timeout, and one dial timeout is
 	// shared by all resolved addresses.
 	Go Profile = "go"
-	// JDK is the JDK's java.net.http.HttpClient (read in the JDK 17 and 25 sources): no pool limit and so no
-	// lease, HttpRequest.timeout() bounds only the wait for the response head (as Go's), a
-	// request on a connection that ends before any response byte is sent once more for GET
-	// and HEAD (MultiExchange), and the pool watches every idle connection for its end, as
-	// net/http does (ConnectionPool.CleanupTrigger).
+	// JDK is the JDK's java.net.http.HttpClient (read in the JDK 17 and 25 sources): no pool
+	// limit and so no lease, HttpRequest.timeout() bounds only the wait for the response head
+	// (as Go's), a request on a connection that ends before any response byte is sent once
+	// more for GET and HEAD (MultiExchange), and the pool watches every idle connection for its
+	// end, as net/http does (ConnectionPool.CleanupTrigger).
 	JDK Profile = "jdk"
 	// URLConnection is the JDK's HttpURLConnection: no pool limit, a read timeout per read,
 	// and a request whose response head fails to arrive (but for a read timeout) sent once more
