@@ -9,6 +9,7 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -69,6 +70,8 @@ type attemptState struct {
 	writes    int // requests written whole, over all round trips
 	routes    int // how many addresses the host resolved to
 	pinned    bool
+
+	headFired atomic.Bool // Config.HeadTimeout fired before the response head
 }
 
 // guards are the two layers that stop net/http's replays, both on in a Client; tests switch
@@ -102,7 +105,18 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	}
 	defer st.end()
 
+	var head *time.Timer
+	if c.cfg.HeadTimeout > 0 {
+		// From the attempt's start, lease and connect included, to the response head.
+		head = time.AfterFunc(c.cfg.HeadTimeout-time.Since(start), func() {
+			st.headFired.Store(true)
+			st.cancel(ErrReadTimeout)
+		})
+	}
 	resp, err := c.roundTrip(req, st)
+	if head != nil {
+		head.Stop()
+	}
 	if err != nil {
 		return st.withReplays(fail(ctx, a, st, callStart, leased, err), callStart), nil
 	}
@@ -399,6 +413,8 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out, err = vocab.LeaseTimeout, ErrLeaseTimeout
 	case cn != nil && cn.timedOut(ctx):
 		out = vocab.ReadTimeout
+	case st != nil && st.headFired.Load() && ctx.Err() == nil:
+		out, err = vocab.ReadTimeout, ErrReadTimeout
 	case ctx.Err() != nil:
 		out, err = ctxOutcome(ctx)
 	case errors.Is(err, ErrConnectTimeout):

@@ -228,7 +228,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 
 // newResend returns the library's re-send state for a new exchange.
 func (c *Client) newResend() *resendState {
-	return &resendState{ok: okRoutes{legacy: c.cfg.RecoverReadTimeouts, perAttempt: c.cfg.RoutePerAttempt}}
+	return &resendState{ok: okRoutes{currentRoute: c.cfg.OkHttpRetryCurrentRoute, perAttempt: c.cfg.RoutePerAttempt}}
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own

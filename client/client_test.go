@@ -141,6 +141,10 @@ func TestOutcomes(t *testing.T) {
 		// A deadline cuts a healthy trickle.
 		{"deadline cuts trickle", Config{ReadTimeout: 300 * ms, Deadline: 350 * ms}, "bytes=10&every=100ms", vocab.Deadline, vocab.PhaseBody, ErrDeadline, 350 * ms},
 		{"deadline in wait", Config{Deadline: 250 * ms}, "delay=2s", vocab.Deadline, vocab.PhaseWait, ErrDeadline, 250 * ms},
+		// The JDK's HttpRequest.timeout() (HeadTimeout) ends at the head: a gap in the body
+		// longer than it is read out; a silent server is cut as by a read timeout.
+		{"head timeout, gap in the body", Config{HeadTimeout: 200 * ms}, "bytes=1&every=300ms", vocab.OK, vocab.PhaseBody, nil, 300 * ms},
+		{"head timeout, silent server", Config{HeadTimeout: 200 * ms}, "delay=2s", vocab.ReadTimeout, vocab.PhaseWait, ErrReadTimeout, 200 * ms},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,12 @@ type Config struct {
 	// was sent is not retried, unless RecoverReadTimeouts. These retries do not count against
 	// Retries. Without RoutePerAttempt the host is one route.
 	RetryOnConnectionFailure bool
+	// OkHttpRetryCurrentRoute applies OkHttp 3.14's route rule with RetryOnConnectionFailure:
+	// a pooled connection that failed keeps its route, so the retry may dial that address
+	// again before the selector's routes (3.14.9 ExchangeFinder.retryCurrentRoute). Without it,
+	// OkHttp 3.13's: a pooled connection's failure takes no route (StreamAllocation.
+	// hasMoreRoutes), so the retry takes the next pooled connection or the next route.
+	OkHttpRetryCurrentRoute bool
 	// RecoverReadTimeouts applies OkHttp 3.0 to 3.2's rule with RetryOnConnectionFailure:
 	// every SocketTimeoutException is recoverable, so a read timeout after the request was
 	// sent moves the call to the next idle pooled connection (pooled connections use no
@@ -88,6 +94,22 @@ type Config struct {
 	// DefaultHttpRequestRetryStrategy (resend.go). They do not count against Retries, and
 	// exclude RetryOnConnectionFailure and FollowUps.
 	HC5Retries vocab.HC5Retries
+	// Resend selects the JDK's or HttpClient 4.5's own re-sends (resend.go): ResendNone, the
+	// zero value, re-sends nothing. They do not count against Retries, and exclude HC5Retries
+	// and RetryOnConnectionFailure.
+	Resend Resend
+	// ResendAnyMethod is the JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry (with
+	// ResendJDK): every method is re-sent, not only GET and HEAD.
+	ResendAnyMethod bool
+	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false (with
+	// ResendURLConnection): a POST is not re-sent.
+	NoResendPost bool
+	// HeadTimeout bounds each attempt from its start to the response head, connect included,
+	// and no read of the body: the JDK HttpClient's HttpRequest.timeout(), whose
+	// ResponseTimerEvent is registered for each attempt before the exchange takes its
+	// connection and cancelled when the head arrives (MultiExchange.responseAsyncImpl, JDK 17
+	// and 25). It fails the attempt as a read timeout.
+	HeadTimeout time.Duration
 	// ValidateAfterInactivity is HttpClient 5's stale check (setValidateAfterInactivity): a
 	// pooled connection idle longer than this is read for 1 ms before reuse, and one that sees
 	// a FIN or RST is discarded and replaced; one idle for less is used as it is, dead or not.
@@ -137,6 +159,7 @@ func (c Config) Validate() error {
 		{"lease timeout", c.LeaseTimeout},
 		{"connect timeout", c.ConnectTimeout},
 		{"read timeout", c.ReadTimeout},
+		{"head timeout", c.HeadTimeout},
 		{"write timeout", c.WriteTimeout},
 		{"deadline", c.Deadline},
 		{"backoff", c.Backoff},
@@ -170,6 +193,10 @@ func (c Config) Validate() error {
 		return errors.New("client: follow options need OkHttp's follow-ups or HttpClient 5's redirects")
 	case c.HC5Redirects && (c.Follow.NoSslRedirects || c.Follow.Authenticate):
 		return errors.New("client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's")
+	case c.Resend != ResendNone && c.Resend != ResendJDK && c.Resend != ResendURLConnection && c.Resend != ResendHC4:
+		return fmt.Errorf("client: unknown re-send rule %q", c.Resend)
+	case c.Resend != ResendNone && (c.HC5Retries != vocab.HC5RetriesNone || c.RetryOnConnectionFailure):
+		return errors.New("client: the JDK's and HttpClient 4.5's re-sends exclude HttpClient 5's retries and OkHttp's recovery")
 	case c.OkHttpHealthCheck && c.ValidateAfterInactivity != 0:
 		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")
 	}

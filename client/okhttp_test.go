@@ -86,21 +86,35 @@ func warmMany(t *testing.T, c doer, s *dying, base string, n int, hold time.Dura
 	}
 }
 
-// TestOkHttpSameRoute: a POST whose pooled connection the server closes after reading it is
-// sent again at once, on a fresh connection to the address that connection had (3.14.9
-// retryCurrentRoute), not to the name's first address. The name's first address refuses
-// connections, so the warm-up's connection is to its second.
+// TestOkHttpSameRoute: under OkHttp 3.14's rule (OkHttpRetryCurrentRoute) a POST whose pooled
+// connection the server closes after reading it is sent again at once, on a fresh connection
+// to the address that connection had (3.14.9 retryCurrentRoute), not to the name's first
+// address. The name's first address refuses connections, so the warm-up's connection is to its
+// second. Under 3.13's (the okhttp profile) the retry walks the selector's routes from the
+// first: refused, then the second address.
 func TestOkHttpSameRoute(t *testing.T) {
+	t.Run("3.13", func(t *testing.T) { okHttpRouteAfterPooled(t, false) })
+	t.Run("3.14", func(t *testing.T) { okHttpRouteAfterPooled(t, true) })
+}
+
+func okHttpRouteAfterPooled(t *testing.T, currentRoute bool) {
 	s := newDying(t, "close", 0, "127.0.0.2")
 	dns, err := fakesrv.NewDNS(map[string][]string{"svc.test": {"127.0.0.3", "127.0.0.2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dns.Close() })
-	c := newClient(t, Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true, Resolver: dns.Resolver()})
+	c := newClient(t, Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true,
+		OkHttpRetryCurrentRoute: currentRoute, Resolver: dns.Resolver()})
 	url := fmt.Sprintf("http://svc.test:%d/", s.port)
 	warm(t, c, url)
 	res, err := callOnce(t, c, http.MethodPost, url)
+	if !currentRoute {
+		if err != nil || len(res.Attempts) != 3 || res.Attempts[1].Phase != vocab.PhaseConnect || res.Attempts[2].remote != "127.0.0.2" {
+			t.Fatalf("got %v in %d attempts, want success in 3: pooled, refused 127.0.0.3, then 127.0.0.2", err, len(res.Attempts))
+		}
+		return
+	}
 	if err != nil || len(res.Attempts) != 2 {
 		t.Fatalf("got %v in %d attempts, want success in 2", err, len(res.Attempts))
 	}

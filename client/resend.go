@@ -141,6 +141,7 @@ func (e ownError) Unwrap() error { return e.error }
 // of the library) have used up.
 type resendState struct {
 	hc5Retries int      // HttpClient 5's retries so far (execCount - 1)
+	resent     int      // the JDK's or HttpClient 4.5's re-sends so far
 	ok         okRoutes // OkHttp's route accounting
 	// resolved holds, with Config.RoutePerAttempt, the addresses the host name resolved to
 	// for this call: OkHttp's RouteSelector resolves the name once and walks its routes,
@@ -182,6 +183,8 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 			return false
 		}
 		return rs.ok.failed(a)
+	case c.cfg.Resend != ResendNone:
+		return c.javaResend(req, a, x, rs)
 	case c.cfg.HC5Retries == vocab.HC5RetriesDefault:
 		// HttpRequestRetryExec: execCount > maxRetries ends it, then the strategy's exception
 		// list and handleAsIdempotent.
@@ -192,6 +195,55 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 		return true
 	}
 	return false
+}
+
+// Resend names a library's own re-send rule (Config.Resend).
+type Resend string
+
+// The re-send rules besides HttpClient 5's (Config.HC5Retries) and OkHttp's
+// (Config.RetryOnConnectionFailure).
+const (
+	// ResendNone re-sends nothing.
+	ResendNone Resend = ""
+	// ResendJDK is the JDK HttpClient's: once per call, when the connection ended before any
+	// response byte, pooled or new, for GET and HEAD (vocab.JDKResends; ResendAnyMethod:
+	// every method).
+	ResendJDK Resend = "jdk"
+	// ResendURLConnection is HttpURLConnection's (sun.net.www.http.HttpClient.parseHTTP): once
+	// per call, on a new connection, when reading the response head fails with anything but a
+	// SocketTimeoutException, for any method but CONNECT; not a streamed body (a body labrun
+	// cannot send again), not a POST with NoResendPost.
+	ResendURLConnection Resend = "urlconnection"
+	// ResendHC4 is HttpClient 4.5's DefaultHttpRequestRetryHandler: up to vocab.HC4RetryCount
+	// re-sends after an I/O error that is not an InterruptedIOException, UnknownHostException,
+	// ConnectException, NoRouteToHostException or SSLException; a request that was sent only
+	// when vocab.HC4Idempotent.
+	ResendHC4 Resend = "hc4"
+)
+
+// javaResend applies Config.Resend to attempt a, classified as x. The three rules re-send only
+// failures the JDK and HttpClient 4.5 see as an IOException before the response head that is
+// no timeout and no failure to connect, resolve or shake hands: the rows of javaExceptions that
+// HttpClient 5 retries too (their lists differ only in ConnectionClosedException, which labrun
+// raises for the body alone).
+func (c *Client) javaResend(req *http.Request, a Attempt, x javaException, rs *resendState) bool {
+	sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
+	if !x.hc5 {
+		return false
+	}
+	var ok bool
+	switch c.cfg.Resend {
+	case ResendJDK:
+		ok = sent && rs.resent == 0 && (vocab.JDKResends(req.Method) || c.cfg.ResendAnyMethod)
+	case ResendURLConnection:
+		ok = sent && rs.resent == 0 && !(req.Method == http.MethodPost && c.cfg.NoResendPost)
+	case ResendHC4:
+		ok = rs.resent < vocab.HC4RetryCount && (!sent || vocab.HC4Idempotent(req.Method))
+	}
+	if ok {
+		rs.resent++
+	}
+	return ok
 }
 
 // hc5StatusPause decides DefaultHttpRequestRetryStrategy's retry of a response: a 429 or 503 is
@@ -226,19 +278,19 @@ func replayable(req *http.Request) bool {
 // okRoutes is OkHttp's route accounting for one business attempt. A call that starts on a
 // pooled connection has taken no route from its route selector; each new connection takes one.
 //
-//   - 3.0 to 3.2 (legacy; StreamAllocation.recover: routeSelector.hasNext()): a failed pooled
-//     connection uses no route, so the retry takes the next pooled one, then a new connection
-//     per route.
-//   - later (3.14.9 ExchangeFinder.hasRouteToTry and retryCurrentRoute): a failed connection
+//   - 3.0 to 3.13 (3.2.0 StreamAllocation.recover: routeSelector.hasNext(); 3.13.1
+//     StreamAllocation.hasMoreRoutes): a failed pooled connection uses no route, so the retry
+//     takes the next pooled one, then a new connection per route.
+//   - 3.14 (currentRoute; 3.14.9 ExchangeFinder.hasRouteToTry and retryCurrentRoute): a failed connection
 //     that had carried an exchange (routeFailureCount 0) keeps its route: the retry takes the
 //     next pooled connection (findConnection asks the pool first) or a fresh connection to
 //     that same address (nextRouteToTry), then the selector's routes.
 type okRoutes struct {
-	legacy     bool   // Config.RecoverReadTimeouts: 3.0 to 3.2
-	perAttempt bool   // Config.RoutePerAttempt; without it the host is one route
-	selected   int    // routes the selector handed out
-	routes     int    // routes the host resolved to (0: not resolved yet)
-	pin        string // the address to dial again (later rule), "" for none
+	currentRoute bool   // Config.OkHttpRetryCurrentRoute: 3.14
+	perAttempt   bool   // Config.RoutePerAttempt; without it the host is one route
+	selected     int    // routes the selector handed out
+	routes       int    // routes the host resolved to (0: not resolved yet)
+	pin          string // the address to dial again (later rule), "" for none
 }
 
 // next says where the next attempt dials if it needs a new connection: the pinned address, or
@@ -265,7 +317,7 @@ func (r *okRoutes) failed(a Attempt) bool {
 		if !r.perAttempt {
 			r.selected = r.routes
 		}
-	case !r.legacy && a.remote != "":
+	case r.currentRoute && a.remote != "":
 		r.pin = a.remote
 	}
 	return r.pin != "" || r.routes == 0 || r.selected < r.routes

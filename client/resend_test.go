@@ -81,12 +81,15 @@ func TestOkRoutes(t *testing.T) {
 		r     okRoutes
 		steps []step
 	}{
-		// 3.0 to 3.2: pooled connections use no route; then one new connection per route.
-		{"legacy, 2 pooled, 2 routes", okRoutes{legacy: true, perAttempt: true}, []step{
+		// 3.0 to 3.13: pooled connections use no route; then one new connection per route.
+		{"3.13, 2 pooled, 2 routes", okRoutes{perAttempt: true}, []step{
 			{pooled, true, 0, ""}, {pooled, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
-		// Later: the pooled connection's address is pinned; when the fresh connection to it
+		// 3.13, one route: the pooled connection fails, the one new connection fails, done.
+		{"3.13, 1 pooled, 1 route", okRoutes{perAttempt: true}, []step{
+			{pooled, true, 0, ""}, {fresh(1), false, 1, ""}}},
+		// 3.14: the pooled connection's address is pinned; when the fresh connection to it
 		// fails too, the selector's routes follow.
-		{"later, 1 pooled, 2 routes", okRoutes{perAttempt: true}, []step{
+		{"3.14, 1 pooled, 2 routes", okRoutes{currentRoute: true, perAttempt: true}, []step{
 			{pooled, true, 0, "10.0.0.2"}, {pinned, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
 		{"connect failures walk the routes", okRoutes{perAttempt: true}, []step{
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 1, ""}, {Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 2, ""},
@@ -211,6 +214,9 @@ func TestConfigValidateReuse(t *testing.T) {
 		{Config{HC5Retries: "always"}, `client: unknown HttpClient 5 retries "always"`},
 		{Config{HC5Retries: vocab.HC5RetriesDefault, RetryOnConnectionFailure: true}, "client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups"},
 		{Config{OkHttpHealthCheck: true, ValidateAfterInactivity: time.Second}, "client: OkHttp's health check excludes HttpClient 5's validate after inactivity"},
+		{Config{Resend: "always"}, `client: unknown re-send rule "always"`},
+		{Config{Resend: ResendJDK, RetryOnConnectionFailure: true}, "client: the JDK's and HttpClient 4.5's re-sends exclude HttpClient 5's retries and OkHttp's recovery"},
+		{Config{HeadTimeout: -1}, "client: head timeout must not be negative, got -1ns"},
 	}
 	for _, tt := range tests {
 		got := ""
@@ -226,5 +232,39 @@ func TestConfigValidateReuse(t *testing.T) {
 	}
 	if got := HC5EvictInterval(5 * time.Second); got != time.Second {
 		t.Errorf("HC5EvictInterval(5 s) = %v, want 1 s", got)
+	}
+}
+
+// TestJavaResend: the JDK's and HttpClient 4.5's own re-sends on a pooled connection the server
+// closes after reading the request (the dying server answers only a connection's first
+// request, so a re-send on a new connection succeeds), with the switches the libraries' system
+// properties give: -Djdk.httpclient.enableAllMethodRetry (ResendAnyMethod) and
+// -Dsun.net.http.retryPost=false (NoResendPost).
+func TestJavaResend(t *testing.T) {
+	s := newDying(t, "close", 0)
+	for _, tt := range []struct {
+		name     string
+		cfg      Config
+		method   string
+		attempts int
+	}{
+		{"jdk GET", Config{Resend: ResendJDK}, http.MethodGet, 2},
+		{"jdk POST", Config{Resend: ResendJDK}, http.MethodPost, 1},
+		{"jdk POST, enableAllMethodRetry", Config{Resend: ResendJDK, ResendAnyMethod: true}, http.MethodPost, 2},
+		{"urlconnection POST", Config{Resend: ResendURLConnection}, http.MethodPost, 2},
+		{"urlconnection POST, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPost, 1},
+		{"urlconnection PUT, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPut, 2},
+		{"hc4 DELETE", Config{Resend: ResendHC4}, http.MethodDelete, 2},
+		{"hc4 PUT", Config{Resend: ResendHC4}, http.MethodPut, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.ValidateAfterInactivity = NoValidation
+			c := newClient(t, tt.cfg)
+			warm(t, c, s.URL)
+			res, _ := callOnce(t, c, tt.method, s.URL)
+			if len(res.Attempts) != tt.attempts {
+				t.Errorf("got %d attempts (%s), want %d", len(res.Attempts), res.Outcome, tt.attempts)
+			}
+		})
 	}
 }

@@ -26,5 +26,5 @@ func ExampleLookupProfile() {
 	fmt.Println(err)
 	// Output:
 	// okhttp okhttp <nil>
-	// --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)
+	// --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)
 }

@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +133,13 @@ func TestH2Check(t *testing.T) {
 			"--slow (20ms) must exceed --latency (20ms): the rows need a slow node"},
 		{H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 20},
 			"--go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
+		// Healthy nodes at the interceptor's threshold: ejected or not by jitter.
+		{H2{Pushes: 50, PeerLimit: 10, AllocationLimit: 60, Latency: 200 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 25},
+			"--latency (200ms) must be at most 40ms: a healthy node averaging near or above the ejection rows' threshold of 50ms " +
+				"(the interceptor's 5 s, scaled) is ejected or not by the jitter of its calls"},
+		{H2{Pushes: 50, PeerLimit: 10, AllocationLimit: 60, Latency: 20 * ms, Slow: 210 * ms, GoLimit: 10, GoCalls: 25},
+			"--slow (210ms) must stay 10ms away from 50ms and 20ms away from 200ms, the ejection rows' thresholds (scaled): " +
+				"at a threshold, whether the slow node's average crosses it is down to the jitter of its calls"},
 	} {
 		if err := Check(&tt.h, ""); err == nil || err.Error() != tt.want {
 			t.Errorf("got %v, want %q", err, tt.want)
@@ -138,5 +147,47 @@ func TestH2Check(t *testing.T) {
 	}
 	if err := Check(NewH2(), ProfileGo); err == nil || err.Error() != "--client: exp-h compares okhttp and go by design; it takes no --client" {
 		t.Errorf("got %v, want the fixed-profiles error", err)
+	}
+}
+
+// TestH2EjectSweep runs exp-h's calibration and ejection rows with parameter sets other than
+// the defaults, within the range Check allows (healthy nodes at most 40 ms, the slow one away
+// from the thresholds): the rows must pass, their connection counts exact against the model.
+// With --latency 200ms (the healthy nodes at the scaled 200 ms threshold) or --latency 50ms
+// (at the 50 ms one), the row failed by a connection or two the jitter ejected.
+func TestH2EjectSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three ejection runs")
+	}
+	for _, h := range []*H2{
+		{Pushes: 50, PeerLimit: 10, AllocationLimit: 60, Latency: 30 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 25},
+		{Pushes: 100, PeerLimit: 20, AllocationLimit: 60, Latency: 10 * ms, Slow: 400 * ms, GoLimit: 10, GoCalls: 25},
+		{Pushes: 60, PeerLimit: 500, AllocationLimit: 20, Latency: 40 * ms, Slow: 250 * ms, GoLimit: 10, GoCalls: 25},
+	} {
+		name := fmt.Sprintf("pushes %d, peer %d, allocation %d, latency %v, slow %v", h.Pushes, h.PeerLimit, h.AllocationLimit, h.Latency, h.Slow)
+		t.Run(name, func(t *testing.T) {
+			if err := Check(h, ""); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			host, err := newH2Host(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.close()
+			var run results.Run
+			opt := Options{Tolerance: testTolerance}
+			for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.eject} {
+				if err := step(ctx, opt, host, &run); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run.Finish(opt.Tolerance)
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s", r.Name, r.Reason)
+				}
+			}
+		})
 	}
 }

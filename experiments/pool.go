@@ -77,9 +77,10 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	def := atDocumented(opt, p.Params(), NewPool().Params())
 	base := spec{Pool: p.Pool, NoLeaseTimeout: true}
 	type variant struct {
-		name string
-		cfg  spec
-		docs map[vocab.Outcome][]figure // per outcome, per batch
+		name    string
+		cfg     spec
+		docs    map[vocab.Outcome][]figure // per outcome, per batch
+		profile string                     // "" for --client
 	}
 	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
 		vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
@@ -88,11 +89,19 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
 			vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
+	// Two libraries' defaults beside it: the JDK HttpClient has no pool limit (every call gets a
+	// connection at once), HttpClient 4.5 allows 2 per route (the calls go 2 at a time).
+	if opt.profile() != ProfileJDK {
+		variants = append(variants, variant{name: "jdk, no pool limit", profile: ProfileJDK})
+	}
+	if opt.profile() != ProfileHC4 {
+		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", hc4PerRoute), profile: ProfileHC4})
+	}
 	run := newRun(p, opt)
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
-		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls through %d connections", p.Info().Name, i+1, len(variants), v.name, p.Concurrency, p.Pool)
-		rows, calls, err := p.variant(ctx, opt, srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
+		rows, calls, err := p.variant(ctx, or(v.profile, opt.profile()), srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -114,15 +123,16 @@ type poolRow struct {
 	batch int
 }
 
-// variant runs the concurrent calls through one client configuration and returns its rows
-// and its calls, in the order they ended.
-func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, name string, s spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
-	bc, err := build(opt.profile(), s)
+// variant runs the concurrent calls through one client configuration of a profile and returns
+// its rows and its calls, in the order they ended. The client's pool is warmed with as many
+// connections as it allows (--pool for a client without a limit).
+func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, s spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
+	bc, err := build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer bc.c.Close()
-	idle, err := warm(ctx, bc, srv, p.Pool)
+	idle, err := warm(ctx, bc, srv, min(or(bc.pool, p.Pool), p.Pool))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,16 +151,18 @@ func (p *Pool) variant(ctx context.Context, opt Options, srv *fakesrv.Server, na
 	}
 	log := settled(ctx, srv, 0)
 	rows := groupRows(name, preds, m, serverTimes(log))
-	want := 0
+	want, conns := 0, 0
 	for _, pr := range preds {
-		want += pr.Executions
+		want, conns = want+pr.Executions, conns+pr.Connects
 	}
 	rows = append(rows, poolRow{Row: results.Row{
-		Name:               name + ": requests the server executed",
-		ExpectedCalls:      p.Concurrency,
-		Calls:              p.Concurrency,
-		ExpectedExecutions: results.Count(want),
-		ServerExecutions:   results.Count(len(log)),
+		Name:                   name + ": requests the server executed, connections it accepted",
+		ExpectedCalls:          p.Concurrency,
+		Calls:                  p.Concurrency,
+		ExpectedExecutions:     results.Count(want),
+		ServerExecutions:       results.Count(len(log)),
+		ExpectedNewConnections: results.Count(conns),
+		NewConnections:         results.Count(srv.ConnsAccepted()),
 	}, batch: -1})
 	return rows, m.byEnd(), nil
 }

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -24,16 +25,28 @@ func TestPool(t *testing.T) {
 		{"no lease timeout: batch 1", 2, vocab.OK},
 		{"no lease timeout: batch 2", 2, vocab.OK},
 		{"no lease timeout: batch 3", 1, vocab.OK},
-		{"no lease timeout: requests the server executed", 5, ""},
+		{"no lease timeout: requests the server executed, connections it accepted", 5, ""},
 		{"lease timeout 100ms: no connection in time", 3, vocab.LeaseTimeout},
 		{"lease timeout 100ms: batch 1", 2, vocab.OK},
-		{"lease timeout 100ms: requests the server executed", 5, ""},
+		{"lease timeout 100ms: requests the server executed, connections it accepted", 5, ""},
+		// The JDK HttpClient has no pool limit: 2 pooled connections and 3 new ones, at once.
+		{"jdk, no pool limit: batch 1", 2, vocab.OK},
+		{"jdk, no pool limit: batch 2", 3, vocab.OK},
+		{"jdk, no pool limit: requests the server executed, connections it accepted", 5, ""},
+		// HttpClient 4.5's 2 per route, whatever --pool says.
+		{"hc4 defaults, 2 per route: batch 1", 2, vocab.OK},
+		{"hc4 defaults, 2 per route: batch 2", 2, vocab.OK},
+		{"hc4 defaults, 2 per route: batch 3", 1, vocab.OK},
+		{"hc4 defaults, 2 per route: requests the server executed, connections it accepted", 5, ""},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got rows %v\nwant %v", got, want)
 	}
 	if got := *run.Rows[6].ServerExecutions; got != 2 {
 		t.Errorf("server executed %d requests with a lease timeout, want 2", got)
+	}
+	if got := *run.Rows[9].NewConnections; got != 3 {
+		t.Errorf("the jdk variant opened %d new connections, want 3", got)
 	}
 }
 
@@ -42,7 +55,8 @@ func TestPool(t *testing.T) {
 func TestPoolExercise(t *testing.T) {
 	t.Parallel()
 	run := runScaled(t, &Pool{Pool: 6, Concurrency: 6, Delay: 150 * ms})
-	if len(run.Rows) != 2 || run.Rows[0].Name != "no lease timeout: batch 1" || run.Rows[0].Calls != 6 {
+	if len(run.Rows) < 2 || run.Rows[0].Name != "no lease timeout: batch 1" || run.Rows[0].Calls != 6 ||
+		!strings.HasPrefix(run.Rows[2].Name, "jdk") {
 		t.Errorf("pool as large as the load: got %+v, want one batch of 6", run.Rows)
 	}
 }

@@ -31,7 +31,7 @@ import (
 //     bounds the call. That needs a network namespace and is measured by exp-i; here it is the
 //     model's row, skipped.
 //
-// It compares hc5, okhttp and go by design (FixedProfiles). The durations are Tomcat's and
+// It compares hc5, okhttp, go, jdk, urlconnection and hc4 by design (FixedProfiles). The durations are Tomcat's and
 // HttpClient 5's scaled down 200 times: 60 s -> 300 ms, evictIdleConnections(30 s) checking
 // every 3 s -> 150 ms and 15 ms, validateAfterInactivity(2 s) -> 10 ms.
 type Pooled struct {
@@ -92,9 +92,12 @@ func (*Pooled) Info() Info {
 			"connection: no check sees that, and each library's retry rule decides what is sent " +
 			"again and executed twice (HttpClient 5 with retries off: nothing; its default " +
 			"strategy: idempotent methods; OkHttp: any method with a replayable body; net/http: " +
-			"GET, or any method with an Idempotency-Key). (3) A connection a middlebox dropped " +
-			"silently is invisible to every check: the model's row, measured by exp-i. It " +
-			"compares hc5, okhttp and go by design and takes no --client.",
+			"GET, or any method with an Idempotency-Key; the JDK's HttpClient: GET and HEAD once; " +
+			"HttpURLConnection: any method once, a POST too; HttpClient 4.5: a method without a body, " +
+			"up to 3 times), and against an endpoint that kills every request how many attempts " +
+			"each makes. (3) A connection a middlebox dropped silently is invisible to every check: " +
+			"the model's row, measured by exp-i. It compares hc5, okhttp, go, jdk, urlconnection and " +
+			"hc4 by design and takes no --client.",
 		Examples: []string{
 			"labrun exp-g",
 			"labrun exp-g --hc5-retries default     # HttpClient 5's default strategy in the idle-timeout rows",
@@ -105,7 +108,9 @@ func (*Pooled) Info() Info {
 }
 
 // Profiles implements FixedProfiles.
-func (*Pooled) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+func (*Pooled) Profiles() []string {
+	return []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileJDK, ProfileURLConnection, ProfileHC4}
+}
 
 // Params implements Experiment.
 func (p *Pooled) Params() []param.Param {
@@ -170,6 +175,9 @@ type pooledCase struct {
 	// kill is how the server ends the pooled connection after reading the request; with
 	// KillNone the connection sat idle for IdleFor against the server's idle timeout.
 	kill model.Kill
+	// every says the server ends every connection after reading the request, new ones too:
+	// the library's re-send fails as well.
+	every bool
 }
 
 // pooledKill is a way the server ends a connection after reading a request.
@@ -198,40 +206,68 @@ func (p *Pooled) cases() []pooledCase {
 	get, post := http.MethodGet, http.MethodPost
 	cs := []pooledCase{
 		{quiet + hc5 + ", no stale check, GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone},
+			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", validateAfterInactivity " + p.Validate.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone},
+			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", evictIdleConnections " + p.Evict.String() + ", GET", ProfileHC5,
 			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
-			get, false, model.KillNone},
-		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone},
-		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone},
-		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone},
+			get, false, model.KillNone, false},
+		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone, false},
+		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone, false},
+		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone, false},
+		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, spec{}, get, false, model.KillNone, false},
+		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, spec{}, post, false, model.KillNone, false},
+		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, spec{}, get, false, model.KillNone, false},
+		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, spec{}, post, false, model.KillNone, false},
 	}
 	for _, k := range pooledKills() {
-		for _, c := range []struct {
-			who     string
-			profile string
-			s       spec
-			methods []string
-			key     bool
-		}{
-			{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
-			{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
-			{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
-			{"go", ProfileGo, spec{}, []string{get, post}, false},
-			{"go", ProfileGo, spec{}, []string{post}, true},
-		} {
+		for _, c := range pooledKillers() {
 			for _, m := range c.methods {
 				name := k.label + ": " + c.who + ", " + m
 				if c.key {
 					name += " with Idempotency-Key"
 				}
-				cs = append(cs, pooledCase{name, c.profile, c.s, m, c.key, k.kill})
+				cs = append(cs, pooledCase{name: name, profile: c.profile, s: c.s, method: m, key: c.key, kill: k.kill})
 			}
 		}
 	}
+	// An endpoint that kills every request: the re-send fails too, and how many each library
+	// makes shows.
+	k := pooledKills()[0]
+	for _, c := range pooledKillers() {
+		if c.key || c.who == "hc5 retries off" {
+			continue
+		}
+		for _, m := range c.methods {
+			cs = append(cs, pooledCase{name: "FIN after every request: " + c.who + ", " + m, profile: c.profile, s: c.s,
+				method: m, kill: k.kill, every: true})
+		}
+	}
 	return cs
+}
+
+// pooledKiller is a client of the killed-connection rows and the methods it sends.
+type pooledKiller struct {
+	who     string
+	profile string
+	s       spec
+	methods []string
+	key     bool
+}
+
+// pooledKillers returns the clients of the killed-connection rows.
+func pooledKillers() []pooledKiller {
+	get, post := http.MethodGet, http.MethodPost
+	return []pooledKiller{
+		{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
+		{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
+		{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
+		{"go", ProfileGo, spec{}, []string{get, post}, false},
+		{"go", ProfileGo, spec{}, []string{post}, true},
+		{"jdk", ProfileJDK, spec{}, []string{get, post}, false},
+		{"urlconnection", ProfileURLConnection, spec{}, []string{get, post}, false},
+		{"hc4", ProfileHC4, spec{}, []string{get, post}, false},
+	}
 }
 
 // Run implements Experiment.
@@ -277,7 +313,7 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // downstream is the model's view of case c.
 func (p *Pooled) downstream(c pooledCase) model.Downstream {
-	d := model.Downstream{Method: c.method, IdempotencyKey: c.key, KillAfterRead: c.kill}
+	d := model.Downstream{Method: c.method, IdempotencyKey: c.key, KillAfterRead: c.kill, KillNew: c.every}
 	if c.kill == model.KillNone {
 		d.IdleFor, d.ServerIdleTimeout = p.IdleFor, p.ServerIdleTimeout
 	}
@@ -288,7 +324,11 @@ func (p *Pooled) downstream(c pooledCase) model.Downstream {
 func (p *Pooled) behaviour(c pooledCase) fakesrv.Behaviour {
 	for _, k := range pooledKills() {
 		if k.kill == c.kill {
-			// The warm-up call is the first request on the connection: the second dies.
+			// The warm-up call is the first request on the connection: the second dies (or,
+			// with every, each request of the call).
+			if c.every {
+				return fakesrv.Behaviour{Fail: k.fail}
+			}
 			return fakesrv.Behaviour{Fail: k.fail, FailOn: 2}
 		}
 	}

@@ -72,7 +72,7 @@ func pooledRow(t *testing.T, run results.Run, suffix string) int {
 func TestPooled(t *testing.T) {
 	t.Parallel()
 	run := runScaled(t, scaledPooled())
-	if got, want := len(run.Rows), 6+2*9+1; got != want {
+	if got, want := len(run.Rows), 10+2*15+12+1; got != want {
 		t.Fatalf("got %d rows, want %d", got, want)
 	}
 	wants := []pooledWant{
@@ -86,6 +86,13 @@ func TestPooled(t *testing.T) {
 		{"okhttp, GET (health check skipped)", vocab.OK, 1, 1, 2},
 		{"okhttp, POST (health check)", vocab.OK, 1, 1, 1},
 		{"go, GET (background read)", vocab.OK, 1, 1, 1},
+		// The JDK's pool sees the FIN; HttpURLConnection writes into the dead connection and
+		// sends it again; HttpClient 4.5's check waits for 2 s of inactivity, so its GET fails
+		// and is re-sent, its POST (sent, with a body) fails.
+		{"jdk, GET (the pool watches idle connections)", vocab.OK, 1, 1, 1},
+		{"urlconnection, POST (no check, one re-send)", vocab.OK, 1, 1, 2},
+		{"hc4, GET (validateAfterInactivity 2s, a re-send)", vocab.OK, 1, 1, 2},
+		{"hc4, POST (validateAfterInactivity 2s, no re-send)", vocab.Failed, 0, 0, 1},
 	}
 	for _, k := range []string{"FIN", "RST"} {
 		wants = append(wants,
@@ -103,8 +110,30 @@ func TestPooled(t *testing.T) {
 			pooledWant{k + " after the request: go, GET", vocab.OK, 2, 1, 2},
 			pooledWant{k + " after the request: go, POST", vocab.Failed, 1, 0, 1},
 			pooledWant{k + " after the request: go, POST with Idempotency-Key", vocab.OK, 2, 1, 2},
+			// The JDK's HttpClient: a GET once more (MultiExchange), never a POST;
+			// HttpURLConnection: both once more (parseHTTP, retryPost); HttpClient 4.5: a
+			// GET, a POST that was sent never.
+			pooledWant{k + " after the request: jdk, GET", vocab.OK, 2, 1, 2},
+			pooledWant{k + " after the request: jdk, POST", vocab.Failed, 1, 0, 1},
+			pooledWant{k + " after the request: urlconnection, GET", vocab.OK, 2, 1, 2},
+			pooledWant{k + " after the request: urlconnection, POST", vocab.OK, 2, 1, 2},
+			pooledWant{k + " after the request: hc4, GET", vocab.OK, 2, 1, 2},
+			pooledWant{k + " after the request: hc4, POST", vocab.Failed, 1, 0, 1},
 		)
 	}
+	// An endpoint that kills every request: OkHttp 3.13 makes one new connection (the pooled
+	// one took no route), the JDK's clients re-send once, HttpClient 4.5 three times.
+	wants = append(wants,
+		pooledWant{"FIN after every request: hc5 default retries, GET", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: okhttp, GET", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: okhttp, POST", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: go, GET", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: jdk, GET", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: jdk, POST", vocab.Failed, 1, 0, 1},
+		pooledWant{"FIN after every request: urlconnection, POST", vocab.Failed, 2, 1, 2},
+		pooledWant{"FIN after every request: hc4, GET", vocab.Failed, 4, 3, 4},
+		pooledWant{"FIN after every request: hc4, POST", vocab.Failed, 1, 0, 1},
+	)
 	checkPooled(t, run, wants)
 
 	last := run.Rows[len(run.Rows)-1]
@@ -174,7 +203,7 @@ func TestPooledCheck(t *testing.T) {
 			"", "--idle-for (1.12s) must be at least 50ms away from --evict-idle plus --evict-interval (1.15s): too close to tell which comes first"},
 		{"unknown strategy", func(p *Pooled) { p.HC5Retries = "always" },
 			"", `--hc5-retries: unknown value "always" (want none, default)`},
-		{"a --client", func(*Pooled) {}, ProfileGo, "--client: exp-g compares hc5, okhttp and go by design; it takes no --client"},
+		{"a --client", func(*Pooled) {}, ProfileGo, "--client: exp-g compares hc5, okhttp, go, jdk, urlconnection and hc4 by design; it takes no --client"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

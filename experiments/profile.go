@@ -19,8 +19,18 @@ import (
 const (
 	// ProfileHC5 is labrun's client with Apache HttpClient 5's semantics (the default).
 	ProfileHC5 = "hc5"
-	// ProfileOkHttp is labrun's client with OkHttp's defaults and rules.
+	// ProfileOkHttp is labrun's client with OkHttp 3.13's defaults and rules (the version
+	// Debian 12 ships, which the profile is held to).
 	ProfileOkHttp = "okhttp"
+	// ProfileOkHttp314 is the okhttp profile with OkHttp 3.14's route rule: a pooled
+	// connection that failed keeps its route (ExchangeFinder.retryCurrentRoute).
+	ProfileOkHttp314 = "okhttp@3.14"
+	// ProfileJDK is labrun's client with the JDK HttpClient's (java.net.http, JDK 17) rules.
+	ProfileJDK = "jdk"
+	// ProfileURLConnection is labrun's client with HttpURLConnection's (JDK 17) rules.
+	ProfileURLConnection = "urlconnection"
+	// ProfileHC4 is labrun's client with Apache HttpClient 4.5's defaults and rules.
+	ProfileHC4 = "hc4"
 	// ProfileGo is Go's own net/http client.
 	ProfileGo = "go"
 	// ProfileOkHttp32 is the okhttp profile with OkHttp 3.0 to 3.2's recovery: a read timeout
@@ -52,13 +62,24 @@ func Profiles() []Profile {
 	return []Profile{
 		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)",
 			Rules: model.HC5, PropagatesDeadline: true, build: buildHC5},
-		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp's defaults and rules: connect and read 10 s, " +
+		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp 3.13's defaults and rules: connect and read 10 s, " +
 			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},
 		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
 			Rules: model.Go, build: buildGo},
 		{Name: ProfileOkHttp32, Description: "the okhttp profile with OkHttp 3.0-3.2's recovery: a read timeout after " +
 			"the request was sent moves the call to the next pooled connection, then to a new one per route (fixed in 3.3.0)",
 			Rules: model.OkHttp, build: buildOkHttp32},
+		{Name: ProfileOkHttp314, Description: "the okhttp profile with OkHttp 3.14's route rule: a pooled connection that " +
+			"failed keeps its route, so the retry may dial that address again before the others", Rules: model.OkHttp, build: buildOkHttp314},
+		{Name: ProfileJDK, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
+			"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
+			"a GET or HEAD whose connection ends before any response byte sent once more", Rules: model.JDK, build: buildJDK},
+		{Name: ProfileURLConnection, Description: "labrun's client with HttpURLConnection's rules (JDK 17): no pool limit, " +
+			"a read timeout per read, no check of a pooled connection, a request whose response head fails sent once more " +
+			"(a POST too, unless sun.net.http.retryPost=false)", Rules: model.URLConnection, build: buildURLConnection},
+		{Name: ProfileHC4, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
+			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends",
+			Rules: model.HC4, build: buildHC4},
 	}
 }
 
@@ -182,16 +203,19 @@ func buildHC5(s spec) (built, error) {
 	return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
 }
 
-// buildOkHttp is the okhttp profile: labrun's client with OkHttp's defaults and rules
-// (OkHttp 3.3 and later).
-func buildOkHttp(s spec) (built, error) { return buildOkHttpVersion(s, false) }
+// buildOkHttp is the okhttp profile: labrun's client with OkHttp 3.13's defaults and rules
+// (3.3 to 3.13 share them).
+func buildOkHttp(s spec) (built, error) { return buildOkHttpVersion(s, false, false) }
 
 // buildOkHttp32 is the okhttp@3.2 profile.
-func buildOkHttp32(s spec) (built, error) { return buildOkHttpVersion(s, true) }
+func buildOkHttp32(s spec) (built, error) { return buildOkHttpVersion(s, true, false) }
+
+// buildOkHttp314 is the okhttp@3.14 profile.
+func buildOkHttp314(s spec) (built, error) { return buildOkHttpVersion(s, false, true) }
 
 // buildOkHttpVersion builds the okhttp profile's client; recoverReadTimeouts selects OkHttp
-// 3.0-3.2's rule.
-func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
+// 3.0-3.2's rule, currentRoute 3.14's.
+func buildOkHttpVersion(s spec, recoverReadTimeouts, currentRoute bool) (built, error) {
 	cfg := client.Config{
 		ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
 		ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
@@ -202,6 +226,7 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 		RoutePerAttempt:          true,
 		RetryOnConnectionFailure: !s.NoRouteRetry,
 		RecoverReadTimeouts:      recoverReadTimeouts,
+		OkHttpRetryCurrentRoute:  currentRoute,
 		OkHttpHealthCheck:        true,
 		Resolver:                 s.Resolver,
 		Follow:                   s.Follow, TLS: s.TLS,
@@ -211,6 +236,70 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 		return built{}, err
 	}
 	return built{c: c, limits: modelLimits(cfg), stats: c.Stats}, nil
+}
+
+// The JDK's and HttpClient 4.5's defaults that the profiles build on.
+const (
+	// jdkKeepAlive is the JDK 17 HttpClient's idle timeout: ConnectionPool.KEEP_ALIVE,
+	// jdk.httpclient.keepalive.timeout, 1200 s (JDK 25: 30 s).
+	jdkKeepAlive = 1200 * time.Second
+	// urlConnectionKeepAlive is HttpURLConnection's idle timeout when the server sends no
+	// Keep-Alive header: KeepAliveCache, keepAliveTimeout 5 s.
+	urlConnectionKeepAlive = 5 * time.Second
+	// hc4PerRoute and hc4Total are PoolingHttpClientConnectionManager's defaults (httpclient 4.5).
+	hc4PerRoute, hc4Total = 2, 20
+)
+
+// buildJDK is the jdk profile: no pool limit and no lease; spec.ReadTimeout is
+// HttpRequest.timeout(), which runs from the send, connect included, to the response head;
+// connectTimeout is not set by default; the pool watches idle connections for their end (as
+// net/http's read loop does); a GET or HEAD whose connection ends before any response byte is
+// sent once more.
+func buildJDK(s spec) (built, error) {
+	cfg := client.Config{
+		ConnectTimeout: s.ConnectTimeout, HeadTimeout: s.ReadTimeout,
+		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Resend: client.ResendJDK, Resolver: s.Resolver,
+	}
+	return buildLabrun(cfg, 0)
+}
+
+// buildURLConnection is the urlconnection profile: no pool limit, connect and read timeouts
+// not set by default, the read timeout per read, no check of a pooled connection before it is
+// used, and the one re-send of sun.net.www.http.HttpClient.parseHTTP.
+func buildURLConnection(s spec) (built, error) {
+	cfg := client.Config{
+		ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
+		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		IdleTimeout:             or(s.IdleTimeout, urlConnectionKeepAlive),
+		ValidateAfterInactivity: client.NoValidation, Resend: client.ResendURLConnection, Resolver: s.Resolver,
+	}
+	return buildLabrun(cfg, 0)
+}
+
+// buildHC4 is the hc4 profile: HttpClient 5's pool with 4.5's sizes, no lease or connect
+// timeout by default (-1: infinite and the system's), validateAfterInactivity 2 s and
+// DefaultHttpRequestRetryHandler, both on in HttpClients.createDefault().
+func buildHC4(s spec) (built, error) {
+	cfg := client.Config{
+		MaxPerRoute: or(s.Pool, hc4PerRoute), MaxTotal: or(s.MaxTotal, max(hc4Total, s.Pool)),
+		LeaseTimeout: s.LeaseTimeout, ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
+		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout,
+		ValidateAfterInactivity: or(s.ValidateAfterInactivity, model.HC4ValidateAfterInactivity),
+		Resend:                  client.ResendHC4, Resolver: s.Resolver,
+	}
+	return buildLabrun(cfg, cfg.MaxPerRoute)
+}
+
+// buildLabrun builds labrun's client for cfg, whose pool bounds pool connections per route
+// (0: none).
+func buildLabrun(cfg client.Config, pool int) (built, error) {
+	c, err := client.New(cfg)
+	if err != nil {
+		return built{}, err
+	}
+	return built{c: c, limits: modelLimits(cfg), pool: pool, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
 }
 
 // buildGo is the go profile: net/http's Client and Transport with the nearest settings.
@@ -240,13 +329,16 @@ func modelLimits(cfg client.Config) model.Limits {
 	return model.Limits{
 		LeaseTimeout:   cfg.LeaseTimeout,
 		ConnectTimeout: cfg.ConnectTimeout,
-		ReadTimeout:    cfg.ReadTimeout,
+		ReadTimeout:    firstSet(cfg.ReadTimeout, cfg.HeadTimeout),
 		Deadline:       cfg.Deadline,
 		Retries:        cfg.Retries,
 		Backoff:        cfg.Backoff,
 
 		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
 		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,
+		OkHttpRetryCurrentRoute:  cfg.OkHttpRetryCurrentRoute,
+		ResendAnyMethod:          cfg.ResendAnyMethod,
+		NoResendPost:             cfg.NoResendPost,
 		HC5Retries:               cfg.HC5Retries,
 		ValidateAfterInactivity:  cfg.ValidateAfterInactivity,
 		EvictIdle:                cfg.EvictIdle,

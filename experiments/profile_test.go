@@ -40,7 +40,7 @@ func TestProfiles(t *testing.T) {
 
 // TestProfileTable builds every profile's client and checks that its limits carry its rules.
 func TestProfileTable(t *testing.T) {
-	if got, want := ProfileNames(), []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileOkHttp32}; !reflect.DeepEqual(got, want) {
+	if got, want := ProfileNames(), []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileOkHttp32, ProfileOkHttp314, ProfileJDK, ProfileURLConnection, ProfileHC4}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got profiles %v, want %v", got, want)
 	}
 	for _, p := range Profiles() {
@@ -56,7 +56,7 @@ func TestProfileTable(t *testing.T) {
 			t.Errorf("%s: got limits %+v, want its rules %q and the read timeout", p.Name, b.limits, p.Rules)
 		}
 	}
-	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2)` {
+	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)` {
 		t.Errorf("got %v, want the unknown-client error", err)
 	}
 }
@@ -72,6 +72,12 @@ func TestProfileDefaults(t *testing.T) {
 		{ProfileHC5, spec{NoLeaseTimeout: true}, model.Limits{Profile: model.HC5, ConnectTimeout: 3 * time.Minute}},
 		{ProfileOkHttp, spec{}, model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
 		{ProfileOkHttp, spec{NoRouteRetry: true}, model.Limits{Profile: model.OkHttp, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp314, spec{}, model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true, OkHttpRetryCurrentRoute: true,
+			ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileJDK, spec{}, model.Limits{Profile: model.JDK}},
+		{ProfileJDK, spec{ReadTimeout: time.Second}, model.Limits{Profile: model.JDK, ReadTimeout: time.Second}},
+		{ProfileURLConnection, spec{}, model.Limits{Profile: model.URLConnection, ValidateAfterInactivity: model.NoValidation}},
+		{ProfileHC4, spec{}, model.Limits{Profile: model.HC4, ValidateAfterInactivity: 2 * time.Second}},
 		{ProfileGo, spec{}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second}},
 		{ProfileGo, spec{ClientTimeout: time.Second}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
 		{ProfileGo, spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},

@@ -3,10 +3,12 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -38,7 +40,9 @@ func (*Retry) Info() Info {
 			"gives up, closes the connection and retries on a new one, but the server had " +
 			"already committed the reservation: it reserves once per attempt. Against an " +
 			"idempotent server, which deduplicates by order id and returns the first result, it " +
-			"reserves once.",
+			"reserves once. A last variant runs HttpClient 4.5 against a server that closes the " +
+			"connection after reserving: its retry handler re-sends no POST that was sent, so only " +
+			"the business retry reserves again.",
 		Examples: []string{
 			"labrun exp-c",
 			"labrun exp-c --idempotent       # exercise 2: one reservation",
@@ -78,15 +82,29 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		idempotent bool
 		doc        int  // documented reservations
 		def        bool // running with the documented parameters
+		kill       bool // the server closes every connection after reserving, without answering
+		profile    string
 	}
-	variants := []variant{{"plain server", false, 2, def}, {"idempotent server", true, 1, def}}
+	variants := []variant{{name: "plain server", doc: 2, def: def}, {name: "idempotent server", idempotent: true, doc: 1, def: def}}
 	if r.Idempotent {
-		variants = []variant{{"idempotent server", true, 1, defIdem}}
+		variants = []variant{{name: "idempotent server", idempotent: true, doc: 1, def: defIdem}}
+	}
+	// HttpClient 4.5's DefaultHttpRequestRetryHandler re-sends nothing after a timeout, nor a
+	// POST that was sent (requestSentRetryEnabled false) when the server closes the connection
+	// after reserving: only the business retry reserves again. (A GET would go 3 more times by
+	// itself, under every business attempt: exp-g.)
+	if !r.Idempotent {
+		variants = append(variants, variant{name: "hc4, the server closes the connection after reserving",
+			kill: true, profile: ProfileHC4})
 	}
 	run := newRun(r, opt)
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
-		rows, res, err := r.variant(ctx, opt, srv, v.name, v.idempotent, fmt.Sprintf("order-%d", i+1), func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		b := fakesrv.Behaviour{Order: fmt.Sprintf("order-%d", i+1), Delay: r.Delay, Idempotent: v.idempotent}
+		if v.kill {
+			b.Fail = fakesrv.FailClose
+		}
+		rows, res, err := r.variant(ctx, or(v.profile, opt.profile()), srv, v.name, b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -107,15 +125,35 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return run, nil
 }
 
-// variant makes one call with retries against the server and returns a row per attempt and
-// a row for the whole call with the server's reservation count.
-func (r *Retry) variant(ctx context.Context, opt Options, srv *fakesrv.Server, name string, idempotent bool, order string, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
+// variant makes one call of the profile with retries against the server, which reserves as b
+// says, and returns a row per attempt and a row for the whole call with the server's
+// reservation count.
+func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, b fakesrv.Behaviour, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
 	s := spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
-	b := fakesrv.Behaviour{Order: order, Delay: r.Delay, Idempotent: idempotent}
-	p, res, err := single(ctx, opt.profile(), srv, s, b, starting)
+	bc, err := build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer bc.c.Close()
+	idle, err := warm(ctx, bc, srv, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := downstream(b)
+	d.Method = http.MethodPost // callURL's method for a reservation
+	if b.Fail != "" {
+		d.KillAfterRead, d.KillNew = model.KillClose, true
+	}
+	p := model.Predict(d, bc.limits, idle == 0, 0)
+	starting(p.Total)
+	res, err := call(ctx, bc.c, srv, b, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	order := b.Order
 	log := settled(ctx, srv, len(res.Attempts))
 
 	var rows []results.Row

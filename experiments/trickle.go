@@ -42,7 +42,9 @@ func (*Trickle) Info() Info {
 		Description: "The server sends its head at once, then the body one byte at a time. The read timeout " +
 			"(SO_TIMEOUT) restarts on every byte, so it never fires: the call succeeds after " +
 			"bytes x every. Only a total deadline bounds the call. A control row shows the read " +
-			"timeout firing against a server that stays silent.",
+			"timeout firing against a server that stays silent. Two rows trickle with gaps longer " +
+			"than the read timeout: a read timeout per read fires in the first, and the JDK " +
+			"HttpClient's HttpRequest.timeout(), which ends when the head arrives, never does.",
 		Examples: []string{
 			"labrun exp-a",
 			"labrun exp-a --every 900ms      # gaps still shorter than the read timeout: ok",
@@ -79,12 +81,14 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	noDeadline := spec{ReadTimeout: t.ReadTimeout}
 	withDeadline := spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
 	def := atDocumented(opt, t.Params(), NewTrickle().Params())
-	rows := []struct {
-		name string
-		cfg  spec
-		b    fakesrv.Behaviour
-		doc  figure
-	}{
+	type trickleRow struct {
+		name    string
+		cfg     spec
+		b       fakesrv.Behaviour
+		doc     figure
+		profile string // "" for --client
+	}
+	rows := []trickleRow{
 		{name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
 			cfg: noDeadline, b: trickle, doc: figure{"4091 ms, ok", 4091}},
 		{name: fmt.Sprintf("same, deadline %v", t.Deadline),
@@ -92,10 +96,21 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 		{name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
 			cfg: noDeadline, b: silent},
 	}
+	if t.ReadTimeout > 0 {
+		// Gaps longer than the read timeout: a read timeout per read fires in the first one;
+		// the JDK's HttpRequest.timeout() ended with the head and never does.
+		long := fakesrv.Behaviour{Bytes: 2, Every: t.ReadTimeout + t.ReadTimeout/2}
+		rows = append(rows, trickleRow{name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
+			cfg: noDeadline, b: long})
+		if opt.profile() != ProfileJDK {
+			rows = append(rows, trickleRow{name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
+				cfg: noDeadline, b: long, profile: ProfileJDK})
+		}
+	}
 	run := newRun(t, opt)
 	for i, r := range rows {
 		step := fmt.Sprintf("%s · row %d/%d: %s", t.Info().Name, i+1, len(rows), r.name)
-		row, res, err := singleRow(ctx, opt.profile(), srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		row, res, err := singleRow(ctx, or(r.profile, opt.profile()), srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}

@@ -33,8 +33,8 @@ func TestComplete(t *testing.T) {
 		{[]string{"help"}, ""},
 		{[]string{"exp-b", "--po"}, "--pool"},
 		{[]string{"exp-b", "--cl"}, "--client"},
-		{[]string{"exp-b", "--client", ""}, "hc5 okhttp go okhttp@3.2"},
-		{[]string{"exp-b", "--client", "ok"}, "okhttp okhttp@3.2"},
+		{[]string{"exp-b", "--client", ""}, "hc5 okhttp go okhttp@3.2 okhttp@3.14 jdk urlconnection hc4"},
+		{[]string{"exp-b", "--client", "ok"}, "okhttp okhttp@3.2 okhttp@3.14"},
 		{[]string{"exp-d", "--cl"}, ""}, // exp-d compares profiles by design: no --client
 		{[]string{"exp-h", "--client", ""}, ""},
 		{[]string{"all", "--format", ""}, "table json markdown csv junit"},
@@ -87,7 +87,7 @@ func TestCompletionScripts(t *testing.T) {
 		}
 		for _, tt := range []struct{ line, want string }{
 			{"labrun exp-b --cl", "--client"},
-			{"labrun exp-b --client okhttp@", "okhttp@3.2"},
+			{"labrun exp-b --client okhttp@", "okhttp@3.2 okhttp@3.14"},
 			{"labrun all --format ", "table json markdown csv junit"},
 			{"labrun comp", "completion"},
 		} {

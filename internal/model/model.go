@@ -53,6 +53,20 @@ const (
 	// for the head, the pool wait (MaxConnsPerHost) has no timeout, and one dial timeout is
 	// shared by all resolved addresses.
 	Go Profile = "go"
+	// JDK is the JDK's java.net.http.HttpClient (read in the JDK 17 and 25 sources): no pool
+	// limit and so no lease, HttpRequest.timeout() bounds only the wait for the response head
+	// (as Go's), a request on a connection that ends before any response byte is sent once
+	// more for GET and HEAD (MultiExchange), and the pool watches every idle connection for its
+	// end, as net/http does (ConnectionPool.CleanupTrigger).
+	JDK Profile = "jdk"
+	// URLConnection is the JDK's HttpURLConnection: no pool limit, a read timeout per read,
+	// and a request whose response head fails to arrive (but for a read timeout) sent once more
+	// on a new connection, whatever the method unless a POST with sun.net.http.retryPost=false
+	// or a streamed body (sun.net.www.http.HttpClient.parseHTTP).
+	URLConnection Profile = "urlconnection"
+	// HC4 is Apache HttpClient 4.5: HttpClient 5's pool, lease and read timeout, with
+	// DefaultHttpRequestRetryHandler's 3 re-sends (resend.go).
+	HC4 Profile = "hc4"
 )
 
 // Limits are the client's limits. The zero value of each field means "not set": it never fires.
@@ -101,6 +115,20 @@ type Limits struct {
 	// like any I/O error, on the next pooled connection, then on a new one per route left.
 	// 3.3.0 and later never recover it.
 	RecoverReadTimeouts bool
+	// OkHttpRetryCurrentRoute applies OkHttp 3.14's route rule (OkHttp profile): a pooled
+	// connection that failed after carrying an exchange keeps its route, so the retry may dial
+	// that address once more before the selector's routes (ExchangeFinder.retryCurrentRoute).
+	// Without it, OkHttp 3.13's rule: a pooled connection's failure takes no route, and the
+	// retry takes the next pooled connection or the selector's next route
+	// (StreamAllocation.hasMoreRoutes).
+	OkHttpRetryCurrentRoute bool
+	// ResendAnyMethod is the JDK's jdk.httpclient.enableAllMethodRetry (JDK profile): the
+	// re-send after a connection that ended before any response byte applies to every
+	// method, not only GET and HEAD.
+	ResendAnyMethod bool
+	// NoResendPost is HttpURLConnection's sun.net.http.retryPost=false (URLConnection
+	// profile): a POST is not sent again.
+	NoResendPost bool
 }
 
 // Downstream is what the server and the network do.
@@ -144,8 +172,11 @@ type Downstream struct {
 	ServerIdleTimeout time.Duration
 	// KillAfterRead says what the server does with a request on a connection pooled at the
 	// start: KillNone answers it; KillClose and KillReset read it, execute it, then end the
-	// connection without a byte of answer. New connections are answered.
+	// connection without a byte of answer. New connections are answered, unless KillNew.
 	KillAfterRead Kill
+	// KillNew says the server ends new connections after reading the request too (an
+	// endpoint that kills every request): a library's re-send fails as well.
+	KillNew bool
 	// Method is the request's method ("" means GET): the libraries re-send by method.
 	Method string
 	// IdempotencyKey says the request carries an Idempotency-Key header, which makes net/http

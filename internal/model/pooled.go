@@ -109,7 +109,10 @@ func (m *sim) poolAtStart(idle int) {
 	case evicted(d, l):
 		// The client closed them; the call connects anew.
 	case stale(d, l):
-		if l.Profile == Go || (l.Profile != OkHttp && l.ValidateAfterInactivity == 0) {
+		switch {
+		case l.Profile == Go || l.Profile == JDK:
+			return // net/http's read loop, the JDK pool's CleanupTrigger saw the FIN and closed them
+		case l.Profile != OkHttp && l.Profile != URLConnection && l.ValidateAfterInactivity == 0:
 			return // net/http saw the FIN and closed them
 		}
 		m.stale = idle

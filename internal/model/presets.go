@@ -1,6 +1,16 @@
 package model
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period: the
+// PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
+// (httpclient 4.4 to 4.5.14).
+const HC4ValidateAfterInactivity = 2 * time.Second
 
 // Preset is a client library's default limits in the model's terms, with where they come from
 // (each Source names the library's classes and release). None of them is production-ready.
@@ -10,15 +20,17 @@ type Preset struct {
 	// Client names the library.
 	Client string
 	// Limits are the defaults, with the library's rules (Profile) where the model knows them.
-	// The rules for pooled connections that die (vocab.HC5Retries, ValidateAfterInactivity) are
-	// left at the model's zero values; Reuse and Resend describe the library's defaults.
+	// The hc5 preset leaves HttpClient 5's rules for pooled connections that die
+	// (vocab.HC5Retries, ValidateAfterInactivity) at the model's zero values, labrun's hc5
+	// profile's; the others carry their library's defaults. Reuse and Resend describe them.
 	Limits Limits
 	// Lease, Connect, Read, Pool and Call describe each default as the library documents it.
 	Lease, Connect, Read, Pool, Call string
 	// Reuse says how the library finds out, by default, that a pooled connection died before it
 	// reuses it, and when it closes idle ones; Resend says what it sends again by itself when a
 	// reused connection fails. Both are read from the library's source
-	// (httpcomponents-client 5.6.x, okhttp parent-3.2.0 to parent-3.14.9, net/http of Go 1.26;
+	// (httpcomponents-client 5.6.x and 4.5.14, okhttp parent-3.2.0 to parent-3.14.9, the
+	// JDK 17 and 25 sources of java.net.http and sun.net.www, net/http of Go 1.26;
 	// pooled.go and resend.go cite the classes) and empty where it was not read.
 	Reuse, Resend string
 	// Source says where the values come from.
@@ -28,18 +40,22 @@ type Preset struct {
 // Presets returns the known clients' defaults, the JDK's first, then Apache's, OkHttp, Reactor Netty and Go.
 func Presets() []Preset {
 	return []Preset{
-		{Name: "urlconnection", Client: "HttpURLConnection (JDK)",
-			Lease: "none (no pool limit)", Connect: "0 = infinite", Read: "0 = infinite",
-			Pool: "caches 5 idle per address", Call: "none",
-			Source: "JDK 17 sun.net.www.protocol.http.HttpURLConnection (connect and read timeouts 0), sun.net.www.http.KeepAliveCache (http.maxConnections 5)"},
-		{Name: "jdk", Client: "JDK HttpClient (11+)",
-			Lease: "none", Connect: "none", Read: "timeout() only up to response headers, not set",
-			Pool: "unlimited, idle 30 s", Call: "timeout(), headers only, not set",
-			Source: "java.net.http (JDK 11+): HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, jdk.internal.net.http.ConnectionPool"},
+		{Name: "urlconnection", Client: "HttpURLConnection (JDK 17)",
+			Limits: Limits{Profile: URLConnection},
+			Lease:  "none (no pool limit)", Connect: "0 = infinite (setConnectTimeout)", Read: "0 = infinite (setReadTimeout, per read)",
+			Pool: "keeps 5 idle per address (http.maxConnections), idle 5 s unless the server's Keep-Alive header says", Call: "none",
+			Reuse:  "no check before reuse (HttpClient.available() reads only for a streamed POST): a request is written into a connection the server closed",
+			Resend: "once, on a new connection, when the response head fails to arrive (not a read timeout): any method, a POST unless -Dsun.net.http.retryPost=false, never a streamed body (sun.net.www.http.HttpClient.parseHTTP, failedOnce)",
+			Source: "JDK 17 sun.net.www.protocol.http.HttpURLConnection (connect and read timeouts 0), sun.net.www.http.KeepAliveCache (http.maxConnections 5, keepAliveTimeout 5 s), sun.net.www.http.HttpClient (retryPostProp)"},
+		jdkPreset("jdk", 17, "1200 s", "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
+		jdkPreset("jdk@25", 25, "30 s", "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
 		{Name: "hc4", Client: "Apache HttpClient 4.5",
-			Lease: "infinite", Connect: "system default", Read: "infinite",
+			Limits: Limits{Profile: HC4, ValidateAfterInactivity: HC4ValidateAfterInactivity},
+			Lease:  "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
 			Pool: "2 per route, 20 total", Call: "none",
-			Source: "httpclient 4.5 RequestConfig (-1: system default), PoolingHttpClientConnectionManager (2 per route, 20 total)"},
+			Reuse:  "validateAfterInactivity 2 s (PoolingHttpClientConnectionManager: a 1 ms read sees a FIN or RST)",
+			Resend: "DefaultHttpRequestRetryHandler: 3 re-sends after an I/O error that is not an InterruptedIOException (timeouts), UnknownHost, Connect, NoRouteToHost or SSL exception; a method without an entity (not POST, PUT, PATCH) always, one with an entity only if it was not sent",
+			Source: "httpclient 4.5.14 RequestConfig (-1: system default), PoolingHttpClientConnectionManager (2 per route, 20 total, validateAfterInactivity 2000 ms), DefaultHttpRequestRetryHandler (3, false)"},
 		{Name: "hc5", Client: "Apache HttpClient 5.6",
 			Limits: Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute},
 			Lease:  "3 min", Connect: "3 min", Read: "none = infinite",
@@ -47,13 +63,31 @@ func Presets() []Preset {
 			Reuse:  "validateAfterInactivity 2 s (a 1 ms read sees a FIN or RST, never a silent drop; a live connection costs the call that 1 ms); evictIdleConnections off, checks every max(idle/10, 1 s) when on",
 			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method unless the exception is an InterruptedIOException (timeouts), UnknownHost, Connect, ConnectionClosed, NoRouteToHost or SSL exception; 429 and 503 once after Retry-After or 1 s; disableAutomaticRetries(): nothing",
 			Source: "httpclient5 5.6 RequestConfig and ConnectionConfig (3 min), PoolingHttpClientConnectionManager (5 per route, 25 total)"},
-		{Name: "okhttp", Client: "OkHttp",
+		{Name: "spring-restclient", Client: "Spring Boot 3.5 RestClient on Apache HttpClient 5",
+			Limits: Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute,
+				HC5Retries: vocab.HC5RetriesDefault, ValidateAfterInactivity: HC5ValidateAfterInactivity},
+			Lease:   "3 min (HttpClient 5's connectionRequestTimeout: the settings leave RequestConfig alone)",
+			Connect: "connect-timeout sets ConnectionConfig.connectTimeout; unset: HttpClient 5's 3 min",
+			Read:    "read-timeout sets ConnectionConfig.socketTimeout, per read; unset: none",
+			Pool:    "HttpClient 5's 5 per route, 25 total (PoolingHttpClientConnectionManagerBuilder defaults)",
+			Call:    "none",
+			Reuse:   "HttpClient 5's validateAfterInactivity 2 s",
+			Resend:  "HttpClient 5's DefaultHttpRequestRetryStrategy (HttpClientBuilder.create() keeps automatic retries): an idempotent method once after an I/O error, 429 and 503 once",
+			Source:  "Spring Boot 3.5 org.springframework.boot.http.client.HttpComponentsHttpClientBuilder (createConnectionConfig, createDefaultRequestConfig), httpclient5 PoolingHttpClientConnectionManagerBuilder"},
+		{Name: "okhttp", Client: "OkHttp 3.13",
 			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
 			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
 			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none",
 			Reuse:  "RealConnection.isHealthy: a 1 ms read for any method but GET, which a live pooled connection waits out; a GET is sent on a connection the server closed",
-			Resend: "retryOnConnectionFailure (true): any method with a replayable body after an I/O error, on the same route, then the others; never after a read timeout (3.3.0+; 3.0 to 3.2 retried those too, on every pooled connection and route)",
-			Source: "okhttp 3.x OkHttpClient.Builder (10 s connect, read and write; callTimeout 0), ConnectionPool (5 idle, 5 min)"},
+			Resend: "retryOnConnectionFailure (true): any method with a replayable body after an I/O error, on the next pooled connection, then one new connection per route (StreamAllocation.hasMoreRoutes); never after a read timeout (3.3.0+; 3.0 to 3.2 retried those too)",
+			Source: "okhttp 3.13.1 OkHttpClient.Builder (10 s connect, read and write; callTimeout 0), ConnectionPool (5 idle, 5 min), RetryAndFollowUpInterceptor.recover"},
+		{Name: "okhttp@3.14", Client: "OkHttp 3.14",
+			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, OkHttpRetryCurrentRoute: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
+			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
+			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none",
+			Reuse:  "RealConnection.isHealthy, as 3.13",
+			Resend: "as 3.13, but a pooled connection that failed keeps its route: the retry may dial that address again before the selector's routes (ExchangeFinder.retryCurrentRoute), one attempt more on an endpoint that kills every request",
+			Source: "okhttp parent-3.14.9 source: ExchangeFinder, Transmitter"},
 		{Name: "okhttp@3.2", Client: "OkHttp 3.0 to 3.2",
 			Limits: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, RecoverReadTimeouts: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second},
 			Lease:  "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
@@ -61,7 +95,7 @@ func Presets() []Preset {
 			Reuse:  "RealConnection.isHealthy, as later versions",
 			Resend: "every SocketTimeoutException is recoverable, a read timeout after the request was sent included: the call moves to the next pooled connection, then to a new one per route, each waiting a full read timeout (RealCall.getResponse, StreamAllocation.recover; fixed in 3.3.0)",
 			Source: "okhttp parent-3.2.0 source"},
-		{Name: "netty", Client: "Reactor Netty",
+		{Name: "netty", Client: "Reactor Netty (predicted only: no profile, it cannot be run here)",
 			Limits: Limits{LeaseTimeout: 45 * time.Second, ConnectTimeout: 30 * time.Second},
 			Lease:  "45 s", Connect: "30 s", Read: "none",
 			Pool: "max(2 x cores, 16) per address, queue 2x", Call: ".timeout() operator",
@@ -75,6 +109,21 @@ func Presets() []Preset {
 			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
 			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
 	}
+}
+
+// jdkPreset is the JDK HttpClient's preset of a JDK release whose idle connections are kept
+// keepAlive (jdk.httpclient.keepalive.timeout's default, which the releases change); classes
+// names the release's classes the values come from. The timeouts and the re-send are the same
+// in JDK 17 and 25.
+func jdkPreset(name string, release int, keepAlive, classes string) Preset {
+	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
+		Limits: Limits{Profile: JDK},
+		Lease:  "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
+		Pool:   "unlimited (jdk.httpclient.connectionPoolSize 0), idle " + keepAlive + " (jdk.httpclient.keepalive.timeout)",
+		Call:   "timeout(), up to the response head, not set",
+		Reuse:  "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
+		Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry",
+		Source: fmt.Sprintf("JDK %d java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, %s", release, classes)}
 }
 
 // PresetNamed returns the preset called name.

@@ -53,8 +53,10 @@ type sim struct {
 	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
 	// Per call: libRetries counts the attempts that were the library's own re-sends (not
 	// business retries); okSelected and okPinned are OkHttp's route accounting of the current
-	// business attempt (okDial); hc5Retried says HttpClient 5 retried it already.
+	// business attempt (okDial); hc5Retried says HttpClient 5 retried it already, resent how
+	// often the JDK's clients and HttpClient 4.5 re-sent it.
 	libRetries []int
+	resent     []int
 	okSelected []int
 	okPinned   []bool
 	hc5Retried []bool
@@ -62,8 +64,10 @@ type sim struct {
 }
 
 func newSim(s Scenario) *sim {
-	if s.Limits.Profile == OkHttp {
-		s.Pool = max(s.Pool, s.Calls) // synchronous OkHttp calls never wait for a connection
+	switch s.Limits.Profile {
+	case OkHttp, JDK, URLConnection:
+		// Synchronous OkHttp calls and the JDK's clients never wait for a connection.
+		s.Pool = max(s.Pool, s.Calls)
 	}
 	m := &sim{
 		s:          s,
@@ -72,6 +76,7 @@ func newSim(s Scenario) *sim {
 		ask:        make([]time.Duration, s.Calls),
 		sent:       make([]time.Duration, s.Calls),
 		libRetries: make([]int, s.Calls),
+		resent:     make([]int, s.Calls),
 		okSelected: make([]int, s.Calls),
 		okPinned:   make([]bool, s.Calls),
 		hc5Retried: make([]bool, s.Calls),
@@ -225,6 +230,7 @@ func (m *sim) grant(c int, t time.Duration) {
 		}
 	default:
 		a.NewConnection = true
+		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
 	if a.NewConnection && m.s.Limits.Profile == OkHttp {
 		m.okDial(c)
@@ -262,11 +268,14 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
 		natural, kernel := t+ConnectTime, vocab.Outcome("")
-		limit := after(t, l.ConnectTimeout)
+		limit, limitOut := after(t, l.ConnectTimeout), vocab.ConnectTimeout
 		if d.HostDown {
 			natural, limit, kernel = m.downConnect(t)
 		}
-		end, out := race(natural, kernel, limit, vocab.ConnectTimeout, m.deadline)
+		if rt := m.headLimit(a, t); rt < limit {
+			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send, connect included
+		}
+		end, out := race(natural, kernel, limit, limitOut, m.deadline)
 		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
 		if out != "" {
 			return end, out
@@ -298,7 +307,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	if m.sent[c] < 0 && !a.Rejected {
 		m.sent[c] = t
 	}
-	end, out := race(head, "", after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+	end, out := race(head, "", m.headLimit(a, t), vocab.ReadTimeout, m.deadline)
 	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 	if out != "" {
 		return end, out
@@ -306,7 +315,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	bodyEnd, readFires := head, Forever
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
-		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && l.Profile != Go {
+		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && !HeadOnlyReadTimeout(l.Profile) {
 			readFires = head + l.ReadTimeout // the first gap is already too long
 		}
 	}
@@ -316,6 +325,28 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 		out = vocab.OK
 	}
 	return end, out
+}
+
+// HeadOnlyReadTimeout reports whether the profile's read timeout bounds only the wait for the
+// response head, never a read of the body: Go's ResponseHeaderTimeout, the JDK's
+// HttpRequest.timeout() (the response timer is cancelled when the head arrives:
+// MultiExchange.responseAsyncImpl's cancelTimer, JDK 17 and 25).
+func HeadOnlyReadTimeout(p Profile) bool { return p == Go || p == JDK }
+
+// headLimit is when the read timeout of attempt a, whose request is sent (or whose connect
+// starts) at t, fires in the wait for the head: the read timeout after t, but for the JDK,
+// whose timeout() timer starts with each attempt (MultiExchange.responseAsyncImpl registers a
+// ResponseTimerEvent before the exchange takes its connection), the read timeout after the
+// attempt's start, connect included.
+func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
+	l := m.s.Limits
+	if l.Profile == JDK {
+		return after(a.Start, l.ReadTimeout)
+	}
+	if a.NewConnection && !a.Sent {
+		return Forever // only the JDK's timeout bounds a connect
+	}
+	return after(t, l.ReadTimeout)
 }
 
 // downConnect says how a connect from t to a host that is down ends: when the kernel would give
@@ -393,7 +424,7 @@ func (m *sim) finish(c int, a Attempt) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
-	m.okSelected[c], m.okPinned[c], m.hc5Retried[c] = 0, false, false
+	m.okSelected[c], m.okPinned[c], m.hc5Retried[c], m.resent[c] = 0, false, false, 0
 	next := a.End + m.s.Limits.Backoff
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline

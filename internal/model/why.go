@@ -72,6 +72,8 @@ func whyOK(d Downstream, l Limits, a Attempt) string {
 		return fmt.Sprintf("the server saw a remaining budget shorter than its work (%v) and answered 503 at once, without executing", d.Delay)
 	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Profile == Go:
 		return "Go's ResponseHeaderTimeout covers only the head: the body's trickle is bounded by nothing but a deadline"
+	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Profile == JDK:
+		return "the JDK's HttpRequest.timeout() ends when the head arrives: the body's trickle is bounded by nothing but a deadline"
 	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0:
 		return fmt.Sprintf("every gap between body bytes (%v) is within the read timeout (%v): a read timeout is per read, not a deadline", d.Every, l.ReadTimeout)
 	case l.ReadTimeout > 0 && d.Delay == l.ReadTimeout:

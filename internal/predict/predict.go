@@ -24,6 +24,7 @@ type Predictor struct {
 	profile  model.Profile // the preset's rules, set by Apply
 	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
 	recover  bool          // the preset's OkHttp 3.0-3.2 read-timeout recovery, set by Apply
+	pin      bool          // the preset's OkHttp 3.14 route rule, set by Apply
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -210,11 +211,17 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 		}
 	}
 	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
-	if p.profile == model.OkHttp || p.profile == model.Go {
+	p.pin = pre.Limits.OkHttpRetryCurrentRoute
+	switch p.profile {
+	case model.OkHttp, model.Go, model.JDK, model.URLConnection:
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
 				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
 			}
+		}
+	case model.HC4:
+		if isSet("hc5-retries") {
+			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 		}
 	}
 	return nil
@@ -226,7 +233,7 @@ func (p *Predictor) Predict() results.Prediction {
 		return p.predictFollowUp()
 	}
 	l := model.Limits{
-		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover,
+		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover, OkHttpRetryCurrentRoute: p.pin,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,

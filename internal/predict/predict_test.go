@@ -26,7 +26,7 @@ func TestPredictorCheck(t *testing.T) {
 		{"dropped and cold", Predictor{Dropped: true, Cold: true}, "--dropped and --cold exclude each other: --dropped is about the pooled connection that --cold says is missing"},
 		{"stall with a body", Predictor{Stall: true, Bytes: 3}, "--stall excludes --delay, --bytes and --every: a stalled server sends nothing"},
 		{"every without bytes", Predictor{Every: time.Second}, "--every needs --bytes: there is no body to trickle"},
-		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.2, netty, go)`},
+		{"unknown preset", Predictor{Defaults: "curl"}, `--defaults: unknown value "curl" (want urlconnection, jdk, jdk@25, hc4, hc5, spring-restclient, okhttp, okhttp@3.14, okhttp@3.2, netty, go)`},
 		{"negative", Predictor{Deadline: -time.Second}, "--deadline must not be negative, got -1s"},
 		{"stale check on and off", Predictor{NoStaleCheck: true, ValidateAfterInactivity: time.Second},
 			"--no-stale-check and --validate-after-inactivity exclude each other"},
@@ -148,7 +148,7 @@ func TestPredictorApplyReuse(t *testing.T) {
 		{"go refuses a stale check", Predictor{Defaults: "go", ValidateAfterInactivity: time.Second}, []string{"validate-after-inactivity"},
 			Predictor{}, "--validate-after-inactivity is HttpClient 5's; --defaults go follows Go net/http (DefaultClient, DefaultTransport)'s own rules"},
 		{"okhttp refuses HttpClient 5's retries", Predictor{Defaults: "okhttp", HC5Retries: "default"}, []string{"hc5-retries"},
-			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp's own rules"},
+			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp 3.13's own rules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestPredictorPooled(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	want := []string{"urlconnection", "jdk", "hc4", "hc5", "okhttp", "okhttp@3.2", "netty", "go"}
+	want := []string{"urlconnection", "jdk", "jdk@25", "hc4", "hc5", "spring-restclient", "okhttp", "okhttp@3.14", "okhttp@3.2", "netty", "go"}
 	if got := PresetNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("got presets %v, want %v", got, want)
 	}
@@ -355,5 +355,30 @@ func TestPredictorKernel(t *testing.T) {
 	got := (&Predictor{Dropped: true, TCPRetries2: 3}).Predict().Scenario
 	if want := []results.Param{{Name: "dropped", Value: "true"}, {Name: "tcp-retries2", Value: "3"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got scenario %v, want %v", got, want)
+	}
+}
+
+// TestJavaPresetsResend: the JDK's presets re-send a GET on a pooled connection the server
+// killed after reading it, HttpURLConnection a POST too, and okhttp@3.14 dials the failed
+// connection's address once more before giving up on an endpoint that kills every request
+// (the model's rules; the real libraries hold them in the experiments' JVM tests).
+func TestJavaPresetsResend(t *testing.T) {
+	for _, tt := range []struct {
+		defaults, method string
+		executions       int
+	}{
+		{"jdk", "GET", 2}, {"jdk", "POST", 1}, {"urlconnection", "POST", 2}, {"hc4", "GET", 2}, {"hc4", "POST", 1},
+	} {
+		p := &Predictor{Defaults: tt.defaults, KillAfterRead: "close", Method: tt.method}
+		if err := p.Apply(func(string) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Predict(); got.ServerExecutions != tt.executions {
+			t.Errorf("--defaults %s, %s: got %d executions, want %d", tt.defaults, tt.method, got.ServerExecutions, tt.executions)
+		}
+	}
+	p := &Predictor{Defaults: "hc4", HC5Retries: "default"}
+	if err := p.Apply(func(name string) bool { return name == "hc5-retries" }); err == nil {
+		t.Error("--defaults hc4 --hc5-retries default: got no error, want HttpClient 5's flag refused")
 	}
 }

@@ -60,8 +60,20 @@ func presetReuse(name string) reuse {
 		// PoolingHttpClientConnectionManager's 2 s; DefaultHttpRequestRetryStrategy unless
 		// disableAutomaticRetries(); no evictor unless evictIdleConnections.
 		return reuse{validate: model.HC5ValidateAfterInactivity, retries: string(vocab.HC5RetriesDefault)}
-	case "okhttp":
+	case "spring-restclient":
+		// Spring Boot builds HttpClient 5 with HttpClientBuilder.create(): its retry strategy
+		// and its manager's 2 s stay.
+		return reuse{validate: model.HC5ValidateAfterInactivity, retries: string(vocab.HC5RetriesDefault)}
+	case "hc4":
+		return reuse{validate: model.HC4ValidateAfterInactivity} // its retry handler comes with model.HC4
+	case "okhttp", "okhttp@3.14", "okhttp@3.2":
 		return reuse{evict: 5 * time.Minute} // ConnectionPool's keepAliveDuration
+	case "jdk":
+		return reuse{evict: 1200 * time.Second} // JDK 17 ConnectionPool.KEEP_ALIVE
+	case "jdk@25":
+		return reuse{evict: 30 * time.Second} // JDK 25 HttpClientImpl.DEFAULT_KEEP_ALIVE_TIMEOUT
+	case "urlconnection":
+		return reuse{evict: 5 * time.Second} // KeepAliveCache, without a Keep-Alive header
 	case "go":
 		return reuse{evict: 90 * time.Second} // DefaultTransport's IdleConnTimeout
 	}
