@@ -64,9 +64,9 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 		m := ms[i]
 		switch {
 		case o.sc.kind == kindCall && m.left != nil:
-			times = append(times, round(*m.left))
+			times = append(times, roundTo(*m.left, fitGrain))
 		case o.sc.kind == kindUnreachable && m.span != nil:
-			connects = append(connects, round(*m.span))
+			connects = append(connects, roundTo(*m.span, connectGrain))
 		}
 		if o.sc.reservation && m.executions > 1 {
 			retries = append(retries, m.executions-1)
@@ -145,6 +145,11 @@ func score(obs []observation, ms []measures, e Expect, tol time.Duration) (agree
 // or a few after its timeout.
 const fitGrain = 50 * time.Millisecond
 
-func round(d time.Duration) time.Duration {
-	return time.Duration(math.Round(float64(d)/float64(fitGrain))) * fitGrain
+// connectGrain is the grain of a connect timeout, whose time the server cannot see: it comes
+// from the client's own report or its wall time, which carry some tens of milliseconds of
+// the client's own work (a JVM loading its classes).
+const connectGrain = 100 * time.Millisecond
+
+func roundTo(d, grain time.Duration) time.Duration {
+	return time.Duration(math.Round(float64(d)/float64(grain))) * grain
 }
