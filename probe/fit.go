@@ -64,7 +64,7 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 		m := ms[i]
 		switch {
 		case o.sc.kind == kindCall && m.left != nil:
-			times = append(times, roundTo(*m.left, fitGrain))
+			times = append(times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
 		case o.sc.kind == kindUnreachable && m.span != nil:
 			connects = append(connects, roundTo(*m.span, connectGrain))
 		}
@@ -140,14 +140,15 @@ func score(obs []observation, ms []measures, e Expect, tol time.Duration) (agree
 	return agree, judged
 }
 
-// fitGrain is what a measured time is rounded to before it is taken for a limit: the lab's
-// clients are configured in round figures, and a server sees a client leave a millisecond
-// or a few after its timeout.
+// fitGrain and connectGrain are what a measured time is rounded to before it is taken for a
+// limit: the lab's clients are configured in round figures, a server sees a client leave a
+// millisecond or a few after its timeout, and a client whose timeout counts from the call's
+// start (the JDK's) leaves some tens of milliseconds earlier in a fresh JVM. The coarser
+// figure is tried first, and wins a tie.
 const fitGrain = 50 * time.Millisecond
 
-// connectGrain is the grain of a connect timeout, whose time the server cannot see: it comes
-// from the client's own report or its wall time, which carry some tens of milliseconds of
-// the client's own work (a JVM loading its classes).
+// A connect timeout, whose time the server cannot see, takes only the coarser: it comes from
+// the client's own report or its wall time, which carry the client's own work too.
 const connectGrain = 100 * time.Millisecond
 
 func roundTo(d, grain time.Duration) time.Duration {
