@@ -101,8 +101,17 @@ func (p *Probe) scenarios() ([]Scenario, error) {
 // ctx kills the command running and returns ctx's error: nothing of a half-run probe is
 // returned.
 func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
-	if err := p.Check(); err != nil {
+	obs, err := p.observeAll(ctx, opt)
+	if err != nil {
 		return results.Run{}, err
+	}
+	return p.result(obs, opt.Tolerance), nil
+}
+
+// observeAll runs the command against every scenario of p.
+func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
 	}
 	scs, _ := p.scenarios()
 	var obs []observation
@@ -112,12 +121,17 @@ func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, 
 		}
 		o, err := observe(ctx, p.Command, sc)
 		if err != nil {
-			return results.Run{}, fmt.Errorf("%s: %w", sc.Name, err)
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
 		}
 		obs = append(obs, o)
 	}
+	return obs, nil
+}
+
+// result judges the observations against p.Expect, or the closest client, with tol.
+func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	ms := measureAll(obs)
-	fit := fitClosest(obs, ms, opt.Tolerance)
+	fit := fitClosest(obs, ms, tol)
 	expect, gated := fit.Expect, p.Expect != nil
 	if gated {
 		expect = *p.Expect
@@ -134,11 +148,11 @@ func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, 
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}
-	for _, sc := range scs {
-		run.Config = append(run.Config, results.Param{Name: sc.Name + "-cap", Value: sc.Cap.String()})
+	for _, o := range obs {
+		run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
 	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+	run.Finish(tol)
+	return run
 }
 
 // measureAll measures every observation, the unreachable address against the instant
@@ -166,13 +180,13 @@ const (
 )
 
 // rows turns the observations into rows judged against e.
-func rows(obs []observation, ms []measures, e Expect) []results.Row {
+func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
 	for i, o := range obs {
-		m, x := ms[i], e.predict(o.sc)
+		m, x := meas[i], e.predict(o.sc)
 		calls := o.sc.Calls * o.sc.Concurrency
 		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls,
-			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m)}
+			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m, ms, true)}
 		switch {
 		case o.skipped != "":
 			r.Skipped, r.Outcome = o.skipped, ""
@@ -208,8 +222,9 @@ func msPtr(d *time.Duration) *float64 {
 	return results.Ms(*d)
 }
 
-// meaning says what a measurement means, in a sentence of the fingerprint.
-func meaning(o observation, m measures) string {
+// meaning says what a measurement means, in a sentence of the fingerprint, with times
+// written by ms; notes adds the command's exit code and the last line of its stderr.
+func meaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
 	sc := o.sc
 	if o.skipped != "" {
 		return o.skipped
@@ -219,14 +234,17 @@ func meaning(o observation, m measures) string {
 		if o.exec.Killed {
 			return s + "; still running at the " + sc.Cap.String() + " cap, its process group killed"
 		}
-		return s + fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
+		if notes {
+			s += fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
+		}
+		return s
 	}
 	var s string
 	switch asked := sc.Calls * sc.Concurrency; {
-	case m.arrivals < asked && (sc.kind == kindPooled || sc.kind == kindBurst) && m.conns == m.arrivals:
+	case m.arrivals < asked && len(o.exec.Reports) < asked && (sc.kind == kindPooled || sc.kind == kindBurst) && m.conns == m.arrivals:
 		s = fmt.Sprintf("%s for %d calls asked: the command ignores %s and %s", plural(m.arrivals, "request"), asked, EnvCalls, EnvConcurrency)
 	case sc.kind == kindCall:
-		s = callMeaning(sc, m)
+		s = callMeaning(sc, m, ms)
 	case sc.kind == kindPooled:
 		s = pooledMeaning(sc, m)
 	case sc.kind == kindFresh:
@@ -265,7 +283,7 @@ func meaning(o observation, m measures) string {
 	}
 	if o.exec.Killed && sc.kind != kindUnreachable && !strings.Contains(s, "cap") {
 		s += "; still running at the " + sc.Cap.String() + " cap, its process group killed"
-	} else if !o.exec.Killed && o.exec.ExitCode != 0 {
+	} else if notes && !o.exec.Killed && o.exec.ExitCode != 0 {
 		s += fmt.Sprintf("; exit %d", o.exec.ExitCode) + stderrNote(o, m)
 	}
 	return s
@@ -278,7 +296,7 @@ func stderrNote(o observation, m measures) string {
 	return " (" + o.exec.Stderr + ")"
 }
 
-func callMeaning(sc Scenario, m measures) string {
+func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string {
 	var s string
 	switch {
 	case m.left != nil && sc.down.Every > 0:

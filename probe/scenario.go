@@ -82,6 +82,9 @@ func Scenarios() []Scenario {
 		s.response = r
 		return s
 	}
+	// A client that honours the Retry-After of 5 s needs the cap to outlast it.
+	status503wait := status("status-503-5", "503 with Retry-After: 5", "/status/503?retry-after=5", model.Response{Status: 503, RetryAfter: "5"})
+	status503wait.Cap = 12 * time.Second
 	burst := get("burst", strconv.Itoa(burstCalls)+" calls at once to a server taking "+burstDelay.String(), 15*time.Second, kindBurst,
 		"/delay?delay="+burstDelay.String(), model.Downstream{Delay: burstDelay})
 	burst.Concurrency = burstCalls
@@ -106,7 +109,7 @@ func Scenarios() []Scenario {
 		idle("idle-closed-post", "POST"),
 		status("status-408", "408 Request Timeout", "/status/408", model.Response{Status: 408}),
 		status("status-503-0", "503 with Retry-After: 0", "/status/503?retry-after=0", model.Response{Status: 503, RetryAfter: "0"}),
-		status("status-503-5", "503 with Retry-After: 5", "/status/503?retry-after=5", model.Response{Status: 503, RetryAfter: "5"}),
+		status503wait,
 		status("redirect-loop", "a redirect loop", "/redirect-loop", model.Response{Status: 302, Redirect: true}),
 		burst,
 		get("unreachable", "an address whose SYNs go unanswered", 8*time.Second, kindUnreachable, "/delay", model.Downstream{HostDown: true}),

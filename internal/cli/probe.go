@@ -59,7 +59,7 @@ func probeCommand(tty terminals) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and junit.xml into this directory (checked before the run)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
-		&cli.IntFlag{Name: "pool", Destination: &pool, Usage: "with --expect: the client's connection limit per route (0: the library's, hc5 5, hc4 2, others none)"},
+		&cli.IntFlag{Name: "pool", Destination: &pool, Usage: "with --expect: the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"},
 	}
 	for _, p := range append(probeParams(pred), pr.Params()...) {
 		flags = append(flags, paramFlag(p))

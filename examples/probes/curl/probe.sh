@@ -3,7 +3,8 @@
 #
 # One curl process makes every call (so that it can reuse its connections), in sequence with
 # --rate for LABRUN_PAUSE, or at once with --parallel for LABRUN_CONCURRENCY > 1. It exits 0
-# when every call got a 2xx answer, and prints a report line per call.
+# when every call got a whole 2xx answer (a 2xx head and curl's exit code 0 for the
+# transfer), and prints a report line per call.
 #
 # Configure by environment (unset: curl's own default):
 #   PROBE_MAX_TIME         --max-time, seconds: a deadline for the whole transfer
@@ -15,7 +16,7 @@
 set -u
 calls=${LABRUN_CALLS:-1}
 n=$((calls * ${LABRUN_CONCURRENCY:-1}))
-set -- -s -w '%{http_code} %{time_total}\n'
+set -- -s -w '%{http_code} %{time_total} %{exitcode}\n'
 [ -n "${PROBE_MAX_TIME:-}" ] && set -- "$@" --max-time "$PROBE_MAX_TIME"
 [ -n "${PROBE_CONNECT_TIMEOUT:-}" ] && set -- "$@" --connect-timeout "$PROBE_CONNECT_TIMEOUT"
 [ -n "${PROBE_SPEED_TIME:-}" ] && set -- "$@" --speed-limit 1 --speed-time "$PROBE_SPEED_TIME"
@@ -34,6 +35,6 @@ while [ "$i" -lt "$n" ]; do
 done
 curl "$@" | awk -v n="$n" '
   BEGIN { ok = 1 }
-  { good = ($1 ~ /^2/); ok = ok && good
+  { good = ($1 ~ /^2/ && $3 == 0); ok = ok && good
     printf "LABRUN call=%d ms=%.1f outcome=%s\n", NR, $2 * 1000, (good ? "ok" : "error") }
   END { exit (NR == n && ok) ? 0 : 1 }'
