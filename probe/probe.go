@@ -138,9 +138,11 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run := results.Run{
 		Experiment: Name,
-		Title:      fmt.Sprintf("%s · closest: %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), fit.Expect.Label, fit.agree, fit.judged),
+		Title: fmt.Sprintf("%s · %s · closest: %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
+			fit.Expect.Label, fit.agree, fit.judged),
 		Config: []results.Param{
 			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
+			{Name: "summary", Value: summary(obs, ms)},
 			{Name: "closest", Value: fit.Expect.Label},
 		},
 		Rows: rows(obs, ms, expect),
@@ -153,6 +155,46 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run.Finish(tol)
 	return run
+}
+
+// summary says in a few words what the client's timeout is and whether it sends a request
+// again by itself: "a 1.5s deadline, no re-sends", "a 1s timeout per read; re-sends on a dead
+// connection".
+func summary(obs []observation, meas []measures) string {
+	var silent, trickle *measures
+	resends := false
+	for i, o := range obs {
+		m := &meas[i]
+		switch {
+		case o.sc.Name == "silent":
+			silent = m
+		case o.sc.Name == "trickle":
+			trickle = m
+		case o.sc.kind == kindPooled || o.sc.kind == kindFresh:
+			resends = resends || m.executions > 1
+		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
+			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
+		}
+	}
+	var s string
+	switch {
+	case silent == nil:
+		s = "timeout not probed"
+	case silent.left == nil && silent.outcome == vocab.Hang:
+		s = "no timeout up to the cap"
+	case silent.left == nil:
+		s = "no request left"
+	case trickle != nil && trickle.left != nil && roundTo(*trickle.left, fitGrain) == roundTo(*silent.left, fitGrain):
+		s = "a " + roundTo(*silent.left, fitGrain).String() + " deadline"
+	case trickle != nil && trickle.left == nil && trickle.outcome == vocab.OK:
+		s = "a " + roundTo(*silent.left, fitGrain).String() + " timeout per read, not a deadline"
+	default:
+		s = "leaves a silent server at " + roundTo(*silent.left, fitGrain).String()
+	}
+	if resends {
+		return s + "; re-sends by itself"
+	}
+	return s + ", no re-sends"
 }
 
 // measureAll measures every observation, the unreachable address against the instant

@@ -103,8 +103,8 @@ func TestDeadlineClient(t *testing.T) {
 			t.Errorf("%s: against the closest client: %s", r.Name, r.Reason)
 		}
 	}
-	if !strings.Contains(run.Title, "deadline 700ms") {
-		t.Errorf("got title %q, want the fit to name deadline 700ms", run.Title)
+	if !strings.Contains(run.Title, "deadline 700ms") || !strings.Contains(run.Title, "a 700ms deadline") {
+		t.Errorf("got title %q, want the summary and the fit to name a 700ms deadline", run.Title)
 	}
 	for _, tt := range []struct {
 		limits model.Limits
