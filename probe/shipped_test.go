@@ -103,13 +103,15 @@ const (
 )
 
 func shippedProbes() []shippedProbe {
-	version := func(args ...string) func() string {
+	// version runs a command and keeps the first words of its first line: "curl 7.88.1".
+	version := func(words int, args ...string) func() string {
 		return func() string {
 			out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 			if err != nil {
 				return "unknown"
 			}
-			return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+			f := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+			return strings.Join(f[:min(words, len(f))], " ")
 		}
 	}
 	jar := func(name string) func() string {
@@ -138,32 +140,32 @@ func shippedProbes() []shippedProbe {
 	urllib := script(python(), "examples/probes/python/urllib_probe.py")
 	requests := script(python(), "examples/probes/python/requests_probe.py")
 	node := script("node", "examples/probes/node/fetch_probe.mjs")
-	pyVersion := version(python(), "--version")
+	pyVersion := version(2, python(), "--version")
 	return []shippedProbe{
-		{name: "curl, defaults", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"), expect: []string{"go"}, known: curlKnown, version: version("curl", "--version")},
+		{name: "curl, defaults", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"), expect: []string{"go"}, known: curlKnown, version: version(2, "curl", "--version")},
 		{name: "curl, --max-time 1.5 --connect-timeout 1", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"),
-			env: []string{"PROBE_MAX_TIME=1.5", "PROBE_CONNECT_TIMEOUT=1"}, expect: []string{"go", "deadline=1.5s", "connect-timeout=1s"}, known: curlKnown, version: version("curl", "--version")},
+			env: []string{"PROBE_MAX_TIME=1.5", "PROBE_CONNECT_TIMEOUT=1"}, expect: []string{"go", "deadline=1.5s", "connect-timeout=1s"}, known: curlKnown, version: version(2, "curl", "--version")},
 		{name: "Python urllib, defaults", needs: []string{python()}, args: urllib, expect: []string{"go"}, known: urllibKnown, version: pyVersion},
 		{name: "Python urllib, timeout=1", needs: []string{python()}, args: urllib, env: []string{"PROBE_TIMEOUT=1"},
 			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: urllibKnown, version: pyVersion},
 		{name: "Python requests, defaults", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests, expect: []string{"go"}, known: requestsKnown,
-			version: version(python(), "-c", "import requests; print('requests', requests.__version__)")},
+			version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
 		{name: "Python requests, timeout=(1, 1), pool_maxsize=5, pool_block", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests,
 			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_POOL=5"}, expect: []string{"go", "read-timeout=1s", "connect-timeout=1s", "pool=5"},
-			known: requestsKnown, version: version(python(), "-c", "import requests; print('requests', requests.__version__)")},
-		{name: "Node fetch, defaults", needs: []string{"node"}, args: node, expect: []string{"go"}, known: nodeKnown, version: version("node", "--version")},
+			known: requestsKnown, version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
+		{name: "Node fetch, defaults", needs: []string{"node"}, args: node, expect: []string{"go"}, known: nodeKnown, version: version(1, "node", "--version")},
 		{name: "Node fetch, AbortSignal.timeout(1000)", needs: []string{"node"}, args: node, env: []string{"PROBE_TIMEOUT=1"},
-			expect: []string{"go", "deadline=1s"}, known: nodeKnown, version: version("node", "--version")},
+			expect: []string{"go", "deadline=1s"}, known: nodeKnown, version: version(1, "node", "--version")},
 		{name: "Go net/http, DefaultClient", needs: []string{"go"}, args: goProbe, expect: []string{"go"}, version: runtime.Version},
 		{name: "Go net/http, Client.Timeout 1s, Dialer.Timeout 1s", needs: []string{"go"}, args: goProbe,
 			env: []string{"PROBE_TIMEOUT=1s", "PROBE_DIAL_TIMEOUT=1s"}, expect: []string{"go", "deadline=1s", "connect-timeout=1s"}, version: runtime.Version},
-		{name: "JDK HttpClient, defaults", needs: jvm, args: java("JdkProbe"), expect: []string{"go"}, known: jdkKnown, version: version("java", "-version")},
+		{name: "JDK HttpClient, defaults", needs: jvm, args: java("JdkProbe"), expect: []string{"go"}, known: jdkKnown, version: version(3, "java", "-version")},
 		{name: "JDK HttpClient, connectTimeout 1s, timeout 1s", needs: jvm, args: java("JdkProbe"), env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_TIMEOUT=1"},
-			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: jdkKnown, version: version("java", "-version")},
-		{name: "HttpURLConnection, defaults", needs: jvm, args: java("UrlConnectionProbe"), expect: []string{"go"}, known: urlconnKnown, version: version("java", "-version")},
+			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: jdkKnown, version: version(3, "java", "-version")},
+		{name: "HttpURLConnection, defaults", needs: jvm, args: java("UrlConnectionProbe"), expect: []string{"go"}, known: urlconnKnown, version: version(3, "java", "-version")},
 		{name: "HttpURLConnection, connect and read timeouts 1s, retryPost false", needs: jvm, args: java("UrlConnectionProbe"),
 			env:    []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_RETRY_POST=false"},
-			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: map[string]string{"redirect-loop": urlconnLoop}, version: version("java", "-version")},
+			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: map[string]string{"redirect-loop": urlconnLoop}, version: version(3, "java", "-version")},
 		{name: "Apache HttpClient 5, defaults", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
 			expect: []string{"hc5"}, known: hc5Known, version: jar("httpclient5")},
 		{name: "Apache HttpClient 5, connectTimeout 1s, responseTimeout 1s", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
@@ -270,6 +272,22 @@ func TestShippedProbes(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := p.result(obs, 50*time.Millisecond)
+			// A row that disagrees is measured once more: a 2-core machine shared with other
+			// work can stall a JVM for tens of milliseconds now and then. It fails when it
+			// disagrees twice.
+			if again := disagreeing(run, sp.known); len(again) > 0 {
+				t.Logf("measuring again: %s", strings.Join(again, ", "))
+				p.Only = strings.Join(again, ",")
+				more, err := p.observeAll(context.Background(), experiments.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range more {
+					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
+				}
+				p.Only = ""
+				run = p.result(obs, 50*time.Millisecond)
+			}
 			for _, r := range run.Rows {
 				name, _, _ := strings.Cut(r.Name, ":")
 				_, isKnown := sp.known[name]
@@ -285,6 +303,19 @@ func TestShippedProbes(t *testing.T) {
 		})
 	}
 	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
+}
+
+// disagreeing lists the scenarios whose rows disagree with the expectation other than the
+// known differences, and the known differences that agree.
+func disagreeing(run results.Run, known map[string]string) []string {
+	var out []string
+	for _, r := range run.Rows {
+		name, _, _ := strings.Cut(r.Name, ":")
+		if _, isKnown := known[name]; r.Skipped == "" && isKnown == r.Pass {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // display is a command as docs/clients.md shows it: paths from the repository's root.
