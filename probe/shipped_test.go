@@ -114,13 +114,14 @@ func shippedProbes() []shippedProbe {
 			return strings.Join(f[:min(words, len(f))], " ")
 		}
 	}
-	jar := func(name string) func() string {
+	// pkg is the version of a Debian package: the jars of /usr/share/java carry none.
+	pkg := func(label, name string) func() string {
 		return func() string {
-			p, err := filepath.EvalSymlinks(jars + name + ".jar")
+			out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", name).Output()
 			if err != nil {
-				return "unknown"
+				return label + " (version unknown)"
 			}
-			return strings.TrimSuffix(filepath.Base(p), ".jar")
+			return label + " " + strings.TrimSpace(string(out)) + " (Debian " + name + ")"
 		}
 	}
 	java := func(name string, extra ...string) func(root, tmp string) ([]string, error) {
@@ -167,13 +168,13 @@ func shippedProbes() []shippedProbe {
 			env:    []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_RETRY_POST=false"},
 			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: map[string]string{"redirect-loop": urlconnLoop}, version: version(3, "java", "-version")},
 		{name: "Apache HttpClient 5, defaults", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
-			expect: []string{"hc5"}, known: hc5Known, version: jar("httpclient5")},
+			expect: []string{"hc5"}, known: hc5Known, version: pkg("httpclient5", "libhttpclient5-java")},
 		{name: "Apache HttpClient 5, connectTimeout 1s, responseTimeout 1s", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
 			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_RESPONSE_TIMEOUT=1"}, expect: []string{"hc5", "read-timeout=1s", "connect-timeout=1s"},
-			known: hc5ConfKnown, version: jar("httpclient5")},
-		{name: "OkHttp 3, defaults", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"), expect: []string{"okhttp"}, version: jar("okhttp")},
+			known: hc5ConfKnown, version: pkg("httpclient5", "libhttpclient5-java")},
+		{name: "OkHttp 3, defaults", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"), expect: []string{"okhttp"}, version: pkg("okhttp", "libokhttp-java")},
 		{name: "OkHttp 3, connectTimeout 1s, readTimeout 1s", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"),
-			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"}, expect: []string{"okhttp", "read-timeout=1s", "connect-timeout=1s"}, version: jar("okhttp")},
+			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"}, expect: []string{"okhttp", "read-timeout=1s", "connect-timeout=1s"}, version: pkg("okhttp", "libokhttp-java")},
 	}
 }
 
