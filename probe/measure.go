@@ -204,7 +204,3 @@ func maxTime(a, b time.Time) time.Time {
 
 // ms formats a duration in milliseconds, as the fingerprint reads.
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-
-// roundMs formats a duration rounded to fitGrain, "about 1000 ms": for a page that must not
-// change with a millisecond of scheduling.
-func roundMs(d time.Duration) string { return "about " + ms(roundTo(d, fitGrain)) }
