@@ -3,7 +3,7 @@ GO ?= go
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 
-.PHONY: run test bench gate report docs build install fmt clean
+.PHONY: run test bench gate report docs probes clients build install fmt clean
 
 ## run: every experiment with its documented parameters
 run:
@@ -29,6 +29,14 @@ report:
 ## docs: regenerate the docs' generated sections (sample tables from the reference run, defaults, serve's tables)
 docs:
 	$(GO) test ./internal/cli/ -run '^(TestDocsGenerated|TestServeManual)$$' -update-docs -update-serve-doc
+
+## probes: every shipped probe (examples/probes) against the model, and docs/clients.md checked
+probes:
+	$(GO) test -count=1 -timeout 20m -run '^TestShippedProbes$$' ./probe/ -shipped
+
+## clients: measure every shipped probe and rewrite docs/clients.md
+clients:
+	$(GO) test -count=1 -timeout 20m -run '^TestShippedProbes$$' ./probe/ -shipped -update-clients
 
 ## build: a labrun binary in the working directory
 build:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -314,7 +313,7 @@ func (x *exchange) reset() bool {
 	if err != nil {
 		return false
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc, ok := tcpConn(conn); ok {
 		// Without linger 0 the close is a plain FIN: the client still loses the
 		// connection, only less abruptly. There is nobody to report the error to.
 		_ = tc.SetLinger(0)

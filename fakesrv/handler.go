@@ -10,8 +10,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/labrun/labrun/internal/clock"
 )
 
 // serveHTTP answers one request as its endpoint asks and logs it.
@@ -187,11 +190,10 @@ func (x *exchange) waitUntil(t time.Time) bool {
 		return false
 	default:
 	}
-	slack := time.Duration(0)
-	if x.s.opts.precise {
-		slack = timerSlack
+	if !x.s.opts.precise {
+		return x.waitAlarm(t, reqDone, srvDone)
 	}
-	if d := time.Until(t) - slack; d > 0 {
+	if d := time.Until(t) - timerSlack; d > 0 {
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		select {
@@ -203,12 +205,47 @@ func (x *exchange) waitUntil(t time.Time) bool {
 		}
 	}
 	// The last stretch (under timerSlack) of a precise wait is spent yielding, without a
-	// timer; a coarse wait has none left.
-	for x.s.opts.precise && time.Now().Before(t) {
+	// timer.
+	for time.Now().Before(t) {
 		runtime.Gosched()
 	}
 	return true
 }
+
+// waitAlarm is a coarse server's wait until t: a Go timer, which wakes up to a millisecond
+// late (the runtime sleeps in whole milliseconds), brought forward by a clock.Alarm, which
+// the kernel wakes clock.Lead early and which yields through the rest. The alarm costs up to
+// clock.Lead of CPU per wait, so it is set only for waits of at least alarmMin: a delay or a
+// slow trickle lands within a fraction of a millisecond, while a trickle faster than that,
+// whose bytes go out a tick at a time anyway, keeps to the Go timer and stays cheap.
+func (x *exchange) waitAlarm(t time.Time, reqDone, srvDone <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	due := make(chan struct{})
+	if d >= alarmMin {
+		var once sync.Once
+		a := clock.NewAlarm(func() { once.Do(func() { close(due) }) })
+		a.Set(t)
+		defer a.Stop()
+	}
+	select {
+	case <-timer.C:
+	case <-due:
+	case <-reqDone:
+		return false
+	case <-srvDone:
+		return false
+	}
+	return true
+}
+
+// alarmMin is the shortest wait of a coarse server that an alarm brings forward: at most
+// clock.Lead of yielding per alarmMin, a tenth of a core for the fastest trickle that uses it.
+const alarmMin = 5 * time.Millisecond
 
 // timerSlack is how much earlier than a scheduled time a precise server's timer is set.
 // Timers on a virtual machine wake up some 0.4 ms late (the median measured on labrun's
@@ -251,6 +288,10 @@ type connInfo struct {
 type connKey struct{}
 
 // connContext is the server's ConnContext: it gives each accepted connection its number.
-func (s *Server) connContext(ctx context.Context, _ net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, &connInfo{id: int(s.connIDs.Add(1))})
+func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
+	id := int(s.connIDs.Add(1))
+	if w, ok := c.(*watchedConn); ok {
+		w.attach(s.connLog, id)
+	}
+	return context.WithValue(ctx, connKey{}, &connInfo{id: id})
 }

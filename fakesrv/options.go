@@ -125,12 +125,13 @@ func WithMaxOrders(n int) Option {
 
 // WithPreciseTiming chooses how the server waits until a scheduled time: precisely (the
 // default), setting its timer a millisecond early and yielding the processor through the
-// last stretch, or coarsely, with a plain timer that may wake up a fraction of a
-// millisecond late. The precise waits keep the in-process experiments within a few
-// milliseconds of the model, at the price of up to a millisecond of CPU per wait; a coarse
-// server never spins, so it can be left running for others (labrun serve). Either way a
-// trickle sends every byte due at a wake-up in one write, and a coarse one wakes up at most
-// every CoarseTick.
+// last stretch, or coarsely, with a timer brought forward by one of the lab's alarms
+// (internal/clock) for waits of 5 ms and more, which yields at most half a millisecond per
+// wait. The precise waits keep the in-process experiments within a few milliseconds of the
+// model, at the price of up to a millisecond of CPU per wait; a coarse server lands a delay
+// within a fraction of a millisecond too and costs far less, so it can be left running for
+// others (labrun serve). Either way a trickle sends every byte due at a wake-up in one
+// write, and a coarse one wakes up at most every CoarseTick.
 func WithPreciseTiming(on bool) Option {
 	return func(o *options) { o.precise = on }
 }

@@ -61,6 +61,8 @@ type Server struct {
 	ledger *ledger
 	convs  *conversations
 	conns  connCounts
+	// connLog records how each connection ended (Conns).
+	connLog *connLog
 
 	gate      sync.Mutex // guards started and closed, and orders handler entry before Close's wait
 	started   bool
@@ -119,6 +121,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		log:       newRequestLog(o.logLimit, o.logBytes),
 		ledger:    newLedger(o.maxOrders),
 		convs:     newConversations(o.maxOrders),
+		connLog:   &connLog{limit: o.logLimit},
 		serveDone: make(chan struct{}),
 	}
 	s.srv = &http.Server{
@@ -163,6 +166,9 @@ func (s *Server) Start() error {
 	host, _, _ := net.SplitHostPort(s.opts.addr) // NewUnstarted checked it
 	s.URL = baseURL(s.spec.scheme(), host, ln.Addr().(*net.TCPAddr))
 	s.started = true
+	if !s.spec.TLS {
+		ln = watchedListener{ln}
+	}
 	go func() {
 		defer close(s.serveDone)
 		// Serve returns http.ErrServerClosed after Close. Any other error means the listener

@@ -80,7 +80,7 @@ func (s *Server) ConnsOpen() int {
 	return int(s.conns.open.Load())
 }
 
-// Reset zeroes the request log and the Stats (the requests per endpoint, the reservations,
+// Reset zeroes the request log, the connection log (Conns) and the Stats (the requests per endpoint, the reservations,
 // ConnsAccepted and the drop counts) between the rows of an experiment. ConnsOpen is kept because it
 // describes connections that still exist. Requests in progress during Reset finish normally
 // but no longer appear in the log. The three parts are reset one after the other, so a
@@ -89,6 +89,7 @@ func (s *Server) Reset() {
 	s.log.reset()
 	s.ledger.reset()
 	s.convs.reset()
+	s.connLog.reset()
 	s.conns.accepted.Store(0)
 }
 

@@ -176,6 +176,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	params["predict"] = pred.Params()
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
 		reportCommand(tty), listCommand(exps), completionCommand())
+	app.Commands = append(app.Commands, probeCommand(tty))
 	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params, clients)))
 	return app
 }

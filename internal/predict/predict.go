@@ -227,11 +227,9 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	return nil
 }
 
-// Predict runs the model.
-func (p *Predictor) Predict() results.Prediction {
-	if p.Status != 0 {
-		return p.predictFollowUp()
-	}
+// Limits returns the client's limits and rules in the model's terms, as Predict asks the
+// model with them (after Apply).
+func (p *Predictor) Limits() model.Limits {
 	l := model.Limits{
 		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover, OkHttpRetryCurrentRoute: p.pin,
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
@@ -244,6 +242,15 @@ func (p *Predictor) Predict() results.Prediction {
 	if p.NoStaleCheck {
 		l.ValidateAfterInactivity = model.NoValidation
 	}
+	return l
+}
+
+// Predict runs the model.
+func (p *Predictor) Predict() results.Prediction {
+	if p.Status != 0 {
+		return p.predictFollowUp()
+	}
+	l := p.Limits()
 	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped,
 		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
 		Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}

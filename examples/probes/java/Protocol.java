@@ -1,0 +1,75 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The labrun probe protocol for the JVM probes: it reads LABRUN_URL, LABRUN_METHOD,
+ * LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that
+ * each make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when
+ * every call got a 2xx answer. Each probe gives it one call.
+ */
+final class Protocol {
+    /** One call of the client under test: it returns the final status code. */
+    interface Call {
+        int call(String url, String method) throws Exception;
+    }
+
+    static String env(String name, String def) {
+        String v = System.getenv(name);
+        return v == null || v.isEmpty() ? def : v;
+    }
+
+    /** A duration in seconds from the environment, in milliseconds; def when unset. */
+    static long millis(String name, long def) {
+        String v = System.getenv(name);
+        return v == null || v.isEmpty() ? def : Math.round(Double.parseDouble(v) * 1000);
+    }
+
+    static void run(Call c) throws InterruptedException {
+        String url = env("LABRUN_URL", "");
+        String method = env("LABRUN_METHOD", "GET");
+        int calls = Integer.parseInt(env("LABRUN_CALLS", "1"));
+        int concurrency = Integer.parseInt(env("LABRUN_CONCURRENCY", "1"));
+        long pause = Math.round(Double.parseDouble(env("LABRUN_PAUSE", "0")) * 1000);
+        AtomicInteger failed = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < concurrency; w++) {
+            int worker = w;
+            Thread t = new Thread(() -> {
+                for (int i = 0; i < calls; i++) {
+                    if (i > 0 && pause > 0) {
+                        try {
+                            Thread.sleep(pause);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                    int n = worker * calls + i + 1;
+                    long start = System.nanoTime();
+                    boolean ok = false;
+                    try {
+                        int status = c.call(url, method);
+                        ok = status >= 200 && status < 300;
+                    } catch (Exception e) {
+                        System.err.println("call " + n + ": " + e);
+                    }
+                    if (!ok) {
+                        failed.incrementAndGet();
+                    }
+                    synchronized (Protocol.class) {
+                        System.out.printf("LABRUN call=%d ms=%.1f outcome=%s%n", n, (System.nanoTime() - start) / 1e6, ok ? "ok" : "error");
+                        System.out.flush();
+                    }
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        System.exit(failed.get() > 0 ? 1 : 0);
+    }
+
+    private Protocol() {}
+}

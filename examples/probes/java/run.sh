@@ -1,0 +1,23 @@
+#!/bin/sh
+# Runs a JVM probe: examples/probes/java/run.sh NAME, NAME one of JdkProbe, UrlConnectionProbe,
+# Hc5Probe, OkHttpProbe. It compiles NAME.java with Protocol.java (javac, once, into
+# $PROBE_JAVA_CACHE, by default a directory under $TMPDIR) against Debian's jars in
+# /usr/share/java (libhttpclient5-java, libokhttp-java, libslf4j-java), then runs it:
+#   labrun probe -- examples/probes/java/run.sh OkHttpProbe
+set -eu
+name=${1:?usage: run.sh JdkProbe|UrlConnectionProbe|Hc5Probe|OkHttpProbe}
+dir=$(cd "$(dirname "$0")" && pwd)
+jars=${PROBE_JARS:-/usr/share/java}
+case $name in
+  Hc5Probe) cp=$jars/httpclient5.jar:$jars/httpcore5.jar:$jars/httpcore5-h2.jar:$jars/slf4j-api.jar:$jars/slf4j-nop.jar ;;
+  OkHttpProbe) cp=$jars/okhttp.jar:$jars/okio.jar ;;
+  JdkProbe | UrlConnectionProbe) cp=. ;;
+  *) echo "run.sh: unknown probe $name" >&2; exit 2 ;;
+esac
+cache=${PROBE_JAVA_CACHE:-${TMPDIR:-/tmp}/labrun-java-probes-$(id -u)}
+mkdir -p "$cache"
+if [ ! -f "$cache/$name.class" ] || [ "$dir/$name.java" -nt "$cache/$name.class" ] || [ "$dir/Protocol.java" -nt "$cache/$name.class" ]; then
+  javac -nowarn -d "$cache" -cp "$cp" "$dir/Protocol.java" "$dir/$name.java"
+fi
+# A short-lived client: the quickest start (no tiered compilation past C1, the serial GC).
+exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$cache:$cp" "$name"

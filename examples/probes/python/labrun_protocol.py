@@ -1,0 +1,45 @@
+"""The labrun probe protocol for the Python probes: it reads LABRUN_URL, LABRUN_METHOD,
+LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that each
+make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when every call
+got a 2xx answer. Each probe gives it one call: call(url, method, body) returns True for a 2xx
+answer, False or an exception otherwise."""
+import os
+import sys
+import threading
+import time
+
+
+def run(call):
+    url = os.environ["LABRUN_URL"]
+    method = os.environ.get("LABRUN_METHOD", "GET")
+    calls = int(os.environ.get("LABRUN_CALLS", "1"))
+    concurrency = int(os.environ.get("LABRUN_CONCURRENCY", "1"))
+    pause = float(os.environ.get("LABRUN_PAUSE", "0"))
+    body = b"labrun" if method == "POST" else None
+    failed = []
+    lock = threading.Lock()
+
+    def one(n):
+        start = time.monotonic()
+        try:
+            ok = call(url, method, body)
+        except Exception as e:  # the client's errors: the call failed
+            print(f"call {n}: {e}", file=sys.stderr)
+            ok = False
+        with lock:
+            print(f"LABRUN call={n} ms={(time.monotonic() - start) * 1000:.1f} outcome={'ok' if ok else 'error'}", flush=True)
+            if not ok:
+                failed.append(n)
+
+    def worker(w):
+        for i in range(calls):
+            if i > 0 and pause > 0:
+                time.sleep(pause)
+            one(w * calls + i + 1)
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/runner"
+	"github.com/labrun/labrun/probe"
+	"github.com/labrun/labrun/report"
+)
+
+// probeTolerance is probe's default --tolerance: the server sees a client leave within a
+// few milliseconds of its timeout (a JVM's included), and the rows are about timeouts a
+// second apart, not about scheduling noise.
+const probeTolerance = 50 * time.Millisecond
+
+// expectLimits are predict's limit flags that --expect takes: the client's limits and
+// rules, not the downstream's (which the scenarios fix).
+var expectLimits = []string{"lease-timeout", "connect-timeout", "read-timeout", "deadline", "retries", "backoff",
+	"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-idle", "evict-interval"}
+
+// probeParams are the predictor's parameters that --expect uses, with "defaults" as
+// "expect".
+func probeParams(pred *predict.Predictor) []param.Param {
+	var out []param.Param
+	for _, p := range pred.Params() {
+		switch {
+		case p.Name == "defaults":
+			p.Name = "expect"
+			p.Usage = "judge the rows against this client's model (with the limit flags below); without it they are judged against the closest client found: " +
+				strings.Join(predict.PresetNames(), ", ")
+			out = append(out, p)
+		case slices.Contains(expectLimits, p.Name):
+			p.Usage = "with --expect: " + p.Usage
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func probeCommand(tty terminals) *cli.Command {
+	pr := probe.New(probe.Command{})
+	pred := &predict.Predictor{}
+	var pool int
+	flags := []cli.Flag{
+		&cli.DurationFlag{Name: "tolerance", Value: probeTolerance, Usage: "largest allowed |measured - expected| for a timed row"},
+		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run every scenario this many times; rows show the median, the verdict uses it"},
+		&cli.IntFlag{Name: "warmup", Value: 0, Usage: "runs to discard before the measured ones"},
+		&cli.StringFlag{Name: "format", Value: string(report.FormatTable), Usage: "output format: " + formatList()},
+		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and junit.xml into this directory (checked before the run)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+		&cli.IntFlag{Name: "pool", Destination: &pool, Usage: "with --expect: the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"},
+	}
+	for _, p := range append(probeParams(pred), pr.Params()...) {
+		flags = append(flags, paramFlag(p))
+	}
+	return &cli.Command{
+		Name:      "probe",
+		Usage:     "run any HTTP client, in any language, against the fake server's faults and see what it really does",
+		ArgsUsage: "-- COMMAND ARGS...",
+		Description: "Runs COMMAND once per scenario against a fake server on 127.0.0.1: " + Placeholders +
+			" Measured from the server's side (when each request arrived, when the client left with a FIN or " +
+			"an RST, how often the server executed it, how many connections), so a JVM's start-up never " +
+			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
+			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
+			"protocol, examples/probes/ ready probes.\n\nScenarios:\n" + scenarioHelp() + "\n" +
+			"Examples:\n" +
+			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
+			"   labrun probe --expect go --deadline 1.5s -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
+			"   labrun probe --only silent,trickle -- python3 examples/probes/python/urllib_probe.py",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			pr.Command = probe.Command{Args: c.Args().Slice()}
+			s, err := probeSettings(c, tty)
+			if err != nil {
+				return err
+			}
+			if err := probeExpect(c, pr, pred, pool); err != nil {
+				return err
+			}
+			if err := experiments.Check(pr, ""); err != nil {
+				var ce *probe.CommandError
+				if errors.As(err, &ce) || pr.Command.Check() != nil {
+					return usagef("probe: %v", err)
+				}
+				return usageError{err}
+			}
+			err = runExperiments(c, s, []experiments.Experiment{pr}, true)
+			if errors.Is(err, errChecksFailed) && pr.Expect == nil {
+				return nil // nothing was expected: the rows only show where the closest client differs
+			}
+			return err
+		},
+	}
+}
+
+// Placeholders describes the protocol in the help, in one sentence.
+const Placeholders = "the URL is in its arguments as {url} and in LABRUN_URL, with LABRUN_METHOD, LABRUN_CALLS " +
+	"(calls in sequence), LABRUN_CONCURRENCY (calls at once) and LABRUN_PAUSE (seconds between calls in " +
+	"sequence); it makes its calls and exits 0 when all of them got a 2xx answer."
+
+// scenarioHelp lists the scenarios with their caps.
+func scenarioHelp() string {
+	var b strings.Builder
+	for _, s := range probe.Scenarios() {
+		fmt.Fprintf(&b, "   %-18s %s (cap %v)\n", s.Name, s.Title, s.Cap)
+	}
+	return b.String()
+}
+
+// probeSettings reads the common flags of probe.
+func probeSettings(c *cli.Context, tty terminals) (settings, error) {
+	f, err := parseFormat(c, true)
+	if err != nil {
+		return settings{}, err
+	}
+	s := settings{
+		run: runner.Config{Tolerance: c.Duration("tolerance"), Repeat: c.Int("repeat"), Warmup: c.Int("warmup"), Version: c.App.Version},
+		render: report.Options{Format: f, Color: tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
+			Width: tty.outWidth},
+		live:  tty.stderr && !c.Bool("quiet"),
+		width: tty.errWidth,
+	}
+	if err := s.run.Check(); err != nil {
+		return settings{}, usageError{err}
+	}
+	if c.IsSet("out") {
+		if s.out, err = prepareOut(c.String("out")); err != nil {
+			return settings{}, err
+		}
+	}
+	return s, nil
+}
+
+// probeExpect reads --expect and its limit flags into pr.Expect.
+func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool int) error {
+	if pred.Defaults == "" {
+		for _, name := range append([]string{"pool"}, expectLimits...) {
+			if c.IsSet(name) {
+				return usagef("--%s needs --expect: it is a limit of the client the rows are expected to behave like", name)
+			}
+		}
+		return nil
+	}
+	if err := param.CheckAll(probeParams(pred)); err != nil {
+		return usageError{err}
+	}
+	if pool < 0 {
+		return usagef("--pool must not be negative, got %d", pool)
+	}
+	if err := pred.Apply(c.IsSet); err != nil {
+		return usageError{fmt.Errorf("--expect: %w", err)}
+	}
+	if !c.IsSet("pool") {
+		pool = probe.PresetPool(pred.Defaults)
+	}
+	e, err := probe.NewExpect(pred, pool)
+	if err != nil {
+		return usageError{err}
+	}
+	pr.Expect = &e
+	return nil
+}

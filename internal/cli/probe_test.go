@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/results"
+)
+
+// TestProbeBadInput: a missing or unusable command, an unknown scenario and a limit without
+// --expect are bad input: exit 2, one line on stderr, nothing on stdout.
+func TestProbeBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe"}, "labrun: probe: no command: give it after --"},
+		{[]string{"probe", "--", "labrun-no-such-command", "{url}"}, `labrun: probe: command "labrun-no-such-command": executable file not found in $PATH`},
+		{[]string{"probe", "--", "/etc/passwd"}, `labrun: probe: command "/etc/passwd": permission denied`},
+		{[]string{"probe", "--only", "nope", "--", "true"}, `labrun: --only: unknown scenario "nope"`},
+		{[]string{"probe", "--read-timeout", "1s", "--", "true"}, "labrun: --read-timeout needs --expect"},
+		{[]string{"probe", "--expect", "nope", "--", "true"}, `labrun: --expect: unknown value "nope" (want urlconnection, jdk`},
+		{[]string{"probe", "--silent-cap", "1s", "--", "true"}, "labrun: --silent-cap must be at least 3s"},
+		{[]string{"probe", "--expect", "go", "--hc5-retries", "none", "--", "true"}, "labrun: --expect: --hc5-retries is HttpClient 5's"},
+	}
+	for _, tt := range tests {
+		got := runArgs(t, context.Background(), nil, false, tt.args...)
+		if got.code != exitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tt.want) || strings.Count(got.stderr, "\n") != 1 {
+			t.Errorf("%q: got exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tt.args, got.code, got.stdout, got.stderr, tt.want)
+		}
+	}
+}
+
+// TestProbeIgnoresURL: a command that never calls the URL is reported, not an error; with
+// --expect the gate fails (exit 1) on it.
+func TestProbeIgnoresURL(t *testing.T) {
+	got := runArgs(t, context.Background(), nil, false, "probe", "--only", "instant", "--format", "json", "--", "true")
+	if got.code != exitPass {
+		t.Fatalf("got exit %d (%s), want 0: nothing was expected", got.code, got.stderr)
+	}
+	var run results.Run
+	if err := json.Unmarshal([]byte(got.stdout), &run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Rows) != 1 || !strings.HasPrefix(run.Rows[0].Server, "no request arrived") {
+		t.Errorf("got rows %+v, want one saying no request arrived", run.Rows)
+	}
+	got = runArgs(t, context.Background(), nil, false, "probe", "--only", "instant", "--expect", "go", "--", "true")
+	if got.code != exitFail {
+		t.Errorf("with --expect: got exit %d, want 1", got.code)
+	}
+}
+
+// TestProbeInterrupted: Ctrl-C during a probe kills the command and exits 130 with nothing
+// on stdout.
+func TestProbeInterrupted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got := runArgs(t, ctx, []experiments.Experiment{}, false, "probe", "--only", "silent", "--", "sleep", "30")
+	if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
+		t.Errorf("got %+v, want exit 130, no stdout, \"labrun: interrupted\"", got)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v, want the command killed at once", took)
+	}
+}

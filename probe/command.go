@@ -1,0 +1,242 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Placeholder is replaced by the scenario's URL in every argument of a Command.
+const Placeholder = "{url}"
+
+// The environment a command is started with, besides its own (see the package
+// documentation).
+const (
+	EnvURL         = "LABRUN_URL"
+	EnvMethod      = "LABRUN_METHOD"
+	EnvCalls       = "LABRUN_CALLS"
+	EnvConcurrency = "LABRUN_CONCURRENCY"
+	EnvPause       = "LABRUN_PAUSE"
+)
+
+// ReportPrefix starts the optional report line a command prints on stdout for each call:
+// "LABRUN call=1 ms=1002.4 outcome=error". The keys are call (1-based), ms (the call's own
+// time, as the client measured it) and outcome (ok or error); others are ignored.
+const ReportPrefix = "LABRUN "
+
+// Command is the client under test: a program and its arguments, in which Placeholder stands
+// for the URL. Env adds variables to the environment labrun runs with.
+type Command struct {
+	Args []string
+	Env  []string
+}
+
+// CommandError is the error of Check for a command that cannot be started: it is bad input,
+// and says so in one line.
+type CommandError struct {
+	Program string
+	Err     error
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("command %q: %v", e.Program, e.Err)
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Check reports a command that is empty or whose program is not found or not executable.
+func (c Command) Check() error {
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return errors.New("no command: give it after --, for example labrun probe -- curl -sf {url}")
+	}
+	if _, err := exec.LookPath(c.Args[0]); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return &CommandError{Program: c.Args[0], Err: err}
+	}
+	return nil
+}
+
+// Call is what the protocol asks of one run of the command.
+type Call struct {
+	URL         string
+	Method      string
+	Calls       int
+	Concurrency int
+	Pause       time.Duration
+}
+
+// environ is the protocol's environment for c.
+func (c Call) environ() []string {
+	return []string{
+		EnvURL + "=" + c.URL,
+		EnvMethod + "=" + c.Method,
+		EnvCalls + "=" + strconv.Itoa(c.Calls),
+		EnvConcurrency + "=" + strconv.Itoa(c.Concurrency),
+		EnvPause + "=" + strconv.FormatFloat(c.Pause.Seconds(), 'f', -1, 64),
+	}
+}
+
+// Exec is what one run of the command did, seen from outside it.
+type Exec struct {
+	// Started and Ended bound the run: from the start of the process to the end of its
+	// whole process group.
+	Started, Ended time.Time
+	// ExitCode is the process's exit code; -1 when it was killed.
+	ExitCode int
+	// Killed says the run outlived its cap and its process group was killed.
+	Killed bool
+	// KilledAt is when the kill was sent.
+	KilledAt time.Time
+	// Reports are the report lines it printed, by call.
+	Reports []Report
+	// Stderr is the end of what it wrote on stderr, for a row that needs to say why.
+	Stderr string
+}
+
+// Report is one report line of a command.
+type Report struct {
+	Call    int
+	Ms      float64
+	HasMs   bool
+	Outcome string
+}
+
+// maxOutput bounds what labrun keeps of a command's stdout and stderr.
+const maxOutput = 64 << 10
+
+// run runs c with call's URL and environment until it exits, its cap passes or ctx is done;
+// then it kills the command's whole process group, so that no child outlives the run. A
+// cancelled ctx returns ctx's error.
+func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec, error) {
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = strings.ReplaceAll(a, Placeholder, call.URL)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(append(os.Environ(), c.Env...), call.environ()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The command's output goes to pipes labrun reads itself, not to os/exec's copying
+	// goroutines: Wait then returns when the process exits, even while a child it left
+	// behind holds the pipes, and the group can be killed at once.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Exec{}, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Exec{}, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	var out, stderr tail
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); out.fill(outR) }()
+	go func() { defer readers.Done(); stderr.fill(errR) }()
+
+	x := Exec{Started: time.Now()}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		readers.Wait()
+		return Exec{}, &CommandError{Program: args[0], Err: err}
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	var waitErr error
+	select {
+	case waitErr = <-exited:
+	case <-timer.C:
+		x.Killed, x.KilledAt = true, time.Now()
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-exited
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+		readers.Wait()
+		return Exec{}, ctx.Err()
+	}
+	// The process is gone; what it left in its group goes with it (ESRCH when nothing did).
+	// While one of them lives, the group's id cannot be reused, so the kill cannot hit
+	// another process.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	readers.Wait()
+	x.Ended = time.Now()
+	x.ExitCode = cmd.ProcessState.ExitCode()
+	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
+		return Exec{}, waitErr
+	}
+	x.Reports = parseReports(out.bytes())
+	x.Stderr = lastLine(stderr.bytes())
+	return x, nil
+}
+
+// tail keeps the first maxOutput bytes of what it reads, and reads the rest away, so that a
+// chatty command never blocks on a full pipe.
+type tail struct {
+	buf bytes.Buffer
+}
+
+func (t *tail) fill(r io.ReadCloser) {
+	defer r.Close()
+	_, _ = io.Copy(&t.buf, io.LimitReader(r, maxOutput))
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func (t *tail) bytes() []byte { return t.buf.Bytes() }
+
+// parseReports reads the report lines out of a command's stdout.
+func parseReports(out []byte) []Report {
+	var reps []Report
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), ReportPrefix)
+		if !ok {
+			continue
+		}
+		var r Report
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "call":
+				r.Call, _ = strconv.Atoi(v)
+			case "ms":
+				if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+					r.Ms, r.HasMs = ms, true
+				}
+			case "outcome":
+				r.Outcome = v
+			}
+		}
+		reps = append(reps, r)
+	}
+	return reps
+}
+
+// lastLine is the last non-empty line of b, cut to a readable length.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	s := strings.TrimSpace(lines[len(lines)-1])
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}

@@ -1,0 +1,170 @@
+package probe
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// Expect is a client the model knows: a profile's rules and limits, and the route's pool.
+// The gate (--expect) and the fit both describe a client this way.
+type Expect struct {
+	// Label says which client it is: "okhttp with read-timeout 1s".
+	Label string
+	// Limits are the client's limits and rules.
+	Limits model.Limits
+	// Pool is the route's connection limit, 0 for none.
+	Pool int
+}
+
+// expectation is what the model says of one scenario under an Expect, in the server's and
+// the protocol's terms. A nil pointer is a figure the model does not give.
+type expectation struct {
+	skip       string        // why the model says nothing: the row is not judged
+	outcome    vocab.Outcome // OK (every call got a 2xx), Failed, or Hang (still running at the cap)
+	left       *time.Duration
+	executions *int
+	conns      *int
+	span       *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+}
+
+// predict asks the model what the client of e does in sc.
+func (e Expect) predict(sc Scenario) expectation {
+	l := e.Limits
+	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
+	switch sc.kind {
+	case kindFresh:
+		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
+	case kindStatus:
+		res := model.FollowUps(l.Profile, model.FollowRules{RetryOnConnectionFailure: l.RetryOnConnectionFailure},
+			model.FollowCall{Method: sc.Method, Answers: []model.Answer{sc.response}})
+		x := expectation{outcome: vocab.Failed, executions: count(len(res.Sent))}
+		if res.Outcome == vocab.OK && res.Status/100 == 2 {
+			x.outcome = vocab.OK
+		}
+		return x
+	case kindPooled:
+		preds, _ := model.Sequence(1, 0, []model.Call{{Downstream: model.Downstream{Method: sc.Method}, Limits: l}, {Downstream: sc.down, Limits: l}})
+		x := expectation{outcome: vocab.OK, executions: count(preds[1].Executions), conns: count(preds[0].Connects + preds[1].Connects)}
+		switch {
+		case preds[0].Total+sc.Pause+preds[1].Total > horizon:
+			x.outcome = vocab.Hang
+		case preds[0].Outcome != vocab.OK || preds[1].Outcome != vocab.OK:
+			x.outcome = vocab.Failed
+		}
+		return x
+	case kindBurst:
+		pool := e.Pool
+		if pool <= 0 {
+			pool = sc.Concurrency
+		}
+		preds := model.Simulate(model.Scenario{Calls: sc.Concurrency, Pool: pool, Downstream: sc.down, Limits: l})
+		x := expectation{outcome: vocab.OK}
+		var execs, conns int
+		var last time.Duration
+		for _, p := range preds {
+			execs += p.Executions
+			conns += p.Connects
+			last = max(last, p.Total)
+			if p.Outcome != vocab.OK {
+				x.outcome = vocab.Failed
+			}
+		}
+		if last > horizon {
+			x.outcome = vocab.Hang
+		} else {
+			span := last - model.ConnectTime // the server counts from the first request's arrival
+			x.span = &span
+		}
+		x.executions, x.conns = count(execs), count(conns)
+		return x
+	case kindUnreachable:
+		p := model.Predict(sc.down, l, true, 0)
+		if p.Total > horizon {
+			return expectation{outcome: vocab.Hang, executions: count(0)}
+		}
+		total := p.Total
+		return expectation{outcome: vocab.Failed, executions: count(0), span: &total}
+	}
+	p := model.Predict(sc.down, l, true, 0)
+	x := expectation{outcome: vocab.OK}
+	if p.Outcome != vocab.OK {
+		x.outcome = vocab.Failed
+	}
+	if p.Total > horizon {
+		x.outcome = vocab.Hang
+	}
+	// What the server can count before the cap: the attempts sent by then.
+	var execs, conns int
+	for i, a := range p.Attempts {
+		sent, ok := sendTime(a)
+		if !ok || sent > horizon {
+			continue
+		}
+		if a.Executed() {
+			execs++
+		}
+		if a.NewConnection {
+			conns++
+		}
+		if i == 0 && a.Outcome != vocab.OK && a.End <= horizon {
+			left := a.End - sent
+			x.left = &left
+		}
+	}
+	x.executions, x.conns = count(execs), count(conns)
+	return x
+}
+
+// sendTime is when the attempt's request left the client: the start of its wait for the
+// head. An attempt that never got there was not sent.
+func sendTime(a model.Attempt) (time.Duration, bool) {
+	if !a.Sent {
+		return 0, false
+	}
+	for _, s := range a.Phases {
+		if s.Phase == vocab.PhaseWait {
+			return s.Start, true
+		}
+	}
+	return 0, false
+}
+
+func count(n int) *int { return &n }
+
+// describe is the label of a client: the profile's name and the limits that differ from the
+// preset's.
+func describe(name string, l, preset model.Limits, pool, presetPool int) string {
+	var parts []string
+	add := func(flag string, v, def time.Duration) {
+		if v != def {
+			parts = append(parts, fmt.Sprintf("%s %v", flag, v))
+		}
+	}
+	add("connect-timeout", l.ConnectTimeout, preset.ConnectTimeout)
+	add("read-timeout", l.ReadTimeout, preset.ReadTimeout)
+	add("deadline", l.Deadline, preset.Deadline)
+	if l.Retries != preset.Retries {
+		parts = append(parts, fmt.Sprintf("retries %d", l.Retries))
+	}
+	if l.HC5Retries != preset.HC5Retries {
+		parts = append(parts, "hc5-retries "+hc5RetriesWord(l.HC5Retries))
+	}
+	if pool != presetPool {
+		parts = append(parts, fmt.Sprintf("pool %d", pool))
+	}
+	if len(parts) == 0 {
+		return name + " at its defaults"
+	}
+	return name + " with " + strings.Join(parts, ", ")
+}
+
+func hc5RetriesWord(r vocab.HC5Retries) string {
+	if r == vocab.HC5RetriesNone {
+		return "none"
+	}
+	return string(r)
+}

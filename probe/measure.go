@@ -1,0 +1,206 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// observation is everything labrun saw of one scenario: the command's run from outside, and
+// the server's log.
+type observation struct {
+	sc           Scenario
+	exec         Exec
+	reqs         []fakesrv.Request
+	conns        []fakesrv.Conn
+	reservations int
+	skipped      string // why the scenario could not be run here
+}
+
+// settle bounds the wait, after the command ended, for the server to see its connections end.
+const settle = time.Second
+
+// observe runs cmd against a fresh server playing sc and collects what it saw.
+func observe(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	obs := observation{sc: sc}
+	opts := []fakesrv.Option{fakesrv.WithMaxDuration(sc.Cap + stallMargin)}
+	if sc.idleTimeout > 0 {
+		opts = append(opts, fakesrv.WithIdleTimeout(sc.idleTimeout))
+	}
+	srv, err := fakesrv.New(opts...)
+	if err != nil {
+		return obs, err
+	}
+	defer srv.Close()
+	url := srv.URL + sc.requestPath()
+	if sc.kind == kindUnreachable {
+		bh, err := fakesrv.NewBlackhole("127.0.0.1", 0)
+		if err != nil {
+			obs.skipped = "no unreachable address here: " + err.Error()
+			return obs, nil
+		}
+		defer bh.Close()
+		url = "http://" + bh.Addr + sc.requestPath()
+	}
+	call := Call{URL: url, Method: sc.Method, Calls: sc.Calls, Concurrency: sc.Concurrency, Pause: sc.Pause}
+	if obs.exec, err = cmd.run(ctx, call, sc.Cap); err != nil {
+		return obs, err
+	}
+	// The command and its children are gone; their connections' ends reach the server at
+	// once, its handlers end when it sees them.
+	for end := time.Now().Add(settle); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if settled(srv) {
+			break
+		}
+	}
+	obs.reqs, obs.conns, obs.reservations = srv.Requests(), srv.Conns(), srv.TotalReservations()
+	return obs, nil
+}
+
+// settled reports whether every request has ended and every connection is closed.
+func settled(srv *fakesrv.Server) bool {
+	for _, r := range srv.Requests() {
+		if r.Finished.IsZero() {
+			return false
+		}
+	}
+	return srv.ConnsOpen() == 0
+}
+
+// measures are the figures of an observation.
+type measures struct {
+	outcome    vocab.Outcome
+	arrivals   int
+	executions int
+	conns      int
+	peakConns  int
+	// left is when the client left the first request, from its arrival, with how (FIN, RST);
+	// nil when it did not leave before the answer was complete or before the cap.
+	left *time.Duration
+	how  fakesrv.ConnEnd
+	// span is, for a burst, from the first arrival to the last answer; for an unreachable
+	// address, the call's time as the client reported it or as approximated from wall times.
+	span   *time.Duration
+	approx bool
+}
+
+// measure reads the figures of obs; baseline is the command's wall time on an instant answer
+// (0 when unknown), which an unreachable address's time is approximated with.
+func (obs observation) measure(baseline time.Duration) measures {
+	m := measures{arrivals: len(obs.reqs), conns: len(obs.conns), peakConns: peak(obs.conns, obs.exec.Ended)}
+	switch {
+	case obs.exec.Killed:
+		m.outcome = vocab.Hang
+	case obs.exec.ExitCode == 0:
+		m.outcome = vocab.OK
+	default:
+		m.outcome = vocab.Failed
+	}
+	m.executions = m.arrivals
+	switch {
+	case obs.sc.reservation:
+		m.executions = obs.reservations
+	case obs.sc.kind == kindPooled:
+		m.executions = max(0, m.arrivals-1) // the second call's: the first is answered
+	}
+	if len(obs.reqs) > 0 {
+		m.left, m.how = obs.leftAt(obs.reqs[0])
+	}
+	switch obs.sc.kind {
+	case kindBurst:
+		if len(obs.reqs) > 0 && !obs.exec.Killed {
+			first, last := obs.reqs[0].Arrived, obs.reqs[0].Finished
+			for _, r := range obs.reqs {
+				first = minTime(first, r.Arrived)
+				last = maxTime(last, r.Finished)
+			}
+			span := last.Sub(first)
+			m.span = &span
+		}
+	case kindUnreachable:
+		if obs.exec.Killed {
+			break
+		}
+		var best time.Duration
+		for _, r := range obs.exec.Reports {
+			if r.HasMs {
+				best = max(best, time.Duration(r.Ms*float64(time.Millisecond)))
+			}
+		}
+		if best == 0 && baseline > 0 {
+			best, m.approx = max(0, obs.exec.Ended.Sub(obs.exec.Started)-baseline), true
+		}
+		if best > 0 {
+			m.span = &best
+		}
+	}
+	return m
+}
+
+// leftAt is when the client left r, from its arrival: the FIN or RST of r's connection when
+// it came before r was answered in full; not when it came from labrun killing the command.
+func (obs observation) leftAt(r fakesrv.Request) (*time.Duration, fakesrv.ConnEnd) {
+	if !r.ClientGone {
+		return nil, ""
+	}
+	end, how := r.Finished, fakesrv.ConnEnd("")
+	for _, c := range obs.conns {
+		if c.ID == r.Conn && (c.End == fakesrv.ConnFIN || c.End == fakesrv.ConnRST) {
+			end, how = c.Ended, c.End
+		}
+	}
+	if obs.exec.Killed && !end.Before(obs.exec.KilledAt) {
+		return nil, ""
+	}
+	d := end.Sub(r.Arrived)
+	return &d, how
+}
+
+// peak is the most connections open at once; a connection still open counts until end.
+func peak(conns []fakesrv.Conn, end time.Time) int {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, c := range conns {
+		closed := c.Ended
+		if closed.IsZero() {
+			closed = end
+		}
+		edges = append(edges, edge{c.Accepted, 1}, edge{closed, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.d - b.d // a close before an open at the same instant
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.d
+		most = max(most, n)
+	}
+	return most
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// ms formats a duration in milliseconds, as the fingerprint reads.
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,402 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// Name is the probe's name in results: its runs are the runs of "probe".
+const Name = "probe"
+
+// Probe runs a command against every scenario (or those of Only) and returns its
+// fingerprint as a results.Run, judged against Expect, or, without one, against the closest
+// client the model knows. It is an experiments.Experiment, so that --repeat, --warmup and the
+// reports are the experiments' own.
+type Probe struct {
+	// Command is the client under test.
+	Command Command
+	// Only lists the scenarios to run, by name, comma-separated; empty runs all.
+	Only string
+	// Expect is the client the rows are expected to behave like (--expect); nil fits one.
+	Expect *Expect
+
+	caps []time.Duration // by scenario, as Scenarios orders them
+}
+
+// New returns a probe of cmd over every scenario, with their default caps.
+func New(cmd Command) *Probe {
+	p := &Probe{Command: cmd}
+	for _, s := range Scenarios() {
+		p.caps = append(p.caps, s.Cap)
+	}
+	return p
+}
+
+// Info describes the probe for the command line.
+func (p *Probe) Info() experiments.Info {
+	return experiments.Info{Name: Name, Title: "what an HTTP client really does, seen from the server"}
+}
+
+// maxCap bounds a scenario's cap.
+const maxCap = 10 * time.Minute
+
+// Params are the caps of the scenarios (--silent-cap, ...) and --only.
+func (p *Probe) Params() []param.Param {
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated: " + strings.Join(ScenarioNames(), ", "), String: &p.Only}}
+	for i, s := range Scenarios() {
+		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command's process group this long after it starts on " + s.Title,
+			Duration: &p.caps[i], MaxDuration: maxCap})
+	}
+	return ps
+}
+
+// Check reports an unknown scenario in Only, a cap too short to start a command, and a
+// command that cannot be started.
+func (p *Probe) Check() error {
+	if _, err := p.scenarios(); err != nil {
+		return err
+	}
+	for i, s := range Scenarios() {
+		if p.caps[i] < startup+time.Second {
+			return fmt.Errorf("--%s-cap must be at least %v (the command's start-up and a second), got %v", s.Name, startup+time.Second, p.caps[i])
+		}
+	}
+	return p.Command.Check()
+}
+
+// scenarios returns the scenarios to run, with their caps.
+func (p *Probe) scenarios() ([]Scenario, error) {
+	all := Scenarios()
+	for i := range all {
+		all[i].Cap = p.caps[i]
+	}
+	if strings.TrimSpace(p.Only) == "" {
+		return all, nil
+	}
+	var out []Scenario
+	for _, name := range strings.Split(p.Only, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(s Scenario) bool { return s.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("--only: unknown scenario %q (want %s)", name, strings.Join(ScenarioNames(), ", "))
+		}
+		if !slices.ContainsFunc(out, func(s Scenario) bool { return s.Name == name }) {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}
+
+// Run runs the command once per scenario, one scenario after another (each with a server of
+// its own, so that counts and timings do not mix), and returns the fingerprint. A cancelled
+// ctx kills the command running and returns ctx's error: nothing of a half-run probe is
+// returned.
+func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
+	obs, err := p.observeAll(ctx, opt)
+	if err != nil {
+		return results.Run{}, err
+	}
+	return p.result(obs, opt.Tolerance), nil
+}
+
+// observeAll runs the command against every scenario of p.
+func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	scs, _ := p.scenarios()
+	var obs []observation
+	for _, sc := range scs {
+		if opt.Progress != nil {
+			opt.Progress(sc.Name+": "+sc.Title, 0)
+		}
+		o, err := observe(ctx, p.Command, sc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		obs = append(obs, o)
+	}
+	return obs, nil
+}
+
+// result judges the observations against p.Expect, or the closest client, with tol.
+func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
+	ms := measureAll(obs)
+	fit := fitClosest(obs, ms, tol)
+	expect, gated := fit.Expect, p.Expect != nil
+	if gated {
+		expect = *p.Expect
+	}
+	run := results.Run{
+		Experiment: Name,
+		Title: fmt.Sprintf("%s · %s · closest: %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
+			fit.Expect.Label, fit.agree, fit.judged),
+		Config: []results.Param{
+			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
+			{Name: "summary", Value: summary(obs, ms)},
+			{Name: "closest", Value: fit.Expect.Label},
+		},
+		Rows: rows(obs, ms, expect),
+	}
+	if gated {
+		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
+	}
+	for _, o := range obs {
+		run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+	}
+	run.Finish(tol)
+	return run
+}
+
+// summary says in a few words what the client's timeout is and whether it sends a request
+// again by itself: "a 1.5s deadline, no re-sends", "a 1s timeout per read; re-sends on a dead
+// connection".
+func summary(obs []observation, meas []measures) string {
+	var silent, trickle *measures
+	resends := false
+	for i, o := range obs {
+		m := &meas[i]
+		switch {
+		case o.sc.Name == "silent":
+			silent = m
+		case o.sc.Name == "trickle":
+			trickle = m
+		case o.sc.kind == kindPooled || o.sc.kind == kindFresh:
+			resends = resends || m.executions > 1
+		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
+			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
+		}
+	}
+	var s string
+	switch {
+	case silent == nil:
+		s = "timeout not probed"
+	case silent.left == nil && silent.outcome == vocab.Hang:
+		s = "no timeout up to the cap"
+	case silent.left == nil:
+		s = "no request left"
+	case trickle != nil && trickle.left != nil && roundTo(*trickle.left, fitGrain) == roundTo(*silent.left, fitGrain):
+		s = "a " + roundTo(*silent.left, fitGrain).String() + " deadline"
+	case trickle != nil && trickle.left == nil && trickle.outcome == vocab.OK:
+		s = "a " + roundTo(*silent.left, fitGrain).String() + " timeout per read, not a deadline"
+	default:
+		s = "leaves a silent server at " + roundTo(*silent.left, fitGrain).String()
+	}
+	if resends {
+		return s + "; re-sends by itself"
+	}
+	return s + ", no re-sends"
+}
+
+// measureAll measures every observation, the unreachable address against the instant
+// answer's wall time.
+func measureAll(obs []observation) []measures {
+	var baseline time.Duration
+	for _, o := range obs {
+		if o.sc.Name == "instant" && !o.exec.Killed && o.exec.ExitCode == 0 {
+			baseline = o.exec.Ended.Sub(o.exec.Started)
+		}
+	}
+	out := make([]measures, len(obs))
+	for i, o := range obs {
+		out[i] = o.measure(baseline)
+	}
+	return out
+}
+
+// The rows' own margins: an unreachable address's time approximated from wall times carries
+// the command's start-up, which varies by a few hundred milliseconds; a burst's span carries
+// the start of the command's threads.
+const (
+	approxTolerance = 300 * time.Millisecond
+	burstTolerance  = 200 * time.Millisecond
+)
+
+// rows turns the observations into rows judged against e.
+func rows(obs []observation, meas []measures, e Expect) []results.Row {
+	var out []results.Row
+	for i, o := range obs {
+		m, x := meas[i], e.predict(o.sc)
+		calls := o.sc.Calls * o.sc.Concurrency
+		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls,
+			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m, ms, true)}
+		switch {
+		case o.skipped != "":
+			r.Skipped, r.Outcome = o.skipped, ""
+			out = append(out, r)
+			continue
+		case x.skip != "":
+			r.Skipped = x.skip
+		}
+		r.ServerExecutions, r.ExpectedExecutions = results.Count(m.executions), x.executions
+		if o.sc.kind != kindUnreachable {
+			r.NewConnections, r.ExpectedNewConnections = results.Count(m.conns), x.conns
+		}
+		switch o.sc.kind {
+		case kindBurst, kindUnreachable:
+			r.ExpectedMs, r.MeasuredMs = msPtr(x.span), msPtr(m.span)
+			tol := burstTolerance
+			if m.approx {
+				tol = approxTolerance
+			}
+			r.ToleranceMs = results.Ms(tol)
+		default:
+			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func msPtr(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	return results.Ms(*d)
+}
+
+// meaning says what a measurement means, in a sentence of the fingerprint, with times
+// written by ms; notes adds the command's exit code and the last line of its stderr.
+func meaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
+	sc := o.sc
+	if o.skipped != "" {
+		return o.skipped
+	}
+	if m.arrivals == 0 && sc.kind != kindUnreachable {
+		s := "no request arrived: the command did not call " + Placeholder + " or $" + EnvURL
+		if o.exec.Killed {
+			return s + "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+		}
+		if notes {
+			s += fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
+		}
+		return s
+	}
+	var s string
+	switch asked := sc.Calls * sc.Concurrency; {
+	case m.arrivals < asked && len(o.exec.Reports) < asked && (sc.kind == kindPooled || sc.kind == kindBurst) && m.conns == m.arrivals:
+		s = fmt.Sprintf("%s for %d calls asked: the command ignores %s and %s", plural(m.arrivals, "request"), asked, EnvCalls, EnvConcurrency)
+	case sc.kind == kindCall:
+		s = callMeaning(sc, m, ms)
+	case sc.kind == kindPooled:
+		s = pooledMeaning(sc, m)
+	case sc.kind == kindFresh:
+		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection"))
+		if m.executions > 1 {
+			s += ": it re-sends a " + sc.Method + " on a fresh connection the server killed"
+		} else {
+			s += ": no re-send"
+		}
+	case sc.kind == kindStatus:
+		switch m.arrivals {
+		case 1:
+			s = "did not follow it"
+		case 2:
+			s = "followed it once"
+		default:
+			s = fmt.Sprintf("gave up after %d requests", m.arrivals)
+		}
+	case sc.kind == kindBurst:
+		s = fmt.Sprintf("at most %s at once, %d in all", plural(m.peakConns, "connection"), m.conns)
+		if m.span != nil {
+			waves := int(math.Round(float64(*m.span) / float64(burstDelay)))
+			s += fmt.Sprintf(": %d calls finish in %s (%s)", sc.Concurrency, plural(waves, "wave"), ms(*m.span))
+		}
+	case sc.kind == kindUnreachable:
+		switch {
+		case o.exec.Killed:
+			s = "still connecting at the " + sc.Cap.String() + " cap: no connect timeout up to it"
+		case m.span != nil && m.approx:
+			s = "gave up after about " + ms(*m.span) + " (its wall time less the instant answer's: approximate)"
+		case m.span != nil:
+			s = "gave up after " + ms(*m.span) + " (its own report)"
+		default:
+			s = "gave up"
+		}
+	}
+	if o.exec.Killed && sc.kind != kindUnreachable && !strings.Contains(s, "cap") {
+		s += "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+	} else if notes && !o.exec.Killed && o.exec.ExitCode != 0 {
+		s += fmt.Sprintf("; exit %d", o.exec.ExitCode) + stderrNote(o, m)
+	}
+	return s
+}
+
+func stderrNote(o observation, m measures) string {
+	if o.exec.Stderr == "" || m.outcome == vocab.OK {
+		return ""
+	}
+	return " (" + o.exec.Stderr + ")"
+}
+
+func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string {
+	var s string
+	switch {
+	case m.left != nil && sc.down.Every > 0:
+		s = "left the trickle at " + ms(*m.left) + " while bytes kept coming: a deadline, not a timeout per read"
+	case m.left != nil:
+		s = "left at " + ms(*m.left)
+	case m.outcome == vocab.Hang:
+		s = "still waiting at the " + sc.Cap.String() + " cap: no timeout of its own up to it"
+	case sc.down.Every > 0:
+		s = "survived the " + (trickleBytes * trickleEvery).String() + " trickle: its timeout, if any, is per read, not a deadline"
+	case sc.down.Delay > 0:
+		s = "waited " + sc.down.Delay.String() + " for the head"
+	default:
+		s = "answered"
+	}
+	if m.how != "" {
+		s += " (" + strings.ToUpper(string(m.how)) + ")"
+	}
+	if sc.reservation {
+		s += "; the server executed it " + times(m.executions)
+	} else if m.arrivals > sc.Calls {
+		s += "; sent it " + times(m.arrivals)
+	}
+	return s
+}
+
+func pooledMeaning(sc Scenario, m measures) string {
+	if m.conns >= sc.Calls && m.executions <= 1 && m.outcome == vocab.OK && sc.down.KillAfterRead != "" {
+		return fmt.Sprintf("pools nothing: %s for %d calls, no pooled connection to lose", plural(m.conns, "connection"), sc.Calls)
+	}
+	second := "the second call"
+	if m.outcome == vocab.OK {
+		second += " succeeded"
+	} else {
+		second += " failed"
+	}
+	if sc.down.ServerIdleTimeout > 0 {
+		if m.executions == 0 {
+			return "sent the " + sc.Method + " on the connection the server had closed, and " + second + " without a request arriving"
+		}
+		return fmt.Sprintf("%s (%s executed, %s in all)", second, times(m.executions), plural(m.conns, "connection"))
+	}
+	if m.executions > 1 {
+		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions); %s", sc.Method, m.executions, second)
+	}
+	return fmt.Sprintf("did not re-send the %s on a dead pooled connection (%s); %s", sc.Method, times(m.executions), second)
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

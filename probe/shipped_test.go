@@ -1,0 +1,482 @@
+package probe
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/results"
+)
+
+// The shipped probes are checked against the model by TestShippedProbes, which runs only when
+// asked: it takes several minutes.
+var (
+	runShipped     = flag.Bool("shipped", false, "run TestShippedProbes: every probe of examples/probes against the model (make probes)")
+	updateClients  = flag.Bool("update-clients", false, "with -shipped: rewrite docs/clients.md from the measurements (make clients)")
+	shippedCapsArg = []string{"silent", "unreachable"} // the scenarios a client without timeouts hangs on: capped short
+)
+
+// shippedCap is the cap of the scenarios a client at its defaults hangs on, in CI: the model
+// says "still running at the cap" for any limit past it, as it would for the default cap.
+const shippedCap = 5 * time.Second
+
+// shippedProbe is one probe of examples/probes in one configuration, with the client the
+// model is expected to agree with and the rows where it does not, each a rule read in the
+// library's source.
+type shippedProbe struct {
+	name    string   // the section of docs/clients.md
+	needs   []string // programs and files that must exist
+	args    func(root, tmp string) ([]string, error)
+	env     []string
+	expect  []string          // "PRESET", then flag=value pairs of predict's limit flags, "pool=N"
+	known   map[string]string // scenario -> the library's rule that the model does not follow
+	version func() string     // the library's version on this machine
+}
+
+func script(rel ...string) func(root, tmp string) ([]string, error) {
+	return func(root, _ string) ([]string, error) {
+		out := slices.Clone(rel)
+		for i, a := range out {
+			if strings.HasPrefix(a, "examples/") {
+				out[i] = filepath.Join(root, a)
+			}
+		}
+		return out, nil
+	}
+}
+
+// goProbe builds the Go probe (a module of the examples) into tmp.
+func goProbe(root, tmp string) ([]string, error) {
+	bin := filepath.Join(tmp, "goprobe")
+	cmd := exec.Command("go", "build", "-o", bin, "./probes/go")
+	cmd.Dir = filepath.Join(root, "examples")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the Go probe: %v: %s", err, out)
+	}
+	return []string{bin}, nil
+}
+
+func python() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3" // Debian's, with python3-requests
+	}
+	return "python3"
+}
+
+const jars = "/usr/share/java/"
+
+// Known differences, each from the library's source.
+const (
+	curlRetry = "curl re-sends any method, a POST included (rewinding its body), when a reused connection " +
+		"ends before a byte of answer: lib/transfer.c Curl_retry_request, \"Connection died, retrying a fresh connect\"; " +
+		"the go profile replays only idempotent methods"
+	curlRedirect = "curl follows no redirect without -L"
+	urllibPool   = "urllib.request opens a connection per call (AbstractHTTPHandler.do_open sends Connection: close): " +
+		"no pooled connection to lose"
+	urllibLoop = "urllib.request.HTTPRedirectHandler stops a loop after max_repeats = 4 visits of one URL (5 requests), " +
+		"before its max_redirections = 10"
+	requestsNoResend = "requests mounts HTTPAdapter(max_retries=DEFAULT_RETRIES = 0), urllib3 Retry(0, read=False): " +
+		"a request on a dead pooled connection fails, for GET too"
+	requestsLoop  = "requests.Session follows 30 redirects (DEFAULT_REDIRECT_LIMIT in requests/models.py), then TooManyRedirects"
+	undiciNoReuse = "Node's fetch (undici) opened a new connection for the second call, so the dead pooled connection is " +
+		"never used"
+	undiciLoop   = "Node's fetch (undici lib/fetch) follows 20 redirects, the 21st request fails with \"redirect count exceeded\""
+	jdkNoFollow  = "java.net.http.HttpClient's default is Redirect.NEVER"
+	urlconnPOST  = "HttpURLConnection re-sends a request, POST included, once on a fresh connection when the reused one fails before an answer (sun.net.www.http.HttpClient, sun.net.http.retryPost defaults to true)"
+	urlconnLoop  = "HttpURLConnection follows http.maxRedirects = 20 redirects (sun.net.www.protocol.http.HttpURLConnection)"
+	hc5Status    = "HttpClient 5's DefaultHttpRequestRetryStrategy.retryRequest(HttpResponse, ...) repeats a 429 or 503 once, after its Retry-After; the hc5 profile follows no status"
+	hc5Redirect  = "HttpClient 5's RedirectExec follows redirects by default and refuses a circular one (CircularRedirectException) at the second request; the hc5 profile follows none"
+	hc5SlowRetry = "HttpClient 5 waits the Retry-After of 5 s and repeats the 503 (DefaultHttpRequestRetryStrategy.getRetryInterval); " +
+		"with a responseTimeout shorter than the Retry-After it does not (HttpRequestRetryExec), as the model says"
+)
+
+func shippedProbes() []shippedProbe {
+	// version runs a command and keeps the first words of its first line: "curl 7.88.1".
+	version := func(words int, args ...string) func() string {
+		return func() string {
+			out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+			if err != nil {
+				return "unknown"
+			}
+			f := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+			return strings.Join(f[:min(words, len(f))], " ")
+		}
+	}
+	// pkg is the version of a Debian package: the jars of /usr/share/java carry none.
+	pkg := func(label, name string) func() string {
+		return func() string {
+			out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", name).Output()
+			if err != nil {
+				return label + " (version unknown)"
+			}
+			return label + " " + strings.TrimSpace(string(out)) + " (Debian " + name + ")"
+		}
+	}
+	java := func(name string, extra ...string) func(root, tmp string) ([]string, error) {
+		return script(append([]string{"examples/probes/java/run.sh", name}, extra...)...)
+	}
+	jvm := []string{"java", "javac"}
+	curlKnown := map[string]string{"pooled-close-post": curlRetry, "pooled-reset-post": curlRetry, "redirect-loop": curlRedirect}
+	urllibKnown := map[string]string{"pooled-close": urllibPool, "pooled-close-post": urllibPool, "pooled-reset": urllibPool,
+		"pooled-reset-post": urllibPool, "redirect-loop": urllibLoop}
+	requestsKnown := map[string]string{"pooled-close": requestsNoResend, "pooled-reset": requestsNoResend, "redirect-loop": requestsLoop}
+	nodeKnown := map[string]string{"pooled-close": undiciNoReuse, "pooled-close-post": undiciNoReuse, "pooled-reset": undiciNoReuse,
+		"pooled-reset-post": undiciNoReuse, "redirect-loop": undiciLoop}
+	jdkKnown := map[string]string{"redirect-loop": jdkNoFollow}
+	urlconnKnown := map[string]string{"pooled-close-post": urlconnPOST, "pooled-reset-post": urlconnPOST, "redirect-loop": urlconnLoop}
+	hc5Known := map[string]string{"status-503-0": hc5Status, "status-503-5": hc5SlowRetry, "redirect-loop": hc5Redirect}
+	hc5ConfKnown := map[string]string{"status-503-0": hc5Status, "redirect-loop": hc5Redirect}
+	urllib := script(python(), "examples/probes/python/urllib_probe.py")
+	requests := script(python(), "examples/probes/python/requests_probe.py")
+	node := script("node", "examples/probes/node/fetch_probe.mjs")
+	pyVersion := version(2, python(), "--version")
+	return []shippedProbe{
+		{name: "curl, defaults", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"), expect: []string{"go"}, known: curlKnown, version: version(2, "curl", "--version")},
+		{name: "curl, --max-time 1.5 --connect-timeout 1", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"),
+			env: []string{"PROBE_MAX_TIME=1.5", "PROBE_CONNECT_TIMEOUT=1"}, expect: []string{"go", "deadline=1.5s", "connect-timeout=1s"}, known: curlKnown, version: version(2, "curl", "--version")},
+		{name: "Python urllib, defaults", needs: []string{python()}, args: urllib, expect: []string{"go"}, known: urllibKnown, version: pyVersion},
+		{name: "Python urllib, timeout=1", needs: []string{python()}, args: urllib, env: []string{"PROBE_TIMEOUT=1"},
+			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: urllibKnown, version: pyVersion},
+		{name: "Python requests, defaults", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests, expect: []string{"go"}, known: requestsKnown,
+			version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
+		{name: "Python requests, timeout=(1, 1), pool_maxsize=5, pool_block", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests,
+			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_POOL=5"}, expect: []string{"go", "read-timeout=1s", "connect-timeout=1s", "pool=5"},
+			known: requestsKnown, version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
+		{name: "Node fetch, defaults", needs: []string{"node"}, args: node, expect: []string{"go"}, known: nodeKnown, version: version(1, "node", "--version")},
+		{name: "Node fetch, AbortSignal.timeout(1000)", needs: []string{"node"}, args: node, env: []string{"PROBE_TIMEOUT=1"},
+			expect: []string{"go", "deadline=1s"}, known: nodeKnown, version: version(1, "node", "--version")},
+		{name: "Go net/http, DefaultClient", needs: []string{"go"}, args: goProbe, expect: []string{"go"}, version: runtime.Version},
+		{name: "Go net/http, Client.Timeout 1s, Dialer.Timeout 1s", needs: []string{"go"}, args: goProbe,
+			env: []string{"PROBE_TIMEOUT=1s", "PROBE_DIAL_TIMEOUT=1s"}, expect: []string{"go", "deadline=1s", "connect-timeout=1s"}, version: runtime.Version},
+		{name: "JDK HttpClient, defaults", needs: jvm, args: java("JdkProbe"), expect: []string{"go"}, known: jdkKnown, version: version(3, "java", "-version")},
+		{name: "JDK HttpClient, connectTimeout 1s, timeout 1s", needs: jvm, args: java("JdkProbe"), env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_TIMEOUT=1"},
+			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: jdkKnown, version: version(3, "java", "-version")},
+		{name: "HttpURLConnection, defaults", needs: jvm, args: java("UrlConnectionProbe"), expect: []string{"go"}, known: urlconnKnown, version: version(3, "java", "-version")},
+		{name: "HttpURLConnection, connect and read timeouts 1s, retryPost false", needs: jvm, args: java("UrlConnectionProbe"),
+			env:    []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_RETRY_POST=false"},
+			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: map[string]string{"redirect-loop": urlconnLoop}, version: version(3, "java", "-version")},
+		{name: "Apache HttpClient 5, defaults", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
+			expect: []string{"hc5"}, known: hc5Known, version: pkg("httpclient5", "libhttpclient5-java")},
+		{name: "Apache HttpClient 5, connectTimeout 1s, responseTimeout 1s", needs: append(jvm, jars+"httpclient5.jar", jars+"slf4j-nop.jar"), args: java("Hc5Probe"),
+			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_RESPONSE_TIMEOUT=1"}, expect: []string{"hc5", "read-timeout=1s", "connect-timeout=1s"},
+			known: hc5ConfKnown, version: pkg("httpclient5", "libhttpclient5-java")},
+		{name: "OkHttp 3, defaults", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"), expect: []string{"okhttp"}, version: pkg("okhttp", "libokhttp-java")},
+		{name: "OkHttp 3, connectTimeout 1s, readTimeout 1s", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"),
+			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"}, expect: []string{"okhttp", "read-timeout=1s", "connect-timeout=1s"}, version: pkg("okhttp", "libokhttp-java")},
+	}
+}
+
+// expectOf builds the Expect of a shippedProbe's expect list, as the command line's --expect
+// and limit flags would.
+func expectOf(spec []string) (Expect, error) {
+	pred := &predict.Predictor{Defaults: spec[0]}
+	set := map[string]bool{}
+	pool := PresetPool(spec[0])
+	params := pred.Params()
+	for _, kv := range spec[1:] {
+		name, value, _ := strings.Cut(kv, "=")
+		if name == "pool" {
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return Expect{}, err
+			}
+			pool = n
+			continue
+		}
+		i := slices.IndexFunc(params, func(p param.Param) bool { return p.Name == name })
+		if i < 0 {
+			return Expect{}, fmt.Errorf("no flag --%s", name)
+		}
+		switch p := params[i]; {
+		case p.Duration != nil:
+			d, err := time.ParseDuration(value)
+			if err != nil {
+				return Expect{}, err
+			}
+			*p.Duration = d
+		case p.Int != nil:
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return Expect{}, err
+			}
+			*p.Int = n
+		case p.String != nil:
+			*p.String = value
+		default:
+			*p.Bool = value == "true"
+		}
+		set[name] = true
+	}
+	if err := pred.Apply(func(name string) bool { return set[name] }); err != nil {
+		return Expect{}, err
+	}
+	return NewExpect(pred, pool)
+}
+
+// TestShippedProbes runs every shipped probe at its defaults and configured, with the
+// matching expectation: every row but the known differences must agree with the model, and
+// every known difference must still differ (else its entry is stale). A probe whose runtime
+// is missing is skipped with the reason, except under CI=true, where it fails. With
+// -update-clients it writes docs/clients.md from the measurements; without, the page's
+// sections of the probes that ran must match them.
+func TestShippedProbes(t *testing.T) {
+	if !*runShipped {
+		t.Skip("runs with -shipped (make probes): every shipped probe, some minutes")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	sections := map[string]string{}
+	for _, sp := range shippedProbes() {
+		t.Run(sp.name, func(t *testing.T) {
+			for _, need := range sp.needs {
+				if _, err := exec.LookPath(need); err != nil {
+					if _, serr := os.Stat(need); serr != nil {
+						if os.Getenv("CI") == "true" {
+							t.Fatalf("%s is missing: CI must install it (.ci/run)", need)
+						}
+						t.Skipf("%s is missing", need)
+					}
+				}
+			}
+			args, err := sp.args(root, tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := expectOf(sp.expect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := New(Command{Args: args, Env: append([]string{"PROBE_JAVA_CACHE=" + filepath.Join(tmp, "java")}, sp.env...)})
+			for i, s := range Scenarios() {
+				if slices.Contains(shippedCapsArg, s.Name) {
+					p.caps[i] = shippedCap
+				}
+			}
+			p.Expect = &e
+			obs, err := p.observeAll(context.Background(), experiments.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := p.result(obs, 50*time.Millisecond)
+			// A row that disagrees is measured once more: a 2-core machine shared with other
+			// work can stall a JVM for tens of milliseconds now and then. It fails when it
+			// disagrees twice.
+			if again := disagreeing(run, sp.known); len(again) > 0 {
+				t.Logf("measuring again: %s", strings.Join(again, ", "))
+				p.Only = strings.Join(again, ",")
+				more, err := p.observeAll(context.Background(), experiments.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range more {
+					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
+				}
+				p.Only = ""
+				run = p.result(obs, 50*time.Millisecond)
+			}
+			for _, r := range run.Rows {
+				name, _, _ := strings.Cut(r.Name, ":")
+				_, isKnown := sp.known[name]
+				switch {
+				case r.Skipped != "":
+				case isKnown && r.Pass:
+					t.Errorf("%s: agrees with --expect %s now; remove its known difference", name, e.Label)
+				case !isKnown && !r.Pass:
+					t.Errorf("%s: %s (%s)", name, r.Reason, r.Server)
+				}
+			}
+			sections[sp.name] = clientSection(sp, run, obs, display(args, root, tmp))
+		})
+	}
+	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
+}
+
+// disagreeing lists the scenarios whose rows disagree with the expectation other than the
+// known differences, and the known differences that agree.
+func disagreeing(run results.Run, known map[string]string) []string {
+	var out []string
+	for _, r := range run.Rows {
+		name, _, _ := strings.Cut(r.Name, ":")
+		if _, isKnown := known[name]; r.Skipped == "" && isKnown == r.Pass {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// display is a command as docs/clients.md shows it: paths from the repository's root.
+func display(args []string, root, tmp string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		a = strings.TrimPrefix(a, root+string(filepath.Separator))
+		if strings.HasPrefix(a, tmp) {
+			a = "goprobe" // the Go probe, built from examples/probes/go
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// clientSection is a probe's section of docs/clients.md: the measurements, in figures that
+// do not move with a millisecond of scheduling.
+func clientSection(sp shippedProbe, run results.Run, obs []observation, command string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n### %s\n\n", sectionStart(sp.name), sp.name)
+	cmd := "`" + command + "`"
+	if len(sp.env) > 0 {
+		cmd = "`" + strings.Join(sp.env, " ") + "` " + cmd
+	}
+	closest := ""
+	for _, c := range run.Config {
+		if c.Name == "closest" {
+			closest = c.Value
+		}
+	}
+	fmt.Fprintf(&b, "%s, %s. Closest client the model knows: %s. CI expects `--expect %s`",
+		cmd, sp.version(), closest, strings.Join(expectFlags(sp.expect), " "))
+	if len(sp.known) > 0 {
+		b.WriteString(" on every row but the known differences")
+	}
+	b.WriteString(".\n\n| scenario | outcome | executions | connections | what it does |\n|---|---|---|---|---|\n")
+	meas := measureAll(obs)
+	for i, o := range obs {
+		r := run.Rows[i]
+		conns := "—" // shown where the model counts them: a redirect loop's vary from run to run
+		if r.NewConnections != nil && r.ExpectedNewConnections != nil {
+			conns = strconv.Itoa(*r.NewConnections)
+		}
+		execs := "—"
+		if r.ServerExecutions != nil {
+			execs = strconv.Itoa(*r.ServerExecutions)
+		}
+		mark := ""
+		if _, ok := sp.known[o.sc.Name]; ok {
+			mark = " (known difference)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s%s |\n", o.sc.Name, orDash(string(r.Outcome)), execs, conns, meaning(o, meas[i], docMs(r), false), mark)
+	}
+	if len(sp.known) > 0 {
+		b.WriteString("\nKnown differences from the model:\n\n")
+		var names []string
+		for name := range sp.known {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			fmt.Fprintf(&b, "- `%s`: %s.\n", name, sp.known[name])
+		}
+	}
+	b.WriteString(sectionEnd + "\n")
+	return b.String()
+}
+
+// docMs writes a row's times for docs/clients.md so that the page does not change with a few
+// milliseconds: a time within the gate's 50 ms of the model's is written as the model's, and
+// every time is rounded to 100 ms. (A JDK timeout that counts from send() shows some 25 ms
+// early, around a rounding boundary of 50 ms.)
+func docMs(r results.Row) func(time.Duration) string {
+	return func(d time.Duration) string {
+		if r.ExpectedMs != nil {
+			want := time.Duration(*r.ExpectedMs * float64(time.Millisecond))
+			if (d - want).Abs() <= 50*time.Millisecond {
+				d = want
+			}
+		}
+		return "about " + ms(roundTo(d, 100*time.Millisecond))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// expectFlags writes an expect list as the command line's flags.
+func expectFlags(spec []string) []string {
+	out := []string{spec[0]}
+	for _, kv := range spec[1:] {
+		name, value, _ := strings.Cut(kv, "=")
+		out = append(out, "--"+name, value)
+	}
+	return out
+}
+
+func sectionStart(name string) string { return "<!-- client: " + name + " -->" }
+
+const sectionEnd = "<!-- end of client -->"
+
+// clientsIntro opens docs/clients.md.
+const clientsIntro = `# What real HTTP clients do, measured
+
+Every probe of ` + "`examples/probes/`" + ` ([probe.md](probe.md)), at its library's defaults and configured,
+run by ` + "`labrun probe`" + ` against every scenario on this machine's library versions. The page is
+written by ` + "`make clients`" + ` from the measurements; ` + "`make probes`" + ` (run by CI) measures again,
+fails when a row disagrees with the model under the expected profile (other than a known
+difference), when a known difference agrees (it is stale), or when the page no longer says what
+the libraries do. Times are rounded to 100 ms; the silent server and the unreachable address are
+capped at 5 s, so "still waiting at the cap" means no timeout of 3 s or less.
+
+A known difference is a rule of the library, read in its source, that the model's profile does
+not encode (yet): the row is measured and shown, and CI holds it to differ.
+`
+
+// checkClientsDoc compares docs/clients.md's sections with the measured ones, or rewrites
+// the page with -update-clients (keeping the sections of the probes that did not run).
+func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
+	t.Helper()
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	page := string(old)
+	oldSection := func(name string) string {
+		_, rest, ok := strings.Cut(page, sectionStart(name)+"\n")
+		body, _, ok2 := strings.Cut(rest, sectionEnd+"\n")
+		if !ok || !ok2 {
+			return ""
+		}
+		return sectionStart(name) + "\n" + body + sectionEnd + "\n"
+	}
+	if *updateClients {
+		var b strings.Builder
+		b.WriteString(clientsIntro)
+		for _, sp := range shippedProbes() {
+			s := sections[sp.name]
+			if s == "" {
+				s = oldSection(sp.name)
+			}
+			if s != "" {
+				b.WriteString("\n" + s)
+			}
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !strings.HasPrefix(page, clientsIntro) {
+		t.Errorf("docs/clients.md does not open with the generated introduction: run make clients")
+	}
+	for _, sp := range shippedProbes() {
+		if s, ran := sections[sp.name]; ran && s != oldSection(sp.name) {
+			t.Errorf("docs/clients.md is stale for %s: run make clients\ngot:\n%s\nwant:\n%s", sp.name, oldSection(sp.name), s)
+		}
+	}
+}
