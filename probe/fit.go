@@ -17,9 +17,10 @@ type fitted struct {
 	agree, judged int
 }
 
-// fitProfiles are the presets whose rules the model follows (the others share HttpClient
-// 5's rules and differ only in limits, which the fit varies anyway).
-var fitProfiles = []string{"hc5", "okhttp", "go"}
+// fitProfiles are the presets whose rules the model follows, in the order ties go to (the
+// others share one of these profiles' rules and differ only in limits, which the fit varies
+// anyway).
+var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4"}
 
 // presetPools are the libraries' connection limits per route, for the burst: HttpClient 5's
 // PoolingHttpClientConnectionManager (defaultMaxPerRoute 5), HttpClient 4.5's (2); the others

@@ -32,8 +32,9 @@ var layers = map[string]int{
 	"experiments": 5,
 	// What the command line and users call.
 	"internal/runner": 6, "internal/predict": 6, "labtest": 6,
-	"internal/cli": 7,
-	"":             8, // package main
+	"probe":        7, // labrun probe: the model's predictions for any client's command
+	"internal/cli": 8,
+	"":             9, // package main
 }
 
 // TestImportsPointDown: no package imports one of its own layer or a higher one, so the

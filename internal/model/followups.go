@@ -101,6 +101,10 @@ const (
 	// HC5MaxRedirects is HttpClient 5's RequestConfig default maxRedirects (5.2.1): the 51st
 	// redirect throws "Maximum redirects (50) exceeded".
 	HC5MaxRedirects = 50
+	// URLConnectionMaxRedirects is HttpURLConnection's http.maxRedirects default (JDK 17,
+	// sun.net.www.protocol.http.HttpURLConnection): the 20th request's redirect throws
+	// "Server redirected too many times (20)".
+	URLConnectionMaxRedirects = 20
 )
 
 // MaxFollowUps returns the library's limit on the requests it sends after the first in one
@@ -111,6 +115,10 @@ func MaxFollowUps(p Profile) int {
 		return OkHttpMaxFollowUps
 	case Go:
 		return GoMaxRedirects
+	case JDK:
+		return 0
+	case URLConnection:
+		return URLConnectionMaxRedirects - 1
 	default:
 		return HC5MaxRedirects
 	}
@@ -120,15 +128,49 @@ func MaxFollowUps(p Profile) int {
 // p's follow-up rules with settings r: OkHttp 3.13's RetryAndFollowUpInterceptor
 // (followUpRequest and intercept), net/http's Client (client.go: redirectBehavior and
 // defaultCheckRedirect), HttpClient 5.2.1's RedirectExec with DefaultRedirectStrategy and
-// automatic retries disabled.
+// automatic retries disabled (HttpClient 4.5.14's DefaultRedirectStrategy where it differs),
+// the JDK's HttpClient (Redirect.NEVER by default) and HttpURLConnection
+// (setFollowRedirects(true), http.maxRedirects 20).
 func FollowUps(p Profile, r FollowRules, c FollowCall) FollowResult {
 	switch p {
 	case OkHttp:
 		return okHttpFollowUps(r, c)
 	case Go:
 		return goFollowUps(r, c)
+	case JDK:
+		// java.net.http.HttpClient.Builder's followRedirects default is Redirect.NEVER, and
+		// it repeats no request for its status: the first answer is the call's.
+		return followOK(FollowResult{Sent: []Sent{{c.Method, c.Body}}}, c.answer(0).Status)
+	case URLConnection:
+		return urlConnectionFollowUps(r, c)
 	default:
-		return hc5FollowUps(r, c)
+		return hc5FollowUps(p, r, c)
+	}
+}
+
+// urlConnectionFollowUps follows HttpURLConnection's followRedirect: a 3xx with a Location
+// is followed while fewer than http.maxRedirects (20) requests were sent, a loop included;
+// a redirect other than 307 and 308 turns a POST into a GET without its body.
+func urlConnectionFollowUps(r FollowRules, c FollowCall) FollowResult {
+	var res FollowResult
+	cur := Sent{c.Method, c.Body}
+	for i := 0; ; i++ {
+		res.Sent = append(res.Sent, cur)
+		a := c.answer(i)
+		switch a.Status {
+		case 301, 302, 303, 307, 308:
+		default:
+			return followOK(res, a.Status)
+		}
+		if r.NoRedirects || a.Location == NoLocation {
+			return followOK(res, a.Status)
+		}
+		if i+1 >= URLConnectionMaxRedirects {
+			return followFailed(res, "Server redirected too many times (20)")
+		}
+		if a.Status != 307 && a.Status != 308 {
+			cur = Sent{Method: "GET"}
+		}
 	}
 }
 
@@ -238,7 +280,7 @@ func goFollowUps(r FollowRules, c FollowCall) FollowResult {
 // (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
 // most maxRedirects, no circular redirect; 301 and 302 turn a POST into a GET, 303 every
 // method but GET and HEAD; the others copy the original request, method and body.
-func hc5FollowUps(r FollowRules, c FollowCall) FollowResult {
+func hc5FollowUps(p Profile, r FollowRules, c FollowCall) FollowResult {
 	var res FollowResult
 	cur, looped := Sent{c.Method, c.Body}, false
 	for i := 0; ; i++ {
@@ -247,6 +289,11 @@ func hc5FollowUps(r FollowRules, c FollowCall) FollowResult {
 		switch a.Status {
 		case 301, 302, 303, 307, 308:
 		default:
+			return followOK(res, a.Status)
+		}
+		// HttpClient 4.5.14's DefaultRedirectStrategy.isRedirected: 301, 302, 307 and 308
+		// only for GET and HEAD (isRedirectable); 303 for any method.
+		if p == HC4 && a.Status != 303 && cur.Method != "GET" && cur.Method != "HEAD" {
 			return followOK(res, a.Status)
 		}
 		if r.NoRedirects || a.Location == NoLocation || (c.Body && c.OneShot) {

@@ -137,3 +137,37 @@ func TestDescribeSent(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaFollowUps: the JDK's HttpClient follows nothing by default, HttpURLConnection
+// gives a loop up after 20 requests, HttpClient 4.5 redirects a POST only on a 303; as
+// measured with the real libraries (labrun probe's redirect-loop row, docs/clients.md).
+func TestJavaFollowUps(t *testing.T) {
+	loop := FollowCall{Method: "GET", Answers: []Answer{{Status: 302, Location: SameURL}}}
+	post := func(status int) FollowCall {
+		return FollowCall{Method: "POST", Body: true, Answers: []Answer{{Status: status, Location: NewURL}, {Status: 200}}}
+	}
+	for _, tt := range []struct {
+		name    string
+		p       Profile
+		c       FollowCall
+		sent    int
+		outcome vocab.Outcome
+		status  int
+	}{
+		{"jdk: a loop is not followed", JDK, loop, 1, vocab.OK, 302},
+		{"jdk: a 503 is returned", JDK, FollowCall{Method: "GET", Answers: []Answer{{Status: 503, RetryAfter: "0"}}}, 1, vocab.OK, 503},
+		{"urlconnection: a loop ends at 20 requests", URLConnection, loop, URLConnectionMaxRedirects, vocab.Failed, 0},
+		{"urlconnection: a POST answered 302 goes on as a GET", URLConnection, post(302), 2, vocab.OK, 200},
+		{"hc4: a loop is refused at the second request", HC4, loop, 2, vocab.Failed, 0},
+		{"hc4: a POST answered 302 is returned", HC4, post(302), 1, vocab.OK, 302},
+		{"hc4: a POST answered 303 goes on as a GET", HC4, post(303), 2, vocab.OK, 200},
+	} {
+		got := FollowUps(tt.p, FollowRules{}, tt.c)
+		if len(got.Sent) != tt.sent || got.Outcome != tt.outcome || got.Status != tt.status {
+			t.Errorf("%s: got %d sent, %s %d (%s); want %d, %s %d", tt.name, len(got.Sent), got.Outcome, got.Status, got.Err, tt.sent, tt.outcome, tt.status)
+		}
+	}
+	if got := FollowUps(URLConnection, FollowRules{}, post(302)); got.Sent[1] != (Sent{Method: "GET"}) {
+		t.Errorf("urlconnection: a POST's 302 follow-up is %+v, want a GET without a body", got.Sent[1])
+	}
+}

@@ -5,6 +5,7 @@ package predict
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,8 +40,11 @@ type Predictor struct {
 	HC5Retries              string
 	ValidateAfterInactivity time.Duration
 	NoStaleCheck            bool
-	EvictIdle               time.Duration
-	EvictInterval           time.Duration
+	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
+	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
+	NoResendPost, ResendAnyMethod bool
+	EvictIdle                     time.Duration
+	EvictInterval                 time.Duration
 
 	Delay    time.Duration
 	Bytes    int
@@ -111,6 +115,8 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "method", Usage: "the request method (default GET)", String: &p.Method},
 		{Name: "idempotency-key", Usage: "the request has an Idempotency-Key header", Bool: &p.IdempotencyKey},
 		{Name: "one-shot-body", Usage: "the request body cannot be sent again", Bool: &p.OneShotBody},
+		{Name: "no-resend-post", Usage: "urlconnection: -Dsun.net.http.retryPost=false", Bool: &p.NoResendPost},
+		{Name: "resend-any-method", Usage: "jdk: -Djdk.httpclient.enableAllMethodRetry", Bool: &p.ResendAnyMethod},
 		{Name: "syn-retries", Usage: fmt.Sprintf("with --host-down: SYN retries (0 = %d)", model.SYNRetries),
 			Int: &p.SYNRetries, Min: 0, Max: maxSYNRetries},
 		{Name: "tcp-retries2", Usage: fmt.Sprintf("with --dropped: tcp_retries2 (0 = %d)", model.DataRetries),
@@ -224,6 +230,12 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 		}
 	}
+	if p.NoResendPost && p.profile != model.URLConnection {
+		return errors.New("--no-resend-post is HttpURLConnection's sun.net.http.retryPost: it needs --defaults urlconnection")
+	}
+	if p.ResendAnyMethod && p.profile != model.JDK {
+		return errors.New("--resend-any-method is the JDK HttpClient's jdk.httpclient.enableAllMethodRetry: it needs --defaults jdk")
+	}
 	return nil
 }
 
@@ -242,6 +254,7 @@ func (p *Predictor) Limits() model.Limits {
 	if p.NoStaleCheck {
 		l.ValidateAfterInactivity = model.NoValidation
 	}
+	l.NoResendPost, l.ResendAnyMethod = p.NoResendPost, p.ResendAnyMethod
 	return l
 }
 

@@ -382,3 +382,39 @@ func TestJavaPresetsResend(t *testing.T) {
 		t.Error("--defaults hc4 --hc5-retries default: got no error, want HttpClient 5's flag refused")
 	}
 }
+
+// TestJavaResendSwitches: HttpURLConnection's retryPost=false and the JDK's
+// enableAllMethodRetry reach the model, each only under its own library.
+func TestJavaResendSwitches(t *testing.T) {
+	execs := func(p *Predictor) int {
+		t.Helper()
+		if err := p.Apply(func(string) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+		return p.Predict().ServerExecutions
+	}
+	post := func(defaults string) *Predictor {
+		return &Predictor{Defaults: defaults, KillAfterRead: "close", Method: "POST"}
+	}
+	if got := execs(post("urlconnection")); got != 2 {
+		t.Errorf("urlconnection, a POST on a killed pooled connection: %d executions, want 2", got)
+	}
+	p := post("urlconnection")
+	p.NoResendPost = true
+	if got := execs(p); got != 1 {
+		t.Errorf("urlconnection with --no-resend-post: %d executions, want 1", got)
+	}
+	if got := execs(post("jdk")); got != 1 {
+		t.Errorf("jdk, a POST on a killed pooled connection: %d executions, want 1", got)
+	}
+	p = post("jdk")
+	p.ResendAnyMethod = true
+	if got := execs(p); got != 2 {
+		t.Errorf("jdk with --resend-any-method: %d executions, want 2", got)
+	}
+	for _, bad := range []*Predictor{{Defaults: "hc5", NoResendPost: true}, {Defaults: "urlconnection", ResendAnyMethod: true}} {
+		if err := bad.Apply(func(string) bool { return false }); err == nil {
+			t.Errorf("%+v: got no error, want the switch refused outside its library", *bad)
+		}
+	}
+}

@@ -1,15 +1,16 @@
 #!/bin/sh
 # Runs a JVM probe: examples/probes/java/run.sh NAME, NAME one of JdkProbe, UrlConnectionProbe,
-# Hc5Probe, OkHttpProbe. It compiles NAME.java with Protocol.java (javac, once, into
+# Hc4Probe, Hc5Probe, OkHttpProbe. It compiles NAME.java with Protocol.java (javac, once, into
 # $PROBE_JAVA_CACHE, by default a directory under $TMPDIR) against Debian's jars in
-# /usr/share/java (libhttpclient5-java, libokhttp-java, libslf4j-java), then runs it:
+# /usr/share/java (libhttpclient-java, libhttpclient5-java, libokhttp-java, libslf4j-java), then runs it:
 #   labrun probe -- examples/probes/java/run.sh OkHttpProbe
 set -eu
-name=${1:?usage: run.sh JdkProbe|UrlConnectionProbe|Hc5Probe|OkHttpProbe}
+name=${1:?usage: run.sh JdkProbe|UrlConnectionProbe|Hc4Probe|Hc5Probe|OkHttpProbe}
 dir=$(cd "$(dirname "$0")" && pwd)
 jars=${PROBE_JARS:-/usr/share/java}
 case $name in
   Hc5Probe) cp=$jars/httpclient5.jar:$jars/httpcore5.jar:$jars/httpcore5-h2.jar:$jars/slf4j-api.jar:$jars/slf4j-nop.jar ;;
+  Hc4Probe) cp=$jars/httpclient.jar:$jars/httpcore.jar:$jars/commons-logging.jar:$jars/commons-codec.jar ;;
   OkHttpProbe) cp=$jars/okhttp.jar:$jars/okio.jar ;;
   JdkProbe | UrlConnectionProbe) cp=. ;;
   *) echo "run.sh: unknown probe $name" >&2; exit 2 ;;
