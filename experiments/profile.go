@@ -128,6 +128,10 @@ type spec struct {
 	// NoRedirects, as ErrUseLastResponse) and the roots for an https server.
 	Follow client.FollowOptions
 	TLS    *tls.Config
+	// TLSHandshakeTimeout is the library's own limit for the TLS handshake (exp-k): HttpClient
+	// 5's TlsConfig handshake timeout or socket timeout, net/http's TLSHandshakeTimeout (0: none).
+	// OkHttp has none: its read timeout bounds the handshake.
+	TLSHandshakeTimeout time.Duration
 }
 
 // caller is a client under test.
@@ -173,7 +177,7 @@ func buildHC5(s spec) (built, error) {
 
 		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
-		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS,
+		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -206,6 +210,8 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 		Resolver:                 s.Resolver,
 		Follow:                   s.Follow, TLS: s.TLS,
 	}
+	// RealConnection.connectSocket sets the read timeout on the socket before the handshake.
+	cfg.TLSHandshakeTimeout = cfg.ReadTimeout
 	c, err := client.New(cfg)
 	if err != nil {
 		return built{}, err
@@ -225,13 +231,15 @@ func buildGo(s spec) (built, error) {
 		ResponseHeaderTimeout: s.ReadTimeout, ClientTimeout: s.ClientTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		Resolver: s.Resolver, UseLastResponse: s.Follow.NoRedirects, TLS: s.TLS,
+		TLSHandshakeTimeout: s.TLSHandshakeTimeout,
 	}
 	g, err := client.NewGo(cfg)
 	if err != nil {
 		return built{}, err
 	}
 	l := model.Limits{ConnectTimeout: cfg.DialTimeout, ReadTimeout: cfg.ResponseHeaderTimeout,
-		Deadline: firstSet(cfg.Deadline, cfg.ClientTimeout), Retries: cfg.Retries, Backoff: cfg.Backoff}
+		Deadline: firstSet(cfg.Deadline, cfg.ClientTimeout), Retries: cfg.Retries, Backoff: cfg.Backoff,
+		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout}
 	return built{c: g, limits: l, pool: s.Pool}, nil
 }
 
@@ -243,7 +251,9 @@ func modelLimits(cfg client.Config) model.Limits {
 		ReadTimeout:    cfg.ReadTimeout,
 		Deadline:       cfg.Deadline,
 		Retries:        cfg.Retries,
-		Backoff:        cfg.Backoff,
+
+		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
+		Backoff:             cfg.Backoff,
 
 		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
 		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,

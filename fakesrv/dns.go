@@ -55,12 +55,14 @@ type DNS struct {
 	// Addr is the server's UDP address, "127.0.0.1:PORT".
 	Addr string
 
-	table   map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
-	opts    dnsOptions              // read-only after NewDNS
-	conn    net.PacketConn
-	delayed sync.WaitGroup // answers waiting out opts.delay
-	closing chan struct{}  // closed by Close, ends the delayed answers
-	queries atomic.Int64   // queries answered
+	table    map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
+	opts     dnsOptions              // read-only after NewDNS
+	conn     net.PacketConn
+	mu       sync.Mutex     // guards stopping, and delayed.Add against Close's Wait
+	stopping bool           // set by Close: answers are no longer held
+	delayed  sync.WaitGroup // answers waiting out opts.delay
+	closing  chan struct{}  // closed by Close, ends the delayed answers
+	queries  atomic.Int64   // queries answered
 
 	done      chan struct{} // closed when serve has returned
 	serveErr  error         // why serve returned, if not Close; written before done is closed
@@ -147,20 +149,25 @@ func (d *DNS) serve() {
 			resp = dnsAnswer(nil, buf[:n])
 			dnsSetRcode(resp, dnsRcodeFail)
 		}
-		if d.opts.delay <= 0 {
+		d.mu.Lock()
+		hold := d.opts.delay > 0 && !d.stopping
+		if hold {
+			d.delayed.Add(1)
+		}
+		d.mu.Unlock()
+		if !hold {
 			d.send(resp, from)
 			continue
 		}
-		d.delayed.Add(1)
 		go func() {
 			defer d.delayed.Done()
 			t := time.NewTimer(d.opts.delay)
 			defer t.Stop()
 			select {
 			case <-t.C:
-				d.send(resp, from)
 			case <-d.closing:
 			}
+			d.send(resp, from)
 		}()
 	}
 }
@@ -184,7 +191,8 @@ type dnsOptions struct {
 
 // DNSDelay makes the server hold every answer for d before it sends it: a slow resolver. A
 // client's resolver that gives up sooner (Go's: the timeout of /etc/resolv.conf, 5 s by
-// default, per try) never sees it; Close drops the answers still held.
+// default, per try) never sees it. Close sends the answers still held at once, so that no
+// lookup is left waiting for its resolver's timeout.
 func DNSDelay(d time.Duration) DNSOption {
 	return func(o *dnsOptions) error {
 		if d < 0 {
@@ -261,10 +269,13 @@ func (d *DNS) Queries() int {
 // calls return the first call's error.
 func (d *DNS) Close() error {
 	d.closeOnce.Do(func() {
+		d.mu.Lock()
+		d.stopping = true
 		close(d.closing)
+		d.mu.Unlock()
+		d.delayed.Wait()
 		err := d.conn.Close()
 		<-d.done
-		d.delayed.Wait()
 		if err != nil {
 			err = fmt.Errorf("fakesrv: dns close: %w", err)
 		}
