@@ -216,7 +216,9 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts bool) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	return built{c: c, limits: modelLimits(cfg), stats: c.Stats}, nil
+	l := modelLimits(cfg)
+	l.TLSHandshakeTimeout = 0 // OkHttp has no such setting: the model's rule is its read timeout
+	return built{c: c, limits: l, stats: c.Stats}, nil
 }
 
 // buildGo is the go profile: net/http's Client and Transport with the nearest settings.
