@@ -114,8 +114,14 @@ type Config struct {
 	// TlsConfig handshake timeout, else its SocketConfig socket timeout
 	// (SSLConnectionSocketFactory.executeHandshake, DefaultHttpClientConnectionOperator.connect),
 	// never its connect or response timeout. A handshake it ends fails with
-	// ErrHandshakeTimeout, a read timeout in the connect phase.
+	// ErrHandshakeTimeout, a read timeout in the connect phase (OkHttp's
+	// SocketTimeoutException), or with HandshakeTimeoutAsConnect a connect timeout.
 	TLSHandshakeTimeout time.Duration
+	// HandshakeTimeoutAsConnect reports a handshake that TLSHandshakeTimeout ended as a
+	// connect timeout, as HttpClient 5 does: DefaultHttpClientConnectionOperator.connect
+	// rethrows it through ConnectExceptionSupport.enhance, which makes a SocketTimeoutException a
+	// ConnectTimeoutException (httpclient5 5.2.1).
+	HandshakeTimeoutAsConnect bool
 }
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.

@@ -66,6 +66,9 @@ func (c *Client) handshake(ctx context.Context, cn *conn, host string) (*tls.Con
 	err := tc.HandshakeContext(ctx)
 	cn.setHandshakeTimeout(0)
 	if err != nil && c.cfg.TLSHandshakeTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+		if c.cfg.HandshakeTimeoutAsConnect {
+			return nil, fmt.Errorf("%w (%w, %v): %w", ErrConnectTimeout, ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)
+		}
 		return nil, fmt.Errorf("%w (%v): %w", ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)
 	}
 	return tc, err

@@ -309,7 +309,7 @@ func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
 	case model.HandshakeStall:
 		b := r.Handshake(l)
 		if b.Limit == 0 {
-			return "handshake: " + b.Name + " not set, nothing bounds it"
+			return "handshake: nothing bounds it (" + b.Name + ": not set)"
 		}
 		return fmt.Sprintf("handshake: %s %v; after it: %s", b.Name, b.Limit, r.AfterHandshakeTimeout)
 	case model.SlowLookup:

@@ -178,6 +178,7 @@ func buildHC5(s spec) (built, error) {
 		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
 		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
+		HandshakeTimeoutAsConnect: true,
 	}
 	c, err := client.New(cfg)
 	if err != nil {

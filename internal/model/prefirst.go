@@ -102,11 +102,12 @@ func PreFirstRules() []PreFirstRule {
 		{
 			Profile: HC5,
 			Handshake: func(l Limits) Bound {
-				return Bound{l.TLSHandshakeTimeout, vocab.ReadTimeout, "TlsConfig handshakeTimeout, else SocketConfig soTimeout"}
+				return Bound{l.TLSHandshakeTimeout, vocab.ConnectTimeout, "TlsConfig handshakeTimeout, else SocketConfig soTimeout"}
 			},
 			HandshakeSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket " +
 				"before SSLConnectionSocketFactory.connectSocket, whose executeHandshake sets TlsConfig's handshakeTimeout when there is one; " +
-				"connectTimeout bounds the TCP connect only, responseTimeout is set after the connect",
+				"connectTimeout bounds the TCP connect only, responseTimeout is set after the connect; the SocketTimeoutException is " +
+				"rethrown as a ConnectTimeoutException (ConnectExceptionSupport.enhance)",
 			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
 			LookupSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
 			// The operator catches IOException around connectSocket (TCP and TLS) for each

@@ -30,7 +30,7 @@ func TestPredictPreFirst(t *testing.T) {
 	}{
 		{"hc5 stall, connect and response only", PreFirst{Fault: HandshakeStall}, hc5, vocab.Hang, Forever, 1, 1},
 		{"hc5 stall, capped", PreFirst{Fault: HandshakeStall}, hc5cap, vocab.Deadline, 400 * ms, 1, 1},
-		{"hc5 stall, socket timeout, two addresses", PreFirst{Fault: HandshakeStall, Routes: 2}, hc5so, vocab.ReadTimeout, 300 * ms, 1, 2},
+		{"hc5 stall, socket timeout, two addresses", PreFirst{Fault: HandshakeStall, Routes: 2}, hc5so, vocab.ConnectTimeout, 300 * ms, 1, 2},
 		{"hc5 bad first, good second", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, hc5, vocab.OK, 0, 1, 2},
 		{"hc5 bad both", PreFirst{Fault: BadCertificate, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
 		{"okhttp stall, read timeout per route", PreFirst{Fault: HandshakeStall, Routes: 2}, ok, vocab.ReadTimeout, 240 * ms, 2, 2},
