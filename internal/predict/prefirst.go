@@ -25,13 +25,41 @@ func (p *Predictor) preFirst() bool {
 	return p.TLSFault != "" || p.DNSFault != "" || p.LookupDelay > 0 || p.HandshakeTimeout > 0 || p.Routes > 0 || p.BadRoutes > 0
 }
 
+// preFirstRule returns the rules before the first byte of the preset called name. A preset
+// without a profile of its own (the JDK's clients, HttpClient 4.5, Reactor Netty) takes
+// HttpClient 5's rules elsewhere in the model; not here, where their own are not read yet.
+func preFirstRule(name string) (model.PreFirstRule, bool) {
+	pre, ok := model.PresetNamed(name)
+	if !ok || (pre.Limits.Profile == "" && name != "hc5") {
+		return model.PreFirstRule{}, false
+	}
+	r, err := model.LookupPreFirstRule(pre.Limits.Profile)
+	return r, err == nil
+}
+
+// preFirstDefaults fills in what bounds the handshake and the lookup of the preset called
+// name, with the library's source, for labrun defaults; nothing where labrun has not read it.
+func preFirstDefaults(name string, limits model.Limits, d *results.ClientDefaults) {
+	r, ok := preFirstRule(name)
+	if !ok {
+		return
+	}
+	h, l := r.Handshake(limits), r.Lookup(limits)
+	d.Handshake = h.Name + ": not set, nothing bounds it"
+	if h.Limit > 0 {
+		d.Handshake = fmt.Sprintf("%s: %v", h.Name, h.Limit)
+	}
+	d.Handshake += " (" + r.HandshakeSource + ")"
+	d.Lookup = l.Name
+	if l.Limit > 0 {
+		d.Lookup = fmt.Sprintf("%s: %v", l.Name, l.Limit)
+	}
+	d.Lookup += " (" + r.LookupSource + ")"
+}
+
 // checkPreFirst reports a question before the first byte that makes no sense, naming the flags.
 func (p *Predictor) checkPreFirst() error {
-	// A preset without a profile of its own (the JDK's clients, HttpClient 4.5, Reactor Netty)
-	// falls back to HttpClient 5's rules elsewhere; not here: their rules are not read yet.
-	pre, ok := model.PresetNamed(p.Defaults)
-	hasRules := ok && (pre.Limits.Profile != "" || p.Defaults == "hc5")
-	if _, err := model.LookupPreFirstRule(pre.Limits.Profile); !hasRules || err != nil {
+	if _, ok := preFirstRule(p.Defaults); !ok {
 		return fmt.Errorf("--tls-fault and --dns-fault need --defaults hc5, okhttp, okhttp@3.2 or go: the libraries whose rules before the first byte labrun has read")
 	}
 	switch {
