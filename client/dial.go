@@ -15,15 +15,21 @@ import (
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	ctx, st, l, done := c.dialContext(ctx)
 	defer done()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	ips, err := c.resolve(ctx, st, host)
+	_, port, ips, err := c.addresses(ctx, st, addr)
 	if err != nil {
 		return nil, err
 	}
 	return c.connect(ctx, st, l, network, ips, port)
+}
+
+// addresses splits addr and resolves its host (resolve).
+func (c *Client) addresses(ctx context.Context, st *attemptState, addr string) (host, port string, ips []string, err error) {
+	host, port, err = net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", nil, err
+	}
+	ips, err = c.resolve(ctx, st, host)
+	return host, port, ips, err
 }
 
 // dialContext ties a dial to its attempt. The Transport detaches dials from the request's

@@ -24,11 +24,7 @@ var ErrHandshakeTimeout = errors.New("TLS handshake timeout")
 func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
 	ctx, st, l, done := c.dialContext(ctx)
 	defer done()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	ips, err := c.resolve(ctx, st, host)
+	host, port, ips, err := c.addresses(ctx, st, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -271,8 +271,18 @@ func (p *Predictor) Predict() results.Prediction {
 		Outcome:          pred.Outcome,
 		TotalMs:          modelMs(pred.Total),
 		ServerExecutions: pred.Executions,
-		Attempts:         []results.Attempt{},
+		Attempts:         attempts(pred),
 	}
+	for i := range out.Attempts {
+		out.Attempts[i].Why = model.Why(d, l, pred, i)
+	}
+	out.Explanation = model.Explain(d, l, pred)
+	return out
+}
+
+// attempts converts the model's attempts to a document's.
+func attempts(pred model.Prediction) []results.Attempt {
+	out := []results.Attempt{}
 	for _, a := range pred.Attempts {
 		ra := results.Attempt{
 			StartMs: *results.Ms(a.Start), EndMs: modelMs(a.End), Outcome: a.Outcome,
@@ -285,12 +295,8 @@ func (p *Predictor) Predict() results.Prediction {
 			}
 			ra.Phases = append(ra.Phases, span)
 		}
-		out.Attempts = append(out.Attempts, ra)
+		out = append(out, ra)
 	}
-	for i := range out.Attempts {
-		out.Attempts[i].Why = model.Why(d, l, pred, i)
-	}
-	out.Explanation = model.Explain(d, l, pred)
 	return out
 }
 

@@ -96,19 +96,7 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 		Outcome:          pred.Outcome,
 		TotalMs:          modelMs(pred.Total),
 		ServerExecutions: pred.Executions,
-		Attempts:         []results.Attempt{},
-	}
-	for _, a := range pred.Attempts {
-		ra := results.Attempt{StartMs: *results.Ms(a.Start), EndMs: modelMs(a.End), Outcome: a.Outcome,
-			NewConnection: a.NewConnection, Executed: a.Executed(), Phases: []results.PhaseSpan{}}
-		for _, s := range a.Phases {
-			span := results.PhaseSpan{Phase: s.Phase}
-			if s.End != model.Forever {
-				span.Ms = results.Ms(s.End - s.Start)
-			}
-			ra.Phases = append(ra.Phases, span)
-		}
-		out.Attempts = append(out.Attempts, ra)
+		Attempts:         attempts(pred),
 	}
 	var why string
 	switch f.Fault {
