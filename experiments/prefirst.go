@@ -292,7 +292,9 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	if capped {
 		out.Outcome, out.MeasuredMs = vocab.Hang, nil
 	}
-	out.Server = fmt.Sprintf("%s (model %d); %s", vocab.Plural(len(res.Attempts), "attempt"), len(p.Attempts), k.bounds(p, b.limits, row))
+	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
+	out.Server = fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
+		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
 	if capped {
 		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.Cap)
 	}
