@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -67,4 +68,18 @@ func ptr(f *float64) any {
 		return "-"
 	}
 	return *f
+}
+
+// TestPreFirstProfilesHaveRules: every profile exp-k runs has its rules before the first byte
+// in the model's table, so that a new profile is refused here until its rules are read.
+func TestPreFirstProfilesHaveRules(t *testing.T) {
+	for _, name := range NewPreFirst().Profiles() {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := model.LookupPreFirstRule(p.Rules); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
