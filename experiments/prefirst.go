@@ -99,6 +99,7 @@ const (
 	kExpired    = "expired.test"    // an expired certificate
 	kIncomplete = "incomplete.test" // a leaf without its intermediate
 	kBadFirst   = "badfirst.test"   // a wrong-host certificate first, a good one second
+	kOld        = "old.test"        // two addresses that speak TLS 1.0 only
 	kSlow       = "slow.test"       // good, but on the slow DNS server
 	kMissing    = "missing.test"    // NXDOMAIN
 	kDown       = "down.test"       // SERVFAIL
@@ -111,14 +112,14 @@ var kListeners = []struct {
 }{
 	{"127.0.11.1", fakesrv.TLSStall}, {"127.0.11.2", fakesrv.TLSStall}, {"127.0.11.3", fakesrv.TLSUnknownCA},
 	{"127.0.11.4", fakesrv.TLSWrongHost}, {"127.0.11.5", fakesrv.TLSExpired}, {"127.0.11.6", fakesrv.TLSIncompleteChain},
-	{"127.0.11.7", fakesrv.TLSGood},
+	{"127.0.11.7", fakesrv.TLSGood}, {"127.0.11.8", fakesrv.TLSOldVersion}, {"127.0.11.9", fakesrv.TLSOldVersion},
 }
 
 // kRecords are the names and their addresses.
 var kRecords = map[string][]string{
 	kStall: {"127.0.11.1"}, kStall2: {"127.0.11.1", "127.0.11.2"}, kUntrusted: {"127.0.11.3"},
 	kWrongHost: {"127.0.11.4"}, kExpired: {"127.0.11.5"}, kIncomplete: {"127.0.11.6"},
-	kBadFirst: {"127.0.11.4", "127.0.11.7"}, kDown: {"127.0.11.7"},
+	kBadFirst: {"127.0.11.4", "127.0.11.7"}, kDown: {"127.0.11.7"}, kOld: {"127.0.11.8", "127.0.11.9"},
 }
 
 // kRow is one row of a profile: what the client is asked, the fault the model is told of, and
@@ -144,6 +145,7 @@ func (k *PreFirst) kRows() []kRow {
 		{label: "chain without its intermediate", host: kIncomplete, fault: model.PreFirst{Fault: model.BadCertificate}},
 		{label: "first address a wrong-host certificate, second good", host: kBadFirst,
 			fault: model.PreFirst{Fault: model.BadCertificate, Routes: 2, Bad: 1}},
+		{label: "TLS 1.0 only, on both of two addresses", host: kOld, fault: model.PreFirst{Fault: model.ProtocolFailure, Routes: 2}},
 		{label: "lookup answered after " + k.LookupDelay.String(), host: kSlow, slow: true,
 			fault: model.PreFirst{Fault: model.SlowLookup, LookupDelay: k.LookupDelay}},
 		{label: "NXDOMAIN", host: kMissing, fault: model.PreFirst{Fault: model.NXDomain}},
@@ -322,6 +324,8 @@ func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
 		return fmt.Sprintf("lookup: %s %v", b.Name, b.Limit)
 	case model.BadCertificate:
 		return "after a certificate failure: " + string(r.AfterCertificate)
+	case model.ProtocolFailure:
+		return "after a protocol failure: " + string(r.AfterProtocol)
 	}
 	return "after a failed lookup: " + string(r.AfterDNSError)
 }

@@ -41,6 +41,8 @@ func kJavaRows(profile string) []kJavaRow {
 		{name: "certificate for another host name", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost}, fault: bad},
 		{name: "first address a wrong-host certificate, second good", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost, fakesrv.TLSGood},
 			fault: model.PreFirst{Fault: model.BadCertificate, Routes: 2, Bad: 1}},
+		{name: "TLS 1.0 only, on both of two addresses", addrs: []fakesrv.TLSFault{fakesrv.TLSOldVersion, fakesrv.TLSOldVersion},
+			fault: model.PreFirst{Fault: model.ProtocolFailure, Routes: 2}},
 		{name: "NXDOMAIN", fault: model.PreFirst{Fault: model.NXDomain}},
 	}
 	switch profile {

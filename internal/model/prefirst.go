@@ -27,6 +27,10 @@ const (
 	// SSLHandshakeException caused by a CertificateException, or an
 	// SSLPeerUnverifiedException after the handshake).
 	BadCertificate PreFirstFault = "bad-certificate"
+	// ProtocolFailure is a handshake that fails at once on the protocol: a TLS version or a
+	// cipher the client refuses (Java: an SSLHandshakeException that no CertificateException
+	// caused, which OkHttp recovers on the next route).
+	ProtocolFailure PreFirstFault = "protocol-failure"
 	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
 	// NXDomain is a name that does not exist; ServFail a resolver that fails. Both are an
@@ -37,7 +41,7 @@ const (
 
 // PreFirstFaults lists the faults.
 func PreFirstFaults() []PreFirstFault {
-	return []PreFirstFault{HandshakeStall, BadCertificate, SlowLookup, NXDomain, ServFail}
+	return []PreFirstFault{HandshakeStall, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
 }
 
 // PreFirst is a call whose trouble comes before the first byte. The server answers at once
@@ -45,7 +49,7 @@ func PreFirstFaults() []PreFirstFault {
 type PreFirst struct {
 	Fault PreFirstFault
 	// Routes is how many addresses the name resolves to (0 means 1); Bad is how many of the
-	// first ones have the fault (HandshakeStall, BadCertificate; 0 means all of them): the
+	// first ones have the fault (HandshakeStall, BadCertificate, ProtocolFailure; 0 means all): the
 	// others complete the handshake at once.
 	Routes, Bad int
 	// LookupDelay is the time the resolver takes to answer (SlowLookup).
@@ -85,9 +89,10 @@ type PreFirstRule struct {
 	Handshake, Lookup func(l Limits) Bound
 	// HandshakeSource and LookupSource cite where the rule is read.
 	HandshakeSource, LookupSource string
-	// AfterCertificate, AfterHandshakeTimeout and AfterDNSError say what follows a
-	// certificate failure, a handshake ended by its limit, and a failed lookup.
-	AfterCertificate, AfterHandshakeTimeout, AfterDNSError NextAddress
+	// AfterCertificate, AfterProtocol, AfterHandshakeTimeout and AfterDNSError say what
+	// follows a certificate failure, a protocol failure, a handshake ended by its limit, and a
+	// failed lookup.
+	AfterCertificate, AfterProtocol, AfterHandshakeTimeout, AfterDNSError NextAddress
 	// RetrySource cites the retry rule.
 	RetrySource string
 }
@@ -112,7 +117,7 @@ func PreFirstRules() []PreFirstRule {
 			LookupSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
 			// The operator catches IOException around connectSocket (TCP and TLS) for each
 			// address but the last.
-			AfterCertificate: NextInConnect, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
+			AfterCertificate: NextInConnect, AfterProtocol: NextInConnect, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
 			RetrySource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect (catch IOException, rethrown on the last address); " +
 				"DefaultHttpRequestRetryStrategy never retries UnknownHostException or SSLException",
 		},
@@ -126,8 +131,10 @@ func PreFirstRules() []PreFirstRule {
 			LookupSource:    "okhttp 3.13.1: RouteSelector.resetNextInetSocketAddress calls Dns.lookup with no timeout",
 			// isRecoverable: SSLHandshakeException caused by CertificateException, and
 			// SSLPeerUnverifiedException, never; a SocketTimeoutException before the request
-			// was sent: yes, on the next route. A failed lookup leaves no route.
-			AfterCertificate: NoNext, AfterHandshakeTimeout: NextRoute, AfterDNSError: NoNext,
+			// was sent, and any other SSLHandshakeException: yes, on the next route (the default
+			// connection specs leave no TLS fallback on the same route). A failed lookup leaves
+			// no route.
+			AfterCertificate: NoNext, AfterProtocol: NextRoute, AfterHandshakeTimeout: NextRoute, AfterDNSError: NoNext,
 			RetrySource: "okhttp 3.13.1: RetryAndFollowUpInterceptor.recover and isRecoverable; StreamAllocation.hasMoreRoutes",
 		},
 		{
@@ -143,7 +150,7 @@ func PreFirstRules() []PreFirstRule {
 			LookupSource: "net: Dialer.DialContext applies Timeout to the whole dial, the lookup included",
 			// net/http dials one connection and handshakes on it: the dialer walks the
 			// addresses for the TCP connect only.
-			AfterCertificate: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
 			RetrySource: "net/http: Transport.dialConn handshakes on the one connection the dialer returns",
 		},
 	}
@@ -217,7 +224,7 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 		// which is instant here.
 		p.Connects = 1
 		return end(0, at, vocab.OK, true), nil
-	case HandshakeStall, BadCertificate:
+	case HandshakeStall, BadCertificate, ProtocolFailure:
 	default:
 		return Prediction{}, fmt.Errorf("model: unknown fault before the first byte %q", f.Fault)
 	}
@@ -230,10 +237,13 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 		if i >= bad {
 			return end(start, t, vocab.OK, true), nil
 		}
-		if f.Fault == HandshakeStall {
+		switch f.Fault {
+		case HandshakeStall:
 			t, o = wait(t, Forever, r.Handshake(l))
 			next = r.AfterHandshakeTimeout
-		} else {
+		case ProtocolFailure:
+			o, next = vocab.TLSError, r.AfterProtocol
+		default:
 			o = vocab.TLSError
 		}
 		last := i == routes-1

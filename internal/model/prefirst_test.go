@@ -42,6 +42,9 @@ func TestPredictPreFirst(t *testing.T) {
 		{"go stall: TLSHandshakeTimeout", PreFirst{Fault: HandshakeStall}, goTLS, vocab.ConnectTimeout, 80 * ms, 1, 1},
 		{"go bad first: no next address", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, goL, vocab.TLSError, 0, 1, 1},
 		{"nxdomain", PreFirst{Fault: NXDomain}, ok, vocab.DNSError, 0, 1, 0},
+		{"okhttp: a refused TLS version is recovered on the next route", PreFirst{Fault: ProtocolFailure, Routes: 2}, ok, vocab.TLSError, 0, 2, 2},
+		{"hc5: a refused TLS version, next address", PreFirst{Fault: ProtocolFailure, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
+		{"go: a refused TLS version, one address", PreFirst{Fault: ProtocolFailure, Routes: 2}, goL, vocab.TLSError, 0, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

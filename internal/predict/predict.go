@@ -129,7 +129,7 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "retry-after", Usage: "the status's Retry-After header", String: &p.RetryAfter},
 		{Name: "no-redirects", Usage: "the client returns redirects", Bool: &p.NoRedirects},
 		{Name: "authenticate", Usage: "with 401: an authenticator that always answers", Bool: &p.Authenticate},
-		{Name: "tls-fault", Usage: "the handshake: stall or bad-certificate", String: &p.TLSFault, Choices: []string{"stall", "bad-certificate"}},
+		{Name: "tls-fault", Usage: "the handshake: stall, bad-certificate or protocol", String: &p.TLSFault, Choices: []string{"stall", "bad-certificate", "protocol"}},
 		{Name: "dns-fault", Usage: "the lookup: slow, nxdomain or servfail", String: &p.DNSFault, Choices: []string{"slow", "nxdomain", "servfail"}},
 		{Name: "lookup-delay", Usage: "with --dns-fault slow: the lookup's time", Duration: &p.LookupDelay, MaxDuration: max},
 		{Name: "handshake-timeout", Usage: "HttpClient 5's or net/http's handshake limit", Duration: &p.HandshakeTimeout, MaxDuration: max},

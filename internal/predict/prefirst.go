@@ -16,7 +16,7 @@ import (
 // tlsFaults and dnsFaults are the values --tls-fault and --dns-fault take, with the model's
 // fault for each.
 var (
-	tlsFaults = map[string]model.PreFirstFault{"stall": model.HandshakeStall, "bad-certificate": model.BadCertificate}
+	tlsFaults = map[string]model.PreFirstFault{"stall": model.HandshakeStall, "bad-certificate": model.BadCertificate, "protocol": model.ProtocolFailure}
 	dnsFaults = map[string]model.PreFirstFault{"slow": model.SlowLookup, "nxdomain": model.NXDomain, "servfail": model.ServFail}
 )
 
@@ -111,6 +111,8 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 		why += " (" + rule.HandshakeSource + ")."
 	case model.BadCertificate:
 		why = fmt.Sprintf("The certificate fails at once; after it: %s (%s).", rule.AfterCertificate, rule.RetrySource)
+	case model.ProtocolFailure:
+		why = fmt.Sprintf("The handshake fails at once on the protocol; after it: %s (%s).", rule.AfterProtocol, rule.RetrySource)
 	case model.SlowLookup:
 		b := rule.Lookup(l)
 		why = fmt.Sprintf("The lookup takes %v. What bounds it: %s", p.LookupDelay, b.Name)

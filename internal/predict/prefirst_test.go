@@ -33,6 +33,7 @@ func TestPredictPreFirst(t *testing.T) {
 		{"okhttp: a slow lookup, only callTimeout", Predictor{Defaults: "okhttp", DNSFault: "slow", LookupDelay: 250 * ms, Deadline: 200 * ms},
 			vocab.Deadline, 200, 1, "callTimeout"},
 		{"go: NXDOMAIN", Predictor{Defaults: "go", DNSFault: "nxdomain"}, vocab.DNSError, 0, 1, "none"},
+		{"okhttp: a refused TLS version, next route", Predictor{Defaults: "okhttp", TLSFault: "protocol", Routes: 2}, vocab.TLSError, 0, 2, "route retry"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
