@@ -419,6 +419,10 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out, err = ctxOutcome(ctx)
 	case errors.Is(err, ErrConnectTimeout):
 		out = vocab.ConnectTimeout
+	case errors.Is(err, ErrHandshakeTimeout):
+		out = vocab.ReadTimeout
+	case vocab.PreFirst(err) != "":
+		out = vocab.PreFirst(err)
 	}
 	if cn != nil && !pooled {
 		cn.Close() // a pooled connection may already serve another call

@@ -83,11 +83,10 @@ func New(cfg Config) (*Client, error) {
 	c.transport = &http.Transport{
 		Proxy:                 nil, // a lab measures the route it names, never a proxy
 		DialContext:           c.dial,
+		DialTLSContext:        c.dialTLS,
 		MaxIdleConns:          cfg.MaxTotal,
 		MaxIdleConnsPerHost:   idlePerHost,
 		IdleConnTimeout:       cfg.IdleTimeout,
-		TLSClientConfig:       cfg.TLS,
-		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
 		ResponseHeaderTimeout: 0, // the per-read timeout covers the head

@@ -127,9 +127,23 @@ type Config struct {
 	EvictInterval time.Duration
 	// Resolver resolves host names; nil uses net.DefaultResolver.
 	Resolver *net.Resolver
-	// TLS configures https connections; nil uses the system's roots. The TLS handshake is
-	// bounded by ConnectTimeout as well.
+	// TLS configures https connections; nil uses the system's roots.
 	TLS *tls.Config
+	// TLSHandshakeTimeout is the socket timeout of every read of the TLS handshake (0: none,
+	// the handshake waits as long as the server holds the connection). It is what the Java
+	// clients set on the socket before the handshake: OkHttp 3.13's read timeout
+	// (RealConnection.connectSocket: rawSocket.setSoTimeout(readTimeout)); HttpClient 5.2's
+	// TlsConfig handshake timeout, else its SocketConfig socket timeout
+	// (SSLConnectionSocketFactory.executeHandshake, DefaultHttpClientConnectionOperator.connect),
+	// never its connect or response timeout. A handshake it ends fails with
+	// ErrHandshakeTimeout, a read timeout in the connect phase (OkHttp's
+	// SocketTimeoutException), or with HandshakeTimeoutAsConnect a connect timeout.
+	TLSHandshakeTimeout time.Duration
+	// HandshakeTimeoutAsConnect reports a handshake that TLSHandshakeTimeout ended as a
+	// connect timeout, as HttpClient 5 does: DefaultHttpClientConnectionOperator.connect
+	// rethrows it through ConnectExceptionSupport.enhance, which makes a SocketTimeoutException a
+	// ConnectTimeoutException (httpclient5 5.2.1).
+	HandshakeTimeoutAsConnect bool
 }
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
@@ -161,6 +175,7 @@ func (c Config) Validate() error {
 		{"read timeout", c.ReadTimeout},
 		{"head timeout", c.HeadTimeout},
 		{"write timeout", c.WriteTimeout},
+		{"TLS handshake timeout", c.TLSHandshakeTimeout},
 		{"deadline", c.Deadline},
 		{"backoff", c.Backoff},
 		{"idle timeout", c.IdleTimeout},

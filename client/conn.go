@@ -42,6 +42,10 @@ type conn struct {
 	refused   error         // every write fails with this: discarded before anything was written
 	closed    bool
 
+	// handshake is the socket timeout of every read of the TLS handshake (0: none), set by
+	// dialTLS while the handshake runs, before the connection has an owner.
+	handshake time.Duration
+
 	firedAt atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
 	// alarm ends a pending read when the read deadline is due (expireRead), on time rather
 	// than up to 1 ms late as Go's deadline timer may (package clock); deadline is the read
@@ -174,6 +178,15 @@ func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
 	}
 }
 
+// setHandshakeTimeout makes every read wait at most d (0: without limit), as a socket timeout
+// set for the TLS handshake does, and clears the read deadline.
+func (cn *conn) setHandshakeTimeout(d time.Duration) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.handshake = d
+	cn.setReadDeadlineLocked(time.Time{})
+}
+
 // setReadDeadlineLocked sets the read deadline t (zero: none), and the alarm for it.
 func (cn *conn) setReadDeadlineLocked(t time.Time) {
 	cn.Conn.SetReadDeadline(t)
@@ -230,8 +243,11 @@ func (cn *conn) Write(p []byte) (int, error) {
 
 func (cn *conn) Read(p []byte) (int, error) {
 	cn.mu.Lock()
-	if cn.armed {
+	switch {
+	case cn.armed:
 		cn.setReadDeadlineLocked(time.Now().Add(cn.readTimeout))
+	case cn.handshake > 0:
+		cn.setReadDeadlineLocked(time.Now().Add(cn.handshake))
 	}
 	cn.mu.Unlock()
 	n, err := cn.Conn.Read(p)

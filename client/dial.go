@@ -11,45 +11,64 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 )
 
-// dial opens a new connection with the connect timeout. The Transport detaches dials from the
-// request's cancellation so that a late connection can serve a later request; HttpClient 5
-// aborts the connect of a cancelled request instead, and a cancelled call must not leave a
-// dial running for minutes, so the dial is tied to its attempt again here.
+// dial opens a new connection with the connect timeout: the Transport's DialContext, for http.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	st, _ := ctx.Value(stateKey{}).(*attemptState)
-	var l *lease
-	if st != nil {
-		dctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(st.ctx, cancel)
-		defer stop()
-		ctx, l = dctx, st.lease
+	ctx, st, l, done := c.dialContext(ctx)
+	defer done()
+	_, port, ips, err := c.addresses(ctx, st, addr)
+	if err != nil {
+		return nil, err
 	}
-	nc, err := c.dialRoutes(ctx, st, network, addr)
+	return c.connect(ctx, st, l, network, ips, port)
+}
+
+// addresses splits addr and resolves its host (resolve).
+func (c *Client) addresses(ctx context.Context, st *attemptState, addr string) (host, port string, ips []string, err error) {
+	host, port, err = net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", nil, err
+	}
+	ips, err = c.resolve(ctx, st, host)
+	return host, port, ips, err
+}
+
+// dialContext ties a dial to its attempt. The Transport detaches dials from the request's
+// cancellation so that a late connection can serve a later request; HttpClient 5 aborts the
+// connect of a cancelled request instead, and a cancelled call must not leave a dial running
+// for minutes, so the dial is tied to its attempt again here. done releases the tie.
+func (c *Client) dialContext(ctx context.Context) (_ context.Context, _ *attemptState, _ *lease, done func()) {
+	st, _ := ctx.Value(stateKey{}).(*attemptState)
+	if st == nil {
+		return ctx, nil, nil, func() {}
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(st.ctx, cancel)
+	return dctx, st, st.lease, func() {
+		stop()
+		cancel()
+	}
+}
+
+// connect connects to the first of ips (at port) that answers and wraps the connection as
+// labrun's, claimed by the attempt that dialled it (l) until a call gets it, so that it does
+// not show as available; the attempt's end releases the claim.
+func (c *Client) connect(ctx context.Context, st *attemptState, l *lease, network string, ips []string, port string) (*conn, error) {
+	nc, err := c.connectAddrs(ctx, st, network, ips, port)
 	if err != nil {
 		return nil, err
 	}
 	cn := &conn{Conn: nc, pool: c.pool, readTimeout: c.cfg.ReadTimeout, writeTimeout: c.cfg.WriteTimeout,
 		born: time.Now(), blind: c.cfg.blind()}
 	cn.alarm = clock.NewLazy(cn.expireRead)
-	// Until a call gets it, the connection is claimed by the attempt that dialled it, so it
-	// does not show as available; the attempt's end releases the claim.
 	c.pool.opened(cn, l)
 	return cn, nil
 }
 
-// dialRoutes resolves addr's host and connects. HttpClient 5 tries every address in turn,
-// each with the full connect timeout; with RoutePerAttempt, as in OkHttp, each address is a
-// route of its own attempt, and this dials the attempt's route only.
-func (c *Client) dialRoutes(ctx context.Context, st *attemptState, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	ips, err := c.resolve(ctx, st, host)
-	if err != nil {
-		return nil, err
-	}
+// connectAddrs connects to ips in turn. HttpClient 5 tries every address in turn, each with
+// the full connect timeout; with RoutePerAttempt, as in OkHttp, each address is a route of its
+// own attempt, and resolve gives the attempt's route only.
+func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network string, ips []string, port string) (net.Conn, error) {
+	var err error
 	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
 	for _, ip := range ips {
 		var nc net.Conn

@@ -43,6 +43,10 @@ type GoConfig struct {
 	UseLastResponse bool
 	// TLS configures https connections; nil uses the system's roots.
 	TLS *tls.Config
+	// TLSHandshakeTimeout is net/http's Transport.TLSHandshakeTimeout. Zero means none, as
+	// in a Transport literal (http.DefaultTransport sets 10 s): only the call's deadline or
+	// http.Client.Timeout then ends a handshake the server never answers.
+	TLSHandshakeTimeout time.Duration
 }
 
 // GoClient makes calls with net/http's Client and Transport as configured by GoConfig, and
@@ -59,7 +63,8 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 		name string
 		v    time.Duration
 	}{{"dial timeout", cfg.DialTimeout}, {"response header timeout", cfg.ResponseHeaderTimeout},
-		{"client timeout", cfg.ClientTimeout}, {"deadline", cfg.Deadline}, {"backoff", cfg.Backoff}} {
+		{"client timeout", cfg.ClientTimeout}, {"deadline", cfg.Deadline}, {"backoff", cfg.Backoff},
+		{"TLS handshake timeout", cfg.TLSHandshakeTimeout}} {
 		if d.v < 0 {
 			return nil, fmt.Errorf("client: %s must not be negative, got %v", d.name, d.v)
 		}
@@ -87,6 +92,7 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 		ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
 		DisableCompression:    true,
 		TLSClientConfig:       cfg.TLS,
+		TLSHandshakeTimeout:   cfg.TLSHandshakeTimeout,
 	}
 	check := checkRedirect
 	if cfg.UseLastResponse {

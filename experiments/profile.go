@@ -149,6 +149,10 @@ type spec struct {
 	// NoRedirects, as ErrUseLastResponse) and the roots for an https server.
 	Follow client.FollowOptions
 	TLS    *tls.Config
+	// TLSHandshakeTimeout is the library's own limit for the TLS handshake (exp-k): HttpClient
+	// 5's TlsConfig handshake timeout or socket timeout, net/http's TLSHandshakeTimeout (0: none).
+	// OkHttp has none: its read timeout bounds the handshake.
+	TLSHandshakeTimeout time.Duration
 }
 
 // caller is a client under test.
@@ -194,7 +198,8 @@ func buildHC5(s spec) (built, error) {
 
 		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
-		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS,
+		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
+		HandshakeTimeoutAsConnect: true,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -231,11 +236,15 @@ func buildOkHttpVersion(s spec, recoverReadTimeouts, currentRoute bool) (built, 
 		Resolver:                 s.Resolver,
 		Follow:                   s.Follow, TLS: s.TLS,
 	}
+	// RealConnection.connectSocket sets the read timeout on the socket before the handshake.
+	cfg.TLSHandshakeTimeout = cfg.ReadTimeout
 	c, err := client.New(cfg)
 	if err != nil {
 		return built{}, err
 	}
-	return built{c: c, limits: modelLimits(cfg), stats: c.Stats}, nil
+	l := modelLimits(cfg)
+	l.TLSHandshakeTimeout = 0 // OkHttp has no such setting: the model's rule is its read timeout
+	return built{c: c, limits: l, stats: c.Stats}, nil
 }
 
 // The JDK's and HttpClient 4.5's defaults that the profiles build on.
@@ -314,13 +323,15 @@ func buildGo(s spec) (built, error) {
 		ResponseHeaderTimeout: s.ReadTimeout, ClientTimeout: s.ClientTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		Resolver: s.Resolver, UseLastResponse: s.Follow.NoRedirects, TLS: s.TLS,
+		TLSHandshakeTimeout: s.TLSHandshakeTimeout,
 	}
 	g, err := client.NewGo(cfg)
 	if err != nil {
 		return built{}, err
 	}
 	l := model.Limits{ConnectTimeout: cfg.DialTimeout, ReadTimeout: cfg.ResponseHeaderTimeout,
-		Deadline: firstSet(cfg.Deadline, cfg.ClientTimeout), Retries: cfg.Retries, Backoff: cfg.Backoff}
+		Deadline: firstSet(cfg.Deadline, cfg.ClientTimeout), Retries: cfg.Retries, Backoff: cfg.Backoff,
+		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout}
 	return built{c: g, limits: l, pool: s.Pool}, nil
 }
 
@@ -332,7 +343,9 @@ func modelLimits(cfg client.Config) model.Limits {
 		ReadTimeout:    firstSet(cfg.ReadTimeout, cfg.HeadTimeout),
 		Deadline:       cfg.Deadline,
 		Retries:        cfg.Retries,
-		Backoff:        cfg.Backoff,
+
+		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
+		Backoff:             cfg.Backoff,
 
 		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
 		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,

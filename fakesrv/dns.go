@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DNS wire-format constants (RFC 1035, section 4).
@@ -29,6 +30,7 @@ const (
 	dnsTypeA      = 1
 	dnsClassIN    = 1
 	dnsRcodeNX    = 3      // NXDOMAIN: the name does not exist
+	dnsRcodeFail  = 2      // SERVFAIL: the server could not answer
 	dnsNamePtr    = 0xC00C // a compression pointer to the question's name, right after the header
 	dnsTTLSeconds = 60
 )
@@ -53,9 +55,14 @@ type DNS struct {
 	// Addr is the server's UDP address, "127.0.0.1:PORT".
 	Addr string
 
-	table   map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
-	conn    net.PacketConn
-	queries atomic.Int64 // queries answered
+	table    map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
+	opts     dnsOptions              // read-only after NewDNS
+	conn     net.PacketConn
+	mu       sync.Mutex     // guards stopping, and delayed.Add against Close's Wait
+	stopping bool           // set by Close: answers are no longer held
+	delayed  sync.WaitGroup // answers waiting out opts.delay
+	closing  chan struct{}  // closed by Close, ends the delayed answers
+	queries  atomic.Int64   // queries answered
 
 	done      chan struct{} // closed when serve has returned
 	serveErr  error         // why serve returned, if not Close; written before done is closed
@@ -72,7 +79,13 @@ type DNS struct {
 // answers stays on this machine; a malformed name (an empty label, a label over 63 bytes, a
 // name over 255 bytes in wire format); two names equal but for case or the trailing dot; and a
 // name with more addresses than fit in one 512-byte UDP answer.
-func NewDNS(records map[string][]string) (*DNS, error) {
+func NewDNS(records map[string][]string, opts ...DNSOption) (*DNS, error) {
+	var o dnsOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("fakesrv: dns: %w", err)
+		}
+	}
 	table := make(map[string][]netip.Addr, len(records))
 	for name, ips := range records {
 		wire, err := dnsWireName(name)
@@ -102,10 +115,12 @@ func NewDNS(records map[string][]string) (*DNS, error) {
 		return nil, fmt.Errorf("fakesrv: dns listen: %w", err)
 	}
 	d := &DNS{
-		Addr:  conn.LocalAddr().String(),
-		table: table,
-		conn:  conn,
-		done:  make(chan struct{}),
+		Addr:    conn.LocalAddr().String(),
+		table:   table,
+		opts:    o,
+		conn:    conn,
+		done:    make(chan struct{}),
+		closing: make(chan struct{}),
 	}
 	go d.serve()
 	return d, nil
@@ -129,11 +144,99 @@ func (d *DNS) serve() {
 		if resp == nil {
 			continue
 		}
-		// Counted before it is sent, so that a client holding the answer sees it counted.
-		d.queries.Add(1)
-		// A failed send is the client's loss (it times out), like a lost datagram.
-		_, _ = d.conn.WriteTo(resp, from)
+		if d.opts.servFail[dnsQuestionKey(buf[:n])] {
+			// The answer to a name it does not know has no records; only its code differs.
+			resp = dnsAnswer(nil, buf[:n])
+			dnsSetRcode(resp, dnsRcodeFail)
+		}
+		d.mu.Lock()
+		hold := d.opts.delay > 0 && !d.stopping
+		if hold {
+			d.delayed.Add(1)
+		}
+		d.mu.Unlock()
+		if !hold {
+			d.send(resp, from)
+			continue
+		}
+		go func() {
+			defer d.delayed.Done()
+			t := time.NewTimer(d.opts.delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-d.closing:
+			}
+			d.send(resp, from)
+		}()
 	}
+}
+
+// send counts resp and sends it to from. It is counted before it is sent, so that a client
+// holding the answer sees it counted; a failed send is the client's loss (it times out), like
+// a lost datagram.
+func (d *DNS) send(resp []byte, from net.Addr) {
+	d.queries.Add(1)
+	_, _ = d.conn.WriteTo(resp, from)
+}
+
+// DNSOption changes how a DNS server answers.
+type DNSOption func(*dnsOptions) error
+
+// dnsOptions are the DNS server's faults.
+type dnsOptions struct {
+	delay    time.Duration
+	servFail map[string]bool // lower-case wire-format names answered SERVFAIL
+}
+
+// DNSDelay makes the server hold every answer for d before it sends it: a slow resolver. A
+// client's resolver that gives up sooner (Go's: the timeout of /etc/resolv.conf, 5 s by
+// default, per try) never sees it. Close sends the answers still held at once, so that no
+// lookup is left waiting for its resolver's timeout.
+func DNSDelay(d time.Duration) DNSOption {
+	return func(o *dnsOptions) error {
+		if d < 0 {
+			return fmt.Errorf("delay must not be negative, got %v", d)
+		}
+		o.delay = d
+		return nil
+	}
+}
+
+// DNSServFail makes the server answer SERVFAIL (the server failed, as an upstream that is
+// down makes a recursive resolver answer) for names, whether or not they have records.
+func DNSServFail(names ...string) DNSOption {
+	return func(o *dnsOptions) error {
+		if o.servFail == nil {
+			o.servFail = map[string]bool{}
+		}
+		for _, n := range names {
+			wire, err := dnsWireName(n)
+			if err != nil {
+				return fmt.Errorf("servfail name %q: %w", n, err)
+			}
+			o.servFail[string(wire)] = true
+		}
+		return nil
+	}
+}
+
+// dnsQuestionKey is the lower-case wire-format name of a query that dnsAnswer answered.
+func dnsQuestionKey(msg []byte) string {
+	i := dnsHeaderLen
+	for i < len(msg) && msg[i] != 0 {
+		i += 1 + int(msg[i])
+	}
+	if i >= len(msg) {
+		return ""
+	}
+	return string(dnsLower(append([]byte(nil), msg[dnsHeaderLen:i+1]...)))
+}
+
+// dnsSetRcode sets the response code of resp.
+func dnsSetRcode(resp []byte, rcode uint16) {
+	flags := binary.BigEndian.Uint16(resp[2:4])
+	binary.BigEndian.PutUint16(resp[2:4], flags&^0xF|rcode)
 }
 
 // Resolver returns a new resolver that sends every query to the server: Go's own resolver
@@ -166,6 +269,11 @@ func (d *DNS) Queries() int {
 // calls return the first call's error.
 func (d *DNS) Close() error {
 	d.closeOnce.Do(func() {
+		d.mu.Lock()
+		d.stopping = true
+		close(d.closing)
+		d.mu.Unlock()
+		d.delayed.Wait()
 		err := d.conn.Close()
 		<-d.done
 		if err != nil {

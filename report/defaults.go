@@ -16,11 +16,12 @@ const defaultsFooter = "use one as a starting point: labrun predict --defaults N
 
 // defaultsColumns are the table and markdown column headings, in the order of defaultsCells.
 // The client comes first, as in labrun defaults; the preset name follows it.
-var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "reuse", "re-send", "source"}
+var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "reuse", "re-send",
+	"TLS handshake", "lookup", "source"}
 
 // defaultsCSVColumns are the header of the CSV form: the JSON tags of
 // results.ClientDefaults, in the struct's order.
-var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source", "reuse", "resend"}
+var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source", "reuse", "resend", "handshake", "lookup"}
 
 // defaultsJSON is the JSON form: {"clients": [...]}, an object rather than a bare array so
 // that fields can be added later without breaking readers.
@@ -34,7 +35,8 @@ type defaultsJSON struct {
 // The table form is a title line ("client defaults · none of them is production-ready"), an
 // ASCII-bordered table with the columns client, preset, lease wait, connect, read, pool,
 // whole call, reuse (how a pooled connection that died is found out, idle eviction), re-send
-// (what the library sends again by itself) and source, and a footer line pointing to labrun
+// (what the library sends again by itself), TLS handshake and lookup (what bounds each) and
+// source, and a footer line pointing to labrun
 // predict --defaults. Cells are never wrapped or truncated, whatever the terminal: a long
 // source makes a wide table, but the same rows always give the same bytes (on a terminal
 // narrower than the table, Render takes the compact layout instead). The markdown form holds
@@ -55,7 +57,8 @@ func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
 func defaultsCells(c results.ClientDefaults) []string {
 	return []string{
 		orDash(c.Client), orDash(c.Name), orDash(c.Lease), orDash(c.Connect),
-		orDash(c.Read), orDash(c.Pool), orDash(c.Call), orDash(c.Reuse), orDash(c.Resend), orDash(c.Source),
+		orDash(c.Read), orDash(c.Pool), orDash(c.Call), orDash(c.Reuse), orDash(c.Resend),
+		orDash(c.Handshake), orDash(c.Lookup), orDash(c.Source),
 	}
 }
 
@@ -99,7 +102,8 @@ func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
 func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 	lines := [][]string{defaultsCSVColumns}
 	for _, c := range rows {
-		lines = append(lines, []string{c.Name, c.Client, c.Lease, c.Connect, c.Read, c.Pool, c.Call, c.Source, c.Reuse, c.Resend})
+		lines = append(lines, []string{c.Name, c.Client, c.Lease, c.Connect, c.Read, c.Pool, c.Call, c.Source, c.Reuse, c.Resend,
+			c.Handshake, c.Lookup})
 	}
 	return writeCSV(buf, lines)
 }

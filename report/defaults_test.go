@@ -21,9 +21,11 @@ func testDefaults() []results.ClientDefaults {
 		{Name: "hc5", Client: "Apache HttpClient 5.6",
 			Lease: "3 min", Connect: "3 min", Read: "none = infinite",
 			Pool: "5 per route, 25 total", Call: "none in classic",
-			Source: "httpclient5 5.6 RequestConfig",
-			Reuse:  "validateAfterInactivity 2 s; evictIdleConnections off",
-			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method after an I/O error"},
+			Source:    "httpclient5 5.6 RequestConfig",
+			Reuse:     "validateAfterInactivity 2 s; evictIdleConnections off",
+			Resend:    "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method after an I/O error",
+			Handshake: "TlsConfig handshakeTimeout, else SocketConfig soTimeout, else none",
+			Lookup:    "none (InetAddress.getAllByName)"},
 		{Name: "netty", Client: "Reactor Netty",
 			Lease: "45 s", Connect: "30 s", Read: "none",
 			Pool: "max(2 x cores, 16) per address | queue 2x", Call: `".timeout()" operator`},
@@ -181,6 +183,6 @@ func ExampleWriteDefaults() {
 		panic(err)
 	}
 	// Output:
-	// name,client,lease,connect,read,pool,call,source,reuse,resend
-	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,okhttp 3.x OkHttpClient.Builder,,
+	// name,client,lease,connect,read,pool,call,source,reuse,resend,handshake,lookup
+	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,okhttp 3.x OkHttpClient.Builder,,,,
 }

@@ -19,4 +19,9 @@ type ClientDefaults struct {
 	// library's source.
 	Reuse  string `json:"reuse"`
 	Resend string `json:"resend"`
+	// Handshake says what bounds the TLS handshake of a new connection, and Lookup what bounds
+	// the name lookup, each with the library's source (labrun exp-k measures them). Empty
+	// where labrun has not read the library's source.
+	Handshake string `json:"handshake"`
+	Lookup    string `json:"lookup"`
 }

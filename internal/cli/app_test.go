@@ -151,6 +151,7 @@ func TestList(t *testing.T) {
 		"exp-h   HTTP/2: one connection carries everything\n" +
 		"exp-i   peers that vanish, measured\n" +
 		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
+		"exp-k   before the first byte: DNS and TLS\n" +
 		"exp-l   the caller's side of a slow downstream\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {

@@ -55,14 +55,17 @@ func serveFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250; --h2 and --h2c nodes: 100)"},
 		&cli.StringSliceFlag{Name: "tls-name", Usage: "a host name or IP address for the certificate, besides 127.0.0.1, ::1 and localhost (repeatable)"},
 		&cli.StringFlag{Name: "ca-out", Usage: "write the CA certificate (PEM) to this file, for clients to trust (TLS protocols, --h2)"},
-		&cli.BoolFlag{Name: "h2", Usage: "instead of the fault server, HTTP/2 nodes over TLS (APNs-like: stream limit, latency, throttle, freeze); the CA goes to --ca-out or a temporary file, whose path is printed"},
+		&cli.BoolFlag{Name: "h2", Usage: "instead of the fault server, HTTP/2 nodes over TLS (APNs-like); the CA goes to --ca-out or a temporary file, whose path is printed"},
 		&cli.BoolFlag{Name: "h2c", Usage: "the same nodes over h2c (prior knowledge)"},
 		&cli.IntFlag{Name: "nodes", Value: 1, Usage: "--h2/--h2c: nodes on consecutive loopback addresses from --addr's, one port"},
 		&cli.DurationFlag{Name: "latency", Usage: "--h2/--h2c: every node's answer time"},
 		&cli.DurationFlag{Name: "slow-latency", Usage: "--h2/--h2c: the answer time of node --slow-node once it has answered --slow-after requests (0: no slow node)"},
 		&cli.IntFlag{Name: "slow-node", Value: 1, Usage: "--h2/--h2c: the node that turns slow, from 1"},
 		&cli.IntFlag{Name: "slow-after", Usage: "--h2/--h2c: requests the slow node answers at --latency first"},
-		&cli.BoolFlag{Name: "throttle", Usage: "--h2/--h2c: the APNs throttle: after a 400 a node lowers the connection's stream limit to 1 until the next success"},
+		&cli.BoolFlag{Name: "throttle", Usage: "--h2/--h2c: the APNs throttle: after a 400, a stream limit of 1 until a success"},
+		&cli.BoolFlag{Name: "tls-faults", Usage: "instead, TLS faults before the first byte, and DNS"},
+		&cli.DurationFlag{Name: "dns-delay", Usage: "--tls-faults: every DNS answer this late"},
+		&cli.StringFlag{Name: "hosts-out", Usage: "--tls-faults: write their names as a hosts file"},
 	}
 }
 
@@ -118,8 +121,9 @@ func serveCommand() *cli.Command {
 			"the limits and recipes for curl, Python, Node and the JVM: docs/serve.md.\n\n" +
 			"Endpoints: " + endpointPaths(fakesrv.Endpoints()) + ".\n\n" +
 			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
-			"   labrun serve --protocol h2 --ca-out ca.pem   # then: curl --cacert ca.pem \"$U/delay\"\n" +
-			"   labrun serve --h2c --nodes 3 --max-concurrent-streams 10 --latency 200ms --throttle   # HTTP/2 nodes (docs/http2.md)\n\n" +
+			"   labrun serve --protocol h2 --ca-out ca.pem   # curl --cacert ca.pem URL\n" +
+			"   labrun serve --h2c --nodes 3 --latency 200ms --throttle   # docs/http2.md\n" +
+			"   labrun serve --tls-faults --hosts-out hosts   # docs/serve.md\n\n" +
 			"In a script, read the URL from --url-file, written whole once the server listens and removed when it exits:\n   " +
 			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
@@ -130,6 +134,14 @@ func serveCommand() *cli.Command {
 
 // serve is labrun serve's action.
 func serve(c *cli.Context) error {
+	if c.Bool("tls-faults") {
+		return serveFaults(c)
+	}
+	for _, name := range []string{"dns-delay", "hosts-out"} {
+		if c.IsSet(name) {
+			return usagef("--%s needs --tls-faults", name)
+		}
+	}
 	if c.Bool("h2") || c.Bool("h2c") {
 		return serveNodes(c)
 	}

@@ -101,7 +101,7 @@ func Presets() []Preset {
 			Pool: "max(2 x cores, 16) per address, queue 2x", Call: ".timeout() operator",
 			Source: "reactor-netty ConnectionProvider (pendingAcquireTimeout 45 s, maxConnections max(2 x cores, 16)), CONNECT_TIMEOUT_MILLIS 30 s; predicted only: Reactor Netty cannot be run on this lab's machine"},
 		{Name: "go", Client: "Go net/http (DefaultClient, DefaultTransport)",
-			Limits: Limits{Profile: Go, ConnectTimeout: 30 * time.Second},
+			Limits: Limits{Profile: Go, ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second},
 			Lease:  "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
 			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
 			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",

@@ -29,7 +29,7 @@ func TestGoPresetMatchesNetHTTP(t *testing.T) {
 		{"idle per host", http.DefaultMaxIdleConnsPerHost, 2},
 		{"idle total", tr.MaxIdleConns, 100},
 		{"idle timeout", tr.IdleConnTimeout, 90 * time.Second},
-		{"TLS handshake", tr.TLSHandshakeTimeout, 10 * time.Second},
+		{"TLS handshake", tr.TLSHandshakeTimeout, p.Limits.TLSHandshakeTimeout},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -80,6 +80,15 @@ type Predictor struct {
 	RetryAfter   string
 	NoRedirects  bool
 	Authenticate bool
+
+	// A question before the first byte (prefirst.go): the TLS handshake stalls or fails on the
+	// certificate ("stall", "bad-certificate"), or the lookup is slow or fails ("slow",
+	// "nxdomain", "servfail"); the library's own handshake limit; the host's addresses and how
+	// many of the first ones have the fault (0: all).
+	TLSFault, DNSFault string
+	LookupDelay        time.Duration
+	HandshakeTimeout   time.Duration
+	Routes, BadRoutes  int
 }
 
 // Params lists the predictor's parameters, bound to its fields.
@@ -127,6 +136,12 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "retry-after", Usage: "the status's Retry-After header", String: &p.RetryAfter},
 		{Name: "no-redirects", Usage: "the client returns redirects", Bool: &p.NoRedirects},
 		{Name: "authenticate", Usage: "with 401: an authenticator that always answers", Bool: &p.Authenticate},
+		{Name: "tls-fault", Usage: "the handshake: stall, bad-certificate or protocol", String: &p.TLSFault, Choices: []string{"stall", "bad-certificate", "protocol"}},
+		{Name: "dns-fault", Usage: "the lookup: slow, nxdomain or servfail", String: &p.DNSFault, Choices: []string{"slow", "nxdomain", "servfail"}},
+		{Name: "lookup-delay", Usage: "with --dns-fault slow: the lookup's time", Duration: &p.LookupDelay, MaxDuration: max},
+		{Name: "handshake-timeout", Usage: "HttpClient 5's or net/http's handshake limit", Duration: &p.HandshakeTimeout, MaxDuration: max},
+		{Name: "routes", Usage: "with --tls-fault: the host's addresses (0 = 1)", Int: &p.Routes, Min: 0, Max: 16},
+		{Name: "bad-routes", Usage: "how many first ones have the fault (0 = all)", Int: &p.BadRoutes, Min: 0, Max: 16},
 	}
 }
 
@@ -160,6 +175,8 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
 	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
 		return fmt.Errorf("--method: %q is not a method", p.Method)
+	case p.preFirst():
+		return p.checkPreFirst()
 	case p.Status != 0 || p.StatusTimes != 0 || p.RetryAfter != "" || p.NoRedirects || p.Authenticate:
 		return p.checkFollowUp()
 	case p.Every > 0 && time.Duration(p.Bytes) > (MaxScenario-p.Delay)/p.Every:
@@ -263,6 +280,9 @@ func (p *Predictor) Predict() results.Prediction {
 	if p.Status != 0 {
 		return p.predictFollowUp()
 	}
+	if p.preFirst() {
+		return p.predictPreFirst()
+	}
 	l := p.Limits()
 	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped,
 		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
@@ -278,8 +298,18 @@ func (p *Predictor) Predict() results.Prediction {
 		Outcome:          pred.Outcome,
 		TotalMs:          modelMs(pred.Total),
 		ServerExecutions: pred.Executions,
-		Attempts:         []results.Attempt{},
+		Attempts:         attempts(pred),
 	}
+	for i := range out.Attempts {
+		out.Attempts[i].Why = model.Why(d, l, pred, i)
+	}
+	out.Explanation = model.Explain(d, l, pred)
+	return out
+}
+
+// attempts converts the model's attempts to a document's.
+func attempts(pred model.Prediction) []results.Attempt {
+	out := []results.Attempt{}
 	for _, a := range pred.Attempts {
 		ra := results.Attempt{
 			StartMs: *results.Ms(a.Start), EndMs: modelMs(a.End), Outcome: a.Outcome,
@@ -292,12 +322,8 @@ func (p *Predictor) Predict() results.Prediction {
 			}
 			ra.Phases = append(ra.Phases, span)
 		}
-		out.Attempts = append(out.Attempts, ra)
+		out = append(out, ra)
 	}
-	for i := range out.Attempts {
-		out.Attempts[i].Why = model.Why(d, l, pred, i)
-	}
-	out.Explanation = model.Explain(d, l, pred)
 	return out
 }
 

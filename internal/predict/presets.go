@@ -33,10 +33,12 @@ func PresetsHelp() string {
 func Defaults() []results.ClientDefaults {
 	var out []results.ClientDefaults
 	for _, p := range model.Presets() {
-		out = append(out, results.ClientDefaults{
+		d := results.ClientDefaults{
 			Name: p.Name, Client: p.Client, Lease: p.Lease, Connect: p.Connect,
 			Read: p.Read, Pool: p.Pool, Call: p.Call, Source: p.Source, Reuse: p.Reuse, Resend: p.Resend,
-		})
+		}
+		preFirstDefaults(p.Name, p.Limits, &d)
+		out = append(out, d)
 	}
 	return out
 }

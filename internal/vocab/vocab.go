@@ -28,8 +28,16 @@ const (
 	// Only the model predicts it; a measured call that the kernel ends is an Failed call
 	// whose error says so.
 	KernelTimeout Outcome = "kernel-timeout"
-	// Hang means no limit ever fires: the call waits forever. Only the model predicts it.
+	// Hang means no limit ever fires: the call waits forever. The model predicts it; an
+	// experiment that caps such a call reports it measured when its cap ended the call.
 	Hang Outcome = "hang"
+	// DNSError is a name lookup that failed before any connection: the name does not exist
+	// (NXDOMAIN) or the resolver failed (SERVFAIL). Java: UnknownHostException.
+	DNSError Outcome = "dns-error"
+	// TLSError is a TLS handshake that failed on the server's certificate (an unknown CA, a
+	// missing intermediate, expired, for another host) or on the protocol (a version or cipher
+	// the client refuses). Java: SSLHandshakeException, SSLPeerUnverifiedException.
+	TLSError Outcome = "tls-error"
 	// Failed is a call that ended on an error that is not a client limit, such as a refused
 	// connection or a library refusing to follow more redirects.
 	Failed Outcome = "error"
@@ -38,7 +46,7 @@ const (
 // Outcomes lists every outcome in the order tables sort them by: success first, then the
 // limits in phase order, then the kernel, a hang and other errors.
 func Outcomes() []Outcome {
-	return []Outcome{OK, LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, KernelTimeout, Hang, Failed}
+	return []Outcome{OK, LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, KernelTimeout, Hang, DNSError, TLSError, Failed}
 }
 
 // Rank is o's position in Outcomes, len(Outcomes()) for a word that is not an outcome.

@@ -1,6 +1,13 @@
 package vocab
 
-import "testing"
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+)
 
 func TestOutcomes(t *testing.T) {
 	seen := map[Outcome]bool{}
@@ -50,6 +57,28 @@ func TestPhasesInOrder(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("phase %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestPreFirst(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Outcome
+	}{
+		{&net.DNSError{Err: "no such host", IsNotFound: true}, DNSError},
+		{fmt.Errorf("dial: %w", &net.DNSError{Err: "server misbehaving"}), DNSError},
+		{&net.DNSError{Err: "i/o timeout", IsTimeout: true}, ""},
+		{&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, TLSError},
+		{fmt.Errorf("get: %w", x509.HostnameError{Host: "a.test"}), TLSError},
+		{x509.CertificateInvalidError{Reason: x509.Expired}, TLSError},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: protocol version not supported")}, TLSError},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, ""},
+		{errors.New("EOF"), ""},
+	}
+	for _, tt := range tests {
+		if got := PreFirst(tt.err); got != tt.want {
+			t.Errorf("PreFirst(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }

@@ -41,7 +41,8 @@ func New(name string, lifetime time.Duration, now time.Time) (*Authority, error)
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		MaxPathLenZero:        true,
+		// One intermediate at most: Intermediate signs leaves, nothing deeper.
+		MaxPathLen: 1,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -57,8 +58,17 @@ func New(name string, lifetime time.Duration, now time.Time) (*Authority, error)
 }
 
 // Leaf returns a server certificate called name for hosts: IP literals become IP addresses,
-// anything else DNS names.
+// anything else DNS names. It is valid as long as the authority.
 func (a *Authority) Leaf(name string, hosts ...string) (tls.Certificate, error) {
+	return a.LeafValid(name, a.cert.NotBefore, a.cert.NotAfter, hosts...)
+}
+
+// LeafValid is Leaf with its own validity, from notBefore to notAfter: a notAfter in the past
+// makes a certificate every client refuses as expired.
+func (a *Authority) LeafValid(name string, notBefore, notAfter time.Time, hosts ...string) (tls.Certificate, error) {
+	if !notAfter.After(notBefore) {
+		return tls.Certificate{}, fmt.Errorf("server certificate %q: not after %v is not after not before %v", name, notAfter, notBefore)
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("generate server key: %w", err)
@@ -70,8 +80,8 @@ func (a *Authority) Leaf(name string, hosts ...string) (tls.Certificate, error) 
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{Organization: []string{"labrun"}, CommonName: name},
-		NotBefore:    a.cert.NotBefore,
-		NotAfter:     a.cert.NotAfter,
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -91,6 +101,43 @@ func (a *Authority) Leaf(name string, hosts ...string) (tls.Certificate, error) 
 		return tls.Certificate{}, fmt.Errorf("parse server certificate: %w", err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// Intermediate returns an authority called name whose certificate a signs: a leaf it signs
+// verifies against a's pool only when the server sends the intermediate's certificate too
+// (Chain), and a server that sends the leaf alone has an incomplete chain. Its certificates
+// are valid as long as a's; it signs leaves only.
+func (a *Authority) Intermediate(name string) (*Authority, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate intermediate key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(2),
+		Subject:               pkix.Name{Organization: []string{"labrun"}, CommonName: name},
+		NotBefore:             a.cert.NotBefore,
+		NotAfter:              a.cert.NotAfter,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
+	if err != nil {
+		return nil, fmt.Errorf("create intermediate certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse intermediate certificate: %w", err)
+	}
+	return &Authority{cert: cert, key: key, pool: a.pool, lifetime: a.lifetime}, nil
+}
+
+// Chain returns leaf with the authority's own certificate appended, the chain a server sends
+// for a leaf an intermediate signed.
+func (a *Authority) Chain(leaf tls.Certificate) tls.Certificate {
+	leaf.Certificate = append(append([][]byte(nil), leaf.Certificate...), a.cert.Raw)
+	return leaf
 }
 
 // Pool holds the authority's certificate alone, for a client's RootCAs.

@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+)
+
+// ErrHandshakeTimeout is a TLS handshake that a socket timeout ended: a read of the handshake
+// waited Config.TLSHandshakeTimeout for a byte. It is a read timeout in the connect phase.
+var ErrHandshakeTimeout = errors.New("TLS handshake timeout")
+
+// dialTLS is the Transport's DialTLSContext: it resolves and connects as dial does, then runs
+// the TLS handshake itself, each of its reads bounded by Config.TLSHandshakeTimeout, as a
+// socket timeout set while the handshake runs bounds it in the Java clients. Without
+// RoutePerAttempt a handshake that fails moves on to the host's next address, as HttpClient 5
+// does: DefaultHttpClientConnectionOperator.connect (httpcomponents-client 5.2.1) runs
+// SSLConnectionSocketFactory.connectSocket, the TCP connect and the handshake, for each
+// address in turn inside one catch of IOException, and rethrows only on the last address.
+// With RoutePerAttempt the attempt has one route, and OkHttp's recovery decides what follows.
+func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, st, l, done := c.dialContext(ctx)
+	defer done()
+	host, port, ips, err := c.addresses(ctx, st, addr)
+	if err != nil {
+		return nil, err
+	}
+	for _, ip := range ips {
+		var cn *conn
+		if cn, err = c.connect(ctx, st, l, network, []string{ip}, port); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		var tc *tls.Conn
+		if tc, err = c.handshake(ctx, cn, host); err == nil {
+			return tc, nil
+		}
+		cn.Close()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+// handshake runs the client's side of TLS for host over cn.
+func (c *Client) handshake(ctx context.Context, cn *conn, host string) (*tls.Conn, error) {
+	cfg := &tls.Config{}
+	if c.cfg.TLS != nil {
+		cfg = c.cfg.TLS.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cn.setHandshakeTimeout(c.cfg.TLSHandshakeTimeout)
+	tc := tls.Client(cn, cfg)
+	err := tc.HandshakeContext(ctx)
+	cn.setHandshakeTimeout(0)
+	if err != nil && c.cfg.TLSHandshakeTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+		if c.cfg.HandshakeTimeoutAsConnect {
+			return nil, fmt.Errorf("%w (%w, %v): %w", ErrConnectTimeout, ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)
+		}
+		return nil, fmt.Errorf("%w (%v): %w", ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)
+	}
+	return tc, err
+}

@@ -1,0 +1,331 @@
+package experiments
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// PreFirst is experiment K: failures before the first byte. A name lookup that is slow or
+// fails, a TLS handshake the server never answers, a certificate that fails, a host whose first
+// address has a bad certificate: which limit bounds each step in each library, and who tries
+// again where. It runs every profile by design (FixedProfiles), one table entry per profile.
+type PreFirst struct {
+	ConnectTimeout, ReadTimeout time.Duration
+	// HandshakeTimeout is the limit that really bounds the handshake, where the library has
+	// one of its own: HttpClient 5's TlsConfig handshake timeout (or socket timeout), net/http's
+	// TLSHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	LookupDelay      time.Duration
+	// Cap is how long the lab lets a call wait that no limit of the library ends.
+	Cap time.Duration
+}
+
+// NewPreFirst returns experiment K with its default parameters, scaled down so that it takes
+// a few seconds.
+func NewPreFirst() *PreFirst {
+	return &PreFirst{ConnectTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond,
+		HandshakeTimeout: 150 * time.Millisecond, LookupDelay: 250 * time.Millisecond, Cap: 400 * time.Millisecond}
+}
+
+// Info implements Experiment.
+func (*PreFirst) Info() Info {
+	return Info{
+		Name:  "exp-k",
+		Title: "before the first byte: DNS and TLS",
+		Description: "Phase 2 is a name lookup, a TCP connect and a TLS handshake. A server that accepts " +
+			"and never answers the ClientHello: HttpClient 5.2 with a connect and a response timeout " +
+			"waits as long as the server holds the socket (only its socket timeout or TlsConfig's " +
+			"handshake timeout bound the handshake), OkHttp's read timeout ends it (per route), and " +
+			"net/http's Transport.TLSHandshakeTimeout, 0 in a Transport literal. A certificate from " +
+			"an unknown CA or for another host fails at once: OkHttp never tries another route, " +
+			"HttpClient 5 tries the host's next address in the same connect. A slow lookup is bounded " +
+			"by Go's dialer timeout only: the Java clients wait for it. NXDOMAIN and SERVFAIL are " +
+			"retried by none. Calls that nothing ends are capped by the lab (--cap) and shown as a " +
+			"hang. OkHttp 3.0-3.2 behaves as 3.13 here, so okhttp@3.2 has no rows.",
+		Examples: []string{"labrun exp-k", "labrun exp-k --handshake-timeout 300ms --cap 1s"},
+	}
+}
+
+// Profiles implements FixedProfiles.
+func (*PreFirst) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+
+// Params implements Experiment.
+func (k *PreFirst) Params() []param.Param {
+	return []param.Param{
+		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &k.ConnectTimeout, MaxDuration: 10 * time.Second},
+		{Name: "read-timeout", Usage: "read timeout of every client (net/http: ResponseHeaderTimeout)", Duration: &k.ReadTimeout, MaxDuration: 10 * time.Second},
+		{Name: "handshake-timeout", Usage: "HttpClient 5's socket timeout, net/http's TLSHandshakeTimeout, in the rows that set it", Duration: &k.HandshakeTimeout, MaxDuration: 10 * time.Second},
+		{Name: "lookup-delay", Usage: "how long the slow DNS server takes to answer", Duration: &k.LookupDelay, MaxDuration: 4 * time.Second},
+		{Name: "cap", Usage: "how long the lab lets a call that nothing bounds wait", Duration: &k.Cap, MaxDuration: 30 * time.Second},
+	}
+}
+
+// Check implements Checker.
+func (k *PreFirst) Check() error {
+	for _, p := range []struct {
+		name string
+		v    time.Duration
+	}{{"--connect-timeout", k.ConnectTimeout}, {"--read-timeout", k.ReadTimeout}, {"--handshake-timeout", k.HandshakeTimeout},
+		{"--lookup-delay", k.LookupDelay}, {"--cap", k.Cap}} {
+		if p.v <= 0 {
+			return fmt.Errorf("%s must be set", p.name)
+		}
+	}
+	if k.Cap <= 2*max(k.ReadTimeout, k.HandshakeTimeout) || k.Cap <= k.LookupDelay {
+		return fmt.Errorf("--cap must be longer than twice the read and handshake timeouts and than --lookup-delay, got %v", k.Cap)
+	}
+	return nil
+}
+
+// The names exp-k's DNS servers answer, and the addresses of its TLS fault listeners (apart
+// from the other experiments', since experiments run at once).
+const (
+	kStall      = "stall.test"      // one address: a stalled handshake
+	kStall2     = "stall2.test"     // two addresses, both stalled
+	kUntrusted  = "untrusted.test"  // a certificate of an unknown CA
+	kWrongHost  = "wronghost.test"  // a certificate for another name
+	kExpired    = "expired.test"    // an expired certificate
+	kIncomplete = "incomplete.test" // a leaf without its intermediate
+	kBadFirst   = "badfirst.test"   // a wrong-host certificate first, a good one second
+	kOld        = "old.test"        // two addresses that speak TLS 1.0 only
+	kSlow       = "slow.test"       // good, but on the slow DNS server
+	kMissing    = "missing.test"    // NXDOMAIN
+	kDown       = "down.test"       // SERVFAIL
+)
+
+// kListeners are the fault listeners, each on its own address, one port for all.
+var kListeners = []struct {
+	ip    string
+	fault fakesrv.TLSFault
+}{
+	{"127.0.11.1", fakesrv.TLSStall}, {"127.0.11.2", fakesrv.TLSStall}, {"127.0.11.3", fakesrv.TLSUnknownCA},
+	{"127.0.11.4", fakesrv.TLSWrongHost}, {"127.0.11.5", fakesrv.TLSExpired}, {"127.0.11.6", fakesrv.TLSIncompleteChain},
+	{"127.0.11.7", fakesrv.TLSGood}, {"127.0.11.8", fakesrv.TLSOldVersion}, {"127.0.11.9", fakesrv.TLSOldVersion},
+}
+
+// kRecords are the names and their addresses.
+var kRecords = map[string][]string{
+	kStall: {"127.0.11.1"}, kStall2: {"127.0.11.1", "127.0.11.2"}, kUntrusted: {"127.0.11.3"},
+	kWrongHost: {"127.0.11.4"}, kExpired: {"127.0.11.5"}, kIncomplete: {"127.0.11.6"},
+	kBadFirst: {"127.0.11.4", "127.0.11.7"}, kDown: {"127.0.11.7"}, kOld: {"127.0.11.8", "127.0.11.9"},
+}
+
+// kRow is one row of a profile: what the client is asked, the fault the model is told of, and
+// the knob that matters.
+type kRow struct {
+	label string
+	host  string
+	slow  bool // resolved by the slow DNS server
+	fault model.PreFirst
+	// handshake sets the profile's own handshake limit (HandshakeTimeout).
+	handshake bool
+}
+
+// kRows are the rows every profile runs.
+func (k *PreFirst) kRows() []kRow {
+	return []kRow{
+		{label: "stalled handshake, connect and read timeouts only", host: kStall, fault: model.PreFirst{Fault: model.HandshakeStall}},
+		{label: "stalled handshake on both of two addresses, handshake limit " + k.HandshakeTimeout.String(), host: kStall2, handshake: true,
+			fault: model.PreFirst{Fault: model.HandshakeStall, Routes: 2}},
+		{label: "certificate of an unknown CA", host: kUntrusted, fault: model.PreFirst{Fault: model.BadCertificate}},
+		{label: "certificate for another host name", host: kWrongHost, fault: model.PreFirst{Fault: model.BadCertificate}},
+		{label: "expired certificate", host: kExpired, fault: model.PreFirst{Fault: model.BadCertificate}},
+		{label: "chain without its intermediate", host: kIncomplete, fault: model.PreFirst{Fault: model.BadCertificate}},
+		{label: "first address a wrong-host certificate, second good", host: kBadFirst,
+			fault: model.PreFirst{Fault: model.BadCertificate, Routes: 2, Bad: 1}},
+		{label: "TLS 1.0 only, on both of two addresses", host: kOld, fault: model.PreFirst{Fault: model.ProtocolFailure, Routes: 2}},
+		{label: "lookup answered after " + k.LookupDelay.String(), host: kSlow, slow: true,
+			fault: model.PreFirst{Fault: model.SlowLookup, LookupDelay: k.LookupDelay}},
+		{label: "NXDOMAIN", host: kMissing, fault: model.PreFirst{Fault: model.NXDomain}},
+		{label: "SERVFAIL", host: kDown, fault: model.PreFirst{Fault: model.ServFail}},
+	}
+}
+
+// kLab is exp-k's servers.
+type kLab struct {
+	port      int
+	listeners []*fakesrv.TLSFaultServer
+	dns, slow *fakesrv.DNS
+	roots     *tls.Config
+}
+
+func (l *kLab) close() {
+	for _, s := range l.listeners {
+		s.Close()
+	}
+	if l.dns != nil {
+		l.dns.Close()
+	}
+	if l.slow != nil {
+		l.slow.Close()
+	}
+}
+
+// accepted counts the connections all listeners accepted.
+func (l *kLab) accepted() int {
+	n := 0
+	for _, s := range l.listeners {
+		n += s.Accepted()
+	}
+	return n
+}
+
+// newKLab starts the listeners, one port on every address, and the two DNS servers.
+func newKLab(delay time.Duration) (*kLab, error) {
+	var names []string
+	for n := range kRecords {
+		names = append(names, n)
+	}
+	faults, err := fakesrv.NewTLSFaults(append(names, kSlow)...)
+	if err != nil {
+		return nil, err
+	}
+	lab := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
+	for _, l := range kListeners {
+		s, err := faults.Listen(l.fault, l.ip, lab.port)
+		if err != nil {
+			lab.close()
+			return nil, err
+		}
+		lab.listeners, lab.port = append(lab.listeners, s), portOf(s.Addr)
+	}
+	if lab.dns, err = fakesrv.NewDNS(kRecords, fakesrv.DNSServFail(kDown)); err != nil {
+		lab.close()
+		return nil, err
+	}
+	if lab.slow, err = fakesrv.NewDNS(map[string][]string{kSlow: {"127.0.11.7"}}, fakesrv.DNSDelay(delay)); err != nil {
+		lab.close()
+		return nil, err
+	}
+	return lab, nil
+}
+
+// portOf is the port of "ip:port".
+func portOf(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// errLabCap is the cause with which the lab ends a call that nothing else ends.
+var errLabCap = errors.New("the lab's cap")
+
+// Run implements Experiment.
+func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
+	if err := check(k, opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	lab, err := newKLab(k.LookupDelay)
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer lab.close()
+	run := newRun(k, opt)
+	rows := k.kRows()
+	total := len(rows) * len(k.Profiles())
+	for pi, profile := range k.Profiles() {
+		for ri, row := range rows {
+			out, call, err := k.runRow(ctx, opt, lab, profile, row, pi*len(rows)+ri+1, total)
+			if err != nil {
+				return results.Run{}, err
+			}
+			run.Rows = append(run.Rows, out)
+			run.Calls = append(run.Calls, call)
+		}
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// runRow makes one call of profile for row and returns its row.
+func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile string, row kRow, n, total int) (results.Row, results.Call, error) {
+	dns := lab.dns
+	if row.slow {
+		dns = lab.slow
+	}
+	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: lab.roots}
+	if row.handshake {
+		s.TLSHandshakeTimeout = k.HandshakeTimeout
+	}
+	b, err := build(profile, s)
+	if err != nil {
+		return results.Row{}, results.Call{}, err
+	}
+	defer b.c.Close()
+	p, err := model.PredictPreFirst(row.fault, b.limits)
+	if err != nil {
+		return results.Row{}, results.Call{}, err
+	}
+	name := profile + ": " + row.label
+	opt.progress(p.Total, "%s · row %d/%d: %s", k.Info().Name, n, total, name)
+
+	cctx, cancel := context.WithTimeoutCause(ctx, k.Cap, errLabCap)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(lab.port)+"/", nil)
+	if err != nil {
+		return results.Row{}, results.Call{}, err
+	}
+	before := lab.accepted()
+	res, _ := b.c.Do(cctx, req)
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, results.Call{}, err
+	}
+	capped := errors.Is(context.Cause(cctx), errLabCap)
+	// A stalled listener counts the connection when it accepts it: by the time the client has
+	// given up, every connection it opened is counted.
+	conns := lab.accepted() - before
+
+	out := callRow(p, res)
+	out.Name = name
+	out.ExpectedNewConnections = results.Count(p.Connects)
+	out.NewConnections = results.Count(conns)
+	if capped {
+		out.Outcome, out.MeasuredMs = vocab.Hang, nil
+	}
+	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
+	out.Server = fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
+		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
+	if capped {
+		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.Cap)
+	}
+	return out, timeline(name, res, 0), nil
+}
+
+// bounds says which limit the profile's rules give the row's step.
+func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
+	r, err := model.LookupPreFirstRule(l.Profile)
+	if err != nil {
+		return err.Error()
+	}
+	switch row.fault.Fault {
+	case model.HandshakeStall:
+		b := r.Handshake(l)
+		if b.Limit == 0 {
+			return "handshake: nothing bounds it (" + b.Name + ": not set)"
+		}
+		return fmt.Sprintf("handshake: %s %v; after it: %s", b.Name, b.Limit, r.AfterHandshakeTimeout)
+	case model.SlowLookup:
+		b := r.Lookup(l)
+		if b.Limit == 0 {
+			return "lookup: " + b.Name
+		}
+		return fmt.Sprintf("lookup: %s %v", b.Name, b.Limit)
+	case model.BadCertificate:
+		return "after a certificate failure: " + string(r.AfterCertificate)
+	case model.ProtocolFailure:
+		return "after a protocol failure: " + string(r.AfterProtocol)
+	}
+	return "after a failed lookup: " + string(r.AfterDNSError)
+}

@@ -1,0 +1,208 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/jvm"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// kJavaRow is one of exp-k's rows as a Java program runs it: the listeners of its host name,
+// one per address (none: the name is not in the hosts file, NXDOMAIN), the program's flags and
+// the model's limits for the same settings.
+type kJavaRow struct {
+	name   string
+	addrs  []fakesrv.TLSFault
+	fault  model.PreFirst
+	flags  string
+	limits model.Limits
+}
+
+// kJavaMargin is how far a JVM's time may be from the model's: the JVM's own start of a TLS
+// handshake (building the ClientHello) and its timers, well above labrun's client's.
+const kJavaMargin = 40 * time.Millisecond
+
+// kJavaRows are the rows each library runs; a row with cap= comes last.
+func kJavaRows(profile string) []kJavaRow {
+	const c, r, h = 100 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond
+	stall := model.PreFirst{Fault: model.HandshakeStall}
+	bad := model.PreFirst{Fault: model.BadCertificate}
+	common := []kJavaRow{
+		{name: "certificate of an unknown CA", addrs: []fakesrv.TLSFault{fakesrv.TLSUnknownCA}, fault: bad},
+		{name: "certificate for another host name", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost}, fault: bad},
+		{name: "first address a wrong-host certificate, second good", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost, fakesrv.TLSGood},
+			fault: model.PreFirst{Fault: model.BadCertificate, Routes: 2, Bad: 1}},
+		{name: "TLS 1.0 only, on both of two addresses", addrs: []fakesrv.TLSFault{fakesrv.TLSOldVersion, fakesrv.TLSOldVersion},
+			fault: model.PreFirst{Fault: model.ProtocolFailure, Routes: 2}},
+		{name: "NXDOMAIN", fault: model.PreFirst{Fault: model.NXDomain}},
+	}
+	switch profile {
+	case ProfileHC5:
+		l := model.Limits{Profile: model.HC5, ConnectTimeout: c, ReadTimeout: r}
+		so := l
+		so.TLSHandshakeTimeout = h
+		for i := range common {
+			common[i].flags, common[i].limits = "connect=100,response=100", l
+		}
+		return append(append([]kJavaRow{
+			{name: "stalled handshake on both of two addresses, SocketConfig soTimeout 150 ms", addrs: []fakesrv.TLSFault{fakesrv.TLSStall, fakesrv.TLSStall},
+				fault: model.PreFirst{Fault: model.HandshakeStall, Routes: 2}, flags: "connect=100,response=100,so=150", limits: so},
+			{name: "stalled handshake, TlsConfig handshakeTimeout 150 ms", addrs: []fakesrv.TLSFault{fakesrv.TLSStall},
+				fault: stall, flags: "connect=100,response=100,handshake=150", limits: so},
+		}, common...),
+			kJavaRow{name: "stalled handshake, connect and response timeouts only (capped at 600 ms)", addrs: []fakesrv.TLSFault{fakesrv.TLSStall},
+				fault: stall, flags: "connect=100,response=100,cap=600", limits: l})
+	case ProfileOkHttp:
+		l := model.Limits{Profile: model.OkHttp, ConnectTimeout: c, ReadTimeout: r, RetryOnConnectionFailure: true}
+		for i := range common {
+			common[i].flags, common[i].limits = "connect=100,read=100", l
+		}
+		return append([]kJavaRow{
+			{name: "stalled handshake, connect and read timeouts only", addrs: []fakesrv.TLSFault{fakesrv.TLSStall},
+				fault: stall, flags: "connect=100,read=100", limits: l},
+			{name: "stalled handshake on both of two addresses", addrs: []fakesrv.TLSFault{fakesrv.TLSStall, fakesrv.TLSStall},
+				fault: model.PreFirst{Fault: model.HandshakeStall, Routes: 2}, flags: "connect=100,read=100", limits: l},
+		}, common...)
+	}
+	return nil
+}
+
+// javaOutcome names what a Java program printed: a status, an exception, a hang.
+func javaOutcome(answer string) vocab.Outcome {
+	switch answer {
+	case "200":
+		return vocab.OK
+	case "hang":
+		return vocab.Hang
+	case "!SocketTimeoutException":
+		return vocab.ReadTimeout
+	case "!ConnectTimeoutException":
+		return vocab.ConnectTimeout
+	case "!SSLHandshakeException", "!SSLPeerUnverifiedException":
+		return vocab.TLSError
+	case "!UnknownHostException":
+		return vocab.DNSError
+	}
+	return vocab.Failed
+}
+
+// TestPreFirstRealLibraries holds exp-k's rules to HttpClient 5.2.1 and OkHttp 3.13.1: each
+// row's host name gets listeners of its own (so that each row's connections are counted apart),
+// a hosts file (-Djdk.net.hosts.file) maps the names, and the outcome, the connections and the
+// time (within kJavaMargin) must be the model's. The first call warms the JVM's TLS up.
+func TestPreFirstRealLibraries(t *testing.T) {
+	for _, lib := range []struct {
+		profile, source string
+		lib             jvm.Library
+	}{
+		{ProfileHC5, "testdata/PreFirstHC5.java", jvm.HttpClient5},
+		{ProfileOkHttp, "testdata/PreFirstOkHttp.java", jvm.OkHttp3},
+	} {
+		t.Run(lib.profile, func(t *testing.T) {
+			rt := jvm.Require(t, lib.lib)
+			rows := kJavaRows(lib.profile)
+			var names []string
+			for i := range rows {
+				names = append(names, fmt.Sprintf("row%d.test", i))
+			}
+			faults, err := fakesrv.NewTLSFaults(append(names, "warm.test")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			ca := filepath.Join(dir, "ca.pem")
+			if err := os.WriteFile(ca, faults.CAPEM(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var hosts strings.Builder
+			port, ip := 0, 1
+			listen := func(f fakesrv.TLSFault, name string) *fakesrv.TLSFaultServer {
+				addr := fmt.Sprintf("127.0.12.%d", ip)
+				ip++
+				s, err := faults.Listen(f, addr, port)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				port = portOf(s.Addr)
+				fmt.Fprintf(&hosts, "%s %s\n", addr, name)
+				return s
+			}
+			listen(fakesrv.TLSGood, "warm.test")
+			servers := make([][]*fakesrv.TLSFaultServer, len(rows))
+			for i, r := range rows {
+				for _, f := range r.addrs {
+					servers[i] = append(servers[i], listen(f, names[i]))
+				}
+			}
+			hostsFile := filepath.Join(dir, "hosts")
+			if err := os.WriteFile(hostsFile, []byte(hosts.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			url := func(name string) string { return "https://" + name + ":" + strconv.Itoa(port) + "/" }
+			args := []string{ca, "warm|" + url("warm.test") + "|"}
+			for i, r := range rows {
+				args = append(args, strconv.Itoa(i)+"|"+url(names[i])+"|"+r.flags)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			out, err := rt.Run(ctx, jvm.Program{Source: lib.source, Libs: []jvm.Library{lib.lib},
+				Props: []string{"jdk.net.hosts.file=" + hostsFile}}, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := 0
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				f := strings.Split(line, "|")
+				if len(f) != 3 {
+					t.Errorf("unexpected line %q", line)
+					continue
+				}
+				if f[0] == "warm" {
+					if f[2] != "200" {
+						t.Fatalf("warm-up call: %s", line)
+					}
+					continue
+				}
+				i, err := strconv.Atoi(f[0])
+				if err != nil || i < 0 || i >= len(rows) {
+					t.Errorf("unexpected line %q", line)
+					continue
+				}
+				seen++
+				r := rows[i]
+				ms, _ := strconv.Atoi(f[1])
+				p, err := model.PredictPreFirst(r.fault, r.limits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns := 0
+				for _, s := range servers[i] {
+					conns += s.Accepted()
+				}
+				got := javaOutcome(f[2])
+				t.Logf("%s: %s: %d ms %s (%s), %d connections; model %v %s, %d", lib.profile, r.name, ms, got, f[2], conns, p.Total, p.Outcome, p.Connects)
+				if got != p.Outcome || conns != p.Connects {
+					t.Errorf("%s: got %s (%s), %d connections; want %s, %d", r.name, got, f[2], conns, p.Outcome, p.Connects)
+				}
+				if p.Total != model.Forever {
+					if d := time.Duration(ms)*time.Millisecond - p.Total; d < -kJavaMargin || d > kJavaMargin {
+						t.Errorf("%s: %d ms, want %v within %v", r.name, ms, p.Total, kJavaMargin)
+					}
+				}
+			}
+			if seen != len(rows) {
+				t.Errorf("%d rows answered, want %d:\n%s", seen, len(rows), out)
+			}
+		})
+	}
+}

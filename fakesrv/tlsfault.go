@@ -1,0 +1,247 @@
+package fakesrv
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv/internal/ca"
+)
+
+// TLSFault is what a TLS fault listener does before the first byte of HTTP.
+type TLSFault string
+
+// The TLS faults.
+const (
+	// TLSGood completes the handshake with a certificate the trusted CA signed for the host and
+	// answers every request 200 at once: the good address beside bad ones.
+	TLSGood TLSFault = "good"
+	// TLSStall accepts the connection, reads the ClientHello and never answers it, until the
+	// listener closes: a middlebox or an overloaded TLS terminator.
+	TLSStall TLSFault = "stall"
+	// TLSUnknownCA sends a certificate for the host signed by a CA no client trusts.
+	TLSUnknownCA TLSFault = "unknown-ca"
+	// TLSWrongHost sends a certificate of the trusted CA for another name (wrong.invalid).
+	TLSWrongHost TLSFault = "wrong-host"
+	// TLSExpired sends a certificate of the trusted CA for the host that expired an hour ago.
+	TLSExpired TLSFault = "expired"
+	// TLSIncompleteChain sends a leaf signed by an intermediate of the trusted CA without the
+	// intermediate: a client that does not fetch it (none does here) cannot build the chain.
+	TLSIncompleteChain TLSFault = "incomplete-chain"
+	// TLSOldVersion speaks TLS 1.0 at most, which every client here refuses (Go's minimum is
+	// TLS 1.2; a JDK disables TLS 1.0 in jdk.tls.disabledAlgorithms).
+	TLSOldVersion TLSFault = "tls1.0"
+)
+
+// TLSFaultNames lists the faults in the order labrun serve documents them.
+func TLSFaultNames() []TLSFault {
+	return []TLSFault{TLSGood, TLSStall, TLSUnknownCA, TLSWrongHost, TLSExpired, TLSIncompleteChain, TLSOldVersion}
+}
+
+// ParseTLSFault returns the fault called s, or an error that lists them.
+func ParseTLSFault(s string) (TLSFault, error) {
+	for _, f := range TLSFaultNames() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown TLS fault %q (want one of %v)", s, TLSFaultNames())
+}
+
+// TLSFaults makes TLS fault listeners whose certificates all come from one in-memory CA, the
+// one a client is told to trust (Pool, CAPEM), and one other CA that nobody trusts. Every
+// certificate names the hosts given to NewTLSFaults, loopback's names and 127.0.0.0/8's
+// addresses the listeners use. Its methods are safe for concurrent use.
+type TLSFaults struct {
+	trusted *ca.Authority
+	certs   map[TLSFault]tls.Certificate // read-only after NewTLSFaults
+}
+
+// NewTLSFaults makes the CAs and a certificate for every fault for hosts (names or IP
+// literals) and loopback's names.
+func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
+	now := time.Now()
+	trusted, err := ca.New("labrun TLS faults CA", certLifetime, now)
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: %w", err)
+	}
+	untrusted, err := ca.New("labrun untrusted CA", certLifetime, now)
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: %w", err)
+	}
+	mid, err := trusted.Intermediate("labrun intermediate CA")
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: %w", err)
+	}
+	names := append(loopbackNames(), hosts...)
+	f := &TLSFaults{trusted: trusted, certs: map[TLSFault]tls.Certificate{}}
+	for _, c := range []struct {
+		fault TLSFault
+		make  func() (tls.Certificate, error)
+	}{
+		{TLSGood, func() (tls.Certificate, error) { return trusted.Leaf("labrun good", names...) }},
+		{TLSOldVersion, func() (tls.Certificate, error) { return trusted.Leaf("labrun tls1.0", names...) }},
+		{TLSUnknownCA, func() (tls.Certificate, error) { return untrusted.Leaf("labrun unknown CA", names...) }},
+		{TLSWrongHost, func() (tls.Certificate, error) { return trusted.Leaf("labrun wrong host", "wrong.invalid") }},
+		{TLSExpired, func() (tls.Certificate, error) {
+			return trusted.LeafValid("labrun expired", now.Add(-2*time.Hour), now.Add(-time.Hour), names...)
+		}},
+		{TLSIncompleteChain, func() (tls.Certificate, error) { return mid.Leaf("labrun incomplete chain", names...) }},
+	} {
+		cert, err := c.make()
+		if err != nil {
+			return nil, fmt.Errorf("fakesrv: %s certificate: %w", c.fault, err)
+		}
+		f.certs[c.fault] = cert
+	}
+	return f, nil
+}
+
+// Pool holds the trusted CA's certificate alone, for a Go client's RootCAs.
+func (f *TLSFaults) Pool() *x509.CertPool { return f.trusted.Pool() }
+
+// CAPEM is the trusted CA's certificate in PEM, for a client outside the process (curl
+// --cacert, a Java trust store, Python's cafile, Node's NODE_EXTRA_CA_CERTS).
+func (f *TLSFaults) CAPEM() []byte { return f.trusted.CertPEM() }
+
+// TLSFaultServer is one listener with one TLS fault. Create it with TLSFaults.Listen, stop it
+// with Close.
+type TLSFaultServer struct {
+	// Addr is "IP:PORT"; URL is "https://IP:PORT".
+	Addr, URL string
+	Fault     TLSFault
+
+	ln       net.Listener
+	srv      *http.Server // TLSGood, TLSOldVersion's chance of a request; nil for TLSStall
+	accepted atomic.Int64
+	requests atomic.Int64
+
+	mu    sync.Mutex // guards conns and closed
+	conns map[net.Conn]struct{}
+	// closed is set by Close; a connection accepted after it is closed at once.
+	closed bool
+	wg     sync.WaitGroup // the accept loop and TLSStall's readers
+}
+
+// Listen starts a listener with fault on ip (an IPv4 address in 127.0.0.0/8) and port (0: a
+// free one), so that several faults can share a port on different addresses of one host name.
+func (f *TLSFaults) Listen(fault TLSFault, ip string, port int) (*TLSFaultServer, error) {
+	if _, err := ParseTLSFault(string(fault)); err != nil {
+		return nil, fmt.Errorf("fakesrv: %w", err)
+	}
+	if a := net.ParseIP(ip); a == nil || a.To4() == nil || !a.IsLoopback() {
+		return nil, fmt.Errorf("fakesrv: TLS fault listener: address %q is not an IPv4 address in 127.0.0.0/8", ip)
+	}
+	ln, err := net.Listen("tcp4", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("fakesrv: TLS fault listener: %w", err)
+	}
+	s := &TLSFaultServer{Addr: ln.Addr().String(), URL: "https://" + ln.Addr().String(), Fault: fault, ln: ln,
+		conns: map[net.Conn]struct{}{}}
+	counted := &countingListener{Listener: ln, n: &s.accepted}
+	if fault == TLSStall {
+		s.wg.Add(1)
+		go s.stall(counted)
+		return s, nil
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{f.certs[fault]}, MinVersion: tls.VersionTLS12}
+	if fault == TLSOldVersion {
+		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS10, tls.VersionTLS10
+	}
+	s.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			s.requests.Add(1)
+			_, _ = io.WriteString(w, "ok\n")
+		}),
+		TLSConfig: cfg,
+		// A failed handshake is the client's to report; the server's log would only repeat it.
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ReadHeaderTimeout: time.Minute,
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.srv.Serve(tls.NewListener(counted, cfg))
+	}()
+	return s, nil
+}
+
+// stall accepts connections and reads from each, answering nothing, until Close.
+func (s *TLSFaultServer) stall(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			// Reading keeps the client's ClientHello off the wire's buffers; it ends when the
+			// client leaves or Close closes the connection.
+			_, _ = io.Copy(io.Discard, c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// Accepted returns how many TCP connections the listener accepted.
+func (s *TLSFaultServer) Accepted() int { return int(s.accepted.Load()) }
+
+// Requests returns how many HTTP requests it answered (after a handshake that succeeded).
+func (s *TLSFaultServer) Requests() int { return int(s.requests.Load()) }
+
+// Close stops the listener, closes every connection and waits for its goroutines.
+func (s *TLSFaultServer) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	var err error
+	if s.srv != nil {
+		err = s.srv.Close()
+	} else {
+		err = s.ln.Close()
+	}
+	s.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}

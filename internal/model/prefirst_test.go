@@ -1,0 +1,67 @@
+package model
+
+import (
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+func TestPredictPreFirst(t *testing.T) {
+	const ms = time.Millisecond
+	hc5 := Limits{Profile: HC5, ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
+	hc5so := hc5
+	hc5so.TLSHandshakeTimeout = 150 * ms
+	hc5cap := hc5
+	hc5cap.Deadline = 400 * ms
+	ok := Limits{Profile: OkHttp, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms, RetryOnConnectionFailure: true}
+	okOff := ok
+	okOff.RetryOnConnectionFailure = false
+	goL := Limits{Profile: Go, ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
+	goTLS := goL
+	goTLS.TLSHandshakeTimeout = 80 * ms
+	tests := []struct {
+		name           string
+		f              PreFirst
+		l              Limits
+		want           vocab.Outcome
+		at             time.Duration
+		attempts, conn int
+	}{
+		{"hc5 stall, connect and response only", PreFirst{Fault: HandshakeStall}, hc5, vocab.Hang, Forever, 1, 1},
+		{"hc5 stall, capped", PreFirst{Fault: HandshakeStall}, hc5cap, vocab.Deadline, 400 * ms, 1, 1},
+		{"hc5 stall, socket timeout, two addresses", PreFirst{Fault: HandshakeStall, Routes: 2}, hc5so, vocab.ConnectTimeout, 300 * ms, 1, 2},
+		{"hc5 bad first, good second", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, hc5, vocab.OK, 0, 1, 2},
+		{"hc5 bad both", PreFirst{Fault: BadCertificate, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
+		{"okhttp stall, read timeout per route", PreFirst{Fault: HandshakeStall, Routes: 2}, ok, vocab.ReadTimeout, 240 * ms, 2, 2},
+		{"okhttp stall, no route retry", PreFirst{Fault: HandshakeStall, Routes: 2}, okOff, vocab.ReadTimeout, 120 * ms, 1, 1},
+		{"okhttp bad first: never recovered", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, ok, vocab.TLSError, 0, 1, 1},
+		{"okhttp slow lookup: unbounded", PreFirst{Fault: SlowLookup, LookupDelay: 300 * ms}, ok, vocab.OK, 300 * ms, 1, 1},
+		{"go slow lookup: dial timeout", PreFirst{Fault: SlowLookup, LookupDelay: 300 * ms}, goL, vocab.ConnectTimeout, 100 * ms, 1, 0},
+		{"go stall: no handshake timeout", PreFirst{Fault: HandshakeStall}, goL, vocab.Hang, Forever, 1, 1},
+		{"go stall: TLSHandshakeTimeout", PreFirst{Fault: HandshakeStall}, goTLS, vocab.ConnectTimeout, 80 * ms, 1, 1},
+		{"go bad first: no next address", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, goL, vocab.TLSError, 0, 1, 1},
+		{"nxdomain", PreFirst{Fault: NXDomain}, ok, vocab.DNSError, 0, 1, 0},
+		{"okhttp: a refused TLS version is recovered on the next route", PreFirst{Fault: ProtocolFailure, Routes: 2}, ok, vocab.TLSError, 0, 2, 2},
+		{"hc5: a refused TLS version, next address", PreFirst{Fault: ProtocolFailure, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
+		{"go: a refused TLS version, one address", PreFirst{Fault: ProtocolFailure, Routes: 2}, goL, vocab.TLSError, 0, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := PredictPreFirst(tt.f, tt.l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Outcome != tt.want || p.Total != tt.at || len(p.Attempts) != tt.attempts || p.Connects != tt.conn {
+				t.Errorf("got %s at %v, %d attempts, %d connections; want %s at %v, %d, %d",
+					p.Outcome, p.Total, len(p.Attempts), p.Connects, tt.want, tt.at, tt.attempts, tt.conn)
+			}
+		})
+	}
+	if _, err := PredictPreFirst(PreFirst{Fault: "nosuch"}, hc5); err == nil {
+		t.Error("an unknown fault was predicted")
+	}
+	if _, err := PredictPreFirst(PreFirst{Fault: NXDomain}, Limits{Profile: "nosuch"}); err == nil {
+		t.Error("an unknown profile was predicted")
+	}
+}

@@ -1,0 +1,128 @@
+package predict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/results"
+)
+
+// A question before the first byte (exp-k's): the name lookup is slow or fails (--dns-fault),
+// or the TLS handshake stalls or fails on the certificate (--tls-fault), on --routes addresses
+// of which the first --bad-routes have the fault. It is answered by model.PredictPreFirst with
+// the rules of the preset's library.
+
+// tlsFaults and dnsFaults are the values --tls-fault and --dns-fault take, with the model's
+// fault for each.
+var (
+	tlsFaults = map[string]model.PreFirstFault{"stall": model.HandshakeStall, "bad-certificate": model.BadCertificate, "protocol": model.ProtocolFailure}
+	dnsFaults = map[string]model.PreFirstFault{"slow": model.SlowLookup, "nxdomain": model.NXDomain, "servfail": model.ServFail}
+)
+
+// preFirst reports whether the question is one before the first byte.
+func (p *Predictor) preFirst() bool {
+	return p.TLSFault != "" || p.DNSFault != "" || p.LookupDelay > 0 || p.HandshakeTimeout > 0 || p.Routes > 0 || p.BadRoutes > 0
+}
+
+// preFirstRule returns the rules before the first byte of the preset called name. A preset
+// without a profile of its own (the JDK's clients, HttpClient 4.5, Reactor Netty) takes
+// HttpClient 5's rules elsewhere in the model; not here, where their own are not read yet.
+func preFirstRule(name string) (model.PreFirstRule, bool) {
+	pre, ok := model.PresetNamed(name)
+	if !ok || (pre.Limits.Profile == "" && name != "hc5") {
+		return model.PreFirstRule{}, false
+	}
+	r, err := model.LookupPreFirstRule(pre.Limits.Profile)
+	return r, err == nil
+}
+
+// preFirstDefaults fills in what bounds the handshake and the lookup of the preset called
+// name, with the library's source, for labrun defaults; nothing where labrun has not read it.
+func preFirstDefaults(name string, limits model.Limits, d *results.ClientDefaults) {
+	r, ok := preFirstRule(name)
+	if !ok {
+		return
+	}
+	h, l := r.Handshake(limits), r.Lookup(limits)
+	d.Handshake = h.Name + ": not set, nothing bounds it"
+	if h.Limit > 0 {
+		d.Handshake = fmt.Sprintf("%s: %v", h.Name, h.Limit)
+	}
+	d.Handshake += " (" + r.HandshakeSource + ")"
+	d.Lookup = l.Name
+	if l.Limit > 0 {
+		d.Lookup = fmt.Sprintf("%s: %v", l.Name, l.Limit)
+	}
+	d.Lookup += " (" + r.LookupSource + ")"
+}
+
+// checkPreFirst reports a question before the first byte that makes no sense, naming the flags.
+func (p *Predictor) checkPreFirst() error {
+	if _, ok := preFirstRule(p.Defaults); !ok {
+		return fmt.Errorf("--tls-fault and --dns-fault need --defaults hc5, okhttp, okhttp@3.2 or go: the libraries whose rules before the first byte labrun has read")
+	}
+	switch {
+	case (p.TLSFault == "") == (p.DNSFault == ""):
+		return fmt.Errorf("--handshake-timeout, --lookup-delay, --routes and --bad-routes need one of --tls-fault and --dns-fault")
+	case p.Stall || p.HostDown || p.Dropped || p.KillAfterRead != "" || p.Bytes > 0 || p.Delay > 0 || p.Queue > 0 || p.Status != 0:
+		return fmt.Errorf("--tls-fault and --dns-fault exclude the server's faults (--delay, --stall, --bytes, --host-down, --dropped, --kill-after-read, --queue, --status): the call fails before its first byte")
+	case p.Retries > 0:
+		return fmt.Errorf("--tls-fault and --dns-fault do not model --retries: ask about one attempt")
+	case (p.DNSFault == "slow") != (p.LookupDelay > 0):
+		return fmt.Errorf("--dns-fault slow and --lookup-delay go together")
+	case p.DNSFault != "" && (p.Routes > 0 || p.BadRoutes > 0 || p.HandshakeTimeout > 0):
+		return fmt.Errorf("--routes, --bad-routes and --handshake-timeout are about --tls-fault")
+	case p.BadRoutes > p.Routes && p.Routes > 0 || p.BadRoutes > 1 && p.Routes == 0:
+		return fmt.Errorf("--bad-routes %d exceeds --routes", p.BadRoutes)
+	case p.HandshakeTimeout > 0 && strings.HasPrefix(p.Defaults, "okhttp"):
+		return fmt.Errorf("--handshake-timeout is HttpClient 5's and net/http's: OkHttp bounds the handshake by its --read-timeout")
+	}
+	return nil
+}
+
+// predictPreFirst answers a question before the first byte.
+func (p *Predictor) predictPreFirst() results.Prediction {
+	f := model.PreFirst{Fault: tlsFaults[p.TLSFault], Routes: p.Routes, Bad: p.BadRoutes, LookupDelay: p.LookupDelay}
+	if p.DNSFault != "" {
+		f.Fault = dnsFaults[p.DNSFault]
+	}
+	l := model.Limits{Profile: p.profile, RetryOnConnectionFailure: p.rocf, ConnectTimeout: p.ConnectTimeout,
+		ReadTimeout: p.ReadTimeout, Deadline: p.Deadline, TLSHandshakeTimeout: p.HandshakeTimeout}
+	rule, _ := model.LookupPreFirstRule(p.profile) // checkPreFirst found it
+	pred, _ := model.PredictPreFirst(f, l)         // every fault it is given is known
+	out := results.Prediction{
+		Scenario:         scenario(p.Params()),
+		Outcome:          pred.Outcome,
+		TotalMs:          modelMs(pred.Total),
+		ServerExecutions: pred.Executions,
+		Attempts:         attempts(pred),
+	}
+	var why string
+	switch f.Fault {
+	case model.HandshakeStall:
+		b := rule.Handshake(l)
+		why = fmt.Sprintf("The server never answers the ClientHello. What bounds the handshake: %s", b.Name)
+		if b.Limit == 0 {
+			why += ", not set"
+		} else {
+			why += fmt.Sprintf(", %v; after it: %s", b.Limit, rule.AfterHandshakeTimeout)
+		}
+		why += " (" + rule.HandshakeSource + ")."
+	case model.BadCertificate:
+		why = fmt.Sprintf("The certificate fails at once; after it: %s (%s).", rule.AfterCertificate, rule.RetrySource)
+	case model.ProtocolFailure:
+		why = fmt.Sprintf("The handshake fails at once on the protocol; after it: %s (%s).", rule.AfterProtocol, rule.RetrySource)
+	case model.SlowLookup:
+		b := rule.Lookup(l)
+		why = fmt.Sprintf("The lookup takes %v. What bounds it: %s", p.LookupDelay, b.Name)
+		if b.Limit > 0 {
+			why += fmt.Sprintf(", %v", b.Limit)
+		}
+		why += " (" + rule.LookupSource + ")."
+	default:
+		why = fmt.Sprintf("The lookup fails; after it: %s (%s).", rule.AfterDNSError, rule.RetrySource)
+	}
+	out.Explanation = []string{why, fmt.Sprintf("The call opens %d connections and ends %s.", pred.Connects, pred.Outcome)}
+	return out
+}
