@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/labrun/labrun/internal/predict"
@@ -13,6 +14,9 @@ import (
 
 // updateDocs rewrites the generated sections of the pages below (make docs does it).
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated sections of README.md and docs/")
+
+// generatedMarker opens a generated section: "<!-- generated NAME -->".
+var generatedMarker = regexp.MustCompile(`<!-- generated (\S+) -->`)
 
 // referenceRun is the committed reference run the sample tables come from (make report).
 const referenceRun = "results/reference/run.json"
@@ -50,6 +54,11 @@ func TestDocsGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := string(data)
+		for _, m := range generatedMarker.FindAllStringSubmatch(got, -1) {
+			if _, ok := sections[m[1]]; !ok {
+				t.Errorf("%s has a generated section %q that nothing renders (is it in %s?)", page, m[1], referenceRun)
+			}
+		}
 		want, err := regenerate(got, sections)
 		if err != nil {
 			t.Errorf("%s: %v", page, err)
