@@ -6,7 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"strconv"
+
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // MaxFollowUps is OkHttp's limit on follow-up requests in one call (Config.FollowUps): the
@@ -89,12 +90,12 @@ func (c *Client) okHTTPFollowUp(req *http.Request, resp *response, prior int) (*
 	case 300, 301, 302, 303:
 		return c.okHTTPRedirect(req, resp), nil
 	case 408:
-		if !c.cfg.RetryOnConnectionFailure || (req.Body != nil && req.GetBody == nil) || prior == 408 || retryAfterSeconds(retryAfter, 0) > 0 {
+		if !c.cfg.RetryOnConnectionFailure || (req.Body != nil && req.GetBody == nil) || prior == 408 || vocab.OkHttpRetryAfter(retryAfter, 0) > 0 {
 			return nil, nil
 		}
 		return again(req), nil
 	case 503:
-		if prior == 503 || retryAfterSeconds(retryAfter, math.MaxInt32) != 0 {
+		if prior == 503 || vocab.OkHttpRetryAfter(retryAfter, math.MaxInt32) != 0 {
 			return nil, nil
 		}
 		return again(req), nil
@@ -200,22 +201,4 @@ func newRequest(req *http.Request, method, target string, keepBody bool) *http.R
 		next.GetBody, next.ContentLength = req.GetBody, req.ContentLength
 	}
 	return next
-}
-
-// retryAfterSeconds reads Retry-After as OkHttp's retryAfter does: no header is def, digits
-// their number, anything else (an HTTP date, "-1", "+0") Integer.MAX_VALUE.
-func retryAfterSeconds(v string, def int) int {
-	if v == "" {
-		return def
-	}
-	for _, r := range v {
-		if r < '0' || r > '9' {
-			return math.MaxInt32
-		}
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	return n
 }

@@ -232,12 +232,12 @@ func okHttpFollowUp(r FollowRules, c FollowCall, cur Sent, a Answer, prior int, 
 		}
 		return &next, toHTTP, ""
 	case 408:
-		if !r.RetryOnConnectionFailure || (cur.Body && c.OneShot) || prior == 408 || retryAfterSeconds(a.RetryAfter, 0) > 0 {
+		if !r.RetryOnConnectionFailure || (cur.Body && c.OneShot) || prior == 408 || vocab.OkHttpRetryAfter(a.RetryAfter, 0) > 0 {
 			return nil, false, ""
 		}
 		return &cur, false, ""
 	case 503:
-		if prior == 503 || retryAfterSeconds(a.RetryAfter, math.MaxInt32) != 0 {
+		if prior == 503 || vocab.OkHttpRetryAfter(a.RetryAfter, math.MaxInt32) != 0 {
 			return nil, false, ""
 		}
 		return &cur, false, ""
@@ -352,24 +352,6 @@ func followOK(res FollowResult, status int) FollowResult {
 func followFailed(res FollowResult, err string) FollowResult {
 	res.Outcome, res.Err = vocab.Failed, err
 	return res
-}
-
-// retryAfterSeconds is OkHttp's retryAfter: no header is def, a value of digits its number,
-// anything else (an HTTP date, "-1", "+0") Integer.MAX_VALUE.
-func retryAfterSeconds(v string, def int) int {
-	if v == "" {
-		return def
-	}
-	for _, r := range v {
-		if r < '0' || r > '9' {
-			return math.MaxInt32
-		}
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n > math.MaxInt32 {
-		return math.MaxInt32 // Integer.valueOf throws here; a delay is as good an answer
-	}
-	return n
 }
 
 // GoReplays reports whether net/http silently sends a request again on a new connection when
