@@ -18,6 +18,11 @@
 // wait has no timeout); declare the limits your client really has, and Row.Expected says what
 // those limits make of the scenario. Compare with Row.Expected to lock your client's timing
 // down, or with fixed values to state a requirement.
+//
+// RunHedge and RunStorm put a resilience library under the lab in the same way: a series of
+// calls against a downstream with a slow tail (does your hedge cut the p99, for how many extra
+// requests?) or a timeout storm (how many connections and TIME_WAIT sockets does it cost, and
+// what does your circuit breaker shed?), each beside the model's counts.
 package labtest
 
 import (
