@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -326,108 +325,6 @@ func (c *conn) idle(id uint32) bool {
 	return id > c.lastID
 }
 
-// setInitialWindowLocked applies a new SETTINGS_INITIAL_WINDOW_SIZE: every stream's window
-// changes by the difference (RFC 9113 section 6.9.2). The write lock must be held.
-func (c *conn) setInitialWindowLocked(v int64) error {
-	delta := v - c.initWindow
-	c.initWindow = v
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, st := range c.streams {
-		if st.window+delta > maxWindow {
-			return connError(http2.ErrCodeFlowControl)
-		}
-		st.window += delta
-	}
-	for _, st := range c.blocked {
-		if _, open := c.streams[st.id]; !open {
-			if st.window+delta > maxWindow {
-				return connError(http2.ErrCodeFlowControl)
-			}
-			st.window += delta
-		}
-	}
-	return nil
-}
-
-// windowUpdateLocked adds inc to the window of stream id (0: the connection's) and sends the
-// answers it unblocks. A window beyond 2^31-1 is a FLOW_CONTROL_ERROR: of the connection, or
-// of the stream, which is reset. The write lock must be held.
-func (c *conn) windowUpdateLocked(id uint32, inc int64) error {
-	if id == 0 {
-		if c.sendWindow+inc > maxWindow {
-			return connError(http2.ErrCodeFlowControl)
-		}
-		c.sendWindow += inc
-		return c.sendBlockedLocked()
-	}
-	st := c.findLocked(id)
-	if st == nil {
-		return nil // a stream that ended: nothing more goes out on it
-	}
-	if st.window+inc > maxWindow {
-		c.dropPendingLocked(id)
-		if err := c.fr.WriteRSTStream(id, http2.ErrCodeFlowControl); err != nil {
-			return err
-		}
-		c.end(st, -1)
-		return nil
-	}
-	st.window += inc
-	return c.sendBlockedLocked()
-}
-
-// findLocked returns stream id, open or with an answer waiting for window, or nil. The write
-// lock must be held.
-func (c *conn) findLocked(id uint32) *stream {
-	c.mu.Lock()
-	st := c.streams[id]
-	c.mu.Unlock()
-	if st != nil {
-		return st
-	}
-	for _, b := range c.blocked {
-		if b.id == id {
-			return b
-		}
-	}
-	return nil
-}
-
-// sendBlockedLocked sends, in order, the waiting bodies that the windows now let through.
-// The write lock must be held.
-func (c *conn) sendBlockedLocked() error {
-	still := c.blocked[:0]
-	for _, st := range c.blocked {
-		n := int64(len(st.pending))
-		if n > c.sendWindow || n > st.window {
-			still = append(still, st)
-			continue
-		}
-		c.sendWindow -= n
-		st.window -= n
-		body := st.pending
-		st.pending = nil
-		if err := c.fr.WriteData(st.id, true, body); err != nil {
-			return err
-		}
-	}
-	clear(c.blocked[len(still):])
-	c.blocked = still
-	return nil
-}
-
-// dropPending forgets the waiting body of stream id, which the client reset.
-func (c *conn) dropPending(id uint32) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.dropPendingLocked(id)
-}
-
-func (c *conn) dropPendingLocked(id uint32) {
-	c.blocked = slices.DeleteFunc(c.blocked, func(st *stream) bool { return st.id == id })
-}
-
 // open accepts or refuses a new stream.
 func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	c.mu.Lock()
@@ -469,17 +366,6 @@ func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	return nil
 }
 
-// limitLocked is the stream limit in force: the last one acknowledged or, while a SETTINGS
-// frame awaits its ACK, the larger of it and the pending ones (a lowered limit applies only
-// once the client knows it).
-func (c *conn) limitLocked() uint32 {
-	l := c.acked
-	for _, p := range c.pending {
-		l = max(l, p)
-	}
-	return l
-}
-
 // start schedules the stream's answer once its request is complete: due after its latency,
 // counted from now.
 func (c *conn) start(st *stream) {
@@ -497,36 +383,6 @@ func (c *conn) start(st *stream) {
 	}
 	st.due = now.Add(st.latency)
 	c.sched.add(st)
-}
-
-// throttle applies the APNs rule after an answer: a 400 lowers the connection's stream limit
-// to 1, the next success restores it. It returns the new limit to send, 0 for none.
-func (c *conn) throttle(status int) uint32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case status == 400 && !c.throttled:
-		c.throttled = true
-		return 1
-	case status < 300 && c.throttled:
-		c.throttled = false
-		return c.n.opts.maxStreams
-	}
-	return 0
-}
-
-// sendLimit sends a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit.
-func (c *conn) sendLimit(limit uint32) error {
-	return c.write(func() error { return c.writeLimitLocked(limit) })
-}
-
-// writeLimitLocked writes a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit and
-// awaits its ACK. The write lock must be held.
-func (c *conn) writeLimitLocked(limit uint32) error {
-	c.mu.Lock()
-	c.pending = append(c.pending, limit)
-	c.mu.Unlock()
-	return c.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: limit})
 }
 
 // end ends st once: status > 0 answered, 0 reset by the client, -1 abandoned. It reports

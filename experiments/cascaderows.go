@@ -1,0 +1,127 @@
+package experiments
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// The rows of exp-l's cascade, the quiz and their production figures.
+
+// cascadeDocs are the documented figures of a cascade variant's count rows.
+type cascadeDocs struct{ busy, pending, peak string }
+
+// apply sets the documented figures on the rows of a cascade variant, by their kind.
+func (d cascadeDocs) apply(rows []results.Row) {
+	for i := range rows {
+		var text string
+		switch rows[i].Server {
+		case cascadeBusy:
+			text = d.busy
+		case cascadePending:
+			text = d.pending
+		case cascadePeak:
+			text = d.peak
+		}
+		rows[i].Documented = text
+	}
+}
+
+// The server notes of the cascade's count rows, which also tell apply which row is which.
+const (
+	cascadeBusy    = "workers holding a request"
+	cascadePending = "requests waiting for a connection"
+	cascadePeak    = "the most requests inventory held at once"
+)
+
+// workerResult is a call's result as a worker saw it, with when its worker was freed.
+type workerResult struct {
+	r   *client.Result
+	err error
+	end time.Duration
+}
+
+// cascadeRows turns a cascade variant's model and measurements into rows.
+func (c *Cascade) cascadeRows(name string, pred, production model.CascadePrediction, recs []cascadeRecord, waits, health []time.Duration, peak int) []results.Row {
+	look := health[0]
+	prod := func(d time.Duration) string { return (d * cascadeScale).String() }
+	busy, pending := 0, 0
+	for _, r := range recs {
+		got := r.leased
+		if got < 0 {
+			got = r.end
+		}
+		if r.worker <= look && look < r.end {
+			busy++
+		}
+		if r.worker <= look && look < got {
+			pending++
+		}
+	}
+	rows := []results.Row{
+		{Name: fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
+			ExpectedCalls: pred.BusyAt(look), Calls: busy, Server: cascadeBusy},
+		{Name: fmt.Sprintf("%s: waiting at the pool at %v", name, look),
+			ExpectedCalls: pred.PendingAt(look), Calls: pending, Server: cascadePending},
+	}
+	outcomes := map[vocab.Outcome]bool{}
+	for _, r := range recs {
+		outcomes[r.outcome] = true
+	}
+	for _, cl := range pred.Calls {
+		outcomes[cl.Outcome] = true
+	}
+	for _, o := range vocab.Outcomes() {
+		if !outcomes[o] {
+			continue
+		}
+		want := pred.Ends(o)
+		var got []time.Duration
+		for _, r := range recs {
+			if r.outcome == o {
+				got = append(got, r.end)
+			}
+		}
+		slices.Sort(got)
+		row := results.Row{ExpectedOutcome: o, ExpectedCalls: len(want), Calls: len(got)}
+		if len(want) > 0 {
+			row.ExpectedMs = expectedMs(want[(len(want)-1)/2])
+		}
+		if len(got) > 0 {
+			row.Outcome, row.MeasuredMs = o, results.Ms(got[(len(got)-1)/2])
+			row.Server = fmt.Sprintf("ended %s to %s", fmtMs(got[0]), fmtMs(got[len(got)-1]))
+		}
+		switch o {
+		case vocab.OK:
+			row.Name = name + ": answered (median end)"
+		case vocab.LeaseTimeout:
+			row.Name = name + ": no connection in time (median end)"
+		default:
+			row.Name = fmt.Sprintf("%s: %s (median end)", name, o)
+		}
+		rows = append(rows, row)
+	}
+	for j, at := range health {
+		rows = append(rows, results.Row{
+			Name:       fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
+			ExpectedMs: expectedMs(pred.Health[j]), MeasuredMs: results.Ms(waits[j]),
+			ExpectedCalls: 1, Calls: 1,
+		})
+	}
+	var last time.Duration
+	for _, r := range recs {
+		last = max(last, r.end)
+	}
+	rows = append(rows,
+		results.Row{Name: fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
+			ExpectedMs: expectedMs(pred.Recovered), MeasuredMs: results.Ms(last), ExpectedCalls: len(recs), Calls: len(recs)},
+		results.Row{Name: name + ": requests on inventory at once, at the peak",
+			ExpectedCalls: pred.PeakDownstream, Calls: peak, Server: cascadePeak},
+	)
+	return rows
+}
