@@ -178,6 +178,11 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		reportCommand(tty), listCommand(exps), completionCommand())
 	app.Commands = append(app.Commands, probeCommand(tty))
 	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params, clients)))
+	for _, c := range app.Commands {
+		// No command has subcommands, so none needs urfave/cli's "help" subcommand, which is
+		// one package variable shared by every app: Command.setup would write its fields.
+		c.HideHelpCommand = true
+	}
 	return app
 }
 

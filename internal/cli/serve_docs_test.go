@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -455,11 +454,6 @@ func TestServeRecipes(t *testing.T) {
 		})
 	}
 }
-
-// inProcessServe serializes the recipes' in-process runs of labrun serve: urfave/cli v2
-// keeps its help command and help flag in package variables that an app's set-up writes, so
-// two apps may not run at once in one process (labrun itself runs one).
-var inProcessServe sync.Mutex
 
 // runServerLine starts labrun serve with args in-process, waits for its URL and stops it,
 // which must exit 0; a port in use on this machine skips the line.

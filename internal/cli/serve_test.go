@@ -51,10 +51,18 @@ type served struct {
 	code   chan int           // the exit code, once it has returned
 }
 
+// inProcessServe serializes the start of in-process runs of labrun serve in parallel tests:
+// urfave/cli v2 keeps state in package variables (its help command, its help flag) that an
+// app's set-up may touch, and labrun itself runs one app per process. A serve has set up once
+// it prints its URL.
+var inProcessServe sync.Mutex
+
 // startServe runs labrun serve with args in-process and waits for its URL on stdout. The
 // test's end stops it if the test did not.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
+	inProcessServe.Lock()
+	defer inProcessServe.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout syncBuffer
 	s := &served{stderr: &syncBuffer{}, stop: cancel, code: make(chan int, 1)}
