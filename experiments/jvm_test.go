@@ -121,7 +121,8 @@ func TestPooledRowsMatchRealLibraries(t *testing.T) {
 // real libraries: a body trickled with gaps longer than the timeout (2 bytes, one every
 // 150 ms), which a read timeout per read ends in the first gap and the JDK's
 // HttpRequest.timeout() does not, and a server silent for 300 ms. The median of 5 calls on a
-// pooled connection must be within 5 ms of the model, with its outcome.
+// pooled connection must be within 20 ms of the model, with its outcome: the rows are 100 ms
+// apart, and the margin is for a loaded machine (the medians here are 1 to 2 ms off).
 func TestTrickleMatchesRealLibraries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a JVM per library")
@@ -165,7 +166,7 @@ func TestTrickleMatchesRealLibraries(t *testing.T) {
 				sort.Float64s(got[i])
 				med := got[i][reps/2]
 				t.Logf("case %d: median %.1f ms, the model %v %s", i, med, pred.Total, pred.Outcome)
-				if diff := med - float64(pred.Total.Microseconds())/1000; diff < -5 || diff > 5 || !slices.Contains(outcomes[i], want) ||
+				if diff := med - float64(pred.Total.Microseconds())/1000; diff < -20 || diff > 20 || !slices.Contains(outcomes[i], want) ||
 					slices.ContainsFunc(outcomes[i], func(o string) bool { return o != want }) {
 					t.Errorf("%+v: the real library: %v, median %.1f ms (%v); the model: %s at %v",
 						d, outcomes[i], med, got[i], pred.Outcome, pred.Total)
@@ -221,16 +222,14 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 			sort.Float64s(ends)
 			slices.Sort(want)
 			// Each batch's median end, and how long after the previous batch's it came, within
-			// 5 ms of the model: a real library spends a millisecond or two of its own per
-			// hand-off of a connection (HttpClient 4.5: about 1.5 ms on this machine), which
-			// the model does not count and which adds up over ten batches. The JDK HttpClient
-			// runs every exchange through one selector thread: 20 at once end 3 to 10 ms after
-			// the model on this loaded 2-core machine, so its margin is 15 ms (one call alone is
-			// within 5 ms: TestTrickleMatchesRealLibraries).
-			margin := 5.0
-			if l.profile == ProfileJDK {
-				margin = 15
-			}
+			// 15 ms of the model. The margin is for a loaded 2-core machine (CI runs this under
+			// the race detector beside other packages): a real library spends a millisecond or
+			// two of its own per hand-off of a connection (HttpClient 4.5: about 1.5 ms here,
+			// 5.6 ms seen once under load), which the model does not count, and the JDK
+			// HttpClient runs every exchange through one selector thread (20 at once end 3 to
+			// 10 ms after the model). The counts are exact; the precision of the batches is the
+			// experiments' (exp-b's hc4 and jdk rows, within 3 ms in the reference run).
+			const margin = 15.0
 			prevGot, prevWant := 0.0, 0.0
 			for i := 0; i < len(want) && len(ends) == calls; {
 				j := i
