@@ -16,7 +16,7 @@ test:
 
 ## bench: client overhead against plain net/http, and the model's cost per prediction
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./model/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./fakesrv/
 
 ## gate: what CI runs: the tests, then every experiment three times, verdicts on the medians
 gate: test

@@ -144,7 +144,7 @@ func raceCPUFactor() float64 {
 }
 
 // cpuTime returns the CPU time (user and system) this process has used.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
