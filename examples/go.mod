@@ -12,6 +12,7 @@ require (
 require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )
 
 // labrun is not on the public module proxy yet: the examples use the repository they sit in.
