@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/report"
+)
+
+// The commands that run no experiment and start no server: predict, defaults and list.
+
+func predictCommand(p *predict.Predictor) *cli.Command {
+	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+		Usage: "output format: " + formatList()},
+		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "the model's whole reasoning, a step a line"}}
+	for _, pp := range p.Params() {
+		flags = append(flags, paramFlag(pp))
+	}
+	return &cli.Command{
+		Name:  "predict",
+		Usage: "ask the timing model which limit fires first, when, and how often the server executes",
+		Description: "Runs only the timing model, no network: for each attempt, its phases (lease, " +
+			"connect, wait for the first byte, body) and the limit that ended it, then the " +
+			"total, the outcome and the server's execution count. The limits start unset, or " +
+			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
+			"explicitly override them. By default the call finds a pooled connection. The whole " +
+			"manual: docs/predict.md.\n\n" +
+			"Examples:\n" +
+			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
+			"   labrun predict --defaults hc5 --host-down\n" +
+			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("predict takes no arguments, got %q", c.Args().First())
+			}
+			f, err := parseFormat(c, false)
+			if err != nil {
+				return err
+			}
+			if err := p.Check(); err != nil {
+				return usageError{err}
+			}
+			if err := p.Apply(c.IsSet); err != nil {
+				return usageError{err}
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain")}, p.Predict())
+		},
+	}
+}
+
+func defaultsCommand(tty terminals) *cli.Command {
+	return &cli.Command{
+		Name:  "defaults",
+		Usage: "the timeout and pool defaults of common HTTP clients, with their sources",
+		Description: "Each value next to the source it was read from; Go's net/http row is read from " +
+			"its source and checked against the linked net/http by labrun's tests. None of them " +
+			"is production-ready. docs/predict.md tells how predict --defaults uses them.\n\nExamples:\n   labrun defaults\n   labrun defaults --format markdown",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
+			Usage: "output format: " + formatList()}},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("defaults takes no arguments, got %q", c.Args().First())
+			}
+			f, err := parseFormat(c, false)
+			if err != nil {
+				return err
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, predict.Defaults())
+		},
+	}
+}
+
+func listCommand(exps []experiments.Experiment) *cli.Command {
+	return &cli.Command{
+		Name:         "list",
+		Usage:        "list the experiments, one line each",
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("list takes no arguments, got %q", c.Args().First())
+			}
+			for _, e := range exps {
+				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
+			}
+			return nil
+		},
+	}
+}
