@@ -193,12 +193,7 @@ func findFlag(cmd *cli.Command, word string) cli.Flag {
 	if name == word || strings.Contains(name, "=") {
 		return nil
 	}
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return f
-		}
-	}
-	return nil
+	return flagNamed(cmd.Flags, name)
 }
 
 func takesValue(f cli.Flag) bool {
