@@ -254,16 +254,23 @@ func common(c *cli.Context, tty terminals) (settings, error) {
 	if c.Args().Present() {
 		return settings{}, usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
-	f, err := parseFormat(c, true)
-	if err != nil {
-		return settings{}, err
-	}
 	client := c.String("client")
 	if !c.IsSet("client") {
 		client = experiments.ProfileHC5 // the default, and what runs where --client is hidden
 	}
 	if _, err := experiments.LookupProfile(client); err != nil {
 		return settings{}, usageError{err}
+	}
+	return runSettings(c, tty, client)
+}
+
+// runSettings reads the flags every running command shares (format, tolerance, repeat,
+// warm-up, --out, the status line) for runs under client ("" where no profile applies, as in
+// labrun probe).
+func runSettings(c *cli.Context, tty terminals, client string) (settings, error) {
+	f, err := parseFormat(c, true)
+	if err != nil {
+		return settings{}, err
 	}
 	s := settings{
 		run: runner.Config{

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
-	"github.com/labrun/labrun/internal/runner"
 	"github.com/labrun/labrun/probe"
 	"github.com/labrun/labrun/report"
 )
@@ -82,7 +80,7 @@ func probeCommand(tty terminals) *cli.Command {
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			pr.Command = probe.Command{Args: c.Args().Slice()}
-			s, err := probeSettings(c, tty)
+			s, err := runSettings(c, tty, "")
 			if err != nil {
 				return err
 			}
@@ -117,30 +115,6 @@ func scenarioHelp() string {
 		fmt.Fprintf(&b, "   %-18s %s (cap %v)\n", s.Name, s.Title, s.Cap)
 	}
 	return b.String()
-}
-
-// probeSettings reads the common flags of probe.
-func probeSettings(c *cli.Context, tty terminals) (settings, error) {
-	f, err := parseFormat(c, true)
-	if err != nil {
-		return settings{}, err
-	}
-	s := settings{
-		run: runner.Config{Tolerance: c.Duration("tolerance"), Repeat: c.Int("repeat"), Warmup: c.Int("warmup"), Version: c.App.Version},
-		render: report.Options{Format: f, Color: tty.stdout && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "",
-			Width: tty.outWidth},
-		live:  tty.stderr && !c.Bool("quiet"),
-		width: tty.errWidth,
-	}
-	if err := s.run.Check(); err != nil {
-		return settings{}, usageError{err}
-	}
-	if c.IsSet("out") {
-		if s.out, err = prepareOut(c.String("out")); err != nil {
-			return settings{}, err
-		}
-	}
-	return s, nil
 }
 
 // probeExpect reads --expect and its limit flags into pr.Expect.
