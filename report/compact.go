@@ -316,7 +316,8 @@ func compactExpected(r results.Row) string {
 	if r.ExpectedMs != nil {
 		s = formatMs(*r.ExpectedMs)
 	}
-	return withCounts(withStatus(s, r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedNewConnections)
+	return withCounts(withStatus(s, r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
+		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax)
 }
 
 // compactMeasured is the measured cell without the spread of repeated runs.
@@ -328,7 +329,7 @@ func compactMeasured(r results.Row) string {
 	case r.Stats != nil:
 		s = oneDecimal(r.Stats.MedianMs) + " ms"
 	}
-	return withCounts(withStatus(s, r.Status), r.ServerExecutions, r.NewConnections)
+	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil)
 }
 
 // wrapRow wraps each cell to its column's width, lines joined by "\n" (tablewriter draws

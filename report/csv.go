@@ -19,6 +19,7 @@ var csvColumns = []string{
 	"expected_outcome", "outcome", "expected_server_executions", "server_executions",
 	"expected_status", "status", "expected_new_connections", "new_connections",
 	"server", "pass", "reason", "warning", "skipped",
+	"expected_server_executions_max", "expected_new_connections_max", "range_reason",
 }
 
 // writeRowsCSV writes the header and one line per row of every run. A value that does not
@@ -73,6 +74,7 @@ func rowCSV(experiment string, r results.Row) ([]string, error) {
 		csvInt(r.ExpectedStatus), csvInt(r.Status),
 		csvInt(r.ExpectedNewConnections), csvInt(r.NewConnections),
 		r.Server, strconv.FormatBool(r.Pass), r.Reason, r.Warning, r.Skipped,
+		csvInt(r.ExpectedExecutionsMax), csvInt(r.ExpectedNewConnectionsMax), r.RangeReason,
 	}
 	return line, err
 }

@@ -225,7 +225,8 @@ func expectedCell(r results.Row) string {
 	if r.ExpectedOutcome != "" {
 		parts = append(parts, string(r.ExpectedOutcome))
 	}
-	return withCounts(withStatus(strings.Join(parts, " "), r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedNewConnections)
+	return withCounts(withStatus(strings.Join(parts, " "), r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
+		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax)
 }
 
 // measuredCell shows the measured time always with one decimal, so that a reader sees the
@@ -243,7 +244,7 @@ func measuredCell(r results.Row) string {
 		}
 		s += " " + spread(*st)
 	}
-	return withCounts(withStatus(s, r.Status), r.ServerExecutions, r.NewConnections)
+	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil)
 }
 
 // spread is the part of a measured cell that describes repeated runs:
@@ -267,7 +268,7 @@ func withStatus(s string, status *int) string {
 
 // withCounts appends the counts a row has to s: server executions ("2 exec") and new
 // connections ("pooled conn", "new conn", "3 new conns").
-func withCounts(s string, exec, conns *int) string {
+func withCounts(s string, exec, execMax, conns, connsMax *int) string {
 	add := func(e string) {
 		if s == "" {
 			s = e
@@ -276,9 +277,12 @@ func withCounts(s string, exec, conns *int) string {
 		}
 	}
 	if exec != nil {
-		add(fmt.Sprintf("%d exec", *exec))
+		add(results.RangeText(exec, execMax) + " exec")
 	}
-	if conns != nil {
+	switch {
+	case conns != nil && connsMax != nil && *connsMax != *conns:
+		add(results.RangeText(conns, connsMax) + " new conns")
+	case conns != nil:
 		switch *conns {
 		case 0:
 			add("pooled conn")

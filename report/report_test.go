@@ -450,6 +450,12 @@ func TestCells(t *testing.T) {
 			want: []string{"r", "0", "—", "601 ms read-timeout, pooled conn", "3 new conns", "— (want read-timeout)", "—", "pass"},
 		},
 		{
+			name: "counts expected as ranges",
+			row: results.Row{Name: "r", ExpectedExecutions: results.Count(1), ExpectedExecutionsMax: results.Count(3), ServerExecutions: results.Count(2),
+				ExpectedNewConnections: results.Count(2), ExpectedNewConnectionsMax: results.Count(5), NewConnections: results.Count(4), Pass: true},
+			want: []string{"r", "0", "—", "1-3 exec, 2-5 new conns", "2 exec, 4 new conns", "—", "—", "pass"},
+		},
+		{
 			name: "median of repeats with spread, status and counts",
 			row: results.Row{Name: "r", MeasuredMs: ms(4000.4), Status: results.Count(503), ServerExecutions: results.Count(1),
 				Stats: &results.Stats{N: 5, MedianMs: 4000.4, MinMs: 3999.8, MaxMs: 4001.2, StddevMs: 0.54}, Pass: true},

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -137,6 +138,48 @@ func TestAggregateExpected(t *testing.T) {
 	want := []Param{{"fixed", "1"}, {"calibration", "a (run 1 of 3; it differs in run 2)"}}
 	if !slices.Equal(got.Config, want) {
 		t.Errorf("config: got %v, want %v", got.Config, want)
+	}
+}
+
+// TestCountRanges checks a count expected as a range: judged within it, free to differ over
+// repeats, and shown by its first value out of range.
+func TestCountRanges(t *testing.T) {
+	ranged := func(conns int) Row {
+		return Row{Name: "herd", ExpectedNewConnections: Count(2), ExpectedNewConnectionsMax: Count(5), NewConnections: Count(conns),
+			ExpectedExecutions: Count(1), ExpectedExecutionsMax: Count(2), ServerExecutions: Count(1)}
+	}
+	for conns, pass := range map[int]bool{1: false, 2: true, 4: true, 5: true, 6: false} {
+		r := ranged(conns)
+		r.Judge(time.Millisecond)
+		if r.Pass != pass {
+			t.Errorf("%d connections in 2-5: pass %v (%s), want %v", conns, r.Pass, r.Reason, pass)
+		}
+		if !pass && r.Reason != fmt.Sprintf("%d new connections, want 2-5", conns) {
+			t.Errorf("reason %q", r.Reason)
+		}
+	}
+	agg := func(conns ...int) Row {
+		var runs []Run
+		for _, c := range conns {
+			runs = append(runs, Run{Experiment: "x", Rows: []Row{ranged(c)}})
+		}
+		got, err := Aggregate(runs, time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Rows[0]
+	}
+	if r := agg(2, 5, 3); !r.Pass || *r.NewConnections != 3 {
+		t.Errorf("runs of 2, 5, 3 in 2-5: pass %v (%s), %d connections; want a pass with the median, 3", r.Pass, r.Reason, *r.NewConnections)
+	}
+	if r := agg(3, 7, 2); r.Pass || r.Reason != "7 new connections, want 2-5" {
+		t.Errorf("runs of 3, 7, 2 in 2-5: pass %v, reason %q; want the 7 to fail it", r.Pass, r.Reason)
+	}
+	// An exact count still makes differing runs unstable.
+	exact := []Run{{Experiment: "x", Rows: []Row{{Name: "a", ExpectedNewConnections: Count(1), NewConnections: Count(1)}}},
+		{Experiment: "x", Rows: []Row{{Name: "a", ExpectedNewConnections: Count(1), NewConnections: Count(2)}}}}
+	if got, err := Aggregate(exact, time.Millisecond); err != nil || got.Rows[0].Pass {
+		t.Errorf("exact count differing over runs: %v, pass %v; want a failure", err, got.Rows[0].Pass)
 	}
 }
 

@@ -78,8 +78,8 @@ func round(v float64, decimals int) float64 {
 // the median over the runs, with its statistics, and the verdict is taken on the median. Its
 // expected time is the median of the runs' expected times, which differ only where the model
 // takes a measured input. Rows
-// are matched by name. Every count and outcome must be the same in every run; a row where they
-// differ, or that some runs lack, fails and says how. A row whose spread (max - min) exceeds
+// are matched by name. Every count and outcome must be the same in every run, but for a count
+// the row expects as a range (rangedCounts); a row where they differ, or that some runs lack, fails and says how. A row whose spread (max - min) exceeds
 // half the tolerance passes with a warning: its median rests on noisy samples. The timelines
 // are those of the run whose total time is the median. It fails only for runs of different
 // experiments.
@@ -146,6 +146,7 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 			med := st.MedianMs
 			row.MeasuredMs = &med
 		}
+		rangedCounts(&row, byName[name])
 		row.instability = differ
 		out.Rows = append(out.Rows, row)
 	}
@@ -153,6 +154,35 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 	out.Config = mergeConfig(runs)
 	out.Finish(tol)
 	return out, nil
+}
+
+// rangedCounts sets a count the row expects as a range to one that represents the runs: the
+// first that lies outside the range, so that the verdict fails on it, else the median. Such a
+// count may differ from run to run without making the row unstable.
+func rangedCounts(row *Row, runs []*Row) {
+	pick := func(lo, hi *int, get func(*Row) *int) *int {
+		if lo == nil || hi == nil {
+			return get(row)
+		}
+		var ns []int
+		for _, r := range runs {
+			if r == nil || get(r) == nil {
+				continue
+			}
+			n := *get(r)
+			if !inRange(n, *lo, hi) {
+				return Count(n)
+			}
+			ns = append(ns, n)
+		}
+		if len(ns) == 0 {
+			return get(row)
+		}
+		slices.Sort(ns)
+		return Count(ns[(len(ns)-1)/2])
+	}
+	row.ServerExecutions = pick(row.ExpectedExecutions, row.ExpectedExecutionsMax, func(r *Row) *int { return r.ServerExecutions })
+	row.NewConnections = pick(row.ExpectedNewConnections, row.ExpectedNewConnectionsMax, func(r *Row) *int { return r.NewConnections })
 }
 
 // mergeConfig is the first run's configuration, with a note on each value that differs in a
@@ -182,9 +212,9 @@ func differences(a, b Row, ka, kb int) string {
 		return fmt.Sprintf("outcome %s in run %d, %s in run %d", orNone(a.Outcome), ka, orNone(b.Outcome), kb)
 	case a.Calls != b.Calls:
 		return fmt.Sprintf("%d calls in run %d, %d in run %d", a.Calls, ka, b.Calls, kb)
-	case !sameInt(a.ServerExecutions, b.ServerExecutions):
+	case a.ExpectedExecutionsMax == nil && !sameInt(a.ServerExecutions, b.ServerExecutions):
 		return fmt.Sprintf("server executions %s in run %d, %s in run %d", intText(a.ServerExecutions), ka, intText(b.ServerExecutions), kb)
-	case !sameInt(a.NewConnections, b.NewConnections):
+	case a.ExpectedNewConnectionsMax == nil && !sameInt(a.NewConnections, b.NewConnections):
 		return fmt.Sprintf("new connections %s in run %d, %s in run %d", intText(a.NewConnections), ka, intText(b.NewConnections), kb)
 	case !sameInt(a.Status, b.Status):
 		return fmt.Sprintf("status %s in run %d, %s in run %d", intText(a.Status), ka, intText(b.Status), kb)
