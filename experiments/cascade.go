@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -180,6 +181,15 @@ func (c *Cascade) sizingCalls() int {
 	return int(math.Round(float64(c.QPS) * c.Window.Seconds()))
 }
 
+// leaseOf is the lease timeout b's client applies: net/http's wait for MaxConnsPerHost has
+// none, whatever the spec asked.
+func leaseOf(b built) time.Duration {
+	if b.limits.Profile == model.Go {
+		return 0
+	}
+	return b.limits.LeaseTimeout
+}
+
 // Run implements Experiment.
 func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(c, opt.profile()); err != nil {
@@ -255,10 +265,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		return nil, nil, err
 	}
 	defer b.c.Close()
-	lease := b.limits.LeaseTimeout
-	if b.limits.Profile == model.Go {
-		lease = 0 // net/http's wait for MaxConnsPerHost has no timeout
-	}
+	lease := leaseOf(b)
 	width := b.modelPool(c.Workers)
 	if c.Capacity > 0 {
 		width = min(width, c.Capacity)
@@ -336,6 +343,14 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		return nil, nil, err
 	}
 	rows := c.cascadeRows(name, pred, prod, recs, waits, health, d.Peak())
+	if s.LeaseTimeout > 0 && lease == 0 {
+		// The rows say that the lease timeout they name is not applied, under the IDs of the
+		// variant's rows in a profile that has one.
+		for i := range rows {
+			rows[i].ID = results.Slug(rows[i].Name)
+			rows[i].Name = strings.Replace(rows[i].Name, name, fmt.Sprintf("%s (%s has none: not applied)", name, opt.profile()), 1)
+		}
+	}
 	for i := range rows {
 		if rows[i].Server == "" && rows[i].ExpectedMs != nil {
 			rows[i].Server = fmt.Sprintf("model: %v per call + %.1f ms measured hand-off", c.Service, float64(handoff)/float64(time.Millisecond))

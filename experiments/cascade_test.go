@@ -108,6 +108,22 @@ func TestCascade(t *testing.T) {
 	}
 }
 
+// TestCascadeUnderGo: net/http has no lease timeout, so the variant that sets one says that
+// it is not applied, keeps the IDs of its rows in a profile that applies it, and every worker
+// waits at the pool as in the incident.
+func TestCascadeUnderGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs exp-l")
+	}
+	c := scaledCascade()
+	run := runScaledWith(t, c, ProfileGo)
+	short := "pool 5, lease timeout 30ms (go has none: not applied)"
+	r := cascadeRow(t, run, short, "waiting at the pool")
+	if r.Calls != 55 || r.ID != results.Slug("pool 5, lease timeout 30ms"+strings.TrimPrefix(r.Name, short)) {
+		t.Errorf("%q (id %q): %d waiting at the pool; want 55, under the id of the row without the note", r.Name, r.ID, r.Calls)
+	}
+}
+
 func TestCascadeCheck(t *testing.T) {
 	tests := []struct {
 		name string
