@@ -78,16 +78,17 @@ func (p H2BurstPrediction) Failed(calls int) CountSpan {
 	return CountSpan{Min: calls - p.Answered.Max, Max: calls - p.Answered.Min}
 }
 
-// PredictH2Burst bounds an H2Burst by OkHttp 3.13's rules (above). The AtOnce calls that look
-// together each dial (a connection is pooled only once connected). If every connection's
-// SETTINGS are read before its connect ends in the pool, the calls fill the connections one
-// after the other, PeerLimit each: ceil(AtOnce / PeerLimit) kept, none refused. If none are,
-// every call moves to the first connection pooled, the herd: 1 kept, PeerLimit answered.
-// Every refused call may dial once more (its connection stopped taking streams before its
-// retry), so at most AtOnce + (AtOnce - PeerLimit) dials. A kept connection is one that found
-// every pooled connection full, so there are at most ceil(AtOnce / PeerLimit). With AtOnce at
-// most PeerLimit, no connection can go over the limit: one kept, all answered. Later waves
-// (Enqueue) find the kept connection with room and dial nothing.
+// PredictH2Burst bounds an H2Burst by OkHttp 3.13's rules (above). A call that finds no
+// pooled connection with room dials: each of the AtOnce calls if they all look before the
+// first connect ends, as few as one if the others find a connection pooled before its SETTINGS
+// were read. Every refused call may dial once more (its connection stopped taking streams
+// before its retry), so at most AtOnce + (AtOnce - PeerLimit) dials. If every connection's
+// SETTINGS are read before its connect ends, the calls fill the connections one after the
+// other, PeerLimit each: ceil(AtOnce / PeerLimit) kept, none refused. If none are, every call
+// moves to the first connection pooled, the herd: 1 kept, PeerLimit answered. A connection is
+// kept only when it found every pooled connection full, so at most ceil(AtOnce / PeerLimit).
+// With AtOnce at most PeerLimit no connection can go over the limit: one kept, all answered.
+// Later waves (Enqueue) find the kept connection with room and dial nothing.
 func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 	if b.MaxRequests == 0 {
 		b.MaxRequests = OkHttpMaxRequests
@@ -112,7 +113,7 @@ func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 	}
 	p := H2BurstPrediction{
 		AtOnce:   at,
-		Dialled:  CountSpan{Min: at, Max: at + over},
+		Dialled:  CountSpan{Min: 1, Max: at + over},
 		Kept:     CountSpan{Min: 1, Max: ceilDiv(at, b.PeerLimit)},
 		Answered: CountSpan{Min: min(at, b.PeerLimit), Max: at},
 		Waves:    1,
