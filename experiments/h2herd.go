@@ -138,8 +138,8 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 		outcome = vocab.Failed
 	}
 	run.Rows = append(run.Rows, results.Row{
-		Name:            fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
-		ExpectedMs:      expectedMs(enq.Total), MeasuredMs: results.Ms(took),
+		Name:       fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
+		ExpectedMs: expectedMs(enq.Total), MeasuredMs: results.Ms(took),
 		ExpectedOutcome: vocab.OK, Outcome: outcome, ExpectedCalls: herdCalls, Calls: len(res),
 		ExpectedNewConnections: results.Count(enq.Kept.Min), NewConnections: results.Count(carried(st)),
 		Server: fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")),
