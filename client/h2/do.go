@@ -77,8 +77,12 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	streamStart := time.Now()
 	var resp *http.Response
 	if p.cfg.OkHttp313 {
-		resp, c, res.Refused, err = p.send313(ctx, c, sreq)
-		res.Route, res.Conn = c.route, c.id
+		var on *h2Conn
+		resp, on, res.Refused, err = p.send313(ctx, c, sreq)
+		if on == nil { // it gave its allocation back and found no connection anew
+			return fail(vocab.PhaseLease, err, sctx)
+		}
+		c, res.Route, res.Conn = on, on.route, on.id
 	} else {
 		resp, err = c.cc.RoundTrip(sreq)
 	}

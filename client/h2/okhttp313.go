@@ -67,6 +67,10 @@ func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight
 	p.mu.Lock()
 	c.cc, c.err, c.sniffer = cc, err, sniffer
 	close(c.ready)
+	if err == nil && p.closed { // Close has taken its list of connections: this one is not in it
+		err = errors.New("client: HTTP/2 pool closed")
+		cc.Close()
+	}
 	if err != nil {
 		p.mu.Unlock()
 		return c, true, 0, err
@@ -143,7 +147,8 @@ func (p *Pool) connect313(ctx context.Context, route string) (*http.ClientConn, 
 // send313 sends req on c, and again once if the stream is refused: on c, or, if c takes no new
 // streams by then, on a connection found anew (acquire313). A second refusal fails the call
 // and stops its connection taking new streams. It returns the connection the last stream went
-// on and how many refusals the call met.
+// on, nil if the call holds no allocation (looking anew failed), and how many refusals the
+// call met.
 func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http.Response, *h2Conn, int, error) {
 	refused := 0
 	for {
@@ -184,10 +189,11 @@ func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http
 		}
 		if moved {
 			p.release(c, false, 0, time.Now())
-			var aerr error
-			if c, _, _, aerr = p.acquire313(ctx); aerr != nil {
-				return nil, c, refused, aerr
+			next, _, _, aerr := p.acquire313(ctx)
+			if aerr != nil {
+				return nil, nil, refused, aerr // no allocation held
 			}
+			c = next
 		}
 	}
 }
