@@ -2,6 +2,7 @@ package h2
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
+	"golang.org/x/net/http2"
 )
 
 // burst313 makes n GETs at once through a new OkHttp313 pool to a node with limit and
@@ -129,5 +131,94 @@ func TestDispatcherFivePerHost(t *testing.T) {
 	}
 	if _, err := NewDispatcher(nil, -1, 0); err == nil {
 		t.Error("negative limit accepted")
+	}
+}
+
+// TestH2SnifferReadsMaxStreams: the sniffer takes SETTINGS_MAX_CONCURRENT_STREAMS from the
+// first frame, among other settings and read a byte at a time, and gives it only once the
+// frame counts as processed; a first SETTINGS without it means no limit.
+func TestH2SnifferReadsMaxStreams(t *testing.T) {
+	for _, tc := range []struct {
+		settings []http2.Setting
+		want     int
+	}{
+		{[]http2.Setting{{ID: http2.SettingInitialWindowSize, Val: 1 << 20}, {ID: http2.SettingMaxConcurrentStreams, Val: 7}, {ID: http2.SettingMaxFrameSize, Val: 1 << 15}}, 7},
+		{[]http2.Setting{{ID: http2.SettingInitialWindowSize, Val: 1 << 20}}, unknownLimit},
+	} {
+		server, client := net.Pipe()
+		s := newH2Sniffer(client)
+		go func() {
+			fr := http2.NewFramer(server, nil)
+			fr.WriteSettings(tc.settings...)
+			fr.WritePing(false, [8]byte{})
+		}()
+		for range 9 + 6*len(tc.settings) {
+			if _, err := s.Read(make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, ok := s.maxStreams(); ok {
+			t.Fatal("a limit before the frame counts as processed")
+		}
+		if _, err := s.Read(make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := s.maxStreams(); !ok || got != tc.want {
+			t.Errorf("settings %v: limit %d (%v), want %d", tc.settings, got, ok, tc.want)
+		}
+		server.Close()
+		s.Close()
+	}
+}
+
+// TestOkHttp313HerdBeforeSettings holds the herd to its cause: against a node that sends no
+// SETTINGS yet (frozen), every call that connects moves to the first connection pooled, which
+// has no limit before them, so it takes all 5, beyond the node's 2. Once the node thaws, 2
+// are answered there; the first call refused is refused again on the same connection and
+// fails, and no call is answered twice.
+func TestOkHttp313HerdBeforeSettings(t *testing.T) {
+	const n, limit = 5, 2
+	node, err := h2node.New(h2node.WithMaxStreams(limit), h2node.WithLatency(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	node.Freeze()
+	p, err := New(Config{Routes: []string{node.Addr}, ConnectTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, OkHttp313: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res := make([]*Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, node.URL+"/", nil)
+			res[i], _ = p.Do(req.Context(), req)
+		})
+	}
+	herd := func() bool { c := p.Conns(); return len(c) > 0 && c[0].Allocated == n }
+	deadline := time.Now().Add(5 * time.Second)
+	for !herd() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !herd() {
+		t.Fatalf("connections %+v: want the first to hold all %d calls before the SETTINGS", p.Conns(), n)
+	}
+	node.Thaw()
+	wg.Wait()
+	ok, twice := 0, 0
+	for _, r := range res {
+		switch {
+		case r.Outcome == vocab.OK:
+			ok++
+		case r.Refused == 2:
+			twice++
+		default:
+			t.Errorf("a call failed otherwise: %v", r.Err)
+		}
+	}
+	if ok < limit || twice < 1 || ok+twice != n || ok != node.Stats().Requests {
+		t.Errorf("%d answered, %d refused twice, node answered %d; want at least %d, at least 1, %d in all", ok, twice, node.Stats().Requests, limit, n)
 	}
 }
