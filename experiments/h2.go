@@ -152,7 +152,7 @@ func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
 	defer host.close()
 	run := newRun(h, opt)
 	run.Axis = "from the start of each scenario"
-	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.spread, h.eject, h.goBurst, h.throttle, h.freeze} {
+	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.spread, h.eject, h.herd, h.goBurst, h.throttle, h.freeze} {
 		if err := step(ctx, opt, host, &run); err != nil {
 			return results.Run{}, err
 		}

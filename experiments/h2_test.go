@@ -35,8 +35,8 @@ func TestH2Experiment(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("exp-h took %v, want a few seconds", took)
 	}
-	if run.Client != "okhttp, go" || len(run.Rows) != 21 {
-		t.Fatalf("got client %q and %d rows, want okhttp, go and 21", run.Client, len(run.Rows))
+	if run.Client != "okhttp, go" || len(run.Rows) != 25 {
+		t.Fatalf("got client %q and %d rows, want okhttp, go and 25", run.Client, len(run.Rows))
 	}
 	// The okhttp rows' model counts a burst's cost as calibrated, which the config states.
 	if i := slices.IndexFunc(run.Config, func(p results.Param) bool { return p.Name == "okhttp-burst-calibration" }); i < 0 ||

@@ -67,13 +67,25 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	sreq := req.Clone(sctx)
 	if req.Body != nil && req.GetBody != nil {
 		if sreq.Body, err = req.GetBody(); err != nil {
-			c.cc.Release()
+			if !p.cfg.OkHttp313 { // OkHttp313 reserves when it sends
+				c.cc.Release()
+			}
 			p.release(c, false, 0, time.Now())
 			return fail(vocab.PhaseWait, fmt.Errorf("replay request body: %w", err), sctx)
 		}
 	}
 	streamStart := time.Now()
-	resp, err := c.cc.RoundTrip(sreq)
+	var resp *http.Response
+	if p.cfg.OkHttp313 {
+		var on *h2Conn
+		resp, on, res.Refused, err = p.send313(ctx, c, sreq)
+		if on == nil { // it gave its allocation back and found no connection anew
+			return fail(vocab.PhaseLease, err, sctx)
+		}
+		c, res.Route, res.Conn = on, on.route, on.id
+	} else {
+		resp, err = c.cc.RoundTrip(sreq)
+	}
 	if err != nil {
 		p.release(c, false, 0, time.Now())
 		return fail(vocab.PhaseWait, err, sctx)

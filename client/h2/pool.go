@@ -56,6 +56,12 @@ type Config struct {
 	Spread Spread
 	// MaxBody bounds the response body read into memory; 0 means client.DefaultMaxBody.
 	MaxBody int64
+	// OkHttp313 finds connections by OkHttp 3.13's rules (okhttp313.go): a call that finds
+	// no pooled connection with room dials its own, a connection is unlimited until the
+	// peer's SETTINGS are read, a call moves to a pooled connection with room once it has
+	// connected, and a refused stream is sent again once. Without it, a connection being set
+	// up takes the calls that fit the peer's limit, as later OkHttp 3.x releases do.
+	OkHttp313 bool
 }
 
 // Validate reports the first field that makes no sense.
@@ -103,6 +109,8 @@ type Result struct {
 	// Status and Body are the response's, for a call that got one.
 	Status int
 	Body   []byte
+	// Refused counts the REFUSED_STREAM answers the call met (OkHttp313): 2 fail it.
+	Refused int
 	// Err is the call's failure, an *Error, or nil.
 	Err error
 }
@@ -136,6 +144,7 @@ type Pool struct {
 	conns   []*h2Conn  // in opening order
 	next    int        // the route of the next new connection
 	learned int        // the peer's stream limit on the connection set up last; 0 before any
+	dials   int        // the connections opened (OkHttp313: deduplicated ones included)
 	closed  bool
 }
 
@@ -147,6 +156,8 @@ type h2Conn struct {
 	cc    *http.ClientConn
 	err   error
 	dead  atomic.Bool // the state hook saw the connection close
+	// sniffer watched its first SETTINGS (OkHttp313); set with cc.
+	sniffer *h2Sniffer
 
 	// Guarded by Pool.mu:
 	alloc   int         // streams allocated (OkHttp's allocations)
@@ -337,7 +348,24 @@ func (p *Pool) release(c *h2Conn, answered bool, took time.Duration, now time.Ti
 	if eject {
 		c.ejected = true
 	}
+	// OkHttp closes a connection that takes no new streams once its last allocation is
+	// released (ConnectionPool.connectionBecameIdle).
+	idle := p.cfg.OkHttp313 && c.ejected && c.alloc == 0 && c.cc != nil
 	p.mu.Unlock()
+	if idle {
+		c.cc.Close()
+	}
+}
+
+// Dials counts the connections the pool opened, those deduplicated right after their connect
+// included (OkHttp313).
+func (p *Pool) Dials() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.OkHttp313 {
+		return p.dials
+	}
+	return len(p.conns)
 }
 
 // errH2ReadTimeout is the cause a stream's read timeout cancels it with.

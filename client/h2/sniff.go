@@ -22,9 +22,16 @@ type h2Sniffer struct {
 	seen  int        // bytes seen so far, up to the end of the first frame
 	end   int        // where the first frame ends; 0 until its header is complete
 	ready bool       // the whole first frame was handed over
+	// limit is the first frame's SETTINGS_MAX_CONCURRENT_STREAMS, unknownLimit if it set
+	// none; setting holds the setting being read, settingLen bytes of it.
+	limit      int
+	setting    [6]byte
+	settingLen int
 }
 
-func newH2Sniffer(c net.Conn) *h2Sniffer { return &h2Sniffer{Conn: c, settled: make(chan struct{})} }
+func newH2Sniffer(c net.Conn) *h2Sniffer {
+	return &h2Sniffer{Conn: c, settled: make(chan struct{}), limit: unknownLimit}
+}
 
 func (s *h2Sniffer) Read(b []byte) (int, error) {
 	if s.done.Load() {
@@ -50,6 +57,8 @@ func (s *h2Sniffer) observe(p []byte) {
 	for _, c := range p {
 		if s.seen < len(s.head) {
 			s.head[s.seen] = c
+		} else {
+			s.observeSetting(c)
 		}
 		s.seen++
 		if s.seen == len(s.head) {

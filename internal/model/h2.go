@@ -32,7 +32,8 @@ const (
 	// H2OkHttp is OkHttp 3.x: the first connection whose allocations are below its
 	// allocationLimit (the peer's limit, or a cap) takes the stream; when there is none, a new
 	// connection to the next route (resolved address), in turn. A connection being set up
-	// counts the streams that wait for it.
+	// counts the streams that wait for it. OkHttp 3.13 dials per call instead, and herds
+	// before the peer's SETTINGS: PredictH2Burst (h2okhttp.go).
 	H2OkHttp H2Rule = "okhttp"
 )
 

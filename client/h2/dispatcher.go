@@ -1,0 +1,66 @@
+package h2
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+)
+
+// Dispatcher runs calls through a Pool as OkHttp's Dispatcher runs enqueued calls: at most
+// MaxRequests at once, and at most MaxRequestsPerHost to one host (OkHttp 3.13: 64 and 5,
+// Dispatcher.maxRequests and maxRequestsPerHost). A call waits, first come first served, for
+// both; synchronous calls (Pool.Do) do not go through it.
+type Dispatcher struct {
+	pool    *Pool
+	all     chan struct{}
+	perHost int
+
+	mu    sync.Mutex
+	hosts map[string]chan struct{}
+}
+
+// OkHttp's Dispatcher limits.
+const (
+	DefaultMaxRequests        = 64
+	DefaultMaxRequestsPerHost = 5
+)
+
+// NewDispatcher returns a Dispatcher for pool; 0 for a limit means OkHttp's default.
+func NewDispatcher(pool *Pool, maxRequests, maxRequestsPerHost int) (*Dispatcher, error) {
+	if maxRequests < 0 || maxRequestsPerHost < 0 {
+		return nil, fmt.Errorf("client: dispatcher limits must not be negative, got %d and %d", maxRequests, maxRequestsPerHost)
+	}
+	if maxRequests == 0 {
+		maxRequests = DefaultMaxRequests
+	}
+	if maxRequestsPerHost == 0 {
+		maxRequestsPerHost = DefaultMaxRequestsPerHost
+	}
+	return &Dispatcher{pool: pool, all: make(chan struct{}, maxRequests), perHost: maxRequestsPerHost, hosts: make(map[string]chan struct{})}, nil
+}
+
+// Do waits for the call's turn under the Dispatcher's limits, then makes it with Pool.Do.
+// Result.Elapsed counts from the call's turn: the wait is not in it. ctx bounds the wait too.
+func (d *Dispatcher) Do(ctx context.Context, req *http.Request) (*Result, error) {
+	d.mu.Lock()
+	host, ok := d.hosts[req.URL.Host]
+	if !ok {
+		host = make(chan struct{}, d.perHost)
+		d.hosts[req.URL.Host] = host
+	}
+	d.mu.Unlock()
+	select {
+	case host <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-host }()
+	select {
+	case d.all <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-d.all }()
+	return d.pool.Do(ctx, req)
+}
