@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,16 @@ const herdJVMLatency = 200 * time.Millisecond
 // herdJVMMargin is how much longer than the model's waves x latency the enqueued burst may
 // take on the real library: the JVM loads and compiles OkHttp's classes during the first wave
 // (about 250 ms measured on two cores), and every wave's connect-free round trip adds a little.
-const herdJVMMargin = 500 * time.Millisecond
+// herdWaveMargin bounds each later wave's end against the first's: the class loading is
+// behind it by then, so the spacing is the model's latency per wave.
+const (
+	herdJVMMargin  = 500 * time.Millisecond
+	herdWaveMargin = 20 * time.Millisecond
+)
 
 // herdJVM runs H2Burst.java in mode against a new node and returns the calls' outcomes
 // counted, the total time and the node's stats.
-func herdJVM(t *testing.T, rt jvm.Runtime, mode string) (map[string]int, time.Duration, h2node.Stats) {
+func herdJVM(t *testing.T, rt jvm.Runtime, mode string) (map[string]int, []time.Duration, time.Duration, h2node.Stats) {
 	t.Helper()
 	n, err := h2node.New(h2node.WithMaxStreams(herdLimit), h2node.WithLatency(herdJVMLatency))
 	if err != nil {
@@ -32,6 +38,7 @@ func herdJVM(t *testing.T, rt jvm.Runtime, mode string) (map[string]int, time.Du
 	out := runJava(t, rt, "testdata/H2Burst.java", mode, fmt.Sprint(herdCalls), n.URL+"/")
 	counts := make(map[string]int)
 	var total time.Duration
+	var ends []time.Duration // of the calls answered
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var word string
 		var ms int
@@ -43,8 +50,12 @@ func herdJVM(t *testing.T, rt jvm.Runtime, mode string) (map[string]int, time.Du
 			continue
 		}
 		counts[word]++
+		if word == "ok" {
+			ends = append(ends, time.Duration(ms)*time.Millisecond)
+		}
 	}
-	return counts, total, n.Stats()
+	slices.Sort(ends)
+	return counts, ends, total, n.Stats()
 }
 
 // TestH2HerdMatchesOkHttp313 holds exp-h's OkHttp 3.13 burst rows to OkHttp 3.13.1 over h2c:
@@ -63,7 +74,7 @@ func TestH2HerdMatchesOkHttp313(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts, _, st := herdJVM(t, rt, "sync")
+		counts, _, _, st := herdJVM(t, rt, "sync")
 		t.Logf("real: %v; %d dialled, %d kept, streams %v, %d refused on the wire", counts, st.Conns, carried(st), nonZero(st.Streams), st.Refused)
 		if counts["ok"]+counts["refused"] != herdCalls {
 			t.Errorf("outcomes %v: want only ok and refused", counts)
@@ -80,13 +91,21 @@ func TestH2HerdMatchesOkHttp313(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts, total, st := herdJVM(t, rt, "enqueue")
+		counts, ends, total, st := herdJVM(t, rt, "enqueue")
 		t.Logf("real: %v in %v; %d dialled, %d kept, %d at once", counts, total, st.Conns, carried(st), st.MaxInFlight)
 		if counts["ok"] != herdCalls || !in(carried(st), pred.Kept) || !in(st.Conns, pred.Dialled) || st.MaxInFlight != pred.AtOnce {
 			t.Errorf("%v, %d dialled, %d kept, %d at once; model %+v", counts, st.Conns, carried(st), st.MaxInFlight, pred)
 		}
 		if total < pred.Total || total > pred.Total+herdJVMMargin {
 			t.Errorf("took %v, want %v (%d waves of %v) to %v more", total, pred.Total, pred.Waves, herdJVMLatency, herdJVMMargin)
+		}
+		// Each wave's median end, after the first wave's, at the model's latency per wave.
+		for w := 1; w < pred.Waves && len(ends) == herdCalls; w++ {
+			first, this := ends[pred.AtOnce/2], ends[w*pred.AtOnce+pred.AtOnce/2]
+			want := time.Duration(w) * herdJVMLatency
+			if d := this - first - want; d < -herdWaveMargin || d > herdWaveMargin {
+				t.Errorf("wave %d ends %v after the first; the model %v (ends %v)", w+1, this-first, want, ends)
+			}
 		}
 	})
 }
