@@ -126,7 +126,7 @@ type Program struct {
 	// With are more .java files that Source uses (a helper class shared by several
 	// programs): all are compiled together before the run.
 	With []string
-	Libs   []Library
+	Libs []Library
 	// Props are -D system properties, e.g. "sun.net.http.retryPost=false".
 	Props []string
 	// Env is added to the program's environment.
