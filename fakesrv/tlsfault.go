@@ -303,6 +303,7 @@ type trickleConn struct {
 	net.Conn
 	left int
 	gap  time.Duration
+	next time.Time // when the next byte is due (zero: Gap after the first write)
 	once sync.Once
 	done chan struct{}
 }
@@ -310,9 +311,17 @@ type trickleConn struct {
 func (c *trickleConn) Write(p []byte) (int, error) {
 	n := 0
 	for c.left > 0 && n < len(p) {
+		// Each byte is due a gap after the one before, on a schedule from the first write,
+		// so that late wake-ups do not add up.
+		if c.next.IsZero() {
+			c.next = time.Now()
+		}
+		c.next = c.next.Add(c.gap)
+		t := time.NewTimer(time.Until(c.next))
 		select {
-		case <-time.After(c.gap):
+		case <-t.C:
 		case <-c.done:
+			t.Stop()
 			return n, net.ErrClosed
 		}
 		if _, err := c.Conn.Write(p[n : n+1]); err != nil {
