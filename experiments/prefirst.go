@@ -101,11 +101,11 @@ func (k *PreFirst) Check() error {
 	if k.HandshakeBytes <= 0 {
 		return fmt.Errorf("--handshake-bytes must be set")
 	}
-	if k.trickle().Total() >= k.Cap {
-		return fmt.Errorf("--cap must be longer than the slow handshake (--handshake-gap × --handshake-bytes, %v), got %v", k.trickle().Total(), k.Cap)
-	}
 	if k.Cap <= 2*max(k.ReadTimeout, k.HandshakeTimeout) || k.Cap <= k.LookupDelay {
 		return fmt.Errorf("--cap must be longer than twice the read and handshake timeouts and than --lookup-delay, got %v", k.Cap)
+	}
+	if k.trickle().Total() >= k.Cap {
+		return fmt.Errorf("--cap must be longer than the slow handshake (--handshake-gap × --handshake-bytes, %v), got %v", k.trickle().Total(), k.Cap)
 	}
 	return nil
 }

@@ -92,3 +92,24 @@ func TestPreFirstProfilesHaveRules(t *testing.T) {
 		}
 	}
 }
+
+// TestPreFirstCheck: the slow handshake needs its trickle, shorter than the cap.
+func TestPreFirstCheck(t *testing.T) {
+	for _, tc := range []struct {
+		set  func(k *PreFirst)
+		want string
+	}{
+		{func(k *PreFirst) { k.HandshakeBytes = 0 }, "--handshake-bytes must be set"},
+		{func(k *PreFirst) { k.HandshakeGap = 0 }, "--handshake-gap must be set"},
+		{func(k *PreFirst) { k.HandshakeBytes = 100 }, "longer than the slow handshake"},
+	} {
+		k := NewPreFirst()
+		tc.set(k)
+		if err := k.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+	if err := NewPreFirst().Check(); err != nil {
+		t.Errorf("the defaults: %v", err)
+	}
+}
