@@ -48,7 +48,7 @@ func kJavaRows(profile string) []kJavaRow {
 	slowAddr := []fakesrv.TLSFault{fakesrv.TLSSlowHandshake}
 	stallAddr, stall2Addr := []fakesrv.TLSFault{fakesrv.TLSStall}, []fakesrv.TLSFault{fakesrv.TLSStall, fakesrv.TLSStall}
 	bad := model.PreFirst{Fault: model.BadCertificate}
-	common := []kJavaRow{
+	shared := []kJavaRow{
 		{name: "certificate of an unknown CA", addrs: []fakesrv.TLSFault{fakesrv.TLSUnknownCA}, fault: bad},
 		{name: "certificate for another host name", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost}, fault: bad},
 		{name: "first address a wrong-host certificate, second good", addrs: []fakesrv.TLSFault{fakesrv.TLSWrongHost, fakesrv.TLSGood},
@@ -57,14 +57,19 @@ func kJavaRows(profile string) []kJavaRow {
 			fault: model.PreFirst{Fault: model.ProtocolFailure, Routes: 2}},
 		{name: "NXDOMAIN", fault: model.PreFirst{Fault: model.NXDomain}},
 	}
+	// typical is the rows every library runs, with its usual flags and their limits.
+	typical := func(flags string, l model.Limits) []kJavaRow {
+		for i := range shared {
+			shared[i].flags, shared[i].limits = flags, l
+		}
+		return shared
+	}
 	switch profile {
 	case ProfileHC5:
 		l := model.Limits{Profile: model.HC5, ConnectTimeout: c, ReadTimeout: r}
 		so := l
 		so.TLSHandshakeTimeout = h
-		for i := range common {
-			common[i].flags, common[i].limits = "connect=100,response=100", l
-		}
+		common := typical("connect=100,response=100", l)
 		return append(append([]kJavaRow{
 			{name: "stalled handshake on both of two addresses, SocketConfig soTimeout 150 ms", addrs: stall2Addr,
 				fault: stall2, flags: "connect=100,response=100,so=150", limits: so},
@@ -77,9 +82,7 @@ func kJavaRows(profile string) []kJavaRow {
 				fault: stall, flags: "connect=100,response=100,cap=600", limits: l})
 	case ProfileOkHttp:
 		l := model.Limits{Profile: model.OkHttp, ConnectTimeout: c, ReadTimeout: r, RetryOnConnectionFailure: true}
-		for i := range common {
-			common[i].flags, common[i].limits = "connect=100,read=100", l
-		}
+		common := typical("connect=100,read=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and read timeouts only", addrs: stallAddr, fault: stall, flags: "connect=100,read=100", limits: l},
 			{name: "stalled handshake on both of two addresses", addrs: stall2Addr, fault: stall2, flags: "connect=100,read=100", limits: l},
@@ -91,9 +94,7 @@ func kJavaRows(profile string) []kJavaRow {
 		}, common...)
 	case ProfileJDK:
 		l := model.Limits{Profile: model.JDK, ConnectTimeout: c, ReadTimeout: r}
-		for i := range common {
-			common[i].flags, common[i].limits = "connect=100,request=100", l
-		}
+		common := typical("connect=100,request=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and request timeouts", addrs: stallAddr, fault: stall, flags: "connect=100,request=100", limits: l},
 			{name: "stalled handshake on both of two addresses, connect timeout 150 ms only", addrs: stall2Addr, fault: stall2,
@@ -105,9 +106,7 @@ func kJavaRows(profile string) []kJavaRow {
 		}, common...)
 	case ProfileURLConnection:
 		l := model.Limits{Profile: model.URLConnection, ConnectTimeout: c, ReadTimeout: r}
-		for i := range common {
-			common[i].flags, common[i].limits = "connect=100,read=100", l
-		}
+		common := typical("connect=100,read=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and read timeouts", addrs: stallAddr, fault: stall, flags: "connect=100,read=100", limits: l},
 			{name: "stalled handshake on both of two addresses", addrs: stall2Addr, fault: stall2, flags: "connect=100,read=100", limits: l},
@@ -117,9 +116,7 @@ func kJavaRows(profile string) []kJavaRow {
 		l := model.Limits{Profile: model.HC4, ConnectTimeout: c, ReadTimeout: r}
 		so := l
 		so.TLSHandshakeTimeout = h
-		for i := range common {
-			common[i].flags, common[i].limits = "connect=100,socket=100", l
-		}
+		common := typical("connect=100,socket=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and socket timeouts (the connect timeout as soTimeout)", addrs: stallAddr, fault: stall,
 				flags: "connect=100,socket=100", limits: l},
