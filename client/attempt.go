@@ -72,6 +72,37 @@ type attemptState struct {
 	pinned    bool
 
 	headFired atomic.Bool // Config.HeadTimeout fired before the response head
+
+	// lookingUp is set while a Config.JDKConnect lookup runs, and held is the cancellation
+	// that came meanwhile, applied when it returns; both guarded by mu.
+	lookingUp bool
+	held      error
+}
+
+// holdCancel keeps cause for the end of the lookup under way, if there is one (JDKConnect),
+// and reports whether it did.
+func (st *attemptState) holdCancel(cause error) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.lookingUp || !st.cfg.JDKConnect {
+		return false
+	}
+	st.held = cause
+	return true
+}
+
+// lookupDone ends the lookup under way and applies the cancellation held meanwhile, which it
+// returns (nil: none).
+func (st *attemptState) lookupDone() error {
+	st.mu.Lock()
+	st.lookingUp = false
+	held := st.held
+	st.held = nil
+	st.mu.Unlock()
+	if held != nil {
+		st.cancel(held)
+	}
+	return held
 }
 
 // guards are the two layers that stop net/http's replays, both on in a Client; tests switch
@@ -110,7 +141,9 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 		// From the attempt's start, lease and connect included, to the response head.
 		head = time.AfterFunc(c.cfg.HeadTimeout-time.Since(start), func() {
 			st.headFired.Store(true)
-			st.cancel(ErrReadTimeout)
+			if !st.holdCancel(ErrReadTimeout) {
+				st.cancel(ErrReadTimeout)
+			}
 		})
 	}
 	resp, err := c.roundTrip(req, st)
@@ -413,6 +446,9 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out, err = vocab.LeaseTimeout, ErrLeaseTimeout
 	case cn != nil && cn.timedOut(ctx):
 		out = vocab.ReadTimeout
+	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.JDKConnect && a.Phase == vocab.PhaseConnect:
+		// Not yet connected: ResponseTimerEvent.handle throws HttpConnectTimeoutException.
+		out, err = vocab.ConnectTimeout, ErrConnectTimeout
 	case st != nil && st.headFired.Load() && ctx.Err() == nil:
 		out, err = vocab.ReadTimeout, ErrReadTimeout
 	case ctx.Err() != nil:

@@ -144,7 +144,36 @@ type Config struct {
 	// rethrows it through ConnectExceptionSupport.enhance, which makes a SocketTimeoutException a
 	// ConnectTimeoutException (httpclient5 5.2.1).
 	HandshakeTimeoutAsConnect bool
+	// HandshakeNext says which failed TLS handshakes move on to the host's next address in
+	// the same connect (without RoutePerAttempt): HandshakeNextAny, the zero value, as
+	// HttpClient 5; HandshakeNextOnTimeout, as HttpClient 4.5; HandshakeNextNone, as the JDK's
+	// clients, which connect to one address.
+	HandshakeNext HandshakeNext
+	// JDKConnect applies the JDK HttpClient's connect rules (java.net.http, JDK 17):
+	// ConnectTimeout is a deadline on the TCP connect and the TLS handshake together, from the
+	// connect's start (PlainHttpConnection's ConnectTimerEvent, cancelled in finishConnect
+	// after the handshake); a HeadTimeout that fires before the connection is established is
+	// a connect timeout (ResponseTimerEvent.handle: HttpConnectTimeoutException), and one that
+	// fires during the name lookup takes effect when the lookup returns (Exchange.cancel
+	// records it); a lookup that fails is tried once more (MultiExchange's retry of a
+	// ConnectException, which an unresolved address becomes), with Resend's one re-send.
+	JDKConnect bool
 }
+
+// HandshakeNext is Config.HandshakeNext.
+type HandshakeNext int
+
+// The rules for the next address after a failed handshake.
+const (
+	// HandshakeNextAny tries the next address after any failed handshake
+	// (DefaultHttpClientConnectionOperator.connect, httpclient5 5.2.1: catch IOException).
+	HandshakeNextAny HandshakeNext = iota
+	// HandshakeNextOnTimeout tries it after a handshake that TLSHandshakeTimeout ended only
+	// (httpclient 4.5.14: catch SocketTimeoutException, not SSLException).
+	HandshakeNextOnTimeout
+	// HandshakeNextNone never tries it.
+	HandshakeNextNone
+)
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20

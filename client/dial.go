@@ -154,7 +154,17 @@ func (c *Client) lookup(ctx context.Context, st *attemptState, host string) ([]s
 	if r == nil {
 		r = net.DefaultResolver
 	}
+	if st != nil && c.cfg.JDKConnect {
+		st.mu.Lock()
+		st.lookingUp = true
+		st.mu.Unlock()
+	}
 	ips, err := r.LookupHost(ctx, host)
+	if st != nil && c.cfg.JDKConnect {
+		if held := st.lookupDone(); held != nil {
+			return nil, held
+		}
+	}
 	if err == nil && st != nil && st.call != nil {
 		st.call.remember(host, ips)
 	}

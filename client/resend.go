@@ -77,8 +77,8 @@ func javaExceptions() []javaException {
 				return errorAs[*tls.CertificateVerificationError](Attempt{}, err) || errorAs[x509.UnknownAuthorityError](Attempt{}, err) ||
 					errorAs[x509.HostnameError](Attempt{}, err) || errorAs[x509.CertificateInvalidError](Attempt{}, err)
 			}},
-		{"other TLS error", "SSLException", false, okRecoverable, func(_ Attempt, err error) bool {
-			return errorAs[tls.RecordHeaderError](Attempt{}, err) || errorAs[tls.AlertError](Attempt{}, err)
+		{"other TLS error (a record or an alert, ours or the server's)", "SSLException", false, okRecoverable, func(_ Attempt, err error) bool {
+			return vocab.PreFirst(err) == vocab.TLSError
 		}},
 		{"net/http's \"malformed HTTP\" errors", "ProtocolException (an HttpException for HttpClient 5)", false, okFatal,
 			func(_ Attempt, err error) bool { return strings.Contains(err.Error(), "malformed HTTP") }},
@@ -228,6 +228,12 @@ const (
 // raises for the body alone).
 func (c *Client) javaResend(req *http.Request, a Attempt, x javaException, rs *resendState) bool {
 	sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
+	if c.cfg.JDKConnect && x.class == "UnknownHostException" && rs.resent == 0 {
+		// MultiExchange.retryOnFailure: the unresolved address is a ConnectException, and
+		// retriedOnce is the same flag as the re-send's.
+		rs.resent++
+		return true
+	}
 	if !x.hc5 {
 		return false
 	}

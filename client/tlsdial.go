@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
+
+	"github.com/labrun/labrun/internal/clock"
 )
 
 // ErrHandshakeTimeout is a TLS handshake that a socket timeout ended: a read of the handshake
@@ -29,6 +32,7 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 		return nil, err
 	}
 	for _, ip := range ips {
+		start := time.Now()
 		var cn *conn
 		if cn, err = c.connect(ctx, st, l, network, []string{ip}, port); err != nil {
 			if ctx.Err() != nil {
@@ -37,19 +41,35 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 			continue
 		}
 		var tc *tls.Conn
-		if tc, err = c.handshake(ctx, cn, host); err == nil {
+		if tc, err = c.handshake(ctx, cn, host, start); err == nil {
 			return tc, nil
 		}
 		cn.Close()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !c.nextAfterHandshake(err) {
 			break
 		}
 	}
 	return nil, err
 }
 
-// handshake runs the client's side of TLS for host over cn.
-func (c *Client) handshake(ctx context.Context, cn *conn, host string) (*tls.Conn, error) {
+// nextAfterHandshake reports whether a handshake that failed with err moves on to the next
+// address (Config.HandshakeNext).
+func (c *Client) nextAfterHandshake(err error) bool {
+	switch c.cfg.HandshakeNext {
+	case HandshakeNextOnTimeout:
+		return errors.Is(err, ErrHandshakeTimeout)
+	case HandshakeNextNone:
+		return false
+	}
+	return true
+}
+
+// errConnectTimer is the cause with which JDKConnect's connect timer ends a handshake.
+var errConnectTimer = errors.New("connect timer")
+
+// handshake runs the client's side of TLS for host over cn, whose TCP connect started at
+// start.
+func (c *Client) handshake(ctx context.Context, cn *conn, host string, start time.Time) (*tls.Conn, error) {
 	cfg := &tls.Config{}
 	if c.cfg.TLS != nil {
 		cfg = c.cfg.TLS.Clone()
@@ -57,10 +77,22 @@ func (c *Client) handshake(ctx context.Context, cn *conn, host string) (*tls.Con
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
+	hctx := ctx
+	if c.cfg.JDKConnect && c.cfg.ConnectTimeout > 0 {
+		var cancel context.CancelCauseFunc
+		hctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		alarm := clock.NewAlarm(func() { cancel(errConnectTimer) })
+		alarm.Set(start.Add(c.cfg.ConnectTimeout))
+		defer alarm.Stop()
+	}
 	cn.setHandshakeTimeout(c.cfg.TLSHandshakeTimeout)
 	tc := tls.Client(cn, cfg)
-	err := tc.HandshakeContext(ctx)
+	err := tc.HandshakeContext(hctx)
 	cn.setHandshakeTimeout(0)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(hctx), errConnectTimer) {
+		return nil, fmt.Errorf("%w (%v, the TLS handshake included): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
+	}
 	if err != nil && c.cfg.TLSHandshakeTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
 		if c.cfg.HandshakeTimeoutAsConnect {
 			return nil, fmt.Errorf("%w (%w, %v): %w", ErrConnectTimeout, ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)

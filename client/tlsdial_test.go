@@ -62,6 +62,16 @@ func TestHandshakeBound(t *testing.T) {
 		{"handshake timeout, HttpClient 5's connect timeout", func(c *Config) {
 			c.TLSHandshakeTimeout, c.HandshakeTimeoutAsConnect = 80*ms, true
 		}, vocab.ConnectTimeout, 160 * ms, 2},
+		{"HttpClient 4.5: a handshake timeout moves on", func(c *Config) {
+			c.TLSHandshakeTimeout, c.HandshakeTimeoutAsConnect, c.HandshakeNext = 80*ms, true, HandshakeNextOnTimeout
+		}, vocab.ConnectTimeout, 160 * ms, 2},
+		{"one address only", func(c *Config) { c.TLSHandshakeTimeout, c.HandshakeNext = 80*ms, HandshakeNextNone }, vocab.ReadTimeout, 80 * ms, 1},
+		{"the JDK's connect timer covers the handshake", func(c *Config) {
+			c.ConnectTimeout, c.JDKConnect, c.HandshakeNext = 100*ms, true, HandshakeNextNone
+		}, vocab.ConnectTimeout, 100 * ms, 1},
+		{"the JDK's request timeout before the connection", func(c *Config) {
+			c.HeadTimeout, c.JDKConnect, c.HandshakeNext = 100*ms, true, HandshakeNextNone
+		}, vocab.ConnectTimeout, 100 * ms, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +109,8 @@ func TestHandshakeNextAddress(t *testing.T) {
 	}{
 		{"hc5: next address", func(*Config) {}, vocab.OK, 1},
 		{"okhttp: never recovered", func(c *Config) { c.RoutePerAttempt, c.RetryOnConnectionFailure = true, true }, vocab.TLSError, 0},
+		{"hc4: an SSLException ends the connect", func(c *Config) { c.HandshakeNext, c.Resend = HandshakeNextOnTimeout, ResendHC4 }, vocab.TLSError, 0},
+		{"jdk: one address", func(c *Config) { c.HandshakeNext, c.JDKConnect = HandshakeNextNone, true }, vocab.TLSError, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := servers[1].Requests()
@@ -117,5 +129,56 @@ func TestHandshakeNextAddress(t *testing.T) {
 					res.Outcome, len(res.Attempts), servers[1].Requests()-before, tc.want, tc.good)
 			}
 		})
+	}
+}
+
+// TestTLSAlertNotResent: a server that refuses the TLS version sends an alert, an
+// SSLException that HttpClient 4.5's DefaultHttpRequestRetryHandler never re-sends.
+func TestTLSAlertNotResent(t *testing.T) {
+	url, cfg, servers := tlsHost(t, 21, fakesrv.TLSOldVersion)
+	cfg.Resend, cfg.Deadline = ResendHC4, 5*time.Second
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	res, _ := c.Do(context.Background(), req)
+	if res.Outcome != vocab.TLSError || len(res.Attempts) != 1 || servers[0].Accepted() != 1 {
+		t.Errorf("got %s, %d attempts, %d connections; want tls-error, 1, 1", res.Outcome, len(res.Attempts), servers[0].Accepted())
+	}
+}
+
+// TestJDKLookup: with JDKConnect a head timeout that fires during the lookup ends the call
+// when the lookup returns, as a connect timeout; a lookup that fails is tried once more.
+func TestJDKLookup(t *testing.T) {
+	const delay, head = 150 * time.Millisecond, 50 * time.Millisecond
+	url, cfg, _ := tlsHost(t, 31, fakesrv.TLSGood)
+	slow, err := fakesrv.NewDNS(map[string][]string{"host.test": {"127.0.14.31"}}, fakesrv.DNSDelay(delay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	cfg.JDKConnect, cfg.HeadTimeout, cfg.Resend, cfg.Deadline = true, head, ResendJDK, 5*time.Second
+	fast := cfg
+	cfg.Resolver = slow.Resolver()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	res, _ := c.Do(context.Background(), req)
+	if res.Outcome != vocab.ConnectTimeout || res.Elapsed < delay || res.Elapsed > delay+100*time.Millisecond {
+		t.Errorf("slow lookup: got %s after %v, want connect-timeout after %v", res.Outcome, res.Elapsed, delay)
+	}
+	c2, err := New(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	req, _ = http.NewRequestWithContext(context.Background(), http.MethodGet, "https://missing.test/", nil)
+	if res, _ = c2.Do(context.Background(), req); res.Outcome != vocab.DNSError || len(res.Attempts) != 2 {
+		t.Errorf("NXDOMAIN: got %s in %d attempts, want dns-error in 2", res.Outcome, len(res.Attempts))
 	}
 }

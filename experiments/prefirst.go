@@ -28,6 +28,10 @@ type PreFirst struct {
 	// TLSHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	LookupDelay      time.Duration
+	// HandshakeGap and HandshakeBytes are the slow handshake's trickle: HandshakeBytes bytes
+	// of the server's flight, each after HandshakeGap.
+	HandshakeGap   time.Duration
+	HandshakeBytes int
 	// Cap is how long the lab lets a call wait that no limit of the library ends.
 	Cap time.Duration
 }
@@ -36,7 +40,8 @@ type PreFirst struct {
 // a few seconds.
 func NewPreFirst() *PreFirst {
 	return &PreFirst{ConnectTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond,
-		HandshakeTimeout: 150 * time.Millisecond, LookupDelay: 250 * time.Millisecond, Cap: 400 * time.Millisecond}
+		HandshakeTimeout: 150 * time.Millisecond, LookupDelay: 250 * time.Millisecond,
+		HandshakeGap: 20 * time.Millisecond, HandshakeBytes: 15, Cap: 400 * time.Millisecond}
 }
 
 // Info implements Experiment.
@@ -47,27 +52,37 @@ func (*PreFirst) Info() Info {
 		Description: "Phase 2 is a name lookup, a TCP connect and a TLS handshake. A server that accepts " +
 			"and never answers the ClientHello: HttpClient 5.2 with a connect and a response timeout " +
 			"waits as long as the server holds the socket (only its socket timeout or TlsConfig's " +
-			"handshake timeout bound the handshake), OkHttp's read timeout ends it (per route), and " +
-			"net/http's Transport.TLSHandshakeTimeout, 0 in a Transport literal. A certificate from " +
-			"an unknown CA or for another host fails at once: OkHttp never tries another route, " +
-			"HttpClient 5 tries the host's next address in the same connect. A slow lookup is bounded " +
-			"by Go's dialer timeout only: the Java clients wait for it. NXDOMAIN and SERVFAIL are " +
-			"retried by none. Calls that nothing ends are capped by the lab (--cap) and shown as a " +
-			"hang. OkHttp 3.0-3.2 behaves as 3.13 here, so okhttp@3.2 has no rows.",
+			"handshake timeout bound the handshake), OkHttp's and HttpURLConnection's read timeout " +
+			"ends it, HttpClient 4.5's connect timeout (as the handshake's socket timeout), the JDK " +
+			"HttpClient's connect or request timeout, and net/http's Transport.TLSHandshakeTimeout, " +
+			"0 in a Transport literal. A server that answers one byte at a time within the read " +
+			"timeout is ended by a deadline only (net/http's, the JDK HttpClient's), never by a " +
+			"socket timeout. A certificate from an unknown CA or for another host fails at once: " +
+			"HttpClient 5 tries the host's next address in the same connect, the others do not. A " +
+			"slow lookup is bounded by Go's dialer timeout only; the JDK HttpClient's request timeout " +
+			"fails the call when the lookup returns. NXDOMAIN and SERVFAIL are retried by the JDK " +
+			"HttpClient alone (once). Calls that nothing ends are capped by the lab (--cap) and " +
+			"shown as a hang. OkHttp 3.0-3.2 behaves as 3.13 here, so okhttp@3.2 has no rows.",
 		Examples: []string{"labrun exp-k", "labrun exp-k --handshake-timeout 300ms --cap 1s"},
 	}
 }
 
 // Profiles implements FixedProfiles.
-func (*PreFirst) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+func (*PreFirst) Profiles() []string {
+	return []string{ProfileHC5, ProfileOkHttp, ProfileGo, ProfileJDK, ProfileURLConnection, ProfileHC4}
+}
 
 // Params implements Experiment.
 func (k *PreFirst) Params() []param.Param {
 	return []param.Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &k.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "read-timeout", Usage: "read timeout of every client (net/http: ResponseHeaderTimeout)", Duration: &k.ReadTimeout, MaxDuration: 10 * time.Second},
-		{Name: "handshake-timeout", Usage: "HttpClient 5's socket timeout, net/http's TLSHandshakeTimeout, in the rows that set it", Duration: &k.HandshakeTimeout, MaxDuration: 10 * time.Second},
+		{Name: "handshake-timeout", Usage: "in the rows that set it, the limit that bounds the handshake: HttpClient 5's and 4.5's " +
+			"socket timeout, net/http's TLSHandshakeTimeout, OkHttp's and HttpURLConnection's read timeout, the JDK HttpClient's connect timeout",
+			Duration: &k.HandshakeTimeout, MaxDuration: 10 * time.Second},
 		{Name: "lookup-delay", Usage: "how long the slow DNS server takes to answer", Duration: &k.LookupDelay, MaxDuration: 4 * time.Second},
+		{Name: "handshake-gap", Usage: "the slow handshake's pause before each byte", Duration: &k.HandshakeGap, MaxDuration: 10 * time.Second},
+		{Name: "handshake-bytes", Usage: "how many bytes of its flight the slow handshake trickles", Int: &k.HandshakeBytes, Min: 1, Max: 1000},
 		{Name: "cap", Usage: "how long the lab lets a call that nothing bounds wait", Duration: &k.Cap, MaxDuration: 30 * time.Second},
 	}
 }
@@ -78,13 +93,19 @@ func (k *PreFirst) Check() error {
 		name string
 		v    time.Duration
 	}{{"--connect-timeout", k.ConnectTimeout}, {"--read-timeout", k.ReadTimeout}, {"--handshake-timeout", k.HandshakeTimeout},
-		{"--lookup-delay", k.LookupDelay}, {"--cap", k.Cap}} {
+		{"--lookup-delay", k.LookupDelay}, {"--handshake-gap", k.HandshakeGap}, {"--cap", k.Cap}} {
 		if p.v <= 0 {
 			return fmt.Errorf("%s must be set", p.name)
 		}
 	}
+	if k.HandshakeBytes <= 0 {
+		return fmt.Errorf("--handshake-bytes must be set")
+	}
 	if k.Cap <= 2*max(k.ReadTimeout, k.HandshakeTimeout) || k.Cap <= k.LookupDelay {
 		return fmt.Errorf("--cap must be longer than twice the read and handshake timeouts and than --lookup-delay, got %v", k.Cap)
+	}
+	if k.trickle().Total() >= k.Cap {
+		return fmt.Errorf("--cap must be longer than the slow handshake (--handshake-gap × --handshake-bytes, %v), got %v", k.trickle().Total(), k.Cap)
 	}
 	return nil
 }
@@ -101,6 +122,7 @@ const (
 	kBadFirst   = "badfirst.test"   // a wrong-host certificate first, a good one second
 	kOld        = "old.test"        // two addresses that speak TLS 1.0 only
 	kSlow       = "slow.test"       // good, but on the slow DNS server
+	kSlowTLS    = "slowtls.test"    // a handshake answered byte by byte
 	kMissing    = "missing.test"    // NXDOMAIN
 	kDown       = "down.test"       // SERVFAIL
 )
@@ -113,6 +135,7 @@ var kListeners = []struct {
 	{"127.0.11.1", fakesrv.TLSStall}, {"127.0.11.2", fakesrv.TLSStall}, {"127.0.11.3", fakesrv.TLSUnknownCA},
 	{"127.0.11.4", fakesrv.TLSWrongHost}, {"127.0.11.5", fakesrv.TLSExpired}, {"127.0.11.6", fakesrv.TLSIncompleteChain},
 	{"127.0.11.7", fakesrv.TLSGood}, {"127.0.11.8", fakesrv.TLSOldVersion}, {"127.0.11.9", fakesrv.TLSOldVersion},
+	{"127.0.11.10", fakesrv.TLSSlowHandshake},
 }
 
 // kRecords are the names and their addresses.
@@ -120,6 +143,7 @@ var kRecords = map[string][]string{
 	kStall: {"127.0.11.1"}, kStall2: {"127.0.11.1", "127.0.11.2"}, kUntrusted: {"127.0.11.3"},
 	kWrongHost: {"127.0.11.4"}, kExpired: {"127.0.11.5"}, kIncomplete: {"127.0.11.6"},
 	kBadFirst: {"127.0.11.4", "127.0.11.7"}, kDown: {"127.0.11.7"}, kOld: {"127.0.11.8", "127.0.11.9"},
+	kSlowTLS: {"127.0.11.10"},
 }
 
 // kRow is one row of a profile: what the client is asked, the fault the model is told of, and
@@ -129,16 +153,26 @@ type kRow struct {
 	host  string
 	slow  bool // resolved by the slow DNS server
 	fault model.PreFirst
-	// handshake sets the profile's own handshake limit (HandshakeTimeout).
+	// handshake sets the limit that bounds the profile's handshake to HandshakeTimeout
+	// (handshakeLimit).
 	handshake bool
+}
+
+// trickle is the slow handshake's pace.
+func (k *PreFirst) trickle() fakesrv.Trickle {
+	return fakesrv.Trickle{Gap: k.HandshakeGap, Bytes: k.HandshakeBytes}
 }
 
 // kRows are the rows every profile runs.
 func (k *PreFirst) kRows() []kRow {
+	slow := model.PreFirst{Fault: model.SlowHandshake, ByteGap: k.HandshakeGap, Bytes: k.HandshakeBytes}
+	trickle := fmt.Sprintf("handshake answered one byte every %v, %d bytes", k.HandshakeGap, k.HandshakeBytes)
 	return []kRow{
 		{label: "stalled handshake, connect and read timeouts only", host: kStall, fault: model.PreFirst{Fault: model.HandshakeStall}},
 		{label: "stalled handshake on both of two addresses, handshake limit " + k.HandshakeTimeout.String(), host: kStall2, handshake: true,
 			fault: model.PreFirst{Fault: model.HandshakeStall, Routes: 2}},
+		{label: trickle + ", connect and read timeouts only", host: kSlowTLS, fault: slow},
+		{label: trickle + ", handshake limit " + k.HandshakeTimeout.String(), host: kSlowTLS, handshake: true, fault: slow},
 		{label: "certificate of an unknown CA", host: kUntrusted, fault: model.PreFirst{Fault: model.BadCertificate}},
 		{label: "certificate for another host name", host: kWrongHost, fault: model.PreFirst{Fault: model.BadCertificate}},
 		{label: "expired certificate", host: kExpired, fault: model.PreFirst{Fault: model.BadCertificate}},
@@ -183,7 +217,7 @@ func (l *kLab) accepted() int {
 }
 
 // newKLab starts the listeners, one port on every address, and the two DNS servers.
-func newKLab(delay time.Duration) (*kLab, error) {
+func newKLab(delay time.Duration, trickle fakesrv.Trickle) (*kLab, error) {
 	var names []string
 	for n := range kRecords {
 		names = append(names, n)
@@ -194,7 +228,12 @@ func newKLab(delay time.Duration) (*kLab, error) {
 	}
 	lab := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
 	for _, l := range kListeners {
-		s, err := faults.Listen(l.fault, l.ip, lab.port)
+		var s *fakesrv.TLSFaultServer
+		if l.fault == fakesrv.TLSSlowHandshake {
+			s, err = faults.ListenTrickle(l.ip, lab.port, trickle)
+		} else {
+			s, err = faults.Listen(l.fault, l.ip, lab.port)
+		}
 		if err != nil {
 			lab.close()
 			return nil, err
@@ -227,7 +266,7 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(k, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	lab, err := newKLab(k.LookupDelay)
+	lab, err := newKLab(k.LookupDelay, k.trickle())
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -257,7 +296,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	}
 	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: lab.roots}
 	if row.handshake {
-		s.TLSHandshakeTimeout = k.HandshakeTimeout
+		handshakeLimit(profile, &s, k.HandshakeTimeout)
 	}
 	b, err := build(profile, s)
 	if err != nil {
@@ -303,6 +342,22 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	return out, timeline(name, res, 0), nil
 }
 
+// handshakeLimit makes d the limit that bounds profile's handshake in s: the library's own
+// setting where it has one (HttpClient 5's and 4.5's socket timeout, net/http's
+// TLSHandshakeTimeout), else the one its rules make the handshake's: OkHttp's and
+// HttpURLConnection's read timeout, the JDK HttpClient's connect timeout (with no request
+// timeout, which would bound it too).
+func handshakeLimit(profile string, s *spec, d time.Duration) {
+	switch profile {
+	case ProfileOkHttp, ProfileURLConnection:
+		s.ReadTimeout = d
+	case ProfileJDK:
+		s.ConnectTimeout, s.ReadTimeout = d, 0
+	default:
+		s.TLSHandshakeTimeout = d
+	}
+}
+
 // bounds says which limit the profile's rules give the row's step.
 func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
 	r, err := model.LookupPreFirstRule(l.Profile)
@@ -310,12 +365,16 @@ func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
 		return err.Error()
 	}
 	switch row.fault.Fault {
-	case model.HandshakeStall:
+	case model.HandshakeStall, model.SlowHandshake:
 		b := r.Handshake(l)
 		if b.Limit == 0 {
 			return "handshake: nothing bounds it (" + b.Name + ": not set)"
 		}
-		return fmt.Sprintf("handshake: %s %v; after it: %s", b.Name, b.Limit, r.AfterHandshakeTimeout)
+		kind := "a deadline"
+		if b.PerRead {
+			kind = "per read"
+		}
+		return fmt.Sprintf("handshake: %s %v, %s; after it: %s", b.Name, b.Limit, kind, r.AfterHandshakeTimeout)
 	case model.SlowLookup:
 		b := r.Lookup(l)
 		if b.Limit == 0 {

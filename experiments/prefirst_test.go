@@ -48,6 +48,15 @@ func TestPreFirst(t *testing.T) {
 		{"hc5: lookup answered after 250ms", vocab.OK, 1},
 		{"go: lookup answered after 250ms", vocab.ConnectTimeout, 0},
 		{"okhttp: NXDOMAIN", vocab.DNSError, 0},
+		{"okhttp: handshake answered one byte every 20ms, 15 bytes, connect and read timeouts only", vocab.OK, 1},
+		{"go: handshake answered one byte every 20ms, 15 bytes, handshake limit 150ms", vocab.ConnectTimeout, 1},
+		{"jdk: handshake answered one byte every 20ms, 15 bytes, connect and read timeouts only", vocab.ConnectTimeout, 1},
+		{"jdk: stalled handshake on both of two addresses, handshake limit 150ms", vocab.ConnectTimeout, 1},
+		{"jdk: lookup answered after 250ms", vocab.ConnectTimeout, 0},
+		{"urlconnection: stalled handshake, connect and read timeouts only", vocab.ReadTimeout, 1},
+		{"hc4: stalled handshake, connect and read timeouts only", vocab.ConnectTimeout, 1},
+		{"hc4: stalled handshake on both of two addresses, handshake limit 150ms", vocab.ConnectTimeout, 2},
+		{"hc4: TLS 1.0 only, on both of two addresses", vocab.TLSError, 1},
 	} {
 		r, ok := byName[w.row]
 		if !ok {
@@ -81,5 +90,26 @@ func TestPreFirstProfilesHaveRules(t *testing.T) {
 		if _, err := model.LookupPreFirstRule(p.Rules); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestPreFirstCheck: the slow handshake needs its trickle, shorter than the cap.
+func TestPreFirstCheck(t *testing.T) {
+	for _, tc := range []struct {
+		set  func(k *PreFirst)
+		want string
+	}{
+		{func(k *PreFirst) { k.HandshakeBytes = 0 }, "--handshake-bytes must be set"},
+		{func(k *PreFirst) { k.HandshakeGap = 0 }, "--handshake-gap must be set"},
+		{func(k *PreFirst) { k.HandshakeBytes = 100 }, "longer than the slow handshake"},
+	} {
+		k := NewPreFirst()
+		tc.set(k)
+		if err := k.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+	if err := NewPreFirst().Check(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 }

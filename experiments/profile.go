@@ -150,8 +150,10 @@ type spec struct {
 	Follow client.FollowOptions
 	TLS    *tls.Config
 	// TLSHandshakeTimeout is the library's own limit for the TLS handshake (exp-k): HttpClient
-	// 5's TlsConfig handshake timeout or socket timeout, net/http's TLSHandshakeTimeout (0: none).
-	// OkHttp has none: its read timeout bounds the handshake.
+	// 5's TlsConfig handshake timeout or socket timeout, HttpClient 4.5's SocketConfig
+	// soTimeout, net/http's TLSHandshakeTimeout (0: none). OkHttp and HttpURLConnection have
+	// none (their read timeout bounds the handshake), nor the JDK HttpClient (its connect
+	// timeout does).
 	TLSHandshakeTimeout time.Duration
 }
 
@@ -269,6 +271,8 @@ func buildJDK(s spec) (built, error) {
 		ConnectTimeout: s.ConnectTimeout, HeadTimeout: s.ReadTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Resend: client.ResendJDK, Resolver: s.Resolver,
+		// The connect timer covers the handshake, on the one address it connects to.
+		TLS: s.TLS, JDKConnect: true, HandshakeNext: client.HandshakeNextNone,
 	}
 	return buildLabrun(cfg, 0)
 }
@@ -282,8 +286,13 @@ func buildURLConnection(s spec) (built, error) {
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		IdleTimeout:             or(s.IdleTimeout, urlConnectionKeepAlive),
 		ValidateAfterInactivity: client.NoValidation, Resend: client.ResendURLConnection, Resolver: s.Resolver,
+		// NetworkClient.doConnect sets the read timeout on the socket before the handshake,
+		// which runs on the one address it connects to.
+		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout, HandshakeNext: client.HandshakeNextNone,
 	}
-	return buildLabrun(cfg, 0)
+	b, err := buildLabrun(cfg, 0)
+	b.limits.TLSHandshakeTimeout = 0 // no such setting: the model's rule is the read timeout
+	return b, err
 }
 
 // buildHC4 is the hc4 profile: HttpClient 5's pool with 4.5's sizes, no lease or connect
@@ -297,8 +306,15 @@ func buildHC4(s spec) (built, error) {
 		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout,
 		ValidateAfterInactivity: or(s.ValidateAfterInactivity, model.HC4ValidateAfterInactivity),
 		Resend:                  client.ResendHC4, Resolver: s.Resolver,
+		// SSLConnectionSocketFactory.connectSocket makes the connect timeout the handshake's
+		// socket timeout when SocketConfig sets none; only a handshake timeout moves on to the
+		// next address.
+		TLS: s.TLS, TLSHandshakeTimeout: or(s.TLSHandshakeTimeout, s.ConnectTimeout),
+		HandshakeTimeoutAsConnect: true, HandshakeNext: client.HandshakeNextOnTimeout,
 	}
-	return buildLabrun(cfg, cfg.MaxPerRoute)
+	b, err := buildLabrun(cfg, cfg.MaxPerRoute)
+	b.limits.TLSHandshakeTimeout = s.TLSHandshakeTimeout // SocketConfig soTimeout; the model derives the rest
+	return b, err
 }
 
 // buildLabrun builds labrun's client for cfg, whose pool bounds pool connections per route

@@ -183,3 +183,60 @@ func TestTLSFaultGoodAnswers(t *testing.T) {
 		t.Errorf("got %d %q, %d requests; want 200 \"ok\\n\", 1", resp.StatusCode, body, s.Requests())
 	}
 }
+
+// readGapConn records the longest wait of any read.
+type readGapConn struct {
+	net.Conn
+	longest time.Duration
+}
+
+func (c *readGapConn) Read(p []byte) (int, error) {
+	start := time.Now()
+	n, err := c.Conn.Read(p)
+	c.longest = max(c.longest, time.Since(start))
+	return n, err
+}
+
+// TestTLSSlowHandshake: the slow listener's handshake succeeds after the trickle, with no
+// read waiting much longer than the gap; a deadline shorter than the trickle ends it.
+func TestTLSSlowHandshake(t *testing.T) {
+	f, err := NewTLSFaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trickle := Trickle{Gap: 20 * time.Millisecond, Bytes: 10}
+	s, err := f.ListenTrickle("127.0.0.1", 0, trickle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc := &readGapConn{Conn: c}
+	start := time.Now()
+	if err := tls.Client(rc, &tls.Config{RootCAs: f.Pool(), ServerName: "localhost"}).Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Since(start); got < trickle.Total() || got > trickle.Total()+time.Second {
+		t.Errorf("handshake took %v, want %v and a little more", got, trickle.Total())
+	}
+	if rc.longest > 4*trickle.Gap {
+		t.Errorf("a read waited %v, want about the gap, %v", rc.longest, trickle.Gap)
+	}
+	c2, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), trickle.Total()/2)
+	defer cancel()
+	if err := tls.Client(c2, &tls.Config{RootCAs: f.Pool(), ServerName: "localhost"}).HandshakeContext(ctx); err == nil {
+		t.Error("a deadline of half the trickle did not end the handshake")
+	}
+	if _, err := f.ListenTrickle("127.0.0.1", 0, Trickle{}); err == nil {
+		t.Error("ListenTrickle accepted a trickle without a gap")
+	}
+}

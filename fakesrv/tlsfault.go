@@ -40,11 +40,30 @@ const (
 	// TLSOldVersion speaks TLS 1.0 at most, which every client here refuses (Go's minimum is
 	// TLS 1.2; a JDK disables TLS 1.0 in jdk.tls.disabledAlgorithms).
 	TLSOldVersion TLSFault = "tls1.0"
+	// TLSSlowHandshake answers the ClientHello with a good certificate but writes the first
+	// bytes of its handshake flight one at a time, each after a gap (Trickle; DefaultTrickle
+	// through Listen), then the rest at once: each wait shorter than a client's read timeout,
+	// the whole longer. A socket timeout per read never fires on it; a deadline does.
+	TLSSlowHandshake TLSFault = "slow-handshake"
 )
+
+// Trickle is TLSSlowHandshake's pace: Bytes bytes, each written Gap after the one before
+// (the first Gap after the ClientHello).
+type Trickle struct {
+	Gap   time.Duration
+	Bytes int
+}
+
+// DefaultTrickle is the pace of a TLSSlowHandshake listener that Listen starts: 40 bytes, one
+// every 50 ms, 2 s in all.
+var DefaultTrickle = Trickle{Gap: 50 * time.Millisecond, Bytes: 40}
+
+// Total is how long the trickle takes.
+func (t Trickle) Total() time.Duration { return time.Duration(t.Bytes) * t.Gap }
 
 // TLSFaultNames lists the faults in the order labrun serve documents them.
 func TLSFaultNames() []TLSFault {
-	return []TLSFault{TLSGood, TLSStall, TLSUnknownCA, TLSWrongHost, TLSExpired, TLSIncompleteChain, TLSOldVersion}
+	return []TLSFault{TLSGood, TLSStall, TLSUnknownCA, TLSWrongHost, TLSExpired, TLSIncompleteChain, TLSOldVersion, TLSSlowHandshake}
 }
 
 // ParseTLSFault returns the fault called s, or an error that lists them.
@@ -89,6 +108,7 @@ func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
 		make  func() (tls.Certificate, error)
 	}{
 		{TLSGood, func() (tls.Certificate, error) { return trusted.Leaf("labrun good", names...) }},
+		{TLSSlowHandshake, func() (tls.Certificate, error) { return trusted.Leaf("labrun slow handshake", names...) }},
 		{TLSOldVersion, func() (tls.Certificate, error) { return trusted.Leaf("labrun tls1.0", names...) }},
 		{TLSUnknownCA, func() (tls.Certificate, error) { return untrusted.Leaf("labrun unknown CA", names...) }},
 		{TLSWrongHost, func() (tls.Certificate, error) { return trusted.Leaf("labrun wrong host", "wrong.invalid") }},
@@ -134,7 +154,20 @@ type TLSFaultServer struct {
 
 // Listen starts a listener with fault on ip (an IPv4 address in 127.0.0.0/8) and port (0: a
 // free one), so that several faults can share a port on different addresses of one host name.
+// A TLSSlowHandshake listener trickles at DefaultTrickle's pace.
 func (f *TLSFaults) Listen(fault TLSFault, ip string, port int) (*TLSFaultServer, error) {
+	return f.listen(fault, ip, port, DefaultTrickle)
+}
+
+// ListenTrickle starts a TLSSlowHandshake listener on ip and port that trickles at t's pace.
+func (f *TLSFaults) ListenTrickle(ip string, port int, t Trickle) (*TLSFaultServer, error) {
+	if t.Gap <= 0 || t.Bytes <= 0 {
+		return nil, fmt.Errorf("fakesrv: slow handshake: the gap and the byte count must be positive, got %v and %d", t.Gap, t.Bytes)
+	}
+	return f.listen(TLSSlowHandshake, ip, port, t)
+}
+
+func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle) (*TLSFaultServer, error) {
 	if _, err := ParseTLSFault(string(fault)); err != nil {
 		return nil, fmt.Errorf("fakesrv: %w", err)
 	}
@@ -147,7 +180,7 @@ func (f *TLSFaults) Listen(fault TLSFault, ip string, port int) (*TLSFaultServer
 	}
 	s := &TLSFaultServer{Addr: ln.Addr().String(), URL: "https://" + ln.Addr().String(), Fault: fault, ln: ln,
 		conns: map[net.Conn]struct{}{}}
-	counted := &countingListener{Listener: ln, n: &s.accepted}
+	var counted net.Listener = &countingListener{Listener: ln, n: &s.accepted}
 	if fault == TLSStall {
 		s.wg.Add(1)
 		go s.stall(counted)
@@ -166,6 +199,9 @@ func (f *TLSFaults) Listen(fault TLSFault, ip string, port int) (*TLSFaultServer
 		// A failed handshake is the client's to report; the server's log would only repeat it.
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ReadHeaderTimeout: time.Minute,
+	}
+	if fault == TLSSlowHandshake {
+		counted = &trickleListener{Listener: counted, t: trickle}
 	}
 	s.wg.Add(1)
 	go func() {
@@ -244,4 +280,61 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		l.n.Add(1)
 	}
 	return c, err
+}
+
+// trickleListener makes every connection it accepts a trickleConn.
+type trickleListener struct {
+	net.Listener
+	t Trickle
+}
+
+func (l *trickleListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &trickleConn{Conn: c, left: l.t.Bytes, gap: l.t.Gap, done: make(chan struct{})}, nil
+}
+
+// trickleConn writes its first left bytes one at a time, each after gap, then the rest as
+// they come: the server's handshake flight is the first thing written on it. Close ends a
+// pause at once.
+type trickleConn struct {
+	net.Conn
+	left int
+	gap  time.Duration
+	next time.Time // when the next byte is due (zero: Gap after the first write)
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *trickleConn) Write(p []byte) (int, error) {
+	n := 0
+	for c.left > 0 && n < len(p) {
+		// Each byte is due a gap after the one before, on a schedule from the first write,
+		// so that late wake-ups do not add up.
+		if c.next.IsZero() {
+			c.next = time.Now()
+		}
+		c.next = c.next.Add(c.gap)
+		t := time.NewTimer(time.Until(c.next))
+		select {
+		case <-t.C:
+		case <-c.done:
+			t.Stop()
+			return n, net.ErrClosed
+		}
+		if _, err := c.Conn.Write(p[n : n+1]); err != nil {
+			return n, err
+		}
+		n++
+		c.left--
+	}
+	m, err := c.Conn.Write(p[n:])
+	return n + m, err
+}
+
+func (c *trickleConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return c.Conn.Close()
 }

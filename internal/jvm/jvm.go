@@ -4,7 +4,9 @@
 // libhttpclient5-java, libokhttp-java; their jars are in /usr/share/java).
 //
 // A program is one Java source file, run with the JDK's source launcher (java File.java,
-// JDK 11 and later): no build step and no class files. Tests call Require, which skips a test
+// JDK 11 and later): no build step and no class files; or, when it shares classes with other
+// programs (Program.With), its files compiled together by javac into a temporary directory
+// for the one run. Tests call Require, which skips a test
 // when a runtime or a library is missing on a developer's machine and fails it in CI (CI set),
 // where .ci/run installs them.
 package jvm
@@ -119,9 +121,12 @@ func Classpath(libs ...Library) (string, error) {
 
 // Program is one Java source file to run with some libraries.
 type Program struct {
-	// Source is the path of the .java file.
+	// Source is the path of the .java file, whose public class is the program's.
 	Source string
-	Libs   []Library
+	// With are more .java files that Source uses (a helper class shared by several
+	// programs): all are compiled together before the run.
+	With []string
+	Libs []Library
 	// Props are -D system properties, e.g. "sun.net.http.retryPost=false".
 	Props []string
 	// Env is added to the program's environment.
@@ -136,13 +141,23 @@ func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, er
 		return nil, err
 	}
 	argv := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}
+	main := p.Source
+	if len(p.With) > 0 {
+		classes, err := r.compile(ctx, p, cp)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(classes)
+		cp = strings.Join(append([]string{classes}, filepath.SplitList(cp)...), string(os.PathListSeparator))
+		main = strings.TrimSuffix(filepath.Base(p.Source), ".java")
+	}
 	if cp != "" {
 		argv = append(argv, "-cp", cp)
 	}
 	for _, d := range p.Props {
 		argv = append(argv, "-D"+d)
 	}
-	argv = append(append(argv, p.Source), args...)
+	argv = append(append(argv, main), args...)
 	cmd := exec.CommandContext(ctx, r.Java, argv...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -153,6 +168,33 @@ func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, er
 		return stdout.Bytes(), fmt.Errorf("jvm: %s: %w: %s", filepath.Base(p.Source), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// compile compiles p's files against the classpath cp into a new temporary directory, which
+// it returns; the caller removes it.
+func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, error) {
+	javac := filepath.Join(filepath.Dir(r.Java), "javac")
+	if !isExecutable(javac) {
+		var err error
+		if javac, err = exec.LookPath("javac"); err != nil {
+			return "", fmt.Errorf("jvm: %s: no javac beside %s or on PATH (Debian: default-jdk-headless)", filepath.Base(p.Source), r.Java)
+		}
+	}
+	dir, err := os.MkdirTemp("", "labrun-jvm-")
+	if err != nil {
+		return "", fmt.Errorf("jvm: %w", err)
+	}
+	argv := []string{"-nowarn", "-d", dir}
+	if cp != "" {
+		argv = append(argv, "-cp", cp)
+	}
+	argv = append(append(argv, p.Source), p.With...)
+	cmd := exec.CommandContext(ctx, javac, argv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("jvm: javac %s: %w: %s", filepath.Base(p.Source), err, strings.TrimSpace(string(out)))
+	}
+	return dir, nil
 }
 
 // Require returns the JDK for a test that holds a profile to libs. Where the JDK or a library

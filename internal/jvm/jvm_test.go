@@ -55,3 +55,21 @@ func TestClasspathNamesThePackage(t *testing.T) {
 		t.Errorf("got %v, want an error naming the Debian package", err)
 	}
 }
+
+// TestRunWith: a program and its helper class are compiled together; a helper that is missing
+// fails with javac's error.
+func TestRunWith(t *testing.T) {
+	r := Require(t)
+	out, err := r.Run(t.Context(), Program{Source: "testdata/Greet.java", With: []string{"testdata/Greeting.java"},
+		Props: []string{"labrun.prop=yes"}}, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "hello a b" {
+		t.Errorf("got %q, want %q", got, "hello a b")
+	}
+	_, err = r.Run(t.Context(), Program{Source: "testdata/Greet.java", With: []string{"testdata/NoSuch.java"}})
+	if err == nil || !strings.Contains(err.Error(), "javac Greet.java") {
+		t.Errorf("got %v, want javac's error", err)
+	}
+}

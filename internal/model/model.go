@@ -86,8 +86,10 @@ type Limits struct {
 	// Deadline bounds the whole call from the start of its first attempt, retries included.
 	Deadline time.Duration
 	// TLSHandshakeTimeout is the limit a library has for the TLS handshake alone (prefirst.go):
-	// HttpClient 5's TlsConfig handshake timeout or SocketConfig socket timeout, net/http's
-	// Transport.TLSHandshakeTimeout. OkHttp has none: its read timeout bounds the handshake.
+	// HttpClient 5's TlsConfig handshake timeout or SocketConfig socket timeout, HttpClient
+	// 4.5's SocketConfig soTimeout, net/http's Transport.TLSHandshakeTimeout. OkHttp,
+	// HttpURLConnection and the JDK HttpClient have none: their rules name the limit that
+	// bounds the handshake.
 	TLSHandshakeTimeout time.Duration
 	// Retries is how many times a failed attempt is repeated (0 = one attempt only). An attempt
 	// is repeated after any failure but the deadline.

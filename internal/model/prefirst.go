@@ -31,6 +31,11 @@ const (
 	// cipher the client refuses (Java: an SSLHandshakeException that no CertificateException
 	// caused, which OkHttp recovers on the next route).
 	ProtocolFailure PreFirstFault = "protocol-failure"
+	// SlowHandshake is a server that answers the ClientHello but writes the first
+	// PreFirst.Bytes bytes of its handshake flight one at a time, each after PreFirst.ByteGap,
+	// then the rest at once: a limit per read longer than the gap never fires on it, a
+	// deadline shorter than Bytes × ByteGap does.
+	SlowHandshake PreFirstFault = "slow-handshake"
 	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
 	// NXDomain is a name that does not exist; ServFail a resolver that fails. Both are an
@@ -41,7 +46,7 @@ const (
 
 // PreFirstFaults lists the faults.
 func PreFirstFaults() []PreFirstFault {
-	return []PreFirstFault{HandshakeStall, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
+	return []PreFirstFault{HandshakeStall, SlowHandshake, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
 }
 
 // PreFirst is a call whose trouble comes before the first byte. The server answers at once
@@ -54,7 +59,13 @@ type PreFirst struct {
 	Routes, Bad int
 	// LookupDelay is the time the resolver takes to answer (SlowLookup).
 	LookupDelay time.Duration
+	// ByteGap and Bytes are SlowHandshake's trickle: Bytes bytes, each after ByteGap.
+	ByteGap time.Duration
+	Bytes   int
 }
+
+// trickle is how long SlowHandshake's server takes to send its flight.
+func (f PreFirst) trickle() time.Duration { return time.Duration(f.Bytes) * f.ByteGap }
 
 // NextAddress is what a library does after a failure on one address of a host.
 type NextAddress string
@@ -67,6 +78,9 @@ const (
 	// NextRoute: a new attempt on the next route (OkHttp's recover(), with
 	// retryOnConnectionFailure).
 	NextRoute NextAddress = "route retry"
+	// RetryOnce: the call tries once more, from the lookup (the JDK HttpClient's retry of a
+	// ConnectException, MultiExchange.retriedOnce).
+	RetryOnce NextAddress = "one new attempt"
 	// NoNext: the call fails.
 	NoNext NextAddress = "none"
 )
@@ -79,13 +93,19 @@ type Bound struct {
 	Outcome vocab.Outcome
 	// Name names the library's setting (or "none").
 	Name string
+	// PerRead says that the limit bounds each read of the step (a socket timeout, restarted by
+	// every byte) rather than the step as a whole (a deadline).
+	PerRead bool
+	// Late says that the limit fires on time but the call learns of it only when the step
+	// ends: it then fails with Outcome.
+	Late bool
 }
 
 // PreFirstRule is one library's rules before the first byte.
 type PreFirstRule struct {
 	Profile Profile
-	// Handshake is the limit that bounds a TLS handshake the server never answers, and
-	// Lookup the one that bounds a slow name lookup, for l.
+	// Handshake is the limit that bounds a TLS handshake the server never answers or answers
+	// slowly, and Lookup the one that bounds a slow name lookup, for l.
 	Handshake, Lookup func(l Limits) Bound
 	// HandshakeSource and LookupSource cite where the rule is read.
 	HandshakeSource, LookupSource string
@@ -107,10 +127,11 @@ func PreFirstRules() []PreFirstRule {
 		{
 			Profile: HC5,
 			Handshake: func(l Limits) Bound {
-				return Bound{l.TLSHandshakeTimeout, vocab.ConnectTimeout, "TlsConfig handshakeTimeout, else SocketConfig soTimeout"}
+				return Bound{Limit: l.TLSHandshakeTimeout, Outcome: vocab.ConnectTimeout, Name: "TlsConfig handshakeTimeout, else SocketConfig soTimeout", PerRead: true}
 			},
 			HandshakeSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket " +
-				"before SSLConnectionSocketFactory.connectSocket, whose executeHandshake sets TlsConfig's handshakeTimeout when there is one; " +
+				"before SSLConnectionSocketFactory.connectSocket, whose executeHandshake sets TlsConfig's handshakeTimeout when there is one " +
+				"(both Socket.setSoTimeout: a limit per read); " +
 				"connectTimeout bounds the TCP connect only, responseTimeout is set after the connect; the SocketTimeoutException is " +
 				"rethrown as a ConnectTimeoutException (ConnectExceptionSupport.enhance)",
 			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
@@ -124,9 +145,9 @@ func PreFirstRules() []PreFirstRule {
 		{
 			Profile: OkHttp,
 			Handshake: func(l Limits) Bound {
-				return Bound{l.ReadTimeout, vocab.ReadTimeout, "readTimeout"}
+				return Bound{Limit: l.ReadTimeout, Outcome: vocab.ReadTimeout, Name: "readTimeout", PerRead: true}
 			},
-			HandshakeSource: "okhttp 3.13.1: RealConnection.connectSocket sets rawSocket.setSoTimeout(readTimeout) before connectTls",
+			HandshakeSource: "okhttp 3.13.1: RealConnection.connectSocket sets rawSocket.setSoTimeout(readTimeout) before connectTls: a limit per read",
 			Lookup:          deadlineOnly("none but callTimeout (Dns.SYSTEM: InetAddress.getAllByName)"),
 			LookupSource:    "okhttp 3.13.1: RouteSelector.resetNextInetSocketAddress calls Dns.lookup with no timeout",
 			// isRecoverable: SSLHandshakeException caused by CertificateException, and
@@ -140,12 +161,12 @@ func PreFirstRules() []PreFirstRule {
 		{
 			Profile: Go,
 			Handshake: func(l Limits) Bound {
-				return Bound{l.TLSHandshakeTimeout, vocab.ConnectTimeout, "Transport.TLSHandshakeTimeout"}
+				return Bound{Limit: l.TLSHandshakeTimeout, Outcome: vocab.ConnectTimeout, Name: "Transport.TLSHandshakeTimeout"}
 			},
-			HandshakeSource: "net/http: Transport.TLSHandshakeTimeout (0 in a Transport literal, 10 s in DefaultTransport); " +
+			HandshakeSource: "net/http: Transport.TLSHandshakeTimeout, a deadline on the whole handshake (0 in a Transport literal, 10 s in DefaultTransport); " +
 				"net.Dialer.Timeout ends with the TCP connect",
 			Lookup: func(l Limits) Bound {
-				return Bound{l.ConnectTimeout, vocab.ConnectTimeout, "net.Dialer.Timeout"}
+				return Bound{Limit: l.ConnectTimeout, Outcome: vocab.ConnectTimeout, Name: "net.Dialer.Timeout"}
 			},
 			LookupSource: "net: Dialer.DialContext applies Timeout to the whole dial, the lookup included",
 			// net/http dials one connection and handshakes on it: the dialer walks the
@@ -153,7 +174,86 @@ func PreFirstRules() []PreFirstRule {
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
 			RetrySource: "net/http: Transport.dialConn handshakes on the one connection the dialer returns",
 		},
+		{
+			Profile: JDK,
+			// The connect timer runs from the connect to the end of the handshake; the request
+			// timer from the send: with instant lookups the shorter of the two ends a handshake.
+			Handshake: func(l Limits) Bound {
+				return Bound{Limit: shorterSet(l.ConnectTimeout, l.ReadTimeout), Outcome: vocab.ConnectTimeout,
+					Name: "connectTimeout or HttpRequest.timeout(), the shorter"}
+			},
+			HandshakeSource: "JDK 17 java.net.http: PlainHttpConnection.connectAsync registers the ConnectTimerEvent (connectTimeout), " +
+				"cancelled in finishConnect, which AsyncSSLConnection.finishConnect calls once the handshake is done; " +
+				"MultiExchange.responseAsyncImpl registers the ResponseTimerEvent (HttpRequest.timeout()) before the exchange; " +
+				"both are deadlines and both end a call not yet connected with HttpConnectTimeoutException " +
+				"(ResponseTimerEvent.handle, MultiExchange.toTimeoutException)",
+			Lookup: func(l Limits) Bound {
+				return Bound{Limit: l.ReadTimeout, Outcome: vocab.ConnectTimeout, Late: true,
+					Name: "HttpRequest.timeout(), which fails the call only when the lookup returns"}
+			},
+			LookupSource: "JDK 17 java.net.http: the Http1Exchange constructor resolves the host (HttpRequestImpl.getAddress: " +
+				"new InetSocketAddress) before connectAsync registers the connect timer; a ResponseTimerEvent that fires " +
+				"meanwhile is recorded by Exchange.cancel and fails the call once the exchange is set up (checkCancelled)",
+			// One address (new InetSocketAddress: InetAddress.getByName). A lookup that fails
+			// leaves the address unresolved: connectAsync's chan.connect throws
+			// UnresolvedAddressException, which Utils.toConnectException makes a
+			// ConnectException, retried once; SSLException and a timer that fired are not.
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: RetryOnce,
+			RetrySource: "JDK 17 java.net.http: MultiExchange.getExceptionalCF (cancelled: a timeout, never retried; " +
+				"retryOnFailure: a ConnectException, once, RETRY_CONNECT unless jdk.httpclient.disableRetryConnect), " +
+				"Utils.toConnectException (an SSLException stays itself); HttpRequestImpl.getAddress resolves one address",
+		},
+		{
+			Profile: URLConnection,
+			Handshake: func(l Limits) Bound {
+				return Bound{Limit: l.ReadTimeout, Outcome: vocab.ReadTimeout, Name: "setReadTimeout", PerRead: true}
+			},
+			HandshakeSource: "JDK 17 sun.net.NetworkClient.doConnect sets the socket's soTimeout to the read timeout after the TCP connect " +
+				"(connectTimeout bounds that connect only); sun.net.www.protocol.https.HttpsClient.afterConnect layers the SSLSocket " +
+				"over it and calls startHandshake: a limit per read, a SocketTimeoutException",
+			Lookup:           deadlineOnly("none (InetAddress.getByName)"),
+			LookupSource:     "JDK 17 sun.net.NetworkClient.doConnect: new InetSocketAddress(server, port), no timeout",
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
+			RetrySource: "JDK 17 sun.net.NetworkClient.doConnect connects to the one address InetSocketAddress resolves; " +
+				"sun.net.www.protocol.http.HttpURLConnection.plainConnect0 tries the next proxy only, and " +
+				"sun.net.www.http.HttpClient.parseHTTP re-sends only after the request was written",
+		},
+		{
+			Profile: HC4,
+			Handshake: func(l Limits) Bound {
+				return Bound{Limit: firstSetLimit(l.TLSHandshakeTimeout, l.ConnectTimeout), Outcome: vocab.ConnectTimeout,
+					Name: "SocketConfig soTimeout, else RequestConfig connectTimeout", PerRead: true}
+			},
+			HandshakeSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket; " +
+				"SSLConnectionSocketFactory.connectSocket sets the connect timeout as soTimeout when the socket has none, then " +
+				"startHandshake (a limit per read); RequestConfig socketTimeout is set after the connect (MainClientExec.execute); " +
+				"a SocketTimeoutException becomes a ConnectTimeoutException on the last address",
+			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
+			LookupSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
+			// The operator catches SocketTimeoutException, ConnectException and
+			// NoRouteToHostException for each address but the last: an SSLException ends it.
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
+			RetrySource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect (catch SocketTimeoutException, ConnectException, " +
+				"NoRouteToHostException, rethrown on the last address); DefaultHttpRequestRetryHandler never retries " +
+				"InterruptedIOException (ConnectTimeoutException), UnknownHostException or SSLException",
+		},
 	}
+}
+
+// shorterSet is the shorter of two limits, where 0 means "not set".
+func shorterSet(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// firstSetLimit is a, or b when a is not set.
+func firstSetLimit(a, b time.Duration) time.Duration {
+	if a != 0 {
+		return a
+	}
+	return b
 }
 
 // LookupPreFirstRule returns the rules of profile ("" is HC5).
@@ -195,14 +295,22 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 		}
 		return p
 	}
-	// wait is a step of length d (Forever: unanswered) bounded by b, from t: when it ends
-	// and how (OK: it got through).
-	wait := func(t, d time.Duration, b Bound) (time.Duration, vocab.Outcome) {
+	// wait is a step of length d (Forever: unanswered) bounded by b, from t, whose longest
+	// silence is gap (d itself when nothing arrives before its end): when it ends and how
+	// (OK: it got through).
+	wait := func(t, d, gap time.Duration, b Bound) (time.Duration, vocab.Outcome) {
 		at, o := t+d, vocab.OK
 		if d == Forever {
 			at, o = Forever, vocab.Hang
 		}
-		if b.Limit > 0 && t+b.Limit < at {
+		fires := b.Limit > 0 && b.Limit < d
+		if b.PerRead {
+			fires = b.Limit > 0 && b.Limit < gap
+		}
+		switch {
+		case fires && b.Late:
+			o = b.Outcome
+		case fires:
 			at, o = t+b.Limit, b.Outcome
 		}
 		if l.Deadline > 0 && l.Deadline <= at {
@@ -214,9 +322,12 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	var t time.Duration
 	switch f.Fault {
 	case NXDomain, ServFail:
+		if r.AfterDNSError == RetryOnce {
+			p.Attempts = append(p.Attempts, Attempt{Outcome: vocab.DNSError, Phases: []Span{{Phase: vocab.PhaseConnect}}})
+		}
 		return end(0, 0, vocab.DNSError, false), nil
 	case SlowLookup:
-		at, o := wait(0, f.LookupDelay, r.Lookup(l))
+		at, o := wait(0, f.LookupDelay, f.LookupDelay, r.Lookup(l))
 		if o != vocab.OK {
 			return end(0, at, o, false), nil
 		}
@@ -224,6 +335,10 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 		// which is instant here.
 		p.Connects = 1
 		return end(0, at, vocab.OK, true), nil
+	case SlowHandshake:
+		if f.ByteGap <= 0 || f.Bytes <= 0 {
+			return Prediction{}, fmt.Errorf("model: a slow handshake needs a gap and a byte count, got %v and %d", f.ByteGap, f.Bytes)
+		}
 	case HandshakeStall, BadCertificate, ProtocolFailure:
 	default:
 		return Prediction{}, fmt.Errorf("model: unknown fault before the first byte %q", f.Fault)
@@ -239,7 +354,12 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 		}
 		switch f.Fault {
 		case HandshakeStall:
-			t, o = wait(t, Forever, r.Handshake(l))
+			t, o = wait(t, Forever, Forever, r.Handshake(l))
+			next = r.AfterHandshakeTimeout
+		case SlowHandshake:
+			if t, o = wait(t, f.trickle(), f.ByteGap, r.Handshake(l)); o == vocab.OK {
+				return end(start, t, vocab.OK, true), nil
+			}
 			next = r.AfterHandshakeTimeout
 		case ProtocolFailure:
 			o, next = vocab.TLSError, r.AfterProtocol

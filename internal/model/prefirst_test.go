@@ -20,6 +20,13 @@ func TestPredictPreFirst(t *testing.T) {
 	goL := Limits{Profile: Go, ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
 	goTLS := goL
 	goTLS.TLSHandshakeTimeout = 80 * ms
+	jdk := Limits{Profile: JDK, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	jdkConnect := Limits{Profile: JDK, ConnectTimeout: 150 * ms}
+	uc := Limits{Profile: URLConnection, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	hc4 := Limits{Profile: HC4, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	hc4so := hc4
+	hc4so.TLSHandshakeTimeout = 150 * ms
+	trickle := PreFirst{Fault: SlowHandshake, ByteGap: 20 * ms, Bytes: 15}
 	tests := []struct {
 		name           string
 		f              PreFirst
@@ -45,6 +52,26 @@ func TestPredictPreFirst(t *testing.T) {
 		{"okhttp: a refused TLS version is recovered on the next route", PreFirst{Fault: ProtocolFailure, Routes: 2}, ok, vocab.TLSError, 0, 2, 2},
 		{"hc5: a refused TLS version, next address", PreFirst{Fault: ProtocolFailure, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
 		{"go: a refused TLS version, one address", PreFirst{Fault: ProtocolFailure, Routes: 2}, goL, vocab.TLSError, 0, 1, 1},
+		{"jdk stall: the connect timer covers the handshake", PreFirst{Fault: HandshakeStall, Routes: 2}, jdk, vocab.ConnectTimeout, 100 * ms, 1, 1},
+		{"jdk stall: the request timeout when shorter", PreFirst{Fault: HandshakeStall}, Limits{Profile: JDK, ReadTimeout: 80 * ms}, vocab.ConnectTimeout, 80 * ms, 1, 1},
+		{"jdk stall: nothing set", PreFirst{Fault: HandshakeStall}, Limits{Profile: JDK}, vocab.Hang, Forever, 1, 1},
+		{"jdk slow lookup: the request timeout fails it when the lookup returns", PreFirst{Fault: SlowLookup, LookupDelay: 300 * ms}, jdk, vocab.ConnectTimeout, 300 * ms, 1, 0},
+		{"jdk slow lookup under the request timeout", PreFirst{Fault: SlowLookup, LookupDelay: 100 * ms}, jdk, vocab.OK, 100 * ms, 1, 1},
+		{"jdk nxdomain: retried once", PreFirst{Fault: NXDomain}, jdk, vocab.DNSError, 0, 2, 0},
+		{"jdk bad first: one address", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, jdk, vocab.TLSError, 0, 1, 1},
+		{"jdk slow handshake: the connect timer is a deadline", trickle, jdkConnect, vocab.ConnectTimeout, 150 * ms, 1, 1},
+		{"urlconnection stall: read timeout, one address", PreFirst{Fault: HandshakeStall, Routes: 2}, uc, vocab.ReadTimeout, 120 * ms, 1, 1},
+		{"urlconnection slow handshake: per read, never fires", trickle, uc, vocab.OK, 300 * ms, 1, 1},
+		{"urlconnection slow lookup: unbounded", PreFirst{Fault: SlowLookup, LookupDelay: 300 * ms}, uc, vocab.OK, 300 * ms, 1, 1},
+		{"hc4 stall: the connect timeout as soTimeout", PreFirst{Fault: HandshakeStall}, hc4, vocab.ConnectTimeout, 100 * ms, 1, 1},
+		{"hc4 stall: SocketConfig soTimeout, next address", PreFirst{Fault: HandshakeStall, Routes: 2}, hc4so, vocab.ConnectTimeout, 300 * ms, 1, 2},
+		{"hc4 bad first: an SSLException ends the connect", PreFirst{Fault: BadCertificate, Routes: 2, Bad: 1}, hc4, vocab.TLSError, 0, 1, 1},
+		{"hc4 protocol: no next address", PreFirst{Fault: ProtocolFailure, Routes: 2}, hc4, vocab.TLSError, 0, 1, 1},
+		{"okhttp slow handshake: the read timeout never fires", trickle, ok, vocab.OK, 300 * ms, 1, 1},
+		{"okhttp slow handshake: a gap over the read timeout", PreFirst{Fault: SlowHandshake, ByteGap: 150 * ms, Bytes: 3}, ok, vocab.ReadTimeout, 120 * ms, 1, 1},
+		{"hc5 slow handshake: soTimeout per read", trickle, hc5so, vocab.OK, 300 * ms, 1, 1},
+		{"go slow handshake: TLSHandshakeTimeout is a deadline", trickle, goTLS, vocab.ConnectTimeout, 80 * ms, 1, 1},
+		{"okhttp slow handshake under callTimeout", trickle, Limits{Profile: OkHttp, ReadTimeout: 100 * ms, Deadline: 200 * ms}, vocab.Deadline, 200 * ms, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +87,9 @@ func TestPredictPreFirst(t *testing.T) {
 	}
 	if _, err := PredictPreFirst(PreFirst{Fault: "nosuch"}, hc5); err == nil {
 		t.Error("an unknown fault was predicted")
+	}
+	if _, err := PredictPreFirst(PreFirst{Fault: SlowHandshake}, hc5); err == nil {
+		t.Error("a slow handshake without its trickle was predicted")
 	}
 	if _, err := PredictPreFirst(PreFirst{Fault: NXDomain}, Limits{Profile: "nosuch"}); err == nil {
 		t.Error("an unknown profile was predicted")

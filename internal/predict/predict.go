@@ -81,13 +81,17 @@ type Predictor struct {
 	NoRedirects  bool
 	Authenticate bool
 
-	// A question before the first byte (prefirst.go): the TLS handshake stalls or fails on the
-	// certificate ("stall", "bad-certificate"), or the lookup is slow or fails ("slow",
-	// "nxdomain", "servfail"); the library's own handshake limit; the host's addresses and how
-	// many of the first ones have the fault (0: all).
+	// A question before the first byte (prefirst.go): the TLS handshake stalls, is answered
+	// byte by byte or fails on the certificate or the protocol ("stall", "slow",
+	// "bad-certificate", "protocol"), or the lookup is slow or fails ("slow", "nxdomain",
+	// "servfail"); the library's own handshake limit; the slow handshake's pause before each
+	// byte and its byte count; the host's addresses and how many of the first ones have the
+	// fault (0: all).
 	TLSFault, DNSFault string
 	LookupDelay        time.Duration
 	HandshakeTimeout   time.Duration
+	HandshakeGap       time.Duration
+	HandshakeBytes     int
 	Routes, BadRoutes  int
 }
 
@@ -136,10 +140,13 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "retry-after", Usage: "the status's Retry-After header", String: &p.RetryAfter},
 		{Name: "no-redirects", Usage: "the client returns redirects", Bool: &p.NoRedirects},
 		{Name: "authenticate", Usage: "with 401: an authenticator that always answers", Bool: &p.Authenticate},
-		{Name: "tls-fault", Usage: "the handshake: stall, bad-certificate or protocol", String: &p.TLSFault, Choices: []string{"stall", "bad-certificate", "protocol"}},
+		{Name: "tls-fault", Usage: "the handshake: stall, slow (byte by byte), bad-certificate or protocol", String: &p.TLSFault,
+			Choices: []string{"stall", "slow", "bad-certificate", "protocol"}},
 		{Name: "dns-fault", Usage: "the lookup: slow, nxdomain or servfail", String: &p.DNSFault, Choices: []string{"slow", "nxdomain", "servfail"}},
 		{Name: "lookup-delay", Usage: "with --dns-fault slow: the lookup's time", Duration: &p.LookupDelay, MaxDuration: max},
-		{Name: "handshake-timeout", Usage: "HttpClient 5's or net/http's handshake limit", Duration: &p.HandshakeTimeout, MaxDuration: max},
+		{Name: "handshake-timeout", Usage: "HttpClient 5's or 4.5's socket timeout, net/http's TLSHandshakeTimeout", Duration: &p.HandshakeTimeout, MaxDuration: max},
+		{Name: "handshake-gap", Usage: "with --tls-fault slow: the pause before each byte", Duration: &p.HandshakeGap, MaxDuration: max},
+		{Name: "handshake-bytes", Usage: "with --tls-fault slow: how many bytes trickle", Int: &p.HandshakeBytes, Min: 0, Max: 1 << 20},
 		{Name: "routes", Usage: "with --tls-fault: the host's addresses (0 = 1)", Int: &p.Routes, Min: 0, Max: 16},
 		{Name: "bad-routes", Usage: "how many first ones have the fault (0 = all)", Int: &p.BadRoutes, Min: 0, Max: 16},
 	}

@@ -3,34 +3,42 @@ package predict
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/results"
 )
 
 // A question before the first byte (exp-k's): the name lookup is slow or fails (--dns-fault),
-// or the TLS handshake stalls or fails on the certificate (--tls-fault), on --routes addresses
-// of which the first --bad-routes have the fault. It is answered by model.PredictPreFirst with
-// the rules of the preset's library.
+// or the TLS handshake stalls, is answered byte by byte (--handshake-gap, --handshake-bytes)
+// or fails on the certificate or the protocol (--tls-fault), on --routes addresses of which
+// the first --bad-routes have the fault. It is answered by model.PredictPreFirst with the
+// rules of the preset's library.
 
 // tlsFaults and dnsFaults are the values --tls-fault and --dns-fault take, with the model's
 // fault for each.
 var (
-	tlsFaults = map[string]model.PreFirstFault{"stall": model.HandshakeStall, "bad-certificate": model.BadCertificate, "protocol": model.ProtocolFailure}
+	tlsFaults = map[string]model.PreFirstFault{"stall": model.HandshakeStall, "slow": model.SlowHandshake,
+		"bad-certificate": model.BadCertificate, "protocol": model.ProtocolFailure}
 	dnsFaults = map[string]model.PreFirstFault{"slow": model.SlowLookup, "nxdomain": model.NXDomain, "servfail": model.ServFail}
 )
 
 // preFirst reports whether the question is one before the first byte.
 func (p *Predictor) preFirst() bool {
-	return p.TLSFault != "" || p.DNSFault != "" || p.LookupDelay > 0 || p.HandshakeTimeout > 0 || p.Routes > 0 || p.BadRoutes > 0
+	return p.TLSFault != "" || p.DNSFault != "" || p.LookupDelay > 0 || p.HandshakeTimeout > 0 || p.HandshakeGap > 0 ||
+		p.HandshakeBytes > 0 || p.Routes > 0 || p.BadRoutes > 0
 }
 
+// preFirstUnread are the presets of a release whose rules before the first byte labrun has not
+// read: the JDK HttpClient's are JDK 17's.
+var preFirstUnread = map[string]bool{"jdk@25": true}
+
 // preFirstRule returns the rules before the first byte of the preset called name. A preset
-// without a profile of its own (the JDK's clients, HttpClient 4.5, Reactor Netty) takes
-// HttpClient 5's rules elsewhere in the model; not here, where their own are not read yet.
+// without a profile of its own (Spring's RestClient, Reactor Netty) takes HttpClient 5's
+// rules elsewhere in the model; not here, where their own are not read.
 func preFirstRule(name string) (model.PreFirstRule, bool) {
 	pre, ok := model.PresetNamed(name)
-	if !ok || (pre.Limits.Profile == "" && name != "hc5") {
+	if !ok || (pre.Limits.Profile == "" && name != "hc5") || preFirstUnread[name] {
 		return model.PreFirstRule{}, false
 	}
 	r, err := model.LookupPreFirstRule(pre.Limits.Profile)
@@ -60,7 +68,14 @@ func preFirstDefaults(name string, limits model.Limits, d *results.ClientDefault
 // checkPreFirst reports a question before the first byte that makes no sense, naming the flags.
 func (p *Predictor) checkPreFirst() error {
 	if _, ok := preFirstRule(p.Defaults); !ok {
-		return fmt.Errorf("--tls-fault and --dns-fault need --defaults hc5, okhttp, okhttp@3.2 or go: the libraries whose rules before the first byte labrun has read")
+		var read []string
+		for _, pre := range model.Presets() {
+			if _, ok := preFirstRule(pre.Name); ok {
+				read = append(read, pre.Name)
+			}
+		}
+		return fmt.Errorf("--tls-fault and --dns-fault need --defaults %s: the libraries whose rules before the first byte labrun has read",
+			strings.Join(read, ", "))
 	}
 	switch {
 	case (p.TLSFault == "") == (p.DNSFault == ""):
@@ -75,15 +90,22 @@ func (p *Predictor) checkPreFirst() error {
 		return fmt.Errorf("--routes, --bad-routes and --handshake-timeout are about --tls-fault")
 	case p.BadRoutes > p.Routes && p.Routes > 0 || p.BadRoutes > 1 && p.Routes == 0:
 		return fmt.Errorf("--bad-routes %d exceeds --routes", p.BadRoutes)
+	case (p.TLSFault == "slow") != (p.HandshakeGap > 0 && p.HandshakeBytes > 0):
+		return fmt.Errorf("--tls-fault slow, --handshake-gap and --handshake-bytes go together")
 	case p.HandshakeTimeout > 0 && strings.HasPrefix(p.Defaults, "okhttp"):
-		return fmt.Errorf("--handshake-timeout is HttpClient 5's and net/http's: OkHttp bounds the handshake by its --read-timeout")
+		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: OkHttp bounds the handshake by its --read-timeout")
+	case p.HandshakeTimeout > 0 && p.Defaults == "urlconnection":
+		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: HttpURLConnection bounds the handshake by its --read-timeout")
+	case p.HandshakeTimeout > 0 && p.Defaults == "jdk":
+		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: the JDK HttpClient bounds the handshake by its --connect-timeout and its request timeout (--read-timeout)")
 	}
 	return nil
 }
 
 // predictPreFirst answers a question before the first byte.
 func (p *Predictor) predictPreFirst() results.Prediction {
-	f := model.PreFirst{Fault: tlsFaults[p.TLSFault], Routes: p.Routes, Bad: p.BadRoutes, LookupDelay: p.LookupDelay}
+	f := model.PreFirst{Fault: tlsFaults[p.TLSFault], Routes: p.Routes, Bad: p.BadRoutes, LookupDelay: p.LookupDelay,
+		ByteGap: p.HandshakeGap, Bytes: p.HandshakeBytes}
 	if p.DNSFault != "" {
 		f.Fault = dnsFaults[p.DNSFault]
 	}
@@ -100,13 +122,21 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 	}
 	var why string
 	switch f.Fault {
-	case model.HandshakeStall:
+	case model.HandshakeStall, model.SlowHandshake:
 		b := rule.Handshake(l)
-		why = fmt.Sprintf("The server never answers the ClientHello. What bounds the handshake: %s", b.Name)
-		if b.Limit == 0 {
+		why = "The server never answers the ClientHello."
+		if f.Fault == model.SlowHandshake {
+			why = fmt.Sprintf("The server answers one byte every %v, %d bytes (%v).", p.HandshakeGap, p.HandshakeBytes,
+				time.Duration(p.HandshakeBytes)*p.HandshakeGap)
+		}
+		why += fmt.Sprintf(" What bounds the handshake: %s", b.Name)
+		switch {
+		case b.Limit == 0:
 			why += ", not set"
-		} else {
-			why += fmt.Sprintf(", %v; after it: %s", b.Limit, rule.AfterHandshakeTimeout)
+		case b.PerRead:
+			why += fmt.Sprintf(", %v per read; after it: %s", b.Limit, rule.AfterHandshakeTimeout)
+		default:
+			why += fmt.Sprintf(", %v, a deadline; after it: %s", b.Limit, rule.AfterHandshakeTimeout)
 		}
 		why += " (" + rule.HandshakeSource + ")."
 	case model.BadCertificate:
@@ -118,6 +148,9 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 		why = fmt.Sprintf("The lookup takes %v. What bounds it: %s", p.LookupDelay, b.Name)
 		if b.Limit > 0 {
 			why += fmt.Sprintf(", %v", b.Limit)
+		}
+		if b.Late && b.Limit > 0 && b.Limit < p.LookupDelay {
+			why += ", which fires during the lookup and ends the call when it returns"
 		}
 		why += " (" + rule.LookupSource + ")."
 	default:

@@ -34,6 +34,21 @@ func TestPredictPreFirst(t *testing.T) {
 			vocab.Deadline, 200, 1, "callTimeout"},
 		{"go: NXDOMAIN", Predictor{Defaults: "go", DNSFault: "nxdomain"}, vocab.DNSError, 0, 1, "none"},
 		{"okhttp: a refused TLS version, next route", Predictor{Defaults: "okhttp", TLSFault: "protocol", Routes: 2}, vocab.TLSError, 0, 2, "route retry"},
+		{"okhttp: a slow handshake, the read timeout per read", Predictor{Defaults: "okhttp", TLSFault: "slow", HandshakeGap: 20 * ms, HandshakeBytes: 15, ReadTimeout: 100 * ms},
+			vocab.OK, 300, 1, "100ms per read"},
+		{"go: a slow handshake, TLSHandshakeTimeout a deadline", Predictor{Defaults: "go", TLSFault: "slow", HandshakeGap: 20 * ms, HandshakeBytes: 15, HandshakeTimeout: 150 * ms},
+			vocab.ConnectTimeout, 150, 1, "150ms, a deadline"},
+		{"jdk: a stalled handshake, the connect timer", Predictor{Defaults: "jdk", TLSFault: "stall", ConnectTimeout: 100 * ms, ReadTimeout: 200 * ms, Routes: 2},
+			vocab.ConnectTimeout, 100, 1, "connectTimeout or HttpRequest.timeout()"},
+		{"jdk: a slow lookup, the request timeout late", Predictor{Defaults: "jdk", DNSFault: "slow", LookupDelay: 250 * ms, ReadTimeout: 100 * ms},
+			vocab.ConnectTimeout, 250, 1, "ends the call when it returns"},
+		{"jdk: NXDOMAIN, once more", Predictor{Defaults: "jdk", DNSFault: "nxdomain"}, vocab.DNSError, 0, 2, "one new attempt"},
+		{"urlconnection: a stalled handshake, the read timeout", Predictor{Defaults: "urlconnection", TLSFault: "stall", ReadTimeout: 100 * ms, Routes: 2},
+			vocab.ReadTimeout, 100, 1, "setReadTimeout"},
+		{"hc4: a stalled handshake, the connect timeout", Predictor{Defaults: "hc4", TLSFault: "stall", ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms},
+			vocab.ConnectTimeout, 100, 1, "RequestConfig connectTimeout, 100ms per read"},
+		{"hc4: a bad first address ends the connect", Predictor{Defaults: "hc4", TLSFault: "bad-certificate", Routes: 2, BadRoutes: 1},
+			vocab.TLSError, 0, 1, "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +80,12 @@ func TestPreFirstRefuses(t *testing.T) {
 		want string
 	}{
 		{Predictor{TLSFault: "stall"}, "need --defaults"},
-		{Predictor{Defaults: "jdk", TLSFault: "stall"}, "need --defaults"},
+		{Predictor{Defaults: "jdk@25", TLSFault: "stall"}, "need --defaults urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.14, okhttp@3.2, go:"},
+		{Predictor{Defaults: "spring-restclient", TLSFault: "stall"}, "need --defaults"},
+		{Predictor{Defaults: "hc5", TLSFault: "slow"}, "--handshake-gap and --handshake-bytes go together"},
+		{Predictor{Defaults: "hc5", TLSFault: "stall", HandshakeGap: time.Millisecond, HandshakeBytes: 3}, "go together"},
+		{Predictor{Defaults: "jdk", TLSFault: "stall", HandshakeTimeout: time.Second}, "by its --connect-timeout and its request timeout"},
+		{Predictor{Defaults: "urlconnection", TLSFault: "stall", HandshakeTimeout: time.Second}, "HttpURLConnection bounds the handshake by its --read-timeout"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", DNSFault: "nxdomain"}, "one of --tls-fault and --dns-fault"},
 		{Predictor{Defaults: "hc5", Routes: 2}, "one of --tls-fault and --dns-fault"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Delay: time.Second}, "exclude the server's faults"},
