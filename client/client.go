@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
@@ -57,9 +58,15 @@ type Client struct {
 	cfg       Config
 	transport *http.Transport
 	pool      *pool
-	evictor   *evictor // nil without Config.EvictIdle
-	guards    guards   // both on; tests switch them off
+	evictor   *evictor     // nil without Config.EvictIdle
+	guards    guards       // both on; tests switch them off
+	dials     atomic.Int64 // TCP connects started, every address and retry counted
 }
+
+// Dials counts the TCP connects the client has started: every address it tried and every
+// connect a library's rule tried again (the JDK's retry of a refused connect), refused ones
+// included, which no server sees.
+func (c *Client) Dials() int { return int(c.dials.Load()) }
 
 // New returns a client for cfg.
 func New(cfg Config) (*Client, error) {

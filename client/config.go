@@ -158,6 +158,10 @@ type Config struct {
 	// records it); a lookup that fails is tried once more (MultiExchange's retry of a
 	// ConnectException, which an unresolved address becomes), with Resend's one re-send.
 	JDKConnect bool
+	// FirstAddressOnly connects to the host's first address only, as the JDK's clients do:
+	// java.net.http's PlainHttpConnection and HttpURLConnection's NetworkClient.doConnect
+	// connect to an InetSocketAddress, which resolves one address (InetAddress.getByName).
+	FirstAddressOnly bool
 }
 
 // HandshakeNext is Config.HandshakeNext.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
@@ -72,8 +73,24 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
 	for _, ip := range ips {
 		var nc net.Conn
+		start := time.Now()
+		c.dials.Add(1)
 		if nc, err = dialOne(ctx, &d, network, net.JoinHostPort(ip, port)); err == nil {
 			return nc, nil
+		}
+		if c.cfg.JDKConnect && ctx.Err() == nil && jdkConnectRetry(err) {
+			// PlainHttpConnection.canRetryConnect: a ConnectException is retried once on the
+			// same connection, within what is left of its connect timer.
+			if left := c.cfg.ConnectTimeout - time.Since(start); c.cfg.ConnectTimeout <= 0 || left > 0 {
+				var retry net.Dialer
+				if c.cfg.ConnectTimeout > 0 {
+					retry.Timeout = left
+				}
+				c.dials.Add(1)
+				if nc, err = dialOne(ctx, &retry, network, net.JoinHostPort(ip, port)); err == nil {
+					return nc, nil
+				}
+			}
 		}
 		if ctx.Err() != nil {
 			break
@@ -84,6 +101,12 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 		return nil, fmt.Errorf("%w (%v): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
 	}
 	return nil, err
+}
+
+// jdkConnectRetry reports whether err is what the JDK sees as a ConnectException on a connect:
+// refused, or given up by the kernel (sun.nio.ch.Net: ECONNREFUSED and ETIMEDOUT).
+func jdkConnectRetry(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ETIMEDOUT)
 }
 
 // errConnectAlarm is the cause with which dialOne's alarm cancels a dial.
@@ -130,6 +153,9 @@ func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]
 		if ips, err = c.lookup(ctx, st, host); err != nil {
 			return nil, err
 		}
+	}
+	if c.cfg.FirstAddressOnly && len(ips) > 1 {
+		ips = ips[:1]
 	}
 	if st == nil {
 		return ips, nil

@@ -2,6 +2,8 @@ package client
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
@@ -42,6 +44,8 @@ func TestRoutes(t *testing.T) {
 		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2, 1},
 		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1, 1},
 		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1, 1},
+		// A connect timeout is an HttpConnectTimeoutException, no ConnectException: not retried.
+		{"the JDK's clients connect to the first address only", Config{FirstAddressOnly: true, JDKConnect: true}, vocab.ConnectTimeout, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +60,36 @@ func TestRoutes(t *testing.T) {
 			// Go's resolver asks for A and AAAA records: one lookup is two queries.
 			if got := (dns.Queries() - before) / 2; got != tt.queries {
 				t.Errorf("the call resolved the name %d times, want %d", got, tt.queries)
+			}
+		})
+	}
+}
+
+// TestJDKRetriesConnectException: the JDK HttpClient (17) connects again once when a connect
+// is refused (PlainHttpConnection.canRetryConnect), and then retries the call once, whatever
+// the method (MultiExchange.retryOnFailure): four connects. The other Java rules do not.
+func TestJDKRetriesConnectException(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: the connect is refused
+	for _, tt := range []struct {
+		name            string
+		cfg             Config
+		attempts, dials int
+	}{
+		// MultiExchange re-sends once, and each attempt's PlainHttpConnection connects twice.
+		{"jdk", Config{JDKConnect: true, FirstAddressOnly: true, Resend: ResendJDK}, 2, 4},
+		{"urlconnection", Config{FirstAddressOnly: true, Resend: ResendURLConnection}, 1, 1},
+		{"hc4", Config{Resend: ResendHC4}, 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, tt.cfg)
+			res, _ := callOnce(t, c, http.MethodPost, "http://"+addr+"/")
+			if res.Outcome != vocab.Failed || len(res.Attempts) != tt.attempts || c.Dials() != tt.dials {
+				t.Errorf("got %s in %d attempts, %d connects; want error in %d, %d connects", res.Outcome, len(res.Attempts), c.Dials(), tt.attempts, tt.dials)
 			}
 		})
 	}

@@ -50,6 +50,9 @@ type javaException struct {
 	match func(a Attempt, err error) bool
 }
 
+// javaConnectException is the class of a refused connect.
+const javaConnectException = "ConnectException (HttpHostConnectException)"
+
 // javaExceptions is the one table from labrun's failures to the Java exceptions the libraries
 // decide on, first match wins. A failure after the response head is never retried by either:
 // HttpClient 5 reads the body outside HttpRequestRetryExec and OkHttp outside its
@@ -69,7 +72,7 @@ func javaExceptions() []javaException {
 		{"failure while reading the body", "ConnectionClosedException, read outside the retry loops", false, okFatal,
 			func(a Attempt, _ error) bool { return a.Phase == vocab.PhaseBody }},
 		{"*net.DNSError", "UnknownHostException", false, okRecoverable, errorAs[*net.DNSError]},
-		{"ECONNREFUSED", "ConnectException (HttpHostConnectException)", false, okRecoverable, errnoIs(syscall.ECONNREFUSED)},
+		{"ECONNREFUSED", javaConnectException, false, okRecoverable, errnoIs(syscall.ECONNREFUSED)},
 		{"EHOSTUNREACH, ENETUNREACH", "NoRouteToHostException", false, okRecoverable,
 			errnoIs(syscall.EHOSTUNREACH, syscall.ENETUNREACH)},
 		{"certificate not trusted or not for the host", "SSLHandshakeException caused by CertificateException", false, okFatal,
@@ -228,9 +231,12 @@ const (
 // raises for the body alone).
 func (c *Client) javaResend(req *http.Request, a Attempt, x javaException, rs *resendState) bool {
 	sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
-	if c.cfg.JDKConnect && x.class == "UnknownHostException" && rs.resent == 0 {
-		// MultiExchange.retryOnFailure: the unresolved address is a ConnectException, and
-		// retriedOnce is the same flag as the re-send's.
+	if c.cfg.JDKConnect && rs.resent == 0 && (x.class == "UnknownHostException" ||
+		!sent && (x.class == javaConnectException || a.Outcome == vocab.KernelTimeout)) {
+		// MultiExchange.retryOnFailure: a ConnectException is retried once, whatever the
+		// method; so is the unresolved address, which becomes one, and a connect the kernel
+		// gave up on (ETIMEDOUT: "Connection timed out"). retriedOnce is the same flag as the
+		// re-send's. A connect timeout is an HttpConnectTimeoutException, which is not one.
 		rs.resent++
 		return true
 	}

@@ -272,7 +272,7 @@ func buildJDK(s spec) (built, error) {
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Resend: client.ResendJDK, Resolver: s.Resolver,
 		// The connect timer covers the handshake, on the one address it connects to.
-		TLS: s.TLS, JDKConnect: true, HandshakeNext: client.HandshakeNextNone,
+		TLS: s.TLS, JDKConnect: true, HandshakeNext: client.HandshakeNextNone, FirstAddressOnly: true,
 	}
 	return buildLabrun(cfg, 0)
 }
@@ -288,7 +288,7 @@ func buildURLConnection(s spec) (built, error) {
 		ValidateAfterInactivity: client.NoValidation, Resend: client.ResendURLConnection, Resolver: s.Resolver,
 		// NetworkClient.doConnect sets the read timeout on the socket before the handshake,
 		// which runs on the one address it connects to.
-		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout, HandshakeNext: client.HandshakeNextNone,
+		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout, HandshakeNext: client.HandshakeNextNone, FirstAddressOnly: true,
 	}
 	b, err := buildLabrun(cfg, 0)
 	b.limits.TLSHandshakeTimeout = 0 // no such setting: the model's rule is the read timeout

@@ -85,3 +85,26 @@ func TestJDKTimeoutEndsAtTheHead(t *testing.T) {
 		t.Errorf("hc5, slow head: got %v, want 101ms (connect, then the read timeout)", hc.Total)
 	}
 }
+
+// TestJDKConnectsFourTimes: to a host whose SYNs go unanswered, the JDK HttpClient connects
+// twice per attempt (PlainHttpConnection.canRetryConnect) and retries the call once
+// (MultiExchange.retryOnFailure), keeping the first connect's timer; HttpURLConnection
+// connects once.
+func TestJDKConnectsFourTimes(t *testing.T) {
+	for _, tt := range []struct {
+		l        Limits
+		attempts int
+		total    time.Duration
+		out      vocab.Outcome
+	}{
+		{Limits{Profile: JDK}, 2, 4 * SYNGiveUp, vocab.KernelTimeout},
+		{Limits{Profile: JDK, ConnectTimeout: 200 * time.Second}, 1, 200 * time.Second, vocab.ConnectTimeout},
+		{Limits{Profile: JDK, ConnectTimeout: 300 * time.Second}, 2, 300 * time.Second, vocab.ConnectTimeout},
+		{Limits{Profile: URLConnection}, 1, SYNGiveUp, vocab.KernelTimeout},
+	} {
+		p := Predict(Downstream{HostDown: true}, tt.l, true, 0)
+		if len(p.Attempts) != tt.attempts || p.Total != tt.total || p.Outcome != tt.out {
+			t.Errorf("%+v: %d attempts, %s at %v; want %d, %s at %v", tt.l, len(p.Attempts), p.Outcome, p.Total, tt.attempts, tt.out, tt.total)
+		}
+	}
+}

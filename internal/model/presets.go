@@ -47,8 +47,8 @@ func Presets() []Preset {
 			Reuse:  "no check before reuse (HttpClient.available() reads only for a streamed POST): a request is written into a connection the server closed",
 			Resend: "once, on a new connection, when the response head fails to arrive (not a read timeout): any method, a POST unless -Dsun.net.http.retryPost=false, never a streamed body (sun.net.www.http.HttpClient.parseHTTP, failedOnce)",
 			Source: "JDK 17 sun.net.www.protocol.http.HttpURLConnection (connect and read timeouts 0), sun.net.www.http.KeepAliveCache (http.maxConnections 5, keepAliveTimeout 5 s), sun.net.www.http.HttpClient (retryPostProp)"},
-		jdkPreset("jdk", 17, "1200 s", "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
-		jdkPreset("jdk@25", 25, "30 s", "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest)"),
+		jdkPreset("jdk", 17, "1200 s", "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)"),
+		jdkPreset("jdk@25", 25, "30 s", "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)"),
 		{Name: "hc4", Client: "Apache HttpClient 4.5",
 			Limits: Limits{Profile: HC4, ValidateAfterInactivity: HC4ValidateAfterInactivity},
 			Lease:  "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
@@ -122,7 +122,9 @@ func jdkPreset(name string, release int, keepAlive, classes string) Preset {
 		Pool:   "unlimited (jdk.httpclient.connectionPoolSize 0), idle " + keepAlive + " (jdk.httpclient.keepalive.timeout)",
 		Call:   "timeout(), up to the response head, not set",
 		Reuse:  "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
-		Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry",
+		Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry; " +
+			"a refused or kernel-ended connect (ConnectException) is connected again once (PlainHttpConnection.canRetryConnect) and then retried once, any method: 4 connects " +
+			"(-Djdk.httpclient.disableRetryConnect=true: 1)",
 		Source: fmt.Sprintf("JDK %d java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, %s", release, classes)}
 }
 

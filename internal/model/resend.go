@@ -59,7 +59,12 @@ func (m *sim) resend(c int, a Attempt) bool {
 	case OkHttp:
 		return m.okRecover(c, a)
 	case JDK:
-		return m.resendOnce(c, a.Outcome == vocab.Failed && a.Sent && (vocab.JDKResends(method(d)) || l.ResendAnyMethod))
+		// MultiExchange.getExceptionalCF: a ConnectException (a connect the kernel gave up
+		// on, ETIMEDOUT) is retried once whatever the method (retryOnFailure, RETRY_CONNECT
+		// unless -Djdk.httpclient.disableRetryConnect); a connection that ended before any
+		// response byte only for GET and HEAD. Both take the one retriedOnce.
+		connectFailed := a.Outcome == vocab.KernelTimeout && !a.Sent
+		return m.resendOnce(c, connectFailed || a.Outcome == vocab.Failed && a.Sent && (vocab.JDKResends(method(d)) || l.ResendAnyMethod))
 	case URLConnection:
 		return m.resendOnce(c, a.Outcome == vocab.Failed && a.Sent && !d.OneShotBody && !(method(d) == "POST" && l.NoResendPost))
 	case HC4:

@@ -262,15 +262,26 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	return t
 }
 
+// connectTimerStart is when the connect timeout of call c's connect starting at t started:
+// t, but for the JDK's retry of a ConnectException, which keeps the first connect's timer
+// (MultiExchange.getExceptionalCF: "retry, but don't reset the connectTimeout").
+func (m *sim) connectTimerStart(c int, t time.Duration) time.Duration {
+	as := m.preds[c].Attempts
+	if n := len(as); n > 0 && m.s.Limits.Profile == JDK && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {
+		return as[n-1].Start
+	}
+	return t
+}
+
 // phases plays connect, wait and body of call c's attempt from t and returns when and how the
 // attempt ended.
 func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
 		natural, kernel := t+ConnectTime, vocab.Outcome("")
-		limit, limitOut := after(t, l.ConnectTimeout), vocab.ConnectTimeout
+		limit, limitOut := after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.ConnectTimeout
 		if d.HostDown {
-			natural, limit, kernel = m.downConnect(t)
+			natural, limit, kernel = m.downConnect(c, t)
 		}
 		if rt := m.headLimit(a, t); rt < limit {
 			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send, connect included
@@ -354,10 +365,20 @@ func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 // with the full connect timeout; net/http shares one dial timeout among them (each address
 // gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
 // address alone); an OkHttp attempt tries one route, the next attempt the next.
-func (m *sim) downConnect(t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
+func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
 	switch l.Profile {
+	case URLConnection:
+		// One address: NetworkClient.doConnect connects to an InetSocketAddress
+		// (InetAddress.getByName, the first address).
+		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
+	case JDK:
+		// One address, as URLConnection, connected twice: PlainHttpConnection.canRetryConnect
+		// connects again once after a ConnectException (the kernel's ETIMEDOUT) while its
+		// connect timer has time left, and MultiExchange's retry of the ConnectException
+		// keeps the first connect's timer (connectTimerStart).
+		return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
 	case OkHttp:
 		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
 	case Go:

@@ -26,8 +26,12 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return whyConnect(d, l)
 	case vocab.KernelTimeout:
 		if phase == vocab.PhaseConnect {
-			return fmt.Sprintf("the kernel gives up after tcp_syn_retries = %d unanswered SYNs (1+2+...+%d s = %v); %s",
+			why := fmt.Sprintf("the kernel gives up after tcp_syn_retries = %d unanswered SYNs (1+2+...+%d s = %v); %s",
 				SYNRetries, 1<<SYNRetries, SYNGiveUp, noShorter("connect timeout", l.ConnectTimeout))
+			if l.Profile == JDK {
+				why += "; the JDK connects twice (PlainHttpConnection.canRetryConnect retries a ConnectException once)"
+			}
+			return why
 		}
 		return fmt.Sprintf("a middlebox dropped the pooled connection silently: the kernel gives up after tcp_retries2 = %d retransmissions (%v); %s",
 			DataRetries, DataGiveUp, noShorter("read timeout", l.ReadTimeout))
@@ -177,6 +181,9 @@ func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 		how = append(how, "OkHttp 3.0-3.2 recovers the read timeout like any I/O error: the next pooled connection, else a new one per route")
 	case prev.Stale || prev.Killed:
 		how = append(how, "the library re-sends by itself after the pooled connection died")
+	case prev.Outcome == vocab.KernelTimeout && !prev.Sent && l.Profile == JDK:
+		how = append(how, "the JDK HttpClient retries a ConnectException once, whatever the method (MultiExchange.retryOnFailure; "+
+			"-Djdk.httpclient.disableRetryConnect=true turns it off)")
 	default:
 		how = append(how, fmt.Sprintf("retry after %s", prev.Outcome))
 		if l.Backoff > 0 {
