@@ -119,9 +119,9 @@ func jdkPreset(name string, release int, keepAlive, classes string) Preset {
 	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
 		Limits: Limits{Profile: JDK},
 		Lease:  "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
-		Pool:   "unlimited (jdk.httpclient.connectionPoolSize 0), idle " + keepAlive + " (jdk.httpclient.keepalive.timeout)",
-		Call:   "timeout(), up to the response head, not set",
-		Reuse:  "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
+		Pool:  "unlimited (jdk.httpclient.connectionPoolSize 0), idle " + keepAlive + " (jdk.httpclient.keepalive.timeout)",
+		Call:  "timeout(), up to the response head, not set",
+		Reuse: "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
 		Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry; " +
 			"a refused or kernel-ended connect (ConnectException) is connected again once (PlainHttpConnection.canRetryConnect) and then retried once, any method: 4 connects " +
 			"(-Djdk.httpclient.disableRetryConnect=true: 1)",
