@@ -10,9 +10,12 @@ import (
 // closed form of Go's strict-mode burst.
 
 // H2Overhead is how much longer than its node's latency a call's stream takes as the APNs
-// interceptor times it (from the request to the end of the body), from Min to Max: the
-// calls' jitter on the machine (exp-h measures it in its calibration).
-type H2Overhead struct{ Min, Max time.Duration }
+// interceptor times it (from the request to the end of the body): the calls' jitter on the
+// machine (exp-h measures it in its calibration). A call takes from Min to Max more; an
+// address's average, from Min to MeanMax more: its calls come in waves, and one slow call (a
+// garbage collection, a preempted reader) moves the average of many by little, so MeanMax is
+// the most that a wave's calls took more on average, and Max the most that one call did.
+type H2Overhead struct{ Min, MeanMax, Max time.Duration }
 
 // H2Ends is a scenario's prediction at the two ends of its calls' jitter (SimulateH2Ends).
 type H2Ends struct {
@@ -34,9 +37,9 @@ type H2JitterEjection struct {
 
 // SimulateH2Ends simulates s at the two ends of H2Client.Overhead. The interceptor decides
 // on averages and on whether a call was slower than its address's average (vocab.APNsRule):
-// with the calls' times known only from latency + Min to latency + Max, an average is known
-// to within the same bounds, and a call of a node answering in constant time may be on
-// either side of it. A decision that holds at both ends is taken as it is; one the jitter
+// with a call's time known only from latency + Min to latency + Max, and an average from its
+// calls' latencies + Min to + MeanMax, a call of a node answering in constant time may be on
+// either side of its average. A decision that holds at both ends is taken as it is; one the jitter
 // could turn either way is "keep" in Fewest and "eject" in Most. Where nothing is left to
 // the jitter, Fewest and Most are SimulateH2's prediction. Every call counts as a chance:
 // the calls of one wave differ by tens of microseconds, its waves by hundreds, so the calls
@@ -137,7 +140,7 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	lo, hi := took+o.Min, took+o.Max
 	st.count++
 	st.totalLo += lo
-	st.totalHi += hi
+	st.totalHi += took + o.MeanMax
 	st.lastUse = t
 	m.useSeq++
 	st.lastSeen = m.useSeq
