@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
@@ -200,16 +201,17 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		return err
 	}
 
-	// The round of the slow node's last stream, by the model at the two ends of the calls'
-	// jitter (the same round where the jitter decides nothing); the rows compare what happened
-	// up to the later of them and after it.
-	lastRound := func(p model.H2Prediction) int {
-		if p.LastCall[0] < 0 {
-			return -1
+	// The round of the slow node's last stream, by the model at the corners of the calls'
+	// jitter (one round where the jitter decides nothing); the rows compare what happened up
+	// to the latest of them and after it.
+	first, last := h2Rounds, -1
+	for _, p := range ends.Corners {
+		r := -1
+		if p.LastCall[0] >= 0 {
+			r = p.LastCall[0] / per
 		}
-		return p.LastCall[0] / per
+		first, last = min(first, r), max(last, r)
 	}
-	first, last := minMax(lastRound(ends.Fewest), lastRound(ends.Most))
 	measuredLast := -1
 	for i, c := range calls {
 		if c.node == 0 {
@@ -254,16 +256,19 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	h.ejectConns(&row, ends, host.cal)
 	run.Rows = append(run.Rows, row,
-		h2PercentileEnds(name+": up to that round", 99, pick(ends.Fewest.Calls, idxBefore), pick(ends.Most.Calls, idxBefore), pick(calls, idxBefore), opt.Tolerance, host.cal.note()),
-		h2PercentileEnds(name+": after it", 99, pick(ends.Fewest.Calls, idxAfter), pick(ends.Most.Calls, idxAfter), pick(calls, idxAfter), opt.Tolerance, ""))
+		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()),
+		h2PercentileEnds(name+": after it", 99, ends, idxAfter, pick(calls, idxAfter), opt.Tolerance, ""))
 	run.Calls = append(run.Calls, h2Lanes("okhttp + APNs interceptor", ns, calls)...)
 	return nil
 }
 
 // ejectConns sets the ejection row's expected new connections: the model's count, or, where
-// the calls' jitter decides an ejection, the range between the model's two ends, with why.
+// the calls' jitter decides an ejection, the range over the model's corners, with why.
 func (h *H2) ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) {
-	lo, hi := minMax(ends.Fewest.NewConns(), ends.Most.NewConns())
+	lo, hi := math.MaxInt, 0
+	for _, p := range ends.Corners {
+		lo, hi = min(lo, p.NewConns()), max(hi, p.NewConns())
+	}
 	row.ExpectedNewConnections = results.Count(lo)
 	if lo == hi || len(ends.Jitter) == 0 {
 		return
@@ -281,21 +286,25 @@ func (h *H2) ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) 
 	if more := len(ends.Jitter) - 1; more > 0 {
 		why += fmt.Sprintf(" (and %s more so decided)", vocab.Plural(more, "ejection"))
 	}
-	row.RangeReason = fmt.Sprintf("%s; the model's two ends: %d new connections with no ejection left to the jitter, %d with every one", why,
-		ends.Fewest.NewConns(), ends.Most.NewConns())
+	row.RangeReason = fmt.Sprintf("%s; the model, with each node ejected at every such chance or at none: %d to %d new connections", why, lo, hi)
 }
 
-// h2PercentileEnds is h2Percentile against the model at the two ends of the calls' jitter:
-// where they differ, the row expects the middle, within the tolerance and half the gap.
-func h2PercentileEnds(name string, p float64, fewest, most []model.H2Call, calls []h2Call, tol time.Duration, server string) results.Row {
-	r := h2Percentile(name, p, fewest, calls, server)
-	lo, hi := minMax(model.Percentile(predTook(fewest), p), model.Percentile(predTook(most), p))
+// h2PercentileEnds is h2Percentile of the calls idx against the model at the corners of the
+// calls' jitter: where they differ, the row expects the middle of their range, within the
+// tolerance and half the range.
+func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, calls []h2Call, tol time.Duration, server string) results.Row {
+	r := h2Percentile(name, p, pick(ends.Fewest.Calls, idx), calls, server)
+	lo, hi := model.Forever, time.Duration(0)
+	for _, c := range ends.Corners {
+		d := model.Percentile(predTook(pick(c.Calls, idx)), p)
+		lo, hi = min(lo, d), max(hi, d)
+	}
 	if lo == hi || hi == model.Forever {
 		return r
 	}
 	r.ExpectedMs = expectedMs((lo + hi) / 2)
 	r.ToleranceMs = new(msOf(tol + (hi-lo)/2))
-	note := fmt.Sprintf("the model's two ends of the jitter: %.1f and %.1f ms", msOf(lo), msOf(hi))
+	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", msOf(lo), msOf(hi))
 	if server != "" {
 		note = joinSemi([]string{server, note})
 	}
@@ -305,6 +314,3 @@ func h2PercentileEnds(name string, p float64, fewest, most []model.H2Call, calls
 
 // msOf is d in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// minMax returns a and b in order.
-func minMax[T int | time.Duration](a, b T) (T, T) { return min(a, b), max(a, b) }

@@ -17,12 +17,16 @@ import (
 // the most that a wave's calls took more on average, and Max the most that one call did.
 type H2Overhead struct{ Min, MeanMax, Max time.Duration }
 
-// H2Ends is a scenario's prediction at the two ends of its calls' jitter (SimulateH2Ends).
+// H2Ends is a scenario's predictions at the corners of its calls' jitter (SimulateH2Ends).
 type H2Ends struct {
-	// Fewest takes every ejection decision the jitter could turn either way as "keep";
-	// Most as "eject". They are the same where the jitter decides nothing.
+	// Corners has a run for each set of nodes, in which every ejection decision that the
+	// jitter could turn either way is "eject" for those nodes' connections and "keep" for
+	// the others'. Fewest is the run with none (the first corner), Most with every node
+	// (the last). They are all the same where the jitter decides nothing.
+	Corners      []H2Prediction
 	Fewest, Most H2Prediction
-	// Jitter lists the ejections of Most that the jitter decided, in order.
+	// Jitter lists the ejections that the jitter decided, Most's first, then those of the
+	// other corners at nodes Most has none for.
 	Jitter []H2JitterEjection
 }
 
@@ -35,18 +39,25 @@ type H2JitterEjection struct {
 	AvgLo, AvgHi     time.Duration
 }
 
-// SimulateH2Ends simulates s at the two ends of H2Client.Overhead. The interceptor decides
-// on averages and on whether a call was slower than its address's average (vocab.APNsRule):
+// h2CornerNodes is how many nodes SimulateH2Ends takes every set of (2^n runs); beyond, it
+// runs the two outer corners only.
+const h2CornerNodes = 6
+
+// SimulateH2Ends simulates s at the corners of H2Client.Overhead. The interceptor decides on
+// averages and on whether a call was slower than its address's average (vocab.APNsRule):
 // with a call's time known only from latency + Min to latency + Max, and an average from its
 // calls' latencies + Min to + MeanMax, a call of a node answering in constant time may be on
-// either side of its average. A decision that holds at both ends is taken as it is; one the jitter
-// could turn either way is "keep" in Fewest and "eject" in Most. Where nothing is left to
-// the jitter, Fewest and Most are SimulateH2's prediction. Every call counts as a chance:
-// the calls of one wave differ by tens of microseconds, its waves by hundreds, so the calls
-// after a threshold are not many independent draws, and a node averaging above it may go
-// a few waves with no call above its average (a healthy node at a threshold), or be ejected
-// at its first call past the count: the bounds are those two runs.
-// It panics as SimulateH2 does.
+// either side of its average. A decision that holds at both ends is taken as it is; one the
+// jitter could turn either way is taken both ways, by node: each corner ejects a set of
+// nodes at every such chance and the others at none. A measured run lies within the
+// corners' range where the jitter decides each node's fate once: the calls of one wave
+// differ by tens of microseconds, its waves by hundreds, so the calls after a threshold are
+// not many independent draws, and a node averaging above it may go every wave of a run
+// with no call above its average, or be ejected at its first call past the count. Why by
+// node, not only the two outer corners: ejecting one connection opens the next to the next
+// address, so ejecting more is not always ejecting sooner (with every node ejected, the
+// first comes back in the rotation). Where nothing is left to the jitter, every corner is
+// SimulateH2's prediction. It panics as SimulateH2 does.
 func SimulateH2Ends(s H2Scenario) H2Ends {
 	if err := s.validate(); err != nil {
 		panic(err)
@@ -54,17 +65,33 @@ func SimulateH2Ends(s H2Scenario) H2Ends {
 	if s.Starts != nil {
 		s.Calls = len(s.Starts)
 	}
+	n := len(s.Nodes)
+	corners := 2 // none and all
+	if n <= h2CornerNodes {
+		corners = 1 << n
+	}
 	var out H2Ends
-	for _, most := range []bool{false, true} {
+	var others []H2JitterEjection // the other corners'
+	for k := range corners {
 		m := newH2Sim(s)
-		m.most = most
+		m.eager = make([]bool, n)
+		for i := range n {
+			m.eager[i] = k == corners-1 || k>>i&1 == 1
+		}
 		m.run()
-		if most {
-			out.Most, out.Jitter = m.prediction(), m.jitter
+		out.Corners = append(out.Corners, m.prediction())
+		if k == corners-1 {
+			out.Jitter = m.jitter
 		} else {
-			out.Fewest = m.prediction()
+			others = append(others, m.jitter...)
 		}
 	}
+	for _, j := range others {
+		if !slices.ContainsFunc(out.Jitter, func(x H2JitterEjection) bool { return x.Node == j.Node }) {
+			out.Jitter = append(out.Jitter, j)
+		}
+	}
+	out.Fewest, out.Most = out.Corners[0], out.Corners[corners-1]
 	return out
 }
 
@@ -98,9 +125,9 @@ func h2Certain(b bool) h2Maybe {
 	return h2No
 }
 
-// take resolves a decision at the simulation's end of the jitter.
-func (m *h2Sim) take(d h2Maybe) bool {
-	if m.most {
+// take resolves a decision about node's connection at the simulation's corner.
+func (m *h2Sim) take(d h2Maybe, node int) bool {
+	if m.eager != nil && m.eager[node] {
 		return d != h2No
 	}
 	return d == h2Yes
@@ -151,7 +178,7 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	slower := h2Exceeds(lo, hi, avgLo, avgHi) // took > avg
 	bad := all(h2Certain(st.count > e.BadCalls), h2Above(avgLo, avgHi, e.BadAvg), slower)
 	threshold := e.BadAvg
-	if !m.take(bad) {
+	if !m.take(bad, c.Node) {
 		// The second rule applies while the worst average seen (maxLo to maxHi at the two
 		// ends) is below BadAvg, and compares the address's average with it.
 		open := h2Either
@@ -162,7 +189,7 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 			open = h2No
 		}
 		bad = h2No
-		if m.take(open) {
+		if m.take(open, c.Node) {
 			share := func(d time.Duration) time.Duration { return time.Duration(e.MaxAvgShare * float64(d)) }
 			bad = all(open, h2Certain(m.allCalls > e.MinCalls), h2Above(avgLo, avgHi, e.SlowAvg), slower,
 				h2Exceeds(avgLo, avgHi, share(m.maxLo), share(m.maxHi)))
@@ -170,7 +197,7 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 			m.maxLo, m.maxHi = max(m.maxLo, avgLo), max(m.maxHi, avgHi)
 		}
 	}
-	if m.take(bad) && !c.ejected {
+	if m.take(bad, c.Node) && !c.ejected {
 		c.ejected, c.EjectedAfter, c.EjectedAt = true, call, t
 		if bad == h2Either {
 			m.jitter = append(m.jitter, H2JitterEjection{Call: call, Conn: m.calls[call].Conn, Node: c.Node,

@@ -126,3 +126,35 @@ func TestSimulateH2EndsEjectPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestSimulateH2EndsEjectCorners: exp-h's ejection rows at --latency 50ms (the second
+// rule's threshold), rounds of 90: node 1 answers 60 calls in 50 ms, then in 300 ms; node 2
+// takes 30 a round. With a loaded machine's jitter (averages up to 22 ms over the
+// latency), node 1's ejection in round 2 is the jitter's too. Ejecting none keeps node 1
+// until round 3 (the cap's 60 slow calls and its connection's next 60); ejecting every node
+// sends round 3 to node 3 and then, in the rotation, to node 1 again; ejecting node 2 alone
+// keeps node 1 until round 4. Only the corners that eject node 1 and keep node 2 stop node 1
+// after round 2, as a measured run did: the two outer corners do not bound its last round.
+func TestSimulateH2EndsEjectCorners(t *testing.T) {
+	ns := []H2Node{{Latency: 50 * ms, SlowAfter: 60, SlowLatency: 300 * ms}, {Latency: 50 * ms}, {Latency: 50 * ms}}
+	e := SimulateH2Ends(H2Scenario{Nodes: ns, Starts: rounds(4, 90, 450*ms),
+		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60, Eject: new(vocab.APNsScaled()), Handshake: true,
+			Overhead: H2Overhead{Min: 350 * time.Microsecond, MeanMax: 22 * ms, Max: 32 * ms}}})
+	if len(e.Corners) != 8 {
+		t.Fatalf("%d corners, want 8 (every set of 3 nodes)", len(e.Corners))
+	}
+	last := func(p H2Prediction) int { return p.LastCall[0]/90 + 1 }
+	if last(e.Fewest) != 3 || last(e.Most) != 3 {
+		t.Errorf("node 1's last round: %d with none ejected by the jitter, %d with all; want 3 and 3", last(e.Fewest), last(e.Most))
+	}
+	rounds := map[int]bool{}
+	for _, c := range e.Corners {
+		rounds[last(c)] = true
+	}
+	if !rounds[2] || !rounds[4] {
+		t.Errorf("node 1's last rounds over the corners: %v, want 2 (node 1 ejected, node 2 kept) and 4 among them", rounds)
+	}
+	if e.Jitter[0].Node != 1 || e.Jitter[0].Threshold != 50*ms {
+		t.Errorf("jitter %+v: want node 2 at 50 ms first", e.Jitter)
+	}
+}

@@ -92,9 +92,9 @@ type h2Sim struct {
 	maxLo     time.Duration // the worst average seen, at the overhead's two ends
 	maxHi     time.Duration
 	lastSweep time.Duration
-	// most takes every ejection decision the jitter could turn either way as "eject"
-	// (SimulateH2Ends); jitter lists the ejections it so decided.
-	most   bool
+	// eager marks the nodes whose ejection decisions the jitter could turn either way are
+	// taken as "eject" (SimulateH2Ends; nil: none); jitter lists the ejections so decided.
+	eager  []bool
 	jitter []H2JitterEjection
 }
 
