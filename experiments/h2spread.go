@@ -254,7 +254,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		NewConnections: results.Count(conns),
 		Server:         fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
 	}
-	h.ejectConns(&row, ends, host.cal)
+	ejectConns(&row, ends, host.cal)
 	run.Rows = append(run.Rows, row,
 		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()),
 		h2PercentileEnds(name+": after it", 99, ends, idxAfter, pick(calls, idxAfter), opt.Tolerance, ""))
@@ -264,7 +264,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 
 // ejectConns sets the ejection row's expected new connections: the model's count, or, where
 // the calls' jitter decides an ejection, the range over the model's corners, with why.
-func (h *H2) ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) {
+func ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) {
 	lo, hi := math.MaxInt, 0
 	for _, p := range ends.Corners {
 		lo, hi = min(lo, p.NewConns()), max(hi, p.NewConns())
