@@ -160,7 +160,7 @@ func TestH2Check(t *testing.T) {
 // range where a node's average sits at or above a threshold in calls that the jitter puts on
 // either side of it (margin 0), and one count where the latencies' average stays margin or
 // more from the threshold, or crosses it with calls slower than the average by far more,
-// as long as the calibrated jitter (a burst's streams took 0.3 to 2 ms more than their
+// as long as the calibrated jitter (a burst's streams took at most 1 to 3 ms more than their
 // latency on average here, up to 20 ms on a loaded machine under the race detector) stays
 // below that margin; beyond it, the model may give a range there too.
 func TestH2EjectSweep(t *testing.T) {
