@@ -11,7 +11,6 @@ import (
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
-	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -103,41 +102,14 @@ func (h *H2) Params() []param.Param {
 
 // Check implements Checker.
 func (h *H2) Check() error {
-	rule := vocab.APNsScaled() // the ejection rows' thresholds (h2.APNsDefaults)
 	switch {
 	case h.Slow <= h.Latency:
 		return fmt.Errorf("--slow (%v) must exceed --latency (%v): the rows need a slow node", h.Slow, h.Latency)
-	case h.Latency > rule.SlowAvg-ejectGuard(rule.SlowAvg):
-		// Every node averaging above SlowAvg (and, above BadAvg, every node with more than
-		// BadCalls calls) is ejected after any call slower than its average: healthy nodes
-		// too, after whichever calls the machine's jitter makes slower. The model's calls of a
-		// wave all take the same time, never more than their average.
-		return fmt.Errorf("--latency (%v) must be at most %v: a healthy node averaging near or above the ejection rows' threshold of %v "+
-			"(the interceptor's 5 s, scaled) is ejected or not by the jitter of its calls",
-			h.Latency, rule.SlowAvg-ejectGuard(rule.SlowAvg), rule.SlowAvg)
-	case nearEject(h.Slow, rule.SlowAvg) || nearEject(h.Slow, rule.BadAvg):
-		return fmt.Errorf("--slow (%v) must stay %v away from %v and %v away from %v, the ejection rows' thresholds (scaled): "+
-			"at a threshold, whether the slow node's average crosses it is down to the jitter of its calls",
-			h.Slow, ejectGuard(rule.SlowAvg), rule.SlowAvg, ejectGuard(rule.BadAvg), rule.BadAvg)
 	case h.GoCalls < 2*h.GoLimit+1:
 		return fmt.Errorf("--go-calls (%d) must be at least 2 x --go-limit + 1 (%d): below that, whether net/http's strict mode stalls depends on scheduling",
 			h.GoCalls, 2*h.GoLimit+1)
 	}
 	return nil
-}
-
-// ejectGuard is how far a node's answer time must stay from an ejection threshold for the
-// model to tell whether the average crosses it: 10 ms, or a tenth of the threshold when that
-// is more. A burst's calls take a millisecond or so more than the node's latency, and vary by
-// as much again on a loaded machine.
-func ejectGuard(threshold time.Duration) time.Duration {
-	return max(10*time.Millisecond, threshold/10)
-}
-
-// nearEject reports whether latency is within ejectGuard of threshold.
-func nearEject(latency, threshold time.Duration) bool {
-	d := latency - threshold
-	return d > -ejectGuard(threshold) && d < ejectGuard(threshold)
 }
 
 // Run implements Experiment.

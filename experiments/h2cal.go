@@ -46,6 +46,11 @@ type h2Calibration struct {
 	latency time.Duration
 	// setUp and perStream are the model's ConnectTime and StreamCost (fitBurst).
 	setUp, perStream time.Duration
+	// overhead is what the bursts' streams took beyond the node's latency, as the APNs
+	// interceptor times a stream: the least and the most of any stream, and the most of a
+	// burst's mean. It is the jitter the model of the ejection rows takes
+	// (model.H2Client.Overhead).
+	overhead model.H2Overhead
 }
 
 // calibrate measures h2Calibration: calBursts bursts of Pushes calls at once, each through a
@@ -55,12 +60,17 @@ func (h *H2) calibrate(ctx context.Context, opt Options, host *h2Host, run *resu
 	opt.progress(time.Duration(calBursts+1)*(h.Latency+10*time.Millisecond), "%s · calibration: %d bursts of %d pushes to a node answering in %v",
 		h.Info().Name, calBursts+1, h.Pushes, h.Latency)
 	bursts := make([][]time.Duration, 0, calBursts+1)
-	for range calBursts + 1 {
-		took, err := h.calBurst(ctx, host)
+	var streams, means []time.Duration
+	for k := range calBursts + 1 {
+		took, stream, err := h.calBurst(ctx, host)
 		if err != nil {
 			return err
 		}
 		bursts = append(bursts, took)
+		if k > 0 {
+			streams = append(streams, stream...)
+			means = append(means, mean(stream))
+		}
 	}
 	bursts = bursts[1:] // the first warms the process up (its heap, its goroutine stacks)
 	mid := make([]time.Duration, h.Pushes)
@@ -73,39 +83,50 @@ func (h *H2) calibrate(ctx context.Context, opt Options, host *h2Host, run *resu
 	}
 	host.cal = h2Calibration{n: h.Pushes, latency: h.Latency}
 	host.cal.setUp, host.cal.perStream = fitBurst(mid)
+	host.cal.overhead = model.H2Overhead{Min: slices.Min(streams), MeanMax: slices.Max(means), Max: slices.Max(streams)}
 	run.Config = append(run.Config, results.Param{Name: "okhttp-burst-calibration", Value: host.cal.String()})
 	return nil
 }
 
 // calBurst makes one calibration burst and returns its calls' times less the node's latency,
-// sorted.
-func (h *H2) calBurst(ctx context.Context, host *h2Host) ([]time.Duration, error) {
+// sorted, and their streams' times (what the APNs interceptor times) less the same.
+func (h *H2) calBurst(ctx context.Context, host *h2Host) (took, stream []time.Duration, err error) {
 	ns, err := host.start([]model.H2Node{{Latency: h.Latency, MaxStreams: h.Pushes}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer ns.close()
 	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer pool.Close()
 	t0 := time.Now()
 	calls := h2Together(h.Pushes, func(int) h2Call { return poolCall(ctx, pool, ns, h2Push, t0) })
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, c := range calls {
 		if c.outcome != vocab.OK || c.conn != 1 {
-			return nil, fmt.Errorf("calibration burst: a push ended %s on connection %d, want ok on connection 1", c.outcome, c.conn)
+			return nil, nil, fmt.Errorf("calibration burst: a push ended %s on connection %d, want ok on connection 1", c.outcome, c.conn)
 		}
+		stream = append(stream, c.took()-c.setUp-h.Latency)
 	}
-	took := tookOf(calls)
+	took = tookOf(calls)
 	for i := range took {
 		took[i] -= h.Latency
 	}
 	slices.Sort(took)
-	return took, nil
+	return took, stream, nil
+}
+
+// mean is the mean of ds (0 for none).
+func mean(ds []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(max(len(ds), 1))
 }
 
 // fitBurst fits the model of a burst on one connection to its calls' times, sorted: with a
@@ -147,14 +168,16 @@ func (c h2Calibration) note() string {
 	return n
 }
 
-// apply gives the measured costs to a model of the okhttp client.
+// apply gives the measured costs and jitter to a model of the okhttp client.
 func (c h2Calibration) apply(cl model.H2Client) model.H2Client {
-	cl.ConnectTime, cl.StreamCost = max(c.setUp, time.Nanosecond), c.perStream
+	cl.ConnectTime, cl.StreamCost, cl.Overhead = max(c.setUp, time.Nanosecond), c.perStream, c.overhead
 	return cl
 }
 
 // String is the calibration as the run's config shows it.
 func (c h2Calibration) String() string {
-	return fmt.Sprintf("set-up %.1fms + %.0fµs per stream, fitted to the median of %d bursts of %d at once to a node answering in %v, less that",
-		float64(c.setUp)/float64(time.Millisecond), float64(c.perStream)/float64(time.Microsecond), calBursts, c.n, c.latency)
+	return fmt.Sprintf("set-up %.1fms + %.0fµs per stream, fitted to the median of %d bursts of %d at once to a node answering in %v, less that; "+
+		"their streams took %.2f to %.2fms more than that, %.2fms at most on average over a burst (the ejection rows' jitter)",
+		float64(c.setUp)/float64(time.Millisecond), float64(c.perStream)/float64(time.Microsecond), calBursts, c.n, c.latency,
+		msOf(c.overhead.Min), msOf(c.overhead.Max), msOf(c.overhead.MeanMax))
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
@@ -174,8 +175,9 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		return err
 	}
 	defer ns.close()
-	pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: starts,
+	ends := model.SimulateH2Ends(model.H2Scenario{Nodes: ns.model, Starts: starts,
 		Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
+	pred := ends.Fewest
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
 	apns, err := h2.NewAPNs(cfg)
 	if err != nil {
@@ -199,11 +201,16 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		return err
 	}
 
-	// The round of the slow node's last stream, by the model; the rows compare what happened
-	// up to it and after it.
-	last := -1
-	if pred.LastCall[0] >= 0 {
-		last = pred.LastCall[0] / per
+	// The round of the slow node's last stream, by the model at the corners of the calls'
+	// jitter (one round where the jitter decides nothing); the rows compare what happened up
+	// to the latest of them and after it.
+	first, last := h2Rounds, -1
+	for _, p := range ends.Corners {
+		r := -1
+		if p.LastCall[0] >= 0 {
+			r = p.LastCall[0] / per
+		}
+		first, last = min(first, r), max(last, r)
 	}
 	measuredLast := -1
 	for i, c := range calls {
@@ -223,26 +230,87 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 		}
 		return n
 	}
-	roundText := func(r, after int) string {
-		if r < 0 {
+	roundText := func(lo, hi, after int) string {
+		switch {
+		case hi < 0:
 			return "no stream"
+		case lo != hi:
+			return fmt.Sprintf("last in round %d to %d of %d (the jitter decides), then %d of %d", lo+1, hi+1, h2Rounds, after, len(idxAfter))
 		}
-		return fmt.Sprintf("last in round %d of %d, then %d of %d", r+1, h2Rounds, after, len(idxAfter))
+		return fmt.Sprintf("last in round %d of %d, then %d of %d", hi+1, h2Rounds, after, len(idxAfter))
+	}
+	measuredFirst, measuredTo := measuredLast, measuredLast
+	if measuredLast >= first && measuredLast <= last {
+		measuredFirst, measuredTo = first, last // within the model's range: the row states it
 	}
 	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
 	prod := h2.APNsProduction()
-	run.Rows = append(run.Rows,
-		results.Row{
-			Name:            name + ": the slow node's streams",
-			Documented:      "production: " + apnsText(prod),
-			ExpectedOutcome: results.State(roundText(last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
-			Outcome:         results.State(roundText(measuredLast, slowAfter(func(i int) int { return calls[i].node }))),
-			ExpectedCalls:   len(pred.Calls), Calls: len(calls),
-			ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
-			Server: fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
-		},
-		h2Percentile(name+": up to that round", 99, pick(pred.Calls, idxBefore), pick(calls, idxBefore), host.cal.note()),
-		h2Percentile(name+": after it", 99, pick(pred.Calls, idxAfter), pick(calls, idxAfter), ""))
+	row := results.Row{
+		Name:            name + ": the slow node's streams",
+		Documented:      "production: " + apnsText(prod),
+		ExpectedOutcome: results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
+		Outcome:         results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node }))),
+		ExpectedCalls:   len(pred.Calls), Calls: len(calls),
+		NewConnections: results.Count(conns),
+		Server:         fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
+	}
+	ejectConns(&row, ends, host.cal)
+	run.Rows = append(run.Rows, row,
+		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()),
+		h2PercentileEnds(name+": after it", 99, ends, idxAfter, pick(calls, idxAfter), opt.Tolerance, ""))
 	run.Calls = append(run.Calls, h2Lanes("okhttp + APNs interceptor", ns, calls)...)
 	return nil
 }
+
+// ejectConns sets the ejection row's expected new connections: the model's count, or, where
+// the calls' jitter decides an ejection, the range over the model's corners, with why.
+func ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) {
+	lo, hi := math.MaxInt, 0
+	for _, p := range ends.Corners {
+		lo, hi = min(lo, p.NewConns()), max(hi, p.NewConns())
+	}
+	row.ExpectedNewConnections = results.Count(lo)
+	if lo == hi || len(ends.Jitter) == 0 {
+		return
+	}
+	row.ExpectedNewConnectionsMax = results.Count(hi)
+	j := ends.Jitter[0]
+	avg := fmt.Sprintf("node %d averages %.1f to %.1f ms (its latency plus the calibrated %.2f to %.2f ms)", j.Node+1,
+		msOf(j.AvgLo), msOf(j.AvgHi), msOf(cal.overhead.Min), msOf(cal.overhead.MeanMax))
+	why := fmt.Sprintf("%s, above the interceptor's %v, in calls that take about the same time: whether one of them is slower than "+
+		"the average, and so the round its connection is ejected in, is the jitter's to decide", avg, j.Threshold)
+	if j.AvgLo <= j.Threshold {
+		why = fmt.Sprintf("%s, at the interceptor's %v: whether the average crosses it, and whether a call is slower than the average, "+
+			"is the jitter's to decide", avg, j.Threshold)
+	}
+	if more := len(ends.Jitter) - 1; more > 0 {
+		why += fmt.Sprintf(" (and %s more so decided)", vocab.Plural(more, "ejection"))
+	}
+	row.RangeReason = fmt.Sprintf("%s; the model, with each node ejected at every such chance or at none: %d to %d new connections", why, lo, hi)
+}
+
+// h2PercentileEnds is h2Percentile of the calls idx against the model at the corners of the
+// calls' jitter: where they differ, the row expects the middle of their range, within the
+// tolerance and half the range.
+func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, calls []h2Call, tol time.Duration, server string) results.Row {
+	r := h2Percentile(name, p, pick(ends.Fewest.Calls, idx), calls, server)
+	lo, hi := model.Forever, time.Duration(0)
+	for _, c := range ends.Corners {
+		d := model.Percentile(predTook(pick(c.Calls, idx)), p)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo == hi || hi == model.Forever {
+		return r
+	}
+	r.ExpectedMs = expectedMs((lo + hi) / 2)
+	r.ToleranceMs = new(msOf(tol + (hi-lo)/2))
+	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", msOf(lo), msOf(hi))
+	if server != "" {
+		note = joinSemi([]string{server, note})
+	}
+	r.Server = note
+	return r
+}
+
+// msOf is d in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -110,6 +110,10 @@ type H2Client struct {
 	// under the connection's write lock, and reads each answer in the connection's one read
 	// loop. 0 means none; exp-h measures it with a calibration burst.
 	StreamCost time.Duration
+	// Overhead is what a stream takes beyond its node's latency as the APNs interceptor
+	// times it (H2Overhead): the calls' jitter. Only the ejection reads it (SimulateH2Ends);
+	// the calls' times are their latencies. Zero: none.
+	Overhead H2Overhead
 	// Handshake says a new connection carries streams only once the server has answered it:
 	// a TLS handshake, or the peer's first SETTINGS, which labrun's OkHttp-style pool waits
 	// for. A connection opened to a frozen node then never becomes usable. Without it (Go's
@@ -256,6 +260,8 @@ func (s H2Scenario) validate() error {
 		return errors.New("model: SimulateH2 needs Calls, Every, AllocationLimit and Warm >= 0")
 	case c.SendPingTimeout < 0 || c.PingTimeout < 0 || c.Deadline < 0 || c.ReadTimeout < 0 || c.ConnectTime < 0 || c.StreamCost < 0:
 		return errors.New("model: SimulateH2 needs non-negative times")
+	case c.Overhead.Min < 0 || c.Overhead.MeanMax < c.Overhead.Min || c.Overhead.Max < c.Overhead.MeanMax:
+		return errors.New("model: SimulateH2 needs 0 <= Overhead.Min <= .MeanMax <= .Max")
 	case s.Starts != nil && s.Calls != 0 && s.Calls != len(s.Starts):
 		return fmt.Errorf("model: SimulateH2: %d calls but %d starts", s.Calls, len(s.Starts))
 	case s.Rejected != nil && len(s.Rejected) != max(s.Calls, len(s.Starts)):

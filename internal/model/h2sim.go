@@ -65,10 +65,12 @@ type h2SimConn struct {
 }
 
 type h2AddrStats struct {
-	count    int
-	total    time.Duration
-	lastUse  time.Duration
-	lastSeen int // order of last use, for the least recently used
+	count int
+	// totalLo and totalHi are the sum of its calls' times with the least and the most
+	// overhead (H2Client.Overhead).
+	totalLo, totalHi time.Duration
+	lastUse          time.Duration
+	lastSeen         int // order of last use, for the least recently used
 }
 
 type h2Sim struct {
@@ -87,8 +89,13 @@ type h2Sim struct {
 	addrs     map[int]*h2AddrStats
 	useSeq    int
 	allCalls  int
-	maxAvg    time.Duration
+	maxLo     time.Duration // the worst average seen, at the overhead's two ends
+	maxHi     time.Duration
 	lastSweep time.Duration
+	// eager marks the nodes whose ejection decisions the jitter could turn either way are
+	// taken as "eject" (SimulateH2Ends; nil: none); jitter lists the ejections so decided.
+	eager  []bool
+	jitter []H2JitterEjection
 }
 
 func newH2Sim(s H2Scenario) *h2Sim {
