@@ -217,6 +217,9 @@ func TestH2EjectSweep(t *testing.T) {
 				if !r.Pass {
 					t.Errorf("%s: %s (%s; %s)", r.Name, r.Reason, tt.why, run.Config)
 				}
+				if r.ExpectedCalls == 0 && r.Calls == 0 {
+					t.Errorf("%s: a row of no calls, which cannot fail (%s)", r.Name, tt.why)
+				}
 			}
 			r := run.Rows[0]
 			ranged := r.ExpectedNewConnectionsMax != nil
