@@ -79,32 +79,6 @@ type attemptState struct {
 	held      error
 }
 
-// holdCancel keeps cause for the end of the lookup under way, if there is one (JDKConnect),
-// and reports whether it did.
-func (st *attemptState) holdCancel(cause error) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if !st.lookingUp || !st.cfg.JDKConnect {
-		return false
-	}
-	st.held = cause
-	return true
-}
-
-// lookupDone ends the lookup under way and applies the cancellation held meanwhile, which it
-// returns (nil: none).
-func (st *attemptState) lookupDone() error {
-	st.mu.Lock()
-	st.lookingUp = false
-	held := st.held
-	st.held = nil
-	st.mu.Unlock()
-	if held != nil {
-		st.cancel(held)
-	}
-	return held
-}
-
 // guards are the two layers that stop net/http's replays, both on in a Client; tests switch
 // them off to show what each catches.
 type guards struct {

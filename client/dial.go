@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
@@ -103,12 +102,6 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 	return nil, err
 }
 
-// jdkConnectRetry reports whether err is what the JDK sees as a ConnectException on a connect:
-// refused, or given up by the kernel (sun.nio.ch.Net: ECONNREFUSED and ETIMEDOUT).
-func jdkConnectRetry(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ETIMEDOUT)
-}
-
 // errConnectAlarm is the cause with which dialOne's alarm cancels a dial.
 var errConnectAlarm = errors.New("connect timeout (alarm)")
 
@@ -181,9 +174,7 @@ func (c *Client) lookup(ctx context.Context, st *attemptState, host string) ([]s
 		r = net.DefaultResolver
 	}
 	if st != nil && c.cfg.JDKConnect {
-		st.mu.Lock()
-		st.lookingUp = true
-		st.mu.Unlock()
+		st.lookupStarts()
 	}
 	ips, err := r.LookupHost(ctx, host)
 	if st != nil && c.cfg.JDKConnect {

@@ -262,17 +262,6 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	return t
 }
 
-// connectTimerStart is when the connect timeout of call c's connect starting at t started:
-// t, but for the JDK's retry of a ConnectException, which keeps the first connect's timer
-// (MultiExchange.getExceptionalCF: "retry, but don't reset the connectTimeout").
-func (m *sim) connectTimerStart(c int, t time.Duration) time.Duration {
-	as := m.preds[c].Attempts
-	if n := len(as); n > 0 && m.s.Limits.Profile == JDK && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {
-		return as[n-1].Start
-	}
-	return t
-}
-
 // phases plays connect, wait and body of call c's attempt from t and returns when and how the
 // attempt ended.
 func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
@@ -358,43 +347,6 @@ func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 		return Forever // only the JDK's timeout bounds a connect
 	}
 	return after(t, l.ReadTimeout)
-}
-
-// downConnect says how a connect from t to a host that is down ends: when the kernel would give
-// up, when the connect limit fires, and the kernel's outcome. HttpClient 5 tries every address
-// with the full connect timeout; net/http shares one dial timeout among them (each address
-// gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
-// address alone); an OkHttp attempt tries one route, the next attempt the next.
-func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
-	l := m.s.Limits
-	routes := max(m.s.Downstream.Routes, 1)
-	switch l.Profile {
-	case URLConnection:
-		// One address: NetworkClient.doConnect connects to an InetSocketAddress
-		// (InetAddress.getByName, the first address).
-		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
-	case JDK:
-		// One address, as URLConnection, connected twice: PlainHttpConnection.canRetryConnect
-		// connects again once after a ConnectException (the kernel's ETIMEDOUT) while its
-		// connect timer has time left, and MultiExchange's retry of the ConnectException
-		// keeps the first connect's timer (connectTimerStart).
-		return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
-	case OkHttp:
-		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
-	case Go:
-		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
-	default:
-		each, out := SYNGiveUp, vocab.KernelTimeout
-		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
-			each, out = ct, vocab.ConnectTimeout
-		}
-		// The connect limit fires on the last address; the phase ends when all are tried.
-		end := t + time.Duration(routes)*each
-		if out == vocab.ConnectTimeout {
-			return end, end, out
-		}
-		return end, Forever, out
-	}
 }
 
 // after returns t+limit, or Forever when the limit is not set.
