@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/labrun/labrun/internal/netns"
 )
 
 // Placeholder is replaced by the scenario's URL in every argument of a Command.
@@ -27,6 +29,9 @@ const (
 	EnvCalls       = "LABRUN_CALLS"
 	EnvConcurrency = "LABRUN_CONCURRENCY"
 	EnvPause       = "LABRUN_PAUSE"
+	// EnvCA is set for the TLS scenarios only: a PEM file of the CA whose certificates the
+	// command must trust (in addition to its system's, or instead).
+	EnvCA = "LABRUN_CA"
 )
 
 // ReportPrefix starts the optional report line a command prints on stdout for each call:
@@ -76,17 +81,22 @@ type Call struct {
 	Calls       int
 	Concurrency int
 	Pause       time.Duration
+	CA          string // a PEM file, for EnvCA; "" for none
 }
 
 // environ is the protocol's environment for c.
 func (c Call) environ() []string {
-	return []string{
+	env := []string{
 		EnvURL + "=" + c.URL,
 		EnvMethod + "=" + c.Method,
 		EnvCalls + "=" + strconv.Itoa(c.Calls),
 		EnvConcurrency + "=" + strconv.Itoa(c.Concurrency),
 		EnvPause + "=" + strconv.FormatFloat(c.Pause.Seconds(), 'f', -1, 64),
 	}
+	if c.CA != "" {
+		env = append(env, EnvCA+"="+c.CA)
+	}
+	return env
 }
 
 // Exec is what one run of the command did, seen from outside it.
@@ -126,7 +136,7 @@ func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec,
 		args[i] = strings.ReplaceAll(a, Placeholder, call.URL)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(append(os.Environ(), c.Env...), call.environ()...)
+	cmd.Env = append(append(netns.Environ(), c.Env...), call.environ()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The command's output goes to pipes labrun reads itself, not to os/exec's copying
 	// goroutines: Wait then returns when the process exits, even while a child it left

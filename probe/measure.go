@@ -18,7 +18,9 @@ type observation struct {
 	reqs         []fakesrv.Request
 	conns        []fakesrv.Conn
 	reservations int
-	skipped      string // why the scenario could not be run here
+	skipped      string       // why the scenario could not be run here
+	pre          preFirstSeen // kindTLS: what the TLS listener saw
+	queries      int          // kindLookup: the queries the resolver answered
 }
 
 // settle bounds the wait, after the command ended, for the server to see its connections end.
@@ -26,6 +28,12 @@ const settle = time.Second
 
 // observe runs cmd against a fresh server playing sc and collects what it saw.
 func observe(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	switch sc.kind {
+	case kindTLS:
+		return observeTLS(ctx, cmd, sc)
+	case kindLookup:
+		return observeLookup(ctx, cmd, sc)
+	}
 	obs := observation{sc: sc}
 	opts := []fakesrv.Option{fakesrv.WithMaxDuration(sc.Cap + stallMargin)}
 	if sc.idleTimeout > 0 {
@@ -111,6 +119,12 @@ func (obs observation) measure(baseline time.Duration) measures {
 		m.left, m.how = obs.leftAt(obs.reqs[0])
 	}
 	switch obs.sc.kind {
+	case kindTLS:
+		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how
+	case kindLookup:
+		if d, approx, ok := lookupMs(obs.exec, baseline); ok {
+			m.left, m.how, m.approx = &d, "", approx
+		}
 	case kindBurst:
 		if len(obs.reqs) > 0 && !obs.exec.Killed {
 			first, last := obs.reqs[0].Arrived, obs.reqs[0].Finished

@@ -2,7 +2,10 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +20,7 @@ import (
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -27,6 +31,9 @@ import (
 const helperEnv = "LABRUN_PROBE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code)
+	}
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())
@@ -51,19 +58,30 @@ func TestMain(m *testing.M) {
 func deadlineClient() int {
 	timeout, _ := time.ParseDuration(os.Getenv("HELPER_TIMEOUT"))
 	c := &http.Client{Timeout: timeout}
+	if ca := os.Getenv(EnvCA); ca != "" {
+		pem, err := os.ReadFile(ca)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			return 2
+		}
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	calls, _ := strconv.Atoi(os.Getenv(EnvCalls))
 	code := 0
-	for range calls {
-		resp, err := c.Get(os.Getenv(EnvURL))
-		if err != nil {
-			code = 1
-			continue
+	for i := range calls {
+		start := time.Now()
+		outcome := "error"
+		if resp, err := c.Get(os.Getenv(EnvURL)); err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode/100 == 2 {
+				outcome = "ok"
+			}
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode/100 != 2 {
+		if outcome != "ok" {
 			code = 1
 		}
+		fmt.Printf("%scall=%d ms=%.1f outcome=%s\n", ReportPrefix, i+1, float64(time.Since(start))/float64(time.Millisecond), outcome)
 	}
 	return code
 }

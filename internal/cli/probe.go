@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/probe"
@@ -145,4 +147,12 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 	}
 	pr.Expect = &e
 	return nil
+}
+
+// namespaceJobs are the jobs of every command that runs work in a namespace child: exp-i's
+// vanishing peers and probe's lookup scenarios. Main dispatches them first thing.
+func namespaceJobs() netns.Jobs {
+	jobs := experiments.NamespaceJobs()
+	maps.Copy(jobs, probe.Jobs())
+	return jobs
 }
