@@ -36,7 +36,9 @@ const (
 
 // ReportPrefix starts the optional report line a command prints on stdout for each call:
 // "LABRUN call=1 ms=1002.4 outcome=error". The keys are call (1-based), ms (the call's own
-// time, as the client measured it) and outcome (ok or error); others are ignored.
+// time, as the client measured it) and outcome (ok or error); others are ignored. A line
+// "LABRUN unsupported=WHAT" (WHAT one word, LABRUN_CA for example) says the command cannot
+// do what the scenario asks: the scenario is skipped.
 const ReportPrefix = "LABRUN "
 
 // Command is the client under test: a program and its arguments, in which Placeholder stands
@@ -112,6 +114,8 @@ type Exec struct {
 	KilledAt time.Time
 	// Reports are the report lines it printed, by call.
 	Reports []Report
+	// Unsupported lists what it said it cannot do (its "LABRUN unsupported=" lines).
+	Unsupported []string
 	// Stderr is the end of what it wrote on stderr, for a row that needs to say why.
 	Stderr string
 }
@@ -194,7 +198,7 @@ func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec,
 	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
 		return Exec{}, waitErr
 	}
-	x.Reports = parseReports(out.bytes())
+	x.Reports, x.Unsupported = parseReports(out.bytes())
 	x.Stderr = lastLine(stderr.bytes())
 	return x, nil
 }
@@ -213,13 +217,16 @@ func (t *tail) fill(r io.ReadCloser) {
 
 func (t *tail) bytes() []byte { return t.buf.Bytes() }
 
-// parseReports reads the report lines out of a command's stdout.
-func parseReports(out []byte) []Report {
-	var reps []Report
+// parseReports reads the report lines and the unsupported lines out of a command's stdout.
+func parseReports(out []byte) (reps []Report, unsupported []string) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), ReportPrefix)
 		if !ok {
+			continue
+		}
+		if what, ok := strings.CutPrefix(strings.TrimSpace(line), "unsupported="); ok {
+			unsupported = append(unsupported, what)
 			continue
 		}
 		var r Report
@@ -238,7 +245,7 @@ func parseReports(out []byte) []Report {
 		}
 		reps = append(reps, r)
 	}
-	return reps
+	return reps, unsupported
 }
 
 // lastLine is the last non-empty line of b, cut to a readable length.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
@@ -27,13 +28,27 @@ type observation struct {
 const settle = time.Second
 
 // observe runs cmd against a fresh server playing sc and collects what it saw.
+// A command that says it cannot do the scenario (a report line "LABRUN unsupported=...") has
+// it skipped.
 func observe(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	var obs observation
+	var err error
 	switch sc.kind {
 	case kindTLS:
-		return observeTLS(ctx, cmd, sc)
+		obs, err = observeTLS(ctx, cmd, sc)
 	case kindLookup:
-		return observeLookup(ctx, cmd, sc)
+		obs, err = observeLookup(ctx, cmd, sc)
+	default:
+		obs, err = observeHTTP(ctx, cmd, sc)
 	}
+	if err == nil && obs.skipped == "" && len(obs.exec.Unsupported) > 0 {
+		obs.skipped = "the command says it cannot do this: " + strings.Join(obs.exec.Unsupported, ", ")
+	}
+	return obs, err
+}
+
+// observeHTTP runs cmd against a fresh fake server playing sc.
+func observeHTTP(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
 	obs := observation{sc: sc}
 	opts := []fakesrv.Option{fakesrv.WithMaxDuration(sc.Cap + stallMargin)}
 	if sc.idleTimeout > 0 {

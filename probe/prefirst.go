@@ -39,6 +39,7 @@ func preFirstScenarios() []Scenario {
 			path: "/delay", pre: model.PreFirst{Fault: pf, LookupDelay: delay}}
 	}
 	return []Scenario{
+		tls("tls-good", "a certificate of the CA in $"+EnvCA+" for the host", preFirstCap, fakesrv.TLSGood, ""),
 		tls("tls-stall", "a TLS handshake the server never answers", stallCap, fakesrv.TLSStall, model.HandshakeStall),
 		tls("tls-unknown-ca", "a certificate of a CA the client does not trust", preFirstCap, fakesrv.TLSUnknownCA, model.BadCertificate),
 		tls("tls-wrong-host", "a certificate for another host name", preFirstCap, fakesrv.TLSWrongHost, model.BadCertificate),
@@ -51,6 +52,16 @@ func preFirstScenarios() []Scenario {
 
 // predictPreFirst is the model's expectation of a scenario before the first byte under l.
 func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expectation {
+	if sc.pre.Fault == "" {
+		// Nothing goes wrong: the handshake and the answer are instant, as the instant
+		// answer's are.
+		p := model.Predict(model.Downstream{}, l, true, 0)
+		x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
+		if p.Outcome == vocab.OK {
+			x.outcome = vocab.OK
+		}
+		return x
+	}
 	p, err := model.PredictPreFirst(sc.pre, l)
 	if err != nil {
 		return expectation{skip: err.Error()}
@@ -242,6 +253,18 @@ func (s *stallListener) seen(x Exec) preFirstSeen {
 	d := c.ended.Sub(c.hello)
 	out.left, out.how = &d, c.how
 	return out
+}
+
+// untrusted is why the certificate scenarios are not judged: the command failed on the
+// certificate it was told to trust, so it does not read $LABRUN_CA, and its failure on a
+// bad certificate says nothing. "" when it succeeded there or it was not run.
+func untrusted(obs []observation, meas []measures) string {
+	for i, o := range obs {
+		if o.sc.kind == kindTLS && o.sc.pre.Fault == "" && o.skipped == "" && meas[i].outcome != vocab.OK {
+			return "not judged: the command failed on tls-good, a certificate of the CA in $" + EnvCA + ": it does not trust that CA"
+		}
+	}
+	return ""
 }
 
 // preFirstMeaning says what the client did in a scenario before the first byte.

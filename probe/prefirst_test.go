@@ -17,7 +17,7 @@ import (
 // none), and the stalled handshake's time is the deadline's. Without the CA the trusted
 // certificates fail too, and the gate under a client with no deadline fails on the stall.
 func TestPreFirstScenarios(t *testing.T) {
-	names := []string{"tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-old-version", "nxdomain", "slow-lookup", "servfail"}
+	names := []string{"tls-good", "tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-old-version", "nxdomain", "slow-lookup", "servfail"}
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = strings.Join(names, ",")
 	p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
@@ -32,7 +32,11 @@ func TestPreFirstScenarios(t *testing.T) {
 			}
 			continue
 		}
-		if !r.Pass || r.Outcome != vocab.Failed {
+		want := vocab.Failed
+		if name == "tls-good" {
+			want = vocab.OK
+		}
+		if !r.Pass || r.Outcome != want {
 			t.Errorf("%s: %s: %s (%s)", name, r.Outcome, r.Reason, r.Server)
 		}
 		if (name == "tls-stall" || name == "slow-lookup") && (r.MeasuredMs == nil || *r.MeasuredMs < 690 || *r.MeasuredMs > 800) {
@@ -46,6 +50,36 @@ func TestPreFirstScenarios(t *testing.T) {
 	p.Only = "tls-stall"
 	if got := runProbe(t, p); got.Pass {
 		t.Errorf("tls-stall under a client without a bound: passed, want it to fail: %+v", got.Rows)
+	}
+}
+
+// TestPreFirstWithoutCA: a command that ignores $LABRUN_CA fails on tls-good, and the
+// certificate scenarios, whose failure then says nothing, are not judged; a command that
+// says it cannot trust a CA has every TLS scenario skipped.
+func TestPreFirstWithoutCA(t *testing.T) {
+	only := "tls-good,tls-unknown-ca,tls-wrong-host,tls-old-version"
+	for _, tt := range []struct {
+		mode    string
+		skipped map[string]string // row -> a word of its reason
+	}{
+		{"ignore", map[string]string{"tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust"}},
+		{"unsupported", map[string]string{"tls-good": "cannot do this: LABRUN_CA", "tls-unknown-ca": "cannot do this", "tls-wrong-host": "cannot do this",
+			"tls-old-version": "cannot do this"}},
+	} {
+		p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms", "HELPER_CA="+tt.mode))
+		p.Only = only
+		p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
+		run := runProbe(t, p)
+		for _, r := range run.Rows {
+			name, _, _ := strings.Cut(r.Name, ":")
+			word, skip := tt.skipped[name]
+			switch {
+			case skip && !strings.Contains(r.Skipped, word):
+				t.Errorf("%s, %s: skipped %q, want a reason with %q", tt.mode, name, r.Skipped, word)
+			case !skip && r.Skipped != "":
+				t.Errorf("%s, %s: skipped %q, want it judged", tt.mode, name, r.Skipped)
+			}
+		}
 	}
 }
 

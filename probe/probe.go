@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -227,8 +228,12 @@ const (
 // rows turns the observations into rows judged against e.
 func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
+	noCA := untrusted(obs, meas)
 	for i, o := range obs {
 		m, x := meas[i], e.predict(o.sc)
+		if noCA != "" && o.sc.pre.Fault == model.BadCertificate {
+			x.skip = noCA
+		}
 		calls := o.sc.Calls * o.sc.Concurrency
 		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls,
 			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m, ms, true)}

@@ -26,7 +26,8 @@ import (
 )
 
 // helperEnv makes the test binary a probe client instead of running the tests: "deadline"
-// is a net/http client whose Client.Timeout is $HELPER_TIMEOUT, "ignore" exits 0 without a
+// is a net/http client whose Client.Timeout is $HELPER_TIMEOUT (that trusts $LABRUN_CA, ignores
+// it with HELPER_CA=ignore, or says it cannot with HELPER_CA=unsupported), "ignore" exits 0 without a
 // call, "hang" starts a child that sleeps, writes its pid to $HELPER_PIDFILE and sleeps too.
 const helperEnv = "LABRUN_PROBE_TEST_HELPER"
 
@@ -58,7 +59,15 @@ func TestMain(m *testing.M) {
 func deadlineClient() int {
 	timeout, _ := time.ParseDuration(os.Getenv("HELPER_TIMEOUT"))
 	c := &http.Client{Timeout: timeout}
-	if ca := os.Getenv(EnvCA); ca != "" {
+	ca := os.Getenv(EnvCA)
+	switch {
+	case ca != "" && os.Getenv("HELPER_CA") == "unsupported":
+		fmt.Println(ReportPrefix + "unsupported=" + EnvCA)
+		return 1
+	case os.Getenv("HELPER_CA") == "ignore":
+		ca = ""
+	}
+	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		pool := x509.NewCertPool()
 		if err != nil || !pool.AppendCertsFromPEM(pem) {
@@ -251,8 +260,11 @@ func TestCommandCheck(t *testing.T) {
 }
 
 func TestParseReports(t *testing.T) {
-	out := "hello\nLABRUN call=1 ms=1002.5 outcome=error\n  LABRUN call=2 outcome=ok ms=x extra=1\nLABRUNcall=3\n"
-	got := parseReports([]byte(out))
+	out := "hello\nLABRUN call=1 ms=1002.5 outcome=error\n  LABRUN call=2 outcome=ok ms=x extra=1\nLABRUNcall=3\nLABRUN unsupported=LABRUN_CA\n"
+	got, unsupported := parseReports([]byte(out))
+	if len(unsupported) != 1 || unsupported[0] != "LABRUN_CA" {
+		t.Errorf("unsupported: got %q, want [LABRUN_CA]", unsupported)
+	}
 	want := []Report{{Call: 1, Ms: 1002.5, HasMs: true, Outcome: "error"}, {Call: 2, Outcome: "ok"}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labrun_protocol import run  # noqa: E402
+from labrun_protocol import ca_file, run  # noqa: E402
 
 try:
     import requests
@@ -35,6 +35,9 @@ if os.environ.get("PROBE_POOL"):
     adapter.update(pool_maxsize=int(os.environ["PROBE_POOL"]), pool_block=True)
 session = requests.Session()
 session.mount("http://", HTTPAdapter(**adapter))
+session.mount("https://", HTTPAdapter(**adapter))
+if ca_file():
+    session.verify = ca_file()
 
 
 def call(url, method, body):
