@@ -24,8 +24,8 @@ import (
 // preFirstCap bounds the scenarios that fail at once, and stallCap the stalled handshake,
 // which a client with no bound on it waits on until the cap.
 const (
-	preFirstCap = 6 * time.Second
-	stallCap    = 6 * time.Second
+	preFirstCap = 5 * time.Second
+	stallCap    = 5 * time.Second
 )
 
 // preFirstScenarios are the TLS scenarios and the lookups, in the order a probe runs them.
