@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -137,7 +138,9 @@ func (obs observation) measure(baseline time.Duration) measures {
 	case kindTLS:
 		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how
 	case kindLookup:
-		if d, approx, ok := lookupMs(obs.exec, baseline); ok {
+		// The time of a lookup that fails at once tells nothing, and a JVM's first call
+		// spreads it over tens of milliseconds: only the slow lookup's is kept.
+		if d, approx, ok := lookupMs(obs.exec, baseline); ok && obs.sc.pre.Fault == model.SlowLookup {
 			m.left, m.how, m.approx = &d, "", approx
 		}
 	case kindBurst:

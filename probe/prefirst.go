@@ -173,19 +173,24 @@ func (s *stallListener) accept() {
 		if err != nil {
 			return
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return
+		if i, ok := s.track(c); ok {
+			go s.hold(c, i)
 		}
-		i := len(s.conns)
-		s.conns = append(s.conns, stalled{})
-		s.open[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.hold(c, i)
 	}
+}
+
+// track logs a new connection and returns its index; after close it closes c instead.
+func (s *stallListener) track(c net.Conn) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return 0, false
+	}
+	s.conns = append(s.conns, stalled{})
+	s.open[c] = struct{}{}
+	s.wg.Add(1)
+	return len(s.conns) - 1, true
 }
 
 // hold reads c until the client leaves or close closes it, and logs the times.
@@ -268,7 +273,9 @@ func untrusted(obs []observation, meas []measures) string {
 }
 
 // preFirstMeaning says what the client did in a scenario before the first byte.
-func preFirstMeaning(o observation, m measures, ms func(time.Duration) string) string {
+// The resolver's count of queries goes in the notes only: it is the client's resolver's
+// business (an A and an AAAA query, a try again after SERVFAIL), not the call's.
+func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
 	sc := o.sc
 	var s string
 	switch {
@@ -294,7 +301,7 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string) s
 	if m.executions > 0 {
 		s += fmt.Sprintf(", %s", plural(m.executions, "request"))
 	}
-	if sc.kind == kindLookup {
+	if sc.kind == kindLookup && notes {
 		q := fmt.Sprintf("%d queries", o.queries)
 		if o.queries == 1 {
 			q = "1 query"

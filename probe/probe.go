@@ -296,7 +296,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	case m.arrivals < asked && len(o.exec.Reports) < asked && (sc.kind == kindPooled || sc.kind == kindBurst) && m.conns == m.arrivals:
 		s = fmt.Sprintf("%s for %d calls asked: the command ignores %s and %s", plural(m.arrivals, "request"), asked, EnvCalls, EnvConcurrency)
 	case sc.kind == kindTLS || sc.kind == kindLookup:
-		s = preFirstMeaning(o, m, ms)
+		s = preFirstMeaning(o, m, ms, notes)
 	case sc.kind == kindCall:
 		s = callMeaning(sc, m, ms)
 	case sc.kind == kindPooled:

@@ -36,12 +36,13 @@ if os.environ.get("PROBE_POOL"):
 session = requests.Session()
 session.mount("http://", HTTPAdapter(**adapter))
 session.mount("https://", HTTPAdapter(**adapter))
-if ca_file():
-    session.verify = ca_file()
+# Per request: a Session.verify would lose to REQUESTS_CA_BUNDLE from the environment
+# (Session.merge_environment_settings).
+verify = ca_file() or True
 
 
 def call(url, method, body):
-    resp = session.request(method, url, data=body, timeout=timeout)
+    resp = session.request(method, url, data=body, timeout=timeout, verify=verify)
     return 200 <= resp.status_code < 300
 
 
