@@ -108,7 +108,9 @@ func probeCommand(tty terminals) *cli.Command {
 // Placeholders describes the protocol in the help, in one sentence.
 const Placeholders = "the URL is in its arguments as {url} and in LABRUN_URL, with LABRUN_METHOD, LABRUN_CALLS " +
 	"(calls in sequence), LABRUN_CONCURRENCY (calls at once) and LABRUN_PAUSE (seconds between calls in " +
-	"sequence); it makes its calls and exits 0 when all of them got a 2xx answer."
+	"sequence), and for the TLS scenarios LABRUN_CA (a PEM file of the CA to trust); it makes its calls and exits 0 " +
+	"when all of them got a 2xx answer. The lookup scenarios run it in namespaces of its own, where its system " +
+	"resolver asks labrun's DNS server."
 
 // scenarioHelp lists the scenarios with their caps.
 func scenarioHelp() string {
