@@ -123,3 +123,16 @@ func TestFilesAndDNS(t *testing.T) {
 		}
 	}
 }
+
+func TestIsLookupRow(t *testing.T) {
+	for line, want := range map[string]bool{
+		"| `slow-lookup` | ok | 1 | 1 | got its answer |": true,
+		"| `servfail` | error | 0 | 0 | failed at once |": true,
+		"| `tls-stall` | hang | 0 | 1 | still waiting |":  false,
+		"| `silent` | hang | 1 | 1 | still waiting |":     false,
+	} {
+		if got := isLookupRow(line); got != want {
+			t.Errorf("isLookupRow(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
