@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/labrun/labrun/internal/netns"
 )
 
 // Placeholder is replaced by the scenario's URL in every argument of a Command.
@@ -27,11 +29,16 @@ const (
 	EnvCalls       = "LABRUN_CALLS"
 	EnvConcurrency = "LABRUN_CONCURRENCY"
 	EnvPause       = "LABRUN_PAUSE"
+	// EnvCA is set for the TLS scenarios only: a PEM file of the CA whose certificates the
+	// command must trust (in addition to its system's, or instead).
+	EnvCA = "LABRUN_CA"
 )
 
 // ReportPrefix starts the optional report line a command prints on stdout for each call:
 // "LABRUN call=1 ms=1002.4 outcome=error". The keys are call (1-based), ms (the call's own
-// time, as the client measured it) and outcome (ok or error); others are ignored.
+// time, as the client measured it) and outcome (ok or error); others are ignored. A line
+// "LABRUN unsupported=WHAT" (WHAT one word, LABRUN_CA for example) says the command cannot
+// do what the scenario asks: the scenario is skipped.
 const ReportPrefix = "LABRUN "
 
 // Command is the client under test: a program and its arguments, in which Placeholder stands
@@ -76,17 +83,22 @@ type Call struct {
 	Calls       int
 	Concurrency int
 	Pause       time.Duration
+	CA          string // a PEM file, for EnvCA; "" for none
 }
 
 // environ is the protocol's environment for c.
 func (c Call) environ() []string {
-	return []string{
+	env := []string{
 		EnvURL + "=" + c.URL,
 		EnvMethod + "=" + c.Method,
 		EnvCalls + "=" + strconv.Itoa(c.Calls),
 		EnvConcurrency + "=" + strconv.Itoa(c.Concurrency),
 		EnvPause + "=" + strconv.FormatFloat(c.Pause.Seconds(), 'f', -1, 64),
 	}
+	if c.CA != "" {
+		env = append(env, EnvCA+"="+c.CA)
+	}
+	return env
 }
 
 // Exec is what one run of the command did, seen from outside it.
@@ -102,6 +114,8 @@ type Exec struct {
 	KilledAt time.Time
 	// Reports are the report lines it printed, by call.
 	Reports []Report
+	// Unsupported lists what it said it cannot do (its "LABRUN unsupported=" lines).
+	Unsupported []string
 	// Stderr is the end of what it wrote on stderr, for a row that needs to say why.
 	Stderr string
 }
@@ -126,7 +140,7 @@ func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec,
 		args[i] = strings.ReplaceAll(a, Placeholder, call.URL)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(append(os.Environ(), c.Env...), call.environ()...)
+	cmd.Env = append(append(netns.Environ(), c.Env...), call.environ()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The command's output goes to pipes labrun reads itself, not to os/exec's copying
 	// goroutines: Wait then returns when the process exits, even while a child it left
@@ -184,7 +198,7 @@ func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec,
 	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
 		return Exec{}, waitErr
 	}
-	x.Reports = parseReports(out.bytes())
+	x.Reports, x.Unsupported = parseReports(out.bytes())
 	x.Stderr = lastLine(stderr.bytes())
 	return x, nil
 }
@@ -203,13 +217,16 @@ func (t *tail) fill(r io.ReadCloser) {
 
 func (t *tail) bytes() []byte { return t.buf.Bytes() }
 
-// parseReports reads the report lines out of a command's stdout.
-func parseReports(out []byte) []Report {
-	var reps []Report
+// parseReports reads the report lines and the unsupported lines out of a command's stdout.
+func parseReports(out []byte) (reps []Report, unsupported []string) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), ReportPrefix)
 		if !ok {
+			continue
+		}
+		if what, ok := strings.CutPrefix(strings.TrimSpace(line), "unsupported="); ok {
+			unsupported = append(unsupported, what)
 			continue
 		}
 		var r Report
@@ -228,7 +245,7 @@ func parseReports(out []byte) []Report {
 		}
 		reps = append(reps, r)
 	}
-	return reps
+	return reps, unsupported
 }
 
 // lastLine is the last non-empty line of b, cut to a readable length.

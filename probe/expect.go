@@ -36,6 +36,8 @@ func (e Expect) predict(sc Scenario) expectation {
 	l := e.Limits
 	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
+	case kindTLS, kindLookup:
+		return predictPreFirst(sc, l, horizon)
 	case kindFresh:
 		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
 	case kindStatus:

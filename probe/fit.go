@@ -66,6 +66,10 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 		switch {
 		case o.sc.kind == kindCall && m.left != nil:
 			times = append(times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
+		case o.sc.kind == kindTLS && m.left != nil:
+			// The limit that ended the stalled handshake: a read timeout (OkHttp) or a
+			// deadline.
+			times = append(times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
 		case o.sc.kind == kindUnreachable && m.span != nil:
 			connects = append(connects, roundTo(*m.span, connectGrain))
 		}

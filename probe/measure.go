@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -18,14 +20,36 @@ type observation struct {
 	reqs         []fakesrv.Request
 	conns        []fakesrv.Conn
 	reservations int
-	skipped      string // why the scenario could not be run here
+	skipped      string       // why the scenario could not be run here
+	pre          preFirstSeen // kindTLS: what the TLS listener saw
+	queries      int          // kindLookup: the queries the resolver answered
 }
 
 // settle bounds the wait, after the command ended, for the server to see its connections end.
 const settle = time.Second
 
 // observe runs cmd against a fresh server playing sc and collects what it saw.
+// A command that says it cannot do the scenario (a report line "LABRUN unsupported=...") has
+// it skipped.
 func observe(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	var obs observation
+	var err error
+	switch sc.kind {
+	case kindTLS:
+		obs, err = observeTLS(ctx, cmd, sc)
+	case kindLookup:
+		obs, err = observeLookup(ctx, cmd, sc)
+	default:
+		obs, err = observeHTTP(ctx, cmd, sc)
+	}
+	if err == nil && obs.skipped == "" && len(obs.exec.Unsupported) > 0 {
+		obs.skipped = "the command says it cannot do this: " + strings.Join(obs.exec.Unsupported, ", ")
+	}
+	return obs, err
+}
+
+// observeHTTP runs cmd against a fresh fake server playing sc.
+func observeHTTP(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
 	obs := observation{sc: sc}
 	opts := []fakesrv.Option{fakesrv.WithMaxDuration(sc.Cap + stallMargin)}
 	if sc.idleTimeout > 0 {
@@ -111,6 +135,14 @@ func (obs observation) measure(baseline time.Duration) measures {
 		m.left, m.how = obs.leftAt(obs.reqs[0])
 	}
 	switch obs.sc.kind {
+	case kindTLS:
+		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how
+	case kindLookup:
+		// The time of a lookup that fails at once tells nothing, and a JVM's first call
+		// spreads it over tens of milliseconds: only the slow lookup's is kept.
+		if d, approx, ok := lookupMs(obs.exec, baseline); ok && obs.sc.pre.Fault == model.SlowLookup {
+			m.left, m.how, m.approx = &d, "", approx
+		}
 	case kindBurst:
 		if len(obs.reqs) > 0 && !obs.exec.Killed {
 			first, last := obs.reqs[0].Arrived, obs.reqs[0].Finished

@@ -2,7 +2,10 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,16 +20,21 @@ import (
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
 // helperEnv makes the test binary a probe client instead of running the tests: "deadline"
-// is a net/http client whose Client.Timeout is $HELPER_TIMEOUT, "ignore" exits 0 without a
+// is a net/http client whose Client.Timeout is $HELPER_TIMEOUT (that trusts $LABRUN_CA, ignores
+// it with HELPER_CA=ignore, or says it cannot with HELPER_CA=unsupported), "ignore" exits 0 without a
 // call, "hang" starts a child that sleeps, writes its pid to $HELPER_PIDFILE and sleeps too.
 const helperEnv = "LABRUN_PROBE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code)
+	}
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())
@@ -51,19 +59,38 @@ func TestMain(m *testing.M) {
 func deadlineClient() int {
 	timeout, _ := time.ParseDuration(os.Getenv("HELPER_TIMEOUT"))
 	c := &http.Client{Timeout: timeout}
+	ca := os.Getenv(EnvCA)
+	switch {
+	case ca != "" && os.Getenv("HELPER_CA") == "unsupported":
+		fmt.Println(ReportPrefix + "unsupported=" + EnvCA)
+		return 1
+	case os.Getenv("HELPER_CA") == "ignore":
+		ca = ""
+	}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			return 2
+		}
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	calls, _ := strconv.Atoi(os.Getenv(EnvCalls))
 	code := 0
-	for range calls {
-		resp, err := c.Get(os.Getenv(EnvURL))
-		if err != nil {
-			code = 1
-			continue
+	for i := range calls {
+		start := time.Now()
+		outcome := "error"
+		if resp, err := c.Get(os.Getenv(EnvURL)); err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode/100 == 2 {
+				outcome = "ok"
+			}
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode/100 != 2 {
+		if outcome != "ok" {
 			code = 1
 		}
+		fmt.Printf("%scall=%d ms=%.1f outcome=%s\n", ReportPrefix, i+1, float64(time.Since(start))/float64(time.Millisecond), outcome)
 	}
 	return code
 }
@@ -233,8 +260,11 @@ func TestCommandCheck(t *testing.T) {
 }
 
 func TestParseReports(t *testing.T) {
-	out := "hello\nLABRUN call=1 ms=1002.5 outcome=error\n  LABRUN call=2 outcome=ok ms=x extra=1\nLABRUNcall=3\n"
-	got := parseReports([]byte(out))
+	out := "hello\nLABRUN call=1 ms=1002.5 outcome=error\n  LABRUN call=2 outcome=ok ms=x extra=1\nLABRUNcall=3\nLABRUN unsupported=LABRUN_CA\n"
+	got, unsupported := parseReports([]byte(out))
+	if len(unsupported) != 1 || unsupported[0] != "LABRUN_CA" {
+		t.Errorf("unsupported: got %q, want [LABRUN_CA]", unsupported)
+	}
 	want := []Report{{Call: 1, Ms: 1002.5, HasMs: true, Outcome: "error"}, {Call: 2, Outcome: "ok"}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)

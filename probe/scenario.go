@@ -18,6 +18,8 @@ const (
 	kindStatus                  // one call answered by a status or a redirect (model.FollowUps)
 	kindBurst                   // calls at once to a slow server: the pool
 	kindUnreachable             // one call to an address whose SYNs go unanswered
+	kindTLS                     // one call to a TLS listener with a fault (model.PredictPreFirst)
+	kindLookup                  // one call whose name lookup fails or is slow, in namespaces of its own
 )
 
 // Scenario is one thing the server does to the client, and how the command is asked to call
@@ -41,6 +43,8 @@ type Scenario struct {
 	idleTimeout time.Duration    // the server's keep-alive timeout, for kindPooled
 	down        model.Downstream // what the model is told the server does
 	response    model.Response   // kindStatus: what every request is answered
+	tlsFault    fakesrv.TLSFault // kindTLS: the listener's fault
+	pre         model.PreFirst   // kindTLS, kindLookup: what the model is told
 }
 
 // The scenarios' fixed shapes. They are short so that a whole probe of a client with 1 s
@@ -91,7 +95,7 @@ func Scenarios() []Scenario {
 	reserve := get("reserve", "a reservation answered after "+reserveDelay.String(), 8*time.Second, kindCall,
 		"/reserve?delay="+reserveDelay.String()+"&order=probe", model.Downstream{Delay: reserveDelay})
 	reserve.Method, reserve.reservation = "POST", true
-	return []Scenario{
+	return append([]Scenario{
 		get("instant", "an instant answer", 10*time.Second, kindCall, "/delay", model.Downstream{}),
 		get("silent", "a silent server", 13*time.Second, kindCall, "/stall", model.Downstream{Stall: true}),
 		get("trickle", "the head at once, then a byte every "+trickleEvery.String()+" for "+(trickleBytes*trickleEvery).String(), 8*time.Second, kindCall,
@@ -113,7 +117,7 @@ func Scenarios() []Scenario {
 		status("redirect-loop", "a redirect loop", "/redirect-loop", model.Response{Status: 302, Location: model.SameURL}),
 		burst,
 		get("unreachable", "an address whose SYNs go unanswered", 8*time.Second, kindUnreachable, "/delay", model.Downstream{HostDown: true}),
-	}
+	}, preFirstScenarios()...)
 }
 
 // ScenarioNames lists the scenarios' names, in order.

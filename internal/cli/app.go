@@ -45,7 +45,7 @@ var errChecksFailed = errors.New("checks failed")
 // A namespace child (exp-i's measurements of vanishing peers) is this same binary started in
 // a new user and network namespace: Main runs its job and returns before anything else.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if code, child := netns.MaybeChild(experiments.NamespaceJobs(), stdin, stdout, stderr); child {
+	if code, child := netns.MaybeChild(namespaceJobs(), stdin, stdout, stderr); child {
 		return code
 	}
 	return run(args, stdout, stderr)

@@ -27,7 +27,7 @@ import (
 // TestMain runs the tests, or, when beMain is set in the environment, is labrun itself: the
 // completion test puts this binary on PATH as "labrun" for the shell scripts to call.
 func TestMain(m *testing.M) {
-	if code, child := netns.MaybeChild(experiments.NamespaceJobs(), os.Stdin, os.Stdout, os.Stderr); child {
+	if code, child := netns.MaybeChild(namespaceJobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code) // a namespace child of exp-i, should a test run it
 	}
 	if os.Getenv(beMain) == "1" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/probe"
@@ -106,7 +108,9 @@ func probeCommand(tty terminals) *cli.Command {
 // Placeholders describes the protocol in the help, in one sentence.
 const Placeholders = "the URL is in its arguments as {url} and in LABRUN_URL, with LABRUN_METHOD, LABRUN_CALLS " +
 	"(calls in sequence), LABRUN_CONCURRENCY (calls at once) and LABRUN_PAUSE (seconds between calls in " +
-	"sequence); it makes its calls and exits 0 when all of them got a 2xx answer."
+	"sequence), and for the TLS scenarios LABRUN_CA (a PEM file of the CA to trust); it makes its calls and exits 0 " +
+	"when all of them got a 2xx answer. The lookup scenarios run it in namespaces of its own, where its system " +
+	"resolver asks labrun's DNS server."
 
 // scenarioHelp lists the scenarios with their caps.
 func scenarioHelp() string {
@@ -145,4 +149,12 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 	}
 	pr.Expect = &e
 	return nil
+}
+
+// namespaceJobs are the jobs of every command that runs work in a namespace child: exp-i's
+// vanishing peers and probe's lookup scenarios. Main dispatches them first thing.
+func namespaceJobs() netns.Jobs {
+	jobs := experiments.NamespaceJobs()
+	maps.Copy(jobs, probe.Jobs())
+	return jobs
 }

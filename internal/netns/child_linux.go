@@ -50,6 +50,10 @@ func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int,
 		fmt.Fprintf(stderr, "labrun: netns child: %v\n", err)
 		return exitRefused, true
 	}
+	if err := privateMounts(); err != nil {
+		fmt.Fprintf(stderr, "labrun: netns child: %v\n", err)
+		return exitRefused, true
+	}
 	var req request
 	if err := json.NewDecoder(io.LimitReader(stdin, maxOutput)).Decode(&req); err != nil {
 		fmt.Fprintf(stderr, "labrun: netns child: read request: %v\n", err)

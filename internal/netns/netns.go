@@ -44,6 +44,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -106,4 +108,20 @@ func decodeStrict(data []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	return d.Decode(v)
+}
+
+// markPrefix starts the names of the variables that mark a namespace child and its launcher.
+const markPrefix = "LABRUN_NETNS_"
+
+// Environ is the process's environment without the marks of a namespace child: the
+// environment for a program a job starts, which is not a child itself (it would otherwise
+// take itself for one, if it is this binary).
+func Environ() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, markPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -40,3 +40,16 @@ func SynCount(n int) func(network, address string, c syscall.RawConn) error {
 		return fmt.Errorf("netns: TCP_SYNCNT on %s: needs Linux", address)
 	}
 }
+
+// RunMounted returns an error matching ErrUnavailable: namespaces need Linux.
+func RunMounted(ctx context.Context, job string, input, output any) error {
+	return fmt.Errorf("netns: run %s: %w: needs Linux", job, ErrUnavailable)
+}
+
+// BindFile returns an error: mount namespaces need Linux.
+func BindFile(dir, target string, content []byte) error {
+	return fmt.Errorf("netns: bind %s: %w: needs Linux", target, ErrUnavailable)
+}
+
+// LoopbackUp returns an error: network namespaces need Linux.
+func LoopbackUp() error { return fmt.Errorf("netns: loopback up: %w: needs Linux", ErrUnavailable) }

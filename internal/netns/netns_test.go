@@ -34,6 +34,7 @@ func testJobs() Jobs {
 		"test.hang":   Func(hang),
 		"test.sysctl": Func(sysctlJob),
 		"test.vanish": Func(vanishJob),
+		"test.mounts": Func(mountsJob),
 	}
 }
 

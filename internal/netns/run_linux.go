@@ -54,6 +54,11 @@ func Available() error { return availability() }
 //
 // The job's own error comes back as text: it wraps no error of the child's.
 func Run(ctx context.Context, job string, input, output any) error {
+	return run(ctx, job, input, output, false)
+}
+
+// run is Run; with mounts, the child is also in a mount namespace of its own (RunMounted).
+func run(ctx context.Context, job string, input, output any, mounts bool) error {
 	if os.Getenv(childEnv) != "" {
 		return fmt.Errorf("netns: run %s: called inside a namespace child: the binary must call MaybeChild before anything else", job)
 	}
@@ -88,6 +93,13 @@ func Run(ctx context.Context, job string, input, output any) error {
 	cmd := exec.CommandContext(ctx, "/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = append(os.Environ(), childEnv+"="+host, launchEnv+"=1")
+	if mounts {
+		mnt, err := os.Readlink("/proc/thread-self/ns/mnt")
+		if err != nil {
+			return fmt.Errorf("netns: run %s: read own mount namespace: %w", job, err)
+		}
+		cmd.Env = append(cmd.Env, mountEnv+"="+mnt)
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -196,8 +208,12 @@ func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET)
+	if os.Getenv(mountEnv) != "" {
+		flags |= syscall.CLONE_NEWNS
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		Cloneflags: flags,
 		// Root inside is the caller outside: no other id is mapped, so nothing the child
 		// creates can belong to anyone else.
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},

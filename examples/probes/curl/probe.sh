@@ -4,7 +4,8 @@
 # One curl process makes every call (so that it can reuse its connections), in sequence with
 # --rate for LABRUN_PAUSE, or at once with --parallel for LABRUN_CONCURRENCY > 1. It exits 0
 # when every call got a whole 2xx answer (a 2xx head and curl's exit code 0 for the
-# transfer), and prints a report line per call.
+# transfer), and prints a report line per call. When LABRUN_CA names a PEM file, curl trusts
+# its certificates instead of the system's (--cacert).
 #
 # Configure by environment (unset: curl's own default):
 #   PROBE_MAX_TIME         --max-time, seconds: a deadline for the whole transfer
@@ -22,6 +23,7 @@ set -- -s -w '%{http_code} %{time_total} %{exitcode}\n'
 [ -n "${PROBE_SPEED_TIME:-}" ] && set -- "$@" --speed-limit 1 --speed-time "$PROBE_SPEED_TIME"
 [ -n "${PROBE_RETRY:-}" ] && set -- "$@" --retry "$PROBE_RETRY"
 [ "${PROBE_FOLLOW:-}" = 1 ] && set -- "$@" -L
+[ -n "${LABRUN_CA:-}" ] && set -- "$@" --cacert "$LABRUN_CA"
 [ "${LABRUN_METHOD:-GET}" = POST ] && set -- "$@" --data labrun
 if [ "${LABRUN_CONCURRENCY:-1}" -gt 1 ]; then
   set -- "$@" --parallel --parallel-immediate --parallel-max "$LABRUN_CONCURRENCY"

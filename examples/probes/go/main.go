@@ -4,7 +4,8 @@
 //
 // One http.Client serves every call (its Transport pools connections). LABRUN_CONCURRENCY
 // goroutines each make LABRUN_CALLS calls in sequence, LABRUN_PAUSE seconds apart. It exits
-// 0 when every call got a 2xx answer and prints a report line per call.
+// 0 when every call got a 2xx answer and prints a report line per call. When LABRUN_CA names a
+// PEM file, its certificates are trusted besides the system's.
 //
 // Configure by environment (Go durations; unset: DefaultTransport's and DefaultClient's):
 //
@@ -17,6 +18,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +45,14 @@ func run() int {
 		tr.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
 	}
 	tr.MaxConnsPerHost = atoi(envOr("PROBE_MAX_CONNS", "0"))
+	if ca := os.Getenv("LABRUN_CA"); ca != "" {
+		pool, err := trust(ca)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "LABRUN_CA: %v\n", err)
+			return 2
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
 	client := &http.Client{Transport: tr, Timeout: duration("PROBE_TIMEOUT")}
 	retries := atoi(envOr("PROBE_RETRIES", "0"))
 
@@ -96,6 +107,22 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// trust is the system's certificate pool with the certificates of the PEM file added.
+func trust(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 func envOr(name, def string) string {

@@ -14,6 +14,7 @@ import org.apache.http.util.EntityUtils;
  */
 public class Hc4Probe {
     public static void main(String[] args) throws Exception {
+        Protocol.trustLabCA();
         PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
         String max = Protocol.env("PROBE_POOL", "");
         if (!max.isEmpty()) {

@@ -19,6 +19,7 @@ import org.apache.hc.core5.util.Timeout;
  */
 public class Hc5Probe {
     public static void main(String[] args) throws Exception {
+        Protocol.trustLabCA();
         ConnectionConfig.Builder cc = ConnectionConfig.custom();
         long connect = Protocol.millis("PROBE_CONNECT_TIMEOUT", -1);
         if (connect >= 0) {

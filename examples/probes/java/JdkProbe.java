@@ -12,6 +12,7 @@ import java.time.Duration;
  */
 public class JdkProbe {
     public static void main(String[] args) throws Exception {
+        Protocol.trustLabCA();
         HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
         long connect = Protocol.millis("PROBE_CONNECT_TIMEOUT", 0);
         if (connect > 0) {

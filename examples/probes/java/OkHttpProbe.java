@@ -13,6 +13,7 @@ import okhttp3.Response;
  */
 public class OkHttpProbe {
     public static void main(String[] args) throws Exception {
+        Protocol.trustLabCA();
         OkHttpClient.Builder b = new OkHttpClient.Builder();
         long connect = Protocol.millis("PROBE_CONNECT_TIMEOUT", -1);
         if (connect >= 0) {

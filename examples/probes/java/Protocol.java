@@ -1,3 +1,12 @@
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -6,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The labrun probe protocol for the JVM probes: it reads LABRUN_URL, LABRUN_METHOD,
  * LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that
  * each make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when
- * every call got a 2xx answer. Each probe gives it one call.
+ * every call got a 2xx answer. Each probe gives it one call. Each probe calls trustLabCA first,
+ * before it builds its client.
  */
 final class Protocol {
     /** One call of the client under test: it returns the final status code. */
@@ -23,6 +33,36 @@ final class Protocol {
     static long millis(String name, long def) {
         String v = System.getenv(name);
         return v == null || v.isEmpty() ? def : Math.round(Double.parseDouble(v) * 1000);
+    }
+
+    /**
+     * When LABRUN_CA names a PEM file, makes its certificates the JVM's trust store instead of
+     * the system's: a PKCS12 file in the temporary directory named by javax.net.ssl.trustStore,
+     * which every client here reads through the default TrustManagerFactory (the JDK's
+     * HttpClient and HttpURLConnection through SSLContext.getDefault, OkHttp's platform trust
+     * manager, HttpClient 4.5's and 5's SSLContexts.createDefault).
+     */
+    static void trustLabCA() throws Exception {
+        String pem = env("LABRUN_CA", "");
+        if (pem.isEmpty()) {
+            return;
+        }
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        try (InputStream in = new FileInputStream(pem)) {
+            int i = 0;
+            for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                ks.setCertificateEntry("labrun-" + i++, cert);
+            }
+        }
+        Path store = Files.createTempFile("labrun-trust", ".p12");
+        store.toFile().deleteOnExit();
+        try (OutputStream out = new FileOutputStream(store.toFile())) {
+            ks.store(out, "labrun".toCharArray());
+        }
+        System.setProperty("javax.net.ssl.trustStore", store.toString());
+        System.setProperty("javax.net.ssl.trustStorePassword", "labrun");
+        System.setProperty("javax.net.ssl.trustStoreType", "PKCS12");
     }
 
     static void run(Call c) throws InterruptedException {

@@ -11,6 +11,7 @@ import java.net.URL;
  */
 public class UrlConnectionProbe {
     public static void main(String[] args) throws Exception {
+        Protocol.trustLabCA();
         String retryPost = Protocol.env("PROBE_RETRY_POST", "");
         if (!retryPost.isEmpty()) {
             System.setProperty("sun.net.http.retryPost", retryPost); // read once, when the class loads

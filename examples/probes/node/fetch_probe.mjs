@@ -8,7 +8,19 @@
 //   PROBE_TIMEOUT   AbortSignal.timeout, seconds: a deadline for the call, body included;
 //                   unset: none (undici's own headersTimeout and bodyTimeout, 300 s, remain)
 //   PROBE_RETRIES   calls made again after a failure (fetch retries nothing itself); default 0
+//
+// LABRUN_CA, a PEM file of certificates to trust besides Node's own, is honoured through
+// NODE_EXTRA_CA_CERTS, which Node reads only at its start: the probe starts itself once more
+// with it set.
 const env = process.env;
+if (env.LABRUN_CA && env.NODE_EXTRA_CA_CERTS !== env.LABRUN_CA) {
+  const { spawnSync } = await import("node:child_process");
+  const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...env, NODE_EXTRA_CA_CERTS: env.LABRUN_CA },
+  });
+  process.exit(again.status ?? 1);
+}
 const url = env.LABRUN_URL;
 const method = env.LABRUN_METHOD || "GET";
 const calls = Number(env.LABRUN_CALLS || 1);

@@ -2,11 +2,16 @@
 LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that each
 make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when every call
 got a 2xx answer. Each probe gives it one call: call(url, method, body) returns True for a 2xx
-answer, False or an exception otherwise."""
+answer, False or an exception otherwise. ca_file() is LABRUN_CA, a PEM file of certificates the
+probe trusts instead of the system's, or None."""
 import os
 import sys
 import threading
 import time
+
+
+def ca_file():
+    return os.environ.get("LABRUN_CA") or None
 
 
 def run(call):

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labrun_protocol import run  # noqa: E402
+from labrun_protocol import ca_file, run  # noqa: E402
 
 try:
     import requests
@@ -35,10 +35,14 @@ if os.environ.get("PROBE_POOL"):
     adapter.update(pool_maxsize=int(os.environ["PROBE_POOL"]), pool_block=True)
 session = requests.Session()
 session.mount("http://", HTTPAdapter(**adapter))
+session.mount("https://", HTTPAdapter(**adapter))
+# Per request: a Session.verify would lose to REQUESTS_CA_BUNDLE from the environment
+# (Session.merge_environment_settings).
+verify = ca_file() or True
 
 
 def call(url, method, body):
-    resp = session.request(method, url, data=body, timeout=timeout)
+    resp = session.request(method, url, data=body, timeout=timeout, verify=verify)
     return 200 <= resp.status_code < 300
 
 

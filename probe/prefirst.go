@@ -1,0 +1,312 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// Scenarios before the first byte of HTTP: a TLS handshake that stalls or fails, served on
+// loopback with a CA the command is told to trust (EnvCA), and name lookups that fail or are
+// slow, served inside namespaces of the command's own (lookup.go).
+
+// preFirstCap bounds the scenarios that fail at once, and stallCap the stalled handshake,
+// which a client with no bound on it waits on until the cap.
+const (
+	preFirstCap = 5 * time.Second
+	stallCap    = 5 * time.Second
+)
+
+// preFirstScenarios are the TLS scenarios and the lookups, in the order a probe runs them.
+func preFirstScenarios() []Scenario {
+	tls := func(name, title string, cap time.Duration, f fakesrv.TLSFault, pf model.PreFirstFault) Scenario {
+		return Scenario{Name: name, Title: title, Method: "GET", Calls: 1, Concurrency: 1, Cap: cap, kind: kindTLS,
+			path: "/", tlsFault: f, pre: model.PreFirst{Fault: pf}}
+	}
+	lookup := func(name, title string, pf model.PreFirstFault, delay time.Duration) Scenario {
+		return Scenario{Name: name, Title: title, Method: "GET", Calls: 1, Concurrency: 1, Cap: preFirstCap, kind: kindLookup,
+			path: "/delay", pre: model.PreFirst{Fault: pf, LookupDelay: delay}}
+	}
+	return []Scenario{
+		tls("tls-good", "a certificate of the CA in $"+EnvCA+" for the host", preFirstCap, fakesrv.TLSGood, ""),
+		tls("tls-stall", "a TLS handshake the server never answers", stallCap, fakesrv.TLSStall, model.HandshakeStall),
+		tls("tls-unknown-ca", "a certificate of a CA the client does not trust", preFirstCap, fakesrv.TLSUnknownCA, model.BadCertificate),
+		tls("tls-wrong-host", "a certificate for another host name", preFirstCap, fakesrv.TLSWrongHost, model.BadCertificate),
+		tls("tls-old-version", "a server that speaks TLS 1.0 at most", preFirstCap, fakesrv.TLSOldVersion, model.ProtocolFailure),
+		lookup("nxdomain", "a host name that does not exist (NXDOMAIN)", model.NXDomain, 0),
+		lookup("slow-lookup", "a resolver that answers after "+lookupDelay.String(), model.SlowLookup, lookupDelay),
+		lookup("servfail", "a resolver that fails (SERVFAIL)", model.ServFail, 0),
+	}
+}
+
+// predictPreFirst is the model's expectation of a scenario before the first byte under l.
+func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expectation {
+	if sc.pre.Fault == "" {
+		// Nothing goes wrong: the handshake and the answer are instant, as the instant
+		// answer's are.
+		p := model.Predict(model.Downstream{}, l, true, 0)
+		x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
+		if p.Outcome == vocab.OK {
+			x.outcome = vocab.OK
+		}
+		return x
+	}
+	p, err := model.PredictPreFirst(sc.pre, l)
+	if err != nil {
+		return expectation{skip: err.Error()}
+	}
+	x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
+	switch {
+	case p.Outcome == vocab.Hang || p.Total > horizon:
+		x.outcome = vocab.Hang
+		return x
+	case p.Outcome == vocab.OK:
+		x.outcome = vocab.OK
+	}
+	// The time that tells the limits apart: when the client left the stalled handshake, and
+	// how long a slow lookup's call took.
+	if sc.pre.Fault == model.HandshakeStall || sc.pre.Fault == model.SlowLookup {
+		total := p.Total
+		x.left = &total
+	}
+	return x
+}
+
+// preFirstSeen is what the server side saw of a scenario before the first byte.
+type preFirstSeen struct {
+	conns, requests int
+	// left is, for the stalled handshake, from the ClientHello's arrival to the client's
+	// leaving; nil when the client did not leave before the cap.
+	left *time.Duration
+	how  fakesrv.ConnEnd
+}
+
+// observeTLS runs cmd against a TLS fault listener on loopback, with the lab's CA in a file
+// the command is pointed at by EnvCA.
+func observeTLS(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	obs := observation{sc: sc}
+	faults, err := fakesrv.NewTLSFaults()
+	if err != nil {
+		return obs, err
+	}
+	dir, err := os.MkdirTemp("", "labrun-probe-ca-")
+	if err != nil {
+		return obs, err
+	}
+	defer os.RemoveAll(dir)
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, faults.CAPEM(), 0o600); err != nil {
+		return obs, err
+	}
+	call := Call{Method: sc.Method, Calls: sc.Calls, Concurrency: sc.Concurrency, CA: caFile}
+	if sc.tlsFault == fakesrv.TLSStall {
+		st, err := newStallListener()
+		if err != nil {
+			return obs, err
+		}
+		defer st.close()
+		call.URL = "https://" + st.ln.Addr().String() + sc.path
+		if obs.exec, err = cmd.run(ctx, call, sc.Cap); err != nil {
+			return obs, err
+		}
+		st.close() // the command is gone: its connections' ends have arrived
+		obs.pre = st.seen(obs.exec)
+		return obs, nil
+	}
+	srv, err := faults.Listen(sc.tlsFault, "127.0.0.1", 0)
+	if err != nil {
+		return obs, err
+	}
+	defer srv.Close()
+	call.URL = srv.URL + sc.path
+	if obs.exec, err = cmd.run(ctx, call, sc.Cap); err != nil {
+		return obs, err
+	}
+	obs.pre = preFirstSeen{conns: srv.Accepted(), requests: srv.Requests()}
+	return obs, nil
+}
+
+// stallListener accepts TCP connections on loopback, reads what the client sends (its
+// ClientHello) and never answers, and logs when the first byte came and when the client left.
+type stallListener struct {
+	ln net.Listener
+	wg sync.WaitGroup
+
+	mu     sync.Mutex // guards conns, open and closed
+	conns  []stalled
+	open   map[net.Conn]struct{}
+	closed bool
+}
+
+// stalled is one connection of a stallListener.
+type stalled struct {
+	hello, ended time.Time // zero: no byte came; still open
+	how          fakesrv.ConnEnd
+}
+
+func newStallListener() (*stallListener, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &stallListener{ln: ln, open: map[net.Conn]struct{}{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *stallListener) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		if i, ok := s.track(c); ok {
+			go s.hold(c, i)
+		}
+	}
+}
+
+// track logs a new connection and returns its index; after close it closes c instead.
+func (s *stallListener) track(c net.Conn) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return 0, false
+	}
+	s.conns = append(s.conns, stalled{})
+	s.open[c] = struct{}{}
+	s.wg.Add(1)
+	return len(s.conns) - 1, true
+}
+
+// hold reads c until the client leaves or close closes it, and logs the times.
+func (s *stallListener) hold(c net.Conn, i int) {
+	defer s.wg.Done()
+	buf := make([]byte, 4096)
+	var hello time.Time
+	var err error
+	for {
+		var n int
+		n, err = c.Read(buf)
+		if n > 0 && hello.IsZero() {
+			hello = time.Now()
+		}
+		if err != nil {
+			break
+		}
+	}
+	end := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.open, c)
+	c.Close()
+	s.conns[i].hello = hello
+	if s.closed {
+		return // labrun closed it: the client had not left
+	}
+	s.conns[i].ended = end
+	s.conns[i].how = fakesrv.ConnFIN
+	if errors.Is(err, syscall.ECONNRESET) {
+		s.conns[i].how = fakesrv.ConnRST
+	} else if !errors.Is(err, io.EOF) {
+		s.conns[i].how = ""
+	}
+}
+
+// close stops the listener, closes the connections still open and waits for its goroutines.
+// It can be called more than once.
+func (s *stallListener) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.ln.Close()
+		for c := range s.open {
+			c.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// seen is what the listener saw of x's run: every connection, and when the client left the
+// first one, unless that was labrun killing the command.
+func (s *stallListener) seen(x Exec) preFirstSeen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := preFirstSeen{conns: len(s.conns)}
+	if len(s.conns) == 0 {
+		return out
+	}
+	c := s.conns[0]
+	if c.hello.IsZero() || c.ended.IsZero() || (x.Killed && !c.ended.Before(x.KilledAt)) {
+		return out
+	}
+	d := c.ended.Sub(c.hello)
+	out.left, out.how = &d, c.how
+	return out
+}
+
+// untrusted is why the certificate scenarios are not judged: the command failed on the
+// certificate it was told to trust, so it does not read $LABRUN_CA, and its failure on a
+// bad certificate says nothing. "" when it succeeded there or it was not run.
+func untrusted(obs []observation, meas []measures) string {
+	for i, o := range obs {
+		if o.sc.kind == kindTLS && o.sc.pre.Fault == "" && o.skipped == "" && meas[i].outcome != vocab.OK {
+			return "not judged: the command failed on tls-good, a certificate of the CA in $" + EnvCA + ": it does not trust that CA"
+		}
+	}
+	return ""
+}
+
+// preFirstMeaning says what the client did in a scenario before the first byte.
+// The resolver's count of queries goes in the notes only: it is the client's resolver's
+// business (an A and an AAAA query, a try again after SERVFAIL), not the call's.
+func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
+	sc := o.sc
+	var s string
+	switch {
+	case o.exec.Killed:
+		s = "still waiting at the " + sc.Cap.String() + " cap: nothing of its own bounds it up to it"
+	case sc.pre.Fault == model.HandshakeStall && m.left != nil:
+		s = "left the handshake at " + ms(*m.left)
+	case m.outcome == vocab.OK && m.left != nil:
+		s = "got its answer after " + ms(*m.left)
+	case m.outcome == vocab.OK:
+		s = "got its answer"
+	case m.left != nil:
+		s = "gave up after " + ms(*m.left)
+	default:
+		s = "failed at once"
+	}
+	switch {
+	case sc.kind == kindLookup && m.conns == 0:
+		s += ", no connection"
+	default:
+		s += fmt.Sprintf(", %s", plural(m.conns, "connection"))
+	}
+	if m.executions > 0 {
+		s += fmt.Sprintf(", %s", plural(m.executions, "request"))
+	}
+	if sc.kind == kindLookup && notes {
+		q := fmt.Sprintf("%d queries", o.queries)
+		if o.queries == 1 {
+			q = "1 query"
+		}
+		s += "; the resolver answered " + q
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// TestPreFirstScenarios runs a net/http client with a 700 ms Client.Timeout that trusts
+// $LABRUN_CA through the TLS scenarios and the lookups: every row agrees with the model's Go
+// profile with that deadline (the stalled handshake and the slow lookup end at it, a bad
+// certificate or an old TLS version fails at once on one connection, a failed lookup opens
+// none), and the stalled handshake's time is the deadline's. Without the CA the trusted
+// certificates fail too, and the gate under a client with no deadline fails on the stall.
+func TestPreFirstScenarios(t *testing.T) {
+	names := []string{"tls-good", "tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-old-version", "nxdomain", "slow-lookup", "servfail"}
+	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
+	p.Only = strings.Join(names, ",")
+	p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
+	run := runProbe(t, p)
+	lookups := netns.Available() == nil
+	for _, r := range run.Rows {
+		name, _, _ := strings.Cut(r.Name, ":")
+		t.Logf("%s: %s", name, r.Server)
+		if r.Skipped != "" {
+			if lookups || !strings.Contains(r.Skipped, "namespaces") {
+				t.Errorf("%s: skipped: %s", name, r.Skipped)
+			}
+			continue
+		}
+		want := vocab.Failed
+		if name == "tls-good" {
+			want = vocab.OK
+		}
+		if !r.Pass || r.Outcome != want {
+			t.Errorf("%s: %s: %s (%s)", name, r.Outcome, r.Reason, r.Server)
+		}
+		if (name == "tls-stall" || name == "slow-lookup") && (r.MeasuredMs == nil || *r.MeasuredMs < 690 || *r.MeasuredMs > 800) {
+			t.Errorf("%s: measured %s ms, want 690 to 800 ms (%s)", name, fmtMs(r.MeasuredMs), r.Server)
+		}
+	}
+	if !lookups {
+		t.Logf("lookups skipped: %v", netns.Available())
+	}
+	p.Expect = &Expect{Label: "go with no deadline", Limits: model.Limits{Profile: model.Go}}
+	p.Only = "tls-stall"
+	if got := runProbe(t, p); got.Pass {
+		t.Errorf("tls-stall under a client without a bound: passed, want it to fail: %+v", got.Rows)
+	}
+}
+
+// TestPreFirstWithoutCA: a command that ignores $LABRUN_CA fails on tls-good, and the
+// certificate scenarios, whose failure then says nothing, are not judged; a command that
+// says it cannot trust a CA has every TLS scenario skipped.
+func TestPreFirstWithoutCA(t *testing.T) {
+	only := "tls-good,tls-unknown-ca,tls-wrong-host,tls-old-version"
+	for _, tt := range []struct {
+		mode    string
+		skipped map[string]string // row -> a word of its reason
+	}{
+		{"ignore", map[string]string{"tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust"}},
+		{"unsupported", map[string]string{"tls-good": "cannot do this: LABRUN_CA", "tls-unknown-ca": "cannot do this", "tls-wrong-host": "cannot do this",
+			"tls-old-version": "cannot do this"}},
+	} {
+		p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms", "HELPER_CA="+tt.mode))
+		p.Only = only
+		p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
+		run := runProbe(t, p)
+		for _, r := range run.Rows {
+			name, _, _ := strings.Cut(r.Name, ":")
+			word, skip := tt.skipped[name]
+			switch {
+			case skip && !strings.Contains(r.Skipped, word):
+				t.Errorf("%s, %s: skipped %q, want a reason with %q", tt.mode, name, r.Skipped, word)
+			case !skip && r.Skipped != "":
+				t.Errorf("%s, %s: skipped %q, want it judged", tt.mode, name, r.Skipped)
+			}
+		}
+	}
+}
+
+// TestPreFirstExpectations reads the model's rules into the rows: hc5 5.2 has no bound on a
+// stalled handshake with a read timeout alone (still running at the cap), OkHttp's read
+// timeout ends it; a profile the model has no rule for is skipped with the model's reason.
+func TestPreFirstExpectations(t *testing.T) {
+	byName := map[string]Scenario{}
+	for _, s := range Scenarios() {
+		byName[s.Name] = s
+	}
+	hc5 := Expect{Limits: model.Limits{Profile: model.HC5, ConnectTimeout: time.Second, ReadTimeout: time.Second}}
+	if x := hc5.predict(byName["tls-stall"]); x.outcome != vocab.Hang || *x.conns != 1 {
+		t.Errorf("hc5 stall: got %+v, want still running at the cap on 1 connection", x)
+	}
+	ok := Expect{Limits: model.Limits{Profile: model.OkHttp, ReadTimeout: time.Second}}
+	if x := ok.predict(byName["tls-stall"]); x.outcome != vocab.Failed || x.left == nil || *x.left != time.Second {
+		t.Errorf("okhttp stall: got %+v, want a failure at 1 s", x)
+	}
+	if x := ok.predict(byName["slow-lookup"]); x.outcome != vocab.OK || *x.left != lookupDelay || *x.conns != 1 || *x.executions != 1 {
+		t.Errorf("okhttp slow lookup: got %+v, want the answer after the lookup", x)
+	}
+	if x := ok.predict(byName["nxdomain"]); x.outcome != vocab.Failed || *x.conns != 0 {
+		t.Errorf("okhttp nxdomain: got %+v, want a failure with no connection", x)
+	}
+	if _, err := model.LookupPreFirstRule(model.JDK); err != nil {
+		jdk := Expect{Limits: model.Limits{Profile: model.JDK}}
+		if x := jdk.predict(byName["tls-stall"]); x.skip == "" {
+			t.Errorf("jdk stall: got %+v, want a skip (%v)", x, err)
+		}
+	}
+}
+
+func TestFilesAndDNS(t *testing.T) {
+	for in, want := range map[string]string{
+		"passwd: files\nhosts: files mdns4_minimal [NOTFOUND=return] resolve dns\n": "passwd: files\nhosts: files dns\n",
+		"passwd: files\n": "passwd: files\n\nhosts: files dns",
+	} {
+		if got := string(filesAndDNS([]byte(in))); got != want {
+			t.Errorf("filesAndDNS(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsLookupRow(t *testing.T) {
+	for line, want := range map[string]bool{
+		"| `slow-lookup` | ok | 1 | 1 | got its answer |": true,
+		"| `servfail` | error | 0 | 0 | failed at once |": true,
+		"| `tls-stall` | hang | 0 | 1 | still waiting |":  false,
+		"| `silent` | hang | 1 | 1 | still waiting |":     false,
+	} {
+		if got := isLookupRow(line); got != want {
+			t.Errorf("isLookupRow(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
