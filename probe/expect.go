@@ -23,12 +23,15 @@ type Expect struct {
 // expectation is what the model says of one scenario under an Expect, in the server's and
 // the protocol's terms. A nil pointer is a figure the model does not give.
 type expectation struct {
-	skip       string        // why the model says nothing: the row is not judged
-	outcome    vocab.Outcome // OK (every call got a 2xx), Failed, or Hang (still running at the cap)
-	left       *time.Duration
-	executions *int
-	conns      *int
-	span       *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+	skip    string        // why the model says nothing: the row is not judged
+	outcome vocab.Outcome // OK (every call got a 2xx), Failed, or Hang (still running at the cap)
+	left    *time.Duration
+	// fromConnect says that left runs from the TCP connect, not from the request (or the
+	// ClientHello): a handshake limit that is a deadline from the connect, as the JDK's.
+	fromConnect bool
+	executions  *int
+	conns       *int
+	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
 }
 
 // predict asks the model what the client of e does in sc.

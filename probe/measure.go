@@ -106,6 +106,9 @@ type measures struct {
 	// nil when it did not leave before the answer was complete or before the cap.
 	left *time.Duration
 	how  fakesrv.ConnEnd
+	// leftConnect is, for the stalled handshake, when the client left from the TCP accept:
+	// the clock of a handshake limit that runs from the connect (expectation.fromConnect).
+	leftConnect *time.Duration
 	// span is, for a burst, from the first arrival to the last answer; for an unreachable
 	// address, the call's time as the client reported it or as approximated from wall times.
 	span   *time.Duration
@@ -137,6 +140,7 @@ func (obs observation) measure(baseline time.Duration) measures {
 	switch obs.sc.kind {
 	case kindTLS:
 		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how
+		m.leftConnect = obs.pre.leftConnect
 	case kindLookup:
 		// The time of a lookup that fails at once tells nothing, and a JVM's first call
 		// spreads it over tens of milliseconds: only the slow lookup's is kept.

@@ -80,6 +80,12 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 		total := p.Total
 		x.left = &total
 	}
+	if r, err := model.LookupPreFirstRule(l.Profile); err == nil && sc.pre.Fault == model.HandshakeStall {
+		// A limit per read starts with the handshake's first read, after the ClientHello is
+		// sent; a deadline from the connect (the JDK's connect timer) before it, which a
+		// JVM builds in tens of milliseconds.
+		x.fromConnect = !r.Handshake(l).PerRead
+	}
 	return x
 }
 
@@ -87,9 +93,10 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 type preFirstSeen struct {
 	conns, requests int
 	// left is, for the stalled handshake, from the ClientHello's arrival to the client's
-	// leaving; nil when the client did not leave before the cap.
-	left *time.Duration
-	how  fakesrv.ConnEnd
+	// leaving, and leftConnect from the TCP accept; nil when the client did not leave before
+	// the cap.
+	left, leftConnect *time.Duration
+	how               fakesrv.ConnEnd
 }
 
 // observeTLS runs cmd against a TLS fault listener on loopback, with the lab's CA in a file
@@ -151,6 +158,7 @@ type stallListener struct {
 
 // stalled is one connection of a stallListener.
 type stalled struct {
+	accepted     time.Time
 	hello, ended time.Time // zero: no byte came; still open
 	how          fakesrv.ConnEnd
 }
@@ -187,7 +195,7 @@ func (s *stallListener) track(c net.Conn) (int, bool) {
 		c.Close()
 		return 0, false
 	}
-	s.conns = append(s.conns, stalled{})
+	s.conns = append(s.conns, stalled{accepted: time.Now()})
 	s.open[c] = struct{}{}
 	s.wg.Add(1)
 	return len(s.conns) - 1, true
@@ -255,8 +263,8 @@ func (s *stallListener) seen(x Exec) preFirstSeen {
 	if c.hello.IsZero() || c.ended.IsZero() || (x.Killed && !c.ended.Before(x.KilledAt)) {
 		return out
 	}
-	d := c.ended.Sub(c.hello)
-	out.left, out.how = &d, c.how
+	d, dc := c.ended.Sub(c.hello), c.ended.Sub(c.accepted)
+	out.left, out.leftConnect, out.how = &d, &dc, c.how
 	return out
 }
 

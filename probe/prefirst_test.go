@@ -105,11 +105,13 @@ func TestPreFirstExpectations(t *testing.T) {
 	if x := ok.predict(byName["nxdomain"]); x.outcome != vocab.Failed || *x.conns != 0 {
 		t.Errorf("okhttp nxdomain: got %+v, want a failure with no connection", x)
 	}
-	if _, err := model.LookupPreFirstRule(model.JDK); err != nil {
-		jdk := Expect{Limits: model.Limits{Profile: model.JDK}}
-		if x := jdk.predict(byName["tls-stall"]); x.skip == "" {
-			t.Errorf("jdk stall: got %+v, want a skip (%v)", x, err)
-		}
+	if x := ok.predict(byName["tls-stall"]); x.fromConnect {
+		t.Errorf("okhttp stall: a read timeout timed from the connect, want from the ClientHello")
+	}
+	// The JDK's connect timer runs from the connect, before the JVM has built its ClientHello.
+	jdk := Expect{Limits: model.Limits{Profile: model.JDK, ConnectTimeout: time.Second}}
+	if x := jdk.predict(byName["tls-stall"]); x.skip != "" || !x.fromConnect || x.left == nil || *x.left != time.Second {
+		t.Errorf("jdk stall: got %+v, want a failure at 1 s from the connect", x)
 	}
 }
 

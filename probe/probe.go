@@ -259,6 +259,11 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
+		case kindTLS:
+			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
+			if x.fromConnect && m.leftConnect != nil {
+				r.MeasuredMs = msPtr(m.leftConnect)
+			}
 		default:
 			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
 		}
