@@ -19,11 +19,14 @@ const herdJVMLatency = 200 * time.Millisecond
 // herdJVMMargin is how much longer than the model's waves x latency the enqueued burst may
 // take on the real library: the JVM loads and compiles OkHttp's classes during the first wave
 // (about 250 ms measured on two cores), and every wave's connect-free round trip adds a little.
-// herdWaveMargin bounds each later wave's end against the first's: the class loading is
-// behind it by then, so the spacing is the model's latency per wave.
+// herdWaveMargin bounds each later wave's first end against the first wave's: the class
+// loading is behind it by then, so the spacing is the model's latency per wave, plus what
+// each hand-off costs the Dispatcher (about 2 ms a wave measured) and a loaded machine's
+// scheduling, herdWavePerWave more per wave.
 const (
-	herdJVMMargin  = 500 * time.Millisecond
-	herdWaveMargin = 20 * time.Millisecond
+	herdJVMMargin   = 500 * time.Millisecond
+	herdWaveMargin  = 20 * time.Millisecond
+	herdWavePerWave = 4 * time.Millisecond
 )
 
 // herdJVM runs H2Burst.java in mode against a new node and returns the calls' outcomes
@@ -99,12 +102,14 @@ func TestH2HerdMatchesOkHttp313(t *testing.T) {
 		if total < pred.Total || total > pred.Total+herdJVMMargin {
 			t.Errorf("took %v, want %v (%d waves of %v) to %v more", total, pred.Total, pred.Waves, herdJVMLatency, herdJVMMargin)
 		}
-		// Each wave's median end, after the first wave's, at the model's latency per wave.
+		// Each wave's first end, after the first wave's, at the model's latency per wave. (The
+		// Dispatcher starts a call as another ends, so a wave's later ends trail its first by
+		// the first wave's connect: its first end is the wave's clock.)
 		for w := 1; w < pred.Waves && len(ends) == herdCalls; w++ {
-			first, this := ends[pred.AtOnce/2], ends[w*pred.AtOnce+pred.AtOnce/2]
+			first, this := ends[0], ends[w*pred.AtOnce]
 			want := time.Duration(w) * herdJVMLatency
-			if d := this - first - want; d < -herdWaveMargin || d > herdWaveMargin {
-				t.Errorf("wave %d ends %v after the first; the model %v (ends %v)", w+1, this-first, want, ends)
+			if d := this - first - want; d < -herdWaveMargin || d > herdWaveMargin+time.Duration(w)*herdWavePerWave {
+				t.Errorf("wave %d starts ending %v after the first; the model %v (ends %v)", w+1, this-first, want, ends)
 			}
 		}
 	})

@@ -116,15 +116,16 @@ func runProbe(t *testing.T, p *Probe) results.Run {
 
 // TestDeadlineClient: a client with a 700 ms deadline leaves the silent server and the
 // trickle at 700 ms, seen from the server (within 50 ms on a loaded machine: a Go timer and a
-// busy scheduler); the fit finds the deadline, and the gate passes
+// busy scheduler late, the connect and the write that come before the request's arrival but
+// inside the deadline early); the fit finds the deadline, and the gate passes
 // under the model's Go profile with it and fails with a per-read timeout instead.
 func TestDeadlineClient(t *testing.T) {
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = "silent,trickle"
 	run := runProbe(t, p)
 	for _, r := range run.Rows {
-		if r.MeasuredMs == nil || *r.MeasuredMs < 699 || *r.MeasuredMs > 750 {
-			t.Errorf("%s: measured %v ms (%s), want 699 to 750 ms", r.Name, fmtMs(r.MeasuredMs), r.Server)
+		if r.MeasuredMs == nil || *r.MeasuredMs < 650 || *r.MeasuredMs > 750 {
+			t.Errorf("%s: measured %v ms (%s), want 650 to 750 ms", r.Name, fmtMs(r.MeasuredMs), r.Server)
 		}
 		if !r.Pass {
 			t.Errorf("%s: against the closest client: %s", r.Name, r.Reason)
