@@ -34,6 +34,15 @@ type expectation struct {
 	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
 }
 
+// clock returns m with its time on x's clock: for a stalled handshake whose expected limit
+// runs from the connect (fromConnect), the time from the TCP accept.
+func (x expectation) clock(m measures) measures {
+	if x.fromConnect && m.leftConnect != nil {
+		m.left = m.leftConnect
+	}
+	return m
+}
+
 // predict asks the model what the client of e does in sc.
 func (e Expect) predict(sc Scenario) expectation {
 	l := e.Limits

@@ -36,7 +36,9 @@ const lookupJob = "probe.lookup"
 
 // Jobs returns the namespace jobs of the probe, for netns.MaybeChild: a binary that runs a
 // probe's lookup scenarios dispatches them first thing in its main (internal/cli.Main does).
-func Jobs() netns.Jobs { return netns.Jobs{lookupJob: netns.Func(runLookup)} }
+func Jobs() netns.Jobs {
+	return netns.Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
+}
 
 // lookupInput is what the namespace job is asked: the command, the call and the fault.
 type lookupInput struct {
@@ -106,29 +108,11 @@ func runLookup(ctx context.Context, in lookupInput) (lookupSeen, error) {
 	case model.NXDomain:
 		host = missingHost
 	}
-	dns, err := fakesrv.NewDNS(map[string][]string{lookupHost: {"127.0.0.1"}}, opts...)
+	dns, _, stop, err := systemResolver(map[string][]string{lookupHost: {"127.0.0.1"}}, opts...)
 	if err != nil {
 		return seen, err
 	}
-	defer dns.Close()
-	fwd, err := forwardDNS("127.0.0.1:53", dns.Addr)
-	if err != nil {
-		return seen, err
-	}
-	defer fwd.Close()
-	dir, err := os.MkdirTemp("", "labrun-probe-lookup-")
-	if err != nil {
-		return seen, err
-	}
-	defer os.RemoveAll(dir)
-	if err := netns.BindFile(dir, "/etc/resolv.conf", []byte("nameserver 127.0.0.1\n")); err != nil {
-		return seen, err
-	}
-	if nss, err := os.ReadFile("/etc/nsswitch.conf"); err == nil {
-		if err := netns.BindFile(dir, "/etc/nsswitch.conf", filesAndDNS(nss)); err != nil {
-			return seen, err
-		}
-	}
+	defer stop()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	in.Call.URL = "http://" + net.JoinHostPort(host, port) + in.Path
 	if seen.Exec, err = (Command{Args: in.Args, Env: in.Env}).run(ctx, in.Call, in.Cap); err != nil {
@@ -143,6 +127,47 @@ func runLookup(ctx context.Context, in lookupInput) (lookupSeen, error) {
 	_ = dns.Close()
 	seen.Requests, seen.Conns, seen.Queries = srv.Requests(), srv.Conns(), dns.Queries()
 	return seen, nil
+}
+
+// systemResolver is, inside the namespace job, the system's resolver answered by labrun: a
+// fakesrv.DNS with records and opts, relayed from 127.0.0.1:53, named by /etc/resolv.conf, with
+// /etc/nsswitch.conf sending host names to files and DNS alone; dir is a directory of the job's
+// for other files, removed by stop, which also stops the resolver.
+func systemResolver(records map[string][]string, opts ...fakesrv.DNSOption) (_ *fakesrv.DNS, dir string, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	dns, err := fakesrv.NewDNS(records, opts...)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, func() { dns.Close() })
+	fwd, err := forwardDNS("127.0.0.1:53", dns.Addr)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, func() { fwd.Close() })
+	if dir, err = os.MkdirTemp("", "labrun-probe-lookup-"); err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, func() { os.RemoveAll(dir) })
+	if err = netns.BindFile(dir, "/etc/resolv.conf", []byte("nameserver 127.0.0.1\n")); err != nil {
+		return nil, "", nil, err
+	}
+	if nss, rerr := os.ReadFile("/etc/nsswitch.conf"); rerr == nil {
+		if err = netns.BindFile(dir, "/etc/nsswitch.conf", filesAndDNS(nss)); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return dns, dir, stop, nil
 }
 
 // filesAndDNS is an nsswitch.conf whose hosts line is "files dns": a module that asks a

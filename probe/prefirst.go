@@ -38,12 +38,19 @@ func preFirstScenarios() []Scenario {
 		return Scenario{Name: name, Title: title, Method: "GET", Calls: 1, Concurrency: 1, Cap: preFirstCap, kind: kindLookup,
 			path: "/delay", pre: model.PreFirst{Fault: pf, LookupDelay: delay}}
 	}
+	// Two addresses, the first with a wrong-host certificate (mixed.go).
+	mixed := tls("tls-mixed", "two addresses: a certificate for another host name, then a good one", preFirstCap, "",
+		model.BadCertificate)
+	mixed.pre.Routes, mixed.pre.Bad, mixed.path = 2, 1, "/"
 	return []Scenario{
 		tls("tls-good", "a certificate of the CA in $"+EnvCA+" for the host", preFirstCap, fakesrv.TLSGood, ""),
 		tls("tls-stall", "a TLS handshake the server never answers", stallCap, fakesrv.TLSStall, model.HandshakeStall),
 		tls("tls-unknown-ca", "a certificate of a CA the client does not trust", preFirstCap, fakesrv.TLSUnknownCA, model.BadCertificate),
 		tls("tls-wrong-host", "a certificate for another host name", preFirstCap, fakesrv.TLSWrongHost, model.BadCertificate),
+		tls("tls-expired", "a certificate of the CA that expired an hour ago", preFirstCap, fakesrv.TLSExpired, model.BadCertificate),
+		tls("tls-incomplete-chain", "a certificate whose intermediate the server does not send", preFirstCap, fakesrv.TLSIncompleteChain, model.BadCertificate),
 		tls("tls-old-version", "a server that speaks TLS 1.0 at most", preFirstCap, fakesrv.TLSOldVersion, model.ProtocolFailure),
+		mixed,
 		lookup("nxdomain", "a host name that does not exist (NXDOMAIN)", model.NXDomain, 0),
 		lookup("slow-lookup", "a resolver that answers after "+lookupDelay.String(), model.SlowLookup, lookupDelay),
 		lookup("servfail", "a resolver that fails (SERVFAIL)", model.ServFail, 0),
@@ -102,6 +109,9 @@ type preFirstSeen struct {
 // observeTLS runs cmd against a TLS fault listener on loopback, with the lab's CA in a file
 // the command is pointed at by EnvCA.
 func observeTLS(ctx context.Context, cmd Command, sc Scenario) (observation, error) {
+	if sc.pre.Routes > 1 {
+		return observeMixed(ctx, cmd, sc)
+	}
 	obs := observation{sc: sc}
 	faults, err := fakesrv.NewTLSFaults()
 	if err != nil {

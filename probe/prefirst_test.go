@@ -17,7 +17,8 @@ import (
 // none), and the stalled handshake's time is the deadline's. Without the CA the trusted
 // certificates fail too, and the gate under a client with no deadline fails on the stall.
 func TestPreFirstScenarios(t *testing.T) {
-	names := []string{"tls-good", "tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-old-version", "nxdomain", "slow-lookup", "servfail"}
+	names := []string{"tls-good", "tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-expired", "tls-incomplete-chain", "tls-old-version",
+		"tls-mixed", "nxdomain", "slow-lookup", "servfail"}
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = strings.Join(names, ",")
 	p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
@@ -57,14 +58,16 @@ func TestPreFirstScenarios(t *testing.T) {
 // certificate scenarios, whose failure then says nothing, are not judged; a command that
 // says it cannot trust a CA has every TLS scenario skipped.
 func TestPreFirstWithoutCA(t *testing.T) {
-	only := "tls-good,tls-unknown-ca,tls-wrong-host,tls-old-version"
+	only := "tls-good,tls-unknown-ca,tls-wrong-host,tls-expired,tls-incomplete-chain,tls-old-version,tls-mixed"
 	for _, tt := range []struct {
 		mode    string
 		skipped map[string]string // row -> a word of its reason
 	}{
-		{"ignore", map[string]string{"tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust"}},
+		{"ignore", map[string]string{"tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust", "tls-expired": "does not trust",
+			"tls-incomplete-chain": "does not trust", "tls-mixed": "does not trust"}},
 		{"unsupported", map[string]string{"tls-good": "cannot do this: LABRUN_CA", "tls-unknown-ca": "cannot do this", "tls-wrong-host": "cannot do this",
-			"tls-old-version": "cannot do this"}},
+			"tls-expired": "cannot do this", "tls-incomplete-chain": "cannot do this", "tls-old-version": "cannot do this",
+			"tls-mixed": "cannot do this"}},
 	} {
 		p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms", "HELPER_CA="+tt.mode))
 		p.Only = only

@@ -230,7 +230,8 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
 	noCA := untrusted(obs, meas)
 	for i, o := range obs {
-		m, x := meas[i], e.predict(o.sc)
+		x := e.predict(o.sc)
+		m := x.clock(meas[i])
 		if noCA != "" && o.sc.pre.Fault == model.BadCertificate {
 			x.skip = noCA
 		}
@@ -259,11 +260,6 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
-		case kindTLS:
-			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
-			if x.fromConnect && m.leftConnect != nil {
-				r.MeasuredMs = msPtr(m.leftConnect)
-			}
 		default:
 			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
 		}

@@ -321,7 +321,7 @@ func TestShippedProbes(t *testing.T) {
 					t.Errorf("%s: %s (%s)", name, r.Reason, r.Server)
 				}
 			}
-			sections[sp.name] = clientSection(sp, run, obs, display(args, root, tmp))
+			sections[sp.name] = clientSection(sp, e, run, obs, display(args, root, tmp))
 		})
 	}
 	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
@@ -355,7 +355,7 @@ func display(args []string, root, tmp string) string {
 
 // clientSection is a probe's section of docs/clients.md: the measurements, in figures that
 // do not move with a millisecond of scheduling.
-func clientSection(sp shippedProbe, run results.Run, obs []observation, command string) string {
+func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation, command string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n### %s\n\n", sectionStart(sp.name), sp.name)
 	cmd := "`" + command + "`"
@@ -392,7 +392,7 @@ func clientSection(sp shippedProbe, run results.Run, obs []observation, command 
 		// How the client left (FIN or RST) stays out of the page: a client that closes with
 		// unread bytes in its socket (a trickle's) resets, and whether a byte was there is a
 		// race of a microsecond.
-		what := leftHow.Replace(meaning(o, meas[i], docMs(r), false))
+		what := leftHow.Replace(meaning(o, e.predict(o.sc).clock(meas[i]), docMs(r), false))
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s%s |\n", o.sc.Name, orDash(string(r.Outcome)), execs, conns, what, mark)
 	}
 	if len(sp.known) > 0 {
