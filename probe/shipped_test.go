@@ -414,8 +414,8 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 var leftHow = strings.NewReplacer(" (FIN)", "", " (RST)", "")
 
 // docMs writes a row's times for docs/clients.md so that the page does not change with a few
-// milliseconds: a time within the gate's 50 ms of the model's is written as the model's, and
-// every time is rounded to 100 ms. (A JDK timeout that counts from send() shows some 25 ms
+// milliseconds: a time within the gate's 50 ms of the model's (or the row's own tolerance,
+// a lookup's 300 ms) is written as the model's, and every time is rounded to 100 ms. (A JDK timeout that counts from send() shows some 25 ms
 // early, around a rounding boundary of 50 ms.) A time the model gives no figure for is rounded
 // to 250 ms: such a row is not judged, and a JVM's first call spreads its time over some tens of
 // milliseconds (the JDK's connect timeout, which counts from before the TLS classes load, ends
@@ -426,7 +426,11 @@ func docMs(r results.Row) func(time.Duration) string {
 		grain := 100 * time.Millisecond
 		if r.ExpectedMs != nil {
 			want := time.Duration(*r.ExpectedMs * float64(time.Millisecond))
-			if (d - want).Abs() <= 50*time.Millisecond {
+			tol := 50 * time.Millisecond
+			if r.ToleranceMs != nil {
+				tol = max(tol, time.Duration(*r.ToleranceMs*float64(time.Millisecond))) // a lookup's, a burst's
+			}
+			if (d - want).Abs() <= tol {
 				d = want
 			}
 		} else {
