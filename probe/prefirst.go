@@ -38,6 +38,12 @@ func preFirstScenarios() []Scenario {
 		return Scenario{Name: name, Title: title, Method: "GET", Calls: 1, Concurrency: 1, Cap: preFirstCap, kind: kindLookup,
 			path: "/delay", pre: model.PreFirst{Fault: pf, LookupDelay: delay}}
 	}
+	// The handshake answered byte by byte: a limit per read longer than the gap never fires,
+	// a deadline shorter than the whole trickle does.
+	t := fakesrv.DefaultTrickle
+	slow := tls("tls-slow-handshake", fmt.Sprintf("a TLS handshake answered one byte every %v for %v", t.Gap, t.Total()), preFirstCap,
+		fakesrv.TLSSlowHandshake, model.SlowHandshake)
+	slow.pre.ByteGap, slow.pre.Bytes = t.Gap, t.Bytes
 	// Two addresses, the first with a wrong-host certificate (mixed.go).
 	mixed := tls("tls-mixed", "two addresses: a certificate for another host name, then a good one", preFirstCap, "",
 		model.BadCertificate)
@@ -45,6 +51,7 @@ func preFirstScenarios() []Scenario {
 	return []Scenario{
 		tls("tls-good", "a certificate of the CA in $"+EnvCA+" for the host", preFirstCap, fakesrv.TLSGood, ""),
 		tls("tls-stall", "a TLS handshake the server never answers", stallCap, fakesrv.TLSStall, model.HandshakeStall),
+		slow,
 		tls("tls-unknown-ca", "a certificate of a CA the client does not trust", preFirstCap, fakesrv.TLSUnknownCA, model.BadCertificate),
 		tls("tls-wrong-host", "a certificate for another host name", preFirstCap, fakesrv.TLSWrongHost, model.BadCertificate),
 		tls("tls-expired", "a certificate of the CA that expired an hour ago", preFirstCap, fakesrv.TLSExpired, model.BadCertificate),
@@ -307,6 +314,8 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s = "got its answer"
 	case m.left != nil:
 		s = "gave up after " + ms(*m.left)
+	case sc.pre.Fault == model.SlowHandshake:
+		s = "gave up during the handshake"
 	default:
 		s = "failed at once"
 	}

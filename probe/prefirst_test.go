@@ -17,7 +17,7 @@ import (
 // none), and the stalled handshake's time is the deadline's. Without the CA the trusted
 // certificates fail too, and the gate under a client with no deadline fails on the stall.
 func TestPreFirstScenarios(t *testing.T) {
-	names := []string{"tls-good", "tls-stall", "tls-unknown-ca", "tls-wrong-host", "tls-expired", "tls-incomplete-chain", "tls-old-version",
+	names := []string{"tls-good", "tls-stall", "tls-slow-handshake", "tls-unknown-ca", "tls-wrong-host", "tls-expired", "tls-incomplete-chain", "tls-old-version",
 		"tls-mixed", "nxdomain", "slow-lookup", "servfail"}
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = strings.Join(names, ",")
