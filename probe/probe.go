@@ -52,7 +52,7 @@ const maxCap = 10 * time.Minute
 
 // Params are the caps of the scenarios (--silent-cap, ...) and --only.
 func (p *Probe) Params() []param.Param {
-	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated: " + strings.Join(ScenarioNames(), ", "), String: &p.Only}}
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command's process group this long after it starts on " + s.Title,
 			Duration: &p.caps[i], MaxDuration: maxCap})

@@ -120,6 +120,24 @@ func Scenarios() []Scenario {
 	}, preFirstScenarios()...)
 }
 
+// Group says in a few words what a scenario is about, for a short list of them: the server's
+// time, a dead connection, the answer's status, the pool and the network, TLS, the lookup.
+func (s Scenario) Group() string {
+	switch s.kind {
+	case kindCall:
+		return "the server's time"
+	case kindPooled, kindFresh:
+		return "a dead connection"
+	case kindStatus:
+		return "the answer's status"
+	case kindBurst, kindUnreachable:
+		return "the pool and the network"
+	case kindTLS:
+		return "the TLS handshake"
+	}
+	return "the name lookup"
+}
+
 // ScenarioNames lists the scenarios' names, in order.
 func ScenarioNames() []string {
 	var names []string

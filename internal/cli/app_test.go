@@ -532,7 +532,7 @@ func TestStatusLineClearedBeforeReport(t *testing.T) {
 }
 
 func TestHelpLayout(t *testing.T) {
-	for _, name := range []string{"exp-a", "exp-h", "all", "predict", "defaults", "serve", "report"} {
+	for _, name := range []string{"exp-a", "exp-h", "all", "predict", "defaults", "serve", "report", "probe"} {
 		got := runArgs(t, context.Background(), experiments.All(), false, name, "--help")
 		for _, line := range strings.Split(got.stdout, "\n") {
 			if n := utf8.RuneCountInString(line); n >= 80 {

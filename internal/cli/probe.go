@@ -36,11 +36,10 @@ func probeParams(pred *predict.Predictor) []param.Param {
 		switch {
 		case p.Name == "defaults":
 			p.Name = "expect"
-			p.Usage = "judge the rows against this client's model (with the limit flags below); without it they are judged against the closest client found: " +
-				strings.Join(predict.PresetNames(), ", ")
+			p.Usage = "judge the rows against this client of labrun defaults, its limits set by the flags after this one " +
+				"(without it: against the closest client found)"
 			out = append(out, p)
 		case slices.Contains(expectLimits, p.Name):
-			p.Usage = "with --expect: " + p.Usage
 			out = append(out, p)
 		}
 	}
@@ -59,10 +58,18 @@ func probeCommand(tty terminals) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and junit.xml into this directory (checked before the run)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
-		&cli.IntFlag{Name: "pool", Destination: &pool, Usage: "with --expect: the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"},
 	}
-	for _, p := range append(probeParams(pred), pr.Params()...) {
+	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
+	}
+	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
+		Usage: "the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"})
+	for _, p := range pr.Params() {
+		f := paramFlag(p)
+		if d, ok := f.(*cli.DurationFlag); ok && strings.HasSuffix(p.Name, "-cap") {
+			d.Hidden = true // one per scenario: the description says it once
+		}
+		flags = append(flags, f)
 	}
 	return &cli.Command{
 		Name:      "probe",
@@ -73,7 +80,9 @@ func probeCommand(tty terminals) *cli.Command {
 			"an RST, how often the server executed it, how many connections), so a JVM's start-up never " +
 			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
 			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
-			"protocol, examples/probes/ ready probes.\n\nScenarios:\n" + scenarioHelp() + "\n" +
+			"protocol, examples/probes/ ready probes.\n\nScenarios (what each does and its cap: docs/probe.md; " +
+			"--NAME-cap DURATION kills the command's process group that long after it starts on scenario NAME):\n" +
+			scenarioHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
 			"   labrun probe --expect go --deadline 1.5s -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
@@ -112,11 +121,21 @@ const Placeholders = "the URL is in its arguments as {url} and in LABRUN_URL, wi
 	"when all of them got a 2xx answer. The lookup scenarios run it in namespaces of its own, where its system " +
 	"resolver asks labrun's DNS server."
 
-// scenarioHelp lists the scenarios with their caps.
+// scenarioHelp lists the scenarios' names by what they are about, one line a group: what each
+// does and its cap are in docs/probe.md, which a help screen has no room for.
 func scenarioHelp() string {
-	var b strings.Builder
+	var groups []string
+	names := map[string][]string{}
 	for _, s := range probe.Scenarios() {
-		fmt.Fprintf(&b, "   %-18s %s (cap %v)\n", s.Name, s.Title, s.Cap)
+		g := s.Group()
+		if names[g] == nil {
+			groups = append(groups, g)
+		}
+		names[g] = append(names[g], s.Name)
+	}
+	var b strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&b, "   %s: %s\n", g, strings.Join(names[g], ", "))
 	}
 	return b.String()
 }
