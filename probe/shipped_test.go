@@ -102,8 +102,13 @@ const (
 	curlConnectTLS = "curl's --connect-timeout bounds the whole connection phase, the TLS handshake included " +
 		"(CURLOPT_CONNECTTIMEOUT; lib/connect.c Curl_timeleft while connecting): it leaves a stalled handshake at 1 s, " +
 		"where the go profile's Transport.TLSHandshakeTimeout (10 s) or deadline would"
-	pySocketTLS = "Python's ssl.SSLSocket.do_handshake reads with the socket's timeout (socket.settimeout, from urlopen's timeout " +
-		"or urllib3's connect timeout): a stalled handshake ends at 1 s, where the go profile's Transport.TLSHandshakeTimeout (10 s) would"
+	pySocketTLS = "Python's ssl.SSLSocket.do_handshake bounds the whole handshake by the socket's timeout (socket.settimeout, from " +
+		"urlopen's timeout or urllib3's connect timeout), as one deadline (Modules/_ssl.c: do_handshake's loop waits for the time " +
+		"left of a deadline set once from the timeout), not per read: a stalled handshake ends at 1 s, where the go profile's " +
+		"Transport.TLSHandshakeTimeout (10 s) would"
+	pySlowTLS = "Python's ssl.SSLSocket.do_handshake bounds the whole handshake by the socket's timeout, as one deadline " +
+		"(Modules/_ssl.c; \"The handshake operation timed out\"): a handshake answered byte by byte over 2 s ends at 1 s, though " +
+		"no byte is more than 50 ms apart; the go profile's Transport.TLSHandshakeTimeout (10 s) lets it finish"
 	pyLookup = "Python's socket.create_connection calls socket.getaddrinfo, which no timeout bounds: the call waits out the " +
 		"2 s lookup and succeeds, where the go profile's net.Dialer.Timeout (1 s) covers the lookup"
 	hc5Status    = "HttpClient 5's DefaultHttpRequestRetryStrategy.retryRequest(HttpResponse, ...) repeats a 429 or 503 once, after its Retry-After; the hc5 profile follows no status"
@@ -143,10 +148,11 @@ func shippedProbes() []shippedProbe {
 	urllibKnown := map[string]string{"pooled-close": urllibPool, "pooled-close-post": urllibPool, "pooled-reset": urllibPool,
 		"pooled-reset-post": urllibPool, "redirect-loop": urllibLoop}
 	requestsKnown := map[string]string{"pooled-close": requestsNoResend, "pooled-reset": requestsNoResend, "redirect-loop": requestsLoop}
-	// With a timeout set, Python's socket timeout bounds the handshake, and nothing the lookup.
+	// With a timeout set, Python's socket timeout bounds the handshake as a deadline, and
+	// nothing the lookup.
 	withTimeout := func(known map[string]string) map[string]string {
 		out := maps.Clone(known)
-		out["tls-stall"], out["slow-lookup"] = pySocketTLS, pyLookup
+		out["tls-stall"], out["tls-slow-handshake"], out["slow-lookup"] = pySocketTLS, pySlowTLS, pyLookup
 		return out
 	}
 	nodeKnown := map[string]string{"pooled-close": undiciNoReuse, "pooled-close-post": undiciNoReuse, "pooled-reset": undiciNoReuse,
