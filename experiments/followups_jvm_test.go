@@ -54,7 +54,7 @@ func TestFollowUpsRealLibraries(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
-			out, err := rt.Run(ctx, jvm.Program{Source: lib.source, Libs: []jvm.Library{lib.lib}}, args...)
+			out, err := rt.Run(ctx, jvm.Program{Source: lib.source, With: []string{"testdata/PreFirstLab.java"}, Libs: []jvm.Library{lib.lib}}, args...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,15 +5,10 @@
 // trusted for https. Flags: noredirects (disableRedirectHandling()), oneshot (an
 // InputStreamEntity, not repeatable).
 import java.io.ByteArrayInputStream;
-import java.io.FileInputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
@@ -29,7 +24,7 @@ import org.apache.hc.core5.http.io.entity.StringEntity;
 public class FollowUpsHC5 {
     public static void main(String[] args) throws Exception {
         SSLContext tls = SSLContext.getInstance("TLS");
-        tls.init(null, trust(args[0]).getTrustManagers(), null);
+        tls.init(null, PreFirstLab.trust(args[0]).getTrustManagers(), null);
         byte[] order = "order=42".getBytes(StandardCharsets.US_ASCII);
         for (int i = 1; i < args.length; i++) {
             String[] f = args[i].split("\\|", -1);
@@ -59,19 +54,5 @@ public class FollowUpsHC5 {
                 System.out.println(id + "|!" + t.getClass().getSimpleName() + ": " + t.getMessage());
             }
         }
-    }
-
-    static TrustManagerFactory trust(String pemFile) throws Exception {
-        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-        ks.load(null, null);
-        try (FileInputStream in = new FileInputStream(pemFile)) {
-            int n = 0;
-            for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                ks.setCertificateEntry("ca" + n++, cert);
-            }
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        return tmf;
     }
 }

@@ -4,15 +4,10 @@
 // certificate (PEM), trusted for https. Flags: noretry (retryOnConnectionFailure(false)),
 // noredirects (followRedirects(false)), nossl (followSslRedirects(false)), auth (an
 // authenticator that always answers), oneshot (an UnrepeatableRequestBody).
-import java.io.FileInputStream;
 import java.io.IOException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
 import okhttp3.Credentials;
 import okhttp3.MediaType;
@@ -27,7 +22,7 @@ public class FollowUpsOkHttp {
     static final MediaType FORM = MediaType.parse("application/x-www-form-urlencoded");
 
     public static void main(String[] args) throws Exception {
-        X509TrustManager tm = trust(args[0]);
+        X509TrustManager tm = (X509TrustManager) PreFirstLab.trust(args[0]).getTrustManagers()[0];
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(null, new TrustManager[] {tm}, null);
         for (int i = 1; i < args.length; i++) {
@@ -64,19 +59,5 @@ public class FollowUpsOkHttp {
     static class OneShot extends RequestBody implements UnrepeatableRequestBody {
         @Override public MediaType contentType() { return FORM; }
         @Override public void writeTo(BufferedSink sink) throws IOException { sink.writeUtf8("order=42"); }
-    }
-
-    static X509TrustManager trust(String pemFile) throws Exception {
-        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-        ks.load(null, null);
-        try (FileInputStream in = new FileInputStream(pemFile)) {
-            int n = 0;
-            for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                ks.setCertificateEntry("ca" + n++, cert);
-            }
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        return (X509TrustManager) tmf.getTrustManagers()[0];
     }
 }

@@ -1,5 +1,6 @@
 // PreFirstLab is what exp-k's Java programs share (PreFirstHC5, PreFirstHC4, PreFirstOkHttp,
-// PreFirstJDK, PreFirstURLConnection): the trust store, the arguments and the output. The
+// PreFirstJDK, PreFirstURLConnection): the trust store, the arguments and the output. exp-d's
+// FollowUpsHC5 and FollowUpsOkHttp use its trust store too. The
 // first argument is the CA certificate (PEM) to trust; each other is "id|URL|flags" (flags
 // comma-separated NAME=MS, each program's own, and cap=MS: a call still running after MS
 // prints "id|MS|hang" and ends the program, so a capped row comes last). For each, run makes
