@@ -95,6 +95,7 @@ func NewCascade() *Cascade {
 func (*Cascade) Info() Info {
 	return Info{
 		Name:  "exp-l",
+		Alone: true,
 		Title: "the caller's side of a slow downstream",
 		Description: "An order service with 200 workers calls inventory through 5 pooled connections; " +
 			"inventory pauses (a GC pause, 3 s in production, 300 ms here: every time is a tenth of " +
@@ -270,21 +271,29 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	if c.Capacity > 0 {
 		width = min(width, c.Capacity)
 	}
+	measureHandoff := width <= maxHandoffWidth && width*handoffBatches <= c.Workers
 	var handoff time.Duration
-	if width <= maxHandoffWidth && width*handoffBatches <= c.Workers {
+	var cal built
+	if measureHandoff {
+		// The hand-off is measured through a client of the same pool without the lease
+		// timeout: a batch that waits at the pool longer than it on a loaded machine would
+		// otherwise end the measurement.
+		cs := s
+		cs.LeaseTimeout = 0
+		if cal, err = build(opt.profile(), cs); err != nil {
+			return nil, nil, err
+		}
+		defer cal.c.Close()
 		// A backlog that drains in a few batches or less pays the hand-off too few times to
 		// matter, and a wide one would take many calls to measure it.
-		if handoff, err = c.handoff(ctx, b, d, width); err != nil {
+		if handoff, err = c.handoff(ctx, cal, d, width); err != nil {
 			return nil, nil, err
 		}
 	}
 	health := []time.Duration{c.Pause / 3, 2 * c.Pause / 3}
 	m := model.Cascade{Workers: c.Workers, Pool: b.modelPool(c.Workers), LeaseTimeout: lease, Requests: c.Workers,
 		Health: health, Pause: c.Pause, Service: c.Service + handoff, Capacity: c.Capacity}
-	pred := m.Predict()
-	m.Service = c.Service
-	prod := m.Predict() // the production figures: scaled up, without this machine's hand-off
-	starting(pred.Recovered)
+	starting(m.Predict().Recovered)
 
 	d.Fake().Reset()
 	d.ResetCounts()
@@ -327,12 +336,14 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	for j, at := range health {
 		g.Go(func() error {
 			<-start
-			if !clock.SleepUntil(ctx, t0.Add(at)) {
+			due := t0.Add(at)
+			if !clock.SleepUntil(ctx, due) {
 				return ctx.Err()
 			}
-			asked := time.Now()
+			// The wait counts from when the check was due: a wake-up that a loaded machine
+			// makes late must not shorten it.
 			got, err := w.Do(ctx, func() {})
-			waits[j] = got.Sub(asked)
+			waits[j] = got.Sub(due)
 			return err
 		})
 	}
@@ -342,7 +353,23 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	rows := c.cascadeRows(name, pred, prod, recs, waits, health, d.Peak())
+	peak := d.Peak()
+	if measureHandoff {
+		// The hand-off is measured again right after the rows, and the smaller of the two is
+		// the one taken: a neighbour's burst during one measurement makes it larger, never
+		// smaller, and a hand-off taken too large would make the rows early, which noise
+		// cannot explain.
+		after, err := c.handoff(ctx, cal, d, width)
+		if err != nil {
+			return nil, nil, err
+		}
+		handoff = min(handoff, after)
+		m.Service = c.Service + handoff
+	}
+	pred := m.Predict()
+	m.Service = c.Service
+	prod := m.Predict() // the production figures: scaled up, without this machine's hand-off
+	rows := c.cascadeRows(name, pred, prod, recs, waits, health, peak)
 	if s.LeaseTimeout > 0 && lease == 0 {
 		// The rows say that the lease timeout they name is not applied, under the IDs of the
 		// variant's rows in a profile that has one.

@@ -79,13 +79,14 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		do    func(ctx context.Context, tag string) error
 		p99   time.Duration
 		extra float64
+		hedge bool
 	}{
-		{"hedging: no hedge", labrun, tail.Quantile(0.99), 0},
+		{"hedging: no hedge", labrun, tail.Quantile(0.99), 0, false},
 		{fmt.Sprintf("hedging: labrun's hedge after %v", c.HedgeAfter), func(ctx context.Context, tag string) error {
 			_, _, err := upstream.Hedge(ctx, c.HedgeAfter, func(ctx context.Context, _ int) (struct{}, error) { return struct{}{}, labrun(ctx, tag) })
 			return err
-		}, hedged.P99, hedged.Extra},
-		{fmt.Sprintf("hedging: hedgedhttp after %v", c.HedgeAfter), lib, hedged.P99, hedged.Extra},
+		}, hedged.P99, hedged.Extra, true},
+		{fmt.Sprintf("hedging: hedgedhttp after %v", c.HedgeAfter), lib, hedged.P99, hedged.Extra, true},
 	}
 	var rows []results.Row
 	for i, v := range variants {
@@ -93,15 +94,18 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		d.SetTail(upstream.Tail{Every: c.HedgeEvery, Slow: c.HedgeSlow - c.HedgeFast})
 		d.ResetCounts()
 		took := make([]time.Duration, c.HedgeCalls)
+		late := make([]time.Duration, c.HedgeCalls) // how late each call started: the machine's lateness meanwhile
 		failed := make([]bool, c.HedgeCalls)
 		t0 := time.Now()
 		var g errgroup.Group
 		for k := range took {
 			g.Go(func() error {
-				if !clock.SleepUntil(ctx, t0.Add(time.Duration(k)*hedgeSpacing)) {
+				due := t0.Add(time.Duration(k) * hedgeSpacing)
+				if !clock.SleepUntil(ctx, due) {
 					return ctx.Err()
 				}
 				start := time.Now()
+				late[k] = start.Sub(due)
 				err := v.do(ctx, strconv.Itoa(k))
 				took[k], failed[k] = time.Since(start), err != nil
 				return nil
@@ -128,9 +132,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 			results.Row{Name: fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ExpectedOutcome: vocab.OK, Outcome: outcome,
 				ExpectedMs: expectedMs(v.p99), MeasuredMs: results.Ms(sorted[rank]), ExpectedCalls: c.HedgeCalls, Calls: ok,
 				Server: fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1]))},
-			results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", v.name, v.extra*100),
-				ExpectedExecutions: results.Count(c.HedgeCalls + int(math.Round(v.extra*float64(c.HedgeCalls)))),
-				ServerExecutions:   results.Count(d.Arrived())},
+			c.hedgeCount(v.name, v.extra, v.hedge, took, slices.Max(late), d.Arrived()),
 		)
 	}
 	d.SetTail(upstream.Tail{})
@@ -139,3 +141,30 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 
 // slowShare is how many of calls calls numbered 0, 1, ... are every every-th: 0, every, ...
 func slowShare(calls, every int) int { return (calls + every - 1) / every }
+
+// hedgeCount is the row of the requests the downstream received. Without a hedge it is one a
+// call. With one, the model's rule (a hedge for every call not answered by the delay) is
+// applied to the calls' measured times (model.Hedges): on a loaded machine a fast call can
+// answer after the delay and rightly send a hedge, so the count the stated times give is not
+// what this run should have sent. late is the most a call started late, the machine's
+// wake-up lateness during the calls, which decides how close to the delay an answer leaves
+// open whether its hedge reached the server. The row names the count at the stated times.
+func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time.Duration, late time.Duration, arrived int) results.Row {
+	stated := c.HedgeCalls + int(math.Round(extra*float64(c.HedgeCalls)))
+	row := results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
+		ExpectedExecutions: results.Count(stated), ServerExecutions: results.Count(arrived)}
+	if !hedge {
+		return row
+	}
+	lo, hi := model.Hedges(took, c.HedgeAfter, late)
+	row.ExpectedExecutions = results.Count(c.HedgeCalls + lo)
+	if hi > lo {
+		row.ExpectedExecutionsMax = results.Count(c.HedgeCalls + hi)
+	}
+	if c.HedgeCalls+lo != stated || hi > lo {
+		row.RangeReason = fmt.Sprintf("a hedge for every call not answered by %v: %d at the stated times; "+
+			"the calls' measured times give %s (%d answered within %s of the delay, where the hedge may or may not have reached the server)",
+			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, fmtMs(max(late, model.HedgeEdge)))
+	}
+	return row
+}

@@ -48,7 +48,11 @@ type workerResult struct {
 
 // cascadeRows turns a cascade variant's model and measurements into rows.
 func (c *Cascade) cascadeRows(name string, pred, production model.CascadePrediction, recs []cascadeRecord, waits, health []time.Duration, peak int) []results.Row {
-	look := health[0]
+	// The counts are taken late in the pause: a lease timeout that fires late, or a worker
+	// that starts late on a loaded machine, moves a count taken early (at a third of the pause
+	// a late lease timeout still holds its worker), while nothing the model predicts happens
+	// between the lease timeouts and the pause's end.
+	look := c.Pause * 9 / 10
 	prod := func(d time.Duration) string { return (d * cascadeScale).String() }
 	busy, pending := 0, 0
 	for _, r := range recs {

@@ -29,6 +29,9 @@ type Info struct {
 	Description string
 	// Examples are command lines worth trying, each with a comment.
 	Examples []string
+	// Alone marks an experiment whose rows a neighbour's load moves (hundreds of calls whose
+	// hand-offs add up): labrun all runs it on its own, after the others.
+	Alone bool
 }
 
 // Experiment is one runnable experiment. Its parameters are fields of the value, exposed by

@@ -57,6 +57,7 @@ func NewInventory() *Inventory {
 func (*Inventory) Info() Info {
 	return Info{
 		Name:  "demo",
+		Alone: true,
 		Title: "the inventory client, end to end",
 		Description: "The configured inventory client (pool 30 per route / 100 in all, connect 100 ms, " +
 			"lease 50 ms, read 250 ms, deadline 300 ms, time to live 5 min, idle eviction 30 s, " +

@@ -258,6 +258,18 @@ func portOf(addr string) int {
 	return n
 }
 
+// capFor is how long the lab lets the call of a row predicted as p wait: --cap for a call the
+// model expects to hang, and for one it expects to end, at least twice its time and half a
+// second more, so that a loaded machine that slows a handshake past --cap does not turn an
+// end the model expects into a hang. A call that hangs where the model expects it to end is
+// still shown as one, half a second later or more.
+func (k *PreFirst) capFor(p model.Prediction) time.Duration {
+	if p.Outcome == vocab.Hang || p.Total == model.Forever {
+		return k.Cap
+	}
+	return max(k.Cap, 2*p.Total+500*time.Millisecond)
+}
+
 // errLabCap is the cause with which the lab ends a call that nothing else ends.
 var errLabCap = errors.New("the lab's cap")
 
@@ -310,7 +322,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	name := profile + ": " + row.label
 	opt.progress(p.Total, "%s · row %d/%d: %s", k.Info().Name, n, total, name)
 
-	cctx, cancel := context.WithTimeoutCause(ctx, k.Cap, errLabCap)
+	cctx, cancel := context.WithTimeoutCause(ctx, k.capFor(p), errLabCap)
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(lab.port)+"/", nil)
 	if err != nil {
@@ -337,7 +349,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	out.Server = fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
 		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
 	if capped {
-		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.Cap)
+		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
 	}
 	return out, timeline(name, res, 0), nil
 }

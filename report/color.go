@@ -30,7 +30,7 @@ func (p palette) paint(colour, s string) string {
 // yellow, FAIL red.
 func (p palette) verdict(r results.Row, cell string) string {
 	switch {
-	case r.Skipped != "" || (r.Pass && r.Warning != ""):
+	case r.Skipped != "" || (r.Pass && r.Warning != "") || (!r.Pass && r.Inconclusive != ""):
 		return p.paint(yellow, cell)
 	case r.Pass:
 		return p.paint(green, cell)
@@ -38,14 +38,15 @@ func (p palette) verdict(r results.Row, cell string) string {
 	return p.paint(red, cell)
 }
 
-// footer colours the last word of a run's footer line ("· PASS", "· FAIL").
+// footer colours the last word of a run's footer line ("· PASS", "· FAIL", "·
+// INCONCLUSIVE").
 func (p palette) footer(line string, pass bool) string {
-	word := "FAIL"
-	colour := red
-	if pass {
-		word, colour = "PASS", green
+	for _, v := range []struct{ word, colour string }{{"PASS", green}, {"FAIL", red}, {"INCONCLUSIVE", yellow}} {
+		if strings.HasSuffix(line, v.word) {
+			return strings.TrimSuffix(line, v.word) + p.paint(v.colour, v.word)
+		}
 	}
-	return strings.TrimSuffix(line, word) + p.paint(colour, word)
+	return line
 }
 
 // summary colours a suite's summary line: green when every experiment passed, red otherwise.

@@ -76,6 +76,9 @@ func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 		case r.Skipped != "":
 			notes = append(notes, "skipped: "+r.Skipped)
 			verdicts[i] = fmt.Sprintf("skip [%d]", len(notes))
+		case !r.Pass && r.Inconclusive != "":
+			notes = append(notes, verdictCell(r))
+			verdicts[i] = fmt.Sprintf("inconclusive [%d]", len(notes))
 		case !r.Pass:
 			notes = append(notes, "FAIL: "+orDash(r.Reason))
 			verdicts[i] = fmt.Sprintf("FAIL [%d]", len(notes))

@@ -20,6 +20,7 @@ var csvColumns = []string{
 	"expected_status", "status", "expected_new_connections", "new_connections",
 	"server", "pass", "reason", "warning", "skipped",
 	"expected_server_executions_max", "expected_new_connections_max", "range_reason",
+	"inconclusive", "noise_ms",
 }
 
 // writeRowsCSV writes the header and one line per row of every run. A value that does not
@@ -75,6 +76,7 @@ func rowCSV(experiment string, r results.Row) ([]string, error) {
 		csvInt(r.ExpectedNewConnections), csvInt(r.NewConnections),
 		r.Server, strconv.FormatBool(r.Pass), r.Reason, r.Warning, r.Skipped,
 		csvInt(r.ExpectedExecutionsMax), csvInt(r.ExpectedNewConnectionsMax), r.RangeReason,
+		r.Inconclusive, num("noise_ms", r.NoiseMs),
 	}
 	return line, err
 }

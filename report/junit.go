@@ -131,6 +131,10 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 		case r.Skipped != "":
 			c.Skipped = &junitMessage{Message: r.Skipped}
 			s.Skipped++
+		case !r.Pass && r.Inconclusive != "":
+			// Neither a pass nor a failure: CI pages show it as skipped, with why.
+			c.Skipped = &junitMessage{Message: shortText("inconclusive: "+r.Reason+"; "+r.Inconclusive, junitMessageMax)}
+			s.Skipped++
 		case !r.Pass:
 			// CI pages show the message as the failure's title and the body under it: the
 			// title is the reason, cut short when long, the body the row's values.

@@ -159,16 +159,22 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 // suiteSummary is the last line of a suite in table and markdown form, and whether every
 // experiment passed.
 func suiteSummary(s results.Suite) (string, bool) {
-	var failed []string
+	var failed, unsure []string
 	for _, run := range s.Experiments {
-		if !run.Pass {
+		switch runVerdict(run) {
+		case "FAIL":
 			failed = append(failed, orDash(run.Experiment))
+		case "INCONCLUSIVE":
+			unsure = append(unsure, orDash(run.Experiment))
 		}
 	}
 	n := len(s.Experiments)
-	line := fmt.Sprintf("all: %d/%d experiments pass", n-len(failed), n)
+	line := fmt.Sprintf("all: %d/%d experiments pass", n-len(failed)-len(unsure), n)
 	if len(failed) > 0 {
 		line += ", failed: " + strings.Join(failed, ", ")
+	}
+	if len(unsure) > 0 {
+		line += ", inconclusive: " + strings.Join(unsure, ", ") + " (the machine's noise explains their misses: " + Retry + ")"
 	}
 	var skipped []string
 	for _, run := range s.Experiments {
@@ -179,8 +185,11 @@ func suiteSummary(s results.Suite) (string, bool) {
 	if len(skipped) > 0 {
 		line += " · rows skipped (not measured here): " + strings.Join(skipped, ", ")
 	}
-	return line, len(failed) == 0
+	return line, len(failed)+len(unsure) == 0
 }
+
+// Retry says what to try when the machine's noise left rows inconclusive.
+const Retry = "try --serial, --repeat 3, or a quieter machine"
 
 // columns are the table and markdown column headings, in order; cells returns a row's
 // texts in the same order.
@@ -307,8 +316,8 @@ func outcomeCell(r results.Row) string {
 	return s
 }
 
-// verdictCell is "pass", "pass (warning: ...)" for a pass that rests on noisy samples, or
-// "FAIL: reason".
+// verdictCell is "pass", "pass (warning: ...)" for a pass that rests on noisy samples,
+// "inconclusive: reason; why the noise explains it", or "FAIL: reason".
 func verdictCell(r results.Row) string {
 	switch {
 	case r.Skipped != "":
@@ -317,6 +326,8 @@ func verdictCell(r results.Row) string {
 		return "pass (warning: " + r.Warning + ")"
 	case r.Pass:
 		return "pass"
+	case r.Inconclusive != "":
+		return "inconclusive: " + r.Reason + "; " + r.Inconclusive
 	case r.Reason == "":
 		return "FAIL"
 	default:
@@ -337,16 +348,32 @@ func formatMs(v float64) string {
 // Skipped rows (not measured here) are counted apart, never as passes.
 func footer(run results.Run) string {
 	t := run.Tally()
-	verdict := "FAIL"
-	if run.Pass {
-		verdict = "PASS"
-	}
 	skipped := ""
 	if t.Skipped > 0 {
 		skipped = fmt.Sprintf(" · %d skipped", t.Skipped)
 	}
-	return fmt.Sprintf("tolerance ±%s on times; outcomes and counts must match exactly · %d/%d rows pass%s · %s",
-		formatMs(run.ToleranceMs), t.Passed, len(run.Rows), skipped, verdict)
+	if t.Inconclusive > 0 {
+		skipped += fmt.Sprintf(" · %d inconclusive", t.Inconclusive)
+	}
+	noise := ""
+	if run.Noise != nil {
+		noise = " (" + run.Noise.Text() + ")"
+	}
+	return fmt.Sprintf("tolerance ±%s on times%s; outcomes and counts must match exactly · %d/%d rows pass%s · %s",
+		formatMs(run.ToleranceMs), noise, t.Passed, len(run.Rows), skipped, runVerdict(run))
+}
+
+// runVerdict is a run's verdict word: PASS, FAIL (a row failed), or INCONCLUSIVE (no row
+// failed, but the machine's noise explains a row's miss).
+func runVerdict(run results.Run) string {
+	t := run.Tally()
+	switch {
+	case t.Failed > 0:
+		return "FAIL"
+	case t.Inconclusive > 0:
+		return "INCONCLUSIVE"
+	}
+	return "PASS"
 }
 
 // configLine lists the run's parameters in order ("config: read-timeout=1s deadline=1.5s"),

@@ -66,6 +66,9 @@ type Run struct {
 	Calls []Call `json:"calls"`
 	// Axis says what the calls' times count from; empty means from the start of each call.
 	Axis string `json:"axis,omitempty"`
+	// Noise is the machine's noise while the run was measured; nil when it was not measured
+	// (a run read back from a labrun before it).
+	Noise *Noise `json:"noise,omitempty"`
 }
 
 // Call is one measured call, with its attempts and their phases.
@@ -145,6 +148,11 @@ type Row struct {
 	Pass bool `json:"pass"`
 	// Reason says why the row failed; empty when it passed.
 	Reason string `json:"reason,omitempty"`
+	// Inconclusive, on a row that did not pass, says why the machine's noise explains its
+	// failure: its time was late by no more than the machine kept labrun waiting meanwhile
+	// (NoiseMs). Such a row is neither a pass nor a failure (Tally, exit code 3).
+	Inconclusive string   `json:"inconclusive,omitempty"`
+	NoiseMs      *float64 `json:"noise_ms,omitempty"`
 	// Warning flags a pass that rests on noisy samples.
 	Warning string `json:"warning,omitempty"`
 	// ToleranceMs, when set, is the row's own margin, used instead of the run's when it is
@@ -171,7 +179,7 @@ func Count(n int) *int { return &n }
 // Judge sets r.Pass and r.Reason: the outcome must match, the calls and executions must match
 // exactly, and a timed row's measured value must lie within tol of the expected value.
 func (r *Row) Judge(tol time.Duration) {
-	r.Pass, r.Reason, r.Warning = true, "", ""
+	r.Pass, r.Reason, r.Warning, r.Inconclusive, r.NoiseMs = true, "", "", "", nil
 	if r.Skipped != "" {
 		return
 	}
@@ -194,10 +202,7 @@ func (r *Row) Judge(tol time.Duration) {
 	case r.ExpectedMs != nil && r.MeasuredMs == nil:
 		fail("no measured time")
 	case r.ExpectedMs != nil:
-		tolMs := float64(tol) / float64(time.Millisecond)
-		if r.ToleranceMs != nil && *r.ToleranceMs > tolMs {
-			tolMs = *r.ToleranceMs
-		}
+		tolMs := r.tolerance(tol)
 		if diff := *r.MeasuredMs - *r.ExpectedMs; math.Abs(diff) > tolMs {
 			fail("off by %+.1f ms, tolerance %s ms", diff, strconv.FormatFloat(tolMs, 'f', -1, 64))
 		}

@@ -24,10 +24,11 @@ import (
 
 // Exit codes.
 const (
-	exitPass        = 0
-	exitFail        = 1 // a row out of tolerance, or a run that could not complete
-	exitUsage       = 2
-	exitInterrupted = 130
+	exitPass         = 0
+	exitFail         = 1 // a row that disagrees with the model, or a run that could not complete
+	exitUsage        = 2
+	exitInconclusive = 3 // no row failed, but the machine's noise explains a row's miss
+	exitInterrupted  = 130
 )
 
 // usageError is bad input: a flag, a value, an argument. It exits 2.
@@ -40,6 +41,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // errChecksFailed marks a run whose rows did not all pass; its report is already printed.
 var errChecksFailed = errors.New("checks failed")
+
+// errInconclusive marks a run in which no row failed but some were inconclusive: late by no
+// more than the machine's measured noise explains. Its report is already printed.
+var errInconclusive = errors.New("inconclusive")
 
 // Main is the whole program: it parses args, runs what they ask and returns the exit code.
 // A namespace child (exp-i's measurements of vanishing peers) is this same binary started in
@@ -83,6 +88,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tt
 		return exitInterrupted
 	case errors.Is(err, errChecksFailed):
 		return exitFail
+	case errors.Is(err, errInconclusive):
+		return exitInconclusive
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(stderr, "labrun: %v\n", err)
 		return exitUsage

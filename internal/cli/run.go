@@ -60,8 +60,18 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if err := r.write(c, true); err != nil {
 		return err
 	}
-	if !suite.Pass {
+	return verdictErr(suite.Tally())
+}
+
+// verdictErr is the error a run's tally exits with: errChecksFailed when a row failed,
+// errInconclusive when none did but some were inconclusive, nil when every row passed or
+// was skipped.
+func verdictErr(t results.Tally) error {
+	switch {
+	case t.Failed > 0:
 		return errChecksFailed
+	case t.Inconclusive > 0:
+		return errInconclusive
 	}
 	return nil
 }

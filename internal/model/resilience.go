@@ -71,6 +71,31 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	return HedgePrediction{Extra: extra, P99: p99}
 }
 
+// HedgeEdge is how close to the hedge's delay a call's measured time may lie and still leave
+// open whether the hedge went out: the timer that sends it and the answer that makes it
+// unneeded race within about a millisecond on a quiet machine.
+const HedgeEdge = 2 * time.Millisecond
+
+// Hedges bounds the hedges that reach the server for calls whose measured times (from the
+// call's start to its answer, the first of the original and its hedge) are took: a hedge goes
+// out for every call not answered by delay, so a call that took less than delay less
+// HedgeEdge sent none. A call that took longer sent one that reached the server when the
+// answer came late enough after the delay for the hedge to be sent and delivered: by more
+// than late, the most the machine delayed a wake-up meanwhile (at least HedgeEdge). A loaded
+// machine widens the range; a quiet one leaves it exact but for the calls at the edge.
+func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
+	late = max(late, HedgeEdge)
+	for _, t := range took {
+		if t > delay+late {
+			lo++
+		}
+		if t > delay-HedgeEdge {
+			hi++
+		}
+	}
+	return lo, hi
+}
+
 // Breaker is a circuit breaker with gobreaker's states: closed, it lets every call through
 // and opens after Trip consecutive failures; open, it sheds every call for Open; then half-
 // open, it lets HalfOpenMax calls through, closes after that many successes and opens again
@@ -288,14 +313,22 @@ func WorstCase(timeout time.Duration, retries int) time.Duration {
 // StormConns counts the connections a caller opens and closes over calls (in start order)
 // through a pool that holds idle connections at the start: a call takes an idle connection
 // or dials one; a call that fails (a timeout) closes its connection, one that succeeds
-// returns it to the pool before the next call starts. A shed call (shed[i], nil for none)
-// takes none. The caller closes first, so every closed connection leaves its socket in
-// TIME_WAIT on the caller's side.
+// returns it to the pool when it ends (At + Took). A shed call (shed[i], nil for none) takes
+// none. The caller closes first, so every closed connection leaves its socket in TIME_WAIT on
+// the caller's side.
 func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
+	var busy []time.Duration // when the connections of answered calls come back
 	for i, c := range calls {
 		if shed != nil && shed[i] {
 			continue
 		}
+		busy = slices.DeleteFunc(busy, func(end time.Duration) bool {
+			if end <= c.At {
+				idle++
+				return true
+			}
+			return false
+		})
 		if idle > 0 {
 			idle--
 		} else {
@@ -304,7 +337,7 @@ func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) 
 		if c.Fails {
 			closes++
 		} else {
-			idle++
+			busy = append(busy, c.At+c.Took)
 		}
 	}
 	return dials, closes

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/noise"
 	"github.com/labrun/labrun/results"
 )
 
@@ -41,6 +42,12 @@ type Config struct {
 	// among repeats: "... (run 2/5)". An empty step says the experiment is done. It may be
 	// called from several goroutines at once.
 	Progress func(experiment, step string, expected time.Duration)
+	// Noise, when set, is the sentinel that measures the machine's noise while experiments
+	// run; Run starts one of its own when it is nil, Repeat measures nothing without one.
+	Noise *noise.Sentinel
+	// Quiet, when set, says whether another experiment may start beside those running,
+	// instead of the noise gate (MaxShared, BusyShare): for tests that need a given overlap.
+	Quiet func() bool
 }
 
 // Check reports a setting out of range, naming its flag.
@@ -69,32 +76,57 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		CPUs: runtime.NumCPU(), Start: time.Now().UTC().Truncate(time.Second),
 		ToleranceMs: *results.Ms(cfg.Tolerance), Repeat: cfg.Repeat, Warmup: cfg.Warmup,
 	}
+	if cfg.Noise == nil {
+		s := noise.Start()
+		defer s.Stop()
+		cfg.Noise = s
+	}
 	runs := make([]results.Run, len(exps))
-	g, gctx := errgroup.WithContext(ctx)
-	if cfg.Serial {
-		g.SetLimit(1)
-	}
+	// The experiments that share the machine well run first, together (one at a time with
+	// Serial); those whose rows a neighbour's load would move (Info.Alone) run after them,
+	// each on its own.
+	var shared, alone []int
 	for i, e := range exps {
-		if gctx.Err() != nil {
-			break // an earlier experiment failed (or ctx is done): start no more
+		if e.Info().Alone && len(exps) > 1 {
+			alone = append(alone, i)
+		} else {
+			shared = append(shared, i)
 		}
-		g.Go(func() error {
-			run, err := Repeat(gctx, cfg, e)
-			if cfg.Progress != nil {
-				cfg.Progress(name(e), "", 0)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", name(e), err)
-			}
-			runs[i] = run
-			return nil
-		})
 	}
-	if err := g.Wait(); err != nil {
-		return results.Suite{}, err
+	limit := MaxShared(runtime.NumCPU())
+	if cfg.Serial {
+		limit = 1
 	}
-	if err := ctx.Err(); err != nil {
-		return results.Suite{}, err
+	for _, batch := range []struct {
+		idx   []int
+		limit int
+	}{{shared, limit}, {alone, 1}} {
+		g, gctx := errgroup.WithContext(ctx)
+		room := newGate(batch.limit, cfg.Noise, cfg.Quiet)
+		for _, i := range batch.idx {
+			if !room.enter(gctx) {
+				break // an earlier experiment failed (or ctx is done): start no more
+			}
+			e := exps[i]
+			g.Go(func() error {
+				defer room.leave()
+				run, err := Repeat(gctx, cfg, e)
+				if cfg.Progress != nil {
+					cfg.Progress(name(e), "", 0)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", name(e), err)
+				}
+				runs[i] = run
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return results.Suite{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return results.Suite{}, err
+		}
 	}
 	suite := results.NewSuite(runs)
 	suite.Meta = meta
@@ -102,10 +134,14 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 }
 
 // Repeat runs e cfg.Warmup + cfg.Repeat times and aggregates the measured runs; a single
-// measured run is returned as it is.
+// measured run is returned as it is. With cfg.Noise, a row that failed on a time the
+// machine's noise explains is marked inconclusive (results.Run.Attribute), and the run
+// carries the noise measured while it ran.
 func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.Run, error) {
 	var runs []results.Run
+	var spans []span
 	for i := range cfg.Warmup + cfg.Repeat {
+		begin := time.Now()
 		opt := experiments.Options{Tolerance: cfg.Tolerance, Client: cfg.Client}
 		if cfg.Progress != nil {
 			label := runLabel(i, cfg.Warmup, cfg.Repeat)
@@ -117,13 +153,69 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 		}
 		if i >= cfg.Warmup {
 			runs = append(runs, run)
+			spans = append(spans, span{begin, time.Now()})
 		}
 	}
-	if len(runs) == 1 {
-		return runs[0], nil
+	out := runs[0]
+	if len(runs) > 1 {
+		var err error
+		if out, err = results.Aggregate(runs, cfg.Tolerance); err != nil {
+			return results.Run{}, err
+		}
 	}
-	return results.Aggregate(runs, cfg.Tolerance)
+	if cfg.Noise != nil {
+		out.Noise = measured(cfg.Noise, spans)
+		out.Attribute(cfg.Tolerance, allowance(cfg.Noise, spans))
+	}
+	return out, nil
 }
+
+// span is when one measured run of an experiment ran.
+type span struct{ from, to time.Time }
+
+// measured sums the noise over the measured runs.
+func measured(s *noise.Sentinel, spans []span) *results.Noise {
+	var n results.Noise
+	var others, steal, weight float64
+	for _, sp := range spans {
+		f := s.Over(sp.from, sp.to)
+		n.SpanMs += ms(f.Span)
+		n.StolenMs += ms(f.Stolen)
+		n.MaxLateMs = max(n.MaxLateMs, ms(f.MaxLate))
+		if f.OthersCPU >= 0 {
+			others += f.OthersCPU * ms(f.Span)
+			steal += f.Steal * ms(f.Span)
+			weight += ms(f.Span)
+		}
+	}
+	n.SpanMs, n.StolenMs, n.MaxLateMs = *results.Ms(d(n.SpanMs)), *results.Ms(d(n.StolenMs)), *results.Ms(d(n.MaxLateMs))
+	if weight > 0 {
+		o, st := others/weight, steal/weight
+		n.OthersCPU, n.Steal = &o, &st
+	}
+	return &n
+}
+
+// allowance is what the noise explains of a row spanning spanMs: the median over the measured
+// runs of the most the machine kept labrun waiting in any stretch that long during the run
+// (one run: its own figure). The median matches the verdict, which a repeated run takes on
+// the median.
+func allowance(s *noise.Sentinel, spans []span) results.Allowance {
+	return func(spanMs float64) float64 {
+		worst := make([]float64, len(spans))
+		for i, sp := range spans {
+			worst[i] = ms(s.Worst(sp.from, sp.to, d(spanMs)))
+		}
+		st, err := results.Summarize(worst)
+		if err != nil {
+			return 0
+		}
+		return st.MedianMs
+	}
+}
+
+func ms(v time.Duration) float64 { return float64(v) / float64(time.Millisecond) }
+func d(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // runLabel names run i of warmup + repeat in a progress step: " (warm-up 1/2)", " (run 3/5)",
 // or nothing for a single run.

@@ -67,7 +67,7 @@ func TestRunConcurrentKeepsOrder(t *testing.T) {
 	exps, peak := probes(4, 200*time.Millisecond)
 	var mu sync.Mutex // guards steps
 	steps := map[string][]string{}
-	cfg := Config{Tolerance: time.Millisecond, Repeat: 1, Progress: func(exp, step string, _ time.Duration) {
+	cfg := Config{Tolerance: time.Millisecond, Repeat: 1, Quiet: func() bool { return true }, Progress: func(exp, step string, _ time.Duration) {
 		mu.Lock()
 		steps[exp] = append(steps[exp], step)
 		mu.Unlock()
@@ -114,7 +114,7 @@ func TestRunFailureCancelsOthers(t *testing.T) {
 	exps[1].(*probe).hold = 10 * time.Millisecond
 	exps[1].(*probe).fail = boom
 	start := time.Now()
-	_, err := Run(context.Background(), Config{Tolerance: time.Millisecond, Repeat: 1}, exps)
+	_, err := Run(context.Background(), Config{Tolerance: time.Millisecond, Repeat: 1, Quiet: func() bool { return true }}, exps)
 	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "exp-b: ") {
 		t.Errorf("got %v, want exp-b's error", err)
 	}

@@ -1,0 +1,140 @@
+//go:build linux
+
+package noise
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cpuEvery is how often the CPU counters are read; /proc counts in 10 ms ticks, so a finer
+// reading says nothing more.
+const cpuEvery = 100 * time.Millisecond
+
+// maxCPUSamples bounds the readings kept: an hour of them.
+const maxCPUSamples = int(time.Hour / cpuEvery)
+
+// cpuSample is one reading of the counters, in clock ticks.
+type cpuSample struct {
+	at                      time.Time
+	total, busy, steal, own uint64
+}
+
+// cpuMeter reads how busy the CPUs labrun may run on are, and how much of that is labrun.
+type cpuMeter struct {
+	cpus map[string]bool // "cpu0", ... in labrun's affinity mask
+
+	mu      sync.Mutex
+	last    time.Time
+	samples []cpuSample
+}
+
+// newCPUMeter returns a meter, or nil where the counters cannot be read.
+func newCPUMeter() *cpuMeter {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	m := &cpuMeter{cpus: map[string]bool{}}
+	for i := 0; i < 1024; i++ {
+		if set.IsSet(i) {
+			m.cpus["cpu"+strconv.Itoa(i)] = true
+		}
+	}
+	if _, ok := m.read(time.Now()); !ok {
+		return nil
+	}
+	return m
+}
+
+// sample reads the counters when cpuEvery has passed since the last reading.
+func (m *cpuMeter) sample(now time.Time) {
+	m.mu.Lock()
+	due := now.Sub(m.last) >= cpuEvery
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	s, ok := m.read(now)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	m.last = now
+	m.samples = append(m.samples, s)
+	if len(m.samples) > maxCPUSamples {
+		m.samples = append(m.samples[:0], m.samples[len(m.samples)-maxCPUSamples:]...)
+	}
+	m.mu.Unlock()
+}
+
+// read reads /proc/stat's lines of the CPUs in the mask and labrun's own CPU time.
+func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
+	s := cpuSample{at: now}
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(stat))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 9 || !m.cpus[f[0]] {
+			continue
+		}
+		var v [8]uint64
+		for i := range v {
+			v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
+		}
+		// user nice system idle iowait irq softirq steal
+		s.total += v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
+		s.busy += v[0] + v[1] + v[2] + v[5] + v[6]
+		s.steal += v[7]
+	}
+	self, err := os.ReadFile("/proc/self/stat")
+	if err != nil || s.total == 0 {
+		return s, false
+	}
+	// The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+	rest := string(self[bytes.LastIndexByte(self, ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return s, false
+	}
+	utime, _ := strconv.ParseUint(f[11], 10, 64) // field 14
+	stime, _ := strconv.ParseUint(f[12], 10, 64) // field 15
+	s.own = utime + stime
+	return s, true
+}
+
+// over returns the share of the CPUs' time from from to to that other processes used, and the
+// share the hypervisor stole; -1, -1 without two readings in that time.
+func (m *cpuMeter) over(from, to time.Time) (others, steal float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, b := -1, -1
+	for i, s := range m.samples {
+		if a < 0 && !s.at.Before(from.Add(-cpuEvery)) {
+			a = i
+		}
+		if !s.at.After(to.Add(cpuEvery)) {
+			b = i
+		}
+	}
+	if a < 0 || b <= a {
+		return -1, -1
+	}
+	x, y := m.samples[a], m.samples[b]
+	total := float64(y.total - x.total)
+	if total <= 0 {
+		return -1, -1
+	}
+	busy := float64(y.busy-x.busy) - float64(y.own-x.own)
+	return max(0, min(1, busy/total)), float64(y.steal-x.steal) / total
+}

@@ -1,0 +1,189 @@
+// Package noise measures how much the machine kept labrun from running while experiments ran,
+// so that a verdict can tell a late row that the machine explains from one it does not.
+//
+// A Sentinel is a goroutine that asks to wake every Tick and records how late each wake-up
+// came. A goroutine of labrun that wanted to run throughout a stretch of time was kept waiting
+// about as long as the sentinel was late, summed over that stretch: the CPU went to other
+// processes (a busy loop, a build, a neighbour on the host) or to labrun's own other work,
+// which the timing model counts as free. Lateness below Floor is the timer's own slack on an
+// idle machine and is not counted.
+//
+// Beside it, the sentinel reads /proc/stat and /proc/self/stat to say how much of the CPUs
+// labrun may run on other processes used, and how much the hypervisor stole: the figures that
+// tell a user why the machine was noisy.
+package noise
+
+import (
+	"sync"
+	"time"
+)
+
+// Tick is how often the sentinel asks to wake.
+const Tick = time.Millisecond
+
+// Floor is the most lateness of a wake-up on an idle machine, below which a wake-up is on
+// time: Go's runtime sleeps in whole milliseconds (see internal/clock), so a timer of an idle
+// process fires 0 to 1 ms late.
+const Floor = time.Millisecond
+
+// bucketSpan is the width of one bucket of samples.
+const bucketSpan = 10 * time.Millisecond
+
+// maxBuckets bounds the samples kept: an hour of them; older ones are dropped.
+const maxBuckets = int(time.Hour / bucketSpan)
+
+// bucket holds the wake-ups of one bucketSpan.
+type bucket struct {
+	n      int32
+	excess time.Duration // lateness above Floor, summed
+	max    time.Duration // the largest lateness
+}
+
+// Sentinel samples the lateness of its own wake-ups until Stop. Its methods are safe for
+// concurrent use.
+type Sentinel struct {
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	cpu   *cpuMeter // nil where /proc cannot be read
+
+	mu      sync.Mutex
+	first   int // index of buckets[0] counted from start
+	buckets []bucket
+}
+
+// Start starts a sentinel.
+func Start() *Sentinel {
+	s := &Sentinel{start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cpu: newCPUMeter()}
+	go s.loop()
+	return s
+}
+
+// Stop ends the sampling; the samples stay readable.
+func (s *Sentinel) Stop() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+func (s *Sentinel) loop() {
+	defer close(s.done)
+	t := time.NewTimer(Tick)
+	defer t.Stop()
+	asked := time.Now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			woke := time.Now()
+			s.record(woke, woke.Sub(asked)-Tick)
+			if s.cpu != nil {
+				s.cpu.sample(woke)
+			}
+			asked = time.Now()
+			t.Reset(Tick)
+		}
+	}
+}
+
+// record files one wake-up.
+func (s *Sentinel) record(at time.Time, late time.Duration) {
+	i := int(at.Sub(s.start) / bucketSpan)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.first+len(s.buckets) <= i {
+		s.buckets = append(s.buckets, bucket{})
+	}
+	if len(s.buckets) > maxBuckets {
+		drop := len(s.buckets) - maxBuckets
+		s.buckets = append(s.buckets[:0], s.buckets[drop:]...)
+		s.first += drop
+	}
+	if i < s.first {
+		return
+	}
+	b := &s.buckets[i-s.first]
+	b.n++
+	if late > Floor {
+		b.excess += late - Floor
+	}
+	b.max = max(b.max, late)
+}
+
+// Figure is the noise measured over a stretch of time.
+type Figure struct {
+	// Wakeups is how many wake-ups the sentinel made in the stretch.
+	Wakeups int
+	// Stolen is the lateness above Floor, summed: how long a goroutine that wanted to run
+	// throughout the stretch was kept waiting.
+	Stolen time.Duration
+	// MaxLate is the latest single wake-up.
+	MaxLate time.Duration
+	// Span is the stretch's length.
+	Span time.Duration
+	// OthersCPU is the share of the CPUs labrun may run on (0 to 1) that other processes
+	// used, and Steal the share the hypervisor took; both -1 where /proc cannot be read.
+	OthersCPU, Steal float64
+}
+
+// Share is Stolen as a share of Span (0 to 1).
+func (f Figure) Share() float64 {
+	if f.Span <= 0 {
+		return 0
+	}
+	return min(1, float64(f.Stolen)/float64(f.Span))
+}
+
+// Over returns the noise measured from from to to.
+func (s *Sentinel) Over(from, to time.Time) Figure {
+	f := Figure{Span: to.Sub(from), OthersCPU: -1, Steal: -1}
+	s.mu.Lock()
+	lo, hi := s.index(from), s.index(to)
+	for i := max(lo, 0); i <= hi; i++ {
+		b := s.buckets[i]
+		f.Wakeups += int(b.n)
+		f.Stolen += b.excess
+		f.MaxLate = max(f.MaxLate, b.max)
+	}
+	s.mu.Unlock()
+	if s.cpu != nil {
+		f.OthersCPU, f.Steal = s.cpu.over(from, to)
+	}
+	return f
+}
+
+// Worst returns the most lateness above Floor summed over any stretch of length span that lies
+// within from..to: what the machine can have taken from a row that lasted span somewhere in
+// that time. A span longer than from..to is cut to it.
+func (s *Sentinel) Worst(from, to time.Time, span time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lo, hi := s.index(from), s.index(to)
+	if lo < 0 {
+		return 0
+	}
+	w := max(1, int((span+bucketSpan-1)/bucketSpan)) + 1 // a stretch straddles one more bucket
+	var sum, worst time.Duration
+	for i := lo; i <= hi; i++ {
+		sum += s.buckets[i].excess
+		if i-w >= lo {
+			sum -= s.buckets[i-w].excess
+		}
+		worst = max(worst, sum)
+	}
+	return worst
+}
+
+// index returns the bucket that holds t, clamped to the buckets kept; -1 when there are none.
+// The caller holds mu.
+func (s *Sentinel) index(t time.Time) int {
+	if len(s.buckets) == 0 {
+		return -1
+	}
+	i := int(t.Sub(s.start)/bucketSpan) - s.first
+	return max(0, min(i, len(s.buckets)-1))
+}

@@ -1,0 +1,115 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Noise is what the machine's own noise was while an experiment ran, as labrun's sentinel
+// measured it (docs/ci.md): a goroutine that asks to wake every millisecond and records how
+// late it wakes.
+type Noise struct {
+	// SpanMs is how long the measured runs took, together.
+	SpanMs float64 `json:"span_ms"`
+	// StolenMs is the sentinel's lateness above its idle floor, summed over the runs: how long
+	// a goroutine of labrun that wanted to run throughout was kept waiting.
+	StolenMs float64 `json:"stolen_ms"`
+	// MaxLateMs is the latest single wake-up.
+	MaxLateMs float64 `json:"max_late_ms"`
+	// OthersCPU is the share (0 to 1) of the CPUs labrun may run on that other processes used,
+	// Steal the share the hypervisor took; null where the system does not say.
+	OthersCPU *float64 `json:"others_cpu"`
+	Steal     *float64 `json:"steal"`
+}
+
+// Share is StolenMs as a share of SpanMs (0 to 1).
+func (n Noise) Share() float64 {
+	if n.SpanMs <= 0 {
+		return 0
+	}
+	return math.Min(1, n.StolenMs/n.SpanMs)
+}
+
+// Text says the noise in a few words: "machine noise: 412 ms stolen in 10.5 s (4%), others
+// used 48% of the CPU".
+func (n Noise) Text() string {
+	s := fmt.Sprintf("machine noise: %s stolen in %.1f s (%.0f%%)", formatNoiseMs(n.StolenMs), n.SpanMs/1000, 100*n.Share())
+	if n.OthersCPU != nil {
+		s += fmt.Sprintf(", others used %.0f%% of the CPU", 100**n.OthersCPU)
+	}
+	if n.Steal != nil && *n.Steal >= 0.01 {
+		s += fmt.Sprintf(", %.0f%% stolen by the hypervisor", 100**n.Steal)
+	}
+	return s
+}
+
+func formatNoiseMs(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// Allowance says how much lateness the noise measured during a run explains for a row whose
+// measured time spans spanMs: the most the machine kept labrun waiting in any stretch that
+// long while the row's run lasted.
+type Allowance func(spanMs float64) float64
+
+// Unjudgeable is the share of a run's time in which the machine kept labrun waiting
+// (Noise.Share) from which nothing in the run can be judged: every failed row is then
+// inconclusive, whatever failed.
+const Unjudgeable = 0.6
+
+// Attribute marks each failed row whose only failure is a time later than its tolerance, by
+// no more than the noise explains, as inconclusive: the machine, not the client, may have made
+// it late. A row that is early, has another failure (an outcome, a count, a status), or is
+// later than the noise explains keeps its FAIL, unless the run's Noise says the machine was
+// so loaded that nothing can be judged (Unjudgeable). allow nil changes nothing.
+func (run *Run) Attribute(tol time.Duration, allow Allowance) {
+	if allow == nil {
+		return
+	}
+	swamped := run.Noise != nil && run.Noise.Share() >= Unjudgeable
+	for i := range run.Rows {
+		r := &run.Rows[i]
+		r.attribute(tol, allow)
+		if swamped && !r.Pass && r.Skipped == "" && r.Inconclusive == "" {
+			r.Inconclusive = fmt.Sprintf("the machine kept labrun waiting %.0f%% of the run: nothing can be judged", 100*run.Noise.Share())
+		}
+	}
+}
+
+// Explains reports whether the noise can explain row r's failure, and the allowance: the row
+// failed on its time alone, late by at most the allowance beyond its tolerance.
+func (r *Row) attribute(tol time.Duration, allow Allowance) {
+	r.Inconclusive, r.NoiseMs = "", nil
+	if r.Pass || r.Skipped != "" || r.ExpectedMs == nil || r.MeasuredMs == nil {
+		return
+	}
+	late := *r.MeasuredMs - *r.ExpectedMs - r.tolerance(tol)
+	if late <= 0 {
+		return // early: noise makes a row later, never earlier
+	}
+	probe := *r
+	probe.ExpectedMs = probe.MeasuredMs // every check but the time
+	if probe.Judge(tol); !probe.Pass {
+		return
+	}
+	a := allow(*r.MeasuredMs)
+	if late > a {
+		return
+	}
+	r.NoiseMs = Ms(time.Duration(a * float64(time.Millisecond)))
+	r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
+		late, formatNoiseMs(a))
+}
+
+// tolerance is the row's margin in ms: its own when wider than the run's.
+func (r Row) tolerance(tol time.Duration) float64 {
+	ms := float64(tol) / float64(time.Millisecond)
+	if r.ToleranceMs != nil && *r.ToleranceMs > ms {
+		ms = *r.ToleranceMs
+	}
+	return ms
+}
