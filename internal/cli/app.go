@@ -199,7 +199,22 @@ func sharedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and SVG timelines into this directory"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr", DisableDefaultText: true},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)", DisableDefaultText: true},
+		wideFlag(),
 	}
+}
+
+// wideFlag is --wide: every column of every table, however wide the terminal.
+func wideFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "wide", Usage: "every column of the tables, even wider than the terminal", DisableDefaultText: true}
+}
+
+// tableWidth is the width tables are fitted to: the terminal's, or 0 (every column) with
+// --wide.
+func tableWidth(c *cli.Context, tty terminals) int {
+	if c.Bool("wide") {
+		return 0
+	}
+	return tty.outWidth
 }
 
 // clientFlag is --client with the profiles a command accepts.
@@ -283,7 +298,7 @@ func runSettings(c *cli.Context, tty terminals, client string) (settings, error)
 		render: report.Options{
 			Format: f,
 			Color:  colorFor(c, tty),
-			Width:  tty.outWidth,
+			Width:  tableWidth(c, tty),
 		},
 		live:  tty.stderr && !c.Bool("quiet"),
 		width: tty.errWidth,

@@ -58,6 +58,7 @@ func probeCommand(tty terminals) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and junit.xml into this directory (checked before the run)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+		wideFlag(),
 	}
 	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
