@@ -139,7 +139,7 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run := results.Run{
 		Experiment: Name,
-		Title: fmt.Sprintf("%s · %s · closest: %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
+		Title: fmt.Sprintf("%s: %s; behaves most like %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
 			fit.Expect.Label, fit.agree, fit.judged),
 		Config: []results.Param{
 			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
@@ -151,8 +151,14 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}
+	defaults := map[string]time.Duration{}
+	for _, sc := range Scenarios() {
+		defaults[sc.Name] = sc.Cap
+	}
 	for _, o := range obs {
-		run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		if o.sc.Cap != defaults[o.sc.Name] { // the caps at their defaults are in docs/probe.md
+			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		}
 	}
 	run.Finish(tol)
 	return run
@@ -245,6 +251,9 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			continue
 		case x.skip != "":
 			r.Skipped = x.skip
+		}
+		if b := protocolBreach(o, m); b != "" {
+			r.Skipped = "not judged: " + b
 		}
 		r.ServerExecutions, r.ExpectedExecutions = results.Count(m.executions), x.executions
 		if o.sc.kind != kindUnreachable {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
@@ -215,5 +216,32 @@ func TestWrapText(t *testing.T) {
 		if got := wrapText(tt.s, tt.width, ""); strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("wrapText(%q, %d): got %q, want %q", tt.s, tt.width, got, tt.want)
 		}
+	}
+}
+
+// TestProbeAnalogy: a probe run without --expect reads as an analogy at every width and in
+// every text form: rows agree or differ, no FAIL, no colour; with --expect, verdicts as a
+// test's.
+func TestProbeAnalogy(t *testing.T) {
+	run := results.Run{Experiment: ProbeExperiment, Title: "curl {url}: no timeout up to the cap",
+		Config: []results.Param{{Name: "closest", Value: "go"}},
+		Rows: []results.Row{
+			{Name: "silent: a server that never answers", ExpectedMs: msPtr(1000), MeasuredMs: msPtr(1500), Server: "left at 1500 ms"},
+			{Name: "instant: an answer at once", Server: "answered", Pass: true},
+		}}
+	run.Finish(100 * time.Millisecond)
+	for _, width := range []int{0, 80, 120, 200} {
+		var buf bytes.Buffer
+		if err := Render(&buf, Options{Format: FormatTable, Width: width, Color: true}, run); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "FAIL") || strings.Contains(out, "\033[") || !strings.Contains(out, "differs") || !strings.Contains(out, "agrees") {
+			t.Errorf("width %d: not an analogy:\n%s", width, out)
+		}
+	}
+	run.Config = append(run.Config, results.Param{Name: "expect", Value: "go"})
+	if out := renderAt(t, run, 120, false); !strings.Contains(out, "FAIL") {
+		t.Errorf("with --expect: no FAIL:\n%s", out)
 	}
 }

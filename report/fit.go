@@ -315,6 +315,10 @@ func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []str
 	return plainest, last
 }
 
+// maxVerdictWord is the longest verdict a fitted table's verdict column shows whole ("not
+// judged", "inconclusive"); a longer one shows its first word.
+const maxVerdictWord = 12
+
 // shortVerdicts returns the verdict cells of a fitted table, each the verdict's first word
 // ("pass", "FAIL", "skipped") with the number of a note that holds the rest, and the notes.
 func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
@@ -324,6 +328,9 @@ func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
 		word := full
 		if k := strings.IndexAny(full, ":("); k > 0 {
 			word = strings.TrimSpace(full[:k])
+		}
+		if len(word) > maxVerdictWord {
+			word, _, _ = strings.Cut(word, " ") // "differs from hc5 at its defaults": "differs"
 		}
 		cells[i] = word
 		if word != full {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/labrun/labrun/results"
 )
@@ -51,7 +52,7 @@ func (v verdicter) text(r results.Row) string {
 	}
 	switch {
 	case r.Skipped != "":
-		return "not judged: " + r.Skipped
+		return "not judged: " + strings.TrimPrefix(r.Skipped, "not judged: ")
 	case r.Pass:
 		return "agrees"
 	case r.Reason == "":
