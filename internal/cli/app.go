@@ -71,6 +71,10 @@ type terminals struct {
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
 	app := newApp(stdout, stderr, tty, exps)
+	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok && name != "" {
+		writeShortHelp(stdout, app.Command(name), tty.outWidth)
+		return exitPass
+	}
 	err := checkFlags(app, args[min(1, len(args)):])
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -159,8 +163,18 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
 		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
+			if c.Args().First() == "help" {
+				switch name := c.Args().Get(1); {
+				case c.NArg() == 1:
+					return cli.ShowAppHelp(c)
+				case c.App.Command(name) != nil && c.NArg() == 2:
+					return cli.ShowCommandHelp(c, name)
+				default:
+					return usagef("help takes one command, got %q%s", strings.Join(c.Args().Slice()[1:], " "), didYouMean(name, commandNames(c.App), ""))
+				}
+			}
 			if c.Args().Present() {
-				return usagef("unknown command %q (see labrun --help)", c.Args().First())
+				return usagef("unknown command %q%s (see labrun --help)", c.Args().First(), didYouMean(c.Args().First(), commandNames(c.App), ""))
 			}
 			return cli.ShowAppHelp(c)
 		},
