@@ -88,7 +88,7 @@ func (p *Probe) scenarios() ([]Scenario, error) {
 		name = strings.TrimSpace(name)
 		i := slices.IndexFunc(all, func(s Scenario) bool { return s.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("--only: unknown scenario %q (want %s)", name, strings.Join(ScenarioNames(), ", "))
+			return nil, fmt.Errorf("--only: unknown scenario %q%s (want %s)", name, didYouMean(name), strings.Join(ScenarioNames(), ", "))
 		}
 		if !slices.ContainsFunc(out, func(s Scenario) bool { return s.Name == name }) {
 			out = append(out, all[i])
@@ -139,7 +139,7 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run := results.Run{
 		Experiment: Name,
-		Title: fmt.Sprintf("%s · %s · closest: %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
+		Title: fmt.Sprintf("%s: %s; behaves most like %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
 			fit.Expect.Label, fit.agree, fit.judged),
 		Config: []results.Param{
 			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
@@ -151,8 +151,14 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}
+	defaults := map[string]time.Duration{}
+	for _, sc := range Scenarios() {
+		defaults[sc.Name] = sc.Cap
+	}
 	for _, o := range obs {
-		run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		if o.sc.Cap != defaults[o.sc.Name] { // the caps at their defaults are in docs/probe.md
+			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		}
 	}
 	run.Finish(tol)
 	return run
@@ -245,6 +251,9 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			continue
 		case x.skip != "":
 			r.Skipped = x.skip
+		}
+		if b := protocolBreach(o, m); b != "" {
+			r.Skipped = "not judged: " + b
 		}
 		r.ServerExecutions, r.ExpectedExecutions = results.Count(m.executions), x.executions
 		if o.sc.kind != kindUnreachable {
@@ -412,4 +421,37 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// didYouMean is " (did you mean NAME?)" for the scenario whose name is one or two edits
+// from name, or "".
+func didYouMean(name string) string {
+	for _, n := range ScenarioNames() {
+		if d := editDistance(name, n); d > 0 && d <= 2 {
+			return " (did you mean " + n + "?)"
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes (scenario names are
+// ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

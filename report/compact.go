@@ -11,125 +11,15 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The fitted layout: a run's table for a terminal of known width. A table is never wider
-// than the terminal. When the full table fits as it is, it is drawn as on a pipe. Otherwise
-// the reasons of the verdicts (a FAIL's reason, a warning, why a row was skipped) move into
-// numbered notes under the table, the long cells wrap at word boundaries, and the columns a
-// reader can do without go, one after another, until the rest fits: first calls (a count
-// that differs fails the row, and its note says so), then the spread of repeated runs and
-// the expected outcome's repetition in the expected column, then the server's note, then the
-// documented value. The row, expected, measured, outcome and verdict columns always stay.
-
-// tableColumn is one column of the terminal table: its heading and its cell for a row.
-type tableColumn struct {
-	name string
-	cell func(results.Row) string
-}
-
-var (
-	colRow        = tableColumn{"row", func(r results.Row) string { return orDash(r.Name) }}
-	colCalls      = tableColumn{"calls", callsCell}
-	colDocumented = tableColumn{"documented", func(r results.Row) string { return orDash(r.Documented) }}
-	colExpected   = tableColumn{"expected", expectedCell}
-	colMeasured   = tableColumn{"measured", measuredCell}
-	colExpShort   = tableColumn{"expected", compactExpected}
-	colMeasShort  = tableColumn{"measured", compactMeasured}
-	colOutcome    = tableColumn{"outcome", outcomeCell}
-	colServer     = tableColumn{"server", func(r results.Row) string { return orDash(r.Server) }}
-	colVerdict    = tableColumn{"verdict", nil} // the short verdict, with its note's number
-)
-
-// fittedLayouts are the column sets tried in order, most complete first.
-var fittedLayouts = [][]tableColumn{
-	{colRow, colCalls, colDocumented, colExpected, colMeasured, colOutcome, colServer, colVerdict},
-	{colRow, colDocumented, colExpected, colMeasured, colOutcome, colServer, colVerdict},
-	{colRow, colDocumented, colExpShort, colMeasShort, colOutcome, colServer, colVerdict},
-	{colRow, colDocumented, colExpShort, colMeasShort, colOutcome, colVerdict},
-	{colRow, colExpShort, colMeasShort, colOutcome, colVerdict},
-}
-
 const (
 	fitMinRow   = 16 // the row column gets at least this much, or its whole name when shorter
 	fitMinOther = 7  // the narrowest any other column gets when even whole words do not fit
-	rowWeight   = 2  // spare width goes to the row column at twice the rate of the others
 )
-
-// writeRunFitted writes run's table form for a terminal of lk.width columns.
-func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
-	buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")
-	full := make([][]string, len(run.Rows))
-	for i, r := range run.Rows {
-		full[i] = termCells(cells(r, palette{}))
-	}
-	if w, ok := fitWidths(columns, full, lk.width, false); ok && !wraps(columns, full, w) {
-		if err := drawTable(buf, columns, full, w, func(i int, c string) string { return lk.verdict(run.Rows[i], c) }); err != nil {
-			return err
-		}
-		writeRunLines(buf, run, lk)
-		return nil
-	}
-	var notes []string
-	verdicts := make([]string, len(run.Rows))
-	for i, r := range run.Rows {
-		verdicts[i] = "pass"
-		switch {
-		case r.Skipped != "":
-			notes = append(notes, "skipped: "+r.Skipped)
-			verdicts[i] = fmt.Sprintf("skip [%d]", len(notes))
-		case !r.Pass && r.Inconclusive != "":
-			notes = append(notes, verdictCell(r))
-			verdicts[i] = fmt.Sprintf("inconclusive [%d]", len(notes))
-		case !r.Pass:
-			notes = append(notes, "FAIL: "+orDash(r.Reason))
-			verdicts[i] = fmt.Sprintf("FAIL [%d]", len(notes))
-		case r.Warning != "":
-			notes = append(notes, "warning: "+r.Warning)
-			verdicts[i] = fmt.Sprintf("pass [%d]", len(notes))
-		}
-	}
-	var header []string
-	var rows [][]string
-	var widths []int
-	for k, layout := range fittedLayouts {
-		header = make([]string, len(layout))
-		for i, c := range layout {
-			header[i] = c.name
-		}
-		rows = make([][]string, len(run.Rows))
-		for j, r := range run.Rows {
-			rows[j] = make([]string, len(layout))
-			for i, c := range layout {
-				if c.cell == nil {
-					rows[j][i] = verdicts[j]
-				} else {
-					rows[j][i] = c.cell(r)
-				}
-			}
-			rows[j] = termCells(rows[j])
-		}
-		var ok bool
-		if widths, ok = fitWidths(header, rows, lk.width, k == len(fittedLayouts)-1); ok {
-			break
-		}
-	}
-	if err := drawTable(buf, header, rows, widths, func(i int, c string) string {
-		return lk.verdict(run.Rows[i], c)
-	}); err != nil {
-		return err
-	}
-	for i, n := range notes {
-		for _, line := range wrapText(fmt.Sprintf("[%d] %s", i+1, termSafe(oneLine(n))), lk.width-1, "    ") {
-			buf.WriteString(line + "\n")
-		}
-	}
-	writeRunLines(buf, run, lk)
-	return nil
-}
 
 // writeRunLines writes the lines under a fitted table: the footer, the config and the meta
 // line, each wrapped to the width.
-func writeRunLines(buf *bytes.Buffer, run results.Run, lk look) {
-	buf.WriteString(lk.footer(lk.fit(footer(run)), run.Pass) + "\n")
+func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter) {
+	buf.WriteString(v.paintFooter(lk, lk.fit(v.footer(run)), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(lk.fit(termSafe(c)) + "\n")
 	}
@@ -249,34 +139,61 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 			cols[i] = append(cols[i], c)
 		}
 	}
+	at := make([]map[int][]int, n) // at[i][x]: the lines of column i's cells at width x
+	linesAt := func(i, x int) []int {
+		if at[i] == nil {
+			at[i] = map[int][]int{}
+		}
+		if l, ok := at[i][x]; ok {
+			return l
+		}
+		at[i][x] = cellLines(cols[i], x)
+		return at[i][x]
+	}
 	lines := make([][]int, n) // lines[i][j]: the lines of cell j of column i at width w[i]
 	for i := range w {
-		lines[i] = cellLines(cols[i], w[i])
+		lines[i] = linesAt(i, w[i])
 	}
-	for ; used < budget; used++ {
-		// One more column of width to the column where it saves the most lines: first of
-		// the table's height, then of all cells; on a tie the narrowest (the row column
-		// counted at half its width).
-		best, bestHeight, bestCells := -1, 0, 0
-		var bestLines []int
+	for used < budget {
+		// The next columns of width go to the column where they save the most lines per
+		// column given, looking up to maxLookahead columns ahead (a cell takes a line less
+		// only when a whole word moves up, which one column at a time rarely shows): first
+		// lines past a cell's cap, then of the table's height, then of all cells; on a tie
+		// the leftmost.
+		excess, height, all := tableHeight(lines, 0, lines[0])
+		best, bestD := -1, 0
+		var bestGain [3]float64
 		for i := range w {
-			if w[i] >= natural[i] {
-				continue
-			}
-			wider := cellLines(cols[i], w[i]+1)
-			h, c := tableHeight(lines, i, wider)
-			if best < 0 || h < bestHeight || h == bestHeight && (c < bestCells || c == bestCells && level(i, w[i]) < level(best, w[best])) {
-				best, bestHeight, bestCells, bestLines = i, h, c, wider
+			for d := 1; d <= min(budget-used, natural[i]-w[i], maxLookahead); d++ {
+				e, h, c := tableHeight(lines, i, linesAt(i, w[i]+d))
+				if e == excess && h == height && c == all {
+					continue
+				}
+				f := float64(d)
+				gain := [3]float64{float64(excess-e) / f, float64(height-h) / f, float64(all-c) / f}
+				if best < 0 || gain[0] > bestGain[0] || gain[0] == bestGain[0] && (gain[1] > bestGain[1] || gain[1] == bestGain[1] && gain[2] > bestGain[2]) {
+					best, bestD, bestGain = i, d, gain
+				}
 			}
 		}
 		if best < 0 {
-			break
+			// Nothing saves a line: the row column grows to its widest name, if it can.
+			grow := min(budget-used, natural[0]-w[0])
+			if grow <= 0 {
+				break
+			}
+			best, bestD = 0, grow
 		}
-		w[best]++
-		lines[best] = bestLines
+		w[best] += bestD
+		used += bestD
+		lines[best] = linesAt(best, w[best])
 	}
 	return w, true
 }
+
+// maxLookahead bounds how many columns of width fitWidths tries a column at before it gives
+// up looking for a line it saves.
+const maxLookahead = 40
 
 // cellLines returns the lines each of cells takes wrapped to width.
 func cellLines(cells []string, width int) []int {
@@ -288,8 +205,9 @@ func cellLines(cells []string, width int) []int {
 }
 
 // tableHeight is the lines of a table whose cells take lines, with column i's replaced by
-// instead, and the number of cell lines in all.
-func tableHeight(lines [][]int, i int, instead []int) (height, cells int) {
+// instead: the lines cells take past their cap (two, three for a row name), the table's
+// height, and the number of cell lines in all.
+func tableHeight(lines [][]int, i int, instead []int) (excess, height, cells int) {
 	for j := range instead {
 		tallest := 0
 		for k := range lines {
@@ -299,18 +217,20 @@ func tableHeight(lines [][]int, i int, instead []int) (height, cells int) {
 			}
 			tallest = max(tallest, l)
 			cells += l
+			excess += max(0, l-lineCap(k))
 		}
 		height += tallest
 	}
-	return height, cells
+	return excess, height, cells
 }
 
-// level is how wide column i of width w counts when spare width is handed out.
-func level(i, w int) int {
+// lineCap is the lines a cell of column i takes before its table counts as too tall: two,
+// three for a row name.
+func lineCap(i int) int {
 	if i == 0 {
-		return w
+		return 3
 	}
-	return w * rowWeight
+	return 2
 }
 
 // compactExpected is the expected cell without the outcome, which has its own column.

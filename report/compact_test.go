@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labrun/labrun/results"
@@ -30,7 +31,7 @@ func TestCompactFits(t *testing.T) {
 		for _, color := range []bool{false, true} {
 			plain := renderAt(t, suite, width, color)
 			checkFits(t, plain, width, suite)
-			for _, want := range []string{"row", "expected", "measured", "outcome", "verdict", "FAIL [", "off by +250.0 ms", "skip [", "pass ["} {
+			for _, want := range []string{"row", "expected", "measured", "outcome", "verdict", "FAIL [", "off by +250.0 ms", "skipped [", "pass ["} {
 				if !strings.Contains(plain, want) {
 					t.Errorf("width %d: output lacks %q:\n%s", width, want, plain)
 				}
@@ -107,23 +108,76 @@ func referenceSuite(t *testing.T) results.Suite {
 
 // TestReferenceFits renders the reference run (every experiment, five repeats) at the
 // widths of common terminals: no line is wider than the terminal, no row name is split
-// inside a word, and the documented and server columns stay where they fit.
+// inside a word, every table starts on a line of its own.
 func TestReferenceFits(t *testing.T) {
 	suite := referenceSuite(t)
 	for _, width := range []int{80, 100, 120, 160, 200} {
 		out := renderAt(t, suite, width, true)
 		checkFits(t, out, width, suite)
-		// Every table starts on a line of its own: a heading, then the top border.
 		for _, run := range suite.Experiments {
 			if !strings.Contains(out, "\n"+heading(run)+"\n+-") && !strings.HasPrefix(out, heading(run)+"\n+-") {
 				t.Errorf("width %d: %s's heading is not a line of its own above its table", width, run.Experiment)
 			}
 		}
-		a := out[:strings.Index(out, "\n\n")]
-		for _, col := range []string{"| documented", "| server"} {
-			if has := strings.Contains(a, col); has != (width >= 100) {
-				t.Errorf("width %d: exp-a has column %q: %v", width, col, has)
+	}
+}
+
+// TestNeverTallerWhenWider renders each experiment of the reference run at widths from 80 to
+// 200 columns: its height never grows with the width, no cell but a row name takes more
+// than two lines (at 120 columns and more, where the plainest layout has room), and every
+// column left out is named under the table.
+func TestNeverTallerWhenWider(t *testing.T) {
+	suite := referenceSuite(t)
+	for _, run := range suite.Experiments {
+		prev, prevWidth := -1, 0
+		for width := 80; width <= 200; width += 20 {
+			out := renderAt(t, run, width, false)
+			height := strings.Count(out, "\n")
+			if prev >= 0 && height > prev {
+				t.Errorf("%s: %d lines at %d columns, %d at %d", run.Experiment, height, width, prev, prevWidth)
 			}
+			prev, prevWidth = height, width
+			spec := specFor(run)
+			verdicts, _ := shortVerdicts(run, verdicterFor(run))
+			ls := layouts(spec, run.Rows)
+			f, l := choose(spec, ls, run.Rows, verdicts, width)
+			if width >= 120 && f.tooTall() {
+				t.Errorf("%s at %d columns: a cell takes more than two lines", run.Experiment, width)
+			}
+			header := out[:strings.Index(out, "\n+-")+200]
+			for i, c := range spec.cols {
+				if l[i] == colHidden && ls[0][i] != colHidden && strings.Contains(out, "\n+-") && !strings.Contains(out, "| "+c.name+" ") {
+					if !strings.Contains(out, "hidden at this width: ") || !strings.Contains(out[strings.Index(out, "hidden at this width: "):], c.name) {
+						t.Errorf("%s at %d columns: %s hidden without a note:\n%s", run.Experiment, width, c.name, header)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLayoutsGiveWay: the layouts of a table go from every column to the plainest in the
+// spec's order; a column that is all dashes is never drawn, and a column that is the only
+// value of a row stays.
+func TestLayoutsGiveWay(t *testing.T) {
+	rows := []results.Row{
+		{Name: "timed", ExpectedMs: msPtr(100), MeasuredMs: msPtr(101), Server: "note", Pass: true},
+		{Name: "counted", Calls: 9, Pass: true}, // its only value is its calls
+	}
+	ls := layouts(experimentTable, rows)
+	last := ls[len(ls)-1]
+	if last[1] == colHidden {
+		t.Errorf("calls hidden, though it is the only value of a row: %v", ls)
+	}
+	if ls[0][2] != colHidden {
+		t.Errorf("documented, all dashes, is drawn: %v", ls[0])
+	}
+	if last[6] != colHidden {
+		t.Errorf("server never gives way: %v", ls)
+	}
+	for i, c := range experimentTable.cols {
+		if c.keep && last[i] == colHidden {
+			t.Errorf("%s, kept, is hidden", c.name)
 		}
 	}
 }
@@ -162,5 +216,32 @@ func TestWrapText(t *testing.T) {
 		if got := wrapText(tt.s, tt.width, ""); strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("wrapText(%q, %d): got %q, want %q", tt.s, tt.width, got, tt.want)
 		}
+	}
+}
+
+// TestProbeAnalogy: a probe run without --expect reads as an analogy at every width and in
+// every text form: rows agree or differ, no FAIL, no colour; with --expect, verdicts as a
+// test's.
+func TestProbeAnalogy(t *testing.T) {
+	run := results.Run{Experiment: ProbeExperiment, Title: "curl {url}: no timeout up to the cap",
+		Config: []results.Param{{Name: "closest", Value: "go"}},
+		Rows: []results.Row{
+			{Name: "silent: a server that never answers", ExpectedMs: msPtr(1000), MeasuredMs: msPtr(1500), Server: "left at 1500 ms"},
+			{Name: "instant: an answer at once", Server: "answered", Pass: true},
+		}}
+	run.Finish(100 * time.Millisecond)
+	for _, width := range []int{0, 80, 120, 200} {
+		var buf bytes.Buffer
+		if err := Render(&buf, Options{Format: FormatTable, Width: width, Color: true}, run); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "FAIL") || strings.Contains(out, "\033[") || !strings.Contains(out, "differs") || !strings.Contains(out, "agrees") {
+			t.Errorf("width %d: not an analogy:\n%s", width, out)
+		}
+	}
+	run.Config = append(run.Config, results.Param{Name: "expect", Value: "go"})
+	if out := renderAt(t, run, 120, false); !strings.Contains(out, "FAIL") {
+		t.Errorf("with --expect: no FAIL:\n%s", out)
 	}
 }

@@ -19,13 +19,14 @@ import (
 func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("### " + markdownText(heading(run)) + "\n\n")
 
+	v := verdicterFor(run)
 	var rows [][]string
 	for _, r := range run.Rows {
-		rows = append(rows, cells(r, palette{}))
+		rows = append(rows, v.cells(r))
 	}
 	writeMarkdownTable(buf, columns, rows)
 
-	buf.WriteString("\n" + footer(run) + "\n")
+	buf.WriteString("\n" + v.footer(run) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString("\n" + markdownCode(termSafe(c)) + "\n")
 	}

@@ -198,21 +198,6 @@ var columns = []string{"row", "calls", "documented", "expected", "measured", "ou
 // dash stands for "no value" in a cell.
 const dash = "—"
 
-// cells returns the texts of one row, shared by the table and markdown forms; p colours the
-// verdict (the markdown form passes an unlit palette).
-func cells(r results.Row, p palette) []string {
-	return []string{
-		orDash(r.Name),
-		callsCell(r),
-		orDash(r.Documented),
-		expectedCell(r),
-		measuredCell(r),
-		outcomeCell(r),
-		orDash(r.Server),
-		p.verdict(r, verdictCell(r)),
-	}
-}
-
 func callsCell(r results.Row) string {
 	s := strconv.Itoa(r.Calls)
 	if r.Calls != r.ExpectedCalls {

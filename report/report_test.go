@@ -484,7 +484,7 @@ func TestCells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := cells(tt.row, palette{}); !slices.Equal(got, tt.want) {
+			if got := (verdicter{}).cells(tt.row); !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

@@ -18,13 +18,13 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	if lk.width > 0 {
 		return writeRunFitted(buf, run, lk)
 	}
-	p := lk.palette
+	v := verdicterFor(run)
 	buf.WriteString(termSafe(heading(run)) + "\n")
 	t := newTable(buf)
 	t.Header(columns)
 	for _, r := range run.Rows {
-		cs := termCells(cells(r, palette{}))
-		cs[len(cs)-1] = p.verdict(r, cs[len(cs)-1])
+		cs := termCells(v.cells(r))
+		cs[len(cs)-1] = v.paint(lk, r, cs[len(cs)-1])
 		if err := t.Append(cs); err != nil {
 			return err
 		}
@@ -32,7 +32,7 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	buf.WriteString(p.footer(footer(run), run.Pass) + "\n")
+	buf.WriteString(v.paintFooter(lk, v.footer(run), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(termSafe(c) + "\n")
 	}

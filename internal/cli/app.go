@@ -76,6 +76,10 @@ type terminals struct {
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
 	app := newApp(stdout, stderr, tty, exps)
+	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok && name != "" {
+		writeShortHelp(stdout, app.Command(name), tty.outWidth)
+		return exitPass
+	}
 	err := checkFlags(app, args[min(1, len(args)):])
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -166,8 +170,18 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
 		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
+			if c.Args().First() == "help" {
+				switch name := c.Args().Get(1); {
+				case c.NArg() == 1:
+					return cli.ShowAppHelp(c)
+				case c.App.Command(name) != nil && c.NArg() == 2:
+					return cli.ShowCommandHelp(c, name)
+				default:
+					return usagef("help takes one command, got %q%s", strings.Join(c.Args().Slice()[1:], " "), didYouMean(name, commandNames(c.App), ""))
+				}
+			}
 			if c.Args().Present() {
-				return usagef("unknown command %q (see labrun --help)", c.Args().First())
+				return usagef("unknown command %q%s (see labrun --help)", c.Args().First(), didYouMean(c.Args().First(), commandNames(c.App), ""))
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -206,7 +220,22 @@ func sharedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md, junit.xml and SVG timelines into this directory"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr", DisableDefaultText: true},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)", DisableDefaultText: true},
+		wideFlag(),
 	}
+}
+
+// wideFlag is --wide: every column of every table, however wide the terminal.
+func wideFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "wide", Usage: "every column of the tables, even wider than the terminal", DisableDefaultText: true}
+}
+
+// tableWidth is the width tables are fitted to: the terminal's, or 0 (every column) with
+// --wide.
+func tableWidth(c *cli.Context, tty terminals) int {
+	if c.Bool("wide") {
+		return 0
+	}
+	return tty.outWidth
 }
 
 // clientFlag is --client with the profiles a command accepts.
@@ -290,7 +319,7 @@ func runSettings(c *cli.Context, tty terminals, client string) (settings, error)
 		render: report.Options{
 			Format: f,
 			Color:  colorFor(c, tty),
-			Width:  tty.outWidth,
+			Width:  tableWidth(c, tty),
 		},
 		live:  tty.stderr && !c.Bool("quiet"),
 		width: tty.errWidth,

@@ -110,7 +110,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "extra"}, `labrun: exp-a takes no arguments, got "extra"`},
 		{[]string{"all", "--pool", "3"}, "labrun: unknown flag --pool"},
 		{[]string{"list", "extra"}, `labrun: list takes no arguments, got "extra"`},
-		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (see labrun --help)`},
+		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (did you mean exp-a?) (see labrun --help)`},
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
 		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)`},

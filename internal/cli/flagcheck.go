@@ -51,7 +51,11 @@ func checkFlagRun(flags []cli.Flag, args []string) ([]string, error) {
 		}
 		f := flagNamed(flags, name)
 		if f == nil {
-			return nil, usagef("unknown flag --%s", name)
+			var names []string
+			for _, f := range flags {
+				names = append(names, f.Names()[0])
+			}
+			return nil, usagef("unknown flag --%s%s", name, didYouMean(name, names, "--"))
 		}
 		if _, ok := f.(*cli.BoolFlag); ok {
 			if hasValue {

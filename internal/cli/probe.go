@@ -58,6 +58,7 @@ func probeCommand(tty terminals) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "also write run.json, REPORT.md and junit.xml into this directory (checked before the run)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no live status line on stderr"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+		wideFlag(),
 	}
 	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
@@ -86,6 +87,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
 			"   labrun probe --expect go --deadline 1.5s -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
+			"   labrun probe --only silent,trickle -- curl -s -o /dev/null {url}\n" +
 			"   labrun probe --only silent,trickle -- python3 examples/probes/python/urllib_probe.py",
 		Flags:        flags,
 		OnUsageError: onUsageError,

@@ -34,6 +34,7 @@ func reportCommand(tty terminals) *cli.Command {
 			&cli.StringFlag{Name: "format", Usage: "output format: " + formatList() + " (default: table on a terminal, else markdown)"},
 			&cli.StringFlag{Name: "out", Usage: "write run.json, REPORT.md, junit.xml and the SVG timelines into this directory"},
 			&cli.BoolFlag{Name: "no-color", Usage: "no colour, even on a terminal (so does NO_COLOR)"},
+			wideFlag(),
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -45,7 +46,7 @@ func reportCommand(tty terminals) *cli.Command {
 			}
 			o := report.Options{Format: report.FormatMarkdown}
 			if tty.stdout {
-				o = report.Options{Format: report.FormatTable, Width: tty.outWidth, Color: colorFor(c, tty)}
+				o = report.Options{Format: report.FormatTable, Width: tableWidth(c, tty), Color: colorFor(c, tty)}
 			}
 			if c.IsSet("format") {
 				f, err := parseFormat(c, true)

@@ -95,7 +95,11 @@ func TestTerminalWidth(t *testing.T) {
 				if args[0] != "defaults" && status == 0 {
 					t.Errorf("no status line drawn")
 				}
-				if args[0] != "defaults" && !strings.Contains(strings.Join(lines, "\n"), "| server") {
+				text := strings.Join(lines, "\n")
+				if args[0] != "defaults" && !strings.Contains(text, "| measured") {
+					t.Errorf("no measured column at %d columns:\n%s", cols, text)
+				}
+				if cols >= 120 && args[0] != "defaults" && !strings.Contains(text, "| server") {
 					t.Errorf("no server column at %d columns, where the table fits", cols)
 				}
 			})
