@@ -3,23 +3,33 @@ GO ?= go
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 
-.PHONY: run test bench gate report docs probes clients build install fmt clean
+.PHONY: run test conformance race bench gate report docs probes clients build install fmt clean
 
 ## run: every experiment with its documented parameters
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" . all
 
-## test: vet, then every test with the race detector
+## test: the fast tier: vet, then the tests that answer at once (go test -short), about a minute warm
 test:
 	$(GO) vet ./...
-	$(GO) test -race ./...
+	$(GO) test -short ./...
+
+## conformance: the second tier: every test, the real libraries, namespaces, whole experiments,
+## probes and soaks included, one package at a time so that timing tests do not load each other
+conformance:
+	$(GO) test -count=1 -run '^$$' ./... >/dev/null
+	$(GO) test -count=1 -p 1 -timeout 30m ./...
+
+## race: the fast tier under the race detector (timing verdicts that it would slow skip themselves)
+race:
+	$(GO) test -race -short ./...
 
 ## bench: client overhead against plain net/http, and the model's cost per prediction
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./fakesrv/
 
-## gate: what CI runs: the tests, then every experiment three times, verdicts on the medians
-gate: test
+## gate: every experiment three times, verdicts on the medians (exit 3: only inconclusive rows)
+gate:
 	$(GO) run -ldflags "$(LDFLAGS)" . all --repeat 3
 
 ## report: the committed reference run (run it on an idle machine)

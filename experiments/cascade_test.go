@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -31,6 +32,7 @@ func cascadeRow(t *testing.T, run results.Run, prefix, suffix string) results.Ro
 }
 
 func TestCascade(t *testing.T) {
+	testenv.Slow(t, "exp-l end to end")
 	run := runScaled(t, scaledCascade())
 	// With the lease timeout at its default every worker is stuck: 5 on inventory, the rest
 	// at the pool, and the health check waits for the pause to end.

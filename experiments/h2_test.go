@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/report"
 	"github.com/labrun/labrun/results"
@@ -29,6 +30,7 @@ func scaledH2() *H2 {
 // testTolerance. goleak (TestMain) checks that no goroutine, and so no connection, is left
 // behind: every connection's reader is a goroutine.
 func TestH2Experiment(t *testing.T) {
+	testenv.Slow(t, "exp-h end to end")
 	t.Parallel()
 	start := time.Now()
 	run := runScaledWith(t, scaledH2(), "")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -70,6 +71,7 @@ func pooledRow(t *testing.T, run results.Run, suffix string) int {
 
 // TestPooled: every library rule of docs/experiments.md's exp-g, each row once.
 func TestPooled(t *testing.T) {
+	testenv.Slow(t, "exp-g end to end")
 	t.Parallel()
 	run := runScaled(t, scaledPooled())
 	if got, want := len(run.Rows), 10+2*15+12+1; got != want {
@@ -149,6 +151,7 @@ func TestPooled(t *testing.T) {
 // closed connection fails with NoHttpResponseException and is sent again on a new one; the
 // server executes it once, since it never read the first.
 func TestPooledHC5DefaultRetries(t *testing.T) {
+	testenv.Slow(t, "an exp-g variant end to end")
 	t.Parallel()
 	e := scaledPooled()
 	e.HC5Retries = hc5RetriesDefault
@@ -162,6 +165,7 @@ func TestPooledHC5DefaultRetries(t *testing.T) {
 // TestPooledEvictorTooLate: HttpClient 5.6's evictor looks every max(idle/10, 1 s), so with
 // evictIdleConnections(30ms) it has not looked yet when the call comes 200 ms later.
 func TestPooledEvictorTooLate(t *testing.T) {
+	testenv.Slow(t, "an exp-g variant end to end")
 	t.Parallel()
 	e := scaledPooled()
 	e.EvictInterval = 0
@@ -172,6 +176,7 @@ func TestPooledEvictorTooLate(t *testing.T) {
 // TestPooledBackInTime: back before the server's timeout, nothing died and every idle row
 // reuses its connection, except the evictor's, which closed it after 30 ms.
 func TestPooledBackInTime(t *testing.T) {
+	testenv.Slow(t, "an exp-g variant end to end")
 	t.Parallel()
 	e := scaledPooled()
 	e.ServerIdleTimeout = 300 * ms

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
 // TestProfiles runs experiments A, B and C under the okhttp and go profiles, shortened.
 func TestProfiles(t *testing.T) {
+	testenv.Slow(t, "every experiment under every profile, end to end")
 	t.Parallel()
 	for _, profile := range []string{ProfileOkHttp, ProfileGo} {
 		for _, e := range []Experiment{

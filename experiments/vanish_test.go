@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -39,9 +40,7 @@ func shortVanish() *Vanish {
 // needNamespaces skips a test that needs namespace children, with the reason.
 func needNamespaces(t *testing.T) {
 	t.Helper()
-	if err := netns.Available(); err != nil {
-		t.Skipf("network namespaces unavailable here: %v", err)
-	}
+	netns.Require(t)
 }
 
 // forcedOff is what a test's Vanish.namespaces reports to force the skipped path.
@@ -106,6 +105,7 @@ func TestVanish(t *testing.T) {
 // TestVanishWithoutNamespaces forces the namespaces off: their rows are skipped with the
 // reason and the run passes, unless --require-netns, which fails exactly one row.
 func TestVanishWithoutNamespaces(t *testing.T) {
+	testenv.Slow(t, "exp-i end to end")
 	for _, require := range []bool{false, true} {
 		t.Run(fmt.Sprintf("require-netns %v", require), func(t *testing.T) {
 			v := shortVanish()
@@ -203,6 +203,7 @@ func children(t *testing.T) []string {
 // exit 130): the cancelled run returns ctx's error, and neither leaves a child process or a
 // change to the host's sysctls or interfaces.
 func TestVanishLeavesNothing(t *testing.T) {
+	testenv.Slow(t, "exp-i end to end")
 	needNamespaces(t)
 	before := readHostState(t)
 	if c := children(t); len(c) > 0 {

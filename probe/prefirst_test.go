@@ -7,6 +7,7 @@ import (
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -17,6 +18,7 @@ import (
 // none), and the stalled handshake's time is the deadline's. Without the CA the trusted
 // certificates fail too, and the gate under a client with no deadline fails on the stall.
 func TestPreFirstScenarios(t *testing.T) {
+	testenv.Slow(t, "a command probed through every scenario before the first byte")
 	names := []string{"tls-good", "tls-stall", "tls-slow-handshake", "tls-unknown-ca", "tls-wrong-host", "tls-expired", "tls-incomplete-chain", "tls-old-version",
 		"tls-mixed", "nxdomain", "slow-lookup", "servfail"}
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
@@ -58,6 +60,7 @@ func TestPreFirstScenarios(t *testing.T) {
 // certificate scenarios, whose failure then says nothing, are not judged; a command that
 // says it cannot trust a CA has every TLS scenario skipped.
 func TestPreFirstWithoutCA(t *testing.T) {
+	testenv.Slow(t, "a command probed through the TLS scenarios")
 	only := "tls-good,tls-unknown-ca,tls-wrong-host,tls-expired,tls-incomplete-chain,tls-old-version,tls-mixed"
 	for _, tt := range []struct {
 		mode    string

@@ -21,6 +21,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -120,6 +121,7 @@ func runProbe(t *testing.T, p *Probe) results.Run {
 // inside the deadline early); the fit finds the deadline, and the gate passes
 // under the model's Go profile with it and fails with a per-read timeout instead.
 func TestDeadlineClient(t *testing.T) {
+	testenv.Slow(t, "a command probed through every scenario")
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = "silent,trickle"
 	run := runProbe(t, p)
@@ -171,6 +173,7 @@ func TestIgnoresURL(t *testing.T) {
 // TestHangKilledAtCap: a command that hangs is killed at the cap with its whole process
 // group, a child it started included, and the row says so.
 func TestHangKilledAtCap(t *testing.T) {
+	testenv.Slow(t, "a command probed until its caps")
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	p := New(helper(t, "hang", "HELPER_PIDFILE="+pidFile))
 	p.Only = "instant"

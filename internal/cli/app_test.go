@@ -46,7 +46,9 @@ func TestMain(m *testing.M) {
 const beMain = "LABRUN_TEST_BE_MAIN"
 
 // fake is an experiment that measures nothing: it returns one row whose measured value is
-// off by offset, so that tests drive the exit codes without timing.
+// off by offset, so that tests drive the exit codes without timing. A failing fake is early
+// (a negative offset): the machine's noise can make a row late, never early, so its FAIL
+// holds on a loaded machine.
 type fake struct {
 	name   string
 	offset time.Duration
@@ -76,7 +78,7 @@ func (f *fake) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 }
 
 func fakes() []experiments.Experiment {
-	return []experiments.Experiment{&fake{name: "exp-x", calls: 1}, &fake{name: "exp-y", offset: 150 * time.Millisecond, calls: 1}}
+	return []experiments.Experiment{&fake{name: "exp-x", calls: 1}, &fake{name: "exp-y", offset: -150 * time.Millisecond, calls: 1}}
 }
 
 type outcome struct {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/labrun/labrun/internal/testenv"
 )
 
 // The documentation's runnable examples. A fenced code block whose info string is
@@ -190,6 +192,9 @@ func TestDocsExamples(t *testing.T) {
 	}
 	for _, ex := range all {
 		t.Run(fmt.Sprintf("%s:%d", ex.file, ex.line), func(t *testing.T) {
+			if ex.exit != exitUsage && runsSomething(ex.args) {
+				testenv.Slow(t, "a docs example that runs an experiment or a probe")
+			}
 			var stdout, stderr bytes.Buffer
 			got := run(ex.args, &stdout, &stderr)
 			if got != ex.exit {
@@ -206,6 +211,19 @@ func TestDocsExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runsSomething reports whether a labrun command line runs an experiment, a probe or a
+// server, rather than answering at once (predict, defaults, list, help).
+func runsSomething(args []string) bool {
+	if len(args) < 2 {
+		return false
+	}
+	switch cmd := args[1]; {
+	case cmd == "all", cmd == "demo", cmd == "probe", cmd == "serve", strings.HasPrefix(cmd, "exp-"):
+		return true
+	}
+	return false
 }
 
 func TestDocsParseExamples(t *testing.T) {

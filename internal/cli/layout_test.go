@@ -19,7 +19,7 @@ const module = "github.com/labrun/labrun"
 // layer. docs/design.md draws the same picture; a new package needs a place here.
 var layers = map[string]int{
 	// Leaves: the shared words, the clock, the namespace mechanism, the CA, the parameter type.
-	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/netns": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
+	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/netns": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
 	// The model: pure functions over the words.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/internal/testenv"
 )
 
 // TestServeTrickleCPU: a fast trickle must not hold a core. labrun serve waits with plain
@@ -22,6 +24,7 @@ import (
 // only its CPU counts, not this test's client's; under the race detector, whose
 // instrumentation multiplies CPU time, the bound is raceCPUFactor times larger.
 func TestServeTrickleCPU(t *testing.T) {
+	testenv.Slow(t, "a trickle soak")
 	p := startServeProcess(t, "--max-duration", "5s")
 	resp, err := http.Get(p.url + "/trickle?bytes=1048576&every=1ms")
 	if err != nil {

@@ -197,11 +197,16 @@ func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, err
 	return dir, nil
 }
 
-// Require returns the JDK for a test that holds a profile to libs. Where the JDK or a library
-// is missing, the test is skipped with the reason, except in CI (the CI variable set), where
-// .ci/run installs them and a missing one fails the test.
+// Require returns the JDK for a test that holds a profile to libs. In the fast tier (go test
+// -short) the test is skipped: a real library belongs to the conformance tier (make
+// conformance). Where the JDK or a library is missing, the test is skipped with the reason,
+// except in CI (the CI variable set), where .ci/run installs them and a missing one fails the
+// test.
 func Require(t testing.TB, libs ...Library) Runtime {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a real library: the conformance tier (make conformance)")
+	}
 	r, err := Find(t.Context())
 	if err == nil {
 		_, err = Classpath(libs...)

@@ -32,9 +32,7 @@ func within(t *testing.T, name string, got, want time.Duration) {
 // needNamespaces skips the test, with the reason, where namespaces cannot be created.
 func needNamespaces(t *testing.T) {
 	t.Helper()
-	if err := netns.Available(); err != nil {
-		t.Skipf("namespaces unavailable here: %v", err)
-	}
+	netns.Require(t)
 }
 
 // pairOnLoopback returns both ends of a loopback TCP connection.
