@@ -367,9 +367,18 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		m.Service = c.Service + handoff
 	}
 	pred := m.Predict()
+	// The counts at an instant follow the model at the requests' measured starts: on a
+	// loaded machine 200 goroutines released together get their workers over tens of ms,
+	// and a request that started late is not yet where the stated times put it.
+	at := m
+	at.Arrivals = make([]time.Duration, len(recs))
+	for i, r := range recs {
+		at.Arrivals[i] = r.worker
+	}
+	started := at.Predict()
 	m.Service = c.Service
 	prod := m.Predict() // the production figures: scaled up, without this machine's hand-off
-	rows := c.cascadeRows(name, pred, prod, recs, waits, health, peak)
+	rows := c.cascadeRows(name, pred, started, prod, recs, waits, health, peak)
 	if s.LeaseTimeout > 0 && lease == 0 {
 		// The rows say that the lease timeout they name is not applied, under the IDs of the
 		// variant's rows in a profile that has one.

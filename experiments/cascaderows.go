@@ -47,7 +47,11 @@ type workerResult struct {
 }
 
 // cascadeRows turns a cascade variant's model and measurements into rows.
-func (c *Cascade) cascadeRows(name string, pred, production model.CascadePrediction, recs []cascadeRecord, waits, health []time.Duration, peak int) []results.Row {
+//
+// pred is the model at the stated times, every request starting at 0; started the model at the
+// requests' measured starts, which the counts at an instant and the peak are judged against
+// (they differ only where the machine started requests late, and a count row says so).
+func (c *Cascade) cascadeRows(name string, pred, started, production model.CascadePrediction, recs []cascadeRecord, waits, health []time.Duration, peak int) []results.Row {
 	// The counts are taken late in the pause: a lease timeout that fires late, or a worker
 	// that starts late on a loaded machine, moves a count taken early (at a third of the pause
 	// a late lease timeout still holds its worker), while nothing the model predicts happens
@@ -69,9 +73,9 @@ func (c *Cascade) cascadeRows(name string, pred, production model.CascadePredict
 	}
 	rows := []results.Row{
 		{Name: fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
-			ExpectedCalls: pred.BusyAt(look), Calls: busy, Server: cascadeBusy},
+			ExpectedCalls: started.BusyAt(look), Calls: busy, Server: cascadeBusy, RangeReason: lateStarts(pred.BusyAt(look), started.BusyAt(look))},
 		{Name: fmt.Sprintf("%s: waiting at the pool at %v", name, look),
-			ExpectedCalls: pred.PendingAt(look), Calls: pending, Server: cascadePending},
+			ExpectedCalls: started.PendingAt(look), Calls: pending, Server: cascadePending, RangeReason: lateStarts(pred.PendingAt(look), started.PendingAt(look))},
 	}
 	outcomes := map[vocab.Outcome]bool{}
 	for _, r := range recs {
@@ -125,7 +129,16 @@ func (c *Cascade) cascadeRows(name string, pred, production model.CascadePredict
 		results.Row{Name: fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
 			ExpectedMs: expectedMs(pred.Recovered), MeasuredMs: results.Ms(last), ExpectedCalls: len(recs), Calls: len(recs)},
 		results.Row{Name: name + ": requests on inventory at once, at the peak",
-			ExpectedCalls: pred.PeakDownstream, Calls: peak, Server: cascadePeak},
+			ExpectedCalls: started.PeakDownstream, Calls: peak, Server: cascadePeak, RangeReason: lateStarts(pred.PeakDownstream, started.PeakDownstream)},
 	)
 	return rows
+}
+
+// lateStarts says why a count row expects other than the stated times give: "" when the
+// requests' measured starts change nothing.
+func lateStarts(stated, measured int) string {
+	if stated == measured {
+		return ""
+	}
+	return fmt.Sprintf("%d at the stated times, every request starting at once; %d at the requests' measured starts, which this loaded machine spread out", stated, measured)
 }

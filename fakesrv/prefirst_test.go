@@ -204,7 +204,7 @@ func TestTLSSlowHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trickle := Trickle{Gap: 20 * time.Millisecond, Bytes: 10}
+	trickle := Trickle{Gap: 20 * time.Millisecond, Bytes: 25}
 	s, err := f.ListenTrickle("127.0.0.1", 0, trickle)
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +223,11 @@ func TestTLSSlowHandshake(t *testing.T) {
 	if got := time.Since(start); got < trickle.Total() || got > trickle.Total()+time.Second {
 		t.Errorf("handshake took %v, want %v and a little more", got, trickle.Total())
 	}
-	if rc.longest > 4*trickle.Gap {
-		t.Errorf("a read waited %v, want about the gap, %v", rc.longest, trickle.Gap)
+	// Trickled, no read waits for more than a fraction of the whole: a listener that held
+	// its flight and sent it at the end would make one read wait for all of it. (A loaded
+	// machine makes a read wait well past the gap, never for half the trickle.)
+	if rc.longest > trickle.Total()/2 {
+		t.Errorf("a read waited %v of the trickle's %v, want about the gap, %v", rc.longest, trickle.Total(), trickle.Gap)
 	}
 	c2, err := net.Dial("tcp", s.Addr)
 	if err != nil {

@@ -80,19 +80,26 @@ func (run *Run) Attribute(tol time.Duration, allow Allowance) {
 	}
 }
 
-// Explains reports whether the noise can explain row r's failure, and the allowance: the row
-// failed on its time alone, late by at most the allowance beyond its tolerance.
+// attribute marks r inconclusive when the noise explains its failure: the row failed on its
+// time alone, late by at most the allowance beyond its tolerance; or a limit ended the call
+// (a timeout) where the model expected it to end otherwise, later than the model's end by at
+// most the allowance beyond the tolerance: the end the model expected came late enough for
+// the limit to fire first.
 func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	r.Inconclusive, r.NoiseMs = "", nil
 	if r.Pass || r.Skipped != "" || r.ExpectedMs == nil || r.MeasuredMs == nil {
 		return
 	}
 	late := *r.MeasuredMs - *r.ExpectedMs - r.tolerance(tol)
-	if late <= 0 {
-		return // early: noise makes a row later, never earlier
-	}
 	probe := *r
 	probe.ExpectedMs = probe.MeasuredMs // every check but the time
+	raced := r.Outcome != r.ExpectedOutcome && r.Outcome.Timeout() && *r.MeasuredMs > *r.ExpectedMs
+	if raced {
+		probe.ExpectedOutcome = probe.Outcome // and but the outcome, which a late end explains
+		late = max(late, 0)
+	} else if late <= 0 {
+		return // early: noise makes a row later, never earlier
+	}
 	if probe.Judge(tol); !probe.Pass {
 		return
 	}
@@ -101,6 +108,11 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		return
 	}
 	r.NoiseMs = Ms(time.Duration(a * float64(time.Millisecond)))
+	if raced {
+		r.Inconclusive = fmt.Sprintf("%s fired %.1f ms after the model's end, which came later than that; the machine kept labrun waiting up to %s meanwhile",
+			r.Outcome, *r.MeasuredMs-*r.ExpectedMs, formatNoiseMs(a))
+		return
+	}
 	r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
 		late, formatNoiseMs(a))
 }

@@ -25,7 +25,10 @@ func TestAttribute(t *testing.T) {
 		{"late by exactly the noise", func() Row { return timed(1250) }, true},
 		{"later than the noise explains", func() Row { return timed(1300) }, false},
 		{"early: noise never makes a row early", func() Row { return timed(700) }, false},
-		{"late, and the outcome differs", func() Row { r := timed(1200); r.Outcome = vocab.ReadTimeout; return r }, false},
+		{"late, and the outcome differs", func() Row { r := timed(1200); r.Outcome = vocab.Failed; return r }, false},
+		{"a limit fired after the model's end, within the noise", func() Row { r := timed(1100); r.Outcome = vocab.ReadTimeout; return r }, true},
+		{"a limit fired later than the noise explains", func() Row { r := timed(1300); r.Outcome = vocab.ReadTimeout; return r }, false},
+		{"a limit fired before the model's end", func() Row { r := timed(900); r.Outcome = vocab.ReadTimeout; return r }, false},
 		{"late, and a count differs", func() Row {
 			r := timed(1200)
 			r.ExpectedExecutions, r.ServerExecutions = Count(1), Count(2)

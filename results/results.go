@@ -135,7 +135,9 @@ type Row struct {
 	// ExpectedNewConnections to it.
 	ExpectedNewConnectionsMax *int `json:"expected_new_connections_max,omitempty"`
 	// RangeReason says why a count is a range: what in the library decides where in the
-	// range a run lands. A row with a range states it.
+	// range a run lands. A row with a range states it. It also says why a count's expectation
+	// differs from what the stated parameters give, where the model takes the run's own
+	// measured times (docs/ci.md).
 	RangeReason string `json:"range_reason,omitempty"`
 
 	// Server says in a few words what the fake server saw meanwhile.

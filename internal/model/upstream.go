@@ -47,6 +47,10 @@ type Cascade struct {
 	Service      time.Duration
 	// Capacity is how many calls the downstream serves at once (0: no bound).
 	Capacity int
+	// Arrivals, when set (one per request, in request order), is when each request asks for
+	// a worker; without it every request asks at 0. A run on a loaded machine passes the times
+	// its requests really asked, so that the model says what those starts should have led to.
+	Arrivals []time.Duration
 }
 
 // CascadeCall is the model's account of one request of a Cascade.
@@ -125,9 +129,21 @@ func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 // the timeout's instant is still granted). It panics on Workers or Pool below 1, negative
 // counts or times (programmer misuse: callers check their parameters first).
 func (c Cascade) Predict() CascadePrediction {
-	if c.Workers < 1 || c.Pool < 1 || c.Requests < 0 || c.Capacity < 0 || c.LeaseTimeout < 0 || c.Pause < 0 || c.Service < 0 {
-		panic("model: Cascade needs Workers and Pool >= 1 and no negative count or time")
+	if c.Workers < 1 || c.Pool < 1 || c.Requests < 0 || c.Capacity < 0 || c.LeaseTimeout < 0 || c.Pause < 0 || c.Service < 0 ||
+		c.Arrivals != nil && len(c.Arrivals) != c.Requests {
+		panic("model: Cascade needs Workers and Pool >= 1, no negative count or time, and an arrival per request when any")
 	}
+	arrive := make([]int, c.Requests) // the requests in arrival order, those at 0 first
+	for i := range arrive {
+		arrive[i] = i
+	}
+	at := func(i int) time.Duration {
+		if c.Arrivals == nil {
+			return 0
+		}
+		return max(c.Arrivals[i], 0)
+	}
+	slices.SortStableFunc(arrive, func(a, b int) int { return cmpDuration(at(a), at(b)) })
 	s := cascadeSim{c: c, freeWorkers: c.Workers, freeConns: c.Pool, freeSlots: c.Capacity}
 	if c.Capacity == 0 {
 		s.freeSlots = math.MaxInt
@@ -136,7 +152,10 @@ func (c Cascade) Predict() CascadePrediction {
 	s.p.Health = make([]time.Duration, len(c.Health))
 	for i := range s.p.Calls {
 		s.p.Calls[i].Leased = -1
-		s.workerQ = append(s.workerQ, job{call: i})
+	}
+	for len(arrive) > 0 && at(arrive[0]) == 0 {
+		s.workerQ = append(s.workerQ, job{call: arrive[0]})
+		arrive = arrive[1:]
 	}
 	health := make([]int, len(c.Health))
 	for i := range health {
@@ -155,6 +174,9 @@ func (c Cascade) Predict() CascadePrediction {
 		if len(s.leaseQ) > 0 && c.LeaseTimeout > 0 {
 			t = min(t, s.p.Calls[s.leaseQ[0]].Worker+c.LeaseTimeout)
 		}
+		if len(arrive) > 0 {
+			t = min(t, at(arrive[0]))
+		}
 		if t == Forever {
 			break
 		}
@@ -168,6 +190,10 @@ func (c Cascade) Predict() CascadePrediction {
 			s.freeWorkers++
 			s.grantLeases(t)
 			s.serveDownstream(t)
+		}
+		for len(arrive) > 0 && at(arrive[0]) == t {
+			s.workerQ = append(s.workerQ, job{call: arrive[0]})
+			arrive = arrive[1:]
 		}
 		for len(health) > 0 && c.Health[health[0]] == t {
 			s.workerQ = append(s.workerQ, job{call: -1, health: health[0], at: t})
