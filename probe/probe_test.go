@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
+	if os.Getenv(proberEnv) != "" {
+		os.Exit(runProber())
+	}
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())
