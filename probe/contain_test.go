@@ -197,3 +197,24 @@ func goneWithin(pid int, wait time.Duration) bool {
 		}
 	}
 }
+
+// TestCapBoundsEscapedRun: a command that hangs while a child it left in a session of its
+// own holds its output ends at the cap, and the probe soon after: the caps bound a probe
+// whatever the command does.
+func TestCapBoundsEscapedRun(t *testing.T) {
+	needSetsid(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	p := New(escaper("setsid", "hang", pidFile))
+	p.Only = "instant"
+	p.caps[0] = 3 * time.Second
+	start := time.Now()
+	if err := probeWithin(t, context.Background(), p, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > p.caps[0]+5*time.Second {
+		t.Errorf("took %v, want the %v cap and at most 5 s more", took, p.caps[0])
+	}
+	if pid := waitPid(t, pidFile); !goneWithin(pid, 0) {
+		t.Errorf("process %d outlived the probe", pid)
+	}
+}

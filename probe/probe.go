@@ -54,7 +54,7 @@ const maxCap = 10 * time.Minute
 func (p *Probe) Params() []param.Param {
 	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
 	for i, s := range Scenarios() {
-		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command's process group this long after it starts on " + s.Title,
+		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,
 			Duration: &p.caps[i], MaxDuration: maxCap})
 	}
 	return ps
@@ -285,7 +285,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	if m.arrivals == 0 && sc.kind != kindUnreachable && sc.kind != kindTLS && sc.kind != kindLookup {
 		s := "no request arrived: the command did not call " + Placeholder + " or $" + EnvURL
 		if o.exec.Killed {
-			return s + "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+			return s + "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
 		}
 		if notes {
 			s += fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
@@ -337,7 +337,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 		}
 	}
 	if o.exec.Killed && sc.kind != kindUnreachable && !strings.Contains(s, "cap") {
-		s += "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+		s += "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
 	} else if notes && !o.exec.Killed && o.exec.ExitCode != 0 {
 		s += fmt.Sprintf("; exit %d", o.exec.ExitCode) + stderrNote(o, m)
 	}

@@ -81,7 +81,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
 			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
 			"protocol, examples/probes/ ready probes.\n\nScenarios (what each does and its cap: docs/probe.md; " +
-			"--NAME-cap DURATION kills the command's process group that long after it starts on scenario NAME):\n" +
+			"--NAME-cap DURATION kills the command and all it started that long after it starts on scenario NAME):\n" +
 			scenarioHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +

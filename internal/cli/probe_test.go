@@ -56,16 +56,21 @@ func TestProbeIgnoresURL(t *testing.T) {
 }
 
 // TestProbeInterrupted: Ctrl-C during a probe kills the command and exits 130 with nothing
-// on stdout.
+// on stdout, also while a child the command left in a session of its own holds its output.
 func TestProbeInterrupted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	got := runArgs(t, ctx, []experiments.Experiment{}, false, "probe", "--only", "silent", "--", "sleep", "30")
-	if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
-		t.Errorf("got %+v, want exit 130, no stdout, \"labrun: interrupted\"", got)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %v, want the command killed at once", took)
+	for _, args := range [][]string{
+		{"sleep", "30"},
+		{"sh", "-c", "setsid sleep 30 & exec sleep 30"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		start := time.Now()
+		got := runArgs(t, ctx, []experiments.Experiment{}, false, append([]string{"probe", "--only", "silent", "--"}, args...)...)
+		cancel()
+		if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
+			t.Errorf("%q: got %+v, want exit 130, no stdout, \"labrun: interrupted\"", args, got)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%q: took %v, want the command killed at once", args, took)
+		}
 	}
 }
