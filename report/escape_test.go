@@ -55,6 +55,29 @@ func TestHostileTexts(t *testing.T) {
 	}
 }
 
+// TestHostileTextsCSV: the CSV of a run whose texts hold control characters escapes them as
+// the other formats do.
+func TestHostileTextsCSV(t *testing.T) {
+	run := hostileRun()
+	run.Rows[0].Skipped = "the command says it cannot do this: \x1b[2J\x07bell\r\nnext"
+	var buf bytes.Buffer
+	if err := Render(&buf, Options{Format: FormatCSV}, run); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, bad := range []string{"\x1b", "\x00", "\x07", "\x9b", "\u202e", "\r"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the CSV holds %q:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, `\x1b[2J\abell\r\nnext`) {
+		t.Errorf("the skip reason's escapes are not shown:\n%s", got)
+	}
+	if lines := strings.Count(got, "\n"); lines != 1+len(run.Rows) {
+		t.Errorf("%d lines, want a header and %d rows:\n%s", lines, len(run.Rows), got)
+	}
+}
+
 func TestTermSafe(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain · ±—", "plain · ±—"},

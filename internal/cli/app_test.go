@@ -103,6 +103,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "--read-timeout", "abc"}, `labrun: --read-timeout: invalid value "abc" (want a duration such as 300ms or 1.5s)`},
 		{[]string{"exp-a", "--read-timeout", "-1s"}, "labrun: --read-timeout must not be negative, got -1s"},
 		{[]string{"exp-a", "--every", "11m"}, "labrun: --every must be at most 10m0s, got 11m0s"},
+		{[]string{"exp-a", "--read-timeout", "1ns"}, "labrun: --read-timeout must be 0 (none) or at least 10ms, got 1ns"},
 		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
 		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"exp-a", "--tolerance", "0"}, "labrun: --tolerance must be positive, got 0s"},
