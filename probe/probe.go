@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
@@ -88,7 +89,7 @@ func (p *Probe) scenarios() ([]Scenario, error) {
 		name = strings.TrimSpace(name)
 		i := slices.IndexFunc(all, func(s Scenario) bool { return s.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("--only: unknown scenario %q (want %s)", name, strings.Join(ScenarioNames(), ", "))
+			return nil, fmt.Errorf("--only: unknown scenario %q (want %s)", cutName(name), strings.Join(ScenarioNames(), ", "))
 		}
 		if !slices.ContainsFunc(out, func(s Scenario) bool { return s.Name == name }) {
 			out = append(out, all[i])
@@ -156,6 +157,22 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run.Finish(tol)
 	return run
+}
+
+// maxNameEcho bounds how much of an unknown name an error echoes.
+const maxNameEcho = 64
+
+// cutName is name cut to maxNameEcho bytes at a character boundary, with how long it was:
+// an error line stays one readable line whatever was typed.
+func cutName(name string) string {
+	if len(name) <= maxNameEcho {
+		return name
+	}
+	cut := maxNameEcho
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", name[:cut], len(name))
 }
 
 // summary says in a few words what the client's timeout is and whether it sends a request
@@ -236,7 +253,7 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			x.skip = noCA
 		}
 		calls := o.sc.Calls * o.sc.Concurrency
-		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls,
+		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls, NoPool: true,
 			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m, ms, true)}
 		switch {
 		case o.skipped != "":

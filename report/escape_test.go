@@ -92,3 +92,31 @@ func TestTermSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPoolCounts: a row whose client had no pool to use says "no connection" for 0 new
+// connections, in every text format; another row keeps "pooled conn".
+func TestNoPoolCounts(t *testing.T) {
+	zero := 0
+	run := passRun()
+	run.Rows = run.Rows[:2]
+	for i := range run.Rows {
+		run.Rows[i].ServerExecutions, run.Rows[i].ExpectedExecutions = &zero, &zero
+		run.Rows[i].NewConnections, run.Rows[i].ExpectedNewConnections = &zero, &zero
+	}
+	run.Rows[0].NoPool = true
+	for _, f := range []Format{FormatTable, FormatMarkdown} {
+		for _, width := range []int{0, 200} {
+			var buf bytes.Buffer
+			if err := Render(&buf, Options{Format: f, Width: width}, run); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			if n := strings.Count(got, "no connection"); n != 2 {
+				t.Errorf("%s, width %d: %d \"no connection\", want 2 (expected and measured of the first row):\n%s", f, width, n, got)
+			}
+			if n := strings.Count(got, "pooled conn"); n != 2 {
+				t.Errorf("%s, width %d: %d \"pooled conn\", want 2 (the second row's):\n%s", f, width, n, got)
+			}
+		}
+	}
+}

@@ -134,6 +134,9 @@ type Row struct {
 	// RangeReason says why a count is a range: what in the library decides where in the
 	// range a run lands. A row with a range states it.
 	RangeReason string `json:"range_reason,omitempty"`
+	// NoPool says the row's client had no pooled connection to use (a probe's command is a
+	// fresh process): 0 new connections means that no connection was made.
+	NoPool bool `json:"no_pool,omitempty"`
 
 	// Server says in a few words what the fake server saw meanwhile.
 	Server string `json:"server"`

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -294,6 +295,8 @@ func TestReportBadInput(t *testing.T) {
 		{"foreign", write("b.json", `{"name": "x"}`), "labrun: " + dir + "/b.json: not a labrun run: no \"experiments\" or \"experiment\" field"},
 		{"wrong types", write("c.json", `{"experiments": 3}`), "labrun: " + dir + "/c.json: not a labrun run: json: cannot unmarshal number into Go struct field Suite.experiments of type []results.Run"},
 		{"no rows", write("d.json", `{"experiments": [{"experiment": "exp-a"}]}`), "labrun: " + dir + "/d.json: not a labrun run: experiment 1 has no name or no rows"},
+		{"negative schema", write("e.json", `{"schema_version": -1, "experiment": "exp-a", "rows": [{"name": "r"}]}`),
+			"labrun: " + dir + "/e.json: not a labrun run: schema_version -1 is not a version (want 0 to " + strconv.Itoa(results.SchemaVersion) + ")"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

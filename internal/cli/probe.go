@@ -142,6 +142,13 @@ func scenarioHelp() string {
 
 // probeExpect reads --expect and its limit flags into pr.Expect.
 func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool int) error {
+	if c.IsSet("expect") && strings.TrimSpace(pred.Defaults) == "" {
+		for _, p := range probeParams(pred) {
+			if p.Name == "expect" {
+				return usagef("--expect needs a client (want %s)", strings.Join(p.Choices, ", "))
+			}
+		}
+	}
 	if pred.Defaults == "" {
 		for _, name := range append([]string{"pool"}, expectLimits...) {
 			if c.IsSet(name) {

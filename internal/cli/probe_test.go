@@ -22,6 +22,9 @@ func TestProbeBadInput(t *testing.T) {
 		{[]string{"probe", "--", "labrun-no-such-command", "{url}"}, `labrun: probe: command "labrun-no-such-command": executable file not found in $PATH`},
 		{[]string{"probe", "--", "/etc/passwd"}, `labrun: probe: command "/etc/passwd": permission denied`},
 		{[]string{"probe", "--only", "nope", "--", "true"}, `labrun: --only: unknown scenario "nope"`},
+		{[]string{"probe", "--only", strings.Repeat("x", 100<<10), "--", "true"}, `labrun: --only: unknown scenario "` + strings.Repeat("x", 64) + `… (102400 bytes)" (want `},
+		{[]string{"probe", "--expect", "", "--", "true"}, "labrun: --expect needs a client (want urlconnection, jdk"},
+		{[]string{"probe", "--expect", " ", "--", "true"}, "labrun: --expect needs a client (want urlconnection, jdk"},
 		{[]string{"probe", "--read-timeout", "1s", "--", "true"}, "labrun: --read-timeout needs --expect"},
 		{[]string{"probe", "--expect", "nope", "--", "true"}, `labrun: --expect: unknown value "nope" (want urlconnection, jdk`},
 		{[]string{"probe", "--silent-cap", "1s", "--", "true"}, "labrun: --silent-cap must be at least 3s"},
@@ -29,7 +32,7 @@ func TestProbeBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := runArgs(t, context.Background(), nil, false, tt.args...)
-		if got.code != exitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tt.want) || strings.Count(got.stderr, "\n") != 1 {
+		if got.code != exitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tt.want) || strings.Count(got.stderr, "\n") != 1 || len(got.stderr) > 1000 {
 			t.Errorf("%q: got exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tt.args, got.code, got.stdout, got.stderr, tt.want)
 		}
 	}
