@@ -35,7 +35,8 @@ type Cmd struct {
 	Env  []string
 	// Stdout and Stderr are the command's; nil is /dev/null. Its stdin is /dev/null.
 	Stdout, Stderr *os.File
-	// Limit is how long the command may run before its whole tree is killed; 0 is no limit.
+	// Limit is how long the command may run, the helper's start included, before its whole
+	// tree is killed; 0 is no limit.
 	Limit time.Duration
 }
 

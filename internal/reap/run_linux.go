@@ -73,10 +73,17 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			lines <- sc.Text()
 		}
 	}()
+	// The limit runs from here: the helper's own start is part of the command's, as a
+	// caller's cap covers the whole run.
+	var limit <-chan time.Time
+	if c.Limit > 0 {
+		t := time.NewTimer(c.Limit)
+		defer t.Stop()
+		limit = t.C
+	}
 	var (
 		res      Result
 		final    string
-		limit    <-chan time.Time
 		abandon  = time.After(startWait)
 		done     = ctx.Done()
 		askedOut bool
@@ -98,11 +105,6 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 				res.Started = time.Now()
 				if !askedOut {
 					abandon = nil
-				}
-				if c.Limit > 0 {
-					t := time.NewTimer(c.Limit)
-					defer t.Stop()
-					limit = t.C
 				}
 			default:
 				final = line
