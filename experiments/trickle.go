@@ -54,11 +54,15 @@ func (*Trickle) Info() Info {
 	}
 }
 
+// minClientLimit is the shortest client limit exp-a takes: its warm-up call, on loopback,
+// must end within the read timeout, and takes a few milliseconds on a loaded machine.
+const minClientLimit = 10 * time.Millisecond
+
 // Params implements Experiment.
 func (t *Trickle) Params() []param.Param {
 	return []param.Param{
-		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout},
-		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline},
+		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout, MinDuration: minClientLimit},
+		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline, MinDuration: minClientLimit},
 		{Name: "bytes", Usage: "body bytes the server trickles", Int: &t.Bytes, Min: 1, Max: fakesrv.MaxBytes},
 		{Name: "every", Usage: "pause before each trickled byte", Duration: &t.Every},
 		{Name: "silence", Usage: "how long the control row's server stays silent", Duration: &t.Silence},

@@ -58,11 +58,13 @@ type DNS struct {
 	table    map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
 	opts     dnsOptions              // read-only after NewDNS
 	conn     net.PacketConn
-	mu       sync.Mutex     // guards stopping, and delayed.Add against Close's Wait
+	mu       sync.Mutex     // guards stopping and held, and delayed.Add against Close's Wait
 	stopping bool           // set by Close: answers are no longer held
+	held     int            // answers waiting out opts.delay now, at most opts.maxHeld
 	delayed  sync.WaitGroup // answers waiting out opts.delay
 	closing  chan struct{}  // closed by Close, ends the delayed answers
 	queries  atomic.Int64   // queries answered
+	dropped  atomic.Int64   // queries not answered: opts.maxHeld answers were held already
 
 	done      chan struct{} // closed when serve has returned
 	serveErr  error         // why serve returned, if not Close; written before done is closed
@@ -80,7 +82,7 @@ type DNS struct {
 // name over 255 bytes in wire format); two names equal but for case or the trailing dot; and a
 // name with more addresses than fit in one 512-byte UDP answer.
 func NewDNS(records map[string][]string, opts ...DNSOption) (*DNS, error) {
-	var o dnsOptions
+	o := dnsOptions{maxHeld: DefaultDNSMaxHeld}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("fakesrv: dns: %w", err)
@@ -151,26 +153,41 @@ func (d *DNS) serve() {
 		}
 		d.mu.Lock()
 		hold := d.opts.delay > 0 && !d.stopping
-		if hold {
+		full := hold && d.held >= d.opts.maxHeld
+		if hold && !full {
+			d.held++
 			d.delayed.Add(1)
 		}
 		d.mu.Unlock()
-		if !hold {
+		switch {
+		case full:
+			// An overloaded resolver drops the query; the client asks again or times out.
+			d.dropped.Add(1)
+		case !hold:
 			d.send(resp, from)
-			continue
+		default:
+			go d.sendLater(resp, from)
 		}
-		go func() {
-			defer d.delayed.Done()
-			t := time.NewTimer(d.opts.delay)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-d.closing:
-			}
-			d.send(resp, from)
-		}()
 	}
 }
+
+// sendLater sends resp to from after the delay, or at once when Close is called.
+func (d *DNS) sendLater(resp []byte, from net.Addr) {
+	defer d.delayed.Done()
+	t := time.NewTimer(d.opts.delay)
+	select {
+	case <-t.C:
+	case <-d.closing:
+		t.Stop()
+	}
+	d.send(resp, from)
+	d.mu.Lock()
+	d.held--
+	d.mu.Unlock()
+}
+
+// Dropped returns how many queries got no answer because DNSMaxHeld answers were held.
+func (d *DNS) Dropped() int { return int(d.dropped.Load()) }
 
 // send counts resp and sends it to from. It is counted before it is sent, so that a client
 // holding the answer sees it counted; a failed send is the client's loss (it times out), like
@@ -186,7 +203,26 @@ type DNSOption func(*dnsOptions) error
 // dnsOptions are the DNS server's faults.
 type dnsOptions struct {
 	delay    time.Duration
+	maxHeld  int             // answers held at once under delay
 	servFail map[string]bool // lower-case wire-format names answered SERVFAIL
+}
+
+// DefaultDNSMaxHeld bounds the answers a DNS server with a delay holds at once (DNSMaxHeld):
+// each costs a goroutine and a timer until it is sent, so that a flood of queries cannot grow
+// the server's memory without bound.
+const DefaultDNSMaxHeld = 1000
+
+// DNSMaxHeld makes a server with a delay hold at most n answers at once (DefaultDNSMaxHeld
+// without it): a query that comes while n are held gets no answer, as an overloaded resolver
+// drops it, and is counted by Dropped.
+func DNSMaxHeld(n int) DNSOption {
+	return func(o *dnsOptions) error {
+		if n < 1 {
+			return fmt.Errorf("answers held must be at least 1, got %d", n)
+		}
+		o.maxHeld = n
+		return nil
+	}
 }
 
 // DNSDelay makes the server hold every answer for d before it sends it: a slow resolver. A

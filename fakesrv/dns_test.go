@@ -375,3 +375,60 @@ func ExampleNewDNS() {
 	fmt.Println(addrs, err)
 	// Output: [127.0.0.2 127.0.0.3 127.0.0.4] <nil>
 }
+
+// floodDNS sends n queries to d, a few at a time so that the socket's buffer keeps them all.
+func floodDNS(t *testing.T, d *DNS, n int) {
+	t.Helper()
+	c, err := net.Dial("udp", d.Addr)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	query := dnsQuery(7, flagsRD, "inventory.test", dnsTypeA, dnsClassIN)
+	for i := range n {
+		if _, err := c.Write(query); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if i%20 == 19 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// TestDNSMaxHeld: a server with a delay holds at most DNSMaxHeld answers (DefaultDNSMaxHeld
+// without the option); the queries past it are dropped and counted, and Close sends only the
+// answers held.
+func TestDNSMaxHeld(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		opts   []DNSOption
+		max, n int
+	}{
+		{"option", []DNSOption{DNSDelay(10 * time.Minute), DNSMaxHeld(8)}, 8, 50},
+		{"default", []DNSOption{DNSDelay(10 * time.Minute)}, DefaultDNSMaxHeld, DefaultDNSMaxHeld + 300},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDNS(inventory, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			floodDNS(t, d, tt.n)
+			// Some datagrams may be lost on a loaded machine; most are not.
+			for end := time.Now().Add(5 * time.Second); d.Dropped() < (tt.n-tt.max)/2 && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Queries(); got > tt.max {
+				t.Errorf("answered %d after Close, want at most the %d held", got, tt.max)
+			}
+			if got := d.Dropped(); got < (tt.n-tt.max)/2 || got > tt.n-tt.max {
+				t.Errorf("dropped %d, want up to %d", got, tt.n-tt.max)
+			}
+		})
+	}
+	if _, err := NewDNS(inventory, DNSMaxHeld(0)); err == nil {
+		t.Error("DNSMaxHeld(0) accepted")
+	}
+}

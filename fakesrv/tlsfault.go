@@ -83,10 +83,12 @@ func ParseTLSFault(s string) (TLSFault, error) {
 type TLSFaults struct {
 	trusted *ca.Authority
 	certs   map[TLSFault]tls.Certificate // read-only after NewTLSFaults
+	limits  TLSLimits                    // the listeners' connection limits (WithLimits)
 }
 
 // NewTLSFaults makes the CAs and a certificate for every fault for hosts (names or IP
-// literals) and loopback's names.
+// literals) and loopback's names. Its listeners have DefaultTLSLimits (WithLimits changes
+// them).
 func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
 	now := time.Now()
 	trusted, err := ca.New("labrun TLS faults CA", certLifetime, now)
@@ -102,7 +104,7 @@ func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
 		return nil, fmt.Errorf("fakesrv: %w", err)
 	}
 	names := append(loopbackNames(), hosts...)
-	f := &TLSFaults{trusted: trusted, certs: map[TLSFault]tls.Certificate{}}
+	f := &TLSFaults{trusted: trusted, certs: map[TLSFault]tls.Certificate{}, limits: DefaultTLSLimits}
 	for _, c := range []struct {
 		fault TLSFault
 		make  func() (tls.Certificate, error)
@@ -149,6 +151,7 @@ type TLSFaultServer struct {
 	conns map[net.Conn]struct{}
 	// closed is set by Close; a connection accepted after it is closed at once.
 	closed bool
+	done   chan struct{}  // closed by Close: ends the stall listener's accept back-off
 	wg     sync.WaitGroup // the accept loop and TLSStall's readers
 }
 
@@ -179,11 +182,12 @@ func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle)
 		return nil, fmt.Errorf("fakesrv: TLS fault listener: %w", err)
 	}
 	s := &TLSFaultServer{Addr: ln.Addr().String(), URL: "https://" + ln.Addr().String(), Fault: fault, ln: ln,
-		conns: map[net.Conn]struct{}{}}
+		conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	var counted net.Listener = &countingListener{Listener: ln, n: &s.accepted}
+	counted = &limitListener{Listener: counted, max: f.limits.MaxDuration}
 	if fault == TLSStall {
 		s.wg.Add(1)
-		go s.stall(counted)
+		go s.stall(counted, f.limits.IdleTimeout)
 		return s, nil
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{f.certs[fault]}, MinVersion: tls.VersionTLS12}
@@ -197,8 +201,11 @@ func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle)
 		}),
 		TLSConfig: cfg,
 		// A failed handshake is the client's to report; the server's log would only repeat it.
-		ErrorLog:          log.New(io.Discard, "", 0),
-		ReadHeaderTimeout: time.Minute,
+		ErrorLog: log.New(io.Discard, "", 0),
+		// The handshake and the request head have a minute at most; net/http retries its
+		// Accept on a temporary error (EMFILE) with a back-off of its own.
+		ReadHeaderTimeout: min(time.Minute, f.limits.IdleTimeout),
+		IdleTimeout:       f.limits.IdleTimeout,
 	}
 	if fault == TLSSlowHandshake {
 		counted = &trickleListener{Listener: counted, t: trickle}
@@ -211,36 +218,6 @@ func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle)
 	return s, nil
 }
 
-// stall accepts connections and reads from each, answering nothing, until Close.
-func (s *TLSFaultServer) stall(ln net.Listener) {
-	defer s.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			// Reading keeps the client's ClientHello off the wire's buffers; it ends when the
-			// client leaves or Close closes the connection.
-			_, _ = io.Copy(io.Discard, c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			c.Close()
-		}()
-	}
-}
-
 // Accepted returns how many TCP connections the listener accepted.
 func (s *TLSFaultServer) Accepted() int { return int(s.accepted.Load()) }
 
@@ -250,6 +227,9 @@ func (s *TLSFaultServer) Requests() int { return int(s.requests.Load()) }
 // Close stops the listener, closes every connection and waits for its goroutines.
 func (s *TLSFaultServer) Close() error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.done)
+	}
 	s.closed = true
 	for c := range s.conns {
 		c.Close()

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/reap"
 )
 
 // Placeholder is replaced by the scenario's URL in every argument of a Command.
@@ -103,12 +103,12 @@ func (c Call) environ() []string {
 
 // Exec is what one run of the command did, seen from outside it.
 type Exec struct {
-	// Started and Ended bound the run: from the start of the process to the end of its
-	// whole process group.
+	// Started and Ended bound the run: from the start of the process to the end of every
+	// process it started.
 	Started, Ended time.Time
 	// ExitCode is the process's exit code; -1 when it was killed.
 	ExitCode int
-	// Killed says the run outlived its cap and its process group was killed.
+	// Killed says the run outlived its cap and was killed, with everything it started.
 	Killed bool
 	// KilledAt is when the kill was sent.
 	KilledAt time.Time
@@ -131,20 +131,23 @@ type Report struct {
 // maxOutput bounds what labrun keeps of a command's stdout and stderr.
 const maxOutput = 64 << 10
 
-// run runs c with call's URL and environment until it exits, its cap passes or ctx is done;
-// then it kills the command's whole process group, so that no child outlives the run. A
-// cancelled ctx returns ctx's error.
+// drainWait bounds the reading of a command's output once it and everything it started are
+// gone: what they wrote is in the pipes already; only a process labrun could not kill would
+// hold them open longer.
+const drainWait = time.Second
+
+// run runs c with call's URL and environment until it exits, its cap passes or ctx is done,
+// through internal/reap: whatever it started, its process group, a child that called setsid,
+// a double fork, is killed when it ends, so that nothing it started outlives the run, nor
+// labrun (reap's helper kills the tree when labrun dies, SIGKILL included). A cancelled ctx
+// returns ctx's error.
 func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec, error) {
 	args := make([]string, len(c.Args))
 	for i, a := range c.Args {
 		args[i] = strings.ReplaceAll(a, Placeholder, call.URL)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(append(netns.Environ(), c.Env...), call.environ()...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// The command's output goes to pipes labrun reads itself, not to os/exec's copying
-	// goroutines: Wait then returns when the process exits, even while a child it left
-	// behind holds the pipes, and the group can be killed at once.
+	// The command's output goes to pipes labrun reads itself: their end comes with the end
+	// of the last process that holds them, which reap.Run has waited for.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Exec{}, err
@@ -155,49 +158,36 @@ func (c Command) run(ctx context.Context, call Call, limit time.Duration) (Exec,
 		outW.Close()
 		return Exec{}, err
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
 	var out, stderr tail
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); out.fill(outR) }()
 	go func() { defer readers.Done(); stderr.fill(errR) }()
-
-	x := Exec{Started: time.Now()}
-	err = cmd.Start()
+	res, err := reap.Run(ctx, reap.Cmd{
+		Args:   args,
+		Env:    append(append(netns.Environ(), c.Env...), call.environ()...),
+		Stdout: outW, Stderr: errW,
+		Limit: limit,
+	})
 	outW.Close()
 	errW.Close()
-	if err != nil {
-		readers.Wait()
-		return Exec{}, &CommandError{Program: args[0], Err: err}
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	var waitErr error
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
 	select {
-	case waitErr = <-exited:
-	case <-timer.C:
-		x.Killed, x.KilledAt = true, time.Now()
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		waitErr = <-exited
-	case <-ctx.Done():
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-exited
-		readers.Wait()
-		return Exec{}, ctx.Err()
+	case <-drained:
+	case <-time.After(drainWait):
+		// Closing the read ends ends the reads (os.Pipe's files are in the poller).
+		outR.Close()
+		errR.Close()
+		<-drained
 	}
-	// The process is gone; what it left in its group goes with it (ESRCH when nothing did).
-	// While one of them lives, the group's id cannot be reused, so the kill cannot hit
-	// another process.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	readers.Wait()
-	x.Ended = time.Now()
-	x.ExitCode = cmd.ProcessState.ExitCode()
-	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
-		return Exec{}, waitErr
+	if err != nil {
+		if se := (*reap.StartError)(nil); errors.As(err, &se) {
+			return Exec{}, &CommandError{Program: args[0], Err: se.Err}
+		}
+		return Exec{}, err
 	}
+	x := Exec{Started: res.Started, Ended: res.Ended, ExitCode: res.ExitCode, Killed: res.Killed, KilledAt: res.KilledAt}
 	x.Reports, x.Unsupported = parseReports(out.bytes())
 	x.Stderr = lastLine(stderr.bytes())
 	return x, nil

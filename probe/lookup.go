@@ -35,7 +35,9 @@ const (
 const lookupJob = "probe.lookup"
 
 // Jobs returns the namespace jobs of the probe, for netns.MaybeChild: a binary that runs a
-// probe's lookup scenarios dispatches them first thing in its main (internal/cli.Main does).
+// probe dispatches them first thing in its main (internal/cli.Main does), for the lookup
+// scenarios' namespace child and for the helper that every command runs under
+// (internal/reap, which MaybeChild dispatches too).
 func Jobs() netns.Jobs {
 	return netns.Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
 }

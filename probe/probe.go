@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
@@ -54,7 +55,7 @@ const maxCap = 10 * time.Minute
 func (p *Probe) Params() []param.Param {
 	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
 	for i, s := range Scenarios() {
-		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command's process group this long after it starts on " + s.Title,
+		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,
 			Duration: &p.caps[i], MaxDuration: maxCap})
 	}
 	return ps
@@ -88,7 +89,7 @@ func (p *Probe) scenarios() ([]Scenario, error) {
 		name = strings.TrimSpace(name)
 		i := slices.IndexFunc(all, func(s Scenario) bool { return s.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("--only: unknown scenario %q%s (want %s)", name, didYouMean(name), strings.Join(ScenarioNames(), ", "))
+			return nil, fmt.Errorf("--only: unknown scenario %q%s (want %s)", cutName(name), didYouMean(name), strings.Join(ScenarioNames(), ", "))
 		}
 		if !slices.ContainsFunc(out, func(s Scenario) bool { return s.Name == name }) {
 			out = append(out, all[i])
@@ -162,6 +163,22 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run.Finish(tol)
 	return run
+}
+
+// maxNameEcho bounds how much of an unknown name an error echoes.
+const maxNameEcho = 64
+
+// cutName is name cut to maxNameEcho bytes at a character boundary, with how long it was:
+// an error line stays one readable line whatever was typed.
+func cutName(name string) string {
+	if len(name) <= maxNameEcho {
+		return name
+	}
+	cut := maxNameEcho
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", name[:cut], len(name))
 }
 
 // summary says in a few words what the client's timeout is and whether it sends a request
@@ -242,7 +259,7 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			x.skip = noCA
 		}
 		calls := o.sc.Calls * o.sc.Concurrency
-		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls,
+		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls, NoPool: true,
 			Outcome: m.outcome, ExpectedOutcome: x.outcome, Server: meaning(o, m, ms, true)}
 		switch {
 		case o.skipped != "":
@@ -294,7 +311,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	if m.arrivals == 0 && sc.kind != kindUnreachable && sc.kind != kindTLS && sc.kind != kindLookup {
 		s := "no request arrived: the command did not call " + Placeholder + " or $" + EnvURL
 		if o.exec.Killed {
-			return s + "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+			return s + "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
 		}
 		if notes {
 			s += fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
@@ -346,7 +363,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 		}
 	}
 	if o.exec.Killed && sc.kind != kindUnreachable && !strings.Contains(s, "cap") {
-		s += "; still running at the " + sc.Cap.String() + " cap, its process group killed"
+		s += "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
 	} else if notes && !o.exec.Killed && o.exec.ExitCode != 0 {
 		s += fmt.Sprintf("; exit %d", o.exec.ExitCode) + stderrNote(o, m)
 	}

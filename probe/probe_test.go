@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
+	if os.Getenv(proberEnv) != "" {
+		os.Exit(runProber())
+	}
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())
@@ -184,7 +187,7 @@ func TestHangKilledAtCap(t *testing.T) {
 		t.Errorf("took %v, want the 3 s cap and little more", took)
 	}
 	r := run.Rows[0]
-	if r.Outcome != vocab.Hang || !strings.Contains(r.Server, "process group killed") {
+	if r.Outcome != vocab.Hang || !strings.Contains(r.Server, "killed with all it started") {
 		t.Errorf("got outcome %q, server %q; want hang and the kill", r.Outcome, r.Server)
 	}
 	assertGone(t, pidFile)

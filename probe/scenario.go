@@ -33,7 +33,7 @@ type Scenario struct {
 	Method             string
 	Calls, Concurrency int
 	Pause              time.Duration
-	// Cap bounds the command's run: at the cap its process group is killed. It includes the
+	// Cap bounds the command's run: at the cap it is killed with all it started. It includes the
 	// command's start-up (a JVM's second), so it is longer than the server's part.
 	Cap time.Duration
 

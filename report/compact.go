@@ -240,7 +240,7 @@ func compactExpected(r results.Row) string {
 		s = formatMs(*r.ExpectedMs)
 	}
 	return withCounts(withStatus(s, r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
-		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax)
+		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)
 }
 
 // compactMeasured is the measured cell without the spread of repeated runs.
@@ -252,7 +252,7 @@ func compactMeasured(r results.Row) string {
 	case r.Stats != nil:
 		s = oneDecimal(r.Stats.MedianMs) + " ms"
 	}
-	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil)
+	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil, r.NoPool)
 }
 
 // wrapRow wraps each cell to its column's width, lines joined by "\n" (tablewriter draws

@@ -102,8 +102,16 @@ func writePredictionCSV(buf *bytes.Buffer, p results.Prediction) error {
 }
 
 // writeCSV writes lines with encoding/csv: comma-separated, fields quoted only when they hold
-// a comma, a quote or a line break, lines ending in "\n".
+// a comma or a quote, lines ending in "\n". Control characters (a line break, ESC, BEL, NUL)
+// and bidirectional overrides in a field are escaped as the other formats escape them
+// ("\x1b"): a probe's command writes what it likes on stderr, and a CSV is shown in
+// terminals too.
 func writeCSV(buf *bytes.Buffer, lines [][]string) error {
+	for _, line := range lines {
+		for i, cell := range line {
+			line[i] = termSafe(cell)
+		}
+	}
 	w := csv.NewWriter(buf)
 	if err := w.WriteAll(lines); err != nil {
 		return fmt.Errorf("write csv: %w", err)

@@ -55,6 +55,29 @@ func TestHostileTexts(t *testing.T) {
 	}
 }
 
+// TestHostileTextsCSV: the CSV of a run whose texts hold control characters escapes them as
+// the other formats do.
+func TestHostileTextsCSV(t *testing.T) {
+	run := hostileRun()
+	run.Rows[0].Skipped = "the command says it cannot do this: \x1b[2J\x07bell\r\nnext"
+	var buf bytes.Buffer
+	if err := Render(&buf, Options{Format: FormatCSV}, run); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, bad := range []string{"\x1b", "\x00", "\x07", "\x9b", "\u202e", "\r"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the CSV holds %q:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, `\x1b[2J\abell\r\nnext`) {
+		t.Errorf("the skip reason's escapes are not shown:\n%s", got)
+	}
+	if lines := strings.Count(got, "\n"); lines != 1+len(run.Rows) {
+		t.Errorf("%d lines, want a header and %d rows:\n%s", lines, len(run.Rows), got)
+	}
+}
+
 func TestTermSafe(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain · ±—", "plain · ±—"},
@@ -66,6 +89,34 @@ func TestTermSafe(t *testing.T) {
 	for _, tt := range tests {
 		if got := termSafe(tt.in); got != tt.want {
 			t.Errorf("termSafe(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestNoPoolCounts: a row whose client had no pool to use says "no connection" for 0 new
+// connections, in every text format; another row keeps "pooled conn".
+func TestNoPoolCounts(t *testing.T) {
+	zero := 0
+	run := passRun()
+	run.Rows = run.Rows[:2]
+	for i := range run.Rows {
+		run.Rows[i].ServerExecutions, run.Rows[i].ExpectedExecutions = &zero, &zero
+		run.Rows[i].NewConnections, run.Rows[i].ExpectedNewConnections = &zero, &zero
+	}
+	run.Rows[0].NoPool = true
+	for _, f := range []Format{FormatTable, FormatMarkdown} {
+		for _, width := range []int{0, 200} {
+			var buf bytes.Buffer
+			if err := Render(&buf, Options{Format: f, Width: width}, run); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			if n := strings.Count(got, "no connection"); n != 2 {
+				t.Errorf("%s, width %d: %d \"no connection\", want 2 (expected and measured of the first row):\n%s", f, width, n, got)
+			}
+			if n := strings.Count(got, "pooled conn"); n != 2 {
+				t.Errorf("%s, width %d: %d \"pooled conn\", want 2 (the second row's):\n%s", f, width, n, got)
+			}
 		}
 	}
 }

@@ -220,7 +220,7 @@ func expectedCell(r results.Row) string {
 		parts = append(parts, string(r.ExpectedOutcome))
 	}
 	return withCounts(withStatus(strings.Join(parts, " "), r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
-		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax)
+		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)
 }
 
 // measuredCell shows the measured time always with one decimal, so that a reader sees the
@@ -238,7 +238,7 @@ func measuredCell(r results.Row) string {
 		}
 		s += " " + spread(*st)
 	}
-	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil)
+	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil, r.NoPool)
 }
 
 // spread is the part of a measured cell that describes repeated runs:
@@ -261,8 +261,9 @@ func withStatus(s string, status *int) string {
 }
 
 // withCounts appends the counts a row has to s: server executions ("2 exec") and new
-// connections ("pooled conn", "new conn", "3 new conns").
-func withCounts(s string, exec, execMax, conns, connsMax *int) string {
+// connections ("pooled conn", "new conn", "3 new conns"; "no connection" for none when the
+// client had no pool to use).
+func withCounts(s string, exec, execMax, conns, connsMax *int, noPool bool) string {
 	add := func(e string) {
 		if s == "" {
 			s = e
@@ -279,7 +280,11 @@ func withCounts(s string, exec, execMax, conns, connsMax *int) string {
 	case conns != nil:
 		switch *conns {
 		case 0:
-			add("pooled conn")
+			if noPool {
+				add("no connection")
+			} else {
+				add("pooled conn")
+			}
 		case 1:
 			add("new conn")
 		default:

@@ -89,6 +89,9 @@ func Decode(data []byte) (Suite, error) {
 	default:
 		return Suite{}, errors.New(`not a labrun run: no "experiments" or "experiment" field`)
 	}
+	if suite.SchemaVersion < 0 {
+		return Suite{}, fmt.Errorf("not a labrun run: schema_version %d is not a version (want 0 to %d)", suite.SchemaVersion, SchemaVersion)
+	}
 	if suite.SchemaVersion > SchemaVersion {
 		return Suite{}, fmt.Errorf("schema_version %d is newer than this labrun's %d: read it with a newer labrun", suite.SchemaVersion, SchemaVersion)
 	}

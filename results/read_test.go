@@ -41,6 +41,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"number", "42", "the JSON is a number, want an object"},
 		{"no field", `{"x": 1}`, `no "experiments" or "experiment" field`},
 		{"no rows", `{"experiment": "exp-a"}`, "experiment 1 has no name or no rows"},
+		{"negative schema", `{"schema_version": -1, "experiments": [{"experiment": "e", "rows": [{"name": "r"}]}]}`, "schema_version -1 is not a version"},
 		{"huge end", `{"experiments": [{"experiment": "e", "rows": [], "calls": [{"label": "c", "attempts": [{"start_ms": 0, "end_ms": 1e308, "phases": []}]}]}]}`,
 			`call "c" attempt 1: end_ms is 1e+308`},
 		{"huge measured", `{"experiment": "e", "rows": [{"name": "r", "measured_ms": -1e20}]}`, `row "r": measured_ms is -1e+20`},

@@ -139,6 +139,9 @@ type Row struct {
 	// differs from what the stated parameters give, where the model takes the run's own
 	// measured times (docs/ci.md).
 	RangeReason string `json:"range_reason,omitempty"`
+	// NoPool says the row's client had no pooled connection to use (a probe's command is a
+	// fresh process): 0 new connections means that no connection was made.
+	NoPool bool `json:"no_pool,omitempty"`
 
 	// Server says in a few words what the fake server saw meanwhile.
 	Server string `json:"server"`

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "--read-timeout", "abc"}, `labrun: --read-timeout: invalid value "abc" (want a duration such as 300ms or 1.5s)`},
 		{[]string{"exp-a", "--read-timeout", "-1s"}, "labrun: --read-timeout must not be negative, got -1s"},
 		{[]string{"exp-a", "--every", "11m"}, "labrun: --every must be at most 10m0s, got 11m0s"},
+		{[]string{"exp-a", "--read-timeout", "1ns"}, "labrun: --read-timeout must be 0 (none) or at least 10ms, got 1ns"},
 		{[]string{"exp-c", "--idempotent=maybe"}, `labrun: --idempotent: invalid value "maybe" (want true or false)`},
 		{[]string{"exp-a", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"exp-a", "--tolerance", "0"}, "labrun: --tolerance must be positive, got 0s"},
@@ -295,6 +297,8 @@ func TestReportBadInput(t *testing.T) {
 		{"foreign", write("b.json", `{"name": "x"}`), "labrun: " + dir + "/b.json: not a labrun run: no \"experiments\" or \"experiment\" field"},
 		{"wrong types", write("c.json", `{"experiments": 3}`), "labrun: " + dir + "/c.json: not a labrun run: json: cannot unmarshal number into Go struct field Suite.experiments of type []results.Run"},
 		{"no rows", write("d.json", `{"experiments": [{"experiment": "exp-a"}]}`), "labrun: " + dir + "/d.json: not a labrun run: experiment 1 has no name or no rows"},
+		{"negative schema", write("e.json", `{"schema_version": -1, "experiment": "exp-a", "rows": [{"name": "r"}]}`),
+			"labrun: " + dir + "/e.json: not a labrun run: schema_version -1 is not a version (want 0 to " + strconv.Itoa(results.SchemaVersion) + ")"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

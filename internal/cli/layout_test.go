@@ -18,12 +18,14 @@ const module = "github.com/labrun/labrun"
 // layers places every package of the module: a package imports only packages of a lower
 // layer. docs/design.md draws the same picture; a new package needs a place here.
 var layers = map[string]int{
-	// Leaves: the shared words, the clock, the namespace mechanism, the CA, the parameter type.
-	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/netns": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
+	// Leaves: the shared words, the clock, the noise sentinel, the tiers, the command runner,
+	// the CA, the parameter type.
+	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
-	// The model: pure functions over the words.
-	"internal/model": 1,
+	// The model: pure functions over the words; the namespace mechanism, which dispatches
+	// reap's helper with its own child.
+	"internal/model": 1, "internal/netns": 1,
 	// The clients and the servers.
 	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2,
 	"client/h2": 3, "results": 3, "internal/upstream": 3,

@@ -82,7 +82,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
 			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
 			"protocol, examples/probes/ ready probes.\n\nScenarios (what each does and its cap: docs/probe.md; " +
-			"--NAME-cap DURATION kills the command's process group that long after it starts on scenario NAME):\n" +
+			"--NAME-cap DURATION kills the command and all it started that long after it starts on scenario NAME):\n" +
 			scenarioHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
@@ -144,6 +144,13 @@ func scenarioHelp() string {
 
 // probeExpect reads --expect and its limit flags into pr.Expect.
 func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool int) error {
+	if c.IsSet("expect") && strings.TrimSpace(pred.Defaults) == "" {
+		for _, p := range probeParams(pred) {
+			if p.Name == "expect" {
+				return usagef("--expect needs a client (want %s)", strings.Join(p.Choices, ", "))
+			}
+		}
+	}
 	if pred.Defaults == "" {
 		for _, name := range append([]string{"pool"}, expectLimits...) {
 			if c.IsSet(name) {

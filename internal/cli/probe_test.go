@@ -22,6 +22,9 @@ func TestProbeBadInput(t *testing.T) {
 		{[]string{"probe", "--", "labrun-no-such-command", "{url}"}, `labrun: probe: command "labrun-no-such-command": executable file not found in $PATH`},
 		{[]string{"probe", "--", "/etc/passwd"}, `labrun: probe: command "/etc/passwd": permission denied`},
 		{[]string{"probe", "--only", "nope", "--", "true"}, `labrun: --only: unknown scenario "nope"`},
+		{[]string{"probe", "--only", strings.Repeat("x", 100<<10), "--", "true"}, `labrun: --only: unknown scenario "` + strings.Repeat("x", 64) + `… (102400 bytes)" (want `},
+		{[]string{"probe", "--expect", "", "--", "true"}, "labrun: --expect needs a client (want urlconnection, jdk"},
+		{[]string{"probe", "--expect", " ", "--", "true"}, "labrun: --expect needs a client (want urlconnection, jdk"},
 		{[]string{"probe", "--read-timeout", "1s", "--", "true"}, "labrun: --read-timeout needs --expect"},
 		{[]string{"probe", "--expect", "nope", "--", "true"}, `labrun: --expect: unknown value "nope" (want urlconnection, jdk`},
 		{[]string{"probe", "--silent-cap", "1s", "--", "true"}, "labrun: --silent-cap must be at least 3s"},
@@ -29,7 +32,7 @@ func TestProbeBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := runArgs(t, context.Background(), nil, false, tt.args...)
-		if got.code != exitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tt.want) || strings.Count(got.stderr, "\n") != 1 {
+		if got.code != exitUsage || got.stdout != "" || !strings.HasPrefix(got.stderr, tt.want) || strings.Count(got.stderr, "\n") != 1 || len(got.stderr) > 1000 {
 			t.Errorf("%q: got exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tt.args, got.code, got.stdout, got.stderr, tt.want)
 		}
 	}
@@ -56,16 +59,21 @@ func TestProbeIgnoresURL(t *testing.T) {
 }
 
 // TestProbeInterrupted: Ctrl-C during a probe kills the command and exits 130 with nothing
-// on stdout.
+// on stdout, also while a child the command left in a session of its own holds its output.
 func TestProbeInterrupted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	got := runArgs(t, ctx, []experiments.Experiment{}, false, "probe", "--only", "silent", "--", "sleep", "30")
-	if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
-		t.Errorf("got %+v, want exit 130, no stdout, \"labrun: interrupted\"", got)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %v, want the command killed at once", took)
+	for _, args := range [][]string{
+		{"sleep", "30"},
+		{"sh", "-c", "setsid sleep 30 & exec sleep 30"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		start := time.Now()
+		got := runArgs(t, ctx, []experiments.Experiment{}, false, append([]string{"probe", "--only", "silent", "--"}, args...)...)
+		cancel()
+		if got.code != exitInterrupted || got.stdout != "" || got.stderr != "labrun: interrupted\n" {
+			t.Errorf("%q: got %+v, want exit 130, no stdout, \"labrun: interrupted\"", args, got)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%q: took %v, want the command killed at once", args, took)
+		}
 	}
 }

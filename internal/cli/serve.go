@@ -293,15 +293,9 @@ func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
 	if err := checkServeCommon(c); err != nil {
 		return nil, err
 	}
-	maxDur, idle := c.Duration("max-duration"), c.Duration("idle-timeout")
-	switch {
-	case maxDur <= 0:
-		return nil, usagef("--max-duration must be positive, got %v", maxDur)
-	case idle < 0 || (c.IsSet("idle-timeout") && idle == 0):
-		return nil, usagef("--idle-timeout must be positive, got %v", idle)
-	}
-	if idle == 0 {
-		idle = maxDur
+	maxDur, idle, err := durationLimits(c)
+	if err != nil {
+		return nil, err
 	}
 	proto, err := serveProtocol(c)
 	if err != nil {
@@ -388,4 +382,20 @@ func protocolNames() string {
 		names = append(names, string(p.Name))
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// durationLimits checks --max-duration and --idle-timeout and returns them, the idle timeout
+// defaulting to --max-duration.
+func durationLimits(c *cli.Context) (maxDur, idle time.Duration, err error) {
+	maxDur, idle = c.Duration("max-duration"), c.Duration("idle-timeout")
+	switch {
+	case maxDur <= 0:
+		return 0, 0, usagef("--max-duration must be positive, got %v", maxDur)
+	case idle < 0 || (c.IsSet("idle-timeout") && idle == 0):
+		return 0, 0, usagef("--idle-timeout must be positive, got %v", idle)
+	}
+	if idle == 0 {
+		idle = maxDur
+	}
+	return maxDur, idle, nil
 }

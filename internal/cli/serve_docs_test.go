@@ -210,6 +210,13 @@ func markdownLimits() string {
 		{"a trickle's CPU", fmt.Sprintf("one wake-up per byte, at most one per %v", fakesrv.CoarseTick),
 			"the bytes due at a wake-up go in one write: a trickle of a byte a millisecond comes in pairs"},
 		{"`X-Deadline-Ms`", "digits only; beyond what a Go duration holds (292 years) it saturates", "a budget that big never refuses the work"},
+		{"a `--tls-faults` connection", "`--max-duration` from its accept, whatever it does", "the connection closed"},
+		{"a `--tls-faults` connection the client sends nothing on (`stall`: after its ClientHello; the others: before the handshake or between requests)",
+			"`--idle-timeout` (default: `--max-duration`)", "the connection closed"},
+		{"the DNS answers `--dns-delay` holds", fmt.Sprintf("%d at once; the delay itself at most `--max-duration`", fakesrv.DefaultDNSMaxHeld),
+			"past it a query gets no answer, as an overloaded resolver drops it: the client asks again or times out"},
+		{"an accept that fails (no file descriptor left)", "retried after 5 ms, the wait doubling up to 1 s, on every listener",
+			"the connection waits in the backlog until a descriptor is free"},
 	}
 	var b strings.Builder
 	b.WriteString("| what | bound | what the client sees |\n|---|---|---|\n")

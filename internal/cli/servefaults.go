@@ -62,7 +62,11 @@ func faultPlan(c *cli.Context) (ips []netip.Addr, port int, err error) {
 			return nil, 0, usagef("--%s needs --h2 or --h2c", name)
 		}
 	}
-	switch d, maxDur := c.Duration("dns-delay"), c.Duration("max-duration"); {
+	maxDur, _, err := durationLimits(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch d := c.Duration("dns-delay"); {
 	case d < 0:
 		return nil, 0, usagef("--dns-delay must not be negative, got %v", d)
 	case d > maxDur:
@@ -142,6 +146,10 @@ func serveFaults(c *cli.Context) error {
 	}
 	faults, err := fakesrv.NewTLSFaults(hosts...)
 	if err != nil {
+		return err
+	}
+	maxDur, idle, _ := durationLimits(c) // checked by faultPlan
+	if faults, err = faults.WithLimits(fakesrv.TLSLimits{MaxDuration: maxDur, IdleTimeout: idle}); err != nil {
 		return err
 	}
 	lab := &faultLab{records: map[string][]string{}}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/internal/reap"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +33,9 @@ const (
 
 // MaybeChild runs the namespace child's job when this process is one (Run marks it in the
 // environment) and reports child = true with the exit code the caller must exit with;
-// otherwise it does nothing and returns child = false. Call it first thing in main and in a
+// otherwise it does nothing and returns child = false. It runs internal/reap's helper too
+// (reap.MaybeHelper), so that a binary that dispatches MaybeChild can run commands with
+// reap.Run, inside a namespace child and outside. Call it first thing in main and in a
 // test binary's TestMain, with every job the binary's callers of Run use, and the process's
 // stdin, stdout and stderr.
 //
@@ -40,6 +43,9 @@ const (
 // parent's and is owned by a user namespace of its own; otherwise it refuses and changes
 // nothing (exit code 3). A child stops its job when the parent's deadline has passed.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
+	if code, helper := reap.MaybeHelper(); helper {
+		return code, true
+	}
 	if os.Getenv(childEnv) == "" {
 		return 0, false
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/labrun/labrun/internal/reap"
 )
 
 // MaxSynCount is the largest TCP_SYNCNT Linux accepts.
@@ -24,6 +26,9 @@ func Run(ctx context.Context, job string, input, output any) error {
 // MaybeChild reports child = false: no namespace child runs on this system. A process marked
 // as one refuses to go on.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
+	if code, helper := reap.MaybeHelper(); helper {
+		return code, true
+	}
 	if os.Getenv(childEnv) == "" {
 		return 0, false
 	}

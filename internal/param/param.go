@@ -28,8 +28,11 @@ type Param struct {
 	Choices []string
 
 	// Min and Max bound an Int parameter; MaxDuration bounds a Duration parameter, which is
-	// never negative.
+	// never negative. MinDuration, when set, is the shortest duration other than 0 (none)
+	// it takes: a client limit shorter than a loopback call fails the experiment's own
+	// warm-up, which is a usage error, not a measurement.
 	Min, Max    int
+	MinDuration time.Duration
 	MaxDuration time.Duration
 }
 
@@ -63,6 +66,9 @@ func (p Param) Check() error {
 		}
 		if d < 0 {
 			return fmt.Errorf("--%s must not be negative, got %v", p.Name, d)
+		}
+		if d > 0 && d < p.MinDuration {
+			return fmt.Errorf("--%s must be 0 (none) or at least %v, got %v", p.Name, p.MinDuration, d)
 		}
 		if d > max {
 			return fmt.Errorf("--%s must be at most %v, got %v", p.Name, max, d)

@@ -18,6 +18,8 @@ func TestCheck(t *testing.T) {
 		{"negative duration", Param{Name: "delay", Duration: &d}, func() { d = -time.Second }, "--delay must not be negative, got -1s"},
 		{"too long", Param{Name: "delay", Duration: &d}, func() { d = time.Hour }, "--delay must be at most 10m0s, got 1h0m0s"},
 		{"own cap", Param{Name: "delay", Duration: &d, MaxDuration: 2 * time.Hour}, func() { d = time.Hour }, ""},
+		{"below the floor", Param{Name: "read-timeout", Duration: &d, MinDuration: 10 * time.Millisecond}, func() { d = time.Nanosecond }, "--read-timeout must be 0 (none) or at least 10ms, got 1ns"},
+		{"none under a floor", Param{Name: "read-timeout", Duration: &d, MinDuration: 10 * time.Millisecond}, func() { d = 0 }, ""},
 		{"int below", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 0 }, "--pool must be at least 1, got 0"},
 		{"int above", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 10 }, "--pool must be at most 9, got 10"},
 		{"int ok", Param{Name: "pool", Int: &n, Min: 1, Max: 9}, func() { n = 9 }, ""},

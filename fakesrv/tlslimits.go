@@ -1,0 +1,121 @@
+package fakesrv
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// TLSLimits bound the connections of TLS fault listeners, so that a listener left running
+// (labrun serve --tls-faults) holds no connection for ever.
+type TLSLimits struct {
+	// MaxDuration closes a connection this long after it was accepted, whatever it does.
+	MaxDuration time.Duration
+	// IdleTimeout closes a connection on which the client sent nothing for this long: a
+	// stall listener's after the ClientHello, another's before its handshake or between two
+	// requests.
+	IdleTimeout time.Duration
+}
+
+// DefaultTLSLimits are the limits of the listeners of a TLSFaults that WithLimits did not
+// change: the fault server's --max-duration default, for both.
+var DefaultTLSLimits = TLSLimits{MaxDuration: DefaultMaxDuration, IdleTimeout: DefaultMaxDuration}
+
+// WithLimits returns a copy of f whose listeners have limits l; f is unchanged.
+func (f *TLSFaults) WithLimits(l TLSLimits) (*TLSFaults, error) {
+	if l.MaxDuration <= 0 || l.IdleTimeout <= 0 {
+		return nil, fmt.Errorf("fakesrv: TLS limits must be positive, got max duration %v and idle timeout %v", l.MaxDuration, l.IdleTimeout)
+	}
+	g := *f
+	g.limits = l
+	return &g, nil
+}
+
+// Accept back-off of the stall listener: after an accept error such as EMFILE (no file
+// descriptor left), it waits and tries again, doubling the wait from acceptBackoffMin up to
+// acceptBackoffMax, as net/http's Server does for the other listeners.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// stall accepts connections and reads from each, answering nothing, until the client leaves,
+// sends nothing for the idle timeout, or Close. An accept error other than the listener's
+// closing is waited out, never taken for the end: a listener that stopped accepting for good
+// after one fd shortage would leave its clients in the backlog.
+func (s *TLSFaultServer) stall(ln net.Listener, idle time.Duration) {
+	defer s.wg.Done()
+	var wait time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			wait = min(max(2*wait, acceptBackoffMin), acceptBackoffMax)
+			t := time.NewTimer(wait)
+			select {
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		wait = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			// Reading keeps the client's ClientHello off the wire's buffers.
+			buf := make([]byte, 4096)
+			for {
+				_ = c.SetReadDeadline(time.Now().Add(idle))
+				if _, err := c.Read(buf); err != nil {
+					break
+				}
+			}
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// limitListener closes every connection it accepts max after the accept.
+type limitListener struct {
+	net.Listener
+	max time.Duration
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	lc := &limitConn{Conn: c}
+	lc.timer = time.AfterFunc(l.max, func() { _ = c.Close() })
+	return lc, nil
+}
+
+// limitConn stops its timer when it is closed.
+type limitConn struct {
+	net.Conn
+	timer *time.Timer
+	once  sync.Once
+}
+
+func (c *limitConn) Close() error {
+	c.once.Do(func() { c.timer.Stop() })
+	return c.Conn.Close()
+}
