@@ -36,12 +36,7 @@ func runProber() int {
 // had; CI has them, and fails instead.
 func needNamespaces(t *testing.T) {
 	t.Helper()
-	if err := netns.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("namespaces unavailable in CI: %v", err)
-		}
-		t.Skipf("namespaces unavailable here: %v", err)
-	}
+	netns.Require(t)
 }
 
 // escaper is a command that leaves a process behind, which writes its pid to pidFile and
