@@ -7,7 +7,6 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-
 func TestPredictGRPC(t *testing.T) {
 	for _, tc := range []struct {
 		name string
