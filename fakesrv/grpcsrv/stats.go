@@ -71,13 +71,13 @@ type Stats struct {
 type ledger struct {
 	limit int
 
-	mu        sync.Mutex // guards the fields below and every *Call in calls
-	st        Stats
-	calls     []*Call
-	seen      map[string]int // streams by call id, for refuse= and goaway=
-	attempts  map[string]int // handler runs by call id, for ok-on=
-	httpSrv   *http.Server
-	httpLn    *connListener
+	mu       sync.Mutex // guards the fields below and every *Call in calls
+	st       Stats
+	calls    []*Call
+	seen     map[string]int // streams by call id, for refuse= and goaway=
+	attempts map[string]int // handler runs by call id, for ok-on=
+	httpSrv  *http.Server
+	httpLn   *connListener
 }
 
 func newLedger(limit int) *ledger {
