@@ -259,3 +259,36 @@ func ceilDur(d, unit time.Duration) int64 {
 	}
 	return v
 }
+
+// GRPCStreamMessages is how many messages a server stream that sends one every every, after
+// work, delivers before the caller's deadline d (0: none, which with messages left to send
+// is every one of them): a deadline covers the whole call, with no timer per message
+// (stream.go newClientStreamWithParams sets one context for the call).
+func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
+	if d <= 0 {
+		return messages
+	}
+	n := 0
+	for k := 1; (messages == 0 || k <= messages) && work+time.Duration(k)*every < d; k++ {
+		n++
+	}
+	return n
+}
+
+// GRPCTransparentConns is the connections a call whose first stream was turned away takes:
+// a refused stream is sent again on the same connection; one beyond a GOAWAY's last stream
+// id on a new one, since the connection takes no new streams after it (http2_client.go
+// handleGoAway).
+func GRPCTransparentConns(goAway bool) int {
+	if goAway {
+		return 2
+	}
+	return 1
+}
+
+// GRPCChannelConns is the connections calls calls take through one grpc-go channel to one
+// address: one, whatever they do. A call that times out resets its stream (RST_STREAM CANCEL)
+// and leaves the connection up (http2_client.go closeStream), where HTTP/1.1 must close it
+// (StormConns); a call beyond the server's stream limit waits for a stream to end rather than
+// dial (http2_client.go NewStream waits on streamQuota).
+func GRPCChannelConns(calls int) int { return min(calls, 1) }

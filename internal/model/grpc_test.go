@@ -140,3 +140,25 @@ func TestGRPCTimeoutText(t *testing.T) {
 		}
 	}
 }
+
+func TestGRPCStreamMessages(t *testing.T) {
+	for _, tc := range []struct {
+		work, every, d time.Duration
+		messages, want int
+	}{
+		{0, 400 * ms, time.Second, 0, 2}, {0, 500 * ms, time.Second, 0, 1}, {0, 400 * ms, 0, 5, 5}, {100 * ms, 300 * ms, time.Second, 2, 2},
+	} {
+		if got := GRPCStreamMessages(tc.work, tc.every, tc.d, tc.messages); got != tc.want {
+			t.Errorf("GRPCStreamMessages(%v, %v, %v, %d): got %d, want %d", tc.work, tc.every, tc.d, tc.messages, got, tc.want)
+		}
+	}
+	if GRPCTransparentConns(false) != 1 || GRPCTransparentConns(true) != 2 {
+		t.Error("a refused stream stays on its connection, a GOAWAY moves to a new one")
+	}
+}
+
+func TestGRPCChannelConns(t *testing.T) {
+	if GRPCChannelConns(0) != 0 || GRPCChannelConns(21) != 1 {
+		t.Error("a channel holds one connection for all its calls")
+	}
+}
