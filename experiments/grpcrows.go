@@ -344,8 +344,8 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 	var rows []results.Row
 	for _, c := range []struct {
 		id, fault, name, doc string
-		docMs            float64
-		r                model.GRPCRetry
+		docMs                float64
+		r                    model.GRPCRetry
 	}{
 		{"retry", "unavailable", "retry policy (maxAttempts 3, backoff 100 ms x2) vs UNAVAILABLE after 100 ms of work: every attempt charged", "3 executions, 601.7 ms", 601.7,
 			model.GRPCRetry{Policy: backoff, Work: grpcRetryWork}},
