@@ -25,9 +25,8 @@ var layers = map[string]int{
 	// The model: pure functions over the words.
 	"internal/model": 1,
 	// The clients and the servers.
-	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2,
-	"fakesrv/grpcsrv": 2, // the gRPC fault server: the only package with experiments that imports grpc-go
-	"client/h2":       3, "results": 3, "internal/upstream": 3,
+	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2, "fakesrv/grpcsrv": 2,
+	"client/h2": 3, "results": 3, "internal/upstream": 3,
 	// What turns results into documents, and exp-i's jobs in their namespaces.
 	"report": 4, "experiments/internal/vanish": 4,
 	"experiments": 5,
