@@ -61,6 +61,7 @@ func (s *Server) serveConn(c net.Conn) {
 	go func() {
 		defer close(done)
 		fc.fromServer()
+		c.Close() // the server went (Close, a failed write): the client's read ends too
 	}()
 	fc.fromClient(br)
 	c.Close()

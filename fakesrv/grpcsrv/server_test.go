@@ -88,3 +88,38 @@ func TestRefusedIsRetriedTransparently(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseCutsOpenConnections: Close returns while a client still holds its connection and a
+// call hangs on a frozen one.
+func TestCloseCutsOpenConnections(t *testing.T) {
+	s, cc := start(t)
+	if err := invoke(context.Background(), cc, "warm", ""); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- invoke(context.Background(), cc, "f", "freeze") }()
+	for s.Stats().Streams < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return within 5 s")
+	}
+	if err := <-done; status.Code(err) != codes.Unavailable {
+		t.Errorf("the frozen call got %v, want Unavailable once the server closed", err)
+	}
+}
+
+func TestBadFaultIsInvalidArgument(t *testing.T) {
+	_, cc := start(t)
+	err := invoke(context.Background(), cc, "x", "sleep=1s")
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `unknown item "sleep"`) {
+		t.Errorf("got %v, want InvalidArgument naming the item", err)
+	}
+}
