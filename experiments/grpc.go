@@ -152,7 +152,7 @@ func (g *GRPC) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(g, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	srv, err := grpcsrv.New(grpcsrv.WithMaxConcurrentStreams(uint32(g.StreamLimit)), grpcsrv.WithMaxDuration(time.Minute))
+	srv, err := grpcsrv.New(grpcsrv.WithMaxConcurrentStreams(uint32(g.StreamLimit)), grpcsrv.WithMaxDuration(param.MaxDuration))
 	if err != nil {
 		return results.Run{}, fmt.Errorf("start gRPC fake server: %w", err)
 	}
