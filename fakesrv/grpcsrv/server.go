@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -187,37 +188,54 @@ func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 	if err != nil {
 		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-fault: %v", err))
 	}
+	// The watcher notes when the context ends; whether it ended before the handler returned
+	// is decided at the return: grpc-go cancels a stream's context itself only after its
+	// handler returned, so a context done by then was ended by the caller's deadline or reset.
+	var ended atomic.Int64 // unix nanoseconds, 0 until the context ends
 	returned := make(chan struct{})
-	defer close(returned)
 	go func() {
 		select {
 		case <-ctx.Done():
-			name := "Canceled"
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				name = "DeadlineExceeded"
-			}
-			s.stats.note(c, func(c *Call) { c.CtxEnd, c.CtxErr = time.Now(), name })
+			ended.Store(time.Now().UnixNano())
 		case <-returned:
 		}
 	}()
+	err = s.serve(ctx, ss, c, f, md)
+	if ctx.Err() != nil {
+		at := time.Now()
+		if n := ended.Load(); n != 0 {
+			at = time.Unix(0, n)
+		}
+		name := "Canceled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			name = "DeadlineExceeded"
+		}
+		s.stats.note(c, func(c *Call) { c.CtxEnd, c.CtxErr = at, name })
+	}
+	close(returned)
+	return s.finish(c, err)
+}
+
+// serve does what the fault says and returns the status to answer.
+func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fault, md metadata.MD) error {
 	var req []byte
 	if err := ss.RecvMsg(&req); err != nil {
-		return s.finish(c, err)
+		return err
 	}
 	attempt := s.stats.attempt(c.ID)
 	if f.Hang {
 		s.wait(ctx, s.maxDuration, false)
-		return s.finish(c, status.Error(codes.DeadlineExceeded, "labrun: hung until the call ended or the server's max duration"))
+		return status.Error(codes.DeadlineExceeded, "labrun: hung until the call ended or the server's max duration")
 	}
 	if !s.wait(ctx, f.Work, f.IgnoreCtx) {
-		return s.finish(c, status.FromContextError(ctx.Err()).Err())
+		return status.FromContextError(ctx.Err()).Err()
 	}
 	if f.Messages == 0 && f.Every == 0 {
 		s.stats.executed(c)
 	}
 	switch {
 	case f.NextPass || f.NextOwn > 0:
-		return s.finish(c, s.next(ctx, c, f, md))
+		return s.next(ctx, c, f, md)
 	case f.Unavailable && (f.OKOn == 0 || attempt < f.OKOn):
 		switch {
 		case f.PushbackStop:
@@ -225,11 +243,11 @@ func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 		case f.Pushback > 0:
 			ss.SetTrailer(metadata.Pairs("grpc-retry-pushback-ms", strconv.FormatInt(f.Pushback.Milliseconds(), 10)))
 		}
-		return s.finish(c, status.Errorf(codes.Unavailable, "labrun: unavailable after the work (attempt %d)", attempt))
+		return status.Errorf(codes.Unavailable, "labrun: unavailable after the work (attempt %d)", attempt)
 	case f.Messages > 0 || f.Every > 0:
-		return s.finish(c, s.stream(ctx, ss, c, f))
+		return s.stream(ctx, ss, c, f)
 	}
-	return s.finish(c, ss.SendMsg(reply(fmt.Sprintf("ok, attempt %d", attempt))))
+	return ss.SendMsg(reply(fmt.Sprintf("ok, attempt %d", attempt)))
 }
 
 // stream sends f.Messages messages (0: until the call ends), one every f.Every.

@@ -1,0 +1,60 @@
+package probe
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/experiments"
+)
+
+// debianPython is the Python that sees Debian's python3-grpcio.
+const debianPython = "/usr/bin/python3"
+
+// grpcioProbe returns the shipped grpcio probe's command with args, skipping the test when
+// this machine has no grpcio.
+func grpcioProbe(t *testing.T, args ...string) Command {
+	t.Helper()
+	if exec.Command(debianPython, "-c", "import grpc").Run() != nil {
+		t.Skip("no grpcio for " + debianPython)
+	}
+	return Command{Args: append([]string{debianPython, "../examples/probes/python/grpcio_probe.py"}, args...)}
+}
+
+// TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
+// deadline and a retry policy, every row; at its defaults every row but grpc-refused, where
+// grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
+func TestGRPCProbeGrpcio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe, some 30 s")
+	}
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"configured", &GRPC{Command: grpcioProbe(t, "--deadline", "1.5", "--max-attempts", "3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+func TestGRPCCheck(t *testing.T) {
+	g := NewGRPC(Command{Args: []string{"true"}})
+	g.Only = "grpc-hang,silent"
+	if err := g.Check(); err == nil || !strings.Contains(err.Error(), `unknown gRPC scenario "silent"`) {
+		t.Errorf("got %v, want the unknown scenario named", err)
+	}
+}
