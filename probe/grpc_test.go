@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,39 @@ func TestGRPCProbeGrpcio(t *testing.T) {
 	}{
 		{"configured", &GRPC{Command: grpcioProbe(t, "--deadline", "1.5", "--max-attempts", "3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+// TestGRPCProbeGrpcGo holds the shipped grpc-go probe (examples/probes/grpcgo) to the
+// model, at its defaults and configured: every row.
+func TestGRPCProbeGrpcGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the probe, some 30 s")
+	}
+	bin := filepath.Join(t.TempDir(), "grpcgo")
+	build := exec.Command("go", "build", "-o", bin, "./probes/grpcgo")
+	build.Dir = "../examples"
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the grpc-go probe: %v: %s", err, out)
+	}
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
+		{"configured", &GRPC{Command: Command{Args: []string{bin, "-deadline", "1.5s", "-max-attempts", "3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
