@@ -253,10 +253,17 @@ func (g *GRPC) hangRows(x grpcRun) []results.Row {
 	if p.Timeout > 0 {
 		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
 	}
-	left := results.Row{Name: "when the client left", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
+	left := results.Row{Name: "when the client left, from the call's arrival", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
 		ExpectedCalls: 1, Calls: len(x.st.Calls), Server: "context ended " + orNone(c.CtxErr)}
 	if p.End != model.Forever {
-		left.ExpectedMs, left.MeasuredMs = results.Ms(p.End), c.CtxEndMs
+		// The client's deadline started before the call arrived: what it spent first (a
+		// channel's first connect: tens of ms in Node) is D less the budget it sent.
+		spent := time.Duration(0)
+		if c.TimeoutMs != nil {
+			spent = max(g.Deadline-time.Duration(*c.TimeoutMs*float64(time.Millisecond)), 0)
+		}
+		q := model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: spent, Hang: true})
+		left.ExpectedMs, left.MeasuredMs = results.Ms(q.End), c.CtxEndMs
 	}
 	return []results.Row{wire, left}
 }

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,41 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 	}{
 		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
 		{"configured", &GRPC{Command: Command{Args: []string{bin, "-deadline", "1.5s", "-max-attempts", "3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+// TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
+// ci there from its committed lockfile) to the model, at its defaults and configured.
+func TestGRPCProbeGrpcJs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe, some 30 s")
+	}
+	const dir = "../examples/probes/node/grpc"
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node here")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
+		t.Skip("no @grpc/grpc-js: run npm ci in " + dir)
+	}
+	script := filepath.Join(dir, "grpc_probe.mjs")
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
+		{"configured", &GRPC{Command: Command{Args: []string{"node", script, "--deadline", "1.5", "--max-attempts", "3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
