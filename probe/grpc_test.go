@@ -15,14 +15,20 @@ import (
 // debianPython is the Python that sees Debian's python3-grpcio.
 const debianPython = "/usr/bin/python3"
 
+// withEnv is c with env added.
+func withEnv(c Command, env ...string) Command {
+	c.Env = append(c.Env, env...)
+	return c
+}
+
 // grpcioProbe returns the shipped grpcio probe's command with args, skipping the test when
 // this machine has no grpcio.
-func grpcioProbe(t *testing.T, args ...string) Command {
+func grpcioProbe(t *testing.T) Command {
 	t.Helper()
 	if exec.Command(debianPython, "-c", "import grpc").Run() != nil {
 		t.Skip("no grpcio for " + debianPython)
 	}
-	return Command{Args: append([]string{debianPython, "../examples/probes/python/grpcio_probe.py"}, args...)}
+	return Command{Args: []string{debianPython, "../examples/probes/python/grpcio_probe.py"}}
 }
 
 // TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
@@ -36,7 +42,7 @@ func TestGRPCProbeGrpcio(t *testing.T) {
 		name string
 		g    *GRPC
 	}{
-		{"configured", &GRPC{Command: grpcioProbe(t, "--deadline", "1.5", "--max-attempts", "3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +76,7 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 		g    *GRPC
 	}{
 		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
-		{"configured", &GRPC{Command: Command{Args: []string{bin, "-deadline", "1.5s", "-max-attempts", "3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"configured", &GRPC{Command: Command{Args: []string{bin}, Env: []string{"PROBE_DEADLINE=1.5s", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
@@ -105,7 +111,7 @@ func TestGRPCProbeGrpcJs(t *testing.T) {
 		g    *GRPC
 	}{
 		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
-		{"configured", &GRPC{Command: Command{Args: []string{"node", script, "--deadline", "1.5", "--max-attempts", "3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})

@@ -3,18 +3,17 @@
 // LABRUN_GRPC_CALL, LABRUN_CONCURRENCY calls at once on one ClientConn, reads a stream to its
 // end, and exits 0 when every call ended OK.
 //
-// At its defaults grpc-go sets no deadline and no retry policy. -deadline gives every call a
-// context deadline (sent as grpc-timeout); -max-attempts a retry policy for UNAVAILABLE
-// (backoff 0.1 s x2, up to 1 s):
+// At its defaults grpc-go sets no deadline and no retry policy. PROBE_DEADLINE (a Go duration)
+// gives every call a context deadline (sent as grpc-timeout); PROBE_MAX_ATTEMPTS a retry
+// policy for UNAVAILABLE (backoff 0.1 s x2, up to 1 s):
 //
-//	go build -o grpcgo ./probes/grpcgo   # in examples/
-//	labrun probe --grpc -- ./grpcgo
-//	labrun probe --grpc --deadline 1.5s --retries 2 -- ./grpcgo -deadline 1.5s -max-attempts 3
+//	go build -o /tmp/grpcgo ./probes/grpcgo   # in examples/
+//	labrun probe --grpc -- /tmp/grpcgo
+//	PROBE_DEADLINE=1.5s PROBE_MAX_ATTEMPTS=3 labrun probe --grpc --deadline 1.5s --retries 2 -- /tmp/grpcgo
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,14 +37,29 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 func (rawCodec) Name() string { return "proto" }
 
 func main() {
-	deadline := flag.Duration("deadline", 0, "every call's deadline (0: none, grpc-go's default)")
-	maxAttempts := flag.Int("max-attempts", 0, "the retry policy's maxAttempts (0: no retry policy)")
-	flag.Parse()
+	var deadline time.Duration
+	if v := os.Getenv("PROBE_DEADLINE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "PROBE_DEADLINE=%q: want a positive Go duration such as 1.5s\n", v)
+			os.Exit(2)
+		}
+		deadline = d
+	}
+	maxAttempts := 0
+	if v := os.Getenv("PROBE_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "PROBE_MAX_ATTEMPTS=%q: want a count from 1\n", v)
+			os.Exit(2)
+		}
+		maxAttempts = n
+	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}))}
-	if *maxAttempts > 1 {
+	if maxAttempts > 1 {
 		opts = append(opts, grpc.WithDefaultServiceConfig(fmt.Sprintf(`{"methodConfig":[{"name":[{"service":"labrun.Fault"}],`+
-			`"retryPolicy":{"maxAttempts":%d,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}]}`, *maxAttempts)))
+			`"retryPolicy":{"maxAttempts":%d,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}]}`, maxAttempts)))
 	}
 	cc, err := grpc.NewClient("passthrough:///"+os.Getenv("LABRUN_URL"), opts...)
 	if err != nil {
@@ -62,7 +76,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := call(cc, method, *deadline); err != nil {
+			if err := call(cc, method, deadline); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				mu.Lock()
 				failed++

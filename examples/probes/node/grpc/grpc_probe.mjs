@@ -3,19 +3,17 @@
 // LABRUN_GRPC_FAULT and labrun-call: LABRUN_GRPC_CALL, LABRUN_CONCURRENCY calls at once on one
 // client, and exits 0 when every call ended OK.
 //
-// At its defaults grpc-js sets no deadline and no retry policy. --deadline SECONDS gives every
-// call a deadline (sent as grpc-timeout); --max-attempts N a retry policy for UNAVAILABLE
+// At its defaults grpc-js sets no deadline and no retry policy. PROBE_DEADLINE (seconds) gives
+// every call a deadline (sent as grpc-timeout); PROBE_MAX_ATTEMPTS a retry policy for UNAVAILABLE
 // (backoff 0.1 s x2, up to 1 s; grpc-js 1.14.7 scales each pause by a random factor in
 // [0.8, 1.2] as grpc-go does: build/src/retrying-call.js getNextRetryJitter):
 //
 //   labrun probe --grpc -- node examples/probes/node/grpc/grpc_probe.mjs
-//   labrun probe --grpc --deadline 1.5s --retries 2 -- node examples/probes/node/grpc/grpc_probe.mjs --deadline 1.5 --max-attempts 3
+//   PROBE_DEADLINE=1.5 PROBE_MAX_ATTEMPTS=3 labrun probe --grpc --deadline 1.5s --retries 2 -- node examples/probes/node/grpc/grpc_probe.mjs
 import grpc from '@grpc/grpc-js';
 
-const args = process.argv.slice(2);
-const arg = (name) => { const i = args.indexOf(name); return i >= 0 ? Number(args[i + 1]) : 0; };
-const deadline = arg('--deadline');
-const maxAttempts = arg('--max-attempts');
+const deadline = Number(process.env.PROBE_DEADLINE || '0');
+const maxAttempts = Number(process.env.PROBE_MAX_ATTEMPTS || '0');
 
 const options = {};
 if (maxAttempts > 1) {
