@@ -57,6 +57,9 @@ const (
 	grpcLimitCalls  = 6
 	grpcLimit       = 2
 	grpcLimitWork   = 300 * time.Millisecond
+	// grpcConnectAllowance is how much of its deadline a client may spend on its channel's
+	// first connect before the call's headers go out.
+	grpcConnectAllowance = 500 * time.Millisecond
 )
 
 // grpcScenarios returns the gRPC scenarios in the order a probe runs them.
@@ -251,7 +254,12 @@ func (g *GRPC) hangRows(x grpcRun) []results.Row {
 	wire := results.Row{Name: "grpc-timeout on the wire", ExpectedCalls: btoi(p.Timeout > 0), Calls: sent,
 		Server: "grpc-timeout " + orNone(c.Timeout)}
 	if p.Timeout > 0 {
+		// The budget is what is left when the headers go out: a channel's first connect
+		// comes off it (a few ms in Go, tens to a hundred and more in Node on a loaded
+		// machine), which the row's own margin allows.
+		wire.Name += fmt.Sprintf(" (a first connect may take up to %v of it)", grpcConnectAllowance)
 		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
+		wire.ToleranceMs = results.Ms(grpcConnectAllowance)
 	}
 	left := results.Row{Name: "when the client left, from the call's arrival", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
 		ExpectedCalls: 1, Calls: len(x.st.Calls), Server: "context ended " + orNone(c.CtxErr)}
