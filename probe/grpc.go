@@ -301,7 +301,13 @@ func (g *GRPC) streamRows(x grpcRun) []results.Row {
 	last := time.Duration(grpcMessages) * grpcEvery
 	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Work: last}), x.sc.cap)
 	c, _ := x.first()
-	want := model.GRPCStreamMessages(0, grpcEvery, g.Deadline, grpcMessages)
+	// The messages that fit in the budget the client sent: what its first connect took is
+	// not the server's time.
+	budget := g.Deadline
+	if c.TimeoutMs != nil && g.Deadline > 0 {
+		budget = time.Duration(*c.TimeoutMs * float64(time.Millisecond))
+	}
+	want := model.GRPCStreamMessages(0, grpcEvery, budget, grpcMessages)
 	return []results.Row{{
 		Name:            "messages before the call ended",
 		ExpectedOutcome: p.Outcome, Outcome: x.outcome(), ExpectedCalls: want, Calls: c.Messages,
