@@ -70,7 +70,7 @@ type FixedProfiles interface {
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), NewH2(), NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), NewH2(), NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
 }
 
 // Options are the settings shared by every experiment.

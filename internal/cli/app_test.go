@@ -157,6 +157,7 @@ func TestList(t *testing.T) {
 		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
 		"exp-k   before the first byte: DNS and TLS\n" +
 		"exp-l   the caller's side of a slow downstream\n" +
+		"exp-m   gRPC deadlines\n" +
 		"demo    the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)

@@ -27,7 +27,7 @@ var layers = map[string]int{
 	// reap's helper with its own child.
 	"internal/model": 1, "internal/netns": 1,
 	// The clients and the servers.
-	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2,
+	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2, "fakesrv/grpcsrv": 2,
 	"client/h2": 3, "results": 3, "internal/upstream": 3,
 	// What turns results into documents, and exp-i's jobs in their namespaces.
 	"report": 4, "experiments/internal/vanish": 4,

@@ -63,6 +63,7 @@ func probeCommand(tty terminals) *cli.Command {
 	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
 	}
+	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config"})
 	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
 		Usage: "the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"})
 	for _, p := range pr.Params() {
@@ -96,6 +97,9 @@ func probeCommand(tty terminals) *cli.Command {
 			s, err := runSettings(c, tty, "")
 			if err != nil {
 				return err
+			}
+			if c.Bool("grpc") {
+				return probeGRPC(c, s, pr)
 			}
 			if err := probeExpect(c, pr, pred, pool); err != nil {
 				return err
@@ -140,6 +144,34 @@ func scenarioHelp() string {
 		fmt.Fprintf(&b, "   %s: %s\n", g, strings.Join(names[g], ", "))
 	}
 	return b.String()
+}
+
+// probeGRPC is labrun probe --grpc: the gRPC scenarios, judged against the model for the
+// client's deadline (--deadline) and retry policy (--retries: maxAttempts - 1).
+func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
+	for _, name := range append([]string{"expect", "pool"}, expectLimits...) {
+		if c.IsSet(name) && name != "deadline" && name != "retries" {
+			return usagef("--%s does not apply to --grpc: only --deadline and --retries describe a gRPC client", name)
+		}
+	}
+	for _, name := range probe.ScenarioNames() {
+		if c.IsSet(name + "-cap") {
+			return usagef("--%s-cap does not apply to --grpc: its scenarios have caps of their own", name)
+		}
+	}
+	g := probe.NewGRPC(pr.Command)
+	g.Only, g.Deadline = pr.Only, c.Duration("deadline")
+	if c.IsSet("retries") {
+		g.MaxAttempts = c.Int("retries") + 1
+	}
+	if err := experiments.Check(g, ""); err != nil {
+		var ce *probe.CommandError
+		if errors.As(err, &ce) || g.Command.Check() != nil {
+			return usagef("probe: %v", err)
+		}
+		return usageError{err}
+	}
+	return runExperiments(c, s, []experiments.Experiment{g}, true)
 }
 
 // probeExpect reads --expect and its limit flags into pr.Expect.

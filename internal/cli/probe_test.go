@@ -77,3 +77,21 @@ func TestProbeInterrupted(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeGRPCRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--grpc", "--expect", "go", "--", "true"}, "--expect does not apply to --grpc"},
+		{[]string{"--grpc", "--read-timeout", "1s", "--", "true"}, "--read-timeout does not apply to --grpc"},
+		{[]string{"--grpc", "--silent-cap", "5s", "--", "true"}, "--silent-cap does not apply to --grpc"},
+		{[]string{"--grpc", "--only", "silent", "--", "true"}, `unknown gRPC scenario "silent"`},
+		{[]string{"--grpc", "--", "no-such-command-here"}, `command "no-such-command-here"`},
+	} {
+		got := runArgs(t, context.Background(), experiments.All(), false, append([]string{"probe"}, tc.args...)...)
+		if got.code != 2 || !strings.Contains(got.stderr, tc.want) {
+			t.Errorf("%v: got exit %d, stderr %q; want 2 and %q", tc.args, got.code, got.stderr, tc.want)
+		}
+	}
+}

@@ -66,6 +66,7 @@ func serveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "tls-faults", Usage: "instead, TLS faults before the first byte, and DNS"},
 		&cli.DurationFlag{Name: "dns-delay", Usage: "--tls-faults: every DNS answer this late"},
 		&cli.StringFlag{Name: "hosts-out", Usage: "--tls-faults: write their names as a hosts file"},
+		&cli.BoolFlag{Name: "grpc", Usage: "instead, the gRPC fault server (h2c)"},
 	}
 }
 
@@ -113,12 +114,12 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
-		Description: "Serves labrun's fake server until a stop signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT): " +
-			"the base URL on stdout, the endpoints with their parameters on stderr. It binds loopback " +
+		Description: "Serves labrun's fake server until a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT): " +
+			"the URL on stdout, the endpoints on stderr. It binds loopback " +
 			"only unless --allow-remote is given; --max-duration caps every duration a request asks " +
 			"for. On a stop signal, requests in flight get --grace to finish (a second signal cuts " +
-			"them): exit 0 when all did, 130 when some were cut. The manual, with every endpoint, " +
-			"the limits and recipes for curl, Python, Node and the JVM: docs/serve.md.\n\n" +
+			"them): exit 0 when all did, 130 when some were cut. The manual, with recipes for curl, " +
+			"Python, Node, the JVM, gRPC: docs/serve.md.\n\n" +
 			"Endpoints: " + endpointPaths(fakesrv.Endpoints()) + ".\n\n" +
 			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
 			"   labrun serve --protocol h2 --ca-out ca.pem   # curl --cacert ca.pem URL\n" +
@@ -134,6 +135,9 @@ func serveCommand() *cli.Command {
 
 // serve is labrun serve's action.
 func serve(c *cli.Context) error {
+	if c.Bool("grpc") {
+		return serveGRPC(c)
+	}
 	if c.Bool("tls-faults") {
 		return serveFaults(c)
 	}

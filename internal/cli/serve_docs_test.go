@@ -345,7 +345,7 @@ type recipe struct {
 }
 
 // pageRecipes returns the sh and python blocks of a page, except those marked runnable
-// (TestDocsExamples runs them).
+// (TestDocsExamples runs them) and those marked grpc (TestServeGRPCRecipes runs them).
 func pageRecipes(file string, src []byte) []recipe {
 	var out []recipe
 	var cur *recipe
@@ -356,7 +356,7 @@ func pageRecipes(file string, src []byte) []recipe {
 			if f := fenceOf(trimmed); f != "" {
 				fence = f
 				info := strings.Fields(strings.TrimLeft(trimmed, f[:1]))
-				if len(info) > 0 && (info[0] == "sh" || info[0] == "python") && !isRunnableFence(strings.Join(info, " ")) {
+				if len(info) > 0 && (info[0] == "sh" || info[0] == "python") && !isRunnableFence(strings.Join(info, " ")) && !slices.Contains(info, "grpc") {
 					cur = &recipe{file: file, line: n + 1, lang: info[0]}
 				}
 			}

@@ -1,0 +1,307 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// exp-m's cases about connections and attempts: timed-out calls that keep their connection
+// (beside HTTP/1.1's), the retry policy, the transparent retry, the stream limit's waves.
+
+// keptDeadline and keptWork are the timed-out calls of the connection rows: short, so that
+// many fit in a second, and far apart.
+const (
+	keptDeadline = minGap
+	keptWork     = 4 * minGap
+)
+
+// kept: timed-out calls reset their stream and keep the connection; net/http's HTTP/1.1
+// closes one per timeout.
+func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+	cc, err := dial(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer cc.Close()
+	p := model.PredictGRPC(model.GRPCCall{Deadline: keptDeadline, Work: keptWork, WatchesContext: true})
+	var ends []time.Duration
+	deadlines := 0
+	outcome := p.Outcome
+	for i := range g.Timeouts {
+		cctx, cancel := context.WithTimeout(ctx, keptDeadline)
+		start := time.Now()
+		err := invoke(cctx, cc, fmt.Sprintf("t%d", i), fmt.Sprintf("work=%v", keptWork))
+		ends = append(ends, time.Since(start))
+		cancel()
+		if o := grpcOutcome(err); o == p.Outcome {
+			deadlines++
+		} else {
+			outcome = o
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Every stream has ended on the server once its handler returned.
+	reset := 0
+	for i := range g.Timeouts {
+		c, _ := callOf(ctx, srv, fmt.Sprintf("t%d", i), time.Second, func(c grpcsrv.Call) bool { return c.Code != "" })
+		if c.RSTFromClient != "" || c.RSTFromServer != "" {
+			reset++
+		}
+	}
+	st := srv.Stats()
+	idx := make([]int, len(ends))
+	for i := range idx {
+		idx[i] = i
+	}
+	n := g.Timeouts + 1 // the warm-up call included
+	text, _ := g.doc("1 connection after 21 timeouts", 0)
+	rows := []results.Row{{
+		Name:       fmt.Sprintf("%d timed-out calls (deadline %v, %v handlers) on one connection: kept", g.Timeouts, keptDeadline, keptWork),
+		Documented: text, ExpectedMs: results.Ms(p.End), MeasuredMs: results.Ms(median(ends, idx)),
+		ExpectedOutcome: p.Outcome, Outcome: outcome, ExpectedCalls: g.Timeouts, Calls: deadlines,
+		ExpectedNewConnections: results.Count(model.GRPCChannelConns(n)), NewConnections: results.Count(st.Connections),
+		Server: fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n),
+	}, {
+		Name:          "their streams reset (RST_STREAM from either side, either expected)",
+		ExpectedCalls: g.Timeouts, Calls: reset,
+		Server: fmt.Sprintf("RST_STREAM from the client %s, from the server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)),
+	}}
+	h1, err := g.h1Closes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, h1), nil
+}
+
+// h1Closes makes the same timed-out calls with net/http over HTTP/1.1 and counts its
+// connections: each timeout closes one.
+func (g *GRPC) h1Closes(ctx context.Context) (results.Row, error) {
+	srv, err := newServer()
+	if err != nil {
+		return results.Row{}, err
+	}
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Timeout: keptDeadline, Transport: tr}
+	calls := make([]model.BreakerCall, g.Timeouts)
+	timedOut := 0
+	for i := range calls {
+		calls[i] = model.BreakerCall{Took: keptWork, Fails: true}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+fakesrv.Behaviour{Delay: keptWork}.Path(), nil)
+		if err != nil {
+			return results.Row{}, err
+		}
+		res, err := hc.Do(req)
+		if err == nil {
+			res.Body.Close()
+		} else if vocab.ClassifyNetHTTP(err, false) == vocab.Deadline {
+			timedOut++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Row{}, err
+	}
+	dials, closes := model.StormConns(calls, nil, 0)
+	text, _ := g.doc("20 of 20 connections closed, 20 new", 0)
+	return results.Row{
+		Name:       fmt.Sprintf("beside it, net/http over HTTP/1.1 with Client.Timeout %v: %d timeouts close %d connections", keptDeadline, g.Timeouts, closes),
+		Documented: text, ExpectedOutcome: vocab.Deadline, Outcome: outcomeIf(timedOut == g.Timeouts, vocab.Deadline),
+		ExpectedCalls: g.Timeouts, Calls: timedOut,
+		ExpectedNewConnections: results.Count(dials), NewConnections: results.Count(srv.ConnsAccepted()),
+		Server: "accepted " + vocab.Plural(srv.ConnsAccepted(), "connection"),
+	}, nil
+}
+
+// grpcRetryWork is the work of each attempt of the retry rows.
+const grpcRetryWork = 100 * time.Millisecond
+
+// retries: a retry policy against UNAVAILABLE after the work: every attempt executes.
+func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([]results.Row, error) {
+	backoff := model.GRPCRetryPolicy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, Multiplier: 2}
+	capped := backoff
+	capped.MaxAttempts, capped.Pushback = 10, 50*time.Millisecond
+	var rows []results.Row
+	for _, c := range []struct {
+		id, fault, name, doc string
+		docMs                float64
+		r                    model.GRPCRetry
+	}{
+		{"retry", "unavailable", "retry policy (maxAttempts 3, backoff 100 ms x2) vs UNAVAILABLE after 100 ms of work: every attempt charged", "3 executions, 601.7 ms", 601.7,
+			model.GRPCRetry{Policy: backoff, Work: grpcRetryWork}},
+		{"ok-on-2", "unavailable,ok-on=2", "the same, ok on the second attempt", "2 executions", 0,
+			model.GRPCRetry{Policy: backoff, Work: grpcRetryWork, OKOn: 2}},
+		{"capped", "unavailable,pushback=50ms", "maxAttempts 10 is capped at 5; a 50 ms pushback replaces the backoff exactly", "capped at 5", 0,
+			model.GRPCRetry{Policy: capped, Work: grpcRetryWork}},
+	} {
+		cc, err := dial(ctx, srv, grpc.WithDefaultServiceConfig(retryConfig(c.r.Policy)))
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a cap far beyond the policy
+		start := time.Now()
+		err = invoke(cctx, cc, c.id, fmt.Sprintf("work=%v,%s", grpcRetryWork, c.fault))
+		took := time.Since(start)
+		cancel()
+		cc.Close()
+		p := c.r.Predict()
+		text, ms := g.doc(c.doc, c.docMs)
+		row := results.Row{
+			Name: c.name, Documented: text, DocumentedMs: ms,
+			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
+			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
+			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
+			Server: "the call ended " + status.Code(err).String(),
+		}
+		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
+			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
+			row.Server += fmt.Sprintf("; the jitter puts it in %s-%s", fmtMs(p.Min), fmtMs(p.Max))
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// retryConfig is a service config with p as the retry policy of every labrun.Fault method.
+func retryConfig(p model.GRPCRetryPolicy) string {
+	return fmt.Sprintf(`{"methodConfig":[{"name":[{"service":"labrun.Fault"}],"retryPolicy":{"maxAttempts":%d,`+
+		`"initialBackoff":"%gs","maxBackoff":"%gs","backoffMultiplier":%g,"retryableStatusCodes":["UNAVAILABLE"]}}]}`,
+		p.MaxAttempts, p.InitialBackoff.Seconds(), p.MaxBackoff.Seconds(), p.Multiplier)
+}
+
+// transparent: a refused stream, and one beyond a GOAWAY, are sent again once, not counted as
+// an attempt, even with retries disabled.
+func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+	var rows []results.Row
+	for _, c := range []struct {
+		id, fault, name string
+		goAway          bool
+	}{
+		{"refused", "refuse=1", "a stream refused (REFUSED_STREAM), WithDisableRetry: sent again transparently, streams", false},
+		{"goaway", "goaway=1", "a stream beyond a GOAWAY, WithDisableRetry: sent again on a new connection, streams", true},
+	} {
+		cc, err := dial(ctx, srv, grpc.WithDisableRetry())
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = invoke(cctx, cc, c.id, c.fault)
+		cancel()
+		cc.Close()
+		streams, conns := 0, map[int]bool{}
+		for _, call := range srv.Stats().Calls {
+			if call.ID == c.id {
+				streams++
+				conns[call.Conn] = true
+			}
+		}
+		wantStreams, wantExec, wantOutcome := model.GRPCTransparent(1)
+		text, _ := g.doc("2 streams, 1 execution", 0)
+		rows = append(rows, results.Row{
+			Name: c.name, Documented: text,
+			ExpectedOutcome: wantOutcome, Outcome: grpcOutcome(err), ExpectedCalls: wantStreams, Calls: streams,
+			ExpectedExecutions: results.Count(wantExec), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
+			ExpectedNewConnections: results.Count(model.GRPCTransparentConns(c.goAway)), NewConnections: results.Count(len(conns)),
+			Server: fmt.Sprintf("%s on %s", vocab.Plural(streams, "stream"), vocab.Plural(len(conns), "connection")),
+		})
+	}
+	return rows, nil
+}
+
+// waves: calls started at once through the server's stream limit queue on one connection.
+func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+	cc, err := dial(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer cc.Close()
+	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork, 0)
+	outcomes := make([]vocab.Outcome, g.WaveCalls)
+	ends := make([]time.Duration, g.WaveCalls)
+	cctx, cancel := context.WithTimeout(ctx, time.Minute) // a cap far beyond the waves
+	defer cancel()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range g.WaveCalls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := invoke(cctx, cc, fmt.Sprintf("w%d", i), fmt.Sprintf("work=%v", g.WaveWork))
+			ends[i], outcomes[i] = time.Since(start), grpcOutcome(err)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	conns := srv.Stats().Connections
+	var rows []results.Row
+	docs := []float64{203, 406, 607, 808, 1010}
+	for i, gr := range groupCalls(preds, outcomes, ends) {
+		row := results.Row{
+			Name:            fmt.Sprintf("%d calls of %v, MaxConcurrentStreams %d: wave %d", g.WaveCalls, g.WaveWork, g.StreamLimit, i+1),
+			ExpectedOutcome: gr.outcome, ExpectedCalls: gr.want, Calls: len(gr.calls), ExpectedMs: expectedMs(gr.at),
+		}
+		if gr.want == 0 {
+			row.Name = fmt.Sprintf("%d calls, MaxConcurrentStreams %d: unexpected %s", g.WaveCalls, g.StreamLimit, gr.outcome)
+		}
+		if len(gr.calls) > 0 {
+			row.Outcome = outcomes[gr.calls[0]]
+			row.MeasuredMs = results.Ms(median(ends, gr.calls))
+		}
+		if i < len(docs) {
+			row.Documented, row.DocumentedMs = g.doc(fmt.Sprintf("%.0f ms", docs[i]), docs[i])
+		}
+		if i == 0 {
+			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
+			row.Server = "every call on " + vocab.Plural(conns, "connection")
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// codeCounts writes RST_STREAM counts by code: "CANCEL x20", "none".
+func codeCounts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// outcomeIf is o when ok, else vocab.Failed.
+func outcomeIf(ok bool, o vocab.Outcome) vocab.Outcome {
+	if ok {
+		return o
+	}
+	return vocab.Failed
+}

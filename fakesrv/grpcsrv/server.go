@@ -1,0 +1,397 @@
+// Package grpcsrv is labrun's gRPC fault server: grpc-go's own server (google.golang.org/grpc
+// v1.85.0) behind a front that sees every HTTP/2 frame. No .proto is compiled: every method
+// is served by one handler through a codec that passes bytes as they are (Codec), and each
+// call chooses what the server does in its labrun-fault metadata (ParseFault): work, hang,
+// ignore its context, answer UNAVAILABLE with or without pushback, stream messages, refuse the
+// stream, answer it with a GOAWAY, freeze the connection, or call downstream as a chain hop.
+// The server records what each call carried (grpc-timeout as written, RST_STREAM codes in
+// both directions, the connection) and what the handler did (its context's end, whether it
+// did its work: an execution). HTTP/1.1 on the same port serves GET /stats (JSON) and POST
+// /stats/reset.
+//
+// It lives apart from fakesrv so that only the packages that speak gRPC import grpc-go.
+package grpcsrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// The methods the service answers: any method is served, these are the ones documented
+// (docs/serve.md; fault.proto there describes them for tools that need a schema).
+const (
+	MethodCall   = "/labrun.Fault/Call"   // unary
+	MethodStream = "/labrun.Fault/Stream" // server streaming
+)
+
+// DefaultMaxDuration caps every duration a call asks for.
+const DefaultMaxDuration = 10 * time.Minute
+
+// DefaultLogLimit is how many calls the server keeps for /stats.
+const DefaultLogLimit = 10_000
+
+// Option changes a Server's settings.
+type Option func(*options)
+
+type options struct {
+	addr        string
+	maxStreams  uint32
+	maxDuration time.Duration
+	logLimit    int
+}
+
+// WithAddr sets the listen address (default 127.0.0.1:0). The caller checks that it is
+// loopback.
+func WithAddr(a string) Option { return func(o *options) { o.addr = a } }
+
+// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the server advertises
+// (0: grpc-go's default, unlimited).
+func WithMaxConcurrentStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
+
+// WithMaxDuration caps every duration a call asks for (default DefaultMaxDuration).
+func WithMaxDuration(d time.Duration) Option { return func(o *options) { o.maxDuration = d } }
+
+// WithLogLimit sets how many calls /stats keeps (default DefaultLogLimit).
+func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
+
+// Server is a running gRPC fault server.
+type Server struct {
+	// Addr is the address clients dial ("127.0.0.1:port"); URL is its /stats base,
+	// "http://Addr".
+	Addr string
+	URL  string
+
+	ln          net.Listener
+	grpc        *grpc.Server
+	pipes       *connListener
+	stats       *ledger
+	maxDuration time.Duration
+	closing     chan struct{}
+	closeOnce   sync.Once
+	conns       sync.WaitGroup // the front's connections
+
+	selfMu sync.Mutex // guards self
+	self   *grpc.ClientConn
+}
+
+// New starts a server on loopback.
+func New(opts ...Option) (*Server, error) {
+	o := options{addr: "127.0.0.1:0", maxDuration: DefaultMaxDuration, logLimit: DefaultLogLimit}
+	for _, f := range opts {
+		f(&o)
+	}
+	switch {
+	case o.maxDuration <= 0:
+		return nil, fmt.Errorf("grpcsrv: max duration must be positive, got %v", o.maxDuration)
+	case o.logLimit < 0:
+		return nil, fmt.Errorf("grpcsrv: log limit must not be negative, got %d", o.logLimit)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("grpcsrv: %w", err)
+	}
+	s := &Server{ln: ln, Addr: ln.Addr().String(), pipes: newConnListener(), stats: newLedger(o.logLimit),
+		maxDuration: o.maxDuration, closing: make(chan struct{})}
+	s.URL = "http://" + s.Addr
+	sopts := []grpc.ServerOption{grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle)}
+	if o.maxStreams > 0 {
+		sopts = append(sopts, grpc.MaxConcurrentStreams(o.maxStreams))
+	}
+	s.grpc = grpc.NewServer(sopts...)
+	go s.grpc.Serve(s.pipes)
+	go s.accept()
+	return s, nil
+}
+
+func (s *Server) accept() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			s.serveConn(c)
+		}()
+	}
+}
+
+// Stats returns a copy of the server's records.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// Reset forgets every record and count.
+func (s *Server) Reset() { s.stats.reset() }
+
+// Shutdown stops taking connections and waits for the calls in flight until ctx ends, then
+// cuts them. It returns ctx's error when it had to cut.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.ln.Close()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.Close()
+	return err
+}
+
+// Close stops the server at once, cutting every call, and waits for its goroutines.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.ln.Close()
+		s.pipes.Close()
+		s.grpc.Stop()
+		s.stats.close()
+		s.selfMu.Lock()
+		if s.self != nil {
+			s.self.Close()
+		}
+		s.selfMu.Unlock()
+	})
+	s.conns.Wait()
+	return nil
+}
+
+// handle serves every call.
+func (s *Server) handle(_ any, ss grpc.ServerStream) error {
+	ctx := ss.Context()
+	method, _ := grpc.MethodFromServerStream(ss)
+	md, _ := metadata.FromIncomingContext(ctx)
+	conn, _ := strconv.Atoi(first(md, connHeader))
+	stream, _ := strconv.ParseUint(first(md, streamHeader), 10, 32)
+	c := s.stats.find(conn, uint32(stream))
+	if c == nil { // a call kept no more in the log still runs: record it apart
+		c = &Call{Method: method, ID: first(md, CallHeader), Arrived: time.Now()}
+	}
+	f, err := ParseFault(first(md, FaultHeader), s.maxDuration)
+	if err != nil {
+		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-fault: %v", err))
+	}
+	// The watcher notes when the context ends; whether it ended before the handler returned
+	// is decided at the return: grpc-go cancels a stream's context itself only after its
+	// handler returned, so a context done by then was ended by the caller's deadline or reset.
+	var ended atomic.Int64 // unix nanoseconds, 0 until the context ends
+	returned := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			ended.Store(time.Now().UnixNano())
+		case <-returned:
+		}
+	}()
+	err = s.serve(ctx, ss, c, f, md)
+	if ctx.Err() != nil {
+		at := time.Now()
+		if n := ended.Load(); n != 0 {
+			at = time.Unix(0, n)
+		}
+		name := "Canceled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			name = "DeadlineExceeded"
+		}
+		s.stats.note(c, func(c *Call) { c.CtxEnd, c.CtxErr = at, name })
+	}
+	close(returned)
+	return s.finish(c, err)
+}
+
+// serve does what the fault says and returns the status to answer.
+func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fault, md metadata.MD) error {
+	var req []byte
+	if err := ss.RecvMsg(&req); err != nil {
+		return err
+	}
+	attempt := s.stats.attempt(c.ID)
+	if f.Hang {
+		s.wait(ctx, s.maxDuration, false)
+		return status.Error(codes.DeadlineExceeded, "labrun: hung until the call ended or the server's max duration")
+	}
+	if !s.wait(ctx, f.Work, f.IgnoreCtx) {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if f.Messages == 0 && f.Every == 0 {
+		s.stats.executed(c)
+	}
+	switch {
+	case f.NextPass || f.NextOwn > 0:
+		return s.next(ctx, c, f, md)
+	case f.Unavailable && (f.OKOn == 0 || attempt < f.OKOn):
+		switch {
+		case f.PushbackStop:
+			ss.SetTrailer(metadata.Pairs("grpc-retry-pushback-ms", "-1"))
+		case f.Pushback > 0:
+			ss.SetTrailer(metadata.Pairs("grpc-retry-pushback-ms", strconv.FormatInt(f.Pushback.Milliseconds(), 10)))
+		}
+		return status.Errorf(codes.Unavailable, "labrun: unavailable after the work (attempt %d)", attempt)
+	case f.Messages > 0 || f.Every > 0:
+		return s.stream(ctx, ss, c, f)
+	}
+	return ss.SendMsg(reply(fmt.Sprintf("ok, attempt %d", attempt)))
+}
+
+// stream sends f.Messages messages (0: until the call ends), one every f.Every.
+func (s *Server) stream(ctx context.Context, ss grpc.ServerStream, c *Call, f Fault) error {
+	limit := time.After(s.maxDuration)
+	for i := 1; f.Messages == 0 || i <= f.Messages; i++ {
+		select {
+		case <-limit:
+			return status.Error(codes.DeadlineExceeded, "labrun: the server's max duration")
+		default:
+		}
+		if !s.wait(ctx, f.Every, f.IgnoreCtx) {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		if err := ss.SendMsg(reply(fmt.Sprintf("message %d", i))); err != nil {
+			return err
+		}
+		s.stats.note(c, func(c *Call) { c.Messages = i })
+	}
+	s.stats.executed(c)
+	return nil
+}
+
+// next is a chain hop's call downstream: this server again, with the labrun-next-fault.
+func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) error {
+	cc, err := s.selfConn()
+	if err != nil {
+		return status.Errorf(codes.Internal, "labrun: %v", err)
+	}
+	dctx := ctx
+	if f.NextOwn > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.NextOwn)
+		defer cancel()
+	}
+	dctx = metadata.NewOutgoingContext(dctx, metadata.Pairs(FaultHeader, first(md, NextFaultHeader), CallHeader, c.ID+"/next"))
+	var resp []byte
+	err = cc.Invoke(dctx, MethodCall, []byte{}, &resp, grpc.ForceCodec(Codec{}))
+	s.stats.note(c, func(c *Call) { c.Next = status.Code(err).String() })
+	return err
+}
+
+// selfConn is the hops' connection to this server, made once.
+func (s *Server) selfConn() (*grpc.ClientConn, error) {
+	s.selfMu.Lock()
+	defer s.selfMu.Unlock()
+	if s.self == nil {
+		cc, err := grpc.NewClient("passthrough:///"+s.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, err
+		}
+		s.self = cc
+	}
+	return s.self, nil
+}
+
+// wait waits d, or until ctx ends unless ignoreCtx; it reports whether d passed. The server
+// closing ends every wait.
+func (s *Server) wait(ctx context.Context, d time.Duration, ignoreCtx bool) bool {
+	if d <= 0 {
+		return ctx.Err() == nil || ignoreCtx
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	done := ctx.Done()
+	if ignoreCtx {
+		done = nil
+	}
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+	case <-s.closing:
+	}
+	return false
+}
+
+// finish records the status the handler returns.
+func (s *Server) finish(c *Call, err error) error {
+	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now() })
+	return err
+}
+
+func first(md metadata.MD, key string) string {
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// reply is a message the server sends: the protobuf encoding of `message Reply { string
+// note = 1; }` (docs/serve.md's fault.proto), so that a client with that schema decodes it
+// and one with the bytes codec reads it as it is.
+func reply(note string) []byte {
+	if len(note) > 127 {
+		note = note[:127]
+	}
+	return append([]byte{0x0a, byte(len(note))}, note...)
+}
+
+// Codec passes messages as they are: a []byte or *[]byte is the message. Its name is
+// "proto", so that clients that speak protobuf (grpcurl, grpcio, grpc-js) reach the server
+// with their default content type; the server sends protobuf-valid replies (reply).
+type Codec struct{}
+
+// Marshal implements encoding.Codec.
+func (Codec) Marshal(v any) ([]byte, error) {
+	switch m := v.(type) {
+	case []byte:
+		return m, nil
+	case *[]byte:
+		return *m, nil
+	}
+	return nil, fmt.Errorf("grpcsrv: the bytes codec sends []byte, got %T", v)
+}
+
+// Unmarshal implements encoding.Codec.
+func (Codec) Unmarshal(data []byte, v any) error {
+	m, ok := v.(*[]byte)
+	if !ok {
+		return fmt.Errorf("grpcsrv: the bytes codec reads into *[]byte, got %T", v)
+	}
+	*m = append((*m)[:0], data...)
+	return nil
+}
+
+// Name implements encoding.Codec.
+func (Codec) Name() string { return "proto" }
+
+// decodeTimeout reads a grpc-timeout value: up to 8 digits and a unit (H, M, S, m, u, n).
+func decodeTimeout(s string) (time.Duration, bool) {
+	if len(s) < 2 || len(s) > 9 {
+		return 0, false
+	}
+	units := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}
+	unit, ok := units[s[len(s)-1]]
+	if !ok || strings.ContainsAny(s[:len(s)-1], "+-") {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(v) * unit, true
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
+)
+
+// This file is labrun serve --grpc: the gRPC fault server (fakesrv/grpcsrv) for users' own
+// gRPC clients, with /stats over HTTP/1.1 on the same port.
+
+// grpcNotes say why a flag of the fault server does not apply to --grpc.
+var grpcNotes = map[string]string{
+	"protocol":     "--grpc speaks HTTP/2 over TCP (h2c), as gRPC's insecure channels do",
+	"idempotent":   "each call says its fault in its labrun-fault metadata",
+	"tls-name":     "--grpc serves no TLS",
+	"ca-out":       "--grpc serves no TLS",
+	"idle-timeout": "a gRPC client keeps its connection; the server closes none",
+	"h2":           "--grpc starts its own server",
+	"h2c":          "--grpc starts its own server",
+	"tls-faults":   "--grpc starts its own server",
+	"dns-delay":    "--grpc serves no DNS",
+	"hosts-out":    "--grpc serves no DNS",
+}
+
+// grpcFaultList is the fault grammar as serve --grpc prints it on stderr.
+const grpcFaultList = `methods: /labrun.Fault/Call (unary), /labrun.Fault/Stream (server stream); any other is served like Call
+metadata: labrun-fault: ITEM,ITEM,...  labrun-call: ID (names the call: its retries and refused streams share it)
+  work=DUR       the handler works DUR, then answers (it returns early when its context ends)
+  hang           it never answers
+  ignore-ctx     it does its work to the end whatever the caller does: charged anyway
+  unavailable    UNAVAILABLE after the work, trailers-only (retryable); ok-on=N: attempt N answers OK
+  pushback=DUR   with unavailable: grpc-retry-pushback-ms (pushback=stop: -1)
+  every=DUR      Stream: one message every DUR; messages=N: N of them (default: until the call ends)
+  refuse=N       the call's first N streams refused (RST_STREAM REFUSED_STREAM)
+  goaway=N       the call's first N streams get a GOAWAY instead
+  freeze         the connection stops both ways, as a frozen host
+  next=pass|DUR  a chain hop: after the work it calls this server with labrun-next-fault, passing its context or with a DUR deadline of its own
+`
+
+// serveGRPC is labrun serve --grpc.
+func serveGRPC(c *cli.Context) error {
+	if c.Args().Present() {
+		return usagef("serve takes no arguments, got %q", c.Args().First())
+	}
+	if err := checkServeCommon(c); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(grpcNotes)) {
+		if c.IsSet(name) {
+			return usagef("--%s does not apply to --grpc: %s", name, grpcNotes[name])
+		}
+	}
+	for _, name := range serveNodeFlags {
+		if c.IsSet(name) {
+			return usagef("--%s needs --h2 or --h2c", name)
+		}
+	}
+	streams := c.Int("max-concurrent-streams")
+	if streams < 0 {
+		return usagef("--max-concurrent-streams must not be negative, got %d", streams)
+	}
+	if d := c.Duration("max-duration"); d <= 0 {
+		return usagef("--max-duration must be positive, got %v", d)
+	}
+	addr := c.String("addr")
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--addr %s: %v", addr, err)
+	}
+	if !c.Bool("allow-remote") && !isLoopback(host) {
+		return usagef("--addr %s: not a loopback address; pass --allow-remote to listen on it", addr)
+	}
+	srv, err := grpcsrv.New(grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
+		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit))
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	var banner strings.Builder
+	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C; GET %s/stats for what each call carried\n", srv.Addr, srv.URL)
+	if streams > 0 {
+		fmt.Fprintf(&banner, "  MaxConcurrentStreams %d\n", streams)
+	}
+	banner.WriteString(indent(grpcFaultList))
+	return serveUntilStopped(c, srv.Addr+"\n", banner.String(), "calls", srv.Shutdown)
+}
+
+// isLoopback reports whether host is a loopback address or localhost.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// indent puts two spaces before every line of s.
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+}

@@ -1,0 +1,136 @@
+package probe
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/experiments"
+)
+
+// debianPython is the Python that sees Debian's python3-grpcio.
+const debianPython = "/usr/bin/python3"
+
+// withEnv is c with env added.
+func withEnv(c Command, env ...string) Command {
+	c.Env = append(c.Env, env...)
+	return c
+}
+
+// grpcioProbe returns the shipped grpcio probe's command with args, skipping the test when
+// this machine has no grpcio.
+func grpcioProbe(t *testing.T) Command {
+	t.Helper()
+	if exec.Command(debianPython, "-c", "import grpc").Run() != nil {
+		t.Skip("no grpcio for " + debianPython)
+	}
+	return Command{Args: []string{debianPython, "../examples/probes/python/grpcio_probe.py"}}
+}
+
+// TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
+// deadline and a retry policy, every row; at its defaults every row but grpc-refused, where
+// grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
+func TestGRPCProbeGrpcio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe, some 30 s")
+	}
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+// TestGRPCProbeGrpcGo holds the shipped grpc-go probe (examples/probes/grpcgo) to the
+// model, at its defaults and configured: every row.
+func TestGRPCProbeGrpcGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the probe, some 30 s")
+	}
+	bin := filepath.Join(t.TempDir(), "grpcgo")
+	build := exec.Command("go", "build", "-o", bin, "./probes/grpcgo")
+	build.Dir = "../examples"
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the grpc-go probe: %v: %s", err, out)
+	}
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
+		{"configured", &GRPC{Command: Command{Args: []string{bin}, Env: []string{"PROBE_DEADLINE=1.5s", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+// TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
+// ci there from its committed lockfile) to the model, at its defaults and configured.
+func TestGRPCProbeGrpcJs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the probe, some 30 s")
+	}
+	const dir = "../examples/probes/node/grpc"
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node here")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
+		t.Skip("no @grpc/grpc-js: run npm ci in " + dir)
+	}
+	script := filepath.Join(dir, "grpc_probe.mjs")
+	for _, tc := range []struct {
+		name string
+		g    *GRPC
+	}{
+		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
+		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Rows {
+				if !r.Pass {
+					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
+				}
+			}
+		})
+	}
+}
+
+func TestGRPCCheck(t *testing.T) {
+	g := NewGRPC(Command{Args: []string{"true"}})
+	g.Only = "grpc-hang,silent"
+	if err := g.Check(); err == nil || !strings.Contains(err.Error(), `unknown gRPC scenario "silent"`) {
+		t.Errorf("got %v, want the unknown scenario named", err)
+	}
+}
