@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/testenv"
 )
 
 // debianPython is the Python that sees Debian's python3-grpcio.
@@ -21,12 +22,22 @@ func withEnv(c Command, env ...string) Command {
 	return c
 }
 
+// missing skips a test whose runtime or library this machine lacks, with the reason; in CI
+// (CI set), where .ci/run installs them, it fails the test.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s: .ci/run installs it", why)
+	}
+	t.Skip(why)
+}
+
 // grpcioProbe returns the shipped grpcio probe's command with args, skipping the test when
 // this machine has no grpcio.
 func grpcioProbe(t *testing.T) Command {
 	t.Helper()
 	if exec.Command(debianPython, "-c", "import grpc").Run() != nil {
-		t.Skip("no grpcio for " + debianPython)
+		missing(t, "no grpcio for "+debianPython+" (Debian's python3-grpcio)")
 	}
 	return Command{Args: []string{debianPython, "../examples/probes/python/grpcio_probe.py"}}
 }
@@ -35,9 +46,7 @@ func grpcioProbe(t *testing.T) Command {
 // deadline and a retry policy, every row; at its defaults every row but grpc-refused, where
 // grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
 func TestGRPCProbeGrpcio(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the probe, some 30 s")
-	}
+	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	for _, tc := range []struct {
 		name string
 		g    *GRPC
@@ -62,9 +71,7 @@ func TestGRPCProbeGrpcio(t *testing.T) {
 // TestGRPCProbeGrpcGo holds the shipped grpc-go probe (examples/probes/grpcgo) to the
 // model, at its defaults and configured: every row.
 func TestGRPCProbeGrpcGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the probe, some 30 s")
-	}
+	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	bin := filepath.Join(t.TempDir(), "grpcgo")
 	build := exec.Command("go", "build", "-o", bin, "./probes/grpcgo")
 	build.Dir = "../examples"
@@ -95,15 +102,13 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 // TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
 // ci there from its committed lockfile) to the model, at its defaults and configured.
 func TestGRPCProbeGrpcJs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the probe, some 30 s")
-	}
+	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	const dir = "../examples/probes/node/grpc"
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("no node here")
+		missing(t, "no node here")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
-		t.Skip("no @grpc/grpc-js: run npm ci in " + dir)
+		missing(t, "no @grpc/grpc-js: run npm ci in "+dir)
 	}
 	script := filepath.Join(dir, "grpc_probe.mjs")
 	for _, tc := range []struct {
