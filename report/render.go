@@ -99,10 +99,21 @@ type (
 
 func (d runDoc) what() string { return orDash(d.Experiment) }
 func (d runDoc) table(buf *bytes.Buffer, lk look) error {
-	return writeRunTable(buf, results.Run(d), lk)
+	if err := writeRunTable(buf, results.Run(d), lk); err != nil {
+		return err
+	}
+	if recapRun(results.Run(d)) {
+		buf.WriteString("\n")
+		writeRecapTable(buf, []results.Run{results.Run(d)}, lk)
+	}
+	return nil
 }
 func (d runDoc) markdown(buf *bytes.Buffer, lk look) error {
 	writeRunMarkdown(buf, results.Run(d))
+	if recapRun(results.Run(d)) {
+		buf.WriteString("\n")
+		writeRecapMarkdown(buf, []results.Run{results.Run(d)})
+	}
 	return nil
 }
 func (d runDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, []results.Run{results.Run(d)}) }
