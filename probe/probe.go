@@ -116,9 +116,10 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 	}
 	scs, _ := p.scenarios()
 	var obs []observation
-	for _, sc := range scs {
+	begin := time.Now()
+	for i, sc := range scs {
 		if opt.Progress != nil {
-			opt.Progress(sc.Name+": "+sc.Title, 0)
+			opt.Progress(progressStep(i, len(scs), time.Since(begin), sc), 0)
 		}
 		o, err := observe(ctx, p.Command, sc)
 		if err != nil {
@@ -127,6 +128,28 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 		obs = append(obs, o)
 	}
 	return obs, nil
+}
+
+// progressStep names scenario i of n for the status line, with the time left when some have
+// run: "scenario 12/31 · about 25 s left · silent: a silent server". The time left is the
+// mean time of the scenarios run so far (elapsed over i) times those left, this one
+// included: the scenarios' times differ (a cap, a lookup in a namespace), so it is an
+// estimate that settles as they run.
+func progressStep(i, n int, elapsed time.Duration, sc Scenario) string {
+	s := fmt.Sprintf("scenario %d/%d", i+1, n)
+	if i > 0 {
+		left := meanOf(elapsed, i) * time.Duration(n-i)
+		s += fmt.Sprintf(" · about %.0f s left", max(1, left.Seconds()))
+	}
+	return s + " · " + sc.Name + ": " + sc.Title
+}
+
+// meanOf is elapsed over n, 0 for n 0.
+func meanOf(elapsed time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return elapsed / time.Duration(n)
 }
 
 // result judges the observations against p.Expect, or the closest client, with tol.

@@ -141,19 +141,19 @@ func TestUsageErrors(t *testing.T) {
 
 func TestList(t *testing.T) {
 	got := runArgs(t, context.Background(), experiments.All(), false, "list")
-	want := "exp-a   a trickle vs the read timeout\n" +
-		"exp-b   a small pool makes a healthy server slow\n" +
-		"exp-c   a retry after a timeout charges twice\n" +
-		"exp-d   follow-ups that repeat a request\n" +
-		"exp-e   a timeout that seems ignored\n" +
-		"exp-f   Go's own traps\n" +
-		"exp-g   the first call after a quiet night\n" +
-		"exp-h   HTTP/2: one connection carries everything\n" +
-		"exp-i   peers that vanish, measured\n" +
-		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
-		"exp-k   before the first byte: DNS and TLS\n" +
-		"exp-l   the caller's side of a slow downstream\n" +
-		"demo    the inventory client, end to end\n"
+	want := "exp-a   10.5s  a trickle vs the read timeout\n" +
+		"exp-b    8.1s  a small pool makes a healthy server slow\n" +
+		"exp-c    1.1s  a retry after a timeout charges twice\n" +
+		"exp-d    0.1s  follow-ups that repeat a request\n" +
+		"exp-e    9.5s  a timeout that seems ignored\n" +
+		"exp-f    5.5s  Go's own traps\n" +
+		"exp-g    5.4s  the first call after a quiet night\n" +
+		"exp-h    7.0s  HTTP/2: one connection carries everything\n" +
+		"exp-i    9.3s  peers that vanish, measured\n" +
+		"exp-j    6.1s  OkHttp 3.2 re-sends after a read timeout\n" +
+		"exp-k    7.2s  before the first byte: DNS and TLS\n" +
+		"exp-l    4.9s  the caller's side of a slow downstream\n" +
+		"demo     0.6s  the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
 	}

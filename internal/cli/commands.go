@@ -79,14 +79,20 @@ func defaultsCommand(tty terminals) *cli.Command {
 func listCommand(exps []experiments.Experiment) *cli.Command {
 	return &cli.Command{
 		Name:         "list",
-		Usage:        "list the experiments, one line each",
+		Usage:        "list the experiments, one line each, with about how long each takes",
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("list takes no arguments, got %q", c.Args().First())
 			}
+			// The time is experiments.Takes: one run with the documented parameters, measured
+			// on labrun's development machine.
 			for _, e := range exps {
-				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
+				took := "     "
+				if d := experiments.Takes(e.Info().Name); d > 0 {
+					took = fmt.Sprintf("%4.1fs", d.Seconds())
+				}
+				fmt.Fprintf(c.App.Writer, "%-7s %s  %s\n", e.Info().Name, took, e.Info().Title)
 			}
 			return nil
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,9 +33,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if s.live {
 		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
-		if !single {
-			st.Plan(len(exps)) // the suite's progress: done, running, time left
-		}
+		st.Plan(planned(exps, cfg)) // the run's progress: done, running, time left
 		cfg.Progress = st.Set
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
@@ -61,6 +60,17 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		return err
 	}
 	return verdictErr(suite.Tally())
+}
+
+// planned is how long each of exps is expected to take, its warm-ups and repeats included:
+// experiments.Takes, measured with the documented parameters (0 for one it does not know,
+// which the status line then counts as the mean of those finished).
+func planned(exps []experiments.Experiment, cfg runner.Config) map[string]time.Duration {
+	takes := map[string]time.Duration{}
+	for _, e := range exps {
+		takes[e.Info().Name] = experiments.Takes(e.Info().Name) * time.Duration(cfg.Warmup+cfg.Repeat)
+	}
+	return takes
 }
 
 // verdictErr is the error a run's tally exits with: errChecksFailed when a row failed,
