@@ -140,9 +140,9 @@ func (d predictionDoc) table(buf *bytes.Buffer, lk look) error {
 	if err := checkPrediction(results.Prediction(d)); err != nil {
 		return err
 	}
-	writePredictionTable(buf, results.Prediction(d))
+	writePredictionTable(buf, results.Prediction(d), lk.width)
 	if lk.explain {
-		writeExplanation(buf, results.Prediction(d), false)
+		writeExplanation(buf, results.Prediction(d), false, lk.width)
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func (d predictionDoc) markdown(buf *bytes.Buffer, lk look) error {
 	}
 	writePredictionMarkdown(buf, results.Prediction(d))
 	if lk.explain {
-		writeExplanation(buf, results.Prediction(d), true)
+		writeExplanation(buf, results.Prediction(d), true, 0)
 	}
 	return nil
 }

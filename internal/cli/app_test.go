@@ -109,6 +109,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-a", "--nope"}, "labrun: unknown flag --nope"},
 		{[]string{"exp-a", "extra"}, `labrun: exp-a takes no arguments, got "extra"`},
 		{[]string{"all", "--pool", "3"}, "labrun: unknown flag --pool"},
+		{[]string{"predict", "--pool", "5"}, "labrun: unknown flag --pool: predict asks about one call; for a full pool give --queue (when a connection frees) and --lease-timeout, and for many calls through a pool run exp-b (labrun exp-b --pool 5)"},
 		{[]string{"list", "extra"}, `labrun: list takes no arguments, got "extra"`},
 		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (did you mean exp-a?) (see labrun --help)`},
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},

@@ -12,7 +12,7 @@ import (
 
 // The commands that run no experiment and start no server: predict, defaults and list.
 
-func predictCommand(p *predict.Predictor) *cli.Command {
+func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
 		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "the model's whole reasoning, a step a line"}}
@@ -48,7 +48,7 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain")}, p.Predict())
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, p.Predict())
 		},
 	}
 }

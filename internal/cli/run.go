@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -146,5 +147,32 @@ func (r rendered) write(c *cli.Context, keepReport bool) error {
 		}
 		return fmt.Errorf("cannot write %s to stdout: %w", what, err)
 	}
+	if r.out != nil && outErr == nil {
+		fmt.Fprintln(c.App.ErrWriter, "labrun: "+wroteLine(r.out.Path(), r.files))
+	}
 	return outErr
+}
+
+// wroteLine names the files --out wrote, after the report: "wrote run.json, REPORT.md,
+// junit.xml and exp-a.svg in out/"; more than three timelines are counted, with the first and
+// the last: "... and 13 timelines (exp-a.svg .. demo.svg) in out/".
+func wroteLine(dir string, files []report.File) string {
+	var names, svgs []string
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, ".svg") {
+			svgs = append(svgs, f.Name)
+		} else {
+			names = append(names, f.Name)
+		}
+	}
+	if len(svgs) > 3 {
+		names = append(names, fmt.Sprintf("%d timelines (%s .. %s)", len(svgs), svgs[0], svgs[len(svgs)-1]))
+	} else {
+		names = append(names, svgs...)
+	}
+	list := names[0]
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	return "wrote " + list + " in " + strings.TrimSuffix(dir, "/") + "/"
 }
