@@ -127,7 +127,75 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 		}
 		obs = append(obs, o)
 	}
+	if needsBaseline(obs) {
+		d, err := p.baseline(ctx, opt)
+		if err != nil {
+			return nil, err
+		}
+		for i := range obs {
+			obs[i].baseline = d
+		}
+	}
 	return obs, nil
+}
+
+// needsBaseline reports whether a time the server cannot see (a slow lookup's, an
+// unreachable address's) must be approximated from wall times, the command having reported
+// none, while no instant answer ran to give the wall time to subtract.
+func needsBaseline(obs []observation) bool {
+	if instantWall(obs) > 0 {
+		return false
+	}
+	for _, o := range obs {
+		if o.skipped != "" || o.exec.Killed {
+			continue
+		}
+		switch {
+		case o.sc.kind == kindLookup && o.sc.pre.Fault == model.SlowLookup:
+			if _, _, ok := lookupMs(o.exec, 0); !ok {
+				return true
+			}
+		case o.sc.kind == kindUnreachable:
+			if !slices.ContainsFunc(o.exec.Reports, func(r Report) bool { return r.HasMs }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// baseline runs the command once on an instant answer (the instant scenario, with its cap)
+// and returns its wall time, 0 when the command did not succeed on it.
+func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Duration, error) {
+	for i, sc := range Scenarios() {
+		if sc.Name != instantName {
+			continue
+		}
+		sc.Cap = p.caps[i]
+		if opt.Progress != nil {
+			opt.Progress("the wall time of an instant answer, for the times the server cannot see", 0)
+		}
+		o, err := observe(ctx, p.Command, sc)
+		if err != nil {
+			return 0, fmt.Errorf("%s (the wall-time baseline): %w", sc.Name, err)
+		}
+		return instantWall([]observation{o}), nil
+	}
+	return 0, nil
+}
+
+// instantName names the scenario whose wall time is the baseline of the approximations.
+const instantName = "instant"
+
+// instantWall is the command's wall time on the instant answer among obs, 0 when it did not
+// run or did not succeed.
+func instantWall(obs []observation) time.Duration {
+	for _, o := range obs {
+		if o.sc.Name == instantName && !o.exec.Killed && o.exec.ExitCode == 0 && o.skipped == "" {
+			return o.exec.Ended.Sub(o.exec.Started)
+		}
+	}
+	return 0
 }
 
 // progressStep names scenario i of n for the status line, with the time left when some have
@@ -230,10 +298,10 @@ func summary(obs []observation, meas []measures) string {
 // measureAll measures every observation, the unreachable address against the instant
 // answer's wall time.
 func measureAll(obs []observation) []measures {
-	var baseline time.Duration
+	baseline := instantWall(obs)
 	for _, o := range obs {
-		if o.sc.Name == "instant" && !o.exec.Killed && o.exec.ExitCode == 0 {
-			baseline = o.exec.Ended.Sub(o.exec.Started)
+		if baseline == 0 {
+			baseline = o.baseline // measured apart (needsBaseline)
 		}
 	}
 	out := make([]measures, len(obs))

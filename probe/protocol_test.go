@@ -29,6 +29,17 @@ func TestProtocolBreach(t *testing.T) {
 	req := func(method string, arrived, finished time.Duration) fakesrv.Request {
 		return fakesrv.Request{Method: method, Arrived: t0.Add(arrived), Finished: t0.Add(finished)}
 	}
+	ok := func(arrived time.Duration) fakesrv.Request {
+		r := req("GET", arrived, arrived+5*time.Millisecond)
+		r.Status = 200
+		return r
+	}
+	left := func(arrived time.Duration) fakesrv.Request {
+		r := req("GET", arrived, arrived+time.Second)
+		r.ClientGone = true
+		return r
+	}
+	instant := scenarioNamed(t, "instant")
 	idle := scenarioNamed(t, "idle-closed")
 	status := scenarioNamed(t, "status-503-0")
 	tests := []struct {
@@ -49,6 +60,10 @@ func TestProtocolBreach(t *testing.T) {
 			measures{arrivals: 1, conns: 1, outcome: vocab.OK}, "exited 0 after a 503"},
 		{"exit 1 after a 503", observation{sc: status, reqs: []fakesrv.Request{req(status.Method, 0, time.Millisecond)}},
 			measures{arrivals: 1, conns: 1, outcome: vocab.Failed}, ""},
+		{"three calls of one, each answered", observation{sc: instant, reqs: []fakesrv.Request{ok(0), ok(20 * time.Millisecond), ok(40 * time.Millisecond)}},
+			measures{arrivals: 3, conns: 3, outcome: vocab.OK}, "made at least 3 calls, each answered 2xx in full, where LABRUN_CALLS=1"},
+		{"a re-send after a timeout", observation{sc: instant, reqs: []fakesrv.Request{left(0), ok(1000 * time.Millisecond)}},
+			measures{arrivals: 2, conns: 2, outcome: vocab.OK}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
