@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,9 +98,13 @@ func writeRecapTable(buf *bytes.Buffer, runs []results.Run, lk look) {
 		times = append(times, recapTime(run))
 	}
 	nw, cw, tw := widestOf(names), widestOf(counts), widestOf(times)
+	timed := anyTimed(runs)
 	buf.WriteString(lk.fit(recapTitle(runs, len(bad))) + "\n")
 	for i, run := range runs {
-		line := "  " + pad(names[i], nw) + "  " + pad(counts[i], cw) + "  " + strings.Repeat(" ", tw-textLen(times[i])) + times[i] + "  "
+		line := "  " + pad(names[i], nw) + "  " + pad(counts[i], cw) + "  "
+		if timed {
+			line += strings.Repeat(" ", tw-textLen(times[i])) + times[i] + "  "
+		}
 		buf.WriteString(lk.footer(lk.fit(line+runVerdict(run)), run.Pass) + "\n")
 	}
 	if len(bad) == 0 {
@@ -121,11 +126,20 @@ func writeRecapTable(buf *bytes.Buffer, runs []results.Run, lk look) {
 func writeRecapMarkdown(buf *bytes.Buffer, runs []results.Run) {
 	bad := recapped(runs)
 	buf.WriteString("### recap\n\n" + markdownText(strings.TrimPrefix(recapTitle(runs, len(bad)), "recap: ")) + "\n\n")
+	timed := anyTimed(runs)
 	var rows [][]string
 	for _, run := range runs {
-		rows = append(rows, []string{orDash(run.Experiment), recapCount(run), recapTime(run), runVerdict(run)})
+		row := []string{orDash(run.Experiment), recapCount(run), recapTime(run), runVerdict(run)}
+		if !timed {
+			row = slices.Delete(row, 2, 3)
+		}
+		rows = append(rows, row)
 	}
-	writeMarkdownTable(buf, []string{"experiment", "rows", "time", "verdict"}, rows)
+	header := []string{"experiment", "rows", "time", "verdict"}
+	if !timed {
+		header = slices.Delete(header, 2, 3)
+	}
+	writeMarkdownTable(buf, header, rows)
 	if len(bad) == 0 {
 		return
 	}
@@ -139,6 +153,12 @@ func writeRecapMarkdown(buf *bytes.Buffer, runs []results.Run) {
 // experiment (Meta.Repeat above 1). A probe's analogy judges nothing, so it has none.
 func recapRun(run results.Run) bool {
 	return run.Meta != nil && run.Meta.Repeat > 1 && !verdicterFor(run).analogy()
+}
+
+// anyTimed reports whether a run of runs says how long it took: the recap shows no time
+// column for runs read back from a labrun before they did.
+func anyTimed(runs []results.Run) bool {
+	return slices.ContainsFunc(runs, func(r results.Run) bool { return recapTime(r) != dash })
 }
 
 func widestOf(ss []string) int {
