@@ -257,7 +257,7 @@ func stopGracefully(stderr io.Writer, grace time.Duration, what string, shutdown
 		case <-ctx.Done():
 		}
 	}()
-	fmt.Fprintf(stderr, "labrun: stopping: %s in flight may finish within %v (Ctrl-C again cuts them)\n", what, grace)
+	fmt.Fprintf(stderr, "labrun: stopping: %s in flight get %v to finish (Ctrl-C again cuts them)\n", what, grace)
 	if err := shutdown(ctx); err != nil {
 		fmt.Fprintf(stderr, "labrun: cut the %s still in flight\n", what)
 		return fmt.Errorf("%w: %w", errServeCut, err)
