@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 )
 
 // TestProgressOnTerminal: on terminals of several widths, serial labrun all counts the
@@ -35,18 +35,43 @@ func TestProgressOnTerminal(t *testing.T) {
 }
 
 // TestInterruptClearsStatus: when a run is interrupted, the status line is cleared before
-// "labrun: interrupted", which then starts a line of its own.
+// "labrun: interrupted", which then starts a line of its own. The run is interrupted once the
+// status line is on the screen.
 func TestInterruptClearsStatus(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := runArgs(t, ctx, fakes(), true, "all", "--serial")
-	if got.code != exitInterrupted || got.stdout != "" {
-		t.Fatalf("got exit %d, stdout %q; want 130 and nothing", got.code, got.stdout)
+	stderr := &cancelOnWrite{cancel: cancel, when: "labrun: experiment 1/2"}
+	var stdout strings.Builder
+	code := runContext(ctx, []string{"labrun", "all", "--serial"}, &stdout, stderr, terminals{stdout: true, stderr: true}, fakes())
+	got := stderr.String()
+	if code != exitInterrupted || stdout.Len() != 0 {
+		t.Fatalf("got exit %d, stdout %q; want 130 and nothing", code, stdout.String())
 	}
-	if !strings.Contains(got.stderr, "labrun: experiment 1/2") {
-		t.Errorf("no status line was drawn: %q", got.stderr)
+	if !strings.HasSuffix(got, "\r\033[Klabrun: interrupted\n") {
+		t.Errorf("the status line is not cleared before interrupted: %q", got[max(0, len(got)-120):])
 	}
-	if !strings.HasSuffix(got.stderr, "\r\033[Klabrun: interrupted\n") {
-		t.Errorf("the status line is not cleared before interrupted: %q", got.stderr[max(0, len(got.stderr)-120):])
+}
+
+// cancelOnWrite is a stderr that calls cancel once what was written holds when.
+type cancelOnWrite struct {
+	mu     sync.Mutex // guards b
+	b      strings.Builder
+	cancel context.CancelFunc
+	when   string
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.when) {
+		w.cancel()
 	}
+	return len(p), nil
+}
+
+func (w *cancelOnWrite) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
