@@ -43,6 +43,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	complete := x.serve(e, found)
 	x.rec.Finished = time.Now()
 	x.publish()
+	if f := s.opts.onDone; f != nil {
+		f(x.rec)
+	}
 	if !complete {
 		// Returning normally would let net/http send an empty 200 for a request that was
 		// never answered, which a client would count as a success. This panic is the

@@ -32,6 +32,7 @@ type options struct {
 	precise     bool
 	readTimeout time.Duration
 	idleTimeout time.Duration
+	onDone      func(Request)
 }
 
 // defaultOptions are the settings of a Server created without options.
@@ -99,6 +100,15 @@ func WithMaxDuration(d time.Duration) Option {
 // must not be reachable from other machines by accident.
 func WithAddr(addr string) Option {
 	return func(o *options) { o.addr = addr }
+}
+
+// WithOnDone calls f once per request when the server is done with it (answered, failed on
+// purpose, or left by its client), with a copy of its log record, Finished set. f runs on the
+// request's handler goroutine, so requests in flight call it concurrently, and a slow f holds
+// the request's goroutine (not its response, which is over): labrun serve prints a line per
+// request with it. nil, the default, calls nothing.
+func WithOnDone(f func(Request)) Option {
+	return func(o *options) { o.onDone = f }
 }
 
 // WithLogLimit keeps only the last n requests in the log (0, the default, keeps them all), so

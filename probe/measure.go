@@ -23,6 +23,10 @@ type observation struct {
 	skipped      string       // why the scenario could not be run here
 	pre          preFirstSeen // kindTLS: what the TLS listener saw
 	queries      int          // kindLookup: the queries the resolver answered
+	// baseline is the command's wall time on an instant answer, measured in a run of its own
+	// when the instant scenario was not among those run and a time the server cannot see
+	// must be approximated (needsBaseline); 0 otherwise.
+	baseline time.Duration
 }
 
 // settle bounds the wait, after the command ended, for the server to see its connections end.

@@ -308,10 +308,14 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s = "still waiting at the " + sc.Cap.String() + " cap: nothing of its own bounds it up to it"
 	case sc.pre.Fault == model.HandshakeStall && m.left != nil:
 		s = "left the handshake at " + ms(*m.left)
+	case m.outcome == vocab.OK && m.left != nil && m.approx:
+		s = "got its answer after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
 	case m.outcome == vocab.OK && m.left != nil:
 		s = "got its answer after " + ms(*m.left)
 	case m.outcome == vocab.OK:
 		s = "got its answer"
+	case m.left != nil && m.approx:
+		s = "gave up after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
 	case m.left != nil:
 		s = "gave up after " + ms(*m.left)
 	case sc.pre.Fault == model.SlowHandshake:

@@ -110,26 +110,6 @@ func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, 
 	return p.result(obs, opt.Tolerance), nil
 }
 
-// observeAll runs the command against every scenario of p.
-func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	scs, _ := p.scenarios()
-	var obs []observation
-	for _, sc := range scs {
-		if opt.Progress != nil {
-			opt.Progress(sc.Name+": "+sc.Title, 0)
-		}
-		o, err := observe(ctx, p.Command, sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.Name, err)
-		}
-		obs = append(obs, o)
-	}
-	return obs, nil
-}
-
 // result judges the observations against p.Expect, or the closest client, with tol.
 func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	ms := measureAll(obs)
@@ -219,22 +199,6 @@ func summary(obs []observation, meas []measures) string {
 		return s + "; re-sends by itself"
 	}
 	return s + ", no re-sends"
-}
-
-// measureAll measures every observation, the unreachable address against the instant
-// answer's wall time.
-func measureAll(obs []observation) []measures {
-	var baseline time.Duration
-	for _, o := range obs {
-		if o.sc.Name == "instant" && !o.exec.Killed && o.exec.ExitCode == 0 {
-			baseline = o.exec.Ended.Sub(o.exec.Started)
-		}
-	}
-	out := make([]measures, len(obs))
-	for i, o := range obs {
-		out[i] = o.measure(baseline)
-	}
-	return out
 }
 
 // The rows' own margins: an unreachable address's time approximated from wall times carries

@@ -26,6 +26,14 @@ func protocolBreach(o observation, m measures) string {
 		}
 	}
 	asked := sc.Calls * sc.Concurrency
+	// More calls than asked can be told apart from re-sends by the answers: a client re-sends
+	// a request after a failure (a timeout, a dead connection, a 408 or a 503), never after
+	// a 2xx answered in full; so more such answers than calls asked are calls of the
+	// command's own. Calls that failed and came again may be either, and are not counted.
+	if done := answered(o); done > asked {
+		return fmt.Sprintf("the command made at least %d calls, each answered 2xx in full, where %s=%d and %s=%d ask for %d: make %s calls in sequence, %s at once, no more",
+			done, EnvCalls, sc.Calls, EnvConcurrency, sc.Concurrency, asked, EnvCalls, EnvConcurrency)
+	}
 	if (sc.kind == kindPooled || sc.kind == kindBurst) && m.arrivals < asked && len(o.exec.Reports) < asked && m.conns == m.arrivals {
 		return fmt.Sprintf("the command made %s where %s=%d and %s=%d ask for %d: make %s calls in sequence, %s at once",
 			plural(m.arrivals, "call"), EnvCalls, sc.Calls, EnvConcurrency, sc.Concurrency, asked, EnvCalls, EnvConcurrency)
@@ -42,4 +50,16 @@ func protocolBreach(o observation, m measures) string {
 		return fmt.Sprintf("the command exited 0 after a %d answer: exit non-zero when an answer is not 2xx", sc.response.Status)
 	}
 	return ""
+}
+
+// answered counts the requests of o that got a 2xx answer in full: calls that succeeded,
+// which no client sends again.
+func answered(o observation) int {
+	n := 0
+	for _, r := range o.reqs {
+		if r.Status/100 == 2 && !r.ClientGone && r.Failed == "" && !r.Finished.IsZero() {
+			n++
+		}
+	}
+	return n
 }

@@ -29,6 +29,17 @@ func TestProtocolBreach(t *testing.T) {
 	req := func(method string, arrived, finished time.Duration) fakesrv.Request {
 		return fakesrv.Request{Method: method, Arrived: t0.Add(arrived), Finished: t0.Add(finished)}
 	}
+	ok := func(arrived time.Duration) fakesrv.Request {
+		r := req("GET", arrived, arrived+5*time.Millisecond)
+		r.Status = 200
+		return r
+	}
+	left := func(arrived time.Duration) fakesrv.Request {
+		r := req("GET", arrived, arrived+time.Second)
+		r.ClientGone = true
+		return r
+	}
+	instant := scenarioNamed(t, "instant")
 	idle := scenarioNamed(t, "idle-closed")
 	status := scenarioNamed(t, "status-503-0")
 	tests := []struct {
@@ -49,6 +60,10 @@ func TestProtocolBreach(t *testing.T) {
 			measures{arrivals: 1, conns: 1, outcome: vocab.OK}, "exited 0 after a 503"},
 		{"exit 1 after a 503", observation{sc: status, reqs: []fakesrv.Request{req(status.Method, 0, time.Millisecond)}},
 			measures{arrivals: 1, conns: 1, outcome: vocab.Failed}, ""},
+		{"three calls of one, each answered", observation{sc: instant, reqs: []fakesrv.Request{ok(0), ok(20 * time.Millisecond), ok(40 * time.Millisecond)}},
+			measures{arrivals: 3, conns: 3, outcome: vocab.OK}, "made at least 3 calls, each answered 2xx in full, where LABRUN_CALLS=1"},
+		{"a re-send after a timeout", observation{sc: instant, reqs: []fakesrv.Request{left(0), ok(1000 * time.Millisecond)}},
+			measures{arrivals: 2, conns: 2, outcome: vocab.OK}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,5 +79,26 @@ func TestProtocolBreach(t *testing.T) {
 func TestNameIsReports(t *testing.T) {
 	if Name != report.ProbeExperiment {
 		t.Errorf("probe.Name %q, report.ProbeExperiment %q", Name, report.ProbeExperiment)
+	}
+}
+
+// TestProgressStep: the status line counts the scenarios and, once one has run, says the
+// time left from the mean time of those run so far.
+func TestProgressStep(t *testing.T) {
+	sc := Scenario{Name: "silent", Title: "a silent server"}
+	tests := []struct {
+		i, n    int
+		elapsed time.Duration
+		want    string
+	}{
+		{0, 31, 0, "scenario 1/31 · silent: a silent server"},
+		{11, 31, 22 * time.Second, "scenario 12/31 · about 40 s left · silent: a silent server"},
+		{30, 31, 60 * time.Second, "scenario 31/31 · about 2 s left · silent: a silent server"},
+		{1, 2, 100 * time.Millisecond, "scenario 2/2 · about 1 s left · silent: a silent server"},
+	}
+	for _, tt := range tests {
+		if got := progressStep(tt.i, tt.n, tt.elapsed, sc); got != tt.want {
+			t.Errorf("progressStep(%d, %d, %v) = %q, want %q", tt.i, tt.n, tt.elapsed, got, tt.want)
+		}
 	}
 }

@@ -71,16 +71,19 @@ func checkPrediction(p results.Prediction) error {
 
 // writePredictionTable renders the terminal view: heading, attempt rows with their bars,
 // the phases line, the legend and the summary.
-func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
-	buf.WriteString(predictionHeading(p) + "\n")
+//
+// On a terminal of width columns (0: unknown, the full layout) no line is as wide as the
+// terminal: the bars are narrower (down to minBarWidth cells) and the text lines wrap under
+// their indent.
+func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
+	lk := look{width: width}
+	buf.WriteString(lk.fit(predictionHeading(p)) + "\n")
 
 	scale := timelineScale(p)
 	rows := [][]string{{"attempt", "start", "end", "outcome", "timeline 0 .. " + predictMs(scale)}}
 	for i, a := range p.Attempts {
 		rows = append(rows, []string{
-			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)),
-			"|" + bar(a, scale, barWidth) + "|",
-		})
+			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), ""})
 	}
 	// Columns are padded to their widest cell plus two spaces; the last column (the bars) is
 	// not padded, so no line ends in spaces.
@@ -89,6 +92,17 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
 		for i, c := range row {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c)+2)
 		}
+	}
+	cells := barWidth
+	if width > 0 {
+		used := 0
+		for _, w := range widths[:len(widths)-1] {
+			used += w
+		}
+		cells = min(barWidth, max(minBarWidth, width-1-used-2)) // 2: the bar's "|" ends
+	}
+	for i, a := range p.Attempts {
+		rows[i+1][len(widths)-1] = "|" + bar(a, scale, cells) + "|"
 	}
 	for _, row := range rows {
 		last := len(row) - 1
@@ -104,19 +118,51 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction) {
 			parts[i] = strconv.Itoa(i+1) + ": " + phasesText(a)
 		}
 		// Indented to the start column, so the line reads as a footnote to the rows.
-		buf.WriteString(strings.Repeat(" ", widths[0]) + "phases: " + strings.Join(parts, " · ") + "\n")
+		indent := strings.Repeat(" ", widths[0])
+		note := func(s string) {
+			lines := []string{s}
+			if width > 0 {
+				lines = wrapText(s, width-1-len(indent), "  ")
+			}
+			buf.WriteString(indent + strings.Join(lines, "\n"+indent) + "\n")
+		}
+		note("phases: " + strings.Join(parts, " · "))
 		for i, a := range p.Attempts {
 			if a.Why != "" {
-				buf.WriteString(strings.Repeat(" ", widths[0]) + "why " + strconv.Itoa(i+1) + ": " + oneLine(a.Why) + "\n")
+				note("why " + strconv.Itoa(i+1) + ": " + oneLine(a.Why))
 			}
 		}
 	}
-	buf.WriteString(legend + "\n")
-	buf.WriteString(predictionSummary(p) + "\n")
+	buf.WriteString(fitLegend(width) + "\n")
+	buf.WriteString(lk.fit(predictionSummary(p)) + "\n")
 }
 
+// fitLegend is the legend on lines shorter than width (0: one line), broken between its
+// entries, which keep their two-space gaps.
+func fitLegend(width int) string {
+	if width <= 0 || textLen(legend) < width {
+		return legend
+	}
+	entries := strings.Split(legend, "  ")
+	var lines []string
+	line := entries[0]
+	for _, e := range entries[1:] {
+		if textLen(line)+2+textLen(e) < width {
+			line += "  " + e
+			continue
+		}
+		lines = append(lines, line)
+		line = "  " + e
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// minBarWidth is the fewest cells of a bar on a narrow terminal.
+const minBarWidth = 20
+
 // writeExplanation writes the model's reasoning, one step a line (labrun predict --explain).
-func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool) {
+// On a terminal of width columns (0: unknown) each step wraps under its indent.
+func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool, width int) {
 	if len(p.Explanation) == 0 {
 		return
 	}
@@ -129,7 +175,11 @@ func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool) {
 	}
 	buf.WriteString("reasoning:\n")
 	for _, line := range p.Explanation {
-		buf.WriteString("  " + line + "\n")
+		lines := []string{line}
+		if width > 0 {
+			lines = wrapText(line, width-3, "    ")
+		}
+		buf.WriteString("  " + strings.Join(lines, "\n  ") + "\n")
 	}
 }
 

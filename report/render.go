@@ -99,10 +99,21 @@ type (
 
 func (d runDoc) what() string { return orDash(d.Experiment) }
 func (d runDoc) table(buf *bytes.Buffer, lk look) error {
-	return writeRunTable(buf, results.Run(d), lk)
+	if err := writeRunTable(buf, results.Run(d), lk); err != nil {
+		return err
+	}
+	if recapRun(results.Run(d)) {
+		buf.WriteString("\n")
+		writeRecapTable(buf, []results.Run{results.Run(d)}, lk)
+	}
+	return nil
 }
 func (d runDoc) markdown(buf *bytes.Buffer, lk look) error {
 	writeRunMarkdown(buf, results.Run(d))
+	if recapRun(results.Run(d)) {
+		buf.WriteString("\n")
+		writeRecapMarkdown(buf, []results.Run{results.Run(d)})
+	}
 	return nil
 }
 func (d runDoc) csv(buf *bytes.Buffer) error { return writeRowsCSV(buf, []results.Run{results.Run(d)}) }
@@ -129,9 +140,9 @@ func (d predictionDoc) table(buf *bytes.Buffer, lk look) error {
 	if err := checkPrediction(results.Prediction(d)); err != nil {
 		return err
 	}
-	writePredictionTable(buf, results.Prediction(d))
+	writePredictionTable(buf, results.Prediction(d), lk.width)
 	if lk.explain {
-		writeExplanation(buf, results.Prediction(d), false)
+		writeExplanation(buf, results.Prediction(d), false, lk.width)
 	}
 	return nil
 }
@@ -141,7 +152,7 @@ func (d predictionDoc) markdown(buf *bytes.Buffer, lk look) error {
 	}
 	writePredictionMarkdown(buf, results.Prediction(d))
 	if lk.explain {
-		writeExplanation(buf, results.Prediction(d), true)
+		writeExplanation(buf, results.Prediction(d), true, 0)
 	}
 	return nil
 }

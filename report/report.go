@@ -74,7 +74,7 @@ func unknownFormat(s string) error {
 // WriteRun renders one experiment run in format f and writes it to w.
 //
 // In table and markdown form a run with Meta ends with a line saying where and how it was
-// made. The CSV form is a header line and one line per row (see WriteSuite).
+// made, and a repeated run (Meta.Repeat above 1) with a recap, as a suite's. The CSV form is a header line and one line per row (see WriteSuite).
 //
 // Nothing is written when rendering fails, for example for an unknown format or a time that
 // JSON or CSV cannot represent (NaN, ±Inf).
@@ -84,8 +84,9 @@ func WriteRun(w io.Writer, f Format, run results.Run) error {
 
 // WriteSuite renders several runs (labrun all) in format f and writes them to w.
 //
-// In table and markdown form the runs follow one another, separated by blank lines, and a
-// last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b", preceded by the
+// In table and markdown form the runs follow one another, separated by blank lines, then a
+// recap (one line per experiment: rows, time, verdict; then every row that failed or was
+// inconclusive, with its reason), and a last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b", preceded by the
 // suite's Meta line when it has one. In JSON form it is the results.Suite object. In CSV form
 // it is one header line, then the rows of every experiment, each line naming its experiment
 // in the first column; a value that does not apply is an empty cell. As with WriteRun,
@@ -124,6 +125,12 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 		}
 		buf.WriteString("\n")
 	}
+	if markdown {
+		writeRecapMarkdown(buf, s.Experiments)
+	} else {
+		writeRecapTable(buf, s.Experiments, lk)
+	}
+	buf.WriteString("\n")
 	safe := termSafe
 	if markdown {
 		safe = markdownText

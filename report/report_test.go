@@ -211,9 +211,34 @@ func repeatRun() results.Run {
 	return run
 }
 
-// suite has a Meta, as labrun all prints it; its runs have none.
+// noisyRun was measured on a loaded machine: one row is later than its tolerance by less
+// than the noise explains (inconclusive), one passes. It says how long it took (its Noise).
+func noisyRun() results.Run {
+	run := results.Run{
+		Experiment: "exp-l",
+		Title:      "a noisy machine",
+		Rows: []results.Row{{
+			Name:       "late under load",
+			ExpectedMs: results.Ms(time.Second), MeasuredMs: results.Ms(1130 * time.Millisecond),
+			ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1,
+		}, {
+			Name:       "in time",
+			ExpectedMs: results.Ms(500 * time.Millisecond), MeasuredMs: results.Ms(510 * time.Millisecond),
+			ExpectedOutcome: "ok", Outcome: "ok", ExpectedCalls: 1, Calls: 1,
+		}},
+		Noise: &results.Noise{SpanMs: 12345.6, StolenMs: 812, MaxLateMs: 61},
+	}
+	run.Finish(100 * time.Millisecond)
+	run.Attribute(100*time.Millisecond, func(float64) float64 { return 61 })
+	return run
+}
+
+// suite has a Meta, as labrun all prints it; its runs have none. Its first run says how long
+// it took, as labrun all's runs do; the others do not (a run read back from an older labrun).
 func suite() results.Suite {
-	s := results.NewSuite([]results.Run{passRun(), failRun(), smallRun()})
+	pass := passRun()
+	pass.Noise = &results.Noise{SpanMs: 4012.5, StolenMs: 3.1, MaxLateMs: 1.2}
+	s := results.NewSuite([]results.Run{pass, failRun(), smallRun(), noisyRun()})
 	s.Meta = testMeta()
 	return s
 }

@@ -13,17 +13,17 @@ import (
 // line per tick; so a line is cut to the width, when one is known.
 //
 // Several experiments may run at once: each sets its own step under its own key, and the line
-// shows the step set last, with how many others are running. Once Plan has named a suite's
-// experiments, the line starts with the suite's progress: how many are done and running, and
-// the time left, from the model's expected times of the steps the running experiments have
-// started (an experiment's later steps count from when they start, so the estimate can grow).
+// shows the step set last, with how many others are running. Once Plan has named the
+// experiments of a run and how long each is expected to take, the line starts with the run's
+// progress: "experiment 4/13" when they run one at a time, "3/13 done, 8 running" when they run
+// at once, and the time left (estimate).
 type Status struct {
 	w       io.Writer
 	width   int        // the terminal's columns; 0 when unknown (no cut)
 	mu      sync.Mutex // guards steps, exps, planned, last, drawn and stopped
 	steps   map[string]statusStep
-	exps    map[string]*statusExp // by key, from the first step on
-	planned int                   // the suite's experiments (Plan); 0 for none
+	exps    map[string]*statusExp // by key: the planned ones from Plan on, the others from their first step
+	planned int                   // the experiments Plan named; 0 for none
 	last    string                // the key set last
 	drawn   bool                  // a line is on the screen
 	stopped bool
@@ -40,12 +40,30 @@ type statusStep struct {
 	since    time.Time
 }
 
-// statusExp is what the line knows of one experiment of a suite.
+// statusExp is what the line knows of one experiment.
 type statusExp struct {
+	// takes is how long the experiment is expected to take as a whole (Plan), 0 when unknown.
+	takes time.Duration
+	// started and ended are when its first step was set and when it said it was done; zero
+	// before.
+	started, ended time.Time
 	// due is when the experiment's steps so far are expected to be over: each step's start
 	// plus its expected time, the latest of them.
-	due  time.Time
-	done bool
+	due time.Time
+}
+
+func (e *statusExp) running() bool { return !e.started.IsZero() && e.ended.IsZero() }
+
+// left is how long a running experiment is expected to go on: until the later of the end
+// of its steps so far and its start plus the time it takes; 0 once either is past.
+func (e *statusExp) left(now time.Time) time.Duration {
+	end := e.due
+	if e.takes > 0 {
+		if t := e.started.Add(e.takes); t.After(end) {
+			end = t
+		}
+	}
+	return max(0, end.Sub(now))
 }
 
 const statusTick = 100 * time.Millisecond
@@ -75,12 +93,19 @@ func newStatus(w io.Writer, width int, now func() time.Time) *Status {
 		quit: make(chan struct{}), done: make(chan struct{}), now: now}
 }
 
-// Plan says that n experiments run as a suite: the line then shows how many are done and
-// running, and the time left once every one has started.
-func (s *Status) Plan(n int) {
+// Plan names the experiments of the run (the keys their steps are set under) with the time
+// each is expected to take as a whole, 0 when unknown (a repeated run: one run's time the
+// runs over). The line then shows how many are done and the time left: the running ones'
+// time left (the later of their steps' expected ends and their start plus their time) plus
+// the time of those not started, shared among the running ones. An experiment whose time is
+// unknown counts as the mean of those finished; until one has, the time left is not shown.
+func (s *Status) Plan(takes map[string]time.Duration) {
 	s.mu.Lock()
-	s.planned = n
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.planned = len(takes)
+	for k, d := range takes {
+		s.exps[k] = &statusExp{takes: d}
+	}
 }
 
 // Set shows step for key (an experiment), which the model expects to take expected (0:
@@ -90,12 +115,15 @@ func (s *Status) Set(key, step string, expected time.Duration) {
 	now := s.now()
 	e := s.exps[key]
 	if e == nil {
-		e = &statusExp{due: now}
+		e = &statusExp{}
 		s.exps[key] = e
+	}
+	if e.started.IsZero() {
+		e.started, e.due = now, now
 	}
 	if step == "" {
 		delete(s.steps, key)
-		e.done = true
+		e.ended = now
 	} else {
 		s.steps[key] = statusStep{step, expected, now}
 		s.last = key
@@ -135,29 +163,83 @@ func (s *Status) draw() {
 	if n := len(s.steps) - 1; n > 0 && s.planned <= 1 {
 		line += fmt.Sprintf(" (+%d running)", n)
 	}
+	if left, ok := s.left(now); ok && s.planned == 1 && s.exps[s.last] != nil && s.exps[s.last].takes > 0 {
+		line += " · " + leftText(left)
+	}
 	s.drawn = true
 	fmt.Fprintf(s.w, "\r\033[K%s", cutToWidth(line, s.width))
 }
 
-// progress is the suite's part of the line: "3/11 done, 8 running, about 4.2 s left". The
-// time left is the latest time a running experiment's steps are expected to end, from now;
-// it is left out while an experiment has not started (with --serial), whose time is not
-// known yet.
+// progress is the run's part of the line: "experiment 4/13 · about 40 s left" while the
+// experiments run one at a time, "3/11 done, 8 running · about 4 s left" while several do.
 func (s *Status) progress(now time.Time) string {
-	done := 0
-	var left time.Duration
+	done, running := 0, 0
 	for _, e := range s.exps {
-		if e.done {
+		switch {
+		case !e.ended.IsZero():
 			done++
-			continue
+		case e.running():
+			running++
 		}
-		left = max(left, e.due.Sub(now))
 	}
-	line := fmt.Sprintf("%d/%d done, %d running", done, s.planned, len(s.steps))
-	if len(s.exps) >= s.planned && left > 0 {
-		line += fmt.Sprintf(", about %.0f s left", max(left.Seconds(), 1))
+	line := fmt.Sprintf("%d/%d done, %d running", done, s.planned, running)
+	if running <= 1 {
+		line = fmt.Sprintf("experiment %d/%d", min(done+1, s.planned), s.planned)
+	}
+	if left, ok := s.left(now); ok {
+		line += " · " + leftText(left)
 	}
 	return line
+}
+
+// left estimates the time left (see Plan), and whether there is an estimate.
+func (s *Status) left(now time.Time) (time.Duration, bool) {
+	var finished time.Duration
+	nFinished := 0
+	for _, e := range s.exps {
+		if !e.ended.IsZero() {
+			finished += e.ended.Sub(e.started)
+			nFinished++
+		}
+	}
+	var mean time.Duration // of those finished, for those of unknown time
+	if nFinished > 0 {
+		mean = finished / time.Duration(nFinished)
+	}
+	var runLeft, waiting time.Duration
+	running := 0
+	for _, e := range s.exps {
+		takes := e.takes
+		if takes == 0 {
+			takes = mean
+		}
+		switch {
+		case !e.ended.IsZero():
+		case e.running():
+			running++
+			runLeft = max(runLeft, (&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
+		case takes == 0:
+			return 0, false // not started, and nothing says how long it takes
+		default:
+			waiting += takes
+		}
+	}
+	if running == 0 && waiting == 0 {
+		return 0, false
+	}
+	return runLeft + waiting/time.Duration(max(1, running)), true
+}
+
+// leftText words the time left: "about 40 s left", "about 2 min 10 s left", "almost done".
+func leftText(d time.Duration) string {
+	secs := int(d.Round(time.Second) / time.Second)
+	switch {
+	case secs < 1:
+		return "almost done"
+	case secs < 90:
+		return fmt.Sprintf("about %d s left", secs)
+	}
+	return fmt.Sprintf("about %d min %d s left", secs/60, secs%60)
 }
 
 // Stop clears the line and ends the ticker; it may be called more than once.

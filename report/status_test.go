@@ -88,13 +88,14 @@ func TestStatusConcurrent(t *testing.T) {
 }
 
 // TestStatusSuiteProgress: with a plan, the line counts the experiments done and running
-// and says the time left, from the model's expected times of the steps started so far.
+// and says the time left, from the model's expected times of the steps started so far and
+// the planned times of the experiments.
 func TestStatusSuiteProgress(t *testing.T) {
 	var w lockedBuffer
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := t0
 	st := newStatus(&w, 0, func() time.Time { return clock })
-	st.Plan(3)
+	st.Plan(map[string]time.Duration{"exp-a": 0, "exp-b": 0, "exp-c": 0})
 	st.Set("exp-a", "exp-a · trickle", 4*time.Second)
 	st.Set("exp-b", "exp-b · batch 1", 2*time.Second)
 	frame := func() string {
@@ -102,17 +103,17 @@ func TestStatusSuiteProgress(t *testing.T) {
 		return frames[len(frames)-1]
 	}
 	if got := frame(); !strings.HasPrefix(got, "labrun: 0/3 done, 2 running · exp-b · batch 1") || strings.Contains(got, "left") {
-		t.Errorf("with one experiment not started: %q, want no time left yet", got)
+		t.Errorf("with one experiment of unknown time not started: %q, want no time left yet", got)
 	}
 	st.Set("exp-c", "exp-c · stall", time.Second)
 	clock = t0.Add(1500 * time.Millisecond)
 	st.Set("exp-c", "", 0)
-	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running, about 2 s left · ") {
+	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running · about 3 s left · ") {
 		t.Errorf("after exp-c: %q, want 1/3 done, 2 running and exp-a's 2.5 s left", got)
 	}
 	clock = t0.Add(3 * time.Second)
 	st.Set("exp-a", "exp-a · stall", 3*time.Second) // a later step: the estimate grows
-	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running, about 3 s left · exp-a · stall · 0.0 s of 3.0 s expected") {
+	if got := frame(); !strings.HasPrefix(got, "labrun: 1/3 done, 2 running · about 3 s left · exp-a · stall · 0.0 s of 3.0 s expected") {
 		t.Errorf("after exp-a's second step: %q", got)
 	}
 	// Without a plan (one experiment), the line is as before.
@@ -121,5 +122,81 @@ func TestStatusSuiteProgress(t *testing.T) {
 	solo.Set("exp-a", "exp-a · trickle", time.Second)
 	if got := one.String(); got != "\r\033[Klabrun: exp-a · trickle · 0.0 s of 1.0 s expected" {
 		t.Errorf("a single experiment: %q", got)
+	}
+}
+
+// TestStatusSerialProgress: experiments run one at a time show "experiment N/M" and the time
+// left: the running one's rest and the planned times of those to come; one of unknown time
+// counts as the mean of those finished.
+func TestStatusSerialProgress(t *testing.T) {
+	var w lockedBuffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	st := newStatus(&w, 0, func() time.Time { return clock })
+	st.Plan(map[string]time.Duration{"exp-a": 10 * time.Second, "exp-b": 20 * time.Second, "exp-c": 0, "demo": 5 * time.Second})
+	frame := func() string {
+		frames := strings.Split(w.String(), "\r\033[K")
+		return frames[len(frames)-1]
+	}
+	steps := []struct {
+		at         time.Duration
+		key, step  string
+		expected   time.Duration
+		wantPrefix string
+	}{
+		// exp-c's time is unknown until one has finished.
+		{0, "exp-a", "exp-a · trickle", 4 * time.Second, "labrun: experiment 1/4 · exp-a · trickle"},
+		// exp-a took 12 s: exp-c counts 12 s; exp-b's 20 s, then 12 + 5 to come.
+		{12 * time.Second, "exp-a", "", 0, ""},
+		{12 * time.Second, "exp-b", "exp-b · batch 1", 2 * time.Second, "labrun: experiment 2/4 · about 37 s left · exp-b · batch 1"},
+		{22 * time.Second, "exp-b", "exp-b · batch 2", 2 * time.Second, "labrun: experiment 2/4 · about 27 s left · "},
+		// exp-b runs longer than planned: its own steps hold it up (3 s, then 17).
+		{40 * time.Second, "exp-b", "exp-b · batch 3", 3 * time.Second, "labrun: experiment 2/4 · about 20 s left · "},
+		{43 * time.Second, "exp-b", "", 0, ""},
+		// exp-c now counts the mean of 12 and 31 s.
+		{43 * time.Second, "demo", "demo · three calls", time.Second, "labrun: experiment 3/4 · about 27 s left · demo · three calls"},
+		{48 * time.Second, "demo", "", 0, ""},
+		// The mean of 12, 31 and 5 s.
+		{48 * time.Second, "exp-c", "exp-c · stall", time.Second, "labrun: experiment 4/4 · about 16 s left · "},
+		{68 * time.Second, "exp-c", "exp-c · retry", time.Second, "labrun: experiment 4/4 · about 1 s left · "},
+		{69 * time.Second, "exp-c", "exp-c · last", 0, "labrun: experiment 4/4 · almost done · "},
+	}
+	for _, s := range steps {
+		clock = t0.Add(s.at)
+		st.Set(s.key, s.step, s.expected)
+		if s.wantPrefix != "" && !strings.HasPrefix(frame(), s.wantPrefix) {
+			t.Errorf("at %v, %s: got %q, want it to start with %q", s.at, s.step, frame(), s.wantPrefix)
+		}
+	}
+}
+
+// TestStatusRepeatedRun: a single experiment with a planned time (a repeated run: the runs'
+// times together) ends its line with the time left.
+func TestStatusRepeatedRun(t *testing.T) {
+	var w lockedBuffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	st := newStatus(&w, 0, func() time.Time { return clock })
+	st.Plan(map[string]time.Duration{"exp-a": 50 * time.Second})
+	clock = t0.Add(20 * time.Second)
+	st.Set("exp-a", "exp-a · trickle (run 3/5)", 4*time.Second)
+	clock = t0.Add(21 * time.Second)
+	st.draw()
+	frames := strings.Split(w.String(), "\r\033[K")
+	want := "labrun: exp-a · trickle (run 3/5) · 1.0 s of 4.0 s expected · about 49 s left"
+	if got := frames[len(frames)-1]; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestLeftText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		300 * time.Millisecond: "almost done",
+		40 * time.Second:       "about 40 s left",
+		130 * time.Second:      "about 2 min 10 s left",
+	} {
+		if got := leftText(d); got != want {
+			t.Errorf("leftText(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

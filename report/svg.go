@@ -271,46 +271,6 @@ func arrow(buf *bytes.Buffer, x, y, h float64, colour string) {
 		px(x), px(y-2), px(h/2+2), px(h/2+2), colour)
 }
 
-// writeSVGAxis draws the grid lines over the rows (when grid is set), the axis line, its
-// ticks and labels, and the axis caption.
-func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
-	end := l.ticks[len(l.ticks)-1]
-	inSeconds := end >= 10000
-	if grid {
-		fmt.Fprintf(buf, "<g stroke=\"%s\" stroke-width=\"1\">\n", svgGridColour)
-		for _, t := range l.ticks {
-			x := crisp(l.x(t))
-			fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%s\"/>\n", px(x), svgTop, px(x), px(l.bottom))
-		}
-		buf.WriteString("</g>\n")
-	}
-
-	axisY := crisp(l.bottom)
-	fmt.Fprintf(buf, "<g stroke=\"%s\" stroke-width=\"1\">\n", svgMutedColour)
-	fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>\n", px(crisp(l.plotLeft)), px(axisY), px(crisp(l.plotRight)), px(axisY))
-	for _, t := range l.ticks {
-		x := crisp(l.x(t))
-		fmt.Fprintf(buf, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>\n", px(x), px(axisY), px(x), px(axisY+4))
-	}
-	buf.WriteString("</g>\n")
-
-	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\" text-anchor=\"middle\">\n", svgMutedColour)
-	for _, t := range l.ticks {
-		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s</text>\n", px(l.x(t)), px(l.bottom+17), tickLabel(t, inSeconds))
-	}
-	unit := "ms"
-	if inSeconds {
-		unit = "s"
-	}
-	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s %s</text>\n",
-		px((l.plotLeft+l.plotRight)/2), px(l.bottom+35), unit, xmlText(l.axis))
-	buf.WriteString("</g>\n")
-}
-
-// crisp moves a coordinate to the middle of a pixel, so that a 1 px line covers one pixel
-// column instead of blurring over two.
-func crisp(v float64) float64 { return math.Floor(v) + 0.5 }
-
 // writeSVGCall draws one call's line: the label, the attempts and the outcome text. An
 // attempt follows the one before with a small gap, and is at least svgMinPhase px wide,
 // where the axis leaves room: no bar runs past the axis's end.
@@ -352,6 +312,11 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
 	for _, x := range marks {
 		marker(buf, x, barY, svgBarHeight)
 	}
+	if it.executions != "" && prevEnd+8+textWidth(it.executions, 11) < l.outcomeX-8 {
+		// How often the server executed the call, on its line where the bar leaves room.
+		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+			px(prevEnd+8), px(mid+4), svgMarkerColour, xmlText(it.executions))
+	}
 	writeSVGOutcome(buf, l, it)
 	buf.WriteString("</g>\n")
 }
@@ -388,7 +353,8 @@ func rowBar(run results.Run, it svgItem) (float64, bool) {
 
 // writeSVGRow draws the line of a row that no call stands for: its name, a light bar from 0
 // to its measured time when it has one (a time the kernel measured has no phases), with the
-// end marker when it ended in a timeout or an error, and its outcome.
+// end marker when it ended in a timeout or an error, or else its value as text (rowValue),
+// and its outcome.
 func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
 	barY := it.top + (it.height-svgBarHeight)/2
 	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(it.label+": "+it.outcome))
@@ -401,6 +367,10 @@ func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
 		if it.alarm {
 			marker(buf, x1, barY, svgBarHeight)
 		}
+	} else {
+		// A count or a state has no bar: its value takes the plot, so that no line is empty.
+		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+			px(l.plotLeft), px(it.top+it.height/2+4), svgMutedColour, xmlText(truncateText(rowValue(r), l.plotRight-l.plotLeft, 11)))
 	}
 	writeSVGOutcome(buf, l, it)
 	buf.WriteString("</g>\n")

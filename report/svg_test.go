@@ -131,6 +131,7 @@ func TestSVGGolden(t *testing.T) {
 		{"timeline-c", timelineC()},
 		{"timeline-edges", timelineEdges()},
 		{"timeline-lanes", timelineLanes()},
+		{"timeline-groups", timelineGroups()},
 		{"timeline-empty", results.Run{Experiment: "exp-x", Title: "nothing measured"}},
 	}
 	for _, c := range cases {

@@ -47,8 +47,11 @@ type svgItem struct {
 	calls       []int  // svgItemCall: the call; svgItemLane: its streams, in order of start
 	track       []int  // svgItemLane: the track of each of calls
 	tracks      int
-	row         int  // svgItemRow: the row's index
-	stripe      bool // drawn on a grey stripe
+	row         int // svgItemRow: the row's index
+	// executions, on a call's line, says how often the server executed the call ("executed
+	// 2×"), from a row of its group (withExecutions); "" when no row says.
+	executions string
+	stripe     bool // drawn on a grey stripe
 	// labelLines and outcomeLines are the label and the outcome wrapped to their columns
 	// (layoutSVG sets them).
 	labelLines, outcomeLines []string
@@ -66,6 +69,11 @@ type svgItem struct {
 // stream does, under its heading, which gathers every lane that names it where the first
 // appears. Within a lane, streams go in tracks, each in the first whose last stream ended by
 // its start.
+//
+// In a run whose calls are not its rows, a call's outcome column adds how often
+// the server executed it, from the row of the call's group (the part of the names before ":")
+// that counts executions, and the timed rows of groups without calls follow the calls, under
+// a heading, each a bar of its measured time.
 func svgItems(run results.Run) []svgItem {
 	calls := run.Calls
 	var items []svgItem
@@ -101,6 +109,10 @@ func svgItems(run results.Run) []svgItem {
 		}
 	}
 	items = append(items, callItems(calls, rest)...)
+	if !rowMode {
+		withExecutions(run, items)
+		items = append(items, uncalledRows(run)...)
+	}
 	for k := range items {
 		if it := &items[k]; it.kind == svgItemLane {
 			it.stack(calls)

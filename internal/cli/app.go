@@ -195,7 +195,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	}
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
-	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred), defaultsCommand(tty), serveCommand(),
+	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred, tty), defaultsCommand(tty), serveCommand(tty),
 		reportCommand(tty), listCommand(exps), completionCommand())
 	app.Commands = append(app.Commands, probeCommand(tty))
 	app.Commands = append(app.Commands, completeCommand(newChoices(app.Commands, params, clients)))

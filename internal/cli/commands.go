@@ -12,7 +12,7 @@ import (
 
 // The commands that run no experiment and start no server: predict, defaults and list.
 
-func predictCommand(p *predict.Predictor) *cli.Command {
+func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
 		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "the model's whole reasoning, a step a line"}}
@@ -48,7 +48,7 @@ func predictCommand(p *predict.Predictor) *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain")}, p.Predict())
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, p.Predict())
 		},
 	}
 }
@@ -79,14 +79,20 @@ func defaultsCommand(tty terminals) *cli.Command {
 func listCommand(exps []experiments.Experiment) *cli.Command {
 	return &cli.Command{
 		Name:         "list",
-		Usage:        "list the experiments, one line each",
+		Usage:        "list the experiments, one line each, with about how long each takes",
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("list takes no arguments, got %q", c.Args().First())
 			}
+			// The time is experiments.Takes: one run with the documented parameters, measured
+			// on labrun's development machine.
 			for _, e := range exps {
-				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
+				took := "     "
+				if d := experiments.Takes(e.Info().Name); d > 0 {
+					took = fmt.Sprintf("%4.1fs", d.Seconds())
+				}
+				fmt.Fprintf(c.App.Writer, "%-7s %s  %s\n", e.Info().Name, took, e.Info().Title)
 			}
 			return nil
 		},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/testenv"
 )
 
@@ -275,5 +276,25 @@ func TestDocsParseExamples(t *testing.T) {
 				t.Errorf("got %+v, nil error; want an error", got)
 			}
 		})
+	}
+}
+
+// TestReadmeDurations: the times README.md quotes for exp-a and the range of labrun list
+// are experiments.Takes, the figures labrun list prints.
+func TestReadmeDurations(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(data)), " ")
+	secs := func(name string) string { return strconv.FormatFloat(experiments.Takes(name).Seconds(), 'f', 1, 64) }
+	for _, want := range []string{
+		"labrun exp-a # about " + secs("exp-a") + " s",
+		"`labrun exp-a` takes about " + secs("exp-a") + " s",
+		"(" + secs("exp-d") + " s for exp-d to " + secs("exp-a") + " s for exp-a)",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not say %q (experiments.Takes)", want)
+		}
 	}
 }

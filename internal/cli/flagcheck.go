@@ -17,7 +17,7 @@ import (
 // argument, as urfave/cli parses them.
 func checkFlags(app *cli.App, args []string) error {
 	// urfave/cli adds --version to the app's flags when it sets the app up.
-	rest, err := checkFlagRun(append(slices.Clip(app.Flags), cli.VersionFlag), args)
+	rest, err := checkFlagRun(append(slices.Clip(app.Flags), cli.VersionFlag), args, "")
 	if err != nil || len(rest) == 0 {
 		return err
 	}
@@ -26,16 +26,16 @@ func checkFlags(app *cli.App, args []string) error {
 			if cmd.SkipFlagParsing {
 				return nil
 			}
-			_, err := checkFlagRun(cmd.Flags, rest[1:])
+			_, err := checkFlagRun(cmd.Flags, rest[1:], cmd.Name)
 			return err
 		}
 	}
 	return nil // an unknown command: the app's Action says so
 }
 
-// checkFlagRun checks the flags at the start of args against flags (and -h, --help), and
-// returns what follows them.
-func checkFlagRun(flags []cli.Flag, args []string) ([]string, error) {
+// checkFlagRun checks the flags at the start of args against flags (and -h, --help) of the
+// command cmd ("" for the app), and returns what follows them.
+func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error) {
 	for len(args) > 0 {
 		arg := args[0]
 		if arg == "--" {
@@ -54,6 +54,9 @@ func checkFlagRun(flags []cli.Flag, args []string) ([]string, error) {
 			var names []string
 			for _, f := range flags {
 				names = append(names, f.Names()[0])
+			}
+			if hint := flagHint(cmd, name); hint != "" {
+				return nil, usagef("unknown flag --%s: %s", name, hint)
 			}
 			return nil, usagef("unknown flag --%s%s", name, didYouMean(name, names, "--"))
 		}
@@ -114,6 +117,18 @@ func wantOf(f cli.Flag) string {
 		return "a whole number"
 	case *cli.BoolFlag:
 		return "true or false"
+	}
+	return ""
+}
+
+// flagHint says what to use instead of a flag that command cmd does not take but that a user
+// reaches for, or "": predict models one call, so a pool's size or a number of calls has no
+// place in it.
+func flagHint(cmd, flag string) string {
+	switch {
+	case cmd == "predict" && slices.Contains([]string{"pool", "concurrency", "calls", "max-total", "max-per-route"}, flag):
+		return "predict asks about one call; for a full pool give --queue (when a connection frees) " +
+			"and --lease-timeout, and for many calls through a pool run exp-b (labrun exp-b --pool 5)"
 	}
 	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/report"
 )
 
 // TestOutLeavesNoTrace: a run whose --out directory does not exist creates it only with its
@@ -22,6 +24,9 @@ func TestOutLeavesNoTrace(t *testing.T) {
 	names := dirNames(t, out)
 	if want := "REPORT.md exp-x.svg junit.xml run.json"; strings.Join(names, " ") != want {
 		t.Errorf("got files %v, want %s", names, want)
+	}
+	if want := "labrun: wrote run.json, REPORT.md, junit.xml and exp-x.svg in " + out + "/\n"; got.stderr != want {
+		t.Errorf("got stderr %q, want %q", got.stderr, want)
 	}
 	if got := dirNames(t, filepath.Join(dir, "a")); strings.Join(got, " ") != "b" {
 		t.Errorf("left %v beside the directory, want only b", got)
@@ -109,5 +114,17 @@ func TestReportLimits(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("FIFO: took %v to stop after the cancel", d)
+	}
+}
+
+// TestWroteLine: more than three timelines are counted, with the first and the last.
+func TestWroteLine(t *testing.T) {
+	files := []report.File{{Name: "run.json"}, {Name: "REPORT.md"}, {Name: "junit.xml"}}
+	for _, n := range []string{"exp-a", "exp-b", "exp-c", "demo"} {
+		files = append(files, report.File{Name: n + ".svg"})
+	}
+	want := "wrote run.json, REPORT.md, junit.xml and 4 timelines (exp-a.svg .. demo.svg) in out/"
+	if got := wroteLine("out/", files); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,9 +34,7 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	if s.live {
 		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
-		if !single {
-			st.Plan(len(exps)) // the suite's progress: done, running, time left
-		}
+		st.Plan(planned(exps, cfg)) // the run's progress: done, running, time left
 		cfg.Progress = st.Set
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
@@ -61,6 +61,17 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		return err
 	}
 	return verdictErr(suite.Tally())
+}
+
+// planned is how long each of exps is expected to take, its warm-ups and repeats included:
+// experiments.Takes, measured with the documented parameters (0 for one it does not know,
+// which the status line then counts as the mean of those finished).
+func planned(exps []experiments.Experiment, cfg runner.Config) map[string]time.Duration {
+	takes := map[string]time.Duration{}
+	for _, e := range exps {
+		takes[e.Info().Name] = experiments.Takes(e.Info().Name) * time.Duration(cfg.Warmup+cfg.Repeat)
+	}
+	return takes
 }
 
 // verdictErr is the error a run's tally exits with: errChecksFailed when a row failed,
@@ -136,5 +147,32 @@ func (r rendered) write(c *cli.Context, keepReport bool) error {
 		}
 		return fmt.Errorf("cannot write %s to stdout: %w", what, err)
 	}
+	if r.out != nil && outErr == nil {
+		fmt.Fprintln(c.App.ErrWriter, "labrun: "+wroteLine(r.out.Path(), r.files))
+	}
 	return outErr
+}
+
+// wroteLine names the files --out wrote, after the report: "wrote run.json, REPORT.md,
+// junit.xml and exp-a.svg in out/"; more than three timelines are counted, with the first and
+// the last: "... and 13 timelines (exp-a.svg .. demo.svg) in out/".
+func wroteLine(dir string, files []report.File) string {
+	var names, svgs []string
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, ".svg") {
+			svgs = append(svgs, f.Name)
+		} else {
+			names = append(names, f.Name)
+		}
+	}
+	if len(svgs) > 3 {
+		names = append(names, fmt.Sprintf("%d timelines (%s .. %s)", len(svgs), svgs[0], svgs[len(svgs)-1]))
+	} else {
+		names = append(names, svgs...)
+	}
+	list := names[0]
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	return "wrote " + list + " in " + strings.TrimSuffix(dir, "/") + "/"
 }

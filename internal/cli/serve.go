@@ -49,8 +49,9 @@ func serveFlags() []cli.Flag {
 			Usage: "close keep-alive connections idle this long (--h2/--h2c: connections without a stream, default " + h2node.DefaultIdleTimeout.String() + ")"},
 		&cli.DurationFlag{Name: "grace", Value: defaultGrace,
 			Usage: "on a stop signal, how long requests in flight may finish before they are cut"},
-		&cli.StringFlag{Name: "url-file", Usage: "once listening, write the URL (--h2/--h2c: stdout's lines) to this file, whole or not at all; removed on exit"},
+		&cli.StringFlag{Name: "url-file", Usage: "write the URL (--h2/--h2c: stdout's lines) to this file once listening, whole; removed on exit"},
 		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no line per request on stderr"},
 		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
 		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250; --h2 and --h2c nodes: 100)"},
 		&cli.StringSliceFlag{Name: "tls-name", Usage: "a host name or IP address for the certificate, besides 127.0.0.1, ::1 and localhost (repeatable)"},
@@ -110,7 +111,7 @@ func endpointPaths(eps []fakesrv.Endpoint) string {
 	return strings.Join(paths, ", ")
 }
 
-func serveCommand() *cli.Command {
+func serveCommand(tty terminals) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the fault server for HTTP clients in any language",
@@ -129,12 +130,12 @@ func serveCommand() *cli.Command {
 			strings.ReplaceAll(serveScript, "\n", "\n   "),
 		Flags:        serveFlags(),
 		OnUsageError: onUsageError,
-		Action:       serve,
+		Action:       func(c *cli.Context) error { return serve(c, tty) },
 	}
 }
 
-// serve is labrun serve's action.
-func serve(c *cli.Context) error {
+// serve is labrun serve's action; tty says whether stderr is a terminal, and its width.
+func serve(c *cli.Context, tty terminals) error {
 	if c.Bool("grpc") {
 		return serveGRPC(c)
 	}
@@ -153,6 +154,10 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !c.Bool("quiet") {
+		log := &requestLogger{w: c.App.ErrWriter, width: tty.errWidth}
+		opts = append(opts, fakesrv.WithOnDone(log.done))
+	}
 	srv, err := fakesrv.New(opts...)
 	if err != nil {
 		return addrError(c.String("addr"), err)
@@ -163,7 +168,7 @@ func serve(c *cli.Context) error {
 			return fmt.Errorf("--ca-out: %w", err)
 		}
 	}
-	banner := fmt.Sprintf("labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointList(fakesrv.Endpoints()))
+	banner := fmt.Sprintf("labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointListFor(fakesrv.Endpoints(), tty.errWidth))
 	return serveUntilStopped(c, srv.URL+"\n", banner, "requests", srv.Shutdown)
 }
 
@@ -256,7 +261,7 @@ func stopGracefully(stderr io.Writer, grace time.Duration, what string, shutdown
 		case <-ctx.Done():
 		}
 	}()
-	fmt.Fprintf(stderr, "labrun: stopping: %s in flight may finish within %v (Ctrl-C again cuts them)\n", what, grace)
+	fmt.Fprintf(stderr, "labrun: stopping: %s in flight get %v to finish (Ctrl-C again cuts them)\n", what, grace)
 	if err := shutdown(ctx); err != nil {
 		fmt.Fprintf(stderr, "labrun: cut the %s still in flight\n", what)
 		return fmt.Errorf("%w: %w", errServeCut, err)

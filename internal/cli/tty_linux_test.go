@@ -70,7 +70,7 @@ func screenLines(t *testing.T, cols int, exps []experiments.Experiment, args ...
 	code := runContext(context.Background(), append([]string{"labrun"}, args...), pts, pts, detectTerminals(pts, pts), exps)
 	pts.Close()
 	text := <-out
-	if code != exitPass && code != exitFail {
+	if code != exitPass && code != exitFail && code != exitInconclusive { // 3: a loaded machine's noise
 		t.Fatalf("%v: exit %d:\n%s", args, code, text)
 	}
 	text = ansi.ReplaceAllString(text, "")

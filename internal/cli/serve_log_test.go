@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/fakesrv"
+)
+
+// TestServeLogsRequests: labrun serve prints one line per request on stderr as it ends, with
+// its time, method and path, what the fault did and how it ended; --quiet prints none.
+func TestServeLogsRequests(t *testing.T) {
+	s := startServe(t)
+	get := func(path string, timeout time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	get("/trickle?bytes=3&every=20ms", 5*time.Second)
+	get("/stall", 100*time.Millisecond)
+	get("/status/503", 5*time.Second)
+	waitFor := func(re *regexp.Regexp) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for !re.MatchString(s.stderr.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no line matching %s on stderr:\n%s", re, s.stderr.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	stamp := `(?m)^\d\d:\d\d:\d\d\.\d{3} GET `
+	waitFor(regexp.MustCompile(stamp + `/trickle\?bytes=3&every=20ms · answered 200, 3 B sent · done at \d+ ms$`))
+	waitFor(regexp.MustCompile(stamp + `/stall · held it, no answer · client left at \d+ ms$`))
+	waitFor(regexp.MustCompile(stamp + `/status/503 · answered 503, \d+ B sent · done at \d+ ms$`))
+	if code := s.wait(); code != exitPass {
+		t.Errorf("exit %d, want 0", code)
+	}
+
+	q := startServe(t, "--quiet")
+	resp, err := http.Get(q.url + "/delay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	q.wait()
+	if strings.Contains(q.stderr.String(), "GET /delay ·") {
+		t.Errorf("--quiet logged a request:\n%s", q.stderr.String())
+	}
+}
+
+// TestRequestLine words each kind of ending; a long or hostile path is cut and made
+// printable.
+func TestRequestLine(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 1, 250_000_000, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		r    fakesrv.Request
+		want string
+	}{
+		{fakesrv.Request{Method: "POST", Path: "/reserve?order=7&delay=2s", Arrived: t0, HeadSent: at(2000), Finished: at(1000), ClientGone: true, Reserved: true},
+			"12:00:01.250 POST /reserve?order=7&delay=2s · reserved; sent the head, then 0 B · client left at 1000 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/trickle", Arrived: t0, HeadSent: at(0), Finished: at(4001), Status: 200, BytesSent: 10},
+			"12:00:01.250 GET /trickle · answered 200, 10 B sent · done at 4001 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/delay?delay=300ms", Arrived: t0, HeadSent: at(300), Finished: at(300), Status: 200},
+			"12:00:01.250 GET /delay?delay=300ms · answered 200 (head at 300 ms) · done at 300 ms"},
+		{fakesrv.Request{Method: "POST", Path: "/reserve?order=7", Arrived: t0, Finished: at(0), Failed: "reset", Duplicate: true},
+			"12:00:01.250 POST /reserve?order=7 · a duplicate, not reserved again; read it, then reset the connection · done at 0 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/close-after-read", Endpoint: "close-after-read", Arrived: t0, Finished: at(0)},
+			"12:00:01.250 GET /close-after-read · read it, then closed the connection without answering · done at 0 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/a\x1b[2J", Arrived: t0, Finished: at(0), Status: 404},
+			"12:00:01.250 GET /a?[2J · answered 404 · done at 0 ms"},
+	}
+	for _, tt := range tests {
+		if got := requestLine(tt.r); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+	long := requestLine(fakesrv.Request{Method: "GET", Path: "/delay?pad=" + strings.Repeat("x", 10_000), Arrived: t0, Finished: at(0)})
+	if n := utf8.RuneCountInString(long); n > maxLoggedPath+100 {
+		t.Errorf("a 10 KB path makes a line of %d runes", n)
+	}
+}
+
+// TestEndpointListFits: on a terminal the endpoint list is never as wide as the terminal; it
+// is the aligned list where that fits.
+func TestEndpointListFits(t *testing.T) {
+	eps := fakesrv.Endpoints()
+	full := endpointList(eps)
+	for _, cols := range []int{60, 80, 120, 160, 200} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			got := endpointListFor(eps, cols)
+			if widestLine(got) >= cols {
+				t.Errorf("a line of %d columns at %d:\n%s", widestLine(got), cols, got)
+			}
+			if widestLine(full) < cols && got != full {
+				t.Errorf("the aligned list fits at %d but was not used", cols)
+			}
+			for _, e := range eps {
+				if !strings.Contains(strings.Join(strings.Fields(got), " "), strings.Join(strings.Fields(e.Summary), " ")) {
+					t.Errorf("%s's summary is missing at %d", e.Path, cols)
+				}
+			}
+		})
+	}
+	if got := endpointListFor(eps, 0); got != full {
+		t.Error("with no width, the list is not the aligned one")
+	}
+}
