@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -31,8 +32,8 @@ type tieCase struct {
 // only counts and outcomes are compared.
 func TestClientMatchesModel(t *testing.T) {
 	okhttp := Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true}
-	okL := model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true}
-	def := model.Limits{HC5Retries: vocab.HC5RetriesDefault}
+	okL := model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
+	def := model.Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}
 	hc5Def := Config{HC5Retries: vocab.HC5RetriesDefault}
 	const idle, after = 300 * ms, 100 * ms // the client's idle period, the server's keep-alive timeout
 	tests := []tieCase{
@@ -46,10 +47,10 @@ func TestClientMatchesModel(t *testing.T) {
 		{name: "hc5 no validation: closed GET", serverIdle: after, idleFor: idle, method: "GET",
 			limits: model.Limits{ValidateAfterInactivity: model.NoValidation}, cfg: Config{ValidateAfterInactivity: NoValidation}},
 		{name: "hc5 no validation, default: closed GET", serverIdle: after, idleFor: idle, method: "GET",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
 			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
 		{name: "hc5 no validation, default: closed POST", serverIdle: after, idleFor: idle, method: "POST",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
 			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
 		{name: "hc5 validate 50 ms: stale discarded", serverIdle: after, idleFor: idle, method: "POST",
 			limits: model.Limits{ValidateAfterInactivity: 50 * ms}, cfg: Config{ValidateAfterInactivity: 50 * ms}},
@@ -63,14 +64,14 @@ func TestClientMatchesModel(t *testing.T) {
 		{name: "okhttp: reset GET", kill: model.KillReset, method: "GET", limits: okL, cfg: okhttp},
 		{name: "okhttp: every pooled connection first", pooled: 3, kill: model.KillClose, method: "POST", limits: okL, cfg: okhttp},
 		{name: "okhttp without retryOnConnectionFailure: killed POST", kill: model.KillClose, method: "POST",
-			limits: model.Limits{Profile: model.OkHttp}, cfg: Config{RoutePerAttempt: true, OkHttpHealthCheck: true}},
+			limits: model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})}, cfg: Config{RoutePerAttempt: true, OkHttpHealthCheck: true}},
 		{name: "okhttp: closed GET", serverIdle: after, idleFor: idle, method: "GET", limits: okL, cfg: okhttp},
 		{name: "okhttp: closed POST", serverIdle: after, idleFor: idle, method: "POST", limits: okL, cfg: okhttp},
-		{name: "go: killed GET", kill: model.KillClose, method: "GET", limits: model.Limits{Profile: model.Go}},
-		{name: "go: killed POST", kill: model.KillClose, method: "POST", limits: model.Limits{Profile: model.Go}},
-		{name: "go: reset POST with Idempotency-Key", kill: model.KillReset, method: "POST", key: true, limits: model.Limits{Profile: model.Go}},
-		{name: "go: replays over every pooled connection", pooled: 3, kill: model.KillReset, method: "GET", limits: model.Limits{Profile: model.Go}},
-		{name: "go: closed while pooled", serverIdle: after, idleFor: idle, method: "POST", limits: model.Limits{Profile: model.Go}},
+		{name: "go: killed GET", kill: model.KillClose, method: "GET", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: killed POST", kill: model.KillClose, method: "POST", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: reset POST with Idempotency-Key", kill: model.KillReset, method: "POST", key: true, limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: replays over every pooled connection", pooled: 3, kill: model.KillReset, method: "GET", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: closed while pooled", serverIdle: after, idleFor: idle, method: "POST", limits: model.Limits{Rules: rules.GoNet()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.run)
@@ -85,7 +86,7 @@ func (tt tieCase) run(t *testing.T) {
 
 	s := newDying(t, string(tt.kill), tt.serverIdle)
 	var c doer
-	if tt.limits.Profile == model.Go {
+	if tt.limits.Rules == rules.GoNet() {
 		c = newGoClient(t, GoConfig{MaxIdleConnsPerHost: pooled})
 	} else {
 		c = newClient(t, tt.cfg)

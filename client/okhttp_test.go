@@ -9,6 +9,7 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -48,8 +49,7 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 
 			want := model.Simulate(model.Scenario{Calls: 1, Pool: max(tt.pooled, 1), Idle: tt.pooled,
 				Downstream: model.Downstream{Delay: 600 * ms, Method: "POST", Routes: tt.routes},
-				Limits: model.Limits{Profile: model.OkHttp, ReadTimeout: rt, RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
-					RecoverReadTimeouts: cfg.RecoverReadTimeouts}})[0]
+				Limits:     model.Limits{Rules: okRules(cfg), ReadTimeout: rt}})[0]
 			res, _ := callOnce(t, c, http.MethodPost, base+"?delay=600ms")
 			if res.Outcome != vocab.ReadTimeout || len(res.Attempts) != len(want.Attempts) {
 				t.Fatalf("got %s in %d attempts, want a read timeout in %d", res.Outcome, len(res.Attempts), len(want.Attempts))
@@ -126,4 +126,13 @@ func okHttpRouteAfterPooled(t *testing.T, currentRoute bool) {
 	if got := s.requests.Load() - 1; got != 2 {
 		t.Errorf("server executed %d requests, want 2", got)
 	}
+}
+
+// okRules are the OkHttp rules the model follows for cfg's recovery.
+func okRules(cfg Config) rules.Rules {
+	release := rules.OkHttp313
+	if cfg.RecoverReadTimeouts {
+		release = rules.OkHttp32
+	}
+	return release(rules.OkHttpSettings{NoRetryOnConnectionFailure: !cfg.RetryOnConnectionFailure})
 }

@@ -185,7 +185,7 @@ func (c *Cascade) sizingCalls() int {
 // leaseOf is the lease timeout b's client applies: net/http's wait for MaxConnsPerHost has
 // none, whatever the spec asked.
 func leaseOf(b built) time.Duration {
-	if b.limits.Profile == model.Go {
+	if b.limits.Rules.Pool.NoLeaseTimeout {
 		return 0
 	}
 	return b.limits.LeaseTimeout

@@ -166,7 +166,7 @@ func followUps() []followUp {
 
 // rules returns the model's follow-up settings for the row's client.
 func (r followUp) rules(l model.Limits) model.FollowRules {
-	return model.FollowRules{RetryOnConnectionFailure: l.RetryOnConnectionFailure, NoRedirects: r.s.Follow.NoRedirects,
+	return model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On, NoRedirects: r.s.Follow.NoRedirects,
 		NoSslRedirects: r.s.Follow.NoSslRedirects, Authenticate: r.s.Follow.Authenticate}
 }
 
@@ -266,7 +266,7 @@ func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id 
 	if err := ctx.Err(); err != nil {
 		return results.Row{}, nil, err
 	}
-	want := model.FollowUps(b.limits.Profile, r.rules(b.limits), r.call())
+	want := model.FollowUps(b.limits.Rules, r.rules(b.limits), r.call())
 	got := srv.received()
 	row := results.Row{
 		Name:                 r.name,

@@ -372,10 +372,7 @@ func handshakeLimit(profile string, s *spec, d time.Duration) {
 
 // bounds says which limit the profile's rules give the row's step.
 func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
-	r, err := model.LookupPreFirstRule(l.Profile)
-	if err != nil {
-		return err.Error()
-	}
+	r := model.PreFirstRuleOf(l)
 	switch row.fault.Fault {
 	case model.HandshakeStall, model.SlowHandshake:
 		b := r.Handshake(l)

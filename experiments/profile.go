@@ -11,6 +11,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -47,9 +48,10 @@ type Profile struct {
 	Name string
 	// Description says in a line what the client is.
 	Description string
-	// Rules are the library's rules as the model knows them; the limits of every client the
-	// profile builds carry them.
-	Rules model.Profile
+	// rules returns the library's rules with the settings s asks for (automatic retries,
+	// retryOnConnectionFailure); the client the profile builds and the model's limits for it
+	// both carry them.
+	rules func(s spec) rules.Rules
 	// PropagatesDeadline reports whether the client can send its remaining budget to the
 	// server (spec.PropagateDeadline); a client that cannot ignores it.
 	PropagatesDeadline bool
@@ -61,27 +63,30 @@ type Profile struct {
 func Profiles() []Profile {
 	return []Profile{
 		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)",
-			Rules: model.HC5, PropagatesDeadline: true, build: buildHC5},
+			rules: hc5Rules, PropagatesDeadline: true, build: buildHC5},
 		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp 3.13's defaults and rules: connect and read 10 s, " +
-			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},
+			"no lease, response follow-ups, each resolved address a route retried on failure", rules: okHTTPRules(rules.OkHttp313), build: buildOkHttp},
 		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
-			Rules: model.Go, build: buildGo},
+			rules: func(spec) rules.Rules { return rules.GoNet() }, build: buildGo},
 		{Name: ProfileOkHttp32, Description: "the okhttp profile with OkHttp 3.0-3.2's recovery: a read timeout after " +
 			"the request was sent moves the call to the next pooled connection, then to a new one per route (fixed in 3.3.0)",
-			Rules: model.OkHttp, build: buildOkHttp32},
+			rules: okHTTPRules(rules.OkHttp32), build: buildOkHttp32},
 		{Name: ProfileOkHttp314, Description: "the okhttp profile with OkHttp 3.14's route rule: a pooled connection that " +
-			"failed keeps its route, so the retry may dial that address again before the others", Rules: model.OkHttp, build: buildOkHttp314},
+			"failed keeps its route, so the retry may dial that address again before the others", rules: okHTTPRules(rules.OkHttp314), build: buildOkHttp314},
 		{Name: ProfileJDK, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
 			"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
-			"a GET or HEAD whose connection ends before any response byte sent once more", Rules: model.JDK, build: buildJDK},
+			"a GET or HEAD whose connection ends before any response byte sent once more", rules: func(spec) rules.Rules { return rules.JDK(rules.JDKSettings{}) }, build: buildJDK},
 		{Name: ProfileURLConnection, Description: "labrun's client with HttpURLConnection's rules (JDK 17): no pool limit, " +
 			"a read timeout per read, no check of a pooled connection, a request whose response head fails sent once more " +
-			"(a POST too, unless sun.net.http.retryPost=false)", Rules: model.URLConnection, build: buildURLConnection},
+			"(a POST too, unless sun.net.http.retryPost=false)", rules: func(spec) rules.Rules { return rules.URLConnection(rules.URLConnectionSettings{}) }, build: buildURLConnection},
 		{Name: ProfileHC4, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
 			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends",
-			Rules: model.HC4, build: buildHC4},
+			rules: func(spec) rules.Rules { return rules.HC4() }, build: buildHC4},
 	}
 }
+
+// Library names the library and release whose rules the profile follows.
+func (p Profile) Library() string { return p.rules(spec{}).Library }
 
 // ProfileNames lists the names --client takes.
 func ProfileNames() []string {
@@ -110,8 +115,20 @@ func build(name string, s spec) (built, error) {
 		return built{}, err
 	}
 	b, err := p.build(s)
-	b.limits.Profile = p.Rules
+	b.limits.Rules = p.rules(s)
 	return b, err
+}
+
+// hc5Rules are HttpClient 5's rules with the automatic retries s asks for.
+func hc5Rules(s spec) rules.Rules {
+	return rules.HC5(rules.HC5Settings{AutomaticRetries: s.HC5Retries == vocab.HC5RetriesDefault})
+}
+
+// okHTTPRules are an OkHttp release's rules with the retryOnConnectionFailure s asks for.
+func okHTTPRules(release func(rules.OkHttpSettings) rules.Rules) func(spec) rules.Rules {
+	return func(s spec) rules.Rules {
+		return release(rules.OkHttpSettings{NoRetryOnConnectionFailure: s.NoRouteRetry})
+	}
 }
 
 // spec is what an experiment sets on its client, in terms every profile understands. A zero
@@ -351,7 +368,8 @@ func buildGo(s spec) (built, error) {
 	return built{c: g, limits: l, pool: s.Pool}, nil
 }
 
-// modelLimits converts labrun's client configuration to the model's limits.
+// modelLimits converts labrun's client configuration to the model's limits; build adds the
+// profile's rules.
 func modelLimits(cfg client.Config) model.Limits {
 	return model.Limits{
 		LeaseTimeout:   cfg.LeaseTimeout,
@@ -363,15 +381,9 @@ func modelLimits(cfg client.Config) model.Limits {
 		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
 		Backoff:             cfg.Backoff,
 
-		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
-		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,
-		OkHttpRetryCurrentRoute:  cfg.OkHttpRetryCurrentRoute,
-		ResendAnyMethod:          cfg.ResendAnyMethod,
-		NoResendPost:             cfg.NoResendPost,
-		HC5Retries:               cfg.HC5Retries,
-		ValidateAfterInactivity:  cfg.ValidateAfterInactivity,
-		EvictIdle:                cfg.EvictIdle,
-		EvictInterval:            cfg.EvictInterval,
+		ValidateAfterInactivity: cfg.ValidateAfterInactivity,
+		EvictIdle:               cfg.EvictIdle,
+		EvictInterval:           cfg.EvictInterval,
 	}
 }
 

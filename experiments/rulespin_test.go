@@ -206,11 +206,11 @@ func pinFollowUps(out *bytes.Buffer, name string, l model.Limits) {
 		{{Status: 401}, {Status: 200}},
 		{{Status: 407}},
 	}
-	for _, r := range []model.FollowRules{{RetryOnConnectionFailure: l.RetryOnConnectionFailure}, {NoRedirects: true}, {Authenticate: true, RetryOnConnectionFailure: true}} {
+	for _, r := range []model.FollowRules{{RetryOnConnectionFailure: l.Rules.Resend.On && l.Rules.Resend.ByRoute}, {NoRedirects: true}, {Authenticate: true, RetryOnConnectionFailure: true}} {
 		for ai, as := range answers {
 			for _, c := range []model.FollowCall{{Method: "GET", Answers: as}, {Method: "POST", Body: true, Answers: as},
 				{Method: "POST", Body: true, OneShot: true, HTTPS: true, Answers: as}} {
-				res := model.FollowUps(l.Profile, r, c)
+				res := model.FollowUps(l.Rules, r, c)
 				fmt.Fprintf(out, "%s follow %+v a%d %s body=%v oneshot=%v: %+v\n", name, r, ai, c.Method, c.Body, c.OneShot, res)
 			}
 		}

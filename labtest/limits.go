@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // Limits declare what your client is configured with, in net/http's terms; the zero value of
@@ -39,7 +40,7 @@ func (l Limits) expect(s Scenario) Expectation {
 	var e Expectation
 	var t time.Duration
 	for attempt := 0; attempt <= l.Retries; attempt++ {
-		lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+		lim := model.Limits{Rules: rules.GoNet(), ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
 		last := false
 		if l.Deadline > 0 {
 			left := l.Deadline - t
@@ -82,7 +83,7 @@ func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	if pool == 0 {
 		pool = n
 	}
-	lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+	lim := model.Limits{Rules: rules.GoNet(), ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
 	preds := model.Simulate(model.Scenario{Calls: n, Pool: pool, Downstream: s.downstream, Limits: lim})
 	out := make([]Expectation, len(preds))
 	for i, p := range preds {

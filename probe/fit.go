@@ -8,7 +8,7 @@ import (
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/predict"
-	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // fitted is the closest client the model knows, with how many judged rows it explains.
@@ -87,9 +87,11 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 		if err != nil {
 			continue // every name of fitProfiles is a preset
 		}
-		hc5 := []vocab.HC5Retries{def.HC5Retries}
-		if def.Profile == model.HC5 {
-			hc5 = []vocab.HC5Retries{vocab.HC5RetriesDefault, vocab.HC5RetriesNone}
+		// HttpClient 5's automatic retries are a setting a fit tries both ways (the hc5
+		// preset's rules are the zero value, HttpClient 5's); another library's rules stay.
+		hc5 := []rules.Rules{def.Rules}
+		if def.Rules == (rules.Rules{}) {
+			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
 		}
 		for _, rt := range values(def.ReadTimeout, 0, times) {
 			for _, dl := range values(0, 0, times) {
@@ -98,7 +100,7 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 						for _, h := range hc5 {
 							for _, pl := range values(PresetPool(name), 0, pool) {
 								l := def
-								l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.HC5Retries = rt, dl, ct, r, h
+								l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
 								label := describe(name, l, def, pl, PresetPool(name))
 								e := Expect{Label: label, Limits: l, Pool: pl}
 								agree, judged := score(obs, ms, e, tol)

@@ -21,6 +21,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -138,8 +139,8 @@ func TestDeadlineClient(t *testing.T) {
 		limits model.Limits
 		pass   bool
 	}{
-		{model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}, true},
-		{model.Limits{Profile: model.Go, ReadTimeout: 700 * time.Millisecond}, false},
+		{model.Limits{Rules: rules.GoNet(), Deadline: 700 * time.Millisecond}, true},
+		{model.Limits{Rules: rules.GoNet(), ReadTimeout: 700 * time.Millisecond}, false},
 	} {
 		p.Expect = &Expect{Label: "test", Limits: tt.limits}
 		if got := runProbe(t, p); got.Pass != tt.pass {

@@ -22,19 +22,21 @@ var layers = map[string]int{
 	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/netns": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
-	// The model: pure functions over the words.
-	"internal/model": 1,
+	// Each library's rules, which the client executes and the model predicts with.
+	"internal/rules": 1,
+	// The model: pure functions over the words and the rules.
+	"internal/model": 2,
 	// The clients and the servers.
-	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2,
-	"client/h2": 3, "results": 3, "internal/upstream": 3,
+	"client": 3, "fakesrv": 3, "fakesrv/h2node": 3,
+	"client/h2": 4, "results": 4, "internal/upstream": 4,
 	// What turns results into documents, and exp-i's jobs in their namespaces.
-	"report": 4, "experiments/internal/vanish": 4,
-	"experiments": 5,
+	"report": 5, "experiments/internal/vanish": 5,
+	"experiments": 6,
 	// What the command line and users call.
-	"internal/runner": 6, "internal/predict": 6, "labtest": 6,
-	"probe":        7, // labrun probe: the model's predictions for any client's command
-	"internal/cli": 8,
-	"":             9, // package main
+	"internal/runner": 7, "internal/predict": 7, "labtest": 7,
+	"probe":        8, // labrun probe: the model's predictions for any client's command
+	"internal/cli": 9,
+	"":             10, // package main
 }
 
 // TestImportsPointDown: no package imports one of its own layer or a higher one, so the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -22,10 +23,6 @@ type Predictor struct {
 	// Defaults names the preset the limits start from ("" = every limit unset), with the
 	// library's rules.
 	Defaults string
-	profile  model.Profile // the preset's rules, set by Apply
-	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
-	recover  bool          // the preset's OkHttp 3.0-3.2 read-timeout recovery, set by Apply
-	pin      bool          // the preset's OkHttp 3.14 route rule, set by Apply
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -240,24 +237,22 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			apply()
 		}
 	}
-	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
-	p.pin = pre.Limits.OkHttpRetryCurrentRoute
-	switch p.profile {
-	case model.OkHttp, model.Go, model.JDK, model.URLConnection:
+	switch {
+	case rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity:
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
 				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
 			}
 		}
-	case model.HC4:
+	case !hc5Preset(p.Defaults):
 		if isSet("hc5-retries") {
 			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 		}
 	}
-	if p.NoResendPost && p.profile != model.URLConnection {
+	if p.NoResendPost && p.Defaults != "urlconnection" {
 		return errors.New("--no-resend-post is HttpURLConnection's sun.net.http.retryPost: it needs --defaults urlconnection")
 	}
-	if p.ResendAnyMethod && p.profile != model.JDK {
+	if p.ResendAnyMethod && !jdkPreset(p.Defaults) {
 		return errors.New("--resend-any-method is the JDK HttpClient's jdk.httpclient.enableAllMethodRetry: it needs --defaults jdk")
 	}
 	return nil
@@ -267,18 +262,14 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 // model with them (after Apply).
 func (p *Predictor) Limits() model.Limits {
 	l := model.Limits{
-		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover, OkHttpRetryCurrentRoute: p.pin,
+		Rules:        rulesOfPreset(p.Defaults, p),
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
 	}
-	if p.HC5Retries == string(vocab.HC5RetriesDefault) {
-		l.HC5Retries = vocab.HC5RetriesDefault
-	}
 	if p.NoStaleCheck {
 		l.ValidateAfterInactivity = model.NoValidation
 	}
-	l.NoResendPost, l.ResendAnyMethod = p.NoResendPost, p.ResendAnyMethod
 	return l
 }
 
