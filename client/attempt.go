@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -105,7 +106,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	st := &attemptState{ctx: actx, cancel: cancel, pool: c.pool, lease: l, cfg: &c.cfg, method: req.Method,
 		guards: c.guards, ttl: c.cfg.TimeToLive}
 	st.route, st.pin = rs.ok.next()
-	if c.cfg.RoutePerAttempt {
+	if c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt {
 		st.call = rs
 	}
 	defer st.end()
@@ -420,7 +421,7 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out, err = vocab.LeaseTimeout, ErrLeaseTimeout
 	case cn != nil && cn.timedOut(ctx):
 		out = vocab.ReadTimeout
-	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.JDKConnect && a.Phase == vocab.PhaseConnect:
+	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.Rules.Read.FromAttemptStart && a.Phase == vocab.PhaseConnect:
 		// Not yet connected: ResponseTimerEvent.handle throws HttpConnectTimeoutException.
 		out, err = vocab.ConnectTimeout, ErrConnectTimeout
 	case st != nil && st.headFired.Load() && ctx.Err() == nil:

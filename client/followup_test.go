@@ -36,7 +36,7 @@ type followCase struct {
 // the server receives the requests the model predicts (methods, and whether each had a body),
 // and the call ends as predicted.
 func TestFollowUpsMatchModel(t *testing.T) {
-	ok := Config{FollowUps: true, RetryOnConnectionFailure: true}
+	ok := Config{FollowUps: true, Rules: rules.OkHttp313(rules.OkHttpSettings{})}
 	okR := model.FollowRules{RetryOnConnectionFailure: true}
 	hc5 := Config{HC5Redirects: true}
 	with := func(c Config, f FollowOptions) Config { c.Follow = f; return c }
@@ -156,7 +156,7 @@ func TestHealthCheckOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	c := newClient(t, Config{TLS: srv.ClientTLS(), OkHttpHealthCheck: true, ConnectTimeout: 5 * time.Second})
+	c := newClient(t, Config{TLS: srv.ClientTLS(), Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}, ConnectTimeout: 5 * time.Second})
 	for i := range 2 {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+"/echo", nil)
 		if err != nil {

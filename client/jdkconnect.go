@@ -21,7 +21,7 @@ func (st *attemptState) lookupStarts() {
 func (st *attemptState) holdCancel(cause error) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.lookingUp || !st.cfg.JDKConnect {
+	if !st.lookingUp || !st.cfg.Rules.Connect.TimerLateInLookup {
 		return false
 	}
 	st.held = cause

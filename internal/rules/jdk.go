@@ -24,10 +24,11 @@ func JDK(s JDKSettings) Rules {
 		// first address); canRetryConnect connects again once after a ConnectException while
 		// the ConnectTimerEvent has time left; MultiExchange's retry of a ConnectException
 		// keeps the first connect's timer (connectTimerStart); the ConnectTimerEvent is
-		// cancelled in finishConnect, after the TLS handshake; a lookup that fails leaves the
-		// address unresolved, a ConnectException retried once.
+		// cancelled in finishConnect, after the TLS handshake; a ResponseTimerEvent that fires
+		// during the lookup is recorded by Exchange.cancel and fails the call once the
+		// exchange is set up (checkCancelled).
 		Connect: Connect{Addresses: FirstAddress, ReconnectOnce: true, TimerKeptOnRetry: true, TimerCoversHandshake: true,
-			HandshakeNext: HandshakeNextNone, LookupRetried: true},
+			HandshakeNext: HandshakeNextNone, TimerLateInLookup: true},
 		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl registers a ResponseTimerEvent
 		// for each attempt before the exchange takes its connection, cancelled when the head
 		// arrives (JDK 17 and 25).

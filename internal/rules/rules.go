@@ -84,9 +84,10 @@ type Connect struct {
 	HandshakeNext HandshakeNext
 	// HandshakeTimeoutAsConnect reports a handshake its timeout ended as a connect timeout.
 	HandshakeTimeoutAsConnect bool
-	// LookupRetried says a lookup that fails is tried once more, with the re-send's one retry
-	// (the JDK's retry of the ConnectException an unresolved address becomes).
-	LookupRetried bool
+	// TimerLateInLookup says a head timer (Read.FromAttemptStart) that fires during the name
+	// lookup takes effect when the lookup returns (the JDK's Exchange.cancel records it, and
+	// the exchange checks it once set up).
+	TimerLateInLookup bool
 }
 
 // HandshakeNext says which failed handshakes move on to the next address.
