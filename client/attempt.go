@@ -51,7 +51,7 @@ type attemptState struct {
 	cfg    *Config       // the client's configuration
 	method string        // the request's method, for the reuse check
 	route  int           // the resolved address to dial, with Config.RoutePerAttempt
-	pin    string        // the address to dial instead, with Config.RetryOnConnectionFailure
+	pin    string        // the address to dial instead, with rules.Resend.CurrentRoute
 	call   *resendState  // the call's, for its resolved addresses (RoutePerAttempt); nil otherwise
 	guards guards        // the client's guards (tests switch them off)
 	ttl    time.Duration // Config.TimeToLive
@@ -74,7 +74,7 @@ type attemptState struct {
 
 	headFired atomic.Bool // Config.HeadTimeout fired before the response head
 
-	// lookingUp is set while a Config.JDKConnect lookup runs, and held is the cancellation
+	// lookingUp is set while a lookup runs under rules.Connect.TimerLateInLookup, and held is the cancellation
 	// that came meanwhile, applied when it returns; both guarded by mu.
 	lookingUp bool
 	held      error

@@ -37,6 +37,9 @@ type Predictor struct {
 	HC5Retries              string
 	ValidateAfterInactivity time.Duration
 	NoStaleCheck            bool
+	// validateSet says --validate-after-inactivity was given (set by Apply): a zero then is
+	// the library release's rule for 0 (rules.Reuse.Validate), not "not set".
+	validateSet bool
 	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
 	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
 	NoResendPost, ResendAnyMethod bool
@@ -206,6 +209,7 @@ const MaxScenario = 365 * 24 * time.Hour
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
 // explicitly (isSet reports which flags were given), and takes the preset's rules.
 func (p *Predictor) Apply(isSet func(name string) bool) error {
+	p.validateSet = isSet("validate-after-inactivity")
 	if p.Defaults == "" {
 		return nil
 	}
@@ -266,6 +270,11 @@ func (p *Predictor) Limits() model.Limits {
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
+	}
+	if p.validateSet && p.ValidateAfterInactivity == 0 {
+		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;
+		// 5.2.2 and later check every lease.
+		l.ValidateAfterInactivity = l.Rules.Reuse.Validate(0)
 	}
 	if p.NoStaleCheck {
 		l.ValidateAfterInactivity = model.NoValidation

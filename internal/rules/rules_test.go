@@ -8,7 +8,9 @@ import (
 // TestResendAgain holds each library's re-send rule to its source, one failure at a time.
 func TestResendAgain(t *testing.T) {
 	hc5 := HC5(HC5Settings{AutomaticRetries: true})
-	io := func(method string, sent bool) Failure { return Failure{Class: ClassIO, Sent: sent, Method: method, Reused: true} }
+	io := func(method string, sent bool) Failure {
+		return Failure{Class: ClassIO, Sent: sent, Method: method, Reused: true}
+	}
 	tests := []struct {
 		name string
 		r    Rules
