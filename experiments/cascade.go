@@ -95,6 +95,7 @@ func NewCascade() *Cascade {
 func (*Cascade) Info() Info {
 	return Info{
 		Name:  "exp-l",
+		Topic: "caller",
 		Alone: true,
 		Title: "the caller's side of a slow downstream",
 		Description: "An order service with 200 workers calls inventory through 5 pooled connections; " +

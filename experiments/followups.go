@@ -33,6 +33,7 @@ func NewFollowUps() *FollowUps { return &FollowUps{} }
 func (*FollowUps) Info() Info {
 	return Info{
 		Name:  "exp-d",
+		Topic: "follow-ups",
 		Title: "follow-ups that repeat a request",
 		Description: "The server answers 408, 503 with a Retry-After, a redirect of every kind, a redirect loop, " +
 			"a 401 or 407 challenge. OkHttp 3.13 repeats a request answered 408 once, even a POST (once " +

@@ -48,6 +48,7 @@ func NewPreFirst() *PreFirst {
 func (*PreFirst) Info() Info {
 	return Info{
 		Name:  "exp-k",
+		Topic: "first-byte",
 		Title: "before the first byte: DNS and TLS",
 		Description: "Phase 2 is a name lookup, a TCP connect and a TLS handshake. A server that accepts " +
 			"and never answers the ClientHello: HttpClient 5.2 with a connect and a response timeout " +

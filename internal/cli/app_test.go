@@ -141,21 +141,44 @@ func TestUsageErrors(t *testing.T) {
 
 func TestList(t *testing.T) {
 	got := runArgs(t, context.Background(), experiments.All(), false, "list")
-	want := "exp-a   a trickle vs the read timeout\n" +
-		"exp-b   a small pool makes a healthy server slow\n" +
-		"exp-c   a retry after a timeout charges twice\n" +
-		"exp-d   follow-ups that repeat a request\n" +
-		"exp-e   a timeout that seems ignored\n" +
-		"exp-f   Go's own traps\n" +
-		"exp-g   the first call after a quiet night\n" +
-		"exp-h   HTTP/2: one connection carries everything\n" +
-		"exp-i   peers that vanish, measured\n" +
-		"exp-j   OkHttp 3.2 re-sends after a read timeout\n" +
-		"exp-k   before the first byte: DNS and TLS\n" +
-		"exp-l   the caller's side of a slow downstream\n" +
-		"demo    the inventory client, end to end\n"
+	want := "exp-a   trickle     a trickle vs the read timeout\n" +
+		"exp-b   pool        a small pool makes a healthy server slow\n" +
+		"exp-c   retry       a retry after a timeout charges twice\n" +
+		"exp-d   follow-ups  follow-ups that repeat a request\n" +
+		"exp-e   routes      a timeout that seems ignored\n" +
+		"exp-f   go-traps    Go's own traps\n" +
+		"exp-g   stale-pool  the first call after a quiet night\n" +
+		"exp-h   http2       HTTP/2: one connection carries everything\n" +
+		"exp-i   vanish      peers that vanish, measured\n" +
+		"exp-j   okhttp32    OkHttp 3.2 re-sends after a read timeout\n" +
+		"exp-k   first-byte  before the first byte: DNS and TLS\n" +
+		"exp-l   caller      the caller's side of a slow downstream\n" +
+		"demo                the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
+	}
+}
+
+// TestTopicAliases: every experiment answers to its topic as to its name, and no topic is
+// another command's name.
+func TestTopicAliases(t *testing.T) {
+	names := map[string]bool{}
+	for _, e := range experiments.All() {
+		names[e.Info().Name] = true
+	}
+	for _, e := range experiments.All() {
+		info := e.Info()
+		if info.Topic == "" {
+			continue
+		}
+		if names[info.Topic] {
+			t.Errorf("%s: topic %q is a command's name", info.Name, info.Topic)
+		}
+		byName := runArgs(t, context.Background(), experiments.All(), false, info.Name, "--help")
+		byTopic := runArgs(t, context.Background(), experiments.All(), false, info.Topic, "--help")
+		if byTopic.code != 0 || byTopic.stdout != byName.stdout {
+			t.Errorf("%s --help: got exit %d and %q, want %s --help's", info.Topic, byTopic.code, byTopic.stdout, info.Name)
+		}
 	}
 }
 

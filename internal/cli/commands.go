@@ -86,7 +86,7 @@ func listCommand(exps []experiments.Experiment) *cli.Command {
 				return usagef("list takes no arguments, got %q", c.Args().First())
 			}
 			for _, e := range exps {
-				fmt.Fprintf(c.App.Writer, "%-7s %s\n", e.Info().Name, e.Info().Title)
+				fmt.Fprintf(c.App.Writer, "%-7s %-11s %s\n", e.Info().Name, e.Info().Topic, e.Info().Title)
 			}
 			return nil
 		},
