@@ -14,10 +14,10 @@ import (
 type Expect struct {
 	// Label says which client it is: "okhttp with read-timeout 1s".
 	Label string
-	// Limits are the client's limits and rules.
-	Limits model.Limits
 	// Pool is the route's connection limit, 0 for none.
 	Pool int
+
+	limits model.Limits // the client's limits and rules
 }
 
 // expectation is what the model says of one scenario under an Expect, in the server's and
@@ -45,7 +45,7 @@ func (x expectation) clock(m measures) measures {
 
 // predict asks the model what the client of e does in sc.
 func (e Expect) predict(sc Scenario) expectation {
-	l := e.Limits
+	l := e.limits
 	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:

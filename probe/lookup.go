@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -34,10 +35,14 @@ const (
 // lookupJob is the namespace job of the lookup scenarios.
 const lookupJob = "probe.lookup"
 
-// Jobs returns the namespace jobs of the probe, for netns.MaybeChild: a binary that runs a
-// probe's lookup scenarios dispatches them first thing in its main (internal/cli.Main does).
-func Jobs() netns.Jobs {
-	return netns.Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
+// Jobs are work a binary runs in a network namespace child of its own, by name: each decodes
+// its input and returns its output, which the parent reads as JSON.
+type Jobs map[string]func(ctx context.Context, input json.RawMessage) (any, error)
+
+// NamespaceJobs returns the jobs the probe's lookup scenarios run in their namespaces: a
+// binary that runs them dispatches these first thing in its main (labrun's does).
+func NamespaceJobs() Jobs {
+	return Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
 }
 
 // lookupInput is what the namespace job is asked: the command, the call and the fault.

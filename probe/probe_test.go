@@ -33,7 +33,11 @@ import (
 const helperEnv = "LABRUN_PROBE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+	jobs := netns.Jobs{}
+	for name, job := range NamespaceJobs() {
+		jobs[name] = job
+	}
+	if code, child := netns.MaybeChild(jobs, os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
 	switch os.Getenv(helperEnv) {
@@ -142,7 +146,7 @@ func TestDeadlineClient(t *testing.T) {
 		{model.Limits{Rules: rules.GoNet(), Deadline: 700 * time.Millisecond}, true},
 		{model.Limits{Rules: rules.GoNet(), ReadTimeout: 700 * time.Millisecond}, false},
 	} {
-		p.Expect = &Expect{Label: "test", Limits: tt.limits}
+		p.Expect = &Expect{Label: "test", limits: tt.limits}
 		if got := runProbe(t, p); got.Pass != tt.pass {
 			t.Errorf("expect %+v: got pass %v, want %v: %+v", tt.limits, got.Pass, tt.pass, got.Rows)
 		}
@@ -300,7 +304,7 @@ func TestExpectationFromModel(t *testing.T) {
 	for _, s := range Scenarios() {
 		byName[s.Name] = s
 	}
-	e := Expect{Limits: model.Limits{ReadTimeout: time.Second, Retries: 1}, Pool: 5}
+	e := Expect{limits: model.Limits{ReadTimeout: time.Second, Retries: 1}, Pool: 5}
 	if x := e.predict(byName["silent"]); x.left == nil || *x.left != time.Second || *x.executions != 2 || x.outcome != vocab.Failed {
 		t.Errorf("silent: got %+v, want a leave at 1 s, 2 executions, failed", x)
 	}
