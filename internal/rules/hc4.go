@@ -45,7 +45,10 @@ func HC4() Rules {
 				"InterruptedIOException (ConnectTimeoutException), UnknownHostException or SSLException",
 		},
 		FollowUps: hc5Follow{redirectableOnly: true},
-		Texts:     hc5Texts(),
+		Texts: Texts{
+			Routes: "SYNs go unanswered; HttpClient 4.5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
+			Check:  "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 4.5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",
+		},
 	}
 }
 

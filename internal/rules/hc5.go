@@ -66,7 +66,7 @@ func HC5(s HC5Settings) Rules {
 	}
 }
 
-// hc5Texts are HttpClient 5's sentences, HttpClient 4.5's too where they agree.
+// hc5Texts are HttpClient 5's sentences.
 func hc5Texts() Texts {
 	return Texts{
 		Routes: "SYNs go unanswered; HttpClient 5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",

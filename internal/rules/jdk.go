@@ -71,7 +71,7 @@ func JDK(s JDKSettings) Rules {
 		Texts: Texts{
 			KernelConnect: "; the JDK connects twice (PlainHttpConnection.canRetryConnect retries a ConnectException once)",
 			HeadOnlyBody:  "the JDK's HttpRequest.timeout() ends when the head arrives: the body's trickle is bounded by nothing but a deadline",
-			Routes:        hc5Texts().Routes,
+			Routes:        "SYNs go unanswered; the JDK HttpClient connects to the first of the %[1]d addresses only (an InetSocketAddress resolves one), and the connect timeout (%[2]v) fires on it",
 			ConnectRetry: "the JDK HttpClient retries a ConnectException once, whatever the method (MultiExchange.retryOnFailure; " +
 				"-Djdk.httpclient.disableRetryConnect=true turns it off)",
 		},

@@ -43,7 +43,7 @@ func URLConnection(s URLConnectionSettings) Rules {
 				"sun.net.www.http.HttpClient.parseHTTP re-sends only after the request was written",
 		},
 		FollowUps: urlConnectionFollow{},
-		Texts:     Texts{Routes: hc5Texts().Routes},
+		Texts:     Texts{Routes: "SYNs go unanswered; HttpURLConnection connects to the first of the %[1]d addresses only (an InetSocketAddress resolves one), and the connect timeout (%[2]v) fires on it"},
 	}
 }
 
