@@ -74,3 +74,15 @@ func (goFollow) Follow(r FollowRules, c FollowCall) FollowResult {
 
 // hc5FollowUps follows HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
 // (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
+
+// H2Go is net/http's HTTP/2 connection pick with HTTP2Config.StrictMaxConcurrentRequests false
+// (the default): the first connection with a free stream slot; when every connection is at
+// the peer's limit, a new connection. Go dials the host name, and the dialer takes the first
+// address that answers: every connection goes to the first node. This is the documented
+// behaviour: one new connection per full set; what net/http measurably does in a burst
+// differs (docs/http2.md).
+func H2Go() H2 { return H2{} }
+
+// H2GoStrict is net/http with StrictMaxConcurrentRequests true, as documented: one connection,
+// and a stream that finds it at the peer's limit waits, first come first served, for a slot.
+func H2GoStrict() H2 { return H2{Strict: true} }

@@ -140,3 +140,10 @@ func okHttpFollowUp(r FollowRules, c FollowCall, cur Sent, a Answer, prior int, 
 
 // permitsRequestBody is OkHttp's HttpMethod.permitsRequestBody: every method but GET and HEAD.
 func permitsRequestBody(method string) bool { return method != "GET" && method != "HEAD" }
+
+// H2OkHttp is OkHttp 3.x's HTTP/2 connection pick: the first connection whose allocations are
+// below its allocationLimit (the peer's limit, or a cap: RealConnection.allocationLimit) takes
+// the stream; when there is none, a new connection to the next route (resolved address), in
+// turn. A connection being set up counts the streams that wait for it. OkHttp 3.13 dials per
+// call instead, and herds before the peer's SETTINGS (model.PredictH2Burst).
+func H2OkHttp() H2 { return H2{Routes: true, AllocationLimit: true} }

@@ -40,6 +40,19 @@ type Rules struct {
 	Texts Texts
 }
 
+// H2 is how a client picks the HTTP/2 connection for a new stream: the first connection with
+// a free slot (its allocations below the peer's limit), else a new connection.
+type H2 struct {
+	// Strict keeps one connection: a stream that finds it at the peer's limit waits, first
+	// come first served, for a slot.
+	Strict bool
+	// Routes sends each new connection to the next route (resolved address), in turn; without
+	// it every connection goes to the first address that answers.
+	Routes bool
+	// AllocationLimit says the client's own cap on a connection's streams applies.
+	AllocationLimit bool
+}
+
 // Pool is how a call waits for a connection.
 type Pool struct {
 	// Unbounded says a synchronous call never waits for a connection: the library has no pool
