@@ -13,26 +13,6 @@ import (
 // re-send is an attempt of its own, executed on the server when its request was sent, and does
 // not count against Limits.Retries.
 
-// HC5Retriable reports whether DefaultHttpRequestRetryStrategy.retryRequest(request, exception,
-// ...) lets an attempt that ended with outcome o be sent again (for an idempotent method). The
-// model's outcomes map to the exceptions HttpClient 5 throws:
-//
-//	lease-timeout    ConnectionRequestTimeoutException (an InterruptedIOException)  no
-//	connect-timeout  ConnectTimeoutException (a SocketTimeoutException)              no
-//	read-timeout     SocketTimeoutException (an InterruptedIOException)              no
-//	kernel-timeout   connect: HttpHostConnectException (a ConnectException)          no
-//	                 sent: not re-sent by the model (the JDK's exception for a read
-//	                 that ETIMEDOUT ends was not checked)
-//	deadline         the request is cancelled: RequestFailedException                 no
-//	error            on a pooled connection that died: NoHttpResponseException (FIN,
-//	                 DefaultBHttpClientConnection.receiveResponseHeader) or
-//	                 SocketException "Connection reset" (RST)                         yes
-//
-// The list of classes never retried is InterruptedIOException, UnknownHostException,
-// ConnectException, ConnectionClosedException, NoRouteToHostException and SSLException, each
-// with its subclasses.
-func HC5Retriable(o vocab.Outcome) bool { return o == vocab.Failed }
-
 // HC5StatusRetry predicts DefaultHttpRequestRetryStrategy for a response (vocab.HC5RetriesDefault):
 // whether it is repeated and after what pause. A 429 or 503 is repeated once, whatever the
 // method, unless the request entity is not repeatable (HttpRequestRetryExec checks
