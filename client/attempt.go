@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -50,7 +51,7 @@ type attemptState struct {
 	cfg    *Config       // the client's configuration
 	method string        // the request's method, for the reuse check
 	route  int           // the resolved address to dial, with Config.RoutePerAttempt
-	pin    string        // the address to dial instead, with Config.RetryOnConnectionFailure
+	pin    string        // the address to dial instead, with rules.Resend.CurrentRoute
 	call   *resendState  // the call's, for its resolved addresses (RoutePerAttempt); nil otherwise
 	guards guards        // the client's guards (tests switch them off)
 	ttl    time.Duration // Config.TimeToLive
@@ -73,7 +74,7 @@ type attemptState struct {
 
 	headFired atomic.Bool // Config.HeadTimeout fired before the response head
 
-	// lookingUp is set while a Config.JDKConnect lookup runs, and held is the cancellation
+	// lookingUp is set while a lookup runs under rules.Connect.TimerLateInLookup, and held is the cancellation
 	// that came meanwhile, applied when it returns; both guarded by mu.
 	lookingUp bool
 	held      error
@@ -105,7 +106,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	st := &attemptState{ctx: actx, cancel: cancel, pool: c.pool, lease: l, cfg: &c.cfg, method: req.Method,
 		guards: c.guards, ttl: c.cfg.TimeToLive}
 	st.route, st.pin = rs.ok.next()
-	if c.cfg.RoutePerAttempt {
+	if c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt {
 		st.call = rs
 	}
 	defer st.end()
@@ -420,7 +421,7 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out, err = vocab.LeaseTimeout, ErrLeaseTimeout
 	case cn != nil && cn.timedOut(ctx):
 		out = vocab.ReadTimeout
-	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.JDKConnect && a.Phase == vocab.PhaseConnect:
+	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.Rules.Read.FromAttemptStart && a.Phase == vocab.PhaseConnect:
 		// Not yet connected: ResponseTimerEvent.handle throws HttpConnectTimeoutException.
 		out, err = vocab.ConnectTimeout, ErrConnectTimeout
 	case st != nil && st.headFired.Load() && ctx.Err() == nil:

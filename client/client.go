@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -170,8 +171,8 @@ type Result struct {
 }
 
 // Do makes the call: up to 1+Retries business attempts under one deadline, each reading the
-// whole response body, and within each the re-sends of the library's rules (Config.HC5Retries,
-// Config.RetryOnConnectionFailure) and follow-ups (Config.FollowUps). The Result is never nil
+// whole response body, and within each the re-sends of the library's rules (Config.Rules) and
+// follow-ups (Config.FollowUps, Config.HC5Redirects). The Result is never nil
 // and carries the timings even when the call fails; the error is then an *Error, which matches
 // ErrLeaseTimeout, ErrConnectTimeout, ErrReadTimeout or ErrDeadline with errors.Is. A non-2xx
 // status is not an error.
@@ -234,7 +235,8 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 
 // newResend returns the library's re-send state for a new exchange.
 func (c *Client) newResend() *resendState {
-	return &resendState{ok: okRoutes{currentRoute: c.cfg.OkHttpRetryCurrentRoute, perAttempt: c.cfg.RoutePerAttempt}}
+	return &resendState{ok: okRoutes{currentRoute: c.cfg.Rules.Resend.CurrentRoute,
+		perAttempt: c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt}}
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // dial opens a new connection with the connect timeout: the Transport's DialContext, for http.
@@ -77,7 +78,7 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 		if nc, err = dialOne(ctx, &d, network, net.JoinHostPort(ip, port)); err == nil {
 			return nc, nil
 		}
-		if c.cfg.JDKConnect && ctx.Err() == nil && jdkConnectRetry(err) {
+		if c.cfg.Rules.Connect.ReconnectOnce && ctx.Err() == nil && jdkConnectRetry(err) {
 			// PlainHttpConnection.canRetryConnect: a ConnectException is retried once on the
 			// same connection, within what is left of its connect timer.
 			if left := c.cfg.ConnectTimeout - time.Since(start); c.cfg.ConnectTimeout <= 0 || left > 0 {
@@ -147,14 +148,14 @@ func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]
 			return nil, err
 		}
 	}
-	if c.cfg.FirstAddressOnly && len(ips) > 1 {
+	if c.cfg.Rules.Connect.Addresses == rules.FirstAddress && len(ips) > 1 {
 		ips = ips[:1]
 	}
 	if st == nil {
 		return ips, nil
 	}
 	st.setRoutes(len(ips))
-	if c.cfg.RoutePerAttempt {
+	if c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt {
 		i := st.route % len(ips)
 		ips = ips[i : i+1]
 	}
@@ -173,11 +174,11 @@ func (c *Client) lookup(ctx context.Context, st *attemptState, host string) ([]s
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	if st != nil && c.cfg.JDKConnect {
+	if st != nil && c.cfg.Rules.Connect.TimerLateInLookup {
 		st.lookupStarts()
 	}
 	ips, err := r.LookupHost(ctx, host)
-	if st != nil && c.cfg.JDKConnect {
+	if st != nil && c.cfg.Rules.Connect.TimerLateInLookup {
 		if held := st.lookupDone(); held != nil {
 			return nil, held
 		}

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"fmt"
 	"net"
 	"net/http"
@@ -41,11 +43,11 @@ func TestRoutes(t *testing.T) {
 		attempts int
 		queries  int // DNS queries the call makes: OkHttp resolves once per call
 	}{
-		{"okhttp recovers on the next route", Config{RoutePerAttempt: true, RetryOnConnectionFailure: true}, vocab.OK, 2, 1},
-		{"okhttp without recovery", Config{RoutePerAttempt: true}, vocab.ConnectTimeout, 1, 1},
+		{"okhttp recovers on the next route", Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}, vocab.OK, 2, 1},
+		{"okhttp without recovery", Config{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})}, vocab.ConnectTimeout, 1, 1},
 		{"hc5 tries both addresses in one connect", Config{}, vocab.OK, 1, 1},
 		// A connect timeout is an HttpConnectTimeoutException, no ConnectException: not retried.
-		{"the JDK's clients connect to the first address only", Config{FirstAddressOnly: true, JDKConnect: true}, vocab.ConnectTimeout, 1, 1},
+		{"the JDK's clients connect to the first address only", Config{Rules: rules.JDK(rules.JDKSettings{})}, vocab.ConnectTimeout, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,9 +83,9 @@ func TestJDKRetriesConnectException(t *testing.T) {
 		attempts, dials int
 	}{
 		// MultiExchange re-sends once, and each attempt's PlainHttpConnection connects twice.
-		{"jdk", Config{JDKConnect: true, FirstAddressOnly: true, Resend: ResendJDK}, 2, 4},
-		{"urlconnection", Config{FirstAddressOnly: true, Resend: ResendURLConnection}, 1, 1},
-		{"hc4", Config{Resend: ResendHC4}, 1, 1},
+		{"jdk", Config{Rules: rules.JDK(rules.JDKSettings{})}, 2, 4},
+		{"urlconnection", Config{Rules: rules.URLConnection(rules.URLConnectionSettings{})}, 1, 1},
+		{"hc4", Config{Rules: rules.HC4()}, 1, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, tt.cfg)

@@ -90,7 +90,7 @@ func (c *Client) okHTTPFollowUp(req *http.Request, resp *response, prior int) (*
 	case 300, 301, 302, 303:
 		return c.okHTTPRedirect(req, resp), nil
 	case 408:
-		if !c.cfg.RetryOnConnectionFailure || (req.Body != nil && req.GetBody == nil) || prior == 408 || vocab.OkHttpRetryAfter(retryAfter, 0) > 0 {
+		if !c.cfg.Rules.Resend.On || (req.Body != nil && req.GetBody == nil) || prior == 408 || vocab.OkHttpRetryAfter(retryAfter, 0) > 0 {
 			return nil, nil
 		}
 		return again(req), nil

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"context"
 	"errors"
 	"io"
@@ -22,7 +24,7 @@ type oneShot struct{ io.Reader }
 type followCase struct {
 	name    string
 	cfg     Config
-	p       model.Profile
+	p       rules.Rules
 	rules   model.FollowRules
 	method  string
 	oneShot bool
@@ -34,7 +36,7 @@ type followCase struct {
 // the server receives the requests the model predicts (methods, and whether each had a body),
 // and the call ends as predicted.
 func TestFollowUpsMatchModel(t *testing.T) {
-	ok := Config{FollowUps: true, RetryOnConnectionFailure: true}
+	ok := Config{FollowUps: true, Rules: rules.OkHttp313(rules.OkHttpSettings{})}
 	okR := model.FollowRules{RetryOnConnectionFailure: true}
 	hc5 := Config{HC5Redirects: true}
 	with := func(c Config, f FollowOptions) Config { c.Follow = f; return c }
@@ -42,36 +44,36 @@ func TestFollowUpsMatchModel(t *testing.T) {
 		return []model.Answer{{Status: code, Location: model.NewURL}, {Status: 200}}
 	}
 	tests := []followCase{
-		{"okhttp: 408 twice", ok, model.OkHttp, okR, "POST", false, "/flaky/408?id=a&times=2", []model.Answer{{Status: 408}, {Status: 408}, {Status: 200}}},
-		{"okhttp: 408 once", ok, model.OkHttp, okR, "POST", false, "/flaky/408?id=a", []model.Answer{{Status: 408}, {Status: 200}}},
-		{"okhttp: 408, no recovery", Config{FollowUps: true}, model.OkHttp, model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
-		{"okhttp: 408, Retry-After 1", ok, model.OkHttp, okR, "POST", false, "/status/408?retry-after=1", []model.Answer{{Status: 408, RetryAfter: "1"}}},
-		{"okhttp: 408, Retry-After 0", ok, model.OkHttp, okR, "POST", false, "/status/408?retry-after=0", []model.Answer{{Status: 408, RetryAfter: "0"}}},
-		{"okhttp: 408, one-shot body", ok, model.OkHttp, okR, "POST", true, "/status/408", []model.Answer{{Status: 408}}},
-		{"okhttp: 503 twice, Retry-After 0", ok, model.OkHttp, okR, "GET", false, "/status/503?retry-after=0", []model.Answer{{Status: 503, RetryAfter: "0"}}},
-		{"okhttp: 503, Retry-After +0", ok, model.OkHttp, okR, "GET", false, "/status/503?retry-after=%2B0", []model.Answer{{Status: 503, RetryAfter: "+0"}}},
-		{"okhttp: POST 307", ok, model.OkHttp, okR, "POST", false, "/moved/307", to200(307)},
-		{"okhttp: GET 308", ok, model.OkHttp, okR, "GET", false, "/moved/308", to200(308)},
-		{"okhttp: POST 302", ok, model.OkHttp, okR, "POST", false, "/moved/302", to200(302)},
-		{"okhttp: POST 303, one-shot body", ok, model.OkHttp, okR, "POST", true, "/moved/303", to200(303)},
-		{"okhttp: 300", ok, model.OkHttp, okR, "GET", false, "/moved/300", to200(300)},
-		{"okhttp: followRedirects(false)", with(ok, FollowOptions{NoRedirects: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
-		{"okhttp: redirect loop", ok, model.OkHttp, okR, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
-		{"okhttp: 401", ok, model.OkHttp, okR, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
-		{"okhttp: 401, always answering", with(ok, FollowOptions{Authenticate: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
-		{"okhttp: 401, always answering, one-shot body", with(ok, FollowOptions{Authenticate: true}), model.OkHttp, model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "POST", true, "/challenge/401", []model.Answer{{Status: 401}}},
-		{"okhttp: 407", ok, model.OkHttp, okR, "GET", false, "/challenge/407", []model.Answer{{Status: 407}}},
-		{"okhttp: 421", ok, model.OkHttp, okR, "GET", false, "/status/421", []model.Answer{{Status: 421}}},
-		{"hc5: POST 307", hc5, model.HC5, model.FollowRules{}, "POST", false, "/moved/307", to200(307)},
-		{"hc5: POST 301", hc5, model.HC5, model.FollowRules{}, "POST", false, "/moved/301", to200(301)},
-		{"hc5: PUT 302", hc5, model.HC5, model.FollowRules{}, "PUT", false, "/moved/302", to200(302)},
-		{"hc5: PUT 303", hc5, model.HC5, model.FollowRules{}, "PUT", false, "/moved/303", to200(303)},
-		{"hc5: POST 308, one-shot body", hc5, model.HC5, model.FollowRules{}, "POST", true, "/moved/308", to200(308)},
-		{"hc5: disableRedirectHandling", with(hc5, FollowOptions{NoRedirects: true}), model.HC5, model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
-		{"hc5: redirect loop", hc5, model.HC5, model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
-		{"hc5: 60 redirects", hc5, model.HC5, model.FollowRules{}, "GET", false, "/redirect/60", chainAnswers(60)},
-		{"hc5: 408", hc5, model.HC5, model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
-		{"no follow-ups without the option", Config{}, model.HC5, model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		{"okhttp: 408 twice", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/flaky/408?id=a&times=2", []model.Answer{{Status: 408}, {Status: 408}, {Status: 200}}},
+		{"okhttp: 408 once", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/flaky/408?id=a", []model.Answer{{Status: 408}, {Status: 200}}},
+		{"okhttp: 408, no recovery", Config{FollowUps: true}, rules.OkHttp313(rules.OkHttpSettings{}), model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
+		{"okhttp: 408, Retry-After 1", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/status/408?retry-after=1", []model.Answer{{Status: 408, RetryAfter: "1"}}},
+		{"okhttp: 408, Retry-After 0", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/status/408?retry-after=0", []model.Answer{{Status: 408, RetryAfter: "0"}}},
+		{"okhttp: 408, one-shot body", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", true, "/status/408", []model.Answer{{Status: 408}}},
+		{"okhttp: 503 twice, Retry-After 0", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/status/503?retry-after=0", []model.Answer{{Status: 503, RetryAfter: "0"}}},
+		{"okhttp: 503, Retry-After +0", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/status/503?retry-after=%2B0", []model.Answer{{Status: 503, RetryAfter: "+0"}}},
+		{"okhttp: POST 307", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/moved/307", to200(307)},
+		{"okhttp: GET 308", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/moved/308", to200(308)},
+		{"okhttp: POST 302", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/moved/302", to200(302)},
+		{"okhttp: POST 303, one-shot body", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", true, "/moved/303", to200(303)},
+		{"okhttp: 300", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/moved/300", to200(300)},
+		{"okhttp: followRedirects(false)", with(ok, FollowOptions{NoRedirects: true}), rules.OkHttp313(rules.OkHttpSettings{}), model.FollowRules{RetryOnConnectionFailure: true, NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		{"okhttp: redirect loop", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"okhttp: 401", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 401, always answering", with(ok, FollowOptions{Authenticate: true}), rules.OkHttp313(rules.OkHttpSettings{}), model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "GET", false, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 401, always answering, one-shot body", with(ok, FollowOptions{Authenticate: true}), rules.OkHttp313(rules.OkHttpSettings{}), model.FollowRules{RetryOnConnectionFailure: true, Authenticate: true}, "POST", true, "/challenge/401", []model.Answer{{Status: 401}}},
+		{"okhttp: 407", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/challenge/407", []model.Answer{{Status: 407}}},
+		{"okhttp: 421", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "GET", false, "/status/421", []model.Answer{{Status: 421}}},
+		{"hc5: POST 307", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", false, "/moved/307", to200(307)},
+		{"hc5: POST 301", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", false, "/moved/301", to200(301)},
+		{"hc5: PUT 302", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "PUT", false, "/moved/302", to200(302)},
+		{"hc5: PUT 303", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "PUT", false, "/moved/303", to200(303)},
+		{"hc5: POST 308, one-shot body", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", true, "/moved/308", to200(308)},
+		{"hc5: disableRedirectHandling", with(hc5, FollowOptions{NoRedirects: true}), rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		{"hc5: redirect loop", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"hc5: 60 redirects", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect/60", chainAnswers(60)},
+		{"hc5: 408", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
+		{"no follow-ups without the option", Config{}, rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
 	}
 	srv := followServer(t)
 	for _, tt := range tests {
@@ -86,7 +88,7 @@ func TestFollowUpsMatchModel(t *testing.T) {
 // asked) and checks that the server received the requests the model predicts for profile p
 // and rules, and that the call ends as predicted, a failure with the library's words.
 func checkFollowUps(t *testing.T, srv *fakesrv.Server, do func(context.Context, *http.Request) (*Result, error),
-	p model.Profile, rules model.FollowRules, method string, oneShotBody bool, path string, answers []model.Answer) {
+	p rules.Rules, rules model.FollowRules, method string, oneShotBody bool, path string, answers []model.Answer) {
 	t.Helper()
 	srv.Reset()
 	var body io.Reader
@@ -154,7 +156,7 @@ func TestHealthCheckOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	c := newClient(t, Config{TLS: srv.ClientTLS(), OkHttpHealthCheck: true, ConnectTimeout: 5 * time.Second})
+	c := newClient(t, Config{TLS: srv.ClientTLS(), Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}, ConnectTimeout: 5 * time.Second})
 	for i := range 2 {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+"/echo", nil)
 		if err != nil {
@@ -219,7 +221,7 @@ func TestGoClientFollowUps(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(g.Close)
-			checkFollowUps(t, srv, g.Do, model.Go, model.FollowRules{NoRedirects: tt.noFollow}, tt.method, tt.oneShot, tt.path, tt.answers)
+			checkFollowUps(t, srv, g.Do, rules.GoNet(), model.FollowRules{NoRedirects: tt.noFollow}, tt.method, tt.oneShot, tt.path, tt.answers)
 		})
 	}
 }

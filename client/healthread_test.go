@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"context"
 	"io"
 	"net/http"
@@ -15,7 +17,7 @@ import (
 // HealthRead) before a request, without sockets.
 func TestCheckReads(t *testing.T) {
 	eof := io.EOF
-	ok := Config{OkHttpHealthCheck: true}
+	ok := Config{Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}}
 	hc5 := Config{ValidateAfterInactivity: 2 * time.Second}
 	tests := []struct {
 		name   string
@@ -55,7 +57,7 @@ func TestHealthReadDelaysTheRequest(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 	}))
 	defer s.Close()
-	c := newClient(t, Config{OkHttpHealthCheck: true, ReadTimeout: 5 * time.Second})
+	c := newClient(t, Config{Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}, ReadTimeout: 5 * time.Second})
 	post := func() (*Result, time.Time) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.URL, strings.NewReader("x"))

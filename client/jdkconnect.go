@@ -5,7 +5,7 @@ import (
 	"syscall"
 )
 
-// The JDK HttpClient's connect rules (Config.JDKConnect, java.net.http in JDK 17): a request
+// The JDK HttpClient's connect rules (rules.JDK, java.net.http in JDK 17): a request
 // timeout that fires during the name lookup takes effect when the lookup returns, and a refused
 // connect is connected again once.
 
@@ -16,12 +16,12 @@ func (st *attemptState) lookupStarts() {
 	st.mu.Unlock()
 }
 
-// holdCancel keeps cause for the end of the lookup under way, if there is one (JDKConnect),
+// holdCancel keeps cause for the end of the lookup under way, if there is one (rules.Connect.TimerLateInLookup),
 // and reports whether it did.
 func (st *attemptState) holdCancel(cause error) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.lookingUp || !st.cfg.JDKConnect {
+	if !st.lookingUp || !st.cfg.Rules.Connect.TimerLateInLookup {
 		return false
 	}
 	st.held = cause

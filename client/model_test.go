@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -30,10 +31,10 @@ type tieCase struct {
 // and the call ends as predicted. The model's times are abstract (an answer takes 0 here);
 // only counts and outcomes are compared.
 func TestClientMatchesModel(t *testing.T) {
-	okhttp := Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true}
-	okL := model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true}
-	def := model.Limits{HC5Retries: vocab.HC5RetriesDefault}
-	hc5Def := Config{HC5Retries: vocab.HC5RetriesDefault}
+	okhttp := Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
+	okL := model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
+	def := model.Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}
+	hc5Def := Config{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}
 	const idle, after = 300 * ms, 100 * ms // the client's idle period, the server's keep-alive timeout
 	tests := []tieCase{
 		{name: "hc5 none: killed GET", kill: model.KillClose, method: "GET"},
@@ -46,11 +47,11 @@ func TestClientMatchesModel(t *testing.T) {
 		{name: "hc5 no validation: closed GET", serverIdle: after, idleFor: idle, method: "GET",
 			limits: model.Limits{ValidateAfterInactivity: model.NoValidation}, cfg: Config{ValidateAfterInactivity: NoValidation}},
 		{name: "hc5 no validation, default: closed GET", serverIdle: after, idleFor: idle, method: "GET",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
-			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
+			cfg:    Config{ValidateAfterInactivity: NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}},
 		{name: "hc5 no validation, default: closed POST", serverIdle: after, idleFor: idle, method: "POST",
-			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, HC5Retries: vocab.HC5RetriesDefault},
-			cfg:    Config{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault}},
+			limits: model.Limits{ValidateAfterInactivity: model.NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
+			cfg:    Config{ValidateAfterInactivity: NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}},
 		{name: "hc5 validate 50 ms: stale discarded", serverIdle: after, idleFor: idle, method: "POST",
 			limits: model.Limits{ValidateAfterInactivity: 50 * ms}, cfg: Config{ValidateAfterInactivity: 50 * ms}},
 		{name: "hc5 validate 2 s: idle 300 ms not checked", serverIdle: after, idleFor: idle, method: "GET",
@@ -63,14 +64,14 @@ func TestClientMatchesModel(t *testing.T) {
 		{name: "okhttp: reset GET", kill: model.KillReset, method: "GET", limits: okL, cfg: okhttp},
 		{name: "okhttp: every pooled connection first", pooled: 3, kill: model.KillClose, method: "POST", limits: okL, cfg: okhttp},
 		{name: "okhttp without retryOnConnectionFailure: killed POST", kill: model.KillClose, method: "POST",
-			limits: model.Limits{Profile: model.OkHttp}, cfg: Config{RoutePerAttempt: true, OkHttpHealthCheck: true}},
+			limits: model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})}, cfg: Config{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})}},
 		{name: "okhttp: closed GET", serverIdle: after, idleFor: idle, method: "GET", limits: okL, cfg: okhttp},
 		{name: "okhttp: closed POST", serverIdle: after, idleFor: idle, method: "POST", limits: okL, cfg: okhttp},
-		{name: "go: killed GET", kill: model.KillClose, method: "GET", limits: model.Limits{Profile: model.Go}},
-		{name: "go: killed POST", kill: model.KillClose, method: "POST", limits: model.Limits{Profile: model.Go}},
-		{name: "go: reset POST with Idempotency-Key", kill: model.KillReset, method: "POST", key: true, limits: model.Limits{Profile: model.Go}},
-		{name: "go: replays over every pooled connection", pooled: 3, kill: model.KillReset, method: "GET", limits: model.Limits{Profile: model.Go}},
-		{name: "go: closed while pooled", serverIdle: after, idleFor: idle, method: "POST", limits: model.Limits{Profile: model.Go}},
+		{name: "go: killed GET", kill: model.KillClose, method: "GET", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: killed POST", kill: model.KillClose, method: "POST", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: reset POST with Idempotency-Key", kill: model.KillReset, method: "POST", key: true, limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: replays over every pooled connection", pooled: 3, kill: model.KillReset, method: "GET", limits: model.Limits{Rules: rules.GoNet()}},
+		{name: "go: closed while pooled", serverIdle: after, idleFor: idle, method: "POST", limits: model.Limits{Rules: rules.GoNet()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.run)
@@ -85,7 +86,7 @@ func (tt tieCase) run(t *testing.T) {
 
 	s := newDying(t, string(tt.kill), tt.serverIdle)
 	var c doer
-	if tt.limits.Profile == model.Go {
+	if tt.limits.Rules == rules.GoNet() {
 		c = newGoClient(t, GoConfig{MaxIdleConnsPerHost: pooled})
 	} else {
 		c = newClient(t, tt.cfg)

@@ -9,11 +9,12 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestOkHttp32ReadTimeouts: OkHttp 3.0 to 3.2 recover a read timeout after the request was
-// sent (RecoverReadTimeouts). A POST the server takes 600 ms over, read timeout 150 ms: each
+// sent (rules.OkHttp32). A POST the server takes 600 ms over, read timeout 150 ms: each
 // pooled connection is tried, then a new one per route, each attempt waits a full read timeout
 // and the server executes every one. The counts are the model's (TestOkHttp32ReadTimeouts in
 // model shows them at the scale, 1 s and 3 s: 6 attempts, 6.001 s, 6 executions).
@@ -22,14 +23,14 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 	tests := []struct {
 		name           string
 		pooled, routes int
-		cfg            Config
+		rules          rules.Rules
 	}{
-		{"5 pooled, 1 route", 5, 1, Config{RecoverReadTimeouts: true, RetryOnConnectionFailure: true}},
-		{"fresh client, 1 route", 0, 1, Config{RecoverReadTimeouts: true, RetryOnConnectionFailure: true}},
-		{"fresh client, 3 routes", 0, 3, Config{RecoverReadTimeouts: true, RetryOnConnectionFailure: true}},
-		{"5 pooled, 3 routes", 5, 3, Config{RecoverReadTimeouts: true, RetryOnConnectionFailure: true}},
-		{"retryOnConnectionFailure false", 5, 1, Config{RecoverReadTimeouts: true}},
-		{"3.3.0", 5, 1, Config{RetryOnConnectionFailure: true}},
+		{"5 pooled, 1 route", 5, 1, rules.OkHttp32(rules.OkHttpSettings{})},
+		{"fresh client, 1 route", 0, 1, rules.OkHttp32(rules.OkHttpSettings{})},
+		{"fresh client, 3 routes", 0, 3, rules.OkHttp32(rules.OkHttpSettings{})},
+		{"5 pooled, 3 routes", 5, 3, rules.OkHttp32(rules.OkHttpSettings{})},
+		{"retryOnConnectionFailure false", 5, 1, rules.OkHttp32(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})},
+		{"3.3.0", 5, 1, rules.OkHttp313(rules.OkHttpSettings{})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,16 +41,14 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { dns.Close() })
-			cfg := tt.cfg
-			cfg.RoutePerAttempt, cfg.OkHttpHealthCheck, cfg.ReadTimeout, cfg.Resolver = true, true, rt, dns.Resolver()
+			cfg := Config{Rules: tt.rules, ReadTimeout: rt, Resolver: dns.Resolver()}
 			c := newClient(t, cfg)
 			base := fmt.Sprintf("http://svc.test:%d/", s.port)
 			warmMany(t, c, s, base, tt.pooled, 100*ms) // under the 150 ms read timeout
 
 			want := model.Simulate(model.Scenario{Calls: 1, Pool: max(tt.pooled, 1), Idle: tt.pooled,
 				Downstream: model.Downstream{Delay: 600 * ms, Method: "POST", Routes: tt.routes},
-				Limits: model.Limits{Profile: model.OkHttp, ReadTimeout: rt, RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
-					RecoverReadTimeouts: cfg.RecoverReadTimeouts}})[0]
+				Limits:     model.Limits{Rules: tt.rules, ReadTimeout: rt}})[0]
 			res, _ := callOnce(t, c, http.MethodPost, base+"?delay=600ms")
 			if res.Outcome != vocab.ReadTimeout || len(res.Attempts) != len(want.Attempts) {
 				t.Fatalf("got %s in %d attempts, want a read timeout in %d", res.Outcome, len(res.Attempts), len(want.Attempts))
@@ -86,7 +85,7 @@ func warmMany(t *testing.T, c doer, s *dying, base string, n int, hold time.Dura
 	}
 }
 
-// TestOkHttpSameRoute: under OkHttp 3.14's rule (OkHttpRetryCurrentRoute) a POST whose pooled
+// TestOkHttpSameRoute: under OkHttp 3.14's rule (rules.Resend.CurrentRoute) a POST whose pooled
 // connection the server closes after reading it is sent again at once, on a fresh connection
 // to the address that connection had (3.14.9 retryCurrentRoute), not to the name's first
 // address. The name's first address refuses connections, so the warm-up's connection is to its
@@ -104,8 +103,11 @@ func okHttpRouteAfterPooled(t *testing.T, currentRoute bool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dns.Close() })
-	c := newClient(t, Config{RoutePerAttempt: true, RetryOnConnectionFailure: true, OkHttpHealthCheck: true,
-		OkHttpRetryCurrentRoute: currentRoute, Resolver: dns.Resolver()})
+	r := rules.OkHttp313(rules.OkHttpSettings{})
+	if currentRoute {
+		r = rules.OkHttp314(rules.OkHttpSettings{})
+	}
+	c := newClient(t, Config{Rules: r, Resolver: dns.Resolver()})
 	url := fmt.Sprintf("http://svc.test:%d/", s.port)
 	warm(t, c, url)
 	res, err := callOnce(t, c, http.MethodPost, url)

@@ -14,39 +14,22 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What a library sends again by itself after a failed attempt (docs/experiments.md, exp-g), read from
-// its source: HttpClient 5's HttpRequestRetryExec with DefaultHttpRequestRetryStrategy
-// (httpcomponents-client 5.6.x) and OkHttp's recover() (okhttp parent-3.2.0, parent-3.3.0,
-// parent-3.14.9). Each re-send is an attempt of its own in the Result. net/http's own replays
-// are never let through (attempt.go), so these are the only ones Client makes.
-
-// okRule is what OkHttp's isRecoverable says of an exception.
-type okRule int
-
-const (
-	okFatal okRule = iota
-	// okRecoverable: any IOException that is none of the fatal ones.
-	okRecoverable
-	// okTimeout: a SocketTimeoutException after the request was sent, recoverable in 3.0 to
-	// 3.2 only (StreamAllocation.isRecoverable: e instanceof SocketTimeoutException; 3.3.0
-	// HttpEngine.isRecoverable adds && routeException).
-	okTimeout
-)
+// What a library sends again by itself after a failed attempt (docs/experiments.md, exp-g) is
+// its rules.Resend (internal/rules: each library's file cites its source), which the model
+// predicts with too. Each re-send is an attempt of its own in the Result. net/http's own
+// replays are never let through (attempt.go), so these are the only ones Client makes.
 
 // javaException is the exception HttpClient 5 or OkHttp would have thrown for a failed attempt
 // of labrun's client, with what each library's retry rule makes of it.
 type javaException struct {
 	goErr string // the Go condition
 	class string // the Java exception
-	// hc5 says DefaultHttpRequestRetryStrategy.retryRequest would retry it (for an idempotent
-	// method): it is not an InterruptedIOException, UnknownHostException, ConnectException,
-	// ConnectionClosedException, NoRouteToHostException or SSLException, nor a subclass.
-	hc5 bool
-	// ok is OkHttp's isRecoverable.
-	ok    okRule
+	// kind is the class the libraries' rules decide on (rules.Resend).
+	kind  rules.Class
 	match func(a Attempt, err error) bool
 }
 
@@ -59,39 +42,43 @@ const javaConnectException = "ConnectException (HttpHostConnectException)"
 // interceptor's loop.
 func javaExceptions() []javaException {
 	return []javaException{
-		{"lease timeout", "ConnectionRequestTimeoutException (InterruptedIOException)", false, okFatal,
+		{"lease timeout", "ConnectionRequestTimeoutException (InterruptedIOException)", rules.ClassFatal,
 			outcomeIs(vocab.LeaseTimeout)},
-		{"connect timeout", "ConnectTimeoutException (SocketTimeoutException)", false, okRecoverable,
+		{"connect timeout", "ConnectTimeoutException (SocketTimeoutException)", rules.ClassConnectTimeout,
 			outcomeIs(vocab.ConnectTimeout)},
-		{"read timeout", "SocketTimeoutException (InterruptedIOException)", false, okTimeout,
+		{"read timeout", "SocketTimeoutException (InterruptedIOException)", rules.ClassSocketTimeout,
 			outcomeIs(vocab.ReadTimeout)},
-		{"write timeout (os.ErrDeadlineExceeded)", "SocketTimeoutException (InterruptedIOException)", false, okTimeout,
+		{"write timeout (os.ErrDeadlineExceeded)", "SocketTimeoutException (InterruptedIOException)", rules.ClassSocketTimeout,
 			func(_ Attempt, err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }},
-		{"deadline, cancellation", "InterruptedIOException (RequestFailedException \"Request aborted\")", false, okFatal,
+		{"deadline, cancellation", "InterruptedIOException (RequestFailedException \"Request aborted\")", rules.ClassFatal,
 			func(a Attempt, _ error) bool { return a.Outcome == vocab.Deadline || a.Phase == vocab.PhaseBackoff }},
-		{"failure while reading the body", "ConnectionClosedException, read outside the retry loops", false, okFatal,
+		{"failure while reading the body", "ConnectionClosedException, read outside the retry loops", rules.ClassFatal,
 			func(a Attempt, _ error) bool { return a.Phase == vocab.PhaseBody }},
-		{"*net.DNSError", "UnknownHostException", false, okRecoverable, errorAs[*net.DNSError]},
-		{"ECONNREFUSED", javaConnectException, false, okRecoverable, errnoIs(syscall.ECONNREFUSED)},
-		{"EHOSTUNREACH, ENETUNREACH", "NoRouteToHostException", false, okRecoverable,
+		{"*net.DNSError", "UnknownHostException", rules.ClassUnknownHost, errorAs[*net.DNSError]},
+		{"ECONNREFUSED", javaConnectException, rules.ClassConnect, errnoIs(syscall.ECONNREFUSED)},
+		{"EHOSTUNREACH, ENETUNREACH", "NoRouteToHostException", rules.ClassNoRoute,
 			errnoIs(syscall.EHOSTUNREACH, syscall.ENETUNREACH)},
-		{"certificate not trusted or not for the host", "SSLHandshakeException caused by CertificateException", false, okFatal,
+		{"certificate not trusted or not for the host", "SSLHandshakeException caused by CertificateException", rules.ClassFatal,
 			func(_ Attempt, err error) bool {
 				return errorAs[*tls.CertificateVerificationError](Attempt{}, err) || errorAs[x509.UnknownAuthorityError](Attempt{}, err) ||
 					errorAs[x509.HostnameError](Attempt{}, err) || errorAs[x509.CertificateInvalidError](Attempt{}, err)
 			}},
-		{"other TLS error (a record or an alert, ours or the server's)", "SSLException", false, okRecoverable, func(_ Attempt, err error) bool {
+		{"other TLS error (a record or an alert, ours or the server's)", "SSLException", rules.ClassTLS, func(_ Attempt, err error) bool {
 			return vocab.PreFirst(err) == vocab.TLSError
 		}},
-		{"net/http's \"malformed HTTP\" errors", "ProtocolException (an HttpException for HttpClient 5)", false, okFatal,
+		{"net/http's \"malformed HTTP\" errors", "ProtocolException (an HttpException for HttpClient 5)", rules.ClassFatal,
 			func(_ Attempt, err error) bool { return strings.Contains(err.Error(), "malformed HTTP") }},
-		{"end of stream before the response head", "NoHttpResponseException", true, okRecoverable,
+		{"a connect the kernel gave up on (ETIMEDOUT)", "ConnectException (\"Connection timed out\")", rules.ClassConnect,
+			func(a Attempt, _ error) bool {
+				return a.Outcome == vocab.KernelTimeout && a.Phase == vocab.PhaseConnect
+			}},
+		{"end of stream before the response head", "NoHttpResponseException", rules.ClassIO,
 			func(_ Attempt, err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }},
-		{"ECONNRESET, EPIPE", "SocketException (Connection reset, Broken pipe)", true, okRecoverable,
+		{"ECONNRESET, EPIPE", "SocketException (Connection reset, Broken pipe)", rules.ClassIO,
 			errnoIs(syscall.ECONNRESET, syscall.EPIPE)},
-		{"labrun's own failures (ownError: follow-up limit, GetBody)", "none: not an IOException", false, okFatal,
+		{"labrun's own failures (ownError: follow-up limit, GetBody)", "none: not an IOException", rules.ClassFatal,
 			errorAs[ownError]},
-		{"any other I/O error before the response head", "IOException", true, okRecoverable,
+		{"any other I/O error before the response head", "IOException", rules.ClassIO,
 			func(Attempt, error) bool { return true }},
 	}
 }
@@ -143,10 +130,9 @@ func (e ownError) Unwrap() error { return e.error }
 // resendState is what the library re-sends of one business attempt (the business code's call
 // of the library) have used up.
 type resendState struct {
-	hc5Retries int      // HttpClient 5's retries so far (execCount - 1)
-	resent     int      // the JDK's or HttpClient 4.5's re-sends so far
-	ok         okRoutes // OkHttp's route accounting
-	// resolved holds, with Config.RoutePerAttempt, the addresses the host name resolved to
+	resent int      // the library's re-sends so far (HttpClient 5: execCount - 1)
+	ok     okRoutes // the route accounting (rules.Resend.ByRoute)
+	// resolved holds, with rules.RoutePerAttempt, the addresses the host name resolved to
 	// for this call: OkHttp's RouteSelector resolves the name once and walks its routes,
 	// where HttpClient 5 resolves it on every connect. It is set and read by the attempts'
 	// dials, one attempt after another; mu guards it all the same, since a dial runs on a
@@ -173,104 +159,37 @@ func (rs *resendState) remember(host string, ips []string) {
 	rs.resolved[host] = ips
 }
 
-// resend decides whether the library sends the request again at once after attempt a failed.
+// resend decides whether the library sends the request again at once after attempt a failed,
+// by its rules.Resend.
 func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 	if !replayable(req) {
 		return false // labrun cannot send a body without GetBody again, nor can the libraries
 	}
-	x := classify(a)
-	switch {
-	case c.cfg.RetryOnConnectionFailure:
-		sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
-		if x.ok == okFatal || (x.ok == okTimeout && sent && !c.cfg.RecoverReadTimeouts) {
-			return false
-		}
-		return rs.ok.failed(a)
-	case c.cfg.Resend != ResendNone:
-		return c.javaResend(req, a, x, rs)
-	case c.cfg.HC5Retries == vocab.HC5RetriesDefault:
-		// HttpRequestRetryExec: execCount > maxRetries ends it, then the strategy's exception
-		// list and handleAsIdempotent.
-		if rs.hc5Retries >= vocab.HC5MaxRetries || !x.hc5 || !vocab.HC5Idempotent(req.Method) {
-			return false
-		}
-		rs.hc5Retries++
-		return true
-	}
-	return false
-}
-
-// Resend names a library's own re-send rule (Config.Resend).
-type Resend string
-
-// The re-send rules besides HttpClient 5's (Config.HC5Retries) and OkHttp's
-// (Config.RetryOnConnectionFailure).
-const (
-	// ResendNone re-sends nothing.
-	ResendNone Resend = ""
-	// ResendJDK is the JDK HttpClient's: once per call, when the connection ended before any
-	// response byte, pooled or new, for GET and HEAD (vocab.JDKResends; ResendAnyMethod:
-	// every method).
-	ResendJDK Resend = "jdk"
-	// ResendURLConnection is HttpURLConnection's (sun.net.www.http.HttpClient.parseHTTP): once
-	// per call, on a new connection, when reading the response head fails with anything but a
-	// SocketTimeoutException, for any method but CONNECT; not a streamed body (a body labrun
-	// cannot send again), not a POST with NoResendPost.
-	ResendURLConnection Resend = "urlconnection"
-	// ResendHC4 is HttpClient 4.5's DefaultHttpRequestRetryHandler: up to vocab.HC4RetryCount
-	// re-sends after an I/O error that is not an InterruptedIOException, UnknownHostException,
-	// ConnectException, NoRouteToHostException or SSLException; a request that was sent only
-	// when vocab.HC4Idempotent.
-	ResendHC4 Resend = "hc4"
-)
-
-// javaResend applies Config.Resend to attempt a, classified as x. The three rules re-send only
-// failures the JDK and HttpClient 4.5 see as an IOException before the response head that is
-// no timeout and no failure to connect, resolve or shake hands: the rows of javaExceptions that
-// HttpClient 5 retries too (their lists differ only in ConnectionClosedException, which labrun
-// raises for the body alone).
-func (c *Client) javaResend(req *http.Request, a Attempt, x javaException, rs *resendState) bool {
-	sent := a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease
-	if c.cfg.JDKConnect && rs.resent == 0 && (x.class == "UnknownHostException" ||
-		!sent && (x.class == javaConnectException || a.Outcome == vocab.KernelTimeout)) {
-		// MultiExchange.retryOnFailure: a ConnectException is retried once, whatever the
-		// method; so is the unresolved address, which becomes one, and a connect the kernel
-		// gave up on (ETIMEDOUT: "Connection timed out"). retriedOnce is the same flag as the
-		// re-send's. A connect timeout is an HttpConnectTimeoutException, which is not one.
-		rs.resent++
-		return true
-	}
-	if !x.hc5 {
+	r := c.cfg.Rules.Resend
+	f := rules.Failure{Class: classify(a).kind, Sent: a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease,
+		Method: req.Method, Key: req.Header.Get("Idempotency-Key") != "", Reused: !a.NewConnection}
+	if !r.Again(f, rs.resent) || (r.ByRoute && !rs.ok.failed(a)) {
 		return false
 	}
-	var ok bool
-	switch c.cfg.Resend {
-	case ResendJDK:
-		ok = sent && rs.resent == 0 && (vocab.JDKResends(req.Method) || c.cfg.ResendAnyMethod)
-	case ResendURLConnection:
-		ok = sent && rs.resent == 0 && !(req.Method == http.MethodPost && c.cfg.NoResendPost)
-	case ResendHC4:
-		ok = rs.resent < vocab.HC4RetryCount && (!sent || vocab.HC4Idempotent(req.Method))
-	}
-	if ok {
-		rs.resent++
-	}
-	return ok
+	rs.resent++
+	return true
 }
 
-// hc5StatusPause decides DefaultHttpRequestRetryStrategy's retry of a response: a 429 or 503 is
+// hc5StatusPause decides the retry of a response (rules.Resend.Statuses, HttpClient 5's
+// DefaultHttpRequestRetryStrategy): a 429 or 503 is
 // repeated once, whatever the method (HttpRequestRetryExec checks only that the entity is
 // repeatable), unless a response timeout shorter than the 1 s default interval is set (5.6:
 // retryRequest(response, ...)). It returns the pause before the repeat (getRetryInterval:
 // Retry-After in seconds or as a date, when positive, else 1 s), or false.
 func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
-	if c.cfg.HC5Retries != vocab.HC5RetriesDefault || (resp.status != 429 && resp.status != 503) {
+	r := c.cfg.Rules.Resend
+	if !r.On || !r.Statuses || (resp.status != 429 && resp.status != 503) {
 		return 0, false
 	}
-	if rs.hc5Retries >= vocab.HC5MaxRetries || !replayable(req) || (c.cfg.ReadTimeout > 0 && vocab.HC5RetryInterval > c.cfg.ReadTimeout) {
+	if rs.resent >= r.Max || !replayable(req) || (c.cfg.ReadTimeout > 0 && vocab.HC5RetryInterval > c.cfg.ReadTimeout) {
 		return 0, false
 	}
-	rs.hc5Retries++
+	rs.resent++
 	v := resp.header.Get("Retry-After")
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if s > 0 {
@@ -298,8 +217,8 @@ func replayable(req *http.Request) bool {
 //     next pooled connection (findConnection asks the pool first) or a fresh connection to
 //     that same address (nextRouteToTry), then the selector's routes.
 type okRoutes struct {
-	currentRoute bool   // Config.OkHttpRetryCurrentRoute: 3.14
-	perAttempt   bool   // Config.RoutePerAttempt; without it the host is one route
+	currentRoute bool   // rules.Resend.CurrentRoute: 3.14
+	perAttempt   bool   // rules.RoutePerAttempt; without it the host is one route
 	selected     int    // routes the selector handed out
 	routes       int    // routes the host resolved to (0: not resolved yet)
 	pin          string // the address to dial again (later rule), "" for none

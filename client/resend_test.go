@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -34,32 +36,31 @@ func TestJavaExceptions(t *testing.T) {
 		name  string
 		a     Attempt
 		class string
-		hc5   bool
-		ok    okRule
+		kind  rules.Class
 	}{
-		{"lease timeout", Attempt{Outcome: vocab.LeaseTimeout, Err: ErrLeaseTimeout}, "ConnectionRequestTimeoutException", false, okFatal},
-		{"connect timeout", Attempt{Outcome: vocab.ConnectTimeout, Phase: vocab.PhaseConnect, Err: ErrConnectTimeout}, "ConnectTimeoutException", false, okRecoverable},
-		{"read timeout", Attempt{Outcome: vocab.ReadTimeout, Phase: vocab.PhaseWait, Err: ErrReadTimeout}, "SocketTimeoutException", false, okTimeout},
-		{"write timeout", wait(&lostError{os.ErrDeadlineExceeded}), "SocketTimeoutException", false, okTimeout},
-		{"deadline", Attempt{Outcome: vocab.Deadline, Err: ErrDeadline}, "InterruptedIOException", false, okFatal},
-		{"body cut", Attempt{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Err: io.ErrUnexpectedEOF}, "ConnectionClosedException", false, okFatal},
-		{"unknown host", connect(&net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}), "UnknownHostException", false, okRecoverable},
-		{"refused", connect(opErr(syscall.ECONNREFUSED)), "ConnectException", false, okRecoverable},
-		{"no route", connect(opErr(syscall.EHOSTUNREACH)), "NoRouteToHostException", false, okRecoverable},
-		{"untrusted certificate", connect(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), "CertificateException", false, okFatal},
-		{"TLS alert", connect(tls.AlertError(40)), "SSLException", false, okRecoverable},
-		{"malformed head", wait(errors.New(`malformed HTTP response "junk"`)), "ProtocolException", false, okFatal},
-		{"end of stream before the head", wait(&lostError{io.EOF}), "NoHttpResponseException", true, okRecoverable},
-		{"reset before the head", wait(&lostError{opErr(syscall.ECONNRESET)}), "SocketException", true, okRecoverable},
-		{"broken pipe", wait(&lostError{opErr(syscall.EPIPE)}), "SocketException", true, okRecoverable},
-		{"follow-up limit", wait(ownError{errors.New("too many follow-up requests: 21")}), "not an IOException", false, okFatal},
-		{"a refused replay", wait(errReplaySuppressed), "IOException", true, okRecoverable},
+		{"lease timeout", Attempt{Outcome: vocab.LeaseTimeout, Err: ErrLeaseTimeout}, "ConnectionRequestTimeoutException", rules.ClassFatal},
+		{"connect timeout", Attempt{Outcome: vocab.ConnectTimeout, Phase: vocab.PhaseConnect, Err: ErrConnectTimeout}, "ConnectTimeoutException", rules.ClassConnectTimeout},
+		{"read timeout", Attempt{Outcome: vocab.ReadTimeout, Phase: vocab.PhaseWait, Err: ErrReadTimeout}, "SocketTimeoutException", rules.ClassSocketTimeout},
+		{"write timeout", wait(&lostError{os.ErrDeadlineExceeded}), "SocketTimeoutException", rules.ClassSocketTimeout},
+		{"deadline", Attempt{Outcome: vocab.Deadline, Err: ErrDeadline}, "InterruptedIOException", rules.ClassFatal},
+		{"body cut", Attempt{Outcome: vocab.Failed, Phase: vocab.PhaseBody, Err: io.ErrUnexpectedEOF}, "ConnectionClosedException", rules.ClassFatal},
+		{"unknown host", connect(&net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}), "UnknownHostException", rules.ClassUnknownHost},
+		{"refused", connect(opErr(syscall.ECONNREFUSED)), "ConnectException", rules.ClassConnect},
+		{"no route", connect(opErr(syscall.EHOSTUNREACH)), "NoRouteToHostException", rules.ClassNoRoute},
+		{"untrusted certificate", connect(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), "CertificateException", rules.ClassFatal},
+		{"TLS alert", connect(tls.AlertError(40)), "SSLException", rules.ClassTLS},
+		{"malformed head", wait(errors.New(`malformed HTTP response "junk"`)), "ProtocolException", rules.ClassFatal},
+		{"end of stream before the head", wait(&lostError{io.EOF}), "NoHttpResponseException", rules.ClassIO},
+		{"reset before the head", wait(&lostError{opErr(syscall.ECONNRESET)}), "SocketException", rules.ClassIO},
+		{"broken pipe", wait(&lostError{opErr(syscall.EPIPE)}), "SocketException", rules.ClassIO},
+		{"follow-up limit", wait(ownError{errors.New("too many follow-up requests: 21")}), "not an IOException", rules.ClassFatal},
+		{"a refused replay", wait(errReplaySuppressed), "IOException", rules.ClassIO},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := classify(tt.a)
-			if !strings.Contains(got.class, tt.class) || got.hc5 != tt.hc5 || got.ok != tt.ok {
-				t.Errorf("got %s (hc5 %v, okhttp %d), want %s (hc5 %v, okhttp %d)", got.class, got.hc5, got.ok, tt.class, tt.hc5, tt.ok)
+			if !strings.Contains(got.class, tt.class) || got.kind != tt.kind {
+				t.Errorf("got %s (%d), want %s (%d)", got.class, got.kind, tt.class, tt.kind)
 			}
 		})
 	}
@@ -94,7 +95,7 @@ func TestOkRoutes(t *testing.T) {
 		{"connect failures walk the routes", okRoutes{perAttempt: true}, []step{
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 1, ""}, {Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 2, ""},
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, false, 3, ""}}},
-		{"without RoutePerAttempt the host is one route", okRoutes{}, []step{{fresh(3), false, 1, ""}}},
+		{"without a route per attempt the host is one route", okRoutes{}, []step{{fresh(3), false, 1, ""}}},
 		{"a name that does not resolve", okRoutes{perAttempt: true}, []step{{Attempt{Phase: vocab.PhaseConnect}, false, 0, ""}}},
 	}
 	for _, tt := range tests {
@@ -128,8 +129,8 @@ func TestCondemn(t *testing.T) {
 		{"validate: idle longer", Config{ValidateAfterInactivity: time.Second}, health{pooled: true, idle: 2 * time.Second, dead: eof}, "GET", errStale},
 		{"validate: idle exactly the period", Config{ValidateAfterInactivity: time.Second}, health{pooled: true, idle: time.Second, dead: eof}, "GET", nil},
 		{"no validation", Config{ValidateAfterInactivity: NoValidation}, health{pooled: true, idle: time.Hour, dead: eof}, "POST", nil},
-		{"okhttp POST", Config{OkHttpHealthCheck: true}, health{pooled: true, dead: eof}, "POST", errUnhealthy},
-		{"okhttp GET", Config{OkHttpHealthCheck: true}, health{pooled: true, dead: eof}, "GET", nil},
+		{"okhttp POST", Config{Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}}, health{pooled: true, dead: eof}, "POST", errUnhealthy},
+		{"okhttp GET", Config{Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}}, health{pooled: true, dead: eof}, "GET", nil},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.condemn(tt.h, tt.method); got != tt.want {
@@ -158,9 +159,9 @@ func TestHC5StatusRetry(t *testing.T) {
 		status   int
 		elapsed  time.Duration
 	}{
-		{"GET after Retry-After: 1", Config{HC5Retries: vocab.HC5RetriesDefault}, http.MethodGet, 2, 200, time.Second},
-		{"POST too", Config{HC5Retries: vocab.HC5RetriesDefault}, http.MethodPost, 2, 200, time.Second},
-		{"response timeout under 1 s", Config{HC5Retries: vocab.HC5RetriesDefault, ReadTimeout: 250 * ms}, http.MethodGet, 1, 503, 0},
+		{"GET after Retry-After: 1", Config{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}, http.MethodGet, 2, 200, time.Second},
+		{"POST too", Config{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}, http.MethodPost, 2, 200, time.Second},
+		{"response timeout under 1 s", Config{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), ReadTimeout: 250 * ms}, http.MethodGet, 1, 503, 0},
 		{"retries off", Config{}, http.MethodGet, 1, 503, 0},
 	}
 	for _, tt := range tests {
@@ -208,14 +209,10 @@ func TestConfigValidateReuse(t *testing.T) {
 		want string
 	}{
 		{Config{ValidateAfterInactivity: NoValidation}, ""},
-		{Config{ValidateAfterInactivity: HC5ValidateAfterInactivity, HC5Retries: vocab.HC5RetriesDefault, EvictIdle: 30 * time.Second}, ""},
+		{Config{ValidateAfterInactivity: HC5ValidateAfterInactivity, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), EvictIdle: 30 * time.Second}, ""},
 		{Config{ValidateAfterInactivity: -2}, "client: validate after inactivity must not be negative but NoValidation, got -2ns"},
 		{Config{EvictIdle: -1}, "client: evict idle must not be negative, got -1ns"},
-		{Config{HC5Retries: "always"}, `client: unknown HttpClient 5 retries "always"`},
-		{Config{HC5Retries: vocab.HC5RetriesDefault, RetryOnConnectionFailure: true}, "client: HttpClient 5's retries exclude OkHttp's recovery and follow-ups"},
-		{Config{OkHttpHealthCheck: true, ValidateAfterInactivity: time.Second}, "client: OkHttp's health check excludes HttpClient 5's validate after inactivity"},
-		{Config{Resend: "always"}, `client: unknown re-send rule "always"`},
-		{Config{Resend: ResendJDK, RetryOnConnectionFailure: true}, "client: the JDK's and HttpClient 4.5's re-sends exclude HttpClient 5's retries and OkHttp's recovery"},
+		{Config{Rules: rules.Rules{Reuse: rules.Reuse{Check: rules.CheckNonGet}}, ValidateAfterInactivity: time.Second}, "client: OkHttp's health check excludes HttpClient 5's validate after inactivity"},
 		{Config{HeadTimeout: -1}, "client: head timeout must not be negative, got -1ns"},
 	}
 	for _, tt := range tests {
@@ -238,8 +235,8 @@ func TestConfigValidateReuse(t *testing.T) {
 // TestJavaResend: the JDK's and HttpClient 4.5's own re-sends on a pooled connection the server
 // closes after reading the request (the dying server answers only a connection's first
 // request, so a re-send on a new connection succeeds), with the switches the libraries' system
-// properties give: -Djdk.httpclient.enableAllMethodRetry (ResendAnyMethod) and
-// -Dsun.net.http.retryPost=false (NoResendPost).
+// properties give: -Djdk.httpclient.enableAllMethodRetry (rules.JDKSettings) and
+// -Dsun.net.http.retryPost=false (rules.URLConnectionSettings).
 func TestJavaResend(t *testing.T) {
 	s := newDying(t, "close", 0)
 	for _, tt := range []struct {
@@ -248,14 +245,14 @@ func TestJavaResend(t *testing.T) {
 		method   string
 		attempts int
 	}{
-		{"jdk GET", Config{Resend: ResendJDK}, http.MethodGet, 2},
-		{"jdk POST", Config{Resend: ResendJDK}, http.MethodPost, 1},
-		{"jdk POST, enableAllMethodRetry", Config{Resend: ResendJDK, ResendAnyMethod: true}, http.MethodPost, 2},
-		{"urlconnection POST", Config{Resend: ResendURLConnection}, http.MethodPost, 2},
-		{"urlconnection POST, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPost, 1},
-		{"urlconnection PUT, retryPost=false", Config{Resend: ResendURLConnection, NoResendPost: true}, http.MethodPut, 2},
-		{"hc4 DELETE", Config{Resend: ResendHC4}, http.MethodDelete, 2},
-		{"hc4 PUT", Config{Resend: ResendHC4}, http.MethodPut, 1},
+		{"jdk GET", Config{Rules: rules.JDK(rules.JDKSettings{})}, http.MethodGet, 2},
+		{"jdk POST", Config{Rules: rules.JDK(rules.JDKSettings{})}, http.MethodPost, 1},
+		{"jdk POST, enableAllMethodRetry", Config{Rules: rules.JDK(rules.JDKSettings{EnableAllMethodRetry: true})}, http.MethodPost, 2},
+		{"urlconnection POST", Config{Rules: rules.URLConnection(rules.URLConnectionSettings{})}, http.MethodPost, 2},
+		{"urlconnection POST, retryPost=false", Config{Rules: rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: true})}, http.MethodPost, 1},
+		{"urlconnection PUT, retryPost=false", Config{Rules: rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: true})}, http.MethodPut, 2},
+		{"hc4 DELETE", Config{Rules: rules.HC4()}, http.MethodDelete, 2},
+		{"hc4 PUT", Config{Rules: rules.HC4()}, http.MethodPut, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.ValidateAfterInactivity = NoValidation

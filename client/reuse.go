@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // Reusing a pooled connection that may have died (docs/experiments.md, exp-g): which check finds out,
@@ -92,7 +94,7 @@ func (c Config) checkReads(h health, method string) bool {
 	switch {
 	case !h.pooled || h.closed || h.dead != nil:
 		return false
-	case c.OkHttpHealthCheck:
+	case c.Rules.Reuse.Check == rules.CheckNonGet:
 		return method != http.MethodGet && method != ""
 	case c.ValidateAfterInactivity > 0:
 		return h.idle > c.ValidateAfterInactivity
@@ -112,7 +114,7 @@ func (c Config) condemn(h health, method string) error {
 		return errClosedPooled
 	case h.dead == nil:
 		return nil
-	case c.OkHttpHealthCheck:
+	case c.Rules.Reuse.Check == rules.CheckNonGet:
 		// RealConnection.isHealthy(doExtensiveChecks), doExtensiveChecks = !method.equals("GET").
 		if method != http.MethodGet && method != "" {
 			return errUnhealthy

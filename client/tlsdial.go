@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // ErrHandshakeTimeout is a TLS handshake that a socket timeout ended: a read of the handshake
@@ -53,18 +54,19 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 }
 
 // nextAfterHandshake reports whether a handshake that failed with err moves on to the next
-// address (Config.HandshakeNext).
+// address (rules.Connect.HandshakeNext).
 func (c *Client) nextAfterHandshake(err error) bool {
-	switch c.cfg.HandshakeNext {
-	case HandshakeNextOnTimeout:
+	switch c.cfg.Rules.Connect.HandshakeNext {
+	case rules.HandshakeNextOnTimeout:
 		return errors.Is(err, ErrHandshakeTimeout)
-	case HandshakeNextNone:
+	case rules.HandshakeNextNone:
 		return false
 	}
 	return true
 }
 
-// errConnectTimer is the cause with which JDKConnect's connect timer ends a handshake.
+// errConnectTimer is the cause with which a connect timer that covers the handshake
+// (rules.Connect.TimerCoversHandshake) ends it.
 var errConnectTimer = errors.New("connect timer")
 
 // handshake runs the client's side of TLS for host over cn, whose TCP connect started at
@@ -78,7 +80,7 @@ func (c *Client) handshake(ctx context.Context, cn *conn, host string, start tim
 		cfg.ServerName = host
 	}
 	hctx := ctx
-	if c.cfg.JDKConnect && c.cfg.ConnectTimeout > 0 {
+	if c.cfg.Rules.Connect.TimerCoversHandshake && c.cfg.ConnectTimeout > 0 {
 		var cancel context.CancelCauseFunc
 		hctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -94,7 +96,7 @@ func (c *Client) handshake(ctx context.Context, cn *conn, host string, start tim
 		return nil, fmt.Errorf("%w (%v, the TLS handshake included): %w", ErrConnectTimeout, c.cfg.ConnectTimeout, err)
 	}
 	if err != nil && c.cfg.TLSHandshakeTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
-		if c.cfg.HandshakeTimeoutAsConnect {
+		if c.cfg.Rules.Connect.HandshakeTimeoutAsConnect {
 			return nil, fmt.Errorf("%w (%w, %v): %w", ErrConnectTimeout, ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)
 		}
 		return nil, fmt.Errorf("%w (%v): %w", ErrHandshakeTimeout, c.cfg.TLSHandshakeTimeout, err)

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"context"
 	"crypto/tls"
 	"net"
@@ -46,7 +48,7 @@ func tlsHost(t *testing.T, first int, faults ...fakesrv.TLSFault) (string, Confi
 
 // TestHandshakeBound: the connect and read timeouts leave a stalled handshake waiting (only
 // the caller's context ends it); TLSHandshakeTimeout ends it as a read timeout, or as a
-// connect timeout with HandshakeTimeoutAsConnect, on every address in turn.
+// connect timeout with rules.Connect.HandshakeTimeoutAsConnect, on every address in turn.
 func TestHandshakeBound(t *testing.T) {
 	const ms = time.Millisecond
 	url, base, servers := tlsHost(t, 1, fakesrv.TLSStall, fakesrv.TLSStall)
@@ -60,17 +62,17 @@ func TestHandshakeBound(t *testing.T) {
 		{"connect and read only", func(c *Config) { c.ConnectTimeout, c.ReadTimeout = 100*ms, 100*ms }, vocab.Deadline, 300 * ms, 1},
 		{"handshake timeout, OkHttp's read timeout", func(c *Config) { c.TLSHandshakeTimeout = 80 * ms }, vocab.ReadTimeout, 160 * ms, 2},
 		{"handshake timeout, HttpClient 5's connect timeout", func(c *Config) {
-			c.TLSHandshakeTimeout, c.HandshakeTimeoutAsConnect = 80*ms, true
+			c.TLSHandshakeTimeout, c.Rules.Connect.HandshakeTimeoutAsConnect = 80*ms, true
 		}, vocab.ConnectTimeout, 160 * ms, 2},
 		{"HttpClient 4.5: a handshake timeout moves on", func(c *Config) {
-			c.TLSHandshakeTimeout, c.HandshakeTimeoutAsConnect, c.HandshakeNext = 80*ms, true, HandshakeNextOnTimeout
+			c.TLSHandshakeTimeout, c.Rules.Connect.HandshakeTimeoutAsConnect, c.Rules.Connect.HandshakeNext = 80*ms, true, rules.HandshakeNextOnTimeout
 		}, vocab.ConnectTimeout, 160 * ms, 2},
-		{"one address only", func(c *Config) { c.TLSHandshakeTimeout, c.HandshakeNext = 80*ms, HandshakeNextNone }, vocab.ReadTimeout, 80 * ms, 1},
+		{"one address only", func(c *Config) { c.TLSHandshakeTimeout, c.Rules.Connect.HandshakeNext = 80*ms, rules.HandshakeNextNone }, vocab.ReadTimeout, 80 * ms, 1},
 		{"the JDK's connect timer covers the handshake", func(c *Config) {
-			c.ConnectTimeout, c.JDKConnect, c.HandshakeNext = 100*ms, true, HandshakeNextNone
+			c.ConnectTimeout, c.Rules = 100*ms, rules.JDK(rules.JDKSettings{})
 		}, vocab.ConnectTimeout, 100 * ms, 1},
 		{"the JDK's request timeout before the connection", func(c *Config) {
-			c.HeadTimeout, c.JDKConnect, c.HandshakeNext = 100*ms, true, HandshakeNextNone
+			c.HeadTimeout, c.Rules = 100*ms, rules.JDK(rules.JDKSettings{})
 		}, vocab.ConnectTimeout, 100 * ms, 1},
 	}
 	for _, tt := range tests {
@@ -96,7 +98,7 @@ func TestHandshakeBound(t *testing.T) {
 	}
 }
 
-// TestHandshakeNextAddress: without RoutePerAttempt a failed certificate moves the connect to
+// TestHandshakeNextAddress: without a route per attempt a failed certificate moves the connect to
 // the host's next address (HttpClient 5's connection operator); with it, and OkHttp's
 // recovery, the call fails on the first with tls-error.
 func TestHandshakeNextAddress(t *testing.T) {
@@ -108,9 +110,9 @@ func TestHandshakeNextAddress(t *testing.T) {
 		good int
 	}{
 		{"hc5: next address", func(*Config) {}, vocab.OK, 1},
-		{"okhttp: never recovered", func(c *Config) { c.RoutePerAttempt, c.RetryOnConnectionFailure = true, true }, vocab.TLSError, 0},
-		{"hc4: an SSLException ends the connect", func(c *Config) { c.HandshakeNext, c.Resend = HandshakeNextOnTimeout, ResendHC4 }, vocab.TLSError, 0},
-		{"jdk: one address", func(c *Config) { c.HandshakeNext, c.JDKConnect = HandshakeNextNone, true }, vocab.TLSError, 0},
+		{"okhttp: never recovered", func(c *Config) { c.Rules = rules.OkHttp313(rules.OkHttpSettings{}) }, vocab.TLSError, 0},
+		{"hc4: an SSLException ends the connect", func(c *Config) { c.Rules = rules.HC4() }, vocab.TLSError, 0},
+		{"jdk: one address", func(c *Config) { c.Rules = rules.JDK(rules.JDKSettings{}) }, vocab.TLSError, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := servers[1].Requests()
@@ -136,7 +138,7 @@ func TestHandshakeNextAddress(t *testing.T) {
 // SSLException that HttpClient 4.5's DefaultHttpRequestRetryHandler never re-sends.
 func TestTLSAlertNotResent(t *testing.T) {
 	url, cfg, servers := tlsHost(t, 21, fakesrv.TLSOldVersion)
-	cfg.Resend, cfg.Deadline = ResendHC4, 5*time.Second
+	cfg.Rules, cfg.Deadline = rules.HC4(), 5*time.Second
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +151,7 @@ func TestTLSAlertNotResent(t *testing.T) {
 	}
 }
 
-// TestJDKLookup: with JDKConnect a head timeout that fires during the lookup ends the call
+// TestJDKLookup: with the JDK's rules a head timeout that fires during the lookup ends the call
 // when the lookup returns, as a connect timeout; a lookup that fails is tried once more.
 func TestJDKLookup(t *testing.T) {
 	const delay, head = 150 * time.Millisecond, 50 * time.Millisecond
@@ -159,7 +161,7 @@ func TestJDKLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	cfg.JDKConnect, cfg.HeadTimeout, cfg.Resend, cfg.Deadline = true, head, ResendJDK, 5*time.Second
+	cfg.Rules, cfg.HeadTimeout, cfg.Deadline = rules.JDK(rules.JDKSettings{}), head, 5*time.Second
 	fast := cfg
 	cfg.Resolver = slow.Resolver()
 	c, err := New(cfg)

@@ -95,6 +95,7 @@ func NewCascade() *Cascade {
 func (*Cascade) Info() Info {
 	return Info{
 		Name:  "exp-l",
+		Topic: "caller",
 		Alone: true,
 		Title: "the caller's side of a slow downstream",
 		Description: "An order service with 200 workers calls inventory through 5 pooled connections; " +
@@ -185,7 +186,7 @@ func (c *Cascade) sizingCalls() int {
 // leaseOf is the lease timeout b's client applies: net/http's wait for MaxConnsPerHost has
 // none, whatever the spec asked.
 func leaseOf(b built) time.Duration {
-	if b.limits.Profile == model.Go {
+	if b.limits.Rules.Pool.NoLeaseTimeout {
 		return 0
 	}
 	return b.limits.LeaseTimeout

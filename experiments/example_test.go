@@ -21,10 +21,10 @@ func ExampleCheck() {
 
 func ExampleLookupProfile() {
 	p, err := experiments.LookupProfile("okhttp")
-	fmt.Println(p.Name, p.Rules, err)
+	fmt.Println(p.Name+":", p.Library(), err)
 	_, err = experiments.LookupProfile("curl")
 	fmt.Println(err)
 	// Output:
-	// okhttp okhttp <nil>
+	// okhttp: OkHttp 3.13.1 <nil>
 	// --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)
 }

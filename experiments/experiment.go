@@ -23,6 +23,9 @@ import (
 type Info struct {
 	// Name is the command name, for example "exp-a".
 	Name string
+	// Topic names the experiment by what it shows, for example "trickle": the command line
+	// takes it for Name.
+	Topic string
 	// Title says in a few words what the experiment shows.
 	Title string
 	// Description explains the experiment in a paragraph, for --help.

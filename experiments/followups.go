@@ -33,6 +33,7 @@ func NewFollowUps() *FollowUps { return &FollowUps{} }
 func (*FollowUps) Info() Info {
 	return Info{
 		Name:  "exp-d",
+		Topic: "follow-ups",
 		Title: "follow-ups that repeat a request",
 		Description: "The server answers 408, 503 with a Retry-After, a redirect of every kind, a redirect loop, " +
 			"a 401 or 407 challenge. OkHttp 3.13 repeats a request answered 408 once, even a POST (once " +
@@ -166,7 +167,7 @@ func followUps() []followUp {
 
 // rules returns the model's follow-up settings for the row's client.
 func (r followUp) rules(l model.Limits) model.FollowRules {
-	return model.FollowRules{RetryOnConnectionFailure: l.RetryOnConnectionFailure, NoRedirects: r.s.Follow.NoRedirects,
+	return model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On, NoRedirects: r.s.Follow.NoRedirects,
 		NoSslRedirects: r.s.Follow.NoSslRedirects, Authenticate: r.s.Follow.Authenticate}
 }
 
@@ -266,7 +267,7 @@ func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id 
 	if err := ctx.Err(); err != nil {
 		return results.Row{}, nil, err
 	}
-	want := model.FollowUps(b.limits.Profile, r.rules(b.limits), r.call())
+	want := model.FollowUps(b.limits.Rules, r.rules(b.limits), r.call())
 	got := srv.received()
 	row := results.Row{
 		Name:                 r.name,

@@ -40,6 +40,7 @@ func NewGoTraps() *GoTraps {
 func (*GoTraps) Info() Info {
 	return Info{
 		Name:  "exp-f",
+		Topic: "go-traps",
 		Title: "Go's own traps",
 		Description: "Go's net/http, with none of labrun's layers. (1) A POST with an Idempotency-Key " +
 			"header and a body it can rewind, sent on a reused connection that the server closes " +

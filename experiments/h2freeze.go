@@ -9,6 +9,7 @@ import (
 	"github.com/labrun/labrun/client/h2"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/results"
 )
 
@@ -47,9 +48,9 @@ type freezeVariant struct {
 // freeze runs the three clients against nodes that freeze, at once: each has its own node.
 func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
 	vs := []*freezeVariant{
-		{scenario: "go, no health check", client: model.H2Client{Rule: model.H2Go, Deadline: freezeTimeout}},
-		{scenario: "go, health check", client: model.H2Client{Rule: model.H2Go, SendPingTimeout: freezePing, PingTimeout: freezePing, Deadline: freezeTimeout}},
-		{scenario: "okhttp, read timeout", client: model.H2Client{Rule: model.H2OkHttp, Handshake: true, ReadTimeout: freezeRead, Deadline: freezeTimeout}},
+		{scenario: "go, no health check", client: model.H2Client{Rule: rules.H2Go(), Deadline: freezeTimeout}},
+		{scenario: "go, health check", client: model.H2Client{Rule: rules.H2Go(), SendPingTimeout: freezePing, PingTimeout: freezePing, Deadline: freezeTimeout}},
+		{scenario: "okhttp, read timeout", client: model.H2Client{Rule: rules.H2OkHttp(), Handshake: true, ReadTimeout: freezeRead, Deadline: freezeTimeout}},
 	}
 	var last time.Duration
 	for _, v := range vs {
@@ -113,7 +114,7 @@ func (v *freezeVariant) run(ctx context.Context) error {
 	n := v.ns.nodes[0]
 	var do func(t0 time.Time) h2Call
 	var conns func() int
-	if v.client.Rule == model.H2OkHttp {
+	if v.client.Rule == rules.H2OkHttp() {
 		pool, err := h2.New(h2.Config{Routes: v.ns.routes(), ConnectTimeout: h2ConnectTimeout,
 			ReadTimeout: v.client.ReadTimeout, CallTimeout: v.client.Deadline})
 		if err != nil {

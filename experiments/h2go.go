@@ -8,6 +8,7 @@ import (
 
 	"github.com/labrun/labrun/client/h2"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -30,9 +31,9 @@ const goStallIssue = "https://github.com/golang/go/issues/70809"
 // streams, strict off, then on.
 func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
 	for _, strict := range []bool{false, true} {
-		rule, label := model.H2Go, "go, strict off"
+		rule, label := rules.H2Go(), "go, strict off"
 		if strict {
-			rule, label = model.H2GoStrict, "go, strict on"
+			rule, label = rules.H2GoStrict(), "go, strict on"
 		}
 		ns, err := host.start([]model.H2Node{{Latency: goLatency, MaxStreams: h.GoLimit}})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/labrun/labrun/client/h2"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -46,7 +47,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 			return err
 		}
 		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
-			Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: v.alloc, Handshake: true})})
+			Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: v.alloc, Handshake: true})})
 		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
 		pool, err := h2.New(h2.Config{Routes: ns.routes(), AllocationLimit: v.alloc,
 			ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
@@ -176,7 +177,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	defer ns.close()
 	ends := model.SimulateH2Ends(model.H2Scenario{Nodes: ns.model, Starts: starts,
-		Client: host.cal.apply(model.H2Client{Rule: model.H2OkHttp, AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
+		Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
 	pred := ends.Fewest
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
 	apns, err := h2.NewAPNs(cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -35,7 +36,7 @@ func throttleScenario(ns *h2Nodes, rule model.H2Rule) model.H2Scenario {
 		starts, rejected = append(starts, throttleAt), append(rejected, false)
 	}
 	return model.H2Scenario{Nodes: ns.model, Starts: starts, Rejected: rejected,
-		Client: model.H2Client{Rule: rule, Deadline: throttleTimeout, Handshake: rule == model.H2OkHttp}}
+		Client: model.H2Client{Rule: rule, Deadline: throttleTimeout, Handshake: rule == rules.H2OkHttp()}}
 }
 
 // restoredAt is when the model's connection 0 got its limit back after the throttle (0: never).
@@ -101,7 +102,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 		return err
 	}
 	defer ns.close()
-	pred := model.SimulateH2(throttleScenario(ns, model.H2GoStrict))
+	pred := model.SimulateH2(throttleScenario(ns, rules.H2GoStrict()))
 	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: h2ConnectTimeout})
 	if err != nil {
@@ -199,7 +200,7 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 		return err
 	}
 	defer ns.close()
-	pred := model.SimulateH2(throttleScenario(ns, model.H2OkHttp))
+	pred := model.SimulateH2(throttleScenario(ns, rules.H2OkHttp()))
 	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: throttleTimeout})
 	if err != nil {

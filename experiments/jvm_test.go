@@ -14,6 +14,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/jvm"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -261,8 +262,8 @@ func TestResendPropertiesMatchRealLibraries(t *testing.T) {
 		lib, prop string
 		limits    model.Limits
 	}{
-		{"urlconnection", "sun.net.http.retryPost=false", model.Limits{Profile: model.URLConnection, NoResendPost: true}},
-		{"jdk", "jdk.httpclient.enableAllMethodRetry=true", model.Limits{Profile: model.JDK, ResendAnyMethod: true}},
+		{"urlconnection", "sun.net.http.retryPost=false", model.Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: true})}},
+		{"jdk", "jdk.httpclient.enableAllMethodRetry=true", model.Limits{Rules: rules.JDK(rules.JDKSettings{EnableAllMethodRetry: true})}},
 	} {
 		t.Run(tt.prop, func(t *testing.T) {
 			rt := jvm.Require(t, jvmLibs...)

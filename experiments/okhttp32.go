@@ -50,6 +50,7 @@ var upAddrs = []string{"127.0.0.12", "127.0.0.13", "127.0.0.14"}
 func (*OkHttp32) Info() Info {
 	return Info{
 		Name:  "exp-j",
+		Topic: "okhttp32",
 		Title: "OkHttp 3.2 re-sends after a read timeout",
 		Description: "The OkHttp seed's own bug. A POST reserves stock and the server takes 3 s; the " +
 			"read timeout is 1 s. OkHttp 3.0 to 3.2 recovered a read timeout after the request was " +

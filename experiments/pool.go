@@ -37,6 +37,7 @@ func NewPool() *Pool {
 func (*Pool) Info() Info {
 	return Info{
 		Name:  "exp-b",
+		Topic: "pool",
 		Title: "a small pool makes a healthy server slow",
 		Description: "Concurrent calls share a small per-route pool against a server that takes the same " +
 			"time for every call. Without a lease timeout the calls queue for a connection and " +

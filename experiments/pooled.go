@@ -80,6 +80,7 @@ func NewPooled() *Pooled {
 func (*Pooled) Info() Info {
 	return Info{
 		Name:  "exp-g",
+		Topic: "stale-pool",
 		Title: "the first call after a quiet night",
 		Description: "A pooled connection dies while the client is away, and the first call after the " +
 			"pause fails with NoHttpResponseException or Connection reset, or hangs. (1) The server's " +

@@ -48,6 +48,7 @@ func NewPreFirst() *PreFirst {
 func (*PreFirst) Info() Info {
 	return Info{
 		Name:  "exp-k",
+		Topic: "first-byte",
 		Title: "before the first byte: DNS and TLS",
 		Description: "Phase 2 is a name lookup, a TCP connect and a TLS handshake. A server that accepts " +
 			"and never answers the ClientHello: HttpClient 5.2 with a connect and a response timeout " +
@@ -372,10 +373,7 @@ func handshakeLimit(profile string, s *spec, d time.Duration) {
 
 // bounds says which limit the profile's rules give the row's step.
 func (k *PreFirst) bounds(p model.Prediction, l model.Limits, row kRow) string {
-	r, err := model.LookupPreFirstRule(l.Profile)
-	if err != nil {
-		return err.Error()
-	}
+	r := model.PreFirstRuleOf(l)
 	switch row.fault.Fault {
 	case model.HandshakeStall, model.SlowHandshake:
 		b := r.Handshake(l)

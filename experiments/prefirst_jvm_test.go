@@ -14,6 +14,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/jvm"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -74,7 +75,7 @@ func kJavaRows(profile string) []kJavaRow {
 	}
 	switch profile {
 	case ProfileHC5:
-		l := model.Limits{Profile: model.HC5, ConnectTimeout: c, ReadTimeout: r}
+		l := model.Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: c, ReadTimeout: r}
 		so := l
 		so.TLSHandshakeTimeout = h
 		common := typical("connect=100,response=100", l)
@@ -89,7 +90,7 @@ func kJavaRows(profile string) []kJavaRow {
 			kJavaRow{name: "stalled handshake, connect and response timeouts only (capped at 600 ms)", addrs: []fakesrv.TLSFault{fakesrv.TLSStall},
 				fault: stall, flags: "connect=100,response=100,cap=600", limits: l})
 	case ProfileOkHttp:
-		l := model.Limits{Profile: model.OkHttp, ConnectTimeout: c, ReadTimeout: r, RetryOnConnectionFailure: true}
+		l := model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: c, ReadTimeout: r}
 		common := typical("connect=100,read=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and read timeouts only", addrs: stallAddr, fault: stall, flags: "connect=100,read=100", limits: l},
@@ -101,19 +102,19 @@ func kJavaRows(profile string) []kJavaRow {
 				margin: kJavaMargin + 40*time.Millisecond},
 		}, common...)
 	case ProfileJDK:
-		l := model.Limits{Profile: model.JDK, ConnectTimeout: c, ReadTimeout: r}
+		l := model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: c, ReadTimeout: r}
 		common := typical("connect=100,request=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and request timeouts", addrs: stallAddr, fault: stall, flags: "connect=100,request=100", limits: l},
 			{name: "stalled handshake on both of two addresses, connect timeout 150 ms only", addrs: stall2Addr, fault: stall2,
-				flags: "connect=150", limits: model.Limits{Profile: model.JDK, ConnectTimeout: h}},
+				flags: "connect=150", limits: model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: h}},
 			{name: "stalled handshake, request timeout 150 ms only", addrs: stallAddr, fault: stall,
-				flags: "request=150", limits: model.Limits{Profile: model.JDK, ReadTimeout: h}},
+				flags: "request=150", limits: model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: h}},
 			{name: "handshake answered byte by byte, connect and request timeouts (deadlines)", addrs: slowAddr, fault: slow,
 				flags: "connect=100,request=100", limits: l},
 		}, common...)
 	case ProfileURLConnection:
-		l := model.Limits{Profile: model.URLConnection, ConnectTimeout: c, ReadTimeout: r}
+		l := model.Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{}), ConnectTimeout: c, ReadTimeout: r}
 		common := typical("connect=100,read=100", l)
 		return append([]kJavaRow{
 			{name: "stalled handshake, connect and read timeouts", addrs: stallAddr, fault: stall, flags: "connect=100,read=100", limits: l},
@@ -121,7 +122,7 @@ func kJavaRows(profile string) []kJavaRow {
 			{name: "handshake answered byte by byte, read timeout 100 ms (per read)", addrs: slowAddr, fault: slow, flags: "connect=100,read=100", limits: l},
 		}, common...)
 	case ProfileHC4:
-		l := model.Limits{Profile: model.HC4, ConnectTimeout: c, ReadTimeout: r}
+		l := model.Limits{Rules: rules.HC4(), ConnectTimeout: c, ReadTimeout: r}
 		so := l
 		so.TLSHandshakeTimeout = h
 		common := typical("connect=100,socket=100", l)

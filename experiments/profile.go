@@ -11,6 +11,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -47,41 +48,46 @@ type Profile struct {
 	Name string
 	// Description says in a line what the client is.
 	Description string
-	// Rules are the library's rules as the model knows them; the limits of every client the
-	// profile builds carry them.
-	Rules model.Profile
+	// rules returns the library's rules with the settings s asks for (automatic retries,
+	// retryOnConnectionFailure); the client the profile builds and the model's limits for it
+	// both carry them.
+	rules func(s spec) rules.Rules
 	// PropagatesDeadline reports whether the client can send its remaining budget to the
 	// server (spec.PropagateDeadline); a client that cannot ignores it.
 	PropagatesDeadline bool
-	// build makes the client for s, with the model's limits for it but its Rules.
-	build func(s spec) (built, error)
+	// build makes the client for s that executes r, with the model's limits for it but the
+	// rules.
+	build func(s spec, r rules.Rules) (built, error)
 }
 
 // Profiles returns the client profiles, the default (ProfileHC5) first.
 func Profiles() []Profile {
 	return []Profile{
 		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)",
-			Rules: model.HC5, PropagatesDeadline: true, build: buildHC5},
+			rules: hc5Rules, PropagatesDeadline: true, build: buildHC5},
 		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp 3.13's defaults and rules: connect and read 10 s, " +
-			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: model.OkHttp, build: buildOkHttp},
+			"no lease, response follow-ups, each resolved address a route retried on failure", rules: okHTTPRules(rules.OkHttp313), build: buildOkHttp},
 		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
-			Rules: model.Go, build: buildGo},
+			rules: func(spec) rules.Rules { return rules.GoNet() }, build: buildGo},
 		{Name: ProfileOkHttp32, Description: "the okhttp profile with OkHttp 3.0-3.2's recovery: a read timeout after " +
 			"the request was sent moves the call to the next pooled connection, then to a new one per route (fixed in 3.3.0)",
-			Rules: model.OkHttp, build: buildOkHttp32},
+			rules: okHTTPRules(rules.OkHttp32), build: buildOkHttp},
 		{Name: ProfileOkHttp314, Description: "the okhttp profile with OkHttp 3.14's route rule: a pooled connection that " +
-			"failed keeps its route, so the retry may dial that address again before the others", Rules: model.OkHttp, build: buildOkHttp314},
+			"failed keeps its route, so the retry may dial that address again before the others", rules: okHTTPRules(rules.OkHttp314), build: buildOkHttp},
 		{Name: ProfileJDK, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
 			"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
-			"a GET or HEAD whose connection ends before any response byte sent once more", Rules: model.JDK, build: buildJDK},
+			"a GET or HEAD whose connection ends before any response byte sent once more", rules: func(spec) rules.Rules { return rules.JDK(rules.JDKSettings{}) }, build: buildJDK},
 		{Name: ProfileURLConnection, Description: "labrun's client with HttpURLConnection's rules (JDK 17): no pool limit, " +
 			"a read timeout per read, no check of a pooled connection, a request whose response head fails sent once more " +
-			"(a POST too, unless sun.net.http.retryPost=false)", Rules: model.URLConnection, build: buildURLConnection},
+			"(a POST too, unless sun.net.http.retryPost=false)", rules: func(spec) rules.Rules { return rules.URLConnection(rules.URLConnectionSettings{}) }, build: buildURLConnection},
 		{Name: ProfileHC4, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
 			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends",
-			Rules: model.HC4, build: buildHC4},
+			rules: func(spec) rules.Rules { return rules.HC4() }, build: buildHC4},
 	}
 }
+
+// Library names the library and release whose rules the profile follows.
+func (p Profile) Library() string { return p.rules(spec{}).Library }
 
 // ProfileNames lists the names --client takes.
 func ProfileNames() []string {
@@ -109,9 +115,22 @@ func build(name string, s spec) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	b, err := p.build(s)
-	b.limits.Profile = p.Rules
+	r := p.rules(s)
+	b, err := p.build(s, r)
+	b.limits.Rules = r
 	return b, err
+}
+
+// hc5Rules are HttpClient 5's rules with the automatic retries s asks for.
+func hc5Rules(s spec) rules.Rules {
+	return rules.HC5(rules.HC5Settings{AutomaticRetries: s.HC5Retries == vocab.HC5RetriesDefault})
+}
+
+// okHTTPRules are an OkHttp release's rules with the retryOnConnectionFailure s asks for.
+func okHTTPRules(release func(rules.OkHttpSettings) rules.Rules) func(spec) rules.Rules {
+	return func(s spec) rules.Rules {
+		return release(rules.OkHttpSettings{NoRetryOnConnectionFailure: s.NoRouteRetry})
+	}
 }
 
 // spec is what an experiment sets on its client, in terms every profile understands. A zero
@@ -184,7 +203,7 @@ func (b built) modelPool(calls int) int {
 }
 
 // buildHC5 is the hc5 profile: labrun's client with HttpClient 5's defaults.
-func buildHC5(s spec) (built, error) {
+func buildHC5(s spec, r rules.Rules) (built, error) {
 	d := client.HC5Defaults()
 	if s.NoLeaseTimeout {
 		d.LeaseTimeout = 0
@@ -198,10 +217,9 @@ func buildHC5(s spec) (built, error) {
 		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout, PropagateDeadline: s.PropagateDeadline,
 		Resolver: s.Resolver,
 
-		HC5Retries: s.HC5Retries, ValidateAfterInactivity: s.ValidateAfterInactivity,
+		Rules: r, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
 		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
-		HandshakeTimeoutAsConnect: true,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -210,33 +228,19 @@ func buildHC5(s spec) (built, error) {
 	return built{c: c, limits: modelLimits(cfg), pool: cfg.MaxPerRoute, stats: c.Stats, maxTotal: cfg.MaxTotal}, nil
 }
 
-// buildOkHttp is the okhttp profile: labrun's client with OkHttp 3.13's defaults and rules
-// (3.3 to 3.13 share them).
-func buildOkHttp(s spec) (built, error) { return buildOkHttpVersion(s, false, false) }
-
-// buildOkHttp32 is the okhttp@3.2 profile.
-func buildOkHttp32(s spec) (built, error) { return buildOkHttpVersion(s, true, false) }
-
-// buildOkHttp314 is the okhttp@3.14 profile.
-func buildOkHttp314(s spec) (built, error) { return buildOkHttpVersion(s, false, true) }
-
-// buildOkHttpVersion builds the okhttp profile's client; recoverReadTimeouts selects OkHttp
-// 3.0-3.2's rule, currentRoute 3.14's.
-func buildOkHttpVersion(s spec, recoverReadTimeouts, currentRoute bool) (built, error) {
+// buildOkHttp is the okhttp profiles' client with OkHttp's defaults and r, the rules of its
+// release (3.13, 3.2 or 3.14).
+func buildOkHttp(s spec, r rules.Rules) (built, error) {
 	cfg := client.Config{
 		ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
 		ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
 		WriteTimeout:   10 * time.Second,
 		Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		IdleTimeout:              or(s.IdleTimeout, 5*time.Minute),
-		FollowUps:                true,
-		RoutePerAttempt:          true,
-		RetryOnConnectionFailure: !s.NoRouteRetry,
-		RecoverReadTimeouts:      recoverReadTimeouts,
-		OkHttpRetryCurrentRoute:  currentRoute,
-		OkHttpHealthCheck:        true,
-		Resolver:                 s.Resolver,
-		Follow:                   s.Follow, TLS: s.TLS,
+		IdleTimeout: or(s.IdleTimeout, 5*time.Minute),
+		FollowUps:   true,
+		Rules:       r,
+		Resolver:    s.Resolver,
+		Follow:      s.Follow, TLS: s.TLS,
 	}
 	// RealConnection.connectSocket sets the read timeout on the socket before the handshake.
 	cfg.TLSHandshakeTimeout = cfg.ReadTimeout
@@ -266,13 +270,11 @@ const (
 // connectTimeout is not set by default; the pool watches idle connections for their end (as
 // net/http's read loop does); a GET or HEAD whose connection ends before any response byte is
 // sent once more.
-func buildJDK(s spec) (built, error) {
+func buildJDK(s spec, r rules.Rules) (built, error) {
 	cfg := client.Config{
 		ConnectTimeout: s.ConnectTimeout, HeadTimeout: s.ReadTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Resend: client.ResendJDK, Resolver: s.Resolver,
-		// The connect timer covers the handshake, on the one address it connects to.
-		TLS: s.TLS, JDKConnect: true, HandshakeNext: client.HandshakeNextNone, FirstAddressOnly: true,
+		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Rules: r, Resolver: s.Resolver, TLS: s.TLS,
 	}
 	return buildLabrun(cfg, 0)
 }
@@ -280,15 +282,14 @@ func buildJDK(s spec) (built, error) {
 // buildURLConnection is the urlconnection profile: no pool limit, connect and read timeouts
 // not set by default, the read timeout per read, no check of a pooled connection before it is
 // used, and the one re-send of sun.net.www.http.HttpClient.parseHTTP.
-func buildURLConnection(s spec) (built, error) {
+func buildURLConnection(s spec, r rules.Rules) (built, error) {
 	cfg := client.Config{
 		ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		IdleTimeout:             or(s.IdleTimeout, urlConnectionKeepAlive),
-		ValidateAfterInactivity: client.NoValidation, Resend: client.ResendURLConnection, Resolver: s.Resolver,
-		// NetworkClient.doConnect sets the read timeout on the socket before the handshake,
-		// which runs on the one address it connects to.
-		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout, HandshakeNext: client.HandshakeNextNone, FirstAddressOnly: true,
+		ValidateAfterInactivity: client.NoValidation, Rules: r, Resolver: s.Resolver,
+		// NetworkClient.doConnect sets the read timeout on the socket before the handshake.
+		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout,
 	}
 	b, err := buildLabrun(cfg, 0)
 	b.limits.TLSHandshakeTimeout = 0 // no such setting: the model's rule is the read timeout
@@ -298,19 +299,17 @@ func buildURLConnection(s spec) (built, error) {
 // buildHC4 is the hc4 profile: HttpClient 5's pool with 4.5's sizes, no lease or connect
 // timeout by default (-1: infinite and the system's), validateAfterInactivity 2 s and
 // DefaultHttpRequestRetryHandler, both on in HttpClients.createDefault().
-func buildHC4(s spec) (built, error) {
+func buildHC4(s spec, r rules.Rules) (built, error) {
 	cfg := client.Config{
 		MaxPerRoute: or(s.Pool, hc4PerRoute), MaxTotal: or(s.MaxTotal, max(hc4Total, s.Pool)),
 		LeaseTimeout: s.LeaseTimeout, ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
 		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout,
 		ValidateAfterInactivity: or(s.ValidateAfterInactivity, model.HC4ValidateAfterInactivity),
-		Resend:                  client.ResendHC4, Resolver: s.Resolver,
+		Rules:                   r, Resolver: s.Resolver,
 		// SSLConnectionSocketFactory.connectSocket makes the connect timeout the handshake's
-		// socket timeout when SocketConfig sets none; only a handshake timeout moves on to the
-		// next address.
+		// socket timeout when SocketConfig sets none.
 		TLS: s.TLS, TLSHandshakeTimeout: or(s.TLSHandshakeTimeout, s.ConnectTimeout),
-		HandshakeTimeoutAsConnect: true, HandshakeNext: client.HandshakeNextOnTimeout,
 	}
 	b, err := buildLabrun(cfg, cfg.MaxPerRoute)
 	b.limits.TLSHandshakeTimeout = s.TLSHandshakeTimeout // SocketConfig soTimeout; the model derives the rest
@@ -328,7 +327,7 @@ func buildLabrun(cfg client.Config, pool int) (built, error) {
 }
 
 // buildGo is the go profile: net/http's Client and Transport with the nearest settings.
-func buildGo(s spec) (built, error) {
+func buildGo(s spec, _ rules.Rules) (built, error) {
 	idle := s.MaxIdlePerHost
 	if idle == 0 {
 		idle = s.Pool
@@ -351,7 +350,8 @@ func buildGo(s spec) (built, error) {
 	return built{c: g, limits: l, pool: s.Pool}, nil
 }
 
-// modelLimits converts labrun's client configuration to the model's limits.
+// modelLimits converts labrun's client configuration to the model's limits; build adds the
+// profile's rules.
 func modelLimits(cfg client.Config) model.Limits {
 	return model.Limits{
 		LeaseTimeout:   cfg.LeaseTimeout,
@@ -363,15 +363,9 @@ func modelLimits(cfg client.Config) model.Limits {
 		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
 		Backoff:             cfg.Backoff,
 
-		RetryOnConnectionFailure: cfg.RetryOnConnectionFailure,
-		RecoverReadTimeouts:      cfg.RecoverReadTimeouts,
-		OkHttpRetryCurrentRoute:  cfg.OkHttpRetryCurrentRoute,
-		ResendAnyMethod:          cfg.ResendAnyMethod,
-		NoResendPost:             cfg.NoResendPost,
-		HC5Retries:               cfg.HC5Retries,
-		ValidateAfterInactivity:  cfg.ValidateAfterInactivity,
-		EvictIdle:                cfg.EvictIdle,
-		EvictInterval:            cfg.EvictInterval,
+		ValidateAfterInactivity: cfg.ValidateAfterInactivity,
+		EvictIdle:               cfg.EvictIdle,
+		EvictInterval:           cfg.EvictInterval,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -46,7 +47,7 @@ func TestProfileTable(t *testing.T) {
 		t.Errorf("got profiles %v, want %v", got, want)
 	}
 	for _, p := range Profiles() {
-		if p.Description == "" || p.Rules == "" {
+		if p.Description == "" || p.rules(spec{}).Library == "" {
 			t.Errorf("%s lacks a description or its rules", p.Name)
 		}
 		b, err := build(p.Name, spec{ReadTimeout: time.Second, Pool: 3})
@@ -54,8 +55,8 @@ func TestProfileTable(t *testing.T) {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 		b.c.Close()
-		if b.limits.Profile != p.Rules || b.limits.ReadTimeout != time.Second {
-			t.Errorf("%s: got limits %+v, want its rules %q and the read timeout", p.Name, b.limits, p.Rules)
+		if b.limits.Rules != p.rules(spec{}) || b.limits.ReadTimeout != time.Second {
+			t.Errorf("%s: got limits %+v, want its rules (%s) and the read timeout", p.Name, b.limits, p.rules(spec{}).Library)
 		}
 	}
 	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)` {
@@ -70,19 +71,19 @@ func TestProfileDefaults(t *testing.T) {
 		s       spec
 		want    model.Limits
 	}{
-		{ProfileHC5, spec{}, model.Limits{Profile: model.HC5, LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}},
-		{ProfileHC5, spec{NoLeaseTimeout: true}, model.Limits{Profile: model.HC5, ConnectTimeout: 3 * time.Minute}},
-		{ProfileOkHttp, spec{}, model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileOkHttp, spec{NoRouteRetry: true}, model.Limits{Profile: model.OkHttp, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileOkHttp314, spec{}, model.Limits{Profile: model.OkHttp, RetryOnConnectionFailure: true, OkHttpRetryCurrentRoute: true,
+		{ProfileHC5, spec{}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}},
+		{ProfileHC5, spec{NoLeaseTimeout: true}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: 3 * time.Minute}},
+		{ProfileOkHttp, spec{}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp, spec{NoRouteRetry: true}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp314, spec{}, model.Limits{Rules: rules.OkHttp314(rules.OkHttpSettings{}),
 			ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileJDK, spec{}, model.Limits{Profile: model.JDK}},
-		{ProfileJDK, spec{ReadTimeout: time.Second}, model.Limits{Profile: model.JDK, ReadTimeout: time.Second}},
-		{ProfileURLConnection, spec{}, model.Limits{Profile: model.URLConnection, ValidateAfterInactivity: model.NoValidation}},
-		{ProfileHC4, spec{}, model.Limits{Profile: model.HC4, ValidateAfterInactivity: 2 * time.Second}},
-		{ProfileGo, spec{}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second}},
-		{ProfileGo, spec{ClientTimeout: time.Second}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
-		{ProfileGo, spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Profile: model.Go, ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},
+		{ProfileJDK, spec{}, model.Limits{Rules: rules.JDK(rules.JDKSettings{})}},
+		{ProfileJDK, spec{ReadTimeout: time.Second}, model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: time.Second}},
+		{ProfileURLConnection, spec{}, model.Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{}), ValidateAfterInactivity: model.NoValidation}},
+		{ProfileHC4, spec{}, model.Limits{Rules: rules.HC4(), ValidateAfterInactivity: 2 * time.Second}},
+		{ProfileGo, spec{}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second}},
+		{ProfileGo, spec{ClientTimeout: time.Second}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
+		{ProfileGo, spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},
 	}
 	for _, tt := range tests {
 		b, err := build(tt.profile, tt.s)

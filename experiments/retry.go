@@ -35,6 +35,7 @@ func NewRetry() *Retry {
 func (*Retry) Info() Info {
 	return Info{
 		Name:  "exp-c",
+		Topic: "retry",
 		Title: "a retry after a timeout charges twice",
 		Description: "The server takes longer to reserve stock than the client's read timeout. The client " +
 			"gives up, closes the connection and retries on a new one, but the server had " +

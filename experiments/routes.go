@@ -40,6 +40,7 @@ func NewRoutes() *Routes {
 func (*Routes) Info() Info {
 	return Info{
 		Name:  "exp-e",
+		Topic: "routes",
 		Title: "a timeout that seems ignored",
 		Description: "A host name resolves to three loopback addresses (127.0.0.2, .3, .4), none of " +
 			"which answers a SYN: each is a listener whose accept queue is full, which Linux " +

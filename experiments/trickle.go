@@ -38,6 +38,7 @@ func NewTrickle() *Trickle {
 func (*Trickle) Info() Info {
 	return Info{
 		Name:  "exp-a",
+		Topic: "trickle",
 		Title: "a trickle vs the read timeout",
 		Description: "The server sends its head at once, then the body one byte at a time. The read timeout " +
 			"(SO_TIMEOUT) restarts on every byte, so it never fires: the call succeeds after " +

@@ -77,6 +77,7 @@ func NewVanish() *Vanish {
 func (*Vanish) Info() Info {
 	return Info{
 		Name:  "exp-i",
+		Topic: "vanish",
 		Title: "peers that vanish, measured",
 		Description: "A server host that is powered off or cut off by a firewall sends no FIN and no " +
 			"RST: Linux gives up a connect after 127 s (tcp_syn_retries 6) and a request on a " +

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -131,7 +132,7 @@ func (v *Vanish) keepaliveRows(res vanish.KeepaliveResult, k model.Kernel, r2s [
 	next := in.NextCallAt()
 	// The next call finds the pool empty when keepalive gave up before it, and dials the
 	// host that is gone.
-	fresh := model.Predict(model.Downstream{HostDown: true}, model.Limits{Profile: model.Go, ConnectTimeout: v.ConnectTimeout}, true, 0)
+	fresh := model.Predict(model.Downstream{HostDown: true}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: v.ConnectTimeout}, true, 0)
 	on := sampleRow(fmt.Sprintf("6. next call at %v, keepalive on: a new connection", next), fresh.Total, fresh.Outcome, res.NextCall)
 	on.Server = orErr(reuseNote(res.NextCall, false, "keepalive removed the dead connection: the call dials, and the host is gone"), on, res.NextCall)
 	off, wheel := kernelRow(fmt.Sprintf("6. next call at %v, keepalive off: the dead one, tcp_retries2 %d, then a replay", next, in.Retries2),

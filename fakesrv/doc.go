@@ -31,7 +31,7 @@
 //   - /reserve, /trickle, /stall and /delay take a Behaviour in their query: every one of
 //     them accepts every Behaviour key (delay, bytes, every, stall, max, order, idempotent),
 //     as Behaviour.Path writes them; the path names the main behaviour, /stall implies
-//     stall=1, and /reserve requires an order. They honour vocab.DeadlineHeader.
+//     stall=1, and /reserve requires an order. They honour the X-Deadline-Ms header.
 //   - /status/CODE answers CODE, /redirect/N and /redirect-loop redirect, /close-after-read
 //     and /reset break the connection, GET /stats and POST /stats/reset read and zero the
 //     Stats.

@@ -3,26 +3,27 @@ package labtest
 import (
 	"context"
 	"errors"
+	"math"
+	"time"
 
-	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Outcome is how a call ended, in the words labrun prints and writes into its JSON.
-type Outcome = vocab.Outcome
+type Outcome string
 
-// The outcomes a Row or an Expectation carries.
+// The outcomes a Row or an Expectation carries (labrun's words: TestOutcomesAreLabruns).
 const (
-	OK             = vocab.OK
-	LeaseTimeout   = vocab.LeaseTimeout
-	ConnectTimeout = vocab.ConnectTimeout
-	ReadTimeout    = vocab.ReadTimeout
-	Deadline       = vocab.Deadline
-	KernelTimeout  = vocab.KernelTimeout
+	OK             Outcome = "ok"
+	LeaseTimeout   Outcome = "lease-timeout"
+	ConnectTimeout Outcome = "connect-timeout"
+	ReadTimeout    Outcome = "read-timeout"
+	Deadline       Outcome = "deadline"
+	KernelTimeout  Outcome = "kernel-timeout"
 	// Hang: no limit ever ends the call. Only an Expectation says it.
-	Hang = vocab.Hang
+	Hang Outcome = "hang"
 	// Failed is any other error: a refused connection, too many redirects, a bad argument.
-	Failed = vocab.Failed
+	Failed Outcome = "error"
 )
 
 // Classify names the limit behind a net/http client's error, as labrun's go profile does:
@@ -33,8 +34,8 @@ func Classify(ctx context.Context, err error) Outcome {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx != nil && ctx.Err() != nil {
 		return Deadline
 	}
-	return vocab.ClassifyNetHTTP(err, false)
+	return Outcome(vocab.ClassifyNetHTTP(err, false))
 }
 
 // Forever is an Expectation's Elapsed when no limit ever ends the call.
-const Forever = model.Forever
+const Forever = time.Duration(math.MaxInt64)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Limits declare what your client is configured with, in net/http's terms; the zero value of
@@ -39,7 +41,7 @@ func (l Limits) expect(s Scenario) Expectation {
 	var e Expectation
 	var t time.Duration
 	for attempt := 0; attempt <= l.Retries; attempt++ {
-		lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+		lim := model.Limits{Rules: rules.GoNet(), ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
 		last := false
 		if l.Deadline > 0 {
 			left := l.Deadline - t
@@ -53,14 +55,14 @@ func (l Limits) expect(s Scenario) Expectation {
 		if s.downstream.Idempotent {
 			e.Executions = min(e.Executions, 1) // the server executes a repeat once at most
 		}
-		e.Outcome = p.Outcome
+		e.Outcome = Outcome(p.Outcome)
 		if p.Total == model.Forever {
 			e.Elapsed = model.Forever
 			return e
 		}
 		t = addSat(t, p.Total)
 		e.Elapsed = t
-		if p.Outcome == OK || (last && p.Outcome == Deadline) || attempt == l.Retries || t == Forever {
+		if p.Outcome == vocab.OK || (last && p.Outcome == vocab.Deadline) || attempt == l.Retries || t == Forever {
 			return e
 		}
 		if l.Deadline > 0 && addSat(t, l.Backoff) >= l.Deadline {
@@ -82,11 +84,11 @@ func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	if pool == 0 {
 		pool = n
 	}
-	lim := model.Limits{Profile: model.Go, ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
+	lim := model.Limits{Rules: rules.GoNet(), ConnectTimeout: l.ConnectTimeout, ReadTimeout: l.HeaderTimeout, Deadline: l.AttemptTimeout}
 	preds := model.Simulate(model.Scenario{Calls: n, Pool: pool, Downstream: s.downstream, Limits: lim})
 	out := make([]Expectation, len(preds))
 	for i, p := range preds {
-		out[i] = Expectation{Outcome: p.Outcome, Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
+		out[i] = Expectation{Outcome: Outcome(p.Outcome), Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
 	}
 	slices.SortStableFunc(out, func(a, b Expectation) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return out

@@ -14,10 +14,10 @@ import (
 type Expect struct {
 	// Label says which client it is: "okhttp with read-timeout 1s".
 	Label string
-	// Limits are the client's limits and rules.
-	Limits model.Limits
 	// Pool is the route's connection limit, 0 for none.
 	Pool int
+
+	limits model.Limits // the client's limits and rules
 }
 
 // expectation is what the model says of one scenario under an Expect, in the server's and
@@ -45,7 +45,7 @@ func (x expectation) clock(m measures) measures {
 
 // predict asks the model what the client of e does in sc.
 func (e Expect) predict(sc Scenario) expectation {
-	l := e.Limits
+	l := e.limits
 	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:
@@ -53,7 +53,7 @@ func (e Expect) predict(sc Scenario) expectation {
 	case kindFresh:
 		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
 	case kindStatus:
-		res := model.FollowUps(l.Profile, model.FollowRules{RetryOnConnectionFailure: l.RetryOnConnectionFailure},
+		res := model.FollowUps(l.Rules, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
 			model.FollowCall{Method: sc.Method, Answers: []model.Answer{sc.response}})
 		x := expectation{outcome: vocab.Failed, executions: count(len(res.Sent))}
 		if res.Outcome == vocab.OK && res.Status/100 == 2 {
@@ -164,8 +164,8 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 	if l.Retries != preset.Retries {
 		parts = append(parts, fmt.Sprintf("retries %d", l.Retries))
 	}
-	if l.HC5Retries != preset.HC5Retries {
-		parts = append(parts, "hc5-retries "+hc5RetriesWord(l.HC5Retries))
+	if l.Rules.Resend.On != preset.Rules.Resend.On {
+		parts = append(parts, "hc5-retries "+hc5RetriesWord(l.Rules.Resend.On))
 	}
 	if pool != presetPool {
 		parts = append(parts, fmt.Sprintf("pool %d", pool))
@@ -176,9 +176,10 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 	return name + " with " + strings.Join(parts, ", ")
 }
 
-func hc5RetriesWord(r vocab.HC5Retries) string {
-	if r == vocab.HC5RetriesNone {
+// hc5RetriesWord is --hc5-retries' word for HttpClient 5's automatic retries on or off.
+func hc5RetriesWord(on bool) string {
+	if !on {
 		return "none"
 	}
-	return string(r)
+	return string(vocab.HC5RetriesDefault)
 }

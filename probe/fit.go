@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
-	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // fitted is the closest client the model knows, with how many judged rows it explains.
@@ -40,16 +41,45 @@ func presetLimits(name string) (model.Limits, error) {
 	return p.Limits(), nil
 }
 
-// NewExpect returns the Expect of a client that starts from the preset called name (as
-// p.Defaults names it) with p's limits, after p.Apply, and a pool of pool connections per
-// route (0: none).
-func NewExpect(p *predict.Predictor, pool int) (Expect, error) {
-	def, err := presetLimits(p.Defaults)
+// ExpectLimits are the limits of an expected client that differ from its defaults, by the
+// flags of labrun probe --expect (labrun predict's names). A field that Given does not name
+// takes the client's default.
+type ExpectLimits struct {
+	LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, Backoff time.Duration
+	Retries                                                      int
+	// HC5Retries is HttpClient 5's retry strategy: "none" or "default".
+	HC5Retries string
+	// ValidateAfterInactivity is HttpClient's stale check; NoStaleCheck turns it off.
+	ValidateAfterInactivity time.Duration
+	NoStaleCheck            bool
+	// EvictIdle and EvictInterval are an evictor of idle connections.
+	EvictIdle, EvictInterval time.Duration
+	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
+	// validate-after-inactivity, the library release's rule for 0).
+	Given []string
+}
+
+// NewExpect returns the Expect of the client that starts from the defaults called client
+// (those of labrun predict --defaults: "hc5", "okhttp", ...) with l, and a pool of pool
+// connections per route (0: none). An unknown client, a limit out of range or one the
+// client does not have is an error.
+func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
+	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
+		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
+		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
+		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval}
+	if err := param.CheckAll(p.Params()); err != nil {
+		return Expect{}, err
+	}
+	if err := p.Apply(func(name string) bool { return slices.Contains(l.Given, name) }); err != nil {
+		return Expect{}, err
+	}
+	def, err := presetLimits(client)
 	if err != nil {
 		return Expect{}, err
 	}
-	l := p.Limits()
-	return Expect{Label: describe(p.Defaults, l, def, pool, PresetPool(p.Defaults)), Limits: l, Pool: pool}, nil
+	lim := p.Limits()
+	return Expect{Label: describe(client, lim, def, pool, PresetPool(client)), limits: lim, Pool: pool}, nil
 }
 
 // fitClosest finds the client the model knows whose predictions agree with the most judged
@@ -87,9 +117,11 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 		if err != nil {
 			continue // every name of fitProfiles is a preset
 		}
-		hc5 := []vocab.HC5Retries{def.HC5Retries}
-		if def.Profile == model.HC5 {
-			hc5 = []vocab.HC5Retries{vocab.HC5RetriesDefault, vocab.HC5RetriesNone}
+		// HttpClient 5's automatic retries are a setting a fit tries both ways (the hc5
+		// preset's rules are the zero value, HttpClient 5's); another library's rules stay.
+		hc5 := []rules.Rules{def.Rules}
+		if def.Rules == (rules.Rules{}) {
+			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
 		}
 		for _, rt := range values(def.ReadTimeout, 0, times) {
 			for _, dl := range values(0, 0, times) {
@@ -98,9 +130,9 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 						for _, h := range hc5 {
 							for _, pl := range values(PresetPool(name), 0, pool) {
 								l := def
-								l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.HC5Retries = rt, dl, ct, r, h
+								l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
 								label := describe(name, l, def, pl, PresetPool(name))
-								e := Expect{Label: label, Limits: l, Pool: pl}
+								e := Expect{Label: label, limits: l, Pool: pl}
 								agree, judged := score(obs, ms, e, tol)
 								parts := strings.Count(label, ",")
 								if !strings.HasSuffix(label, "at its defaults") {

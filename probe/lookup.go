@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -34,12 +35,15 @@ const (
 // lookupJob is the namespace job of the lookup scenarios.
 const lookupJob = "probe.lookup"
 
-// Jobs returns the namespace jobs of the probe, for netns.MaybeChild: a binary that runs a
-// probe dispatches them first thing in its main (internal/cli.Main does), for the lookup
-// scenarios' namespace child and for the helper that every command runs under
-// (internal/reap, which MaybeChild dispatches too).
-func Jobs() netns.Jobs {
-	return netns.Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
+// Jobs are work a binary runs in a network namespace child of its own, by name: each decodes
+// its input and returns its output, which the parent reads as JSON.
+type Jobs map[string]func(ctx context.Context, input json.RawMessage) (any, error)
+
+// NamespaceJobs returns the namespace jobs of the probe, for a binary that runs a probe to
+// dispatch first thing in its main (labrun's does): the lookup scenarios' namespace child;
+// the helper that every command runs under (internal/reap) is dispatched with them.
+func NamespaceJobs() Jobs {
+	return Jobs{lookupJob: netns.Func(runLookup), mixedJob: netns.Func(runMixed)}
 }
 
 // lookupInput is what the namespace job is asked: the command, the call and the fault.

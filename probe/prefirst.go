@@ -94,7 +94,7 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 		total := p.Total
 		x.left = &total
 	}
-	if r, err := model.LookupPreFirstRule(l.Profile); err == nil && sc.pre.Fault == model.HandshakeStall {
+	if r := model.PreFirstRuleOf(l); sc.pre.Fault == model.HandshakeStall {
 		// A limit per read starts with the handshake's first read, after the ClientHello is
 		// sent; a deadline from the connect (the JDK's connect timer) before it, which a
 		// JVM builds in tens of milliseconds.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -23,7 +24,7 @@ func TestPreFirstScenarios(t *testing.T) {
 		"tls-mixed", "nxdomain", "slow-lookup", "servfail"}
 	p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms"))
 	p.Only = strings.Join(names, ",")
-	p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
+	p.Expect = &Expect{Label: "go with deadline 700ms", limits: model.Limits{Rules: rules.GoNet(), Deadline: 700 * time.Millisecond}}
 	run := runProbe(t, p)
 	lookups := netns.Available() == nil
 	for _, r := range run.Rows {
@@ -49,7 +50,7 @@ func TestPreFirstScenarios(t *testing.T) {
 	if !lookups {
 		t.Logf("lookups skipped: %v", netns.Available())
 	}
-	p.Expect = &Expect{Label: "go with no deadline", Limits: model.Limits{Profile: model.Go}}
+	p.Expect = &Expect{Label: "go with no deadline", limits: model.Limits{Rules: rules.GoNet()}}
 	p.Only = "tls-stall"
 	if got := runProbe(t, p); got.Pass {
 		t.Errorf("tls-stall under a client without a bound: passed, want it to fail: %+v", got.Rows)
@@ -74,7 +75,7 @@ func TestPreFirstWithoutCA(t *testing.T) {
 	} {
 		p := New(helper(t, "deadline", "HELPER_TIMEOUT=700ms", "HELPER_CA="+tt.mode))
 		p.Only = only
-		p.Expect = &Expect{Label: "go with deadline 700ms", Limits: model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}}
+		p.Expect = &Expect{Label: "go with deadline 700ms", limits: model.Limits{Rules: rules.GoNet(), Deadline: 700 * time.Millisecond}}
 		run := runProbe(t, p)
 		for _, r := range run.Rows {
 			name, _, _ := strings.Cut(r.Name, ":")
@@ -97,11 +98,11 @@ func TestPreFirstExpectations(t *testing.T) {
 	for _, s := range Scenarios() {
 		byName[s.Name] = s
 	}
-	hc5 := Expect{Limits: model.Limits{Profile: model.HC5, ConnectTimeout: time.Second, ReadTimeout: time.Second}}
+	hc5 := Expect{limits: model.Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: time.Second, ReadTimeout: time.Second}}
 	if x := hc5.predict(byName["tls-stall"]); x.outcome != vocab.Hang || *x.conns != 1 {
 		t.Errorf("hc5 stall: got %+v, want still running at the cap on 1 connection", x)
 	}
-	ok := Expect{Limits: model.Limits{Profile: model.OkHttp, ReadTimeout: time.Second}}
+	ok := Expect{limits: model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ReadTimeout: time.Second}}
 	if x := ok.predict(byName["tls-stall"]); x.outcome != vocab.Failed || x.left == nil || *x.left != time.Second {
 		t.Errorf("okhttp stall: got %+v, want a failure at 1 s", x)
 	}
@@ -115,7 +116,7 @@ func TestPreFirstExpectations(t *testing.T) {
 		t.Errorf("okhttp stall: a read timeout timed from the connect, want from the ClientHello")
 	}
 	// The JDK's connect timer runs from the connect, before the JVM has built its ClientHello.
-	jdk := Expect{Limits: model.Limits{Profile: model.JDK, ConnectTimeout: time.Second}}
+	jdk := Expect{limits: model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: time.Second}}
 	if x := jdk.predict(byName["tls-stall"]); x.skip != "" || !x.fromConnect || x.left == nil || *x.left != time.Second {
 		t.Errorf("jdk stall: got %+v, want a failure at 1 s from the connect", x)
 	}

@@ -21,8 +21,7 @@ const Name = "probe"
 
 // Probe runs a command against every scenario (or those of Only) and returns its
 // fingerprint as a results.Run, judged against Expect, or, without one, against the closest
-// client the model knows. It is an experiments.Experiment, so that --repeat, --warmup and the
-// reports are the experiments' own.
+// client the model knows. Experiment makes it an experiments.Experiment.
 type Probe struct {
 	// Command is the client under test.
 	Command Command
@@ -51,8 +50,19 @@ func (p *Probe) Info() experiments.Info {
 // maxCap bounds a scenario's cap.
 const maxCap = 10 * time.Minute
 
-// Params are the caps of the scenarios (--silent-cap, ...) and --only.
-func (p *Probe) Params() []param.Param {
+// Experiment returns the probe as an experiment, whose parameters are the caps of the
+// scenarios (--silent-cap, ...) and --only, so that --repeat, --warmup and the reports are the
+// experiments' own.
+func (p *Probe) Experiment() experiments.Experiment { return experiment{p} }
+
+// experiment is a Probe with its parameters.
+type experiment struct{ *Probe }
+
+// Params implements experiments.Experiment.
+func (e experiment) Params() []param.Param { return e.params() }
+
+// params are the caps of the scenarios (--silent-cap, ...) and --only.
+func (p *Probe) params() []param.Param {
 	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,

@@ -21,6 +21,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -33,7 +34,11 @@ import (
 const helperEnv = "LABRUN_PROBE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if code, child := netns.MaybeChild(Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+	jobs := netns.Jobs{}
+	for name, job := range NamespaceJobs() {
+		jobs[name] = job
+	}
+	if code, child := netns.MaybeChild(jobs, os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
 	if os.Getenv(proberEnv) != "" {
@@ -143,10 +148,10 @@ func TestDeadlineClient(t *testing.T) {
 		limits model.Limits
 		pass   bool
 	}{
-		{model.Limits{Profile: model.Go, Deadline: 700 * time.Millisecond}, true},
-		{model.Limits{Profile: model.Go, ReadTimeout: 700 * time.Millisecond}, false},
+		{model.Limits{Rules: rules.GoNet(), Deadline: 700 * time.Millisecond}, true},
+		{model.Limits{Rules: rules.GoNet(), ReadTimeout: 700 * time.Millisecond}, false},
 	} {
-		p.Expect = &Expect{Label: "test", Limits: tt.limits}
+		p.Expect = &Expect{Label: "test", limits: tt.limits}
 		if got := runProbe(t, p); got.Pass != tt.pass {
 			t.Errorf("expect %+v: got pass %v, want %v: %+v", tt.limits, got.Pass, tt.pass, got.Rows)
 		}
@@ -305,7 +310,7 @@ func TestExpectationFromModel(t *testing.T) {
 	for _, s := range Scenarios() {
 		byName[s.Name] = s
 	}
-	e := Expect{Limits: model.Limits{ReadTimeout: time.Second, Retries: 1}, Pool: 5}
+	e := Expect{limits: model.Limits{ReadTimeout: time.Second, Retries: 1}, Pool: 5}
 	if x := e.predict(byName["silent"]); x.left == nil || *x.left != time.Second || *x.executions != 2 || x.outcome != vocab.Failed {
 		t.Errorf("silent: got %+v, want a leave at 1 s, 2 executions, failed", x)
 	}

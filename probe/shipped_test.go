@@ -246,10 +246,14 @@ func expectOf(spec []string) (Expect, error) {
 		}
 		set[name] = true
 	}
-	if err := pred.Apply(func(name string) bool { return set[name] }); err != nil {
-		return Expect{}, err
+	var given []string
+	for name := range set {
+		given = append(given, name)
 	}
-	return NewExpect(pred, pool)
+	return NewExpect(spec[0], ExpectLimits{LeaseTimeout: pred.LeaseTimeout, ConnectTimeout: pred.ConnectTimeout,
+		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
+		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
+		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, Given: given}, pool)
 }
 
 // TestShippedProbes runs every shipped probe at its defaults and configured, with the

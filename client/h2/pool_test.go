@@ -15,6 +15,7 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"golang.org/x/net/http2"
 )
@@ -119,7 +120,7 @@ func TestH2PoolSpreads(t *testing.T) {
 			res := burst(t, p, 250, base+"/3/device/abc")
 			want := model.SimulateH2(model.H2Scenario{
 				Nodes:  []model.H2Node{{Latency: 500 * time.Millisecond}, {Latency: 500 * time.Millisecond}, {Latency: 500 * time.Millisecond}},
-				Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: 60}, Calls: 250,
+				Client: model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60}, Calls: 250,
 			})
 			perNode := map[string]int{}
 			newConns, maxInFlight := 0, 0
@@ -276,7 +277,7 @@ func TestH2PoolEjectsSlowNode(t *testing.T) {
 	want := model.SimulateH2(model.H2Scenario{
 		Nodes:  []model.H2Node{{Latency: 10 * time.Millisecond}, {Latency: 10 * time.Millisecond, SlowAfter: 2, SlowLatency: 150 * time.Millisecond}},
 		Starts: []time.Duration{0, 0, 200 * h2ms, 200 * h2ms, 400 * h2ms, 400 * h2ms, 600 * h2ms, 600 * h2ms, 800 * h2ms, 800 * h2ms},
-		Client: model.H2Client{Rule: model.H2OkHttp, AllocationLimit: 1, Eject: &model.H2Ejection{BadCalls: 2, BadAvg: 60 * time.Millisecond, MinCalls: 1 << 30, SlowAvg: time.Hour}},
+		Client: model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: &model.H2Ejection{BadCalls: 2, BadAvg: 60 * time.Millisecond, MinCalls: 1 << 30, SlowAvg: time.Hour}},
 	})
 	// Which call of a round lands on which node depends on when each call finds its
 	// connection free, which a loaded machine shifts; the rule does not. Node 1's connection

@@ -367,8 +367,9 @@ func experimentCommand(e experiments.Experiment, tty terminals) *cli.Command {
 	flags = append(flags, sharedFlags()...)
 	info := e.Info()
 	return &cli.Command{
-		Name:  info.Name,
-		Usage: info.Title,
+		Name:    info.Name,
+		Aliases: aliases(info.Topic),
+		Usage:   info.Title,
 		Description: summary(info.Description, helpSummary) + " The whole story: docs/experiments.md, section " +
 			info.Name + ".\n\n" + examples(info),
 		Flags:              flags,
@@ -465,3 +466,11 @@ func allCommand(exps []experiments.Experiment, tty terminals) *cli.Command {
 // exit 2. checkFlags has already said what is wrong with any flag labrun knows of; what
 // reaches here is passed on as urfave/cli words it.
 func onUsageError(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+
+// aliases are the names an experiment's command also answers to: its topic, when it has one.
+func aliases(topic string) []string {
+	if topic == "" {
+		return nil
+	}
+	return []string{topic}
+}

@@ -146,22 +146,45 @@ func TestUsageErrors(t *testing.T) {
 
 func TestList(t *testing.T) {
 	got := runArgs(t, context.Background(), experiments.All(), false, "list")
-	want := "exp-a   10.5s  a trickle vs the read timeout\n" +
-		"exp-b    8.1s  a small pool makes a healthy server slow\n" +
-		"exp-c    1.1s  a retry after a timeout charges twice\n" +
-		"exp-d    0.1s  follow-ups that repeat a request\n" +
-		"exp-e    9.5s  a timeout that seems ignored\n" +
-		"exp-f    5.5s  Go's own traps\n" +
-		"exp-g    5.4s  the first call after a quiet night\n" +
-		"exp-h    7.0s  HTTP/2: one connection carries everything\n" +
-		"exp-i    9.3s  peers that vanish, measured\n" +
-		"exp-j    6.1s  OkHttp 3.2 re-sends after a read timeout\n" +
-		"exp-k    7.2s  before the first byte: DNS and TLS\n" +
-		"exp-l    4.9s  the caller's side of a slow downstream\n" +
-		"exp-m   11.6s  gRPC deadlines\n" +
-		"demo     0.6s  the inventory client, end to end\n"
+	want := "exp-a   trickle     10.5s  a trickle vs the read timeout\n" +
+		"exp-b   pool         8.1s  a small pool makes a healthy server slow\n" +
+		"exp-c   retry        1.1s  a retry after a timeout charges twice\n" +
+		"exp-d   follow-ups   0.1s  follow-ups that repeat a request\n" +
+		"exp-e   routes       9.5s  a timeout that seems ignored\n" +
+		"exp-f   go-traps     5.5s  Go's own traps\n" +
+		"exp-g   stale-pool   5.4s  the first call after a quiet night\n" +
+		"exp-h   http2        7.0s  HTTP/2: one connection carries everything\n" +
+		"exp-i   vanish       9.3s  peers that vanish, measured\n" +
+		"exp-j   okhttp32     6.1s  OkHttp 3.2 re-sends after a read timeout\n" +
+		"exp-k   first-byte   7.2s  before the first byte: DNS and TLS\n" +
+		"exp-l   caller       4.9s  the caller's side of a slow downstream\n" +
+		"exp-m   grpc        11.6s  gRPC deadlines\n" +
+		"demo                 0.6s  the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
+	}
+}
+
+// TestTopicAliases: every experiment answers to its topic as to its name, and no topic is
+// another command's name.
+func TestTopicAliases(t *testing.T) {
+	names := map[string]bool{}
+	for _, e := range experiments.All() {
+		names[e.Info().Name] = true
+	}
+	for _, e := range experiments.All() {
+		info := e.Info()
+		if info.Topic == "" {
+			continue
+		}
+		if names[info.Topic] {
+			t.Errorf("%s: topic %q is a command's name", info.Name, info.Topic)
+		}
+		byName := runArgs(t, context.Background(), experiments.All(), false, info.Name, "--help")
+		byTopic := runArgs(t, context.Background(), experiments.All(), false, info.Topic, "--help")
+		if byTopic.code != 0 || byTopic.stdout != byName.stdout {
+			t.Errorf("%s --help: got exit %d and %q, want %s --help's", info.Topic, byTopic.code, byTopic.stdout, info.Name)
+		}
 	}
 }
 

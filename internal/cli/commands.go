@@ -92,7 +92,7 @@ func listCommand(exps []experiments.Experiment) *cli.Command {
 				if d := experiments.Takes(e.Info().Name); d > 0 {
 					took = fmt.Sprintf("%4.1fs", d.Seconds())
 				}
-				fmt.Fprintf(c.App.Writer, "%-7s %s  %s\n", e.Info().Name, took, e.Info().Title)
+				fmt.Fprintf(c.App.Writer, "%-7s %-11s %s  %s\n", e.Info().Name, e.Info().Topic, took, e.Info().Title)
 			}
 			return nil
 		},

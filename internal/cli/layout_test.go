@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -23,20 +24,22 @@ var layers = map[string]int{
 	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
-	// The model: pure functions over the words; the namespace mechanism, which dispatches
-	// reap's helper with its own child.
-	"internal/model": 1, "internal/netns": 1,
+	// Each library's rules, which the client executes and the model predicts with; the
+	// namespace mechanism, which dispatches reap's helper with its own child.
+	"internal/rules": 1, "internal/netns": 1,
+	// The model: pure functions over the words and the rules.
+	"internal/model": 2,
 	// The clients and the servers.
-	"client": 2, "fakesrv": 2, "fakesrv/h2node": 2, "fakesrv/grpcsrv": 2,
-	"client/h2": 3, "results": 3, "internal/upstream": 3,
+	"client": 3, "fakesrv": 3, "fakesrv/h2node": 3, "fakesrv/grpcsrv": 3,
+	"client/h2": 4, "results": 4, "internal/upstream": 4,
 	// What turns results into documents, and exp-i's jobs in their namespaces.
-	"report": 4, "experiments/internal/vanish": 4,
-	"experiments": 5,
+	"report": 5, "experiments/internal/vanish": 5,
+	"experiments": 6,
 	// What the command line and users call.
-	"internal/runner": 6, "internal/predict": 6, "labtest": 6,
-	"probe":        7, // labrun probe: the model's predictions for any client's command
-	"internal/cli": 8,
-	"":             9, // package main
+	"internal/runner": 7, "internal/predict": 7, "labtest": 7,
+	"probe":        8, // labrun probe: the model's predictions for any client's command
+	"internal/cli": 9,
+	"":             10, // package main
 }
 
 // TestImportsPointDown: no package imports one of its own layer or a higher one, so the
@@ -150,4 +153,106 @@ func show(pkg string) string {
 		return "main"
 	}
 	return pkg
+}
+
+// publicPackages are the packages a user of the module imports: their exported declarations
+// name no type of an internal package, which such a user could not name.
+var publicPackages = []string{"probe", "labtest", "fakesrv", "fakesrv/h2node"}
+
+// TestPublicPackagesNameNoInternalType: what go doc shows of a public package (exported
+// functions and methods, exported types with their exported fields and methods, exported
+// constants and variables with their values) names no package under internal/.
+func TestPublicPackagesNameNoInternalType(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, dir := range publicPackages {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			internal := map[string]bool{} // the file's names of internal packages
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if strings.Contains(p, "/internal/") {
+					name := p[strings.LastIndex(p, "/")+1:]
+					if imp.Name != nil {
+						name = imp.Name.Name
+					}
+					internal[name] = true
+				}
+			}
+			check := func(n ast.Node) {
+				ast.Inspect(n, func(n ast.Node) bool {
+					switch x := n.(type) {
+					case *ast.StructType: // exported fields only
+						for _, fl := range x.Fields.List {
+							if len(fl.Names) == 0 || slices.ContainsFunc(fl.Names, func(id *ast.Ident) bool { return id.IsExported() }) {
+								ast.Inspect(fl.Type, func(n ast.Node) bool {
+									if s, ok := n.(*ast.SelectorExpr); ok {
+										if id, ok := s.X.(*ast.Ident); ok && internal[id.Name] {
+											t.Errorf("%s: an exported field names %s.%s, an internal type", fset.Position(s.Pos()), id.Name, s.Sel.Name)
+										}
+									}
+									return true
+								})
+							}
+						}
+						return false
+					case *ast.SelectorExpr:
+						if id, ok := x.X.(*ast.Ident); ok && internal[id.Name] {
+							t.Errorf("%s: an exported declaration names %s.%s, an internal type", fset.Position(x.Pos()), id.Name, x.Sel.Name)
+						}
+					}
+					return true
+				})
+			}
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
+						continue
+					}
+					check(d.Type)
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							if s.Name.IsExported() {
+								check(s.Type)
+							}
+						case *ast.ValueSpec:
+							if slices.ContainsFunc(s.Names, func(id *ast.Ident) bool { return id.IsExported() }) {
+								if s.Type != nil {
+									check(s.Type)
+								}
+								for _, v := range s.Values {
+									check(v)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(recv *ast.FieldList) bool {
+	e := recv.List[0].Type
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if ix, ok := e.(*ast.IndexExpr); ok {
+		e = ix.X
+	}
+	id, ok := e.(*ast.Ident)
+	return ok && id.IsExported()
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -66,7 +65,7 @@ func probeCommand(tty terminals) *cli.Command {
 	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config"})
 	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
 		Usage: "the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"})
-	for _, p := range pr.Params() {
+	for _, p := range pr.Experiment().Params() {
 		f := paramFlag(p)
 		if d, ok := f.(*cli.DurationFlag); ok && strings.HasSuffix(p.Name, "-cap") {
 			d.Hidden = true // one per scenario: the description says it once
@@ -103,14 +102,14 @@ func probeCommand(tty terminals) *cli.Command {
 			if err := probeExpect(c, pr, pred, pool); err != nil {
 				return err
 			}
-			if err := experiments.Check(pr, ""); err != nil {
+			if err := experiments.Check(pr.Experiment(), ""); err != nil {
 				var ce *probe.CommandError
 				if errors.As(err, &ce) || pr.Command.Check() != nil {
 					return usagef("probe: %v", err)
 				}
 				return usageError{err}
 			}
-			err = runExperiments(c, s, []experiments.Experiment{pr}, true)
+			err = runExperiments(c, s, []experiments.Experiment{pr.Experiment()}, true)
 			if (errors.Is(err, errChecksFailed) || errors.Is(err, errInconclusive)) && pr.Expect == nil {
 				return nil // nothing was expected: the rows only show where the closest client differs
 			}
@@ -196,15 +195,21 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 	if pool < 0 {
 		return usagef("--pool must not be negative, got %d", pool)
 	}
-	if err := pred.Apply(c.IsSet); err != nil {
-		return usageError{fmt.Errorf("--expect: %w", err)}
-	}
 	if !c.IsSet("pool") {
 		pool = probe.PresetPool(pred.Defaults)
 	}
-	e, err := probe.NewExpect(pred, pool)
+	var given []string
+	for _, name := range expectLimits {
+		if c.IsSet(name) {
+			given = append(given, name)
+		}
+	}
+	e, err := probe.NewExpect(pred.Defaults, probe.ExpectLimits{LeaseTimeout: pred.LeaseTimeout, ConnectTimeout: pred.ConnectTimeout,
+		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
+		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
+		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, Given: given}, pool)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("--expect: %w", err)}
 	}
 	pr.Expect = &e
 	return nil
@@ -214,6 +219,8 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 // vanishing peers and probe's lookup scenarios. Main dispatches them first thing.
 func namespaceJobs() netns.Jobs {
 	jobs := experiments.NamespaceJobs()
-	maps.Copy(jobs, probe.Jobs())
+	for name, job := range probe.NamespaceJobs() {
+		jobs[name] = job
+	}
 	return jobs
 }

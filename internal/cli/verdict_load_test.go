@@ -14,6 +14,7 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/results"
 )
 
@@ -39,8 +40,9 @@ func (s *stallRow) Run(ctx context.Context, opt experiments.Options) (results.Ru
 	defer srv.Close()
 	const read = 300 * time.Millisecond
 	beh := fakesrv.Behaviour{Delay: 600 * time.Millisecond, Order: "order-1"}
-	p := model.Predict(model.Downstream{Delay: beh.Delay}, model.Limits{Profile: model.HC5, ReadTimeout: read}, true, 0)
-	cfg := client.Config{MaxPerRoute: 5, MaxTotal: 5, ReadTimeout: read}
+	hc5 := rules.HC5(rules.HC5Settings{})
+	p := model.Predict(model.Downstream{Delay: beh.Delay}, model.Limits{Rules: hc5, ReadTimeout: read}, true, 0)
+	cfg := client.Config{MaxPerRoute: 5, MaxTotal: 5, ReadTimeout: read, Rules: hc5}
 	if s.broken == "ignore-read" {
 		cfg.ReadTimeout = 0
 	}

@@ -18,7 +18,7 @@ func sentTimes(s Sent, n int) []Sent {
 }
 
 func TestFollowUps(t *testing.T) {
-	get, postBody := Sent{"GET", false}, Sent{"POST", true}
+	get, postBody := Sent{Method: "GET", Body: false}, Sent{Method: "POST", Body: true}
 	okRules := FollowRules{RetryOnConnectionFailure: true}
 	postCall := func(answers ...Answer) FollowCall { return FollowCall{Method: "POST", Body: true, Answers: answers} }
 	getCall := func(answers ...Answer) FollowCall { return FollowCall{Method: "GET", Answers: answers} }
@@ -61,7 +61,7 @@ func TestFollowUps(t *testing.T) {
 		{"okhttp POST 302", OkHttp, okRules, postCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 200}), []Sent{postBody, get}, vocab.OK, 200, ""},
 		{"okhttp POST 301", OkHttp, okRules, postCall(Answer{Status: 301, Location: NewURL}, Answer{Status: 200}), []Sent{postBody, get}, vocab.OK, 200, ""},
 		{"okhttp PROPFIND 302 keeps the body", OkHttp, okRules, FollowCall{Method: "PROPFIND", Body: true, Answers: []Answer{{Status: 302, Location: NewURL}, {Status: 200}}},
-			[]Sent{{"PROPFIND", true}, {"PROPFIND", true}}, vocab.OK, 200, ""},
+			[]Sent{{Method: "PROPFIND", Body: true}, {Method: "PROPFIND", Body: true}}, vocab.OK, 200, ""},
 		{"okhttp 300", OkHttp, okRules, getCall(Answer{Status: 300, Location: NewURL}, Answer{Status: 200}), sentTimes(get, 2), vocab.OK, 200, ""},
 		{"okhttp 302 without Location", OkHttp, okRules, getCall(Answer{Status: 302}), []Sent{get}, vocab.OK, 302, ""},
 		{"okhttp followRedirects(false)", OkHttp, FollowRules{RetryOnConnectionFailure: true, NoRedirects: true}, getCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 200}), []Sent{get}, vocab.OK, 302, ""},
@@ -83,7 +83,7 @@ func TestFollowUps(t *testing.T) {
 		{"go POST 307 with GetBody", Go, FollowRules{}, postCall(Answer{Status: 307, Location: NewURL}, Answer{Status: 200}), sentTimes(postBody, 2), vocab.OK, 200, ""},
 		{"go POST 308, one-shot body", Go, FollowRules{}, oneShot(postCall(Answer{Status: 308, Location: NewURL}, Answer{Status: 200})), []Sent{postBody}, vocab.OK, 308, ""},
 		{"go POST 303", Go, FollowRules{}, postCall(Answer{Status: 303, Location: NewURL}, Answer{Status: 200}), []Sent{postBody, get}, vocab.OK, 200, ""},
-		{"go PUT 301", Go, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 301, Location: NewURL}, {Status: 200}}}, []Sent{{"PUT", true}, get}, vocab.OK, 200, ""},
+		{"go PUT 301", Go, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 301, Location: NewURL}, {Status: 200}}}, []Sent{{Method: "PUT", Body: true}, get}, vocab.OK, 200, ""},
 		{"go 300 is not followed", Go, FollowRules{}, getCall(Answer{Status: 300, Location: NewURL}, Answer{Status: 200}), []Sent{get}, vocab.OK, 300, ""},
 		{"go ErrUseLastResponse", Go, FollowRules{NoRedirects: true}, getCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 200}), []Sent{get}, vocab.OK, 302, ""},
 		{"go redirect loop", Go, FollowRules{}, getCall(Answer{Status: 302, Location: SameURL}), sentTimes(get, 10), vocab.Failed, 0, "stopped after 10 redirects"},
@@ -94,8 +94,8 @@ func TestFollowUps(t *testing.T) {
 		// HttpClient 5.2.1 RedirectExec.
 		{"hc5 POST 307", HC5, FollowRules{}, postCall(Answer{Status: 307, Location: NewURL}, Answer{Status: 200}), sentTimes(postBody, 2), vocab.OK, 200, ""},
 		{"hc5 POST 302", HC5, FollowRules{}, postCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 200}), []Sent{postBody, get}, vocab.OK, 200, ""},
-		{"hc5 PUT 302 keeps PUT", HC5, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 302, Location: NewURL}, {Status: 200}}}, sentTimes(Sent{"PUT", true}, 2), vocab.OK, 200, ""},
-		{"hc5 PUT 303", HC5, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 303, Location: NewURL}, {Status: 200}}}, []Sent{{"PUT", true}, get}, vocab.OK, 200, ""},
+		{"hc5 PUT 302 keeps PUT", HC5, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 302, Location: NewURL}, {Status: 200}}}, sentTimes(Sent{Method: "PUT", Body: true}, 2), vocab.OK, 200, ""},
+		{"hc5 PUT 303", HC5, FollowRules{}, FollowCall{Method: "PUT", Body: true, Answers: []Answer{{Status: 303, Location: NewURL}, {Status: 200}}}, []Sent{{Method: "PUT", Body: true}, get}, vocab.OK, 200, ""},
 		{"hc5 POST 302, one-shot body", HC5, FollowRules{}, oneShot(postCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 200})), []Sent{postBody}, vocab.OK, 302, ""},
 		{"hc5 disableRedirectHandling", HC5, FollowRules{NoRedirects: true}, getCall(Answer{Status: 302, Location: NewURL}), []Sent{get}, vocab.OK, 302, ""},
 		{"hc5 300 is not followed", HC5, FollowRules{}, getCall(Answer{Status: 300, Location: NewURL}), []Sent{get}, vocab.OK, 300, ""},
@@ -115,22 +115,14 @@ func TestFollowUps(t *testing.T) {
 	}
 }
 
-func TestMaxFollowUps(t *testing.T) {
-	for p, want := range map[Profile]int{OkHttp: 20, Go: 10, HC5: 50} {
-		if got := MaxFollowUps(p); got != want {
-			t.Errorf("%s: got %d, want %d", p, got, want)
-		}
-	}
-}
-
 func TestDescribeSent(t *testing.T) {
 	for _, tt := range []struct {
 		sent []Sent
 		want string
 	}{
 		{nil, "nothing sent"},
-		{[]Sent{{"POST", true}, {"POST", true}, {"GET", false}}, "POST+body ×2, GET"},
-		{[]Sent{{"GET", false}}, "GET"},
+		{[]Sent{{Method: "POST", Body: true}, {Method: "POST", Body: true}, {Method: "GET", Body: false}}, "POST+body ×2, GET"},
+		{[]Sent{{Method: "GET", Body: false}}, "GET"},
 	} {
 		if got := DescribeSent(tt.sent); got != tt.want {
 			t.Errorf("DescribeSent(%v): got %q, want %q", tt.sent, got, tt.want)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -217,7 +218,7 @@ func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Predictio
 	return Simulate(Scenario{
 		Calls: calls, Pool: streamLimit, Idle: streamLimit,
 		Downstream: Downstream{Delay: work},
-		Limits:     Limits{Profile: Go, Deadline: deadline},
+		Limits:     Limits{Rules: rules.GoNet(), Deadline: deadline},
 	})
 }
 

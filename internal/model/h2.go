@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -13,29 +14,9 @@ import (
 // behind one host name, each connection carrying many streams up to a limit, and the rules by
 // which Go's net/http and OkHttp 3.x pick the connection for a new stream.
 
-// H2Rule is how a client picks the connection for a new stream.
-type H2Rule string
-
-// The rules.
-const (
-	// H2Go is net/http with HTTP2Config.StrictMaxConcurrentRequests false (the default): the
-	// first connection with a free stream slot; when every connection is at the peer's limit,
-	// a new connection. Go dials the host name, and the dialer takes the first address that
-	// answers: every connection goes to the first node. This is the documented behaviour:
-	// one new connection per full set; what net/http measurably does in a burst differs
-	// (docs/http2.md).
-	H2Go H2Rule = "go"
-	// H2GoStrict is net/http with StrictMaxConcurrentRequests true, as documented: one
-	// connection, and a stream that finds it at the peer's limit waits, first come first
-	// served, for a slot.
-	H2GoStrict H2Rule = "go-strict"
-	// H2OkHttp is OkHttp 3.x: the first connection whose allocations are below its
-	// allocationLimit (the peer's limit, or a cap) takes the stream; when there is none, a new
-	// connection to the next route (resolved address), in turn. A connection being set up
-	// counts the streams that wait for it. OkHttp 3.13 dials per call instead, and herds
-	// before the peer's SETTINGS: PredictH2Burst (h2okhttp.go).
-	H2OkHttp H2Rule = "okhttp"
-)
+// H2Rule is how a client picks the connection for a new stream: each library's rules.H2
+// (rules.H2Go, rules.H2GoStrict, rules.H2OkHttp).
+type H2Rule = rules.H2
 
 // DefaultH2MaxStreams is the stream limit of a node that sets none: 100.
 const DefaultH2MaxStreams = 100
@@ -120,7 +101,7 @@ type H2Client struct {
 	// h2c), the client writes its streams at once and waits for answers that do not come.
 	Handshake bool
 	// Warm is how many connections are open and idle at the start: to the first Warm nodes
-	// in turn with H2OkHttp, all to the first node with Go's rules.
+	// in turn with rules.H2.Routes, all to the first node without it.
 	Warm int
 }
 
@@ -153,7 +134,7 @@ type H2Call struct {
 	// InFlight is how many streams its connection carried when the call was assigned to it,
 	// itself not counted.
 	InFlight int
-	// Waited is how long the stream waited for a slot (H2GoStrict), for its connection to be
+	// Waited is how long the stream waited for a slot (rules.H2.Strict), for its connection to be
 	// set up, and to be sent (StreamCost).
 	Waited time.Duration
 }
@@ -268,8 +249,6 @@ func (s H2Scenario) validate() error {
 		return fmt.Errorf("model: SimulateH2: %d calls but %d rejection marks", max(s.Calls, len(s.Starts)), len(s.Rejected))
 	case slices.ContainsFunc(s.Starts, func(d time.Duration) bool { return d < 0 }):
 		return errors.New("model: SimulateH2: a negative start")
-	case c.Rule != H2Go && c.Rule != H2GoStrict && c.Rule != H2OkHttp:
-		return fmt.Errorf("model: SimulateH2: unknown rule %q", c.Rule)
 	}
 	for i, n := range s.Nodes {
 		if n.Latency < 0 || n.SlowAfter < 0 || n.SlowLatency < 0 || n.MaxStreams < 0 || n.FrozenAt < 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -41,38 +42,38 @@ func TestSimulateH2(t *testing.T) {
 		// One warm connection, limit 100: the calls beyond 100 wait for slots and go out as
 		// the previous ones finish, in waves of 200 ms (200, 400 ms, as StrictMaxConcurrentRequests documents).
 		{name: "go strict 150", s: H2Scenario{Nodes: []H2Node{node200}, Calls: 150,
-			Client: H2Client{Rule: H2GoStrict, Warm: 1, Deadline: 5 * time.Second}},
+			Client: H2Client{Rule: rules.H2GoStrict(), Warm: 1, Deadline: 5 * time.Second}},
 			newConns: 0, streams: []int{150}, last: []int{149},
 			waves: waves(ok(200*ms, 100), ok(400*ms, 50)), p50: 200 * ms, p99: 400 * ms},
 		{name: "go strict 250", s: H2Scenario{Nodes: []H2Node{node200}, Calls: 250,
-			Client: H2Client{Rule: H2GoStrict, Warm: 1, Deadline: 5 * time.Second}},
+			Client: H2Client{Rule: rules.H2GoStrict(), Warm: 1, Deadline: 5 * time.Second}},
 			newConns: 0, streams: []int{250}, last: []int{249},
 			waves: waves(ok(200*ms, 100), ok(400*ms, 100), ok(600*ms, 50)), p50: 400 * ms, p99: 600 * ms},
 		// The strict waves meet a 500 ms deadline: the third wave is cut at 500 ms.
 		{name: "go strict 250 deadline", s: H2Scenario{Nodes: []H2Node{node200}, Calls: 250,
-			Client: H2Client{Rule: H2GoStrict, Warm: 1, Deadline: 500 * ms}},
+			Client: H2Client{Rule: rules.H2GoStrict(), Warm: 1, Deadline: 500 * ms}},
 			newConns: 0, streams: []int{250}, last: []int{249},
 			waves: waves(ok(200*ms, 100), ok(400*ms, 100), H2Wave{500 * ms, vocab.Deadline, 50}),
 			p50:   400 * ms, p99: 500 * ms},
 		// Non-strict, as documented: 100 on the warm connection, then a new connection per
 		// 100 calls (2 for 150), usable after 1 ms.
 		{name: "go 250 warm", s: H2Scenario{Nodes: []H2Node{node200}, Calls: 250,
-			Client: H2Client{Rule: H2Go, Warm: 1}},
+			Client: H2Client{Rule: rules.H2Go(), Warm: 1}},
 			newConns: 2, streams: []int{250}, last: []int{249},
 			waves: waves(ok(200*ms, 100), ok(201*ms, 150)), p50: 201 * ms, p99: 201 * ms},
 		{name: "go 250 cold", s: H2Scenario{Nodes: []H2Node{node200, node200}, Calls: 250,
-			Client: H2Client{Rule: H2Go}},
+			Client: H2Client{Rule: rules.H2Go()}},
 			newConns: 3, streams: []int{250, 0}, last: []int{249, -1},
 			waves: waves(ok(201*ms, 250)), p50: 201 * ms, p99: 201 * ms},
 		// OkHttp with the interceptor's cap of 60 over 3 nodes: 5 connections (60, 60, 60, 60,
 		// 10) to nodes 0, 1, 2, 0, 1.
 		{name: "okhttp cap 60", s: H2Scenario{Nodes: []H2Node{node200, node200, node200}, Calls: 250,
-			Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60}},
+			Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60}},
 			newConns: 5, streams: []int{120, 70, 60}, last: []int{239, 249, 179},
 			waves: waves(ok(201*ms, 250)), p50: 201 * ms, p99: 201 * ms},
 		// Without the cap, the peer's 100: 3 connections, 100 + 100 + 50.
 		{name: "okhttp peer limit", s: H2Scenario{Nodes: []H2Node{node200, node200, node200}, Calls: 250,
-			Client: H2Client{Rule: H2OkHttp}},
+			Client: H2Client{Rule: rules.H2OkHttp()}},
 			newConns: 3, streams: []int{100, 100, 50}, last: []int{99, 199, 249},
 			waves: waves(ok(201*ms, 250)), p50: 201 * ms, p99: 201 * ms},
 		// A stream limit of 1: pairs of calls every 200 ms. Calls 0 and 1 open connection 0
@@ -81,14 +82,14 @@ func TestSimulateH2(t *testing.T) {
 		// connection 1 is ejected at 500 ms. Call 7 (600 ms) then opens connection 2 to the
 		// next route, node 0 again, and call 9 reuses it: node 1 gets nothing after call 5.
 		{name: "eject, rule 1", s: H2Scenario{Nodes: turning, Starts: pairs(5, 200*ms),
-			Client: H2Client{Rule: H2OkHttp, AllocationLimit: 1, Eject: rule1}},
+			Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: rule1}},
 			newConns: 3, streams: []int{7, 3}, last: []int{9, 5},
 			waves: waves(ok(11*ms, 2), ok(210*ms, 2), ok(410*ms, 1), ok(500*ms, 1), ok(610*ms, 1), ok(611*ms, 1), ok(810*ms, 2)),
 			p50:   10 * ms, p99: 100 * ms},
 		// The global rule: 6 calls > 4 in all, node 1's avg 40 ms > 20 ms, 100 > 40, and 40 >
 		// 0.9 x 10 ms (the worst average before): ejected at the same call.
 		{name: "eject, rule 2", s: H2Scenario{Nodes: turning, Starts: pairs(5, 200*ms),
-			Client: H2Client{Rule: H2OkHttp, AllocationLimit: 1, Eject: rule2}},
+			Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: rule2}},
 			newConns: 3, streams: []int{7, 3}, last: []int{9, 5},
 			waves: waves(ok(11*ms, 2), ok(210*ms, 2), ok(410*ms, 1), ok(500*ms, 1), ok(610*ms, 1), ok(611*ms, 1), ok(810*ms, 2)),
 			p50:   10 * ms, p99: 100 * ms},
@@ -96,7 +97,7 @@ func TestSimulateH2(t *testing.T) {
 		// entry (last used at 210 ms) is gone, so call 5 starts a fresh average (100 ms, not
 		// above itself) and nothing is ejected: node 1 stays slow for calls 7 and 9.
 		{name: "eject, idle stats dropped", s: H2Scenario{Nodes: turning, Starts: pairs(5, 200*ms),
-			Client: H2Client{Rule: H2OkHttp, AllocationLimit: 1, Eject: &H2Ejection{
+			Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: &H2Ejection{
 				BadCalls: 2, BadAvg: 20 * ms, MinCalls: 1 << 30, SlowAvg: time.Hour, MaxAvgShare: 0.9,
 				IdleDrop: 100 * ms, Sweep: 50 * ms}}},
 			newConns: 2, streams: []int{5, 5}, last: []int{8, 9},
@@ -104,22 +105,22 @@ func TestSimulateH2(t *testing.T) {
 			p50:   10 * ms, p99: 100 * ms},
 		// One address kept: node 0's calls push node 1 out, so node 1 never has 3 calls on record.
 		{name: "eject, one address kept", s: H2Scenario{Nodes: turning, Starts: pairs(5, 200*ms),
-			Client: H2Client{Rule: H2OkHttp, AllocationLimit: 1, Eject: &H2Ejection{
+			Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: &H2Ejection{
 				BadCalls: 2, BadAvg: 20 * ms, MinCalls: 1 << 30, SlowAvg: time.Hour, MaxAvgShare: 0.9, MaxAddrs: 1}}},
 			newConns: 2, streams: []int{5, 5}, last: []int{8, 9},
 			waves: waves(ok(11*ms, 2), ok(210*ms, 2), ok(410*ms, 1), ok(500*ms, 1), ok(610*ms, 1), ok(700*ms, 1), ok(810*ms, 1), ok(900*ms, 1)),
 			p50:   10 * ms, p99: 100 * ms},
 		// Read timeout 50 ms against 100 ms answers: each stream ends at its start + 50 ms.
 		{name: "okhttp read timeout", s: H2Scenario{Nodes: []H2Node{{Latency: 100 * ms}}, Calls: 3,
-			Client: H2Client{Rule: H2OkHttp, ReadTimeout: 50 * ms}},
+			Client: H2Client{Rule: rules.H2OkHttp(), ReadTimeout: 50 * ms}},
 			newConns: 1, streams: []int{3}, last: []int{2},
 			waves: waves(H2Wave{51 * ms, vocab.ReadTimeout, 3}), p50: 51 * ms, p99: 51 * ms},
 		// Ties: an answer at the read timeout is in time, one at the deadline is not.
 		{name: "tie with read timeout", s: H2Scenario{Nodes: []H2Node{{Latency: 50 * ms}}, Calls: 1,
-			Client: H2Client{Rule: H2OkHttp, ReadTimeout: 50 * ms, Warm: 1}},
+			Client: H2Client{Rule: rules.H2OkHttp(), ReadTimeout: 50 * ms, Warm: 1}},
 			newConns: 0, streams: []int{1}, last: []int{0}, waves: waves(ok(50*ms, 1)), p50: 50 * ms, p99: 50 * ms},
 		{name: "tie with deadline", s: H2Scenario{Nodes: []H2Node{{Latency: 50 * ms}}, Calls: 1,
-			Client: H2Client{Rule: H2Go, Deadline: 50 * ms, Warm: 1}},
+			Client: H2Client{Rule: rules.H2Go(), Deadline: 50 * ms, Warm: 1}},
 			newConns: 0, streams: []int{1}, last: []int{0},
 			waves: waves(H2Wave{50 * ms, vocab.Deadline, 1}), p50: 50 * ms, p99: 50 * ms},
 	}
@@ -149,7 +150,7 @@ func TestSimulateH2Ejection(t *testing.T) {
 	p := SimulateH2(H2Scenario{
 		Nodes:  []H2Node{{Latency: 10 * ms}, {Latency: 10 * ms, SlowAfter: 2, SlowLatency: 100 * ms}},
 		Starts: pairs(5, 200*ms),
-		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 1, Eject: &H2Ejection{BadCalls: 2, BadAvg: 20 * ms, MinCalls: 1 << 30, SlowAvg: time.Hour}},
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 1, Eject: &H2Ejection{BadCalls: 2, BadAvg: 20 * ms, MinCalls: 1 << 30, SlowAvg: time.Hour}},
 	})
 	want := []H2Conn{
 		{Node: 0, Opened: 0, Streams: 5, Peak: 1, EjectedAfter: -1, DroppedAt: Forever},
@@ -167,7 +168,7 @@ func TestSimulateH2Ejection(t *testing.T) {
 // TestSimulateH2Frozen checks a node that hangs at 1 s, calls every 300 ms.
 func TestSimulateH2Frozen(t *testing.T) {
 	frozen := []H2Node{{Latency: 10 * ms, Frozen: true, FrozenAt: time.Second}}
-	health := H2Client{Rule: H2Go, SendPingTimeout: 100 * ms, PingTimeout: 50 * ms, Deadline: 3 * time.Second}
+	health := H2Client{Rule: rules.H2Go(), SendPingTimeout: 100 * ms, PingTimeout: 50 * ms, Deadline: 3 * time.Second}
 	type call struct {
 		end time.Duration
 		o   vocab.Outcome
@@ -199,17 +200,17 @@ func TestSimulateH2Frozen(t *testing.T) {
 			calls: []call{okAt(11 * ms)}, dropped: []time.Duration{1061 * ms}},
 		// No health check: call 4 waits until its deadline, 1.2 + 3 s.
 		{name: "no health check", s: H2Scenario{Nodes: frozen, Calls: 5, Every: 300 * ms,
-			Client: H2Client{Rule: H2Go, Deadline: 3 * time.Second}},
+			Client: H2Client{Rule: rules.H2Go(), Deadline: 3 * time.Second}},
 			calls:   []call{okAt(11 * ms), okAt(310 * ms), okAt(610 * ms), okAt(910 * ms), {4200 * ms, vocab.Deadline}},
 			dropped: []time.Duration{Forever}},
 		// No limit at all: a hang.
-		{name: "hang", s: H2Scenario{Nodes: frozen, Calls: 5, Every: 300 * ms, Client: H2Client{Rule: H2Go}},
+		{name: "hang", s: H2Scenario{Nodes: frozen, Calls: 5, Every: 300 * ms, Client: H2Client{Rule: rules.H2Go()}},
 			calls:   []call{okAt(11 * ms), okAt(310 * ms), okAt(610 * ms), okAt(910 * ms), {Forever, vocab.Hang}},
 			dropped: []time.Duration{Forever}},
 		// A handshake with a frozen node (TLS, or labrun's pool waiting for SETTINGS) is never
 		// answered: the health check never starts, and the call ends at its deadline.
 		{name: "tls handshake", s: H2Scenario{Nodes: []H2Node{{Latency: 10 * ms, Frozen: true}}, Calls: 1,
-			Client: H2Client{Rule: H2OkHttp, Handshake: true, SendPingTimeout: 100 * ms, Deadline: time.Second}},
+			Client: H2Client{Rule: rules.H2OkHttp(), Handshake: true, SendPingTimeout: 100 * ms, Deadline: time.Second}},
 			calls: []call{{time.Second, vocab.Deadline}}, dropped: []time.Duration{Forever}},
 	}
 	for _, tt := range tests {
@@ -243,7 +244,7 @@ func TestSimulateH2StrictDrop(t *testing.T) {
 	p := SimulateH2(H2Scenario{
 		Nodes:  []H2Node{{Latency: 10 * ms, MaxStreams: 1, Frozen: true, FrozenAt: 5 * ms}},
 		Calls:  3,
-		Client: H2Client{Rule: H2GoStrict, Warm: 1, SendPingTimeout: 100 * ms, PingTimeout: 50 * ms, Deadline: time.Second},
+		Client: H2Client{Rule: rules.H2GoStrict(), Warm: 1, SendPingTimeout: 100 * ms, PingTimeout: 50 * ms, Deadline: time.Second},
 	})
 	type call struct {
 		end  time.Duration
@@ -262,13 +263,12 @@ func TestSimulateH2StrictDrop(t *testing.T) {
 
 func TestSimulateH2Panics(t *testing.T) {
 	for _, s := range []H2Scenario{
-		{Calls: 1, Client: H2Client{Rule: H2Go}},
-		{Nodes: []H2Node{{}}, Calls: -1, Client: H2Client{Rule: H2Go}},
-		{Nodes: []H2Node{{}}, Calls: 1, Client: H2Client{Rule: "curl"}},
-		{Nodes: []H2Node{{Latency: -1}}, Calls: 1, Client: H2Client{Rule: H2Go}},
-		{Nodes: []H2Node{{}}, Calls: 2, Starts: []time.Duration{0}, Client: H2Client{Rule: H2Go}},
-		{Nodes: []H2Node{{}}, Calls: 2, Rejected: []bool{true}, Client: H2Client{Rule: H2Go}},
-		{Nodes: []H2Node{{}}, Calls: 1, Client: H2Client{Rule: H2OkHttp, StreamCost: -1}},
+		{Calls: 1, Client: H2Client{Rule: rules.H2Go()}},
+		{Nodes: []H2Node{{}}, Calls: -1, Client: H2Client{Rule: rules.H2Go()}},
+		{Nodes: []H2Node{{Latency: -1}}, Calls: 1, Client: H2Client{Rule: rules.H2Go()}},
+		{Nodes: []H2Node{{}}, Calls: 2, Starts: []time.Duration{0}, Client: H2Client{Rule: rules.H2Go()}},
+		{Nodes: []H2Node{{}}, Calls: 2, Rejected: []bool{true}, Client: H2Client{Rule: rules.H2Go()}},
+		{Nodes: []H2Node{{}}, Calls: 1, Client: H2Client{Rule: rules.H2OkHttp(), StreamCost: -1}},
 	} {
 		func() {
 			defer func() {
@@ -299,7 +299,7 @@ func TestPercentile(t *testing.T) {
 
 func BenchmarkSimulateH2(b *testing.B) {
 	s := H2Scenario{Nodes: []H2Node{{Latency: 200 * ms}, {Latency: 200 * ms}, {Latency: 200 * ms}}, Calls: 1000, Every: ms,
-		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 60, Eject: new(vocab.APNsProduction())}}
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(vocab.APNsProduction())}}
 	for b.Loop() {
 		SimulateH2(s)
 	}
@@ -324,11 +324,11 @@ func TestSimulateH2Throttle(t *testing.T) {
 		waves    []H2Wave
 		limits   []H2Limit // of connection 0
 	}{
-		{"go strict", H2GoStrict, first, 1, waves(ok(101*ms, 1), ok(300*ms, 1), ok(400*ms, 4)),
+		{"go strict", rules.H2GoStrict(), first, 1, waves(ok(101*ms, 1), ok(300*ms, 1), ok(400*ms, 4)),
 			[]H2Limit{{101 * ms, 1}, {300 * ms, 10}}},
-		{"okhttp", H2OkHttp, first, 2, waves(ok(101*ms, 1), ok(300*ms, 1), ok(301*ms, 4)),
+		{"okhttp", rules.H2OkHttp(), first, 2, waves(ok(101*ms, 1), ok(300*ms, 1), ok(301*ms, 4)),
 			[]H2Limit{{101 * ms, 1}, {300 * ms, 10}}},
-		{"go strict, every call rejected", H2GoStrict, all, 1,
+		{"go strict, every call rejected", rules.H2GoStrict(), all, 1,
 			waves(ok(101*ms, 1), ok(300*ms, 1), ok(400*ms, 1), ok(500*ms, 1), ok(600*ms, 1), ok(700*ms, 1)),
 			[]H2Limit{{101 * ms, 1}}},
 	}
@@ -384,7 +384,7 @@ func TestSimulateH2StreamCost(t *testing.T) {
 	us := time.Microsecond
 	starts := []time.Duration{0, 0, 0, 0, 0, 0, 100 * ms}
 	p := SimulateH2(H2Scenario{Nodes: []H2Node{{Latency: 10 * ms}, {Latency: 50 * ms}}, Starts: starts,
-		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 3, ConnectTime: 2 * ms, StreamCost: 100 * us}})
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 3, ConnectTime: 2 * ms, StreamCost: 100 * us}})
 	want := []time.Duration{12100 * us, 12200 * us, 12300 * us, 52100 * us, 52200 * us, 52300 * us, 110100 * us}
 	for i, c := range p.Calls {
 		if c.End != want[i] || c.Outcome != vocab.OK {
@@ -396,7 +396,7 @@ func TestSimulateH2StreamCost(t *testing.T) {
 	}
 	// Without a stream cost the same burst ends at 2 + 10 and 2 + 50 ms.
 	p = SimulateH2(H2Scenario{Nodes: []H2Node{{Latency: 10 * ms}, {Latency: 50 * ms}}, Starts: starts,
-		Client: H2Client{Rule: H2OkHttp, AllocationLimit: 3, ConnectTime: 2 * ms}})
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 3, ConnectTime: 2 * ms}})
 	if p.Calls[0].End != 12*ms || p.Calls[5].End != 52*ms {
 		t.Errorf("no stream cost: calls end at %v and %v, want 12ms and 52ms", p.Calls[0].End, p.Calls[5].End)
 	}

@@ -284,7 +284,7 @@ type H2StrictBurst struct {
 // GoStrictBurst predicts a burst of calls made at once, all within the first wave's latency,
 // through net/http with HTTP2Config.StrictMaxConcurrentRequests on one connection whose peer
 // allows limit streams, each answered after latency and bounded by deadline (Client.Timeout;
-// 0: none). This is net/http's behaviour, not the documented one (SimulateH2 with H2GoStrict
+// 0: none). This is net/http's behaviour, not the documented one (SimulateH2 with rules.H2GoStrict()
 // predicts the documented waves): every call of the burst reserves a stream slot
 // (ClientConn.ReserveNewRequest) before any of them waits, and the one call that waits for a
 // slot does so holding the connection's header-writing lock while the reservations of the

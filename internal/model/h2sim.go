@@ -82,8 +82,8 @@ type h2Sim struct {
 	started  []time.Duration // stream start per call, -1 before
 	conns    []*h2SimConn
 	requests []int // per node: streams started (for SlowAfter)
-	queue    []int // H2GoStrict: calls waiting for a slot, first come first
-	route    int   // H2OkHttp: the next route for a new connection
+	queue    []int // rules.H2.Strict: calls waiting for a slot, first come first
+	route    int   // rules.H2.Routes: the next route for a new connection
 
 	// The interceptor's state.
 	addrs     map[int]*h2AddrStats
@@ -110,7 +110,7 @@ func newH2Sim(s H2Scenario) *h2Sim {
 	}
 	for i := 0; i < s.Client.Warm; i++ {
 		node := 0
-		if s.Client.Rule == H2OkHttp {
+		if s.Client.Rule.Routes {
 			node = m.route % len(s.Nodes)
 			m.route++
 		}
@@ -162,7 +162,7 @@ func (m *h2Sim) limit(c *h2SimConn) int {
 	if c.throttled {
 		l = 1
 	}
-	if a := m.s.Client.AllocationLimit; a > 0 && m.s.Client.Rule == H2OkHttp {
+	if a := m.s.Client.AllocationLimit; a > 0 && m.s.Client.Rule.Routes {
 		l = min(l, a)
 	}
 	return l
@@ -201,7 +201,7 @@ func (m *h2Sim) arrive(call int, t time.Duration) {
 		if c.dropped || c.ejected {
 			continue
 		}
-		if m.s.Client.Rule == H2GoStrict {
+		if m.s.Client.Rule.Strict {
 			pick, k = c, i // the one live connection; a full one makes the call wait
 			break
 		}
@@ -217,7 +217,7 @@ func (m *h2Sim) arrive(call int, t time.Duration) {
 	}
 	cl := &m.calls[call]
 	cl.Conn, cl.Node, cl.NewConn = k, pick.Node, newConn
-	if m.s.Client.Rule == H2GoStrict && pick.alloc >= m.limit(pick) {
+	if m.s.Client.Rule.Strict && pick.alloc >= m.limit(pick) {
 		cl.InFlight = pick.alloc
 		m.queue = append(m.queue, call)
 		return
@@ -228,7 +228,7 @@ func (m *h2Sim) arrive(call int, t time.Duration) {
 // assign gives the call a slot on c; it streams now, or when c is ready.
 func (m *h2Sim) assign(call int, c *h2SimConn, t time.Duration) {
 	cl := &m.calls[call]
-	if m.s.Client.Rule != H2GoStrict || len(m.queue) == 0 || m.queue[0] != call {
+	if !m.s.Client.Rule.Strict || len(m.queue) == 0 || m.queue[0] != call {
 		cl.InFlight = c.alloc
 	}
 	c.alloc++
@@ -242,7 +242,7 @@ func (m *h2Sim) assign(call int, c *h2SimConn, t time.Duration) {
 // open opens a new connection at t and returns its index.
 func (m *h2Sim) open(t time.Duration) int {
 	node := 0
-	if m.s.Client.Rule == H2OkHttp {
+	if m.s.Client.Rule.Routes {
 		node = m.route % len(m.s.Nodes)
 		m.route++
 	}
@@ -362,7 +362,7 @@ func (m *h2Sim) end(call int, t time.Duration, o vocab.Outcome) {
 	m.grant(c, t)
 }
 
-// grant gives freed slots of c to the calls waiting for one (H2GoStrict).
+// grant gives freed slots of c to the calls waiting for one (rules.H2.Strict).
 func (m *h2Sim) grant(c *h2SimConn, t time.Duration) {
 	for len(m.queue) > 0 && !c.dropped && c.alloc < m.limit(c) {
 		call := m.queue[0]
@@ -401,7 +401,7 @@ func (m *h2Sim) drop(k int, t time.Duration) {
 	for _, call := range slices.Clone(c.active) {
 		m.end(call, t, vocab.Failed)
 	}
-	if m.s.Client.Rule == H2GoStrict && len(m.queue) > 0 {
+	if m.s.Client.Rule.Strict && len(m.queue) > 0 {
 		waiting := m.queue
 		m.queue = nil
 		nk := m.open(t)

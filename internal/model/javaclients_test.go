@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -26,12 +27,15 @@ func TestKilledOnEveryPreset(t *testing.T) {
 		{"jdk", nil, "GET", false, vocab.OK, 2, 1},
 		{"jdk", nil, "POST", false, vocab.Failed, 1, 0},
 		{"jdk", nil, "GET", true, vocab.Failed, 2, 1},
-		{"jdk", func(l Limits) Limits { l.ResendAnyMethod = true; return l }, "POST", false, vocab.OK, 2, 1},
+		{"jdk", func(l Limits) Limits { l.Rules = rules.JDK(rules.JDKSettings{EnableAllMethodRetry: true}); return l }, "POST", false, vocab.OK, 2, 1},
 		{"jdk@25", nil, "GET", false, vocab.OK, 2, 1},
 		{"urlconnection", nil, "GET", false, vocab.OK, 2, 1},
 		{"urlconnection", nil, "POST", false, vocab.OK, 2, 1},
 		{"urlconnection", nil, "POST", true, vocab.Failed, 2, 1},
-		{"urlconnection", func(l Limits) Limits { l.NoResendPost = true; return l }, "POST", false, vocab.Failed, 1, 0},
+		{"urlconnection", func(l Limits) Limits {
+			l.Rules = rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: true})
+			return l
+		}, "POST", false, vocab.Failed, 1, 0},
 		{"hc4", nil, "GET", false, vocab.OK, 2, 1},
 		{"hc4", nil, "GET", true, vocab.Failed, 4, 3},
 		{"hc4", nil, "POST", false, vocab.Failed, 1, 0},
@@ -61,7 +65,7 @@ func TestKilledOnEveryPreset(t *testing.T) {
 func TestJDKPresetsByRelease(t *testing.T) {
 	for name, want := range map[string]string{"jdk": "idle 1200 s", "jdk@25": "idle 30 s"} {
 		p, ok := PresetNamed(name)
-		if !ok || !strings.Contains(p.Pool, want) || p.Limits.Profile != JDK {
+		if !ok || !strings.Contains(p.Pool, want) || p.Limits.Rules != JDK {
 			t.Errorf("%s: got %+v, want the JDK profile and %q", name, p, want)
 		}
 	}
@@ -70,7 +74,7 @@ func TestJDKPresetsByRelease(t *testing.T) {
 // TestJDKTimeoutEndsAtTheHead: HttpRequest.timeout() bounds the wait for the head, from the
 // start of the exchange (connect included), and no read of the body.
 func TestJDKTimeoutEndsAtTheHead(t *testing.T) {
-	l := Limits{Profile: JDK, ReadTimeout: 100 * time.Millisecond}
+	l := Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: 100 * time.Millisecond}
 	trickle := Predict(Downstream{Bytes: 5, Every: 200 * time.Millisecond}, l, false, 0)
 	if trickle.Outcome != vocab.OK || trickle.Total != time.Second {
 		t.Errorf("trickle: got %s at %v, want ok at 1s", trickle.Outcome, trickle.Total)
@@ -97,10 +101,10 @@ func TestJDKConnectsFourTimes(t *testing.T) {
 		total    time.Duration
 		out      vocab.Outcome
 	}{
-		{Limits{Profile: JDK}, 2, 4 * SYNGiveUp, vocab.KernelTimeout},
-		{Limits{Profile: JDK, ConnectTimeout: 200 * time.Second}, 1, 200 * time.Second, vocab.ConnectTimeout},
-		{Limits{Profile: JDK, ConnectTimeout: 300 * time.Second}, 2, 300 * time.Second, vocab.ConnectTimeout},
-		{Limits{Profile: URLConnection}, 1, SYNGiveUp, vocab.KernelTimeout},
+		{Limits{Rules: rules.JDK(rules.JDKSettings{})}, 2, 4 * SYNGiveUp, vocab.KernelTimeout},
+		{Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: 200 * time.Second}, 1, 200 * time.Second, vocab.ConnectTimeout},
+		{Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: 300 * time.Second}, 2, 300 * time.Second, vocab.ConnectTimeout},
+		{Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{})}, 1, SYNGiveUp, vocab.KernelTimeout},
 	} {
 		p := Predict(Downstream{HostDown: true}, tt.l, true, 0)
 		if len(p.Attempts) != tt.attempts || p.Total != tt.total || p.Outcome != tt.out {

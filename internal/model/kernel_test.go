@@ -190,7 +190,7 @@ func TestPredictGiveUpIsPredict(t *testing.T) {
 						for _, retries := range []int{0, 2} {
 							for _, backoff := range []time.Duration{0, 100 * ms} {
 								for _, queue := range []time.Duration{0, 50 * ms} {
-									l := Limits{Profile: prof, ConnectTimeout: ct, ReadTimeout: rt, Deadline: dl,
+									l := Limits{Rules: prof, ConnectTimeout: ct, ReadTimeout: rt, Deadline: dl,
 										Retries: retries, Backoff: backoff, LeaseTimeout: 20 * ms}
 									cold := d.HostDown
 									want := Predict(d, l, cold, queue)

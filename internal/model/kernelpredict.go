@@ -3,6 +3,7 @@ package model
 import (
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -189,20 +190,20 @@ func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }
 func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
-	switch l.Profile {
-	case URLConnection:
-		// One address: NetworkClient.doConnect connects to an InetSocketAddress
-		// (InetAddress.getByName, the first address).
-		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
-	case JDK:
-		// One address, as URLConnection, connected twice: PlainHttpConnection.canRetryConnect
-		// connects again once after a ConnectException (the kernel's ETIMEDOUT) while its
-		// connect timer has time left, and MultiExchange's retry of the ConnectException
-		// keeps the first connect's timer (connectTimerStart).
-		return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
-	case OkHttp:
-		return t + SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
-	case Go:
+	switch l.Rules.Connect.Addresses {
+	case rules.FirstAddress, rules.RoutePerAttempt:
+		// One address: NetworkClient.doConnect and PlainHttpConnection connect to an
+		// InetSocketAddress (InetAddress.getByName, the first address); an OkHttp attempt
+		// dials one route, the next attempt the next.
+		if l.Rules.Connect.ReconnectOnce {
+			// Connected twice: PlainHttpConnection.canRetryConnect connects again once after a
+			// ConnectException (the kernel's ETIMEDOUT) while its connect timer has time left,
+			// and MultiExchange's retry of the ConnectException keeps the first connect's
+			// timer (connectTimerStart).
+			return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
+		}
+		return t + SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
+	case rules.SharedBudget:
 		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
 	default:
 		each, out := SYNGiveUp, vocab.KernelTimeout
@@ -219,11 +220,12 @@ func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration,
 }
 
 // connectTimerStart is when the connect timeout of call c's connect starting at t started:
-// t, but for the JDK's retry of a ConnectException, which keeps the first connect's timer
-// (MultiExchange.getExceptionalCF: "retry, but don't reset the connectTimeout").
+// t, but for a library whose retry of a ConnectException keeps the first connect's timer
+// (rules.Connect.TimerKeptOnRetry; the JDK's MultiExchange.getExceptionalCF: "retry, but
+// don't reset the connectTimeout").
 func (m *sim) connectTimerStart(c int, t time.Duration) time.Duration {
 	as := m.preds[c].Attempts
-	if n := len(as); n > 0 && m.s.Limits.Profile == JDK && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {
+	if n := len(as); n > 0 && m.s.Limits.Rules.Connect.TimerKeptOnRetry && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {
 		return as[n-1].Start
 	}
 	return t

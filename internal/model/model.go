@@ -28,6 +28,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -37,45 +38,12 @@ const Forever = time.Duration(math.MaxInt64)
 // ConnectTime is the TCP handshake on a healthy network, as the model counts it.
 const ConnectTime = time.Millisecond
 
-// Profile names a client library whose rules the model follows where they differ.
-type Profile string
-
-// The profiles.
-const (
-	// HC5 is Apache HttpClient 5 (the zero value): a lease with a timeout, a read timeout per
-	// read, each resolved address tried in turn with the full connect timeout.
-	HC5 Profile = "hc5"
-	// OkHttp is OkHttp 3/4: no lease for synchronous calls, a read timeout per read, each
-	// resolved address a route of its own, retried after a connection failure when
-	// RetryOnConnectionFailure is set.
-	OkHttp Profile = "okhttp"
-	// Go is Go's net/http: the read timeout is ResponseHeaderTimeout and covers only the wait
-	// for the head, the pool wait (MaxConnsPerHost) has no timeout, and one dial timeout is
-	// shared by all resolved addresses.
-	Go Profile = "go"
-	// JDK is the JDK's java.net.http.HttpClient (read in the JDK 17 and 25 sources): no pool
-	// limit and so no lease, HttpRequest.timeout() bounds only the wait for the response head
-	// (as Go's), a request on a connection that ends before any response byte is sent once
-	// more for GET and HEAD (MultiExchange), and the pool watches every idle connection for its
-	// end, as net/http does (ConnectionPool.CleanupTrigger).
-	JDK Profile = "jdk"
-	// URLConnection is the JDK's HttpURLConnection: no pool limit, a read timeout per read,
-	// and a request whose response head fails to arrive (but for a read timeout) sent once more
-	// on a new connection, whatever the method unless a POST with sun.net.http.retryPost=false
-	// or a streamed body (sun.net.www.http.HttpClient.parseHTTP).
-	URLConnection Profile = "urlconnection"
-	// HC4 is Apache HttpClient 4.5: HttpClient 5's pool, lease and read timeout, with
-	// DefaultHttpRequestRetryHandler's 3 re-sends (resend.go).
-	HC4 Profile = "hc4"
-)
-
 // Limits are the client's limits. The zero value of each field means "not set": it never fires.
 type Limits struct {
-	// Profile selects the client library's rules ("" = HC5).
-	Profile Profile
-	// RetryOnConnectionFailure lets OkHttp recover from a failed connect by trying the next
-	// route (OkHttp's default: true). Route retries do not count against Retries.
-	RetryOnConnectionFailure bool
+	// Rules are the client library's rules (rules.HC5, rules.OkHttp313, ...), its settings
+	// applied. The zero value is HttpClient 5's with automatic retries off (rules.HC5),
+	// labrun's default.
+	Rules rules.Rules
 	// LeaseTimeout bounds the wait for a pooled connection (connectionRequestTimeout).
 	LeaseTimeout time.Duration
 	// ConnectTimeout bounds the TCP handshake of a new connection.
@@ -100,11 +68,8 @@ type Limits struct {
 	// The rules for pooled connections that died (pooled.go, resend.go). Zero values keep
 	// the model as it was before them.
 
-	// vocab.HC5Retries selects HttpClient 5's automatic retries (HC5 profile): vocab.HC5RetriesNone
-	// (disableAutomaticRetries, nothing re-sent) or vocab.HC5RetriesDefault
-	// (DefaultHttpRequestRetryStrategy). They do not count against Retries.
-	HC5Retries vocab.HC5Retries
-	// ValidateAfterInactivity is HttpClient 5's stale check (HC5 profile): a pooled
+	// ValidateAfterInactivity is the period of the check before reuse
+	// (rules.CheckAfterInactivity, HttpClient's setValidateAfterInactivity): a pooled
 	// connection idle longer than this is checked before reuse, and one the server closed is
 	// discarded. 0 means net/http's background watch, which closes such a connection the
 	// moment the FIN arrives (labrun's client without the setting); NoValidation means no
@@ -116,25 +81,6 @@ type Limits struct {
 	EvictIdle time.Duration
 	// EvictInterval is how often HttpClient 5's evictor checks (0: HC5EvictInterval(EvictIdle)).
 	EvictInterval time.Duration
-	// RecoverReadTimeouts applies OkHttp 3.0 to 3.2's recovery (OkHttp profile, with
-	// RetryOnConnectionFailure): a read timeout after the request was sent is recovered
-	// like any I/O error, on the next pooled connection, then on a new one per route left.
-	// 3.3.0 and later never recover it.
-	RecoverReadTimeouts bool
-	// OkHttpRetryCurrentRoute applies OkHttp 3.14's route rule (OkHttp profile): a pooled
-	// connection that failed after carrying an exchange keeps its route, so the retry may dial
-	// that address once more before the selector's routes (ExchangeFinder.retryCurrentRoute).
-	// Without it, OkHttp 3.13's rule: a pooled connection's failure takes no route, and the
-	// retry takes the next pooled connection or the selector's next route
-	// (StreamAllocation.hasMoreRoutes).
-	OkHttpRetryCurrentRoute bool
-	// ResendAnyMethod is the JDK's jdk.httpclient.enableAllMethodRetry (JDK profile): the
-	// re-send after a connection that ended before any response byte applies to every
-	// method, not only GET and HEAD.
-	ResendAnyMethod bool
-	// NoResendPost is HttpURLConnection's sun.net.http.retryPost=false (URLConnection
-	// profile): a POST is not sent again.
-	NoResendPost bool
 }
 
 // Downstream is what the server and the network do.
@@ -295,4 +241,12 @@ func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction 
 	}
 	s := Scenario{Calls: 1, Pool: 1, Idle: idle, BusyUntil: queue, Cold: cold, Downstream: d, Limits: l}
 	return Simulate(s)[0]
+}
+
+// rulesOf returns l's rules: HttpClient 5's, automatic retries off, when they are not set.
+func rulesOf(l Limits) rules.Rules {
+	if l.Rules == (rules.Rules{}) {
+		return rules.HC5(rules.HC5Settings{})
+	}
+	return l.Rules
 }

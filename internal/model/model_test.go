@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -346,7 +347,7 @@ func TestPresets(t *testing.T) {
 		t.Errorf("hc5: got %+v, want %+v", hc5.Limits, want)
 	}
 	goDefaults, _ := PresetNamed("go")
-	if want := (Limits{Profile: Go, ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second}); goDefaults.Limits != want {
+	if want := (Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second}); goDefaults.Limits != want {
 		t.Errorf("go: got %+v, want %+v", goDefaults.Limits, want)
 	}
 	if _, ok := PresetNamed("nope"); ok {

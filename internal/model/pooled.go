@@ -3,6 +3,7 @@ package model
 import (
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -51,14 +52,14 @@ const (
 // NoValidation, as Limits.ValidateAfterInactivity, turns HttpClient 5's stale check off
 // (setValidateAfterInactivity with a negative value): a pooled connection that the server
 // closed is used. The zero value is not this: it is net/http's background watch.
-const NoValidation time.Duration = -1
+const NoValidation = rules.NoValidation
 
 // HC5ValidateAfterInactivity is HttpClient 5's default stale-check period: a pooled connection
 // idle longer than this is checked before it is leased. ConnectionConfig.DEFAULT leaves it null
 // and PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
 // TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
 // constructor, 5.0 validated nothing).
-const HC5ValidateAfterInactivity = 2 * time.Second
+const HC5ValidateAfterInactivity = rules.HC5ValidateAfterInactivity
 
 // HC5EvictInterval is how often HttpClient 5.6's evictor (HttpClientBuilder.evictIdleConnections
 // (maxIdle)) looks for idle connections: IdleConnectionEvictor.calculateSleepTime, maxIdle / 10
@@ -89,7 +90,7 @@ func evicted(d Downstream, l Limits) bool {
 		return false
 	}
 	var every time.Duration
-	if l.Profile == HC5 || l.Profile == "" {
+	if l.Rules.Reuse.PeriodicEvictor {
 		every = l.EvictInterval
 		if every <= 0 {
 			every = HC5EvictInterval(l.EvictIdle)
@@ -109,10 +110,10 @@ func (m *sim) poolAtStart(idle int) {
 	case evicted(d, l):
 		// The client closed them; the call connects anew.
 	case stale(d, l):
-		switch {
-		case l.Profile == Go || l.Profile == JDK:
+		switch w := l.Rules.Reuse.Watch; {
+		case w == rules.WatchAlways:
 			return // net/http's read loop, the JDK pool's CleanupTrigger saw the FIN and closed them
-		case l.Profile != OkHttp && l.Profile != URLConnection && l.ValidateAfterInactivity == 0:
+		case w == rules.WatchUnlessChecked && l.ValidateAfterInactivity == 0:
 			return // net/http saw the FIN and closed them
 		}
 		m.stale = idle
@@ -145,13 +146,12 @@ const HealthRead = time.Millisecond
 // IDLE_CONNECTION_HEALTHY_NS); labrun's okhttp profiles are 3.x.
 func (m *sim) healthRead(idle time.Duration) time.Duration {
 	d, l := m.s.Downstream, m.s.Limits
-	switch l.Profile {
-	case OkHttp:
+	switch l.Rules.Reuse.Check {
+	case rules.CheckNonGet:
 		if method(d) != "GET" {
 			return HealthRead
 		}
-	case Go:
-	default:
+	case rules.CheckAfterInactivity:
 		if l.ValidateAfterInactivity > 0 && idle > l.ValidateAfterInactivity {
 			return HealthRead
 		}
@@ -166,10 +166,10 @@ func (m *sim) takeDoomed(a *Attempt) bool {
 	d, l := m.s.Downstream, m.s.Limits
 	if m.stale > 0 {
 		switch {
-		case l.Profile == OkHttp && method(d) != "GET":
+		case l.Rules.Reuse.Check == rules.CheckNonGet && method(d) != "GET":
 			m.stale = 0 // isHealthy(true) discards each, findHealthyConnection moves on
 			return false
-		case l.Profile != OkHttp && l.ValidateAfterInactivity > 0 && d.IdleFor > l.ValidateAfterInactivity:
+		case l.Rules.Reuse.Check == rules.CheckAfterInactivity && l.ValidateAfterInactivity > 0 && d.IdleFor > l.ValidateAfterInactivity:
 			// Deadline.isExpired is strict: idle longer than the period. The stale entry's
 			// connection is discarded and the lease connects a new one in its place.
 			m.stale--

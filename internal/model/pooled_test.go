@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -46,7 +47,7 @@ const answer = 5 * ms
 // TestHC5Resend: HttpClient 5's DefaultHttpRequestRetryStrategy, and disableAutomaticRetries.
 func TestHC5Resend(t *testing.T) {
 	killed := func(k Kill, m string) Downstream { return Downstream{Delay: answer, KillAfterRead: k, Method: m} }
-	def := Limits{HC5Retries: vocab.HC5RetriesDefault}
+	def := Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})}
 	runPooled(t, []pooledCase{
 		// disableAutomaticRetries: the killed request fails at once, executed once.
 		{name: "none: killed GET is not re-sent", idle: 1, d: killed(KillClose, "GET"),
@@ -70,15 +71,15 @@ func TestHC5Resend(t *testing.T) {
 			want: vocab.Failed, total: 0, attempts: 2, executions: 2},
 		// A business retry is a new execute(): HttpClient 5 may retry once more in it. Here the
 		// business retry's lease connects and is answered.
-		{name: "default under a business retry", idle: 2, d: killed(KillClose, "GET"), l: Limits{HC5Retries: vocab.HC5RetriesDefault, Retries: 1},
+		{name: "default under a business retry", idle: 2, d: killed(KillClose, "GET"), l: Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), Retries: 1},
 			want: vocab.OK, total: 6 * ms, attempts: 3, executions: 3, connects: 1},
 		// SocketTimeoutException is an InterruptedIOException: never retried.
 		{name: "default: read timeout is not re-sent", idle: 1, d: Downstream{Delay: 3 * time.Second},
-			l:    Limits{HC5Retries: vocab.HC5RetriesDefault, ReadTimeout: time.Second},
+			l:    Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), ReadTimeout: time.Second},
 			want: vocab.ReadTimeout, total: time.Second, attempts: 1, executions: 1},
 		// ConnectTimeoutException neither: three addresses down, one attempt.
 		{name: "default: connect timeout is not re-sent", d: Downstream{HostDown: true, Routes: 3},
-			l:    Limits{HC5Retries: vocab.HC5RetriesDefault, ConnectTimeout: time.Second},
+			l:    Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), ConnectTimeout: time.Second},
 			want: vocab.ConnectTimeout, total: 3 * time.Second, attempts: 1, connects: 1},
 	})
 }
@@ -98,10 +99,10 @@ func TestHC5StaleConnections(t *testing.T) {
 		{name: "no validation: used, not executed", idle: 1, d: closed("GET"), l: Limits{ValidateAfterInactivity: NoValidation},
 			want: vocab.Failed, total: 0, attempts: 1},
 		{name: "no validation, default retries: GET again", idle: 1, d: closed("GET"),
-			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			l:    Limits{ValidateAfterInactivity: NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
 			want: vocab.OK, total: 6 * ms, attempts: 2, executions: 1, connects: 1},
 		{name: "no validation, default retries: POST not again", idle: 1, d: closed("POST"),
-			l:    Limits{ValidateAfterInactivity: NoValidation, HC5Retries: vocab.HC5RetriesDefault},
+			l:    Limits{ValidateAfterInactivity: NoValidation, Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true})},
 			want: vocab.Failed, total: 0, attempts: 1},
 		// HttpClient 5's default: idle 90 s > 2 s, checked, stale, a new connection.
 		{name: "validate after 2 s: discarded", idle: 1, d: closed("POST"), l: Limits{ValidateAfterInactivity: HC5ValidateAfterInactivity},
@@ -143,7 +144,7 @@ func TestHC5StaleConnections(t *testing.T) {
 
 // TestOkHttpResend: OkHttp's recover() after a pooled connection died (later 3.x rules).
 func TestOkHttpResend(t *testing.T) {
-	rocf := Limits{Profile: OkHttp, RetryOnConnectionFailure: true}
+	rocf := Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
 	runPooled(t, []pooledCase{
 		// Any method with a replayable body: the retry gets a fresh connection to the route
 		// of the connection that carried an exchange before. A POST's check of the pooled
@@ -157,12 +158,12 @@ func TestOkHttpResend(t *testing.T) {
 		{name: "every pooled connection first", idle: 3, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST"}, l: rocf,
 			want: vocab.OK, total: 9 * ms, attempts: 4, executions: 4, connects: 1},
 		{name: "retryOnConnectionFailure false", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST"},
-			l:    Limits{Profile: OkHttp},
+			l:    Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})},
 			want: vocab.Failed, total: ms, attempts: 1, executions: 1},
 		{name: "one-shot body", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose, Method: "POST", OneShotBody: true}, l: rocf,
 			want: vocab.Failed, total: ms, attempts: 1, executions: 1},
 		// A GET is not checked with a read (isHealthy(false)): no millisecond.
-		{name: "killed GET: no check read", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose}, l: Limits{Profile: OkHttp},
+		{name: "killed GET: no check read", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose}, l: Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})},
 			want: vocab.Failed, total: 0, attempts: 1, executions: 1},
 		// isHealthy(false) for a GET: the closed connection is used, the read sees the end of
 		// the stream, recover() sends it again on a fresh connection.
@@ -173,7 +174,7 @@ func TestOkHttpResend(t *testing.T) {
 			want: vocab.OK, total: 6 * ms, attempts: 1, executions: 1, connects: 1},
 		// 3.3.0 and later: a read timeout after the request was sent is fatal.
 		{name: "read timeout not recovered", idle: 5, d: Downstream{Delay: 3 * time.Second, Method: "POST"},
-			l:    Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: time.Second},
+			l:    Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ReadTimeout: time.Second},
 			want: vocab.ReadTimeout, total: time.Second + ms, attempts: 1, executions: 1},
 	})
 }
@@ -183,7 +184,7 @@ func TestOkHttpResend(t *testing.T) {
 func TestOkHttp32ReadTimeouts(t *testing.T) {
 	s := time.Second
 	slow := Downstream{Delay: 3 * s, Method: "POST"}
-	v32 := Limits{Profile: OkHttp, RetryOnConnectionFailure: true, RecoverReadTimeouts: true, ReadTimeout: s}
+	v32 := Limits{Rules: rules.OkHttp32(rules.OkHttpSettings{}), ReadTimeout: s}
 	slow3 := slow
 	slow3.Routes = 3
 	runPooled(t, []pooledCase{
@@ -199,24 +200,24 @@ func TestOkHttp32ReadTimeouts(t *testing.T) {
 		{name: "5 pooled, 3 routes", idle: 5, d: slow3, l: v32,
 			want: vocab.ReadTimeout, total: 5*(s+ms) + 3*(s+ms), attempts: 8, executions: 8, connects: 3},
 		{name: "retryOnConnectionFailure false", idle: 5, d: slow,
-			l:    Limits{Profile: OkHttp, RecoverReadTimeouts: true, ReadTimeout: s},
+			l:    Limits{Rules: rules.OkHttp32(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ReadTimeout: s},
 			want: vocab.ReadTimeout, total: s + ms, attempts: 1, executions: 1},
 		// The same call under 3.3.0's rule.
-		{name: "3.3.0: 5 pooled", idle: 5, d: slow, l: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: s},
+		{name: "3.3.0: 5 pooled", idle: 5, d: slow, l: Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ReadTimeout: s},
 			want: vocab.ReadTimeout, total: s + ms, attempts: 1, executions: 1},
 		// The same with a GET: no check read, 1 s exactly.
-		{name: "3.3.0: 5 pooled, GET", idle: 5, d: Downstream{Delay: 3 * s}, l: Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ReadTimeout: s},
+		{name: "3.3.0: 5 pooled, GET", idle: 5, d: Downstream{Delay: 3 * s}, l: Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ReadTimeout: s},
 			want: vocab.ReadTimeout, total: s, attempts: 1, executions: 1},
 		// A callTimeout of 2.5 s cuts the third attempt.
 		{name: "under callTimeout", idle: 5, d: slow,
-			l:    Limits{Profile: OkHttp, RetryOnConnectionFailure: true, RecoverReadTimeouts: true, ReadTimeout: s, Deadline: 2500 * ms},
+			l:    Limits{Rules: rules.OkHttp32(rules.OkHttpSettings{}), ReadTimeout: s, Deadline: 2500 * ms},
 			want: vocab.Deadline, total: 2500 * ms, attempts: 3, executions: 3},
 	})
 }
 
 // TestGoResend: net/http's replay of a request whose reused connection died.
 func TestGoResend(t *testing.T) {
-	goL := Limits{Profile: Go}
+	goL := Limits{Rules: rules.GoNet()}
 	runPooled(t, []pooledCase{
 		{name: "killed GET replayed", idle: 1, d: Downstream{Delay: answer, KillAfterRead: KillClose}, l: goL,
 			want: vocab.OK, total: 6 * ms, attempts: 2, executions: 2, connects: 1},

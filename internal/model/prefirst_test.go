@@ -4,26 +4,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
 func TestPredictPreFirst(t *testing.T) {
 	const ms = time.Millisecond
-	hc5 := Limits{Profile: HC5, ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
+	hc5 := Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
 	hc5so := hc5
 	hc5so.TLSHandshakeTimeout = 150 * ms
 	hc5cap := hc5
 	hc5cap.Deadline = 400 * ms
-	ok := Limits{Profile: OkHttp, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms, RetryOnConnectionFailure: true}
+	ok := Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
 	okOff := ok
-	okOff.RetryOnConnectionFailure = false
-	goL := Limits{Profile: Go, ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
+	okOff.Rules = rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})
+	goL := Limits{Rules: rules.GoNet(), ConnectTimeout: 100 * ms, ReadTimeout: 100 * ms}
 	goTLS := goL
 	goTLS.TLSHandshakeTimeout = 80 * ms
-	jdk := Limits{Profile: JDK, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
-	jdkConnect := Limits{Profile: JDK, ConnectTimeout: 150 * ms}
-	uc := Limits{Profile: URLConnection, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
-	hc4 := Limits{Profile: HC4, ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	jdk := Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	jdkConnect := Limits{Rules: rules.JDK(rules.JDKSettings{}), ConnectTimeout: 150 * ms}
+	uc := Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{}), ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
+	hc4 := Limits{Rules: rules.HC4(), ConnectTimeout: 100 * ms, ReadTimeout: 120 * ms}
 	hc4so := hc4
 	hc4so.TLSHandshakeTimeout = 150 * ms
 	trickle := PreFirst{Fault: SlowHandshake, ByteGap: 20 * ms, Bytes: 15}
@@ -53,8 +54,8 @@ func TestPredictPreFirst(t *testing.T) {
 		{"hc5: a refused TLS version, next address", PreFirst{Fault: ProtocolFailure, Routes: 2}, hc5, vocab.TLSError, 0, 1, 2},
 		{"go: a refused TLS version, one address", PreFirst{Fault: ProtocolFailure, Routes: 2}, goL, vocab.TLSError, 0, 1, 1},
 		{"jdk stall: the connect timer covers the handshake", PreFirst{Fault: HandshakeStall, Routes: 2}, jdk, vocab.ConnectTimeout, 100 * ms, 1, 1},
-		{"jdk stall: the request timeout when shorter", PreFirst{Fault: HandshakeStall}, Limits{Profile: JDK, ReadTimeout: 80 * ms}, vocab.ConnectTimeout, 80 * ms, 1, 1},
-		{"jdk stall: nothing set", PreFirst{Fault: HandshakeStall}, Limits{Profile: JDK}, vocab.Hang, Forever, 1, 1},
+		{"jdk stall: the request timeout when shorter", PreFirst{Fault: HandshakeStall}, Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: 80 * ms}, vocab.ConnectTimeout, 80 * ms, 1, 1},
+		{"jdk stall: nothing set", PreFirst{Fault: HandshakeStall}, Limits{Rules: rules.JDK(rules.JDKSettings{})}, vocab.Hang, Forever, 1, 1},
 		{"jdk slow lookup: the request timeout fails it when the lookup returns", PreFirst{Fault: SlowLookup, LookupDelay: 300 * ms}, jdk, vocab.ConnectTimeout, 300 * ms, 1, 0},
 		{"jdk slow lookup under the request timeout", PreFirst{Fault: SlowLookup, LookupDelay: 100 * ms}, jdk, vocab.OK, 100 * ms, 1, 1},
 		{"jdk nxdomain: retried once", PreFirst{Fault: NXDomain}, jdk, vocab.DNSError, 0, 2, 0},
@@ -71,7 +72,7 @@ func TestPredictPreFirst(t *testing.T) {
 		{"okhttp slow handshake: a gap over the read timeout", PreFirst{Fault: SlowHandshake, ByteGap: 150 * ms, Bytes: 3}, ok, vocab.ReadTimeout, 120 * ms, 1, 1},
 		{"hc5 slow handshake: soTimeout per read", trickle, hc5so, vocab.OK, 300 * ms, 1, 1},
 		{"go slow handshake: TLSHandshakeTimeout is a deadline", trickle, goTLS, vocab.ConnectTimeout, 80 * ms, 1, 1},
-		{"okhttp slow handshake under callTimeout", trickle, Limits{Profile: OkHttp, ReadTimeout: 100 * ms, Deadline: 200 * ms}, vocab.Deadline, 200 * ms, 1, 1},
+		{"okhttp slow handshake under callTimeout", trickle, Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ReadTimeout: 100 * ms, Deadline: 200 * ms}, vocab.Deadline, 200 * ms, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,8 +91,5 @@ func TestPredictPreFirst(t *testing.T) {
 	}
 	if _, err := PredictPreFirst(PreFirst{Fault: SlowHandshake}, hc5); err == nil {
 		t.Error("a slow handshake without its trickle was predicted")
-	}
-	if _, err := PredictPreFirst(PreFirst{Fault: NXDomain}, Limits{Profile: "nosuch"}); err == nil {
-		t.Error("an unknown profile was predicted")
 	}
 }

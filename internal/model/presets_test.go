@@ -16,8 +16,8 @@ func TestGoPresetMatchesNetHTTP(t *testing.T) {
 		t.Fatal("no go preset")
 	}
 	tr := http.DefaultTransport.(*http.Transport)
-	if p.Limits.Profile != Go {
-		t.Errorf("the go preset has profile %q, want go", p.Limits.Profile)
+	if p.Limits.Rules != Go {
+		t.Errorf("the go preset has the rules of %s, want net/http's", p.Limits.Rules.Library)
 	}
 	tests := []struct {
 		name      string

@@ -52,22 +52,20 @@ type sim struct {
 	ask      []time.Duration // per call: when its current attempt asked for a lease
 	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
 	// Per call: libRetries counts the attempts that were the library's own re-sends (not
-	// business retries); okSelected and okPinned are OkHttp's route accounting of the current
-	// business attempt (okDial); hc5Retried says HttpClient 5 retried it already, resent how
-	// often the JDK's clients and HttpClient 4.5 re-sent it.
+	// business retries); okSelected and okPinned are the route accounting of the current
+	// business attempt (okDial, rules.Resend.ByRoute); resent counts the library's re-sends of
+	// it.
 	libRetries []int
 	resent     []int
 	okSelected []int
 	okPinned   []bool
-	hc5Retried []bool
 	preds      []Prediction
 }
 
 func newSim(s Scenario) *sim {
-	switch s.Limits.Profile {
-	case OkHttp, JDK, URLConnection:
-		// Synchronous OkHttp calls and the JDK's clients never wait for a connection.
-		s.Pool = max(s.Pool, s.Calls)
+	s.Limits.Rules = rulesOf(s.Limits)
+	if s.Limits.Rules.Pool.Unbounded {
+		s.Pool = max(s.Pool, s.Calls) // no call waits for a connection
 	}
 	m := &sim{
 		s:          s,
@@ -79,7 +77,6 @@ func newSim(s Scenario) *sim {
 		resent:     make([]int, s.Calls),
 		okSelected: make([]int, s.Calls),
 		okPinned:   make([]bool, s.Calls),
-		hc5Retried: make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
 	}
 	for i := range m.sent {
@@ -111,7 +108,7 @@ func newSim(s Scenario) *sim {
 
 func (m *sim) leaseExpiry(call int) time.Duration {
 	exp := m.deadline
-	if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go && m.ask[call]+lt < exp {
+	if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout && m.ask[call]+lt < exp {
 		exp = m.ask[call] + lt
 	}
 	return exp
@@ -173,7 +170,7 @@ func (m *sim) run() {
 			m.grant(c, t)
 		}
 		// Waiting calls failing on the lease timeout (net/http's pool wait has none).
-		if lt := m.s.Limits.LeaseTimeout; lt > 0 && m.s.Limits.Profile != Go {
+		if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout {
 			kept := m.queue[:0]
 			for _, c := range m.queue {
 				if m.ask[c]+lt > t {
@@ -232,7 +229,7 @@ func (m *sim) grant(c int, t time.Duration) {
 		a.NewConnection = true
 		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
-	if a.NewConnection && m.s.Limits.Profile == OkHttp {
+	if a.NewConnection && m.s.Limits.Rules.Resend.ByRoute {
 		m.okDial(c)
 	}
 	end, out := m.phases(&a, t, c)
@@ -315,7 +312,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	bodyEnd, readFires := head, Forever
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
-		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && !HeadOnlyReadTimeout(l.Profile) {
+		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && !l.Rules.Read.HeadOnly {
 			readFires = head + l.ReadTimeout // the first gap is already too long
 		}
 	}
@@ -327,24 +324,17 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	return end, out
 }
 
-// HeadOnlyReadTimeout reports whether the profile's read timeout bounds only the wait for the
-// response head, never a read of the body: Go's ResponseHeaderTimeout, the JDK's
-// HttpRequest.timeout() (the response timer is cancelled when the head arrives:
-// MultiExchange.responseAsyncImpl's cancelTimer, JDK 17 and 25).
-func HeadOnlyReadTimeout(p Profile) bool { return p == Go || p == JDK }
-
 // headLimit is when the read timeout of attempt a, whose request is sent (or whose connect
-// starts) at t, fires in the wait for the head: the read timeout after t, but for the JDK,
-// whose timeout() timer starts with each attempt (MultiExchange.responseAsyncImpl registers a
-// ResponseTimerEvent before the exchange takes its connection), the read timeout after the
-// attempt's start, connect included.
+// starts) at t, fires in the wait for the head: the read timeout after t, or after the
+// attempt's start, connect included, when the library's timer runs from there
+// (rules.Read.FromAttemptStart: the JDK's HttpRequest.timeout()).
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
-	if l.Profile == JDK {
+	if l.Rules.Read.FromAttemptStart {
 		return after(a.Start, l.ReadTimeout)
 	}
 	if a.NewConnection && !a.Sent {
-		return Forever // only the JDK's timeout bounds a connect
+		return Forever // only a timer from the attempt's start bounds a connect
 	}
 	return after(t, l.ReadTimeout)
 }
@@ -397,7 +387,7 @@ func (m *sim) finish(c int, a Attempt) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
-	m.okSelected[c], m.okPinned[c], m.hc5Retried[c], m.resent[c] = 0, false, false, 0
+	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
 	next := a.End + m.s.Limits.Backoff
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline

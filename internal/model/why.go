@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -12,6 +13,7 @@ import (
 // limit that fired and why it fired then, or why none did. labrun predict prints it beside
 // each attempt.
 func Why(d Downstream, l Limits, p Prediction, i int) string {
+	l.Rules = rulesOf(l)
 	a := p.Attempts[i]
 	phase := vocab.PhaseLease
 	if n := len(a.Phases); n > 0 {
@@ -28,10 +30,7 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		if phase == vocab.PhaseConnect {
 			why := fmt.Sprintf("the kernel gives up after tcp_syn_retries = %d unanswered SYNs (1+2+...+%d s = %v); %s",
 				SYNRetries, 1<<SYNRetries, SYNGiveUp, noShorter("connect timeout", l.ConnectTimeout))
-			if l.Profile == JDK {
-				why += "; the JDK connects twice (PlainHttpConnection.canRetryConnect retries a ConnectException once)"
-			}
-			return why
+			return why + l.Rules.Texts.KernelConnect
 		}
 		return fmt.Sprintf("a middlebox dropped the pooled connection silently: the kernel gives up after tcp_retries2 = %d retransmissions (%v); %s",
 			DataRetries, DataGiveUp, noShorter("read timeout", l.ReadTimeout))
@@ -74,10 +73,8 @@ func whyOK(d Downstream, l Limits, a Attempt) string {
 	switch {
 	case a.Rejected:
 		return fmt.Sprintf("the server saw a remaining budget shorter than its work (%v) and answered 503 at once, without executing", d.Delay)
-	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Profile == Go:
-		return "Go's ResponseHeaderTimeout covers only the head: the body's trickle is bounded by nothing but a deadline"
-	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Profile == JDK:
-		return "the JDK's HttpRequest.timeout() ends when the head arrives: the body's trickle is bounded by nothing but a deadline"
+	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Rules.Read.HeadOnly:
+		return l.Rules.Texts.HeadOnlyBody
 	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0:
 		return fmt.Sprintf("every gap between body bytes (%v) is within the read timeout (%v): a read timeout is per read, not a deadline", d.Every, l.ReadTimeout)
 	case l.ReadTimeout > 0 && d.Delay == l.ReadTimeout:
@@ -91,12 +88,8 @@ func whyConnect(d Downstream, l Limits) string {
 	switch {
 	case !d.HostDown:
 		return fmt.Sprintf("the connect took longer than the connect timeout (%v)", l.ConnectTimeout)
-	case routes > 1 && l.Profile == OkHttp:
-		return fmt.Sprintf("SYNs go unanswered; OkHttp makes each of the %d addresses a route with its own connect timeout (%v)", routes, l.ConnectTimeout)
-	case routes > 1 && l.Profile == Go:
-		return fmt.Sprintf("SYNs go unanswered; net/http gives the whole dial one budget (%v), split over the %d addresses, at least 2 s each (partialDeadline)", l.ConnectTimeout, routes)
 	case routes > 1:
-		return fmt.Sprintf("SYNs go unanswered; HttpClient 5 tries each of the %d addresses in turn with the full connect timeout (%v), in one connect", routes, l.ConnectTimeout)
+		return fmt.Sprintf(l.Rules.Texts.Routes, routes, l.ConnectTimeout)
 	}
 	return fmt.Sprintf("SYNs go unanswered (the host is down, no RST); the connect timeout (%v) fires long before the kernel gives up (%v)", l.ConnectTimeout, SYNGiveUp)
 }
@@ -107,8 +100,8 @@ func whyRead(d Downstream, l Limits, a Attempt, phase vocab.Phase) string {
 		return fmt.Sprintf("a middlebox dropped the pooled connection silently: the request never reached the server, and only the read timeout (%v) bounds the wait", l.ReadTimeout)
 	case phase == vocab.PhaseBody:
 		return fmt.Sprintf("a gap between body bytes (%v) is longer than the read timeout (%v): it fires that long after the last byte", d.Every, l.ReadTimeout)
-	case l.Profile == Go:
-		return fmt.Sprintf("Go's ResponseHeaderTimeout (%v) fires before the head (the server takes %s)", l.ReadTimeout, serverTime(d))
+	case l.Rules.Texts.HeadTimeout != "":
+		return fmt.Sprintf(l.Rules.Texts.HeadTimeout, l.ReadTimeout, serverTime(d))
 	}
 	return fmt.Sprintf("the server sent nothing for longer than the read timeout (%v, the server takes %s): it fires that long after the request was sent", l.ReadTimeout, serverTime(d))
 }
@@ -122,16 +115,14 @@ func serverTime(d Downstream) string {
 
 // checkText says why the health check of a pooled connection took HealthRead.
 func checkText(l Limits) string {
-	if l.Profile == OkHttp {
-		return fmt.Sprintf("OkHttp's health check (isHealthy, any method but GET) reads it with a %s timeout first: nothing comes, so it is used %s later", msText(HealthRead), msText(HealthRead))
-	}
-	return fmt.Sprintf("it sat idle longer than validateAfterInactivity (%v): HttpClient 5's stale check reads it with a %s timeout first, nothing comes, so it is used %s later", l.ValidateAfterInactivity, msText(HealthRead), msText(HealthRead))
+	return fmt.Sprintf(l.Rules.Texts.Check, l.ValidateAfterInactivity, msText(HealthRead))
 }
 
 // Explain is the whole reasoning behind p, a prediction for d and l, one sentence a step:
 // where each attempt starts and why, how it connects, what ended it, and how often the server
 // executed the request. labrun predict --explain prints it.
 func Explain(d Downstream, l Limits, p Prediction) []string {
+	l.Rules = rulesOf(l)
 	var lines []string
 	for i, a := range p.Attempts {
 		lines = append(lines, fmt.Sprintf("attempt %d starts at %s: %s", i+1, msText(a.Start), whyStart(d, l, p, i)))
@@ -175,15 +166,12 @@ func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 	prev := p.Attempts[i-1]
 	var how []string
 	switch {
-	case prev.Outcome == vocab.ConnectTimeout && l.Profile == OkHttp && l.RetryOnConnectionFailure:
-		how = append(how, "OkHttp's retryOnConnectionFailure moves to the next route at once, not counted as a retry")
-	case prev.Outcome == vocab.ReadTimeout && l.RecoverReadTimeouts:
-		how = append(how, "OkHttp 3.0-3.2 recovers the read timeout like any I/O error: the next pooled connection, else a new one per route")
+	case !prev.Sent && l.Rules.Resend.On && l.Rules.Resend.Before.Has(failureClass(prev)) && l.Rules.Texts.ConnectRetry != "":
+		how = append(how, l.Rules.Texts.ConnectRetry)
+	case prev.Outcome == vocab.ReadTimeout && prev.Sent && l.Rules.Resend.After.Has(rules.ClassSocketTimeout):
+		how = append(how, l.Rules.Texts.ReadTimeoutRetry)
 	case prev.Stale || prev.Killed:
 		how = append(how, "the library re-sends by itself after the pooled connection died")
-	case prev.Outcome == vocab.KernelTimeout && !prev.Sent && l.Profile == JDK:
-		how = append(how, "the JDK HttpClient retries a ConnectException once, whatever the method (MultiExchange.retryOnFailure; "+
-			"-Djdk.httpclient.disableRetryConnect=true turns it off)")
 	default:
 		how = append(how, fmt.Sprintf("retry after %s", prev.Outcome))
 		if l.Backoff > 0 {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/labrun/labrun/internal/rules"
+
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ func TestWhy(t *testing.T) {
 	}{
 		{"trickle under a read timeout", Downstream{Bytes: 10, Every: 400 * ms}, Limits{ReadTimeout: s}, false,
 			[]string{"a read timeout is per read, not a deadline"}},
-		{"Go's header timeout", Downstream{Bytes: 10, Every: 400 * ms}, Limits{Profile: Go, ReadTimeout: s}, false,
+		{"Go's header timeout", Downstream{Bytes: 10, Every: 400 * ms}, Limits{Rules: rules.GoNet(), ReadTimeout: s}, false,
 			[]string{"Go's ResponseHeaderTimeout covers only the head"}},
 		{"silent server, one retry", Downstream{Delay: 500 * ms}, Limits{ReadTimeout: 300 * ms, Retries: 1}, false,
 			[]string{"sent nothing for longer than the read timeout", "sent nothing for longer than the read timeout"}},
@@ -28,7 +30,7 @@ func TestWhy(t *testing.T) {
 			[]string{"a tie goes to the deadline"}},
 		{"host down, no connect timeout", Downstream{HostDown: true}, Limits{}, true,
 			[]string{"tcp_syn_retries = 6 unanswered SYNs (1+2+...+64 s = 2m7s); no connect timeout is set"}},
-		{"OkHttp routes", Downstream{HostDown: true, Routes: 3}, Limits{Profile: OkHttp, RetryOnConnectionFailure: true, ConnectTimeout: s}, true,
+		{"OkHttp routes", Downstream{HostDown: true, Routes: 3}, Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: s}, true,
 			[]string{"its own connect timeout", "its own connect timeout", "its own connect timeout"}},
 		{"dropped, no read timeout", Downstream{Dropped: true}, Limits{}, false,
 			[]string{"tcp_retries2 = 15"}},
@@ -71,7 +73,7 @@ func TestExplain(t *testing.T) {
 // TestExplainHealthCheck: the reasoning names the health check's read where the model counts
 // it (an OkHttp POST on a pooled connection), and not for a GET.
 func TestExplainHealthCheck(t *testing.T) {
-	l := Limits{Profile: OkHttp, ReadTimeout: 300 * ms}
+	l := Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ReadTimeout: 300 * ms}
 	for _, tt := range []struct {
 		method string
 		want   bool

@@ -64,7 +64,8 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 		answers[p.StatusTimes] = model.Answer{Status: 200}
 	}
 	body := method != "GET" && method != "HEAD"
-	got := model.FollowUps(p.profile, model.FollowRules{RetryOnConnectionFailure: p.rocf, NoRedirects: p.NoRedirects, Authenticate: p.Authenticate},
+	r := rulesOfPreset(p.Defaults, p)
+	got := model.FollowUps(r, model.FollowRules{RetryOnConnectionFailure: r.Resend.On, NoRedirects: p.NoRedirects, Authenticate: p.Authenticate},
 		model.FollowCall{Method: method, Body: body, OneShot: p.OneShotBody && body, Answers: answers})
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),

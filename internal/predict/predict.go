@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -22,10 +23,6 @@ type Predictor struct {
 	// Defaults names the preset the limits start from ("" = every limit unset), with the
 	// library's rules.
 	Defaults string
-	profile  model.Profile // the preset's rules, set by Apply
-	rocf     bool          // the preset's retryOnConnectionFailure, set by Apply
-	recover  bool          // the preset's OkHttp 3.0-3.2 read-timeout recovery, set by Apply
-	pin      bool          // the preset's OkHttp 3.14 route rule, set by Apply
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -40,6 +37,9 @@ type Predictor struct {
 	HC5Retries              string
 	ValidateAfterInactivity time.Duration
 	NoStaleCheck            bool
+	// validateSet says --validate-after-inactivity was given (set by Apply): a zero then is
+	// the library release's rule for 0 (rules.Reuse.Validate), not "not set".
+	validateSet bool
 	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
 	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
 	NoResendPost, ResendAnyMethod bool
@@ -209,6 +209,7 @@ const MaxScenario = 365 * 24 * time.Hour
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
 // explicitly (isSet reports which flags were given), and takes the preset's rules.
 func (p *Predictor) Apply(isSet func(name string) bool) error {
+	p.validateSet = isSet("validate-after-inactivity")
 	if p.Defaults == "" {
 		return nil
 	}
@@ -240,24 +241,22 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			apply()
 		}
 	}
-	p.profile, p.rocf, p.recover = pre.Limits.Profile, pre.Limits.RetryOnConnectionFailure, pre.Limits.RecoverReadTimeouts
-	p.pin = pre.Limits.OkHttpRetryCurrentRoute
-	switch p.profile {
-	case model.OkHttp, model.Go, model.JDK, model.URLConnection:
+	switch {
+	case rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity:
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
 				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
 			}
 		}
-	case model.HC4:
+	case !hc5Preset(p.Defaults):
 		if isSet("hc5-retries") {
 			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 		}
 	}
-	if p.NoResendPost && p.profile != model.URLConnection {
+	if p.NoResendPost && p.Defaults != "urlconnection" {
 		return errors.New("--no-resend-post is HttpURLConnection's sun.net.http.retryPost: it needs --defaults urlconnection")
 	}
-	if p.ResendAnyMethod && p.profile != model.JDK {
+	if p.ResendAnyMethod && !jdkPreset(p.Defaults) {
 		return errors.New("--resend-any-method is the JDK HttpClient's jdk.httpclient.enableAllMethodRetry: it needs --defaults jdk")
 	}
 	return nil
@@ -267,18 +266,19 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 // model with them (after Apply).
 func (p *Predictor) Limits() model.Limits {
 	l := model.Limits{
-		Profile: p.profile, RetryOnConnectionFailure: p.rocf, RecoverReadTimeouts: p.recover, OkHttpRetryCurrentRoute: p.pin,
+		Rules:        rulesOfPreset(p.Defaults, p),
 		LeaseTimeout: p.LeaseTimeout, ConnectTimeout: p.ConnectTimeout, ReadTimeout: p.ReadTimeout,
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
 	}
-	if p.HC5Retries == string(vocab.HC5RetriesDefault) {
-		l.HC5Retries = vocab.HC5RetriesDefault
+	if p.validateSet && p.ValidateAfterInactivity == 0 {
+		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;
+		// 5.2.2 and later check every lease.
+		l.ValidateAfterInactivity = l.Rules.Reuse.Validate(0)
 	}
 	if p.NoStaleCheck {
 		l.ValidateAfterInactivity = model.NoValidation
 	}
-	l.NoResendPost, l.ResendAnyMethod = p.NoResendPost, p.ResendAnyMethod
 	return l
 }
 

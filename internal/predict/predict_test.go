@@ -418,3 +418,41 @@ func TestJavaResendSwitches(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateAfterInactivityZero: HttpClient 5.2.1, the release the hc5 profile is held to,
+// turns the stale check off at --validate-after-inactivity 0 (PoolingHttpClientConnectionManager
+// .lease: TimeValue.isPositive), so the request goes into the connection the server closed
+// while it sat idle; 5.2.2 made 0 "check on every lease". With the default retry strategy the
+// NoHttpResponseException is retried once on a new connection; without it the call fails.
+func TestValidateAfterInactivityZero(t *testing.T) {
+	for _, tt := range []struct {
+		retries  string
+		outcome  vocab.Outcome
+		attempts int
+	}{
+		{"default", vocab.OK, 2},
+		{"none", vocab.Failed, 1},
+	} {
+		p := Predictor{Defaults: "hc5", HC5Retries: tt.retries, ServerIdleTimeout: 300 * ms, IdleFor: 500 * ms}
+		given := map[string]bool{"validate-after-inactivity": true, "hc5-retries": true}
+		if err := p.Apply(func(name string) bool { return given[name] }); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Limits().ValidateAfterInactivity; got != model.NoValidation {
+			t.Errorf("retries %s: got validate-after-inactivity %v, want the check off", tt.retries, got)
+		}
+		pred := p.Predict()
+		if pred.Outcome != tt.outcome || len(pred.Attempts) != tt.attempts || pred.Attempts[0].Outcome != vocab.Failed {
+			t.Errorf("retries %s: got %s in %d attempts (%+v), want %s in %d, the first on the closed connection",
+				tt.retries, pred.Outcome, len(pred.Attempts), pred.Attempts, tt.outcome, tt.attempts)
+		}
+	}
+	// Not given, the preset's 2 s applies and finds the closed connection.
+	p := Predictor{Defaults: "hc5", ServerIdleTimeout: 300 * ms, IdleFor: 5 * time.Second}
+	if err := p.Apply(func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if pred := p.Predict(); pred.Outcome != vocab.OK || len(pred.Attempts) != 1 {
+		t.Errorf("at the preset's 2 s: got %s in %d attempts, want ok in 1", pred.Outcome, len(pred.Attempts))
+	}
+}

@@ -38,11 +38,10 @@ var preFirstUnread = map[string]bool{"jdk@25": true}
 // rules elsewhere in the model; not here, where their own are not read.
 func preFirstRule(name string) (model.PreFirstRule, bool) {
 	pre, ok := model.PresetNamed(name)
-	if !ok || (pre.Limits.Profile == "" && name != "hc5") || preFirstUnread[name] {
+	if !ok || (hc5Preset(name) && name != "hc5") || preFirstUnread[name] {
 		return model.PreFirstRule{}, false
 	}
-	r, err := model.LookupPreFirstRule(pre.Limits.Profile)
-	return r, err == nil
+	return model.PreFirstRuleOf(pre.Limits), true
 }
 
 // preFirstDefaults fills in what bounds the handshake and the lookup of the preset called
@@ -109,10 +108,10 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 	if p.DNSFault != "" {
 		f.Fault = dnsFaults[p.DNSFault]
 	}
-	l := model.Limits{Profile: p.profile, RetryOnConnectionFailure: p.rocf, ConnectTimeout: p.ConnectTimeout,
+	l := model.Limits{Rules: rulesOfPreset(p.Defaults, p), ConnectTimeout: p.ConnectTimeout,
 		ReadTimeout: p.ReadTimeout, Deadline: p.Deadline, TLSHandshakeTimeout: p.HandshakeTimeout}
-	rule, _ := model.LookupPreFirstRule(p.profile) // checkPreFirst found it
-	pred, _ := model.PredictPreFirst(f, l)         // every fault it is given is known
+	rule := model.PreFirstRuleOf(l)
+	pred, _ := model.PredictPreFirst(f, l) // every fault it is given is known
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          pred.Outcome,

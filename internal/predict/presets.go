@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -47,7 +48,7 @@ func Defaults() []results.ClientDefaults {
 // them. model.Preset.Limits leaves them at the model's zero values (a closed connection is
 // never used, nothing is re-sent, no evictor) and describes them in Reuse and Resend; the
 // rules that depend only on the library (OkHttp's health check and recover(), net/http's
-// background read and replay) come with its model.Profile.
+// background read and replay) come with its rules (rulesOfPreset).
 type reuse struct {
 	validate time.Duration // HttpClient 5's validateAfterInactivity
 	retries  string        // HttpClient 5's retry strategy, as --hc5-retries takes it
@@ -80,4 +81,34 @@ func presetReuse(name string) reuse {
 		return reuse{evict: 90 * time.Second} // DefaultTransport's IdleConnTimeout
 	}
 	return reuse{}
+}
+
+// hc5Preset reports whether the preset called name ("" for none) runs on HttpClient 5's rules:
+// its own, Spring's RestClient's, and Reactor Netty's, whose own rules labrun has not read.
+func hc5Preset(name string) bool {
+	switch name {
+	case "", "hc5", "spring-restclient", "netty":
+		return true
+	}
+	return false
+}
+
+// jdkPreset reports whether the preset called name is the JDK HttpClient's.
+func jdkPreset(name string) bool { return name == "jdk" || name == "jdk@25" }
+
+// rulesOfPreset returns the rules of the preset called name ("" for none: HttpClient 5's),
+// with the settings of p's flags: HttpClient 5's automatic retries (--hc5-retries), the JDK's
+// enableAllMethodRetry (--resend-any-method), HttpURLConnection's retryPost
+// (--no-resend-post).
+func rulesOfPreset(name string, p *Predictor) rules.Rules {
+	switch {
+	case hc5Preset(name):
+		return rules.HC5(rules.HC5Settings{AutomaticRetries: p.HC5Retries == string(vocab.HC5RetriesDefault)})
+	case jdkPreset(name):
+		return rules.JDK(rules.JDKSettings{EnableAllMethodRetry: p.ResendAnyMethod})
+	case name == "urlconnection":
+		return rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: p.NoResendPost})
+	}
+	pre, _ := model.PresetNamed(name)
+	return pre.Limits.Rules
 }

@@ -1,0 +1,88 @@
+package rules
+
+import "github.com/labrun/labrun/internal/vocab"
+
+// GoNet returns the rules of Go's net/http client (Go 1.26: transport.go, client.go), which
+// labrun's go profile runs as it is: the client executes none of these, the model predicts
+// with them.
+func GoNet() Rules {
+	return Rules{
+		Library: "Go net/http",
+		// MaxConnsPerHost: a call waits for a connection with no limit of its own.
+		Pool: Pool{NoLeaseTimeout: true},
+		// net.Dialer gives the whole dial one budget, split over the addresses
+		// (partialDeadline, at least 2 s each).
+		Connect: Connect{Addresses: SharedBudget, HandshakeNext: HandshakeNextNone},
+		// ResponseHeaderTimeout bounds the wait for the head only.
+		Read: Read{HeadOnly: true},
+		// persistConn.readLoop reads every idle connection: a FIN or RST drops it at once.
+		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
+		// Transport.roundTrip retries on a new connection when shouldRetryRequest says so: a
+		// reused connection that failed before any response byte, for a replayable request
+		// (request.go: isReplayable). Each re-send takes a new connection, which bounds them.
+		Resend: Resend{On: true, Max: Unbounded, After: Of(ClassIO), AfterMethods: MethodsReplayable, ReusedOnly: true},
+		PreFirst: PreFirst{
+			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "Transport.TLSHandshakeTimeout"},
+			HandshakeSource: "net/http: Transport.TLSHandshakeTimeout, a deadline on the whole handshake (0 in a Transport literal, 10 s in DefaultTransport); " +
+				"net.Dialer.Timeout ends with the TCP connect",
+			Lookup:       BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "net.Dialer.Timeout"},
+			LookupSource: "net: Dialer.DialContext applies Timeout to the whole dial, the lookup included",
+			// net/http dials one connection and handshakes on it: the dialer walks the
+			// addresses for the TCP connect only.
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
+			RetrySource: "net/http: Transport.dialConn handshakes on the one connection the dialer returns",
+		},
+		FollowUps: goFollow{},
+		Texts: Texts{
+			HeadOnlyBody: "Go's ResponseHeaderTimeout covers only the head: the body's trickle is bounded by nothing but a deadline",
+			Routes:       "SYNs go unanswered; net/http gives the whole dial one budget (%[2]v), split over the %[1]d addresses, at least 2 s each (partialDeadline)",
+			HeadTimeout:  "Go's ResponseHeaderTimeout (%[1]v) fires before the head (the server takes %[2]s)",
+		},
+	}
+}
+
+// goFollow is net/http's Client.Do.
+type goFollow struct{}
+
+// Follow follows net/http's Client.Do: redirectBehavior, then the default CheckRedirect
+// (or ErrUseLastResponse with NoRedirects). It repeats nothing else.
+func (goFollow) Follow(r FollowRules, c FollowCall) FollowResult {
+	var res FollowResult
+	cur := Sent{Method: c.Method, Body: c.Body}
+	for i := 0; ; i++ {
+		res.Sent = append(res.Sent, cur)
+		a := c.answer(i)
+		next, redirect := cur, false
+		switch a.Status {
+		case 301, 302, 303:
+			redirect, next.Body = true, false
+			if cur.Method != "GET" && cur.Method != "HEAD" {
+				next.Method = "GET"
+			}
+		case 307, 308:
+			redirect = !(cur.Body && c.OneShot) // without GetBody the 307 is returned
+		}
+		if !redirect || a.Location == NoLocation || r.NoRedirects {
+			return followOK(res, a.Status)
+		}
+		if len(res.Sent) >= GoMaxRedirects {
+			return followFailed(res, "stopped after 10 redirects")
+		}
+		cur = next
+	}
+}
+
+// hc5FollowUps follows HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
+// (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
+
+// H2Go is net/http's HTTP/2 connection pick with HTTP2Config.StrictMaxConcurrentRequests false
+// (the default): the first connection with a free stream slot; when every connection is at
+// the peer's limit, a new connection. Go dials the host name, and the dialer takes the first
+// address that answers: every connection goes to the first node. This is the documented
+// behaviour: one new connection per full set; what net/http measurably does in a burst
+// differs (docs/http2.md).
+func H2Go() H2 { return H2{} }
+
+// H2GoStrict is net/http with StrictMaxConcurrentRequests true, as documented: one connection,
+// and a stream that finds it at the peer's limit waits, first come first served, for a slot.
+func H2GoStrict() H2 { return H2{Strict: true} }

@@ -1,0 +1,58 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// HC4 returns Apache HttpClient 4.5's rules (httpclient 4.5.14, HttpClients.createDefault()).
+func HC4() Rules {
+	return Rules{
+		Library: "Apache HttpClient 4.5.14",
+		// PoolingHttpClientConnectionManager: 2 per route, 20 in all, a lease waits for
+		// connectionRequestTimeout.
+		Pool: Pool{},
+		// DefaultHttpClientConnectionOperator.connect catches SocketTimeoutException,
+		// ConnectException and NoRouteToHostException for each address but the last: an
+		// SSLException ends the connect; SSLConnectionSocketFactory rethrows a handshake's
+		// SocketTimeoutException as a ConnectTimeoutException on the last address.
+		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextOnTimeout, HandshakeTimeoutAsConnect: true},
+		Read:    Read{},
+		// PoolingHttpClientConnectionManager: validateAfterInactivity 2 s
+		// (HC4ValidateAfterInactivity); IdleConnectionEvictor is not started by createDefault().
+		Reuse: Reuse{Watch: WatchUnlessChecked, Check: CheckAfterInactivity},
+		// RetryExec with DefaultHttpRequestRetryHandler(3, false): up to 3 re-sends after an
+		// IOException that is not an InterruptedIOException, UnknownHostException,
+		// ConnectException, NoRouteToHostException or SSLException; a request with an entity
+		// (POST, PUT, PATCH) only if it was not sent yet (requestSentRetryEnabled false).
+		Resend: Resend{On: true, Max: vocab.HC4RetryCount,
+			Before: Of(ClassIO), BeforeMethods: MethodsAll, After: Of(ClassIO), AfterMethods: MethodsWithoutEntity},
+		PreFirst: PreFirst{
+			Handshake: BoundRule{Limit: LimitTLSHandshakeElseConnect, Outcome: vocab.ConnectTimeout,
+				Name: "SocketConfig soTimeout, else RequestConfig connectTimeout", PerRead: true},
+			HandshakeSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket; " +
+				"SSLConnectionSocketFactory.connectSocket sets the connect timeout as soTimeout when the socket has none, then " +
+				"startHandshake (a limit per read); RequestConfig socketTimeout is set after the connect (MainClientExec.execute); " +
+				"a SocketTimeoutException becomes a ConnectTimeoutException on the last address",
+			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
+			LookupSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
+			// The operator catches SocketTimeoutException, ConnectException and
+			// NoRouteToHostException for each address but the last: an SSLException ends it.
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
+			RetrySource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect (catch SocketTimeoutException, ConnectException, " +
+				"NoRouteToHostException, rethrown on the last address); DefaultHttpRequestRetryHandler never retries " +
+				"InterruptedIOException (ConnectTimeoutException), UnknownHostException or SSLException",
+		},
+		FollowUps: hc5Follow{redirectableOnly: true},
+		Texts: Texts{
+			Routes: "SYNs go unanswered; HttpClient 4.5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
+			Check:  "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 4.5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",
+		},
+	}
+}
+
+// HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period: the
+// PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
+// (httpclient 4.4 to 4.5.14).
+const HC4ValidateAfterInactivity = 2 * time.Second

@@ -1,0 +1,130 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// HC5Settings are the HttpClient 5 settings that change its rules.
+type HC5Settings struct {
+	// AutomaticRetries keeps HttpClientBuilder's DefaultHttpRequestRetryStrategy; without it,
+	// disableAutomaticRetries(): nothing is re-sent. labrun's hc5 profile disables them
+	// unless asked (the configured inventory client of the lab's story does).
+	AutomaticRetries bool
+}
+
+// HC5 returns Apache HttpClient 5's rules as Debian 12's httpclient5 5.2.1 has them, the
+// release labrun's hc5 profile is held to (the JVM tests), with s applied. Where 5.6 differs
+// and labrun follows 5.6 it says so (the evictor's interval, the status retry's response
+// timeout); where 5.2.2 and later differ, a field says it (Reuse.ZeroChecksEveryLease).
+//
+// The zero Rules are these with automatic retries off: labrun's default.
+func HC5(s HC5Settings) Rules {
+	return Rules{
+		Library: "Apache HttpClient 5.2.1",
+		// PoolingHttpClientConnectionManager: a lease waits for connectionRequestTimeout.
+		Pool: Pool{},
+		// DefaultHttpClientConnectionOperator.connect: every address in turn with the full
+		// connect timeout; an IOException in the handshake moves on to the next address and the
+		// handshake's SocketTimeoutException is rethrown as a ConnectTimeoutException
+		// (ConnectExceptionSupport.enhance).
+		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextAny, HandshakeTimeoutAsConnect: true},
+		// responseTimeout is the socket's SO_TIMEOUT: per read, head and body.
+		Read: Read{},
+		// PoolingHttpClientConnectionManager.lease (5.2.1): a connection idle longer than
+		// validateAfterInactivity is read for 1 ms (BHttpConnectionBase.isStale), when the
+		// period is positive: TimeValue.isPositive, so that 0 turns the check off. 5.2.2
+		// (commit 223669659, HTTPCLIENT-2263) checks on every lease at 0:
+		// ZeroChecksEveryLease. IdleConnectionEvictor looks every max(maxIdle/10, 1 s) in 5.6
+		// (calculateSleepTime).
+		Reuse: Reuse{Watch: WatchUnlessChecked, Check: CheckAfterInactivity, PeriodicEvictor: true},
+		// HttpRequestRetryExec with DefaultHttpRequestRetryStrategy (5.6.x, as 5.2.1): one
+		// retry of an idempotent request (handleAsIdempotent, Method.isIdempotent) after an
+		// IOException that is none of InterruptedIOException, UnknownHostException,
+		// ConnectException, ConnectionClosedException, NoRouteToHostException, SSLException;
+		// sent or not; a 429 or 503 once.
+		Resend: Resend{On: s.AutomaticRetries, Max: vocab.HC5MaxRetries,
+			Before: Of(ClassIO), BeforeMethods: MethodsIdempotent, After: Of(ClassIO), AfterMethods: MethodsIdempotent, Statuses: true},
+		PreFirst: PreFirst{
+			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "TlsConfig handshakeTimeout, else SocketConfig soTimeout", PerRead: true},
+			HandshakeSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket " +
+				"before SSLConnectionSocketFactory.connectSocket, whose executeHandshake sets TlsConfig's handshakeTimeout when there is one " +
+				"(both Socket.setSoTimeout: a limit per read); " +
+				"connectTimeout bounds the TCP connect only, responseTimeout is set after the connect; the SocketTimeoutException is " +
+				"rethrown as a ConnectTimeoutException (ConnectExceptionSupport.enhance)",
+			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
+			LookupSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
+			// The operator catches IOException around connectSocket (TCP and TLS) for each
+			// address but the last.
+			AfterCertificate: NextInConnect, AfterProtocol: NextInConnect, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
+			RetrySource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect (catch IOException, rethrown on the last address); " +
+				"DefaultHttpRequestRetryStrategy never retries UnknownHostException or SSLException",
+		},
+		FollowUps: hc5Follow{},
+		Texts:     hc5Texts(),
+	}
+}
+
+// hc5Texts are HttpClient 5's sentences.
+func hc5Texts() Texts {
+	return Texts{
+		Routes: "SYNs go unanswered; HttpClient 5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
+		Check:  "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",
+	}
+}
+
+// HC5ValidateAfterInactivity is HttpClient 5's default stale-check period: a pooled connection
+// idle longer than this is checked before it is leased. ConnectionConfig.DEFAULT leaves it null
+// and PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
+// TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
+// constructor, 5.0 validated nothing).
+const HC5ValidateAfterInactivity = 2 * time.Second
+
+// hc5Follow is HttpClient 5's RedirectExec; redirectableOnly is HttpClient 4.5's
+// DefaultRedirectStrategy.isRedirected, which follows 301, 302, 307 and 308 only for GET and
+// HEAD.
+type hc5Follow struct{ redirectableOnly bool }
+
+// Follow follows HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
+// (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
+// most maxRedirects, no circular redirect; 301 and 302 turn a POST into a GET, 303 every
+// method but GET and HEAD; the others copy the original request, method and body.
+func (f hc5Follow) Follow(r FollowRules, c FollowCall) FollowResult {
+	var res FollowResult
+	cur, looped := Sent{Method: c.Method, Body: c.Body}, false
+	for i := 0; ; i++ {
+		res.Sent = append(res.Sent, cur)
+		a := c.answer(i)
+		switch a.Status {
+		case 301, 302, 303, 307, 308:
+		default:
+			return followOK(res, a.Status)
+		}
+		// HttpClient 4.5.14's DefaultRedirectStrategy.isRedirected: 301, 302, 307 and 308
+		// only for GET and HEAD (isRedirectable); 303 for any method.
+		if f.redirectableOnly && a.Status != 303 && cur.Method != "GET" && cur.Method != "HEAD" {
+			return followOK(res, a.Status)
+		}
+		if r.NoRedirects || a.Location == NoLocation || (c.Body && c.OneShot) {
+			return followOK(res, a.Status)
+		}
+		if i >= HC5MaxRedirects {
+			return followFailed(res, "Maximum redirects (50) exceeded")
+		}
+		if a.Location == SameURL {
+			if looped { // RedirectLocations holds it: the original URL is not in it
+				return followFailed(res, "Circular redirect to")
+			}
+			looped = true
+		}
+		orig := Sent{Method: c.Method, Body: c.Body}
+		switch {
+		case (a.Status == 301 || a.Status == 302) && c.Method == "POST",
+			a.Status == 303 && c.Method != "GET" && c.Method != "HEAD":
+			cur = Sent{Method: "GET"}
+		default:
+			cur = orig
+		}
+	}
+}

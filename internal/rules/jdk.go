@@ -1,0 +1,88 @@
+package rules
+
+import "github.com/labrun/labrun/internal/vocab"
+
+// JDKSettings are the JDK HttpClient's system properties that change its rules.
+type JDKSettings struct {
+	// EnableAllMethodRetry is -Djdk.httpclient.enableAllMethodRetry: every method is re-sent,
+	// not only GET and HEAD.
+	EnableAllMethodRetry bool
+}
+
+// JDK returns the JDK HttpClient's rules (java.net.http, read in the JDK 17 and 25 sources),
+// with s applied.
+func JDK(s JDKSettings) Rules {
+	sent := MethodsGetHead
+	if s.EnableAllMethodRetry {
+		sent = MethodsAll
+	}
+	return Rules{
+		Library: "the JDK HttpClient (java.net.http, JDK 17)",
+		// ConnectionPool has no limit (jdk.httpclient.connectionPoolSize 0): no call waits.
+		Pool: Pool{Unbounded: true},
+		// PlainHttpConnection connects to one InetSocketAddress (InetAddress.getByName: the
+		// first address); canRetryConnect connects again once after a ConnectException while
+		// the ConnectTimerEvent has time left; MultiExchange's retry of a ConnectException
+		// keeps the first connect's timer (connectTimerStart); the ConnectTimerEvent is
+		// cancelled in finishConnect, after the TLS handshake; a ResponseTimerEvent that fires
+		// during the lookup is recorded by Exchange.cancel and fails the call once the
+		// exchange is set up (checkCancelled).
+		Connect: Connect{Addresses: FirstAddress, ReconnectOnce: true, TimerKeptOnRetry: true, TimerCoversHandshake: true,
+			HandshakeNext: HandshakeNextNone, TimerLateInLookup: true},
+		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl registers a ResponseTimerEvent
+		// for each attempt before the exchange takes its connection, cancelled when the head
+		// arrives (JDK 17 and 25).
+		Read: Read{HeadOnly: true, FromAttemptStart: true},
+		// ConnectionPool.CleanupTrigger watches every idle connection for its end.
+		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
+		// MultiExchange: once per call (retriedOnce). A connection that ends before any
+		// response byte, pooled or new (Http1AsyncReceiver: ConnectionExpiredException;
+		// Http1Exchange.sendHeadersAsync sets retryOnError), for GET and HEAD (canRetryRequest,
+		// isIdempotentRequest); a ConnectException, an unresolved address among them, whatever
+		// the method (retryOnFailure, RETRY_CONNECT unless -Djdk.httpclient.disableRetryConnect).
+		// The body publisher is asked for the body again.
+		Resend: Resend{On: true, Max: 1, Before: Of(ClassConnect, ClassUnknownHost), BeforeMethods: MethodsAll,
+			After: Of(ClassIO), AfterMethods: sent, BodyAgain: true},
+		PreFirst: PreFirst{
+			// The connect timer runs from the connect to the end of the handshake; the request
+			// timer from the send: with instant lookups the shorter of the two ends a handshake.
+			Handshake: BoundRule{Limit: LimitShorterConnectRead, Outcome: vocab.ConnectTimeout,
+				Name: "connectTimeout or HttpRequest.timeout(), the shorter"},
+			HandshakeSource: "JDK 17 java.net.http: PlainHttpConnection.connectAsync registers the ConnectTimerEvent (connectTimeout), " +
+				"cancelled in finishConnect, which AsyncSSLConnection.finishConnect calls once the handshake is done; " +
+				"MultiExchange.responseAsyncImpl registers the ResponseTimerEvent (HttpRequest.timeout()) before the exchange; " +
+				"both are deadlines and both end a call not yet connected with HttpConnectTimeoutException " +
+				"(ResponseTimerEvent.handle, MultiExchange.toTimeoutException)",
+			Lookup: BoundRule{Limit: LimitRead, Outcome: vocab.ConnectTimeout, Late: true,
+				Name: "HttpRequest.timeout(), which fails the call only when the lookup returns"},
+			LookupSource: "JDK 17 java.net.http: the Http1Exchange constructor resolves the host (HttpRequestImpl.getAddress: " +
+				"new InetSocketAddress) before connectAsync registers the connect timer; a ResponseTimerEvent that fires " +
+				"meanwhile is recorded by Exchange.cancel and fails the call once the exchange is set up (checkCancelled)",
+			// One address (new InetSocketAddress: InetAddress.getByName). A lookup that fails
+			// leaves the address unresolved: connectAsync's chan.connect throws
+			// UnresolvedAddressException, which Utils.toConnectException makes a
+			// ConnectException, retried once; SSLException and a timer that fired are not.
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: RetryOnce,
+			RetrySource: "JDK 17 java.net.http: MultiExchange.getExceptionalCF (cancelled: a timeout, never retried; " +
+				"retryOnFailure: a ConnectException, once, RETRY_CONNECT unless jdk.httpclient.disableRetryConnect), " +
+				"Utils.toConnectException (an SSLException stays itself); HttpRequestImpl.getAddress resolves one address",
+		},
+		FollowUps: jdkFollow{},
+		Texts: Texts{
+			KernelConnect: "; the JDK connects twice (PlainHttpConnection.canRetryConnect retries a ConnectException once)",
+			HeadOnlyBody:  "the JDK's HttpRequest.timeout() ends when the head arrives: the body's trickle is bounded by nothing but a deadline",
+			Routes:        "SYNs go unanswered; the JDK HttpClient connects to the first of the %[1]d addresses only (an InetSocketAddress resolves one), and the connect timeout (%[2]v) fires on it",
+			ConnectRetry: "the JDK HttpClient retries a ConnectException once, whatever the method (MultiExchange.retryOnFailure; " +
+				"-Djdk.httpclient.disableRetryConnect=true turns it off)",
+		},
+	}
+}
+
+// jdkFollow is java.net.http.HttpClient.Builder's followRedirects default, Redirect.NEVER: it
+// repeats no request for its status, and the first answer is the call's.
+type jdkFollow struct{}
+
+// Follow implements FollowUps.
+func (jdkFollow) Follow(_ FollowRules, c FollowCall) FollowResult {
+	return followOK(FollowResult{Sent: []Sent{{c.Method, c.Body}}}, c.answer(0).Status)
+}

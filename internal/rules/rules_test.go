@@ -1,0 +1,100 @@
+package rules
+
+import (
+	"testing"
+	"time"
+)
+
+// TestResendAgain holds each library's re-send rule to its source, one failure at a time.
+func TestResendAgain(t *testing.T) {
+	hc5 := HC5(HC5Settings{AutomaticRetries: true})
+	io := func(method string, sent bool) Failure {
+		return Failure{Class: ClassIO, Sent: sent, Method: method, Reused: true}
+	}
+	tests := []struct {
+		name string
+		r    Rules
+		f    Failure
+		done int
+		want bool
+	}{
+		{"hc5 off: nothing", HC5(HC5Settings{}), io("GET", true), 0, false},
+		{"hc5: an idempotent GET after an I/O error", hc5, io("GET", true), 0, true},
+		{"hc5: once only", hc5, io("GET", true), 1, false},
+		{"hc5: not a POST", hc5, io("POST", true), 0, false},
+		{"hc5: a lowercase put is idempotent", hc5, io("put", true), 0, true},
+		{"hc5: never a read timeout", hc5, Failure{Class: ClassSocketTimeout, Sent: true, Method: "GET"}, 0, false},
+		{"hc5: never a refused connect", hc5, Failure{Class: ClassConnect, Method: "GET"}, 0, false},
+		{"hc4: POST not sent yet", HC4(), io("POST", false), 0, true},
+		{"hc4: POST sent", HC4(), io("POST", true), 0, false},
+		{"hc4: DELETE, third re-send", HC4(), io("DELETE", true), 2, true},
+		{"hc4: DELETE, fourth", HC4(), io("DELETE", true), 3, false},
+		{"jdk: GET", JDK(JDKSettings{}), io("GET", true), 0, true},
+		{"jdk: POST", JDK(JDKSettings{}), io("POST", true), 0, false},
+		{"jdk: POST with enableAllMethodRetry", JDK(JDKSettings{EnableAllMethodRetry: true}), io("POST", true), 0, true},
+		{"jdk: a refused connect, any method", JDK(JDKSettings{}), Failure{Class: ClassConnect, Method: "POST"}, 0, true},
+		{"jdk: an unknown host", JDK(JDKSettings{}), Failure{Class: ClassUnknownHost, Method: "GET"}, 0, true},
+		{"jdk: not a connect timeout", JDK(JDKSettings{}), Failure{Class: ClassConnectTimeout, Method: "GET"}, 0, false},
+		{"jdk: a one-shot body is asked for again", JDK(JDKSettings{}), Failure{Class: ClassIO, Sent: true, Method: "GET", OneShot: true}, 0, true},
+		{"urlconnection: POST", URLConnection(URLConnectionSettings{}), io("POST", true), 0, true},
+		{"urlconnection: POST with retryPost=false", URLConnection(URLConnectionSettings{NoRetryPost: true}), io("POST", true), 0, false},
+		{"urlconnection: not a one-shot body", URLConnection(URLConnectionSettings{}), Failure{Class: ClassIO, Sent: true, Method: "PUT", OneShot: true}, 0, false},
+		{"okhttp: a POST after an I/O error", OkHttp313(OkHttpSettings{}), io("POST", true), 5, true},
+		{"okhttp: not a read timeout after the send", OkHttp313(OkHttpSettings{}), Failure{Class: ClassSocketTimeout, Sent: true, Method: "GET"}, 0, false},
+		{"okhttp: a handshake read timeout before the send", OkHttp313(OkHttpSettings{}), Failure{Class: ClassSocketTimeout, Method: "GET"}, 0, true},
+		{"okhttp 3.2: a read timeout after the send", OkHttp32(OkHttpSettings{}), Failure{Class: ClassSocketTimeout, Sent: true, Method: "GET"}, 0, true},
+		{"okhttp without retryOnConnectionFailure", OkHttp313(OkHttpSettings{NoRetryOnConnectionFailure: true}), io("GET", true), 0, false},
+		{"okhttp: never a certificate", OkHttp313(OkHttpSettings{}), Failure{Class: ClassFatal, Method: "GET"}, 0, false},
+		{"go: a reused GET", GoNet(), io("GET", true), 3, true},
+		{"go: not a new connection's", GoNet(), Failure{Class: ClassIO, Sent: true, Method: "GET"}, 0, false},
+		{"go: a POST with an Idempotency-Key", GoNet(), Failure{Class: ClassIO, Sent: true, Method: "POST", Key: true, Reused: true}, 0, true},
+		{"go: not a POST without one", GoNet(), io("POST", true), 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.Resend.Again(tt.f, tt.done); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateZero: a validate-after-inactivity of zero turns HttpClient 5.2.1's and 4.5's
+// check off (TimeValue.isPositive; validateAfterInactivity > 0); 5.2.2 and later check every
+// lease, which the field says.
+func TestValidateZero(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    Reuse
+		v    time.Duration
+		want time.Duration
+	}{
+		{"5.2.1, 0: off", HC5(HC5Settings{}).Reuse, 0, NoValidation},
+		{"4.5, 0: off", HC4().Reuse, 0, NoValidation},
+		{"5.2.1, 2s", HC5(HC5Settings{}).Reuse, 2 * time.Second, 2 * time.Second},
+		{"5.2.2, 0: every lease", Reuse{ZeroChecksEveryLease: true}, 0, everyLease},
+	} {
+		if got := tt.r.Validate(tt.v); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBoundOf: which user limit bounds a handshake or a lookup.
+func TestBoundOf(t *testing.T) {
+	to := Timeouts{Connect: 300 * time.Millisecond, Read: 200 * time.Millisecond}
+	for _, tt := range []struct {
+		r    Rules
+		want time.Duration
+	}{
+		{HC5(HC5Settings{}), 0},
+		{HC4(), 300 * time.Millisecond},
+		{OkHttp313(OkHttpSettings{}), 200 * time.Millisecond},
+		{JDK(JDKSettings{}), 200 * time.Millisecond},
+		{GoNet(), 0},
+	} {
+		if got := tt.r.PreFirst.Handshake.Of(to).Limit; got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.r.Library, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package rules
+
+import "github.com/labrun/labrun/internal/vocab"
+
+// URLConnectionSettings are HttpURLConnection's system properties that change its rules.
+type URLConnectionSettings struct {
+	// NoRetryPost is -Dsun.net.http.retryPost=false: a POST is not re-sent.
+	NoRetryPost bool
+}
+
+// URLConnection returns HttpURLConnection's rules (JDK 17, sun.net.www), with s applied.
+func URLConnection(s URLConnectionSettings) Rules {
+	sent := MethodsAll
+	if s.NoRetryPost {
+		sent = MethodsAllButPost
+	}
+	return Rules{
+		Library: "HttpURLConnection (JDK 17)",
+		// KeepAliveCache keeps idle connections; nothing bounds the connections in use.
+		Pool: Pool{Unbounded: true},
+		// NetworkClient.doConnect connects to one InetSocketAddress (the first address).
+		Connect: Connect{Addresses: FirstAddress, HandshakeNext: HandshakeNextNone},
+		// setReadTimeout is the socket's SO_TIMEOUT: per read.
+		Read: Read{},
+		// No check before reuse: HttpClient.available() reads only for a streamed POST, and
+		// nothing watches an idle connection.
+		Reuse: Reuse{Watch: WatchNever, Check: CheckNone},
+		// sun.net.www.http.HttpClient.parseHTTP: once per call (failedOnce), on a new
+		// connection, when reading the response head fails with anything but a
+		// SocketTimeoutException; for any method but CONNECT, not a streamed body, not a POST
+		// with -Dsun.net.http.retryPost=false.
+		Resend: Resend{On: true, Max: 1, After: Of(ClassIO), AfterMethods: sent},
+		PreFirst: PreFirst{
+			Handshake: BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "setReadTimeout", PerRead: true},
+			HandshakeSource: "JDK 17 sun.net.NetworkClient.doConnect sets the socket's soTimeout to the read timeout after the TCP connect " +
+				"(connectTimeout bounds that connect only); sun.net.www.protocol.https.HttpsClient.afterConnect layers the SSLSocket " +
+				"over it and calls startHandshake: a limit per read, a SocketTimeoutException",
+			Lookup:           deadlineOnly("none (InetAddress.getByName)"),
+			LookupSource:     "JDK 17 sun.net.NetworkClient.doConnect: new InetSocketAddress(server, port), no timeout",
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
+			RetrySource: "JDK 17 sun.net.NetworkClient.doConnect connects to the one address InetSocketAddress resolves; " +
+				"sun.net.www.protocol.http.HttpURLConnection.plainConnect0 tries the next proxy only, and " +
+				"sun.net.www.http.HttpClient.parseHTTP re-sends only after the request was written",
+		},
+		FollowUps: urlConnectionFollow{},
+		Texts:     Texts{Routes: "SYNs go unanswered; HttpURLConnection connects to the first of the %[1]d addresses only (an InetSocketAddress resolves one), and the connect timeout (%[2]v) fires on it"},
+	}
+}
+
+// urlConnectionFollow is HttpURLConnection's followRedirect (setFollowRedirects(true),
+// http.maxRedirects 20).
+type urlConnectionFollow struct{}
+
+// Follow follows HttpURLConnection's followRedirect: a 3xx with a Location
+// is followed while fewer than http.maxRedirects (20) requests were sent, a loop included;
+// a redirect other than 307 and 308 turns a POST into a GET without its body.
+func (urlConnectionFollow) Follow(r FollowRules, c FollowCall) FollowResult {
+	var res FollowResult
+	cur := Sent{Method: c.Method, Body: c.Body}
+	for i := 0; ; i++ {
+		res.Sent = append(res.Sent, cur)
+		a := c.answer(i)
+		switch a.Status {
+		case 301, 302, 303, 307, 308:
+		default:
+			return followOK(res, a.Status)
+		}
+		if r.NoRedirects || a.Location == NoLocation {
+			return followOK(res, a.Status)
+		}
+		if i+1 >= URLConnectionMaxRedirects {
+			return followFailed(res, "Server redirected too many times (20)")
+		}
+		if a.Status != 307 && a.Status != 308 {
+			cur = Sent{Method: "GET"}
+		}
+	}
+}
