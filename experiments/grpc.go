@@ -53,6 +53,7 @@ func NewGRPC() *GRPC {
 func (*GRPC) Info() Info {
 	return Info{
 		Name:  "exp-m",
+		Topic: "grpc",
 		Title: "gRPC deadlines",
 		Description: "grpc-go 1.85.0 against labrun's gRPC fault server. No deadline hangs to the cap " +
 			"and sends no grpc-timeout; a deadline goes on the wire and ends the server's context " +

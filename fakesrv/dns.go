@@ -152,7 +152,8 @@ func (d *DNS) serve() {
 			dnsSetRcode(resp, dnsRcodeFail)
 		}
 		d.mu.Lock()
-		hold := d.opts.delay > 0 && !d.stopping
+		stopping := d.stopping
+		hold := d.opts.delay > 0 && !stopping
 		full := hold && d.held >= d.opts.maxHeld
 		if hold && !full {
 			d.held++
@@ -160,6 +161,9 @@ func (d *DNS) serve() {
 		}
 		d.mu.Unlock()
 		switch {
+		case stopping && d.opts.delay > 0:
+			// A query read while Close runs is not answered: Close sends the answers it
+			// held, and no more.
 		case full:
 			// An overloaded resolver drops the query; the client asks again or times out.
 			d.dropped.Add(1)

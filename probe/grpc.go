@@ -117,8 +117,19 @@ func (g *GRPC) Info() experiments.Info {
 	return experiments.Info{Name: Name, Title: "what a gRPC client really does, seen from the server"}
 }
 
+// Experiment returns the gRPC probe as an experiment, whose parameters are --only,
+// --deadline and --max-attempts, so that --repeat, --warmup and the reports are the
+// experiments' own.
+func (g *GRPC) Experiment() experiments.Experiment { return grpcExperiment{g} }
+
+// grpcExperiment is a GRPC with its parameters.
+type grpcExperiment struct{ *GRPC }
+
 // Params implements experiments.Experiment.
-func (g *GRPC) Params() []param.Param {
+func (e grpcExperiment) Params() []param.Param { return e.params() }
+
+// params are --only, the client's deadline and its retry policy's maxAttempts.
+func (g *GRPC) params() []param.Param {
 	return []param.Param{
 		{Name: "only", Usage: "run only these scenarios", String: &g.Only},
 		{Name: "deadline", Usage: "the client's deadline", Duration: &g.Deadline},
@@ -131,7 +142,7 @@ func (g *GRPC) Check() error {
 	if _, err := g.scenarios(); err != nil {
 		return err
 	}
-	if err := param.CheckAll(g.Params()); err != nil {
+	if err := param.CheckAll(g.params()); err != nil {
 		return err
 	}
 	return g.Command.Check()

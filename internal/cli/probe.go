@@ -162,14 +162,14 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 	if c.IsSet("retries") {
 		g.MaxAttempts = c.Int("retries") + 1
 	}
-	if err := experiments.Check(g, ""); err != nil {
+	if err := experiments.Check(g.Experiment(), ""); err != nil {
 		var ce *probe.CommandError
 		if errors.As(err, &ce) || g.Command.Check() != nil {
 			return usagef("probe: %v", err)
 		}
 		return usageError{err}
 	}
-	return runExperiments(c, s, []experiments.Experiment{g}, true)
+	return runExperiments(c, s, []experiments.Experiment{g.Experiment()}, true)
 }
 
 // probeExpect reads --expect and its limit flags into pr.Expect.
