@@ -81,7 +81,7 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 	}, {
 		Name:          "their streams reset (RST_STREAM from either side, either expected)",
 		ExpectedCalls: g.Timeouts, Calls: reset,
-		Server: fmt.Sprintf("RST_STREAM from the client %s, from the server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)),
+		Server: fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)),
 	}}
 	h1, err := g.h1Closes(ctx)
 	if err != nil {
@@ -168,11 +168,11 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
 			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			Server: "the call ended " + status.Code(err).String(),
+			Server: "ended " + status.Code(err).String(),
 		}
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
 			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
-			row.Server += fmt.Sprintf("; the jitter puts it in %s-%s", fmtMs(p.Min), fmtMs(p.Max))
+			row.Server += fmt.Sprintf("; jitter: %d-%s", p.Min.Milliseconds(), fmtMs(p.Max))
 		}
 		rows = append(rows, row)
 	}

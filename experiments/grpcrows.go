@@ -98,14 +98,17 @@ func (g *GRPC) deadline(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]
 	rows = append(rows, results.Row{
 		Name:       "grpc-timeout on the wire: the budget left when the headers went out",
 		Documented: text, DocumentedMs: ms, ExpectedMs: results.Ms(p.Timeout), MeasuredMs: c.TimeoutMs,
-		ExpectedCalls: 1, Calls: 1, Server: fmt.Sprintf("grpc-timeout %q (grpc-go writes %q for exactly %v)", c.Timeout, model.GRPCTimeoutText(p.Timeout), p.Timeout),
+		ExpectedCalls: 1, Calls: 1, Server: fmt.Sprintf("grpc-timeout %q (%q for %v)", c.Timeout, model.GRPCTimeoutText(p.Timeout), p.Timeout),
 	})
 	text, ms = g.doc("300.4 ms, Canceled 4/5, DeadlineExceeded 1/5", 300.4)
 	rows = append(rows, results.Row{
 		Name:       "the server's context ends at the deadline: Canceled or DeadlineExceeded, either expected",
 		Documented: text, DocumentedMs: ms, ExpectedMs: results.Ms(p.ServerDone), MeasuredMs: since(start, c.CtxEnd),
 		ExpectedOutcome: vocab.Deadline, Outcome: ctxOutcome, ExpectedCalls: 1, Calls: 1,
-		Server: fmt.Sprintf("context ended %s; RST_STREAM from the client %s, from the server %s (%s)", orDash(c.CtxErr), orDash(c.RSTFromClient), orDash(c.RSTFromServer), model.GRPCServerEndsReason),
+		Server: fmt.Sprintf("ended %s; RST_STREAM: client %s, server %s", orDash(c.CtxErr), orDash(c.RSTFromClient), orDash(c.RSTFromServer)),
+		// Why either code is expected is the row's range reason: it would take a screen's
+		// width of the server column.
+		RangeReason: model.GRPCServerEndsReason,
 	})
 	text, ms = g.doc("1000.9 ms, charged", 1000.9)
 	rows = append(rows, results.Row{
@@ -164,7 +167,7 @@ func (g *GRPC) chain(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		Documented: text, DocumentedMs: ms, ExpectedMs: results.Ms(g.HopWork + pc.HandlerEnd), MeasuredMs: since(start, c.Done),
 		ExpectedOutcome: pa.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 		ExpectedExecutions: results.Count(btoi(pc.Executed)), ServerExecutions: results.Count(srv.Stats().Executions["pass/next"]),
-		Server: fmt.Sprintf("A's call ended %s at %s; C's context ended %s", status.Code(err), fmtMs(took), orDash(c.CtxErr)),
+		Server: fmt.Sprintf("A: %s at %s; C: %s", status.Code(err), fmtMs(took), orDash(c.CtxErr)),
 	})
 	po := model.PredictGRPC(model.GRPCCall{Deadline: g.HopOwn, Work: g.LeafWork, WatchesContext: true})
 	c, start, took, err = measure("own", g.HopOwn.String())
@@ -174,7 +177,7 @@ func (g *GRPC) chain(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		Documented: text, DocumentedMs: ms, ExpectedMs: results.Ms(g.HopWork + po.HandlerEnd), MeasuredMs: since(start, c.ExecutedAt),
 		ExpectedOutcome: pa.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 		ExpectedExecutions: results.Count(btoi(po.Executed)), ServerExecutions: results.Count(srv.Stats().Executions["own/next"]),
-		Server: fmt.Sprintf("A's call ended %s at %s; C got grpc-timeout %q and answered %s", status.Code(err), fmtMs(took), c.Timeout, orDash(c.Code)),
+		Server: fmt.Sprintf("A: %s at %s; C: %q, %s", status.Code(err), fmtMs(took), c.Timeout, orDash(c.Code)),
 	})
 	return rows, nil
 }
