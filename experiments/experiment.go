@@ -33,7 +33,8 @@ type Info struct {
 	// Examples are command lines worth trying, each with a comment.
 	Examples []string
 	// Alone marks an experiment whose rows a neighbour's load moves (hundreds of calls whose
-	// hand-offs add up): labrun all runs it on its own, after the others.
+	// hand-offs add up, or a machine constant measured for the rows, which must see the
+	// same machine as they do): labrun all runs it on its own, after the others.
 	Alone bool
 }
 

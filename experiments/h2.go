@@ -57,6 +57,7 @@ func (*H2) Info() Info {
 	return Info{
 		Name:  "exp-h",
 		Topic: "http2",
+		Alone: true, // its calibration bursts and its rows must see the same machine
 		Title: "HTTP/2: one connection carries everything",
 		Description: "push.test resolves to three HTTP/2 nodes (127.0.8.1, .2, .3; h2c), the first of " +
 			"them slow. OkHttp 3.x's rule puts every stream on one connection to the first " +

@@ -5,9 +5,11 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -93,6 +95,11 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 			shared = append(shared, i)
 		}
 	}
+	// The longest start first, so that the short ones fill in beside them and the suite
+	// lasts about as long as its longest experiment (experiments.Takes; unknown ones last).
+	slices.SortStableFunc(shared, func(a, b int) int {
+		return cmp.Compare(experiments.Takes(name(exps[b])), experiments.Takes(name(exps[a])))
+	})
 	limit := MaxShared(runtime.NumCPU())
 	if cfg.Serial {
 		limit = 1
