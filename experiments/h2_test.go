@@ -118,7 +118,7 @@ func checkH2Timeline(t *testing.T, run results.Run) {
 		t.Fatal(err)
 	}
 	svg := buf.String()
-	for _, want := range []string{">lane</text>", ">okhttp default › node 1 (127.0.8.1)</text>", ">okhttp, allocationLimit 20 › node 3 (127.0.8.3)</text>",
+	for _, want := range []string{">row</text>", ">okhttp default › node 1 (127.0.8.1)</text>", ">okhttp, allocationLimit 20 › node 3 (127.0.8.3)</text>",
 		">conn 1</text>", ">60 ok</text>", ">go, strict on › node 1 (127.0.8.1)</text>"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the timeline lacks %q", want)
