@@ -44,9 +44,9 @@ func TestServeLogsRequests(t *testing.T) {
 		}
 	}
 	stamp := `(?m)^\d\d:\d\d:\d\d\.\d{3} GET `
-	waitFor(regexp.MustCompile(stamp + `/trickle\?bytes=3&every=20ms · answered 200, 3 B sent · done at \d+ ms$`))
+	waitFor(regexp.MustCompile(stamp + `/trickle\?bytes=3&every=20ms · answered 200( \(head at \d+ ms\))?, 3 B sent · done at \d+ ms$`))
 	waitFor(regexp.MustCompile(stamp + `/stall · held it, no answer · client left at \d+ ms$`))
-	waitFor(regexp.MustCompile(stamp + `/status/503 · answered 503, \d+ B sent · done at \d+ ms$`))
+	waitFor(regexp.MustCompile(stamp + `/status/503 · answered 503( \(head at \d+ ms\))?, \d+ B sent · done at \d+ ms$`))
 	if code := s.wait(); code != exitPass {
 		t.Errorf("exit %d, want 0", code)
 	}
