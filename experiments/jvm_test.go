@@ -222,14 +222,15 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 			}
 			sort.Float64s(ends)
 			slices.Sort(want)
-			// Each batch's median end, and how long after the previous batch's it came, within
-			// 15 ms of the model. The margin is for a loaded 2-core machine (CI runs this under
-			// the race detector beside other packages): a real library spends a millisecond or
-			// two of its own per hand-off of a connection (HttpClient 4.5: about 1.5 ms here,
-			// 5.6 ms seen once under load), which the model does not count, and the JDK
-			// HttpClient runs every exchange through one selector thread (20 at once end 3 to
-			// 10 ms after the model). The counts are exact; the precision of the batches is the
-			// experiments' (exp-b's hc4 and jdk rows, within 3 ms in the reference run).
+			// Each batch's first end, and how long after the previous batch's first end it came,
+			// within 15 ms of the model. The first call a batch finishes is the library's rule
+			// at work; the rest of the batch queue behind the JVM's own serial work, which the
+			// model does not count and which grows with the machine's load: the JDK HttpClient
+			// runs every exchange through one selector thread (15 new connections at once end
+			// over 18 ms on a quiet CI machine), HttpClient 4.5 spends a millisecond or two per
+			// hand-off of a connection. The batch's first end is the control for its own JVM
+			// cost. The counts are exact; the precision of the batches is the experiments'
+			// (exp-b's hc4 and jdk rows, within 3 ms in the reference run).
 			const margin = 15.0
 			prevGot, prevWant := 0.0, 0.0
 			for i := 0; i < len(want) && len(ends) == calls; {
@@ -237,13 +238,13 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 				for j < len(want) && want[j] == want[i] {
 					j++
 				}
-				med, w := ends[(i+j)/2], float64(want[i].Microseconds())/1000
-				t.Logf("batch of %d: median %.1f ms, the model %v", j-i, med, want[i])
-				if diff := (med - prevGot) - (w - prevWant); diff < -margin || diff > margin {
-					t.Errorf("calls %d to %d: the real library's median end %.1f ms, %.1f ms after the batch before (%v); the model %v, %.1f ms after",
-						i+1, j, med, med-prevGot, ends[i:j], want[i], w-prevWant)
+				first, w := ends[i], float64(want[i].Microseconds())/1000
+				t.Logf("batch of %d: first end %.1f ms, median %.1f ms, the model %v", j-i, first, ends[(i+j)/2], want[i])
+				if diff := (first - prevGot) - (w - prevWant); diff < -margin || diff > margin {
+					t.Errorf("calls %d to %d: the real library's first end %.1f ms, %.1f ms after the batch before (%v); the model %v, %.1f ms after",
+						i+1, j, first, first-prevGot, ends[i:j], want[i], w-prevWant)
 				}
-				prevGot, prevWant, i = med, w, j
+				prevGot, prevWant, i = first, w, j
 			}
 		})
 	}
