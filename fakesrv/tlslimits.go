@@ -1,11 +1,12 @@
 package fakesrv
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/fakesrv/internal/accept"
 )
 
 // TLSLimits bound the connections of TLS fault listeners, so that a listener left running
@@ -33,38 +34,17 @@ func (f *TLSFaults) WithLimits(l TLSLimits) (*TLSFaults, error) {
 	return &g, nil
 }
 
-// Accept back-off of the stall listener: after an accept error such as EMFILE (no file
-// descriptor left), it waits and tries again, doubling the wait from acceptBackoffMin up to
-// acceptBackoffMax, as net/http's Server does for the other listeners.
-const (
-	acceptBackoffMin = 5 * time.Millisecond
-	acceptBackoffMax = time.Second
-)
-
 // stall accepts connections and reads from each, answering nothing, until the client leaves,
 // sends nothing for the idle timeout, or Close. An accept error other than the listener's
 // closing is waited out, never taken for the end: a listener that stopped accepting for good
 // after one fd shortage would leave its clients in the backlog.
 func (s *TLSFaultServer) stall(ln net.Listener, idle time.Duration) {
 	defer s.wg.Done()
-	var wait time.Duration
 	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			wait = min(max(2*wait, acceptBackoffMin), acceptBackoffMax)
-			t := time.NewTimer(wait)
-			select {
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
+		c := accept.Next(ln, s.done)
+		if c == nil {
+			return
 		}
-		wait = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

@@ -43,6 +43,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/fakesrv/internal/accept"
 )
 
 // DefaultMaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS a node advertises unless told
@@ -76,14 +78,6 @@ const maxHeaderList = 64 << 10
 // maxFrameSize is the largest frame a node reads: SETTINGS_MAX_FRAME_SIZE's initial value,
 // which the node never raises.
 const maxFrameSize = 16 << 10
-
-// Accept back-off: after an accept error such as EMFILE (no file descriptor left), the node
-// waits and tries again, doubling the wait from acceptBackoffMin up to acceptBackoffMax, as
-// net/http's server does; it stops only when it is closed.
-const (
-	acceptBackoffMin = 5 * time.Millisecond
-	acceptBackoffMax = time.Second
-)
 
 // Node is an HTTP/2 server on a loopback address. Create it with New, stop it with Close. Its
 // methods are safe for concurrent use.
@@ -287,24 +281,11 @@ func (n *Node) frozen() bool {
 // shortage would look healthy in its Stats and answer nobody.
 func (n *Node) accept(ln net.Listener) {
 	defer n.wg.Done()
-	var wait time.Duration
 	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			wait = min(max(2*wait, acceptBackoffMin), acceptBackoffMax)
-			t := time.NewTimer(wait)
-			select {
-			case <-n.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
+		nc := accept.Next(ln, n.done)
+		if nc == nil {
+			return
 		}
-		wait = 0
 		n.mu.Lock()
 		select {
 		case <-n.done: // closed meanwhile: Close no longer sees new connections

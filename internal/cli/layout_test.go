@@ -21,7 +21,7 @@ const module = "github.com/labrun/labrun"
 var layers = map[string]int{
 	// Leaves: the shared words, the clock, the noise sentinel, the tiers, the command runner,
 	// the CA, the parameter type.
-	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "internal/param": 0,
+	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "fakesrv/internal/accept": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
 	// Each library's rules, which the client executes and the model predicts with; the
