@@ -54,6 +54,9 @@ type ExpectLimits struct {
 	NoStaleCheck            bool
 	// EvictIdle and EvictInterval are an evictor of idle connections.
 	EvictIdle, EvictInterval time.Duration
+	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
+	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
+	NoResendPost, ResendAnyMethod bool
 	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
 	// validate-after-inactivity, the library release's rule for 0).
 	Given []string
@@ -67,7 +70,7 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
-		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval}
+		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod}
 	if err := param.CheckAll(p.Params()); err != nil {
 		return Expect{}, err
 	}

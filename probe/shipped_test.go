@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -45,7 +47,15 @@ type shippedProbe struct {
 	expect  []string          // "PRESET", then flag=value pairs of predict's limit flags, "pool=N"
 	known   map[string]string // scenario -> the library's rule that the model does not follow
 	version func() string     // the library's version on this machine
+	// tolerance replaces the gate's 50 ms where the client's timer starts before the server
+	// can see the call (shippedJDKStart).
+	tolerance time.Duration
 }
+
+// shippedJDKStart is how early, seen from the server, the JDK HttpClient leaves at its request
+// timeout: HttpRequest.timeout() starts at sendAsync, before a fresh JVM's first connect and
+// write, which took 50 to 75 ms on a quiet 2-core CI machine (each scenario is a new JVM).
+const shippedJDKStart = 100 * time.Millisecond
 
 func script(rel ...string) func(root, tmp string) ([]string, error) {
 	return func(root, _ string) ([]string, error) {
@@ -184,7 +194,7 @@ func shippedProbes() []shippedProbe {
 			env: []string{"PROBE_TIMEOUT=1s", "PROBE_DIAL_TIMEOUT=1s"}, expect: []string{"go", "deadline=1s", "connect-timeout=1s"}, version: runtime.Version},
 		{name: "JDK HttpClient, defaults", needs: jvm, args: java("JdkProbe"), expect: []string{"jdk"}, version: version(3, "java", "-version")},
 		{name: "JDK HttpClient, connectTimeout 1s, timeout 1s", needs: jvm, args: java("JdkProbe"), env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_TIMEOUT=1"},
-			expect: []string{"jdk", "read-timeout=1s", "connect-timeout=1s"}, version: version(3, "java", "-version")},
+			expect: []string{"jdk", "read-timeout=1s", "connect-timeout=1s"}, version: version(3, "java", "-version"), tolerance: shippedJDKStart},
 		{name: "HttpURLConnection, defaults", needs: jvm, args: java("UrlConnectionProbe"), expect: []string{"urlconnection"}, version: version(3, "java", "-version")},
 		{name: "HttpURLConnection, connect and read timeouts 1s, retryPost false", needs: jvm, args: java("UrlConnectionProbe"),
 			env:    []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_RETRY_POST=false"},
@@ -253,7 +263,8 @@ func expectOf(spec []string) (Expect, error) {
 	return NewExpect(spec[0], ExpectLimits{LeaseTimeout: pred.LeaseTimeout, ConnectTimeout: pred.ConnectTimeout,
 		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
 		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
-		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, Given: given}, pool)
+		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, NoResendPost: pred.NoResendPost, ResendAnyMethod: pred.ResendAnyMethod,
+		Given: given}, pool)
 }
 
 // TestShippedProbes runs every shipped probe at its defaults and configured, with the
@@ -303,7 +314,8 @@ func TestShippedProbes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := p.result(obs, 50*time.Millisecond)
+			tol := cmp.Or(sp.tolerance, 50*time.Millisecond)
+			run := p.result(obs, tol)
 			// A row that disagrees is measured once more: a 2-core machine shared with other
 			// work can stall a JVM for tens of milliseconds now and then. It fails when it
 			// disagrees twice.
@@ -318,7 +330,7 @@ func TestShippedProbes(t *testing.T) {
 					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
 				}
 				p.Only = ""
-				run = p.result(obs, 50*time.Millisecond)
+				run = p.result(obs, tol)
 			}
 			for _, r := range run.Rows {
 				name, _, _ := strings.Cut(r.Name, ":")
@@ -402,7 +414,7 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 		// How the client left (FIN or RST) stays out of the page: a client that closes with
 		// unread bytes in its socket (a trickle's) resets, and whether a byte was there is a
 		// race of a microsecond.
-		what := leftHow.Replace(meaning(o, e.predict(o.sc).clock(meas[i]), docMs(r), false))
+		what := leftHow.Replace(meaning(o, e.predict(o.sc).clock(meas[i]), docMs(r, run.ToleranceMs), false))
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s%s |\n", o.sc.Name, orDash(string(r.Outcome)), execs, conns, what, mark)
 	}
 	if len(sp.known) > 0 {
@@ -424,19 +436,19 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 var leftHow = strings.NewReplacer(" (FIN)", "", " (RST)", "")
 
 // docMs writes a row's times for docs/clients.md so that the page does not change with a few
-// milliseconds: a time within the gate's 50 ms of the model's (or the row's own tolerance,
+// milliseconds: a time within the gate's tolerance of the model's (or the row's own tolerance,
 // a lookup's 300 ms) is written as the model's, and every time is rounded to 100 ms. (A JDK timeout that counts from send() shows some 25 ms
 // early, around a rounding boundary of 50 ms.) A time the model gives no figure for is rounded
 // to 250 ms: such a row is not judged, and a JVM's first call spreads its time over some tens of
 // milliseconds (the JDK's connect timeout, which counts from before the TLS classes load, ends
 // a stalled handshake 930 to 970 ms after the ClientHello; a slow lookup's call takes 2020 to
 // 2070 ms).
-func docMs(r results.Row) func(time.Duration) string {
+func docMs(r results.Row, runTolMs float64) func(time.Duration) string {
 	return func(d time.Duration) string {
 		grain := 100 * time.Millisecond
 		if r.ExpectedMs != nil {
 			want := time.Duration(*r.ExpectedMs * float64(time.Millisecond))
-			tol := 50 * time.Millisecond
+			tol := max(50*time.Millisecond, time.Duration(runTolMs*float64(time.Millisecond))) // the probe's, shippedJDKStart
 			if r.ToleranceMs != nil {
 				tol = max(tol, time.Duration(*r.ToleranceMs*float64(time.Millisecond))) // a lookup's, a burst's
 			}
@@ -507,10 +519,15 @@ func withoutVersion(section string) string {
 		if strings.HasPrefix(line, measuredWith) || (noLookups && isLookupRow(line)) {
 			continue
 		}
-		keep = append(keep, line)
+		keep = append(keep, closestFit.ReplaceAllString(line, "Closest client the model knows: (fitted)."))
 	}
 	return strings.Join(keep, "\n")
 }
+
+// closestFit is the sentence naming the closest client: its limits are fitted to times a JVM's
+// start moves by tens of ms (a 1 s connect timeout fits as 1s or 1.1s from one run to the
+// next), so the drift check leaves it out; the rows judge the client.
+var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-9][^.]*)*\.`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {

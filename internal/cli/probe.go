@@ -207,7 +207,8 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 	e, err := probe.NewExpect(pred.Defaults, probe.ExpectLimits{LeaseTimeout: pred.LeaseTimeout, ConnectTimeout: pred.ConnectTimeout,
 		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
 		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
-		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, Given: given}, pool)
+		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, NoResendPost: pred.NoResendPost, ResendAnyMethod: pred.ResendAnyMethod,
+		Given: given}, pool)
 	if err != nil {
 		return usageError{fmt.Errorf("--expect: %w", err)}
 	}
