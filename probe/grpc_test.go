@@ -47,25 +47,10 @@ func grpcioProbe(t *testing.T) Command {
 // grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
 func TestGRPCProbeGrpcio(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
-	for _, tc := range []struct {
-		name string
-		g    *GRPC
-	}{
+	holdGRPC(t, []grpcCase{
 		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range run.Rows {
-				if !r.Pass {
-					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
-				}
-			}
-		})
-	}
+	})
 }
 
 // TestGRPCProbeGrpcGo holds the shipped grpc-go probe (examples/probes/grpcgo) to the
@@ -78,25 +63,10 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the grpc-go probe: %v: %s", err, out)
 	}
-	for _, tc := range []struct {
-		name string
-		g    *GRPC
-	}{
+	holdGRPC(t, []grpcCase{
 		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
 		{"configured", &GRPC{Command: Command{Args: []string{bin}, Env: []string{"PROBE_DEADLINE=1.5s", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range run.Rows {
-				if !r.Pass {
-					t.Errorf("%s: %s (server: %s)", r.Name, r.Reason, r.Server)
-				}
-			}
-		})
-	}
+	})
 }
 
 // TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
@@ -111,13 +81,22 @@ func TestGRPCProbeGrpcJs(t *testing.T) {
 		missing(t, "no @grpc/grpc-js: run npm ci in "+dir)
 	}
 	script := filepath.Join(dir, "grpc_probe.mjs")
-	for _, tc := range []struct {
-		name string
-		g    *GRPC
-	}{
+	holdGRPC(t, []grpcCase{
 		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
 		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
-	} {
+	})
+}
+
+// grpcCase is a shipped gRPC probe under one configuration.
+type grpcCase struct {
+	name string
+	g    *GRPC
+}
+
+// holdGRPC runs each case's probe and requires every row to agree with the model.
+func holdGRPC(t *testing.T, cases []grpcCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := tc.g.Run(context.Background(), experiments.Options{Tolerance: 100 * time.Millisecond})
 			if err != nil {
