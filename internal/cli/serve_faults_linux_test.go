@@ -25,21 +25,7 @@ func TestServeTLSFaultsAfterEMFILE(t *testing.T) {
 	}
 	port := f[1][strings.LastIndexByte(f[1], ':')+1 : len(f[1])-1]
 	stall := net.JoinHostPort("127.0.14.2", port)
-	var held []net.Conn
-	for range 80 {
-		c, err := net.DialTimeout("tcp", stall, 2*time.Second)
-		if err != nil {
-			break // the backlog is full: as good
-		}
-		held = append(held, c)
-	}
-	time.Sleep(300 * time.Millisecond) // the listener meets EMFILE
-	if fds := procFDs(t, p.cmd.Process.Pid); fds < 60 {
-		t.Logf("the server has %d fds open, want the limit of 64 reached", fds)
-	}
-	for _, c := range held {
-		c.Close()
-	}
+	exhaustFDs(t, p, stall)
 	c, err := net.DialTimeout("tcp", stall, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
