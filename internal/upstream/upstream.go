@@ -229,10 +229,15 @@ func (d *Downstream) Close() {
 	d.fake.Close()
 }
 
-func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
+func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.arrived.Add(1)
 	n := d.inFlight.Add(1)
-	defer d.inFlight.Add(-1)
+	// A request leaves the count when its answer is complete, just before the flush that
+	// sends its last byte: the client can read it and send its next request (on another
+	// connection, when the pool closes this one) before this handler returns, and a count
+	// kept until the return would see both at once.
+	w := &answered{ResponseWriter: rw, done: func() { d.inFlight.Add(-1) }}
+	defer w.finish()
 	for {
 		p := d.peak.Load()
 		if n <= p || d.peak.CompareAndSwap(p, n) {
@@ -270,6 +275,62 @@ func (d *Downstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	d.fake.Handler().ServeHTTP(w, r)
 }
+
+// answered is the downstream's ResponseWriter: it calls done once, when the answer is about
+// to be complete on the wire (the flush after its Content-Length's last byte, or after a head
+// that has no body) or when the handler returns, whichever comes first.
+type answered struct {
+	http.ResponseWriter
+	done    func()
+	once    sync.Once
+	status  int
+	written int64
+}
+
+func (a *answered) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a *answered) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	n, err := a.ResponseWriter.Write(p)
+	a.written += int64(n)
+	return n, err
+}
+
+// FlushError is what http.ResponseController calls first.
+func (a *answered) FlushError() error {
+	if a.complete() {
+		a.finish()
+	}
+	return http.NewResponseController(a.ResponseWriter).Flush()
+}
+
+// Flush serves the callers that take an http.Flusher.
+func (a *answered) Flush() { _ = a.FlushError() }
+
+// Unwrap lets http.ResponseController reach the connection's deadlines and hijacking.
+func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// complete reports whether the head is written and the body, as its Content-Length declares
+// it, is written whole; an answer without a Content-Length completes when the handler returns.
+func (a *answered) complete() bool {
+	if a.status == 0 || a.status < 200 {
+		return false
+	}
+	if a.status == http.StatusNoContent || a.status == http.StatusNotModified {
+		return true
+	}
+	cl, err := strconv.ParseInt(a.Header().Get("Content-Length"), 10, 64)
+	return err == nil && a.written >= cl
+}
+
+func (a *answered) finish() { a.once.Do(a.done) }
 
 // abort ends a request whose client left without an answer. Returning normally would let
 // net/http send an empty 200 to a peer that closed, whose kernel answers with an RST, and the

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -162,5 +163,38 @@ func TestDownstreamTail(t *testing.T) {
 	}
 	if got := d.Arrived(); got != 6 {
 		t.Errorf("arrived: got %d, want 6", got)
+	}
+}
+
+// TestDownstreamPeakEndsWithTheAnswer: a request leaves the count when its answer is complete,
+// not when its handler returns. A client that closes each connection and opens the next one
+// for its next request (as a pool over its idle limit does) is never counted twice: calls one
+// after the other make a peak of one. A count kept until the handler returned saw two now and
+// then, and the cascade's pool of 5 read as 6.
+func TestDownstreamPeakEndsWithTheAnswer(t *testing.T) {
+	d, err := NewDownstream(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	d.ResetCounts()
+	for _, path := range []string{"/delay?delay=0s", "/status/204", "/delay?delay=0s&body=64"} {
+		for range 100 {
+			resp, err := c.Get(d.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	if got := d.Peak(); got != 1 {
+		t.Errorf("peak of calls made one after the other: got %d, want 1", got)
+	}
+	if got := d.Arrived(); got != 300 {
+		t.Errorf("arrived: got %d, want 300", got)
 	}
 }
