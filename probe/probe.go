@@ -139,6 +139,11 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 		},
 		Rows: rows(obs, ms, expect),
 	}
+	for i := range run.Rows {
+		// A time the server measured runs from the request's arrival: the command's start,
+		// and its work before sending, are not in it (results.Row.StartUnseen).
+		run.Rows[i].StartUnseen = i < len(ms) && (ms[i].left != nil || ms[i].leftConnect != nil)
+	}
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}

@@ -63,7 +63,8 @@ const Unjudgeable = 0.6
 
 // Attribute marks each failed row whose only failure is a time later than its tolerance, by
 // no more than the noise explains, as inconclusive: the machine, not the client, may have made
-// it late. A row that is early, has another failure (an outcome, a count, a status), or is
+// it late (or early, by as much, on a row whose client's clock started before the server saw
+// the request: StartUnseen). A row that is early (unless StartUnseen), has another failure (an outcome, a count, a status), or is
 // later than the noise explains keeps its FAIL, unless the run's Noise says the machine was
 // so loaded that nothing can be judged (Unjudgeable). allow nil changes nothing.
 func (run *Run) Attribute(tol time.Duration, allow Allowance) {
@@ -97,6 +98,20 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	if raced {
 		probe.ExpectedOutcome = probe.Outcome // and but the outcome, which a late end explains
 		late = max(late, 0)
+	} else if early := -*r.MeasuredMs + *r.ExpectedMs - r.tolerance(tol); late <= 0 && r.StartUnseen && early > 0 {
+		// Early, on a row whose client started its clock before the server saw the request:
+		// the noise stretches the client's work before sending, which the server cannot see.
+		if probe.Judge(tol); !probe.Pass {
+			return
+		}
+		a := allow(*r.ExpectedMs)
+		if early > a {
+			return
+		}
+		r.NoiseMs = Ms(time.Duration(a * float64(time.Millisecond)))
+		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance, seen from the server; the client's clock started before the server saw the request, and the machine kept labrun waiting up to %s meanwhile",
+			early, formatNoiseMs(a))
+		return
 	} else if late <= 0 {
 		return // early: noise makes a row later, never earlier
 	}

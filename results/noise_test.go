@@ -36,6 +36,14 @@ func TestAttribute(t *testing.T) {
 		}, false},
 		{"late, and unstable over repeats", func() Row { r := timed(1200); r.instability = "calls 1, 2"; return r }, false},
 		{"within the tolerance: a pass", func() Row { return timed(1050) }, false},
+		{"early, the client's start unseen, within the noise", func() Row { r := timed(800); r.StartUnseen = true; return r }, true},
+		{"early, the client's start unseen, more than the noise", func() Row { r := timed(700); r.StartUnseen = true; return r }, false},
+		{"early, the client's start unseen, and a count differs", func() Row {
+			r := timed(800)
+			r.StartUnseen = true
+			r.ExpectedExecutions, r.ServerExecutions = Count(1), Count(2)
+			return r
+		}, false},
 		{"beyond the row's own wider tolerance, within the noise", func() Row { r := timed(1300); r.ToleranceMs = Ms(250 * time.Millisecond); return r }, true},
 		{"beyond the row's own wider tolerance and the noise", func() Row { r := timed(1450); r.ToleranceMs = Ms(250 * time.Millisecond); return r }, false},
 	}

@@ -142,6 +142,11 @@ type Row struct {
 	// NoPool says the row's client had no pooled connection to use (a probe's command is a
 	// fresh process): 0 new connections means that no connection was made.
 	NoPool bool `json:"no_pool,omitempty"`
+	// StartUnseen says the row's time runs from when the server saw the request, while the
+	// client's own clock started earlier, by its work before sending (a process's start, a
+	// JVM's connect and write): a loaded machine stretches that work and makes the row early
+	// by as much, which the noise can then explain (Attribute). A probe's rows are such rows.
+	StartUnseen bool `json:"start_unseen,omitempty"`
 
 	// Server says in a few words what the fake server saw meanwhile.
 	Server string `json:"server"`

@@ -177,6 +177,14 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 	return out, nil
 }
 
+// Judge gives run the noise s measured from from to to and marks the rows it explains
+// inconclusive (results.Run.Attribute), for a run measured outside Repeat (a test's).
+func Judge(run *results.Run, s *noise.Sentinel, from, to time.Time, tol time.Duration) {
+	spans := []span{{from, to}}
+	run.Noise = measured(s, spans)
+	run.Attribute(tol, allowance(s, spans))
+}
+
 // span is when one measured run of an experiment ran.
 type span struct{ from, to time.Time }
 
