@@ -138,6 +138,15 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 	backoff := model.GRPCRetryPolicy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, Multiplier: 2}
 	capped := backoff
 	capped.MaxAttempts, capped.Pushback = 10, 50*time.Millisecond
+	cc, err := dial(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	cost, err := measureCost(ctx, cc)
+	cc.Close()
+	if err != nil {
+		return nil, err
+	}
 	var rows []results.Row
 	for _, c := range []struct {
 		id, fault, name, doc string
@@ -161,6 +170,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 		took := time.Since(start)
 		cancel()
 		cc.Close()
+		c.r.CallCost, c.r.PauseCost = cost.call, cost.pause
 		p := c.r.Predict()
 		text, ms := g.doc(c.doc, c.docMs)
 		row := results.Row{
@@ -168,7 +178,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
 			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			Server: "ended " + status.Code(err).String(),
+			Server: fmt.Sprintf("ended %s; %s, + %.1f ms a pause", status.Code(err), costNote("call", cost.call), msOf(cost.pause)),
 		}
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
 			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
@@ -232,7 +242,14 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		return nil, err
 	}
 	defer cc.Close()
-	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork, 0)
+	cost, err := measureWaveCost(ctx, cc, g.WaveCalls, g.StreamLimit)
+	if err != nil {
+		return nil, err
+	}
+	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork+cost.perWave, 0)
+	for i := range preds {
+		preds[i].Total += cost.start // the burst's start, before its first wave
+	}
 	outcomes := make([]vocab.Outcome, g.WaveCalls)
 	ends := make([]time.Duration, g.WaveCalls)
 	cctx, cancel := context.WithTimeout(ctx, time.Minute) // a cap far beyond the waves
@@ -271,7 +288,7 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		}
 		if i == 0 {
 			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
-			row.Server = "every call on " + vocab.Plural(conns, "connection")
+			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("call in a wave", cost.perWave) + fmt.Sprintf(", + %.1f ms for the burst's start", msOf(cost.start))
 		}
 		rows = append(rows, row)
 	}

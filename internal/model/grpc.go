@@ -158,6 +158,12 @@ type GRPCRetry struct {
 	Policy GRPCRetryPolicy
 	Work   time.Duration
 	OKOn   int
+	// CallCost is what each attempt takes beyond Work on the machine that runs it (its round
+	// trip, the wake-ups of the goroutines that carry it), and PauseCost what each pause takes
+	// beyond its backoff (the wake-up of grpc-go's backoff timer). grpc-go adds no time of its
+	// own between attempts (stream.go retryLocked: the pause, then a new attempt at once);
+	// both are 0 in the ideal, and an experiment gives them as it measured them.
+	CallCost, PauseCost time.Duration
 }
 
 // GRPCRetryPrediction is the model's account of a GRPCRetry.
@@ -173,19 +179,20 @@ type GRPCRetryPrediction struct {
 // Mid is the middle of the range, the expected time of a row that states the range.
 func (p GRPCRetryPrediction) Mid() time.Duration { return (p.Min + p.Max) / 2 }
 
-// Predict follows the attempts: each works Work, then pauses Backoff(n) before the next.
+// Predict follows the attempts: each works Work (plus CallCost), then pauses Backoff(n) (plus
+// PauseCost) before the next.
 func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	n := r.Policy.Attempts()
 	p := GRPCRetryPrediction{Outcome: vocab.Failed, Executions: n}
 	if r.OKOn > 0 && r.OKOn <= n {
 		p.Outcome, p.Executions = vocab.OK, r.OKOn
 	}
-	p.Min = time.Duration(p.Executions) * r.Work
+	p.Min = time.Duration(p.Executions) * (r.Work + r.CallCost)
 	p.Max = p.Min
 	for i := 1; i < p.Executions; i++ {
 		lo, hi := r.Policy.Backoff(i)
-		p.Min += lo
-		p.Max += hi
+		p.Min += lo + r.PauseCost
+		p.Max += hi + r.PauseCost
 	}
 	return p
 }
