@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/labrun/labrun/fakesrv"
@@ -58,11 +59,15 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		return nil, err
 	}
 	// Every stream has ended on the server once its handler returned.
-	reset := 0
+	alone, trailers := 0, 0
 	for i := range g.Timeouts {
 		c, _ := callOf(ctx, srv, fmt.Sprintf("t%d", i), time.Second, func(c grpcsrv.Call) bool { return c.Code != "" })
-		if c.RSTFromClient != "" || c.RSTFromServer != "" {
-			reset++
+		switch {
+		case c.RSTFromClient != "" || c.RSTFromServer != "":
+			alone++
+		case c.Code == codes.DeadlineExceeded.String():
+			alone++
+			trailers++
 		}
 	}
 	st := srv.Stats()
@@ -79,9 +84,9 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		ExpectedNewConnections: results.Count(model.GRPCChannelConns(n)), NewConnections: results.Count(st.Connections),
 		Server: fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n),
 	}, {
-		Name:          "their streams reset (RST_STREAM from either side, either expected)",
-		ExpectedCalls: g.Timeouts, Calls: reset,
-		Server: fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)),
+		Name:          "their streams end alone: RST_STREAM from either side, or the server's DeadlineExceeded trailers first (any expected)",
+		ExpectedCalls: g.Timeouts, Calls: alone,
+		Server: fmt.Sprintf("RST_STREAM: client %s, server %s; trailers first x%d", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer), trailers),
 	}}
 	h1, err := g.h1Closes(ctx)
 	if err != nil {
