@@ -43,13 +43,14 @@ func grpcioProbe(t *testing.T) Command {
 }
 
 // TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
-// deadline and a retry policy, every row; at its defaults every row but grpc-refused, where
-// grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
+// deadline, a retry policy and the deadline passed down a chain by hand (PROBE_PROPAGATE),
+// every row; at its defaults every row but grpc-refused, where grpcio 1.51 (Debian's) does not
+// send a refused stream again without a retry policy (TestShippedGRPCProbes' grpcioRefused).
 func TestGRPCProbeGrpcio(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	holdGRPC(t, []grpcCase{
-		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
-		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
+		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit,grpc-chain"}},
 	})
 }
 
@@ -70,7 +71,8 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 }
 
 // TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
-// ci there from its committed lockfile) to the model, at its defaults and configured.
+// ci there from its committed lockfile) to the model, at its defaults and configured (its
+// chain's hop given the parent call, PROBE_PROPAGATE).
 func TestGRPCProbeGrpcJs(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	const dir = "../examples/probes/node/grpc"
@@ -83,7 +85,7 @@ func TestGRPCProbeGrpcJs(t *testing.T) {
 	script := filepath.Join(dir, "grpc_probe.mjs")
 	holdGRPC(t, []grpcCase{
 		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
-		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	})
 }
 
