@@ -289,17 +289,19 @@ func (g *GRPC) hangRows(x grpcRun) []results.Row {
 		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
 		wire.ToleranceMs = results.Ms(grpcConnectAllowance)
 	}
-	left := results.Row{Name: "when the client left, from the call's arrival", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
+	left := results.Row{Name: "when the client left, from its deadline's start", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
 		ExpectedCalls: 1, Calls: len(x.st.Calls), Server: "context ended " + orNone(c.CtxErr)}
-	if p.End != model.Forever {
+	if p.End != model.Forever && c.CtxEndMs != nil {
 		// The client's deadline started before the call arrived: what it spent first (a
-		// channel's first connect: tens of ms in Node) is D less the budget it sent.
+		// channel's first connect: tens of ms in Node) is D less the budget it sent. The
+		// server sees the call from its arrival; the row counts from the deadline's start,
+		// that much earlier, so that its expected time is D whatever the connect took.
 		spent := time.Duration(0)
 		if c.TimeoutMs != nil {
 			spent = max(g.Deadline-time.Duration(*c.TimeoutMs*float64(time.Millisecond)), 0)
 		}
-		q := model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: spent, Hang: true})
-		left.ExpectedMs, left.MeasuredMs = results.Ms(q.End), c.CtxEndMs
+		left.ExpectedMs, left.MeasuredMs = results.Ms(p.End), results.Ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))+spent)
+		left.Server += fmt.Sprintf(", %s after the call arrived (%s of the deadline spent before)", ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))), ms(spent))
 	}
 	return []results.Row{wire, left}
 }

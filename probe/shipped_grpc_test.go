@@ -286,8 +286,8 @@ const (
 Every gRPC probe of ` + "`examples/probes/`" + ` (grpc-go, Python's grpcio, Node's grpc-js), at its library's
 defaults and configured with a deadline and a retry policy, run by ` + "`labrun probe --grpc`" + ` against
 every gRPC scenario ([probe.md](probe.md#grpc-clients---grpc)). ` + "`make clients`" + ` writes this part,
-` + "`make probes`" + ` measures again and fails as it does for the HTTP probes. A row's streams are what the
-server saw (or the messages, for a stream); times are rounded to 100 ms, and a time within the
+` + "`make probes`" + ` measures again and fails as it does for the HTTP probes. A row's count is what its
+name counts (streams the server saw, messages, a header sent); times are rounded to 100 ms, and a time within the
 gate's tolerance of the model's is written as the model's. ` + "`grpcgo`" + ` is ` + "`examples/probes/grpcgo`" + `, built with
 ` + "`go build ./probes/grpcgo`" + ` in ` + "`examples/`" + `.
 `
