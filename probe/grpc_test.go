@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/testenv"
+	"github.com/labrun/labrun/results"
 )
 
 // debianPython is the Python that sees Debian's python3-grpcio.
@@ -118,5 +121,49 @@ func TestGRPCCheck(t *testing.T) {
 	g.Only = "grpc-hang,silent"
 	if err := g.Check(); err == nil || !strings.Contains(err.Error(), `unknown gRPC scenario "silent"`) {
 		t.Errorf("got %v, want the unknown scenario named", err)
+	}
+}
+
+// TestGRPCChainRows: the chain's rows hold a hop to passing on what is left of A's deadline.
+// A hop that passes nothing (C got no grpc-timeout, worked its 2 s, charged) fails both rows
+// under a deadline, and agrees when the command has none.
+func TestGRPCChainRows(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	var sc grpcScenario
+	for _, s := range grpcScenarios() {
+		if s.Name == "grpc-chain" {
+			sc = s
+		}
+	}
+	passed := grpcRun{sc: sc, exec: Exec{ExitCode: 1}, st: grpcsrv.Stats{
+		Calls: []grpcsrv.Call{{ID: "grpc-chain", Timeout: "1394m", TimeoutMs: f(1394), CtxErr: "Canceled", Code: "Canceled"}}}}
+	dropped := grpcRun{sc: sc, exec: Exec{ExitCode: 1}, st: grpcsrv.Stats{
+		Calls: []grpcsrv.Call{{ID: "grpc-chain", Code: "OK"}}, Executions: map[string]int{"grpc-chain": 1}}}
+	noDeadline := grpcRun{sc: sc, exec: Exec{ExitCode: 0}, st: dropped.st}
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration
+		x        grpcRun
+		want     []bool // each row's verdict
+	}{
+		{"passed on", 1500 * time.Millisecond, passed, []bool{true, true}},
+		{"passed nothing", 1500 * time.Millisecond, dropped, []bool{false, false}},
+		{"no deadline to pass", 0, noDeadline, []bool{true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &GRPC{Deadline: tc.deadline}
+			run := results.Run{Rows: g.chainRows(tc.x)}
+			run.Finish(100 * time.Millisecond)
+			var got []bool
+			for _, r := range run.Rows {
+				got = append(got, r.Pass)
+			}
+			if !slices.Equal(got, tc.want) {
+				for _, r := range run.Rows {
+					t.Logf("%s: %s", r.Name, r.Reason)
+				}
+				t.Errorf("got verdicts %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
