@@ -20,7 +20,7 @@ import (
 // frames to grpc-go's server over an in-process pipe), the handler's goroutine started and its
 // timer woken, the answer back the same way. On labrun's 2-core machine that was 1.1 to 2.5 ms
 // a call (0.4 ms of it the handler's timer waking up an idle process), and a client timer such
-// as a retry's backoff woke up 0.3 to 0.5 ms late. grpc-go adds nothing of its own between the
+// as a retry's backoff woke up 0.3 to 0.9 ms late. grpc-go adds nothing of its own between the
 // attempts of a retry policy or the waves behind a stream limit, so a row that adds up calls
 // adds up that cost too: 5 attempts and 4 pauses of the capped retry row came 10 to 13 ms after
 // the model's 700 ms, the fifth wave 10 to 14 ms after its 1000 ms. The rows that end at a
@@ -40,7 +40,6 @@ const grpcCalWork = 20 * time.Millisecond
 const (
 	grpcCalCalls  = 9
 	grpcCalBursts = 3
-	grpcCalWaves  = 3
 )
 
 // grpcCostMax is the cost beyond which a row flags the calibration: about four times what
