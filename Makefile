@@ -42,7 +42,7 @@ docs:
 
 ## probes: every shipped probe (examples/probes) against the model, and docs/clients.md checked
 probes:
-	$(GO) test -count=1 -timeout 20m -run '^TestShippedProbes$$' ./probe/ -shipped
+	$(GO) test -count=1 -timeout 20m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped
 
 ## clients: measure every shipped probe and rewrite docs/clients.md
 clients:

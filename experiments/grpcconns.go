@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/labrun/labrun/fakesrv"
@@ -58,11 +59,15 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		return nil, err
 	}
 	// Every stream has ended on the server once its handler returned.
-	reset := 0
+	alone, trailers := 0, 0
 	for i := range g.Timeouts {
 		c, _ := callOf(ctx, srv, fmt.Sprintf("t%d", i), time.Second, func(c grpcsrv.Call) bool { return c.Code != "" })
-		if c.RSTFromClient != "" || c.RSTFromServer != "" {
-			reset++
+		switch {
+		case c.RSTFromClient != "" || c.RSTFromServer != "":
+			alone++
+		case c.Code == codes.DeadlineExceeded.String():
+			alone++
+			trailers++
 		}
 	}
 	st := srv.Stats()
@@ -79,9 +84,9 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		ExpectedNewConnections: results.Count(model.GRPCChannelConns(n)), NewConnections: results.Count(st.Connections),
 		Server: fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n),
 	}, {
-		Name:          "their streams reset (RST_STREAM from either side, either expected)",
-		ExpectedCalls: g.Timeouts, Calls: reset,
-		Server: fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)),
+		Name:          "their streams end alone: RST_STREAM from either side, or the server's DeadlineExceeded trailers first (any expected)",
+		ExpectedCalls: g.Timeouts, Calls: alone,
+		Server: fmt.Sprintf("RST_STREAM: client %s, server %s; trailers first x%d", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer), trailers),
 	}}
 	h1, err := g.h1Closes(ctx)
 	if err != nil {
@@ -138,6 +143,15 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 	backoff := model.GRPCRetryPolicy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, Multiplier: 2}
 	capped := backoff
 	capped.MaxAttempts, capped.Pushback = 10, 50*time.Millisecond
+	cc, err := dial(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	cost, err := measureCost(ctx, cc)
+	cc.Close()
+	if err != nil {
+		return nil, err
+	}
 	var rows []results.Row
 	for _, c := range []struct {
 		id, fault, name, doc string
@@ -161,6 +175,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 		took := time.Since(start)
 		cancel()
 		cc.Close()
+		c.r.CallCost, c.r.PauseCost = cost.call, cost.pause
 		p := c.r.Predict()
 		text, ms := g.doc(c.doc, c.docMs)
 		row := results.Row{
@@ -168,7 +183,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
 			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			Server: "ended " + status.Code(err).String(),
+			Server: fmt.Sprintf("ended %s; %s, + %.1f ms a pause", status.Code(err), costNote("call", cost.call), msOf(cost.pause)),
 		}
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
 			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
@@ -232,7 +247,14 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		return nil, err
 	}
 	defer cc.Close()
-	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork, 0)
+	cost, err := measureWaveCost(ctx, cc, g.WaveCalls, g.StreamLimit)
+	if err != nil {
+		return nil, err
+	}
+	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork+cost.perWave, 0)
+	for i := range preds {
+		preds[i].Total += cost.start // the burst's start, before its first wave
+	}
 	outcomes := make([]vocab.Outcome, g.WaveCalls)
 	ends := make([]time.Duration, g.WaveCalls)
 	cctx, cancel := context.WithTimeout(ctx, time.Minute) // a cap far beyond the waves
@@ -271,7 +293,7 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		}
 		if i == 0 {
 			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
-			row.Server = "every call on " + vocab.Plural(conns, "connection")
+			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("call in a wave", cost.perWave) + fmt.Sprintf(", + %.1f ms for the burst's start", msOf(cost.start))
 		}
 		rows = append(rows, row)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,12 @@ const (
 	// EnvGRPCFault is the labrun-fault metadata every call sends, EnvGRPCCall its labrun-call.
 	EnvGRPCFault = "LABRUN_GRPC_FAULT"
 	EnvGRPCCall  = "LABRUN_GRPC_CALL"
+	// EnvGRPCHop, when set, makes the command a chain's middle hop (the chain scenario): it
+	// serves its own call with its library's server (B), works that many seconds there, then
+	// makes the call described above to the target (C) from the handler, passing its deadline
+	// on as its library does, and answers with C's answer. A, the command's own call, is
+	// made to B with the command's deadline.
+	EnvGRPCHop = "LABRUN_GRPC_HOP"
 )
 
 // grpcScenario is one thing the gRPC server does to the client.
@@ -35,7 +42,8 @@ type grpcScenario struct {
 	Name, Title string
 	method      string
 	fault       string
-	calls       int // at once, on one channel
+	hop         time.Duration // the middle hop's work, for the chain scenario (0: no chain)
+	calls       int           // at once, on one channel
 	streams     uint32
 	cap         time.Duration
 	rows        func(g *GRPC, x grpcRun) []results.Row
@@ -57,6 +65,8 @@ const (
 	grpcLimitCalls  = 6
 	grpcLimit       = 2
 	grpcLimitWork   = 300 * time.Millisecond
+	grpcHopWork     = 100 * time.Millisecond
+	grpcLeafWork    = 2 * time.Second
 	// grpcConnectAllowance is how much of its deadline a client may spend on its channel's
 	// first connect before the call's headers go out.
 	grpcConnectAllowance = 500 * time.Millisecond
@@ -73,6 +83,9 @@ func grpcScenarios() []grpcScenario {
 	limit := call("grpc-stream-limit", fmt.Sprintf("%d calls at once, %v each, through a stream limit of %d", grpcLimitCalls, grpcLimitWork, grpcLimit),
 		fmt.Sprintf("work=%v", grpcLimitWork), 7*time.Second, (*GRPC).limitRows)
 	limit.calls, limit.streams = grpcLimitCalls, grpcLimit
+	chain := call("grpc-chain", fmt.Sprintf("the command's own server (B) works %v, then calls the server (C), which works %v", grpcHopWork, grpcLeafWork),
+		fmt.Sprintf("work=%v", grpcLeafWork), 7*time.Second, (*GRPC).chainRows)
+	chain.hop = grpcHopWork
 	return []grpcScenario{
 		call("grpc-hang", "a handler that never answers", "hang", 6*time.Second, (*GRPC).hangRows),
 		call("grpc-charged", fmt.Sprintf("a handler that works %v whatever the caller does", grpcChargedWork),
@@ -82,6 +95,7 @@ func grpcScenarios() []grpcScenario {
 		stream,
 		call("grpc-refused", "the call's first stream refused (REFUSED_STREAM)", "refuse=1", 6*time.Second, (*GRPC).refusedRows),
 		limit,
+		chain,
 	}
 }
 
@@ -207,6 +221,9 @@ func (g *GRPC) observe(ctx context.Context, sc grpcScenario) (grpcRun, error) {
 	defer srv.Close()
 	cmd := g.Command
 	cmd.Env = append(slices.Clone(cmd.Env), EnvGRPCMethod+"="+sc.method, EnvGRPCFault+"="+sc.fault, EnvGRPCCall+"="+sc.Name)
+	if sc.hop > 0 {
+		cmd.Env = append(cmd.Env, EnvGRPCHop+"="+strconv.FormatFloat(sc.hop.Seconds(), 'f', -1, 64))
+	}
 	x, err := cmd.run(ctx, Call{URL: srv.Addr, Method: "GET", Calls: 1, Concurrency: sc.calls}, sc.cap)
 	if err != nil {
 		return grpcRun{}, err
@@ -272,17 +289,19 @@ func (g *GRPC) hangRows(x grpcRun) []results.Row {
 		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
 		wire.ToleranceMs = results.Ms(grpcConnectAllowance)
 	}
-	left := results.Row{Name: "when the client left, from the call's arrival", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
+	left := results.Row{Name: "when the client left, from its deadline's start", ExpectedOutcome: p.Outcome, Outcome: x.outcome(),
 		ExpectedCalls: 1, Calls: len(x.st.Calls), Server: "context ended " + orNone(c.CtxErr)}
-	if p.End != model.Forever {
+	if p.End != model.Forever && c.CtxEndMs != nil {
 		// The client's deadline started before the call arrived: what it spent first (a
-		// channel's first connect: tens of ms in Node) is D less the budget it sent.
+		// channel's first connect: tens of ms in Node) is D less the budget it sent. The
+		// server sees the call from its arrival; the row counts from the deadline's start,
+		// that much earlier, so that its expected time is D whatever the connect took.
 		spent := time.Duration(0)
 		if c.TimeoutMs != nil {
 			spent = max(g.Deadline-time.Duration(*c.TimeoutMs*float64(time.Millisecond)), 0)
 		}
-		q := model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: spent, Hang: true})
-		left.ExpectedMs, left.MeasuredMs = results.Ms(q.End), c.CtxEndMs
+		left.ExpectedMs, left.MeasuredMs = results.Ms(p.End), results.Ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))+spent)
+		left.Server += fmt.Sprintf(", %s after the call arrived (%s of the deadline spent before)", ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))), ms(spent))
 	}
 	return []results.Row{wire, left}
 }
@@ -364,6 +383,32 @@ func (g *GRPC) limitRows(x grpcRun) []results.Row {
 		row.ExpectedMs, row.MeasuredMs = results.Ms(end), results.Ms(last.Sub(first))
 	}
 	return []results.Row{row}
+}
+
+// chainRows judge the chain A -> B -> C: B passes on what is left of A's deadline, as
+// grpc-timeout, and C, whose handler watches its context, stops with A's deadline and is not
+// charged; without a deadline C does all its work. The budget C is given allows for the
+// channels' first connects (A's to B, B's to C), as the hang row's does.
+func (g *GRPC) chainRows(x grpcRun) []results.Row {
+	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: grpcHopWork, Work: grpcLeafWork, WatchesContext: true}), x.sc.cap)
+	c, _ := x.first()
+	sent := 0
+	if c.Timeout != "" {
+		sent = 1
+	}
+	wire := results.Row{Name: "grpc-timeout C got: what A's deadline left after B's work", ExpectedCalls: btoi(p.Timeout > 0), Calls: sent,
+		Server: "grpc-timeout " + orNone(c.Timeout)}
+	if p.Timeout > 0 && sent > 0 {
+		wire.Name += fmt.Sprintf(" (first connects may take up to %v of it)", grpcConnectAllowance)
+		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
+		wire.ToleranceMs = results.Ms(grpcConnectAllowance)
+	}
+	return []results.Row{wire, {
+		Name:            "C charged or not: it stops with A's deadline",
+		ExpectedOutcome: p.Outcome, Outcome: x.outcome(), ExpectedCalls: 1, Calls: len(x.st.Calls),
+		ExpectedExecutions: results.Count(btoi(p.Executed)), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
+		Server: fmt.Sprintf("C's handler returned %s; its context ended %s", orNone(c.Code), orNone(c.CtxErr)),
+	}}
 }
 
 func btoi(b bool) int {

@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/testenv"
+	"github.com/labrun/labrun/results"
 )
 
 // debianPython is the Python that sees Debian's python3-grpcio.
@@ -43,13 +46,14 @@ func grpcioProbe(t *testing.T) Command {
 }
 
 // TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
-// deadline and a retry policy, every row; at its defaults every row but grpc-refused, where
-// grpcio 1.51 (Debian's) does not send a refused stream again without a retry policy.
+// deadline, a retry policy and the deadline passed down a chain by hand (PROBE_PROPAGATE),
+// every row; at its defaults every row but grpc-refused, where grpcio 1.51 (Debian's) does not
+// send a refused stream again without a retry policy (TestShippedGRPCProbes' grpcioRefused).
 func TestGRPCProbeGrpcio(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	holdGRPC(t, []grpcCase{
-		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
-		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit"}},
+		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit,grpc-chain"}},
 	})
 }
 
@@ -70,7 +74,8 @@ func TestGRPCProbeGrpcGo(t *testing.T) {
 }
 
 // TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
-// ci there from its committed lockfile) to the model, at its defaults and configured.
+// ci there from its committed lockfile) to the model, at its defaults and configured (its
+// chain's hop given the parent call, PROBE_PROPAGATE).
 func TestGRPCProbeGrpcJs(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	const dir = "../examples/probes/node/grpc"
@@ -83,7 +88,7 @@ func TestGRPCProbeGrpcJs(t *testing.T) {
 	script := filepath.Join(dir, "grpc_probe.mjs")
 	holdGRPC(t, []grpcCase{
 		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
-		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
+		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	})
 }
 
@@ -116,5 +121,49 @@ func TestGRPCCheck(t *testing.T) {
 	g.Only = "grpc-hang,silent"
 	if err := g.Check(); err == nil || !strings.Contains(err.Error(), `unknown gRPC scenario "silent"`) {
 		t.Errorf("got %v, want the unknown scenario named", err)
+	}
+}
+
+// TestGRPCChainRows: the chain's rows hold a hop to passing on what is left of A's deadline.
+// A hop that passes nothing (C got no grpc-timeout, worked its 2 s, charged) fails both rows
+// under a deadline, and agrees when the command has none.
+func TestGRPCChainRows(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	var sc grpcScenario
+	for _, s := range grpcScenarios() {
+		if s.Name == "grpc-chain" {
+			sc = s
+		}
+	}
+	passed := grpcRun{sc: sc, exec: Exec{ExitCode: 1}, st: grpcsrv.Stats{
+		Calls: []grpcsrv.Call{{ID: "grpc-chain", Timeout: "1394m", TimeoutMs: f(1394), CtxErr: "Canceled", Code: "Canceled"}}}}
+	dropped := grpcRun{sc: sc, exec: Exec{ExitCode: 1}, st: grpcsrv.Stats{
+		Calls: []grpcsrv.Call{{ID: "grpc-chain", Code: "OK"}}, Executions: map[string]int{"grpc-chain": 1}}}
+	noDeadline := grpcRun{sc: sc, exec: Exec{ExitCode: 0}, st: dropped.st}
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration
+		x        grpcRun
+		want     []bool // each row's verdict
+	}{
+		{"passed on", 1500 * time.Millisecond, passed, []bool{true, true}},
+		{"passed nothing", 1500 * time.Millisecond, dropped, []bool{false, false}},
+		{"no deadline to pass", 0, noDeadline, []bool{true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &GRPC{Deadline: tc.deadline}
+			run := results.Run{Rows: g.chainRows(tc.x)}
+			run.Finish(100 * time.Millisecond)
+			var got []bool
+			for _, r := range run.Rows {
+				got = append(got, r.Pass)
+			}
+			if !slices.Equal(got, tc.want) {
+				for _, r := range run.Rows {
+					t.Logf("%s: %s", r.Name, r.Reason)
+				}
+				t.Errorf("got verdicts %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

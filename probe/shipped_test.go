@@ -579,6 +579,7 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
 				b.WriteString("\n" + s)
 			}
 		}
+		b.WriteString(grpcClientsBlock(page)) // TestShippedGRPCProbes writes that block
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
