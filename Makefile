@@ -46,7 +46,7 @@ probes:
 
 ## clients: measure every shipped probe and rewrite docs/clients.md
 clients:
-	$(GO) test -count=1 -timeout 20m -run '^TestShippedProbes$$' ./probe/ -shipped -update-clients
+	$(GO) test -count=1 -timeout 20m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped -update-clients
 
 ## build: a labrun binary in the working directory
 build:
