@@ -223,7 +223,8 @@ func (f *followServers) received() []fakesrv.Request {
 
 // Run implements Experiment.
 func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(f, opt.profile()); err != nil {
+	run, err := start(f, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newFollowServers()
@@ -232,7 +233,6 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer srv.Close()
 	rows := followUps()
-	run := newRun(f, opt)
 	for i, r := range rows {
 		opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
 		row, res, err := f.row(ctx, srv, r, strconv.Itoa(i))
@@ -248,39 +248,31 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // row sends r's request once with r's client and compares the requests the servers got, and
 // the outcome, with the model's.
-func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id string) (results.Row, *client.Result, error) {
+func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id string) (row results.Row, res *client.Result, err error) {
 	s := r.s
 	if r.https {
 		s.TLS = srv.tls.ClientTLS()
 	}
 	b, err := build(r.profile, s)
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	srv.plain.Reset()
 	srv.tls.Reset()
-	res, err := sendFollowUp(ctx, b.c, srv.url(r, id), r.method, r.oneShot)
+	res, err = sendFollowUp(ctx, b.c, srv.url(r, id), r.method, r.oneShot)
 	b.c.Close()
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	want := model.FollowUps(b.limits.Rules, r.rules(b.limits), r.call())
 	got := srv.received()
-	row := results.Row{
-		Name:                 r.name,
-		Documented:           r.release,
-		DocumentedExecutions: results.Count(r.docExec),
-		ExpectedOutcome:      results.State(string(want.Outcome) + ": " + model.DescribeSent(want.Sent)),
-		Outcome:              results.State(string(res.Outcome) + ": " + model.DescribeSent(sentOf(got))),
-		ExpectedCalls:        1,
-		Calls:                1,
-		ExpectedExecutions:   results.Count(len(want.Sent)),
-		ServerExecutions:     results.Count(len(got)),
-		Server:               vocab.Plural(len(got), "request"),
-	}
+	row = judged(r.name, documentedAs(r.release, nil, results.Count(r.docExec)),
+		ended(results.State(string(want.Outcome)+": "+model.DescribeSent(want.Sent)), results.State(string(res.Outcome)+": "+model.DescribeSent(sentOf(got)))),
+		numCalls(1, 1), executions(results.Count(len(want.Sent)), results.Count(len(got))),
+		saw(vocab.Plural(len(got), "request")))
 	if want.Outcome == vocab.OK {
 		row.ExpectedStatus = results.Count(want.Status)
 	}

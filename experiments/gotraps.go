@@ -72,7 +72,8 @@ func (g *GoTraps) Params() []param.Param {
 
 // Run implements Experiment.
 func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(g, opt.profile()); err != nil {
+	run, err := start(g, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -80,7 +81,6 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	run := newRun(g, opt)
 	name := g.Info().Name
 
 	for _, key := range []bool{true, false} {
@@ -101,20 +101,14 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, rows...)
 	}
 	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
-	for _, r := range []struct {
-		name string
-		s    spec
-	}{
-		{fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every), spec{ClientTimeout: g.ClientTimeout}},
-		{fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout), spec{ReadTimeout: g.ClientTimeout}},
-	} {
-		row, res, err := singleRow(ctx, ProfileGo, srv, r.s, trickle, func(expected time.Duration) { opt.progress(expected, "%s · %s", name, r.name) })
-		if err != nil {
-			return results.Run{}, err
-		}
-		row.Name = r.name
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(r.name, res, 0))
+	cases := []Case{
+		{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
+			Profile: ProfileGo, Limits: spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+		{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
+			Profile: ProfileGo, Limits: spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+	}
+	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
+		return results.Run{}, err
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -122,27 +116,27 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // replay sends a POST on a reused connection to /close-after-read, which reads the request and
 // closes the connection without answering, and counts how often the server got it.
-func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (results.Row, *client.Result, error) {
+func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (row results.Row, res *client.Result, err error) {
 	b, err := build(ProfileGo, spec{})
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	defer b.c.Close()
 	if _, err := warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/close-after-read", strings.NewReader("order=42"))
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	name := "POST without Idempotency-Key, connection closed after the request"
 	if key {
 		req.Header.Set("Idempotency-Key", "order-42")
 		name = "POST with Idempotency-Key, connection closed after the request"
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ = b.c.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	// The endpoint never answers: the call fails whatever net/http does. The replay goes out
 	// on a new connection and fails there too, which net/http never retries.
@@ -151,12 +145,9 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 		want = 2
 	}
 	got := srv.Stats().Requests["close-after-read"]
-	return results.Row{
-		Name: name, ExpectedOutcome: vocab.Failed, Outcome: res.Outcome,
-		ExpectedCalls: 1, Calls: 1,
-		ExpectedExecutions: results.Count(want), ServerExecutions: results.Count(got),
-		Server: fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")),
-	}, res, nil
+	return judged(name, ended(vocab.Failed, res.Outcome), numCalls(1, 1),
+		executions(results.Count(want), results.Count(got)),
+		saw(fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")))), res, nil
 }
 
 // waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
@@ -201,14 +192,10 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 				outcome = o // the wave's outcome is its first failure, if any
 			}
 		}
-		rows = append(rows, results.Row{
-			Name:            fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
-			ExpectedOutcome: vocab.OK, Outcome: outcome,
-			ExpectedCalls: g.Concurrency, Calls: ok,
-			ExpectedNewConnections: results.Count(want[w]),
-			NewConnections:         results.Count(srv.ConnsAccepted()),
-			Server:                 fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")),
-		})
+		rows = append(rows, judged(fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
+			ended(vocab.OK, outcome), numCalls(g.Concurrency, ok),
+			connections(results.Count(want[w]), results.Count(srv.ConnsAccepted())),
+			saw(fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")))))
 	}
 	return rows, nil
 }

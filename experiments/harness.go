@@ -9,7 +9,6 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -139,42 +138,6 @@ func steadyOpen(ctx context.Context, srv *fakesrv.Server) int {
 		return time.Since(since) >= 30*time.Millisecond
 	})
 	return last
-}
-
-// single measures one call made alone, the way the model's Predict sees it: a fresh client
-// for s under the named profile, whose pool holds one warm connection, then the call for beh.
-// It tells starting how long the model expects the call to take just before making it.
-func single(ctx context.Context, profile string, srv *fakesrv.Server, s spec, beh fakesrv.Behaviour, starting func(time.Duration)) (model.Prediction, *client.Result, error) {
-	b, err := build(profile, s)
-	if err != nil {
-		return model.Prediction{}, nil, err
-	}
-	defer b.c.Close()
-	idle, err := warm(ctx, b, srv, 1)
-	if err != nil {
-		return model.Prediction{}, nil, err
-	}
-	p := model.Predict(downstream(beh), b.limits, idle == 0, 0)
-	starting(p.Total)
-	res, err := call(ctx, b.c, srv, beh, "")
-	if err != nil {
-		return model.Prediction{}, nil, err
-	}
-	return p, res, ctx.Err()
-}
-
-// singleRow measures one call made alone (single) and returns its row, still unnamed: the
-// model's time and outcome, the measured ones, and what the server saw of the call.
-func singleRow(ctx context.Context, profile string, srv *fakesrv.Server, s spec, beh fakesrv.Behaviour, starting func(time.Duration)) (results.Row, *client.Result, error) {
-	p, res, err := single(ctx, profile, srv, s, beh, starting)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	row := callRow(p, res)
-	if log := settled(ctx, srv, 1); len(log) > 0 {
-		row.Server = serverNote(log[len(log)-1])
-	}
-	return row, res, nil
 }
 
 // settled returns the server's log once its last n requests have finished (the server notices

@@ -63,9 +63,9 @@ func TestSep(t *testing.T) {
 	}
 }
 
-// TestSingleRow measures one quick call under every profile: one warm connection, the model's
+// TestCaseMeasure measures one quick call under every profile: one warm connection, the model's
 // time and outcome beside the measured ones, and the server's note.
-func TestSingleRow(t *testing.T) {
+func TestCaseMeasure(t *testing.T) {
 	srv, err := newServer()
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +73,8 @@ func TestSingleRow(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, name := range ProfileNames() {
 		var told bool
-		row, res, err := singleRow(context.Background(), name, srv, spec{ReadTimeout: 200 * ms}, fakesrv.Behaviour{Delay: 10 * ms},
-			func(expected time.Duration) { told = expected > 0 })
+		c := Case{Name: "quick", Limits: spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
+		row, res, err := c.measure(context.Background(), name, func(expected time.Duration) { told = expected > 0 })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

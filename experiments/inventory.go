@@ -137,7 +137,8 @@ func (v *Inventory) calls() []inventoryCall {
 
 // Run implements Experiment.
 func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(v, opt.profile()); err != nil {
+	run, err := start(v, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -167,7 +168,6 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	preds, idle := model.Sequence(v.Pool, 0, seq)
 
-	run := newRun(v, opt)
 	run.Axis = "from the start of the first call (the calls run one after another)"
 	wantReserved := 0
 	t0 := time.Now()
@@ -186,12 +186,8 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 
 	pool := v.poolRow(ctx, b, srv, idle, def)
-	reserved := results.Row{
-		Name:               "server reservations",
-		ExpectedExecutions: results.Count(wantReserved),
-		ServerExecutions:   results.Count(srv.TotalReservations()),
-		Server:             fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck")),
-	}
+	reserved := judged("server reservations", executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
+		saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
 	if def {
 		reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
 	}
@@ -202,31 +198,31 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // makeCall makes the demo's call i, cl, and returns its row against the model's prediction p;
 // def says whether the documented figure applies.
-func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (results.Row, *client.Result, error) {
-	res, err := call(ctx, c, srv, cl.b, "")
+func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (row results.Row, res *client.Result, err error) {
+	res, err = call(ctx, c, srv, cl.b, "")
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
-	row := callRow(p, res)
-	row.Name = cl.name
+	var want, got *int
 	if p.Outcome == vocab.OK {
 		status := 200
 		if p.Attempts[len(p.Attempts)-1].Rejected {
 			status = 503
 		}
-		row.ExpectedStatus = results.Count(status)
+		want = results.Count(status)
 	}
 	if res.Status != 0 {
-		row.Status = results.Count(res.Status)
+		got = results.Count(res.Status)
 	}
-	row.Documented, row.DocumentedMs = documented(def, cl.doc)
+	text, ms := documented(def, cl.doc)
+	note := ""
 	if log := settled(ctx, srv, i+1); len(log) > i {
-		row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
+		note = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
 	}
-	return row, res, nil
+	return judged(cl.name, called(p, res), statusIs(want, got), documentedAs(text, ms, nil), saw(note)), res, nil
 }
 
 // budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
@@ -242,23 +238,16 @@ func budgetNote(r fakesrv.Request) string {
 func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, idle int, def bool) results.Row {
 	if b.stats == nil {
 		open := steadyOpen(ctx, srv)
-		return results.Row{
-			Name:            "idle connections after the calls (server side)",
-			ExpectedOutcome: results.State(fmt.Sprintf("%d open", idle)),
-			Outcome:         results.State(fmt.Sprintf("%d open", open)),
-			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection")),
-		}
+		return judged("idle connections after the calls (server side)",
+			ended(results.State(fmt.Sprintf("%d open", idle)), results.State(fmt.Sprintf("%d open", open))),
+			saw(fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection"))))
 	}
 	stats := b.stats()
 	state := func(leased, pending, available, max int) vocab.Outcome {
 		return results.State(fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max))
 	}
-	row := results.Row{
-		Name:            "pool after the calls",
-		ExpectedOutcome: state(0, 0, idle, b.maxTotal),
-		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
-		Server:          fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
-	}
+	row := judged("pool after the calls", ended(state(0, 0, idle, b.maxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
+		saw(fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen())))
 	if def {
 		row.Documented = string(state(0, 0, 0, 100))
 	}

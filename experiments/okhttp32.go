@@ -144,21 +144,21 @@ func (o *OkHttp32) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // measure runs one row: servers for its routes, a client of its profile with its pooled
 // connections warmed, then, once ready returns, one POST reservation.
-func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, ready func()) (results.Row, results.Call, error) {
+func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, ready func()) (out results.Row, call results.Call, err error) {
 	h, err := newUpHost(upAddrs[:row.routes])
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	defer h.close()
 	b, err := build(row.profile, spec{ReadTimeout: o.ReadTimeout, NoRouteRetry: row.noRetry, Resolver: h.resolver})
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	defer b.c.Close()
 	if row.pooled > 0 {
 		// Warm-up calls go to the first address: the one a fresh route selector tries first.
 		if _, err := warmURL(ctx, b, h.servers[0], h.url, row.pooled); err != nil {
-			return results.Row{}, results.Call{}, err
+			return out, call, err
 		}
 	}
 	p := model.Simulate(model.Scenario{Calls: 1, Pool: max(row.pooled, 1), Idle: row.pooled,
@@ -168,23 +168,21 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 	beh := fakesrv.Behaviour{Delay: o.Delay, Order: "seed-" + strconv.Itoa(row.pooled)}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url+beh.Path(), nil)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	res, _ := b.c.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	reserved, accepted := h.counts(ctx)
-	out := callRow(p, res)
-	out.Name = row.name
-	out.ExpectedExecutions, out.ServerExecutions = results.Count(p.Executions), results.Count(reserved)
-	out.ExpectedNewConnections, out.NewConnections = results.Count(p.Connects), results.Count(accepted)
 	addrs := "1 address"
 	if row.routes > 1 {
 		addrs = fmt.Sprintf("%d addresses (each attempt resolves the name: a few ms)", row.routes)
 	}
-	out.Server = fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt"))
-	return out, timeline(row.name, res, 0), nil
+	return judged(row.name, called(p, res),
+		executions(results.Count(p.Executions), results.Count(reserved)),
+		connections(results.Count(p.Connects), results.Count(accepted)),
+		saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), timeline(row.name, res, 0), nil
 }
 
 // upHost is a host name that resolves to several loopback addresses, each with a fake server

@@ -66,7 +66,8 @@ func (p *Pool) Params() []param.Param {
 
 // Run implements Experiment.
 func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(p, opt.profile()); err != nil {
+	run, err := start(p, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -98,7 +99,6 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if opt.profile() != ProfileHC4 {
 		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", hc4PerRoute), profile: ProfileHC4})
 	}
-	run := newRun(p, opt)
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
@@ -156,15 +156,9 @@ func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server,
 	for _, pr := range preds {
 		want, conns = want+pr.Executions, conns+pr.Connects
 	}
-	rows = append(rows, poolRow{Row: results.Row{
-		Name:                   name + ": requests the server executed, connections it accepted",
-		ExpectedCalls:          p.Concurrency,
-		Calls:                  p.Concurrency,
-		ExpectedExecutions:     results.Count(want),
-		ServerExecutions:       results.Count(len(log)),
-		ExpectedNewConnections: results.Count(conns),
-		NewConnections:         results.Count(srv.ConnsAccepted()),
-	}, batch: -1})
+	rows = append(rows, poolRow{Row: judged(name+": requests the server executed, connections it accepted",
+		numCalls(p.Concurrency, p.Concurrency), executions(results.Count(want), results.Count(len(log))),
+		connections(results.Count(conns), results.Count(srv.ConnsAccepted()))), batch: -1})
 	return rows, m.byEnd(), nil
 }
 
@@ -239,30 +233,23 @@ func groupRows(name string, preds []model.Prediction, m concurrent, serverTime m
 	var rows []poolRow
 	batches := map[vocab.Outcome]int{}
 	for _, g := range groupCalls(preds, m.outcomes, m.ends) {
-		row := poolRow{Row: results.Row{
-			ExpectedOutcome: g.outcome,
-			ExpectedCalls:   g.want,
-			Calls:           len(g.calls),
-			ExpectedMs:      expectedMs(g.at),
-		}, batch: -1}
+		n := -1
 		if g.want > 0 {
-			row.batch = batches[g.outcome]
+			n = batches[g.outcome]
 			batches[g.outcome]++
 		}
-		if len(g.calls) > 0 {
-			row.Outcome = m.outcomes[g.calls[0]]
-			row.MeasuredMs = results.Ms(median(m.ends, g.calls))
-		}
+		var label string
 		switch {
 		case g.want == 0:
-			row.Name = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
+			label = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
 		case g.outcome == vocab.OK:
-			row.Name = fmt.Sprintf("%s: batch %d", name, row.batch+1)
+			label = fmt.Sprintf("%s: batch %d", name, n+1)
 		case g.outcome == vocab.LeaseTimeout:
-			row.Name = name + ": no connection in time"
+			label = name + ": no connection in time"
 		default:
-			row.Name = fmt.Sprintf("%s: %s", name, g.outcome)
+			label = fmt.Sprintf("%s: %s", name, g.outcome)
 		}
+		row := poolRow{Row: judged(label, batch(g, m.outcomes, m.ends)), batch: n}
 		var served, waited time.Duration
 		reached := 0
 		for _, i := range g.calls {

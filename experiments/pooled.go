@@ -9,7 +9,6 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
@@ -273,7 +272,8 @@ func pooledKillers() []pooledKiller {
 
 // Run implements Experiment.
 func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(p, opt.profile()); err != nil {
+	run, err := start(p, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	idleSrv, err := newServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
@@ -287,21 +287,12 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer killSrv.Close()
 
-	run := newRun(p, opt)
-	cases := p.cases()
-	for i, c := range cases {
-		srv := killSrv
-		if c.kill == model.KillNone {
-			srv = idleSrv
-		}
-		row, res, err := p.measure(ctx, srv, c, func(expected time.Duration) {
-			opt.progress(expected, "%s · row %d/%d: %s", p.Info().Name, i+1, len(cases)+1, c.name)
-		})
-		if err != nil {
-			return results.Run{}, err
-		}
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(c.name, res, 0))
+	var cases []Case
+	for _, c := range p.cases() {
+		cases = append(cases, p.measured(c, idleSrv, killSrv))
+	}
+	if err := runCases(ctx, opt, &run, cases, len(cases)+1); err != nil {
+		return results.Run{}, err
 	}
 	dropped, err := p.droppedRow()
 	if err != nil {
@@ -310,6 +301,21 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run.Rows = append(run.Rows, dropped)
 	run.Finish(opt.Tolerance)
 	return run, nil
+}
+
+// measured is case c as the harness measures it: on a fresh client whose pool holds one warm
+// connection, after the idle period for the idle-timeout rows, judged on the model's outcome,
+// time, executions and new connections beside the measured ones, the server's executions and
+// accepted connections counted by the server itself.
+func (p *Pooled) measured(c pooledCase, idleSrv, killSrv *fakesrv.Server) Case {
+	m := Case{Name: c.name, Profile: c.profile, Limits: c.s, Server: killSrv, Behaviour: p.behaviour(c),
+		Method: c.method, Key: c.key, Counts: countExecutions | countConnections, Note: pooledNote}
+	d := p.downstream(c)
+	m.Downstream = &d
+	if c.kill == model.KillNone {
+		m.Server, m.Idle = idleSrv, p.IdleFor
+	}
+	return m
 }
 
 // downstream is the model's view of case c.
@@ -334,44 +340,6 @@ func (p *Pooled) behaviour(c pooledCase) fakesrv.Behaviour {
 		}
 	}
 	return fakesrv.Behaviour{}
-}
-
-// measure makes case c's call on a fresh client whose pool holds one warm connection, after
-// the idle period for the idle-timeout rows, and returns its row: the model's outcome, time,
-// executions and new connections beside the measured ones, the server's executions and
-// accepted connections counted by the server itself.
-func (p *Pooled) measure(ctx context.Context, srv *fakesrv.Server, c pooledCase, starting func(time.Duration)) (results.Row, *client.Result, error) {
-	b, err := build(c.profile, c.s)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	defer b.c.Close()
-	idle, err := warm(ctx, b, srv, 1) // resets the server: what follows is the call's
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	if c.kill == model.KillNone {
-		if err := clock.Sleep(ctx, p.IdleFor); err != nil {
-			return results.Row{}, nil, err
-		}
-	}
-	pred := model.Predict(p.downstream(c), b.limits, idle == 0, 0)
-	starting(pred.Total)
-	req, err := pooledRequest(ctx, srv.URL+p.behaviour(c).Path(), c.method, c.key)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	res, _ := b.c.Do(ctx, req)
-	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
-	}
-	log := settled(ctx, srv, 0)
-	row := callRow(pred, res)
-	row.Name = c.name
-	row.ExpectedExecutions, row.ServerExecutions = results.Count(pred.Executions), results.Count(len(log))
-	row.ExpectedNewConnections, row.NewConnections = results.Count(pred.Connects), results.Count(srv.ConnsAccepted())
-	row.Server = pooledNote(log, srv.ConnsAccepted())
-	return row, res, nil
 }
 
 // pooledNote says what the server saw of a call: how often it got the request, how many
@@ -428,13 +396,9 @@ func (p *Pooled) droppedRow() (results.Row, error) {
 	}
 	b.c.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.limits, false, 0)
-	return results.Row{
-		Name:                   "dropped silently by a middlebox: hc5, validateAfterInactivity " + p.Validate.String() + ", no read timeout",
-		ExpectedMs:             expectedMs(pred.Total),
-		ExpectedOutcome:        pred.Outcome,
-		ExpectedExecutions:     results.Count(pred.Executions),
-		ExpectedNewConnections: results.Count(pred.Connects),
-		Server:                 "no FIN, no RST: the stale check passes it; only a read timeout bounds the call",
-		Skipped:                "measured in exp-i (needs a network namespace)",
-	}, nil
+	return judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
+		took(expectedMs(pred.Total), nil), ended(pred.Outcome, ""),
+		executions(results.Count(pred.Executions), nil), connections(results.Count(pred.Connects), nil),
+		saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
+		skipped("measured in exp-i (needs a network namespace)")), nil
 }

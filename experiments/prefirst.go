@@ -302,7 +302,7 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 }
 
 // runRow makes one call of profile for row and returns its row.
-func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile string, row kRow, n, total int) (results.Row, results.Call, error) {
+func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile string, row kRow, n, total int) (out results.Row, call results.Call, err error) {
 	dns := lab.dns
 	if row.slow {
 		dns = lab.slow
@@ -313,12 +313,12 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	}
 	b, err := build(profile, s)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	defer b.c.Close()
 	p, err := model.PredictPreFirst(row.fault, b.limits)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	name := profile + ": " + row.label
 	opt.progress(p.Total, "%s · row %d/%d: %s", k.Info().Name, n, total, name)
@@ -327,32 +327,28 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(lab.port)+"/", nil)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	before := lab.accepted()
 	res, _ := b.c.Do(cctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	capped := errors.Is(context.Cause(cctx), errLabCap)
 	// A stalled listener counts the connection when it accepts it: by the time the client has
 	// given up, every connection it opened is counted.
 	conns := lab.accepted() - before
 
-	out := callRow(p, res)
-	out.Name = name
-	out.ExpectedNewConnections = results.Count(p.Connects)
-	out.NewConnections = results.Count(conns)
-	if capped {
-		out.Outcome, out.MeasuredMs = vocab.Hang, nil
-	}
 	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
-	out.Server = fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
+	note := fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
 		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
+	var hung judge
 	if capped {
-		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
+		note += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
+		hung = stillHung()
 	}
-	return out, timeline(name, res, 0), nil
+	return judged(name, called(p, res), connections(results.Count(p.Connects), results.Count(conns)), saw(note), hung),
+		timeline(name, res, 0), nil
 }
 
 // handshakeLimit makes d the limit that bounds profile's handshake in s: the library's own

@@ -65,7 +65,8 @@ func (r *Retry) Params() []param.Param {
 
 // Run implements Experiment.
 func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(r, opt.profile()); err != nil {
+	run, err := start(r, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newServer()
@@ -98,7 +99,6 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "hc4, the server closes the connection after reserving",
 			kill: true, profile: ProfileHC4})
 	}
-	run := newRun(r, opt)
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
 		b := fakesrv.Behaviour{Order: fmt.Sprintf("order-%d", i+1), Delay: r.Delay, Idempotent: v.idempotent}
@@ -159,29 +159,17 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 
 	var rows []results.Row
 	for k := 0; k < max(len(p.Attempts), len(res.Attempts)); k++ {
-		row := results.Row{Name: fmt.Sprintf("%s: attempt %d", name, k+1)}
+		label := fmt.Sprintf("%s: attempt %d", name, k+1)
 		if k > 0 {
-			row.Name += " (retry)"
+			label += " (retry)"
 		}
-		if k < len(p.Attempts) {
-			a := p.Attempts[k]
-			row.ExpectedMs, row.ExpectedOutcome, row.ExpectedCalls = expectedMs(a.End), a.Outcome, 1
-			row.ExpectedNewConnections = results.Count(btoi(a.NewConnection))
-		}
-		if k < len(res.Attempts) {
-			a := res.Attempts[k]
-			row.MeasuredMs, row.Outcome, row.Calls = results.Ms(a.End), a.Outcome, 1
-			row.NewConnections = results.Count(btoi(a.NewConnection))
-		}
+		note := ""
 		if k < len(log) {
-			row.Server = serverNote(log[k]) + reservationNote(log[k])
+			note = serverNote(log[k]) + reservationNote(log[k])
 		}
-		rows = append(rows, row)
+		rows = append(rows, judged(label, attempt(p, res, k), saw(note)))
 	}
-	total := callRow(p, res)
-	total.Name = name + ": reservations"
-	total.ExpectedExecutions = results.Count(p.Executions)
-	total.ServerExecutions = results.Count(srv.Reservations(order))
-	total.Server = fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)
+	total := judged(name+": reservations", called(p, res), executions(results.Count(p.Executions), results.Count(srv.Reservations(order))),
+		saw(fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)))
 	return append(rows, total), res, nil
 }

@@ -77,7 +77,8 @@ func (r *Routes) Check() error {
 
 // Run implements Experiment.
 func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(r, opt.profile()); err != nil {
+	run, err := start(r, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	url, resolver, stop, err := downHost()
@@ -97,7 +98,6 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 		{"go: net.Dialer.Timeout " + r.ConnectTimeout.String() + " for the whole dial", ProfileGo, spec{ConnectTimeout: r.ConnectTimeout}},
 		{"hc5: every address in turn, one connect", ProfileHC5, spec{ConnectTimeout: r.ConnectTimeout}},
 	}
-	run := newRun(r, opt)
 	for i, row := range rows {
 		row.s.Resolver = resolver
 		b, err := build(row.profile, row.s)
@@ -117,12 +117,9 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		// Every attempt dials (and fails to): its connection count is its attempt count.
-		out := callRow(p, res)
-		out.Name = row.name
-		out.ExpectedNewConnections = results.Count(len(p.Attempts))
-		out.NewConnections = results.Count(len(res.Attempts))
-		out.Server = fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt"))
-		run.Rows = append(run.Rows, out)
+		run.Rows = append(run.Rows, judged(row.name, called(p, res),
+			connections(results.Count(len(p.Attempts)), results.Count(len(res.Attempts))),
+			saw(fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt")))))
 		run.Calls = append(run.Calls, timeline(row.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)

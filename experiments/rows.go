@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -108,19 +107,6 @@ func median(ends []time.Duration, idx []int) time.Duration {
 	}
 	slices.Sort(v)
 	return v[(len(v)-1)/2]
-}
-
-// callRow is the row of one call, still unnamed: the model's time and outcome for the whole
-// call beside the measured ones.
-func callRow(p model.Prediction, res *client.Result) results.Row {
-	return results.Row{
-		ExpectedMs:      expectedMs(p.Total),
-		MeasuredMs:      results.Ms(res.Elapsed),
-		ExpectedOutcome: p.Outcome,
-		Outcome:         res.Outcome,
-		ExpectedCalls:   1,
-		Calls:           1,
-	}
 }
 
 // expectedMs converts a model time to a row value; a call that hangs, or a group of calls the

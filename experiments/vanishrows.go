@@ -62,16 +62,13 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 	// 2. A host that is down, with a connect timeout (loopback).
 	for i, c := range v.clients() {
 		call := m.clients[i]
-		r := callRow(call.p, call.res)
-		r.Name = c.name
-		r.ExpectedNewConnections = results.Count(len(call.p.Attempts))
-		r.NewConnections = results.Count(len(call.res.Attempts))
 		addrs := "1 address"
 		if c.routes > 1 {
 			addrs = fmt.Sprintf("%d addresses", c.routes)
 		}
-		r.Server = fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt"))
-		rows = append(rows, r)
+		rows = append(rows, judged(c.name, called(call.p, call.res),
+			connections(results.Count(len(call.p.Attempts)), results.Count(len(call.res.Attempts))),
+			saw(fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt")))))
 	}
 
 	// 3. A pooled connection whose peer vanished, no read timeout: tcp_retries2 decides.
