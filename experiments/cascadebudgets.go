@@ -33,7 +33,7 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 	var rows []results.Row
 	for i, v := range variants {
 		if v.propagate && !p.PropagatesDeadline {
-			rows = append(rows, results.Row{Name: v.name, Skipped: fmt.Sprintf("the %s client sends no budget", p.Name)})
+			rows = append(rows, judged(v.name, skipped(fmt.Sprintf("the %s client sends no budget", p.Name))))
 			continue
 		}
 		pred := v.chain.Predict()
@@ -114,18 +114,13 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	}
 	gaveUp := res.Elapsed
 	after := func(end time.Duration) time.Duration { return max(end-gaveUp, 0) }
-	return []results.Row{
-		{Name: name + ": the gateway's call ends", ExpectedOutcome: wantOutcome, Outcome: res.Outcome,
-			ExpectedMs: expectedMs(pred.GaveUp), MeasuredMs: results.Ms(gaveUp), ExpectedCalls: 1, Calls: 1,
-			Server: fmt.Sprintf("status %d", res.Status)},
-		{Name: name + ": order works on after the gateway gave up",
-			ExpectedMs: expectedMs(pred.Hops[0].After), MeasuredMs: results.Ms(after(orderEnd)), ExpectedCalls: 1, Calls: 1,
-			Server: "order's handler ended at " + fmtMs(orderEnd)},
-		{Name: name + ": inventory works on after the gateway gave up",
-			ExpectedMs: expectedMs(pred.Hops[1].After), MeasuredMs: results.Ms(after(invEnd)), ExpectedCalls: 1, Calls: 1,
-			ExpectedExecutions: results.Count(btoi(pred.Executed)), ServerExecutions: results.Count(inv.TotalReservations()),
-			Server: inventoryNote(log)},
-	}, ctx.Err()
+	ends := judged(name+": the gateway's call ends", ended(wantOutcome, res.Outcome), lastedD(pred.GaveUp, gaveUp), numCalls(1, 1),
+		saw(fmt.Sprintf("status %d", res.Status)))
+	works := judged(name+": order works on after the gateway gave up", lastedD(pred.Hops[0].After, after(orderEnd)), numCalls(1, 1),
+		saw("order's handler ended at "+fmtMs(orderEnd)))
+	invWorks := judged(name+": inventory works on after the gateway gave up", lastedD(pred.Hops[1].After, after(invEnd)), numCalls(1, 1),
+		executions(results.Count(btoi(pred.Executed)), results.Count(inv.TotalReservations())), saw(inventoryNote(log)))
+	return []results.Row{ends, works, invWorks}, ctx.Err()
 }
 
 // inventoryNote says what inventory did with the chain's call.

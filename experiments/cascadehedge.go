@@ -129,9 +129,9 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		slices.Sort(sorted)
 		rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
 		rows = append(rows,
-			results.Row{Name: fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ExpectedOutcome: vocab.OK, Outcome: outcome,
-				ExpectedMs: expectedMs(v.p99), MeasuredMs: results.Ms(sorted[rank]), ExpectedCalls: c.HedgeCalls, Calls: ok,
-				Server: fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1]))},
+			judged(fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ended(vocab.OK, outcome),
+				lastedD(v.p99, sorted[rank]), numCalls(c.HedgeCalls, ok),
+				saw(fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1])))),
 			c.hedgeCount(v.name, v.extra, v.hedge, took, slices.Max(late), d.Arrived()),
 		)
 	}
@@ -151,8 +151,8 @@ func slowShare(calls, every int) int { return (calls + every - 1) / every }
 // open whether its hedge reached the server. The row names the count at the stated times.
 func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time.Duration, late time.Duration, arrived int) results.Row {
 	stated := c.HedgeCalls + int(math.Round(extra*float64(c.HedgeCalls)))
-	row := results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
-		ExpectedExecutions: results.Count(stated), ServerExecutions: results.Count(arrived)}
+	row := judged(fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
+		executions(results.Count(stated), results.Count(arrived)))
 	if !hedge {
 		return row
 	}

@@ -104,17 +104,16 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 	}
 	mean := float64(held) / float64(c.Window+c.Hold)
 	little := model.Concurrency(float64(c.QPS), c.Hold)
-	rows := []results.Row{{
-		Name:            fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
-		ExpectedOutcome: results.State(keepsUp), Outcome: results.State(measured),
-		Server: fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
-			little, mean, peak, pool, queued, fmtMs(longest)),
-	}}
-	row := results.Row{Name: "sizing: calls answered (median time)", ExpectedOutcome: vocab.OK, ExpectedCalls: n, Calls: ok,
-		ExpectedMs: expectedMs(c.Hold)}
+	sized := judged(fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
+		ended(results.State(keepsUp), results.State(measured)),
+		saw(fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
+			little, mean, peak, pool, queued, fmtMs(longest))))
+	var got vocab.Outcome
+	var med *float64
 	if ok > 0 {
 		slices.Sort(took)
-		row.Outcome, row.MeasuredMs = vocab.OK, results.Ms(took[(len(took)-1)/2])
+		got, med = vocab.OK, results.Ms(took[(len(took)-1)/2])
 	}
-	return append(rows, row), ctx.Err()
+	answered := judged("sizing: calls answered (median time)", ended(vocab.OK, got), numCalls(n, ok), lasted(expectedMs(c.Hold), med))
+	return []results.Row{sized, answered}, ctx.Err()
 }

@@ -174,15 +174,14 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		}
 	}
 	rows := []results.Row{
-		{Name: name + ": calls that timed out", ExpectedCalls: wantTimeouts, Calls: gotTimeouts},
-		{Name: name + ": calls answered", ExpectedCalls: wantOK, Calls: gotOK},
-		{Name: name + ": new connections (handshakes)", ExpectedNewConnections: results.Count(dials),
-			ExpectedNewConnectionsMax: maxIfMore(dials, hiDials), RangeReason: stormRange(dials, hiDials),
-			NewConnections: results.Count(opened1 - opened0),
-			Server: fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
-				fmtMs(span), float64(opened1-opened0)/span.Seconds())},
+		judged(name+": calls that timed out", numCalls(wantTimeouts, gotTimeouts)),
+		judged(name+": calls answered", numCalls(wantOK, gotOK)),
+		judged(name+": new connections (handshakes)", connections(results.Count(dials), results.Count(opened1-opened0)),
+			connectionsUpTo(maxIfMore(dials, hiDials), stormRange(dials, hiDials)),
+			saw(fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
+				fmtMs(span), float64(opened1-opened0)/span.Seconds()))),
 	}
-	tw := results.Row{Name: name + ": caller's sockets in TIME_WAIT", ExpectedCalls: wantCloses, Server: timeWaitNote}
+	tw := judged(name+": caller's sockets in TIME_WAIT", numCalls(wantCloses, 0), saw(timeWaitNote))
 	if at, ok := reusable(measured, wasShed); ok {
 		sockErr = fmt.Errorf("not counted: on this loaded machine a call started %s after the first timed-out call closed its socket, "+
 			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", fmtMs(at))
@@ -198,7 +197,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	}
 	rows = append(rows, tw)
 	if useBreaker {
-		rows = append(rows, results.Row{Name: name + ": calls shed", ExpectedCalls: wantShed, Calls: gotShed})
+		rows = append(rows, judged(name+": calls shed", numCalls(wantShed, gotShed)))
 	}
 	return rows, ctx.Err()
 }

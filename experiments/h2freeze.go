@@ -167,12 +167,8 @@ func (v *freezeVariant) row(name string, keep func(int, model.H2Call) bool, ends
 			got = append(got, c.end)
 		}
 	}
-	row := results.Row{
-		Name:       name,
-		ExpectedMs: expectedMs(model.Percentile(exp, 50)), MeasuredMs: results.Ms(model.Percentile(got, 50)),
-		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	row := judged(name, lastedD(model.Percentile(exp, 50), model.Percentile(got, 50)),
+		ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), numCalls(len(pred), len(calls)), saw(server))
 	if conns {
 		row.ExpectedNewConnections, row.NewConnections = results.Count(v.pred.NewConns()-1), results.Count(v.newConns)
 	}

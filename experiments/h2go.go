@@ -126,13 +126,9 @@ func waveRow(name string, pred model.H2Prediction, calls []h2Call) results.Row {
 	if len(late) > 0 {
 		server += fmt.Sprintf("; %d stalled to Client.Timeout, never written (docs/http2.md)", len(late))
 	}
-	return results.Row{
-		Name:       name + ": one wave (p50)",
-		Documented: "documented: " + wavesText(pred.Waves),
-		ExpectedMs: expectedMs(pred.P50), MeasuredMs: results.Ms(model.Percentile(tookOf(calls), 50)),
-		ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls), Server: server,
-	}
+	return judged(name+": one wave (p50)", documentedAs("documented: "+wavesText(pred.Waves), nil, nil),
+		lastedD(pred.P50, model.Percentile(tookOf(calls), 50)), ended(results.State(want), results.State(got)),
+		numCalls(len(pred.Calls), len(calls)), saw(server))
 }
 
 // herdRow is net/http's dial herd (docs/http2.md): every call that finds every connection at
@@ -153,13 +149,10 @@ func herdRow(name string, pred model.H2Prediction, calls []h2Call, dials, kept, 
 		return fmt.Sprintf("%d new connections carried streams", kept)
 	}
 	beyond := len(indexes(pred.Calls, func(_ int, c model.H2Call) bool { return c.Conn != 0 }))
-	return results.Row{
-		Name:            name + ": the dial herd",
-		ExpectedOutcome: results.State(state(ideal)), Outcome: results.State(state(kept)),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls),
-		Server: fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
-			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed),
-	}
+	return judged(name+": the dial herd", ended(results.State(state(ideal)), results.State(state(kept))),
+		numCalls(len(pred.Calls), len(calls)),
+		saw(fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
+			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed)))
 }
 
 // goStallRow is net/http's strict-mode stall: from twice the limit plus one call on, the
@@ -187,17 +180,14 @@ func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, cal
 	if len(ok) > b.MaxOK || other > 0 || (!b.Stalls && len(late) > 0) {
 		got = fmt.Sprintf("%d ok, %d deadline, %d failed", len(ok), len(late), other)
 	}
-	row := results.Row{
-		Name:       name + ": golang/go#70809",
-		Documented: "documented: " + wavesText(pred.Waves),
-		ExpectedMs: expectedMs(b.StalledEnd), ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls),
-		ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(dials),
-		Server: fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue),
-	}
+	var stalled *float64
 	if len(late) > 0 {
-		row.MeasuredMs = results.Ms(model.Percentile(tookOf(late), 50))
+		stalled = results.Ms(model.Percentile(tookOf(late), 50))
 	}
+	row := judged(name+": golang/go#70809", documentedAs("documented: "+wavesText(pred.Waves), nil, nil),
+		lasted(expectedMs(b.StalledEnd), stalled), ended(results.State(want), results.State(got)),
+		numCalls(len(pred.Calls), len(calls)), connections(results.Count(pred.NewConns()), results.Count(dials)),
+		saw(fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue)))
 	return row
 }
 

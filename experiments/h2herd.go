@@ -103,17 +103,17 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	ok := answered(res)
 	server := fmt.Sprintf("%d connections, streams %v, %d answered", st.Conns, nonZero(st.Streams), st.Requests)
 	run.Rows = append(run.Rows,
-		results.Row{Name: name + ": connections dialled", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedNewConnections: results.Count(atOnce.Dialled.Min), ExpectedNewConnectionsMax: results.Count(atOnce.Dialled.Max),
-			NewConnections: results.Count(dials), RangeReason: herdRangeReason + "; a refused call whose connection stopped taking streams dials again",
-			Server: server},
-		results.Row{Name: name + ": connections kept", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedNewConnections: results.Count(atOnce.Kept.Min), ExpectedNewConnectionsMax: results.Count(atOnce.Kept.Max),
-			NewConnections: results.Count(carried(st)), RangeReason: herdRangeReason, Server: server},
-		results.Row{Name: name + ": calls answered, the rest refused twice", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedExecutions: results.Count(atOnce.Answered.Min), ExpectedExecutionsMax: results.Count(atOnce.Answered.Max),
-			ServerExecutions: results.Count(ok), RangeReason: herdRangeReason + "; the node answers at most its limit per kept connection",
-			Server: fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res))})
+		judged(name+": connections dialled", numCalls(herdCalls, len(res)),
+			connections(results.Count(atOnce.Dialled.Min), results.Count(dials)),
+			connectionsUpTo(results.Count(atOnce.Dialled.Max), herdRangeReason+"; a refused call whose connection stopped taking streams dials again"),
+			saw(server)),
+		judged(name+": connections kept", numCalls(herdCalls, len(res)),
+			connections(results.Count(atOnce.Kept.Min), results.Count(carried(st))),
+			connectionsUpTo(results.Count(atOnce.Kept.Max), herdRangeReason), saw(server)),
+		judged(name+": calls answered, the rest refused twice", numCalls(herdCalls, len(res)),
+			executions(results.Count(atOnce.Answered.Min), results.Count(ok)),
+			executionsUpTo(results.Count(atOnce.Answered.Max), herdRangeReason+"; the node answers at most its limit per kept connection"),
+			saw(fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res)))))
 
 	enq, err := model.PredictH2Burst(model.H2Burst{Calls: herdCalls, PeerLimit: herdLimit, Latency: herdLatency, Enqueue: true})
 	if err != nil {
@@ -137,13 +137,10 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	if answered(res) != herdCalls {
 		outcome = vocab.Failed
 	}
-	run.Rows = append(run.Rows, results.Row{
-		Name:       fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
-		ExpectedMs: expectedMs(enq.Total), MeasuredMs: results.Ms(took),
-		ExpectedOutcome: vocab.OK, Outcome: outcome, ExpectedCalls: herdCalls, Calls: len(res),
-		ExpectedNewConnections: results.Count(enq.Kept.Min), NewConnections: results.Count(carried(st)),
-		Server: fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")),
-	})
+	run.Rows = append(run.Rows, judged(fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
+		lastedD(enq.Total, took), ended(vocab.OK, outcome), numCalls(herdCalls, len(res)),
+		connections(results.Count(enq.Kept.Min), results.Count(carried(st))),
+		saw(fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")))))
 	return nil
 }
 

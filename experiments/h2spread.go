@@ -67,13 +67,8 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		}
 		name := fmt.Sprintf("%s, %d pushes", v.label, h.Pushes)
 		run.Rows = append(run.Rows,
-			results.Row{
-				Name:            name + ": streams per node",
-				ExpectedOutcome: results.State(share(pred.StreamsPerNode)), Outcome: results.State(share(streams)),
-				ExpectedCalls: h.Pushes, Calls: len(calls),
-				ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
-				Server: server,
-			},
+			judged(name+": streams per node", ended(results.State(share(pred.StreamsPerNode)), results.State(share(streams))),
+				numCalls(h.Pushes, len(calls)), connections(results.Count(pred.NewConns()), results.Count(conns)), saw(server)),
 			h2Percentile(name, 50, pred.Calls, calls, host.cal.note()),
 			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
 		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
@@ -118,12 +113,8 @@ func (h *H2) slowNote(calls []h2Call) string {
 
 // h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
 func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
-	return results.Row{
-		Name:       fmt.Sprintf("%s: p%g", name, p),
-		ExpectedMs: expectedMs(model.Percentile(predTook(pred), p)), MeasuredMs: results.Ms(model.Percentile(tookOf(calls), p)),
-		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	return judged(fmt.Sprintf("%s: p%g", name, p), lastedD(model.Percentile(predTook(pred), p), model.Percentile(tookOf(calls), p)),
+		ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), numCalls(len(pred), len(calls)), saw(server))
 }
 
 // outcomeOfPred is the outcome every predicted call shares, or the worst one.
@@ -246,15 +237,11 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
 	prod := h2.APNsProduction()
-	row := results.Row{
-		Name:            name + ": the slow node's streams",
-		Documented:      "production: " + apnsText(prod),
-		ExpectedOutcome: results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
-		Outcome:         results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node }))),
-		ExpectedCalls:   len(pred.Calls), Calls: len(calls),
-		NewConnections: results.Count(conns),
-		Server:         fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
-	}
+	row := judged(name+": the slow node's streams", documentedAs("production: "+apnsText(prod), nil, nil),
+		ended(results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
+			results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node })))),
+		numCalls(len(pred.Calls), len(calls)), connections(nil, results.Count(conns)),
+		saw(fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams()))))
 	ejectConns(&row, ends, host.cal)
 	run.Rows = append(run.Rows, row,
 		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()))

@@ -140,19 +140,14 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	first, rest := burst[0], burst[1:]
 	predRest := pred.Calls[2:]
 	run.Rows = append(run.Rows,
-		results.Row{
-			Name:            name + ": streams before the first answer",
-			ExpectedOutcome: results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
-			Outcome:         results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from))),
-			ExpectedCalls:   throttleBurst, Calls: len(burst),
-			Server: fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit),
-		},
-		results.Row{
-			Name:       name + ": the limit back at the first success",
-			ExpectedMs: expectedMs(restored - throttleAt), MeasuredMs: results.Ms(first.end - throttleAt),
-			ExpectedOutcome: pred.Calls[1].Outcome, Outcome: first.outcome, ExpectedCalls: 1, Calls: 1,
-			Server: "SETTINGS_MAX_CONCURRENT_STREAMS " + fmt.Sprint(throttleLimit) + " right after the answer",
-		},
+		judged(name+": streams before the first answer",
+			ended(results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
+				results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from)))),
+			numCalls(throttleBurst, len(burst)),
+			saw(fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit))),
+		judged(name+": the limit back at the first success", lastedD(restored-throttleAt, first.end-throttleAt),
+			ended(pred.Calls[1].Outcome, first.outcome), numCalls(1, 1),
+			saw("SETTINGS_MAX_CONCURRENT_STREAMS "+fmt.Sprint(throttleLimit)+" right after the answer")),
 		throttleRestRow(name, predRest, rest))
 	run.Calls = append(run.Calls, h2Lanes("go strict, throttle", ns, calls)...)
 	return nil
@@ -187,11 +182,8 @@ func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.R
 	if server == "" {
 		server = "ends " + spanText(calls)
 	}
-	return results.Row{
-		Name:            name + ": the other " + fmt.Sprint(len(pred)),
-		ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	return judged(name+": the other "+fmt.Sprint(len(pred)), ended(results.State(want), results.State(got)),
+		numCalls(len(pred), len(calls)), saw(server))
 }
 
 func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
@@ -223,20 +215,17 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	state := func(atOnce, conns int) results.Row {
-		return results.Row{Outcome: results.State(fmt.Sprintf("%d at once on %s", atOnce, vocab.Plural(conns, "connection")))}
+	state := func(atOnce, conns int) vocab.Outcome {
+		return results.State(fmt.Sprintf("%d at once on %s", atOnce, vocab.Plural(conns, "connection")))
 	}
-	row := results.Row{
-		Name:            fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
-		ExpectedOutcome: state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()).Outcome,
-		Outcome:         state(atOnce, conns).Outcome,
-		ExpectedMs:      expectedMs(model.Percentile(predTook(pred.Calls[1:]), 99)), MeasuredMs: results.Ms(model.Percentile(tookOf(burst), 99)),
-		ExpectedCalls: throttleBurst, Calls: len(burst),
-		Server: "the first takes the throttled conn's one slot, the others a new conn",
-	}
+	got := state(atOnce, conns)
 	if o := outcomeOf(burst, vocab.OK); o != vocab.OK {
-		row.Outcome = o
+		got = o
 	}
+	row := judged(fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
+		ended(state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()), got),
+		lastedD(model.Percentile(predTook(pred.Calls[1:]), 99), model.Percentile(tookOf(burst), 99)),
+		numCalls(throttleBurst, len(burst)), saw("the first takes the throttled conn's one slot, the others a new conn"))
 	run.Rows = append(run.Rows, row)
 	run.Calls = append(run.Calls, h2Lanes("okhttp, throttle", ns, calls)...)
 	return nil

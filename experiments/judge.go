@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/labrun/labrun/client"
@@ -10,7 +11,7 @@ import (
 )
 
 // A row is built from its name and the pairs it judges, never field by field: judged(name,
-// took(...), ended(...), ...). Each judge sets one pair of the row, the model's (or the
+// lasted(...), ended(...), ...). Each judge sets one pair of the row, the model's (or the
 // documentation's) value beside the measured one, so that a row cannot carry an expectation
 // without the measurement it is judged against, and the wide schema of results.Row stays in
 // this file.
@@ -30,14 +31,14 @@ func judged(name string, js ...judge) results.Row {
 	return r
 }
 
-// took judges a time: the model's (nil when it predicts none: a call that hangs, a group it
+// lasted judges a time: the model's (nil when it predicts none: a call that hangs, a group it
 // did not predict) and the measured one (nil when nothing was measured).
-func took(want, got *float64) judge {
+func lasted(want, got *float64) judge {
 	return func(r *results.Row) { r.ExpectedMs, r.MeasuredMs = want, got }
 }
 
-// tookD is took of two durations, the model's through expectedMs.
-func tookD(want, got time.Duration) judge { return took(expectedMs(want), results.Ms(got)) }
+// lastedD is lasted of two durations, the model's through expectedMs.
+func lastedD(want, got time.Duration) judge { return lasted(expectedMs(want), results.Ms(got)) }
 
 // ended judges the outcome: the model's word (or state) and the measured one.
 func ended(want, got vocab.Outcome) judge {
@@ -132,6 +133,21 @@ func batch(g group, outcomes []vocab.Outcome, ends []time.Duration) judge {
 		r.ExpectedOutcome, r.ExpectedCalls, r.Calls, r.ExpectedMs = g.outcome, g.want, len(g.calls), expectedMs(g.at)
 		if len(g.calls) > 0 {
 			r.Outcome, r.MeasuredMs = outcomes[g.calls[0]], results.Ms(median(ends, g.calls))
+		}
+	}
+}
+
+// medianEnd judges the calls that ended with outcome o: as many as the model's ends want, at
+// the median of want, beside the measured ends got (sorted), their median and range.
+func medianEnd(o vocab.Outcome, want, got []time.Duration) judge {
+	return func(r *results.Row) {
+		r.ExpectedOutcome, r.ExpectedCalls, r.Calls = o, len(want), len(got)
+		if len(want) > 0 {
+			r.ExpectedMs = expectedMs(want[(len(want)-1)/2])
+		}
+		if len(got) > 0 {
+			r.Outcome, r.MeasuredMs = o, results.Ms(got[(len(got)-1)/2])
+			r.Server = fmt.Sprintf("ended %s to %s", fmtMs(got[0]), fmtMs(got[len(got)-1]))
 		}
 	}
 }

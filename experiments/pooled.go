@@ -397,7 +397,7 @@ func (p *Pooled) droppedRow() (results.Row, error) {
 	b.c.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.limits, false, 0)
 	return judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
-		took(expectedMs(pred.Total), nil), ended(pred.Outcome, ""),
+		lasted(expectedMs(pred.Total), nil), ended(pred.Outcome, ""),
 		executions(results.Count(pred.Executions), nil), connections(results.Count(pred.Connects), nil),
 		saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
 		skipped("measured in exp-i (needs a network namespace)")), nil

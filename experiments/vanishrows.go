@@ -197,9 +197,9 @@ func http2Note(s vanish.HTTP2Sample, note string) string {
 // netnsRow says whether the namespace rows could run. Without namespaces it is skipped, unless
 // RequireNetns, which makes it fail.
 func (v *Vanish) netnsRow(err error) results.Row {
-	r := results.Row{Name: "0. network namespaces of labrun's own (unprivileged user + network)",
-		ExpectedOutcome: results.State("available"), Outcome: results.State("available"),
-		Server: "tcp_retries2 of their own, a veth pair whose server end goes down"}
+	r := judged("0. network namespaces of labrun's own (unprivileged user + network)",
+		ended(results.State("available"), results.State("available")),
+		saw("tcp_retries2 of their own, a veth pair whose server end goes down"))
 	if err != nil {
 		r.Outcome, r.Server = results.State("unavailable"), err.Error()
 		if !v.RequireNetns {
@@ -211,8 +211,7 @@ func (v *Vanish) netnsRow(err error) results.Row {
 
 // staleRow is a row of the stale check's verdict on a connection whose peer went away as gone.
 func staleRow(name string, gone model.PeerGone, healthy bool, reason string) results.Row {
-	r := results.Row{Name: name, ExpectedOutcome: staleWord(model.StaleCheckPasses(gone)), Outcome: staleWord(healthy),
-		Server: "a read that does not wait"}
+	r := judged(name, ended(staleWord(model.StaleCheckPasses(gone)), staleWord(healthy)), saw("a read that does not wait"))
 	if reason != "" {
 		r.Server += ": " + reason
 	} else if healthy {
@@ -235,8 +234,7 @@ func sampleRow(name string, want time.Duration, wantOut vocab.Outcome, s vanish.
 	if s.KernelTimeout {
 		out = vocab.KernelTimeout // the measured error is ETIMEDOUT: the kernel gave up
 	}
-	return results.Row{Name: name, ExpectedMs: expectedMs(want), ExpectedOutcome: wantOut, ExpectedCalls: 1,
-		MeasuredMs: results.Ms(s.Elapsed), Outcome: out, Calls: 1}
+	return judged(name, lastedD(want, s.Elapsed), ended(wantOut, out), numCalls(1, 1))
 }
 
 // kernelRow is the row of a call whose end a chain of kernel timers decides. Each timer fires
