@@ -14,7 +14,6 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/upstream"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -118,9 +117,9 @@ func (*Cascade) Info() Info {
 }
 
 // Params implements Experiment.
-func (c *Cascade) Params() []param.Param {
+func (c *Cascade) Params() []Param {
 	const maxD = 10 * time.Second
-	return []param.Param{
+	return []Param{
 		{Name: "workers", Usage: "the caller's workers (threads)", Int: &c.Workers, Min: 1, Max: 1000},
 		{Name: "pool", Usage: "connections per route", Int: &c.Pool, Min: 1, Max: 1000},
 		{Name: "quiz-pool", Usage: "the larger pool of the quiz", Int: &c.QuizPool, Min: 1, Max: 1000},

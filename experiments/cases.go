@@ -13,13 +13,13 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// Case is one row measured as one call, the shape most rows of the experiments share: a
+// callCase is one row measured as one call, the shape most rows of the experiments share: a
 // client (Profile and Limits) whose pool holds one warm connection to Server, a pause, the
 // request, and what the row judges beside the call's time and outcome. An experiment is its
 // parameters and a table of cases (measured by runCases), plus the few rows that need code
 // of their own. The gRPC experiment's rows can take the same shape with a measure of their
 // own: the table, the loop and the judges (judge.go) do not depend on HTTP.
-type Case struct {
+type callCase struct {
 	Name string
 	// Profile is the client profile, "" for the run's --client.
 	Profile string
@@ -46,7 +46,7 @@ type Case struct {
 	Also []judge
 }
 
-// rowCounts are the counts a Case's row judges, a set of flags.
+// rowCounts are the counts a callCase's row judges, a set of flags.
 type rowCounts uint8
 
 const (
@@ -67,7 +67,7 @@ func start(e Experiment, opt Options) (results.Run, error) {
 
 // runCases measures cases in order, appending a row and a timeline each to run. Progress
 // counts them as rows of all.
-func runCases(ctx context.Context, opt Options, run *results.Run, cases []Case, all int) error {
+func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCase, all int) error {
 	for i, c := range cases {
 		row, res, err := c.measure(ctx, opt.profile(), func(expected time.Duration) {
 			opt.progress(expected, "%s · row %d/%d: %s", run.Experiment, i+1, all, c.Name)
@@ -84,7 +84,7 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []Case, 
 // measure builds c's client under c.Profile (or profile), warms one pooled connection, waits
 // c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
 // waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
-func (c Case) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
+func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
 	b, err := build(or(c.Profile, profile), c.Limits)
 	if err != nil {
 		return row, nil, err
@@ -134,7 +134,7 @@ func (c Case) measure(ctx context.Context, profile string, starting func(time.Du
 }
 
 // request builds c's request (Method).
-func (c Case) request(ctx context.Context) (*http.Request, error) {
+func (c callCase) request(ctx context.Context) (*http.Request, error) {
 	if c.Method == "" {
 		method := http.MethodGet
 		if c.Behaviour.Order != "" {

@@ -38,6 +38,10 @@ type Info struct {
 	Alone bool
 }
 
+// Param is one parameter of an experiment, bound to a field of the value: its flag name,
+// usage, bounds and value. The command line makes a flag of each.
+type Param = param.Param
+
 // Experiment is one runnable experiment. Its parameters are fields of the value, exposed by
 // Params, with the documented values as defaults. What only some experiments need is an
 // optional interface below (Checker, ProfileChecker, FixedProfiles); Check consults them all.
@@ -45,7 +49,7 @@ type Experiment interface {
 	// Info names and describes the experiment.
 	Info() Info
 	// Params lists the experiment's parameters, bound to its fields.
-	Params() []param.Param
+	Params() []Param
 	// Run runs the experiment. It returns an error only when it could not run (parameters
 	// that do not pass their checks, a server that did not start, a cancelled ctx); failed
 	// checks are failing rows.

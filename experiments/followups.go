@@ -13,7 +13,6 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -50,7 +49,7 @@ func (*FollowUps) Info() Info {
 }
 
 // Params implements Experiment: experiment D has none.
-func (*FollowUps) Params() []param.Param { return nil }
+func (*FollowUps) Params() []Param { return nil }
 
 // Profiles implements FixedProfiles.
 func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }

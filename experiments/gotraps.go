@@ -13,7 +13,6 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -58,8 +57,8 @@ func (*GoTraps) Info() Info {
 func (*GoTraps) Profiles() []string { return []string{ProfileGo} }
 
 // Params implements Experiment.
-func (g *GoTraps) Params() []param.Param {
-	return []param.Param{
+func (g *GoTraps) Params() []Param {
+	return []Param{
 		// net/http keeps at most 100 idle connections in all (MaxIdleConns), which the model
 		// of the waves does not follow: more calls per wave would measure that limit instead.
 		{Name: "concurrency", Usage: "calls per wave", Int: &g.Concurrency, Min: 1, Max: 100},
@@ -101,7 +100,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, rows...)
 	}
 	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
-	cases := []Case{
+	cases := []callCase{
 		{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
 			Profile: ProfileGo, Limits: spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
 		{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),

@@ -10,7 +10,6 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -90,8 +89,8 @@ func (*H2) Info() Info {
 func (*H2) Profiles() []string { return []string{ProfileOkHttp, ProfileGo} }
 
 // Params implements Experiment.
-func (h *H2) Params() []param.Param {
-	return []param.Param{
+func (h *H2) Params() []Param {
+	return []Param{
 		{Name: "pushes", Usage: "pushes at once in the spreading rows (the ejection rows: 4 rounds of half as many)", Int: &h.Pushes, Min: 2, Max: 1000},
 		{Name: "peer-limit", Usage: "the nodes' SETTINGS_MAX_CONCURRENT_STREAMS in the okhttp rows (APNs: 500 to 1,500)", Int: &h.PeerLimit, Min: 1, Max: 10000},
 		{Name: "allocation-limit", Usage: "the APNs interceptor's allocationLimit per connection", Int: &h.AllocationLimit, Min: 1, Max: 10000},

@@ -73,7 +73,7 @@ func TestCaseMeasure(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, name := range ProfileNames() {
 		var told bool
-		c := Case{Name: "quick", Limits: spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
+		c := callCase{Name: "quick", Limits: spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
 		row, res, err := c.measure(context.Background(), name, func(expected time.Duration) { told = expected > 0 })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

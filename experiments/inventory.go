@@ -9,7 +9,6 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -77,8 +76,8 @@ func (*Inventory) Info() Info {
 }
 
 // Params implements Experiment.
-func (v *Inventory) Params() []param.Param {
-	return []param.Param{
+func (v *Inventory) Params() []Param {
+	return []Param{
 		{Name: "pool", Usage: "connections per route", Int: &v.Pool, Min: 1, Max: 1000},
 		{Name: "max-total", Usage: "connections in all", Int: &v.MaxTotal, Min: 1, Max: 10000},
 		{Name: "connect-timeout", Usage: "connect timeout (0 = none)", Duration: &v.ConnectTimeout},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -69,8 +68,8 @@ func (*OkHttp32) Info() Info {
 func (*OkHttp32) Profiles() []string { return []string{ProfileOkHttp32, ProfileOkHttp} }
 
 // Params implements Experiment.
-func (o *OkHttp32) Params() []param.Param {
-	return []param.Param{
+func (o *OkHttp32) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "OkHttp readTimeout", Duration: &o.ReadTimeout, MaxDuration: 5 * time.Second},
 		{Name: "delay", Usage: "server time to reserve (longer than the read timeout)", Duration: &o.Delay, MaxDuration: 10 * time.Second},
 		{Name: "pooled", Usage: "idle pooled connections before the call", Int: &o.Pooled, Min: 1, Max: 8},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -55,8 +54,8 @@ func (*Pool) Info() Info {
 }
 
 // Params implements Experiment.
-func (p *Pool) Params() []param.Param {
-	return []param.Param{
+func (p *Pool) Params() []Param {
+	return []Param{
 		{Name: "pool", Usage: "connections per route", Int: &p.Pool, Min: 1, Max: 1000},
 		{Name: "concurrency", Usage: "calls started together", Int: &p.Concurrency, Min: 1, Max: 1000},
 		{Name: "delay", Usage: "server time per call", Duration: &p.Delay},

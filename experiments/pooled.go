@@ -10,7 +10,6 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -113,8 +112,8 @@ func (*Pooled) Profiles() []string {
 }
 
 // Params implements Experiment.
-func (p *Pooled) Params() []param.Param {
-	return []param.Param{
+func (p *Pooled) Params() []Param {
+	return []Param{
 		{Name: "server-idle-timeout", Usage: "the server closes a keep-alive connection idle this long (Tomcat's 60 s, scaled down)",
 			Duration: &p.ServerIdleTimeout, MaxDuration: 10 * time.Second},
 		{Name: "idle-for", Usage: "how long the client's pooled connection sits idle before the call", Duration: &p.IdleFor, MaxDuration: 10 * time.Second},
@@ -287,7 +286,7 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer killSrv.Close()
 
-	var cases []Case
+	var cases []callCase
 	for _, c := range p.cases() {
 		cases = append(cases, p.measured(c, idleSrv, killSrv))
 	}
@@ -307,8 +306,8 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 // connection, after the idle period for the idle-timeout rows, judged on the model's outcome,
 // time, executions and new connections beside the measured ones, the server's executions and
 // accepted connections counted by the server itself.
-func (p *Pooled) measured(c pooledCase, idleSrv, killSrv *fakesrv.Server) Case {
-	m := Case{Name: c.name, Profile: c.profile, Limits: c.s, Server: killSrv, Behaviour: p.behaviour(c),
+func (p *Pooled) measured(c pooledCase, idleSrv, killSrv *fakesrv.Server) callCase {
+	m := callCase{Name: c.name, Profile: c.profile, Limits: c.s, Server: killSrv, Behaviour: p.behaviour(c),
 		Method: c.method, Key: c.key, Counts: countExecutions | countConnections, Note: pooledNote}
 	d := p.downstream(c)
 	m.Downstream = &d

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -74,8 +73,8 @@ func (*PreFirst) Profiles() []string {
 }
 
 // Params implements Experiment.
-func (k *PreFirst) Params() []param.Param {
-	return []param.Param{
+func (k *PreFirst) Params() []Param {
+	return []Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &k.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "read-timeout", Usage: "read timeout of every client (net/http: ResponseHeaderTimeout)", Duration: &k.ReadTimeout, MaxDuration: 10 * time.Second},
 		{Name: "handshake-timeout", Usage: "in the rows that set it, the limit that bounds the handshake: HttpClient 5's and 4.5's " +

@@ -9,7 +9,6 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -53,8 +52,8 @@ func (*Retry) Info() Info {
 }
 
 // Params implements Experiment.
-func (r *Retry) Params() []param.Param {
-	return []param.Param{
+func (r *Retry) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &r.ReadTimeout},
 		{Name: "delay", Usage: "server time to reserve", Duration: &r.Delay},
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &r.Retries, Min: 0, Max: 10},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -60,8 +59,8 @@ func (*Routes) Info() Info {
 func (*Routes) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }
 
 // Params implements Experiment.
-func (r *Routes) Params() []param.Param {
-	return []param.Param{
+func (r *Routes) Params() []Param {
+	return []Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &r.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "call-timeout", Usage: "OkHttp callTimeout of the capped row", Duration: &r.CallTimeout, MaxDuration: 30 * time.Second},
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -60,8 +59,8 @@ func (*Trickle) Info() Info {
 const minClientLimit = 10 * time.Millisecond
 
 // Params implements Experiment.
-func (t *Trickle) Params() []param.Param {
-	return []param.Param{
+func (t *Trickle) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout, MinDuration: minClientLimit},
 		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline, MinDuration: minClientLimit},
 		{Name: "bytes", Usage: "body bytes the server trickles", Int: &t.Bytes, Min: 1, Max: fakesrv.MaxBytes},
@@ -91,7 +90,7 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 		text, ms := documented(def, f)
 		return []judge{documentedAs(text, ms, nil)}
 	}
-	cases := []Case{
+	cases := []callCase{
 		{Name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
 			Limits: noDeadline, Behaviour: trickle, Also: doc(figure{"4091 ms, ok", 4091})},
 		{Name: fmt.Sprintf("same, deadline %v", t.Deadline),
@@ -103,10 +102,10 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 		// Gaps longer than the read timeout: a read timeout per read fires in the first one;
 		// the JDK's HttpRequest.timeout() ended with the head and never does.
 		long := fakesrv.Behaviour{Bytes: 2, Every: t.ReadTimeout + t.ReadTimeout/2}
-		cases = append(cases, Case{Name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
+		cases = append(cases, callCase{Name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
 			Limits: noDeadline, Behaviour: long})
 		if opt.profile() != ProfileJDK {
-			cases = append(cases, Case{Name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
+			cases = append(cases, callCase{Name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
 				Limits: noDeadline, Behaviour: long, Profile: ProfileJDK})
 		}
 	}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,7 +21,6 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -102,8 +102,8 @@ func (*Vanish) Info() Info {
 func (*Vanish) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
 
 // Params implements Experiment.
-func (v *Vanish) Params() []param.Param {
-	return []param.Param{
+func (v *Vanish) Params() []Param {
+	return []Param{
 		{Name: "syn-retries", Usage: fmt.Sprintf("SYN retries of the host-down rows, comma-separated, each 1..%d (Linux: %d, 127 s)", vanish.MaxSYNRetries, model.SYNRetries), String: &v.SYNRetries},
 		{Name: "tcp-retries2", Usage: fmt.Sprintf("tcp_retries2 of the dropped-connection rows, comma-separated, each 0..%d (Linux: %d, 924.6 s)", vanish.MaxRetries2, model.DataRetries), String: &v.Retries2},
 		{Name: "connect-timeout", Usage: "connect timeout of the clients (the host is down)", Duration: &v.ConnectTimeout, MaxDuration: vanish.MaxWait},
@@ -433,6 +433,16 @@ func newDeadHost() (*deadHost, error) {
 // url is the URL of name on the host's port.
 func (d *deadHost) url(name string) string { return "http://" + net.JoinHostPort(name, d.port) + "/" }
 
+// Jobs are work a binary runs in a network namespace child of its own, by name: each decodes
+// its input and returns its output, which the parent reads as JSON.
+type Jobs map[string]func(ctx context.Context, input json.RawMessage) (any, error)
+
 // NamespaceJobs lists the jobs exp-i runs in a namespace child. A binary that runs exp-i
-// dispatches them with netns.MaybeChild at the top of its main (internal/cli.Main does).
-func NamespaceJobs() netns.Jobs { return vanish.Jobs() }
+// dispatches them first thing in its main (labrun's does).
+func NamespaceJobs() Jobs {
+	jobs := Jobs{}
+	for name, job := range vanish.Jobs() {
+		jobs[name] = job
+	}
+	return jobs
+}
