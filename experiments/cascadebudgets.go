@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,7 +34,7 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 	var rows []results.Row
 	for i, v := range variants {
 		if v.propagate && !p.PropagatesDeadline {
-			rows = append(rows, judged(v.name, skipped(fmt.Sprintf("the %s client sends no budget", p.Name))))
+			rows = append(rows, lab.Judged(v.name, lab.Skipped(fmt.Sprintf("the %s client sends no budget", p.Name))))
 			continue
 		}
 		pred := v.chain.Predict()
@@ -114,12 +115,12 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	}
 	gaveUp := res.Elapsed
 	after := func(end time.Duration) time.Duration { return max(end-gaveUp, 0) }
-	ends := judged(name+": the gateway's call ends", ended(wantOutcome, res.Outcome), lastedD(pred.GaveUp, gaveUp), numCalls(1, 1),
-		saw(fmt.Sprintf("status %d", res.Status)))
-	works := judged(name+": order works on after the gateway gave up", lastedD(pred.Hops[0].After, after(orderEnd)), numCalls(1, 1),
-		saw("order's handler ended at "+fmtMs(orderEnd)))
-	invWorks := judged(name+": inventory works on after the gateway gave up", lastedD(pred.Hops[1].After, after(invEnd)), numCalls(1, 1),
-		executions(results.Count(btoi(pred.Executed)), results.Count(inv.TotalReservations())), saw(inventoryNote(log)))
+	ends := lab.Judged(name+": the gateway's call ends", lab.Ended(wantOutcome, res.Outcome), lab.LastedD(pred.GaveUp, gaveUp), lab.Calls(1, 1),
+		lab.Saw(fmt.Sprintf("status %d", res.Status)))
+	works := lab.Judged(name+": order works on after the gateway gave up", lab.LastedD(pred.Hops[0].After, after(orderEnd)), lab.Calls(1, 1),
+		lab.Saw("order's handler ended at "+fmtMs(orderEnd)))
+	invWorks := lab.Judged(name+": inventory works on after the gateway gave up", lab.LastedD(pred.Hops[1].After, after(invEnd)), lab.Calls(1, 1),
+		lab.Executions(results.Count(btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
 	return []results.Row{ends, works, invWorks}, ctx.Err()
 }
 

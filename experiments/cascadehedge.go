@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"io"
 	"math"
 	"net/http"
@@ -129,9 +130,9 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		slices.Sort(sorted)
 		rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
 		rows = append(rows,
-			judged(fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ended(vocab.OK, outcome),
-				lastedD(v.p99, sorted[rank]), numCalls(c.HedgeCalls, ok),
-				saw(fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1])))),
+			lab.Judged(fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), lab.Ended(vocab.OK, outcome),
+				lab.LastedD(v.p99, sorted[rank]), lab.Calls(c.HedgeCalls, ok),
+				lab.Saw(fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1])))),
 			c.hedgeCount(v.name, v.extra, v.hedge, took, slices.Max(late), d.Arrived()),
 		)
 	}
@@ -151,8 +152,8 @@ func slowShare(calls, every int) int { return (calls + every - 1) / every }
 // open whether its hedge reached the server. The row names the count at the stated times.
 func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time.Duration, late time.Duration, arrived int) results.Row {
 	stated := c.HedgeCalls + int(math.Round(extra*float64(c.HedgeCalls)))
-	row := judged(fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
-		executions(results.Count(stated), results.Count(arrived)))
+	row := lab.Judged(fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
+		lab.Executions(results.Count(stated), results.Count(arrived)))
 	if !hedge {
 		return row
 	}

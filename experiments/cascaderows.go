@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"time"
 
@@ -72,10 +73,10 @@ func (c *Cascade) cascadeRows(name string, pred, started, production model.Casca
 		}
 	}
 	rows := []results.Row{
-		judged(fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
-			numCalls(started.BusyAt(look), busy), saw(cascadeBusy), because(lateStarts(pred.BusyAt(look), started.BusyAt(look)))),
-		judged(fmt.Sprintf("%s: waiting at the pool at %v", name, look),
-			numCalls(started.PendingAt(look), pending), saw(cascadePending), because(lateStarts(pred.PendingAt(look), started.PendingAt(look)))),
+		lab.Judged(fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
+			lab.Calls(started.BusyAt(look), busy), lab.Saw(cascadeBusy), lab.Because(lateStarts(pred.BusyAt(look), started.BusyAt(look)))),
+		lab.Judged(fmt.Sprintf("%s: waiting at the pool at %v", name, look),
+			lab.Calls(started.PendingAt(look), pending), lab.Saw(cascadePending), lab.Because(lateStarts(pred.PendingAt(look), started.PendingAt(look)))),
 	}
 	outcomes := map[vocab.Outcome]bool{}
 	for _, r := range recs {
@@ -105,21 +106,21 @@ func (c *Cascade) cascadeRows(name string, pred, started, production model.Casca
 		default:
 			label = fmt.Sprintf("%s: %s (median end)", name, o)
 		}
-		rows = append(rows, judged(label, medianEnd(o, want, got)))
+		rows = append(rows, lab.Judged(label, lab.MedianEnd(o, want, got)))
 	}
 	for j, at := range health {
-		rows = append(rows, judged(fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
-			lastedD(pred.Health[j], waits[j]), numCalls(1, 1)))
+		rows = append(rows, lab.Judged(fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
+			lab.LastedD(pred.Health[j], waits[j]), lab.Calls(1, 1)))
 	}
 	var last time.Duration
 	for _, r := range recs {
 		last = max(last, r.end)
 	}
 	rows = append(rows,
-		judged(fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
-			lastedD(pred.Recovered, last), numCalls(len(recs), len(recs))),
-		judged(name+": requests on inventory at once, at the peak",
-			numCalls(started.PeakDownstream, peak), saw(cascadePeak), because(lateStarts(pred.PeakDownstream, started.PeakDownstream))),
+		lab.Judged(fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
+			lab.LastedD(pred.Recovered, last), lab.Calls(len(recs), len(recs))),
+		lab.Judged(name+": requests on inventory at once, at the peak",
+			lab.Calls(started.PeakDownstream, peak), lab.Saw(cascadePeak), lab.Because(lateStarts(pred.PeakDownstream, started.PeakDownstream))),
 	)
 	return rows
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"strconv"
 	"time"
@@ -104,9 +105,9 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 	}
 	mean := float64(held) / float64(c.Window+c.Hold)
 	little := model.Concurrency(float64(c.QPS), c.Hold)
-	sized := judged(fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
-		ended(results.State(keepsUp), results.State(measured)),
-		saw(fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
+	sized := lab.Judged(fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
+		lab.Ended(results.State(keepsUp), results.State(measured)),
+		lab.Saw(fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
 			little, mean, peak, pool, queued, fmtMs(longest))))
 	var got vocab.Outcome
 	var med *float64
@@ -114,6 +115,6 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 		slices.Sort(took)
 		got, med = vocab.OK, results.Ms(took[(len(took)-1)/2])
 	}
-	answered := judged("sizing: calls answered (median time)", ended(vocab.OK, got), numCalls(n, ok), lasted(expectedMs(c.Hold), med))
+	answered := lab.Judged("sizing: calls answered (median time)", lab.Ended(vocab.OK, got), lab.Calls(n, ok), lab.Lasted(expectedMs(c.Hold), med))
 	return []results.Row{sized, answered}, ctx.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"slices"
 	"strconv"
@@ -174,14 +175,14 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		}
 	}
 	rows := []results.Row{
-		judged(name+": calls that timed out", numCalls(wantTimeouts, gotTimeouts)),
-		judged(name+": calls answered", numCalls(wantOK, gotOK)),
-		judged(name+": new connections (handshakes)", connections(results.Count(dials), results.Count(opened1-opened0)),
-			connectionsUpTo(maxIfMore(dials, hiDials), stormRange(dials, hiDials)),
-			saw(fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
+		lab.Judged(name+": calls that timed out", lab.Calls(wantTimeouts, gotTimeouts)),
+		lab.Judged(name+": calls answered", lab.Calls(wantOK, gotOK)),
+		lab.Judged(name+": new connections (handshakes)", lab.Connections(results.Count(dials), results.Count(opened1-opened0)),
+			lab.ConnectionsUpTo(maxIfMore(dials, hiDials), stormRange(dials, hiDials)),
+			lab.Saw(fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
 				fmtMs(span), float64(opened1-opened0)/span.Seconds()))),
 	}
-	tw := judged(name+": caller's sockets in TIME_WAIT", numCalls(wantCloses, 0), saw(timeWaitNote))
+	tw := lab.Judged(name+": caller's sockets in TIME_WAIT", lab.Calls(wantCloses, 0), lab.Saw(timeWaitNote))
 	if at, ok := reusable(measured, wasShed); ok {
 		sockErr = fmt.Errorf("not counted: on this loaded machine a call started %s after the first timed-out call closed its socket, "+
 			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", fmtMs(at))
@@ -197,7 +198,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	}
 	rows = append(rows, tw)
 	if useBreaker {
-		rows = append(rows, judged(name+": calls shed", numCalls(wantShed, gotShed)))
+		rows = append(rows, lab.Judged(name+": calls shed", lab.Calls(wantShed, gotShed)))
 	}
 	return rows, ctx.Err()
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"time"
 
@@ -43,7 +44,7 @@ type callCase struct {
 	// Note says what the server saw, for the row; nil: serverNote of the last request.
 	Note func(log []fakesrv.Request, accepted int) string
 	// Also are further judges of the row: its documented figure, for example.
-	Also []judge
+	Also []lab.Judge
 }
 
 // rowCounts are the counts a callCase's row judges, a set of flags.
@@ -117,20 +118,20 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	// waits for the call's own.
 	log := settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
 	accepted := c.Server.ConnsAccepted()
-	js := []judge{called(pred, res)}
+	js := []lab.Judge{lab.Called(pred, res)}
 	if c.Counts&countExecutions != 0 {
-		js = append(js, executions(results.Count(pred.Executions), results.Count(len(log))))
+		js = append(js, lab.Executions(results.Count(pred.Executions), results.Count(len(log))))
 	}
 	if c.Counts&countConnections != 0 {
-		js = append(js, connections(results.Count(pred.Connects), results.Count(accepted)))
+		js = append(js, lab.Connections(results.Count(pred.Connects), results.Count(accepted)))
 	}
 	switch {
 	case c.Note != nil:
-		js = append(js, saw(c.Note(log, accepted)))
+		js = append(js, lab.Saw(c.Note(log, accepted)))
 	case len(log) > 0:
-		js = append(js, saw(serverNote(log[len(log)-1])))
+		js = append(js, lab.Saw(serverNote(log[len(log)-1])))
 	}
-	return judged(c.Name, append(js, c.Also...)...), res, nil
+	return lab.Judged(c.Name, append(js, c.Also...)...), res, nil
 }
 
 // request builds c's request (Method).

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"os"
 	"reflect"
 	"testing"
@@ -102,7 +103,7 @@ func TestAll(t *testing.T) {
 	// next run's (no shared state, no package globals).
 	first, second := All(), All()
 	for i := range first {
-		before := config(second[i].Params())
+		before := lab.Config(second[i].Params())
 		for _, p := range first[i].Params() {
 			switch {
 			case p.Duration != nil:
@@ -115,7 +116,7 @@ func TestAll(t *testing.T) {
 				*p.String += "x"
 			}
 		}
-		if after := config(second[i].Params()); !reflect.DeepEqual(before, after) {
+		if after := lab.Config(second[i].Params()); !reflect.DeepEqual(before, after) {
 			t.Errorf("%s: All() shares its values between calls", first[i].Info().Name)
 		}
 	}

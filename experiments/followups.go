@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"io"
 	"net/http"
 	"net/url"
@@ -268,10 +269,10 @@ func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id 
 	}
 	want := model.FollowUps(b.limits.Rules, r.rules(b.limits), r.call())
 	got := srv.received()
-	row = judged(r.name, documentedAs(r.release, nil, results.Count(r.docExec)),
-		ended(results.State(string(want.Outcome)+": "+model.DescribeSent(want.Sent)), results.State(string(res.Outcome)+": "+model.DescribeSent(sentOf(got)))),
-		numCalls(1, 1), executions(results.Count(len(want.Sent)), results.Count(len(got))),
-		saw(vocab.Plural(len(got), "request")))
+	row = lab.Judged(r.name, lab.Documented(r.release, nil, results.Count(r.docExec)),
+		lab.Ended(results.State(string(want.Outcome)+": "+model.DescribeSent(want.Sent)), results.State(string(res.Outcome)+": "+model.DescribeSent(sentOf(got)))),
+		lab.Calls(1, 1), lab.Executions(results.Count(len(want.Sent)), results.Count(len(got))),
+		lab.Saw(vocab.Plural(len(got), "request")))
 	if want.Outcome == vocab.OK {
 		row.ExpectedStatus = results.Count(want.Status)
 	}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strconv"
 	"strings"
@@ -144,9 +145,9 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (ro
 		want = 2
 	}
 	got := srv.Stats().Requests["close-after-read"]
-	return judged(name, ended(vocab.Failed, res.Outcome), numCalls(1, 1),
-		executions(results.Count(want), results.Count(got)),
-		saw(fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")))), res, nil
+	return lab.Judged(name, lab.Ended(vocab.Failed, res.Outcome), lab.Calls(1, 1),
+		lab.Executions(results.Count(want), results.Count(got)),
+		lab.Saw(fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")))), res, nil
 }
 
 // waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
@@ -191,10 +192,10 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 				outcome = o // the wave's outcome is its first failure, if any
 			}
 		}
-		rows = append(rows, judged(fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
-			ended(vocab.OK, outcome), numCalls(g.Concurrency, ok),
-			connections(results.Count(want[w]), results.Count(srv.ConnsAccepted())),
-			saw(fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")))))
+		rows = append(rows, lab.Judged(fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
+			lab.Ended(vocab.OK, outcome), lab.Calls(g.Concurrency, ok),
+			lab.Connections(results.Count(want[w]), results.Count(srv.ConnsAccepted())),
+			lab.Saw(fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")))))
 	}
 	return rows, nil
 }

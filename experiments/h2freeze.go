@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"sync"
 	"time"
 
@@ -167,8 +168,8 @@ func (v *freezeVariant) row(name string, keep func(int, model.H2Call) bool, ends
 			got = append(got, c.end)
 		}
 	}
-	row := judged(name, lastedD(model.Percentile(exp, 50), model.Percentile(got, 50)),
-		ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), numCalls(len(pred), len(calls)), saw(server))
+	row := lab.Judged(name, lab.LastedD(model.Percentile(exp, 50), model.Percentile(got, 50)),
+		lab.Ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), lab.Calls(len(pred), len(calls)), lab.Saw(server))
 	if conns {
 		row.ExpectedNewConnections, row.NewConnections = results.Count(v.pred.NewConns()-1), results.Count(v.newConns)
 	}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"time"
 
@@ -126,9 +127,9 @@ func waveRow(name string, pred model.H2Prediction, calls []h2Call) results.Row {
 	if len(late) > 0 {
 		server += fmt.Sprintf("; %d stalled to Client.Timeout, never written (docs/http2.md)", len(late))
 	}
-	return judged(name+": one wave (p50)", documentedAs("documented: "+wavesText(pred.Waves), nil, nil),
-		lastedD(pred.P50, model.Percentile(tookOf(calls), 50)), ended(results.State(want), results.State(got)),
-		numCalls(len(pred.Calls), len(calls)), saw(server))
+	return lab.Judged(name+": one wave (p50)", lab.Documented("documented: "+wavesText(pred.Waves), nil, nil),
+		lab.LastedD(pred.P50, model.Percentile(tookOf(calls), 50)), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred.Calls), len(calls)), lab.Saw(server))
 }
 
 // herdRow is net/http's dial herd (docs/http2.md): every call that finds every connection at
@@ -149,9 +150,9 @@ func herdRow(name string, pred model.H2Prediction, calls []h2Call, dials, kept, 
 		return fmt.Sprintf("%d new connections carried streams", kept)
 	}
 	beyond := len(indexes(pred.Calls, func(_ int, c model.H2Call) bool { return c.Conn != 0 }))
-	return judged(name+": the dial herd", ended(results.State(state(ideal)), results.State(state(kept))),
-		numCalls(len(pred.Calls), len(calls)),
-		saw(fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
+	return lab.Judged(name+": the dial herd", lab.Ended(results.State(state(ideal)), results.State(state(kept))),
+		lab.Calls(len(pred.Calls), len(calls)),
+		lab.Saw(fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
 			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed)))
 }
 
@@ -184,10 +185,10 @@ func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, cal
 	if len(late) > 0 {
 		stalled = results.Ms(model.Percentile(tookOf(late), 50))
 	}
-	row := judged(name+": golang/go#70809", documentedAs("documented: "+wavesText(pred.Waves), nil, nil),
-		lasted(expectedMs(b.StalledEnd), stalled), ended(results.State(want), results.State(got)),
-		numCalls(len(pred.Calls), len(calls)), connections(results.Count(pred.NewConns()), results.Count(dials)),
-		saw(fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue)))
+	row := lab.Judged(name+": golang/go#70809", lab.Documented("documented: "+wavesText(pred.Waves), nil, nil),
+		lab.Lasted(expectedMs(b.StalledEnd), stalled), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred.Calls), len(calls)), lab.Connections(results.Count(pred.NewConns()), results.Count(dials)),
+		lab.Saw(fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue)))
 	return row
 }
 

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"sync"
 	"time"
@@ -103,17 +104,17 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	ok := answered(res)
 	server := fmt.Sprintf("%d connections, streams %v, %d answered", st.Conns, nonZero(st.Streams), st.Requests)
 	run.Rows = append(run.Rows,
-		judged(name+": connections dialled", numCalls(herdCalls, len(res)),
-			connections(results.Count(atOnce.Dialled.Min), results.Count(dials)),
-			connectionsUpTo(results.Count(atOnce.Dialled.Max), herdRangeReason+"; a refused call whose connection stopped taking streams dials again"),
-			saw(server)),
-		judged(name+": connections kept", numCalls(herdCalls, len(res)),
-			connections(results.Count(atOnce.Kept.Min), results.Count(carried(st))),
-			connectionsUpTo(results.Count(atOnce.Kept.Max), herdRangeReason), saw(server)),
-		judged(name+": calls answered, the rest refused twice", numCalls(herdCalls, len(res)),
-			executions(results.Count(atOnce.Answered.Min), results.Count(ok)),
-			executionsUpTo(results.Count(atOnce.Answered.Max), herdRangeReason+"; the node answers at most its limit per kept connection"),
-			saw(fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res)))))
+		lab.Judged(name+": connections dialled", lab.Calls(herdCalls, len(res)),
+			lab.Connections(results.Count(atOnce.Dialled.Min), results.Count(dials)),
+			lab.ConnectionsUpTo(results.Count(atOnce.Dialled.Max), herdRangeReason+"; a refused call whose connection stopped taking streams dials again"),
+			lab.Saw(server)),
+		lab.Judged(name+": connections kept", lab.Calls(herdCalls, len(res)),
+			lab.Connections(results.Count(atOnce.Kept.Min), results.Count(carried(st))),
+			lab.ConnectionsUpTo(results.Count(atOnce.Kept.Max), herdRangeReason), lab.Saw(server)),
+		lab.Judged(name+": calls answered, the rest refused twice", lab.Calls(herdCalls, len(res)),
+			lab.Executions(results.Count(atOnce.Answered.Min), results.Count(ok)),
+			lab.ExecutionsUpTo(results.Count(atOnce.Answered.Max), herdRangeReason+"; the node answers at most its limit per kept connection"),
+			lab.Saw(fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res)))))
 
 	enq, err := model.PredictH2Burst(model.H2Burst{Calls: herdCalls, PeerLimit: herdLimit, Latency: herdLatency, Enqueue: true})
 	if err != nil {
@@ -137,10 +138,10 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	if answered(res) != herdCalls {
 		outcome = vocab.Failed
 	}
-	run.Rows = append(run.Rows, judged(fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
-		lastedD(enq.Total, took), ended(vocab.OK, outcome), numCalls(herdCalls, len(res)),
-		connections(results.Count(enq.Kept.Min), results.Count(carried(st))),
-		saw(fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")))))
+	run.Rows = append(run.Rows, lab.Judged(fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
+		lab.LastedD(enq.Total, took), lab.Ended(vocab.OK, outcome), lab.Calls(herdCalls, len(res)),
+		lab.Connections(results.Count(enq.Kept.Min), results.Count(carried(st))),
+		lab.Saw(fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")))))
 	return nil
 }
 

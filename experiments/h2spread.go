@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"math"
 	"time"
 
@@ -67,8 +68,8 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		}
 		name := fmt.Sprintf("%s, %d pushes", v.label, h.Pushes)
 		run.Rows = append(run.Rows,
-			judged(name+": streams per node", ended(results.State(share(pred.StreamsPerNode)), results.State(share(streams))),
-				numCalls(h.Pushes, len(calls)), connections(results.Count(pred.NewConns()), results.Count(conns)), saw(server)),
+			lab.Judged(name+": streams per node", lab.Ended(results.State(share(pred.StreamsPerNode)), results.State(share(streams))),
+				lab.Calls(h.Pushes, len(calls)), lab.Connections(results.Count(pred.NewConns()), results.Count(conns)), lab.Saw(server)),
 			h2Percentile(name, 50, pred.Calls, calls, host.cal.note()),
 			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
 		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
@@ -113,8 +114,8 @@ func (h *H2) slowNote(calls []h2Call) string {
 
 // h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
 func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
-	return judged(fmt.Sprintf("%s: p%g", name, p), lastedD(model.Percentile(predTook(pred), p), model.Percentile(tookOf(calls), p)),
-		ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), numCalls(len(pred), len(calls)), saw(server))
+	return lab.Judged(fmt.Sprintf("%s: p%g", name, p), lab.LastedD(model.Percentile(predTook(pred), p), model.Percentile(tookOf(calls), p)),
+		lab.Ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), lab.Calls(len(pred), len(calls)), lab.Saw(server))
 }
 
 // outcomeOfPred is the outcome every predicted call shares, or the worst one.
@@ -237,11 +238,11 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
 	prod := h2.APNsProduction()
-	row := judged(name+": the slow node's streams", documentedAs("production: "+apnsText(prod), nil, nil),
-		ended(results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
+	row := lab.Judged(name+": the slow node's streams", lab.Documented("production: "+apnsText(prod), nil, nil),
+		lab.Ended(results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
 			results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node })))),
-		numCalls(len(pred.Calls), len(calls)), connections(nil, results.Count(conns)),
-		saw(fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams()))))
+		lab.Calls(len(pred.Calls), len(calls)), lab.Connections(nil, results.Count(conns)),
+		lab.Saw(fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams()))))
 	ejectConns(&row, ends, host.cal)
 	run.Rows = append(run.Rows, row,
 		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()))

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"sync"
 	"time"
 
@@ -140,14 +141,14 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	first, rest := burst[0], burst[1:]
 	predRest := pred.Calls[2:]
 	run.Rows = append(run.Rows,
-		judged(name+": streams before the first answer",
-			ended(results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
+		lab.Judged(name+": streams before the first answer",
+			lab.Ended(results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
 				results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from)))),
-			numCalls(throttleBurst, len(burst)),
-			saw(fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit))),
-		judged(name+": the limit back at the first success", lastedD(restored-throttleAt, first.end-throttleAt),
-			ended(pred.Calls[1].Outcome, first.outcome), numCalls(1, 1),
-			saw("SETTINGS_MAX_CONCURRENT_STREAMS "+fmt.Sprint(throttleLimit)+" right after the answer")),
+			lab.Calls(throttleBurst, len(burst)),
+			lab.Saw(fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit))),
+		lab.Judged(name+": the limit back at the first success", lab.LastedD(restored-throttleAt, first.end-throttleAt),
+			lab.Ended(pred.Calls[1].Outcome, first.outcome), lab.Calls(1, 1),
+			lab.Saw("SETTINGS_MAX_CONCURRENT_STREAMS "+fmt.Sprint(throttleLimit)+" right after the answer")),
 		throttleRestRow(name, predRest, rest))
 	run.Calls = append(run.Calls, h2Lanes("go strict, throttle", ns, calls)...)
 	return nil
@@ -182,8 +183,8 @@ func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.R
 	if server == "" {
 		server = "ends " + spanText(calls)
 	}
-	return judged(name+": the other "+fmt.Sprint(len(pred)), ended(results.State(want), results.State(got)),
-		numCalls(len(pred), len(calls)), saw(server))
+	return lab.Judged(name+": the other "+fmt.Sprint(len(pred)), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred), len(calls)), lab.Saw(server))
 }
 
 func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
@@ -222,10 +223,10 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	if o := outcomeOf(burst, vocab.OK); o != vocab.OK {
 		got = o
 	}
-	row := judged(fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
-		ended(state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()), got),
-		lastedD(model.Percentile(predTook(pred.Calls[1:]), 99), model.Percentile(tookOf(burst), 99)),
-		numCalls(throttleBurst, len(burst)), saw("the first takes the throttled conn's one slot, the others a new conn"))
+	row := lab.Judged(fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
+		lab.Ended(state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()), got),
+		lab.LastedD(model.Percentile(predTook(pred.Calls[1:]), 99), model.Percentile(tookOf(burst), 99)),
+		lab.Calls(throttleBurst, len(burst)), lab.Saw("the first takes the throttled conn's one slot, the others a new conn"))
 	run.Rows = append(run.Rows, row)
 	run.Calls = append(run.Calls, h2Lanes("okhttp, throttle", ns, calls)...)
 	return nil

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strings"
 	"time"
@@ -14,22 +15,8 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// newRun starts the results of experiment e under the profiles it runs: opt's, or the
-// experiment's own when it has FixedProfiles. A run under one profile names it in the run and
-// as the first entry of its configuration; a run that compares several lists them in the run,
-// and its rows say which is which.
-func newRun(e Experiment, opt Options) results.Run {
-	profiles := []string{opt.profile()}
-	if f, ok := e.(FixedProfiles); ok {
-		profiles = f.Profiles()
-	}
-	info := e.Info()
-	run := results.Run{Experiment: info.Name, Title: info.Title, Client: strings.Join(profiles, ", "), Config: config(e.Params())}
-	if len(profiles) == 1 {
-		run.Config = append([]results.Param{{Name: "client", Value: profiles[0]}}, run.Config...)
-	}
-	return run
-}
+// newRun starts the results of experiment e under the profiles it runs (lab.NewRun).
+func newRun(e Experiment, opt Options) results.Run { return lab.NewRun(e, lab.Options(opt)) }
 
 // atDocumented reports whether the documented figures apply: HttpClient 5 with the
 // documented parameters.
@@ -171,13 +158,4 @@ func poll(ctx context.Context, done func() bool) {
 		case <-tick.C:
 		}
 	}
-}
-
-// config lists the parameters with their values, for a results.Run.
-func config(ps []param.Param) []results.Param {
-	out := make([]results.Param, len(ps))
-	for i, p := range ps {
-		out[i] = results.Param{Name: p.Name, Value: p.Value()}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"reflect"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestCaseMeasure(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	a := NewTrickle()
-	got := config(a.Params())
+	got := lab.Config(a.Params())
 	if len(got) != len(a.Params()) {
 		t.Fatalf("got %d parameters, want %d", len(got), len(a.Params()))
 	}

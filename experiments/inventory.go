@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"time"
 
@@ -185,8 +186,8 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 
 	pool := v.poolRow(ctx, b, srv, idle, def)
-	reserved := judged("server reservations", executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
-		saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
+	reserved := lab.Judged("server reservations", lab.Executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
+		lab.Saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
 	if def {
 		reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
 	}
@@ -221,7 +222,7 @@ func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server,
 	if log := settled(ctx, srv, i+1); len(log) > i {
 		note = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
 	}
-	return judged(cl.name, called(p, res), statusIs(want, got), documentedAs(text, ms, nil), saw(note)), res, nil
+	return lab.Judged(cl.name, lab.Called(p, res), lab.Status(want, got), lab.Documented(text, ms, nil), lab.Saw(note)), res, nil
 }
 
 // budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
@@ -237,16 +238,16 @@ func budgetNote(r fakesrv.Request) string {
 func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, idle int, def bool) results.Row {
 	if b.stats == nil {
 		open := steadyOpen(ctx, srv)
-		return judged("idle connections after the calls (server side)",
-			ended(results.State(fmt.Sprintf("%d open", idle)), results.State(fmt.Sprintf("%d open", open))),
-			saw(fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection"))))
+		return lab.Judged("idle connections after the calls (server side)",
+			lab.Ended(results.State(fmt.Sprintf("%d open", idle)), results.State(fmt.Sprintf("%d open", open))),
+			lab.Saw(fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection"))))
 	}
 	stats := b.stats()
 	state := func(leased, pending, available, max int) vocab.Outcome {
 		return results.State(fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max))
 	}
-	row := judged("pool after the calls", ended(state(0, 0, idle, b.maxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
-		saw(fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen())))
+	row := lab.Judged("pool after the calls", lab.Ended(state(0, 0, idle, b.maxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
+		lab.Saw(fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen())))
 	if def {
 		row.Documented = string(state(0, 0, 0, 100))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"net/http"
 	"strconv"
@@ -178,10 +179,10 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 	if row.routes > 1 {
 		addrs = fmt.Sprintf("%d addresses (each attempt resolves the name: a few ms)", row.routes)
 	}
-	return judged(row.name, called(p, res),
-		executions(results.Count(p.Executions), results.Count(reserved)),
-		connections(results.Count(p.Connects), results.Count(accepted)),
-		saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), timeline(row.name, res, 0), nil
+	return lab.Judged(row.name, lab.Called(p, res),
+		lab.Executions(results.Count(p.Executions), results.Count(reserved)),
+		lab.Connections(results.Count(p.Connects), results.Count(accepted)),
+		lab.Saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), timeline(row.name, res, 0), nil
 }
 
 // upHost is a host name that resolves to several loopback addresses, each with a fake server

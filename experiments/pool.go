@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/url"
 	"sort"
 	"strconv"
@@ -155,9 +156,9 @@ func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server,
 	for _, pr := range preds {
 		want, conns = want+pr.Executions, conns+pr.Connects
 	}
-	rows = append(rows, poolRow{Row: judged(name+": requests the server executed, connections it accepted",
-		numCalls(p.Concurrency, p.Concurrency), executions(results.Count(want), results.Count(len(log))),
-		connections(results.Count(conns), results.Count(srv.ConnsAccepted()))), batch: -1})
+	rows = append(rows, poolRow{Row: lab.Judged(name+": requests the server executed, connections it accepted",
+		lab.Calls(p.Concurrency, p.Concurrency), lab.Executions(results.Count(want), results.Count(len(log))),
+		lab.Connections(results.Count(conns), results.Count(srv.ConnsAccepted()))), batch: -1})
 	return rows, m.byEnd(), nil
 }
 
@@ -248,7 +249,7 @@ func groupRows(name string, preds []model.Prediction, m concurrent, serverTime m
 		default:
 			label = fmt.Sprintf("%s: %s", name, g.outcome)
 		}
-		row := poolRow{Row: judged(label, batch(g, m.outcomes, m.ends)), batch: n}
+		row := poolRow{Row: lab.Judged(label, batch(g, m.outcomes, m.ends)), batch: n}
 		var served, waited time.Duration
 		reached := 0
 		for _, i := range g.calls {

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strings"
 	"time"
@@ -395,9 +396,9 @@ func (p *Pooled) droppedRow() (results.Row, error) {
 	}
 	b.c.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.limits, false, 0)
-	return judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
-		lasted(expectedMs(pred.Total), nil), ended(pred.Outcome, ""),
-		executions(results.Count(pred.Executions), nil), connections(results.Count(pred.Connects), nil),
-		saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
-		skipped("measured in exp-i (needs a network namespace)")), nil
+	return lab.Judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
+		lab.Lasted(expectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
+		lab.Executions(results.Count(pred.Executions), nil), lab.Connections(results.Count(pred.Connects), nil),
+		lab.Saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
+		lab.Skipped("measured in exp-i (needs a network namespace)")), nil
 }

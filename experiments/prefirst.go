@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"net/http"
 	"strconv"
@@ -226,29 +227,29 @@ func newKLab(delay time.Duration, trickle fakesrv.Trickle) (*kLab, error) {
 	if err != nil {
 		return nil, err
 	}
-	lab := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
+	kl := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
 	for _, l := range kListeners {
 		var s *fakesrv.TLSFaultServer
 		if l.fault == fakesrv.TLSSlowHandshake {
-			s, err = faults.ListenTrickle(l.ip, lab.port, trickle)
+			s, err = faults.ListenTrickle(l.ip, kl.port, trickle)
 		} else {
-			s, err = faults.Listen(l.fault, l.ip, lab.port)
+			s, err = faults.Listen(l.fault, l.ip, kl.port)
 		}
 		if err != nil {
-			lab.close()
+			kl.close()
 			return nil, err
 		}
-		lab.listeners, lab.port = append(lab.listeners, s), portOf(s.Addr)
+		kl.listeners, kl.port = append(kl.listeners, s), portOf(s.Addr)
 	}
-	if lab.dns, err = fakesrv.NewDNS(kRecords, fakesrv.DNSServFail(kDown)); err != nil {
-		lab.close()
+	if kl.dns, err = fakesrv.NewDNS(kRecords, fakesrv.DNSServFail(kDown)); err != nil {
+		kl.close()
 		return nil, err
 	}
-	if lab.slow, err = fakesrv.NewDNS(map[string][]string{kSlow: {"127.0.11.7"}}, fakesrv.DNSDelay(delay)); err != nil {
-		lab.close()
+	if kl.slow, err = fakesrv.NewDNS(map[string][]string{kSlow: {"127.0.11.7"}}, fakesrv.DNSDelay(delay)); err != nil {
+		kl.close()
 		return nil, err
 	}
-	return lab, nil
+	return kl, nil
 }
 
 // portOf is the port of "ip:port".
@@ -278,17 +279,17 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(k, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	lab, err := newKLab(k.LookupDelay, k.trickle())
+	kl, err := newKLab(k.LookupDelay, k.trickle())
 	if err != nil {
 		return results.Run{}, err
 	}
-	defer lab.close()
+	defer kl.close()
 	run := newRun(k, opt)
 	rows := k.kRows()
 	total := len(rows) * len(k.Profiles())
 	for pi, profile := range k.Profiles() {
 		for ri, row := range rows {
-			out, call, err := k.runRow(ctx, opt, lab, profile, row, pi*len(rows)+ri+1, total)
+			out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
 			if err != nil {
 				return results.Run{}, err
 			}
@@ -301,12 +302,12 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 }
 
 // runRow makes one call of profile for row and returns its row.
-func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile string, row kRow, n, total int) (out results.Row, call results.Call, err error) {
-	dns := lab.dns
+func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile string, row kRow, n, total int) (out results.Row, call results.Call, err error) {
+	dns := kl.dns
 	if row.slow {
-		dns = lab.slow
+		dns = kl.slow
 	}
-	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: lab.roots}
+	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: kl.roots}
 	if row.handshake {
 		handshakeLimit(profile, &s, k.HandshakeTimeout)
 	}
@@ -324,11 +325,11 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 
 	cctx, cancel := context.WithTimeoutCause(ctx, k.capFor(p), errLabCap)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(lab.port)+"/", nil)
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(kl.port)+"/", nil)
 	if err != nil {
 		return out, call, err
 	}
-	before := lab.accepted()
+	before := kl.accepted()
 	res, _ := b.c.Do(cctx, req)
 	if err := ctx.Err(); err != nil {
 		return out, call, err
@@ -336,17 +337,17 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 	capped := errors.Is(context.Cause(cctx), errLabCap)
 	// A stalled listener counts the connection when it accepts it: by the time the client has
 	// given up, every connection it opened is counted.
-	conns := lab.accepted() - before
+	conns := kl.accepted() - before
 
 	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
 	note := fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
 		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
-	var hung judge
+	var hung lab.Judge
 	if capped {
 		note += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
-		hung = stillHung()
+		hung = lab.StillHung()
 	}
-	return judged(name, called(p, res), connections(results.Count(p.Connects), results.Count(conns)), saw(note), hung),
+	return lab.Judged(name, lab.Called(p, res), lab.Connections(results.Count(p.Connects), results.Count(conns)), lab.Saw(note), hung),
 		timeline(name, res, 0), nil
 }
 

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"time"
 
@@ -166,9 +167,9 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 		if k < len(log) {
 			note = serverNote(log[k]) + reservationNote(log[k])
 		}
-		rows = append(rows, judged(label, attempt(p, res, k), saw(note)))
+		rows = append(rows, lab.Judged(label, lab.Attempt(p, res, k), lab.Saw(note)))
 	}
-	total := judged(name+": reservations", called(p, res), executions(results.Count(p.Executions), results.Count(srv.Reservations(order))),
-		saw(fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)))
+	total := lab.Judged(name+": reservations", lab.Called(p, res), lab.Executions(results.Count(p.Executions), results.Count(srv.Reservations(order))),
+		lab.Saw(fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)))
 	return append(rows, total), res, nil
 }

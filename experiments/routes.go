@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"net/http"
 	"strconv"
@@ -116,9 +117,9 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		// Every attempt dials (and fails to): its connection count is its attempt count.
-		run.Rows = append(run.Rows, judged(row.name, called(p, res),
-			connections(results.Count(len(p.Attempts)), results.Count(len(res.Attempts))),
-			saw(fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt")))))
+		run.Rows = append(run.Rows, lab.Judged(row.name, lab.Called(p, res),
+			lab.Connections(results.Count(len(p.Attempts)), results.Count(len(res.Attempts))),
+			lab.Saw(fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt")))))
 		run.Calls = append(run.Calls, timeline(row.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)

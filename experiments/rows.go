@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"sort"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
-	"github.com/labrun/labrun/results"
 )
 
 // figure is a documented reference value: its text, and its time in ms when it is one
@@ -109,19 +109,11 @@ func median(ends []time.Duration, idx []int) time.Duration {
 	return v[(len(v)-1)/2]
 }
 
-// expectedMs converts a model time to a row value; a call that hangs, or a group of calls the
-// model did not predict, has no expected time.
-func expectedMs(d time.Duration) *float64 {
-	if d == model.Forever || d < 0 {
-		return nil
-	}
-	return results.Ms(d)
-}
+// expectedMs is lab.ExpectedMs, fmtMs lab.FmtMs and btoi lab.Btoi, by the names the gRPC rows
+// use.
+func expectedMs(d time.Duration) *float64 { return lab.ExpectedMs(d) }
 
-// fmtMs writes a time in whole milliseconds, for the server column.
-func fmtMs(d time.Duration) string {
-	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
-}
+func fmtMs(d time.Duration) string { return lab.FmtMs(d) }
 
 // serverNote says in a few words what the server saw of one request, in times from its
 // arrival.
@@ -157,10 +149,4 @@ func reservationNote(r fakesrv.Request) string {
 	return ""
 }
 
-// btoi is 1 for true, for the connection counts of rows.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+func btoi(b bool) int { return lab.Btoi(b) }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
@@ -86,9 +87,9 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	noDeadline := spec{ReadTimeout: t.ReadTimeout}
 	withDeadline := spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
 	def := atDocumented(opt, t.Params(), NewTrickle().Params())
-	doc := func(f figure) []judge {
+	doc := func(f figure) []lab.Judge {
 		text, ms := documented(def, f)
-		return []judge{documentedAs(text, ms, nil)}
+		return []lab.Judge{lab.Documented(text, ms, nil)}
 	}
 	cases := []callCase{
 		{Name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),

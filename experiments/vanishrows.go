@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,9 +67,9 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 		if c.routes > 1 {
 			addrs = fmt.Sprintf("%d addresses", c.routes)
 		}
-		rows = append(rows, judged(c.name, called(call.p, call.res),
-			connections(results.Count(len(call.p.Attempts)), results.Count(len(call.res.Attempts))),
-			saw(fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt")))))
+		rows = append(rows, lab.Judged(c.name, lab.Called(call.p, call.res),
+			lab.Connections(results.Count(len(call.p.Attempts)), results.Count(len(call.res.Attempts))),
+			lab.Saw(fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt")))))
 	}
 
 	// 3. A pooled connection whose peer vanished, no read timeout: tcp_retries2 decides.
@@ -197,9 +198,9 @@ func http2Note(s vanish.HTTP2Sample, note string) string {
 // netnsRow says whether the namespace rows could run. Without namespaces it is skipped, unless
 // RequireNetns, which makes it fail.
 func (v *Vanish) netnsRow(err error) results.Row {
-	r := judged("0. network namespaces of labrun's own (unprivileged user + network)",
-		ended(results.State("available"), results.State("available")),
-		saw("tcp_retries2 of their own, a veth pair whose server end goes down"))
+	r := lab.Judged("0. network namespaces of labrun's own (unprivileged user + network)",
+		lab.Ended(results.State("available"), results.State("available")),
+		lab.Saw("tcp_retries2 of their own, a veth pair whose server end goes down"))
 	if err != nil {
 		r.Outcome, r.Server = results.State("unavailable"), err.Error()
 		if !v.RequireNetns {
@@ -211,7 +212,7 @@ func (v *Vanish) netnsRow(err error) results.Row {
 
 // staleRow is a row of the stale check's verdict on a connection whose peer went away as gone.
 func staleRow(name string, gone model.PeerGone, healthy bool, reason string) results.Row {
-	r := judged(name, ended(staleWord(model.StaleCheckPasses(gone)), staleWord(healthy)), saw("a read that does not wait"))
+	r := lab.Judged(name, lab.Ended(staleWord(model.StaleCheckPasses(gone)), staleWord(healthy)), lab.Saw("a read that does not wait"))
 	if reason != "" {
 		r.Server += ": " + reason
 	} else if healthy {
@@ -234,7 +235,7 @@ func sampleRow(name string, want time.Duration, wantOut vocab.Outcome, s vanish.
 	if s.KernelTimeout {
 		out = vocab.KernelTimeout // the measured error is ETIMEDOUT: the kernel gave up
 	}
-	return judged(name, lastedD(want, s.Elapsed), ended(wantOut, out), numCalls(1, 1))
+	return lab.Judged(name, lab.LastedD(want, s.Elapsed), lab.Ended(wantOut, out), lab.Calls(1, 1))
 }
 
 // kernelRow is the row of a call whose end a chain of kernel timers decides. Each timer fires
