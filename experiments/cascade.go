@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"math"
 	"slices"
 	"strconv"
@@ -327,9 +328,9 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 				rec.leased = worker + a.Lease
 			}
 			recs[i] = rec
-			// One lane per variant (laneSep): the requests stacked, a track each, draw the
+			// One lane per variant (lab.LaneSep): the requests stacked, a track each, draw the
 			// workers over time, leasing and waiting.
-			calls[i] = timeline(name+laneSep+"requests", res.r, worker)
+			calls[i] = timeline(name+lab.LaneSep+"requests", res.r, worker)
 			return nil
 		})
 	}

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +105,7 @@ func TestCascade(t *testing.T) {
 		t.Errorf("got %d calls for the timeline, want the three cascade variants' 180", len(run.Calls))
 	}
 	for _, c := range run.Calls {
-		if !strings.HasSuffix(c.Label, laneSep+"requests") {
+		if !strings.HasSuffix(c.Label, lab.LaneSep+"requests") {
 			t.Fatalf("call %q: want every cascade request in its variant's lane", c.Label)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/experiments/http2"
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/results"
 )
@@ -59,7 +60,16 @@ type FixedProfiles = lab.FixedProfiles
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), NewH2(), NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
+}
+
+// http2Experiment is exp-h, of package experiments/http2, as an Experiment: its Info, Params,
+// Check and Profiles are its own, and its Run takes the same settings as lab.Options.
+type http2Experiment struct{ *http2.H2 }
+
+// Run implements Experiment.
+func (e http2Experiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.H2.Run(ctx, lab.Options(opt))
 }
 
 // Options are the settings shared by every experiment: the tolerance of timed rows, where

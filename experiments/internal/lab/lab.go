@@ -154,3 +154,7 @@ func StartFixed(e Described, opt Options) (results.Run, error) {
 	}
 	return NewRun(e, opt), nil
 }
+
+// LaneSep separates the parts of a lane label; report.WriteSVG draws the calls whose labels
+// hold it as streams in lanes. TestH2Timeline checks that the two agree.
+const LaneSep = " › "

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -84,7 +84,7 @@ func answered(res []*h2.Result) int {
 }
 
 // herd runs the burst synchronously, then enqueued.
-func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) herd(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	node := []model.H2Node{{Latency: herdLatency, MaxStreams: herdLimit}}
 	atOnce, err := model.PredictH2Burst(model.H2Burst{Calls: herdCalls, PeerLimit: herdLimit, Latency: herdLatency})
 	if err != nil {
@@ -94,7 +94,7 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	if err != nil {
 		return err
 	}
-	opt.progress(atOnce.Total, "%s · okhttp 3.13: %d at once, limit %d", h.Info().Name, herdCalls, herdLimit)
+	opt.Step(atOnce.Total, "%s · okhttp 3.13: %d at once, limit %d", h.Info().Name, herdCalls, herdLimit)
 	res, dials, st, _, err := herdBurst(ctx, ns, func(p *h2.Pool, r *http.Request) (*h2.Result, error) { return p.Do(r.Context(), r) })
 	ns.close()
 	if err != nil {
@@ -124,7 +124,7 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 		return err
 	}
 	defer ns.close()
-	opt.progress(enq.Total, "%s · okhttp 3.13: %d enqueued", h.Info().Name, herdCalls)
+	opt.Step(enq.Total, "%s · okhttp 3.13: %d enqueued", h.Info().Name, herdCalls)
 	var d *h2.Dispatcher
 	var once sync.Once
 	res, _, st, took, err := herdBurst(ctx, ns, func(p *h2.Pool, r *http.Request) (*h2.Result, error) {

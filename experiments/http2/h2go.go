@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const goStallIssue = "https://github.com/golang/go/issues/70809"
 
 // goBurst makes GoCalls calls at once on one warm connection to a node that allows GoLimit
 // streams, strict off, then on.
-func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) goBurst(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	for _, strict := range []bool{false, true} {
 		rule, label := rules.H2Go(), "go, strict off"
 		if strict {
@@ -47,7 +47,7 @@ func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *result
 		if strict {
 			expected = burst.StalledEnd
 		}
-		opt.progress(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
+		opt.Step(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
 		g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: h2ConnectTimeout})
 		if err != nil {
 			ns.close()
@@ -186,7 +186,7 @@ func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, cal
 		stalled = results.Ms(model.Percentile(tookOf(late), 50))
 	}
 	row := lab.Judged(name+": golang/go#70809", lab.Documented("documented: "+wavesText(pred.Waves), nil, nil),
-		lab.Lasted(expectedMs(b.StalledEnd), stalled), lab.Ended(results.State(want), results.State(got)),
+		lab.Lasted(lab.ExpectedMs(b.StalledEnd), stalled), lab.Ended(results.State(want), results.State(got)),
 		lab.Calls(len(pred.Calls), len(calls)), lab.Connections(results.Count(pred.NewConns()), results.Count(dials)),
 		lab.Saw(fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue)))
 	return row
@@ -200,7 +200,7 @@ func wavesText(ws []model.H2Wave) string {
 		if i > 0 && w.Outcome == ws[i-1].Outcome {
 			o = ""
 		}
-		parts = append(parts, fmt.Sprintf("%d%s at %s", w.Calls, o, fmtMs(w.At)))
+		parts = append(parts, fmt.Sprintf("%d%s at %s", w.Calls, o, lab.FmtMs(w.At)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -214,8 +214,8 @@ func spanText(calls []h2Call) string {
 	for _, c := range calls {
 		lo, hi = min(lo, c.took()), max(hi, c.took())
 	}
-	if fmtMs(lo) == fmtMs(hi) {
-		return "at " + fmtMs(lo)
+	if lab.FmtMs(lo) == lab.FmtMs(hi) {
+		return "at " + lab.FmtMs(lo)
 	}
-	return fmt.Sprintf("%.0f to %s", float64(lo)/float64(time.Millisecond), fmtMs(hi))
+	return fmt.Sprintf("%.0f to %s", float64(lo)/float64(time.Millisecond), lab.FmtMs(hi))
 }

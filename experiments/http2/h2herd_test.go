@@ -1,7 +1,8 @@
-package experiments
+package http2
 
 import (
 	"context"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestH2HerdRows(t *testing.T) {
 	}
 	defer host.close()
 	var run results.Run
-	if err := NewH2().herd(ctx, Options{}, host, &run); err != nil {
+	if err := New().herd(ctx, lab.Options{}, host, &run); err != nil {
 		t.Fatal(err)
 	}
 	if len(run.Rows) != 4 {

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -47,7 +47,7 @@ type freezeVariant struct {
 }
 
 // freeze runs the three clients against nodes that freeze, at once: each has its own node.
-func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) freeze(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	vs := []*freezeVariant{
 		{scenario: "go, no health check", client: model.H2Client{Rule: rules.H2Go(), Deadline: freezeTimeout}},
 		{scenario: "go, health check", client: model.H2Client{Rule: rules.H2Go(), SendPingTimeout: freezePing, PingTimeout: freezePing, Deadline: freezeTimeout}},
@@ -68,7 +68,7 @@ func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results
 		v.pred = model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: freezeStarts, Client: v.client})
 		last = max(last, lastEnd(v.pred.Calls))
 	}
-	opt.progress(last, "%s · a node freezes at %v: go without and with a health check, okhttp's read timeout", h.Info().Name, freezeAt)
+	opt.Step(last, "%s · a node freezes at %v: go without and with a health check, okhttp's read timeout", h.Info().Name, freezeAt)
 	var wg sync.WaitGroup
 	for _, v := range vs {
 		wg.Go(func() { v.err = v.run(ctx) })

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func untilFirstAnswer(n *h2node.Node, from time.Duration) int {
 
 // throttle runs the rejected push and the burst through Go's strict client and through
 // OkHttp's pool.
-func (h *H2) throttle(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) throttle(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	node := []model.H2Node{{Latency: throttleLatency, MaxStreams: throttleLimit, Throttle: true}}
 	if err := h.throttleGo(ctx, opt, host, node, run); err != nil {
 		return err
@@ -97,14 +97,14 @@ func (h *H2) throttle(ctx context.Context, opt Options, host *h2Host, run *resul
 	return h.throttleOkHttp(ctx, opt, host, node, run)
 }
 
-func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+func (h *H2) throttleGo(ctx context.Context, opt lab.Options, host *h2Host, node []model.H2Node, run *results.Run) error {
 	ns, err := host.start(node)
 	if err != nil {
 		return err
 	}
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, rules.H2GoStrict()))
-	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	opt.Step(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: h2ConnectTimeout})
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 // left to end, the calls wait for their Client.Timeout.
 func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.Row {
 	okAt := model.Percentile(predTook(pred), 50)
-	want := fmt.Sprintf("all ok (at %s), or all deadline: a race", fmtMs(okAt))
+	want := fmt.Sprintf("all ok (at %s), or all deadline: a race", lab.FmtMs(okAt))
 	got := want
 	var server string
 	switch outcomeOf(calls, vocab.OK) {
@@ -187,14 +187,14 @@ func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.R
 		lab.Calls(len(pred), len(calls)), lab.Saw(server))
 }
 
-func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+func (h *H2) throttleOkHttp(ctx context.Context, opt lab.Options, host *h2Host, node []model.H2Node, run *results.Run) error {
 	ns, err := host.start(node)
 	if err != nil {
 		return err
 	}
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, rules.H2OkHttp()))
-	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	opt.Step(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: throttleTimeout})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (h *H2) spreadNodes() []model.H2Node {
 
 // spread makes Pushes pushes at once through OkHttp's pool, with allocationLimit left at the
 // peer's limit and capped as the interceptor does.
-func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) spread(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	for _, v := range []struct {
 		label, scenario string
 		alloc           int
@@ -49,7 +49,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		}
 		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
 			Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: v.alloc, Handshake: true})})
-		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
+		opt.Step(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
 		pool, err := h2.New(h2.Config{Routes: ns.routes(), AllocationLimit: v.alloc,
 			ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 		if err != nil {
@@ -151,7 +151,7 @@ func apnsText(c h2.APNsConfig) string {
 
 // eject makes rounds of pushes through the pool with the APNs interceptor while the first
 // address turns slow, and compares when it stops getting streams with the model.
-func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) eject(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	per := h.Pushes / 2
 	every := h.Slow + max(100*time.Millisecond, h.Slow/2) // a round's slow pushes end well before the next round
 	cfg := h2.APNsDefaults()
@@ -171,7 +171,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	ends := model.SimulateH2Ends(model.H2Scenario{Nodes: ns.model, Starts: starts,
 		Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
 	pred := ends.Fewest
-	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
+	opt.Step(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
 	apns, err := h2.NewAPNs(cfg)
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, call
 	if lo == hi || hi == model.Forever {
 		return r
 	}
-	r.ExpectedMs = expectedMs((lo + hi) / 2)
+	r.ExpectedMs = lab.ExpectedMs((lo + hi) / 2)
 	r.ToleranceMs = new(msOf(tol + (hi-lo)/2))
 	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", msOf(lo), msOf(hi))
 	if server != "" {
