@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"github.com/labrun/labrun/experiments/http2"
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"os"
 	"reflect"
@@ -168,6 +169,9 @@ func TestCheck(t *testing.T) {
 		{"three fixed profiles", NewRoutes(), ProfileOkHttp, "--client: exp-e compares okhttp, go and hc5 by design; it takes no --client"},
 		{"one fixed profile", NewGoTraps(), ProfileOkHttp, "--client: exp-f runs go by design; it takes no --client"},
 		{"one fixed profile, an unknown --client", NewGoTraps(), "curl", "--client: exp-f runs go by design; it takes no --client"},
+		{"a subpackage's experiment, fixed profiles", http2Experiment{http2.New()}, ProfileGo, "--client: exp-h compares okhttp and go by design; it takes no --client"},
+		{"a subpackage's experiment, its Checker", http2Experiment{&http2.H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 20 * ms, GoLimit: 4, GoCalls: 9}}, "",
+			"--slow (20ms) must exceed --latency (20ms): the rows need a slow node"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
