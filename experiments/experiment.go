@@ -2,10 +2,12 @@
 // configured client against it, and returns a results.Run whose expected values all come from
 // the timing model. Experiments never print; progress goes through Options.Progress.
 //
-// The files: experiment.go (this one) declares what an experiment is and checks one before it
-// runs; profile.go holds the table of client profiles (--client); harness.go starts servers,
-// makes calls and waits for the server's log; rows.go and timeline.go turn predictions and
-// measured calls into rows and drawings. Every other file is one experiment.
+// The files: experiment.go (this one) declares what an experiment is, lists them all and checks
+// one before it runs; profile.go holds the table of client profiles (--client); harness.go
+// starts servers, makes calls and waits for the server's log; cases.go measures a table of rows
+// that are one call each (callCase); rows.go, judge.go and timeline.go turn predictions and
+// measured calls into rows and drawings, with the judges of experiments/internal/lab. Every other
+// file is one experiment; exp-h is the package experiments/http2.
 package experiments
 
 import (
