@@ -1,11 +1,11 @@
 package experiments
 
 import (
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"

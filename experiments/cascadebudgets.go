@@ -3,11 +3,11 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/upstream"
@@ -52,7 +52,7 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 // inventory (a fake server that reserves, then works) and keeps at it whatever its caller
 // does, as a thread blocked in a call does.
 func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
-	inv, err := newServer()
+	inv, err := lab.NewServer()
 	if err != nil {
 		return nil, err
 	}
@@ -68,13 +68,13 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 				deadline = min(deadline, time.Duration(ms)*time.Millisecond)
 			}
 		}
-		b, err := build(opt.profile(), spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
+		b, err := lab.Build(opt.profile(), lab.Spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
 		if err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		defer b.c.Close()
-		res, err := callURL(context.WithoutCancel(r.Context()), b.c, inv.URL, beh, "")
+		defer b.C.Close()
+		res, err := lab.CallURL(context.WithoutCancel(r.Context()), b.C, inv.URL, beh, "")
 		if err == nil && res.Outcome == vocab.OK {
 			status = res.Status
 		}
@@ -84,17 +84,17 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 		return nil, err
 	}
 	defer order.Close()
-	gw, err := build(opt.profile(), spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
+	gw, err := lab.Build(opt.profile(), lab.Spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
 	if err != nil {
 		return nil, err
 	}
-	defer gw.c.Close()
+	defer gw.C.Close()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, order.URL+"/order", nil)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	t0 := time.Now()
-	res, _ := gw.c.Do(ctx, req)
+	res, _ := gw.C.Do(ctx, req)
 	var orderEnd time.Duration
 	select {
 	case at := <-orderDone:
@@ -104,7 +104,7 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	case <-time.After(ch.Timeouts[1] + ch.Work + time.Second):
 		return nil, fmt.Errorf("%s: order's handler did not end", name)
 	}
-	log := settled(ctx, inv, 1)
+	log := lab.Settled(ctx, inv, 1)
 	var invEnd time.Duration
 	if len(log) > 0 && !log[0].Finished.IsZero() {
 		invEnd = log[0].Finished.Sub(t0)

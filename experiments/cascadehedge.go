@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"io"
 	"math"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/cristalhq/hedgedhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -38,13 +38,13 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: float64(slowShare(c.HedgeCalls, c.HedgeEvery)) / float64(c.HedgeCalls)}
 	hedged := tail.Hedge(c.HedgeAfter)
 	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
-	b, err := build(opt.profile(), spec{Pool: 20})
+	b, err := lab.Build(opt.profile(), lab.Spec{Pool: 20})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	labrun := func(ctx context.Context, tag string) error {
-		res, err := callURL(ctx, b.c, d.URL, beh, tag)
+		res, err := lab.CallURL(ctx, b.C, d.URL, beh, tag)
 		if err == nil && res.Outcome != vocab.OK {
 			err = errNotOK
 		}
@@ -58,7 +58,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	}
 	hc := &http.Client{Transport: rt}
 	lib := func(ctx context.Context, tag string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+sep(beh.Path())+"call="+tag, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+lab.Sep(beh.Path())+"call="+tag, nil)
 		if err != nil {
 			return fmt.Errorf("build request: %w", err)
 		}

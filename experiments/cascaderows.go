@@ -2,11 +2,11 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"

@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"strconv"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -23,11 +23,11 @@ import (
 // connections, where p99 is the downstream's time per call, as the model has it.
 func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
 	pool := model.PoolSize(float64(c.QPS), c.Hold, sizingHeadroom)
-	b, err := build(opt.profile(), spec{Pool: pool, LeaseTimeout: c.LeaseTimeout})
+	b, err := lab.Build(opt.profile(), lab.Spec{Pool: pool, LeaseTimeout: c.LeaseTimeout})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	n := c.sizingCalls()
 	opt.progress(c.Window+c.Hold, "%s · pool sizing: %d calls at %d/s through %d connections", c.Info().Name, n, c.QPS, pool)
 	d.PauseUntil(time.Time{})
@@ -48,7 +48,7 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 				return ctx.Err()
 			}
 			start := time.Since(t0)
-			res, err := callURL(ctx, b.c, d.URL, beh, "size"+strconv.Itoa(i))
+			res, err := lab.CallURL(ctx, b.C, d.URL, beh, "size"+strconv.Itoa(i))
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -82,12 +82,12 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		return nil, fmt.Errorf("downstream address: %w", err)
 	}
 	port, _ := strconv.Atoi(portText)
-	b, err := build(opt.profile(), spec{Pool: 20, ReadTimeout: c.StormRead})
+	b, err := lab.Build(opt.profile(), lab.Spec{Pool: 20, ReadTimeout: c.StormRead})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
-	if res, err := callURL(ctx, b.c, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
+	defer b.C.Close()
+	if res, err := lab.CallURL(ctx, b.C, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
 		return nil, fmt.Errorf("%s: the warm-up call failed", name)
 	}
 	before, sockErr := upstream.TimeWaitSet(port)
@@ -116,7 +116,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 			}
 			measured[i].At = time.Since(t0)
 			do := func() (struct{}, error) {
-				res, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				res, err := lab.CallURL(ctx, b.C, d.URL, beh, strconv.Itoa(i))
 				if err != nil {
 					return struct{}{}, err
 				}

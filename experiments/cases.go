@@ -3,11 +3,11 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -24,7 +24,7 @@ type callCase struct {
 	Name string
 	// Profile is the client profile, "" for the run's --client.
 	Profile string
-	Limits  spec
+	Limits  lab.Spec
 	// Server is the fake server the call goes to, and Behaviour what it does with the
 	// request.
 	Server    *fakesrv.Server
@@ -77,7 +77,7 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCa
 			return err
 		}
 		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(c.Name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(c.Name, res, 0))
 	}
 	return nil
 }
@@ -86,12 +86,12 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCa
 // c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
 // waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
 func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
-	b, err := build(or(c.Profile, profile), c.Limits)
+	b, err := lab.Build(or(c.Profile, profile), c.Limits)
 	if err != nil {
 		return row, nil, err
 	}
-	defer b.c.Close()
-	idle, err := warm(ctx, b, c.Server, 1) // resets the server: what follows is the call's
+	defer b.C.Close()
+	idle, err := lab.Warm(ctx, b, c.Server, 1) // resets the server: what follows is the call's
 	if err != nil {
 		return row, nil, err
 	}
@@ -104,19 +104,19 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	if c.Downstream != nil {
 		d = *c.Downstream
 	}
-	pred := model.Predict(d, b.limits, idle == 0, 0)
+	pred := model.Predict(d, b.Limits, idle == 0, 0)
 	starting(pred.Total)
 	req, err := c.request(ctx)
 	if err != nil {
 		return row, nil, err
 	}
-	res, _ = b.c.Do(ctx, req)
+	res, _ = b.C.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
 		return row, nil, err
 	}
 	// A row that counts the server's requests takes them all once they finished; any other
 	// waits for the call's own.
-	log := settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
+	log := lab.Settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
 	accepted := c.Server.ConnsAccepted()
 	js := []lab.Judge{lab.Called(pred, res)}
 	if c.Counts&countExecutions != 0 {

@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -76,7 +76,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -90,7 +90,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(row.Name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(row.Name, res, 0))
 	}
 	for _, idle := range []int{0, g.Concurrency} {
 		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, or(idle, 2))
@@ -103,9 +103,9 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
 	cases := []callCase{
 		{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
-			Profile: ProfileGo, Limits: spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+			Profile: ProfileGo, Limits: lab.Spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
 		{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
-			Profile: ProfileGo, Limits: spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+			Profile: ProfileGo, Limits: lab.Spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
 	}
 	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
 		return results.Run{}, err
@@ -117,12 +117,12 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 // replay sends a POST on a reused connection to /close-after-read, which reads the request and
 // closes the connection without answering, and counts how often the server got it.
 func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (row results.Row, res *client.Result, err error) {
-	b, err := build(ProfileGo, spec{})
+	b, err := lab.Build(ProfileGo, lab.Spec{})
 	if err != nil {
 		return row, nil, err
 	}
-	defer b.c.Close()
-	if _, err := warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
+	defer b.C.Close()
+	if _, err := lab.Warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
 		return row, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/close-after-read", strings.NewReader("order=42"))
@@ -134,7 +134,7 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (ro
 		req.Header.Set("Idempotency-Key", "order-42")
 		name = "POST with Idempotency-Key, connection closed after the request"
 	}
-	res, _ = b.c.Do(ctx, req)
+	res, _ = b.C.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
 		return row, nil, err
 	}
@@ -153,11 +153,11 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (ro
 // waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
 // the server accepts in each.
 func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) ([]results.Row, error) {
-	b, err := build(ProfileGo, spec{MaxIdlePerHost: maxIdle})
+	b, err := lab.Build(ProfileGo, lab.Spec{MaxIdlePerHost: maxIdle})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
 	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
 	if maxIdle == 0 {
@@ -171,7 +171,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		outcomes := make([]vocab.Outcome, g.Concurrency)
 		for i := 0; i < g.Concurrency; i++ {
 			eg.Go(func() error {
-				res, err := call(ectx, b.c, srv, overlap, strconv.Itoa(i))
+				res, err := lab.Call(ectx, b.C, srv, overlap, strconv.Itoa(i))
 				if err == nil {
 					outcomes[i] = res.Outcome
 				}

@@ -2,11 +2,11 @@ package experiments
 
 import (
 	"context"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -58,7 +58,7 @@ func TestNewRun(t *testing.T) {
 
 func TestSep(t *testing.T) {
 	for path, want := range map[string]string{"/delay": "?", "/status/503?retry-after=0": "&"} {
-		if got := sep(path); got != want {
+		if got := lab.Sep(path); got != want {
 			t.Errorf("sep(%q): got %q, want %q", path, got, want)
 		}
 	}
@@ -67,14 +67,14 @@ func TestSep(t *testing.T) {
 // TestCaseMeasure measures one quick call under every profile: one warm connection, the model's
 // time and outcome beside the measured ones, and the server's note.
 func TestCaseMeasure(t *testing.T) {
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	for _, name := range ProfileNames() {
 		var told bool
-		c := callCase{Name: "quick", Limits: spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
+		c := callCase{Name: "quick", Limits: lab.Spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
 		row, res, err := c.measure(context.Background(), name, func(expected time.Duration) { told = expected > 0 })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

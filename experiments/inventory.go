@@ -3,11 +3,11 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -141,12 +141,12 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	b, err := build(opt.profile(), spec{
+	b, err := lab.Build(opt.profile(), lab.Spec{
 		Pool: v.Pool, MaxTotal: v.MaxTotal,
 		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
 		ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
@@ -156,7 +156,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 
 	def := atDocumented(opt, v.Params(), NewInventory().Params())
 	calls := v.calls()
@@ -164,7 +164,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	for i, cl := range calls {
 		d := downstream(cl.b)
 		d.HonoursBudget = v.PropagateDeadline
-		seq[i] = model.Call{Downstream: d, Limits: b.limits}
+		seq[i] = model.Call{Downstream: d, Limits: b.Limits}
 	}
 	preds, idle := model.Sequence(v.Pool, 0, seq)
 
@@ -174,11 +174,11 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	for i, cl := range calls {
 		began := time.Since(t0)
 		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Info().Name, i+1, len(calls), cl.name)
-		row, res, err := v.makeCall(ctx, b.c, srv, i, cl, preds[i], def)
+		row, res, err := v.makeCall(ctx, b.C, srv, i, cl, preds[i], def)
 		if err != nil {
 			return results.Run{}, err
 		}
-		run.Calls = append(run.Calls, timeline(cl.name, res, began))
+		run.Calls = append(run.Calls, lab.Timeline(cl.name, res, began))
 		if cl.b.Order != "" {
 			wantReserved += preds[i].Executions
 		}
@@ -198,8 +198,8 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // makeCall makes the demo's call i, cl, and returns its row against the model's prediction p;
 // def says whether the documented figure applies.
-func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (row results.Row, res *client.Result, err error) {
-	res, err = call(ctx, c, srv, cl.b, "")
+func (v *Inventory) makeCall(ctx context.Context, c lab.Caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (row results.Row, res *client.Result, err error) {
+	res, err = lab.Call(ctx, c, srv, cl.b, "")
 	if err != nil {
 		return row, nil, err
 	}
@@ -219,7 +219,7 @@ func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server,
 	}
 	text, ms := documented(def, cl.doc)
 	note := ""
-	if log := settled(ctx, srv, i+1); len(log) > i {
+	if log := lab.Settled(ctx, srv, i+1); len(log) > i {
 		note = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
 	}
 	return lab.Judged(cl.name, lab.Called(p, res), lab.Status(want, got), lab.Documented(text, ms, nil), lab.Saw(note)), res, nil
@@ -235,18 +235,18 @@ func budgetNote(r fakesrv.Request) string {
 
 // poolRow checks the pool after the calls: HttpClient 5's statistics where the client has them,
 // else (net/http) the connections the server sees open, which are the client's idle ones.
-func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, idle int, def bool) results.Row {
-	if b.stats == nil {
-		open := steadyOpen(ctx, srv)
+func (v *Inventory) poolRow(ctx context.Context, b lab.Built, srv *fakesrv.Server, idle int, def bool) results.Row {
+	if b.Stats == nil {
+		open := lab.SteadyOpen(ctx, srv)
 		return lab.Judged("idle connections after the calls (server side)",
 			lab.Ended(results.State(fmt.Sprintf("%d open", idle)), results.State(fmt.Sprintf("%d open", open))),
 			lab.Saw(fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection"))))
 	}
-	stats := b.stats()
+	stats := b.Stats()
 	state := func(leased, pending, available, max int) vocab.Outcome {
 		return results.State(fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max))
 	}
-	row := lab.Judged("pool after the calls", lab.Ended(state(0, 0, idle, b.maxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
+	row := lab.Judged("pool after the calls", lab.Ended(state(0, 0, idle, b.MaxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
 		lab.Saw(fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen())))
 	if def {
 		row.Documented = string(state(0, 0, 0, 100))

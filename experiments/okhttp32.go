@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"net/http"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -150,19 +150,19 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 		return out, call, err
 	}
 	defer h.close()
-	b, err := build(row.profile, spec{ReadTimeout: o.ReadTimeout, NoRouteRetry: row.noRetry, Resolver: h.resolver})
+	b, err := lab.Build(row.profile, lab.Spec{ReadTimeout: o.ReadTimeout, NoRouteRetry: row.noRetry, Resolver: h.resolver})
 	if err != nil {
 		return out, call, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	if row.pooled > 0 {
 		// Warm-up calls go to the first address: the one a fresh route selector tries first.
-		if _, err := warmURL(ctx, b, h.servers[0], h.url, row.pooled); err != nil {
+		if _, err := lab.WarmURL(ctx, b, h.servers[0], h.url, row.pooled); err != nil {
 			return out, call, err
 		}
 	}
 	p := model.Simulate(model.Scenario{Calls: 1, Pool: max(row.pooled, 1), Idle: row.pooled,
-		Downstream: model.Downstream{Delay: o.Delay, Method: http.MethodPost, Routes: row.routes}, Limits: b.limits})[0]
+		Downstream: model.Downstream{Delay: o.Delay, Method: http.MethodPost, Routes: row.routes}, Limits: b.Limits})[0]
 	ready()
 	opt.progress(p.Total, "%s · %s", o.Info().Name, row.name)
 	beh := fakesrv.Behaviour{Delay: o.Delay, Order: "seed-" + strconv.Itoa(row.pooled)}
@@ -170,7 +170,7 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 	if err != nil {
 		return out, call, err
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ := b.C.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
 		return out, call, err
 	}
@@ -182,7 +182,7 @@ func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, re
 	return lab.Judged(row.name, lab.Called(p, res),
 		lab.Executions(results.Count(p.Executions), results.Count(reserved)),
 		lab.Connections(results.Count(p.Connects), results.Count(accepted)),
-		lab.Saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), timeline(row.name, res, 0), nil
+		lab.Saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), lab.Timeline(row.name, res, 0), nil
 }
 
 // upHost is a host name that resolves to several loopback addresses, each with a fake server
@@ -245,7 +245,7 @@ func tryUpHost(ips []string) (*upHost, error) {
 // finished.
 func (h *upHost) counts(ctx context.Context) (reserved, accepted int) {
 	for _, s := range h.servers {
-		settled(ctx, s, 0)
+		lab.Settled(ctx, s, 0)
 		reserved += s.TotalReservations()
 		accepted += s.ConnsAccepted()
 	}

@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/url"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -70,24 +70,24 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer srv.Close()
 
 	def := atDocumented(opt, p.Params(), NewPool().Params())
-	base := spec{Pool: p.Pool, NoLeaseTimeout: true}
+	base := lab.Spec{Pool: p.Pool, NoLeaseTimeout: true}
 	type variant struct {
 		name    string
-		cfg     spec
+		cfg     lab.Spec
 		docs    map[vocab.Outcome][]figure // per outcome, per batch
 		profile string                     // "" for --client
 	}
 	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
 		vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
 	if p.LeaseTimeout > 0 {
-		cfg := spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
+		cfg := lab.Spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
 		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
 			vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
@@ -97,7 +97,7 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "jdk, no pool limit", profile: ProfileJDK})
 	}
 	if opt.profile() != ProfileHC4 {
-		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", hc4PerRoute), profile: ProfileHC4})
+		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", lab.HC4PerRoute), profile: ProfileHC4})
 	}
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
@@ -127,30 +127,30 @@ type poolRow struct {
 // variant runs the concurrent calls through one client configuration of a profile and returns
 // its rows and its calls, in the order they ended. The client's pool is warmed with as many
 // connections as it allows (--pool for a client without a limit).
-func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, s spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
-	bc, err := build(profile, s)
+func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, s lab.Spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
+	bc, err := lab.Build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer bc.c.Close()
-	idle, err := warm(ctx, bc, srv, min(or(bc.pool, p.Pool), p.Pool))
+	defer bc.C.Close()
+	idle, err := lab.Warm(ctx, bc, srv, min(or(bc.Pool, p.Pool), p.Pool))
 	if err != nil {
 		return nil, nil, err
 	}
 	b := fakesrv.Behaviour{Delay: p.Delay}
 	preds := model.Simulate(model.Scenario{
-		Calls: p.Concurrency, Pool: bc.modelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.limits,
+		Calls: p.Concurrency, Pool: bc.ModelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.Limits,
 	})
 	var last time.Duration
 	for _, pr := range preds {
 		last = max(last, pr.Total)
 	}
 	starting(last)
-	m, err := together(ctx, bc.c, srv, b, name, p.Concurrency)
+	m, err := together(ctx, bc.C, srv, b, name, p.Concurrency)
 	if err != nil {
 		return nil, nil, err
 	}
-	log := settled(ctx, srv, 0)
+	log := lab.Settled(ctx, srv, 0)
 	rows := groupRows(name, preds, m, serverTimes(log))
 	want, conns := 0, 0
 	for _, pr := range preds {
@@ -172,7 +172,7 @@ type concurrent struct {
 
 // together makes n calls for b, started at the same moment, and waits for them all. Call i is
 // tagged i in the server's log.
-func together(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviour, name string, n int) (concurrent, error) {
+func together(ctx context.Context, c lab.Caller, srv *fakesrv.Server, b fakesrv.Behaviour, name string, n int) (concurrent, error) {
 	m := concurrent{
 		ends: make([]time.Duration, n), outcomes: make([]vocab.Outcome, n),
 		leaseWaits: make([]time.Duration, n), calls: make([]results.Call, n),
@@ -184,12 +184,12 @@ func together(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Beha
 		g.Go(func() error {
 			<-start
 			began := time.Since(t0)
-			res, err := call(gctx, c, srv, b, strconv.Itoa(i))
+			res, err := lab.Call(gctx, c, srv, b, strconv.Itoa(i))
 			if err != nil {
 				return err
 			}
 			m.ends[i], m.outcomes[i], m.leaseWaits[i] = time.Since(t0), res.Outcome, res.Attempts[0].Lease
-			m.calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
+			m.calls[i] = lab.Timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
 			return nil
 		})
 	}

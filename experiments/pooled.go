@@ -3,12 +3,12 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -169,7 +169,7 @@ func (p *Pooled) evictEvery() time.Duration {
 type pooledCase struct {
 	name    string
 	profile string
-	s       spec
+	s       lab.Spec
 	method  string
 	key     bool // an Idempotency-Key header
 	// kill is how the server ends the pooled connection after reading the request; with
@@ -206,19 +206,19 @@ func (p *Pooled) cases() []pooledCase {
 	get, post := http.MethodGet, http.MethodPost
 	cs := []pooledCase{
 		{quiet + hc5 + ", no stale check, GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", validateAfterInactivity " + p.Validate.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", evictIdleConnections " + p.Evict.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
 			get, false, model.KillNone, false},
-		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone, false},
-		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone, false},
-		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone, false},
-		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, spec{}, get, false, model.KillNone, false},
-		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, spec{}, post, false, model.KillNone, false},
-		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, spec{}, get, false, model.KillNone, false},
-		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, spec{}, post, false, model.KillNone, false},
+		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "okhttp, POST (health check)", ProfileOkHttp, lab.Spec{}, post, false, model.KillNone, false},
+		{quiet + "go, GET (background read)", ProfileGo, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, lab.Spec{}, post, false, model.KillNone, false},
+		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, lab.Spec{}, post, false, model.KillNone, false},
 	}
 	for _, k := range pooledKills() {
 		for _, c := range pooledKillers() {
@@ -250,7 +250,7 @@ func (p *Pooled) cases() []pooledCase {
 type pooledKiller struct {
 	who     string
 	profile string
-	s       spec
+	s       lab.Spec
 	methods []string
 	key     bool
 }
@@ -259,14 +259,14 @@ type pooledKiller struct {
 func pooledKillers() []pooledKiller {
 	get, post := http.MethodGet, http.MethodPost
 	return []pooledKiller{
-		{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
-		{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
-		{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
-		{"go", ProfileGo, spec{}, []string{get, post}, false},
-		{"go", ProfileGo, spec{}, []string{post}, true},
-		{"jdk", ProfileJDK, spec{}, []string{get, post}, false},
-		{"urlconnection", ProfileURLConnection, spec{}, []string{get, post}, false},
-		{"hc4", ProfileHC4, spec{}, []string{get, post}, false},
+		{"hc5 retries off", ProfileHC5, lab.Spec{}, []string{get, post}, false},
+		{"hc5 default retries", ProfileHC5, lab.Spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
+		{"okhttp", ProfileOkHttp, lab.Spec{}, []string{get, post}, false},
+		{"go", ProfileGo, lab.Spec{}, []string{get, post}, false},
+		{"go", ProfileGo, lab.Spec{}, []string{post}, true},
+		{"jdk", ProfileJDK, lab.Spec{}, []string{get, post}, false},
+		{"urlconnection", ProfileURLConnection, lab.Spec{}, []string{get, post}, false},
+		{"hc4", ProfileHC4, lab.Spec{}, []string{get, post}, false},
 	}
 }
 
@@ -276,12 +276,12 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	idleSrv, err := newServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
+	idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer idleSrv.Close()
-	killSrv, err := newServer()
+	killSrv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -390,12 +390,12 @@ func pooledRequest(ctx context.Context, url, method string, key bool) (*http.Req
 // no call since it makes none.
 func (p *Pooled) droppedRow() (results.Row, error) {
 	retries := hc5Strategy(p.HC5Retries)
-	b, err := build(ProfileHC5, spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate})
+	b, err := lab.Build(ProfileHC5, lab.Spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate})
 	if err != nil {
 		return results.Row{}, err
 	}
-	b.c.Close()
-	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.limits, false, 0)
+	b.C.Close()
+	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.Limits, false, 0)
 	return lab.Judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
 		lab.Lasted(expectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
 		lab.Executions(results.Count(pred.Executions), nil), lab.Connections(results.Count(pred.Connects), nil),

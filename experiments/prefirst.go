@@ -5,12 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -307,16 +307,16 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 	if row.slow {
 		dns = kl.slow
 	}
-	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: kl.roots}
+	s := lab.Spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: kl.roots}
 	if row.handshake {
 		handshakeLimit(profile, &s, k.HandshakeTimeout)
 	}
-	b, err := build(profile, s)
+	b, err := lab.Build(profile, s)
 	if err != nil {
 		return out, call, err
 	}
-	defer b.c.Close()
-	p, err := model.PredictPreFirst(row.fault, b.limits)
+	defer b.C.Close()
+	p, err := model.PredictPreFirst(row.fault, b.Limits)
 	if err != nil {
 		return out, call, err
 	}
@@ -330,7 +330,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 		return out, call, err
 	}
 	before := kl.accepted()
-	res, _ := b.c.Do(cctx, req)
+	res, _ := b.C.Do(cctx, req)
 	if err := ctx.Err(); err != nil {
 		return out, call, err
 	}
@@ -341,14 +341,14 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 
 	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
 	note := fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
-		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
+		len(p.Attempts), p.Connects, k.bounds(p, b.Limits, row))
 	var hung lab.Judge
 	if capped {
 		note += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
 		hung = lab.StillHung()
 	}
 	return lab.Judged(name, lab.Called(p, res), lab.Connections(results.Count(p.Connects), results.Count(conns)), lab.Saw(note), hung),
-		timeline(name, res, 0), nil
+		lab.Timeline(name, res, 0), nil
 }
 
 // handshakeLimit makes d the limit that bounds profile's handshake in s: the library's own
@@ -356,7 +356,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 // TLSHandshakeTimeout), else the one its rules make the handshake's: OkHttp's and
 // HttpURLConnection's read timeout, the JDK HttpClient's connect timeout (with no request
 // timeout, which would bound it too).
-func handshakeLimit(profile string, s *spec, d time.Duration) {
+func handshakeLimit(profile string, s *lab.Spec, d time.Duration) {
 	switch profile {
 	case ProfileOkHttp, ProfileURLConnection:
 		s.ReadTimeout = d

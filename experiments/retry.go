@@ -3,11 +3,11 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"net/http"
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -69,7 +69,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -109,7 +109,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		if err != nil {
 			return results.Run{}, err
 		}
-		run.Calls = append(run.Calls, timeline(v.name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(v.name, res, 0))
 		if v.def {
 			if !v.idempotent { // "both attempts fail on the client"
 				for j := range rows[:len(rows)-1] {
@@ -130,13 +130,13 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 // says, and returns a row per attempt and a row for the whole call with the server's
 // reservation count.
 func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, b fakesrv.Behaviour, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
-	s := spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
-	bc, err := build(profile, s)
+	s := lab.Spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
+	bc, err := lab.Build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer bc.c.Close()
-	idle, err := warm(ctx, bc, srv, 1)
+	defer bc.C.Close()
+	idle, err := lab.Warm(ctx, bc, srv, 1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,9 +145,9 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 	if b.Fail != "" {
 		d.KillAfterRead, d.KillNew = model.KillClose, true
 	}
-	p := model.Predict(d, bc.limits, idle == 0, 0)
+	p := model.Predict(d, bc.Limits, idle == 0, 0)
 	starting(p.Total)
-	res, err := call(ctx, bc.c, srv, b, "")
+	res, err := lab.Call(ctx, bc.C, srv, b, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,7 +155,7 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 		return nil, nil, err
 	}
 	order := b.Order
-	log := settled(ctx, srv, len(res.Attempts))
+	log := lab.Settled(ctx, srv, len(res.Attempts))
 
 	var rows []results.Row
 	for k := 0; k < max(len(p.Attempts), len(res.Attempts)); k++ {

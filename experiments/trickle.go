@@ -3,9 +3,9 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/results"
 )
@@ -76,7 +76,7 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -84,8 +84,8 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 	trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
 	silent := fakesrv.Behaviour{Delay: t.Silence}
-	noDeadline := spec{ReadTimeout: t.ReadTimeout}
-	withDeadline := spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
+	noDeadline := lab.Spec{ReadTimeout: t.ReadTimeout}
+	withDeadline := lab.Spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
 	def := atDocumented(opt, t.Params(), NewTrickle().Params())
 	doc := func(f figure) []lab.Judge {
 		text, ms := documented(def, f)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
@@ -296,7 +297,7 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run := newRun(v, opt)
 	run.Rows = v.rows(m, syns, r2s, opt.Tolerance)
 	for i, c := range v.clients() {
-		run.Calls = append(run.Calls, timeline(c.name, m.clients[i].res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(c.name, m.clients[i].res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -381,17 +382,17 @@ func (v *Vanish) keepaliveInput(r2s []int) vanish.KeepaliveInput {
 
 // connect makes the call of a connect-timeout row and predicts it.
 func (v *Vanish) connect(ctx context.Context, c vanishClient, down *deadHost) (vanishCall, error) {
-	b, err := build(c.profile, spec{ConnectTimeout: v.ConnectTimeout, Resolver: down.resolver})
+	b, err := lab.Build(c.profile, lab.Spec{ConnectTimeout: v.ConnectTimeout, Resolver: down.resolver})
 	if err != nil {
 		return vanishCall{}, err
 	}
-	defer b.c.Close()
-	p := model.Predict(model.Downstream{HostDown: true, Routes: c.routes}, b.limits, true, 0)
+	defer b.C.Close()
+	p := model.Predict(model.Downstream{HostDown: true, Routes: c.routes}, b.Limits, true, 0)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, down.url(c.host), nil)
 	if err != nil {
 		return vanishCall{}, err
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ := b.C.Do(ctx, req)
 	return vanishCall{p: p, res: res}, ctx.Err()
 }
 

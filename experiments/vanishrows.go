@@ -2,12 +2,12 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"

@@ -2,11 +2,11 @@ package http2
 
 import (
 	"context"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/results"
 )
 

@@ -3,11 +3,11 @@ package http2
 import (
 	"context"
 	"fmt"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"math"
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
