@@ -18,6 +18,7 @@ import (
 
 	"github.com/labrun/labrun/experiments/http2"
 	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/experiments/vanish"
 	"github.com/labrun/labrun/results"
 )
 
@@ -62,7 +63,7 @@ type FixedProfiles = lab.FixedProfiles
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
 }
 
 // http2Experiment is exp-h, of package experiments/http2, as an Experiment: its Info, Params,
@@ -72,6 +73,14 @@ type http2Experiment struct{ *http2.H2 }
 // Run implements Experiment.
 func (e http2Experiment) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return e.H2.Run(ctx, lab.Options(opt))
+}
+
+// vanishExperiment is exp-i, of package experiments/vanish, as an Experiment.
+type vanishExperiment struct{ *vanish.Vanish }
+
+// Run implements Experiment.
+func (e vanishExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.Vanish.Run(ctx, lab.Options(opt))
 }
 
 // Options are the settings shared by every experiment: the tolerance of timed rows, where

@@ -2,8 +2,6 @@ package experiments
 
 import (
 	"context"
-	"github.com/labrun/labrun/experiments/http2"
-	"github.com/labrun/labrun/experiments/internal/lab"
 	"os"
 	"reflect"
 	"testing"
@@ -11,7 +9,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/http2"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	measure "github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/vanish"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -20,7 +21,7 @@ import (
 // TestMain dispatches a namespace child first: exp-i's rows that need network namespaces
 // re-execute this test binary (netns.Run), and the child runs its job instead of the tests.
 func TestMain(m *testing.M) {
-	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+	if code, child := netns.MaybeChild(measure.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
 	// hedgedhttp (exp-l) runs its copies on a pool of goroutines that each linger 10 s.
@@ -170,6 +171,7 @@ func TestCheck(t *testing.T) {
 		{"one fixed profile", NewGoTraps(), ProfileOkHttp, "--client: exp-f runs go by design; it takes no --client"},
 		{"one fixed profile, an unknown --client", NewGoTraps(), "curl", "--client: exp-f runs go by design; it takes no --client"},
 		{"a subpackage's experiment, fixed profiles", http2Experiment{http2.New()}, ProfileGo, "--client: exp-h compares okhttp and go by design; it takes no --client"},
+		{"exp-i's package, fixed profiles", vanishExperiment{vanish.New()}, ProfileGo, "--client: exp-i compares hc5, okhttp and go by design; it takes no --client"},
 		{"a subpackage's experiment, its Checker", http2Experiment{&http2.H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 20 * ms, GoLimit: 4, GoCalls: 9}}, "",
 			"--slow (20ms) must exceed --latency (20ms): the rows need a slow node"},
 	}
