@@ -129,7 +129,7 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	case c.Note != nil:
 		js = append(js, lab.Saw(c.Note(log, accepted)))
 	case len(log) > 0:
-		js = append(js, lab.Saw(serverNote(log[len(log)-1])))
+		js = append(js, lab.Saw(lab.ServerNote(log[len(log)-1])))
 	}
 	return lab.Judged(c.Name, append(js, c.Also...)...), res, nil
 }

@@ -7,7 +7,8 @@
 // starts servers, makes calls and waits for the server's log; cases.go measures a table of rows
 // that are one call each (callCase); rows.go, judge.go and timeline.go turn predictions and
 // measured calls into rows and drawings, with the judges of experiments/internal/lab. Every other
-// file is one experiment; exp-h is the package experiments/http2.
+// file is one experiment; exp-h, exp-i and exp-l are packages of their own (experiments/http2,
+// experiments/vanish, experiments/cascade), listed by All through an adapter each.
 package experiments
 
 import (
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/experiments/cascade"
 	"github.com/labrun/labrun/experiments/http2"
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/experiments/vanish"
@@ -50,11 +52,9 @@ type Experiment interface {
 // bounds.
 type Checker = lab.Checker
 
-// ProfileChecker is an experiment with a parameter that not every client profile can honour.
-type ProfileChecker interface {
-	// CheckProfile reports a parameter p cannot honour, naming the flags.
-	CheckProfile(p Profile) error
-}
+// ProfileChecker is an experiment with a parameter that not every client profile can honour:
+// its CheckProfile(p Profile) reports a parameter p cannot honour, naming the flags.
+type ProfileChecker = lab.ProfileChecker
 
 // FixedProfiles is an experiment that compares client libraries by design: it runs the
 // profiles its Profiles names, in the order its rows use them, whatever Options.Client says,
@@ -63,7 +63,7 @@ type FixedProfiles = lab.FixedProfiles
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), cascadeExperiment{cascade.New()}, NewGRPC(), NewInventory()}
 }
 
 // http2Experiment is exp-h, of package experiments/http2, as an Experiment: its Info, Params,
@@ -81,6 +81,14 @@ type vanishExperiment struct{ *vanish.Vanish }
 // Run implements Experiment.
 func (e vanishExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return e.Vanish.Run(ctx, lab.Options(opt))
+}
+
+// cascadeExperiment is exp-l, of package experiments/cascade, as an Experiment.
+type cascadeExperiment struct{ *cascade.Cascade }
+
+// Run implements Experiment.
+func (e cascadeExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.Cascade.Run(ctx, lab.Options(opt))
 }
 
 // Options are the settings shared by every experiment: the tolerance of timed rows, where
@@ -121,22 +129,7 @@ func Check(e Experiment, client string) error {
 
 // check is what Run checks first: every part of Check but the explicit --client, which Run
 // cannot tell from the default.
-func check(e Experiment, profile string) error {
-	if err := lab.CheckParams(e); err != nil {
-		return err
-	}
-	if _, fixed := e.(FixedProfiles); fixed {
-		return nil // it runs its own profiles, whatever profile says
-	}
-	p, err := LookupProfile(profile)
-	if err != nil {
-		return err
-	}
-	if pc, ok := e.(ProfileChecker); ok {
-		return pc.CheckProfile(p)
-	}
-	return nil
-}
+func check(e Experiment, profile string) error { return lab.Check(e, profile) }
 
 // compares says what an experiment with fixed profiles does: "runs go", "compares okhttp and
 // go", "compares okhttp, go and hc5".

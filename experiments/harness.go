@@ -13,7 +13,7 @@ func newRun(e Experiment, opt Options) results.Run { return lab.NewRun(e, lab.Op
 // atDocumented reports whether the documented figures apply: HttpClient 5 with the
 // documented parameters.
 func atDocumented(opt Options, ps, defaults []param.Param) bool {
-	return opt.profile() == ProfileHC5 && param.Same(ps, defaults)
+	return lab.AtDocumented(lab.Options(opt), ps, defaults)
 }
 
 // newServer is lab.NewServer, by the name the gRPC rows use.

@@ -220,7 +220,7 @@ func (v *Inventory) makeCall(ctx context.Context, c lab.Caller, srv *fakesrv.Ser
 	text, ms := documented(def, cl.doc)
 	note := ""
 	if log := lab.Settled(ctx, srv, i+1); len(log) > i {
-		note = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
+		note = lab.ServerNote(log[i]) + lab.ReservationNote(log[i]) + budgetNote(log[i])
 	}
 	return lab.Judged(cl.name, lab.Called(p, res), lab.Status(want, got), lab.Documented(text, ms, nil), lab.Saw(note)), res, nil
 }

@@ -165,7 +165,7 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 		}
 		note := ""
 		if k < len(log) {
-			note = serverNote(log[k]) + reservationNote(log[k])
+			note = lab.ServerNote(log[k]) + lab.ReservationNote(log[k])
 		}
 		rows = append(rows, lab.Judged(label, lab.Attempt(p, res, k), lab.Saw(note)))
 	}

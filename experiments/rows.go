@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -114,39 +113,5 @@ func median(ends []time.Duration, idx []int) time.Duration {
 func expectedMs(d time.Duration) *float64 { return lab.ExpectedMs(d) }
 
 func fmtMs(d time.Duration) string { return lab.FmtMs(d) }
-
-// serverNote says in a few words what the server saw of one request, in times from its
-// arrival.
-func serverNote(r fakesrv.Request) string {
-	if r.Finished.IsZero() {
-		return "still busy"
-	}
-	end := fmtMs(r.Finished.Sub(r.Arrived))
-	body := ""
-	if r.Behaviour.Bytes > 0 && r.Behaviour.Order == "" {
-		body = fmt.Sprintf(", sent %d/%d B", r.BytesSent, r.Behaviour.Bytes)
-	}
-	switch {
-	case r.ClientGone && r.HeadSent.IsZero():
-		return "client left at " + end + ", before the head"
-	case r.ClientGone:
-		return "client left at " + end + body
-	case r.HeadSent.IsZero():
-		return "closed at " + end + " without an answer"
-	default:
-		return "head at " + fmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
-	}
-}
-
-// reservationNote adds to serverNote what a reservation did: reserved, or found a duplicate.
-func reservationNote(r fakesrv.Request) string {
-	switch {
-	case r.Duplicate:
-		return "; duplicate, not reserved"
-	case r.Reserved:
-		return "; reserved"
-	}
-	return ""
-}
 
 func btoi(b bool) int { return lab.Btoi(b) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -160,4 +161,38 @@ func Btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ServerNote says in a few words what the server saw of one request, in times from its
+// arrival.
+func ServerNote(r fakesrv.Request) string {
+	if r.Finished.IsZero() {
+		return "still busy"
+	}
+	end := FmtMs(r.Finished.Sub(r.Arrived))
+	body := ""
+	if r.Behaviour.Bytes > 0 && r.Behaviour.Order == "" {
+		body = fmt.Sprintf(", sent %d/%d B", r.BytesSent, r.Behaviour.Bytes)
+	}
+	switch {
+	case r.ClientGone && r.HeadSent.IsZero():
+		return "client left at " + end + ", before the head"
+	case r.ClientGone:
+		return "client left at " + end + body
+	case r.HeadSent.IsZero():
+		return "closed at " + end + " without an answer"
+	default:
+		return "head at " + FmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
+	}
+}
+
+// ReservationNote adds to ServerNote what a reservation did: reserved, or found a duplicate.
+func ReservationNote(r fakesrv.Request) string {
+	switch {
+	case r.Duplicate:
+		return "; duplicate, not reserved"
+	case r.Reserved:
+		return "; reserved"
+	}
+	return ""
 }

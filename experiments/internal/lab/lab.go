@@ -158,3 +158,36 @@ func StartFixed(e Described, opt Options) (results.Run, error) {
 // LaneSep separates the parts of a lane label; report.WriteSVG draws the calls whose labels
 // hold it as streams in lanes. TestH2Timeline checks that the two agree.
 const LaneSep = " › "
+
+// ProfileChecker is an experiment with a parameter that not every client profile can honour.
+type ProfileChecker interface {
+	// CheckProfile reports a parameter p cannot honour, naming the flags.
+	CheckProfile(p Profile) error
+}
+
+// Check reports what makes e unable to run under the client profile called profile: a
+// parameter out of its bounds, parameters that make no sense together (Checker), an unknown
+// profile, or a parameter the profile cannot honour (ProfileChecker). An experiment with
+// FixedProfiles runs its own profiles, whatever profile says.
+func Check(e Described, profile string) error {
+	if err := CheckParams(e); err != nil {
+		return err
+	}
+	if _, fixed := e.(FixedProfiles); fixed {
+		return nil
+	}
+	p, err := LookupProfile(profile)
+	if err != nil {
+		return err
+	}
+	if pc, ok := e.(ProfileChecker); ok {
+		return pc.CheckProfile(p)
+	}
+	return nil
+}
+
+// AtDocumented reports whether the documented figures apply: HttpClient 5 with the
+// documented parameters.
+func AtDocumented(opt Options, ps, defaults []Param) bool {
+	return opt.Profile() == ProfileHC5 && param.Same(ps, defaults)
+}

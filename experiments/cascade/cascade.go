@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -78,8 +78,8 @@ const cascadeScale = 10
 // sizingHeadroom is the sizing rule's factor: pool = QPS x p99 x 1.5.
 const sizingHeadroom = 1.5
 
-// NewCascade returns experiment L with its documented parameters, scaled.
-func NewCascade() *Cascade {
+// New returns experiment L with its documented parameters, scaled.
+func New() *Cascade {
 	return &Cascade{
 		Workers: 200, Pool: 5, QuizPool: 500, Capacity: 20,
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
@@ -92,8 +92,8 @@ func NewCascade() *Cascade {
 }
 
 // Info implements Experiment.
-func (*Cascade) Info() Info {
-	return Info{
+func (*Cascade) Info() lab.Info {
+	return lab.Info{
 		Name:  "exp-l",
 		Topic: "caller",
 		Alone: true,
@@ -118,9 +118,9 @@ func (*Cascade) Info() Info {
 }
 
 // Params implements Experiment.
-func (c *Cascade) Params() []Param {
+func (c *Cascade) Params() []lab.Param {
 	const maxD = 10 * time.Second
-	return []Param{
+	return []lab.Param{
 		{Name: "workers", Usage: "the caller's workers (threads)", Int: &c.Workers, Min: 1, Max: 1000},
 		{Name: "pool", Usage: "connections per route", Int: &c.Pool, Min: 1, Max: 1000},
 		{Name: "quiz-pool", Usage: "the larger pool of the quiz", Int: &c.QuizPool, Min: 1, Max: 1000},
@@ -193,8 +193,8 @@ func leaseOf(b lab.Built) time.Duration {
 }
 
 // Run implements Experiment.
-func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(c, opt.profile()); err != nil {
+func (c *Cascade) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
+	if err := lab.Check(c, opt.Profile()); err != nil {
 		return results.Run{}, err
 	}
 	d, err := upstream.NewDownstream(c.Capacity)
@@ -202,8 +202,8 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer d.Close()
-	def := atDocumented(opt, c.Params(), NewCascade().Params())
-	run := newRun(c, opt)
+	def := lab.AtDocumented(opt, c.Params(), New().Params())
+	run := lab.NewRun(c, opt)
 	run.Axis = "from the start of the downstream's pause"
 	variants := []struct {
 		name string
@@ -219,7 +219,7 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · cascade %d/%d: %s", c.Info().Name, i+1, len(variants), v.name)
-		rows, calls, err := c.cascade(ctx, opt, d, v.name, v.s, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, calls, err := c.cascade(ctx, opt, d, v.name, v.s, func(expected time.Duration) { opt.Step(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -261,8 +261,8 @@ type cascadeRecord struct {
 
 // cascade runs one variant: as many requests as workers arrive together as inventory pauses,
 // and a health check arrives at a third and at two thirds of the pause.
-func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstream, name string, s lab.Spec, starting func(time.Duration)) ([]results.Row, []results.Call, error) {
-	b, err := lab.Build(opt.profile(), s)
+func (c *Cascade) cascade(ctx context.Context, opt lab.Options, d *upstream.Downstream, name string, s lab.Spec, starting func(time.Duration)) ([]results.Row, []results.Call, error) {
+	b, err := lab.Build(opt.Profile(), s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,7 +281,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		// otherwise end the measurement.
 		cs := s
 		cs.LeaseTimeout = 0
-		if cal, err = lab.Build(opt.profile(), cs); err != nil {
+		if cal, err = lab.Build(opt.Profile(), cs); err != nil {
 			return nil, nil, err
 		}
 		defer cal.C.Close()
@@ -385,7 +385,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		// variant's rows in a profile that has one.
 		for i := range rows {
 			rows[i].ID = results.Slug(rows[i].Name)
-			rows[i].Name = strings.Replace(rows[i].Name, name, fmt.Sprintf("%s (%s has none: not applied)", name, opt.profile()), 1)
+			rows[i].Name = strings.Replace(rows[i].Name, name, fmt.Sprintf("%s (%s has none: not applied)", name, opt.Profile()), 1)
 		}
 	}
 	for i := range rows {

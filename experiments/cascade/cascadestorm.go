@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const timeWaitNote = "the caller's sockets to the downstream in TIME_WAIT, from 
 // github.com/sony/gobreaker/v2. Every timed-out call closes its connection, so the next one
 // dials: the timeout storm is a handshake storm, and the caller, which closes first, holds
 // each socket in TIME_WAIT. The breaker sheds the calls while it is open.
-func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error) {
+func (c *Cascade) storm(ctx context.Context, opt lab.Options) ([]results.Row, error) {
 	calls := make([]model.BreakerCall, c.StormCalls)
 	for i := range calls {
 		at := time.Duration(i) * stormSpacing
@@ -54,7 +54,7 @@ func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error)
 	}
 	var rows []results.Row
 	for i, v := range variants {
-		opt.progress(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
 		r, err := c.stormVariant(ctx, opt, v.name, v.breaker, calls, v.shed, breaker)
 		if err != nil {
 			return nil, err
@@ -70,7 +70,7 @@ func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error)
 // to the same address a local port whose TIME_WAIT socket is over a second old
 // (tcp_tw_reuse, on for loopback), which would hide a socket of this row behind one of an
 // earlier row. Within the row, which lasts under a second, no TIME_WAIT socket is reused.
-func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, useBreaker bool,
+func (c *Cascade) stormVariant(ctx context.Context, opt lab.Options, name string, useBreaker bool,
 	calls []model.BreakerCall, shed []bool, br model.Breaker) ([]results.Row, error) {
 	d, err := upstream.NewDownstream(0)
 	if err != nil {
@@ -82,7 +82,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		return nil, fmt.Errorf("downstream address: %w", err)
 	}
 	port, _ := strconv.Atoi(portText)
-	b, err := lab.Build(opt.profile(), lab.Spec{Pool: 20, ReadTimeout: c.StormRead})
+	b, err := lab.Build(opt.Profile(), lab.Spec{Pool: 20, ReadTimeout: c.StormRead})
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +180,12 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		lab.Judged(name+": new connections (handshakes)", lab.Connections(results.Count(dials), results.Count(opened1-opened0)),
 			lab.ConnectionsUpTo(maxIfMore(dials, hiDials), stormRange(dials, hiDials)),
 			lab.Saw(fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
-				fmtMs(span), float64(opened1-opened0)/span.Seconds()))),
+				lab.FmtMs(span), float64(opened1-opened0)/span.Seconds()))),
 	}
 	tw := lab.Judged(name+": caller's sockets in TIME_WAIT", lab.Calls(wantCloses, 0), lab.Saw(timeWaitNote))
 	if at, ok := reusable(measured, wasShed); ok {
 		sockErr = fmt.Errorf("not counted: on this loaded machine a call started %s after the first timed-out call closed its socket, "+
-			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", fmtMs(at))
+			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", lab.FmtMs(at))
 	}
 	if sockErr != nil {
 		tw.Skipped = sockErr.Error()

@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 
 // budgets runs the chain three times: growing timeouts, shrinking ones, and growing ones with
 // the remaining budget passed down.
-func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, error) {
-	p, err := LookupProfile(opt.profile())
+func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, error) {
+	p, err := lab.LookupProfile(opt.Profile())
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 			continue
 		}
 		pred := v.chain.Predict()
-		opt.progress(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
 		r, err := c.chain(ctx, opt, v.name, v.chain, pred)
 		if err != nil {
 			return nil, err
@@ -51,7 +51,7 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 // chain runs one chain: the gateway's client calls order, an HTTP hop whose handler calls
 // inventory (a fake server that reserves, then works) and keeps at it whatever its caller
 // does, as a thread blocked in a call does.
-func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
+func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
 	inv, err := lab.NewServer()
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 				deadline = min(deadline, time.Duration(ms)*time.Millisecond)
 			}
 		}
-		b, err := lab.Build(opt.profile(), lab.Spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
+		b, err := lab.Build(opt.Profile(), lab.Spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
 		if err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
@@ -84,7 +84,7 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 		return nil, err
 	}
 	defer order.Close()
-	gw, err := lab.Build(opt.profile(), lab.Spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
+	gw, err := lab.Build(opt.Profile(), lab.Spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +118,9 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	ends := lab.Judged(name+": the gateway's call ends", lab.Ended(wantOutcome, res.Outcome), lab.LastedD(pred.GaveUp, gaveUp), lab.Calls(1, 1),
 		lab.Saw(fmt.Sprintf("status %d", res.Status)))
 	works := lab.Judged(name+": order works on after the gateway gave up", lab.LastedD(pred.Hops[0].After, after(orderEnd)), lab.Calls(1, 1),
-		lab.Saw("order's handler ended at "+fmtMs(orderEnd)))
+		lab.Saw("order's handler ended at "+lab.FmtMs(orderEnd)))
 	invWorks := lab.Judged(name+": inventory works on after the gateway gave up", lab.LastedD(pred.Hops[1].After, after(invEnd)), lab.Calls(1, 1),
-		lab.Executions(results.Count(btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
+		lab.Executions(results.Count(lab.Btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
 	return []results.Row{ends, works, invWorks}, ctx.Err()
 }
 
@@ -132,5 +132,5 @@ func inventoryNote(log []fakesrv.Request) string {
 	if log[0].Rejected {
 		return "refused at once: budget " + log[0].Budget.String()
 	}
-	return serverNote(log[0])
+	return lab.ServerNote(log[0])
 }

@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -32,13 +32,13 @@ var errNotOK = errors.New("call did not end ok")
 // hedging runs the hedging rows: the calls without a hedge, with labrun's own hedge
 // (upstream.Hedge over the profile's client) and with github.com/cristalhq/hedgedhttp over
 // net/http's Transport, against a downstream whose slow first requests a copy overtakes.
-func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+func (c *Cascade) hedging(ctx context.Context, opt lab.Options, d *upstream.Downstream) ([]results.Row, error) {
 	// The slow calls are 0, Every, 2 x Every, ...: their share of these calls, which is 1 in
 	// Every only when Every divides the count, is the tail's fraction.
 	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: float64(slowShare(c.HedgeCalls, c.HedgeEvery)) / float64(c.HedgeCalls)}
 	hedged := tail.Hedge(c.HedgeAfter)
 	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
-	b, err := lab.Build(opt.profile(), lab.Spec{Pool: 20})
+	b, err := lab.Build(opt.Profile(), lab.Spec{Pool: 20})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	}
 	var rows []results.Row
 	for i, v := range variants {
-		opt.progress(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
 		d.SetTail(upstream.Tail{Every: c.HedgeEvery, Slow: c.HedgeSlow - c.HedgeFast})
 		d.ResetCounts()
 		took := make([]time.Duration, c.HedgeCalls)
@@ -132,7 +132,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		rows = append(rows,
 			lab.Judged(fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), lab.Ended(vocab.OK, outcome),
 				lab.LastedD(v.p99, sorted[rank]), lab.Calls(c.HedgeCalls, ok),
-				lab.Saw(fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1])))),
+				lab.Saw(fmt.Sprintf("p50 %s, max %s", lab.FmtMs(sorted[(len(sorted)-1)/2]), lab.FmtMs(sorted[len(sorted)-1])))),
 			c.hedgeCount(v.name, v.extra, v.hedge, took, slices.Max(late), d.Arrived()),
 		)
 	}
@@ -165,7 +165,7 @@ func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time
 	if c.HedgeCalls+lo != stated || hi > lo {
 		row.RangeReason = fmt.Sprintf("a hedge for every call not answered by %v: %d at the stated times; "+
 			"the calls' measured times give %s (%d answered within %s of the delay, where the hedge may or may not have reached the server)",
-			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, fmtMs(max(late, model.HedgeEdge)))
+			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, lab.FmtMs(max(late, model.HedgeEdge)))
 	}
 	return row
 }
