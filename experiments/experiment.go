@@ -2,13 +2,13 @@
 // configured client against it, and returns a results.Run whose expected values all come from
 // the timing model. Experiments never print; progress goes through Options.Progress.
 //
-// The files: experiment.go (this one) declares what an experiment is, lists them all and checks
-// one before it runs; profile.go holds the table of client profiles (--client); harness.go
-// starts servers, makes calls and waits for the server's log; cases.go measures a table of rows
-// that are one call each (callCase); rows.go, judge.go and timeline.go turn predictions and
-// measured calls into rows and drawings, with the judges of experiments/internal/lab. Every other
-// file is one experiment; exp-h, exp-i and exp-l are packages of their own (experiments/http2,
-// experiments/vanish, experiments/cascade), listed by All through an adapter each.
+// The files: experiment.go (this one) declares what an experiment is, lists them all (All)
+// and checks one before it runs; profile.go names the client profiles (--client), whose table,
+// with the harness (servers, calls, warm-up, the server's log), the timelines and the judges
+// rows are built from, is in experiments/internal/lab; cases.go measures a table of rows that
+// are one call each (callCase). Every other file is one experiment; exp-h, exp-i and exp-l are
+// packages of their own (experiments/http2, experiments/vanish, experiments/cascade), listed by
+// All through an adapter each.
 package experiments
 
 import (
