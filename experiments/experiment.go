@@ -2,10 +2,13 @@
 // configured client against it, and returns a results.Run whose expected values all come from
 // the timing model. Experiments never print; progress goes through Options.Progress.
 //
-// The files: experiment.go (this one) declares what an experiment is and checks one before it
-// runs; profile.go holds the table of client profiles (--client); harness.go starts servers,
-// makes calls and waits for the server's log; rows.go and timeline.go turn predictions and
-// measured calls into rows and drawings. Every other file is one experiment.
+// The files: experiment.go (this one) declares what an experiment is, lists them all (All)
+// and checks one before it runs; profile.go names the client profiles (--client), whose table,
+// with the harness (servers, calls, warm-up, the server's log), the timelines and the judges
+// rows are built from, is in experiments/internal/lab; cases.go measures a table of rows that
+// are one call each (callCase). Every other file is one experiment; exp-h, exp-i and exp-l are
+// packages of their own (experiments/http2, experiments/vanish, experiments/cascade), listed by
+// All through an adapter each.
 package experiments
 
 import (
@@ -14,29 +17,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/experiments/cascade"
+	"github.com/labrun/labrun/experiments/http2"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/experiments/vanish"
 	"github.com/labrun/labrun/results"
 )
 
-// Info describes an experiment for the command line.
-type Info struct {
-	// Name is the command name, for example "exp-a".
-	Name string
-	// Topic names the experiment by what it shows, for example "trickle": the command line
-	// takes it for Name.
-	Topic string
-	// Title says in a few words what the experiment shows.
-	Title string
-	// Description explains the experiment in a paragraph, for --help.
-	Description string
-	// Examples are command lines worth trying, each with a comment.
-	Examples []string
-	// Alone marks an experiment whose rows a neighbour's load moves (hundreds of calls whose
-	// hand-offs add up, or a machine constant measured for the rows, which must see the
-	// same machine as they do): labrun all runs it on its own, after the others.
-	Alone bool
-}
+// Info describes an experiment for the command line: its name, its topic, its title, its
+// description, examples and whether labrun all runs it alone (go doc
+// github.com/labrun/labrun/experiments/internal/lab Info lists the fields).
+type Info = lab.Info
+
+// Param is one parameter of an experiment, bound to a field of the value: its flag name,
+// usage, bounds and value. The command line makes a flag of each.
+type Param = lab.Param
 
 // Experiment is one runnable experiment. Its parameters are fields of the value, exposed by
 // Params, with the documented values as defaults. What only some experiments need is an
@@ -45,49 +40,62 @@ type Experiment interface {
 	// Info names and describes the experiment.
 	Info() Info
 	// Params lists the experiment's parameters, bound to its fields.
-	Params() []param.Param
+	Params() []Param
 	// Run runs the experiment. It returns an error only when it could not run (parameters
 	// that do not pass their checks, a server that did not start, a cancelled ctx); failed
 	// checks are failing rows.
 	Run(ctx context.Context, opt Options) (results.Run, error)
 }
 
-// Checker is an experiment whose parameters must also make sense together.
-type Checker interface {
-	// Check reports a combination of parameters that makes no sense, naming the flags. It
-	// runs after every parameter passed its own bounds.
-	Check() error
-}
+// Checker is an experiment whose parameters must also make sense together: its Check reports
+// a combination that makes no sense, naming the flags, after every parameter passed its own
+// bounds.
+type Checker = lab.Checker
 
-// ProfileChecker is an experiment with a parameter that not every client profile can honour.
-type ProfileChecker interface {
-	// CheckProfile reports a parameter p cannot honour, naming the flags.
-	CheckProfile(p Profile) error
-}
+// ProfileChecker is an experiment with a parameter that not every client profile can honour:
+// its CheckProfile(p Profile) reports a parameter p cannot honour, naming the flags.
+type ProfileChecker = lab.ProfileChecker
 
 // FixedProfiles is an experiment that compares client libraries by design: it runs the
-// profiles it names, whatever Options.Client says, and takes no --client of its own.
-type FixedProfiles interface {
-	// Profiles names the profiles the experiment runs, in the order its rows use them.
-	Profiles() []string
-}
+// profiles its Profiles names, in the order its rows use them, whatever Options.Client says,
+// and takes no --client of its own.
+type FixedProfiles = lab.FixedProfiles
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), NewH2(), NewVanish(), NewOkHttp32(), NewPreFirst(), NewCascade(), NewGRPC(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), cascadeExperiment{cascade.New()}, NewGRPC(), NewInventory()}
 }
 
-// Options are the settings shared by every experiment.
-type Options struct {
-	// Tolerance is the largest allowed |measured - expected| for timed rows.
-	Tolerance time.Duration
-	// Progress, when set, is told what the experiment starts doing, in a few words, and how
-	// long the model expects that step to take (0 when it does not say).
-	Progress func(step string, expected time.Duration)
-	// Client is the client profile (ProfileHC5 when empty). An experiment with FixedProfiles
-	// ignores it.
-	Client string
+// http2Experiment is exp-h, of package experiments/http2, as an Experiment: its Info, Params,
+// Check and Profiles are its own, and its Run takes the same settings as lab.Options.
+type http2Experiment struct{ *http2.H2 }
+
+// Run implements Experiment.
+func (e http2Experiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.H2.Run(ctx, lab.Options(opt))
 }
+
+// vanishExperiment is exp-i, of package experiments/vanish, as an Experiment.
+type vanishExperiment struct{ *vanish.Vanish }
+
+// Run implements Experiment.
+func (e vanishExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.Vanish.Run(ctx, lab.Options(opt))
+}
+
+// cascadeExperiment is exp-l, of package experiments/cascade, as an Experiment.
+type cascadeExperiment struct{ *cascade.Cascade }
+
+// Run implements Experiment.
+func (e cascadeExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.Cascade.Run(ctx, lab.Options(opt))
+}
+
+// Options are the settings shared by every experiment: the tolerance of timed rows, where
+// progress goes, and the client profile (go doc
+// github.com/labrun/labrun/experiments/internal/lab Options lists the fields). The
+// experiments of the subpackages take the same settings as lab.Options.
+type Options lab.Options
 
 // DefaultTolerance is the default for Options.Tolerance. It is far above the scheduling noise
 // of a loaded 2-core machine (a few ms, tens in the worst case) and far below every difference
@@ -96,15 +104,12 @@ type Options struct {
 const DefaultTolerance = 100 * time.Millisecond
 
 // profile returns the client profile's name, ProfileHC5 when none is set.
-func (o Options) profile() string { return or(o.Client, ProfileHC5) }
+func (o Options) profile() string { return lab.Options(o).Profile() }
 
+// progress tells Progress, when set, the step the experiment starts and how long the model
+// expects it to take.
 func (o Options) progress(expected time.Duration, format string, args ...any) {
-	if o.Progress != nil {
-		if expected == model.Forever {
-			expected = 0
-		}
-		o.Progress(fmt.Sprintf(format, args...), expected)
-	}
+	lab.Options(o).Step(expected, format, args...)
 }
 
 // Check reports what makes e unable to run as the command line asks, naming the flag: a
@@ -124,27 +129,7 @@ func Check(e Experiment, client string) error {
 
 // check is what Run checks first: every part of Check but the explicit --client, which Run
 // cannot tell from the default.
-func check(e Experiment, profile string) error {
-	if err := param.CheckAll(e.Params()); err != nil {
-		return err
-	}
-	if c, ok := e.(Checker); ok {
-		if err := c.Check(); err != nil {
-			return err
-		}
-	}
-	if _, fixed := e.(FixedProfiles); fixed {
-		return nil // it runs its own profiles, whatever profile says
-	}
-	p, err := LookupProfile(profile)
-	if err != nil {
-		return err
-	}
-	if pc, ok := e.(ProfileChecker); ok {
-		return pc.CheckProfile(p)
-	}
-	return nil
-}
+func check(e Experiment, profile string) error { return lab.Check(e, profile) }
 
 // compares says what an experiment with fixed profiles does: "runs go", "compares okhttp and
 // go", "compares okhttp, go and hc5".

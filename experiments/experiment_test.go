@@ -9,7 +9,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/http2"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	measure "github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/vanish"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -18,7 +21,7 @@ import (
 // TestMain dispatches a namespace child first: exp-i's rows that need network namespaces
 // re-execute this test binary (netns.Run), and the child runs its job instead of the tests.
 func TestMain(m *testing.M) {
-	if code, child := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
+	if code, child := netns.MaybeChild(measure.Jobs(), os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
 	// hedgedhttp (exp-l) runs its copies on a pool of goroutines that each linger 10 s.
@@ -102,7 +105,7 @@ func TestAll(t *testing.T) {
 	// next run's (no shared state, no package globals).
 	first, second := All(), All()
 	for i := range first {
-		before := config(second[i].Params())
+		before := lab.Config(second[i].Params())
 		for _, p := range first[i].Params() {
 			switch {
 			case p.Duration != nil:
@@ -115,7 +118,7 @@ func TestAll(t *testing.T) {
 				*p.String += "x"
 			}
 		}
-		if after := config(second[i].Params()); !reflect.DeepEqual(before, after) {
+		if after := lab.Config(second[i].Params()); !reflect.DeepEqual(before, after) {
 			t.Errorf("%s: All() shares its values between calls", first[i].Info().Name)
 		}
 	}
@@ -167,6 +170,10 @@ func TestCheck(t *testing.T) {
 		{"three fixed profiles", NewRoutes(), ProfileOkHttp, "--client: exp-e compares okhttp, go and hc5 by design; it takes no --client"},
 		{"one fixed profile", NewGoTraps(), ProfileOkHttp, "--client: exp-f runs go by design; it takes no --client"},
 		{"one fixed profile, an unknown --client", NewGoTraps(), "curl", "--client: exp-f runs go by design; it takes no --client"},
+		{"a subpackage's experiment, fixed profiles", http2Experiment{http2.New()}, ProfileGo, "--client: exp-h compares okhttp and go by design; it takes no --client"},
+		{"exp-i's package, fixed profiles", vanishExperiment{vanish.New()}, ProfileGo, "--client: exp-i compares hc5, okhttp and go by design; it takes no --client"},
+		{"a subpackage's experiment, its Checker", http2Experiment{&http2.H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 20 * ms, GoLimit: 4, GoCalls: 9}}, "",
+			"--slow (20ms) must exceed --latency (20ms): the rows need a slow node"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

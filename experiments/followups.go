@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -50,7 +50,7 @@ func (*FollowUps) Info() Info {
 }
 
 // Params implements Experiment: experiment D has none.
-func (*FollowUps) Params() []param.Param { return nil }
+func (*FollowUps) Params() []Param { return nil }
 
 // Profiles implements FixedProfiles.
 func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }
@@ -60,7 +60,7 @@ func (*FollowUps) Profiles() []string { return []string{ProfileOkHttp, ProfileGo
 type followUp struct {
 	name    string
 	profile string
-	s       spec
+	s       lab.Spec
 	method  string
 	oneShot bool // a body the client cannot send again
 	https   bool // path is on the https server, which redirects to the http one
@@ -81,10 +81,10 @@ const (
 
 // followUps are experiment D's rows.
 func followUps() []followUp {
-	noRetry := spec{NoRouteRetry: true}
-	noRedirects := spec{Follow: client.FollowOptions{NoRedirects: true}}
-	auth := spec{Follow: client.FollowOptions{Authenticate: true}}
-	noSsl := spec{Follow: client.FollowOptions{NoSslRedirects: true}}
+	noRetry := lab.Spec{NoRouteRetry: true}
+	noRedirects := lab.Spec{Follow: client.FollowOptions{NoRedirects: true}}
+	auth := lab.Spec{Follow: client.FollowOptions{Authenticate: true}}
+	noSsl := lab.Spec{Follow: client.FollowOptions{NoSslRedirects: true}}
 	a := func(status int) model.Answer { return model.Answer{Status: status} }
 	ra := func(status int, v string) model.Answer { return model.Answer{Status: status, RetryAfter: v} }
 	to := func(status int) []model.Answer {
@@ -103,65 +103,65 @@ func followUps() []followUp {
 	const post, get = http.MethodPost, http.MethodGet
 	return []followUp{
 		// OkHttp: 408.
-		{"okhttp: POST answered 408 twice", ProfileOkHttp, spec{}, post, false, false, "/flaky/408?times=2", []model.Answer{a(408), a(408), a(200)}, okBoth, 2},
-		{"okhttp: POST answered 408, then 200", ProfileOkHttp, spec{}, post, false, false, "/flaky/408", []model.Answer{a(408), a(200)}, okBoth, 2},
+		{"okhttp: POST answered 408 twice", ProfileOkHttp, lab.Spec{}, post, false, false, "/flaky/408?times=2", []model.Answer{a(408), a(408), a(200)}, okBoth, 2},
+		{"okhttp: POST answered 408, then 200", ProfileOkHttp, lab.Spec{}, post, false, false, "/flaky/408", []model.Answer{a(408), a(200)}, okBoth, 2},
 		{"okhttp, retryOnConnectionFailure off: POST answered 408", ProfileOkHttp, noRetry, post, false, false, "/status/408", []model.Answer{a(408)}, okBoth, 1},
-		{"okhttp: POST answered 408, Retry-After: 1", ProfileOkHttp, spec{}, post, false, false, "/status/408?retry-after=1", []model.Answer{ra(408, "1")}, okBoth, 1},
-		{"okhttp: POST answered 408, Retry-After: 0", ProfileOkHttp, spec{}, post, false, false, "/status/408?retry-after=0", []model.Answer{ra(408, "0")}, okBoth, 2},
-		{"okhttp: one-shot POST answered 408", ProfileOkHttp, spec{}, post, true, false, "/status/408", []model.Answer{a(408)}, okBoth, 1},
+		{"okhttp: POST answered 408, Retry-After: 1", ProfileOkHttp, lab.Spec{}, post, false, false, "/status/408?retry-after=1", []model.Answer{ra(408, "1")}, okBoth, 1},
+		{"okhttp: POST answered 408, Retry-After: 0", ProfileOkHttp, lab.Spec{}, post, false, false, "/status/408?retry-after=0", []model.Answer{ra(408, "0")}, okBoth, 2},
+		{"okhttp: one-shot POST answered 408", ProfileOkHttp, lab.Spec{}, post, true, false, "/status/408", []model.Answer{a(408)}, okBoth, 1},
 		// OkHttp: 503.
-		{"okhttp: 503 twice, Retry-After: 0", ProfileOkHttp, spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, okBoth, 2},
-		{"okhttp: 503, Retry-After: 0, then 200", ProfileOkHttp, spec{}, get, false, false, "/flaky/503?retry-after=0", []model.Answer{ra(503, "0"), a(200)}, okBoth, 2},
-		{"okhttp: 503, Retry-After: 5", ProfileOkHttp, spec{}, get, false, false, "/status/503?retry-after=5", []model.Answer{ra(503, "5")}, okBoth, 1},
+		{"okhttp: 503 twice, Retry-After: 0", ProfileOkHttp, lab.Spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, okBoth, 2},
+		{"okhttp: 503, Retry-After: 0, then 200", ProfileOkHttp, lab.Spec{}, get, false, false, "/flaky/503?retry-after=0", []model.Answer{ra(503, "0"), a(200)}, okBoth, 2},
+		{"okhttp: 503, Retry-After: 5", ProfileOkHttp, lab.Spec{}, get, false, false, "/status/503?retry-after=5", []model.Answer{ra(503, "5")}, okBoth, 1},
 		// OkHttp: redirects.
-		{"okhttp: POST answered 307", ProfileOkHttp, spec{}, post, false, false, "/moved/307", to(307), ok313, 1},
-		{"okhttp: POST answered 308", ProfileOkHttp, spec{}, post, false, false, "/moved/308", to(308), ok313, 1},
-		{"okhttp: GET answered 307", ProfileOkHttp, spec{}, get, false, false, "/moved/307", to(307), okBoth, 2},
-		{"okhttp: POST answered 301", ProfileOkHttp, spec{}, post, false, false, "/moved/301", to(301), okBoth, 2},
-		{"okhttp: POST answered 302", ProfileOkHttp, spec{}, post, false, false, "/moved/302", to(302), okBoth, 2},
-		{"okhttp: POST answered 303", ProfileOkHttp, spec{}, post, false, false, "/moved/303", to(303), okBoth, 2},
+		{"okhttp: POST answered 307", ProfileOkHttp, lab.Spec{}, post, false, false, "/moved/307", to(307), ok313, 1},
+		{"okhttp: POST answered 308", ProfileOkHttp, lab.Spec{}, post, false, false, "/moved/308", to(308), ok313, 1},
+		{"okhttp: GET answered 307", ProfileOkHttp, lab.Spec{}, get, false, false, "/moved/307", to(307), okBoth, 2},
+		{"okhttp: POST answered 301", ProfileOkHttp, lab.Spec{}, post, false, false, "/moved/301", to(301), okBoth, 2},
+		{"okhttp: POST answered 302", ProfileOkHttp, lab.Spec{}, post, false, false, "/moved/302", to(302), okBoth, 2},
+		{"okhttp: POST answered 303", ProfileOkHttp, lab.Spec{}, post, false, false, "/moved/303", to(303), okBoth, 2},
 		{"okhttp, followRedirects(false): GET answered 302", ProfileOkHttp, noRedirects, get, false, false, "/moved/302", to(302), okBoth, 1},
-		{"okhttp: https redirected to http", ProfileOkHttp, spec{}, get, false, true, "/moved/302", toHTTP, okBoth, 2},
+		{"okhttp: https redirected to http", ProfileOkHttp, lab.Spec{}, get, false, true, "/moved/302", toHTTP, okBoth, 2},
 		{"okhttp, followSslRedirects(false): https redirected to http", ProfileOkHttp, noSsl, get, false, true, "/moved/302", toHTTP, okBoth, 1},
-		{"okhttp: redirect loop", ProfileOkHttp, spec{}, get, false, false, "/redirect-loop", loop, okBoth, 21},
-		{"okhttp: 25 redirects", ProfileOkHttp, spec{}, get, false, false, "/redirect/25", chain(25), okBoth, 21},
+		{"okhttp: redirect loop", ProfileOkHttp, lab.Spec{}, get, false, false, "/redirect-loop", loop, okBoth, 21},
+		{"okhttp: 25 redirects", ProfileOkHttp, lab.Spec{}, get, false, false, "/redirect/25", chain(25), okBoth, 21},
 		// OkHttp: authentication and the rest.
-		{"okhttp: 401, default authenticator", ProfileOkHttp, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, okBoth, 1},
+		{"okhttp: 401, default authenticator", ProfileOkHttp, lab.Spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, okBoth, 1},
 		{"okhttp: 401, an authenticator that always answers", ProfileOkHttp, auth, get, false, false, "/challenge/401", []model.Answer{a(401)}, okBoth, 21},
-		{"okhttp: 407 without a proxy", ProfileOkHttp, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, okBoth, 1},
-		{"okhttp: 421 Misdirected Request", ProfileOkHttp, spec{}, get, false, false, "/status/421", []model.Answer{a(421)}, ok313, 1},
+		{"okhttp: 407 without a proxy", ProfileOkHttp, lab.Spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, okBoth, 1},
+		{"okhttp: 421 Misdirected Request", ProfileOkHttp, lab.Spec{}, get, false, false, "/status/421", []model.Answer{a(421)}, ok313, 1},
 
 		// net/http.
-		{"go: POST answered 408", ProfileGo, spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, goSource, 1},
-		{"go: 503, Retry-After: 0", ProfileGo, spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, goSource, 1},
-		{"go: POST answered 307", ProfileGo, spec{}, post, false, false, "/moved/307", to(307), goSource, 2},
-		{"go: POST answered 308", ProfileGo, spec{}, post, false, false, "/moved/308", to(308), goSource, 2},
-		{"go: one-shot POST answered 307", ProfileGo, spec{}, post, true, false, "/moved/307", to(307), goSource, 1},
-		{"go: POST answered 301", ProfileGo, spec{}, post, false, false, "/moved/301", to(301), goSource, 2},
-		{"go: POST answered 302", ProfileGo, spec{}, post, false, false, "/moved/302", to(302), goSource, 2},
-		{"go: POST answered 303", ProfileGo, spec{}, post, false, false, "/moved/303", to(303), goSource, 2},
+		{"go: POST answered 408", ProfileGo, lab.Spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, goSource, 1},
+		{"go: 503, Retry-After: 0", ProfileGo, lab.Spec{}, get, false, false, "/status/503?retry-after=0", []model.Answer{ra(503, "0")}, goSource, 1},
+		{"go: POST answered 307", ProfileGo, lab.Spec{}, post, false, false, "/moved/307", to(307), goSource, 2},
+		{"go: POST answered 308", ProfileGo, lab.Spec{}, post, false, false, "/moved/308", to(308), goSource, 2},
+		{"go: one-shot POST answered 307", ProfileGo, lab.Spec{}, post, true, false, "/moved/307", to(307), goSource, 1},
+		{"go: POST answered 301", ProfileGo, lab.Spec{}, post, false, false, "/moved/301", to(301), goSource, 2},
+		{"go: POST answered 302", ProfileGo, lab.Spec{}, post, false, false, "/moved/302", to(302), goSource, 2},
+		{"go: POST answered 303", ProfileGo, lab.Spec{}, post, false, false, "/moved/303", to(303), goSource, 2},
 		{"go, ErrUseLastResponse: GET answered 302", ProfileGo, noRedirects, get, false, false, "/moved/302", to(302), goSource, 1},
-		{"go: https redirected to http", ProfileGo, spec{}, get, false, true, "/moved/302", toHTTP, goSource, 2},
-		{"go: redirect loop", ProfileGo, spec{}, get, false, false, "/redirect-loop", loop, goSource, 10},
-		{"go: 25 redirects", ProfileGo, spec{}, get, false, false, "/redirect/25", chain(25), goSource, 10},
-		{"go: 401", ProfileGo, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, goSource, 1},
-		{"go: 407", ProfileGo, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, goSource, 1},
+		{"go: https redirected to http", ProfileGo, lab.Spec{}, get, false, true, "/moved/302", toHTTP, goSource, 2},
+		{"go: redirect loop", ProfileGo, lab.Spec{}, get, false, false, "/redirect-loop", loop, goSource, 10},
+		{"go: 25 redirects", ProfileGo, lab.Spec{}, get, false, false, "/redirect/25", chain(25), goSource, 10},
+		{"go: 401", ProfileGo, lab.Spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, goSource, 1},
+		{"go: 407", ProfileGo, lab.Spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, goSource, 1},
 
 		// HttpClient 5 (automatic retries disabled, the hc5 profile's default).
-		{"hc5: POST answered 408", ProfileHC5, spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, hc5Src, 1},
-		{"hc5: POST answered 307", ProfileHC5, spec{}, post, false, false, "/moved/307", to(307), hc5Src, 2},
-		{"hc5: POST answered 308", ProfileHC5, spec{}, post, false, false, "/moved/308", to(308), hc5Src, 2},
-		{"hc5: one-shot POST answered 307", ProfileHC5, spec{}, post, true, false, "/moved/307", to(307), hc5Src, 1},
-		{"hc5: one-shot POST answered 302", ProfileHC5, spec{}, post, true, false, "/moved/302", to(302), hc5Src, 1},
-		{"hc5: POST answered 301", ProfileHC5, spec{}, post, false, false, "/moved/301", to(301), hc5Src, 2},
-		{"hc5: POST answered 302", ProfileHC5, spec{}, post, false, false, "/moved/302", to(302), hc5Src, 2},
-		{"hc5: POST answered 303", ProfileHC5, spec{}, post, false, false, "/moved/303", to(303), hc5Src, 2},
+		{"hc5: POST answered 408", ProfileHC5, lab.Spec{}, post, false, false, "/status/408", []model.Answer{a(408)}, hc5Src, 1},
+		{"hc5: POST answered 307", ProfileHC5, lab.Spec{}, post, false, false, "/moved/307", to(307), hc5Src, 2},
+		{"hc5: POST answered 308", ProfileHC5, lab.Spec{}, post, false, false, "/moved/308", to(308), hc5Src, 2},
+		{"hc5: one-shot POST answered 307", ProfileHC5, lab.Spec{}, post, true, false, "/moved/307", to(307), hc5Src, 1},
+		{"hc5: one-shot POST answered 302", ProfileHC5, lab.Spec{}, post, true, false, "/moved/302", to(302), hc5Src, 1},
+		{"hc5: POST answered 301", ProfileHC5, lab.Spec{}, post, false, false, "/moved/301", to(301), hc5Src, 2},
+		{"hc5: POST answered 302", ProfileHC5, lab.Spec{}, post, false, false, "/moved/302", to(302), hc5Src, 2},
+		{"hc5: POST answered 303", ProfileHC5, lab.Spec{}, post, false, false, "/moved/303", to(303), hc5Src, 2},
 		{"hc5, disableRedirectHandling(): GET answered 302", ProfileHC5, noRedirects, get, false, false, "/moved/302", to(302), hc5Src, 1},
-		{"hc5: https redirected to http", ProfileHC5, spec{}, get, false, true, "/moved/302", toHTTP, hc5Src, 2},
-		{"hc5: redirect loop", ProfileHC5, spec{}, get, false, false, "/redirect-loop", loop, hc5Src, 2},
-		{"hc5: 60 redirects", ProfileHC5, spec{}, get, false, false, "/redirect/60", chain(60), hc5Src, 51},
-		{"hc5: 401", ProfileHC5, spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, hc5Src, 1},
-		{"hc5: 407", ProfileHC5, spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, hc5Src, 1},
+		{"hc5: https redirected to http", ProfileHC5, lab.Spec{}, get, false, true, "/moved/302", toHTTP, hc5Src, 2},
+		{"hc5: redirect loop", ProfileHC5, lab.Spec{}, get, false, false, "/redirect-loop", loop, hc5Src, 2},
+		{"hc5: 60 redirects", ProfileHC5, lab.Spec{}, get, false, false, "/redirect/60", chain(60), hc5Src, 51},
+		{"hc5: 401", ProfileHC5, lab.Spec{}, get, false, false, "/challenge/401", []model.Answer{a(401)}, hc5Src, 1},
+		{"hc5: 407", ProfileHC5, lab.Spec{}, get, false, false, "/challenge/407", []model.Answer{a(407)}, hc5Src, 1},
 	}
 }
 
@@ -183,11 +183,11 @@ type followServers struct {
 }
 
 func newFollowServers() (*followServers, error) {
-	plain, err := newServer()
+	plain, err := lab.NewServer()
 	if err != nil {
 		return nil, err
 	}
-	tls, err := newServer(fakesrv.WithProtocol(fakesrv.HTTP1TLS))
+	tls, err := lab.NewServer(fakesrv.WithProtocol(fakesrv.HTTP1TLS))
 	if err != nil {
 		plain.Close()
 		return nil, err
@@ -223,7 +223,8 @@ func (f *followServers) received() []fakesrv.Request {
 
 // Run implements Experiment.
 func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(f, opt.profile()); err != nil {
+	run, err := start(f, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	srv, err := newFollowServers()
@@ -232,7 +233,6 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 	defer srv.Close()
 	rows := followUps()
-	run := newRun(f, opt)
 	for i, r := range rows {
 		opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
 		row, res, err := f.row(ctx, srv, r, strconv.Itoa(i))
@@ -240,7 +240,7 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(r.name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(r.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -248,39 +248,31 @@ func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // row sends r's request once with r's client and compares the requests the servers got, and
 // the outcome, with the model's.
-func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id string) (results.Row, *client.Result, error) {
+func (f *FollowUps) row(ctx context.Context, srv *followServers, r followUp, id string) (row results.Row, res *client.Result, err error) {
 	s := r.s
 	if r.https {
 		s.TLS = srv.tls.ClientTLS()
 	}
-	b, err := build(r.profile, s)
+	b, err := lab.Build(r.profile, s)
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	srv.plain.Reset()
 	srv.tls.Reset()
-	res, err := sendFollowUp(ctx, b.c, srv.url(r, id), r.method, r.oneShot)
-	b.c.Close()
+	res, err = sendFollowUp(ctx, b.C, srv.url(r, id), r.method, r.oneShot)
+	b.C.Close()
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
-	want := model.FollowUps(b.limits.Rules, r.rules(b.limits), r.call())
+	want := model.FollowUps(b.Limits.Rules, r.rules(b.Limits), r.call())
 	got := srv.received()
-	row := results.Row{
-		Name:                 r.name,
-		Documented:           r.release,
-		DocumentedExecutions: results.Count(r.docExec),
-		ExpectedOutcome:      results.State(string(want.Outcome) + ": " + model.DescribeSent(want.Sent)),
-		Outcome:              results.State(string(res.Outcome) + ": " + model.DescribeSent(sentOf(got))),
-		ExpectedCalls:        1,
-		Calls:                1,
-		ExpectedExecutions:   results.Count(len(want.Sent)),
-		ServerExecutions:     results.Count(len(got)),
-		Server:               vocab.Plural(len(got), "request"),
-	}
+	row = lab.Judged(r.name, lab.Documented(r.release, nil, results.Count(r.docExec)),
+		lab.Ended(results.State(string(want.Outcome)+": "+model.DescribeSent(want.Sent)), results.State(string(res.Outcome)+": "+model.DescribeSent(sentOf(got)))),
+		lab.Calls(1, 1), lab.Executions(results.Count(len(want.Sent)), results.Count(len(got))),
+		lab.Saw(vocab.Plural(len(got), "request")))
 	if want.Outcome == vocab.OK {
 		row.ExpectedStatus = results.Count(want.Status)
 	}
@@ -305,7 +297,7 @@ func sentOf(log []fakesrv.Request) []model.Sent {
 type oneShotBody struct{ io.Reader }
 
 // sendFollowUp sends one request, with a small body for a POST: replayable, or one-shot.
-func sendFollowUp(ctx context.Context, c caller, target, method string, oneShot bool) (*client.Result, error) {
+func sendFollowUp(ctx context.Context, c lab.Caller, target, method string, oneShot bool) (*client.Result, error) {
 	var body io.Reader
 	if method == http.MethodPost {
 		body = strings.NewReader("order=42")

@@ -69,7 +69,7 @@ func TestFollowUpsRealLibraries(t *testing.T) {
 				}
 				seen++
 				p, _ := LookupProfile(r.profile)
-				want := model.FollowUps(p.rules(r.s), r.rules(model.Limits{Rules: p.rules(r.s)}), r.call())
+				want := model.FollowUps(p.Rules(r.s), r.rules(model.Limits{Rules: p.Rules(r.s)}), r.call())
 				if got := sent[id]; !reflect.DeepEqual(got, want.Sent) {
 					t.Errorf("%s: the server got %s, want %s", r.name, model.DescribeSent(got), model.DescribeSent(want.Sent))
 				}

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -58,8 +58,8 @@ func (*GoTraps) Info() Info {
 func (*GoTraps) Profiles() []string { return []string{ProfileGo} }
 
 // Params implements Experiment.
-func (g *GoTraps) Params() []param.Param {
-	return []param.Param{
+func (g *GoTraps) Params() []Param {
+	return []Param{
 		// net/http keeps at most 100 idle connections in all (MaxIdleConns), which the model
 		// of the waves does not follow: more calls per wave would measure that limit instead.
 		{Name: "concurrency", Usage: "calls per wave", Int: &g.Concurrency, Min: 1, Max: 100},
@@ -72,15 +72,15 @@ func (g *GoTraps) Params() []param.Param {
 
 // Run implements Experiment.
 func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(g, opt.profile()); err != nil {
+	run, err := start(g, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	run := newRun(g, opt)
 	name := g.Info().Name
 
 	for _, key := range []bool{true, false} {
@@ -90,7 +90,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return results.Run{}, err
 		}
 		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(row.Name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(row.Name, res, 0))
 	}
 	for _, idle := range []int{0, g.Concurrency} {
 		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, or(idle, 2))
@@ -101,20 +101,14 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Rows = append(run.Rows, rows...)
 	}
 	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
-	for _, r := range []struct {
-		name string
-		s    spec
-	}{
-		{fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every), spec{ClientTimeout: g.ClientTimeout}},
-		{fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout), spec{ReadTimeout: g.ClientTimeout}},
-	} {
-		row, res, err := singleRow(ctx, ProfileGo, srv, r.s, trickle, func(expected time.Duration) { opt.progress(expected, "%s · %s", name, r.name) })
-		if err != nil {
-			return results.Run{}, err
-		}
-		row.Name = r.name
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(r.name, res, 0))
+	cases := []callCase{
+		{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
+			Profile: ProfileGo, Limits: lab.Spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+		{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
+			Profile: ProfileGo, Limits: lab.Spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+	}
+	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
+		return results.Run{}, err
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -122,27 +116,27 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // replay sends a POST on a reused connection to /close-after-read, which reads the request and
 // closes the connection without answering, and counts how often the server got it.
-func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (results.Row, *client.Result, error) {
-	b, err := build(ProfileGo, spec{})
+func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (row results.Row, res *client.Result, err error) {
+	b, err := lab.Build(ProfileGo, lab.Spec{})
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
-	defer b.c.Close()
-	if _, err := warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
-		return results.Row{}, nil, err
+	defer b.C.Close()
+	if _, err := lab.Warm(ctx, b, srv, 1); err != nil { // the POST must go out on a reused connection
+		return row, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/close-after-read", strings.NewReader("order=42"))
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	name := "POST without Idempotency-Key, connection closed after the request"
 	if key {
 		req.Header.Set("Idempotency-Key", "order-42")
 		name = "POST with Idempotency-Key, connection closed after the request"
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ = b.C.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	// The endpoint never answers: the call fails whatever net/http does. The replay goes out
 	// on a new connection and fails there too, which net/http never retries.
@@ -151,22 +145,19 @@ func (g *GoTraps) replay(ctx context.Context, srv *fakesrv.Server, key bool) (re
 		want = 2
 	}
 	got := srv.Stats().Requests["close-after-read"]
-	return results.Row{
-		Name: name, ExpectedOutcome: vocab.Failed, Outcome: res.Outcome,
-		ExpectedCalls: 1, Calls: 1,
-		ExpectedExecutions: results.Count(want), ServerExecutions: results.Count(got),
-		Server: fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")),
-	}, res, nil
+	return lab.Judged(name, lab.Ended(vocab.Failed, res.Outcome), lab.Calls(1, 1),
+		lab.Executions(results.Count(want), results.Count(got)),
+		lab.Saw(fmt.Sprintf("got the request %s, closed without answering", vocab.Plural(got, "time")))), res, nil
 }
 
 // waves makes g.Waves waves of g.Concurrency simultaneous calls and counts the connections
 // the server accepts in each.
 func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) ([]results.Row, error) {
-	b, err := build(ProfileGo, spec{MaxIdlePerHost: maxIdle})
+	b, err := lab.Build(ProfileGo, lab.Spec{MaxIdlePerHost: maxIdle})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
 	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
 	if maxIdle == 0 {
@@ -180,7 +171,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		outcomes := make([]vocab.Outcome, g.Concurrency)
 		for i := 0; i < g.Concurrency; i++ {
 			eg.Go(func() error {
-				res, err := call(ectx, b.c, srv, overlap, strconv.Itoa(i))
+				res, err := lab.Call(ectx, b.C, srv, overlap, strconv.Itoa(i))
 				if err == nil {
 					outcomes[i] = res.Outcome
 				}
@@ -201,14 +192,10 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 				outcome = o // the wave's outcome is its first failure, if any
 			}
 		}
-		rows = append(rows, results.Row{
-			Name:            fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
-			ExpectedOutcome: vocab.OK, Outcome: outcome,
-			ExpectedCalls: g.Concurrency, Calls: ok,
-			ExpectedNewConnections: results.Count(want[w]),
-			NewConnections:         results.Count(srv.ConnsAccepted()),
-			Server:                 fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")),
-		})
+		rows = append(rows, lab.Judged(fmt.Sprintf("%s, %d concurrent calls: wave %d", label, g.Concurrency, w+1),
+			lab.Ended(vocab.OK, outcome), lab.Calls(g.Concurrency, ok),
+			lab.Connections(results.Count(want[w]), results.Count(srv.ConnsAccepted())),
+			lab.Saw(fmt.Sprintf("accepted %s", vocab.Plural(srv.ConnsAccepted(), "connection")))))
 	}
 	return rows, nil
 }

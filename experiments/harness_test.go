@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -57,24 +58,24 @@ func TestNewRun(t *testing.T) {
 
 func TestSep(t *testing.T) {
 	for path, want := range map[string]string{"/delay": "?", "/status/503?retry-after=0": "&"} {
-		if got := sep(path); got != want {
+		if got := lab.Sep(path); got != want {
 			t.Errorf("sep(%q): got %q, want %q", path, got, want)
 		}
 	}
 }
 
-// TestSingleRow measures one quick call under every profile: one warm connection, the model's
+// TestCaseMeasure measures one quick call under every profile: one warm connection, the model's
 // time and outcome beside the measured ones, and the server's note.
-func TestSingleRow(t *testing.T) {
-	srv, err := newServer()
+func TestCaseMeasure(t *testing.T) {
+	srv, err := lab.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	for _, name := range ProfileNames() {
 		var told bool
-		row, res, err := singleRow(context.Background(), name, srv, spec{ReadTimeout: 200 * ms}, fakesrv.Behaviour{Delay: 10 * ms},
-			func(expected time.Duration) { told = expected > 0 })
+		c := callCase{Name: "quick", Limits: lab.Spec{ReadTimeout: 200 * ms}, Server: srv, Behaviour: fakesrv.Behaviour{Delay: 10 * ms}}
+		row, res, err := c.measure(context.Background(), name, func(expected time.Duration) { told = expected > 0 })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -90,7 +91,7 @@ func TestSingleRow(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	a := NewTrickle()
-	got := config(a.Params())
+	got := lab.Config(a.Params())
 	if len(got) != len(a.Params()) {
 		t.Fatalf("got %d parameters, want %d", len(got), len(a.Params()))
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -77,8 +77,8 @@ func (*Inventory) Info() Info {
 }
 
 // Params implements Experiment.
-func (v *Inventory) Params() []param.Param {
-	return []param.Param{
+func (v *Inventory) Params() []Param {
+	return []Param{
 		{Name: "pool", Usage: "connections per route", Int: &v.Pool, Min: 1, Max: 1000},
 		{Name: "max-total", Usage: "connections in all", Int: &v.MaxTotal, Min: 1, Max: 10000},
 		{Name: "connect-timeout", Usage: "connect timeout (0 = none)", Duration: &v.ConnectTimeout},
@@ -137,15 +137,16 @@ func (v *Inventory) calls() []inventoryCall {
 
 // Run implements Experiment.
 func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(v, opt.profile()); err != nil {
+	run, err := start(v, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer srv.Close()
-	b, err := build(opt.profile(), spec{
+	b, err := lab.Build(opt.profile(), lab.Spec{
 		Pool: v.Pool, MaxTotal: v.MaxTotal,
 		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
 		ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
@@ -155,7 +156,7 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err != nil {
 		return results.Run{}, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 
 	def := atDocumented(opt, v.Params(), NewInventory().Params())
 	calls := v.calls()
@@ -163,22 +164,21 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	for i, cl := range calls {
 		d := downstream(cl.b)
 		d.HonoursBudget = v.PropagateDeadline
-		seq[i] = model.Call{Downstream: d, Limits: b.limits}
+		seq[i] = model.Call{Downstream: d, Limits: b.Limits}
 	}
 	preds, idle := model.Sequence(v.Pool, 0, seq)
 
-	run := newRun(v, opt)
 	run.Axis = "from the start of the first call (the calls run one after another)"
 	wantReserved := 0
 	t0 := time.Now()
 	for i, cl := range calls {
 		began := time.Since(t0)
 		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Info().Name, i+1, len(calls), cl.name)
-		row, res, err := v.makeCall(ctx, b.c, srv, i, cl, preds[i], def)
+		row, res, err := v.makeCall(ctx, b.C, srv, i, cl, preds[i], def)
 		if err != nil {
 			return results.Run{}, err
 		}
-		run.Calls = append(run.Calls, timeline(cl.name, res, began))
+		run.Calls = append(run.Calls, lab.Timeline(cl.name, res, began))
 		if cl.b.Order != "" {
 			wantReserved += preds[i].Executions
 		}
@@ -186,12 +186,8 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 	}
 
 	pool := v.poolRow(ctx, b, srv, idle, def)
-	reserved := results.Row{
-		Name:               "server reservations",
-		ExpectedExecutions: results.Count(wantReserved),
-		ServerExecutions:   results.Count(srv.TotalReservations()),
-		Server:             fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck")),
-	}
+	reserved := lab.Judged("server reservations", lab.Executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
+		lab.Saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
 	if def {
 		reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
 	}
@@ -202,31 +198,31 @@ func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // makeCall makes the demo's call i, cl, and returns its row against the model's prediction p;
 // def says whether the documented figure applies.
-func (v *Inventory) makeCall(ctx context.Context, c caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (results.Row, *client.Result, error) {
-	res, err := call(ctx, c, srv, cl.b, "")
+func (v *Inventory) makeCall(ctx context.Context, c lab.Caller, srv *fakesrv.Server, i int, cl inventoryCall, p model.Prediction, def bool) (row results.Row, res *client.Result, err error) {
+	res, err = lab.Call(ctx, c, srv, cl.b, "")
 	if err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
+		return row, nil, err
 	}
-	row := callRow(p, res)
-	row.Name = cl.name
+	var want, got *int
 	if p.Outcome == vocab.OK {
 		status := 200
 		if p.Attempts[len(p.Attempts)-1].Rejected {
 			status = 503
 		}
-		row.ExpectedStatus = results.Count(status)
+		want = results.Count(status)
 	}
 	if res.Status != 0 {
-		row.Status = results.Count(res.Status)
+		got = results.Count(res.Status)
 	}
-	row.Documented, row.DocumentedMs = documented(def, cl.doc)
-	if log := settled(ctx, srv, i+1); len(log) > i {
-		row.Server = serverNote(log[i]) + reservationNote(log[i]) + budgetNote(log[i])
+	text, ms := documented(def, cl.doc)
+	note := ""
+	if log := lab.Settled(ctx, srv, i+1); len(log) > i {
+		note = lab.ServerNote(log[i]) + lab.ReservationNote(log[i]) + budgetNote(log[i])
 	}
-	return row, res, nil
+	return lab.Judged(cl.name, lab.Called(p, res), lab.Status(want, got), lab.Documented(text, ms, nil), lab.Saw(note)), res, nil
 }
 
 // budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
@@ -239,26 +235,19 @@ func budgetNote(r fakesrv.Request) string {
 
 // poolRow checks the pool after the calls: HttpClient 5's statistics where the client has them,
 // else (net/http) the connections the server sees open, which are the client's idle ones.
-func (v *Inventory) poolRow(ctx context.Context, b built, srv *fakesrv.Server, idle int, def bool) results.Row {
-	if b.stats == nil {
-		open := steadyOpen(ctx, srv)
-		return results.Row{
-			Name:            "idle connections after the calls (server side)",
-			ExpectedOutcome: results.State(fmt.Sprintf("%d open", idle)),
-			Outcome:         results.State(fmt.Sprintf("%d open", open)),
-			Server:          fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection")),
-		}
+func (v *Inventory) poolRow(ctx context.Context, b lab.Built, srv *fakesrv.Server, idle int, def bool) results.Row {
+	if b.Stats == nil {
+		open := lab.SteadyOpen(ctx, srv)
+		return lab.Judged("idle connections after the calls (server side)",
+			lab.Ended(results.State(fmt.Sprintf("%d open", idle)), results.State(fmt.Sprintf("%d open", open))),
+			lab.Saw(fmt.Sprintf("%s accepted; net/http has no pool statistics", vocab.Plural(srv.ConnsAccepted(), "connection"))))
 	}
-	stats := b.stats()
+	stats := b.Stats()
 	state := func(leased, pending, available, max int) vocab.Outcome {
 		return results.State(fmt.Sprintf("leased %d, pending %d, available %d, max %d", leased, pending, available, max))
 	}
-	row := results.Row{
-		Name:            "pool after the calls",
-		ExpectedOutcome: state(0, 0, idle, b.maxTotal),
-		Outcome:         state(stats.Leased, stats.Pending, stats.Available, stats.Max),
-		Server:          fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen()),
-	}
+	row := lab.Judged("pool after the calls", lab.Ended(state(0, 0, idle, b.MaxTotal), state(stats.Leased, stats.Pending, stats.Available, stats.Max)),
+		lab.Saw(fmt.Sprintf("%s accepted, %d open", vocab.Plural(srv.ConnsAccepted(), "connection"), srv.ConnsOpen())))
 	if def {
 		row.Documented = string(state(0, 0, 0, 100))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/jvm"
 	"github.com/labrun/labrun/internal/model"
@@ -54,7 +55,7 @@ func runJava(t *testing.T, rt jvm.Runtime, source string, args ...string) []byte
 // testServer starts a fake server that the test closes.
 func testServer(t *testing.T, opts ...fakesrv.Option) *fakesrv.Server {
 	t.Helper()
-	srv, err := newServer(opts...)
+	srv, err := lab.NewServer(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +101,13 @@ func TestPooledRowsMatchRealLibraries(t *testing.T) {
 				t.Fatalf("got %d result lines, want %d: %s", len(lines), len(cases), out)
 			}
 			for i, c := range cases {
-				b, err := build(c.profile, c.s)
+				b, err := lab.Build(c.profile, c.s)
 				if err != nil {
 					t.Fatal(err)
 				}
-				b.c.Close()
-				pred := model.Predict(p.downstream(c), b.limits, false, 0)
-				log := settled(ctx, srvs[i], 2)
+				b.C.Close()
+				pred := model.Predict(p.downstream(c), b.Limits, false, 0)
+				log := lab.Settled(ctx, srvs[i], 2)
 				gotOK, wantOK := strings.HasPrefix(lines[i], "ok "), pred.Outcome == vocab.OK
 				execs, conns := len(log)-1, srvs[i].ConnsAccepted()-1
 				if gotOK != wantOK || execs != pred.Executions || conns != pred.Connects {
@@ -150,13 +151,13 @@ func TestTrickleMatchesRealLibraries(t *testing.T) {
 				}
 				got[i], outcomes[i] = append(got[i], ms), append(outcomes[i], o)
 			}
-			b, err := build(l.profile, spec{ReadTimeout: timeout})
+			b, err := lab.Build(l.profile, lab.Spec{ReadTimeout: timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.c.Close()
+			b.C.Close()
 			for i, d := range downs {
-				pred := model.Predict(d, b.limits, false, 0)
+				pred := model.Predict(d, b.Limits, false, 0)
 				want := "error"
 				if pred.Outcome == vocab.OK {
 					want = "ok"
@@ -192,12 +193,12 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 		t.Run(l.profile, func(t *testing.T) {
 			rt := jvm.Require(t, jvmLibs...)
 			srv, jit := testServer(t), testServer(t)
-			b, err := build(l.profile, spec{})
+			b, err := lab.Build(l.profile, lab.Spec{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.c.Close()
-			idle := min(or(b.pool, 5), 5)
+			b.C.Close()
+			idle := min(or(b.Pool, 5), 5)
 			beh := fakesrv.Behaviour{Delay: delay}
 			out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
 				srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())
@@ -210,7 +211,7 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 				}
 				ends = append(ends, ms)
 			}
-			preds := model.Simulate(model.Scenario{Calls: calls, Pool: b.modelPool(calls), Idle: idle, Downstream: downstream(beh), Limits: b.limits})
+			preds := model.Simulate(model.Scenario{Calls: calls, Pool: b.ModelPool(calls), Idle: idle, Downstream: downstream(beh), Limits: b.Limits})
 			conns := 0
 			var want []time.Duration
 			for _, p := range preds {
@@ -278,7 +279,7 @@ func TestResendPropertiesMatchRealLibraries(t *testing.T) {
 				t.Fatal(err)
 			}
 			pred := model.Predict(model.Downstream{Method: http.MethodPost, KillAfterRead: model.KillClose}, tt.limits, false, 0)
-			log := settled(ctx, srv, 2)
+			log := lab.Settled(ctx, srv, 2)
 			line := strings.TrimSpace(string(out))
 			if execs, conns := len(log)-1, srv.ConnsAccepted()-1; strings.HasPrefix(line, "ok ") != (pred.Outcome == vocab.OK) ||
 				execs != pred.Executions || conns != pred.Connects {

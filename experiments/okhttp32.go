@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -69,8 +69,8 @@ func (*OkHttp32) Info() Info {
 func (*OkHttp32) Profiles() []string { return []string{ProfileOkHttp32, ProfileOkHttp} }
 
 // Params implements Experiment.
-func (o *OkHttp32) Params() []param.Param {
-	return []param.Param{
+func (o *OkHttp32) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "OkHttp readTimeout", Duration: &o.ReadTimeout, MaxDuration: 5 * time.Second},
 		{Name: "delay", Usage: "server time to reserve (longer than the read timeout)", Duration: &o.Delay, MaxDuration: 10 * time.Second},
 		{Name: "pooled", Usage: "idle pooled connections before the call", Int: &o.Pooled, Min: 1, Max: 8},
@@ -144,47 +144,45 @@ func (o *OkHttp32) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 // measure runs one row: servers for its routes, a client of its profile with its pooled
 // connections warmed, then, once ready returns, one POST reservation.
-func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, ready func()) (results.Row, results.Call, error) {
+func (o *OkHttp32) measure(ctx context.Context, opt Options, row okhttp32Row, ready func()) (out results.Row, call results.Call, err error) {
 	h, err := newUpHost(upAddrs[:row.routes])
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	defer h.close()
-	b, err := build(row.profile, spec{ReadTimeout: o.ReadTimeout, NoRouteRetry: row.noRetry, Resolver: h.resolver})
+	b, err := lab.Build(row.profile, lab.Spec{ReadTimeout: o.ReadTimeout, NoRouteRetry: row.noRetry, Resolver: h.resolver})
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	if row.pooled > 0 {
 		// Warm-up calls go to the first address: the one a fresh route selector tries first.
-		if _, err := warmURL(ctx, b, h.servers[0], h.url, row.pooled); err != nil {
-			return results.Row{}, results.Call{}, err
+		if _, err := lab.WarmURL(ctx, b, h.servers[0], h.url, row.pooled); err != nil {
+			return out, call, err
 		}
 	}
 	p := model.Simulate(model.Scenario{Calls: 1, Pool: max(row.pooled, 1), Idle: row.pooled,
-		Downstream: model.Downstream{Delay: o.Delay, Method: http.MethodPost, Routes: row.routes}, Limits: b.limits})[0]
+		Downstream: model.Downstream{Delay: o.Delay, Method: http.MethodPost, Routes: row.routes}, Limits: b.Limits})[0]
 	ready()
 	opt.progress(p.Total, "%s · %s", o.Info().Name, row.name)
 	beh := fakesrv.Behaviour{Delay: o.Delay, Order: "seed-" + strconv.Itoa(row.pooled)}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url+beh.Path(), nil)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ := b.C.Do(ctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	reserved, accepted := h.counts(ctx)
-	out := callRow(p, res)
-	out.Name = row.name
-	out.ExpectedExecutions, out.ServerExecutions = results.Count(p.Executions), results.Count(reserved)
-	out.ExpectedNewConnections, out.NewConnections = results.Count(p.Connects), results.Count(accepted)
 	addrs := "1 address"
 	if row.routes > 1 {
 		addrs = fmt.Sprintf("%d addresses (each attempt resolves the name: a few ms)", row.routes)
 	}
-	out.Server = fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt"))
-	return out, timeline(row.name, res, 0), nil
+	return lab.Judged(row.name, lab.Called(p, res),
+		lab.Executions(results.Count(p.Executions), results.Count(reserved)),
+		lab.Connections(results.Count(p.Connects), results.Count(accepted)),
+		lab.Saw(fmt.Sprintf("reserved %s; %s; %s", vocab.Plural(reserved, "time"), addrs, vocab.Plural(len(res.Attempts), "attempt")))), lab.Timeline(row.name, res, 0), nil
 }
 
 // upHost is a host name that resolves to several loopback addresses, each with a fake server
@@ -247,7 +245,7 @@ func tryUpHost(ips []string) (*upHost, error) {
 // finished.
 func (h *upHost) counts(ctx context.Context) (reserved, accepted int) {
 	for _, s := range h.servers {
-		settled(ctx, s, 0)
+		lab.Settled(ctx, s, 0)
 		reserved += s.TotalReservations()
 		accepted += s.ConnsAccepted()
 	}

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -55,8 +55,8 @@ func (*Pool) Info() Info {
 }
 
 // Params implements Experiment.
-func (p *Pool) Params() []param.Param {
-	return []param.Param{
+func (p *Pool) Params() []Param {
+	return []Param{
 		{Name: "pool", Usage: "connections per route", Int: &p.Pool, Min: 1, Max: 1000},
 		{Name: "concurrency", Usage: "calls started together", Int: &p.Concurrency, Min: 1, Max: 1000},
 		{Name: "delay", Usage: "server time per call", Duration: &p.Delay},
@@ -66,27 +66,28 @@ func (p *Pool) Params() []param.Param {
 
 // Run implements Experiment.
 func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(p, opt.profile()); err != nil {
+	run, err := start(p, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer srv.Close()
 
 	def := atDocumented(opt, p.Params(), NewPool().Params())
-	base := spec{Pool: p.Pool, NoLeaseTimeout: true}
+	base := lab.Spec{Pool: p.Pool, NoLeaseTimeout: true}
 	type variant struct {
 		name    string
-		cfg     spec
+		cfg     lab.Spec
 		docs    map[vocab.Outcome][]figure // per outcome, per batch
 		profile string                     // "" for --client
 	}
 	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
 		vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
 	if p.LeaseTimeout > 0 {
-		cfg := spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
+		cfg := lab.Spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
 		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
 			vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
 	}
@@ -96,9 +97,8 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "jdk, no pool limit", profile: ProfileJDK})
 	}
 	if opt.profile() != ProfileHC4 {
-		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", hc4PerRoute), profile: ProfileHC4})
+		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", lab.HC4PerRoute), profile: ProfileHC4})
 	}
-	run := newRun(p, opt)
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
@@ -127,44 +127,38 @@ type poolRow struct {
 // variant runs the concurrent calls through one client configuration of a profile and returns
 // its rows and its calls, in the order they ended. The client's pool is warmed with as many
 // connections as it allows (--pool for a client without a limit).
-func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, s spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
-	bc, err := build(profile, s)
+func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, s lab.Spec, starting func(expected time.Duration)) ([]poolRow, []results.Call, error) {
+	bc, err := lab.Build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer bc.c.Close()
-	idle, err := warm(ctx, bc, srv, min(or(bc.pool, p.Pool), p.Pool))
+	defer bc.C.Close()
+	idle, err := lab.Warm(ctx, bc, srv, min(or(bc.Pool, p.Pool), p.Pool))
 	if err != nil {
 		return nil, nil, err
 	}
 	b := fakesrv.Behaviour{Delay: p.Delay}
 	preds := model.Simulate(model.Scenario{
-		Calls: p.Concurrency, Pool: bc.modelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.limits,
+		Calls: p.Concurrency, Pool: bc.ModelPool(p.Concurrency), Idle: idle, Downstream: downstream(b), Limits: bc.Limits,
 	})
 	var last time.Duration
 	for _, pr := range preds {
 		last = max(last, pr.Total)
 	}
 	starting(last)
-	m, err := together(ctx, bc.c, srv, b, name, p.Concurrency)
+	m, err := together(ctx, bc.C, srv, b, name, p.Concurrency)
 	if err != nil {
 		return nil, nil, err
 	}
-	log := settled(ctx, srv, 0)
+	log := lab.Settled(ctx, srv, 0)
 	rows := groupRows(name, preds, m, serverTimes(log))
 	want, conns := 0, 0
 	for _, pr := range preds {
 		want, conns = want+pr.Executions, conns+pr.Connects
 	}
-	rows = append(rows, poolRow{Row: results.Row{
-		Name:                   name + ": requests the server executed, connections it accepted",
-		ExpectedCalls:          p.Concurrency,
-		Calls:                  p.Concurrency,
-		ExpectedExecutions:     results.Count(want),
-		ServerExecutions:       results.Count(len(log)),
-		ExpectedNewConnections: results.Count(conns),
-		NewConnections:         results.Count(srv.ConnsAccepted()),
-	}, batch: -1})
+	rows = append(rows, poolRow{Row: lab.Judged(name+": requests the server executed, connections it accepted",
+		lab.Calls(p.Concurrency, p.Concurrency), lab.Executions(results.Count(want), results.Count(len(log))),
+		lab.Connections(results.Count(conns), results.Count(srv.ConnsAccepted()))), batch: -1})
 	return rows, m.byEnd(), nil
 }
 
@@ -178,7 +172,7 @@ type concurrent struct {
 
 // together makes n calls for b, started at the same moment, and waits for them all. Call i is
 // tagged i in the server's log.
-func together(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Behaviour, name string, n int) (concurrent, error) {
+func together(ctx context.Context, c lab.Caller, srv *fakesrv.Server, b fakesrv.Behaviour, name string, n int) (concurrent, error) {
 	m := concurrent{
 		ends: make([]time.Duration, n), outcomes: make([]vocab.Outcome, n),
 		leaseWaits: make([]time.Duration, n), calls: make([]results.Call, n),
@@ -190,12 +184,12 @@ func together(ctx context.Context, c caller, srv *fakesrv.Server, b fakesrv.Beha
 		g.Go(func() error {
 			<-start
 			began := time.Since(t0)
-			res, err := call(gctx, c, srv, b, strconv.Itoa(i))
+			res, err := lab.Call(gctx, c, srv, b, strconv.Itoa(i))
 			if err != nil {
 				return err
 			}
 			m.ends[i], m.outcomes[i], m.leaseWaits[i] = time.Since(t0), res.Outcome, res.Attempts[0].Lease
-			m.calls[i] = timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
+			m.calls[i] = lab.Timeline(fmt.Sprintf("%s: call %d", name, i+1), res, began)
 			return nil
 		})
 	}
@@ -239,30 +233,23 @@ func groupRows(name string, preds []model.Prediction, m concurrent, serverTime m
 	var rows []poolRow
 	batches := map[vocab.Outcome]int{}
 	for _, g := range groupCalls(preds, m.outcomes, m.ends) {
-		row := poolRow{Row: results.Row{
-			ExpectedOutcome: g.outcome,
-			ExpectedCalls:   g.want,
-			Calls:           len(g.calls),
-			ExpectedMs:      expectedMs(g.at),
-		}, batch: -1}
+		n := -1
 		if g.want > 0 {
-			row.batch = batches[g.outcome]
+			n = batches[g.outcome]
 			batches[g.outcome]++
 		}
-		if len(g.calls) > 0 {
-			row.Outcome = m.outcomes[g.calls[0]]
-			row.MeasuredMs = results.Ms(median(m.ends, g.calls))
-		}
+		var label string
 		switch {
 		case g.want == 0:
-			row.Name = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
+			label = fmt.Sprintf("%s: unexpected %s", name, g.outcome)
 		case g.outcome == vocab.OK:
-			row.Name = fmt.Sprintf("%s: batch %d", name, row.batch+1)
+			label = fmt.Sprintf("%s: batch %d", name, n+1)
 		case g.outcome == vocab.LeaseTimeout:
-			row.Name = name + ": no connection in time"
+			label = name + ": no connection in time"
 		default:
-			row.Name = fmt.Sprintf("%s: %s", name, g.outcome)
+			label = fmt.Sprintf("%s: %s", name, g.outcome)
 		}
+		row := poolRow{Row: lab.Judged(label, batch(g, m.outcomes, m.ends)), batch: n}
 		var served, waited time.Duration
 		reached := 0
 		for _, i := range g.calls {

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -114,8 +113,8 @@ func (*Pooled) Profiles() []string {
 }
 
 // Params implements Experiment.
-func (p *Pooled) Params() []param.Param {
-	return []param.Param{
+func (p *Pooled) Params() []Param {
+	return []Param{
 		{Name: "server-idle-timeout", Usage: "the server closes a keep-alive connection idle this long (Tomcat's 60 s, scaled down)",
 			Duration: &p.ServerIdleTimeout, MaxDuration: 10 * time.Second},
 		{Name: "idle-for", Usage: "how long the client's pooled connection sits idle before the call", Duration: &p.IdleFor, MaxDuration: 10 * time.Second},
@@ -170,7 +169,7 @@ func (p *Pooled) evictEvery() time.Duration {
 type pooledCase struct {
 	name    string
 	profile string
-	s       spec
+	s       lab.Spec
 	method  string
 	key     bool // an Idempotency-Key header
 	// kill is how the server ends the pooled connection after reading the request; with
@@ -207,19 +206,19 @@ func (p *Pooled) cases() []pooledCase {
 	get, post := http.MethodGet, http.MethodPost
 	cs := []pooledCase{
 		{quiet + hc5 + ", no stale check, GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", validateAfterInactivity " + p.Validate.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate}, get, false, model.KillNone, false},
 		{quiet + hc5 + ", evictIdleConnections " + p.Evict.String() + ", GET", ProfileHC5,
-			spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
+			lab.Spec{HC5Retries: retries, ValidateAfterInactivity: client.NoValidation, EvictIdle: p.Evict, EvictInterval: p.EvictInterval},
 			get, false, model.KillNone, false},
-		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, spec{}, get, false, model.KillNone, false},
-		{quiet + "okhttp, POST (health check)", ProfileOkHttp, spec{}, post, false, model.KillNone, false},
-		{quiet + "go, GET (background read)", ProfileGo, spec{}, get, false, model.KillNone, false},
-		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, spec{}, get, false, model.KillNone, false},
-		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, spec{}, post, false, model.KillNone, false},
-		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, spec{}, get, false, model.KillNone, false},
-		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, spec{}, post, false, model.KillNone, false},
+		{quiet + "okhttp, GET (health check skipped)", ProfileOkHttp, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "okhttp, POST (health check)", ProfileOkHttp, lab.Spec{}, post, false, model.KillNone, false},
+		{quiet + "go, GET (background read)", ProfileGo, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "jdk, GET (the pool watches idle connections)", ProfileJDK, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "urlconnection, POST (no check, one re-send)", ProfileURLConnection, lab.Spec{}, post, false, model.KillNone, false},
+		{quiet + "hc4, GET (validateAfterInactivity 2s, a re-send)", ProfileHC4, lab.Spec{}, get, false, model.KillNone, false},
+		{quiet + "hc4, POST (validateAfterInactivity 2s, no re-send)", ProfileHC4, lab.Spec{}, post, false, model.KillNone, false},
 	}
 	for _, k := range pooledKills() {
 		for _, c := range pooledKillers() {
@@ -251,7 +250,7 @@ func (p *Pooled) cases() []pooledCase {
 type pooledKiller struct {
 	who     string
 	profile string
-	s       spec
+	s       lab.Spec
 	methods []string
 	key     bool
 }
@@ -260,48 +259,40 @@ type pooledKiller struct {
 func pooledKillers() []pooledKiller {
 	get, post := http.MethodGet, http.MethodPost
 	return []pooledKiller{
-		{"hc5 retries off", ProfileHC5, spec{}, []string{get, post}, false},
-		{"hc5 default retries", ProfileHC5, spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
-		{"okhttp", ProfileOkHttp, spec{}, []string{get, post}, false},
-		{"go", ProfileGo, spec{}, []string{get, post}, false},
-		{"go", ProfileGo, spec{}, []string{post}, true},
-		{"jdk", ProfileJDK, spec{}, []string{get, post}, false},
-		{"urlconnection", ProfileURLConnection, spec{}, []string{get, post}, false},
-		{"hc4", ProfileHC4, spec{}, []string{get, post}, false},
+		{"hc5 retries off", ProfileHC5, lab.Spec{}, []string{get, post}, false},
+		{"hc5 default retries", ProfileHC5, lab.Spec{HC5Retries: vocab.HC5RetriesDefault}, []string{get, post}, false},
+		{"okhttp", ProfileOkHttp, lab.Spec{}, []string{get, post}, false},
+		{"go", ProfileGo, lab.Spec{}, []string{get, post}, false},
+		{"go", ProfileGo, lab.Spec{}, []string{post}, true},
+		{"jdk", ProfileJDK, lab.Spec{}, []string{get, post}, false},
+		{"urlconnection", ProfileURLConnection, lab.Spec{}, []string{get, post}, false},
+		{"hc4", ProfileHC4, lab.Spec{}, []string{get, post}, false},
 	}
 }
 
 // Run implements Experiment.
 func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(p, opt.profile()); err != nil {
+	run, err := start(p, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	idleSrv, err := newServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
+	idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer idleSrv.Close()
-	killSrv, err := newServer()
+	killSrv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
 	defer killSrv.Close()
 
-	run := newRun(p, opt)
-	cases := p.cases()
-	for i, c := range cases {
-		srv := killSrv
-		if c.kill == model.KillNone {
-			srv = idleSrv
-		}
-		row, res, err := p.measure(ctx, srv, c, func(expected time.Duration) {
-			opt.progress(expected, "%s · row %d/%d: %s", p.Info().Name, i+1, len(cases)+1, c.name)
-		})
-		if err != nil {
-			return results.Run{}, err
-		}
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, timeline(c.name, res, 0))
+	var cases []callCase
+	for _, c := range p.cases() {
+		cases = append(cases, p.measured(c, idleSrv, killSrv))
+	}
+	if err := runCases(ctx, opt, &run, cases, len(cases)+1); err != nil {
+		return results.Run{}, err
 	}
 	dropped, err := p.droppedRow()
 	if err != nil {
@@ -310,6 +301,21 @@ func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run.Rows = append(run.Rows, dropped)
 	run.Finish(opt.Tolerance)
 	return run, nil
+}
+
+// measured is case c as the harness measures it: on a fresh client whose pool holds one warm
+// connection, after the idle period for the idle-timeout rows, judged on the model's outcome,
+// time, executions and new connections beside the measured ones, the server's executions and
+// accepted connections counted by the server itself.
+func (p *Pooled) measured(c pooledCase, idleSrv, killSrv *fakesrv.Server) callCase {
+	m := callCase{Name: c.name, Profile: c.profile, Limits: c.s, Server: killSrv, Behaviour: p.behaviour(c),
+		Method: c.method, Key: c.key, Counts: countExecutions | countConnections, Note: pooledNote}
+	d := p.downstream(c)
+	m.Downstream = &d
+	if c.kill == model.KillNone {
+		m.Server, m.Idle = idleSrv, p.IdleFor
+	}
+	return m
 }
 
 // downstream is the model's view of case c.
@@ -334,44 +340,6 @@ func (p *Pooled) behaviour(c pooledCase) fakesrv.Behaviour {
 		}
 	}
 	return fakesrv.Behaviour{}
-}
-
-// measure makes case c's call on a fresh client whose pool holds one warm connection, after
-// the idle period for the idle-timeout rows, and returns its row: the model's outcome, time,
-// executions and new connections beside the measured ones, the server's executions and
-// accepted connections counted by the server itself.
-func (p *Pooled) measure(ctx context.Context, srv *fakesrv.Server, c pooledCase, starting func(time.Duration)) (results.Row, *client.Result, error) {
-	b, err := build(c.profile, c.s)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	defer b.c.Close()
-	idle, err := warm(ctx, b, srv, 1) // resets the server: what follows is the call's
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	if c.kill == model.KillNone {
-		if err := clock.Sleep(ctx, p.IdleFor); err != nil {
-			return results.Row{}, nil, err
-		}
-	}
-	pred := model.Predict(p.downstream(c), b.limits, idle == 0, 0)
-	starting(pred.Total)
-	req, err := pooledRequest(ctx, srv.URL+p.behaviour(c).Path(), c.method, c.key)
-	if err != nil {
-		return results.Row{}, nil, err
-	}
-	res, _ := b.c.Do(ctx, req)
-	if err := ctx.Err(); err != nil {
-		return results.Row{}, nil, err
-	}
-	log := settled(ctx, srv, 0)
-	row := callRow(pred, res)
-	row.Name = c.name
-	row.ExpectedExecutions, row.ServerExecutions = results.Count(pred.Executions), results.Count(len(log))
-	row.ExpectedNewConnections, row.NewConnections = results.Count(pred.Connects), results.Count(srv.ConnsAccepted())
-	row.Server = pooledNote(log, srv.ConnsAccepted())
-	return row, res, nil
 }
 
 // pooledNote says what the server saw of a call: how often it got the request, how many
@@ -422,19 +390,15 @@ func pooledRequest(ctx context.Context, url, method string, key bool) (*http.Req
 // no call since it makes none.
 func (p *Pooled) droppedRow() (results.Row, error) {
 	retries := hc5Strategy(p.HC5Retries)
-	b, err := build(ProfileHC5, spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate})
+	b, err := lab.Build(ProfileHC5, lab.Spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate})
 	if err != nil {
 		return results.Row{}, err
 	}
-	b.c.Close()
-	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.limits, false, 0)
-	return results.Row{
-		Name:                   "dropped silently by a middlebox: hc5, validateAfterInactivity " + p.Validate.String() + ", no read timeout",
-		ExpectedMs:             expectedMs(pred.Total),
-		ExpectedOutcome:        pred.Outcome,
-		ExpectedExecutions:     results.Count(pred.Executions),
-		ExpectedNewConnections: results.Count(pred.Connects),
-		Server:                 "no FIN, no RST: the stale check passes it; only a read timeout bounds the call",
-		Skipped:                "measured in exp-i (needs a network namespace)",
-	}, nil
+	b.C.Close()
+	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.Limits, false, 0)
+	return lab.Judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
+		lab.Lasted(expectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
+		lab.Executions(results.Count(pred.Executions), nil), lab.Connections(results.Count(pred.Connects), nil),
+		lab.Saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
+		lab.Skipped("measured in exp-i (needs a network namespace)")), nil
 }

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -74,8 +74,8 @@ func (*PreFirst) Profiles() []string {
 }
 
 // Params implements Experiment.
-func (k *PreFirst) Params() []param.Param {
-	return []param.Param{
+func (k *PreFirst) Params() []Param {
+	return []Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &k.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "read-timeout", Usage: "read timeout of every client (net/http: ResponseHeaderTimeout)", Duration: &k.ReadTimeout, MaxDuration: 10 * time.Second},
 		{Name: "handshake-timeout", Usage: "in the rows that set it, the limit that bounds the handshake: HttpClient 5's and 4.5's " +
@@ -227,29 +227,29 @@ func newKLab(delay time.Duration, trickle fakesrv.Trickle) (*kLab, error) {
 	if err != nil {
 		return nil, err
 	}
-	lab := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
+	kl := &kLab{roots: &tls.Config{RootCAs: faults.Pool(), MinVersion: tls.VersionTLS12}}
 	for _, l := range kListeners {
 		var s *fakesrv.TLSFaultServer
 		if l.fault == fakesrv.TLSSlowHandshake {
-			s, err = faults.ListenTrickle(l.ip, lab.port, trickle)
+			s, err = faults.ListenTrickle(l.ip, kl.port, trickle)
 		} else {
-			s, err = faults.Listen(l.fault, l.ip, lab.port)
+			s, err = faults.Listen(l.fault, l.ip, kl.port)
 		}
 		if err != nil {
-			lab.close()
+			kl.close()
 			return nil, err
 		}
-		lab.listeners, lab.port = append(lab.listeners, s), portOf(s.Addr)
+		kl.listeners, kl.port = append(kl.listeners, s), portOf(s.Addr)
 	}
-	if lab.dns, err = fakesrv.NewDNS(kRecords, fakesrv.DNSServFail(kDown)); err != nil {
-		lab.close()
+	if kl.dns, err = fakesrv.NewDNS(kRecords, fakesrv.DNSServFail(kDown)); err != nil {
+		kl.close()
 		return nil, err
 	}
-	if lab.slow, err = fakesrv.NewDNS(map[string][]string{kSlow: {"127.0.11.7"}}, fakesrv.DNSDelay(delay)); err != nil {
-		lab.close()
+	if kl.slow, err = fakesrv.NewDNS(map[string][]string{kSlow: {"127.0.11.7"}}, fakesrv.DNSDelay(delay)); err != nil {
+		kl.close()
 		return nil, err
 	}
-	return lab, nil
+	return kl, nil
 }
 
 // portOf is the port of "ip:port".
@@ -279,17 +279,17 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 	if err := check(k, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	lab, err := newKLab(k.LookupDelay, k.trickle())
+	kl, err := newKLab(k.LookupDelay, k.trickle())
 	if err != nil {
 		return results.Run{}, err
 	}
-	defer lab.close()
+	defer kl.close()
 	run := newRun(k, opt)
 	rows := k.kRows()
 	total := len(rows) * len(k.Profiles())
 	for pi, profile := range k.Profiles() {
 		for ri, row := range rows {
-			out, call, err := k.runRow(ctx, opt, lab, profile, row, pi*len(rows)+ri+1, total)
+			out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
 			if err != nil {
 				return results.Run{}, err
 			}
@@ -302,57 +302,53 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 }
 
 // runRow makes one call of profile for row and returns its row.
-func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile string, row kRow, n, total int) (results.Row, results.Call, error) {
-	dns := lab.dns
+func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile string, row kRow, n, total int) (out results.Row, call results.Call, err error) {
+	dns := kl.dns
 	if row.slow {
-		dns = lab.slow
+		dns = kl.slow
 	}
-	s := spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: lab.roots}
+	s := lab.Spec{ConnectTimeout: k.ConnectTimeout, ReadTimeout: k.ReadTimeout, Resolver: dns.Resolver(), TLS: kl.roots}
 	if row.handshake {
 		handshakeLimit(profile, &s, k.HandshakeTimeout)
 	}
-	b, err := build(profile, s)
+	b, err := lab.Build(profile, s)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
-	defer b.c.Close()
-	p, err := model.PredictPreFirst(row.fault, b.limits)
+	defer b.C.Close()
+	p, err := model.PredictPreFirst(row.fault, b.Limits)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	name := profile + ": " + row.label
 	opt.progress(p.Total, "%s · row %d/%d: %s", k.Info().Name, n, total, name)
 
 	cctx, cancel := context.WithTimeoutCause(ctx, k.capFor(p), errLabCap)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(lab.port)+"/", nil)
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, "https://"+row.host+":"+strconv.Itoa(kl.port)+"/", nil)
 	if err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
-	before := lab.accepted()
-	res, _ := b.c.Do(cctx, req)
+	before := kl.accepted()
+	res, _ := b.C.Do(cctx, req)
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, results.Call{}, err
+		return out, call, err
 	}
 	capped := errors.Is(context.Cause(cctx), errLabCap)
 	// A stalled listener counts the connection when it accepts it: by the time the client has
 	// given up, every connection it opened is counted.
-	conns := lab.accepted() - before
+	conns := kl.accepted() - before
 
-	out := callRow(p, res)
-	out.Name = name
-	out.ExpectedNewConnections = results.Count(p.Connects)
-	out.NewConnections = results.Count(conns)
-	if capped {
-		out.Outcome, out.MeasuredMs = vocab.Hang, nil
-	}
 	// The connections go in the note too: the table writes a count of 0 as "pooled conn".
-	out.Server = fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
-		len(p.Attempts), p.Connects, k.bounds(p, b.limits, row))
+	note := fmt.Sprintf("%s, %s (model %d, %d); %s", vocab.Plural(len(res.Attempts), "attempt"), vocab.Plural(conns, "connection"),
+		len(p.Attempts), p.Connects, k.bounds(p, b.Limits, row))
+	var hung lab.Judge
 	if capped {
-		out.Server += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
+		note += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
+		hung = lab.StillHung()
 	}
-	return out, timeline(name, res, 0), nil
+	return lab.Judged(name, lab.Called(p, res), lab.Connections(results.Count(p.Connects), results.Count(conns)), lab.Saw(note), hung),
+		lab.Timeline(name, res, 0), nil
 }
 
 // handshakeLimit makes d the limit that bounds profile's handshake in s: the library's own
@@ -360,7 +356,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, lab *kLab, profile s
 // TLSHandshakeTimeout), else the one its rules make the handshake's: OkHttp's and
 // HttpURLConnection's read timeout, the JDK HttpClient's connect timeout (with no request
 // timeout, which would bound it too).
-func handshakeLimit(profile string, s *spec, d time.Duration) {
+func handshakeLimit(profile string, s *lab.Spec, d time.Duration) {
 	switch profile {
 	case ProfileOkHttp, ProfileURLConnection:
 		s.ReadTimeout = d

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -87,7 +88,7 @@ func TestPreFirstProfilesHaveRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := model.PreFirstRuleOf(model.Limits{Rules: p.rules(spec{})}); r.HandshakeSource == "" || r.RetrySource == "" {
+		if r := model.PreFirstRuleOf(model.Limits{Rules: p.Rules(lab.Spec{})}); r.HandshakeSource == "" || r.RetrySource == "" {
 			t.Errorf("%s: no rules before the first byte", name)
 		}
 	}

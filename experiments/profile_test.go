@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/testenv"
@@ -47,19 +48,19 @@ func TestProfileTable(t *testing.T) {
 		t.Errorf("got profiles %v, want %v", got, want)
 	}
 	for _, p := range Profiles() {
-		if p.Description == "" || p.rules(spec{}).Library == "" {
+		if p.Description == "" || p.Rules(lab.Spec{}).Library == "" {
 			t.Errorf("%s lacks a description or its rules", p.Name)
 		}
-		b, err := build(p.Name, spec{ReadTimeout: time.Second, Pool: 3})
+		b, err := lab.Build(p.Name, lab.Spec{ReadTimeout: time.Second, Pool: 3})
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		b.c.Close()
-		if b.limits.Rules != p.rules(spec{}) || b.limits.ReadTimeout != time.Second {
-			t.Errorf("%s: got limits %+v, want its rules (%s) and the read timeout", p.Name, b.limits, p.rules(spec{}).Library)
+		b.C.Close()
+		if b.Limits.Rules != p.Rules(lab.Spec{}) || b.Limits.ReadTimeout != time.Second {
+			t.Errorf("%s: got limits %+v, want its rules (%s) and the read timeout", p.Name, b.Limits, p.Rules(lab.Spec{}).Library)
 		}
 	}
-	if _, err := build("curl", spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)` {
+	if _, err := lab.Build("curl", lab.Spec{}); err == nil || err.Error() != `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)` {
 		t.Errorf("got %v, want the unknown-client error", err)
 	}
 }
@@ -68,31 +69,31 @@ func TestProfileTable(t *testing.T) {
 func TestProfileDefaults(t *testing.T) {
 	tests := []struct {
 		profile string
-		s       spec
+		s       lab.Spec
 		want    model.Limits
 	}{
-		{ProfileHC5, spec{}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}},
-		{ProfileHC5, spec{NoLeaseTimeout: true}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: 3 * time.Minute}},
-		{ProfileOkHttp, spec{}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileOkHttp, spec{NoRouteRetry: true}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileOkHttp314, spec{}, model.Limits{Rules: rules.OkHttp314(rules.OkHttpSettings{}),
+		{ProfileHC5, lab.Spec{}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}},
+		{ProfileHC5, lab.Spec{NoLeaseTimeout: true}, model.Limits{Rules: rules.HC5(rules.HC5Settings{}), ConnectTimeout: 3 * time.Minute}},
+		{ProfileOkHttp, lab.Spec{}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp, lab.Spec{NoRouteRetry: true}, model.Limits{Rules: rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true}), ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
+		{ProfileOkHttp314, lab.Spec{}, model.Limits{Rules: rules.OkHttp314(rules.OkHttpSettings{}),
 			ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}},
-		{ProfileJDK, spec{}, model.Limits{Rules: rules.JDK(rules.JDKSettings{})}},
-		{ProfileJDK, spec{ReadTimeout: time.Second}, model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: time.Second}},
-		{ProfileURLConnection, spec{}, model.Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{}), ValidateAfterInactivity: model.NoValidation}},
-		{ProfileHC4, spec{}, model.Limits{Rules: rules.HC4(), ValidateAfterInactivity: 2 * time.Second}},
-		{ProfileGo, spec{}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second}},
-		{ProfileGo, spec{ClientTimeout: time.Second}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
-		{ProfileGo, spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},
+		{ProfileJDK, lab.Spec{}, model.Limits{Rules: rules.JDK(rules.JDKSettings{})}},
+		{ProfileJDK, lab.Spec{ReadTimeout: time.Second}, model.Limits{Rules: rules.JDK(rules.JDKSettings{}), ReadTimeout: time.Second}},
+		{ProfileURLConnection, lab.Spec{}, model.Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{}), ValidateAfterInactivity: model.NoValidation}},
+		{ProfileHC4, lab.Spec{}, model.Limits{Rules: rules.HC4(), ValidateAfterInactivity: 2 * time.Second}},
+		{ProfileGo, lab.Spec{}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second}},
+		{ProfileGo, lab.Spec{ClientTimeout: time.Second}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: time.Second}},
+		{ProfileGo, lab.Spec{ClientTimeout: time.Second, Deadline: 500 * ms}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, Deadline: 500 * ms}},
 	}
 	for _, tt := range tests {
-		b, err := build(tt.profile, tt.s)
+		b, err := lab.Build(tt.profile, tt.s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.c.Close()
-		if b.limits != tt.want {
-			t.Errorf("%s with %+v: got limits %+v, want %+v", tt.profile, tt.s, b.limits, tt.want)
+		b.C.Close()
+		if b.Limits != tt.want {
+			t.Errorf("%s with %+v: got limits %+v, want %+v", tt.profile, tt.s, b.Limits, tt.want)
 		}
 	}
 }

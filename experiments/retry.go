@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -53,8 +53,8 @@ func (*Retry) Info() Info {
 }
 
 // Params implements Experiment.
-func (r *Retry) Params() []param.Param {
-	return []param.Param{
+func (r *Retry) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &r.ReadTimeout},
 		{Name: "delay", Usage: "server time to reserve", Duration: &r.Delay},
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &r.Retries, Min: 0, Max: 10},
@@ -65,10 +65,11 @@ func (r *Retry) Params() []param.Param {
 
 // Run implements Experiment.
 func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(r, opt.profile()); err != nil {
+	run, err := start(r, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -98,7 +99,6 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		variants = append(variants, variant{name: "hc4, the server closes the connection after reserving",
 			kill: true, profile: ProfileHC4})
 	}
-	run := newRun(r, opt)
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
 		b := fakesrv.Behaviour{Order: fmt.Sprintf("order-%d", i+1), Delay: r.Delay, Idempotent: v.idempotent}
@@ -109,7 +109,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		if err != nil {
 			return results.Run{}, err
 		}
-		run.Calls = append(run.Calls, timeline(v.name, res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(v.name, res, 0))
 		if v.def {
 			if !v.idempotent { // "both attempts fail on the client"
 				for j := range rows[:len(rows)-1] {
@@ -130,13 +130,13 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 // says, and returns a row per attempt and a row for the whole call with the server's
 // reservation count.
 func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server, name string, b fakesrv.Behaviour, starting func(expected time.Duration)) ([]results.Row, *client.Result, error) {
-	s := spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
-	bc, err := build(profile, s)
+	s := lab.Spec{ReadTimeout: r.ReadTimeout, Retries: r.Retries, Backoff: r.Backoff}
+	bc, err := lab.Build(profile, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer bc.c.Close()
-	idle, err := warm(ctx, bc, srv, 1)
+	defer bc.C.Close()
+	idle, err := lab.Warm(ctx, bc, srv, 1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,9 +145,9 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 	if b.Fail != "" {
 		d.KillAfterRead, d.KillNew = model.KillClose, true
 	}
-	p := model.Predict(d, bc.limits, idle == 0, 0)
+	p := model.Predict(d, bc.Limits, idle == 0, 0)
 	starting(p.Total)
-	res, err := call(ctx, bc.c, srv, b, "")
+	res, err := lab.Call(ctx, bc.C, srv, b, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,33 +155,21 @@ func (r *Retry) variant(ctx context.Context, profile string, srv *fakesrv.Server
 		return nil, nil, err
 	}
 	order := b.Order
-	log := settled(ctx, srv, len(res.Attempts))
+	log := lab.Settled(ctx, srv, len(res.Attempts))
 
 	var rows []results.Row
 	for k := 0; k < max(len(p.Attempts), len(res.Attempts)); k++ {
-		row := results.Row{Name: fmt.Sprintf("%s: attempt %d", name, k+1)}
+		label := fmt.Sprintf("%s: attempt %d", name, k+1)
 		if k > 0 {
-			row.Name += " (retry)"
+			label += " (retry)"
 		}
-		if k < len(p.Attempts) {
-			a := p.Attempts[k]
-			row.ExpectedMs, row.ExpectedOutcome, row.ExpectedCalls = expectedMs(a.End), a.Outcome, 1
-			row.ExpectedNewConnections = results.Count(btoi(a.NewConnection))
-		}
-		if k < len(res.Attempts) {
-			a := res.Attempts[k]
-			row.MeasuredMs, row.Outcome, row.Calls = results.Ms(a.End), a.Outcome, 1
-			row.NewConnections = results.Count(btoi(a.NewConnection))
-		}
+		note := ""
 		if k < len(log) {
-			row.Server = serverNote(log[k]) + reservationNote(log[k])
+			note = lab.ServerNote(log[k]) + lab.ReservationNote(log[k])
 		}
-		rows = append(rows, row)
+		rows = append(rows, lab.Judged(label, lab.Attempt(p, res, k), lab.Saw(note)))
 	}
-	total := callRow(p, res)
-	total.Name = name + ": reservations"
-	total.ExpectedExecutions = results.Count(p.Executions)
-	total.ServerExecutions = results.Count(srv.Reservations(order))
-	total.Server = fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)
+	total := lab.Judged(name+": reservations", lab.Called(p, res), lab.Executions(results.Count(p.Executions), results.Count(srv.Reservations(order))),
+		lab.Saw(fmt.Sprintf("%s, %s of %s", vocab.Plural(len(log), "request"), vocab.Plural(srv.Reservations(order), "reservation"), order)))
 	return append(rows, total), res, nil
 }

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -60,8 +60,8 @@ func (*Routes) Info() Info {
 func (*Routes) Profiles() []string { return []string{ProfileOkHttp, ProfileGo, ProfileHC5} }
 
 // Params implements Experiment.
-func (r *Routes) Params() []param.Param {
-	return []param.Param{
+func (r *Routes) Params() []Param {
+	return []Param{
 		{Name: "connect-timeout", Usage: "connect timeout of every client", Duration: &r.ConnectTimeout, MaxDuration: 10 * time.Second},
 		{Name: "call-timeout", Usage: "OkHttp callTimeout of the capped row", Duration: &r.CallTimeout, MaxDuration: 30 * time.Second},
 	}
@@ -77,7 +77,8 @@ func (r *Routes) Check() error {
 
 // Run implements Experiment.
 func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(r, opt.profile()); err != nil {
+	run, err := start(r, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
 	url, resolver, stop, err := downHost()
@@ -89,41 +90,37 @@ func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
 	rows := []struct {
 		name    string
 		profile string
-		s       spec
+		s       lab.Spec
 	}{
-		{"okhttp: connect timeout per route, no callTimeout", ProfileOkHttp, spec{ConnectTimeout: r.ConnectTimeout}},
-		{"okhttp: the same, callTimeout " + r.CallTimeout.String(), ProfileOkHttp, spec{ConnectTimeout: r.ConnectTimeout, Deadline: r.CallTimeout}},
-		{"okhttp: retryOnConnectionFailure off", ProfileOkHttp, spec{ConnectTimeout: r.ConnectTimeout, NoRouteRetry: true}},
-		{"go: net.Dialer.Timeout " + r.ConnectTimeout.String() + " for the whole dial", ProfileGo, spec{ConnectTimeout: r.ConnectTimeout}},
-		{"hc5: every address in turn, one connect", ProfileHC5, spec{ConnectTimeout: r.ConnectTimeout}},
+		{"okhttp: connect timeout per route, no callTimeout", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
+		{"okhttp: the same, callTimeout " + r.CallTimeout.String(), ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, Deadline: r.CallTimeout}},
+		{"okhttp: retryOnConnectionFailure off", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, NoRouteRetry: true}},
+		{"go: net.Dialer.Timeout " + r.ConnectTimeout.String() + " for the whole dial", ProfileGo, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
+		{"hc5: every address in turn, one connect", ProfileHC5, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
 	}
-	run := newRun(r, opt)
 	for i, row := range rows {
 		row.s.Resolver = resolver
-		b, err := build(row.profile, row.s)
+		b, err := lab.Build(row.profile, row.s)
 		if err != nil {
 			return results.Run{}, err
 		}
-		p := model.Predict(model.Downstream{HostDown: true, Routes: len(routeAddrs)}, b.limits, true, 0)
+		p := model.Predict(model.Downstream{HostDown: true, Routes: len(routeAddrs)}, b.Limits, true, 0)
 		opt.progress(p.Total, "%s · row %d/%d: %s", r.Info().Name, i+1, len(rows), row.name)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			b.c.Close()
+			b.C.Close()
 			return results.Run{}, err
 		}
-		res, _ := b.c.Do(ctx, req)
-		b.c.Close()
+		res, _ := b.C.Do(ctx, req)
+		b.C.Close()
 		if err := ctx.Err(); err != nil {
 			return results.Run{}, err
 		}
 		// Every attempt dials (and fails to): its connection count is its attempt count.
-		out := callRow(p, res)
-		out.Name = row.name
-		out.ExpectedNewConnections = results.Count(len(p.Attempts))
-		out.NewConnections = results.Count(len(res.Attempts))
-		out.Server = fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt"))
-		run.Rows = append(run.Rows, out)
-		run.Calls = append(run.Calls, timeline(row.name, res, 0))
+		run.Rows = append(run.Rows, lab.Judged(row.name, lab.Called(p, res),
+			lab.Connections(results.Count(len(p.Attempts)), results.Count(len(res.Attempts))),
+			lab.Saw(fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt")))))
+		run.Calls = append(run.Calls, lab.Timeline(row.name, res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil

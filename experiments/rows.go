@@ -1,16 +1,14 @@
 package experiments
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"time"
 
-	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
-	"github.com/labrun/labrun/results"
 )
 
 // figure is a documented reference value: its text, and its time in ms when it is one
@@ -110,71 +108,10 @@ func median(ends []time.Duration, idx []int) time.Duration {
 	return v[(len(v)-1)/2]
 }
 
-// callRow is the row of one call, still unnamed: the model's time and outcome for the whole
-// call beside the measured ones.
-func callRow(p model.Prediction, res *client.Result) results.Row {
-	return results.Row{
-		ExpectedMs:      expectedMs(p.Total),
-		MeasuredMs:      results.Ms(res.Elapsed),
-		ExpectedOutcome: p.Outcome,
-		Outcome:         res.Outcome,
-		ExpectedCalls:   1,
-		Calls:           1,
-	}
-}
+// expectedMs is lab.ExpectedMs, fmtMs lab.FmtMs and btoi lab.Btoi, by the names the gRPC rows
+// use.
+func expectedMs(d time.Duration) *float64 { return lab.ExpectedMs(d) }
 
-// expectedMs converts a model time to a row value; a call that hangs, or a group of calls the
-// model did not predict, has no expected time.
-func expectedMs(d time.Duration) *float64 {
-	if d == model.Forever || d < 0 {
-		return nil
-	}
-	return results.Ms(d)
-}
+func fmtMs(d time.Duration) string { return lab.FmtMs(d) }
 
-// fmtMs writes a time in whole milliseconds, for the server column.
-func fmtMs(d time.Duration) string {
-	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
-}
-
-// serverNote says in a few words what the server saw of one request, in times from its
-// arrival.
-func serverNote(r fakesrv.Request) string {
-	if r.Finished.IsZero() {
-		return "still busy"
-	}
-	end := fmtMs(r.Finished.Sub(r.Arrived))
-	body := ""
-	if r.Behaviour.Bytes > 0 && r.Behaviour.Order == "" {
-		body = fmt.Sprintf(", sent %d/%d B", r.BytesSent, r.Behaviour.Bytes)
-	}
-	switch {
-	case r.ClientGone && r.HeadSent.IsZero():
-		return "client left at " + end + ", before the head"
-	case r.ClientGone:
-		return "client left at " + end + body
-	case r.HeadSent.IsZero():
-		return "closed at " + end + " without an answer"
-	default:
-		return "head at " + fmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
-	}
-}
-
-// reservationNote adds to serverNote what a reservation did: reserved, or found a duplicate.
-func reservationNote(r fakesrv.Request) string {
-	switch {
-	case r.Duplicate:
-		return "; duplicate, not reserved"
-	case r.Reserved:
-		return "; reserved"
-	}
-	return ""
-}
-
-// btoi is 1 for true, for the connection counts of rows.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+func btoi(b bool) int { return lab.Btoi(b) }

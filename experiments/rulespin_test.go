@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 )
 
@@ -28,21 +29,21 @@ func TestRulesPinned(t *testing.T) {
 	var out bytes.Buffer
 	for _, p := range Profiles() {
 		for si, s := range pinSpecs() {
-			b, err := build(p.Name, s)
+			b, err := lab.Build(p.Name, s)
 			if err != nil {
 				fmt.Fprintf(&out, "%s spec %d: %v\n", p.Name, si, err)
 				continue
 			}
-			b.c.Close()
-			pinLimits(&out, fmt.Sprintf("%s/spec%d", p.Name, si), b.limits)
-			pinPreFirst(&out, fmt.Sprintf("%s/spec%d", p.Name, si), b.limits)
+			b.C.Close()
+			pinLimits(&out, fmt.Sprintf("%s/spec%d", p.Name, si), b.Limits)
+			pinPreFirst(&out, fmt.Sprintf("%s/spec%d", p.Name, si), b.Limits)
 		}
-		b, err := build(p.Name, spec{})
+		b, err := lab.Build(p.Name, lab.Spec{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.c.Close()
-		pinFollowUps(&out, p.Name, b.limits)
+		b.C.Close()
+		pinFollowUps(&out, p.Name, b.Limits)
 	}
 	for _, pre := range model.Presets() {
 		pinLimits(&out, "preset "+pre.Name, pre.Limits)
@@ -93,8 +94,8 @@ func TestRulesPinned(t *testing.T) {
 }
 
 // pinSpecs are the client settings the grid is played with.
-func pinSpecs() []spec {
-	return []spec{
+func pinSpecs() []lab.Spec {
+	return []lab.Spec{
 		{},
 		{ReadTimeout: time.Second, ConnectTimeout: 500 * ms, Deadline: 1500 * ms},
 		{ReadTimeout: 300 * ms, Retries: 2, Backoff: 100 * ms, LeaseTimeout: 200 * ms, Pool: 1},

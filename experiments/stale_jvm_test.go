@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/jvm"
 	"github.com/labrun/labrun/internal/model"
@@ -45,14 +46,15 @@ func TestStaleCheckMatchesHC5(t *testing.T) {
 		t.Fatalf("got %d result lines, want %d: %s", len(lines), len(settings), out)
 	}
 	for i, v := range settings {
-		r := hc5Rules(spec{})
-		b, err := build(ProfileHC5, spec{ValidateAfterInactivity: r.Reuse.Validate(v)})
+		hc5, _ := LookupProfile(ProfileHC5)
+		r := hc5.Rules(lab.Spec{})
+		b, err := lab.Build(ProfileHC5, lab.Spec{ValidateAfterInactivity: r.Reuse.Validate(v)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.c.Close()
-		pred := model.Predict(model.Downstream{IdleFor: idle, ServerIdleTimeout: serverIdle}, b.limits, false, 0)
-		log := settled(ctx, srvs[i], 1)
+		b.C.Close()
+		pred := model.Predict(model.Downstream{IdleFor: idle, ServerIdleTimeout: serverIdle}, b.Limits, false, 0)
+		log := lab.Settled(ctx, srvs[i], 1)
 		t.Logf("validateAfterInactivity %v: HttpClient 5.2.1: %s; the model: %s", v, lines[i], pred.Outcome)
 		gotOK, wantOK := strings.HasPrefix(lines[i], "ok "), pred.Outcome == vocab.OK
 		execs, conns := len(log)-1, srvs[i].ConnsAccepted()-1

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -60,8 +60,8 @@ func (*Trickle) Info() Info {
 const minClientLimit = 10 * time.Millisecond
 
 // Params implements Experiment.
-func (t *Trickle) Params() []param.Param {
-	return []param.Param{
+func (t *Trickle) Params() []Param {
+	return []Param{
 		{Name: "read-timeout", Usage: "client read timeout, idle per read (0 = none)", Duration: &t.ReadTimeout, MinDuration: minClientLimit},
 		{Name: "deadline", Usage: "total deadline of the second row's call", Duration: &t.Deadline, MinDuration: minClientLimit},
 		{Name: "bytes", Usage: "body bytes the server trickles", Int: &t.Bytes, Min: 1, Max: fakesrv.MaxBytes},
@@ -72,10 +72,11 @@ func (t *Trickle) Params() []param.Param {
 
 // Run implements Experiment.
 func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(t, opt.profile()); err != nil {
+	run, err := start(t, opt)
+	if err != nil {
 		return results.Run{}, err
 	}
-	srv, err := newServer()
+	srv, err := lab.NewServer()
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -83,46 +84,37 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 
 	trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
 	silent := fakesrv.Behaviour{Delay: t.Silence}
-	noDeadline := spec{ReadTimeout: t.ReadTimeout}
-	withDeadline := spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
+	noDeadline := lab.Spec{ReadTimeout: t.ReadTimeout}
+	withDeadline := lab.Spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
 	def := atDocumented(opt, t.Params(), NewTrickle().Params())
-	type trickleRow struct {
-		name    string
-		cfg     spec
-		b       fakesrv.Behaviour
-		doc     figure
-		profile string // "" for --client
+	doc := func(f figure) []lab.Judge {
+		text, ms := documented(def, f)
+		return []lab.Judge{lab.Documented(text, ms, nil)}
 	}
-	rows := []trickleRow{
-		{name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
-			cfg: noDeadline, b: trickle, doc: figure{"4091 ms, ok", 4091}},
-		{name: fmt.Sprintf("same, deadline %v", t.Deadline),
-			cfg: withDeadline, b: trickle, doc: figure{"1500 ms, deadline", 1500}},
-		{name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
-			cfg: noDeadline, b: silent},
+	cases := []callCase{
+		{Name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
+			Limits: noDeadline, Behaviour: trickle, Also: doc(figure{"4091 ms, ok", 4091})},
+		{Name: fmt.Sprintf("same, deadline %v", t.Deadline),
+			Limits: withDeadline, Behaviour: trickle, Also: doc(figure{"1500 ms, deadline", 1500})},
+		{Name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
+			Limits: noDeadline, Behaviour: silent},
 	}
 	if t.ReadTimeout > 0 {
 		// Gaps longer than the read timeout: a read timeout per read fires in the first one;
 		// the JDK's HttpRequest.timeout() ended with the head and never does.
 		long := fakesrv.Behaviour{Bytes: 2, Every: t.ReadTimeout + t.ReadTimeout/2}
-		rows = append(rows, trickleRow{name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
-			cfg: noDeadline, b: long})
+		cases = append(cases, callCase{Name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
+			Limits: noDeadline, Behaviour: long})
 		if opt.profile() != ProfileJDK {
-			rows = append(rows, trickleRow{name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
-				cfg: noDeadline, b: long, profile: ProfileJDK})
+			cases = append(cases, callCase{Name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
+				Limits: noDeadline, Behaviour: long, Profile: ProfileJDK})
 		}
 	}
-	run := newRun(t, opt)
-	for i, r := range rows {
-		step := fmt.Sprintf("%s · row %d/%d: %s", t.Info().Name, i+1, len(rows), r.name)
-		row, res, err := singleRow(ctx, or(r.profile, opt.profile()), srv, r.cfg, r.b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
-		if err != nil {
-			return results.Run{}, err
-		}
-		run.Calls = append(run.Calls, timeline(r.name, res, 0))
-		row.Name = r.name
-		row.Documented, row.DocumentedMs = documented(def, r.doc)
-		run.Rows = append(run.Rows, row)
+	for i := range cases {
+		cases[i].Server = srv
+	}
+	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
+		return results.Run{}, err
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil

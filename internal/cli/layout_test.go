@@ -32,14 +32,17 @@ var layers = map[string]int{
 	// The clients and the servers.
 	"client": 3, "fakesrv": 3, "fakesrv/h2node": 3, "fakesrv/grpcsrv": 3,
 	"client/h2": 4, "results": 4, "internal/upstream": 4,
-	// What turns results into documents, and exp-i's jobs in their namespaces.
-	"report": 5, "experiments/internal/vanish": 5,
-	"experiments": 6,
+	// What turns results into documents, exp-i's jobs in their namespaces, and what every
+	// experiment is made of (its contract and the judges of its rows).
+	"report": 5, "experiments/internal/vanish": 5, "experiments/internal/lab": 5,
+	// The experiments in packages of their own, then the list of them all.
+	"experiments/http2": 6, "experiments/vanish": 6, "experiments/cascade": 6,
+	"experiments": 7,
 	// What the command line and users call.
-	"internal/runner": 7, "internal/predict": 7, "labtest": 7,
-	"probe":        8, // labrun probe: the model's predictions for any client's command
-	"internal/cli": 9,
-	"":             10, // package main
+	"internal/runner": 8, "internal/predict": 8, "labtest": 8,
+	"probe":        9, // labrun probe: the model's predictions for any client's command
+	"internal/cli": 10,
+	"":             11, // package main
 }
 
 // TestImportsPointDown: no package imports one of its own layer or a higher one, so the

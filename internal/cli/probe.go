@@ -219,7 +219,10 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 // namespaceJobs are the jobs of every command that runs work in a namespace child: exp-i's
 // vanishing peers and probe's lookup scenarios. Main dispatches them first thing.
 func namespaceJobs() netns.Jobs {
-	jobs := experiments.NamespaceJobs()
+	jobs := netns.Jobs{}
+	for name, job := range experiments.NamespaceJobs() {
+		jobs[name] = job
+	}
 	for name, job := range probe.NamespaceJobs() {
 		jobs[name] = job
 	}

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -46,15 +46,15 @@ type H2 struct {
 	GoLimit, GoCalls int
 }
 
-// NewH2 returns experiment H with its default parameters.
-func NewH2() *H2 {
+// New returns experiment H with its default parameters.
+func New() *H2 {
 	return &H2{Pushes: 180, PeerLimit: 500, AllocationLimit: 60, Latency: 20 * time.Millisecond,
 		Slow: 300 * time.Millisecond, GoLimit: 10, GoCalls: 25}
 }
 
 // Info implements Experiment.
-func (*H2) Info() Info {
-	return Info{
+func (*H2) Info() lab.Info {
+	return lab.Info{
 		Name:  "exp-h",
 		Topic: "http2",
 		Alone: true, // its calibration bursts and its rows must see the same machine
@@ -87,11 +87,11 @@ func (*H2) Info() Info {
 }
 
 // Profiles implements FixedProfiles.
-func (*H2) Profiles() []string { return []string{ProfileOkHttp, ProfileGo} }
+func (*H2) Profiles() []string { return []string{lab.ProfileOkHttp, lab.ProfileGo} }
 
 // Params implements Experiment.
-func (h *H2) Params() []param.Param {
-	return []param.Param{
+func (h *H2) Params() []lab.Param {
+	return []lab.Param{
 		{Name: "pushes", Usage: "pushes at once in the spreading rows (the ejection rows: 4 rounds of half as many)", Int: &h.Pushes, Min: 2, Max: 1000},
 		{Name: "peer-limit", Usage: "the nodes' SETTINGS_MAX_CONCURRENT_STREAMS in the okhttp rows (APNs: 500 to 1,500)", Int: &h.PeerLimit, Min: 1, Max: 10000},
 		{Name: "allocation-limit", Usage: "the APNs interceptor's allocationLimit per connection", Int: &h.AllocationLimit, Min: 1, Max: 10000},
@@ -115,8 +115,8 @@ func (h *H2) Check() error {
 }
 
 // Run implements Experiment.
-func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(h, opt.profile()); err != nil {
+func (h *H2) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
+	if err := lab.CheckParams(h); err != nil {
 		return results.Run{}, err
 	}
 	host, err := newH2Host(ctx)
@@ -124,9 +124,9 @@ func (h *H2) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer host.close()
-	run := newRun(h, opt)
+	run := lab.NewRun(h, opt)
 	run.Axis = "from the start of each scenario"
-	for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.spread, h.eject, h.herd, h.goBurst, h.throttle, h.freeze} {
+	for _, step := range []func(context.Context, lab.Options, *h2Host, *results.Run) error{h.calibrate, h.spread, h.eject, h.herd, h.goBurst, h.throttle, h.freeze} {
 		if err := step(ctx, opt, host, &run); err != nil {
 			return results.Run{}, err
 		}

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/upstream"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -78,8 +78,8 @@ const cascadeScale = 10
 // sizingHeadroom is the sizing rule's factor: pool = QPS x p99 x 1.5.
 const sizingHeadroom = 1.5
 
-// NewCascade returns experiment L with its documented parameters, scaled.
-func NewCascade() *Cascade {
+// New returns experiment L with its documented parameters, scaled.
+func New() *Cascade {
 	return &Cascade{
 		Workers: 200, Pool: 5, QuizPool: 500, Capacity: 20,
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
@@ -92,8 +92,8 @@ func NewCascade() *Cascade {
 }
 
 // Info implements Experiment.
-func (*Cascade) Info() Info {
-	return Info{
+func (*Cascade) Info() lab.Info {
+	return lab.Info{
 		Name:  "exp-l",
 		Topic: "caller",
 		Alone: true,
@@ -118,9 +118,9 @@ func (*Cascade) Info() Info {
 }
 
 // Params implements Experiment.
-func (c *Cascade) Params() []param.Param {
+func (c *Cascade) Params() []lab.Param {
 	const maxD = 10 * time.Second
-	return []param.Param{
+	return []lab.Param{
 		{Name: "workers", Usage: "the caller's workers (threads)", Int: &c.Workers, Min: 1, Max: 1000},
 		{Name: "pool", Usage: "connections per route", Int: &c.Pool, Min: 1, Max: 1000},
 		{Name: "quiz-pool", Usage: "the larger pool of the quiz", Int: &c.QuizPool, Min: 1, Max: 1000},
@@ -185,16 +185,16 @@ func (c *Cascade) sizingCalls() int {
 
 // leaseOf is the lease timeout b's client applies: net/http's wait for MaxConnsPerHost has
 // none, whatever the spec asked.
-func leaseOf(b built) time.Duration {
-	if b.limits.Rules.Pool.NoLeaseTimeout {
+func leaseOf(b lab.Built) time.Duration {
+	if b.Limits.Rules.Pool.NoLeaseTimeout {
 		return 0
 	}
-	return b.limits.LeaseTimeout
+	return b.Limits.LeaseTimeout
 }
 
 // Run implements Experiment.
-func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(c, opt.profile()); err != nil {
+func (c *Cascade) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
+	if err := lab.Check(c, opt.Profile()); err != nil {
 		return results.Run{}, err
 	}
 	d, err := upstream.NewDownstream(c.Capacity)
@@ -202,24 +202,24 @@ func (c *Cascade) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 	defer d.Close()
-	def := atDocumented(opt, c.Params(), NewCascade().Params())
-	run := newRun(c, opt)
+	def := lab.AtDocumented(opt, c.Params(), New().Params())
+	run := lab.NewRun(c, opt)
 	run.Axis = "from the start of the downstream's pause"
 	variants := []struct {
 		name string
-		s    spec
+		s    lab.Spec
 		docs cascadeDocs
 	}{
-		{fmt.Sprintf("incident: pool %d, lease timeout at the default", c.Pool), spec{Pool: c.Pool},
+		{fmt.Sprintf("incident: pool %d, lease timeout at the default", c.Pool), lab.Spec{Pool: c.Pool},
 			cascadeDocs{busy: "200 of 200 stuck", pending: "195 queued at the pool"}},
-		{fmt.Sprintf("pool %d, lease timeout %v", c.Pool, c.LeaseTimeout), spec{Pool: c.Pool, LeaseTimeout: c.LeaseTimeout},
+		{fmt.Sprintf("pool %d, lease timeout %v", c.Pool, c.LeaseTimeout), lab.Spec{Pool: c.Pool, LeaseTimeout: c.LeaseTimeout},
 			cascadeDocs{peak: "at most 5 on inventory"}},
-		{fmt.Sprintf("quiz: pool %d, lease timeout %v", c.QuizPool, c.LeaseTimeout), spec{Pool: c.QuizPool, LeaseTimeout: c.LeaseTimeout},
+		{fmt.Sprintf("quiz: pool %d, lease timeout %v", c.QuizPool, c.LeaseTimeout), lab.Spec{Pool: c.QuizPool, LeaseTimeout: c.LeaseTimeout},
 			cascadeDocs{peak: "all 200 on inventory"}},
 	}
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · cascade %d/%d: %s", c.Info().Name, i+1, len(variants), v.name)
-		rows, calls, err := c.cascade(ctx, opt, d, v.name, v.s, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, calls, err := c.cascade(ctx, opt, d, v.name, v.s, func(expected time.Duration) { opt.Step(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -261,30 +261,30 @@ type cascadeRecord struct {
 
 // cascade runs one variant: as many requests as workers arrive together as inventory pauses,
 // and a health check arrives at a third and at two thirds of the pause.
-func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstream, name string, s spec, starting func(time.Duration)) ([]results.Row, []results.Call, error) {
-	b, err := build(opt.profile(), s)
+func (c *Cascade) cascade(ctx context.Context, opt lab.Options, d *upstream.Downstream, name string, s lab.Spec, starting func(time.Duration)) ([]results.Row, []results.Call, error) {
+	b, err := lab.Build(opt.Profile(), s)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	lease := leaseOf(b)
-	width := b.modelPool(c.Workers)
+	width := b.ModelPool(c.Workers)
 	if c.Capacity > 0 {
 		width = min(width, c.Capacity)
 	}
 	measureHandoff := width <= maxHandoffWidth && width*handoffBatches <= c.Workers
 	var handoff time.Duration
-	var cal built
+	var cal lab.Built
 	if measureHandoff {
 		// The hand-off is measured through a client of the same pool without the lease
 		// timeout: a batch that waits at the pool longer than it on a loaded machine would
 		// otherwise end the measurement.
 		cs := s
 		cs.LeaseTimeout = 0
-		if cal, err = build(opt.profile(), cs); err != nil {
+		if cal, err = lab.Build(opt.Profile(), cs); err != nil {
 			return nil, nil, err
 		}
-		defer cal.c.Close()
+		defer cal.C.Close()
 		// A backlog that drains in a few batches or less pays the hand-off too few times to
 		// matter, and a wide one would take many calls to measure it.
 		if handoff, err = c.handoff(ctx, cal, d, width); err != nil {
@@ -292,7 +292,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		}
 	}
 	health := []time.Duration{c.Pause / 3, 2 * c.Pause / 3}
-	m := model.Cascade{Workers: c.Workers, Pool: b.modelPool(c.Workers), LeaseTimeout: lease, Requests: c.Workers,
+	m := model.Cascade{Workers: c.Workers, Pool: b.ModelPool(c.Workers), LeaseTimeout: lease, Requests: c.Workers,
 		Health: health, Pause: c.Pause, Service: c.Service + handoff, Capacity: c.Capacity}
 	starting(m.Predict().Recovered)
 
@@ -313,7 +313,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 			<-start
 			var res workerResult
 			got, err := w.Do(ctx, func() {
-				r, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				r, err := lab.CallURL(ctx, b.C, d.URL, beh, strconv.Itoa(i))
 				res = workerResult{r, err, time.Since(t0)}
 			})
 			if err != nil {
@@ -328,9 +328,9 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 				rec.leased = worker + a.Lease
 			}
 			recs[i] = rec
-			// One lane per variant (laneSep): the requests stacked, a track each, draw the
+			// One lane per variant (lab.LaneSep): the requests stacked, a track each, draw the
 			// workers over time, leasing and waiting.
-			calls[i] = timeline(name+laneSep+"requests", res.r, worker)
+			calls[i] = lab.Timeline(name+lab.LaneSep+"requests", res.r, worker)
 			return nil
 		})
 	}
@@ -385,7 +385,7 @@ func (c *Cascade) cascade(ctx context.Context, opt Options, d *upstream.Downstre
 		// variant's rows in a profile that has one.
 		for i := range rows {
 			rows[i].ID = results.Slug(rows[i].Name)
-			rows[i].Name = strings.Replace(rows[i].Name, name, fmt.Sprintf("%s (%s has none: not applied)", name, opt.profile()), 1)
+			rows[i].Name = strings.Replace(rows[i].Name, name, fmt.Sprintf("%s (%s has none: not applied)", name, opt.Profile()), 1)
 		}
 	}
 	for i := range rows {
@@ -409,7 +409,7 @@ const (
 // width being what serves the backlog at once (the pool, or the downstream's capacity when it
 // is smaller), timed from the end of the first batch, which dials. Each batch pays the
 // hand-off once; the model takes it as part of the service time.
-func (c *Cascade) handoff(ctx context.Context, b built, d *upstream.Downstream, width int) (time.Duration, error) {
+func (c *Cascade) handoff(ctx context.Context, b lab.Built, d *upstream.Downstream, width int) (time.Duration, error) {
 	d.PauseUntil(time.Time{})
 	beh := fakesrv.Behaviour{Delay: c.Service}
 	n := width * (handoffBatches + 1)
@@ -420,7 +420,7 @@ func (c *Cascade) handoff(ctx context.Context, b built, d *upstream.Downstream, 
 	for i := range ends {
 		g.Go(func() error {
 			<-start
-			res, err := callURL(ctx, b.c, d.URL, beh, "hand-off")
+			res, err := lab.CallURL(ctx, b.C, d.URL, beh, "hand-off")
 			if err != nil {
 				return err
 			}

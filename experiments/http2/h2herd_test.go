@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -20,7 +21,7 @@ func TestH2HerdRows(t *testing.T) {
 	}
 	defer host.close()
 	var run results.Run
-	if err := NewH2().herd(ctx, Options{}, host, &run); err != nil {
+	if err := New().herd(ctx, lab.Options{}, host, &run); err != nil {
 		t.Fatal(err)
 	}
 	if len(run.Rows) != 4 {

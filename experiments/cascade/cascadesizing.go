@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -20,15 +21,15 @@ import (
 
 // sizing runs the pool sizing row: calls at a steady rate through a pool of QPS x p99 x 1.5
 // connections, where p99 is the downstream's time per call, as the model has it.
-func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downstream) ([]results.Row, error) {
 	pool := model.PoolSize(float64(c.QPS), c.Hold, sizingHeadroom)
-	b, err := build(opt.profile(), spec{Pool: pool, LeaseTimeout: c.LeaseTimeout})
+	b, err := lab.Build(opt.Profile(), lab.Spec{Pool: pool, LeaseTimeout: c.LeaseTimeout})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	n := c.sizingCalls()
-	opt.progress(c.Window+c.Hold, "%s · pool sizing: %d calls at %d/s through %d connections", c.Info().Name, n, c.QPS, pool)
+	opt.Step(c.Window+c.Hold, "%s · pool sizing: %d calls at %d/s through %d connections", c.Info().Name, n, c.QPS, pool)
 	d.PauseUntil(time.Time{})
 	beh := fakesrv.Behaviour{Delay: c.Hold}
 	type span struct {
@@ -47,7 +48,7 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 				return ctx.Err()
 			}
 			start := time.Since(t0)
-			res, err := callURL(ctx, b.c, d.URL, beh, "size"+strconv.Itoa(i))
+			res, err := lab.CallURL(ctx, b.C, d.URL, beh, "size"+strconv.Itoa(i))
 			if err != nil {
 				return err
 			}
@@ -104,17 +105,16 @@ func (c *Cascade) sizing(ctx context.Context, opt Options, d *upstream.Downstrea
 	}
 	mean := float64(held) / float64(c.Window+c.Hold)
 	little := model.Concurrency(float64(c.QPS), c.Hold)
-	rows := []results.Row{{
-		Name:            fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
-		ExpectedOutcome: results.State(keepsUp), Outcome: results.State(measured),
-		Server: fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
-			little, mean, peak, pool, queued, fmtMs(longest)),
-	}}
-	row := results.Row{Name: "sizing: calls answered (median time)", ExpectedOutcome: vocab.OK, ExpectedCalls: n, Calls: ok,
-		ExpectedMs: expectedMs(c.Hold)}
+	sized := lab.Judged(fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
+		lab.Ended(results.State(keepsUp), results.State(measured)),
+		lab.Saw(fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
+			little, mean, peak, pool, queued, lab.FmtMs(longest))))
+	var got vocab.Outcome
+	var med *float64
 	if ok > 0 {
 		slices.Sort(took)
-		row.Outcome, row.MeasuredMs = vocab.OK, results.Ms(took[(len(took)-1)/2])
+		got, med = vocab.OK, results.Ms(took[(len(took)-1)/2])
 	}
-	return append(rows, row), ctx.Err()
+	answered := lab.Judged("sizing: calls answered (median time)", lab.Ended(vocab.OK, got), lab.Calls(n, ok), lab.Lasted(lab.ExpectedMs(c.Hold), med))
+	return []results.Row{sized, answered}, ctx.Err()
 }

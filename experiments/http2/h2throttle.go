@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -88,7 +89,7 @@ func untilFirstAnswer(n *h2node.Node, from time.Duration) int {
 
 // throttle runs the rejected push and the burst through Go's strict client and through
 // OkHttp's pool.
-func (h *H2) throttle(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) throttle(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	node := []model.H2Node{{Latency: throttleLatency, MaxStreams: throttleLimit, Throttle: true}}
 	if err := h.throttleGo(ctx, opt, host, node, run); err != nil {
 		return err
@@ -96,14 +97,14 @@ func (h *H2) throttle(ctx context.Context, opt Options, host *h2Host, run *resul
 	return h.throttleOkHttp(ctx, opt, host, node, run)
 }
 
-func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+func (h *H2) throttleGo(ctx context.Context, opt lab.Options, host *h2Host, node []model.H2Node, run *results.Run) error {
 	ns, err := host.start(node)
 	if err != nil {
 		return err
 	}
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, rules.H2GoStrict()))
-	opt.progress(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	opt.Step(throttleTimeout+throttleAt, "%s · go strict: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: true, Timeout: throttleTimeout, DialTimeout: h2ConnectTimeout})
 	if err != nil {
 		return err
@@ -140,19 +141,14 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 	first, rest := burst[0], burst[1:]
 	predRest := pred.Calls[2:]
 	run.Rows = append(run.Rows,
-		results.Row{
-			Name:            name + ": streams before the first answer",
-			ExpectedOutcome: results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
-			Outcome:         results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from))),
-			ExpectedCalls:   throttleBurst, Calls: len(burst),
-			Server: fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit),
-		},
-		results.Row{
-			Name:       name + ": the limit back at the first success",
-			ExpectedMs: expectedMs(restored - throttleAt), MeasuredMs: results.Ms(first.end - throttleAt),
-			ExpectedOutcome: pred.Calls[1].Outcome, Outcome: first.outcome, ExpectedCalls: 1, Calls: 1,
-			Server: "SETTINGS_MAX_CONCURRENT_STREAMS " + fmt.Sprint(throttleLimit) + " right after the answer",
-		},
+		lab.Judged(name+": streams before the first answer",
+			lab.Ended(results.State(fmt.Sprintf("%d at a time", streamsAtOnce(pred.Calls, throttleAt, restored))),
+				results.State(fmt.Sprintf("%d at a time", untilFirstAnswer(n, from)))),
+			lab.Calls(throttleBurst, len(burst)),
+			lab.Saw(fmt.Sprintf("APNs throttle: the node's limit %d, 1 after the 400, %d after the next success", throttleLimit, throttleLimit))),
+		lab.Judged(name+": the limit back at the first success", lab.LastedD(restored-throttleAt, first.end-throttleAt),
+			lab.Ended(pred.Calls[1].Outcome, first.outcome), lab.Calls(1, 1),
+			lab.Saw("SETTINGS_MAX_CONCURRENT_STREAMS "+fmt.Sprint(throttleLimit)+" right after the answer")),
 		throttleRestRow(name, predRest, rest))
 	run.Calls = append(run.Calls, h2Lanes("go strict, throttle", ns, calls)...)
 	return nil
@@ -168,7 +164,7 @@ func (h *H2) throttleGo(ctx context.Context, opt Options, host *h2Host, node []m
 // left to end, the calls wait for their Client.Timeout.
 func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.Row {
 	okAt := model.Percentile(predTook(pred), 50)
-	want := fmt.Sprintf("all ok (at %s), or all deadline: a race", fmtMs(okAt))
+	want := fmt.Sprintf("all ok (at %s), or all deadline: a race", lab.FmtMs(okAt))
 	got := want
 	var server string
 	switch outcomeOf(calls, vocab.OK) {
@@ -187,21 +183,18 @@ func throttleRestRow(name string, pred []model.H2Call, calls []h2Call) results.R
 	if server == "" {
 		server = "ends " + spanText(calls)
 	}
-	return results.Row{
-		Name:            name + ": the other " + fmt.Sprint(len(pred)),
-		ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	return lab.Judged(name+": the other "+fmt.Sprint(len(pred)), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred), len(calls)), lab.Saw(server))
 }
 
-func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node []model.H2Node, run *results.Run) error {
+func (h *H2) throttleOkHttp(ctx context.Context, opt lab.Options, host *h2Host, node []model.H2Node, run *results.Run) error {
 	ns, err := host.start(node)
 	if err != nil {
 		return err
 	}
 	defer ns.close()
 	pred := model.SimulateH2(throttleScenario(ns, rules.H2OkHttp()))
-	opt.progress(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
+	opt.Step(lastEnd(pred.Calls), "%s · okhttp: a rejected push, then %d at once", h.Info().Name, throttleBurst)
 	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: throttleTimeout})
 	if err != nil {
 		return err
@@ -223,20 +216,17 @@ func (h *H2) throttleOkHttp(ctx context.Context, opt Options, host *h2Host, node
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	state := func(atOnce, conns int) results.Row {
-		return results.Row{Outcome: results.State(fmt.Sprintf("%d at once on %s", atOnce, vocab.Plural(conns, "connection")))}
+	state := func(atOnce, conns int) vocab.Outcome {
+		return results.State(fmt.Sprintf("%d at once on %s", atOnce, vocab.Plural(conns, "connection")))
 	}
-	row := results.Row{
-		Name:            fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
-		ExpectedOutcome: state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()).Outcome,
-		Outcome:         state(atOnce, conns).Outcome,
-		ExpectedMs:      expectedMs(model.Percentile(predTook(pred.Calls[1:]), 99)), MeasuredMs: results.Ms(model.Percentile(tookOf(burst), 99)),
-		ExpectedCalls: throttleBurst, Calls: len(burst),
-		Server: "the first takes the throttled conn's one slot, the others a new conn",
-	}
+	got := state(atOnce, conns)
 	if o := outcomeOf(burst, vocab.OK); o != vocab.OK {
-		row.Outcome = o
+		got = o
 	}
+	row := lab.Judged(fmt.Sprintf("okhttp, a 400, then %d at once: connections", throttleBurst),
+		lab.Ended(state(streamsAtOnce(pred.Calls, throttleAt, lastEnd(pred.Calls)), pred.NewConns()), got),
+		lab.LastedD(model.Percentile(predTook(pred.Calls[1:]), 99), model.Percentile(tookOf(burst), 99)),
+		lab.Calls(throttleBurst, len(burst)), lab.Saw("the first takes the throttled conn's one slot, the others a new conn"))
 	run.Rows = append(run.Rows, row)
 	run.Calls = append(run.Calls, h2Lanes("okhttp, throttle", ns, calls)...)
 	return nil

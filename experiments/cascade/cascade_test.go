@@ -1,10 +1,11 @@
-package experiments
+package cascade
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -12,7 +13,7 @@ import (
 
 // scaledCascade is exp-l shortened: 60 workers, a 150 ms pause, a 30 ms lease timeout.
 func scaledCascade() *Cascade {
-	c := NewCascade()
+	c := New()
 	c.Workers, c.QuizPool, c.Capacity = 60, 100, 10
 	c.Pause, c.LeaseTimeout = 150*ms, 30*ms
 	c.QPS, c.Hold, c.Window = 100, 30*ms, 300*ms
@@ -104,7 +105,7 @@ func TestCascade(t *testing.T) {
 		t.Errorf("got %d calls for the timeline, want the three cascade variants' 180", len(run.Calls))
 	}
 	for _, c := range run.Calls {
-		if !strings.HasSuffix(c.Label, laneSep+"requests") {
+		if !strings.HasSuffix(c.Label, lab.LaneSep+"requests") {
 			t.Fatalf("call %q: want every cascade request in its variant's lane", c.Label)
 		}
 	}
@@ -118,7 +119,7 @@ func TestCascadeUnderGo(t *testing.T) {
 		t.Skip("runs exp-l")
 	}
 	c := scaledCascade()
-	run := runScaledWith(t, c, ProfileGo)
+	run := runScaledWith(t, c, lab.ProfileGo)
 	short := "pool 5, lease timeout 30ms (go has none: not applied)"
 	r := cascadeRow(t, run, short, "waiting at the pool")
 	if r.Calls != 55 || r.ID != results.Slug("pool 5, lease timeout 30ms"+strings.TrimPrefix(r.Name, short)) {
@@ -143,7 +144,7 @@ func TestCascadeCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCascade()
+			c := New()
 			tt.set(c)
 			got := ""
 			if err := c.Check(); err != nil {

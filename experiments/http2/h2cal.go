@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -56,8 +57,8 @@ type h2Calibration struct {
 // calibrate measures h2Calibration: calBursts bursts of Pushes calls at once, each through a
 // new pool to a new node that answers in Latency and takes every stream on one connection;
 // the model is fitted to the median burst (the median of each rank's time over the bursts).
-func (h *H2) calibrate(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
-	opt.progress(time.Duration(calBursts+1)*(h.Latency+10*time.Millisecond), "%s · calibration: %d bursts of %d pushes to a node answering in %v",
+func (h *H2) calibrate(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
+	opt.Step(time.Duration(calBursts+1)*(h.Latency+10*time.Millisecond), "%s · calibration: %d bursts of %d pushes to a node answering in %v",
 		h.Info().Name, calBursts+1, h.Pushes, h.Latency)
 	bursts := make([][]time.Duration, 0, calBursts+1)
 	var streams, means []time.Duration

@@ -1,4 +1,4 @@
-package experiments
+package lab
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// timeline turns a measured call into a results.Call for the timeline drawings; offset is when
+// Timeline turns a measured call into a results.Call for the timeline drawings; offset is when
 // the call started relative to the experiment's common start.
-func timeline(label string, res *client.Result, offset time.Duration) results.Call {
+func Timeline(label string, res *client.Result, offset time.Duration) results.Call {
 	c := results.Call{Label: label, Attempts: []results.Attempt{}}
 	for _, a := range res.Attempts {
 		ra := results.Attempt{

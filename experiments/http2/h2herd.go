@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -83,7 +84,7 @@ func answered(res []*h2.Result) int {
 }
 
 // herd runs the burst synchronously, then enqueued.
-func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) herd(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	node := []model.H2Node{{Latency: herdLatency, MaxStreams: herdLimit}}
 	atOnce, err := model.PredictH2Burst(model.H2Burst{Calls: herdCalls, PeerLimit: herdLimit, Latency: herdLatency})
 	if err != nil {
@@ -93,7 +94,7 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	if err != nil {
 		return err
 	}
-	opt.progress(atOnce.Total, "%s · okhttp 3.13: %d at once, limit %d", h.Info().Name, herdCalls, herdLimit)
+	opt.Step(atOnce.Total, "%s · okhttp 3.13: %d at once, limit %d", h.Info().Name, herdCalls, herdLimit)
 	res, dials, st, _, err := herdBurst(ctx, ns, func(p *h2.Pool, r *http.Request) (*h2.Result, error) { return p.Do(r.Context(), r) })
 	ns.close()
 	if err != nil {
@@ -103,17 +104,17 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	ok := answered(res)
 	server := fmt.Sprintf("%d connections, streams %v, %d answered", st.Conns, nonZero(st.Streams), st.Requests)
 	run.Rows = append(run.Rows,
-		results.Row{Name: name + ": connections dialled", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedNewConnections: results.Count(atOnce.Dialled.Min), ExpectedNewConnectionsMax: results.Count(atOnce.Dialled.Max),
-			NewConnections: results.Count(dials), RangeReason: herdRangeReason + "; a refused call whose connection stopped taking streams dials again",
-			Server: server},
-		results.Row{Name: name + ": connections kept", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedNewConnections: results.Count(atOnce.Kept.Min), ExpectedNewConnectionsMax: results.Count(atOnce.Kept.Max),
-			NewConnections: results.Count(carried(st)), RangeReason: herdRangeReason, Server: server},
-		results.Row{Name: name + ": calls answered, the rest refused twice", ExpectedCalls: herdCalls, Calls: len(res),
-			ExpectedExecutions: results.Count(atOnce.Answered.Min), ExpectedExecutionsMax: results.Count(atOnce.Answered.Max),
-			ServerExecutions: results.Count(ok), RangeReason: herdRangeReason + "; the node answers at most its limit per kept connection",
-			Server: fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res))})
+		lab.Judged(name+": connections dialled", lab.Calls(herdCalls, len(res)),
+			lab.Connections(results.Count(atOnce.Dialled.Min), results.Count(dials)),
+			lab.ConnectionsUpTo(results.Count(atOnce.Dialled.Max), herdRangeReason+"; a refused call whose connection stopped taking streams dials again"),
+			lab.Saw(server)),
+		lab.Judged(name+": connections kept", lab.Calls(herdCalls, len(res)),
+			lab.Connections(results.Count(atOnce.Kept.Min), results.Count(carried(st))),
+			lab.ConnectionsUpTo(results.Count(atOnce.Kept.Max), herdRangeReason), lab.Saw(server)),
+		lab.Judged(name+": calls answered, the rest refused twice", lab.Calls(herdCalls, len(res)),
+			lab.Executions(results.Count(atOnce.Answered.Min), results.Count(ok)),
+			lab.ExecutionsUpTo(results.Count(atOnce.Answered.Max), herdRangeReason+"; the node answers at most its limit per kept connection"),
+			lab.Saw(fmt.Sprintf("%d answered, %d failed with REFUSED_STREAM", ok, refusedTwice(res)))))
 
 	enq, err := model.PredictH2Burst(model.H2Burst{Calls: herdCalls, PeerLimit: herdLimit, Latency: herdLatency, Enqueue: true})
 	if err != nil {
@@ -123,7 +124,7 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 		return err
 	}
 	defer ns.close()
-	opt.progress(enq.Total, "%s · okhttp 3.13: %d enqueued", h.Info().Name, herdCalls)
+	opt.Step(enq.Total, "%s · okhttp 3.13: %d enqueued", h.Info().Name, herdCalls)
 	var d *h2.Dispatcher
 	var once sync.Once
 	res, _, st, took, err := herdBurst(ctx, ns, func(p *h2.Pool, r *http.Request) (*h2.Result, error) {
@@ -137,13 +138,10 @@ func (h *H2) herd(ctx context.Context, opt Options, host *h2Host, run *results.R
 	if answered(res) != herdCalls {
 		outcome = vocab.Failed
 	}
-	run.Rows = append(run.Rows, results.Row{
-		Name:       fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
-		ExpectedMs: expectedMs(enq.Total), MeasuredMs: results.Ms(took),
-		ExpectedOutcome: vocab.OK, Outcome: outcome, ExpectedCalls: herdCalls, Calls: len(res),
-		ExpectedNewConnections: results.Count(enq.Kept.Min), NewConnections: results.Count(carried(st)),
-		Server: fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")),
-	})
+	run.Rows = append(run.Rows, lab.Judged(fmt.Sprintf("okhttp 3.13, %d enqueued: %d at a time, %d waves", herdCalls, enq.AtOnce, enq.Waves),
+		lab.LastedD(enq.Total, took), lab.Ended(vocab.OK, outcome), lab.Calls(herdCalls, len(res)),
+		lab.Connections(results.Count(enq.Kept.Min), results.Count(carried(st))),
+		lab.Saw(fmt.Sprintf("%d at once at most; %d kept of %s", st.MaxInFlight, carried(st), vocab.Plural(st.Conns, "connection")))))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -33,7 +34,7 @@ const timeWaitNote = "the caller's sockets to the downstream in TIME_WAIT, from 
 // github.com/sony/gobreaker/v2. Every timed-out call closes its connection, so the next one
 // dials: the timeout storm is a handshake storm, and the caller, which closes first, holds
 // each socket in TIME_WAIT. The breaker sheds the calls while it is open.
-func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error) {
+func (c *Cascade) storm(ctx context.Context, opt lab.Options) ([]results.Row, error) {
 	calls := make([]model.BreakerCall, c.StormCalls)
 	for i := range calls {
 		at := time.Duration(i) * stormSpacing
@@ -53,7 +54,7 @@ func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error)
 	}
 	var rows []results.Row
 	for i, v := range variants {
-		opt.progress(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(time.Duration(c.StormCalls)*stormSpacing+c.StormRead, "%s · timeout storm %d/%d", c.Info().Name, i+1, len(variants))
 		r, err := c.stormVariant(ctx, opt, v.name, v.breaker, calls, v.shed, breaker)
 		if err != nil {
 			return nil, err
@@ -69,7 +70,7 @@ func (c *Cascade) storm(ctx context.Context, opt Options) ([]results.Row, error)
 // to the same address a local port whose TIME_WAIT socket is over a second old
 // (tcp_tw_reuse, on for loopback), which would hide a socket of this row behind one of an
 // earlier row. Within the row, which lasts under a second, no TIME_WAIT socket is reused.
-func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, useBreaker bool,
+func (c *Cascade) stormVariant(ctx context.Context, opt lab.Options, name string, useBreaker bool,
 	calls []model.BreakerCall, shed []bool, br model.Breaker) ([]results.Row, error) {
 	d, err := upstream.NewDownstream(0)
 	if err != nil {
@@ -81,12 +82,12 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		return nil, fmt.Errorf("downstream address: %w", err)
 	}
 	port, _ := strconv.Atoi(portText)
-	b, err := build(opt.profile(), spec{Pool: 20, ReadTimeout: c.StormRead})
+	b, err := lab.Build(opt.Profile(), lab.Spec{Pool: 20, ReadTimeout: c.StormRead})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
-	if res, err := callURL(ctx, b.c, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
+	defer b.C.Close()
+	if res, err := lab.CallURL(ctx, b.C, d.URL, fakesrv.Behaviour{}, "warm"); err != nil || res.Outcome != vocab.OK {
 		return nil, fmt.Errorf("%s: the warm-up call failed", name)
 	}
 	before, sockErr := upstream.TimeWaitSet(port)
@@ -115,7 +116,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 			}
 			measured[i].At = time.Since(t0)
 			do := func() (struct{}, error) {
-				res, err := callURL(ctx, b.c, d.URL, beh, strconv.Itoa(i))
+				res, err := lab.CallURL(ctx, b.C, d.URL, beh, strconv.Itoa(i))
 				if err != nil {
 					return struct{}{}, err
 				}
@@ -174,18 +175,17 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 		}
 	}
 	rows := []results.Row{
-		{Name: name + ": calls that timed out", ExpectedCalls: wantTimeouts, Calls: gotTimeouts},
-		{Name: name + ": calls answered", ExpectedCalls: wantOK, Calls: gotOK},
-		{Name: name + ": new connections (handshakes)", ExpectedNewConnections: results.Count(dials),
-			ExpectedNewConnectionsMax: maxIfMore(dials, hiDials), RangeReason: stormRange(dials, hiDials),
-			NewConnections: results.Count(opened1 - opened0),
-			Server: fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
-				fmtMs(span), float64(opened1-opened0)/span.Seconds())},
+		lab.Judged(name+": calls that timed out", lab.Calls(wantTimeouts, gotTimeouts)),
+		lab.Judged(name+": calls answered", lab.Calls(wantOK, gotOK)),
+		lab.Judged(name+": new connections (handshakes)", lab.Connections(results.Count(dials), results.Count(opened1-opened0)),
+			lab.ConnectionsUpTo(maxIfMore(dials, hiDials), stormRange(dials, hiDials)),
+			lab.Saw(fmt.Sprintf("%d accepted, %d closed in %s: %.0f handshakes a second", opened1-opened0, closed1-closed0,
+				lab.FmtMs(span), float64(opened1-opened0)/span.Seconds()))),
 	}
-	tw := results.Row{Name: name + ": caller's sockets in TIME_WAIT", ExpectedCalls: wantCloses, Server: timeWaitNote}
+	tw := lab.Judged(name+": caller's sockets in TIME_WAIT", lab.Calls(wantCloses, 0), lab.Saw(timeWaitNote))
 	if at, ok := reusable(measured, wasShed); ok {
 		sockErr = fmt.Errorf("not counted: on this loaded machine a call started %s after the first timed-out call closed its socket, "+
-			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", fmtMs(at))
+			"and Linux may give a dial the port of a TIME_WAIT socket over 1 s old", lab.FmtMs(at))
 	}
 	if sockErr != nil {
 		tw.Skipped = sockErr.Error()
@@ -198,7 +198,7 @@ func (c *Cascade) stormVariant(ctx context.Context, opt Options, name string, us
 	}
 	rows = append(rows, tw)
 	if useBreaker {
-		rows = append(rows, results.Row{Name: name + ": calls shed", ExpectedCalls: wantShed, Calls: gotShed})
+		rows = append(rows, lab.Judged(name+": calls shed", lab.Calls(wantShed, gotShed)))
 	}
 	return rows, ctx.Err()
 }

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
@@ -29,7 +30,7 @@ const goStallIssue = "https://github.com/golang/go/issues/70809"
 
 // goBurst makes GoCalls calls at once on one warm connection to a node that allows GoLimit
 // streams, strict off, then on.
-func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) goBurst(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	for _, strict := range []bool{false, true} {
 		rule, label := rules.H2Go(), "go, strict off"
 		if strict {
@@ -46,7 +47,7 @@ func (h *H2) goBurst(ctx context.Context, opt Options, host *h2Host, run *result
 		if strict {
 			expected = burst.StalledEnd
 		}
-		opt.progress(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
+		opt.Step(goLatency+expected, "%s · %s: %d calls at once, limit %d", h.Info().Name, label, h.GoCalls, h.GoLimit)
 		g, err := h2.NewGo(h2.GoConfig{StrictMaxConcurrentRequests: strict, Timeout: goTimeout, DialTimeout: h2ConnectTimeout})
 		if err != nil {
 			ns.close()
@@ -126,13 +127,9 @@ func waveRow(name string, pred model.H2Prediction, calls []h2Call) results.Row {
 	if len(late) > 0 {
 		server += fmt.Sprintf("; %d stalled to Client.Timeout, never written (docs/http2.md)", len(late))
 	}
-	return results.Row{
-		Name:       name + ": one wave (p50)",
-		Documented: "documented: " + wavesText(pred.Waves),
-		ExpectedMs: expectedMs(pred.P50), MeasuredMs: results.Ms(model.Percentile(tookOf(calls), 50)),
-		ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls), Server: server,
-	}
+	return lab.Judged(name+": one wave (p50)", lab.Documented("documented: "+wavesText(pred.Waves), nil, nil),
+		lab.LastedD(pred.P50, model.Percentile(tookOf(calls), 50)), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred.Calls), len(calls)), lab.Saw(server))
 }
 
 // herdRow is net/http's dial herd (docs/http2.md): every call that finds every connection at
@@ -153,13 +150,10 @@ func herdRow(name string, pred model.H2Prediction, calls []h2Call, dials, kept, 
 		return fmt.Sprintf("%d new connections carried streams", kept)
 	}
 	beyond := len(indexes(pred.Calls, func(_ int, c model.H2Call) bool { return c.Conn != 0 }))
-	return results.Row{
-		Name:            name + ": the dial herd",
-		ExpectedOutcome: results.State(state(ideal)), Outcome: results.State(state(kept)),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls),
-		Server: fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
-			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed),
-	}
+	return lab.Judged(name+": the dial herd", lab.Ended(results.State(state(ideal)), results.State(state(kept))),
+		lab.Calls(len(pred.Calls), len(calls)),
+		lab.Saw(fmt.Sprintf("%d dials for the %d calls beyond the warm conn (ideal %d): one per call that found every conn full; "+
+			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed)))
 }
 
 // goStallRow is net/http's strict-mode stall: from twice the limit plus one call on, the
@@ -187,17 +181,14 @@ func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, cal
 	if len(ok) > b.MaxOK || other > 0 || (!b.Stalls && len(late) > 0) {
 		got = fmt.Sprintf("%d ok, %d deadline, %d failed", len(ok), len(late), other)
 	}
-	row := results.Row{
-		Name:       name + ": golang/go#70809",
-		Documented: "documented: " + wavesText(pred.Waves),
-		ExpectedMs: expectedMs(b.StalledEnd), ExpectedOutcome: results.State(want), Outcome: results.State(got),
-		ExpectedCalls: len(pred.Calls), Calls: len(calls),
-		ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(dials),
-		Server: fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue),
-	}
+	var stalled *float64
 	if len(late) > 0 {
-		row.MeasuredMs = results.Ms(model.Percentile(tookOf(late), 50))
+		stalled = results.Ms(model.Percentile(tookOf(late), 50))
 	}
+	row := lab.Judged(name+": golang/go#70809", lab.Documented("documented: "+wavesText(pred.Waves), nil, nil),
+		lab.Lasted(lab.ExpectedMs(b.StalledEnd), stalled), lab.Ended(results.State(want), results.State(got)),
+		lab.Calls(len(pred.Calls), len(calls)), lab.Connections(results.Count(pred.NewConns()), results.Count(dials)),
+		lab.Saw(fmt.Sprintf("first wave %d ok (%s); %d timed out awaiting headers; %s", len(ok), spanText(ok), len(late), goStallIssue)))
 	return row
 }
 
@@ -209,7 +200,7 @@ func wavesText(ws []model.H2Wave) string {
 		if i > 0 && w.Outcome == ws[i-1].Outcome {
 			o = ""
 		}
-		parts = append(parts, fmt.Sprintf("%d%s at %s", w.Calls, o, fmtMs(w.At)))
+		parts = append(parts, fmt.Sprintf("%d%s at %s", w.Calls, o, lab.FmtMs(w.At)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -223,8 +214,8 @@ func spanText(calls []h2Call) string {
 	for _, c := range calls {
 		lo, hi = min(lo, c.took()), max(hi, c.took())
 	}
-	if fmtMs(lo) == fmtMs(hi) {
-		return "at " + fmtMs(lo)
+	if lab.FmtMs(lo) == lab.FmtMs(hi) {
+		return "at " + lab.FmtMs(lo)
 	}
-	return fmt.Sprintf("%.0f to %s", float64(lo)/float64(time.Millisecond), fmtMs(hi))
+	return fmt.Sprintf("%.0f to %s", float64(lo)/float64(time.Millisecond), lab.FmtMs(hi))
 }

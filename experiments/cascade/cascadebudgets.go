@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/upstream"
@@ -16,8 +17,8 @@ import (
 
 // budgets runs the chain three times: growing timeouts, shrinking ones, and growing ones with
 // the remaining budget passed down.
-func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, error) {
-	p, err := LookupProfile(opt.profile())
+func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, error) {
+	p, err := lab.LookupProfile(opt.Profile())
 	if err != nil {
 		return nil, err
 	}
@@ -33,11 +34,11 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 	var rows []results.Row
 	for i, v := range variants {
 		if v.propagate && !p.PropagatesDeadline {
-			rows = append(rows, results.Row{Name: v.name, Skipped: fmt.Sprintf("the %s client sends no budget", p.Name)})
+			rows = append(rows, lab.Judged(v.name, lab.Skipped(fmt.Sprintf("the %s client sends no budget", p.Name))))
 			continue
 		}
 		pred := v.chain.Predict()
-		opt.progress(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
 		r, err := c.chain(ctx, opt, v.name, v.chain, pred)
 		if err != nil {
 			return nil, err
@@ -50,8 +51,8 @@ func (c *Cascade) budgets(ctx context.Context, opt Options) ([]results.Row, erro
 // chain runs one chain: the gateway's client calls order, an HTTP hop whose handler calls
 // inventory (a fake server that reserves, then works) and keeps at it whatever its caller
 // does, as a thread blocked in a call does.
-func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
-	inv, err := newServer()
+func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
+	inv, err := lab.NewServer()
 	if err != nil {
 		return nil, err
 	}
@@ -67,13 +68,13 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 				deadline = min(deadline, time.Duration(ms)*time.Millisecond)
 			}
 		}
-		b, err := build(opt.profile(), spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
+		b, err := lab.Build(opt.Profile(), lab.Spec{Deadline: deadline, PropagateDeadline: ch.Propagate})
 		if err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		defer b.c.Close()
-		res, err := callURL(context.WithoutCancel(r.Context()), b.c, inv.URL, beh, "")
+		defer b.C.Close()
+		res, err := lab.CallURL(context.WithoutCancel(r.Context()), b.C, inv.URL, beh, "")
 		if err == nil && res.Outcome == vocab.OK {
 			status = res.Status
 		}
@@ -83,17 +84,17 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 		return nil, err
 	}
 	defer order.Close()
-	gw, err := build(opt.profile(), spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
+	gw, err := lab.Build(opt.Profile(), lab.Spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
 	if err != nil {
 		return nil, err
 	}
-	defer gw.c.Close()
+	defer gw.C.Close()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, order.URL+"/order", nil)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	t0 := time.Now()
-	res, _ := gw.c.Do(ctx, req)
+	res, _ := gw.C.Do(ctx, req)
 	var orderEnd time.Duration
 	select {
 	case at := <-orderDone:
@@ -103,7 +104,7 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	case <-time.After(ch.Timeouts[1] + ch.Work + time.Second):
 		return nil, fmt.Errorf("%s: order's handler did not end", name)
 	}
-	log := settled(ctx, inv, 1)
+	log := lab.Settled(ctx, inv, 1)
 	var invEnd time.Duration
 	if len(log) > 0 && !log[0].Finished.IsZero() {
 		invEnd = log[0].Finished.Sub(t0)
@@ -114,18 +115,13 @@ func (c *Cascade) chain(ctx context.Context, opt Options, name string, ch model.
 	}
 	gaveUp := res.Elapsed
 	after := func(end time.Duration) time.Duration { return max(end-gaveUp, 0) }
-	return []results.Row{
-		{Name: name + ": the gateway's call ends", ExpectedOutcome: wantOutcome, Outcome: res.Outcome,
-			ExpectedMs: expectedMs(pred.GaveUp), MeasuredMs: results.Ms(gaveUp), ExpectedCalls: 1, Calls: 1,
-			Server: fmt.Sprintf("status %d", res.Status)},
-		{Name: name + ": order works on after the gateway gave up",
-			ExpectedMs: expectedMs(pred.Hops[0].After), MeasuredMs: results.Ms(after(orderEnd)), ExpectedCalls: 1, Calls: 1,
-			Server: "order's handler ended at " + fmtMs(orderEnd)},
-		{Name: name + ": inventory works on after the gateway gave up",
-			ExpectedMs: expectedMs(pred.Hops[1].After), MeasuredMs: results.Ms(after(invEnd)), ExpectedCalls: 1, Calls: 1,
-			ExpectedExecutions: results.Count(btoi(pred.Executed)), ServerExecutions: results.Count(inv.TotalReservations()),
-			Server: inventoryNote(log)},
-	}, ctx.Err()
+	ends := lab.Judged(name+": the gateway's call ends", lab.Ended(wantOutcome, res.Outcome), lab.LastedD(pred.GaveUp, gaveUp), lab.Calls(1, 1),
+		lab.Saw(fmt.Sprintf("status %d", res.Status)))
+	works := lab.Judged(name+": order works on after the gateway gave up", lab.LastedD(pred.Hops[0].After, after(orderEnd)), lab.Calls(1, 1),
+		lab.Saw("order's handler ended at "+lab.FmtMs(orderEnd)))
+	invWorks := lab.Judged(name+": inventory works on after the gateway gave up", lab.LastedD(pred.Hops[1].After, after(invEnd)), lab.Calls(1, 1),
+		lab.Executions(results.Count(lab.Btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
+	return []results.Row{ends, works, invWorks}, ctx.Err()
 }
 
 // inventoryNote says what inventory did with the chain's call.
@@ -136,5 +132,5 @@ func inventoryNote(log []fakesrv.Request) string {
 	if log[0].Rejected {
 		return "refused at once: budget " + log[0].Budget.String()
 	}
-	return serverNote(log[0])
+	return lab.ServerNote(log[0])
 }

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/testenv"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/report"
@@ -110,8 +111,8 @@ func TestH2Experiment(t *testing.T) {
 // connection, under a heading per node: the label format experiments and report share.
 func checkH2Timeline(t *testing.T, run results.Run) {
 	t.Helper()
-	if laneSep != report.LaneSep {
-		t.Fatalf("experiments' lane separator %q is not report's %q", laneSep, report.LaneSep)
+	if lab.LaneSep != report.LaneSep {
+		t.Fatalf("experiments' lane separator %q is not report's %q", lab.LaneSep, report.LaneSep)
 	}
 	var buf bytes.Buffer
 	if err := report.WriteSVG(&buf, run); err != nil {
@@ -136,7 +137,7 @@ func TestH2Check(t *testing.T) {
 		{H2{Pushes: 10, PeerLimit: 10, AllocationLimit: 5, Latency: 20 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 20},
 			"--go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
 	} {
-		if err := Check(&tt.h, ""); err == nil || err.Error() != tt.want {
+		if err := lab.CheckParams(&tt.h); err == nil || err.Error() != tt.want {
 			t.Errorf("got %v, want %q", err, tt.want)
 		}
 	}
@@ -146,12 +147,9 @@ func TestH2Check(t *testing.T) {
 		{Pushes: 50, PeerLimit: 10, AllocationLimit: 60, Latency: 200 * ms, Slow: 300 * ms, GoLimit: 10, GoCalls: 25},
 		{Pushes: 50, PeerLimit: 10, AllocationLimit: 60, Latency: 50 * ms, Slow: 210 * ms, GoLimit: 10, GoCalls: 25},
 	} {
-		if err := Check(&h, ""); err != nil {
+		if err := lab.CheckParams(&h); err != nil {
 			t.Errorf("latency %v, slow %v: %v", h.Latency, h.Slow, err)
 		}
-	}
-	if err := Check(NewH2(), ProfileGo); err == nil || err.Error() != "--client: exp-h compares okhttp and go by design; it takes no --client" {
-		t.Errorf("got %v, want the fixed-profiles error", err)
 	}
 }
 
@@ -198,7 +196,7 @@ func TestH2EjectSweep(t *testing.T) {
 		h.GoLimit, h.GoCalls = 10, 25
 		name := fmt.Sprintf("pushes %d, peer %d, allocation %d, latency %v, slow %v", h.Pushes, h.PeerLimit, h.AllocationLimit, h.Latency, h.Slow)
 		t.Run(name, func(t *testing.T) {
-			if err := Check(h, ""); err != nil {
+			if err := lab.CheckParams(h); err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
@@ -208,8 +206,8 @@ func TestH2EjectSweep(t *testing.T) {
 			}
 			defer host.close()
 			var run results.Run
-			opt := Options{Tolerance: testTolerance}
-			for _, step := range []func(context.Context, Options, *h2Host, *results.Run) error{h.calibrate, h.eject} {
+			opt := lab.Options{Tolerance: testTolerance}
+			for _, step := range []func(context.Context, lab.Options, *h2Host, *results.Run) error{h.calibrate, h.eject} {
 				if err := step(ctx, opt, host, &run); err != nil {
 					t.Fatal(err)
 				}

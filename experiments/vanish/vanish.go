@@ -1,4 +1,4 @@
-package experiments
+package vanish
 
 import (
 	"cmp"
@@ -15,12 +15,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	measure "github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -62,9 +62,9 @@ type Vanish struct {
 	namespaces func() error
 }
 
-// NewVanish returns experiment I with its default parameters: the scaled-down kernel of
+// New returns experiment I with its default parameters: the scaled-down kernel of
 // docs/vanish.md.
-func NewVanish() *Vanish {
+func New() *Vanish {
 	return &Vanish{
 		SYNRetries: "1,2", Retries2: "2,3,4",
 		ConnectTimeout: time.Second, ReadTimeout: 250 * time.Millisecond, Deadline: time.Second,
@@ -74,8 +74,8 @@ func NewVanish() *Vanish {
 }
 
 // Info implements Experiment.
-func (*Vanish) Info() Info {
-	return Info{
+func (*Vanish) Info() lab.Info {
+	return lab.Info{
 		Name:  "exp-i",
 		Topic: "vanish",
 		Title: "peers that vanish, measured",
@@ -99,35 +99,35 @@ func (*Vanish) Info() Info {
 }
 
 // Profiles implements FixedProfiles.
-func (*Vanish) Profiles() []string { return []string{ProfileHC5, ProfileOkHttp, ProfileGo} }
+func (*Vanish) Profiles() []string { return []string{lab.ProfileHC5, lab.ProfileOkHttp, lab.ProfileGo} }
 
 // Params implements Experiment.
-func (v *Vanish) Params() []param.Param {
-	return []param.Param{
-		{Name: "syn-retries", Usage: fmt.Sprintf("SYN retries of the host-down rows, comma-separated, each 1..%d (Linux: %d, 127 s)", vanish.MaxSYNRetries, model.SYNRetries), String: &v.SYNRetries},
-		{Name: "tcp-retries2", Usage: fmt.Sprintf("tcp_retries2 of the dropped-connection rows, comma-separated, each 0..%d (Linux: %d, 924.6 s)", vanish.MaxRetries2, model.DataRetries), String: &v.Retries2},
-		{Name: "connect-timeout", Usage: "connect timeout of the clients (the host is down)", Duration: &v.ConnectTimeout, MaxDuration: vanish.MaxWait},
-		{Name: "read-timeout", Usage: "read timeout on the dead pooled connection", Duration: &v.ReadTimeout, MaxDuration: vanish.MaxWait},
-		{Name: "deadline", Usage: "whole-call deadline on the dead pooled connection", Duration: &v.Deadline, MaxDuration: vanish.MaxWait},
-		{Name: "keepalive-idle", Usage: "TCP keepalive: idle time before the first probe (whole seconds)", Duration: &v.KeepaliveIdle, MaxDuration: vanish.MaxKeepalive},
-		{Name: "keepalive-interval", Usage: "TCP keepalive: time between probes (whole seconds)", Duration: &v.KeepaliveInterval, MaxDuration: vanish.MaxKeepalive},
+func (v *Vanish) Params() []lab.Param {
+	return []lab.Param{
+		{Name: "syn-retries", Usage: fmt.Sprintf("SYN retries of the host-down rows, comma-separated, each 1..%d (Linux: %d, 127 s)", measure.MaxSYNRetries, model.SYNRetries), String: &v.SYNRetries},
+		{Name: "tcp-retries2", Usage: fmt.Sprintf("tcp_retries2 of the dropped-connection rows, comma-separated, each 0..%d (Linux: %d, 924.6 s)", measure.MaxRetries2, model.DataRetries), String: &v.Retries2},
+		{Name: "connect-timeout", Usage: "connect timeout of the clients (the host is down)", Duration: &v.ConnectTimeout, MaxDuration: measure.MaxWait},
+		{Name: "read-timeout", Usage: "read timeout on the dead pooled connection", Duration: &v.ReadTimeout, MaxDuration: measure.MaxWait},
+		{Name: "deadline", Usage: "whole-call deadline on the dead pooled connection", Duration: &v.Deadline, MaxDuration: measure.MaxWait},
+		{Name: "keepalive-idle", Usage: "TCP keepalive: idle time before the first probe (whole seconds)", Duration: &v.KeepaliveIdle, MaxDuration: measure.MaxKeepalive},
+		{Name: "keepalive-interval", Usage: "TCP keepalive: time between probes (whole seconds)", Duration: &v.KeepaliveInterval, MaxDuration: measure.MaxKeepalive},
 		{Name: "keepalive-count", Usage: "TCP keepalive: unanswered probes before the kernel gives up", Int: &v.KeepaliveCount, Min: 1, Max: 5},
-		{Name: "send-ping-timeout", Usage: "Go HTTP/2: PING after this long without a frame (HTTP2Config.SendPingTimeout)", Duration: &v.SendPingTimeout, MaxDuration: vanish.MaxWait},
-		{Name: "ping-timeout", Usage: "Go HTTP/2: close the connection when the PING is unanswered this long", Duration: &v.PingTimeout, MaxDuration: vanish.MaxWait},
+		{Name: "send-ping-timeout", Usage: "Go HTTP/2: PING after this long without a frame (HTTP2Config.SendPingTimeout)", Duration: &v.SendPingTimeout, MaxDuration: measure.MaxWait},
+		{Name: "ping-timeout", Usage: "Go HTTP/2: close the connection when the PING is unanswered this long", Duration: &v.PingTimeout, MaxDuration: measure.MaxWait},
 		{Name: "require-netns", Usage: "fail, rather than skip, the rows that need network namespaces", Bool: &v.RequireNetns},
 	}
 }
 
 // vanishIdle is how long the pooled connections sit idle after the peer vanished before the
 // calls on them: the jobs' own default.
-var vanishIdle = vanish.DefaultDropped().Inactivity
+var vanishIdle = measure.DefaultDropped().Inactivity
 
 // Check implements Checker.
 func (v *Vanish) Check() error {
-	if _, err := counts("syn-retries", v.SYNRetries, 1, vanish.MaxSYNRetries); err != nil {
+	if _, err := counts("syn-retries", v.SYNRetries, 1, measure.MaxSYNRetries); err != nil {
 		return err
 	}
-	if _, err := counts("tcp-retries2", v.Retries2, 0, vanish.MaxRetries2); err != nil {
+	if _, err := counts("tcp-retries2", v.Retries2, 0, measure.MaxRetries2); err != nil {
 		return err
 	}
 	for _, p := range []struct {
@@ -139,8 +139,8 @@ func (v *Vanish) Check() error {
 			return fmt.Errorf("--%s must be set", p.name)
 		}
 	}
-	if g := model.KeepaliveGiveUp(v.KeepaliveIdle, v.KeepaliveInterval, v.KeepaliveCount); g > vanish.MaxKeepalive {
-		return fmt.Errorf("--keepalive-idle + --keepalive-count x --keepalive-interval must be at most %v (in whole seconds), got %v", vanish.MaxKeepalive, g)
+	if g := model.KeepaliveGiveUp(v.KeepaliveIdle, v.KeepaliveInterval, v.KeepaliveCount); g > measure.MaxKeepalive {
+		return fmt.Errorf("--keepalive-idle + --keepalive-count x --keepalive-interval must be at most %v (in whole seconds), got %v", measure.MaxKeepalive, g)
 	}
 	if v.SendPingTimeout <= vanishIdle {
 		return fmt.Errorf("--send-ping-timeout must be longer than %v, got %v: the call starts %v after the last frame, before the health check", vanishIdle, v.SendPingTimeout, vanishIdle)
@@ -192,13 +192,13 @@ type vanishMeasured struct {
 	netns   error        // why the namespace rows cannot run, nil when they can
 	host    model.Kernel // the calling namespace's SYN rules
 	clients []vanishCall // in the order of Vanish.clients
-	ka      vanish.KeepaliveResult
-	h2      vanish.HTTP2Result
+	ka      measure.KeepaliveResult
+	h2      measure.HTTP2Result
 
 	mu       sync.Mutex // guards the maps, by SYN retries or tcp_retries2
-	dials    map[int]vanish.Sample
-	hostDown map[int]vanish.HostDownResult
-	dropped  map[int]vanish.DroppedResult
+	dials    map[int]measure.Sample
+	hostDown map[int]measure.HostDownResult
+	dropped  map[int]measure.DroppedResult
 }
 
 // set stores v under k in m, holding mu.
@@ -226,32 +226,32 @@ type vanishCall struct {
 func (v *Vanish) clients() []vanishClient {
 	ct := v.ConnectTimeout.String()
 	return []vanishClient{
-		{"2. host down, hc5, connect timeout " + ct + ", one address", ProfileHC5, vanishOne, 1},
-		{"2. host down, okhttp, connect timeout " + ct + ", one address", ProfileOkHttp, vanishOne, 1},
-		{"2. host down, okhttp, connect timeout " + ct + " per address, three addresses", ProfileOkHttp, vanishThree, 3},
-		{"2. host down, go, net.Dialer.Timeout " + ct + ", one address", ProfileGo, vanishOne, 1},
+		{"2. host down, hc5, connect timeout " + ct + ", one address", lab.ProfileHC5, vanishOne, 1},
+		{"2. host down, okhttp, connect timeout " + ct + ", one address", lab.ProfileOkHttp, vanishOne, 1},
+		{"2. host down, okhttp, connect timeout " + ct + " per address, three addresses", lab.ProfileOkHttp, vanishThree, 3},
+		{"2. host down, go, net.Dialer.Timeout " + ct + ", one address", lab.ProfileGo, vanishOne, 1},
 	}
 }
 
 // Run implements Experiment. It runs every measurement at once, each bounded, and returns
 // ctx's error when ctx ends first; every namespace child has then been killed and reaped
 // (netns.Run) and every loopback listener closed.
-func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(v, opt.profile()); err != nil {
+func (v *Vanish) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
+	if err := lab.CheckParams(v); err != nil {
 		return results.Run{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return results.Run{}, err
 	}
-	syns, _ := counts("syn-retries", v.SYNRetries, 1, vanish.MaxSYNRetries)
-	r2s, _ := counts("tcp-retries2", v.Retries2, 0, vanish.MaxRetries2)
+	syns, _ := counts("syn-retries", v.SYNRetries, 1, measure.MaxSYNRetries)
+	r2s, _ := counts("tcp-retries2", v.Retries2, 0, measure.MaxRetries2)
 	available := v.namespaces
 	if available == nil {
 		available = netns.Available
 	}
-	m := &vanishMeasured{netns: available(), host: vanish.HostKernel(), dials: map[int]vanish.Sample{},
-		clients: make([]vanishCall, len(v.clients())), hostDown: map[int]vanish.HostDownResult{},
-		dropped: map[int]vanish.DroppedResult{}}
+	m := &vanishMeasured{netns: available(), host: measure.HostKernel(), dials: map[int]measure.Sample{},
+		clients: make([]vanishCall, len(v.clients())), hostDown: map[int]measure.HostDownResult{},
+		dropped: map[int]measure.DroppedResult{}}
 
 	down, err := newDeadHost()
 	if err != nil {
@@ -264,7 +264,7 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 	for _, j := range jobs {
 		total = max(total, j.start+j.expect)
 	}
-	opt.progress(total, "%s · %d measurements at once", v.Info().Name, len(jobs))
+	opt.Step(total, "%s · %d measurements at once", v.Info().Name, len(jobs))
 	var mu sync.Mutex // guards done
 	done := 0
 	g, gctx := errgroup.WithContext(ctx)
@@ -281,7 +281,7 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			done++
-			opt.progress(0, "%s · %d/%d measured: %s", v.Info().Name, done, len(jobs), j.name)
+			opt.Step(0, "%s · %d/%d measured: %s", v.Info().Name, done, len(jobs), j.name)
 			return nil
 		})
 	}
@@ -293,10 +293,10 @@ func (v *Vanish) Run(ctx context.Context, opt Options) (results.Run, error) {
 		return results.Run{}, err
 	}
 
-	run := newRun(v, opt)
+	run := lab.NewRun(v, opt)
 	run.Rows = v.rows(m, syns, r2s, opt.Tolerance)
 	for i, c := range v.clients() {
-		run.Calls = append(run.Calls, timeline(c.name, m.clients[i].res, 0))
+		run.Calls = append(run.Calls, lab.Timeline(c.name, m.clients[i].res, 0))
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -319,7 +319,7 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 	for _, n := range syns {
 		jobs = append(jobs, vanishJob{name: fmt.Sprintf("TCP_SYNCNT %d on loopback", n), expect: m.host.SYNGiveUp(n),
 			run: func(ctx context.Context) error {
-				set(&m.mu, m.dials, n, vanish.DialDown(ctx, down.addr, n, 0))
+				set(&m.mu, m.dials, n, measure.DialDown(ctx, down.addr, n, 0))
 				return ctx.Err()
 			}})
 	}
@@ -337,7 +337,7 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 	for _, n := range syns {
 		children = append(children, vanishJob{name: fmt.Sprintf("tcp_syn_retries %d", n), expect: k.SYNGiveUp(n),
 			run: func(ctx context.Context) error {
-				res, err := vanish.HostDown(ctx, vanish.HostDownInput{SYNRetries: n, ConnectTimeout: v.ConnectTimeout})
+				res, err := measure.HostDown(ctx, measure.HostDownInput{SYNRetries: n, ConnectTimeout: v.ConnectTimeout})
 				set(&m.mu, m.hostDown, n, res)
 				return err
 			}})
@@ -346,7 +346,7 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 		// Its longest call is the GET that net/http replays after the kernel gave up.
 		children = append(children, vanishJob{name: fmt.Sprintf("tcp_retries2 %d", r), expect: k.DataGiveUp(r) + v.ConnectTimeout,
 			run: func(ctx context.Context) error {
-				res, err := vanish.Dropped(ctx, vanish.DroppedInput{Retries2: r, ReadTimeout: v.ReadTimeout,
+				res, err := measure.Dropped(ctx, measure.DroppedInput{Retries2: r, ReadTimeout: v.ReadTimeout,
 					Deadline: v.Deadline, ConnectTimeout: v.ConnectTimeout, Inactivity: vanishIdle})
 				set(&m.mu, m.dropped, r, res)
 				return err
@@ -355,14 +355,14 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 	ka := v.keepaliveInput(r2s)
 	children = append(children, vanishJob{name: "keepalive", expect: ka.NextCallAt() + k.DataGiveUp(ka.Retries2) + v.ConnectTimeout,
 		run: func(ctx context.Context) (err error) {
-			m.ka, err = vanish.Keepalive(ctx, ka)
+			m.ka, err = measure.Keepalive(ctx, ka)
 			return err
 		}})
-	h2 := vanish.HTTP2Input{Retries2: slices.Min(r2s), SendPingTimeout: v.SendPingTimeout, PingTimeout: v.PingTimeout,
+	h2 := measure.HTTP2Input{Retries2: slices.Min(r2s), SendPingTimeout: v.SendPingTimeout, PingTimeout: v.PingTimeout,
 		Inactivity: vanishIdle, Deadline: v.Deadline}
 	children = append(children, vanishJob{name: "HTTP/2", expect: h2.Inactivity + max(k.DataGiveUp(h2.Retries2), model.HTTP2PingGiveUp(h2.SendPingTimeout, h2.PingTimeout)),
 		run: func(ctx context.Context) (err error) {
-			m.h2, err = vanish.HTTP2(ctx, h2)
+			m.h2, err = measure.HTTP2(ctx, h2)
 			return err
 		}})
 	slices.SortStableFunc(children, func(a, b vanishJob) int { return cmp.Compare(b.expect, a.expect) })
@@ -374,24 +374,24 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 
 // keepaliveInput is the keepalive job's input: the call without keepalive waits for the
 // smallest tcp_retries2.
-func (v *Vanish) keepaliveInput(r2s []int) vanish.KeepaliveInput {
-	return vanish.KeepaliveInput{Idle: v.KeepaliveIdle, Interval: v.KeepaliveInterval, Count: v.KeepaliveCount,
+func (v *Vanish) keepaliveInput(r2s []int) measure.KeepaliveInput {
+	return measure.KeepaliveInput{Idle: v.KeepaliveIdle, Interval: v.KeepaliveInterval, Count: v.KeepaliveCount,
 		Retries2: slices.Min(r2s), ConnectTimeout: v.ConnectTimeout}
 }
 
 // connect makes the call of a connect-timeout row and predicts it.
 func (v *Vanish) connect(ctx context.Context, c vanishClient, down *deadHost) (vanishCall, error) {
-	b, err := build(c.profile, spec{ConnectTimeout: v.ConnectTimeout, Resolver: down.resolver})
+	b, err := lab.Build(c.profile, lab.Spec{ConnectTimeout: v.ConnectTimeout, Resolver: down.resolver})
 	if err != nil {
 		return vanishCall{}, err
 	}
-	defer b.c.Close()
-	p := model.Predict(model.Downstream{HostDown: true, Routes: c.routes}, b.limits, true, 0)
+	defer b.C.Close()
+	p := model.Predict(model.Downstream{HostDown: true, Routes: c.routes}, b.Limits, true, 0)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, down.url(c.host), nil)
 	if err != nil {
 		return vanishCall{}, err
 	}
-	res, _ := b.c.Do(ctx, req)
+	res, _ := b.C.Do(ctx, req)
 	return vanishCall{p: p, res: res}, ctx.Err()
 }
 
@@ -432,7 +432,3 @@ func newDeadHost() (*deadHost, error) {
 
 // url is the URL of name on the host's port.
 func (d *deadHost) url(name string) string { return "http://" + net.JoinHostPort(name, d.port) + "/" }
-
-// NamespaceJobs lists the jobs exp-i runs in a namespace child. A binary that runs exp-i
-// dispatches them with netns.MaybeChild at the top of its main (internal/cli.Main does).
-func NamespaceJobs() netns.Jobs { return vanish.Jobs() }

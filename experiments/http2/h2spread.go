@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
@@ -34,7 +35,7 @@ func (h *H2) spreadNodes() []model.H2Node {
 
 // spread makes Pushes pushes at once through OkHttp's pool, with allocationLimit left at the
 // peer's limit and capped as the interceptor does.
-func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) spread(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	for _, v := range []struct {
 		label, scenario string
 		alloc           int
@@ -48,7 +49,7 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		}
 		pred := model.SimulateH2(model.H2Scenario{Nodes: ns.model, Calls: h.Pushes,
 			Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: v.alloc, Handshake: true})})
-		opt.progress(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
+		opt.Step(lastEnd(pred.Calls), "%s · %s: %d pushes at once", h.Info().Name, v.label, h.Pushes)
 		pool, err := h2.New(h2.Config{Routes: ns.routes(), AllocationLimit: v.alloc,
 			ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout})
 		if err != nil {
@@ -67,13 +68,8 @@ func (h *H2) spread(ctx context.Context, opt Options, host *h2Host, run *results
 		}
 		name := fmt.Sprintf("%s, %d pushes", v.label, h.Pushes)
 		run.Rows = append(run.Rows,
-			results.Row{
-				Name:            name + ": streams per node",
-				ExpectedOutcome: results.State(share(pred.StreamsPerNode)), Outcome: results.State(share(streams)),
-				ExpectedCalls: h.Pushes, Calls: len(calls),
-				ExpectedNewConnections: results.Count(pred.NewConns()), NewConnections: results.Count(conns),
-				Server: server,
-			},
+			lab.Judged(name+": streams per node", lab.Ended(results.State(share(pred.StreamsPerNode)), results.State(share(streams))),
+				lab.Calls(h.Pushes, len(calls)), lab.Connections(results.Count(pred.NewConns()), results.Count(conns)), lab.Saw(server)),
 			h2Percentile(name, 50, pred.Calls, calls, host.cal.note()),
 			h2Percentile(name, 99, pred.Calls, calls, h.slowNote(calls)))
 		run.Calls = append(run.Calls, h2Lanes(v.scenario, ns, calls)...)
@@ -118,12 +114,8 @@ func (h *H2) slowNote(calls []h2Call) string {
 
 // h2Percentile is the row of the p-th percentile of the calls' durations against the model's.
 func h2Percentile(name string, p float64, pred []model.H2Call, calls []h2Call, server string) results.Row {
-	return results.Row{
-		Name:       fmt.Sprintf("%s: p%g", name, p),
-		ExpectedMs: expectedMs(model.Percentile(predTook(pred), p)), MeasuredMs: results.Ms(model.Percentile(tookOf(calls), p)),
-		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	return lab.Judged(fmt.Sprintf("%s: p%g", name, p), lab.LastedD(model.Percentile(predTook(pred), p), model.Percentile(tookOf(calls), p)),
+		lab.Ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), lab.Calls(len(pred), len(calls)), lab.Saw(server))
 }
 
 // outcomeOfPred is the outcome every predicted call shares, or the worst one.
@@ -159,7 +151,7 @@ func apnsText(c h2.APNsConfig) string {
 
 // eject makes rounds of pushes through the pool with the APNs interceptor while the first
 // address turns slow, and compares when it stops getting streams with the model.
-func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) eject(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	per := h.Pushes / 2
 	every := h.Slow + max(100*time.Millisecond, h.Slow/2) // a round's slow pushes end well before the next round
 	cfg := h2.APNsDefaults()
@@ -179,7 +171,7 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	ends := model.SimulateH2Ends(model.H2Scenario{Nodes: ns.model, Starts: starts,
 		Client: host.cal.apply(model.H2Client{Rule: rules.H2OkHttp(), AllocationLimit: h.AllocationLimit, Eject: &rule, Handshake: true})})
 	pred := ends.Fewest
-	opt.progress(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
+	opt.Step(lastEnd(pred.Calls), "%s · okhttp with the APNs interceptor: %d rounds of %d pushes, every %v", h.Info().Name, h2Rounds, per, every)
 	apns, err := h2.NewAPNs(cfg)
 	if err != nil {
 		return err
@@ -246,15 +238,11 @@ func (h *H2) eject(ctx context.Context, opt Options, host *h2Host, run *results.
 	}
 	name := fmt.Sprintf("okhttp + APNs ejection, %d rounds of %d pushes", h2Rounds, per)
 	prod := h2.APNsProduction()
-	row := results.Row{
-		Name:            name + ": the slow node's streams",
-		Documented:      "production: " + apnsText(prod),
-		ExpectedOutcome: results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
-		Outcome:         results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node }))),
-		ExpectedCalls:   len(pred.Calls), Calls: len(calls),
-		NewConnections: results.Count(conns),
-		Server:         fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams())),
-	}
+	row := lab.Judged(name+": the slow node's streams", lab.Documented("production: "+apnsText(prod), nil, nil),
+		lab.Ended(results.State(roundText(first, last, slowAfter(func(i int) int { return pred.Calls[i].Node }))),
+			results.State(roundText(measuredFirst, measuredTo, slowAfter(func(i int) int { return calls[i].node })))),
+		lab.Calls(len(pred.Calls), len(calls)), lab.Connections(nil, results.Count(conns)),
+		lab.Saw(fmt.Sprintf("node 1 slow from its push %d; scaled: %s; streams per node %s", h.AllocationLimit+1, apnsText(cfg), share(ns.streams()))))
 	ejectConns(&row, ends, host.cal)
 	run.Rows = append(run.Rows, row,
 		h2PercentileEnds(name+": up to that round", 99, ends, idxBefore, pick(calls, idxBefore), opt.Tolerance, host.cal.note()))
@@ -307,7 +295,7 @@ func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, call
 	if lo == hi || hi == model.Forever {
 		return r
 	}
-	r.ExpectedMs = expectedMs((lo + hi) / 2)
+	r.ExpectedMs = lab.ExpectedMs((lo + hi) / 2)
 	r.ToleranceMs = new(msOf(tol + (hi-lo)/2))
 	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", msOf(lo), msOf(hi))
 	if server != "" {

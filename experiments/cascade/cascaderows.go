@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -72,10 +73,10 @@ func (c *Cascade) cascadeRows(name string, pred, started, production model.Casca
 		}
 	}
 	rows := []results.Row{
-		{Name: fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
-			ExpectedCalls: started.BusyAt(look), Calls: busy, Server: cascadeBusy, RangeReason: lateStarts(pred.BusyAt(look), started.BusyAt(look))},
-		{Name: fmt.Sprintf("%s: waiting at the pool at %v", name, look),
-			ExpectedCalls: started.PendingAt(look), Calls: pending, Server: cascadePending, RangeReason: lateStarts(pred.PendingAt(look), started.PendingAt(look))},
+		lab.Judged(fmt.Sprintf("%s: workers busy at %v (%s in production)", name, look, prod(look)),
+			lab.Calls(started.BusyAt(look), busy), lab.Saw(cascadeBusy), lab.Because(lateStarts(pred.BusyAt(look), started.BusyAt(look)))),
+		lab.Judged(fmt.Sprintf("%s: waiting at the pool at %v", name, look),
+			lab.Calls(started.PendingAt(look), pending), lab.Saw(cascadePending), lab.Because(lateStarts(pred.PendingAt(look), started.PendingAt(look)))),
 	}
 	outcomes := map[vocab.Outcome]bool{}
 	for _, r := range recs {
@@ -96,40 +97,30 @@ func (c *Cascade) cascadeRows(name string, pred, started, production model.Casca
 			}
 		}
 		slices.Sort(got)
-		row := results.Row{ExpectedOutcome: o, ExpectedCalls: len(want), Calls: len(got)}
-		if len(want) > 0 {
-			row.ExpectedMs = expectedMs(want[(len(want)-1)/2])
-		}
-		if len(got) > 0 {
-			row.Outcome, row.MeasuredMs = o, results.Ms(got[(len(got)-1)/2])
-			row.Server = fmt.Sprintf("ended %s to %s", fmtMs(got[0]), fmtMs(got[len(got)-1]))
-		}
+		var label string
 		switch o {
 		case vocab.OK:
-			row.Name = name + ": answered (median end)"
+			label = name + ": answered (median end)"
 		case vocab.LeaseTimeout:
-			row.Name = name + ": no connection in time (median end)"
+			label = name + ": no connection in time (median end)"
 		default:
-			row.Name = fmt.Sprintf("%s: %s (median end)", name, o)
+			label = fmt.Sprintf("%s: %s (median end)", name, o)
 		}
-		rows = append(rows, row)
+		rows = append(rows, lab.Judged(label, lab.MedianEnd(o, want, got)))
 	}
 	for j, at := range health {
-		rows = append(rows, results.Row{
-			Name:       fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
-			ExpectedMs: expectedMs(pred.Health[j]), MeasuredMs: results.Ms(waits[j]),
-			ExpectedCalls: 1, Calls: 1,
-		})
+		rows = append(rows, lab.Judged(fmt.Sprintf("%s: health check at %v waits for a worker (x%d in production: %s)", name, at, cascadeScale, prod(production.Health[j])),
+			lab.LastedD(pred.Health[j], waits[j]), lab.Calls(1, 1)))
 	}
 	var last time.Duration
 	for _, r := range recs {
 		last = max(last, r.end)
 	}
 	rows = append(rows,
-		results.Row{Name: fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
-			ExpectedMs: expectedMs(pred.Recovered), MeasuredMs: results.Ms(last), ExpectedCalls: len(recs), Calls: len(recs)},
-		results.Row{Name: name + ": requests on inventory at once, at the peak",
-			ExpectedCalls: started.PeakDownstream, Calls: peak, Server: cascadePeak, RangeReason: lateStarts(pred.PeakDownstream, started.PeakDownstream)},
+		lab.Judged(fmt.Sprintf("%s: recovered, the last worker freed (x%d: %s)", name, cascadeScale, prod(production.Recovered)),
+			lab.LastedD(pred.Recovered, last), lab.Calls(len(recs), len(recs))),
+		lab.Judged(name+": requests on inventory at once, at the peak",
+			lab.Calls(started.PeakDownstream, peak), lab.Saw(cascadePeak), lab.Because(lateStarts(pred.PeakDownstream, started.PeakDownstream))),
 	)
 	return rows
 }

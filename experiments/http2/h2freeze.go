@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
@@ -46,7 +47,7 @@ type freezeVariant struct {
 }
 
 // freeze runs the three clients against nodes that freeze, at once: each has its own node.
-func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results.Run) error {
+func (h *H2) freeze(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	vs := []*freezeVariant{
 		{scenario: "go, no health check", client: model.H2Client{Rule: rules.H2Go(), Deadline: freezeTimeout}},
 		{scenario: "go, health check", client: model.H2Client{Rule: rules.H2Go(), SendPingTimeout: freezePing, PingTimeout: freezePing, Deadline: freezeTimeout}},
@@ -67,7 +68,7 @@ func (h *H2) freeze(ctx context.Context, opt Options, host *h2Host, run *results
 		v.pred = model.SimulateH2(model.H2Scenario{Nodes: ns.model, Starts: freezeStarts, Client: v.client})
 		last = max(last, lastEnd(v.pred.Calls))
 	}
-	opt.progress(last, "%s · a node freezes at %v: go without and with a health check, okhttp's read timeout", h.Info().Name, freezeAt)
+	opt.Step(last, "%s · a node freezes at %v: go without and with a health check, okhttp's read timeout", h.Info().Name, freezeAt)
 	var wg sync.WaitGroup
 	for _, v := range vs {
 		wg.Go(func() { v.err = v.run(ctx) })
@@ -167,12 +168,8 @@ func (v *freezeVariant) row(name string, keep func(int, model.H2Call) bool, ends
 			got = append(got, c.end)
 		}
 	}
-	row := results.Row{
-		Name:       name,
-		ExpectedMs: expectedMs(model.Percentile(exp, 50)), MeasuredMs: results.Ms(model.Percentile(got, 50)),
-		ExpectedOutcome: outcomeOfPred(pred), Outcome: outcomeOf(calls, outcomeOfPred(pred)),
-		ExpectedCalls: len(pred), Calls: len(calls), Server: server,
-	}
+	row := lab.Judged(name, lab.LastedD(model.Percentile(exp, 50), model.Percentile(got, 50)),
+		lab.Ended(outcomeOfPred(pred), outcomeOf(calls, outcomeOfPred(pred))), lab.Calls(len(pred), len(calls)), lab.Saw(server))
 	if conns {
 		row.ExpectedNewConnections, row.NewConnections = results.Count(v.pred.NewConns()-1), results.Count(v.newConns)
 	}

@@ -1,4 +1,4 @@
-package experiments
+package http2
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client/h2"
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -220,14 +221,10 @@ func h2Lanes(scenario string, ns *h2Nodes, calls []h2Call) []results.Call {
 			a.Phases = append(a.Phases, results.PhaseSpan{Phase: vocab.PhaseConnect, Ms: results.Ms(c.setUp)})
 		}
 		a.Phases = append(a.Phases, results.PhaseSpan{Phase: vocab.PhaseWait, Ms: results.Ms(c.took() - c.setUp)})
-		out = append(out, results.Call{Label: scenario + laneSep + node + laneSep + conn, Attempts: []results.Attempt{a}})
+		out = append(out, results.Call{Label: scenario + lab.LaneSep + node + lab.LaneSep + conn, Attempts: []results.Attempt{a}})
 	}
 	return out
 }
-
-// laneSep separates the parts of a lane label; report.WriteSVG draws the calls whose labels
-// hold it as streams in lanes. TestH2Timeline checks that the two agree.
-const laneSep = " › "
 
 // joinSemi joins parts with "; ".
 func joinSemi(parts []string) string { return strings.Join(parts, "; ") }

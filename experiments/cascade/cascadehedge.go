@@ -1,4 +1,4 @@
-package experiments
+package cascade
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/cristalhq/hedgedhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
@@ -31,19 +32,19 @@ var errNotOK = errors.New("call did not end ok")
 // hedging runs the hedging rows: the calls without a hedge, with labrun's own hedge
 // (upstream.Hedge over the profile's client) and with github.com/cristalhq/hedgedhttp over
 // net/http's Transport, against a downstream whose slow first requests a copy overtakes.
-func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstream) ([]results.Row, error) {
+func (c *Cascade) hedging(ctx context.Context, opt lab.Options, d *upstream.Downstream) ([]results.Row, error) {
 	// The slow calls are 0, Every, 2 x Every, ...: their share of these calls, which is 1 in
 	// Every only when Every divides the count, is the tail's fraction.
 	tail := model.Tail{Fast: c.HedgeFast, Slow: c.HedgeSlow, SlowFraction: float64(slowShare(c.HedgeCalls, c.HedgeEvery)) / float64(c.HedgeCalls)}
 	hedged := tail.Hedge(c.HedgeAfter)
 	beh := fakesrv.Behaviour{Delay: c.HedgeFast}
-	b, err := build(opt.profile(), spec{Pool: 20})
+	b, err := lab.Build(opt.Profile(), lab.Spec{Pool: 20})
 	if err != nil {
 		return nil, err
 	}
-	defer b.c.Close()
+	defer b.C.Close()
 	labrun := func(ctx context.Context, tag string) error {
-		res, err := callURL(ctx, b.c, d.URL, beh, tag)
+		res, err := lab.CallURL(ctx, b.C, d.URL, beh, tag)
 		if err == nil && res.Outcome != vocab.OK {
 			err = errNotOK
 		}
@@ -57,7 +58,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	}
 	hc := &http.Client{Transport: rt}
 	lib := func(ctx context.Context, tag string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+sep(beh.Path())+"call="+tag, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+lab.Sep(beh.Path())+"call="+tag, nil)
 		if err != nil {
 			return fmt.Errorf("build request: %w", err)
 		}
@@ -90,7 +91,7 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 	}
 	var rows []results.Row
 	for i, v := range variants {
-		opt.progress(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
+		opt.Step(time.Duration(c.HedgeCalls)*hedgeSpacing+c.HedgeSlow, "%s · hedging %d/%d", c.Info().Name, i+1, len(variants))
 		d.SetTail(upstream.Tail{Every: c.HedgeEvery, Slow: c.HedgeSlow - c.HedgeFast})
 		d.ResetCounts()
 		took := make([]time.Duration, c.HedgeCalls)
@@ -129,9 +130,9 @@ func (c *Cascade) hedging(ctx context.Context, opt Options, d *upstream.Downstre
 		slices.Sort(sorted)
 		rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
 		rows = append(rows,
-			results.Row{Name: fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), ExpectedOutcome: vocab.OK, Outcome: outcome,
-				ExpectedMs: expectedMs(v.p99), MeasuredMs: results.Ms(sorted[rank]), ExpectedCalls: c.HedgeCalls, Calls: ok,
-				Server: fmt.Sprintf("p50 %s, max %s", fmtMs(sorted[(len(sorted)-1)/2]), fmtMs(sorted[len(sorted)-1]))},
+			lab.Judged(fmt.Sprintf("%s: p99 of %d calls", v.name, c.HedgeCalls), lab.Ended(vocab.OK, outcome),
+				lab.LastedD(v.p99, sorted[rank]), lab.Calls(c.HedgeCalls, ok),
+				lab.Saw(fmt.Sprintf("p50 %s, max %s", lab.FmtMs(sorted[(len(sorted)-1)/2]), lab.FmtMs(sorted[len(sorted)-1])))),
 			c.hedgeCount(v.name, v.extra, v.hedge, took, slices.Max(late), d.Arrived()),
 		)
 	}
@@ -151,8 +152,8 @@ func slowShare(calls, every int) int { return (calls + every - 1) / every }
 // open whether its hedge reached the server. The row names the count at the stated times.
 func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time.Duration, late time.Duration, arrived int) results.Row {
 	stated := c.HedgeCalls + int(math.Round(extra*float64(c.HedgeCalls)))
-	row := results.Row{Name: fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
-		ExpectedExecutions: results.Count(stated), ServerExecutions: results.Count(arrived)}
+	row := lab.Judged(fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
+		lab.Executions(results.Count(stated), results.Count(arrived)))
 	if !hedge {
 		return row
 	}
@@ -164,7 +165,7 @@ func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time
 	if c.HedgeCalls+lo != stated || hi > lo {
 		row.RangeReason = fmt.Sprintf("a hedge for every call not answered by %v: %d at the stated times; "+
 			"the calls' measured times give %s (%d answered within %s of the delay, where the hedge may or may not have reached the server)",
-			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, fmtMs(max(late, model.HedgeEdge)))
+			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, lab.FmtMs(max(late, model.HedgeEdge)))
 	}
 	return row
 }

@@ -1,4 +1,4 @@
-package experiments
+package vanish
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	measure "github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
@@ -62,16 +63,13 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 	// 2. A host that is down, with a connect timeout (loopback).
 	for i, c := range v.clients() {
 		call := m.clients[i]
-		r := callRow(call.p, call.res)
-		r.Name = c.name
-		r.ExpectedNewConnections = results.Count(len(call.p.Attempts))
-		r.NewConnections = results.Count(len(call.res.Attempts))
 		addrs := "1 address"
 		if c.routes > 1 {
 			addrs = fmt.Sprintf("%d addresses", c.routes)
 		}
-		r.Server = fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt"))
-		rows = append(rows, r)
+		rows = append(rows, lab.Judged(c.name, lab.Called(call.p, call.res),
+			lab.Connections(results.Count(len(call.p.Attempts)), results.Count(len(call.res.Attempts))),
+			lab.Saw(fmt.Sprintf("%s, none answers; %s", addrs, vocab.Plural(len(call.res.Attempts), "attempt")))))
 	}
 
 	// 3. A pooled connection whose peer vanished, no read timeout: tcp_retries2 decides.
@@ -91,7 +89,7 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 	high := slices.Max(r2s)
 	res := m.dropped[high]
 	k := kernel(res.Kernel)
-	limited := func(name string, l model.Limits, s vanish.Sample, note string) results.Row {
+	limited := func(name string, l model.Limits, s measure.Sample, note string) results.Row {
 		p := k.Predict(model.Downstream{Dropped: true}, l, false, 0, 0, high)
 		r := sampleRow(name, p.Total, p.Outcome, s)
 		r.Server = orErr(note, r, s)
@@ -116,7 +114,7 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 }
 
 // keepaliveRows are the rows of TCP keepalive on the idle pooled connection.
-func (v *Vanish) keepaliveRows(res vanish.KeepaliveResult, k model.Kernel, r2s []int, tol time.Duration, ns func(results.Row) results.Row) []results.Row {
+func (v *Vanish) keepaliveRows(res measure.KeepaliveResult, k model.Kernel, r2s []int, tol time.Duration, ns func(results.Row) results.Row) []results.Row {
 	in := v.keepaliveInput(r2s)
 	settings := fmt.Sprintf("%v/%v/%d", v.KeepaliveIdle, v.KeepaliveInterval, v.KeepaliveCount)
 	w := k.KeepaliveGiveUpWindow(in.Idle, in.Interval, in.Count)
@@ -143,7 +141,7 @@ func (v *Vanish) keepaliveRows(res vanish.KeepaliveResult, k model.Kernel, r2s [
 
 // reuseNote is note, or what went differently when the call did not take the connection
 // the model says (reused, or a new one).
-func reuseNote(s vanish.Sample, reused bool, note string) string {
+func reuseNote(s measure.Sample, reused bool, note string) string {
 	if s.Outcome != "" && s.Reused != reused {
 		return fmt.Sprintf("reused %v, want %v; %s", s.Reused, reused, note)
 	}
@@ -151,7 +149,7 @@ func reuseNote(s vanish.Sample, reused bool, note string) string {
 }
 
 // http2Rows are the rows of Go's HTTP/2 on a pooled connection whose peer vanished.
-func (v *Vanish) http2Rows(res vanish.HTTP2Result, k model.Kernel, r2 int, tol time.Duration, ns func(results.Row) results.Row) []results.Row {
+func (v *Vanish) http2Rows(res measure.HTTP2Result, k model.Kernel, r2 int, tol time.Duration, ns func(results.Row) results.Row) []results.Row {
 	idle := res.Ping.Idle
 	if idle == 0 {
 		idle = vanishIdle
@@ -185,7 +183,7 @@ func (v *Vanish) http2Rows(res vanish.HTTP2Result, k model.Kernel, r2 int, tol t
 }
 
 // http2Note is note, or what was wrong with the connection: not HTTP/2, or not the pooled one.
-func http2Note(s vanish.HTTP2Sample, note string) string {
+func http2Note(s measure.HTTP2Sample, note string) string {
 	switch {
 	case s.Outcome == "":
 		return note
@@ -200,9 +198,9 @@ func http2Note(s vanish.HTTP2Sample, note string) string {
 // netnsRow says whether the namespace rows could run. Without namespaces it is skipped, unless
 // RequireNetns, which makes it fail.
 func (v *Vanish) netnsRow(err error) results.Row {
-	r := results.Row{Name: "0. network namespaces of labrun's own (unprivileged user + network)",
-		ExpectedOutcome: results.State("available"), Outcome: results.State("available"),
-		Server: "tcp_retries2 of their own, a veth pair whose server end goes down"}
+	r := lab.Judged("0. network namespaces of labrun's own (unprivileged user + network)",
+		lab.Ended(results.State("available"), results.State("available")),
+		lab.Saw("tcp_retries2 of their own, a veth pair whose server end goes down"))
 	if err != nil {
 		r.Outcome, r.Server = results.State("unavailable"), err.Error()
 		if !v.RequireNetns {
@@ -214,8 +212,7 @@ func (v *Vanish) netnsRow(err error) results.Row {
 
 // staleRow is a row of the stale check's verdict on a connection whose peer went away as gone.
 func staleRow(name string, gone model.PeerGone, healthy bool, reason string) results.Row {
-	r := results.Row{Name: name, ExpectedOutcome: staleWord(model.StaleCheckPasses(gone)), Outcome: staleWord(healthy),
-		Server: "a read that does not wait"}
+	r := lab.Judged(name, lab.Ended(staleWord(model.StaleCheckPasses(gone)), staleWord(healthy)), lab.Saw("a read that does not wait"))
 	if reason != "" {
 		r.Server += ": " + reason
 	} else if healthy {
@@ -233,13 +230,12 @@ func staleWord(healthy bool) vocab.Outcome {
 
 // sampleRow is the row of one measured dial or call: the expected time and outcome beside the
 // measured ones.
-func sampleRow(name string, want time.Duration, wantOut vocab.Outcome, s vanish.Sample) results.Row {
+func sampleRow(name string, want time.Duration, wantOut vocab.Outcome, s measure.Sample) results.Row {
 	out := s.Outcome
 	if s.KernelTimeout {
 		out = vocab.KernelTimeout // the measured error is ETIMEDOUT: the kernel gave up
 	}
-	return results.Row{Name: name, ExpectedMs: expectedMs(want), ExpectedOutcome: wantOut, ExpectedCalls: 1,
-		MeasuredMs: results.Ms(s.Elapsed), Outcome: out, Calls: 1}
+	return lab.Judged(name, lab.LastedD(want, s.Elapsed), lab.Ended(wantOut, out), lab.Calls(1, 1))
 }
 
 // kernelRow is the row of a call whose end a chain of kernel timers decides. Each timer fires
@@ -250,7 +246,7 @@ func sampleRow(name string, want time.Duration, wantOut vocab.Outcome, s vanish.
 // kernel may also miss the budget at one expiry and give up at the next: the model then gives
 // two windows, and the row is judged against the one nearer the measurement, a time the model
 // computed either way. The note names the windows when they matter.
-func kernelRow(name string, avg time.Duration, ws []model.Window, out vocab.Outcome, s vanish.Sample, tol time.Duration) (results.Row, string) {
+func kernelRow(name string, avg time.Duration, ws []model.Window, out vocab.Outcome, s measure.Sample, tol time.Duration) (results.Row, string) {
 	w := ws[0]
 	for _, c := range ws[1:] {
 		if s.Outcome != "" && absDur(s.Elapsed-c.Average) < absDur(s.Elapsed-w.Average) {
@@ -294,7 +290,7 @@ func shifted(ws []model.Window, d time.Duration) []model.Window {
 }
 
 // orErr is note, followed by the measured error when the outcome is not the expected one.
-func orErr(note string, r results.Row, s vanish.Sample) string {
+func orErr(note string, r results.Row, s measure.Sample) string {
 	if r.Outcome != r.ExpectedOutcome && s.Err != "" {
 		return note + "; got: " + s.Err
 	}

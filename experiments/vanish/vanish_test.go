@@ -1,4 +1,4 @@
-package experiments
+package vanish
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/experiments/internal/vanish"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	measure "github.com/labrun/labrun/experiments/internal/vanish"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/testenv"
@@ -111,7 +112,7 @@ func TestVanishWithoutNamespaces(t *testing.T) {
 			v := shortVanish()
 			v.ConnectTimeout, v.RequireNetns = 200*ms, require
 			v.namespaces = func() error { return forcedOff }
-			run, err := v.Run(context.Background(), Options{Tolerance: testTolerance})
+			run, err := v.Run(context.Background(), lab.Options{Tolerance: testTolerance})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +221,7 @@ func TestVanishLeavesNothing(t *testing.T) {
 	}
 
 	v := shortVanish()
-	if _, err := v.Run(context.Background(), Options{Tolerance: testTolerance}); err != nil {
+	if _, err := v.Run(context.Background(), lab.Options{Tolerance: testTolerance}); err != nil {
 		t.Fatal(err)
 	}
 	check("after a run")
@@ -230,7 +231,7 @@ func TestVanishLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(4*vanishStagger+500*ms, cancel)
 	started := time.Now()
-	_, err := shortVanish().Run(ctx, Options{Tolerance: testTolerance})
+	_, err := shortVanish().Run(ctx, lab.Options{Tolerance: testTolerance})
 	if !errors.Is(err, context.Canceled) || err != ctx.Err() {
 		t.Errorf("cancelled run: got error %v, want ctx's own error", err)
 	}
@@ -262,19 +263,16 @@ func TestVanishCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := NewVanish()
+			v := New()
 			tt.set(v)
 			got := ""
-			if err := Check(v, ""); err != nil {
+			if err := lab.CheckParams(v); err != nil {
 				got = err.Error()
 			}
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
-	}
-	if err := Check(NewVanish(), ProfileGo); err == nil || !strings.Contains(err.Error(), "compares hc5, okhttp and go by design") {
-		t.Errorf("--client go: got %v, want the fixed-profiles error", err)
 	}
 }
 
@@ -300,9 +298,9 @@ func TestKernelRow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := vanish.Sample{Elapsed: tt.measured, Outcome: vocab.Failed, KernelTimeout: true}
+			s := measure.Sample{Elapsed: tt.measured, Outcome: vocab.Failed, KernelTimeout: true}
 			if tt.measured == 0 {
-				s = vanish.Sample{}
+				s = measure.Sample{}
 			}
 			r, note := kernelRow("r", one[0].Average, tt.ws, vocab.KernelTimeout, s, 100*ms)
 			if got := time.Duration(*r.ExpectedMs * float64(ms)); got != tt.want.Round(100*time.Microsecond) || note != tt.note {
@@ -321,7 +319,7 @@ func TestKernelRow(t *testing.T) {
 		})
 	}
 	// A narrow window within the tolerance needs no note.
-	if _, note := kernelRow("r", time.Second, []model.Window{{Soonest: time.Second, Average: time.Second, Latest: time.Second}}, vocab.KernelTimeout, vanish.Sample{}, 100*ms); note != "" {
+	if _, note := kernelRow("r", time.Second, []model.Window{{Soonest: time.Second, Average: time.Second, Latest: time.Second}}, vocab.KernelTimeout, measure.Sample{}, 100*ms); note != "" {
 		t.Errorf("narrow window: got note %q, want none", note)
 	}
 	if !slices.Equal(mustCounts(t, "3,1"), []int{3, 1}) {

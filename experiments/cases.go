@@ -1,0 +1,151 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/results"
+)
+
+// callCase is one row measured as one call, the shape most rows of the experiments share: a
+// client (Profile and Limits) whose pool holds one warm connection to Server, a pause, the
+// request, and what the row judges beside the call's time and outcome. An experiment is its
+// parameters and a table of cases (measured by runCases), plus the few rows that need code
+// of their own. The gRPC experiment's rows can take the same shape with a measure of their
+// own: the table, the loop and the judges (judge.go) do not depend on HTTP.
+type callCase struct {
+	Name string
+	// Profile is the client profile, "" for the run's --client.
+	Profile string
+	Limits  lab.Spec
+	// Server is the fake server the call goes to, and Behaviour what it does with the
+	// request.
+	Server    *fakesrv.Server
+	Behaviour fakesrv.Behaviour
+	// Method is the request's method: "" for a GET, or a POST without a body for a
+	// reservation (Behaviour.Order); any other value sends that method, with a small body the
+	// libraries can send again unless it is a GET.
+	Method string
+	// Key adds an Idempotency-Key header.
+	Key bool
+	// Idle is how long the warm pooled connection sits idle before the call.
+	Idle time.Duration
+	// Downstream is the model's view of the call, when it is not Behaviour's (downstream).
+	Downstream *model.Downstream
+	// Counts says what the row judges beside time and outcome.
+	Counts rowCounts
+	// Note says what the server saw, for the row; nil: serverNote of the last request.
+	Note func(log []fakesrv.Request, accepted int) string
+	// Also are further judges of the row: its documented figure, for example.
+	Also []lab.Judge
+}
+
+// rowCounts are the counts a callCase's row judges, a set of flags.
+type rowCounts uint8
+
+const (
+	// countExecutions judges the requests the server got against the model's executions.
+	countExecutions rowCounts = 1 << iota
+	// countConnections judges the connections the server accepted against the model's
+	// connects.
+	countConnections
+)
+
+// start checks e's parameters against opt and starts its results: the prologue of every Run.
+func start(e Experiment, opt Options) (results.Run, error) {
+	if err := check(e, opt.profile()); err != nil {
+		return results.Run{}, err
+	}
+	return newRun(e, opt), nil
+}
+
+// runCases measures cases in order, appending a row and a timeline each to run. Progress
+// counts them as rows of all.
+func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCase, all int) error {
+	for i, c := range cases {
+		row, res, err := c.measure(ctx, opt.profile(), func(expected time.Duration) {
+			opt.progress(expected, "%s · row %d/%d: %s", run.Experiment, i+1, all, c.Name)
+		})
+		if err != nil {
+			return err
+		}
+		run.Rows = append(run.Rows, row)
+		run.Calls = append(run.Calls, lab.Timeline(c.Name, res, 0))
+	}
+	return nil
+}
+
+// measure builds c's client under c.Profile (or profile), warms one pooled connection, waits
+// c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
+// waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
+func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
+	b, err := lab.Build(or(c.Profile, profile), c.Limits)
+	if err != nil {
+		return row, nil, err
+	}
+	defer b.C.Close()
+	idle, err := lab.Warm(ctx, b, c.Server, 1) // resets the server: what follows is the call's
+	if err != nil {
+		return row, nil, err
+	}
+	if c.Idle > 0 {
+		if err := clock.Sleep(ctx, c.Idle); err != nil {
+			return row, nil, err
+		}
+	}
+	d := downstream(c.Behaviour)
+	if c.Downstream != nil {
+		d = *c.Downstream
+	}
+	pred := model.Predict(d, b.Limits, idle == 0, 0)
+	starting(pred.Total)
+	req, err := c.request(ctx)
+	if err != nil {
+		return row, nil, err
+	}
+	res, _ = b.C.Do(ctx, req)
+	if err := ctx.Err(); err != nil {
+		return row, nil, err
+	}
+	// A row that counts the server's requests takes them all once they finished; any other
+	// waits for the call's own.
+	log := lab.Settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
+	accepted := c.Server.ConnsAccepted()
+	js := []lab.Judge{lab.Called(pred, res)}
+	if c.Counts&countExecutions != 0 {
+		js = append(js, lab.Executions(results.Count(pred.Executions), results.Count(len(log))))
+	}
+	if c.Counts&countConnections != 0 {
+		js = append(js, lab.Connections(results.Count(pred.Connects), results.Count(accepted)))
+	}
+	switch {
+	case c.Note != nil:
+		js = append(js, lab.Saw(c.Note(log, accepted)))
+	case len(log) > 0:
+		js = append(js, lab.Saw(lab.ServerNote(log[len(log)-1])))
+	}
+	return lab.Judged(c.Name, append(js, c.Also...)...), res, nil
+}
+
+// request builds c's request (Method).
+func (c callCase) request(ctx context.Context) (*http.Request, error) {
+	if c.Method == "" {
+		method := http.MethodGet
+		if c.Behaviour.Order != "" {
+			method = http.MethodPost // a reservation changes state
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.Server.URL+c.Behaviour.Path(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("build request: %w", err)
+		}
+		return req, nil
+	}
+	return pooledRequest(ctx, c.Server.URL+c.Behaviour.Path(), c.Method, c.Key)
+}

@@ -1,0 +1,198 @@
+package lab
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
+)
+
+// A row is built from its name and the pairs it judges, never field by field: Judged(name,
+// Lasted(...), Ended(...), ...). Each Judge sets one pair of the row, the model's (or the
+// documentation's) value beside the measured one, so that a row cannot carry an expectation
+// without the measurement it is judged against, and the wide schema of results.Row stays in
+// this file.
+
+// Judge sets one judged pair of a row.
+type Judge func(*results.Row)
+
+// Judged returns the row named name with what js judge, in order (a later Judge overrides
+// an earlier one's fields).
+func Judged(name string, js ...Judge) results.Row {
+	r := results.Row{Name: name}
+	for _, j := range js {
+		if j != nil {
+			j(&r)
+		}
+	}
+	return r
+}
+
+// Lasted judges a time: the model's (nil when it predicts none: a call that hangs, a group it
+// did not predict) and the measured one (nil when nothing was measured).
+func Lasted(want, got *float64) Judge {
+	return func(r *results.Row) { r.ExpectedMs, r.MeasuredMs = want, got }
+}
+
+// LastedD is Lasted of two durations, the model's through ExpectedMs.
+func LastedD(want, got time.Duration) Judge { return Lasted(ExpectedMs(want), results.Ms(got)) }
+
+// Ended judges the outcome: the model's word (or state) and the measured one.
+func Ended(want, got vocab.Outcome) Judge {
+	return func(r *results.Row) { r.ExpectedOutcome, r.Outcome = want, got }
+}
+
+// Calls judges the calls the row stands for.
+func Calls(want, got int) Judge {
+	return func(r *results.Row) { r.ExpectedCalls, r.Calls = want, got }
+}
+
+// Executions judges how often the server executed the request; a want of nil judges nothing
+// the model said.
+func Executions(want, got *int) Judge {
+	return func(r *results.Row) { r.ExpectedExecutions, r.ServerExecutions = want, got }
+}
+
+// ExecutionsUpTo makes the expected executions the range from their value to max (nil: no
+// range), and says why.
+func ExecutionsUpTo(max *int, why string) Judge {
+	return func(r *results.Row) { r.ExpectedExecutionsMax, r.RangeReason = max, why }
+}
+
+// Connections judges the new connections the client dialled.
+func Connections(want, got *int) Judge {
+	return func(r *results.Row) { r.ExpectedNewConnections, r.NewConnections = want, got }
+}
+
+// ConnectionsUpTo makes the expected connections the range from their value to max (nil: no
+// range), and says why.
+func ConnectionsUpTo(max *int, why string) Judge {
+	return func(r *results.Row) { r.ExpectedNewConnectionsMax, r.RangeReason = max, why }
+}
+
+// Status judges the HTTP status.
+func Status(want, got *int) Judge {
+	return func(r *results.Row) { r.ExpectedStatus, r.Status = want, got }
+}
+
+// Documented sets the documented figure: its text, its time and its executions (nil where it
+// has none).
+func Documented(text string, ms *float64, execs *int) Judge {
+	return func(r *results.Row) { r.Documented, r.DocumentedMs, r.DocumentedExecutions = text, ms, execs }
+}
+
+// Because says why a count's expectation is what it is (results.Row.RangeReason).
+func Because(why string) Judge { return func(r *results.Row) { r.RangeReason = why } }
+
+// Saw says what the server saw meanwhile.
+func Saw(note string) Judge { return func(r *results.Row) { r.Server = note } }
+
+// Skipped marks a row that is not measured here, and why.
+func Skipped(why string) Judge { return func(r *results.Row) { r.Skipped = why } }
+
+// NoPool says the row's client had no pooled connection to use.
+func NoPool() Judge { return func(r *results.Row) { r.NoPool = true } }
+
+// Called judges one whole call: the model's time and outcome beside the measured ones.
+func Called(p model.Prediction, res *client.Result) Judge {
+	return func(r *results.Row) {
+		r.ExpectedMs, r.MeasuredMs = ExpectedMs(p.Total), results.Ms(res.Elapsed)
+		r.ExpectedOutcome, r.Outcome = p.Outcome, res.Outcome
+		r.ExpectedCalls, r.Calls = 1, 1
+	}
+}
+
+// StillHung says the measured call still hung when the lab stopped it: no measured time.
+func StillHung() Judge { return func(r *results.Row) { r.Outcome, r.MeasuredMs = vocab.Hang, nil } }
+
+// Attempt judges attempt k of a call: the model's attempt (its end, outcome and whether it
+// dialled) beside the measured one; either side is empty where that attempt did not happen.
+func Attempt(p model.Prediction, res *client.Result, k int) Judge {
+	return func(r *results.Row) {
+		if k < len(p.Attempts) {
+			a := p.Attempts[k]
+			r.ExpectedMs, r.ExpectedOutcome, r.ExpectedCalls = ExpectedMs(a.End), a.Outcome, 1
+			r.ExpectedNewConnections = results.Count(Btoi(a.NewConnection))
+		}
+		if k < len(res.Attempts) {
+			a := res.Attempts[k]
+			r.MeasuredMs, r.Outcome, r.Calls = results.Ms(a.End), a.Outcome, 1
+			r.NewConnections = results.Count(Btoi(a.NewConnection))
+		}
+	}
+}
+
+// MedianEnd judges the calls that ended with outcome o: as many as the model's ends want, at
+// the median of want, beside the measured ends got (sorted), their median and range.
+func MedianEnd(o vocab.Outcome, want, got []time.Duration) Judge {
+	return func(r *results.Row) {
+		r.ExpectedOutcome, r.ExpectedCalls, r.Calls = o, len(want), len(got)
+		if len(want) > 0 {
+			r.ExpectedMs = ExpectedMs(want[(len(want)-1)/2])
+		}
+		if len(got) > 0 {
+			r.Outcome, r.MeasuredMs = o, results.Ms(got[(len(got)-1)/2])
+			r.Server = fmt.Sprintf("ended %s to %s", FmtMs(got[0]), FmtMs(got[len(got)-1]))
+		}
+	}
+}
+
+// ExpectedMs converts a model time to a row value; a call that hangs, or a group of calls the
+// model did not predict, has no expected time.
+func ExpectedMs(d time.Duration) *float64 {
+	if d == model.Forever || d < 0 {
+		return nil
+	}
+	return results.Ms(d)
+}
+
+// FmtMs writes a time in whole milliseconds, for the server column.
+func FmtMs(d time.Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
+
+// Btoi is 1 for true, for the connection counts of rows.
+func Btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ServerNote says in a few words what the server saw of one request, in times from its
+// arrival.
+func ServerNote(r fakesrv.Request) string {
+	if r.Finished.IsZero() {
+		return "still busy"
+	}
+	end := FmtMs(r.Finished.Sub(r.Arrived))
+	body := ""
+	if r.Behaviour.Bytes > 0 && r.Behaviour.Order == "" {
+		body = fmt.Sprintf(", sent %d/%d B", r.BytesSent, r.Behaviour.Bytes)
+	}
+	switch {
+	case r.ClientGone && r.HeadSent.IsZero():
+		return "client left at " + end + ", before the head"
+	case r.ClientGone:
+		return "client left at " + end + body
+	case r.HeadSent.IsZero():
+		return "closed at " + end + " without an answer"
+	default:
+		return "head at " + FmtMs(r.HeadSent.Sub(r.Arrived)) + body + ", done at " + end
+	}
+}
+
+// ReservationNote adds to ServerNote what a reservation did: reserved, or found a duplicate.
+func ReservationNote(r fakesrv.Request) string {
+	switch {
+	case r.Duplicate:
+		return "; duplicate, not reserved"
+	case r.Reserved:
+		return "; reserved"
+	}
+	return ""
+}
