@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"github.com/labrun/labrun/experiments/internal/lab"
+
 	"context"
 	"fmt"
 	"slices"
@@ -88,7 +90,7 @@ type waveCost struct {
 // measureWaveCost measures waveCost: grpcCalBursts bursts of calls calls of grpcCalWork started
 // at once through cc, whose server allows limit streams at once, the same burst as the rows'
 // but for the work. The line k x (grpcCalWork + perWave) + start is fitted to the medians of
-// each burst's waves (least squares, fitBurst), and the medians of the bursts' perWave and
+// each burst's waves (least squares, lab.FitBurst), and the medians of the bursts' perWave and
 // start are taken.
 func measureWaveCost(ctx context.Context, cc *grpc.ClientConn, calls, limit int) (waveCost, error) {
 	var per, starts []time.Duration
@@ -121,8 +123,8 @@ func measureWaveCost(ctx context.Context, cc *grpc.ClientConn, calls, limit int)
 			per, starts = append(per, medians[0]-grpcCalWork), append(starts, 0)
 			continue
 		}
-		// fitBurst's line is R + k x c for k from 1; here c is grpcCalWork + perWave, R start.
-		r, c := fitBurst(medians)
+		// lab.FitBurst's line is R + k x c for k from 1; here c is grpcCalWork + perWave, R start.
+		r, c := lab.FitBurst(medians)
 		per, starts = append(per, c-grpcCalWork), append(starts, r)
 	}
 	return waveCost{perWave: max(model.Percentile(per, 50), 0), start: max(model.Percentile(starts, 50), 0)}, nil
@@ -131,7 +133,7 @@ func measureWaveCost(ctx context.Context, cc *grpc.ClientConn, calls, limit int)
 // costNote says in a row's server column what the model added, and flags a cost beyond
 // grpcCostMax.
 func costNote(what string, cost time.Duration) string {
-	n := fmt.Sprintf("model: + %.1f ms a %s, as measured before these rows", msOf(cost), what)
+	n := fmt.Sprintf("model: + %.1f ms a %s, as measured before these rows", lab.MsOf(cost), what)
 	if cost > grpcCostMax {
 		n += fmt.Sprintf(" (beyond the %v a healthy run shows here: look at the machine's load)", grpcCostMax)
 	}

@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"github.com/labrun/labrun/experiments/internal/lab"
+
 	"context"
 	"fmt"
 	"maps"
@@ -183,7 +185,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
 			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
 			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			Server: fmt.Sprintf("ended %s; %s, + %.1f ms a pause", status.Code(err), costNote("call", cost.call), msOf(cost.pause)),
+			Server: fmt.Sprintf("ended %s; %s, + %.1f ms a pause", status.Code(err), costNote("call", cost.call), lab.MsOf(cost.pause)),
 		}
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
 			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
@@ -293,7 +295,7 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		}
 		if i == 0 {
 			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
-			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("call in a wave", cost.perWave) + fmt.Sprintf(", + %.1f ms for the burst's start", msOf(cost.start))
+			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("call in a wave", cost.perWave) + fmt.Sprintf(", + %.1f ms for the burst's start", lab.MsOf(cost.start))
 		}
 		rows = append(rows, row)
 	}

@@ -45,7 +45,7 @@ type h2Calibration struct {
 	// n is the calls in each burst; latency the node's answer time, taken off their times.
 	n       int
 	latency time.Duration
-	// setUp and perStream are the model's ConnectTime and StreamCost (fitBurst).
+	// setUp and perStream are the model's ConnectTime and StreamCost (lab.FitBurst).
 	setUp, perStream time.Duration
 	// overhead is what the bursts' streams took beyond the node's latency, as the APNs
 	// interceptor times a stream: the least and the most of any stream, and the most of a
@@ -83,7 +83,7 @@ func (h *H2) calibrate(ctx context.Context, opt lab.Options, host *h2Host, run *
 		mid[k] = model.Percentile(rank, 50)
 	}
 	host.cal = h2Calibration{n: h.Pushes, latency: h.Latency}
-	host.cal.setUp, host.cal.perStream = fitBurst(mid)
+	host.cal.setUp, host.cal.perStream = lab.FitBurst(mid)
 	host.cal.overhead = model.H2Overhead{Min: slices.Min(streams), MeanMax: slices.Max(means), Max: slices.Max(streams)}
 	run.Config = append(run.Config, results.Param{Name: "okhttp-burst-calibration", Value: host.cal.String()})
 	return nil
@@ -128,24 +128,6 @@ func mean(ds []time.Duration) time.Duration {
 		sum += d
 	}
 	return sum / time.Duration(max(len(ds), 1))
-}
-
-// fitBurst fits the model of a burst on one connection to its calls' times, sorted: with a
-// set-up R and a cost c per stream, the model's k-th call to end (from 1) takes R + k x c. It
-// returns R and c by least squares, neither below 0.
-func fitBurst(t []time.Duration) (setUp, perStream time.Duration) {
-	n := float64(len(t))
-	if n < 2 {
-		return 0, 0
-	}
-	var sx, sy, sxx, sxy float64
-	for k, d := range t {
-		x, y := float64(k+1), float64(d)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-	}
-	c := max((n*sxy-sx*sy)/(n*sxx-sx*sx), 0)
-	r := max((sy-c*sx)/n, 0)
-	return time.Duration(r), time.Duration(c)
 }
 
 // Bounds beyond which the rows fed by the calibration say that the client looks unhealthy:

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/experiments/internal/lab"
 )
 
 func TestFitBurst(t *testing.T) {
@@ -23,7 +25,7 @@ func TestFitBurst(t *testing.T) {
 		{"no negative set-up", []time.Duration{0, 0, 0, 10 * time.Millisecond}, 0, 3 * time.Millisecond},
 		{"one call", []time.Duration{time.Millisecond}, 0, 0},
 	} {
-		r, per := fitBurst(c.took)
+		r, per := lab.FitBurst(c.took)
 		if d := r - c.r; d < -us || d > us || per-c.per < -us/10 || per-c.per > us/10 {
 			t.Errorf("%s: set-up %v, %v per stream; want %v, %v", c.name, r, per, c.r, c.per)
 		}

@@ -196,3 +196,24 @@ func ReservationNote(r fakesrv.Request) string {
 	}
 	return ""
 }
+
+// FitBurst fits the model of a burst on one connection to its calls' times, sorted: with a
+// set-up R and a cost c per stream, the model's k-th call to end (from 1) takes R + k x c. It
+// returns R and c by least squares, neither below 0.
+func FitBurst(t []time.Duration) (setUp, perStream time.Duration) {
+	n := float64(len(t))
+	if n < 2 {
+		return 0, 0
+	}
+	var sx, sy, sxx, sxy float64
+	for k, d := range t {
+		x, y := float64(k+1), float64(d)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	c := max((n*sxy-sx*sy)/(n*sxx-sx*sx), 0)
+	r := max((sy-c*sx)/n, 0)
+	return time.Duration(r), time.Duration(c)
+}
+
+// MsOf is d in milliseconds.
+func MsOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
