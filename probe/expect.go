@@ -32,6 +32,10 @@ type expectation struct {
 	executions  *int
 	conns       *int
 	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+	// total and totalMax are the whole call's time, its retries and their waits included, with
+	// a retry layer's random waits at their shortest and longest (model.Prediction.TotalMax);
+	// for a status, the waits alone (the answers are instant). Nil when the model gives none.
+	total, totalMax *time.Duration
 }
 
 // clock returns m with its time on x's clock: for a stalled handshake whose expected limit
@@ -53,11 +57,24 @@ func (e Expect) predict(sc Scenario) expectation {
 	case kindFresh:
 		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
 	case kindStatus:
-		res := model.FollowUps(l.Rules, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
+		// The library's follow-ups, each attempt of its retry layer's (model.FollowUpsLayered).
+		res := model.FollowUpsLayered(l, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
 			model.FollowCall{Method: sc.Method, Answers: []model.Answer{sc.response}})
-		x := expectation{outcome: vocab.Failed, executions: count(len(res.Sent))}
+		x := expectation{outcome: vocab.Failed, total: &res.Waits, totalMax: &res.WaitsMax}
 		if res.Outcome == vocab.OK && res.Status/100 == 2 {
 			x.outcome = vocab.OK
+		}
+		sent := 0
+		for _, t := range res.Tries {
+			if t.Start > horizon {
+				x.outcome = vocab.Hang // the cap ends the call in a wait
+				break
+			}
+			sent += t.Sent
+		}
+		x.executions = count(sent)
+		if res.WaitsMax > horizon && res.Waits <= horizon {
+			x.skip = "the retry layer's random waits end the call around the cap"
 		}
 		return x
 	case kindPooled:
@@ -130,6 +147,9 @@ func (e Expect) predict(sc Scenario) expectation {
 		}
 	}
 	x.executions, x.conns = count(execs), count(conns)
+	if p.TotalMax != model.Forever {
+		x.total, x.totalMax = &p.Total, &p.TotalMax
+	}
 	return x
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/internal/rules"
 )
@@ -57,6 +56,9 @@ type ExpectLimits struct {
 	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
 	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
 	NoResendPost, ResendAnyMethod bool
+	// Layer are a retry layer's settings (labrun predict's --attempt-timeout, --backoff-max,
+	// --retry-statuses, ...): zero values keep the client's.
+	Layer predict.Layer
 	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
 	// validate-after-inactivity, the library release's rule for 0).
 	Given []string
@@ -70,8 +72,9 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
-		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod}
-	if err := param.CheckAll(p.Params()); err != nil {
+		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod,
+		Layer: l.Layer}
+	if err := p.Check(); err != nil {
 		return Expect{}, err
 	}
 	if err := p.Apply(func(name string) bool { return slices.Contains(l.Given, name) }); err != nil {

@@ -124,7 +124,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-h", "--client", "go"}, "labrun: --client: exp-h compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-h", "--go-calls", "20"}, "labrun: --go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
-		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, jdk@25, hc4, hc5, spring-restclient, okhttp, okhttp@3.14, okhttp@3.2, netty, go)`},
+		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, jdk@25, hc4, hc5, spring-restclient, okhttp, okhttp@3.14, okhttp@3.2, netty, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}

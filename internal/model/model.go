@@ -195,9 +195,8 @@ type Prediction struct {
 	Executions int
 	// Connects is how many new connections the call opened.
 	Connects int
-	// TotalMax is when the call ended with every random wait at its longest (a retry layer's
-	// jitter, a timer wheel's tick); Total has them at their shortest. Without them both are
-	// the same.
+	// TotalMax is when the call ended with every random wait of a retry layer at its longest
+	// (its jitter); Total has them at their shortest. Without jitter both are the same.
 	TotalMax time.Duration
 }
 
@@ -254,7 +253,7 @@ func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction 
 	s := Scenario{Calls: 1, Pool: 1, Idle: idle, BusyUntil: queue, Cold: cold, Downstream: d, Limits: l}
 	p := Simulate(s)[0]
 	p.TotalMax = p.Total
-	if r := rulesOf(l); r.Retry.Backoff.Jitter() || r.Read.Tick.Every > 0 {
+	if rulesOf(l).Retry.Backoff.Jitter() {
 		m := newSim(s)
 		m.high = true
 		m.run()

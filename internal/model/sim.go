@@ -67,7 +67,7 @@ type sim struct {
 	// (Limits.AttemptTimeout), and how many business retries it made.
 	attemptStart []time.Duration
 	retried      []int
-	// high plays every wait of the retry layer and every timer on a wheel at its longest
+	// high plays every wait of the retry layer at its longest
 	// (Prediction.TotalMax), else at its shortest.
 	high  bool
 	preds []Prediction
@@ -392,14 +392,11 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
-// readTimeout is the read timeout as it fires: on the library's timer wheel (rules.Tick), at
-// its latest with m.high, else at its earliest.
+// readTimeout is the read timeout as it fires: on the library's timer wheel (rules.Tick), as a
+// lone timer does (rules.Tick.Late's latest), the one timer of the one call a probe makes.
 func (m *sim) readTimeout() time.Duration {
-	lo, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
-	if m.high {
-		return hi
-	}
-	return lo
+	_, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
+	return hi
 }
 
 // finish records attempt a of call c and decides whether the call goes on with a retry.
