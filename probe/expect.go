@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -53,7 +55,23 @@ func (e Expect) predict(sc Scenario) expectation {
 	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:
-		return predictPreFirst(sc, l, horizon)
+		x := predictPreFirst(sc, l, horizon)
+		if l.Rules.Retry.On && sc.pre.Fault != "" && x.skip == "" {
+			// A retry layer's attempts past the cap open no connection the server sees.
+			if p, err := model.PredictPreFirst(sc.pre, l); err == nil {
+				conns := 0
+				for _, a := range p.Attempts {
+					if a.NewConnection && a.Start <= horizon {
+						conns++
+					}
+				}
+				x.conns = count(conns)
+				if p.TotalMax != model.Forever {
+					x.total, x.totalMax = &p.Total, &p.TotalMax
+				}
+			}
+		}
+		return x
 	case kindFresh:
 		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
 	case kindStatus:
@@ -181,8 +199,28 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 	add("connect-timeout", l.ConnectTimeout, preset.ConnectTimeout)
 	add("read-timeout", l.ReadTimeout, preset.ReadTimeout)
 	add("deadline", l.Deadline, preset.Deadline)
+	add("attempt-timeout", l.AttemptTimeout, preset.AttemptTimeout)
 	if l.Retries != preset.Retries {
 		parts = append(parts, fmt.Sprintf("retries %d", l.Retries))
+	}
+	add("backoff", l.Backoff, preset.Backoff)
+	add("backoff-max", l.BackoffMax, preset.BackoffMax)
+	lr, pr := l.Rules.Retry, preset.Rules.Retry
+	if lr.Backoff.Mult != pr.Backoff.Mult {
+		parts = append(parts, fmt.Sprintf("backoff-mult %d", lr.Backoff.Mult))
+	}
+	if lr.Backoff.JitterDown != pr.Backoff.JitterDown {
+		parts = append(parts, fmt.Sprintf("jitter %d", lr.Backoff.JitterDown))
+	}
+	add("noise", lr.Backoff.Noise, pr.Backoff.Noise)
+	if lr.Statuses != pr.Statuses {
+		parts = append(parts, "retry-statuses "+lr.Statuses.String())
+	}
+	if lr.RetryAfter != pr.RetryAfter {
+		parts = append(parts, "retry-after-policy "+retryAfterWord(lr.RetryAfter))
+	}
+	if lr.Methods != pr.Methods {
+		parts = append(parts, "retry-methods "+predict.RetryMethodsWord(lr.Methods))
 	}
 	if l.Rules.Resend.On != preset.Rules.Resend.On {
 		parts = append(parts, "hc5-retries "+hc5RetriesWord(l.Rules.Resend.On))
@@ -194,6 +232,17 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 		return name + " at its defaults"
 	}
 	return name + " with " + strings.Join(parts, ", ")
+}
+
+// retryAfterWord is --retry-after-policy's word for a Retry-After rule.
+func retryAfterWord(r rules.RetryAfter) string {
+	switch {
+	case !r.Read:
+		return "ignore"
+	case r.ZeroAbsent:
+		return "zero-absent"
+	}
+	return "exact"
 }
 
 // hc5RetriesWord is --hc5-retries' word for HttpClient 5's automatic retries on or off.

@@ -34,12 +34,17 @@ type FollowTry struct {
 // attempts is the library's follow-ups with s; the layer sends the call again when the last
 // answer is a status it retries (rules.RetryLayer.RetriesStatus, Retry-After read by its
 // policy) or the follow-ups failed on an error it retries (too many redirects:
-// rules.ClassRedirects), up to l.Retries times. The server answers every attempt the same.
-// Without a layer it is FollowUps.
+// rules.ClassRedirects), up to l.Retries times. The server's answers (c.Answers) go on from
+// one attempt to the next. Without a layer it is FollowUps.
 func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	r := rulesOf(l)
 	var out LayeredFollow
+	all := c.Answers
 	for n := 0; ; n++ {
+		// The server's answers go on where the last attempt left them.
+		if k := len(out.Sent); len(all) > 0 {
+			c.Answers = all[min(k, len(all)-1):]
+		}
 		res := r.FollowUps.Follow(s, c)
 		out.Sent = append(out.Sent, res.Sent...)
 		out.Outcome, out.Status, out.Err = res.Outcome, res.Status, res.Err
@@ -50,10 +55,9 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 		lo, hi := r.Retry.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		switch {
 		case res.Outcome == vocab.OK:
-			last := c.Answers
 			ra := ""
-			if len(last) > 0 {
-				ra = last[len(last)-1].RetryAfter
+			if len(all) > 0 {
+				ra = all[min(len(out.Sent)-1, len(all)-1)].RetryAfter
 			}
 			retry, wait, ok := r.Retry.RetriesStatus(method(Downstream{Method: c.Method}), res.Status, ra, l.AttemptTimeout)
 			if !retry {
@@ -74,7 +78,7 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 // time (once): each attempt is bounded by the layer's timeout per attempt as a deadline
 // (l.AttemptTimeout) beside the call's; a failure the layer retries (rules.RetryLayer.Retries,
 // before the request was sent) is sent again after the back-off, up to l.Retries times. With
-// rules.RetryLayer.DetachedDial, a lookup or a handshake the attempt's timeout cut keeps going
+// rules.Connect.DetachedDial, a lookup or a handshake the attempt's timeout cut keeps going
 // and pools its connection when it completes: the next attempt takes it then, if its own
 // timeout has not fired before. Waits are at their shortest, or at their longest with high.
 func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits) (Prediction, error)) (Prediction, error) {
@@ -82,6 +86,7 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 	var p Prediction
 	start := time.Duration(0)
 	ready := Forever // when a detached dial pools its connection
+	dialed := false  // whether the attempt that started it had opened its TCP connection
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -99,8 +104,12 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 				a = Prediction{Outcome: vocab.Deadline, Total: la.Deadline,
 					Attempts: []Attempt{{End: la.Deadline, Outcome: vocab.Deadline, Phases: []Span{{Phase: vocab.PhaseConnect, End: la.Deadline}}}}}
 			} else {
+				// The connection is the detached dial's, counted once, on the attempt that uses it.
 				a = Prediction{Outcome: vocab.OK, Total: got, Executions: 1,
-					Attempts: []Attempt{{End: got, Outcome: vocab.OK, Sent: true, Phases: []Span{{Phase: vocab.PhaseConnect, End: got}}}}}
+					Attempts: []Attempt{{End: got, Outcome: vocab.OK, Sent: true, NewConnection: !dialed, Phases: []Span{{Phase: vocab.PhaseConnect, End: got}}}}}
+				if !dialed {
+					a.Connects = 1
+				}
 			}
 		} else {
 			var err error
@@ -125,15 +134,12 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		case n >= l.Retries || !layer.Retries(rules.LayerFailure{Class: preFirstClass(f, a.Outcome, cut), Method: "GET"}):
 			return p, nil
 		}
-		if cut && layer.DetachedDial && ready == Forever {
+		if cut && l.Rules.Connect.DetachedDial && ready == Forever {
 			switch f.Fault {
 			case SlowLookup:
 				ready = start + f.LookupDelay
 			case SlowHandshake:
-				ready = start + f.trickle()
-			}
-			if ready != Forever {
-				p.Connects++ // the dial goes on and connects
+				ready, dialed = start+f.trickle(), true
 			}
 		}
 		lo, hi := layer.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)

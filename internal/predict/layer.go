@@ -120,6 +120,16 @@ func (y *Layer) apply(r rules.Rules, l *model.Limits) rules.Rules {
 	return r
 }
 
+// RetryMethodsWord is --retry-methods' word for a set of methods ("" for one it has none for).
+func RetryMethodsWord(m rules.Methods) string {
+	for w, v := range retryMethods {
+		if v == m {
+			return w
+		}
+	}
+	return ""
+}
+
 // needsLayer reports a layer flag given to a client without a retry layer.
 func (y *Layer) needsLayer(preset string, r rules.Rules) error {
 	if r.Retry.On {

@@ -25,9 +25,6 @@ func RetryableHTTP() Rules {
 		// of 0, else min(RetryWaitMax, RetryWaitMin × 2^n) for the n-th retry from 0.
 		RetryAfter: RetryAfter{Read: true, Statuses: StatusSet(429, 503)},
 		Backoff:    Backoff{Mult: 2},
-		// net/http dials in a goroutine of its own (Transport.queueForDial, dialConnFor):
-		// a dial the attempt gave up on is pooled when it completes.
-		DetachedDial: true,
 		Source: "go-retryablehttp v0.7.8 client.go: NewClient (RetryWaitMin 1s, RetryWaitMax 30s, RetryMax 4), " +
 			"Client.Do, DefaultRetryPolicy, baseRetryPolicy, DefaultBackoff, parseRetryAfterHeader",
 	}
@@ -53,7 +50,6 @@ func Resty() Rules {
 		// [v/2, v) with v = min(RetryMaxWaitTime, RetryWaitTime × 2^n), at least
 		// RetryWaitTime.
 		Backoff:      Backoff{Mult: 2, JitterDown: 50, AtLeastBase: true},
-		DetachedDial: true,
 		Source: "resty v2.17.2 retry.go: Backoff, sleepDuration, jitterBackoff (defaultWaitTime 100ms, defaultMaxWaitTime 2s); " +
 			"client.go: SetRetryCount, execute (readAllWithLimit)",
 	}

@@ -219,10 +219,6 @@ type RetryLayer struct {
 	Statuses   Statuses
 	RetryAfter RetryAfter
 	Backoff    Backoff
-	// DetachedDial says a dial outlives the attempt that started it, which gave up meanwhile:
-	// the connection it makes is pooled, and the next attempt takes it (net/http's
-	// Transport.queueForDial and dialConnFor: putOrCloseIdleConn).
-	DetachedDial bool
 	// Source cites where the rules are read.
 	Source string
 }

@@ -104,6 +104,10 @@ type Connect struct {
 	// lookup takes effect when the lookup returns (the JDK's Exchange.cancel records it, and
 	// the exchange checks it once set up).
 	TimerLateInLookup bool
+	// DetachedDial says a dial outlives the attempt that started it, which gave up meanwhile
+	// (a retry layer's timeout per attempt): the connection it makes is pooled when it
+	// completes, and the next attempt takes it.
+	DetachedDial bool
 }
 
 // HandshakeNext says which failed handshakes move on to the next address.
