@@ -49,7 +49,7 @@ func Resty() Rules {
 		// sleepDuration without a RetryAfter function: jitterBackoff, a wait in
 		// [v/2, v) with v = min(RetryMaxWaitTime, RetryWaitTime × 2^n), at least
 		// RetryWaitTime.
-		Backoff:      Backoff{Mult: 2, JitterDown: 50, AtLeastBase: true},
+		Backoff: Backoff{Mult: 2, JitterDown: 50, AtLeastBase: true},
 		Source: "resty v2.17.2 retry.go: Backoff, sleepDuration, jitterBackoff (defaultWaitTime 100ms, defaultMaxWaitTime 2s); " +
 			"client.go: SetRetryCount, execute (readAllWithLimit)",
 	}
