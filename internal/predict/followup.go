@@ -81,9 +81,8 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 		answers[p.StatusTimes] = model.Answer{Status: 200}
 	}
 	body := method != "GET" && method != "HEAD"
-	r := rulesOfPreset(p.Defaults, p)
 	l := p.Limits()
-	l.Rules = r
+	r := l.Rules
 	got := model.FollowUpsLayered(l, model.FollowRules{RetryOnConnectionFailure: r.Resend.On, NoRedirects: p.NoRedirects, Authenticate: p.Authenticate},
 		model.FollowCall{Method: method, Body: body, OneShot: p.OneShotBody && body, Answers: answers})
 	out := results.Prediction{
