@@ -217,7 +217,7 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 		parts = append(parts, "retry-statuses "+lr.Statuses.String())
 	}
 	if lr.RetryAfter != pr.RetryAfter {
-		parts = append(parts, "retry-after-policy "+retryAfterWord(lr.RetryAfter))
+		parts = append(parts, "retry-after-as "+retryAfterWord(lr.RetryAfter))
 	}
 	if lr.Methods != pr.Methods {
 		parts = append(parts, "retry-methods "+predict.RetryMethodsWord(lr.Methods))
@@ -234,7 +234,7 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 	return name + " with " + strings.Join(parts, ", ")
 }
 
-// retryAfterWord is --retry-after-policy's word for a Retry-After rule.
+// retryAfterWord is --retry-after-as's word for a Retry-After rule.
 func retryAfterWord(r rules.RetryAfter) string {
 	switch {
 	case !r.Read:

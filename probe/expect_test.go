@@ -41,7 +41,7 @@ func TestExpectRetryLayers(t *testing.T) {
 			t.Errorf("--expect %s: %v", name, err)
 		}
 	}
-	e, err := NewExpect("got", ExpectLimits{Layer: predict.Layer{AttemptTimeout: time.Second, RetryMethods: "all", RetryStatuses: "503"}}, 0)
+	e, err := NewExpect("got", ExpectLimits{AttemptTimeout: time.Second, RetryMethods: "all", RetryStatuses: "503"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestExpectRetryLayers(t *testing.T) {
 	if want := "got with attempt-timeout 1s, retry-statuses 503, retry-methods all"; e.Label != want {
 		t.Errorf("got label %q, want %q", e.Label, want)
 	}
-	if _, err := NewExpect("go", ExpectLimits{Layer: predict.Layer{AttemptTimeout: time.Second}}, 0); err == nil || !strings.Contains(err.Error(), "--attempt-timeout is a retry layer's") {
+	if _, err := NewExpect("go", ExpectLimits{AttemptTimeout: time.Second}, 0); err == nil || !strings.Contains(err.Error(), "--attempt-timeout is a retry layer's") {
 		t.Errorf("go with --attempt-timeout: got %v, want the flag refused", err)
 	}
 }

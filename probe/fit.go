@@ -51,9 +51,12 @@ type ExpectLimits struct {
 	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
 	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
 	NoResendPost, ResendAnyMethod bool
-	// Layer are a retry layer's settings (labrun predict's --attempt-timeout, --backoff-max,
-	// --retry-statuses, ...): zero values keep the client's.
-	Layer predict.Layer
+	// A retry layer's settings, by labrun predict's flags (--attempt-timeout, --backoff-max,
+	// --backoff-mult, --jitter, --noise, --retry-statuses, --retry-after-as, --retry-methods):
+	// zero values keep the client's.
+	AttemptTimeout, BackoffMax, Noise         time.Duration
+	BackoffMult, Jitter                       int
+	RetryStatuses, RetryAfterAs, RetryMethods string
 	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
 	// validate-after-inactivity, the library release's rule for 0).
 	Given []string
@@ -68,7 +71,8 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
 		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod,
-		Layer: l.Layer}
+		Layer: predict.Layer{AttemptTimeout: l.AttemptTimeout, BackoffMax: l.BackoffMax, BackoffMult: l.BackoffMult, Jitter: l.Jitter,
+			Noise: l.Noise, RetryStatuses: l.RetryStatuses, RetryAfterPolicy: l.RetryAfterAs, RetryMethods: l.RetryMethods}}
 	if err := p.Check(); err != nil {
 		return Expect{}, err
 	}

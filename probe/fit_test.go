@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -57,12 +56,12 @@ func TestFitRoundTrip(t *testing.T) {
 		{"jdk", ExpectLimits{ReadTimeout: second, Given: []string{"read-timeout"}}},
 		{"urlconnection", ExpectLimits{ReadTimeout: second, Given: []string{"read-timeout"}}},
 		{"hc4", ExpectLimits{ReadTimeout: second, Given: []string{"read-timeout"}}},
-		{"retryablehttp", ExpectLimits{Layer: predict.Layer{AttemptTimeout: second}}},
-		{"resty", ExpectLimits{Retries: 2, Layer: predict.Layer{AttemptTimeout: second}, Given: []string{"retries"}}},
-		{"got", ExpectLimits{Layer: predict.Layer{AttemptTimeout: second}}},
+		{"retryablehttp", ExpectLimits{AttemptTimeout: second}},
+		{"resty", ExpectLimits{Retries: 2, AttemptTimeout: second, Given: []string{"retries"}}},
+		{"got", ExpectLimits{AttemptTimeout: second}},
 		{"got", ExpectLimits{}},
-		{"got", ExpectLimits{Layer: predict.Layer{AttemptTimeout: second, RetryMethods: "all"}}},
-		{"urllib3", ExpectLimits{ReadTimeout: second, Layer: predict.Layer{RetryMethods: "all"}, Given: []string{"read-timeout"}}},
+		{"got", ExpectLimits{AttemptTimeout: second, RetryMethods: "all"}},
+		{"urllib3", ExpectLimits{ReadTimeout: second, RetryMethods: "all", Given: []string{"read-timeout"}}},
 		{"axios", ExpectLimits{ReadTimeout: second, Given: []string{"read-timeout"}}},
 		{"undici", ExpectLimits{ReadTimeout: second, Given: []string{"read-timeout"}}},
 		{"httpx", ExpectLimits{}},

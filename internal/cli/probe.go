@@ -208,7 +208,9 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
 		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
 		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, NoResendPost: pred.NoResendPost, ResendAnyMethod: pred.ResendAnyMethod,
-		Layer: pred.Layer, Given: given}, pool)
+		AttemptTimeout: pred.Layer.AttemptTimeout, BackoffMax: pred.Layer.BackoffMax, BackoffMult: pred.Layer.BackoffMult,
+		Jitter: pred.Layer.Jitter, Noise: pred.Layer.Noise, RetryStatuses: pred.Layer.RetryStatuses,
+		RetryAfterAs: pred.Layer.RetryAfterPolicy, RetryMethods: pred.Layer.RetryMethods, Given: given}, pool)
 	if err != nil {
 		return usageError{fmt.Errorf("--expect: %w", err)}
 	}

@@ -24,7 +24,7 @@ type Layer struct {
 	Noise  time.Duration
 	// RetryStatuses are the statuses retried ("429, 500-599, !501"; "none").
 	RetryStatuses string
-	// RetryAfterPolicy is how a retried status's Retry-After is read: exact, zero-absent
+	// RetryAfterPolicy is how a retried status's Retry-After is taken (--retry-after-as): exact, zero-absent
 	// (0 is no header: the back-off applies) or ignore.
 	RetryAfterPolicy string
 	// RetryMethods are the methods retried: all, idempotent (GET, HEAD, PUT, DELETE, OPTIONS,
@@ -34,9 +34,9 @@ type Layer struct {
 
 // LayerFlags are the flags of Layer, by name: labrun probe takes them beside --expect.
 var LayerFlags = []string{"attempt-timeout", "backoff-max", "backoff-mult", "jitter", "noise",
-	"retry-statuses", "retry-after-policy", "retry-methods"}
+	"retry-statuses", "retry-after-as", "retry-methods"}
 
-// The choices of --retry-after-policy and --retry-methods.
+// The choices of --retry-after-as and --retry-methods.
 var (
 	retryAfterPolicies = []string{"exact", "zero-absent", "ignore"}
 	retryMethods       = map[string]rules.Methods{"all": rules.MethodsAll, "idempotent": rules.MethodsSafeOrPut, "get-head": rules.MethodsGetHead}
@@ -45,15 +45,15 @@ var (
 // params lists Layer's parameters.
 func (y *Layer) params(max time.Duration) []param.Param {
 	return []param.Param{
-		{Name: "attempt-timeout", Usage: "a retry layer's timeout per attempt, the body included (0 = none)", Duration: &y.AttemptTimeout, MaxDuration: max},
-		{Name: "backoff-max", Usage: "a retry layer's longest back-off (0 = the preset's)", Duration: &y.BackoffMax, MaxDuration: max},
-		{Name: "backoff-mult", Usage: "a retry layer's back-off growth per retry (0 = the preset's)", Int: &y.BackoffMult, Min: 0, Max: 10},
-		{Name: "jitter", Usage: "a retry layer's wait may fall this many percent below its value (0 = the preset's)", Int: &y.Jitter, Min: 0, Max: 100},
-		{Name: "noise", Usage: "a retry layer adds up to this to each wait (0 = the preset's)", Duration: &y.Noise, MaxDuration: max},
-		{Name: "retry-statuses", Usage: "statuses a retry layer retries: \"429,500-599,!501\" or none", String: &y.RetryStatuses},
-		{Name: "retry-after-policy", Usage: "a retried status's Retry-After: exact, zero-absent or ignore", String: &y.RetryAfterPolicy,
+		{Name: "attempt-timeout", Usage: "a retry layer's limit per attempt, body included", Duration: &y.AttemptTimeout, MaxDuration: max},
+		{Name: "backoff-max", Usage: "a retry layer's longest back-off", Duration: &y.BackoffMax, MaxDuration: max},
+		{Name: "backoff-mult", Usage: "a retry layer's back-off growth per retry", Int: &y.BackoffMult, Min: 0, Max: 10},
+		{Name: "jitter", Usage: "a wait may fall this many percent below it", Int: &y.Jitter, Min: 0, Max: 100},
+		{Name: "noise", Usage: "a retry layer adds up to this to each wait", Duration: &y.Noise, MaxDuration: max},
+		{Name: "retry-statuses", Usage: "statuses retried: \"429,500-599,!501\" or none", String: &y.RetryStatuses},
+		{Name: "retry-after-as", Usage: "Retry-After taken: exact, zero-absent or ignore", String: &y.RetryAfterPolicy,
 			Choices: retryAfterPolicies},
-		{Name: "retry-methods", Usage: "methods a retry layer retries: all, idempotent or get-head", String: &y.RetryMethods,
+		{Name: "retry-methods", Usage: "methods retried: all, idempotent or get-head", String: &y.RetryMethods,
 			Choices: []string{"all", "idempotent", "get-head"}},
 	}
 }

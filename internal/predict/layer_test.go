@@ -88,7 +88,7 @@ func TestLayerFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := p.Predict(); got.ServerExecutions != 5 || *got.TotalMs != 15000 {
-		t.Errorf("retryablehttp, --retry-after-policy ignore: %d requests at %v ms, want 5 at 15000", got.ServerExecutions, *got.TotalMs)
+		t.Errorf("retryablehttp, --retry-after-as ignore: %d requests at %v ms, want 5 at 15000", got.ServerExecutions, *got.TotalMs)
 	}
 	// --backoff-max and --backoff-mult: 1, 3, 5, 5 s.
 	p, err = predictWith(t, Predictor{Defaults: "retryablehttp", Layer: Layer{AttemptTimeout: time.Second, BackoffMax: 5 * time.Second, BackoffMult: 3}, Stall: true})
@@ -110,7 +110,7 @@ func TestLayerErrors(t *testing.T) {
 		{Predictor{Layer: Layer{BackoffMult: 2}}, "--backoff-mult is a retry layer's"},
 		{Predictor{Defaults: "axios", Layer: Layer{RetryMethods: "all"}}, "--retry-methods is a retry layer's: --defaults axios has none"},
 		{Predictor{Defaults: "got", Layer: Layer{RetryStatuses: "700"}}, "--retry-statuses: \"700\" is not a status"},
-		{Predictor{Defaults: "got", Layer: Layer{RetryAfterPolicy: "sometimes"}}, "--retry-after-policy"},
+		{Predictor{Defaults: "got", Layer: Layer{RetryAfterPolicy: "sometimes"}}, "--retry-after-as"},
 		{Predictor{Defaults: "got", Layer: Layer{Jitter: 101}}, "--jitter"},
 		{Predictor{Defaults: "got", Layer: Layer{BackoffMult: 11}}, "--backoff-mult"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Retries: 1}, "model --retries of a retry layer only"},
