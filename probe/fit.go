@@ -124,10 +124,11 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 }
 
 // fitProfiles are the presets a fit tries, in the order ties go to: the profiles whose rules
-// the model follows (the other Java presets share one of these profiles' rules and differ
-// only in limits, which the fit varies anyway), then the retry layers and the clients they
-// are weighed against.
+// the model follows, the releases and the builders over them (which a probe's rows may not
+// tell from them: a tie goes to the profile), Reactor Netty's (predicted only), then the retry
+// layers and the clients they are weighed against.
 var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4",
+	"okhttp@3.14", "okhttp@3.2", "jdk@25", "spring-restclient", "netty",
 	"retryablehttp", "resty", "got", "urllib3", "axios", "undici", "httpx", "aiohttp"}
 
 // fitCandidates are the values the measurements suggest for a fit to try.

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/predict"
+
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -74,6 +76,43 @@ func TestFitRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFitRoundTripEveryPreset: from the predicted rows of every preset, at its defaults and
+// with a 1 s read timeout, the fit finds that preset, or a client whose expectation is the
+// same in every scenario (a release or a builder the probe's rows cannot tell from its
+// profile: jdk@25's keep-alive, resty without SetRetryCount, which is net/http's).
+func TestFitRoundTripEveryPreset(t *testing.T) {
+	for _, name := range predict.PresetNames() {
+		for _, l := range []ExpectLimits{{}, {ReadTimeout: time.Second, Given: []string{"read-timeout"}}} {
+			e, err := NewExpect(name, l, PresetPool(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs, ms := synthetic(e)
+			fit := fitClosest(obs, ms, 50*time.Millisecond)
+			if fit.agree != fit.judged {
+				t.Errorf("%s: fitted %q, %d of %d rows agree", e.Label, fit.Label, fit.agree, fit.judged)
+				continue
+			}
+			if fit.Label == e.Label {
+				continue
+			}
+			for _, sc := range Scenarios() {
+				if a, b := e.predict(sc), fit.Expect.predict(sc); !sameExpectation(a, b) {
+					t.Errorf("%s: fitted %q, which expects otherwise in %s", e.Label, fit.Label, sc.Name)
+				}
+			}
+		}
+	}
+}
+
+// sameExpectation reports whether two expectations say the same.
+func sameExpectation(a, b expectation) bool {
+	eqI := func(x, y *int) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	eqD := func(x, y *time.Duration) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.skip == b.skip && a.outcome == b.outcome && a.fromConnect == b.fromConnect && eqD(a.left, b.left) &&
+		eqI(a.executions, b.executions) && eqI(a.conns, b.conns) && eqD(a.span, b.span)
 }
 
 // fitLabel fits the synthetic rows of client name with l and returns the label.
