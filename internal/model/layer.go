@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"time"
 
 	"github.com/labrun/labrun/internal/rules"
@@ -77,16 +78,20 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 // preFirstLayered plays l's retry layer over the attempts PredictPreFirst predicts one at a
 // time (once): each attempt is bounded by the layer's timeout per attempt as a deadline
 // (l.AttemptTimeout) beside the call's; a failure the layer retries (rules.RetryLayer.Retries,
-// before the request was sent) is sent again after the back-off, up to l.Retries times. With
-// rules.Connect.DetachedDial, a lookup or a handshake the attempt's timeout cut keeps going
-// and pools its connection when it completes: the next attempt takes it then, if its own
-// timeout has not fired before. Waits are at their shortest, or at their longest with high.
+// before the request was sent) is sent again after the back-off, up to l.Retries times.
+//
+// With rules.Connect.DetachedDial (net/http), a slow lookup or handshake the attempt's timeout
+// cut keeps going and pools its connection when it completes (detached). A later attempt
+// takes a pooled connection at once, or dials too and takes the first connection that comes,
+// its own or a detached one: its lookup joins the one in flight (Go 1.26 net/lookup.go:
+// lookupGroup, a singleflight), so both dials connect when it answers; its handshake is its
+// own. Every dial connects: each is a connection the server sees. Waits are at their
+// shortest, or at their longest with high.
 func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits) (Prediction, error)) (Prediction, error) {
 	layer := l.Rules.Retry
 	var p Prediction
 	start := time.Duration(0)
-	ready := Forever // when a detached dial pools its connection
-	dialed := false  // whether the attempt that started it had opened its TCP connection
+	var pending []time.Duration // when the dials attempts gave up on pool their connections
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -97,20 +102,8 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 			la.Deadline = at
 		}
 		var a Prediction
-		if ready != Forever {
-			// The detached dial's connection: the attempt has it when it is pooled.
-			got := max(ready, start) - start
-			if la.Deadline > 0 && got >= la.Deadline {
-				a = Prediction{Outcome: vocab.Deadline, Total: la.Deadline,
-					Attempts: []Attempt{{End: la.Deadline, Outcome: vocab.Deadline, Phases: []Span{{Phase: vocab.PhaseConnect, End: la.Deadline}}}}}
-			} else {
-				// The connection is the detached dial's, counted once, on the attempt that uses it.
-				a = Prediction{Outcome: vocab.OK, Total: got, Executions: 1,
-					Attempts: []Attempt{{End: got, Outcome: vocab.OK, Sent: true, NewConnection: !dialed, Phases: []Span{{Phase: vocab.PhaseConnect, End: got}}}}}
-				if !dialed {
-					a.Connects = 1
-				}
-			}
+		if len(pending) > 0 {
+			a = detachedAttempt(f, la.Deadline, start, &pending)
 		} else {
 			var err error
 			if a, err = once(f, la); err != nil {
@@ -128,19 +121,22 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		p.Executions += a.Executions
 		p.Outcome, p.Total = a.Outcome, shift(a.Total, start)
 		cut := a.Outcome == vocab.Deadline && (l.Deadline == 0 || p.Total < l.Deadline)
+		if cut && l.Rules.Connect.DetachedDial && len(pending) == 0 {
+			switch f.Fault {
+			case SlowLookup:
+				// The first attempt's dial: its lookup answers, then it connects.
+				pending = append(pending, start+f.LookupDelay)
+				p.Connects++
+				p.Attempts[len(p.Attempts)-1].NewConnection = true
+			case SlowHandshake:
+				pending = append(pending, start+f.trickle()) // its TCP connection is counted
+			}
+		}
 		switch {
 		case a.Outcome == vocab.OK || a.Outcome == vocab.Hang || (a.Outcome == vocab.Deadline && !cut):
 			return p, nil
 		case n >= l.Retries || !layer.Retries(rules.LayerFailure{Class: preFirstClass(f, a.Outcome, cut), Method: "GET"}):
 			return p, nil
-		}
-		if cut && l.Rules.Connect.DetachedDial && ready == Forever {
-			switch f.Fault {
-			case SlowLookup:
-				ready = start + f.LookupDelay
-			case SlowHandshake:
-				ready, dialed = start+f.trickle(), true
-			}
 		}
 		lo, hi := layer.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		if high {
@@ -152,6 +148,36 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 			return p, nil
 		}
 	}
+}
+
+// detachedAttempt is an attempt from start, bounded by deadline (from start; 0: none), while
+// dials earlier attempts gave up on pool their connections at the times in pending
+// (preFirstLayered): it takes the first connection pooled by then, or dials (a connection
+// more, pending too) and takes the first that comes.
+func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.Duration) Prediction {
+	first := slices.Min(*pending)
+	var a Prediction
+	if first > start {
+		own := first // a lookup joins the one in flight
+		if f.Fault == SlowHandshake {
+			own = start + f.trickle()
+		}
+		*pending = append(*pending, own)
+		first, a.Connects = min(first, own), 1
+	}
+	at := Attempt{NewConnection: a.Connects > 0}
+	got := max(first, start) - start
+	if deadline > 0 && got >= deadline {
+		at.End, at.Outcome = deadline, vocab.Deadline
+	} else {
+		at.End, at.Outcome, at.Sent = got, vocab.OK, true
+		a.Executions = 1
+		i := slices.Index(*pending, first)
+		*pending = slices.Delete(*pending, i, i+1) // taken
+	}
+	at.Phases = []Span{{Phase: vocab.PhaseConnect, End: at.End}}
+	a.Outcome, a.Total, a.Attempts = at.Outcome, at.End, []Attempt{at}
+	return a
 }
 
 // preFirstClass is a failure before the first byte as a retry layer sees it.
