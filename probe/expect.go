@@ -138,7 +138,12 @@ func (e Expect) predict(sc Scenario) expectation {
 		total := p.Total
 		return expectation{outcome: vocab.Failed, executions: count(0), span: &total}
 	}
-	p := model.Predict(sc.down, l, true, 0)
+	// The call's method is the scenario's (the reservation's POST): a retry layer retries by it.
+	d := sc.down
+	if d.Method == "" {
+		d.Method = sc.Method
+	}
+	p := model.Predict(d, l, true, 0)
 	x := expectation{outcome: vocab.OK}
 	if p.Outcome != vocab.OK {
 		x.outcome = vocab.Failed

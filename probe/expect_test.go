@@ -55,3 +55,30 @@ func TestExpectRetryLayers(t *testing.T) {
 		t.Errorf("go with --attempt-timeout: got %v, want the flag refused", err)
 	}
 }
+
+// TestExpectReservationMethod: the reservation is a POST, and a retry layer retries by
+// method: got never re-sends it, unless its methods are every method (measured: got 14.6.6
+// with timeout.request 1s executed the reservation once).
+func TestExpectReservationMethod(t *testing.T) {
+	var reserve Scenario
+	for _, sc := range Scenarios() {
+		if sc.Name == "reserve" {
+			reserve = sc
+		}
+	}
+	for _, tt := range []struct {
+		l    ExpectLimits
+		want int
+	}{
+		{ExpectLimits{AttemptTimeout: time.Second}, 1},
+		{ExpectLimits{AttemptTimeout: time.Second, RetryMethods: "all"}, 3},
+	} {
+		e, err := NewExpect("got", tt.l, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := e.predict(reserve); x.executions == nil || *x.executions != tt.want {
+			t.Errorf("%s: got %v executions, want %d", e.Label, x.executions, tt.want)
+		}
+	}
+}
