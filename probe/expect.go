@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -32,6 +34,10 @@ type expectation struct {
 	executions  *int
 	conns       *int
 	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+	// total and totalMax are the whole call's time, its retries and their waits included, with
+	// a retry layer's random waits at their shortest and longest (model.Prediction.TotalMax);
+	// for a status, the waits alone (the answers are instant). Nil when the model gives none.
+	total, totalMax *time.Duration
 }
 
 // clock returns m with its time on x's clock: for a stalled handshake whose expected limit
@@ -49,15 +55,44 @@ func (e Expect) predict(sc Scenario) expectation {
 	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:
-		return predictPreFirst(sc, l, horizon)
+		x := predictPreFirst(sc, l, horizon)
+		if l.Rules.Retry.On && sc.pre.Fault != "" && x.skip == "" {
+			// A retry layer's attempts past the cap open no connection the server sees.
+			if p, err := model.PredictPreFirst(sc.pre, l); err == nil {
+				conns := 0
+				for _, a := range p.Attempts {
+					if a.NewConnection && a.Start <= horizon {
+						conns++
+					}
+				}
+				x.conns = count(conns)
+				if p.TotalMax != model.Forever {
+					x.total, x.totalMax = &p.Total, &p.TotalMax
+				}
+			}
+		}
+		return x
 	case kindFresh:
 		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
 	case kindStatus:
-		res := model.FollowUps(l.Rules, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
+		// The library's follow-ups, each attempt of its retry layer's (model.FollowUpsLayered).
+		res := model.FollowUpsLayered(l, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
 			model.FollowCall{Method: sc.Method, Answers: []model.Answer{sc.response}})
-		x := expectation{outcome: vocab.Failed, executions: count(len(res.Sent))}
+		x := expectation{outcome: vocab.Failed, total: &res.Waits, totalMax: &res.WaitsMax}
 		if res.Outcome == vocab.OK && res.Status/100 == 2 {
 			x.outcome = vocab.OK
+		}
+		sent := 0
+		for _, t := range res.Tries {
+			if t.Start > horizon {
+				x.outcome = vocab.Hang // the cap ends the call in a wait
+				break
+			}
+			sent += t.Sent
+		}
+		x.executions = count(sent)
+		if res.WaitsMax > horizon && res.Waits <= horizon {
+			x.skip = "the retry layer's random waits end the call around the cap"
 		}
 		return x
 	case kindPooled:
@@ -103,7 +138,12 @@ func (e Expect) predict(sc Scenario) expectation {
 		total := p.Total
 		return expectation{outcome: vocab.Failed, executions: count(0), span: &total}
 	}
-	p := model.Predict(sc.down, l, true, 0)
+	// The call's method is the scenario's (the reservation's POST): a retry layer retries by it.
+	d := sc.down
+	if d.Method == "" {
+		d.Method = sc.Method
+	}
+	p := model.Predict(d, l, true, 0)
 	x := expectation{outcome: vocab.OK}
 	if p.Outcome != vocab.OK {
 		x.outcome = vocab.Failed
@@ -130,6 +170,9 @@ func (e Expect) predict(sc Scenario) expectation {
 		}
 	}
 	x.executions, x.conns = count(execs), count(conns)
+	if p.TotalMax != model.Forever {
+		x.total, x.totalMax = &p.Total, &p.TotalMax
+	}
 	return x
 }
 
@@ -161,8 +204,28 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 	add("connect-timeout", l.ConnectTimeout, preset.ConnectTimeout)
 	add("read-timeout", l.ReadTimeout, preset.ReadTimeout)
 	add("deadline", l.Deadline, preset.Deadline)
+	add("attempt-timeout", l.AttemptTimeout, preset.AttemptTimeout)
 	if l.Retries != preset.Retries {
 		parts = append(parts, fmt.Sprintf("retries %d", l.Retries))
+	}
+	add("backoff", l.Backoff, preset.Backoff)
+	add("backoff-max", l.BackoffMax, preset.BackoffMax)
+	lr, pr := l.Rules.Retry, preset.Rules.Retry
+	if lr.Backoff.Mult != pr.Backoff.Mult {
+		parts = append(parts, fmt.Sprintf("backoff-mult %d", lr.Backoff.Mult))
+	}
+	if lr.Backoff.JitterDown != pr.Backoff.JitterDown {
+		parts = append(parts, fmt.Sprintf("jitter %d", lr.Backoff.JitterDown))
+	}
+	add("noise", lr.Backoff.Noise, pr.Backoff.Noise)
+	if lr.Statuses != pr.Statuses {
+		parts = append(parts, "retry-statuses "+lr.Statuses.String())
+	}
+	if lr.RetryAfter != pr.RetryAfter {
+		parts = append(parts, "retry-after-as "+retryAfterWord(lr.RetryAfter))
+	}
+	if lr.Methods != pr.Methods {
+		parts = append(parts, "retry-methods "+predict.RetryMethodsWord(lr.Methods))
 	}
 	if l.Rules.Resend.On != preset.Rules.Resend.On {
 		parts = append(parts, "hc5-retries "+hc5RetriesWord(l.Rules.Resend.On))
@@ -174,6 +237,17 @@ func describe(name string, l, preset model.Limits, pool, presetPool int) string 
 		return name + " at its defaults"
 	}
 	return name + " with " + strings.Join(parts, ", ")
+}
+
+// retryAfterWord is --retry-after-as's word for a Retry-After rule.
+func retryAfterWord(r rules.RetryAfter) string {
+	switch {
+	case !r.Read:
+		return "ignore"
+	case r.ZeroAbsent:
+		return "zero-absent"
+	}
+	return "exact"
 }
 
 // hc5RetriesWord is --hc5-retries' word for HttpClient 5's automatic retries on or off.

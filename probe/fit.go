@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
-	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/internal/rules"
 )
@@ -17,11 +16,6 @@ type fitted struct {
 	Expect
 	agree, judged int
 }
-
-// fitProfiles are the presets whose rules the model follows, in the order ties go to (the
-// others share one of these profiles' rules and differ only in limits, which the fit varies
-// anyway).
-var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4"}
 
 // presetPools are the libraries' connection limits per route, for the burst: HttpClient 5's
 // PoolingHttpClientConnectionManager (defaultMaxPerRoute 5), HttpClient 4.5's (2); the others
@@ -57,6 +51,12 @@ type ExpectLimits struct {
 	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
 	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
 	NoResendPost, ResendAnyMethod bool
+	// A retry layer's settings, by labrun predict's flags (--attempt-timeout, --backoff-max,
+	// --backoff-mult, --jitter, --noise, --retry-statuses, --retry-after-as, --retry-methods):
+	// zero values keep the client's.
+	AttemptTimeout, BackoffMax, Noise         time.Duration
+	BackoffMult, Jitter                       int
+	RetryStatuses, RetryAfterAs, RetryMethods string
 	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
 	// validate-after-inactivity, the library release's rule for 0).
 	Given []string
@@ -70,8 +70,10 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
-		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod}
-	if err := param.CheckAll(p.Params()); err != nil {
+		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod,
+		Layer: predict.Layer{AttemptTimeout: l.AttemptTimeout, BackoffMax: l.BackoffMax, BackoffMult: l.BackoffMult, Jitter: l.Jitter,
+			Noise: l.Noise, RetryStatuses: l.RetryStatuses, RetryAfterPolicy: l.RetryAfterAs, RetryMethods: l.RetryMethods}}
+	if err := p.Check(); err != nil {
 		return Expect{}, err
 	}
 	if err := p.Apply(func(name string) bool { return slices.Contains(l.Given, name) }); err != nil {
@@ -87,71 +89,228 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 
 // fitClosest finds the client the model knows whose predictions agree with the most judged
 // rows: each profile at its defaults, and with the limits the measurements suggest (a read
-// timeout or a deadline at the time the client left the silent server, the slow head or the
-// trickle; a connect timeout at its time on the unreachable address; the retries the
-// reservation counted; the pool the burst saw). Ties go to the simpler client (fewer
-// limits changed), then to the earlier profile.
+// timeout, a deadline or a retry layer's timeout per attempt at the time the client left the
+// silent server, the slow head, the reservation, the trickle or a stalled handshake; a
+// connect timeout at its time on the unreachable address; the retries every row counted,
+// the reservation's, the status rows', the calls' and the handshakes'; for a retry layer the
+// methods it retries; the pool the burst saw).
+//
+// Candidates are ranked, in this order, by: agreement with the trickle, the row that tells a
+// deadline from a limit per read (so that the label never contradicts the summary's "a 1s
+// timeout per read, not a deadline"); the rows agreed; agreement with the rows that tell
+// limits and retry rules apart (tellingRows: the silent server, the reservation, the GET and
+// POST on a dead connection, the statuses); how near the expected times are to the measured
+// ones; then the simpler client (fewer limits changed), then the earlier profile.
 func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
-	var times, connects []time.Duration
-	retries, pool := []int{0}, []int{0}
-	for i, o := range obs {
-		m := ms[i]
-		switch {
-		case o.sc.kind == kindCall && m.left != nil:
-			times = append(times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
-		case o.sc.kind == kindTLS && m.left != nil:
-			// The limit that ended the stalled handshake: a read timeout (OkHttp) or a
-			// deadline.
-			times = append(times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
-		case o.sc.kind == kindUnreachable && m.span != nil:
-			connects = append(connects, roundTo(*m.span, connectGrain))
-		}
-		if o.sc.reservation && m.executions > 1 {
-			retries = append(retries, m.executions-1)
-		}
-		if o.sc.kind == kindBurst && m.peakConns > 0 && m.peakConns < o.sc.Concurrency {
-			pool = append(pool, m.peakConns)
-		}
-	}
-	best := fitted{agree: -1}
-	bestParts := 0
-	for _, name := range fitProfiles {
+	c := fitInputs(obs, ms)
+	best, bestKey := fitted{agree: -1}, fitKey{}
+	for pi, name := range fitProfiles {
 		def, err := presetLimits(name)
 		if err != nil {
 			continue // every name of fitProfiles is a preset
 		}
-		// HttpClient 5's automatic retries are a setting a fit tries both ways (the hc5
-		// preset's rules are the zero value, HttpClient 5's); another library's rules stay.
-		hc5 := []rules.Rules{def.Rules}
-		if def.Rules == (rules.Rules{}) {
-			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
-		}
-		for _, rt := range values(def.ReadTimeout, 0, times) {
-			for _, dl := range values(0, 0, times) {
-				for _, ct := range values(def.ConnectTimeout, 0, connects) {
-					for _, r := range retries {
-						for _, h := range hc5 {
-							for _, pl := range values(PresetPool(name), 0, pool) {
-								l := def
-								l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
-								label := describe(name, l, def, pl, PresetPool(name))
-								e := Expect{Label: label, limits: l, Pool: pl}
-								agree, judged := score(obs, ms, e, tol)
-								parts := strings.Count(label, ",")
-								if !strings.HasSuffix(label, "at its defaults") {
-									parts++
-								}
-								if agree > best.agree || (agree == best.agree && parts < bestParts) {
-									best, bestParts = fitted{Expect: e, agree: agree, judged: judged}, parts
-								}
-							}
-						}
-					}
+		for _, l := range c.variants(def) {
+			for _, pl := range values(PresetPool(name), 0, c.pool) {
+				e := Expect{Label: describe(name, l, def, pl, PresetPool(name)), limits: l, Pool: pl}
+				k := rank(obs, ms, e, tol)
+				k.profile = -pi
+				if best.agree < 0 || k.better(bestKey) {
+					best, bestKey = fitted{Expect: e, agree: k.agree, judged: k.judged}, k
 				}
 			}
 		}
 	}
 	return best
+}
+
+// fitProfiles are the presets a fit tries, in the order ties go to: the profiles whose rules
+// the model follows, the releases and the builders over them (which a probe's rows may not
+// tell from them: a tie goes to the profile), Reactor Netty's (predicted only), then the retry
+// layers and the clients they are weighed against.
+var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4",
+	"okhttp@3.14", "okhttp@3.2", "jdk@25", "spring-restclient", "netty",
+	"retryablehttp", "resty", "got", "urllib3", "axios", "undici", "httpx", "aiohttp"}
+
+// fitCandidates are the values the measurements suggest for a fit to try.
+type fitCandidates struct {
+	times, connects []time.Duration
+	retries, pool   []int
+}
+
+// fitInputs reads the candidates from the measurements.
+func fitInputs(obs []observation, ms []measures) fitCandidates {
+	c := fitCandidates{retries: []int{0}, pool: []int{0}}
+	addRetries := func(sent int) {
+		if sent > 1 && !slices.Contains(c.retries, sent-1) {
+			c.retries = append(c.retries, sent-1)
+		}
+	}
+	for i, o := range obs {
+		m := ms[i]
+		switch {
+		case (o.sc.kind == kindCall || o.sc.kind == kindTLS) && m.left != nil:
+			// The limit that ended the call's first request (or the stalled handshake): a
+			// read timeout, a deadline, or a timeout per attempt.
+			c.times = append(c.times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
+		case o.sc.kind == kindUnreachable && m.span != nil:
+			c.connects = append(c.connects, roundTo(*m.span, connectGrain))
+		}
+		// Retries show wherever a call was sent more than once: a GET's, a POST's, a status
+		// answered again, a handshake tried again.
+		switch o.sc.kind {
+		case kindCall, kindStatus:
+			addRetries(m.executions)
+		case kindTLS:
+			addRetries(m.conns)
+		}
+		if o.sc.kind == kindBurst && m.peakConns > 0 && m.peakConns < o.sc.Concurrency {
+			c.pool = append(c.pool, m.peakConns)
+		}
+	}
+	return c
+}
+
+// variants lists the limits a fit tries for a profile whose defaults are def. A profile
+// without a retry layer varies its read timeout and deadline together, its connect timeout
+// and its business retries (HttpClient 5 also its automatic retries, both ways); a retry
+// layer's profile one timeout at a time (its read timeout, its deadline or its timeout per
+// attempt: a layer's client sets one), its connect timeout, its retries and the methods it
+// retries.
+func (c fitCandidates) variants(def model.Limits) []model.Limits {
+	var out []model.Limits
+	if !def.Rules.Retry.On {
+		hc5 := []rules.Rules{def.Rules}
+		if def.Rules == (rules.Rules{}) {
+			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
+		}
+		for _, rt := range values(def.ReadTimeout, 0, onTick(c.times, def.Rules.Read.Tick)) {
+			for _, dl := range values(def.Deadline, 0, c.times) {
+				for _, ct := range values(def.ConnectTimeout, 0, c.connects) {
+					for _, r := range values(def.Retries, 0, c.retries) {
+						for _, h := range hc5 {
+							l := def
+							l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
+							out = append(out, l)
+						}
+					}
+				}
+			}
+		}
+		return out
+	}
+	var timeouts []model.Limits
+	for _, v := range values(0, 0, onTick(c.times, def.Rules.Read.Tick)) {
+		for _, set := range []func(*model.Limits){
+			func(l *model.Limits) { l.ReadTimeout = v },
+			func(l *model.Limits) { l.Deadline = v },
+			func(l *model.Limits) { l.AttemptTimeout = v },
+		} {
+			l := def
+			if v != 0 {
+				set(&l)
+			}
+			if !slices.ContainsFunc(timeouts, func(o model.Limits) bool { return o == l }) {
+				timeouts = append(timeouts, l)
+			}
+		}
+	}
+	methods := values(def.Rules.Retry.Methods, def.Rules.Retry.Methods, []rules.Methods{rules.MethodsAll, rules.MethodsSafeOrPut})
+	for _, t := range timeouts {
+		for _, ct := range values(def.ConnectTimeout, 0, c.connects) {
+			for _, r := range values(def.Retries, 0, c.retries) {
+				for _, m := range methods {
+					l := t
+					l.ConnectTimeout, l.Retries = ct, r
+					l.Rules.Retry.Methods = m
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// onTick adds to times the limits a timer wheel (rules.Tick) fires at those times: a limit
+// of n ticks fires at n ticks, so a time t tells a limit in (n-1 ticks, n ticks], n = t
+// rounded to ticks; the roundest figure in it is taken (a whole second, else 500, 100 or
+// 50 ms).
+func onTick(times []time.Duration, tick rules.Tick) []time.Duration {
+	if tick.Every <= 0 {
+		return times
+	}
+	out := slices.Clone(times)
+	for _, t := range times {
+		n := (t + tick.Every/2) / tick.Every
+		for _, grain := range []time.Duration{time.Second, 500 * time.Millisecond, 100 * time.Millisecond, fitGrain} {
+			v := ((n-1)*tick.Every/grain + 1) * grain
+			if v <= n*tick.Every {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// fitKey is how a candidate ranks (fitClosest).
+type fitKey struct {
+	trickle        int // 1 when the trickle row agrees or is not judged
+	agree, judged  int
+	telling        int
+	timeErr        float64 // the expected times' distance from the measured, ms
+	parts, profile int     // fewer limits changed; the earlier profile (negated)
+}
+
+// better reports whether k ranks above o.
+func (k fitKey) better(o fitKey) bool {
+	switch {
+	case k.trickle != o.trickle:
+		return k.trickle > o.trickle
+	case k.agree != o.agree:
+		return k.agree > o.agree
+	case k.telling != o.telling:
+		return k.telling > o.telling
+	case math.Abs(k.timeErr-o.timeErr) > 1:
+		return k.timeErr < o.timeErr
+	case k.parts != o.parts:
+		return k.parts < o.parts
+	}
+	return k.profile > o.profile
+}
+
+// tellingRows are the rows that tell limits and retry rules apart: a deadline from a limit
+// per read (the trickle, ranked first of all), the limit's value (the silent server), retries
+// of a POST (the reservation, the POSTs on a dead connection) from retries of a GET, a status
+// retried.
+var tellingRows = []string{"silent", "reserve", "pooled-close", "pooled-close-post", "pooled-reset", "pooled-reset-post",
+	"status-503-0", "status-408", "tls-old-version", "nxdomain"}
+
+// rank judges the rows under e and ranks it.
+func rank(obs []observation, ms []measures, e Expect, tol time.Duration) fitKey {
+	k := fitKey{trickle: 1, parts: strings.Count(e.Label, ",")}
+	if !strings.HasSuffix(e.Label, "at its defaults") {
+		k.parts++
+	}
+	for i, r := range rows(obs, ms, e) {
+		if r.Skipped != "" {
+			continue
+		}
+		r.Judge(tol)
+		k.judged++
+		name := obs[i].sc.Name
+		if r.Pass {
+			k.agree++
+			if slices.Contains(tellingRows, name) {
+				k.telling++
+			}
+		} else if name == "trickle" {
+			k.trickle = 0
+		}
+		if r.ExpectedMs != nil && r.MeasuredMs != nil {
+			k.timeErr += math.Abs(*r.ExpectedMs - *r.MeasuredMs)
+		}
+	}
+	return k
 }
 
 // values lists def, zero and the candidates, each once.
@@ -163,21 +322,6 @@ func values[T comparable](def, zero T, candidates []T) []T {
 		}
 	}
 	return out
-}
-
-// score counts the rows judged under e that pass, and the rows judged.
-func score(obs []observation, ms []measures, e Expect, tol time.Duration) (agree, judged int) {
-	for _, r := range rows(obs, ms, e) {
-		if r.Skipped != "" {
-			continue
-		}
-		r.Judge(tol)
-		judged++
-		if r.Pass {
-			agree++
-		}
-	}
-	return agree, judged
 }
 
 // fitGrain and connectGrain are what a measured time is rounded to before it is taken for a

@@ -38,7 +38,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"exp-d", "--cl"}, ""}, // exp-d compares profiles by design: no --client
 		{[]string{"exp-h", "--client", ""}, ""},
 		{[]string{"all", "--format", ""}, "table json markdown csv junit"},
-		{[]string{"predict", "--defaults", "h"}, "hc4 hc5"},
+		{[]string{"predict", "--defaults", "h"}, "hc4 hc5 httpx"},
 		{[]string{"predict", "--format", "j"}, "json junit"},
 		{[]string{"completion", ""}, "bash zsh fish"},
 		{[]string{"exp-a", "--read-timeout", ""}, ""}, // a duration: nothing to offer

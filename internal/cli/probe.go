@@ -24,8 +24,8 @@ const probeTolerance = 50 * time.Millisecond
 
 // expectLimits are predict's limit flags that --expect takes: the client's limits and
 // rules, not the downstream's (which the scenarios fix).
-var expectLimits = []string{"lease-timeout", "connect-timeout", "read-timeout", "deadline", "retries", "backoff",
-	"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-idle", "evict-interval"}
+var expectLimits = append([]string{"lease-timeout", "connect-timeout", "read-timeout", "deadline", "retries", "backoff",
+	"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-idle", "evict-interval"}, predict.LayerFlags...)
 
 // probeParams are the predictor's parameters that --expect uses, with "defaults" as
 // "expect".
@@ -208,7 +208,9 @@ func probeExpect(c *cli.Context, pr *probe.Probe, pred *predict.Predictor, pool 
 		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
 		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
 		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, NoResendPost: pred.NoResendPost, ResendAnyMethod: pred.ResendAnyMethod,
-		Given: given}, pool)
+		AttemptTimeout: pred.Layer.AttemptTimeout, BackoffMax: pred.Layer.BackoffMax, BackoffMult: pred.Layer.BackoffMult,
+		Jitter: pred.Layer.Jitter, Noise: pred.Layer.Noise, RetryStatuses: pred.Layer.RetryStatuses,
+		RetryAfterAs: pred.Layer.RetryAfterPolicy, RetryMethods: pred.Layer.RetryMethods, Given: given}, pool)
 	if err != nil {
 		return usageError{fmt.Errorf("--expect: %w", err)}
 	}

@@ -29,8 +29,9 @@ func (k Kernel) Predict(d Downstream, l Limits, cold bool, queue time.Duration, 
 // syn and a request on a dropped connection after data. With SYNGiveUp and DataGiveUp it is
 // Predict (a test checks): it replays only the attempts that meet the kernel, and hands the
 // attempts after a dropped connection's to Predict.
-func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, data time.Duration) Prediction {
-	p := Predict(d, l, cold, queue)
+func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, data time.Duration) (p Prediction) {
+	defer func() { p.TotalMax = max(p.TotalMax, p.Total) }() // the kernel's replay has no band of its own
+	p = Predict(d, l, cold, queue)
 	first := p.Attempts[0]
 	if len(first.Phases) < 2 { // it never left the lease: no kernel timer ran
 		return p

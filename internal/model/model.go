@@ -62,8 +62,16 @@ type Limits struct {
 	// Retries is how many times a failed attempt is repeated (0 = one attempt only). An attempt
 	// is repeated after any failure but the deadline.
 	Retries int
-	// Backoff is the pause before each retry.
+	// Backoff is the pause before each retry: the first retry's, which the library's retry
+	// layer grows (rules.Backoff: min(BackoffMax, Backoff × mult^(n-1)), its jitter); without a
+	// layer, every retry's.
 	Backoff time.Duration
+	// BackoffMax bounds a growing back-off (0: no bound).
+	BackoffMax time.Duration
+	// AttemptTimeout bounds each business attempt from its start, the body included: a retry
+	// layer's timeout per attempt (go-retryablehttp's and resty's http.Client.Timeout, got's
+	// timeout.request). It is retried as the layer's rules say; 0 is not set.
+	AttemptTimeout time.Duration
 
 	// The rules for pooled connections that died (pooled.go, resend.go). Zero values keep
 	// the model as it was before them.
@@ -187,6 +195,9 @@ type Prediction struct {
 	Executions int
 	// Connects is how many new connections the call opened.
 	Connects int
+	// TotalMax is when the call ended with every random wait of a retry layer at its longest
+	// (its jitter); Total has them at their shortest. Without jitter both are the same.
+	TotalMax time.Duration
 }
 
 // Scenario is a set of concurrent calls through one route's pool.
@@ -240,7 +251,15 @@ func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction 
 		idle = 0 // with a queue, the connection comes from whoever frees it
 	}
 	s := Scenario{Calls: 1, Pool: 1, Idle: idle, BusyUntil: queue, Cold: cold, Downstream: d, Limits: l}
-	return Simulate(s)[0]
+	p := Simulate(s)[0]
+	p.TotalMax = p.Total
+	if rulesOf(l).Retry.Backoff.Jitter() {
+		m := newSim(s)
+		m.high = true
+		m.run()
+		p.TotalMax = m.preds[0].Total
+	}
+	return p
 }
 
 // rulesOf returns l's rules: HttpClient 5's, automatic retries off, when they are not set.

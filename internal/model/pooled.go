@@ -193,7 +193,7 @@ func (m *sim) doomedPhases(a *Attempt, t time.Duration, c int) (time.Duration, v
 	if a.Killed && m.sent[c] < 0 {
 		m.sent[c] = t // the server executed it before it ended the connection
 	}
-	end, out := race(t, vocab.Failed, Forever, "", m.deadline)
+	end, out := race(t, vocab.Failed, Forever, "", m.limitOf(c))
 	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 	return end, out
 }

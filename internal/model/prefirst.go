@@ -104,9 +104,30 @@ func PreFirstRuleOf(l Limits) PreFirstRule { return PreFirstRule{rulesOf(l).PreF
 // nothing bounds a stalled handshake), its attempts, and Connects, the TCP connections it
 // opened (every address it reached). A lookup and a handshake that get through take no time;
 // the call's deadline (Limits.Deadline) ends any wait it outlasts. Business retries
-// (Limits.Retries) are not modelled here: a row before the first byte sets none.
+// (Limits.Retries) are not modelled here: a row before the first byte sets none; a library's
+// retry layer (rules.RetryLayer) is, with its timeout per attempt (layer.go). TotalMax is the
+// call's end with the layer's waits at their longest.
 func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	l.Rules = rulesOf(l)
+	if !l.Rules.Retry.On {
+		p, err := preFirstOnce(f, l)
+		p.TotalMax = p.Total
+		return p, err
+	}
+	p, err := preFirstLayered(f, l, false, preFirstOnce)
+	if err != nil {
+		return p, err
+	}
+	p.TotalMax = p.Total
+	if l.Rules.Retry.Backoff.Jitter() {
+		hi, _ := preFirstLayered(f, l, true, preFirstOnce)
+		p.TotalMax = hi.Total
+	}
+	return p, nil
+}
+
+// preFirstOnce is one attempt of PredictPreFirst, the library's own retries included.
+func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 	r := PreFirstRuleOf(l)
 	routes := max(f.Routes, 1)
 	bad := f.Bad

@@ -37,9 +37,10 @@ type Preset struct {
 	Source string
 }
 
-// Presets returns the known clients' defaults, the JDK's first, then Apache's, OkHttp, Reactor Netty and Go.
+// Presets returns the known clients' defaults, the JDK's first, then Apache's, OkHttp, Reactor Netty
+// and Go, then the retry layers and the clients they are weighed against.
 func Presets() []Preset {
-	return []Preset{
+	return append([]Preset{
 		{Name: "urlconnection", Client: "HttpURLConnection (JDK 17)",
 			Limits: Limits{Rules: rules.URLConnection(rules.URLConnectionSettings{})},
 			Lease:  "none (no pool limit)", Connect: "0 = infinite (setConnectTimeout)", Read: "0 = infinite (setReadTimeout, per read)",
@@ -108,6 +109,80 @@ func Presets() []Preset {
 			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",
 			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
 			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
+	}, layerPresets()...)
+}
+
+// layerPresets are the retry layers and the clients without one that the layers are weighed
+// against, at their libraries' defaults (internal/rules cites each rule's source).
+func layerPresets() []Preset {
+	goLimits := func(r rules.Rules, retries int, backoff, backoffMax time.Duration) Limits {
+		// cleanhttp.DefaultPooledTransport and resty's createTransport: net.Dialer's 30 s,
+		// TLSHandshakeTimeout 10 s, IdleConnTimeout 90 s, as DefaultTransport.
+		return Limits{Rules: r, ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
+			Retries: retries, Backoff: backoff, BackoffMax: backoffMax}
+	}
+	return []Preset{
+		{Name: "retryablehttp", Client: "go-retryablehttp v0.7.8 (NewClient, over net/http)",
+			Limits: goLimits(rules.RetryableHTTP(), 4, time.Second, 30*time.Second),
+			Lease:  "none", Connect: "30 s (cleanhttp's net.Dialer), TLS handshake 10 s", Read: "none",
+			Pool:  "GOMAXPROCS+1 idle per host, idle 90 s (cleanhttp.DefaultPooledTransport)",
+			Call:  "none; HTTPClient.Timeout, when set, bounds each attempt (--attempt-timeout)",
+			Reuse: "net/http's",
+			Resend: "4 retries, 1, 2, 4, 8 s apart (min(30 s, 1 s × 2^n)), any method (the body is rewound): every error but a certificate, too many redirects, " +
+				"a bad scheme or header; 429 and every 5xx but 501, after Retry-After exactly for 429 and 503 (0: at once)",
+			Source: rules.RetryableHTTP().Retry.Source},
+		{Name: "resty", Client: "resty v2.17.2 (New, over net/http)",
+			Limits: goLimits(rules.Resty(), 0, 100*time.Millisecond, 2*time.Second),
+			Lease:  "none", Connect: "30 s, TLS handshake 10 s", Read: "none",
+			Pool: "GOMAXPROCS+1 idle per host, idle 90 s", Call: "none; SetTimeout bounds each attempt (--attempt-timeout)",
+			Reuse: "net/http's",
+			Resend: "none until SetRetryCount (--retries); then any error, any method, the body's read included, " +
+				"a wait in [v/2, v) with v = min(2 s, 100 ms × 2^n), at least 100 ms; no status unless AddRetryCondition",
+			Source: rules.Resty().Retry.Source},
+		{Name: "got", Client: "got 14.6.6 (Node)",
+			Limits: Limits{Rules: rules.Got(), Retries: 2, Backoff: time.Second},
+			Lease:  "none", Connect: "none", Read: "none",
+			Pool: "Node's http.globalAgent: no socket limit", Call: "none; timeout.request bounds each attempt (--attempt-timeout)",
+			Reuse: "the Agent drops an idle socket when it closes",
+			Resend: "2 retries of GET, PUT, HEAD, DELETE, OPTIONS, TRACE (never a POST): 1 s then 2 s apart, each plus up to 100 ms, " +
+				"after ETIMEDOUT, ECONNRESET, ECONNREFUSED, EPIPE, ENOTFOUND, EAI_AGAIN, ENETUNREACH, EADDRINUSE and 408, 413, 429, 500, 502, 503, 504, 521, 522, 524; " +
+				"Retry-After 0 is no header; one longer than timeout.request ends the retries",
+			Source: rules.Got().Retry.Source},
+		{Name: "urllib3", Client: "requests 2.34.2 with HTTPAdapter(max_retries=Retry(total=3)), urllib3 1.26.12",
+			Limits: Limits{Rules: rules.Requests(false), Retries: 3},
+			Lease:  "none", Connect: "none (timeout=None)", Read: "none (timeout=None; a (connect, read) pair sets a limit per read)",
+			Pool: "10 connections per host kept (pool_maxsize)", Call: "none",
+			Reuse: "nothing watches an idle connection",
+			Resend: "Retry(total=3) at its defaults: connect errors, TLS errors and certificates, any method; read errors (a read timeout, a reset) for " +
+				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
+				"back-off 0, then backoff_factor × 2^(n-1) (--backoff is backoff_factor, 0 by default). requests alone (max_retries=0) retries nothing: --retries 0",
+			Source: rules.Requests(false).Retry.Source},
+		{Name: "axios", Client: "axios 1.21.1 in Node (follow-redirects 1.16.2)",
+			Limits: Limits{Rules: rules.Axios()},
+			Lease:  "none", Connect: "none", Read: "timeout 0 = none; when set a deadline from the socket's assignment to the head, then idle per read on the body",
+			Pool: "Node's http.globalAgent", Call: "none", Reuse: "the Agent drops an idle socket when it closes",
+			Resend: "none; 21 redirects at most",
+			Source: "axios 1.21.1 lib/adapters/http.js (req.setTimeout), follow-redirects 1.16.2 index.js (RedirectableRequest.setTimeout, maxRedirects 21)"},
+		{Name: "undici", Client: "undici 7.30.2 request() (Node)",
+			Limits: Limits{Rules: rules.Undici(), ReadTimeout: 300 * time.Second, ConnectTimeout: 10 * time.Second},
+			Lease:  "none", Connect: "10 s (connect.timeout, lookup and TLS included)",
+			Read: "headersTimeout 300 s to the head, bodyTimeout 300 s per chunk; both on a 499 ms timer wheel: a 1 s limit fires at about 1.5 s",
+			Pool: "Pool: no connection limit", Call: "none", Reuse: "a socket's close removes it",
+			Resend: "none; request() follows no redirect",
+			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3)"},
+		{Name: "httpx", Client: "httpx 0.23.3 (Client)",
+			Limits: Limits{Rules: rules.HTTPX(), ConnectTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, LeaseTimeout: 5 * time.Second},
+			Lease:  "5 s (pool)", Connect: "5 s", Read: "5 s per read (write 5 s)",
+			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "nothing watches an idle connection",
+			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
+			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
+		{Name: "aiohttp", Client: "aiohttp 3.8.4 (ClientSession)",
+			Limits: Limits{Rules: rules.AIOHTTP(), Deadline: 300 * time.Second},
+			Lease:  "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
+			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included",
+			Reuse:  "nothing watches an idle connection",
+			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
+			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
 	}
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -21,6 +22,9 @@ func Simulate(s Scenario) []Prediction {
 	}
 	m := newSim(s)
 	m.run()
+	for i := range m.preds {
+		m.preds[i].TotalMax = m.preds[i].Total
+	}
 	return m.preds
 }
 
@@ -59,7 +63,14 @@ type sim struct {
 	resent     []int
 	okSelected []int
 	okPinned   []bool
-	preds      []Prediction
+	// Per call: when its current business attempt started, for the per-attempt timeout
+	// (Limits.AttemptTimeout), and how many business retries it made.
+	attemptStart []time.Duration
+	retried      []int
+	// high plays every wait of the retry layer at its longest
+	// (Prediction.TotalMax), else at its shortest.
+	high  bool
+	preds []Prediction
 }
 
 func newSim(s Scenario) *sim {
@@ -78,6 +89,9 @@ func newSim(s Scenario) *sim {
 		okSelected: make([]int, s.Calls),
 		okPinned:   make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
+
+		attemptStart: make([]time.Duration, s.Calls),
+		retried:      make([]int, s.Calls),
 	}
 	for i := range m.sent {
 		m.sent[i] = -1
@@ -106,8 +120,14 @@ func newSim(s Scenario) *sim {
 	return m
 }
 
+// limitOf is when call c is cut: the call's deadline, or its business attempt's timeout when
+// that comes first (Limits.AttemptTimeout).
+func (m *sim) limitOf(c int) time.Duration {
+	return min(m.deadline, after(m.attemptStart[c], m.s.Limits.AttemptTimeout))
+}
+
 func (m *sim) leaseExpiry(call int) time.Duration {
-	exp := m.deadline
+	exp := m.limitOf(call)
 	if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout && m.ask[call]+lt < exp {
 		exp = m.ask[call] + lt
 	}
@@ -161,7 +181,7 @@ func (m *sim) run() {
 		}
 		m.arrivals = waiting
 		// Waiting calls cut by the deadline.
-		m.expire(t, m.deadline, vocab.Deadline)
+		m.expire(t)
 		// Leases granted.
 		for m.free > 0 && len(m.queue) > 0 {
 			c := m.queue[0]
@@ -195,18 +215,26 @@ func (m *sim) run() {
 	m.queue = nil
 }
 
-// expire ends every waiting call whose limit is at or before t.
-func (m *sim) expire(t, limit time.Duration, o vocab.Outcome) {
-	if limit > t {
-		return
-	}
+// expire ends every waiting call whose deadline (its call's or its attempt's) is at or
+// before t.
+func (m *sim) expire(t time.Duration) {
+	kept := m.queue[:0]
+	var cut []int
 	for _, c := range m.queue {
+		if m.limitOf(c) > t {
+			kept = append(kept, c)
+			continue
+		}
+		cut = append(cut, c)
+	}
+	m.queue = kept
+	for _, c := range cut {
+		limit := m.limitOf(c)
 		m.finish(c, Attempt{
-			Start: m.ask[c], End: limit, Outcome: o,
+			Start: m.ask[c], End: limit, Outcome: vocab.Deadline,
 			Phases: []Span{{vocab.PhaseLease, m.ask[c], limit}},
 		})
 	}
-	m.queue = m.queue[:0]
 }
 
 // grant gives call c a lease at time t and plays the rest of its attempt.
@@ -272,7 +300,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 		if rt := m.headLimit(a, t); rt < limit {
 			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send, connect included
 		}
-		end, out := race(natural, kernel, limit, limitOut, m.deadline)
+		end, out := race(natural, kernel, limit, limitOut, m.limitOf(c))
 		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
 		if out != "" {
 			return end, out
@@ -284,13 +312,13 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 		return m.doomedPhases(a, t, c)
 	}
 	if a.Dropped {
-		end, out := race(t+DataGiveUp, vocab.KernelTimeout, after(t, l.ReadTimeout), vocab.ReadTimeout, m.deadline)
+		end, out := race(t+DataGiveUp, vocab.KernelTimeout, after(t, m.readTimeout()), vocab.ReadTimeout, m.limitOf(c))
 		a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 		return end, out
 	}
 	head := Forever
 	switch {
-	case d.HonoursBudget && m.deadline != Forever && m.deadline-t < d.Delay:
+	case d.HonoursBudget && m.limitOf(c) != Forever && m.limitOf(c)-t < d.Delay:
 		// The server sees too little budget left for its work: it answers at once.
 		a.Rejected = true
 		head = t
@@ -304,7 +332,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	if m.sent[c] < 0 && !a.Rejected {
 		m.sent[c] = t
 	}
-	end, out := race(head, "", m.headLimit(a, t), vocab.ReadTimeout, m.deadline)
+	end, out := race(head, "", m.headLimit(a, t), vocab.ReadTimeout, m.limitOf(c))
 	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 	if out != "" {
 		return end, out
@@ -312,11 +340,11 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	bodyEnd, readFires := head, Forever
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
-		if l.ReadTimeout > 0 && d.Every > l.ReadTimeout && !l.Rules.Read.HeadOnly {
-			readFires = head + l.ReadTimeout // the first gap is already too long
+		if rt := m.readTimeout(); rt > 0 && d.Every > rt && !l.Rules.Read.HeadOnly {
+			readFires = head + rt // the first gap is already too long
 		}
 	}
-	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.deadline)
+	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.limitOf(c))
 	a.Phases = append(a.Phases, Span{vocab.PhaseBody, head, end})
 	if out == "" {
 		out = vocab.OK
@@ -330,6 +358,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 // (rules.Read.FromAttemptStart: the JDK's HttpRequest.timeout()).
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
+	l.ReadTimeout = m.readTimeout()
 	if l.Rules.Read.FromAttemptStart {
 		return after(a.Start, l.ReadTimeout)
 	}
@@ -363,6 +392,13 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
+// readTimeout is the read timeout as it fires: on the library's timer wheel (rules.Tick), as a
+// lone timer does (rules.Tick.Late's latest), the one timer of the one call a probe makes.
+func (m *sim) readTimeout() time.Duration {
+	_, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
+	return hi
+}
+
 // finish records attempt a of call c and decides whether the call goes on with a retry.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
@@ -374,24 +410,73 @@ func (m *sim) finish(c int, a Attempt) {
 		p.Executions++
 	}
 	p.Outcome, p.Total = a.Outcome, a.End
-	switch a.Outcome {
-	case vocab.OK, vocab.Deadline, vocab.Hang:
+	layer := m.s.Limits.Rules.Retry
+	switch {
+	case a.Outcome == vocab.OK || a.Outcome == vocab.Hang:
 		return
+	case a.Outcome == vocab.Deadline && (a.End >= m.deadline || !layer.On):
+		return // the call's deadline; without a layer, no attempt timeout is set
 	}
 	if a.End < m.deadline && m.resend(c, a) {
 		m.libRetries[c]++
 		m.arrivals = append(m.arrivals, arrival{at: a.End, call: c})
 		return
 	}
-	if len(p.Attempts)-m.libRetries[c] > m.s.Limits.Retries || m.s.Downstream.OneShotBody {
+	if m.retried[c] >= m.s.Limits.Retries || m.s.Downstream.OneShotBody {
+		return
+	}
+	if layer.On && !layer.Retries(layerFailure(a, method(m.s.Downstream))) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
 	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
-	next := a.End + m.s.Limits.Backoff
+	m.retried[c]++
+	next := a.End + m.wait(m.retried[c])
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline
 		return
 	}
+	m.attemptStart[c] = next
 	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
+}
+
+// wait is the pause before business retry n (1-based): Limits.Backoff, grown and bounded by
+// the retry layer's rule (rules.Backoff.Wait), at its longest with m.high.
+func (m *sim) wait(n int) time.Duration {
+	l := m.s.Limits
+	lo, hi := l.Rules.Retry.Backoff.Wait(n, l.Backoff, l.BackoffMax)
+	if m.high {
+		return hi
+	}
+	return lo
+}
+
+// layerFailure is attempt a as a retry layer sees it.
+func layerFailure(a Attempt, method string) rules.LayerFailure {
+	f := rules.LayerFailure{Sent: a.Sent, Method: method}
+	if n := len(a.Phases); n > 0 && a.Phases[n-1].Phase == vocab.PhaseBody {
+		f.InBody = true
+	}
+	switch a.Outcome {
+	case vocab.Deadline:
+		f.Class = rules.ClassAttemptTimeout
+	case vocab.ReadTimeout:
+		f.Class = rules.ClassSocketTimeout
+	case vocab.ConnectTimeout:
+		f.Class = rules.ClassConnectTimeout
+	case vocab.KernelTimeout:
+		f.Class = rules.ClassIO
+		if !a.Sent {
+			f.Class = rules.ClassConnect
+		}
+	case vocab.Failed:
+		f.Class = rules.ClassIO
+	case vocab.DNSError:
+		f.Class = rules.ClassUnknownHost
+	case vocab.TLSError:
+		f.Class = rules.ClassTLS
+	default:
+		f.Class = rules.ClassFatal
+	}
+	return f
 }

@@ -37,6 +37,9 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 	case vocab.ReadTimeout:
 		return whyRead(d, l, a, phase)
 	case vocab.Deadline:
+		if l.AttemptTimeout > 0 && (l.Deadline == 0 || a.End < l.Deadline) {
+			return fmt.Sprintf("the timeout per attempt (%v) counts from the attempt's start, the body included; %s", l.AttemptTimeout, retryWord(l))
+		}
 		why := fmt.Sprintf("the total deadline (%v) counts from the first attempt's start and covers every retry", l.Deadline)
 		if len(p.Attempts) == 1 && !d.Stall && d.Delay+time.Duration(d.Bytes)*d.Every == l.Deadline {
 			why += "; the server would answer exactly at it, and a tie goes to the deadline"
@@ -52,6 +55,14 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return fmt.Sprintf("the server read and executed the request, then %s the connection without answering", killWord(d.KillAfterRead))
 	}
 	return "the call failed on an error that is not a limit"
+}
+
+// retryWord says whether a retry layer sends the call again after its timeout per attempt.
+func retryWord(l Limits) string {
+	if l.Rules.Retry.On && l.Rules.Retry.Errors.Has(rules.ClassAttemptTimeout) {
+		return "the retry layer retries it"
+	}
+	return "the retry layer does not retry it"
 }
 
 // noShorter says that a limit is not set, or is longer than what the kernel does.
@@ -153,6 +164,10 @@ func Explain(d Downstream, l Limits, p Prediction) []string {
 	if p.Outcome == vocab.Deadline && len(p.Attempts) > 0 && p.Attempts[len(p.Attempts)-1].Outcome != vocab.Deadline {
 		lines = append(lines, fmt.Sprintf("the deadline (%v) leaves no time for another attempt: the call ends at %s", l.Deadline, msText(p.Total)))
 	}
+	if p.TotalMax > p.Total && p.TotalMax != Forever {
+		lines = append(lines, fmt.Sprintf("the retry layer's waits are random (%s): the call ends between %s and %s",
+			l.Rules.Library, msText(p.Total), msText(p.TotalMax)))
+	}
 	lines = append(lines, fmt.Sprintf("the server executed the request %s: every attempt whose request reached it counts, whatever the client did later",
 		vocab.Plural(p.Executions, "time")))
 	return lines
@@ -172,6 +187,20 @@ func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 		how = append(how, l.Rules.Texts.ReadTimeoutRetry)
 	case prev.Stale || prev.Killed:
 		how = append(how, "the library re-sends by itself after the pooled connection died")
+	case l.Rules.Retry.On:
+		how = append(how, fmt.Sprintf("%s retries after %s", l.Rules.Library, prev.Outcome))
+		n := 0 // the business retry this attempt is: the library's own re-sends aside
+		for j := 1; j <= i; j++ {
+			if !p.Attempts[j-1].Stale && !p.Attempts[j-1].Killed {
+				n++
+			}
+		}
+		switch lo, hi := l.Rules.Retry.Backoff.Wait(n, l.Backoff, l.BackoffMax); {
+		case hi > lo:
+			how = append(how, fmt.Sprintf("after a back-off of %v to %v", lo, hi))
+		case lo > 0:
+			how = append(how, fmt.Sprintf("after a back-off of %v", lo))
+		}
 	default:
 		how = append(how, fmt.Sprintf("retry after %s", prev.Outcome))
 		if l.Backoff > 0 {

@@ -59,8 +59,8 @@ func TestCheckFollowUp(t *testing.T) {
 		p    Predictor
 		want string
 	}{
-		{"no client", Predictor{Status: 408}, "--status needs --defaults okhttp, go or hc5: the follow-up rules labrun has read"},
-		{"a client whose rules labrun has not read", Predictor{Defaults: "jdk", Status: 408}, "--status needs --defaults okhttp, go or hc5: the follow-up rules labrun has read"},
+		{"no client", Predictor{Status: 408}, "--status needs --defaults hc5, okhttp, okhttp@3.2, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp: the follow-up rules labrun has read"},
+		{"a client whose rules labrun has not read", Predictor{Defaults: "jdk", Status: 408}, "--status needs --defaults hc5, okhttp, okhttp@3.2, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp: the follow-up rules labrun has read"},
 		{"times without a status", Predictor{Defaults: "go", StatusTimes: 2}, "--status-times, --retry-after, --no-redirects and --authenticate need --status (101 to 599)"},
 		{"a stall", Predictor{Defaults: "go", Status: 408, Stall: true}, "--status excludes --stall, --host-down, --dropped, --kill-after-read, --bytes and --queue: it asks what follows an answer"},
 		{"go has no authenticator", Predictor{Defaults: "go", Status: 401, Authenticate: true}, "--authenticate is OkHttp's: --defaults go has no authenticator that always answers"},

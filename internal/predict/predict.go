@@ -30,6 +30,8 @@ type Predictor struct {
 	Deadline       time.Duration
 	Retries        int
 	Backoff        time.Duration
+	// Layer are a retry layer's settings (layer.go).
+	Layer Layer
 
 	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
 	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
@@ -98,14 +100,14 @@ type Predictor struct {
 // Params lists the predictor's parameters, bound to its fields.
 func (p *Predictor) Params() []param.Param {
 	max := model.DataGiveUp + time.Hour // long enough for the kernel's own give-up times
-	return []param.Param{
+	return append([]param.Param{
 		{Name: "defaults", Usage: "start from a client's defaults: " + strings.Join(PresetNames(), ", "), String: &p.Defaults, Choices: PresetNames()},
 		{Name: "lease-timeout", Usage: "pool wait limit (0 = none)", Duration: &p.LeaseTimeout, MaxDuration: max},
 		{Name: "connect-timeout", Usage: "connect timeout (0 = none: the kernel, 127 s)", Duration: &p.ConnectTimeout, MaxDuration: max},
 		{Name: "read-timeout", Usage: "read timeout, idle per read (0 = none)", Duration: &p.ReadTimeout, MaxDuration: max},
 		{Name: "deadline", Usage: "whole call, retries included (0 = none)", Duration: &p.Deadline, MaxDuration: max},
 		{Name: "retries", Usage: "retries after a failed attempt", Int: &p.Retries, Min: 0, Max: 100},
-		{Name: "backoff", Usage: "pause before each retry", Duration: &p.Backoff, MaxDuration: max},
+		{Name: "backoff", Usage: "pause before each retry (a layer's first)", Duration: &p.Backoff, MaxDuration: max},
 		{Name: "hc5-retries", Usage: "HttpClient 5's own retries: none or default",
 			String: &p.HC5Retries, Choices: []string{"none", string(vocab.HC5RetriesDefault)}},
 		{Name: "validate-after-inactivity", Usage: "HttpClient 5's stale check after this idle",
@@ -149,12 +151,15 @@ func (p *Predictor) Params() []param.Param {
 		{Name: "handshake-bytes", Usage: "with --tls-fault slow: how many bytes trickle", Int: &p.HandshakeBytes, Min: 0, Max: 1 << 20},
 		{Name: "routes", Usage: "with --tls-fault: the host's addresses (0 = 1)", Int: &p.Routes, Min: 0, Max: 16},
 		{Name: "bad-routes", Usage: "how many first ones have the fault (0 = all)", Int: &p.BadRoutes, Min: 0, Max: 16},
-	}
+	}, p.Layer.params(max)...)
 }
 
 // Check reports a parameter or a combination of them that makes no sense, naming the flags.
 func (p *Predictor) Check() error {
 	if err := param.CheckAll(p.Params()); err != nil {
+		return err
+	}
+	if err := p.Layer.check(); err != nil {
 		return err
 	}
 	switch {
@@ -211,7 +216,7 @@ const MaxScenario = 365 * 24 * time.Hour
 func (p *Predictor) Apply(isSet func(name string) bool) error {
 	p.validateSet = isSet("validate-after-inactivity")
 	if p.Defaults == "" {
-		return nil
+		return p.Layer.needsLayer("(none)", rules.Rules{})
 	}
 	pre, ok := model.PresetNamed(p.Defaults)
 	if !ok {
@@ -253,6 +258,9 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 		}
 	}
+	if err := p.Layer.needsLayer(p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
+		return err
+	}
 	if p.NoResendPost && p.Defaults != "urlconnection" {
 		return errors.New("--no-resend-post is HttpURLConnection's sun.net.http.retryPost: it needs --defaults urlconnection")
 	}
@@ -271,6 +279,10 @@ func (p *Predictor) Limits() model.Limits {
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
 	}
+	if pre, ok := model.PresetNamed(p.Defaults); ok {
+		l.AttemptTimeout, l.BackoffMax = pre.Limits.AttemptTimeout, pre.Limits.BackoffMax
+	}
+	l.Rules = p.Layer.apply(l.Rules, &l)
 	if p.validateSet && p.ValidateAfterInactivity == 0 {
 		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;
 		// 5.2.2 and later check every lease.

@@ -81,8 +81,9 @@ func (p *Predictor) checkPreFirst() error {
 		return fmt.Errorf("--handshake-timeout, --lookup-delay, --routes and --bad-routes need one of --tls-fault and --dns-fault")
 	case p.Stall || p.HostDown || p.Dropped || p.KillAfterRead != "" || p.Bytes > 0 || p.Delay > 0 || p.Queue > 0 || p.Status != 0:
 		return fmt.Errorf("--tls-fault and --dns-fault exclude the server's faults (--delay, --stall, --bytes, --host-down, --dropped, --kill-after-read, --queue, --status): the call fails before its first byte")
-	case p.Retries > 0:
-		return fmt.Errorf("--tls-fault and --dns-fault do not model --retries: ask about one attempt")
+	case p.Retries > 0 && !rulesOfPreset(p.Defaults, p).Retry.On:
+		return fmt.Errorf("--tls-fault and --dns-fault model --retries of a retry layer only (%s): ask about one attempt",
+			strings.Join(layerPresets(), ", "))
 	case (p.DNSFault == "slow") != (p.LookupDelay > 0):
 		return fmt.Errorf("--dns-fault slow and --lookup-delay go together")
 	case p.DNSFault != "" && (p.Routes > 0 || p.BadRoutes > 0 || p.HandshakeTimeout > 0):
@@ -108,8 +109,8 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 	if p.DNSFault != "" {
 		f.Fault = dnsFaults[p.DNSFault]
 	}
-	l := model.Limits{Rules: rulesOfPreset(p.Defaults, p), ConnectTimeout: p.ConnectTimeout,
-		ReadTimeout: p.ReadTimeout, Deadline: p.Deadline, TLSHandshakeTimeout: p.HandshakeTimeout}
+	l := p.Limits()
+	l.TLSHandshakeTimeout = p.HandshakeTimeout
 	rule := model.PreFirstRuleOf(l)
 	pred, _ := model.PredictPreFirst(f, l) // every fault it is given is known
 	out := results.Prediction{

@@ -12,7 +12,11 @@ func GoNet() Rules {
 		Pool: Pool{NoLeaseTimeout: true},
 		// net.Dialer gives the whole dial one budget, split over the addresses
 		// (partialDeadline, at least 2 s each).
-		Connect: Connect{Addresses: SharedBudget, HandshakeNext: HandshakeNextNone},
+		// Go 1.26 transport.go dials detached from the request's cancellation (getConn:
+		// context.WithoutCancel), in a goroutine of its own (dialConnFor): a dial the request
+		// gave up on (wantConn.cancel) is pooled when it completes (putOrCloseIdleConn) and
+		// handed to the next request waiting for one (tryPutIdleConn, idleConnWait).
+		Connect: Connect{Addresses: SharedBudget, HandshakeNext: HandshakeNextNone, DetachedDial: true},
 		// ResponseHeaderTimeout bounds the wait for the head only.
 		Read: Read{HeadOnly: true},
 		// persistConn.readLoop reads every idle connection: a FIN or RST drops it at once.

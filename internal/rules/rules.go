@@ -16,6 +16,7 @@ package rules
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -36,6 +37,8 @@ type Rules struct {
 	// FollowUps are the follow-up requests the library sends for a response (redirects,
 	// statuses it repeats, authentication).
 	FollowUps FollowUps
+	// Retry is the library's retry layer, the zero value for none (retrylayer.go).
+	Retry RetryLayer
 	// Texts are the library's sentences in the model's explanations.
 	Texts Texts
 }
@@ -101,6 +104,10 @@ type Connect struct {
 	// lookup takes effect when the lookup returns (the JDK's Exchange.cancel records it, and
 	// the exchange checks it once set up).
 	TimerLateInLookup bool
+	// DetachedDial says a dial outlives the attempt that started it, which gave up meanwhile
+	// (a retry layer's timeout per attempt): the connection it makes is pooled when it
+	// completes, and the next attempt takes it.
+	DetachedDial bool
 }
 
 // HandshakeNext says which failed handshakes move on to the next address.
@@ -126,6 +133,9 @@ type Read struct {
 	// FromAttemptStart says the read timeout runs from the attempt's start, connect included,
 	// to the response head: one timer per attempt, not a timeout per read.
 	FromAttemptStart bool
+	// Tick is the timer wheel the read timeout runs on (undici's lib/util/timers.js): the
+	// zero value for exact timers.
+	Tick Tick
 }
 
 // Watch is whether something watches idle pooled connections for their end.
@@ -256,6 +266,9 @@ const (
 	// MethodsReplayable is net/http's isReplayable: GET, HEAD, OPTIONS, TRACE, or any method
 	// with an Idempotency-Key header.
 	MethodsReplayable
+	// MethodsSafeOrPut is GET, HEAD, PUT, DELETE, OPTIONS and TRACE: got's retry.methods
+	// (source/core/options.ts) and urllib3's Retry.DEFAULT_ALLOWED_METHODS (1.26).
+	MethodsSafeOrPut
 )
 
 // Has reports whether a request of method (with an Idempotency-Key header when key) is in s.
@@ -275,6 +288,12 @@ func (s Methods) Has(method string, key bool) bool {
 		return method == "GET" || method == "HEAD"
 	case MethodsAllButPost:
 		return method != "POST"
+	case MethodsSafeOrPut:
+		switch strings.ToUpper(method) {
+		case "GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE":
+			return true
+		}
+		return false
 	case MethodsReplayable:
 		switch method {
 		case "GET", "HEAD", "OPTIONS", "TRACE":

@@ -1,0 +1,103 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// nodeHTTP are the rules of Node's http module under a Node client: an Agent with no socket
+// limit (http.globalAgent: maxSockets Infinity), one lookup and one connect per socket, no
+// re-send of its own (a ClientRequest whose socket ends fails with ECONNRESET, "socket hang
+// up"), idle sockets removed from the Agent when they close (Agent: the socket's 'close'
+// listener, removeSocket). Its limits are the client's.
+func nodeHTTP(library string) Rules {
+	return Rules{
+		Library: library,
+		Pool:    Pool{Unbounded: true},
+		Connect: Connect{Addresses: FirstAddress, HandshakeNext: HandshakeNextNone},
+		Reuse:   Reuse{Watch: WatchAlways, Check: CheckNone},
+		PreFirst: PreFirst{
+			Handshake: deadlineOnly("none"), Lookup: deadlineOnly("none"),
+			HandshakeSource:  "Node http/tls: no limit of its own on the handshake or the lookup",
+			LookupSource:     "Node net: the lookup runs before the connect, bounded by no timer of its own",
+			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
+			RetrySource: "Node tls.connect handshakes on the one socket net.connect returns",
+		},
+	}
+}
+
+// Got returns got 14.6.6's rules (npm; source/core/options.ts, calculate-retry-delay.ts,
+// index.ts). Its timeout.request (model.Limits.AttemptTimeout; none by default) bounds each
+// attempt, the body included: every retry is a new request with new timers.
+func Got() Rules {
+	r := nodeHTTP("got 14.6.6 over Node http")
+	r.PreFirst.Handshake = deadlineOnly("timeout.request, per attempt")
+	r.PreFirst.Lookup = deadlineOnly("timeout.request, per attempt")
+	r.FollowUps = maxRedirects(10, "MaxRedirectsError: Redirected 10 times. Aborting.")
+	r.Retry = RetryLayer{On: true,
+		// retry.errorCodes: ETIMEDOUT (got's own timeouts), ECONNRESET, EADDRINUSE,
+		// ECONNREFUSED, EPIPE, ENOTFOUND, ENETUNREACH, EAI_AGAIN; no TLS code.
+		Errors: Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute,
+			ClassAttemptTimeout),
+		// calculateRetryDelay: no retry unless retry.methods has the method, whatever
+		// the error.
+		Methods: MethodsSafeOrPut,
+		// Request._beforeError retries an error while the body downloads too.
+		BodyRetried: true,
+		Statuses:    StatusSet(408, 413, 429, 500, 502, 503, 504, 521, 522, 524),
+		// index.ts: Retry-After in seconds (or a date), `if (retryAfter)`: 0 is no header;
+		// longer than maxRetryAfter, which defaults to timeout.request, no retry.
+		RetryAfter: RetryAfter{Read: true, Statuses: StatusRange(100, 599), ZeroAbsent: true, DropLongerThanAttempt: true},
+		// 2^(attemptCount-1) × 1000 ms + Math.random() × retry.noise (100).
+		Backoff: Backoff{Mult: 2, Noise: gotNoise},
+		Source: "got 14.6.6 dist/source/core/options.js (retry: limit 2, methods, statusCodes, errorCodes, noise 100, " +
+			"backoffLimit Infinity), calculate-retry-delay.js, index.js (_beforeError, retry-after)",
+	}
+	return r
+}
+
+// gotNoise is got's retry.noise: up to 100 ms added to each wait.
+const gotNoise = 100 * time.Millisecond
+
+// Axios returns axios 1.21.1's rules in Node (lib/adapters/http.js, with follow-redirects
+// 1.16.2 as its transport when maxRedirects is not 0): `timeout` (model.Limits.ReadTimeout)
+// is a deadline from the socket's assignment to the response head, lookup, connect and TLS
+// included (RedirectableRequest.setTimeout: a wall-clock timer started on 'socket', cleared
+// on 'response'), and an idle limit on the socket after it (socket.setTimeout(msecs)): a body
+// that trickles faster than it survives. No retries.
+func Axios() Rules {
+	r := nodeHTTP("axios 1.21.1 in Node (follow-redirects 1.16.2)")
+	r.Read = Read{FromAttemptStart: true}
+	r.PreFirst.Handshake = BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "timeout, from the socket's assignment"}
+	r.PreFirst.Lookup = BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "timeout, from the socket's assignment"}
+	r.PreFirst.HandshakeSource = "follow-redirects 1.16.2 index.js: RedirectableRequest.setTimeout starts its timer on 'socket', before the lookup and the connect"
+	r.PreFirst.LookupSource = r.PreFirst.HandshakeSource
+	// follow-redirects: `++this._redirectCount > this._options.maxRedirects` (axios: 21).
+	r.FollowUps = maxRedirects(21, "ERR_FR_TOO_MANY_REDIRECTS: Maximum number of redirects exceeded")
+	r.Texts.HeadTimeout = "axios's timeout (%[1]v) runs from the socket's assignment to the head (the server takes %[2]s)"
+	return r
+}
+
+// Undici returns undici 7.30.2's request() rules (lib/dispatcher/client.js, client-h1.js,
+// lib/util/timers.js): headersTimeout from the request's write to the head and bodyTimeout
+// between body chunks, both 300 s (model.Limits.ReadTimeout, one value for both), on a fast
+// timer wheel that ticks every 499 ms; connect.timeout 10 s, from the socket's creation to
+// 'connect' or 'secureConnect' (lookup and TLS included). request() follows no redirect and
+// retries nothing.
+func Undici() Rules {
+	r := nodeHTTP("undici 7.30.2 request()")
+	r.Read = Read{Tick: Tick{Every: UndiciTick}}
+	r.PreFirst.Handshake = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
+	r.PreFirst.Lookup = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
+	r.PreFirst.HandshakeSource = "undici 7.30.2 lib/core/connect.js: setupConnectTimeout, cleared on 'secureConnect'"
+	r.PreFirst.LookupSource = "undici 7.30.2 lib/core/connect.js: the socket (and its lookup) starts under setupConnectTimeout"
+	r.FollowUps = limitFollow{} // the 302 is the answer
+	return r
+}
+
+// UndiciTick is undici's timer wheel period: TICK_MS = (RESOLUTION_MS >> 1) - 1, 499 ms. A
+// FastTimer becomes active on the tick after it is set, counted from the tick before, and
+// fires on the first tick at or past its delay (onTick); a lone timer restarts the wheel
+// (refresh: refreshTimeout), so a 1 s limit fires 1497 ms after it was set.
+const UndiciTick = 499 * time.Millisecond

@@ -1,0 +1,292 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A retry layer is code on top of a client that sends a whole call again after a failure or a
+// status: go-retryablehttp and resty over net/http, got over Node's http, urllib3's Retry
+// under requests. Its attempts are the business attempts of the model (model.Limits.Retries,
+// Backoff, AttemptTimeout); the library underneath keeps its own re-sends (Resend) within each
+// of them. A library without a layer has the zero value: every failure but the call's
+// deadline is retried, Limits.Retries times, Limits.Backoff apart, as labrun's own clients do.
+
+// More classes of failed attempts, for the retry layers (rules.Class).
+const (
+	// ClassCertificate is a certificate the client refused (x509, CERT_* in Node,
+	// SSLCertVerificationError in Python).
+	ClassCertificate Class = iota + ClassTLS + 1
+	// ClassAttemptTimeout is the per-attempt timeout (model.Limits.AttemptTimeout): Go's
+	// http.Client.Timeout, got's timeout.request (ETIMEDOUT).
+	ClassAttemptTimeout
+	// ClassRedirects is a library's refusal to follow more redirects.
+	ClassRedirects
+)
+
+// Statuses is a set of HTTP statuses, 0 to 639.
+type Statuses [10]uint64
+
+// StatusSet returns the set of the codes: a code, or a range "500-599", each one of the
+// arguments; a code out of 0..639 panics (a rule's table is wrong).
+func StatusSet(codes ...int) Statuses {
+	var s Statuses
+	for _, c := range codes {
+		s = s.With(c)
+	}
+	return s
+}
+
+// StatusRange returns the set of lo to hi, both included.
+func StatusRange(lo, hi int) Statuses {
+	var s Statuses
+	for c := lo; c <= hi; c++ {
+		s = s.With(c)
+	}
+	return s
+}
+
+// With returns s and c.
+func (s Statuses) With(c int) Statuses {
+	if c < 0 || c >= 640 {
+		panic("rules: status out of range: " + strconv.Itoa(c))
+	}
+	s[c/64] |= 1 << (c % 64)
+	return s
+}
+
+// Without returns s less c.
+func (s Statuses) Without(c int) Statuses {
+	if c >= 0 && c < 640 {
+		s[c/64] &^= 1 << (c % 64)
+	}
+	return s
+}
+
+// Union returns s and o.
+func (s Statuses) Union(o Statuses) Statuses {
+	for i := range s {
+		s[i] |= o[i]
+	}
+	return s
+}
+
+// Has reports whether c is in s.
+func (s Statuses) Has(c int) bool { return c >= 0 && c < 640 && s[c/64]&(1<<(c%64)) != 0 }
+
+// String lists the set's codes, runs as ranges: "429, 500, 502-599".
+func (s Statuses) String() string {
+	var parts []string
+	for c := 0; c < 640; c++ {
+		if !s.Has(c) {
+			continue
+		}
+		e := c
+		for e+1 < 640 && s.Has(e+1) {
+			e++
+		}
+		if e > c {
+			parts = append(parts, strconv.Itoa(c)+"-"+strconv.Itoa(e))
+		} else {
+			parts = append(parts, strconv.Itoa(c))
+		}
+		c = e
+	}
+	if parts == nil {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ParseStatuses reads a list as String writes it ("429, 500-599"); "none" or "" is the empty
+// set; a code may be taken out with a leading "!" ("500-599,!501").
+func ParseStatuses(v string) (Statuses, error) {
+	var s Statuses
+	v = strings.TrimSpace(v)
+	if v == "" || v == "none" {
+		return s, nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		not := strings.HasPrefix(part, "!")
+		part = strings.TrimPrefix(part, "!")
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 100 || b > 599 || a > b {
+			return s, &statusError{part}
+		}
+		for c := a; c <= b; c++ {
+			if not {
+				s = s.Without(c)
+			} else {
+				s = s.With(c)
+			}
+		}
+	}
+	return s, nil
+}
+
+type statusError struct{ part string }
+
+func (e *statusError) Error() string {
+	return "\"" + e.part + "\" is not a status or a range of them (100 to 599, \"500-599\", \"!501\")"
+}
+
+// RetryAfter is how a layer reads the Retry-After header of a status it retries.
+type RetryAfter struct {
+	// Read says the header replaces the back-off for Statuses (else it is ignored).
+	Read     bool
+	Statuses Statuses
+	// ZeroAbsent says "Retry-After: 0" counts as no header: the back-off applies (got's
+	// `if (retryAfter)`, urllib3's `if retry_after:`).
+	ZeroAbsent bool
+	// Required says the layer's statuses are retried only when they carry the header
+	// (urllib3's is_retry: RETRY_AFTER_STATUS_CODES with respect_retry_after_header).
+	Required bool
+	// DropLongerThanAttempt says a Retry-After longer than the per-attempt timeout cancels
+	// the retry: the call ends with the status (got: maxRetryAfter defaults to
+	// timeout.request).
+	DropLongerThanAttempt bool
+}
+
+// Backoff is how a layer's wait grows: retry n (1, 2, ...) waits min(Max, base × Mult^(n-1)),
+// base being model.Limits.Backoff and Max model.Limits.BackoffMax, then the jitter.
+type Backoff struct {
+	// Mult is the growth per retry; 0 and 1 keep the wait constant.
+	Mult int
+	// FirstImmediate says the first retry does not wait (urllib3: get_backoff_time is 0 while
+	// the consecutive errors are at most 1).
+	FirstImmediate bool
+	// JitterDown is the percentage the wait may fall below its value (resty: 50, a wait in
+	// [v/2, v)); AtLeastBase keeps it at or above the base (resty: RetryWaitTime).
+	JitterDown  int
+	AtLeastBase bool
+	// Noise is at most this much added (got: retry.noise, 100 ms).
+	Noise time.Duration
+}
+
+// Wait is the shortest and the longest wait before retry n (1-based) with base and max (0: no
+// max).
+func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration) {
+	if n <= 0 || (n == 1 && b.FirstImmediate) {
+		return 0, 0
+	}
+	v := base
+	for i := 1; i < n && b.Mult > 1; i++ {
+		if maxWait > 0 && v >= maxWait {
+			break
+		}
+		if v > time.Duration(1<<62)/time.Duration(b.Mult) {
+			v = time.Duration(1 << 62) // beyond any range a call takes
+			break
+		}
+		v *= time.Duration(b.Mult)
+	}
+	if maxWait > 0 && v > maxWait {
+		v = maxWait
+	}
+	lo, hi = v-v*time.Duration(b.JitterDown)/100, v+b.Noise
+	if b.AtLeastBase {
+		lo, hi = max(lo, base), max(hi, base)
+	}
+	return lo, hi
+}
+
+// Jitter reports whether the waits are a band, not a figure.
+func (b Backoff) Jitter() bool { return b.JitterDown > 0 || b.Noise > 0 }
+
+// RetryLayer is a retry layer's rules: what it retries and how long it waits.
+type RetryLayer struct {
+	// On says the library has a layer; without it model.Limits.Retries are labrun's business
+	// retries (every failure but the deadline, a constant back-off).
+	On bool
+	// Errors are the failures retried; Methods the methods retried, for a failure after the
+	// request was sent and for a status; UnsentAnyMethod retries a failure before the request
+	// was sent whatever the method (urllib3's connect and "other" counters).
+	Errors          Classes
+	Methods         Methods
+	UnsentAnyMethod bool
+	// BodyRetried says a failure while reading the body is retried: the layer reads it within
+	// its attempt (resty's client.execute, got). Without it the layer returned at the head and
+	// the body's failure is the caller's (go-retryablehttp's Do).
+	BodyRetried bool
+	// Statuses are retried, the last answer returned when the retries are spent.
+	Statuses   Statuses
+	RetryAfter RetryAfter
+	Backoff    Backoff
+	// Source cites where the rules are read.
+	Source string
+}
+
+// LayerFailure is a failed attempt as a layer sees it: its class, whether the request was
+// sent, whether it failed while reading the body, and the method.
+type LayerFailure struct {
+	Class  Class
+	Sent   bool
+	InBody bool
+	Method string
+}
+
+// Retries reports whether the layer sends the call again after f.
+func (r RetryLayer) Retries(f LayerFailure) bool {
+	switch {
+	case !r.On:
+		return false
+	case f.InBody && !r.BodyRetried:
+		return false
+	case !r.Errors.Has(f.Class):
+		return false
+	case !f.Sent && r.UnsentAnyMethod:
+		return true
+	}
+	return r.Methods.Has(f.Method, false)
+}
+
+// RetriesStatus reports whether the layer sends the call again after a status with Retry-After
+// header ra ("" for none), and the wait the header asks for (ok false: none, the back-off
+// applies).
+func (r RetryLayer) RetriesStatus(method string, status int, ra string, attemptTimeout time.Duration) (retry bool, wait time.Duration, ok bool) {
+	if !r.On || !r.Statuses.Has(status) || !r.Methods.Has(method, false) {
+		return false, 0, false
+	}
+	sec, err := strconv.Atoi(strings.TrimSpace(ra))
+	has := ra != "" && err == nil && sec >= 0
+	if has && sec == 0 && r.RetryAfter.ZeroAbsent {
+		has = false
+	}
+	if r.RetryAfter.Required && ra == "" {
+		return false, 0, false
+	}
+	if !r.RetryAfter.Read || !r.RetryAfter.Statuses.Has(status) || !has {
+		return true, 0, false
+	}
+	wait = time.Duration(sec) * time.Second
+	if r.RetryAfter.DropLongerThanAttempt && attemptTimeout > 0 && wait > attemptTimeout {
+		return false, 0, false
+	}
+	return true, wait, true
+}
+
+// Tick is a timer wheel's rule: a limit fires on the wheel's next tick at or after it, counted
+// from the tick before it was set (undici's lib/util/timers.js).
+type Tick struct {
+	// Every is the wheel's period (undici: TICK_MS, 499 ms); 0 means exact timers.
+	Every time.Duration
+}
+
+// Late returns when a limit d set at 0 fires at the latest and at the earliest: a lone timer
+// restarts the wheel (refreshTimeout), so it becomes active one tick after it was set and
+// fires ceil(d/Every)-1 ticks later, ceil(d/Every) × Every after it was set; with other timers
+// running, the first tick comes sooner, up to a tick earlier.
+func (t Tick) Late(d time.Duration) (lo, hi time.Duration) {
+	if t.Every <= 0 || d <= 0 {
+		return d, d
+	}
+	n := (d + t.Every - 1) / t.Every
+	return (n - 1) * t.Every, n * t.Every
+}
