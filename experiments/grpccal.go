@@ -133,7 +133,7 @@ func measureWaveCost(ctx context.Context, cc *grpc.ClientConn, calls, limit int)
 // costNote says in a row's server column what the model added, and flags a cost beyond
 // grpcCostMax.
 func costNote(what string, cost time.Duration) string {
-	n := fmt.Sprintf("model: + %.1f ms a %s, as measured before these rows", lab.MsOf(cost), what)
+	n := fmt.Sprintf("model: + %.1f ms a %s (measured before the rows)", lab.MsOf(cost), what)
 	if cost > grpcCostMax {
 		n += fmt.Sprintf(" (beyond the %v a healthy run shows here: look at the machine's load)", grpcCostMax)
 	}

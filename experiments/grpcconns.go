@@ -295,7 +295,7 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		}
 		if i == 0 {
 			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
-			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("call in a wave", cost.perWave) + fmt.Sprintf(", + %.1f ms for the burst's start", lab.MsOf(cost.start))
+			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("wave", cost.perWave) + fmt.Sprintf(", + %.1f ms at the start", lab.MsOf(cost.start))
 		}
 		rows = append(rows, row)
 	}

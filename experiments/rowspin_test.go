@@ -101,6 +101,8 @@ var pinMeasured = []struct {
 		"a hedge for every call answered after the delay, at the calls' measured times"},
 	{"exp-l", regexp.MustCompile(`^storm`), []string{"calls", "connections", "skipped"},
 		"the storm's counts follow the model at the calls' measured times"},
+	{"exp-m", regexp.MustCompile(`^retry-policy|^the-same-ok-on-the-second|^maxattempts-10|maxconcurrentstreams-10-wave-`), []string{"expected"},
+		"a call's and a pause's cost, and a wave's, are calibrated on the machine before the rows (grpccal.go)"},
 }
 
 // pinRows renders run's rows, one line each.
