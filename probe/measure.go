@@ -117,6 +117,10 @@ type measures struct {
 	// address, the call's time as the client reported it or as approximated from wall times.
 	span   *time.Duration
 	approx bool
+	// call is the whole call's time as the command reported it (every attempt, and the waits
+	// between them); nil without a report line. sends are its requests as the server saw them.
+	call  *time.Duration
+	sends []send
 }
 
 // measure reads the figures of obs; baseline is the command's wall time on an instant answer
@@ -141,6 +145,7 @@ func (obs observation) measure(baseline time.Duration) measures {
 	if len(obs.reqs) > 0 {
 		m.left, m.how = obs.leftAt(obs.reqs[0])
 	}
+	m.call, m.sends = callTime(obs.exec, obs.sc.Calls*obs.sc.Concurrency), obs.sendsOf()
 	switch obs.sc.kind {
 	case kindTLS:
 		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how

@@ -137,7 +137,9 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 			{Name: "summary", Value: summary(obs, ms)},
 			{Name: "closest", Value: fit.Expect.Label},
 		},
-		Rows: rows(obs, ms, expect),
+		Rows:  rows(obs, ms, expect),
+		Calls: callsOf(obs, ms),
+		Axis:  "from the first request's arrival at the server, per scenario",
 	}
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
@@ -299,16 +301,17 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	case sc.kind == kindTLS || sc.kind == kindLookup:
 		s = preFirstMeaning(o, m, ms, notes)
 	case sc.kind == kindCall:
-		s = callMeaning(sc, m, ms)
+		s = callMeaning(sc, m, ms) + took(m, !notes)
 	case sc.kind == kindPooled:
-		s = pooledMeaning(sc, m)
+		s = pooledMeaning(sc, m) + took(m, !notes)
 	case sc.kind == kindFresh:
-		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection"))
+		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection")) + spacing(m.sends)
 		if m.executions > 1 {
 			s += ": it re-sends a " + sc.Method + " on a fresh connection the server killed"
 		} else {
 			s += ": no re-send"
 		}
+		s += took(m, !notes)
 	case sc.kind == kindStatus:
 		switch m.arrivals {
 		case 1:
@@ -318,6 +321,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 		default:
 			s = fmt.Sprintf("gave up after %d requests", m.arrivals)
 		}
+		s += spacing(m.sends) + took(m, !notes)
 	case sc.kind == kindBurst:
 		s = fmt.Sprintf("at most %s at once, %d in all", plural(m.peakConns, "connection"), m.conns)
 		if m.span != nil {
@@ -372,8 +376,11 @@ func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string 
 	}
 	if sc.reservation {
 		s += "; the server executed it " + times(m.executions)
+		if len(m.sends) > 1 {
+			s += spacing(m.sends)
+		}
 	} else if m.arrivals > sc.Calls {
-		s += "; sent it " + times(m.arrivals)
+		s += "; " + resent(m.sends)
 	}
 	return s
 }
@@ -395,7 +402,7 @@ func pooledMeaning(sc Scenario, m measures) string {
 		return fmt.Sprintf("%s (%s executed, %s in all)", second, times(m.executions), plural(m.conns, "connection"))
 	}
 	if m.executions > 1 {
-		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions); %s", sc.Method, m.executions, second)
+		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions%s); %s", sc.Method, m.executions, spacing(m.sends), second)
 	}
 	return fmt.Sprintf("did not re-send the %s on a dead pooled connection (%s); %s", sc.Method, times(m.executions), second)
 }

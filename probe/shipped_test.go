@@ -519,6 +519,7 @@ func withoutVersion(section string) string {
 		if strings.HasPrefix(line, measuredWith) || (noLookups && isLookupRow(line)) {
 			continue
 		}
+		line = wholeCallTimes.ReplaceAllString(line, "")
 		keep = append(keep, closestFit.ReplaceAllString(line, "Closest client the model knows: (fitted)."))
 	}
 	return strings.Join(keep, "\n")
@@ -528,6 +529,11 @@ func withoutVersion(section string) string {
 // start moves by tens of ms (a 1 s connect timeout fits as 1s or 1.1s from one run to the
 // next), so the drift check leaves it out; the rows judge the client.
 var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-9][^.]*)*\.`)
+
+// wholeCallTimes are the whole call's time and the spacing of its requests in a row: a
+// back-off's jitter and the scheduler move them by more than a rounding absorbs, so the drift
+// check leaves them out; the counts stay, and the rows judge the times.
+var wholeCallTimes = regexp.MustCompile(`; the call took about [0-9]+ ms|, [0-9.]+(/[0-9.]+)* s apart`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {

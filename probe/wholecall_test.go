@@ -1,0 +1,95 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+)
+
+// retried is an observation of a client that sent the call's request at the given arrival
+// offsets, each left after left, and reported the call's time.
+func retried(sc Scenario, arrivals []time.Duration, left time.Duration, callMs float64) observation {
+	t0 := time.Now()
+	o := observation{sc: sc, exec: Exec{Started: t0, Ended: t0.Add(arrivals[len(arrivals)-1] + left), ExitCode: 1,
+		Reports: []Report{{Call: 1, Ms: callMs, HasMs: true, Outcome: "error"}}}}
+	for i, a := range arrivals {
+		o.reqs = append(o.reqs, fakesrv.Request{Seq: i + 1, Method: sc.Method, Arrived: t0.Add(a), Finished: t0.Add(a + left),
+			ClientGone: true, Conn: i + 1, ConnSeq: 1})
+		o.conns = append(o.conns, fakesrv.Conn{ID: i + 1, Accepted: t0.Add(a), Ended: t0.Add(a + left), End: fakesrv.ConnFIN})
+	}
+	return o
+}
+
+func TestWholeCall(t *testing.T) {
+	s := time.Second
+	backoff := []time.Duration{0, 2 * s, 5 * s, 10 * s, 19 * s} // a 1 s timeout, then 1, 2, 4, 8 s waits
+	tests := []struct {
+		name string
+		obs  observation
+		want []string
+	}{
+		{"silent, retried with back-off", retried(scenarioNamed(t, "silent"), backoff, s, 20015),
+			[]string{"left at 1000 ms", "sent it 5 times, 1.0/2.0/4.0/8.0 s apart", "the call took 20015 ms"}},
+		{"reserve, retried", func() observation {
+			o := retried(scenarioNamed(t, "reserve"), backoff, s, 20015)
+			o.reservations = 5
+			return o
+		}(), []string{"the server executed it 5 times, 1.0/2.0/4.0/8.0 s apart", "the call took 20015 ms"}},
+		{"status, back to back", func() observation {
+			o := retried(scenarioNamed(t, "status-503-0"), []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, 0, 3)
+			return o
+		}(), []string{"gave up after 3 requests; the call took 3 ms"}},
+		{"nxdomain after retries", func() observation {
+			sc := scenarioNamed(t, "nxdomain")
+			return observation{sc: sc, exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: 15020, HasMs: true}}}}
+		}(), []string{"failed after 15020 ms"}},
+		{"nxdomain at once", func() observation {
+			sc := scenarioNamed(t, "nxdomain")
+			return observation{sc: sc, exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: 4, HasMs: true}}}}
+		}(), []string{"failed at once"}},
+		{"a stalled handshake left, then tried again to the cap", func() observation {
+			sc := scenarioNamed(t, "tls-stall")
+			d := 2 * s
+			return observation{sc: sc, exec: Exec{ExitCode: -1, Killed: true}, pre: preFirstSeen{conns: 2, left: &d}}
+		}(), []string{"left the handshake at 2000 ms and tried again"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.obs.measure(0)
+			got := meaning(tt.obs, m, ms, true)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want it to say %q", got, w)
+				}
+			}
+			if strings.Contains(got, "nothing of its own bounds it") && tt.obs.pre.left != nil {
+				t.Errorf("got %q: a bound was measured", got)
+			}
+		})
+	}
+}
+
+func TestCallsInJSON(t *testing.T) {
+	s := time.Second
+	obs := []observation{retried(scenarioNamed(t, "silent"), []time.Duration{0, 2 * s, 5 * s}, s, 6010)}
+	calls := callsOf(obs, measureAll(obs))
+	if len(calls) != 1 {
+		t.Fatalf("got %d calls, want 1", len(calls))
+	}
+	c := calls[0]
+	if c.Label != "silent" || c.WallMs == nil || *c.WallMs != 6010 {
+		t.Errorf("got label %q, wall %v; want silent, 6010", c.Label, c.WallMs)
+	}
+	var starts []float64
+	for _, a := range c.Attempts {
+		starts = append(starts, a.StartMs)
+		if a.EndMs == nil || *a.EndMs-a.StartMs != 1000 || !a.NewConnection {
+			t.Errorf("attempt %+v: want 1000 ms on a new connection", a)
+		}
+	}
+	if want := []float64{0, 2000, 5000}; len(starts) != 3 || starts[0] != want[0] || starts[1] != want[1] || starts[2] != want[2] {
+		t.Errorf("got starts %v, want %v", starts, want)
+	}
+}
