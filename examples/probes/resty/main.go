@@ -50,4 +50,3 @@ type quiet struct{}
 func (quiet) Errorf(string, ...any) {}
 func (quiet) Warnf(string, ...any)  {}
 func (quiet) Debugf(string, ...any) {}
-
