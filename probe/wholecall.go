@@ -89,16 +89,26 @@ func gaps(sends []send) []time.Duration {
 	return out
 }
 
-// spacing says how far apart the requests of a call came, ", 1.0/2.0/4.0/8.0 s apart", or ""
-// when they came back to back (no gap of gapShown).
+// maxGapsListed is how many gaps a row lists in full; past it (a redirect chain per attempt)
+// it lists the waits of gapShown or more only.
+const maxGapsListed = 8
+
+// spacing says how far apart the requests of a call came, ", 1.0/2.0/4.0/8.0 s apart", or for
+// many requests the waits among them, ", waits of 0.1/0.2 s among them"; "" when they came
+// back to back (no gap of gapShown).
 func spacing(sends []send) string {
 	gs := gaps(sends)
-	shown := false
+	var long []string
 	for _, g := range gs {
-		shown = shown || g >= gapShown
+		if g >= gapShown {
+			long = append(long, fmt.Sprintf("%.1f", g.Seconds()))
+		}
 	}
-	if !shown {
+	switch {
+	case len(long) == 0:
 		return ""
+	case len(gs) > maxGapsListed:
+		return ", waits of " + strings.Join(long, "/") + " s among them"
 	}
 	parts := make([]string, len(gs))
 	for i, g := range gs {

@@ -93,3 +93,45 @@ func TestCallsInJSON(t *testing.T) {
 		t.Errorf("got starts %v, want %v", starts, want)
 	}
 }
+
+func TestSpacing(t *testing.T) {
+	ms := time.Millisecond
+	at := func(offsets ...time.Duration) []send {
+		var out []send
+		for _, o := range offsets {
+			out = append(out, send{at: o})
+		}
+		return out
+	}
+	chain := func(attempts, perAttempt int, wait time.Duration) []send {
+		var out []send
+		t := time.Duration(0)
+		for a := range attempts {
+			if a > 0 {
+				t += wait
+			}
+			for range perAttempt {
+				out = append(out, send{at: t})
+				t += ms
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		sends []send
+		want  string
+	}{
+		{"one request", at(0), ""},
+		{"back to back", at(0, ms, 2*ms), ""},
+		{"back-off", at(0, time.Second, 3*time.Second), ", 1.0/2.0 s apart"},
+		{"redirect chains, retried", chain(3, 10, 120*ms), ", waits of 0.1/0.1 s among them"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spacing(tt.sends); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
