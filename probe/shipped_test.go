@@ -650,10 +650,10 @@ func withoutVersion(section string) string {
 // next), so the drift check leaves it out; the rows judge the client.
 var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-9][^.]*)*\.`)
 
-// wholeCallTimes are the whole call's time and the spacing of its requests in a row: a
+// wholeCallTimes are the whole call's time and its requests' arrivals in a row: a
 // back-off's jitter and the scheduler move them by more than a rounding absorbs, so the drift
 // check leaves them out; the counts stay, and the rows judge the times.
-var wholeCallTimes = regexp.MustCompile(`; the call took about [0-9]+ ms|, [0-9.]+(/[0-9.]+)* s apart|, waits of [0-9.]+(/[0-9.]+)* s among them|failed after about [0-9]+ ms`)
+var wholeCallTimes = regexp.MustCompile(`; the call took about [0-9]+ ms|, (in bursts )?at 0(/[0-9.]+)* s|failed after about [0-9]+ ms`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {

@@ -41,7 +41,11 @@ func (obs observation) sendsOf() []send {
 	out := make([]send, 0, len(reqs))
 	for _, r := range reqs {
 		s := send{at: r.Arrived.Sub(first)}
-		if !r.Finished.IsZero() && !(obs.exec.Killed && !r.Finished.Before(obs.exec.KilledAt)) {
+		switch left, _ := obs.leftAt(r); {
+		case left != nil: // the client's FIN or RST: a handler may notice it later
+			d := s.at + *left
+			s.end = &d
+		case !r.ClientGone && !r.Finished.IsZero() && !(obs.exec.Killed && !r.Finished.Before(obs.exec.KilledAt)):
 			d := r.Finished.Sub(first)
 			s.end = &d
 		}
@@ -70,55 +74,46 @@ func callTime(x Exec, calls int) *time.Duration {
 	return best
 }
 
-// gapShown is the shortest wait between two requests of a call that a row names: shorter
-// ones are a client sending again at once (a redirect followed, a replay), whose spacing is
-// the scheduler's.
+// gapShown is the shortest time between two requests' arrivals that a row names: shorter ones
+// are a client sending again at once (a redirect followed, a replay), whose spacing is the
+// scheduler's.
 const gapShown = 100 * time.Millisecond
 
-// gaps are the waits between the requests of a call: from the end of one (the client
-// leaving it or its answer) to the next's arrival, or between arrivals where one did not end.
-func gaps(sends []send) []time.Duration {
-	var out []time.Duration
-	for i := 1; i < len(sends); i++ {
-		from := sends[i-1].at
-		if e := sends[i-1].end; e != nil && *e <= sends[i].at {
-			from = *e
-		}
-		out = append(out, sends[i].at-from)
-	}
-	return out
-}
+// maxListed is how many requests a row gives the arrival of; past it (a redirect chain per
+// attempt) it gives the arrivals that came gapShown or more after the one before.
+const maxListed = 9
 
-// maxGapsListed is how many gaps a row lists in full; past it (a redirect chain per attempt)
-// it lists the waits of gapShown or more only.
-const maxGapsListed = 8
-
-// spacing says how far apart the requests of a call came, ", 1.0/2.0/4.0/8.0 s apart", or for
-// many requests the waits among them, ", waits of 0.1/0.2 s among them"; "" when they came
-// back to back (no gap of gapShown).
+// spacing says when the requests of a call arrived, from the first's arrival, as the server
+// saw them: ", at 0/2.0/5.0/10.0/19.0 s" (a 1 s timeout per attempt and waits of 1, 2, 4 and
+// 8 s); for many requests the starts of their bursts, ", in bursts at 0/0.1/0.3 s"; "" when
+// they came back to back (no gap of gapShown). Arrivals, not waits: when the client left a
+// request is its FIN, which a client may send only when it closes the connection, after its
+// wait (urllib3 does).
 func spacing(sends []send) string {
-	gs := gaps(sends)
-	var long []string
-	for _, g := range gs {
-		if g >= gapShown {
-			long = append(long, fmt.Sprintf("%.1f", g.Seconds()))
+	var parts, bursts []string
+	shown := false
+	for i, s := range sends {
+		at := fmt.Sprintf("%.1f", s.at.Seconds())
+		if i == 0 {
+			at = "0"
+		}
+		parts = append(parts, at)
+		if i == 0 || s.at-sends[i-1].at >= gapShown {
+			bursts = append(bursts, at)
+			shown = shown || i > 0
 		}
 	}
 	switch {
-	case len(long) == 0:
+	case !shown:
 		return ""
-	case len(gs) > maxGapsListed:
-		return ", waits of " + strings.Join(long, "/") + " s among them"
+	case len(sends) > maxListed:
+		return ", in bursts at " + strings.Join(bursts, "/") + " s"
 	}
-	parts := make([]string, len(gs))
-	for i, g := range gs {
-		parts[i] = fmt.Sprintf("%.1f", g.Seconds())
-	}
-	return ", " + strings.Join(parts, "/") + " s apart"
+	return ", at " + strings.Join(parts, "/") + " s"
 }
 
-// resent says how often the client sent the call a row is about and how far apart, "sent it
-// 5 times, 1.0/2.0/4.0/8.0 s apart", or "" for one request.
+// resent says how often the client sent the call a row is about and when, "sent it 5 times,
+// at 0/2.0/5.0/10.0/19.0 s", or "" for one request.
 func resent(sends []send) string {
 	if len(sends) < 2 {
 		return ""

@@ -31,12 +31,12 @@ func TestWholeCall(t *testing.T) {
 		want []string
 	}{
 		{"silent, retried with back-off", retried(scenarioNamed(t, "silent"), backoff, s, 20015),
-			[]string{"left at 1000 ms", "sent it 5 times, 1.0/2.0/4.0/8.0 s apart", "the call took 20015 ms"}},
+			[]string{"left at 1000 ms", "sent it 5 times, at 0/2.0/5.0/10.0/19.0 s", "the call took 20015 ms"}},
 		{"reserve, retried", func() observation {
 			o := retried(scenarioNamed(t, "reserve"), backoff, s, 20015)
 			o.reservations = 5
 			return o
-		}(), []string{"the server executed it 5 times, 1.0/2.0/4.0/8.0 s apart", "the call took 20015 ms"}},
+		}(), []string{"the server executed it 5 times, at 0/2.0/5.0/10.0/19.0 s", "the call took 20015 ms"}},
 		{"status, back to back", func() observation {
 			o := retried(scenarioNamed(t, "status-503-0"), []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, 0, 3)
 			return o
@@ -124,8 +124,8 @@ func TestSpacing(t *testing.T) {
 	}{
 		{"one request", at(0), ""},
 		{"back to back", at(0, ms, 2*ms), ""},
-		{"back-off", at(0, time.Second, 3*time.Second), ", 1.0/2.0 s apart"},
-		{"redirect chains, retried", chain(3, 10, 120*ms), ", waits of 0.1/0.1 s among them"},
+		{"back-off", at(0, time.Second, 3*time.Second), ", at 0/1.0/3.0 s"},
+		{"redirect chains, retried", chain(3, 10, 120*ms), ", in bursts at 0/0.1/0.3 s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
