@@ -260,7 +260,7 @@ func shippedProbes() []shippedProbe {
 	requests := script(python(), "examples/probes/python/requests_probe.py")
 	node := script("node", "examples/probes/node/fetch_probe.mjs")
 	pyVersion := version(2, python(), "--version")
-	return []shippedProbe{
+	return append([]shippedProbe{
 		{name: "curl, defaults", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"), expect: []string{"go"}, known: curlKnown, version: version(2, "curl", "--version")},
 		{name: "curl, --max-time 1.5 --connect-timeout 1", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"),
 			env: []string{"PROBE_MAX_TIME=1.5", "PROBE_CONNECT_TIMEOUT=1"}, expect: []string{"go", "deadline=1.5s", "connect-timeout=1s"}, known: curlConfKnown, version: version(2, "curl", "--version")},
@@ -298,6 +298,182 @@ func shippedProbes() []shippedProbe {
 		{name: "OkHttp 3, defaults", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"), expect: []string{"okhttp"}, version: pkg("okhttp", "libokhttp-java")},
 		{name: "OkHttp 3, connectTimeout 1s, readTimeout 1s", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"),
 			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"}, expect: []string{"okhttp", "read-timeout=1s", "connect-timeout=1s"}, version: pkg("okhttp", "libokhttp-java")},
+	}, layerProbes(version)...)
+}
+
+// The retry layers' probes and their non-retrying contrasts. The model has no profile of
+// these libraries yet: each names the preset it will have and is held to its rules (must),
+// read in the library's source. A layer whose defaults wait seconds between attempts runs
+// its defaults on the scenarios that show them and a short back-off on the rest, each on a
+// short list of scenarios (only): make probes stays within its timeout.
+func layerProbes(version func(int, ...string) func() string) []shippedProbe {
+	goMod := func(module string) func() string {
+		return func() string {
+			out, err := exec.Command("go", "list", "-C", "../examples", "-m", "-f", "{{.Path}} {{.Version}}", module).Output()
+			if err != nil {
+				return module + " (version unknown)"
+			}
+			return strings.TrimSpace(string(out))
+		}
+	}
+	npm := func(name string) func() string {
+		return func() string {
+			b, err := os.ReadFile(filepath.Join(layersDir, "node_modules", name, "package.json"))
+			if m := regexp.MustCompile(`"version":\s*"([^"]+)"`).FindSubmatch(b); err == nil && m != nil {
+				return name + " " + string(m[1])
+			}
+			return name + " (version unknown)"
+		}
+	}
+	pyMod := func(name string) func() string {
+		return version(2, python(), "-c", "import "+name+"; print('"+name+"', "+name+".__version__)")
+	}
+	layer := func(name string) []string { return []string{"node", filepath.Join(layersDir, "node_modules", name)} }
+	nodeLayer := func(file string) func(root, tmp string) ([]string, error) {
+		return script("node", "examples/probes/node/layers/"+file)
+	}
+	const (
+		rhRetry = "go-retryablehttp's DefaultRetryPolicy (client.go baseRetryPolicy) retries every transport error but a certificate's, " +
+			"a redirect limit's, a scheme's and a header's, whatever the method (the body is rewound for every attempt), " +
+			"RetryMax 4 times (defaultRetryMax)"
+		rhWait = "DefaultBackoff waits RetryWaitMin x 2^attempt, at most RetryWaitMax (1 s and 30 s by default: 1, 2, 4, 8 s), " +
+			"and HTTPClient.Timeout bounds each attempt, not the call"
+		rhStatus = "baseRetryPolicy retries a 429 and every 5xx but 501; DefaultBackoff sleeps a 429's or 503's Retry-After " +
+			"exactly (0 s here)"
+		restyAny = "resty's Backoff (retry.go) retries any error of any method when RetryCount > 0, a POST's and a body read's " +
+			"included (Client.Timeout cuts the trickle's body), after jitterBackoff's waits of 100 ms doubling to 2 s at most"
+		gotRetry = "got's retry (core/options.js): limit 2, methods GET PUT HEAD DELETE OPTIONS TRACE, statuses 408 413 429 500 " +
+			"502 503 504 521 522 524 and network errors (ECONNRESET, ETIMEDOUT...); calculate-retry-delay.js waits 2^(n-1) s " +
+			"plus up to 100 ms of noise, and takes a Retry-After of 0 as absent (if (retryAfter))"
+	)
+	return []shippedProbe{
+		{name: "go-retryablehttp, Timeout 1s", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=1s"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
+			only: []string{"silent", "reserve", "status-503-0"}, caps: map[string]time.Duration{"silent": 30 * time.Second, "reserve": 30 * time.Second},
+			must: map[string]must{
+				"silent":       {requests: n(5), call: 20 * time.Second, margin: time.Second, rule: rhRetry + "; " + rhWait},
+				"reserve":      {executions: n(5), call: 20 * time.Second, margin: time.Second, rule: rhRetry + ": a POST charged 5 times"},
+				"status-503-0": {requests: n(5), rule: rhStatus},
+			}},
+		{name: "go-retryablehttp, Timeout 1s, waits 100ms to 800ms", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=1s", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
+			only: []string{"trickle", "pooled-close-post", "status-408", "redirect-loop", "unreachable", "tls-unknown-ca", "tls-old-version"},
+			caps: map[string]time.Duration{"unreachable": 15 * time.Second},
+			must: map[string]must{
+				"trickle": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond,
+					rule: "Client.Do returns at the head: a body that outlasts HTTPClient.Timeout fails in the caller's read, which no retry covers"},
+				"pooled-close-post": {executions: n(2), outcome: vocab.OK, rule: rhRetry + ": the dead pooled connection's error is retried, a POST's too"},
+				"status-408":        {requests: n(1), rule: "baseRetryPolicy retries no 4xx but 429"},
+				"redirect-loop":     {requests: n(10), rule: "net/http's Client stops after 10 redirects, an error baseRetryPolicy does not retry (redirectsErrorRe)"},
+				"unreachable": {call: 6500 * time.Millisecond, margin: 500 * time.Millisecond,
+					rule: "5 attempts of HTTPClient.Timeout 1 s and waits of 0.1, 0.2, 0.4 and 0.8 s (DefaultBackoff)"},
+				"tls-unknown-ca":  {conns: n(1), rule: "baseRetryPolicy does not retry a certificate error (isCertError, notTrustedErrorRe)"},
+				"tls-old-version": {conns: n(5), rule: "a TLS alert (protocol version) is not a certificate error: " + rhRetry},
+			}},
+		{name: "resty, defaults", preset: "resty", needs: []string{"go"}, args: goBuild("resty"), version: goMod("github.com/go-resty/resty/v2"),
+			only: []string{"reserve", "trickle", "status-503-0", "redirect-loop"},
+			must: map[string]must{
+				"reserve":       {executions: n(1), outcome: vocab.OK, rule: "resty retries nothing by default (Client.RetryCount 0)"},
+				"status-503-0":  {requests: n(1), rule: "resty retries nothing by default (Client.RetryCount 0)"},
+				"redirect-loop": {requests: n(10), rule: "resty leaves redirects to net/http's Client, which stops after 10"},
+			}},
+		{name: "resty, SetRetryCount(2), SetTimeout(1s)", preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
+			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=1s"}, version: goMod("github.com/go-resty/resty/v2"),
+			only: []string{"silent", "reserve", "trickle", "status-503-0", "redirect-loop", "tls-unknown-ca"},
+			must: map[string]must{
+				"silent":         {requests: n(3), call: 3300 * time.Millisecond, margin: 400 * time.Millisecond, rule: restyAny},
+				"reserve":        {executions: n(3), rule: restyAny},
+				"trickle":        {requests: n(3), rule: restyAny},
+				"status-503-0":   {requests: n(1), rule: "resty retries a status only through AddRetryCondition"},
+				"redirect-loop":  {requests: n(30), rule: restyAny + ": net/http's redirect limit (10) is an error, retried"},
+				"tls-unknown-ca": {conns: n(3), rule: restyAny + ": a certificate error is retried"},
+			}},
+		{name: "got, defaults", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
+			only: []string{"reserve", "status-408", "status-503-0", "redirect-loop", "pooled-close", "pooled-close-post"},
+			must: map[string]must{
+				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "got has no timeout by default"},
+				"status-408":        {requests: n(3), call: 3050 * time.Millisecond, margin: 350 * time.Millisecond, rule: gotRetry},
+				"status-503-0":      {requests: n(3), call: 3050 * time.Millisecond, margin: 350 * time.Millisecond, rule: gotRetry},
+				"redirect-loop":     {requests: n(11), rule: "got follows 10 redirects (maxRedirects), then MaxRedirectsError, not retried"},
+				"pooled-close":      {executions: n(2), outcome: vocab.OK, rule: gotRetry + ": the dead pooled connection's ECONNRESET is retried for a GET, after 1 s"},
+				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: gotRetry + ": never a POST"},
+			}},
+		{name: "got, timeout.request 1s", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("got"),
+			only: []string{"silent", "trickle", "reserve", "status-503-5"},
+			must: map[string]must{
+				"silent": {requests: n(3), call: 6100 * time.Millisecond, margin: 400 * time.Millisecond,
+					rule: gotRetry + "; timeout.request bounds each attempt, not the call: 3 of 1 s and waits of 1 and 2 s"},
+				"trickle":      {requests: n(3), rule: "timeout.request bounds each attempt, its body included: " + gotRetry},
+				"reserve":      {executions: n(1), rule: gotRetry + ": never a POST"},
+				"status-503-5": {requests: n(1), rule: "calculate-retry-delay.js gives up when the Retry-After (5 s) is longer than timeout.request (1 s)"},
+			}},
+		{name: "axios, timeout 1000", preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("axios"),
+			only: []string{"silent", "trickle", "reserve", "redirect-loop", "tls-stall"},
+			must: map[string]must{
+				"silent": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "axios retries nothing"},
+				"trickle": {outcome: vocab.OK, rule: "axios's timeout in Node (lib/adapters/http.js) is a timer to the response head, then " +
+					"req.setTimeout, the socket's idle limit: a trickle whose bytes come within it survives"},
+				"reserve":       {executions: n(1), rule: "axios retries nothing"},
+				"redirect-loop": {requests: n(22), rule: "follow-redirects follows 21 redirects (axios's maxRedirects), then ERR_FR_TOO_MANY_REDIRECTS"},
+				"tls-stall":     {call: time.Second, margin: 300 * time.Millisecond, rule: "axios's timeout runs from the request's start: the handshake is within it"},
+			}},
+		{name: "undici request(), headersTimeout 1s, bodyTimeout 1s", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"),
+			env: []string{"PROBE_HEADERS_TIMEOUT=1", "PROBE_BODY_TIMEOUT=1"}, version: npm("undici"),
+			only: []string{"silent", "trickle", "redirect-loop"},
+			must: map[string]must{
+				"silent": {requests: n(1), call: 1250 * time.Millisecond, margin: 350 * time.Millisecond,
+					rule: "undici's timers of a second or more run on a 500 ms tick (lib/util/timers.js, TICK_MS 499): headersTimeout fires between 1 and 1.5 s"},
+				"trickle":       {outcome: vocab.OK, rule: "bodyTimeout is per chunk: bytes 500 ms apart never reach it"},
+				"redirect-loop": {requests: n(1), rule: "undici's request() follows no redirect (no RedirectHandler unless asked)"},
+			}},
+		{name: "Python requests, urllib3 Retry(total=3, allowed_methods=None, backoff_factor=0.1), timeout=(1, 1)", preset: "urllib3",
+			needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"),
+			env: []string{"PROBE_RETRIES=3", "PROBE_RETRY_ANY_METHOD=1", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"},
+			version: pyMod("urllib3"), only: []string{"silent", "reserve", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
+			must: map[string]must{
+				"silent": {requests: n(4), call: 4600 * time.Millisecond, margin: 400 * time.Millisecond,
+					rule: "urllib3's Retry(total=3) spends total on read errors; get_backoff_time waits 0 after the first error, then backoff_factor x 2^(n-1): 0.2, 0.4 s"},
+				"reserve":           {executions: n(4), rule: "allowed_methods=None retries every method (Retry._is_method_retryable): a POST charged 4 times"},
+				"status-503-0":      {requests: n(4), rule: "Retry.is_retry retries a 413, 429 or 503 that carries Retry-After (respect_retry_after_header), with no status_forcelist"},
+				"tls-unknown-ca":    {conns: n(4), rule: "urllib3's urlopen counts an SSLError as a connection error, retried (Retry.increment)"},
+				"pooled-close-post": {executions: n(2), outcome: vocab.OK, rule: "allowed_methods=None: the dead pooled connection's POST is sent again"},
+			}},
+		{name: "Python httpx, defaults", preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
+			args: script(python(), "examples/probes/python/httpx_probe.py"), version: pyMod("httpx"),
+			only: []string{"silent", "trickle", "pooled-close", "redirect-loop"}, caps: map[string]time.Duration{"silent": 10 * time.Second},
+			must: map[string]must{
+				"silent":        {requests: n(1), call: 5 * time.Second, margin: 300 * time.Millisecond, rule: "httpx's DEFAULT_TIMEOUT_CONFIG is Timeout(5.0): a 5 s read limit (_config.py)"},
+				"trickle":       {outcome: vocab.OK, rule: "httpx's read timeout is per read"},
+				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "httpcore sends no request again on a dead pooled connection"},
+				"redirect-loop": {requests: n(1), rule: "httpx follows no redirect by default (follow_redirects=False)"},
+			}},
+		{name: "Python aiohttp, ClientTimeout(total=1)", preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
+			args: script(python(), "examples/probes/python/aiohttp_probe.py"), env: []string{"PROBE_TOTAL=1"}, version: pyMod("aiohttp"),
+			only: []string{"silent", "trickle", "pooled-close", "redirect-loop", "tls-mixed"},
+			must: map[string]must{
+				"silent":        {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "ClientTimeout.total is a deadline for the call"},
+				"trickle":       {requests: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: "ClientTimeout.total covers the body"},
+				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "aiohttp sends no request again on a dead pooled connection (ServerDisconnectedError)"},
+				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
+				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the next address after a certificate error"},
+			}},
+	}
+}
+
+// layersDir holds the Node probes of the retry layers and their lockfile, from the probe
+// package's directory.
+const layersDir = "../examples/probes/node/layers"
+
+// goBuild builds a Go probe of the examples module into tmp.
+func goBuild(name string) func(root, tmp string) ([]string, error) {
+	return func(root, tmp string) ([]string, error) {
+		bin := filepath.Join(tmp, name)
+		cmd := exec.Command("go", "build", "-o", bin, "./probes/"+name)
+		cmd.Dir = filepath.Join(root, "examples")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build the %s probe: %v: %s", name, err, out)
+		}
+		return []string{bin}, nil
 	}
 }
 
@@ -473,7 +649,7 @@ func display(args []string, root, tmp string) string {
 	for i, a := range args {
 		a = strings.TrimPrefix(a, root+string(filepath.Separator))
 		if strings.HasPrefix(a, tmp) {
-			a = "goprobe" // the Go probe, built from examples/probes/go
+			a = filepath.Base(a) // a Go probe, built from examples/probes (goprobe from examples/probes/go)
 		}
 		out[i] = a
 	}
