@@ -121,6 +121,9 @@ type measures struct {
 	// between them); nil without a report line. sends are its requests as the server saw them.
 	call  *time.Duration
 	sends []send
+	// stillOpen is, for two calls in sequence, that the second came on a new connection while
+	// the first call's was still open: the client had not returned it to its pool yet.
+	stillOpen bool
 }
 
 // measure reads the figures of obs; baseline is the command's wall time on an instant answer
@@ -146,6 +149,13 @@ func (obs observation) measure(baseline time.Duration) measures {
 		m.left, m.how = obs.leftAt(obs.reqs[0])
 	}
 	m.call, m.sends = callTime(obs.exec, obs.sc.Calls*obs.sc.Concurrency), obs.sendsOf()
+	if obs.sc.kind == kindPooled && len(obs.reqs) > 1 && obs.reqs[1].Conn != obs.reqs[0].Conn {
+		for _, c := range obs.conns {
+			if c.ID == obs.reqs[0].Conn && (c.Ended.IsZero() || c.Ended.After(obs.reqs[1].Arrived)) {
+				m.stillOpen = true
+			}
+		}
+	}
 	switch obs.sc.kind {
 	case kindTLS:
 		m.arrivals, m.executions, m.conns, m.left, m.how = obs.pre.requests, obs.pre.requests, obs.pre.conns, obs.pre.left, obs.pre.how

@@ -387,6 +387,10 @@ func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string 
 
 func pooledMeaning(sc Scenario, m measures) string {
 	if m.conns >= sc.Calls && m.executions <= 1 && m.outcome == vocab.OK && sc.down.KillAfterRead != "" {
+		if m.stillOpen {
+			return fmt.Sprintf("opened a new connection for the second call while the first's was still open, not yet back in its pool "+
+				"%v after the first call: %s for %d calls, the dead pooled connection never tried", sc.Pause, plural(m.conns, "connection"), sc.Calls)
+		}
 		return fmt.Sprintf("pools nothing: %s for %d calls, no pooled connection to lose", plural(m.conns, "connection"), sc.Calls)
 	}
 	second := "the second call"

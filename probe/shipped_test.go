@@ -188,8 +188,9 @@ const (
 	requestsNoResend = "requests mounts HTTPAdapter(max_retries=DEFAULT_RETRIES = 0), urllib3 Retry(0, read=False): " +
 		"a request on a dead pooled connection fails, for GET too"
 	requestsLoop  = "requests.Session follows 30 redirects (DEFAULT_REDIRECT_LIMIT in requests/models.py), then TooManyRedirects"
-	undiciNoReuse = "Node's fetch (undici) opened a new connection for the second call, so the dead pooled connection is " +
-		"never used"
+	undiciNoRetry = "Node's fetch (undici) fails the request running on a connection that closes, idempotent or not " +
+		"(lib/dispatcher/client-h1.js onHttpSocketClose: util.errorRequest), and fetch sends nothing again: the GET on the dead " +
+		"pooled connection fails, where the go profile replays it"
 	undiciLoop        = "Node's fetch (undici lib/fetch) follows 20 redirects, the 21st request fails with \"redirect count exceeded\""
 	urlconnWriteRetry = "HttpURLConnection.writeRequests sends a request once more on a new connection when writing it fails " +
 		"(PrintStream.checkError, \"Error writing to server\"), whatever sun.net.http.retryPost: a POST written into a connection " +
@@ -251,8 +252,7 @@ func shippedProbes() []shippedProbe {
 		out["tls-stall"], out["tls-slow-handshake"], out["slow-lookup"] = pySocketTLS, pySlowTLS, pyLookup
 		return out
 	}
-	nodeKnown := map[string]string{"pooled-close": undiciNoReuse, "pooled-close-post": undiciNoReuse, "pooled-reset": undiciNoReuse,
-		"pooled-reset-post": undiciNoReuse, "redirect-loop": undiciLoop}
+	nodeKnown := map[string]string{"pooled-close": undiciNoRetry, "pooled-reset": undiciNoRetry, "redirect-loop": undiciLoop}
 	hc5Known := map[string]string{"status-503-0": hc5Status, "status-503-5": hc5SlowRetry}
 	hc5ConfKnown := map[string]string{"status-503-0": hc5Status}
 	hc4 := append(jvm, jars+"httpclient.jar", jars+"httpcore.jar", jars+"commons-logging.jar")
@@ -455,7 +455,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"trickle":       {requests: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: "ClientTimeout.total covers the body"},
 				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "aiohttp sends no request again on a dead pooled connection (ServerDisconnectedError)"},
 				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
-				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the next address after a certificate error"},
+				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the host's next address after a ClientConnectorError, a certificate's (ClientConnectorCertificateError) included"},
 			}},
 	}
 }
