@@ -64,7 +64,7 @@ const (
 	// event-loop turns after the call resolved; without it they open a second connection
 	// and the dead pooled one is never tried.
 	pooledPause = 100 * time.Millisecond
-	idlePause    = 700 * time.Millisecond // and the client's pause between its two calls
+	idlePause   = 700 * time.Millisecond // and the client's pause between its two calls
 	// startup is how much of a cap the model leaves to the command's own start-up: a call
 	// the model ends later than Cap - startup is expected to be still running at the cap.
 	startup = 2 * time.Second
