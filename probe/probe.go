@@ -30,12 +30,13 @@ type Probe struct {
 	// Expect is the client the rows are expected to behave like (--expect); nil fits one.
 	Expect *Expect
 
-	caps []time.Duration // by scenario, as Scenarios orders them
+	caps     []time.Duration // by scenario, as Scenarios orders them
+	capScale int             // every cap is multiplied by it (--cap-scale)
 }
 
 // New returns a probe of cmd over every scenario, with their default caps.
 func New(cmd Command) *Probe {
-	p := &Probe{Command: cmd}
+	p := &Probe{Command: cmd, capScale: 1}
 	for _, s := range Scenarios() {
 		p.caps = append(p.caps, s.Cap)
 	}
@@ -47,8 +48,11 @@ func (p *Probe) Info() experiments.Info {
 	return experiments.Info{Name: Name, Title: "what an HTTP client really does, seen from the server"}
 }
 
-// maxCap bounds a scenario's cap.
-const maxCap = 10 * time.Minute
+// maxCap bounds a scenario's cap; maxCapScale the scale of all of them.
+const (
+	maxCap      = 10 * time.Minute
+	maxCapScale = 20
+)
 
 // Experiment returns the probe as an experiment, whose parameters are the caps of the
 // scenarios (--silent-cap, ...) and --only, so that --repeat, --warmup and the reports are the
@@ -63,7 +67,9 @@ func (e experiment) Params() []param.Param { return e.params() }
 
 // params are the caps of the scenarios (--silent-cap, ...) and --only.
 func (p *Probe) params() []param.Param {
-	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only},
+		{Name: "cap-scale", Usage: "multiply every scenario's cap by this (those of --NAME-cap included): a retrying client's " +
+			"calls outlast the default caps", Int: &p.capScale, Min: 1, Max: maxCapScale}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,
 			Duration: &p.caps[i], MaxDuration: maxCap})
@@ -77,19 +83,28 @@ func (p *Probe) Check() error {
 	if _, err := p.scenarios(); err != nil {
 		return err
 	}
+	if p.capScale < 1 || p.capScale > maxCapScale {
+		return fmt.Errorf("--cap-scale must be from 1 to %d, got %d", maxCapScale, p.capScale)
+	}
 	for i, s := range Scenarios() {
 		if p.caps[i] < startup+time.Second {
 			return fmt.Errorf("--%s-cap must be at least %v (the command's start-up and a second), got %v", s.Name, startup+time.Second, p.caps[i])
+		}
+		if c := p.cap(i); c > maxCap {
+			return fmt.Errorf("--cap-scale %d makes the %s cap %v, longer than %v", p.capScale, s.Name, c, maxCap)
 		}
 	}
 	return p.Command.Check()
 }
 
+// cap is scenario i's cap, scaled.
+func (p *Probe) cap(i int) time.Duration { return p.caps[i] * time.Duration(max(1, p.capScale)) }
+
 // scenarios returns the scenarios to run, with their caps.
 func (p *Probe) scenarios() ([]Scenario, error) {
 	all := Scenarios()
 	for i := range all {
-		all[i].Cap = p.caps[i]
+		all[i].Cap = p.cap(i)
 	}
 	if strings.TrimSpace(p.Only) == "" {
 		return all, nil
@@ -144,13 +159,17 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}
+	if p.capScale > 1 {
+		run.Config = append(run.Config, results.Param{Name: "cap-scale", Value: fmt.Sprint(p.capScale)})
+	}
 	defaults := map[string]time.Duration{}
 	for _, sc := range Scenarios() {
 		defaults[sc.Name] = sc.Cap
 	}
+	scale := time.Duration(max(1, p.capScale))
 	for _, o := range obs {
-		if o.sc.Cap != defaults[o.sc.Name] { // the caps at their defaults are in docs/probe.md
-			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		if o.sc.Cap != defaults[o.sc.Name]*scale { // the caps at their defaults are in docs/probe.md
+			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: (o.sc.Cap / scale).String()})
 		}
 	}
 	run.Finish(tol)

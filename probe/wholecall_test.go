@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,35 @@ func TestSpacing(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCapScale: --cap-scale multiplies every cap, a --NAME-cap's included, and the run's
+// config records the scale and the caps set apart, unscaled, so that it can be run again.
+func TestCapScale(t *testing.T) {
+	p := New(Command{Args: []string{"true"}})
+	p.capScale = 3
+	i := slices.IndexFunc(Scenarios(), func(s Scenario) bool { return s.Name == "reserve" })
+	p.caps[i] = 10 * time.Second
+	scs, err := p.scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, s := range scs {
+		want := Scenarios()[j].Cap * 3
+		if j == i {
+			want = 30 * time.Second
+		}
+		if s.Cap != want {
+			t.Errorf("%s: got cap %v, want %v", s.Name, s.Cap, want)
+		}
+	}
+	run := p.result([]observation{{sc: scs[i]}, {sc: scs[0]}}, 50*time.Millisecond)
+	got := map[string]string{}
+	for _, c := range run.Config {
+		got[c.Name] = c.Value
+	}
+	if got["cap-scale"] != "3" || got["reserve-cap"] != "10s" || got["instant-cap"] != "" {
+		t.Errorf("got config %v, want cap-scale 3, reserve-cap 10s and no instant-cap", run.Config)
 	}
 }
