@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -380,6 +381,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 		{name: "resty, SetRetryCount(2), SetTimeout(1s)", preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
 			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=1s"}, version: goMod("github.com/go-resty/resty/v2"),
 			only: []string{"silent", "reserve", "trickle", "status-503-0", "redirect-loop", "tls-unknown-ca"},
+			caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
 				"silent":         {requests: n(3), call: 3300 * time.Millisecond, margin: 400 * time.Millisecond, rule: restyAny},
 				"reserve":        {executions: n(3), rule: restyAny},
@@ -399,7 +401,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: gotRetry + ": never a POST"},
 			}},
 		{name: "got, timeout.request 1s", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("got"),
-			only: []string{"silent", "trickle", "reserve", "status-503-5"},
+			only: []string{"silent", "trickle", "reserve", "status-503-5"}, caps: map[string]time.Duration{"silent": 15 * time.Second},
 			must: map[string]must{
 				"silent": {requests: n(3), call: 6100 * time.Millisecond, margin: 400 * time.Millisecond,
 					rule: gotRetry + "; timeout.request bounds each attempt, not the call: 3 of 1 s and waits of 1 and 2 s"},
@@ -430,6 +432,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"),
 			env:     []string{"PROBE_RETRIES=3", "PROBE_RETRY_ANY_METHOD=1", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"},
 			version: pyMod("urllib3"), only: []string{"silent", "reserve", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
+			caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
 				"silent": {requests: n(4), call: 4600 * time.Millisecond, margin: 400 * time.Millisecond,
 					rule: "urllib3's Retry(total=3) spends total on read errors; get_backoff_time waits 0 after the first error, then backoff_factor x 2^(n-1): 0.2, 0.4 s"},
@@ -545,6 +548,7 @@ func TestShippedProbes(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	sections := map[string]string{}
+	ranks := map[string]rank{}
 	for _, sp := range shippedProbes() {
 		t.Run(sp.name, func(t *testing.T) {
 			for _, need := range sp.needs {
@@ -625,10 +629,108 @@ func TestShippedProbes(t *testing.T) {
 				}
 			}
 			sections[sp.name] = clientSection(sp, e, run, obs, display(args, root, tmp))
+			ranks[sp.name] = rankOf(obs)
 		})
 	}
-	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
+	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections, ranking(ranks))
 }
+
+// rank is what a slow or failing downstream cost one shipped probe: the reservation's
+// executions, the requests for one 503 with Retry-After: 0, and the silent server's call
+// (its time as the probe reported it, or the cap it was still waiting at). -1: not run.
+type rank struct {
+	reserve, status503 int
+	silent             time.Duration
+	silentCapped       bool
+}
+
+func rankOf(obs []observation) rank {
+	r := rank{reserve: -1, status503: -1, silent: -1}
+	meas := measureAll(obs)
+	for i, o := range obs {
+		m := meas[i]
+		if o.skipped != "" {
+			continue
+		}
+		switch o.sc.Name {
+		case "reserve":
+			r.reserve = m.executions
+		case "status-503-0":
+			r.status503 = m.arrivals
+		case "silent":
+			switch {
+			case o.exec.Killed:
+				r.silent, r.silentCapped = o.sc.Cap, true
+			case m.call != nil:
+				r.silent = *m.call
+			case m.left != nil:
+				r.silent = *m.left
+			}
+		}
+	}
+	return r
+}
+
+// ranking is docs/clients.md's ranking of the shipped probes by what a slow or failing
+// downstream costs: executions on reserve first, then requests on status-503-0, then the
+// silent server's time (in whole seconds, so that a few milliseconds do not reorder it); a
+// figure not measured ranks last. "" when not every probe ran: a ranking of some would
+// mislead.
+func ranking(ranks map[string]rank) string {
+	probes := shippedProbes()
+	if len(ranks) < len(probes) {
+		return ""
+	}
+	names := make([]string, 0, len(probes))
+	for _, sp := range probes {
+		names = append(names, sp.name)
+	}
+	silentKey := func(r rank) int {
+		if r.silentCapped {
+			return math.MaxInt
+		}
+		return int(r.silent.Round(time.Second) / time.Second)
+	}
+	slices.SortStableFunc(names, func(a, b string) int {
+		ra, rb := ranks[a], ranks[b]
+		return cmp.Or(cmp.Compare(rb.reserve, ra.reserve), cmp.Compare(rb.status503, ra.status503), cmp.Compare(silentKey(rb), silentKey(ra)))
+	})
+	var b strings.Builder
+	b.WriteString(rankingStart + "\n## What a slow or failing downstream costs\n\n" +
+		"Every probe above ranked by what it does to a downstream in trouble: how often it charged the `reserve` scenario's " +
+		"reservation (a POST whose answer takes 2 s), how many requests one `status-503-0` call sent (a 503 with " +
+		"Retry-After: 0), and how long its call stayed on the `silent` server, as the probe reported it (\"at the cap\": " +
+		"still waiting when it was killed). \"—\": the scenario is not among those its configuration runs.\n\n" +
+		"| client, configuration | executions on `reserve` | requests on `status-503-0` | the call on `silent` |\n|---|---|---|---|\n")
+	count := func(n int) string {
+		if n < 0 {
+			return "—"
+		}
+		return strconv.Itoa(n)
+	}
+	for _, name := range names {
+		r := ranks[name]
+		silent := "—"
+		switch {
+		case r.silentCapped:
+			silent = fmt.Sprintf("at the cap (%v)", r.silent)
+		case r.silent >= 0:
+			silent = fmt.Sprintf("about %.1f s", r.silent.Seconds())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, count(r.reserve), count(r.status503), silent)
+	}
+	b.WriteString(rankingEnd + "\n")
+	return b.String()
+}
+
+const (
+	rankingStart = "<!-- ranking -->"
+	rankingEnd   = "<!-- end of ranking -->"
+)
+
+// rankingTimes are the ranking's times, which the drift check leaves out: the order and the
+// counts stay.
+var rankingTimes = regexp.MustCompile(`about [0-9.]+ s`)
 
 // disagreeing lists the scenarios whose rows disagree with the expectation other than the
 // known differences, and the known differences that agree.
@@ -841,7 +943,7 @@ func isLookupRow(line string) bool {
 	return false
 }
 
-func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
+func checkClientsDoc(t *testing.T, path string, sections map[string]string, rankingNow string) {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -856,9 +958,18 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
 		}
 		return sectionStart(name) + "\n" + body + sectionEnd + "\n"
 	}
+	oldRanking := ""
+	if _, rest, ok := strings.Cut(page, rankingStart); ok {
+		if body, _, ok := strings.Cut(rest, rankingEnd+"\n"); ok {
+			oldRanking = rankingStart + body + rankingEnd + "\n"
+		}
+	}
 	if *updateClients {
 		var b strings.Builder
 		b.WriteString(clientsIntro)
+		if r := cmp.Or(rankingNow, oldRanking); r != "" {
+			b.WriteString("\n" + r)
+		}
 		for _, sp := range shippedProbes() {
 			s := sections[sp.name]
 			if s == "" {
@@ -875,6 +986,9 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
 	}
 	if !strings.HasPrefix(page, clientsIntro) {
 		t.Errorf("docs/clients.md does not open with the generated introduction: run make clients")
+	}
+	if rankingNow != "" && rankingTimes.ReplaceAllString(rankingNow, "") != rankingTimes.ReplaceAllString(oldRanking, "") {
+		t.Errorf("docs/clients.md's ranking is stale: run make clients\ngot:\n%s\nwant:\n%s", oldRanking, rankingNow)
 	}
 	for _, sp := range shippedProbes() {
 		if s, ran := sections[sp.name]; ran && withoutVersion(s) != withoutVersion(oldSection(sp.name)) {
