@@ -343,6 +343,8 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			"exactly (0 s here)"
 		restyAny = "resty's Backoff (retry.go) retries any error of any method when RetryCount > 0, a POST's and a body read's " +
 			"included (Client.Timeout cuts the trickle's body), after jitterBackoff's waits of 100 ms doubling to 2 s at most"
+		undiciDead = "undici fails the request running on a connection that closes, idempotent or not (lib/dispatcher/client-h1.js " +
+			"onHttpSocketClose: util.errorRequest), and request() retries nothing: the call on the dead pooled connection fails"
 		gotRetry = "got's retry (core/options.js): limit 2, methods GET PUT HEAD DELETE OPTIONS TRACE, statuses 408 413 429 500 " +
 			"502 503 504 521 522 524 and network errors (ECONNRESET, ETIMEDOUT...); calculate-retry-delay.js waits 2^(n-1) s " +
 			"plus up to 100 ms of noise, and takes a Retry-After of 0 as absent (if (retryAfter))"
@@ -421,8 +423,10 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			}},
 		{name: "undici request(), headersTimeout 1s, bodyTimeout 1s", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"),
 			env: []string{"PROBE_HEADERS_TIMEOUT=1", "PROBE_BODY_TIMEOUT=1"}, version: npm("undici"),
-			only: []string{"silent", "trickle", "redirect-loop"},
+			only: []string{"silent", "trickle", "redirect-loop", "pooled-close", "pooled-reset-post"},
 			must: map[string]must{
+				"pooled-close":      {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
+				"pooled-reset-post": {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
 				"silent": {requests: n(1), call: 1250 * time.Millisecond, margin: 350 * time.Millisecond,
 					rule: "undici's timers of a second or more run on a 500 ms tick (lib/util/timers.js, TICK_MS 499): headersTimeout fires between 1 and 1.5 s"},
 				"trickle":       {outcome: vocab.OK, rule: "bodyTimeout is per chunk: bytes 500 ms apart never reach it"},
