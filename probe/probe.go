@@ -210,6 +210,9 @@ func summary(obs []observation, meas []measures) string {
 		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
 			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
 		}
+		if (o.sc.Name == "silent" || o.sc.Name == "trickle") && m.arrivals > o.sc.Calls {
+			resends = true // a retry layer's attempts
+		}
 	}
 	var s string
 	switch {
@@ -225,6 +228,13 @@ func summary(obs []observation, meas []measures) string {
 		s = "a " + roundTo(*silent.left, fitGrain).String() + " timeout per read, not a deadline"
 	default:
 		s = "leaves a silent server at " + roundTo(*silent.left, fitGrain).String()
+	}
+	if silent != nil && silent.left != nil && len(silent.sends) > 1 { // a retry layer: the limit is each attempt's
+		s += fmt.Sprintf(" per attempt (%d attempts on the silent server", len(silent.sends))
+		if silent.call != nil {
+			s += ", " + roundTo(*silent.call, 100*time.Millisecond).String() + " in all"
+		}
+		s += ")"
 	}
 	if resends {
 		return s + "; re-sends by itself"

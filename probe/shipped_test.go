@@ -902,6 +902,14 @@ capped at 5 s, so "still waiting at the cap" means no timeout of 3 s or less.
 
 A known difference is a rule of the library, read in its source, that the model's profile does
 not encode (yet): the row is measured and shown, and CI holds it to differ.
+
+Each row ends with the whole call's time as the probe reported it, every retry and back-off
+included, and a call sent more than once gives its requests' arrivals at the server. The retry
+layers (go-retryablehttp, resty, got, axios, urllib3's ` + "`Retry`" + ` under requests) and the
+clients that retry nothing to set beside them (undici, httpx, aiohttp) run on the scenarios
+that show their configuration, with caps that fit their retries; the model has no profile of
+them yet, so CI holds their rows to their library's rules, listed under each with its source.
+The ranking below sets every probe side by side by what a downstream in trouble pays.
 `
 
 // checkClientsDoc compares docs/clients.md's sections with the measured ones, or rewrites

@@ -166,3 +166,14 @@ func TestCapScale(t *testing.T) {
 		t.Errorf("got config %v, want cap-scale 3, reserve-cap 10s and no instant-cap", run.Config)
 	}
 }
+
+// TestSummaryPerAttempt: a client that left the silent server at 1 s and came back says its
+// limit is each attempt's, with the attempts and the whole call.
+func TestSummaryPerAttempt(t *testing.T) {
+	s := time.Second
+	obs := []observation{retried(scenarioNamed(t, "silent"), []time.Duration{0, 2 * s, 5 * s, 10 * s, 19 * s}, s, 20015)}
+	got := summary(obs, measureAll(obs))
+	if want := "leaves a silent server at 1s per attempt (5 attempts on the silent server, 20s in all); re-sends by itself"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
