@@ -177,3 +177,39 @@ func TestSummaryPerAttempt(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestRanking: the ranking orders the shipped probes by executions on reserve, then requests
+// on status-503-0, then the silent call; it reads back what it wrote, so that a run of some
+// probes keeps the others' rows.
+func TestRanking(t *testing.T) {
+	probes := shippedProbes()
+	ranks := map[string]rank{}
+	for i, sp := range probes {
+		ranks[sp.name] = rank{reserve: 1, status503: 1, silent: time.Duration(i) * time.Second}
+	}
+	first, second, last := probes[3].name, probes[0].name, probes[1].name
+	ranks[first] = rank{reserve: 5, status503: 5, silent: 20 * time.Second}
+	ranks[second] = rank{reserve: 1, status503: 3, silent: -1}
+	ranks[last] = rank{reserve: -1, status503: -1, silent: 5 * time.Second, silentCapped: true}
+	text := ranking(ranks, "")
+	var order []string
+	for _, line := range strings.Split(text, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " | "); ok && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| client") {
+			order = append(order, name)
+		}
+	}
+	if len(order) != len(probes) || order[0] != first || order[1] != second || order[len(order)-1] != last {
+		t.Errorf("got order %q, want %s, %s first and %s last", order, first, second, last)
+	}
+	back := parseRanking(text)
+	for name, r := range ranks {
+		got := back[name]
+		if got.reserve != r.reserve || got.status503 != r.status503 || got.silentCapped != r.silentCapped || (got.silent-r.silent).Abs() > 50*time.Millisecond {
+			t.Errorf("%s: read back %+v, want %+v", name, got, r)
+		}
+	}
+	delete(ranks, first)
+	if again := ranking(ranks, text); again != text {
+		t.Errorf("a ranking of all but one probe, the rest from before, differs:\n%s\nwant:\n%s", again, text)
+	}
+}
