@@ -747,23 +747,21 @@ func parseRanking(text string) map[string]rank {
 // ranking is docs/clients.md's ranking of the shipped probes by what a slow or failing
 // downstream costs: executions on reserve first, then requests on status-503-0, then the
 // silent server's time (in whole seconds, so that a few milliseconds do not reorder it); a
-// figure not measured ranks last. "" when a probe has no figures, neither measured now nor
-// in the ranking before (old): a ranking of some would mislead.
+// figure not measured ranks last. A probe not run keeps its row of the ranking before (old);
+// one in neither is left out until it runs.
 func ranking(ranks map[string]rank, old string) string {
 	probes := shippedProbes()
 	before := parseRanking(old)
 	ranks = maps.Clone(ranks)
+	names := make([]string, 0, len(probes))
 	for _, sp := range probes {
 		if _, ok := ranks[sp.name]; !ok {
 			r, ok := before[sp.name]
 			if !ok {
-				return ""
+				continue
 			}
 			ranks[sp.name] = r
 		}
-	}
-	names := make([]string, 0, len(probes))
-	for _, sp := range probes {
 		names = append(names, sp.name)
 	}
 	silentKey := func(r rank) int {
