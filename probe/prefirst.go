@@ -307,6 +307,8 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 	switch {
 	case o.exec.Killed && sc.pre.Fault == model.HandshakeStall && m.left != nil && m.conns > 1:
 		s = "left the handshake at " + ms(*m.left) + " and tried again: still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed && m.left != nil && sc.kind == kindLookup:
+		s = "its call ended after " + ms(*m.left) + " by its own report, yet the command was still running at the " + sc.Cap.String() + " cap"
 	case o.exec.Killed && m.left != nil:
 		s = "left at " + ms(*m.left) + ": still running at the " + sc.Cap.String() + " cap"
 	case o.exec.Killed:
