@@ -82,8 +82,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
 			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
 			"protocol, examples/probes/ ready probes.\n\nScenarios (what each does and its cap: docs/probe.md; " +
-			"--cap-scale N multiplies every cap, for a client whose retries outlast them; --NAME-cap DURATION " +
-			"sets scenario NAME's):\n" +
+			"--NAME-cap DURATION sets one, --cap-scale N multiplies all):\n" +
 			scenarioHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
