@@ -1048,7 +1048,7 @@ var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-
 // wholeCallTimes are the whole call's time and its requests' arrivals in a row: a
 // back-off's jitter and the scheduler move them by more than a rounding absorbs, so the drift
 // check leaves them out; the counts stay, and the rows judge the times.
-var wholeCallTimes = regexp.MustCompile(`; the call took about [0-9]+ ms|, (in bursts )?at 0(/[0-9.]+)* s|failed after about [0-9]+ ms`)
+var wholeCallTimes = regexp.MustCompile(`; the call took (about [0-9]+|under 50) ms|, (in bursts )?at 0(/[0-9.]+)* s|failed after about [0-9]+ ms`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {

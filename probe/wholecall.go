@@ -125,7 +125,10 @@ func resent(sends []send) string {
 // so that the page does not move with the scheduler.
 func tookMs(d time.Duration, coarse bool) string {
 	if coarse {
-		return "about " + ms(roundTo(d, 100*time.Millisecond))
+		if r := roundTo(d, 100*time.Millisecond); r > 0 {
+			return "about " + ms(r)
+		}
+		return "under 50 ms"
 	}
 	return ms(d)
 }
