@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cristalhq/hedgedhttp v0.9.2
+	github.com/go-resty/resty/v2 v2.17.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/labrun/labrun v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0

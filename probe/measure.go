@@ -117,6 +117,13 @@ type measures struct {
 	// address, the call's time as the client reported it or as approximated from wall times.
 	span   *time.Duration
 	approx bool
+	// call is the whole call's time as the command reported it (every attempt, and the waits
+	// between them); nil without a report line. sends are its requests as the server saw them.
+	call  *time.Duration
+	sends []send
+	// stillOpen is, for two calls in sequence, that the second came on a new connection while
+	// the first call's was still open: the client had not returned it to its pool yet.
+	stillOpen bool
 }
 
 // measure reads the figures of obs; baseline is the command's wall time on an instant answer
@@ -140,6 +147,14 @@ func (obs observation) measure(baseline time.Duration) measures {
 	}
 	if len(obs.reqs) > 0 {
 		m.left, m.how = obs.leftAt(obs.reqs[0])
+	}
+	m.call, m.sends = callTime(obs.exec, obs.sc.Calls*obs.sc.Concurrency), obs.sendsOf()
+	if obs.sc.kind == kindPooled && len(obs.reqs) > 1 && obs.reqs[1].Conn != obs.reqs[0].Conn {
+		for _, c := range obs.conns {
+			if c.ID == obs.reqs[0].Conn && (c.Ended.IsZero() || c.Ended.After(obs.reqs[1].Arrived)) {
+				m.stillOpen = true
+			}
+		}
 	}
 	switch obs.sc.kind {
 	case kindTLS:

@@ -75,7 +75,7 @@ func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Dur
 		if sc.Name != instantName {
 			continue
 		}
-		sc.Cap = p.caps[i]
+		sc.Cap = p.cap(i)
 		if opt.Progress != nil {
 			opt.Progress("the wall time of an instant answer, for the times the server cannot see", 0)
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -304,6 +305,12 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 	sc := o.sc
 	var s string
 	switch {
+	case o.exec.Killed && sc.pre.Fault == model.HandshakeStall && m.left != nil && m.conns > 1:
+		s = "left the handshake at " + ms(*m.left) + " and tried again: still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed && m.left != nil && sc.kind == kindLookup:
+		s = "its call ended after " + ms(*m.left) + " by its own report, yet the command was still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed && m.left != nil:
+		s = "left at " + ms(*m.left) + ": still running at the " + sc.Cap.String() + " cap"
 	case o.exec.Killed:
 		s = "still waiting at the " + sc.Cap.String() + " cap: nothing of its own bounds it up to it"
 	case sc.pre.Fault == model.HandshakeStall && m.left != nil:
@@ -318,11 +325,14 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s = "gave up after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
 	case m.left != nil:
 		s = "gave up after " + ms(*m.left)
+	case m.call != nil && *m.call >= atOnce:
+		s = "failed after " + tookMs(*m.call, !notes)
 	case sc.pre.Fault == model.SlowHandshake:
 		s = "gave up during the handshake"
 	default:
 		s = "failed at once"
 	}
+	after := sc.kind == kindTLS && !strings.HasPrefix(s, "failed after")
 	switch {
 	case sc.kind == kindLookup && m.conns == 0:
 		s += ", no connection"
@@ -331,6 +341,9 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 	}
 	if m.executions > 0 {
 		s += fmt.Sprintf(", %s", plural(m.executions, "request"))
+	}
+	if after {
+		s += took(m, !notes)
 	}
 	if sc.kind == kindLookup && notes {
 		q := fmt.Sprintf("%d queries", o.queries)

@@ -30,12 +30,13 @@ type Probe struct {
 	// Expect is the client the rows are expected to behave like (--expect); nil fits one.
 	Expect *Expect
 
-	caps []time.Duration // by scenario, as Scenarios orders them
+	caps     []time.Duration // by scenario, as Scenarios orders them
+	capScale int             // every cap is multiplied by it (--cap-scale)
 }
 
 // New returns a probe of cmd over every scenario, with their default caps.
 func New(cmd Command) *Probe {
-	p := &Probe{Command: cmd}
+	p := &Probe{Command: cmd, capScale: 1}
 	for _, s := range Scenarios() {
 		p.caps = append(p.caps, s.Cap)
 	}
@@ -47,8 +48,11 @@ func (p *Probe) Info() experiments.Info {
 	return experiments.Info{Name: Name, Title: "what an HTTP client really does, seen from the server"}
 }
 
-// maxCap bounds a scenario's cap.
-const maxCap = 10 * time.Minute
+// maxCap bounds a scenario's cap; maxCapScale the scale of all of them.
+const (
+	maxCap      = 10 * time.Minute
+	maxCapScale = 20
+)
 
 // Experiment returns the probe as an experiment, whose parameters are the caps of the
 // scenarios (--silent-cap, ...) and --only, so that --repeat, --warmup and the reports are the
@@ -63,7 +67,8 @@ func (e experiment) Params() []param.Param { return e.params() }
 
 // params are the caps of the scenarios (--silent-cap, ...) and --only.
 func (p *Probe) params() []param.Param {
-	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only}}
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only},
+		{Name: "cap-scale", Usage: "multiply every scenario's cap by this", Int: &p.capScale, Min: 1, Max: maxCapScale}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,
 			Duration: &p.caps[i], MaxDuration: maxCap})
@@ -77,19 +82,28 @@ func (p *Probe) Check() error {
 	if _, err := p.scenarios(); err != nil {
 		return err
 	}
+	if p.capScale < 1 || p.capScale > maxCapScale {
+		return fmt.Errorf("--cap-scale must be from 1 to %d, got %d", maxCapScale, p.capScale)
+	}
 	for i, s := range Scenarios() {
 		if p.caps[i] < startup+time.Second {
 			return fmt.Errorf("--%s-cap must be at least %v (the command's start-up and a second), got %v", s.Name, startup+time.Second, p.caps[i])
+		}
+		if c := p.cap(i); c > maxCap {
+			return fmt.Errorf("--cap-scale %d makes the %s cap %v, longer than %v", p.capScale, s.Name, c, maxCap)
 		}
 	}
 	return p.Command.Check()
 }
 
+// cap is scenario i's cap, scaled.
+func (p *Probe) cap(i int) time.Duration { return p.caps[i] * time.Duration(max(1, p.capScale)) }
+
 // scenarios returns the scenarios to run, with their caps.
 func (p *Probe) scenarios() ([]Scenario, error) {
 	all := Scenarios()
 	for i := range all {
-		all[i].Cap = p.caps[i]
+		all[i].Cap = p.cap(i)
 	}
 	if strings.TrimSpace(p.Only) == "" {
 		return all, nil
@@ -137,7 +151,9 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 			{Name: "summary", Value: summary(obs, ms)},
 			{Name: "closest", Value: fit.Expect.Label},
 		},
-		Rows: rows(obs, ms, expect),
+		Rows:  rows(obs, ms, expect),
+		Calls: callsOf(obs, ms),
+		Axis:  "from the first request's arrival at the server, per scenario",
 	}
 	for i := range run.Rows {
 		// A time the server measured runs from the request's arrival: the command's start,
@@ -147,13 +163,17 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
 	}
+	if p.capScale > 1 {
+		run.Config = append(run.Config, results.Param{Name: "cap-scale", Value: fmt.Sprint(p.capScale)})
+	}
 	defaults := map[string]time.Duration{}
 	for _, sc := range Scenarios() {
 		defaults[sc.Name] = sc.Cap
 	}
+	scale := time.Duration(max(1, p.capScale))
 	for _, o := range obs {
-		if o.sc.Cap != defaults[o.sc.Name] { // the caps at their defaults are in docs/probe.md
-			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: o.sc.Cap.String()})
+		if o.sc.Cap != defaults[o.sc.Name]*scale { // the caps at their defaults are in docs/probe.md
+			run.Config = append(run.Config, results.Param{Name: o.sc.Name + "-cap", Value: (o.sc.Cap / scale).String()})
 		}
 	}
 	run.Finish(tol)
@@ -194,6 +214,9 @@ func summary(obs []observation, meas []measures) string {
 		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
 			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
 		}
+		if (o.sc.Name == "silent" || o.sc.Name == "trickle") && m.arrivals > o.sc.Calls {
+			resends = true // a retry layer's attempts
+		}
 	}
 	var s string
 	switch {
@@ -209,6 +232,13 @@ func summary(obs []observation, meas []measures) string {
 		s = "a " + roundTo(*silent.left, fitGrain).String() + " timeout per read, not a deadline"
 	default:
 		s = "leaves a silent server at " + roundTo(*silent.left, fitGrain).String()
+	}
+	if silent != nil && silent.left != nil && len(silent.sends) > 1 { // a retry layer: the limit is each attempt's
+		s += fmt.Sprintf(" per attempt (%d attempts on the silent server", len(silent.sends))
+		if silent.call != nil {
+			s += ", " + roundTo(*silent.call, 100*time.Millisecond).String() + " in all"
+		}
+		s += ")"
 	}
 	if resends {
 		return s + "; re-sends by itself"
@@ -304,16 +334,17 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	case sc.kind == kindTLS || sc.kind == kindLookup:
 		s = preFirstMeaning(o, m, ms, notes)
 	case sc.kind == kindCall:
-		s = callMeaning(sc, m, ms)
+		s = callMeaning(sc, m, ms) + took(m, !notes)
 	case sc.kind == kindPooled:
-		s = pooledMeaning(sc, m)
+		s = pooledMeaning(sc, m) + took(m, !notes)
 	case sc.kind == kindFresh:
-		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection"))
+		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection")) + spacing(m.sends)
 		if m.executions > 1 {
 			s += ": it re-sends a " + sc.Method + " on a fresh connection the server killed"
 		} else {
 			s += ": no re-send"
 		}
+		s += took(m, !notes)
 	case sc.kind == kindStatus:
 		switch m.arrivals {
 		case 1:
@@ -323,6 +354,7 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 		default:
 			s = fmt.Sprintf("gave up after %d requests", m.arrivals)
 		}
+		s += spacing(m.sends) + took(m, !notes)
 	case sc.kind == kindBurst:
 		s = fmt.Sprintf("at most %s at once, %d in all", plural(m.peakConns, "connection"), m.conns)
 		if m.span != nil {
@@ -377,14 +409,21 @@ func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string 
 	}
 	if sc.reservation {
 		s += "; the server executed it " + times(m.executions)
+		if len(m.sends) > 1 {
+			s += spacing(m.sends)
+		}
 	} else if m.arrivals > sc.Calls {
-		s += "; sent it " + times(m.arrivals)
+		s += "; " + resent(m.sends)
 	}
 	return s
 }
 
 func pooledMeaning(sc Scenario, m measures) string {
 	if m.conns >= sc.Calls && m.executions <= 1 && m.outcome == vocab.OK && sc.down.KillAfterRead != "" {
+		if m.stillOpen {
+			return fmt.Sprintf("opened a new connection for the second call while the first's was still open, not yet back in its pool "+
+				"%v after the first call: %s for %d calls, the dead pooled connection never tried", sc.Pause, plural(m.conns, "connection"), sc.Calls)
+		}
 		return fmt.Sprintf("pools nothing: %s for %d calls, no pooled connection to lose", plural(m.conns, "connection"), sc.Calls)
 	}
 	second := "the second call"
@@ -400,7 +439,7 @@ func pooledMeaning(sc Scenario, m measures) string {
 		return fmt.Sprintf("%s (%s executed, %s in all)", second, times(m.executions), plural(m.conns, "connection"))
 	}
 	if m.executions > 1 {
-		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions); %s", sc.Method, m.executions, second)
+		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions%s); %s", sc.Method, m.executions, spacing(m.sends), second)
 	}
 	return fmt.Sprintf("did not re-send the %s on a dead pooled connection (%s); %s", sc.Method, times(m.executions), second)
 }

@@ -59,7 +59,12 @@ const (
 	burstCalls   = 20
 	burstDelay   = 500 * time.Millisecond
 	serverIdle   = 300 * time.Millisecond // the idle-closed scenario's keep-alive timeout
-	idlePause    = 700 * time.Millisecond // and the client's pause between its two calls
+	// pooledPause is the pause between the pooled scenarios' two calls: long enough for a
+	// client to return its connection to the pool, which Node's clients do only some
+	// event-loop turns after the call resolved; without it they open a second connection
+	// and the dead pooled one is never tried.
+	pooledPause = 100 * time.Millisecond
+	idlePause   = 700 * time.Millisecond // and the client's pause between its two calls
 	// startup is how much of a cap the model leaves to the command's own start-up: a call
 	// the model ends later than Cap - startup is expected to be still running at the cap.
 	startup = 2 * time.Second
@@ -72,7 +77,7 @@ func Scenarios() []Scenario {
 	}
 	pooled := func(name, title, method, fail string, kill model.Kill) Scenario {
 		s := get(name, title, 8*time.Second, kindPooled, "/delay?fail="+fail+"&fail-on=2", model.Downstream{KillAfterRead: kill, Method: method})
-		s.Method, s.Calls = method, 2
+		s.Method, s.Calls, s.Pause = method, 2, pooledPause
 		return s
 	}
 	idle := func(name, method string) Scenario {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/internal/runner"
+	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
@@ -52,6 +55,91 @@ type shippedProbe struct {
 	// tolerance replaces the gate's 50 ms where the client's timer starts before the server
 	// can see the call (shippedJDKStart).
 	tolerance time.Duration
+	// preset names the model's profile of the library (predict --defaults NAME, probe
+	// --expect NAME). A retry layer's probe judged by must alone until the model has its
+	// preset has expect nil; CI judges it by the preset with one line:
+	// expect: []string{preset, limits...}.
+	preset string
+	// only lists the scenarios run, where the library's waits would make a whole run too
+	// long for make probes (a retry layer's defaults cost 20 s a failing scenario); caps
+	// replaces their caps where a retried call outlives the default.
+	only []string
+	caps map[string]time.Duration
+	// must is what rows must show, each from the library's source: counts and the whole
+	// call's time. It holds with or without expect.
+	must map[string]must
+}
+
+// must is what one row of a shipped probe must show, from the library's source: nil or 0
+// fields are not judged.
+type must struct {
+	outcome                     vocab.Outcome
+	requests, executions, conns *int
+	// call is the whole call's time as the probe reported it, within margin.
+	call, margin time.Duration
+	// rule is the library's rule the figures follow, with its source.
+	rule string
+}
+
+func n(v int) *int { return &v }
+
+// String says what w asks for: "5 requests, the call 20s ± 1s".
+func (w must) String() string {
+	var parts []string
+	if w.outcome != "" {
+		parts = append(parts, string(w.outcome))
+	}
+	for _, c := range []struct {
+		n    *int
+		word string
+	}{{w.requests, "request"}, {w.executions, "execution"}, {w.conns, "connection"}} {
+		if c.n != nil {
+			parts = append(parts, plural(*c.n, c.word))
+		}
+	}
+	if w.call > 0 {
+		parts = append(parts, fmt.Sprintf("the call %v ± %v", w.call, w.margin))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mustFail lists how the observation of sc breaks w, or "".
+func (w must) check(o observation, m measures) []string {
+	var out []string
+	count := func(what string, want *int, got int) {
+		if want != nil && *want != got {
+			out = append(out, fmt.Sprintf("%s %d, want %d", what, got, *want))
+		}
+	}
+	if w.outcome != "" && m.outcome != w.outcome {
+		out = append(out, fmt.Sprintf("outcome %s, want %s", m.outcome, w.outcome))
+	}
+	count("requests", w.requests, m.arrivals)
+	count("executions", w.executions, m.executions)
+	count("connections", w.conns, m.conns)
+	if w.call > 0 {
+		switch {
+		case m.call == nil:
+			out = append(out, "no call time reported, want "+w.call.String())
+		case (*m.call - w.call).Abs() > w.margin:
+			out = append(out, fmt.Sprintf("the call took %v, want %v ± %v", m.call.Round(time.Millisecond), w.call, w.margin))
+		}
+	}
+	return out
+}
+
+// mustBreaches lists the scenarios of obs whose rows break sp.must, with why.
+func mustBreaches(sp shippedProbe, obs []observation) map[string][]string {
+	out := map[string][]string{}
+	meas := measureAll(obs)
+	for i, o := range obs {
+		if w, ok := sp.must[o.sc.Name]; ok && o.skipped == "" {
+			if why := w.check(o, meas[i]); len(why) > 0 {
+				out[o.sc.Name] = why
+			}
+		}
+	}
+	return out
 }
 
 // shippedJDKStart is how early, seen from the server, the JDK HttpClient leaves at its request
@@ -104,8 +192,9 @@ const (
 	requestsNoResend = "requests mounts HTTPAdapter(max_retries=DEFAULT_RETRIES = 0), urllib3 Retry(0, read=False): " +
 		"a request on a dead pooled connection fails, for GET too"
 	requestsLoop  = "requests.Session follows 30 redirects (DEFAULT_REDIRECT_LIMIT in requests/models.py), then TooManyRedirects"
-	undiciNoReuse = "Node's fetch (undici) opened a new connection for the second call, so the dead pooled connection is " +
-		"never used"
+	undiciNoRetry = "Node's fetch (undici) fails the request running on a connection that closes, idempotent or not " +
+		"(lib/dispatcher/client-h1.js onHttpSocketClose: util.errorRequest), and fetch sends nothing again: the GET on the dead " +
+		"pooled connection fails, where the go profile replays it"
 	undiciLoop        = "Node's fetch (undici lib/fetch) follows 20 redirects, the 21st request fails with \"redirect count exceeded\""
 	urlconnWriteRetry = "HttpURLConnection.writeRequests sends a request once more on a new connection when writing it fails " +
 		"(PrintStream.checkError, \"Error writing to server\"), whatever sun.net.http.retryPost: a POST written into a connection " +
@@ -167,8 +256,7 @@ func shippedProbes() []shippedProbe {
 		out["tls-stall"], out["tls-slow-handshake"], out["slow-lookup"] = pySocketTLS, pySlowTLS, pyLookup
 		return out
 	}
-	nodeKnown := map[string]string{"pooled-close": undiciNoReuse, "pooled-close-post": undiciNoReuse, "pooled-reset": undiciNoReuse,
-		"pooled-reset-post": undiciNoReuse, "redirect-loop": undiciLoop}
+	nodeKnown := map[string]string{"pooled-close": undiciNoRetry, "pooled-reset": undiciNoRetry, "redirect-loop": undiciLoop}
 	hc5Known := map[string]string{"status-503-0": hc5Status, "status-503-5": hc5SlowRetry}
 	hc5ConfKnown := map[string]string{"status-503-0": hc5Status}
 	hc4 := append(jvm, jars+"httpclient.jar", jars+"httpcore.jar", jars+"commons-logging.jar")
@@ -176,7 +264,7 @@ func shippedProbes() []shippedProbe {
 	requests := script(python(), "examples/probes/python/requests_probe.py")
 	node := script("node", "examples/probes/node/fetch_probe.mjs")
 	pyVersion := version(2, python(), "--version")
-	return []shippedProbe{
+	return append([]shippedProbe{
 		{name: "curl, defaults", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"), expect: []string{"go"}, known: curlKnown, version: version(2, "curl", "--version")},
 		{name: "curl, --max-time 1.5 --connect-timeout 1", needs: []string{"curl"}, args: script("examples/probes/curl/probe.sh"),
 			env: []string{"PROBE_MAX_TIME=1.5", "PROBE_CONNECT_TIMEOUT=1"}, expect: []string{"go", "deadline=1.5s", "connect-timeout=1s"}, known: curlConfKnown, version: version(2, "curl", "--version")},
@@ -214,6 +302,235 @@ func shippedProbes() []shippedProbe {
 		{name: "OkHttp 3, defaults", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"), expect: []string{"okhttp"}, version: pkg("okhttp", "libokhttp-java")},
 		{name: "OkHttp 3, connectTimeout 1s, readTimeout 1s", needs: append(jvm, jars+"okhttp.jar", jars+"okio.jar"), args: java("OkHttpProbe"),
 			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"}, expect: []string{"okhttp", "read-timeout=1s", "connect-timeout=1s"}, version: pkg("okhttp", "libokhttp-java")},
+	}, layerProbes(version)...)
+}
+
+// The retry layers' probes and their non-retrying contrasts. The model has no profile of
+// these libraries yet: each names the preset it will have and is held to its rules (must),
+// read in the library's source. A layer whose defaults wait seconds between attempts runs
+// its defaults on the scenarios that show them and a short back-off on the rest, each on a
+// short list of scenarios (only): make probes stays within its timeout.
+func layerProbes(version func(int, ...string) func() string) []shippedProbe {
+	goMod := func(module string) func() string {
+		return func() string {
+			out, err := exec.Command("go", "list", "-C", "../examples", "-m", "-f", "{{.Path}} {{.Version}}", module).Output()
+			if err != nil {
+				return module + " (version unknown)"
+			}
+			return strings.TrimSpace(string(out))
+		}
+	}
+	npm := func(name string) func() string {
+		return func() string {
+			b, err := os.ReadFile(filepath.Join(layersDir, "node_modules", name, "package.json"))
+			if m := regexp.MustCompile(`"version":\s*"([^"]+)"`).FindSubmatch(b); err == nil && m != nil {
+				return name + " " + string(m[1])
+			}
+			return name + " (version unknown)"
+		}
+	}
+	pyMod := func(name string) func() string {
+		return version(2, python(), "-c", "import "+name+"; print('"+name+"', "+name+".__version__)")
+	}
+	layer := func(name string) []string { return []string{"node", filepath.Join(layersDir, "node_modules", name)} }
+	nodeLayer := func(file string) func(root, tmp string) ([]string, error) {
+		return script("node", "examples/probes/node/layers/"+file)
+	}
+	const (
+		rhRetry = "go-retryablehttp's DefaultRetryPolicy (client.go baseRetryPolicy) retries every transport error but a certificate's, " +
+			"a redirect limit's, a scheme's and a header's, whatever the method (the body is rewound for every attempt), " +
+			"RetryMax 4 times (defaultRetryMax)"
+		rhWait = "DefaultBackoff waits RetryWaitMin x 2^attempt, at most RetryWaitMax (1 s and 30 s by default: 1, 2, 4, 8 s), " +
+			"and HTTPClient.Timeout bounds each attempt, not the call"
+		rhStatus = "baseRetryPolicy retries a 429 and every 5xx but 501; DefaultBackoff sleeps a 429's or 503's Retry-After " +
+			"exactly (0 s here)"
+		restyAny = "resty's Backoff (retry.go) retries any error of any method when RetryCount > 0, a POST's and a body read's " +
+			"included (Client.Timeout cuts the trickle's body), after jitterBackoff's waits of 100 ms doubling to 2 s at most"
+		undiciDead = "undici fails the request running on a connection that closes, idempotent or not (lib/dispatcher/client-h1.js " +
+			"onHttpSocketClose: util.errorRequest), and request() retries nothing: the call on the dead pooled connection fails"
+		gotRetry = "got's retry (core/options.js): limit 2, methods GET PUT HEAD DELETE OPTIONS TRACE, statuses 408 413 429 500 " +
+			"502 503 504 521 522 524 and network errors (ECONNRESET, ETIMEDOUT...); calculate-retry-delay.js waits 2^(n-1) s " +
+			"plus up to 100 ms of noise, and takes a Retry-After of 0 as absent (if (retryAfter))"
+	)
+	return []shippedProbe{
+		{name: "go-retryablehttp, defaults", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+			version: goMod("github.com/hashicorp/go-retryablehttp"), only: []string{"reserve", "status-503-0", "pooled-close-post"},
+			must: map[string]must{
+				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "go-retryablehttp sets no timeout (go-cleanhttp's pooled client): the 2 s answer comes"},
+				"status-503-0":      {requests: n(5), rule: rhStatus},
+				"pooled-close-post": {executions: n(2), outcome: vocab.OK, call: time.Second, margin: 300 * time.Millisecond, rule: rhRetry + "; " + rhWait},
+			}},
+		{name: "go-retryablehttp, Timeout 1s", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=1s"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
+			only: []string{"silent", "reserve", "status-503-0"}, caps: map[string]time.Duration{"silent": 30 * time.Second, "reserve": 30 * time.Second},
+			must: map[string]must{
+				"silent":       {requests: n(5), call: 20 * time.Second, margin: time.Second, rule: rhRetry + "; " + rhWait},
+				"reserve":      {executions: n(5), call: 20 * time.Second, margin: time.Second, rule: rhRetry + ": a POST charged 5 times"},
+				"status-503-0": {requests: n(5), rule: rhStatus},
+			}},
+		{name: "go-retryablehttp, Timeout 1s, waits 100ms to 800ms", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=1s", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
+			only: []string{"trickle", "pooled-close-post", "status-408", "redirect-loop", "unreachable", "tls-unknown-ca", "tls-old-version"},
+			caps: map[string]time.Duration{"unreachable": 15 * time.Second},
+			must: map[string]must{
+				"trickle": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond,
+					rule: "Client.Do returns at the head: a body that outlasts HTTPClient.Timeout fails in the caller's read, which no retry covers"},
+				"pooled-close-post": {executions: n(2), outcome: vocab.OK, rule: rhRetry + ": the dead pooled connection's error is retried, a POST's too"},
+				"status-408":        {requests: n(1), rule: "baseRetryPolicy retries no 4xx but 429"},
+				"redirect-loop":     {requests: n(10), rule: "net/http's Client stops after 10 redirects, an error baseRetryPolicy does not retry (redirectsErrorRe)"},
+				"unreachable": {call: 6500 * time.Millisecond, margin: 500 * time.Millisecond,
+					rule: "5 attempts of HTTPClient.Timeout 1 s and waits of 0.1, 0.2, 0.4 and 0.8 s (DefaultBackoff)"},
+				"tls-unknown-ca":  {conns: n(1), rule: "baseRetryPolicy does not retry a certificate error (isCertError, notTrustedErrorRe)"},
+				"tls-old-version": {conns: n(5), rule: "a TLS alert (protocol version) is not a certificate error: " + rhRetry},
+			}},
+		{name: "resty, defaults", preset: "resty", needs: []string{"go"}, args: goBuild("resty"), version: goMod("github.com/go-resty/resty/v2"),
+			only: []string{"reserve", "trickle", "status-503-0", "redirect-loop"},
+			must: map[string]must{
+				"reserve":       {executions: n(1), outcome: vocab.OK, rule: "resty retries nothing by default (Client.RetryCount 0)"},
+				"status-503-0":  {requests: n(1), rule: "resty retries nothing by default (Client.RetryCount 0)"},
+				"redirect-loop": {requests: n(10), rule: "resty leaves redirects to net/http's Client, which stops after 10"},
+			}},
+		{name: "resty, SetRetryCount(2), SetTimeout(1s)", preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
+			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=1s"}, version: goMod("github.com/go-resty/resty/v2"),
+			only: []string{"silent", "reserve", "trickle", "status-503-0", "redirect-loop", "tls-unknown-ca"},
+			caps: map[string]time.Duration{"silent": 10 * time.Second},
+			must: map[string]must{
+				"silent":         {requests: n(3), call: 3300 * time.Millisecond, margin: 400 * time.Millisecond, rule: restyAny},
+				"reserve":        {executions: n(3), rule: restyAny},
+				"trickle":        {requests: n(3), rule: restyAny},
+				"status-503-0":   {requests: n(1), rule: "resty retries a status only through AddRetryCondition"},
+				"redirect-loop":  {requests: n(30), rule: restyAny + ": net/http's redirect limit (10) is an error, retried"},
+				"tls-unknown-ca": {conns: n(3), rule: restyAny + ": a certificate error is retried"},
+			}},
+		{name: "got, defaults", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
+			only: []string{"reserve", "status-408", "status-503-0", "redirect-loop", "pooled-close", "pooled-close-post"},
+			must: map[string]must{
+				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "got has no timeout by default"},
+				"status-408":        {requests: n(3), call: 3050 * time.Millisecond, margin: 350 * time.Millisecond, rule: gotRetry},
+				"status-503-0":      {requests: n(3), call: 3050 * time.Millisecond, margin: 350 * time.Millisecond, rule: gotRetry},
+				"redirect-loop":     {requests: n(11), rule: "got follows 10 redirects (maxRedirects), then MaxRedirectsError, not retried"},
+				"pooled-close":      {executions: n(2), outcome: vocab.OK, rule: gotRetry + ": the dead pooled connection's ECONNRESET is retried for a GET, after 1 s"},
+				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: gotRetry + ": never a POST"},
+			}},
+		{name: "got, timeout.request 1s", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("got"),
+			only: []string{"silent", "trickle", "reserve", "status-503-5"}, caps: map[string]time.Duration{"silent": 15 * time.Second},
+			must: map[string]must{
+				"silent": {requests: n(3), call: 6100 * time.Millisecond, margin: 400 * time.Millisecond,
+					rule: gotRetry + "; timeout.request bounds each attempt, not the call: 3 of 1 s and waits of 1 and 2 s"},
+				"trickle":      {requests: n(3), rule: "timeout.request bounds each attempt, its body included: " + gotRetry},
+				"reserve":      {executions: n(1), rule: gotRetry + ": never a POST"},
+				"status-503-5": {requests: n(1), rule: "calculate-retry-delay.js gives up when the Retry-After (5 s) is longer than timeout.request (1 s)"},
+			}},
+		{name: "axios, timeout 1000", preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("axios"),
+			only: []string{"silent", "trickle", "reserve", "redirect-loop", "tls-stall"},
+			must: map[string]must{
+				"silent": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "axios retries nothing"},
+				"trickle": {outcome: vocab.OK, rule: "axios's timeout in Node (lib/adapters/http.js) is a timer to the response head, then " +
+					"req.setTimeout, the socket's idle limit: a trickle whose bytes come within it survives"},
+				"reserve":       {executions: n(1), rule: "axios retries nothing"},
+				"redirect-loop": {requests: n(22), rule: "follow-redirects follows 21 redirects (axios's maxRedirects), then ERR_FR_TOO_MANY_REDIRECTS"},
+				"tls-stall":     {call: time.Second, margin: 300 * time.Millisecond, rule: "axios's timeout runs from the request's start: the handshake is within it"},
+			}},
+		{name: "axios, defaults", preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), version: npm("axios"),
+			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-close-post"},
+			must: map[string]must{
+				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "axios has no timeout by default (timeout 0) and retries nothing"},
+				"redirect-loop":     {requests: n(22), rule: "follow-redirects follows 21 redirects (axios's maxRedirects), then ERR_FR_TOO_MANY_REDIRECTS"},
+				"pooled-close":      {executions: n(1), outcome: vocab.Failed, rule: "Node's http.Agent fails a request on a kept-alive socket that closes (ECONNRESET, socket hang up); axios retries nothing"},
+				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: "Node's http.Agent fails a request on a kept-alive socket that closes; axios retries nothing"},
+			}},
+		{name: "undici request(), defaults", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"), version: npm("undici"),
+			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-reset-post"},
+			must: map[string]must{
+				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "undici's headersTimeout and bodyTimeout are 300 s by default"},
+				"redirect-loop":     {requests: n(1), rule: "undici's request() follows no redirect"},
+				"pooled-close":      {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
+				"pooled-reset-post": {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
+			}},
+		{name: "undici request(), headersTimeout 1s, bodyTimeout 1s", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"),
+			env: []string{"PROBE_HEADERS_TIMEOUT=1", "PROBE_BODY_TIMEOUT=1"}, version: npm("undici"),
+			only: []string{"silent", "trickle", "redirect-loop", "pooled-close", "pooled-reset-post"},
+			must: map[string]must{
+				"pooled-close":      {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
+				"pooled-reset-post": {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
+				"silent": {requests: n(1), call: 1250 * time.Millisecond, margin: 350 * time.Millisecond,
+					rule: "undici's timers of a second or more run on a 500 ms tick (lib/util/timers.js, TICK_MS 499): headersTimeout fires between 1 and 1.5 s"},
+				"trickle":       {outcome: vocab.OK, rule: "bodyTimeout is per chunk: bytes 500 ms apart never reach it"},
+				"redirect-loop": {requests: n(1), rule: "undici's request() follows no redirect (no RedirectHandler unless asked)"},
+			}},
+		{name: "Python requests, urllib3 Retry(total=3, allowed_methods=None, backoff_factor=0.1), timeout=(1, 1)", preset: "urllib3",
+			needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"),
+			env:     []string{"PROBE_RETRIES=3", "PROBE_RETRY_ANY_METHOD=1", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"},
+			version: pyMod("urllib3"), only: []string{"silent", "reserve", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
+			caps: map[string]time.Duration{"silent": 10 * time.Second},
+			must: map[string]must{
+				"silent": {requests: n(4), call: 4600 * time.Millisecond, margin: 400 * time.Millisecond,
+					rule: "urllib3's Retry(total=3) spends total on read errors; get_backoff_time waits 0 after the first error, then backoff_factor x 2^(n-1): 0.2, 0.4 s"},
+				"reserve":           {executions: n(4), rule: "allowed_methods=None retries every method (Retry._is_method_retryable): a POST charged 4 times"},
+				"status-503-0":      {requests: n(4), rule: "Retry.is_retry retries a 413, 429 or 503 that carries Retry-After (respect_retry_after_header), with no status_forcelist"},
+				"tls-unknown-ca":    {conns: n(4), rule: "urllib3's urlopen counts an SSLError as a connection error, retried (Retry.increment)"},
+				"pooled-close-post": {executions: n(2), outcome: vocab.OK, rule: "allowed_methods=None: the dead pooled connection's POST is sent again"},
+			}},
+		{name: "Python httpx, defaults", preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
+			args: script(python(), "examples/probes/python/httpx_probe.py"), version: pyMod("httpx"),
+			only: []string{"silent", "trickle", "pooled-close", "redirect-loop"}, caps: map[string]time.Duration{"silent": 10 * time.Second},
+			must: map[string]must{
+				"silent":        {requests: n(1), call: 5 * time.Second, margin: 300 * time.Millisecond, rule: "httpx's DEFAULT_TIMEOUT_CONFIG is Timeout(5.0): a 5 s read limit (_config.py)"},
+				"trickle":       {outcome: vocab.OK, rule: "httpx's read timeout is per read"},
+				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "httpcore sends no request again on a dead pooled connection"},
+				"redirect-loop": {requests: n(1), rule: "httpx follows no redirect by default (follow_redirects=False)"},
+			}},
+		{name: "Python httpx, Timeout(1)", preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
+			args: script(python(), "examples/probes/python/httpx_probe.py"), env: []string{"PROBE_TIMEOUT=1"}, version: pyMod("httpx"),
+			only: []string{"silent", "trickle", "reserve"},
+			must: map[string]must{
+				"silent":  {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "httpx.Timeout(1): a 1 s read limit; no retry"},
+				"trickle": {outcome: vocab.OK, rule: "httpx's read timeout is per read: bytes 500 ms apart never reach it"},
+				"reserve": {executions: n(1), rule: "httpx retries no request (HTTPTransport's retries are connects only)"},
+			}},
+		{name: "Python aiohttp, defaults", preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
+			args: script(python(), "examples/probes/python/aiohttp_probe.py"), version: pyMod("aiohttp"),
+			only: []string{"reserve", "trickle", "redirect-loop"},
+			must: map[string]must{
+				"reserve":       {executions: n(1), outcome: vocab.OK, rule: "aiohttp's DEFAULT_TIMEOUT is ClientTimeout(total=300) (client.py); no retry"},
+				"trickle":       {outcome: vocab.OK, rule: "ClientTimeout(total=300) lets the 4 s trickle finish"},
+				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
+			}},
+		{name: "Python aiohttp, ClientTimeout(total=1)", preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
+			args: script(python(), "examples/probes/python/aiohttp_probe.py"), env: []string{"PROBE_TOTAL=1"}, version: pyMod("aiohttp"),
+			only: []string{"silent", "trickle", "pooled-close", "redirect-loop", "tls-mixed"},
+			must: map[string]must{
+				"silent":        {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "ClientTimeout.total is a deadline for the call"},
+				"trickle":       {requests: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: "ClientTimeout.total covers the body"},
+				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "aiohttp sends no request again on a dead pooled connection (ServerDisconnectedError)"},
+				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
+				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the host's next address after a ClientConnectorError, a certificate's (ClientConnectorCertificateError) included"},
+			}},
+	}
+}
+
+// layersDir holds the Node probes of the retry layers and their lockfile, from the probe
+// package's directory.
+const layersDir = "../examples/probes/node/layers"
+
+// goBuildMu serializes goBuild: two configurations of one probe, run at once, build one binary.
+var goBuildMu sync.Mutex
+
+// goBuild builds a Go probe of the examples module into tmp, once.
+func goBuild(name string) func(root, tmp string) ([]string, error) {
+	return func(root, tmp string) ([]string, error) {
+		goBuildMu.Lock()
+		defer goBuildMu.Unlock()
+		bin := filepath.Join(tmp, name)
+		if _, err := os.Stat(bin); err == nil {
+			return []string{bin}, nil
+		}
+		cmd := exec.Command("go", "build", "-o", bin, "./probes/"+name)
+		cmd.Dir = filepath.Join(root, "examples")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build the %s probe: %v: %s", name, err, out)
+		}
+		return []string{bin}, nil
 	}
 }
 
@@ -284,9 +601,11 @@ func TestShippedProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
+	var mu sync.Mutex // guards sections and ranks, which the retry layers' probes fill at once
 	sections := map[string]string{}
-	for _, sp := range shippedProbes() {
-		t.Run(sp.name, func(t *testing.T) {
+	ranks := map[string]rank{}
+	one := func(sp shippedProbe) func(t *testing.T) {
+		return func(t *testing.T) {
 			for _, need := range sp.needs {
 				if _, err := exec.LookPath(need); err != nil {
 					if _, serr := os.Stat(need); serr != nil {
@@ -301,7 +620,11 @@ func TestShippedProbes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := expectOf(sp.expect)
+			spec := sp.expect
+			if spec == nil {
+				spec = []string{"go"} // without a preset: go's clock for the rows' times
+			}
+			e, err := expectOf(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,8 +633,14 @@ func TestShippedProbes(t *testing.T) {
 				if slices.Contains(shippedCapsArg, s.Name) {
 					p.caps[i] = shippedCap
 				}
+				if c, ok := sp.caps[s.Name]; ok {
+					p.caps[i] = c
+				}
 			}
-			p.Expect = &e
+			p.Only = strings.Join(sp.only, ",")
+			if sp.expect != nil {
+				p.Expect = &e
+			}
 			// The rows are judged like labrun's own runs: against the noise measured while
 			// they ran (a time the machine's noise explains is inconclusive, not a failure).
 			sentinel := noise.Start()
@@ -327,7 +656,12 @@ func TestShippedProbes(t *testing.T) {
 			// A row that disagrees is measured once more: a 2-core machine shared with other
 			// work can stall a JVM for tens of milliseconds now and then. It fails when it
 			// disagrees twice.
-			if again := disagreeing(run, sp.known); len(again) > 0 {
+			again := slices.Collect(maps.Keys(mustBreaches(sp, obs)))
+			if sp.expect != nil {
+				again = append(again, disagreeing(run, sp.known)...)
+			}
+			slices.Sort(again)
+			if again = slices.Compact(again); len(again) > 0 {
 				t.Logf("measuring again: %s", strings.Join(again, ", "))
 				p.Only = strings.Join(again, ",")
 				more, err := p.observeAll(context.Background(), experiments.Options{})
@@ -337,14 +671,18 @@ func TestShippedProbes(t *testing.T) {
 				for _, o := range more {
 					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
 				}
-				p.Only = ""
+				p.Only = strings.Join(sp.only, ",")
 				run = p.result(obs, tol)
 				runner.Judge(&run, sentinel, begin, time.Now(), tol)
+			}
+			for name, why := range mustBreaches(sp, obs) {
+				t.Errorf("%s: %s (%s)", name, strings.Join(why, "; "), sp.must[name].rule)
 			}
 			for _, r := range run.Rows {
 				name, _, _ := strings.Cut(r.Name, ":")
 				_, isKnown := sp.known[name]
 				switch {
+				case sp.expect == nil: // judged by must alone
 				case r.Skipped != "":
 				case isKnown && r.Pass:
 					t.Errorf("%s: agrees with --expect %s now; remove its known difference", name, e.Label)
@@ -354,11 +692,165 @@ func TestShippedProbes(t *testing.T) {
 					t.Errorf("%s: %s (%s)", name, r.Reason, r.Server)
 				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			sections[sp.name] = clientSection(sp, e, run, obs, display(args, root, tmp))
-		})
+			ranks[sp.name] = rankOf(obs)
+		}
 	}
-	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
+	for _, sp := range shippedProbes() {
+		if sp.preset == "" {
+			t.Run(sp.name, one(sp))
+		}
+	}
+	// The retry layers' probes run two at a time (-parallel, GOMAXPROCS by default), after the
+	// others: each scenario has a server of its own, their rows are judged by counts and by
+	// times with margins of 300 ms or more, and one at a time they would add three minutes.
+	t.Run("layers", func(t *testing.T) {
+		for _, sp := range shippedProbes() {
+			if sp.preset != "" {
+				t.Run(sp.name, func(t *testing.T) {
+					t.Parallel()
+					one(sp)(t)
+				})
+			}
+		}
+	})
+	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections, ranks)
 }
+
+// rank is what a slow or failing downstream cost one shipped probe: the reservation's
+// executions, the requests for one 503 with Retry-After: 0, and the silent server's call
+// (its time as the probe reported it, or the cap it was still waiting at). -1: not run.
+type rank struct {
+	reserve, status503 int
+	silent             time.Duration
+	silentCapped       bool
+}
+
+func rankOf(obs []observation) rank {
+	r := rank{reserve: -1, status503: -1, silent: -1}
+	meas := measureAll(obs)
+	for i, o := range obs {
+		m := meas[i]
+		if o.skipped != "" {
+			continue
+		}
+		switch o.sc.Name {
+		case "reserve":
+			r.reserve = m.executions
+		case "status-503-0":
+			r.status503 = m.arrivals
+		case "silent":
+			switch {
+			case o.exec.Killed:
+				r.silent, r.silentCapped = o.sc.Cap, true
+			case m.call != nil:
+				r.silent = *m.call
+			case m.left != nil:
+				r.silent = *m.left
+			}
+		}
+	}
+	return r
+}
+
+// parseRanking reads the rows of a ranking that ranking wrote, by probe.
+func parseRanking(text string) map[string]rank {
+	out := map[string]rank{}
+	count := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Split(line, " | ")
+		if len(f) != 4 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| client") {
+			continue
+		}
+		r := rank{reserve: count(f[1]), status503: count(f[2]), silent: -1}
+		silent := strings.TrimSuffix(f[3], " |")
+		if c, ok := strings.CutPrefix(silent, "at the cap ("); ok {
+			r.silent, _ = time.ParseDuration(strings.TrimSuffix(c, ")"))
+			r.silentCapped = true
+		} else if sec, ok := strings.CutPrefix(silent, "about "); ok {
+			if v, err := strconv.ParseFloat(strings.TrimSuffix(sec, " s"), 64); err == nil {
+				r.silent = time.Duration(v * float64(time.Second))
+			}
+		}
+		out[strings.TrimPrefix(f[0], "| ")] = r
+	}
+	return out
+}
+
+// ranking is docs/clients.md's ranking of the shipped probes by what a slow or failing
+// downstream costs: executions on reserve first, then requests on status-503-0, then the
+// silent server's time (in whole seconds, so that a few milliseconds do not reorder it); a
+// figure not measured ranks last. A probe not run keeps its row of the ranking before (old);
+// one in neither is left out until it runs.
+func ranking(ranks map[string]rank, old string) string {
+	probes := shippedProbes()
+	before := parseRanking(old)
+	ranks = maps.Clone(ranks)
+	names := make([]string, 0, len(probes))
+	for _, sp := range probes {
+		if _, ok := ranks[sp.name]; !ok {
+			r, ok := before[sp.name]
+			if !ok {
+				continue
+			}
+			ranks[sp.name] = r
+		}
+		names = append(names, sp.name)
+	}
+	silentKey := func(r rank) int {
+		if r.silentCapped {
+			return math.MaxInt
+		}
+		return int(r.silent.Round(time.Second) / time.Second)
+	}
+	slices.SortStableFunc(names, func(a, b string) int {
+		ra, rb := ranks[a], ranks[b]
+		return cmp.Or(cmp.Compare(rb.reserve, ra.reserve), cmp.Compare(rb.status503, ra.status503), cmp.Compare(silentKey(rb), silentKey(ra)))
+	})
+	var b strings.Builder
+	b.WriteString(rankingStart + "\n## What a slow or failing downstream costs\n\n" +
+		"Every probe of this page ranked by what it does to a downstream in trouble: how often it charged the `reserve` scenario's " +
+		"reservation (a POST whose answer takes 2 s), how many requests one `status-503-0` call sent (a 503 with " +
+		"Retry-After: 0), and how long its call stayed on the `silent` server, as the probe reported it (\"at the cap\": " +
+		"still waiting when it was killed). \"—\": the scenario is not among those its configuration runs.\n\n" +
+		"| client, configuration | executions on `reserve` | requests on `status-503-0` | the call on `silent` |\n|---|---|---|---|\n")
+	count := func(n int) string {
+		if n < 0 {
+			return "—"
+		}
+		return strconv.Itoa(n)
+	}
+	for _, name := range names {
+		r := ranks[name]
+		silent := "—"
+		switch {
+		case r.silentCapped:
+			silent = fmt.Sprintf("at the cap (%v)", r.silent)
+		case r.silent >= 0:
+			silent = fmt.Sprintf("about %.1f s", r.silent.Seconds())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, count(r.reserve), count(r.status503), silent)
+	}
+	b.WriteString(rankingEnd + "\n")
+	return b.String()
+}
+
+const (
+	rankingStart = "<!-- ranking -->"
+	rankingEnd   = "<!-- end of ranking -->"
+)
+
+// rankingTimes are the ranking's times, which the drift check leaves out: the order and the
+// counts stay.
+var rankingTimes = regexp.MustCompile(`about [0-9.]+ s`)
 
 // disagreeing lists the scenarios whose rows disagree with the expectation other than the
 // known differences, and the known differences that agree.
@@ -379,7 +871,7 @@ func display(args []string, root, tmp string) string {
 	for i, a := range args {
 		a = strings.TrimPrefix(a, root+string(filepath.Separator))
 		if strings.HasPrefix(a, tmp) {
-			a = "goprobe" // the Go probe, built from examples/probes/go
+			a = filepath.Base(a) // a Go probe, built from examples/probes (goprobe from examples/probes/go)
 		}
 		out[i] = a
 	}
@@ -401,12 +893,21 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 			closest = c.Value
 		}
 	}
-	fmt.Fprintf(&b, "%s%s.\n\n%s. Closest client the model knows: %s. CI expects `--expect %s`",
-		measuredWith, sp.version(), cmd, closest, strings.Join(expectFlags(sp.expect), " "))
-	if len(sp.known) > 0 {
-		b.WriteString(" on every row but the known differences")
+	fmt.Fprintf(&b, "%s%s.\n\n%s. Closest client the model knows: %s.", measuredWith, sp.version(), cmd, closest)
+	switch {
+	case sp.expect != nil:
+		fmt.Fprintf(&b, " CI expects `--expect %s`", strings.Join(expectFlags(sp.expect), " "))
+		if len(sp.known) > 0 {
+			b.WriteString(" on every row but the known differences")
+		}
+		b.WriteString(".")
+	case sp.preset != "":
+		fmt.Fprintf(&b, " The model has no profile `%s` yet: CI holds the rows to the library's rules below.", sp.preset)
 	}
-	b.WriteString(".\n\n| scenario | outcome | executions | connections | what it does |\n|---|---|---|---|---|\n")
+	if len(sp.only) > 0 {
+		b.WriteString(" Run on the scenarios that show the configuration: `--only " + strings.Join(sp.only, ",") + "`.")
+	}
+	b.WriteString("\n\n| scenario | outcome | executions | connections | what it does |\n|---|---|---|---|---|\n")
 	meas := measureAll(obs)
 	for i, o := range obs {
 		r := run.Rows[i]
@@ -427,6 +928,12 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 		// race of a microsecond.
 		what := leftHow.Replace(meaning(o, e.predict(o.sc).clock(meas[i]), docMs(r, run.ToleranceMs), false))
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s%s |\n", o.sc.Name, orDash(string(r.Outcome)), execs, conns, what, mark)
+	}
+	if len(sp.must) > 0 {
+		b.WriteString("\nWhat CI holds it to, from the library's source:\n\n")
+		for _, name := range slices.Sorted(maps.Keys(sp.must)) {
+			fmt.Fprintf(&b, "- `%s`: %s: %s.\n", name, sp.must[name], sp.must[name].rule)
+		}
 	}
 	if len(sp.known) > 0 {
 		b.WriteString("\nKnown differences from the model:\n\n")
@@ -513,6 +1020,14 @@ capped at 5 s, so "still waiting at the cap" means no timeout of 3 s or less.
 
 A known difference is a rule of the library, read in its source, that the model's profile does
 not encode (yet): the row is measured and shown, and CI holds it to differ.
+
+Each row ends with the whole call's time as the probe reported it, every retry and back-off
+included, and a call sent more than once gives its requests' arrivals at the server. The retry
+layers (go-retryablehttp, resty, got, axios, urllib3's ` + "`Retry`" + ` under requests) and the
+clients that retry nothing to set beside them (undici, httpx, aiohttp) run on the scenarios
+that show their configuration, with caps that fit their retries; the model has no profile of
+them yet, so CI holds their rows to their library's rules, listed under each with its source.
+The ranking below sets every probe side by side by what a downstream in trouble pays.
 `
 
 // checkClientsDoc compares docs/clients.md's sections with the measured ones, or rewrites
@@ -532,6 +1047,7 @@ func withoutVersion(section string) string {
 		if strings.HasPrefix(line, measuredWith) || (noLookups && isLookupRow(line)) {
 			continue
 		}
+		line = wholeCallTimes.ReplaceAllString(line, "")
 		keep = append(keep, closestFit.ReplaceAllString(line, "Closest client the model knows: (fitted)."))
 	}
 	return strings.Join(keep, "\n")
@@ -541,6 +1057,11 @@ func withoutVersion(section string) string {
 // start moves by tens of ms (a 1 s connect timeout fits as 1s or 1.1s from one run to the
 // next), so the drift check leaves it out; the rows judge the client.
 var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-9][^.]*)*\.`)
+
+// wholeCallTimes are the whole call's time and its requests' arrivals in a row: a
+// back-off's jitter and the scheduler move them by more than a rounding absorbs, so the drift
+// check leaves them out; the counts stay, and the rows judge the times.
+var wholeCallTimes = regexp.MustCompile(`; the call took (about [0-9]+|under 50) ms|, (in bursts )?at 0(/[0-9.]+)* s|failed after about [0-9]+ ms`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {
@@ -552,7 +1073,7 @@ func isLookupRow(line string) bool {
 	return false
 }
 
-func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
+func checkClientsDoc(t *testing.T, path string, sections map[string]string, ranks map[string]rank) {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -567,9 +1088,19 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
 		}
 		return sectionStart(name) + "\n" + body + sectionEnd + "\n"
 	}
+	oldRanking := ""
+	if _, rest, ok := strings.Cut(page, rankingStart); ok {
+		if body, _, ok := strings.Cut(rest, rankingEnd+"\n"); ok {
+			oldRanking = rankingStart + body + rankingEnd + "\n"
+		}
+	}
+	rankingNow := ranking(ranks, oldRanking)
 	if *updateClients {
 		var b strings.Builder
 		b.WriteString(clientsIntro)
+		if r := cmp.Or(rankingNow, oldRanking); r != "" {
+			b.WriteString("\n" + r)
+		}
 		for _, sp := range shippedProbes() {
 			s := sections[sp.name]
 			if s == "" {
@@ -587,6 +1118,9 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string) {
 	}
 	if !strings.HasPrefix(page, clientsIntro) {
 		t.Errorf("docs/clients.md does not open with the generated introduction: run make clients")
+	}
+	if len(ranks) == len(shippedProbes()) && rankingTimes.ReplaceAllString(rankingNow, "") != rankingTimes.ReplaceAllString(oldRanking, "") {
+		t.Errorf("docs/clients.md's ranking is stale: run make clients\ngot:\n%s\nwant:\n%s", oldRanking, rankingNow)
 	}
 	for _, sp := range shippedProbes() {
 		if s, ran := sections[sp.name]; ran && withoutVersion(s) != withoutVersion(oldSection(sp.name)) {

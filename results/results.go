@@ -76,6 +76,9 @@ type Call struct {
 	// Label names the call in a timeline ("trickle, deadline 1.5s", "batch 2").
 	Label    string    `json:"label"`
 	Attempts []Attempt `json:"attempts"`
+	// WallMs is the whole call's time as the client itself measured it (a probe's report
+	// line: every attempt and wait between them), where it was given.
+	WallMs *float64 `json:"wall_ms,omitempty"`
 }
 
 // Param is one named parameter of a run.

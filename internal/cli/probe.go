@@ -82,7 +82,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"counts. Prints the fingerprint and the closest client the model knows; with --expect, every row " +
 			"is judged against that client and the exit code is 1 when one disagrees. docs/probe.md has the " +
 			"protocol, examples/probes/ ready probes.\n\nScenarios (what each does and its cap: docs/probe.md; " +
-			"--NAME-cap DURATION kills the command and all it started that long after it starts on scenario NAME):\n" +
+			"--NAME-cap DURATION sets one, --cap-scale N multiplies all):\n" +
 			scenarioHelp() + "\n" +
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
@@ -151,6 +151,9 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 		if c.IsSet(name) && name != "deadline" && name != "retries" {
 			return usagef("--%s does not apply to --grpc: only --deadline and --retries describe a gRPC client", name)
 		}
+	}
+	if c.IsSet("cap-scale") {
+		return usagef("--cap-scale does not apply to --grpc: its scenarios have caps of their own")
 	}
 	for _, name := range probe.ScenarioNames() {
 		if c.IsSet(name + "-cap") {

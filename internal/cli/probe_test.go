@@ -28,6 +28,11 @@ func TestProbeBadInput(t *testing.T) {
 		{[]string{"probe", "--read-timeout", "1s", "--", "true"}, "labrun: --read-timeout needs --expect"},
 		{[]string{"probe", "--expect", "nope", "--", "true"}, `labrun: --expect: unknown value "nope" (want urlconnection, jdk`},
 		{[]string{"probe", "--silent-cap", "1s", "--", "true"}, "labrun: --silent-cap must be at least 3s"},
+		{[]string{"probe", "--cap-scale", "0", "--", "true"}, "labrun: --cap-scale must be at least 1, got 0"},
+		{[]string{"probe", "--cap-scale", "1.5", "--", "true"}, `labrun: --cap-scale: invalid value "1.5" (want a whole number)`},
+		{[]string{"probe", "--cap-scale", "21", "--", "true"}, "labrun: --cap-scale must be at most 20, got 21"},
+		{[]string{"probe", "--cap-scale", "20", "--silent-cap", "1m", "--", "true"}, "labrun: --cap-scale 20 makes the silent cap 20m0s, longer than 10m0s"},
+		{[]string{"probe", "--grpc", "--cap-scale", "2", "--", "true"}, "labrun: --cap-scale does not apply to --grpc"},
 		{[]string{"probe", "--expect", "go", "--hc5-retries", "none", "--", "true"}, "labrun: --expect: --hc5-retries is HttpClient 5's"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,215 @@
+package probe
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labrun/labrun/fakesrv"
+)
+
+// retried is an observation of a client that sent the call's request at the given arrival
+// offsets, each left after left, and reported the call's time.
+func retried(sc Scenario, arrivals []time.Duration, left time.Duration, callMs float64) observation {
+	t0 := time.Now()
+	o := observation{sc: sc, exec: Exec{Started: t0, Ended: t0.Add(arrivals[len(arrivals)-1] + left), ExitCode: 1,
+		Reports: []Report{{Call: 1, Ms: callMs, HasMs: true, Outcome: "error"}}}}
+	for i, a := range arrivals {
+		o.reqs = append(o.reqs, fakesrv.Request{Seq: i + 1, Method: sc.Method, Arrived: t0.Add(a), Finished: t0.Add(a + left),
+			ClientGone: true, Conn: i + 1, ConnSeq: 1})
+		o.conns = append(o.conns, fakesrv.Conn{ID: i + 1, Accepted: t0.Add(a), Ended: t0.Add(a + left), End: fakesrv.ConnFIN})
+	}
+	return o
+}
+
+func TestWholeCall(t *testing.T) {
+	s := time.Second
+	backoff := []time.Duration{0, 2 * s, 5 * s, 10 * s, 19 * s} // a 1 s timeout, then 1, 2, 4, 8 s waits
+	tests := []struct {
+		name string
+		obs  observation
+		want []string
+	}{
+		{"silent, retried with back-off", retried(scenarioNamed(t, "silent"), backoff, s, 20015),
+			[]string{"left at 1000 ms", "sent it 5 times, at 0/2.0/5.0/10.0/19.0 s", "the call took 20015 ms"}},
+		{"reserve, retried", func() observation {
+			o := retried(scenarioNamed(t, "reserve"), backoff, s, 20015)
+			o.reservations = 5
+			return o
+		}(), []string{"the server executed it 5 times, at 0/2.0/5.0/10.0/19.0 s", "the call took 20015 ms"}},
+		{"status, back to back", func() observation {
+			o := retried(scenarioNamed(t, "status-503-0"), []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, 0, 3)
+			return o
+		}(), []string{"gave up after 3 requests; the call took 3 ms"}},
+		{"nxdomain after retries", func() observation {
+			sc := scenarioNamed(t, "nxdomain")
+			return observation{sc: sc, exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: 15020, HasMs: true}}}}
+		}(), []string{"failed after 15020 ms"}},
+		{"nxdomain at once", func() observation {
+			sc := scenarioNamed(t, "nxdomain")
+			return observation{sc: sc, exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: 4, HasMs: true}}}}
+		}(), []string{"failed at once"}},
+		{"a stalled handshake left, then tried again to the cap", func() observation {
+			sc := scenarioNamed(t, "tls-stall")
+			d := 2 * s
+			return observation{sc: sc, exec: Exec{ExitCode: -1, Killed: true}, pre: preFirstSeen{conns: 2, left: &d}}
+		}(), []string{"left the handshake at 2000 ms and tried again"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.obs.measure(0)
+			got := meaning(tt.obs, m, ms, true)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want it to say %q", got, w)
+				}
+			}
+			if strings.Contains(got, "nothing of its own bounds it") && tt.obs.pre.left != nil {
+				t.Errorf("got %q: a bound was measured", got)
+			}
+		})
+	}
+}
+
+func TestCallsInJSON(t *testing.T) {
+	s := time.Second
+	obs := []observation{retried(scenarioNamed(t, "silent"), []time.Duration{0, 2 * s, 5 * s}, s, 6010)}
+	calls := callsOf(obs, measureAll(obs))
+	if len(calls) != 1 {
+		t.Fatalf("got %d calls, want 1", len(calls))
+	}
+	c := calls[0]
+	if c.Label != "silent" || c.WallMs == nil || *c.WallMs != 6010 {
+		t.Errorf("got label %q, wall %v; want silent, 6010", c.Label, c.WallMs)
+	}
+	var starts []float64
+	for _, a := range c.Attempts {
+		starts = append(starts, a.StartMs)
+		if a.EndMs == nil || *a.EndMs-a.StartMs != 1000 || !a.NewConnection {
+			t.Errorf("attempt %+v: want 1000 ms on a new connection", a)
+		}
+	}
+	if want := []float64{0, 2000, 5000}; len(starts) != 3 || starts[0] != want[0] || starts[1] != want[1] || starts[2] != want[2] {
+		t.Errorf("got starts %v, want %v", starts, want)
+	}
+}
+
+func TestSpacing(t *testing.T) {
+	ms := time.Millisecond
+	at := func(offsets ...time.Duration) []send {
+		var out []send
+		for _, o := range offsets {
+			out = append(out, send{at: o})
+		}
+		return out
+	}
+	chain := func(attempts, perAttempt int, wait time.Duration) []send {
+		var out []send
+		t := time.Duration(0)
+		for a := range attempts {
+			if a > 0 {
+				t += wait
+			}
+			for range perAttempt {
+				out = append(out, send{at: t})
+				t += ms
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		sends []send
+		want  string
+	}{
+		{"one request", at(0), ""},
+		{"back to back", at(0, ms, 2*ms), ""},
+		{"back-off", at(0, time.Second, 3*time.Second), ", at 0/1.0/3.0 s"},
+		{"redirect chains, retried", chain(3, 10, 120*ms), ", in bursts at 0/0.1/0.3 s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spacing(tt.sends); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCapScale: --cap-scale multiplies every cap, a --NAME-cap's included, and the run's
+// config records the scale and the caps set apart, unscaled, so that it can be run again.
+func TestCapScale(t *testing.T) {
+	p := New(Command{Args: []string{"true"}})
+	p.capScale = 3
+	i := slices.IndexFunc(Scenarios(), func(s Scenario) bool { return s.Name == "reserve" })
+	p.caps[i] = 10 * time.Second
+	scs, err := p.scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, s := range scs {
+		want := Scenarios()[j].Cap * 3
+		if j == i {
+			want = 30 * time.Second
+		}
+		if s.Cap != want {
+			t.Errorf("%s: got cap %v, want %v", s.Name, s.Cap, want)
+		}
+	}
+	run := p.result([]observation{{sc: scs[i]}, {sc: scs[0]}}, 50*time.Millisecond)
+	got := map[string]string{}
+	for _, c := range run.Config {
+		got[c.Name] = c.Value
+	}
+	if got["cap-scale"] != "3" || got["reserve-cap"] != "10s" || got["instant-cap"] != "" {
+		t.Errorf("got config %v, want cap-scale 3, reserve-cap 10s and no instant-cap", run.Config)
+	}
+}
+
+// TestSummaryPerAttempt: a client that left the silent server at 1 s and came back says its
+// limit is each attempt's, with the attempts and the whole call.
+func TestSummaryPerAttempt(t *testing.T) {
+	s := time.Second
+	obs := []observation{retried(scenarioNamed(t, "silent"), []time.Duration{0, 2 * s, 5 * s, 10 * s, 19 * s}, s, 20015)}
+	got := summary(obs, measureAll(obs))
+	if want := "leaves a silent server at 1s per attempt (5 attempts on the silent server, 20s in all); re-sends by itself"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRanking: the ranking orders the shipped probes by executions on reserve, then requests
+// on status-503-0, then the silent call; it reads back what it wrote, so that a run of some
+// probes keeps the others' rows.
+func TestRanking(t *testing.T) {
+	probes := shippedProbes()
+	ranks := map[string]rank{}
+	for i, sp := range probes {
+		ranks[sp.name] = rank{reserve: 1, status503: 1, silent: time.Duration(i) * time.Second}
+	}
+	first, second, last := probes[3].name, probes[0].name, probes[1].name
+	ranks[first] = rank{reserve: 5, status503: 5, silent: 20 * time.Second}
+	ranks[second] = rank{reserve: 1, status503: 3, silent: -1}
+	ranks[last] = rank{reserve: -1, status503: -1, silent: 5 * time.Second, silentCapped: true}
+	text := ranking(ranks, "")
+	var order []string
+	for _, line := range strings.Split(text, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " | "); ok && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| client") {
+			order = append(order, name)
+		}
+	}
+	if len(order) != len(probes) || order[0] != first || order[1] != second || order[len(order)-1] != last {
+		t.Errorf("got order %q, want %s, %s first and %s last", order, first, second, last)
+	}
+	back := parseRanking(text)
+	for name, r := range ranks {
+		got := back[name]
+		if got.reserve != r.reserve || got.status503 != r.status503 || got.silentCapped != r.silentCapped || (got.silent-r.silent).Abs() > 50*time.Millisecond {
+			t.Errorf("%s: read back %+v, want %+v", name, got, r)
+		}
+	}
+	delete(ranks, first)
+	if again := ranking(ranks, text); again != text {
+		t.Errorf("a ranking of all but one probe, the rest from before, differs:\n%s\nwant:\n%s", again, text)
+	}
+}
