@@ -603,7 +603,7 @@ func TestShippedProbes(t *testing.T) {
 	tmp := t.TempDir()
 	var mu sync.Mutex // guards sections and ranks, which the retry layers' probes fill at once
 	sections := map[string]string{}
-	ranks := map[string]rank{}
+	ranks := map[string]costRank{}
 	one := func(sp shippedProbe) func(t *testing.T) {
 		return func(t *testing.T) {
 			for _, need := range sp.needs {
@@ -719,17 +719,17 @@ func TestShippedProbes(t *testing.T) {
 	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections, ranks)
 }
 
-// rank is what a slow or failing downstream cost one shipped probe: the reservation's
+// costRank is what a slow or failing downstream cost one shipped probe: the reservation's
 // executions, the requests for one 503 with Retry-After: 0, and the silent server's call
 // (its time as the probe reported it, or the cap it was still waiting at). -1: not run.
-type rank struct {
+type costRank struct {
 	reserve, status503 int
 	silent             time.Duration
 	silentCapped       bool
 }
 
-func rankOf(obs []observation) rank {
-	r := rank{reserve: -1, status503: -1, silent: -1}
+func rankOf(obs []observation) costRank {
+	r := costRank{reserve: -1, status503: -1, silent: -1}
 	meas := measureAll(obs)
 	for i, o := range obs {
 		m := meas[i]
@@ -756,8 +756,8 @@ func rankOf(obs []observation) rank {
 }
 
 // parseRanking reads the rows of a ranking that ranking wrote, by probe.
-func parseRanking(text string) map[string]rank {
-	out := map[string]rank{}
+func parseRanking(text string) map[string]costRank {
+	out := map[string]costRank{}
 	count := func(s string) int {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -770,7 +770,7 @@ func parseRanking(text string) map[string]rank {
 		if len(f) != 4 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| client") {
 			continue
 		}
-		r := rank{reserve: count(f[1]), status503: count(f[2]), silent: -1}
+		r := costRank{reserve: count(f[1]), status503: count(f[2]), silent: -1}
 		silent := strings.TrimSuffix(f[3], " |")
 		if c, ok := strings.CutPrefix(silent, "at the cap ("); ok {
 			r.silent, _ = time.ParseDuration(strings.TrimSuffix(c, ")"))
@@ -790,7 +790,7 @@ func parseRanking(text string) map[string]rank {
 // silent server's time (in whole seconds, so that a few milliseconds do not reorder it); a
 // figure not measured ranks last. A probe not run keeps its row of the ranking before (old);
 // one in neither is left out until it runs.
-func ranking(ranks map[string]rank, old string) string {
+func ranking(ranks map[string]costRank, old string) string {
 	probes := shippedProbes()
 	before := parseRanking(old)
 	ranks = maps.Clone(ranks)
@@ -805,7 +805,7 @@ func ranking(ranks map[string]rank, old string) string {
 		}
 		names = append(names, sp.name)
 	}
-	silentKey := func(r rank) int {
+	silentKey := func(r costRank) int {
 		if r.silentCapped {
 			return math.MaxInt
 		}
@@ -1073,7 +1073,7 @@ func isLookupRow(line string) bool {
 	return false
 }
 
-func checkClientsDoc(t *testing.T, path string, sections map[string]string, ranks map[string]rank) {
+func checkClientsDoc(t *testing.T, path string, sections map[string]string, ranks map[string]costRank) {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {

@@ -183,14 +183,14 @@ func TestSummaryPerAttempt(t *testing.T) {
 // probes keeps the others' rows.
 func TestRanking(t *testing.T) {
 	probes := shippedProbes()
-	ranks := map[string]rank{}
+	ranks := map[string]costRank{}
 	for i, sp := range probes {
-		ranks[sp.name] = rank{reserve: 1, status503: 1, silent: time.Duration(i) * time.Second}
+		ranks[sp.name] = costRank{reserve: 1, status503: 1, silent: time.Duration(i) * time.Second}
 	}
 	first, second, last := probes[3].name, probes[0].name, probes[1].name
-	ranks[first] = rank{reserve: 5, status503: 5, silent: 20 * time.Second}
-	ranks[second] = rank{reserve: 1, status503: 3, silent: -1}
-	ranks[last] = rank{reserve: -1, status503: -1, silent: 5 * time.Second, silentCapped: true}
+	ranks[first] = costRank{reserve: 5, status503: 5, silent: 20 * time.Second}
+	ranks[second] = costRank{reserve: 1, status503: 3, silent: -1}
+	ranks[last] = costRank{reserve: -1, status503: -1, silent: 5 * time.Second, silentCapped: true}
 	text := ranking(ranks, "")
 	var order []string
 	for _, line := range strings.Split(text, "\n") {
