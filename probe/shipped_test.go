@@ -353,14 +353,14 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			"plus up to 100 ms of noise, and takes a Retry-After of 0 as absent (if (retryAfter))"
 	)
 	return []shippedProbe{
-		{name: "go-retryablehttp, defaults", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+		{name: "go-retryablehttp, defaults", expect: []string{"retryablehttp"}, preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
 			version: goMod("github.com/hashicorp/go-retryablehttp"), only: []string{"reserve", "status-503-0", "pooled-close-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "go-retryablehttp sets no timeout (go-cleanhttp's pooled client): the 2 s answer comes"},
 				"status-503-0":      {requests: n(5), rule: rhStatus},
 				"pooled-close-post": {executions: n(2), outcome: vocab.OK, call: time.Second, margin: 300 * time.Millisecond, rule: rhRetry + "; " + rhWait},
 			}},
-		{name: "go-retryablehttp, Timeout 1s", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+		{name: "go-retryablehttp, Timeout 1s", expect: []string{"retryablehttp", "attempt-timeout=1s"}, preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
 			env: []string{"PROBE_TIMEOUT=1s"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
 			only: []string{"silent", "reserve", "status-503-0"}, caps: map[string]time.Duration{"silent": 30 * time.Second, "reserve": 30 * time.Second},
 			must: map[string]must{
@@ -368,7 +368,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve":      {executions: n(5), call: 20 * time.Second, margin: time.Second, rule: rhRetry + ": a POST charged 5 times"},
 				"status-503-0": {requests: n(5), rule: rhStatus},
 			}},
-		{name: "go-retryablehttp, Timeout 1s, waits 100ms to 800ms", preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
+		{name: "go-retryablehttp, Timeout 1s, waits 100ms to 800ms", expect: []string{"retryablehttp", "attempt-timeout=1s", "backoff=100ms", "backoff-max=800ms"}, preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
 			env: []string{"PROBE_TIMEOUT=1s", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
 			only: []string{"trickle", "pooled-close-post", "status-408", "redirect-loop", "unreachable", "tls-unknown-ca", "tls-old-version"},
 			caps: map[string]time.Duration{"unreachable": 15 * time.Second},
@@ -383,14 +383,14 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"tls-unknown-ca":  {conns: n(1), rule: "baseRetryPolicy does not retry a certificate error (isCertError, notTrustedErrorRe)"},
 				"tls-old-version": {conns: n(5), rule: "a TLS alert (protocol version) is not a certificate error: " + rhRetry},
 			}},
-		{name: "resty, defaults", preset: "resty", needs: []string{"go"}, args: goBuild("resty"), version: goMod("github.com/go-resty/resty/v2"),
+		{name: "resty, defaults", expect: []string{"resty"}, preset: "resty", needs: []string{"go"}, args: goBuild("resty"), version: goMod("github.com/go-resty/resty/v2"),
 			only: []string{"reserve", "trickle", "status-503-0", "redirect-loop"},
 			must: map[string]must{
 				"reserve":       {executions: n(1), outcome: vocab.OK, rule: "resty retries nothing by default (Client.RetryCount 0)"},
 				"status-503-0":  {requests: n(1), rule: "resty retries nothing by default (Client.RetryCount 0)"},
 				"redirect-loop": {requests: n(10), rule: "resty leaves redirects to net/http's Client, which stops after 10"},
 			}},
-		{name: "resty, SetRetryCount(2), SetTimeout(1s)", preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
+		{name: "resty, SetRetryCount(2), SetTimeout(1s)", expect: []string{"resty", "retries=2", "attempt-timeout=1s"}, preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
 			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=1s"}, version: goMod("github.com/go-resty/resty/v2"),
 			only: []string{"silent", "reserve", "trickle", "status-503-0", "redirect-loop", "tls-unknown-ca"},
 			caps: map[string]time.Duration{"silent": 10 * time.Second},
@@ -402,7 +402,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"redirect-loop":  {requests: n(30), rule: restyAny + ": net/http's redirect limit (10) is an error, retried"},
 				"tls-unknown-ca": {conns: n(3), rule: restyAny + ": a certificate error is retried"},
 			}},
-		{name: "got, defaults", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
+		{name: "got, defaults", expect: []string{"got"}, preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
 			only: []string{"reserve", "status-408", "status-503-0", "redirect-loop", "pooled-close", "pooled-close-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "got has no timeout by default"},
@@ -412,7 +412,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close":      {executions: n(2), outcome: vocab.OK, rule: gotRetry + ": the dead pooled connection's ECONNRESET is retried for a GET, after 1 s"},
 				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: gotRetry + ": never a POST"},
 			}},
-		{name: "got, timeout.request 1s", preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("got"),
+		{name: "got, timeout.request 1s", expect: []string{"got", "attempt-timeout=1s"}, preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("got"),
 			only: []string{"silent", "trickle", "reserve", "status-503-5"}, caps: map[string]time.Duration{"silent": 15 * time.Second},
 			must: map[string]must{
 				"silent": {requests: n(3), call: 6100 * time.Millisecond, margin: 400 * time.Millisecond,
@@ -421,7 +421,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve":      {executions: n(1), rule: gotRetry + ": never a POST"},
 				"status-503-5": {requests: n(1), rule: "calculate-retry-delay.js gives up when the Retry-After (5 s) is longer than timeout.request (1 s)"},
 			}},
-		{name: "axios, timeout 1000", preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("axios"),
+		{name: "axios, timeout 1000", expect: []string{"axios", "read-timeout=1s"}, preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: npm("axios"),
 			only: []string{"silent", "trickle", "reserve", "redirect-loop", "tls-stall"},
 			must: map[string]must{
 				"silent": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "axios retries nothing"},
@@ -431,7 +431,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"redirect-loop": {requests: n(22), rule: "follow-redirects follows 21 redirects (axios's maxRedirects), then ERR_FR_TOO_MANY_REDIRECTS"},
 				"tls-stall":     {call: time.Second, margin: 300 * time.Millisecond, rule: "axios's timeout runs from the request's start: the handshake is within it"},
 			}},
-		{name: "axios, defaults", preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), version: npm("axios"),
+		{name: "axios, defaults", expect: []string{"axios"}, preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), version: npm("axios"),
 			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-close-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "axios has no timeout by default (timeout 0) and retries nothing"},
@@ -439,7 +439,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close":      {executions: n(1), outcome: vocab.Failed, rule: "Node's http.Agent fails a request on a kept-alive socket that closes (ECONNRESET, socket hang up); axios retries nothing"},
 				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: "Node's http.Agent fails a request on a kept-alive socket that closes; axios retries nothing"},
 			}},
-		{name: "undici request(), defaults", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"), version: npm("undici"),
+		{name: "undici request(), defaults", expect: []string{"undici"}, preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"), version: npm("undici"),
 			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-reset-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "undici's headersTimeout and bodyTimeout are 300 s by default"},
@@ -447,7 +447,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close":      {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
 				"pooled-reset-post": {executions: n(1), conns: n(1), outcome: vocab.Failed, rule: undiciDead},
 			}},
-		{name: "undici request(), headersTimeout 1s, bodyTimeout 1s", preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"),
+		{name: "undici request(), headersTimeout 1s, bodyTimeout 1s", expect: []string{"undici", "read-timeout=1s"}, preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"),
 			env: []string{"PROBE_HEADERS_TIMEOUT=1", "PROBE_BODY_TIMEOUT=1"}, version: npm("undici"),
 			only: []string{"silent", "trickle", "redirect-loop", "pooled-close", "pooled-reset-post"},
 			must: map[string]must{
@@ -458,7 +458,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"trickle":       {outcome: vocab.OK, rule: "bodyTimeout is per chunk: bytes 500 ms apart never reach it"},
 				"redirect-loop": {requests: n(1), rule: "undici's request() follows no redirect (no RedirectHandler unless asked)"},
 			}},
-		{name: "Python requests, urllib3 Retry(total=3, allowed_methods=None, backoff_factor=0.1), timeout=(1, 1)", preset: "urllib3",
+		{name: "Python requests, urllib3 Retry(total=3, allowed_methods=None, backoff_factor=0.1), timeout=(1, 1)", expect: []string{"urllib3", "backoff=100ms", "retry-methods=all", "connect-timeout=1s", "read-timeout=1s"}, preset: "urllib3",
 			needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"),
 			env:     []string{"PROBE_RETRIES=3", "PROBE_RETRY_ANY_METHOD=1", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"},
 			version: pyMod("urllib3"), only: []string{"silent", "reserve", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
@@ -471,7 +471,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"tls-unknown-ca":    {conns: n(4), rule: "urllib3's urlopen counts an SSLError as a connection error, retried (Retry.increment)"},
 				"pooled-close-post": {executions: n(2), outcome: vocab.OK, rule: "allowed_methods=None: the dead pooled connection's POST is sent again"},
 			}},
-		{name: "Python httpx, defaults", preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
+		{name: "Python httpx, defaults", expect: []string{"httpx"}, preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
 			args: script(python(), "examples/probes/python/httpx_probe.py"), version: pyMod("httpx"),
 			only: []string{"silent", "trickle", "pooled-close", "redirect-loop"}, caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
@@ -480,7 +480,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: "httpcore sends no request again on a dead pooled connection"},
 				"redirect-loop": {requests: n(1), rule: "httpx follows no redirect by default (follow_redirects=False)"},
 			}},
-		{name: "Python httpx, Timeout(1)", preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
+		{name: "Python httpx, Timeout(1)", expect: []string{"httpx", "connect-timeout=1s", "read-timeout=1s", "lease-timeout=1s"}, preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
 			args: script(python(), "examples/probes/python/httpx_probe.py"), env: []string{"PROBE_TIMEOUT=1"}, version: pyMod("httpx"),
 			only: []string{"silent", "trickle", "reserve"},
 			must: map[string]must{
@@ -488,7 +488,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"trickle": {outcome: vocab.OK, rule: "httpx's read timeout is per read: bytes 500 ms apart never reach it"},
 				"reserve": {executions: n(1), rule: "httpx retries no request (HTTPTransport's retries are connects only)"},
 			}},
-		{name: "Python aiohttp, defaults", preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
+		{name: "Python aiohttp, defaults", expect: []string{"aiohttp"}, preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
 			args: script(python(), "examples/probes/python/aiohttp_probe.py"), version: pyMod("aiohttp"),
 			only: []string{"reserve", "trickle", "redirect-loop"},
 			must: map[string]must{
@@ -496,7 +496,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"trickle":       {outcome: vocab.OK, rule: "ClientTimeout(total=300) lets the 4 s trickle finish"},
 				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
 			}},
-		{name: "Python aiohttp, ClientTimeout(total=1)", preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
+		{name: "Python aiohttp, ClientTimeout(total=1)", expect: []string{"aiohttp", "deadline=1s"}, preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
 			args: script(python(), "examples/probes/python/aiohttp_probe.py"), env: []string{"PROBE_TOTAL=1"}, version: pyMod("aiohttp"),
 			only: []string{"silent", "trickle", "pooled-close", "redirect-loop", "tls-mixed"},
 			must: map[string]must{
@@ -583,6 +583,9 @@ func expectOf(spec []string) (Expect, error) {
 		ReadTimeout: pred.ReadTimeout, Deadline: pred.Deadline, Backoff: pred.Backoff, Retries: pred.Retries,
 		HC5Retries: pred.HC5Retries, ValidateAfterInactivity: pred.ValidateAfterInactivity, NoStaleCheck: pred.NoStaleCheck,
 		EvictIdle: pred.EvictIdle, EvictInterval: pred.EvictInterval, NoResendPost: pred.NoResendPost, ResendAnyMethod: pred.ResendAnyMethod,
+		AttemptTimeout: pred.Layer.AttemptTimeout, BackoffMax: pred.Layer.BackoffMax, BackoffMult: pred.Layer.BackoffMult,
+		Jitter: pred.Layer.Jitter, Noise: pred.Layer.Noise, RetryStatuses: pred.Layer.RetryStatuses,
+		RetryAfterAs: pred.Layer.RetryAfterPolicy, RetryMethods: pred.Layer.RetryMethods,
 		Given: given}, pool)
 }
 
