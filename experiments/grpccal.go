@@ -130,10 +130,10 @@ func measureWaveCost(ctx context.Context, cc *grpc.ClientConn, calls, limit int)
 	return waveCost{perWave: max(model.Percentile(per, 50), 0), start: max(model.Percentile(starts, 50), 0)}, nil
 }
 
-// costNote says in a row's server column what the model added, and flags a cost beyond
-// grpcCostMax.
+// costNote says in a row's server column what the model added ("+ 1.3 ms a call
+// (calibrated)"), and flags a cost beyond grpcCostMax.
 func costNote(what string, cost time.Duration) string {
-	n := fmt.Sprintf("model: + %.1f ms a %s (measured before the rows)", lab.MsOf(cost), what)
+	n := fmt.Sprintf("+ %.1f ms a %s (calibrated)", lab.MsOf(cost), what)
 	if cost > grpcCostMax {
 		n += fmt.Sprintf(" (beyond the %v a healthy run shows here: look at the machine's load)", grpcCostMax)
 	}

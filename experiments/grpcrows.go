@@ -105,7 +105,7 @@ func (g *GRPC) deadline(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]
 		Name:       "the server's context ends at the deadline: Canceled or DeadlineExceeded, either expected",
 		Documented: text, DocumentedMs: ms, ExpectedMs: results.Ms(p.ServerDone), MeasuredMs: since(start, c.CtxEnd),
 		ExpectedOutcome: vocab.Deadline, Outcome: ctxOutcome, ExpectedCalls: 1, Calls: 1,
-		Server: fmt.Sprintf("ended %s; RST_STREAM: client %s, server %s", orDash(c.CtxErr), orDash(c.RSTFromClient), orDash(c.RSTFromServer)),
+		Server: fmt.Sprintf("%s; RST: client %s, server %s", orDash(c.CtxErr), orDash(c.RSTFromClient), orDash(c.RSTFromServer)),
 		// Why either code is expected is the row's range reason: it would take a screen's
 		// width of the server column.
 		RangeReason: model.GRPCServerEndsReason,

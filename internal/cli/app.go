@@ -110,7 +110,8 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 		Description: "Each experiment starts a fake server on 127.0.0.1, runs a configured client " +
 			"against it and prints documented, expected (from labrun's timing model) and " +
 			"measured values with a verdict. The exit code is 0 when every row is within " +
-			"tolerance, 1 when one is not, 2 on bad usage, 130 when interrupted.",
+			"tolerance, 1 when one is not, 3 when none failed but the machine's measured noise " +
+			"explains a miss (inconclusive), 2 on bad usage, 130 when interrupted.",
 		UsageText: "labrun all                       # every experiment, one table each\n" +
 			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
 			"labrun exp-b --pool 20 --format json\n" +

@@ -158,7 +158,7 @@ func TestList(t *testing.T) {
 		"exp-j   okhttp32     6.1s  OkHttp 3.2 re-sends after a read timeout\n" +
 		"exp-k   first-byte   7.2s  before the first byte: DNS and TLS\n" +
 		"exp-l   caller       4.9s  the caller's side of a slow downstream\n" +
-		"exp-m   grpc        11.6s  gRPC deadlines\n" +
+		"exp-m   grpc        12.3s  gRPC deadlines\n" +
 		"demo                 0.6s  the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
