@@ -92,44 +92,43 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		return
 	}
 	late := *r.MeasuredMs - *r.ExpectedMs - r.tolerance(tol)
+	early := *r.ExpectedMs - *r.MeasuredMs - r.tolerance(tol)
 	probe := *r
 	probe.ExpectedMs = probe.MeasuredMs // every check but the time
 	raced := r.Outcome != r.ExpectedOutcome && r.Outcome.Timeout() && *r.MeasuredMs > *r.ExpectedMs
-	if raced {
+	// miss is what the noise must explain, over a stretch as long as span.
+	miss, span := late, *r.MeasuredMs
+	switch {
+	case raced:
 		probe.ExpectedOutcome = probe.Outcome // and but the outcome, which a late end explains
-		late = max(late, 0)
-	} else if early := -*r.MeasuredMs + *r.ExpectedMs - r.tolerance(tol); late <= 0 && r.StartUnseen && early > 0 {
+		miss = max(late, 0)
+	case late > 0:
+	case r.StartUnseen && early > 0:
 		// Early, on a row whose client started its clock before the server saw the request:
 		// the noise stretches the client's work before sending, which the server cannot see.
-		if probe.Judge(tol); !probe.Pass {
-			return
-		}
-		a := allow(*r.ExpectedMs)
-		if early > a {
-			return
-		}
-		r.NoiseMs = Ms(time.Duration(a * float64(time.Millisecond)))
-		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance, seen from the server; the client's clock started before the server saw the request, and the machine kept labrun waiting up to %s meanwhile",
-			early, formatNoiseMs(a))
-		return
-	} else if late <= 0 {
+		miss, span = early, *r.ExpectedMs
+	default:
 		return // early: noise makes a row later, never earlier
 	}
 	if probe.Judge(tol); !probe.Pass {
 		return
 	}
-	a := allow(*r.MeasuredMs)
-	if late > a {
+	a := allow(span)
+	if miss > a {
 		return
 	}
 	r.NoiseMs = Ms(time.Duration(a * float64(time.Millisecond)))
-	if raced {
+	switch {
+	case raced:
 		r.Inconclusive = fmt.Sprintf("%s fired %.1f ms after the model's end, which came later than that; the machine kept labrun waiting up to %s meanwhile",
 			r.Outcome, *r.MeasuredMs-*r.ExpectedMs, formatNoiseMs(a))
-		return
+	case late > 0:
+		r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
+			late, formatNoiseMs(a))
+	default:
+		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance, seen from the server; the client's clock started before the server saw the request, and the machine kept labrun waiting up to %s meanwhile",
+			early, formatNoiseMs(a))
 	}
-	r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
-		late, formatNoiseMs(a))
 }
 
 // tolerance is the row's margin in ms: its own when wider than the run's.

@@ -171,8 +171,7 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 		}
 	}
 	if cfg.Noise != nil {
-		out.Noise = measured(cfg.Noise, spans)
-		out.Attribute(cfg.Tolerance, allowance(cfg.Noise, spans))
+		judge(&out, cfg.Noise, spans, cfg.Tolerance)
 	}
 	return out, nil
 }
@@ -180,7 +179,11 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 // Judge gives run the noise s measured from from to to and marks the rows it explains
 // inconclusive (results.Run.Attribute), for a run measured outside Repeat (a test's).
 func Judge(run *results.Run, s *noise.Sentinel, from, to time.Time, tol time.Duration) {
-	spans := []span{{from, to}}
+	judge(run, s, []span{{from, to}}, tol)
+}
+
+// judge gives run the noise s measured over spans and marks the rows it explains.
+func judge(run *results.Run, s *noise.Sentinel, spans []span, tol time.Duration) {
 	run.Noise = measured(s, spans)
 	run.Attribute(tol, allowance(s, spans))
 }
