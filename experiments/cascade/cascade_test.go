@@ -1,12 +1,14 @@
 package cascade
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/testenv"
+	"github.com/labrun/labrun/internal/upstream"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -154,5 +156,27 @@ func TestCascadeCheck(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSizingFailsWhenThePoolRunsOut: the sizing row counts a call's wait against the pool only
+// when every connection was leased as it asked, so that a busy machine's stall is not blamed on
+// the pool; a downstream that serves one call at a time (about 33 calls a second against 100)
+// still exhausts the pool, and the row fails.
+func TestSizingFailsWhenThePoolRunsOut(t *testing.T) {
+	testenv.Slow(t, "the pool sizing row against a slow downstream")
+	d, err := upstream.NewDownstream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := scaledCascade().sizing(context.Background(), lab.Options{Tolerance: testTolerance}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sized := rows[0]
+	if sized.Judge(testTolerance); sized.Pass || !strings.Contains(string(sized.Outcome), "calls waited over") {
+		t.Errorf("sizing row against a downstream of one slot: pass %v, outcome %q (%s), want a failure naming the waits",
+			sized.Pass, sized.Outcome, sized.Server)
 	}
 }

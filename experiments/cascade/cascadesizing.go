@@ -66,8 +66,18 @@ func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downs
 		d  int
 	}
 	var edges []edge
+	// leasedAt counts the calls that held a connection at t.
+	leasedAt := func(t time.Duration) int {
+		n := 0
+		for _, o := range spans {
+			if o.from <= t && t < o.to {
+				n++
+			}
+		}
+		return n
+	}
 	var held, longest time.Duration
-	waited, queued, ok := 0, 0, 0
+	waited, stalled, queued, ok := 0, 0, 0, 0
 	var took []time.Duration
 	for _, s := range spans {
 		edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
@@ -77,7 +87,11 @@ func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downs
 			queued++
 		}
 		if s.lease > c.Hold/2 {
-			waited++
+			if leasedAt(s.from-s.lease) >= pool {
+				waited++
+			} else {
+				stalled++ // a connection was free when it asked: the machine kept it waiting
+			}
 		}
 		if s.outcome == vocab.OK {
 			ok++
@@ -96,7 +110,8 @@ func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downs
 		peak = max(peak, cur)
 	}
 	// The pool keeps up when no call waits for a connection a significant part of a call's
-	// time (half of it); a wait of a millisecond or two, when a late timer bunches two calls,
+	// time (half of it) while every connection was leased (a call that found one free and
+	// still waited was kept waiting by a busy machine, which the server column says); a wait of a millisecond or two, when a late timer bunches two calls,
 	// is in the server column. A pool below Little's average makes the waits grow without end.
 	keepsUp := fmt.Sprintf("no call waited over %v for a connection", c.Hold/2)
 	measured := keepsUp
@@ -105,10 +120,13 @@ func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downs
 	}
 	mean := float64(held) / float64(c.Window+c.Hold)
 	little := model.Concurrency(float64(c.QPS), c.Hold)
+	saw := fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
+		little, mean, peak, pool, queued, lab.FmtMs(longest))
+	if stalled > 0 {
+		saw += fmt.Sprintf("; %d waited over %v while a connection was free (the machine, not the pool)", stalled, c.Hold/2)
+	}
 	sized := lab.Judged(fmt.Sprintf("sizing: %d/s x p99 %v x %.1f = pool %d", c.QPS, c.Hold, sizingHeadroom, pool),
-		lab.Ended(results.State(keepsUp), results.State(measured)),
-		lab.Saw(fmt.Sprintf("Little's law: %.1f leased on average; measured %.1f, peak %d of %d; %d waited over 1 ms, longest %s",
-			little, mean, peak, pool, queued, lab.FmtMs(longest))))
+		lab.Ended(results.State(keepsUp), results.State(measured)), lab.Saw(saw))
 	var got vocab.Outcome
 	var med *float64
 	if ok > 0 {
