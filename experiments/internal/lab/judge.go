@@ -85,6 +85,13 @@ func Documented(text string, ms *float64, execs *int) Judge {
 	return func(r *results.Row) { r.Documented, r.DocumentedMs, r.DocumentedExecutions = text, ms, execs }
 }
 
+// Within judges the row's time within margin instead of the run's tolerance: a model that
+// gives a range (a retry's jitter, a kernel timer's window) states its own margin, which the
+// expected column shows.
+func Within(margin time.Duration) Judge {
+	return func(r *results.Row) { r.ToleranceMs = results.Ms(margin) }
+}
+
 // Because says why a count's expectation is what it is (results.Row.RangeReason).
 func Because(why string) Judge { return func(r *results.Row) { r.RangeReason = why } }
 

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
@@ -17,6 +20,7 @@ func TestJudges(t *testing.T) {
 	one, two := results.Count(1), results.Count(2)
 	p := model.Prediction{Total: 300 * time.Millisecond, Outcome: vocab.ReadTimeout}
 	res := &client.Result{Elapsed: 301 * time.Millisecond, Outcome: vocab.ReadTimeout}
+	start := time.Now()
 	tests := []struct {
 		name string
 		j    Judge
@@ -40,6 +44,15 @@ func TestJudges(t *testing.T) {
 		{"Called", Called(p, res), results.Row{ExpectedMs: results.Ms(300 * time.Millisecond), MeasuredMs: results.Ms(301 * time.Millisecond),
 			ExpectedOutcome: vocab.ReadTimeout, Outcome: vocab.ReadTimeout, ExpectedCalls: 1, Calls: 1}},
 		{"StillHung", StillHung(), results.Row{Outcome: vocab.Hang}},
+		{"Within", Within(150 * time.Millisecond), results.Row{ToleranceMs: results.Ms(150 * time.Millisecond)}},
+		{"GRPCCalled", GRPCCalled(300*time.Millisecond, vocab.Deadline, 301*time.Millisecond, status.Error(codes.DeadlineExceeded, "late")),
+			results.Row{ExpectedMs: results.Ms(300 * time.Millisecond), MeasuredMs: results.Ms(301 * time.Millisecond),
+				ExpectedOutcome: vocab.Deadline, Outcome: vocab.Deadline, ExpectedCalls: 1, Calls: 1}},
+		{"GRPCEnded", GRPCEnded(vocab.OK, nil), results.Row{ExpectedOutcome: vocab.OK, Outcome: vocab.OK}},
+		{"EventAt", EventAt(time.Second, start, start.Add(1001*time.Millisecond)),
+			results.Row{ExpectedMs: results.Ms(time.Second), MeasuredMs: results.Ms(1001 * time.Millisecond), ExpectedCalls: 1, Calls: 1}},
+		{"EventAt, never", EventAt(time.Second, start, time.Time{}), results.Row{ExpectedMs: results.Ms(time.Second), ExpectedCalls: 1, Calls: 1}},
+		{"Charged", Charged(false, 1), results.Row{ExpectedExecutions: results.Count(0), ServerExecutions: one}},
 		{"nil", nil, results.Row{}},
 	}
 	for _, tt := range tests {
@@ -66,5 +79,23 @@ func TestAttempt(t *testing.T) {
 	second := Judged("b", Attempt(p, res, 1))
 	if second.ExpectedMs != nil || second.ExpectedCalls != 0 || second.ExpectedOutcome != "" || *second.MeasuredMs != 300 || second.Outcome != vocab.OK {
 		t.Errorf("attempt 2, which the model does not predict: got %+v", second)
+	}
+}
+
+// TestGRPCOutcome names a grpc-go call's end in labrun's words: only OK and DeadlineExceeded
+// have words of their own.
+func TestGRPCOutcome(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want vocab.Outcome
+	}{
+		{nil, vocab.OK},
+		{status.Error(codes.DeadlineExceeded, "late"), vocab.Deadline},
+		{status.Error(codes.Canceled, "gone"), vocab.Failed},
+		{status.Error(codes.Unavailable, "closed"), vocab.Failed},
+	} {
+		if got := GRPCOutcome(tt.err); got != tt.want {
+			t.Errorf("GRPCOutcome(%v): got %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }
