@@ -40,6 +40,12 @@ func TestJudges(t *testing.T) {
 		{"Because", Because("why"), results.Row{RangeReason: "why"}},
 		{"Saw", Saw("note"), results.Row{Server: "note"}},
 		{"Skipped", Skipped("why"), results.Row{Skipped: "why"}},
+		{"Unmeasured", func(r *results.Row) {
+			Called(p, res)(r)
+			Executions(one, two)(r)
+			Saw("note")(r)
+			Unmeasured("why")(r)
+		}, results.Row{Skipped: "why", ExpectedMs: results.Ms(300 * time.Millisecond), ExpectedOutcome: vocab.ReadTimeout, ExpectedCalls: 1, ExpectedExecutions: one}},
 		{"NoPool", NoPool(), results.Row{NoPool: true}},
 		{"Called", Called(p, res), results.Row{ExpectedMs: results.Ms(300 * time.Millisecond), MeasuredMs: results.Ms(301 * time.Millisecond),
 			ExpectedOutcome: vocab.ReadTimeout, Outcome: vocab.ReadTimeout, ExpectedCalls: 1, Calls: 1}},
