@@ -1,7 +1,13 @@
 package lab
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +109,57 @@ func TestGRPCOutcome(t *testing.T) {
 		if got := GRPCOutcome(tt.err); got != tt.want {
 			t.Errorf("GRPCOutcome(%v): got %q, want %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestRowsAreJudged: the experiments build their rows from judges (Judged), never as a
+// results.Row literal filled field by field, so that a row cannot carry an expectation without
+// the measurement it is judged against; Judged's own empty row is the one literal. A slice of
+// rows Judged built ([]results.Row{a, b}) is not a row literal; its elements written as
+// literals ([]results.Row{{Name: ...}}) are.
+func TestRowsAreJudged(t *testing.T) {
+	isRow := func(e ast.Expr) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := s.X.(*ast.Ident)
+		return ok && x.Name == "results" && s.Sel.Name == "Row"
+	}
+	var got []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			if isRow(lit.Type) {
+				got = append(got, fset.Position(lit.Pos()).String())
+			}
+			if a, ok := lit.Type.(*ast.ArrayType); ok && isRow(a.Elt) {
+				for _, e := range lit.Elts {
+					if el, ok := e.(*ast.CompositeLit); ok && el.Type == nil {
+						got = append(got, fset.Position(el.Pos()).String())
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"../../internal/lab/judge.go"} // Judged's empty row
+	if len(got) != len(want) || !strings.HasPrefix(got[0], want[0]+":") {
+		t.Errorf("results.Row literals in experiments: got %v, want only Judged's (%s); build the row with lab.Judged", got, want[0])
 	}
 }
