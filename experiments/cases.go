@@ -18,8 +18,8 @@ import (
 // client (Profile and Limits) whose pool holds one warm connection to Server, a pause, the
 // request, and what the row judges beside the call's time and outcome. An experiment is its
 // parameters and a table of cases (measured by runCases), plus the few rows that need code
-// of their own. The gRPC experiment's rows can take the same shape with a measure of their
-// own: the table, the loop and the judges (judge.go) do not depend on HTTP.
+// of their own. The gRPC experiment has the same shape with measures of its own (grpcCases),
+// its rows judged by lab's gRPC judges (lab.GRPCCalled, lab.EventAt, lab.Charged).
 type callCase struct {
 	Name string
 	// Profile is the client profile, "" for the run's --client.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
@@ -125,10 +126,12 @@ func (g *GRPC) Check() error {
 	return nil
 }
 
-// grpcCase is one case of the experiment: a name for progress and what measures it.
+// grpcCase is one case of the experiment: a name for progress and what measures it, which
+// appends the case's rows to the run. Every row is built from judges (lab.Judged): the
+// gRPC ones (lab.GRPCCalled, lab.EventAt, lab.Charged) where a call has no client.Result.
 type grpcCase struct {
 	step string
-	run  func(g *GRPC, ctx context.Context, srv *grpcsrv.Server, opt Options) ([]results.Row, error)
+	run  func(g *GRPC, ctx context.Context, srv *grpcsrv.Server, opt Options, run *results.Run) error
 	// slow cases run only when their flag is set.
 	slow bool
 }
@@ -165,14 +168,12 @@ func (g *GRPC) Run(ctx context.Context, opt Options) (results.Run, error) {
 		}
 		opt.progress(0, "%s · %s", g.Info().Name, c.step)
 		srv.Reset()
-		rows, err := c.run(g, ctx, srv, opt)
-		if err != nil {
+		if err := c.run(g, ctx, srv, opt, &run); err != nil {
 			return results.Run{}, err
 		}
 		if err := ctx.Err(); err != nil {
 			return results.Run{}, err
 		}
-		run.Rows = append(run.Rows, rows...)
 	}
 	run.Finish(opt.Tolerance)
 	return run, nil
@@ -203,17 +204,6 @@ func invoke(ctx context.Context, cc *grpc.ClientConn, id, fault string) error {
 	return cc.Invoke(ctx, grpcsrv.MethodCall, []byte{}, &resp)
 }
 
-// grpcOutcome names how a grpc-go call ended in labrun's words: a deadline, ok, or an error.
-func grpcOutcome(err error) vocab.Outcome {
-	switch status.Code(err).String() {
-	case "OK":
-		return vocab.OK
-	case "DeadlineExceeded":
-		return vocab.Deadline
-	}
-	return vocab.Failed
-}
-
 // callOf returns the server's record of the stream of call id (the first one), waiting until
 // done says it is complete, for at most wait.
 func callOf(ctx context.Context, srv *grpcsrv.Server, id string, wait time.Duration, done func(grpcsrv.Call) bool) (grpcsrv.Call, bool) {
@@ -236,17 +226,9 @@ func callOf(ctx context.Context, srv *grpcsrv.Server, id string, wait time.Durat
 	}
 }
 
-// since is t - start as a row's time, nil when t is unset.
-func since(start, t time.Time) *float64 {
-	if t.IsZero() {
-		return nil
-	}
-	return results.Ms(t.Sub(start))
-}
-
 // keepalive is the keepalive floor: a client with keepalive Time 200 ms and Timeout 100 ms,
 // on a connection that freezes once the call is sent, notices at the floor, 10 s, plus 100 ms.
-func (g *GRPC) keepalive(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+func (g *GRPC) keepalive(ctx context.Context, srv *grpcsrv.Server, _ Options, run *results.Run) error {
 	const t, to = 200 * time.Millisecond, 100 * time.Millisecond
 	// No warm-up: keepalive counts from the last frame read, which is the connection's setup
 	// just before the call.
@@ -254,7 +236,7 @@ func (g *GRPC) keepalive(ctx context.Context, srv *grpcsrv.Server, _ Options) ([
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(grpcsrv.Codec{})),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: t, Timeout: to}))
 	if err != nil {
-		return nil, fmt.Errorf("gRPC client: %w", err)
+		return fmt.Errorf("gRPC client: %w", err)
 	}
 	defer cc.Close()
 	want := model.GRPCKeepaliveNotice(t, to)
@@ -263,11 +245,9 @@ func (g *GRPC) keepalive(ctx context.Context, srv *grpcsrv.Server, _ Options) ([
 	start := time.Now()
 	err = invoke(cctx, cc, "frozen", "freeze")
 	took := time.Since(start)
-	outcome := grpcOutcome(err) // UNAVAILABLE, the connection closed, is an error
-	return []results.Row{{
-		Name:       fmt.Sprintf("keepalive Time %v, Timeout %v, the connection frozen: noticed at grpc-go's floor of %v", t, to, model.GRPCKeepaliveFloor),
-		Documented: "noticed at 10.1 s", ExpectedMs: results.Ms(want), MeasuredMs: results.Ms(took),
-		ExpectedOutcome: vocab.Failed, Outcome: outcome, ExpectedCalls: 1, Calls: 1,
-		Server: fmt.Sprintf("froze the connection; the call ended %s", status.Code(err)),
-	}}, nil
+	// UNAVAILABLE, the connection closed, is an error.
+	run.Rows = append(run.Rows, lab.Judged(fmt.Sprintf("keepalive Time %v, Timeout %v, the connection frozen: noticed at grpc-go's floor of %v", t, to, model.GRPCKeepaliveFloor),
+		lab.Documented("noticed at 10.1 s", nil, nil), lab.GRPCCalled(want, vocab.Failed, took, err),
+		lab.Saw(fmt.Sprintf("froze the connection; the call ended %s", status.Code(err)))))
+	return nil
 }

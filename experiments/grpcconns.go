@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/model"
@@ -33,10 +34,10 @@ const (
 
 // kept: timed-out calls reset their stream and keep the connection; net/http's HTTP/1.1
 // closes one per timeout.
-func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options, run *results.Run) error {
 	cc, err := dial(ctx, srv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cc.Close()
 	p := model.PredictGRPC(model.GRPCCall{Deadline: keptDeadline, Work: keptWork, WatchesContext: true})
@@ -49,14 +50,14 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		err := invoke(cctx, cc, fmt.Sprintf("t%d", i), fmt.Sprintf("work=%v", keptWork))
 		ends = append(ends, time.Since(start))
 		cancel()
-		if o := grpcOutcome(err); o == p.Outcome {
+		if o := lab.GRPCOutcome(err); o == p.Outcome {
 			deadlines++
 		} else {
 			outcome = o
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	// Every stream has ended on the server once its handler returned.
 	alone, trailers := 0, 0
@@ -76,31 +77,24 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]resu
 		idx[i] = i
 	}
 	n := g.Timeouts + 1 // the warm-up call included
-	text, _ := g.doc("1 connection after 21 timeouts", 0)
-	rows := []results.Row{{
-		Name:       fmt.Sprintf("%d timed-out calls (deadline %v, %v handlers) on one connection: kept", g.Timeouts, keptDeadline, keptWork),
-		Documented: text, ExpectedMs: results.Ms(p.End), MeasuredMs: results.Ms(median(ends, idx)),
-		ExpectedOutcome: p.Outcome, Outcome: outcome, ExpectedCalls: g.Timeouts, Calls: deadlines,
-		ExpectedNewConnections: results.Count(model.GRPCChannelConns(n)), NewConnections: results.Count(st.Connections),
-		Server: fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n),
-	}, {
-		Name:          "their streams end alone: RST_STREAM from either side, or the trailers first (any expected)",
-		ExpectedCalls: g.Timeouts, Calls: alone,
-		Server: fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer)) + trailersNote(trailers),
-	}}
-	h1, err := g.h1Closes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return append(rows, h1), nil
+	run.Rows = append(run.Rows,
+		lab.Judged(fmt.Sprintf("%d timed-out calls (deadline %v, %v handlers) on one connection: kept", g.Timeouts, keptDeadline, keptWork),
+			g.doc("1 connection after 21 timeouts", 0), lab.LastedD(p.End, median(ends, idx)),
+			lab.Ended(p.Outcome, outcome), lab.Calls(g.Timeouts, deadlines),
+			lab.Connections(results.Count(model.GRPCChannelConns(n)), results.Count(st.Connections)),
+			lab.Saw(fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n))),
+		lab.Judged("their streams end alone: RST_STREAM from either side, or the trailers first (any expected)",
+			lab.Calls(g.Timeouts, alone),
+			lab.Saw(fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer))+trailersNote(trailers))))
+	return g.h1Closes(ctx, run)
 }
 
 // h1Closes makes the same timed-out calls with net/http over HTTP/1.1 and counts its
 // connections: each timeout closes one.
-func (g *GRPC) h1Closes(ctx context.Context) (results.Row, error) {
+func (g *GRPC) h1Closes(ctx context.Context, run *results.Run) error {
 	srv, err := newServer()
 	if err != nil {
-		return results.Row{}, err
+		return err
 	}
 	defer srv.Close()
 	tr := &http.Transport{}
@@ -112,7 +106,7 @@ func (g *GRPC) h1Closes(ctx context.Context) (results.Row, error) {
 		calls[i] = model.BreakerCall{Took: keptWork, Fails: true}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+fakesrv.Behaviour{Delay: keptWork}.Path(), nil)
 		if err != nil {
-			return results.Row{}, err
+			return err
 		}
 		res, err := hc.Do(req)
 		if err == nil {
@@ -122,37 +116,35 @@ func (g *GRPC) h1Closes(ctx context.Context) (results.Row, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return results.Row{}, err
+		return err
 	}
 	dials, closes := model.StormConns(calls, nil, 0)
-	text, _ := g.doc("20 of 20 connections closed, 20 new", 0)
-	return results.Row{
-		Name:       fmt.Sprintf("beside it, net/http over HTTP/1.1 with Client.Timeout %v: %d timeouts close %d connections", keptDeadline, g.Timeouts, closes),
-		Documented: text, ExpectedOutcome: vocab.Deadline, Outcome: outcomeIf(timedOut == g.Timeouts, vocab.Deadline),
-		ExpectedCalls: g.Timeouts, Calls: timedOut,
-		ExpectedNewConnections: results.Count(dials), NewConnections: results.Count(srv.ConnsAccepted()),
-		Server: "accepted " + vocab.Plural(srv.ConnsAccepted(), "connection"),
-	}, nil
+	run.Rows = append(run.Rows, lab.Judged(
+		fmt.Sprintf("beside it, net/http over HTTP/1.1 with Client.Timeout %v: %d timeouts close %d connections", keptDeadline, g.Timeouts, closes),
+		g.doc("20 of 20 connections closed, 20 new", 0),
+		lab.Ended(vocab.Deadline, outcomeIf(timedOut == g.Timeouts, vocab.Deadline)), lab.Calls(g.Timeouts, timedOut),
+		lab.Connections(results.Count(dials), results.Count(srv.ConnsAccepted())),
+		lab.Saw("accepted "+vocab.Plural(srv.ConnsAccepted(), "connection"))))
+	return nil
 }
 
 // grpcRetryWork is the work of each attempt of the retry rows.
 const grpcRetryWork = 100 * time.Millisecond
 
 // retries: a retry policy against UNAVAILABLE after the work: every attempt executes.
-func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([]results.Row, error) {
+func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options, run *results.Run) error {
 	backoff := model.GRPCRetryPolicy{MaxAttempts: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, Multiplier: 2}
 	capped := backoff
 	capped.MaxAttempts, capped.Pushback = 10, 50*time.Millisecond
 	cc, err := dial(ctx, srv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cost, err := measureCost(ctx, cc)
 	cc.Close()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var rows []results.Row
 	for _, c := range []struct {
 		id, fault, name, doc string
 		docMs                float64
@@ -167,7 +159,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 	} {
 		cc, err := dial(ctx, srv, grpc.WithDefaultServiceConfig(retryConfig(c.r.Policy)))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a cap far beyond the policy
 		start := time.Now()
@@ -177,24 +169,19 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options) ([
 		cc.Close()
 		c.r.CallCost, c.r.PauseCost = cost.call, cost.pause
 		p := c.r.Predict()
-		text, ms := g.doc(c.doc, c.docMs)
-		row := results.Row{
-			Name: c.name, Documented: text, DocumentedMs: ms,
-			ExpectedMs: results.Ms(p.Mid()), MeasuredMs: results.Ms(took),
-			ExpectedOutcome: p.Outcome, Outcome: grpcOutcome(err), ExpectedCalls: 1, Calls: 1,
-			ExpectedExecutions: results.Count(p.Executions), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			// The model adds the call's and the pause's costs calibrated before these rows
-			// (docs/experiments.md); the column names one only when it is beyond what a
-			// healthy run shows, and the cell stays two lines at 120 columns.
-			Server: "ended " + status.Code(err).String() + overCost("call", cost.call) + overCost("pause", cost.pause),
-		}
+		// The model adds the call's and the pause's costs calibrated before these rows
+		// (docs/experiments.md); the column names one only when it is beyond what a healthy
+		// run shows, and the cell stays two lines at 120 columns.
+		note := "ended " + status.Code(err).String() + overCost("call", cost.call) + overCost("pause", cost.pause)
+		var jitter lab.Judge
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
-			row.ToleranceMs = results.Ms((p.Max-p.Min)/2 + opt.Tolerance)
-			row.Server += fmt.Sprintf("; jitter: %d-%s", p.Min.Milliseconds(), fmtMs(p.Max))
+			jitter = lab.Within((p.Max-p.Min)/2 + opt.Tolerance)
+			note += fmt.Sprintf("; jitter: %d-%s", p.Min.Milliseconds(), fmtMs(p.Max))
 		}
-		rows = append(rows, row)
+		run.Rows = append(run.Rows, lab.Judged(c.name, g.doc(c.doc, c.docMs), lab.GRPCCalled(p.Mid(), p.Outcome, took, err),
+			lab.Executions(results.Count(p.Executions), results.Count(srv.Stats().Executions[c.id])), jitter, lab.Saw(note)))
 	}
-	return rows, nil
+	return nil
 }
 
 // retryConfig is a service config with p as the retry policy of every labrun.Fault method.
@@ -206,8 +193,7 @@ func retryConfig(p model.GRPCRetryPolicy) string {
 
 // transparent: a refused stream, and one beyond a GOAWAY, are sent again once, not counted as
 // an attempt, even with retries disabled.
-func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
-	var rows []results.Row
+func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options, run *results.Run) error {
 	for _, c := range []struct {
 		id, fault, name string
 		goAway          bool
@@ -217,7 +203,7 @@ func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options) 
 	} {
 		cc, err := dial(ctx, srv, grpc.WithDisableRetry())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err = invoke(cctx, cc, c.id, c.fault)
@@ -231,28 +217,27 @@ func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options) 
 			}
 		}
 		wantStreams, wantExec, wantOutcome := model.GRPCTransparent(1)
-		text, _ := g.doc("2 streams, 1 execution", 0)
-		rows = append(rows, results.Row{
-			Name: c.name, Documented: text,
-			ExpectedOutcome: wantOutcome, Outcome: grpcOutcome(err), ExpectedCalls: wantStreams, Calls: streams,
-			ExpectedExecutions: results.Count(wantExec), ServerExecutions: results.Count(srv.Stats().Executions[c.id]),
-			ExpectedNewConnections: results.Count(model.GRPCTransparentConns(c.goAway)), NewConnections: results.Count(len(conns)),
-			Server: fmt.Sprintf("%s on %s", vocab.Plural(streams, "stream"), vocab.Plural(len(conns), "connection")),
-		})
+		run.Rows = append(run.Rows, lab.Judged(c.name, g.doc("2 streams, 1 execution", 0),
+			lab.GRPCEnded(wantOutcome, err), lab.Calls(wantStreams, streams),
+			lab.Executions(results.Count(wantExec), results.Count(srv.Stats().Executions[c.id])),
+			lab.Connections(results.Count(model.GRPCTransparentConns(c.goAway)), results.Count(len(conns))),
+			lab.Saw(fmt.Sprintf("%s on %s", vocab.Plural(streams, "stream"), vocab.Plural(len(conns), "connection")))))
 	}
-	return rows, nil
+	return nil
 }
 
 // waves: calls started at once through the server's stream limit queue on one connection.
-func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]results.Row, error) {
+// Each wave is a group of calls the model predicts to end alike (groupCalls), judged as one
+// (batch).
+func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options, run *results.Run) error {
 	cc, err := dial(ctx, srv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cc.Close()
 	cost, err := measureWaveCost(ctx, cc, g.WaveCalls, g.StreamLimit)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	preds := model.GRPCWaves(g.WaveCalls, g.StreamLimit, g.WaveWork+cost.perWave, 0)
 	for i := range preds {
@@ -269,38 +254,31 @@ func (g *GRPC) waves(ctx context.Context, srv *grpcsrv.Server, _ Options) ([]res
 		go func() {
 			defer wg.Done()
 			err := invoke(cctx, cc, fmt.Sprintf("w%d", i), fmt.Sprintf("work=%v", g.WaveWork))
-			ends[i], outcomes[i] = time.Since(start), grpcOutcome(err)
+			ends[i], outcomes[i] = time.Since(start), lab.GRPCOutcome(err)
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	conns := srv.Stats().Connections
-	var rows []results.Row
-	docs := []float64{203, 406, 607, 808, 1010}
+	docs := []float64{203, 406, 607, 808, 1010} // the first waves' documented times, in ms
 	for i, gr := range groupCalls(preds, outcomes, ends) {
-		row := results.Row{
-			Name:            fmt.Sprintf("%d calls of %v, MaxConcurrentStreams %d: wave %d", g.WaveCalls, g.WaveWork, g.StreamLimit, i+1),
-			ExpectedOutcome: gr.outcome, ExpectedCalls: gr.want, Calls: len(gr.calls), ExpectedMs: expectedMs(gr.at),
-		}
+		name := fmt.Sprintf("%d calls of %v, MaxConcurrentStreams %d: wave %d", g.WaveCalls, g.WaveWork, g.StreamLimit, i+1)
 		if gr.want == 0 {
-			row.Name = fmt.Sprintf("%d calls, MaxConcurrentStreams %d: unexpected %s", g.WaveCalls, g.StreamLimit, gr.outcome)
+			name = fmt.Sprintf("%d calls, MaxConcurrentStreams %d: unexpected %s", g.WaveCalls, g.StreamLimit, gr.outcome)
 		}
-		if len(gr.calls) > 0 {
-			row.Outcome = outcomes[gr.calls[0]]
-			row.MeasuredMs = results.Ms(median(ends, gr.calls))
-		}
+		js := []lab.Judge{batch(gr, outcomes, ends)}
 		if i < len(docs) {
-			row.Documented, row.DocumentedMs = g.doc(fmt.Sprintf("%.0f ms", docs[i]), docs[i])
+			js = append(js, g.doc(fmt.Sprintf("%.0f ms", docs[i]), docs[i]))
 		}
-		if i == 0 {
-			row.ExpectedNewConnections, row.NewConnections = results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)
-			row.Server = "every call on " + vocab.Plural(conns, "connection") + "; " + costNote("wave", cost.perWave)
+		if i == 0 { // the burst's connection, judged once
+			js = append(js, lab.Connections(results.Count(model.GRPCChannelConns(g.WaveCalls+1)), results.Count(conns)),
+				lab.Saw("every call on "+vocab.Plural(conns, "connection")+"; "+costNote("wave", cost.perWave)))
 		}
-		rows = append(rows, row)
+		run.Rows = append(run.Rows, lab.Judged(name, js...))
 	}
-	return rows, nil
+	return nil
 }
 
 // orDash is s, or "-" when it is empty.

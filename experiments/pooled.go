@@ -388,11 +388,11 @@ func pooledRequest(ctx context.Context, url, method string, key bool) (*http.Req
 // RST), the request goes out and nothing comes back until the kernel gives up. Measuring it
 // takes a network namespace, so exp-i does (netns/vanish); the row is skipped here, and counts
 // no call since it makes none.
-func (p *Pooled) droppedRow() (results.Row, error) {
+func (p *Pooled) droppedRow() (row results.Row, err error) {
 	retries := hc5Strategy(p.HC5Retries)
 	b, err := lab.Build(ProfileHC5, lab.Spec{HC5Retries: retries, ValidateAfterInactivity: p.Validate})
 	if err != nil {
-		return results.Row{}, err
+		return row, err
 	}
 	b.C.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.Limits, false, 0)

@@ -108,8 +108,8 @@ func median(ends []time.Duration, idx []int) time.Duration {
 	return v[(len(v)-1)/2]
 }
 
-// expectedMs is lab.ExpectedMs, fmtMs lab.FmtMs and btoi lab.Btoi, by the names the gRPC rows
-// use.
+// expectedMs is lab.ExpectedMs, fmtMs lab.FmtMs and btoi lab.Btoi, by the short names this
+// package's rows use.
 func expectedMs(d time.Duration) *float64 { return lab.ExpectedMs(d) }
 
 func fmtMs(d time.Duration) string { return lab.FmtMs(d) }

@@ -152,20 +152,20 @@ func slowShare(calls, every int) int { return (calls + every - 1) / every }
 // open whether its hedge reached the server. The row names the count at the stated times.
 func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time.Duration, late time.Duration, arrived int) results.Row {
 	stated := c.HedgeCalls + int(math.Round(extra*float64(c.HedgeCalls)))
-	row := lab.Judged(fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100),
-		lab.Executions(results.Count(stated), results.Count(arrived)))
+	name = fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", name, extra*100)
 	if !hedge {
-		return row
+		return lab.Judged(name, lab.Executions(results.Count(stated), results.Count(arrived)))
 	}
 	lo, hi := model.Hedges(took, c.HedgeAfter, late)
-	row.ExpectedExecutions = results.Count(c.HedgeCalls + lo)
+	want, upTo := results.Count(c.HedgeCalls+lo), (*int)(nil)
 	if hi > lo {
-		row.ExpectedExecutionsMax = results.Count(c.HedgeCalls + hi)
+		upTo = results.Count(c.HedgeCalls + hi)
 	}
+	why := ""
 	if c.HedgeCalls+lo != stated || hi > lo {
-		row.RangeReason = fmt.Sprintf("a hedge for every call not answered by %v: %d at the stated times; "+
+		why = fmt.Sprintf("a hedge for every call not answered by %v: %d at the stated times; "+
 			"the calls' measured times give %s (%d answered within %s of the delay, where the hedge may or may not have reached the server)",
-			c.HedgeAfter, stated, results.RangeText(row.ExpectedExecutions, row.ExpectedExecutionsMax), hi-lo, lab.FmtMs(max(late, model.HedgeEdge)))
+			c.HedgeAfter, stated, results.RangeText(want, upTo), hi-lo, lab.FmtMs(max(late, model.HedgeEdge)))
 	}
-	return row
+	return lab.Judged(name, lab.Executions(want, results.Count(arrived)), lab.ExecutionsUpTo(upTo, why))
 }

@@ -302,9 +302,10 @@ func TestKernelRow(t *testing.T) {
 			if tt.measured == 0 {
 				s = measure.Sample{}
 			}
-			r, note := kernelRow("r", one[0].Average, tt.ws, vocab.KernelTimeout, s, 100*ms)
-			if got := time.Duration(*r.ExpectedMs * float64(ms)); got != tt.want.Round(100*time.Microsecond) || note != tt.note {
-				t.Errorf("got %v, %q; want %v, %q", got, note, tt.want, tt.note)
+			r := lab.Judged("r", kernelTimers(one[0].Average, tt.ws, vocab.KernelTimeout, s, 100*ms, "note"))
+			wantNote := "note; " + tt.note
+			if got := time.Duration(*r.ExpectedMs * float64(ms)); got != tt.want.Round(100*time.Microsecond) || r.Server != wantNote {
+				t.Errorf("got %v, %q; want %v, %q", got, r.Server, tt.want, wantNote)
 			}
 			// The margin covers the window the expected time belongs to, and no more than
 			// its larger half plus kernelSlack.
@@ -319,8 +320,13 @@ func TestKernelRow(t *testing.T) {
 		})
 	}
 	// A narrow window within the tolerance needs no note.
-	if _, note := kernelRow("r", time.Second, []model.Window{{Soonest: time.Second, Average: time.Second, Latest: time.Second}}, vocab.KernelTimeout, measure.Sample{}, 100*ms); note != "" {
+	if _, _, note := kernelWindow(time.Second, []model.Window{{Soonest: time.Second, Average: time.Second, Latest: time.Second}}, measure.Sample{}, 100*ms); note != "" {
 		t.Errorf("narrow window: got note %q, want none", note)
+	}
+	// A measured error the row did not expect is named after the note.
+	s := measure.Sample{Elapsed: time.Second, Outcome: vocab.OK, Err: "surprise"}
+	if r := lab.Judged("r", sampled(time.Second, vocab.Failed, s, "note")); r.Server != "note; got: surprise" || r.Outcome != vocab.OK {
+		t.Errorf("unexpected outcome: got %q, %q; want %q, %q", r.Outcome, r.Server, vocab.OK, "note; got: surprise")
 	}
 	if !slices.Equal(mustCounts(t, "3,1"), []int{3, 1}) {
 		t.Error("counts: the order given is the order of the rows")

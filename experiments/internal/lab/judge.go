@@ -85,6 +85,13 @@ func Documented(text string, ms *float64, execs *int) Judge {
 	return func(r *results.Row) { r.Documented, r.DocumentedMs, r.DocumentedExecutions = text, ms, execs }
 }
 
+// Within judges the row's time within margin instead of the run's tolerance: a model that
+// gives a range (a retry's jitter, a kernel timer's window) states its own margin, which the
+// expected column shows.
+func Within(margin time.Duration) Judge {
+	return func(r *results.Row) { r.ToleranceMs = results.Ms(margin) }
+}
+
 // Because says why a count's expectation is what it is (results.Row.RangeReason).
 func Because(why string) Judge { return func(r *results.Row) { r.RangeReason = why } }
 
@@ -93,6 +100,17 @@ func Saw(note string) Judge { return func(r *results.Row) { r.Server = note } }
 
 // Skipped marks a row that is not measured here, and why.
 func Skipped(why string) Judge { return func(r *results.Row) { r.Skipped = why } }
+
+// Unmeasured marks a row that could not be measured here, and why: skipped, with nothing on
+// its measured side (time, outcome, counts, the server's note), whatever judged it before.
+// It keeps the expected side, which says what the row would have shown.
+func Unmeasured(why string) Judge {
+	return func(r *results.Row) {
+		r.Skipped = why
+		r.MeasuredMs, r.Outcome, r.Calls, r.Server = nil, "", 0, ""
+		r.ServerExecutions, r.NewConnections, r.Status = nil, nil, nil
+	}
+}
 
 // NoPool says the row's client had no pooled connection to use.
 func NoPool() Judge { return func(r *results.Row) { r.NoPool = true } }
