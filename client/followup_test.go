@@ -76,7 +76,11 @@ func TestFollowUpsMatchModel(t *testing.T) {
 		{"hc5: POST 308, one-shot body", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", true, "/moved/308", to200(308)},
 		{"hc5: disableRedirectHandling", with(hc5, FollowOptions{NoRedirects: true}), rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
 		{"hc5: redirect loop", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"hc5: redirected to a URL that redirects to itself", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/moved/302?to=/redirect-loop",
+			[]model.Answer{{Status: 302, Location: model.NewURL}, {Status: 302, Location: model.SameURL}}},
 		{"hc5: 60 redirects", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect/60", chainAnswers(60)},
+		{"hc5: redirected to a URL that redirects to itself", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/moved/302?to=/redirect-loop",
+			[]model.Answer{{Status: 302, Location: model.NewURL}, {Status: 302, Location: model.SameURL}}},
 		{"hc5: 408", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
 		// The rules of the profiles whose redirects only the model followed before the client
 		// ran the rules' step.
