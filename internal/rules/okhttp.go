@@ -157,3 +157,9 @@ func permitsRequestBody(method string) bool { return method != "GET" && method !
 // turn. A connection being set up counts the streams that wait for it. OkHttp 3.13 dials per
 // call instead, and herds before the peer's SETTINGS (model.PredictH2Burst).
 func H2OkHttp() H2 { return H2{Routes: true, AllocationLimit: true} }
+
+// H2OkHttp313 is OkHttp 3.13's HTTP/2 connection pick (okhttp 3.13.1): H2OkHttp's, but each
+// call that finds no pooled connection with room dials its own, a connection takes every
+// stream until the peer's SETTINGS are read, and a refused stream is sent again once
+// (H2.DialPerCall).
+func H2OkHttp313() H2 { r := H2OkHttp(); r.DialPerCall = true; return r }
