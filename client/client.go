@@ -9,8 +9,8 @@
 //     deadline.
 //
 // Connect timeouts come from net.Dialer and the deadline from the call's context, as in plain
-// net/http. Redirects and other follow-ups are followed only with Config.FollowUps, by OkHttp's
-// rules, or with Config.HC5Redirects, by HttpClient 5's.
+// net/http. Redirects and other follow-ups are those of the library's rule
+// (Config.Rules.FollowUps), the one the model predicts with; the zero Rules follow none.
 //
 // Nothing is sent twice behind the caller's back: net/http's own replays of a request whose
 // reused connection failed are refused (attempt.go), and the re-sends a library makes by itself
@@ -36,8 +36,8 @@ import (
 // its trace hooks (attempt.go), the lease and the books behind Stats (pool.go), dialling and
 // routes (dial.go), the read-timeout connection (conn.go), what is checked before a pooled
 // connection is reused and the idle evictor (reuse.go), what the libraries re-send by
-// themselves (resend.go), OkHttp's follow-ups (followup.go) and net/http's own client for
-// comparison (goclient.go).
+// themselves (resend.go), the follow-ups the library's rule asks for (followup.go) and
+// net/http's own client for comparison (goclient.go).
 //
 // Locks. Each mutex guards its own type's fields only:
 //   - pool.mu: the routes' semaphores, the calls pending, the leases held and the open
@@ -172,7 +172,7 @@ type Result struct {
 
 // Do makes the call: up to 1+Retries business attempts under one deadline, each reading the
 // whole response body, and within each the re-sends of the library's rules (Config.Rules) and
-// follow-ups (Config.FollowUps, Config.HC5Redirects). The Result is never nil
+// follow-ups (Config.Rules.FollowUps). The Result is never nil
 // and carries the timings even when the call fails; the error is then an *Error, which matches
 // ErrLeaseTimeout, ErrConnectTimeout, ErrReadTimeout or ErrDeadline with errors.Is. A non-2xx
 // status is not an error.

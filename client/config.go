@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/rules"
@@ -50,22 +51,16 @@ type Config struct {
 	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
-	// FollowUps applies OkHttp 3.13's response follow-ups (followup.go): redirects
-	// (MaxFollowUps at most), a 408 repeated once (with the rules' re-sends on), a 503
-	// repeated once on Retry-After: 0, a 401 to the authenticator, a 407 refused.
-	FollowUps bool
-	// HC5Redirects follows redirects by HttpClient 5's RedirectExec (HC5MaxRedirects at most,
-	// none circular). It excludes FollowUps.
-	HC5Redirects bool
-	// Follow changes the follow-up rules' defaults (followRedirects, followSslRedirects, an
-	// authenticator).
+	// Follow changes the follow-up rule's defaults (followRedirects, followSslRedirects, an
+	// authenticator); the rule is Rules.FollowUps.
 	Follow FollowOptions
 	// Rules are the library's rules the client executes (internal/rules: rules.HC5,
 	// rules.OkHttp313, ...): how a connect walks the host's addresses and bounds its TLS
 	// handshake and lookup, what the head timeout bounds, what is checked before a pooled
 	// connection is reused, what is sent again by the library itself after a failed attempt
-	// (not counted against Retries). The zero value is no library's: every address in turn,
-	// nothing re-sent.
+	// (not counted against Retries), what it sends after a response (FollowUps: OkHttp's
+	// redirects, 408, 503 and 401; HttpClient 5's redirects). The zero value is no library's:
+	// every address in turn, nothing re-sent, no follow-up.
 	Rules rules.Rules
 	// HeadTimeout bounds each attempt from its start to the response head, connect included,
 	// and no read of the body: the JDK HttpClient's HttpRequest.timeout(), whose
@@ -157,12 +152,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("client: max body must not be negative, got %d", c.MaxBody)
 	case c.ValidateAfterInactivity < 0 && c.ValidateAfterInactivity != NoValidation:
 		return fmt.Errorf("client: validate after inactivity must not be negative but NoValidation, got %v", c.ValidateAfterInactivity)
-	case c.HC5Redirects && c.FollowUps:
-		return errors.New("client: HttpClient 5's redirects exclude OkHttp's follow-ups")
-	case c.Follow != (FollowOptions{}) && !c.FollowUps && !c.HC5Redirects:
-		return errors.New("client: follow options need OkHttp's follow-ups or HttpClient 5's redirects")
-	case c.HC5Redirects && (c.Follow.NoSslRedirects || c.Follow.Authenticate):
-		return errors.New("client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's")
+	case c.Follow != (FollowOptions{}) && c.Rules.FollowUps == (rules.FollowUps{}):
+		return errors.New("client: follow options need a follow-up rule (Rules.FollowUps)")
+	case len(c.unreadFollow()) > 0:
+		return fmt.Errorf("client: %s follows up without %s", c.Rules.Library, strings.Join(c.unreadFollow(), " or "))
 	case c.Rules.Reuse.Check == rules.CheckNonGet && c.ValidateAfterInactivity != 0:
 		return errors.New("client: OkHttp's health check excludes HttpClient 5's validate after inactivity")
 	}
@@ -173,4 +166,23 @@ func (c Config) Validate() error {
 // read sees, so that only the configured check (or none) finds a connection the server closed.
 func (c Config) blind() bool {
 	return c.ValidateAfterInactivity != 0 || c.Rules.Reuse.Check == rules.CheckNonGet
+}
+
+// unreadFollow names the follow options set that the rules' follow-up rule does not read.
+func (c Config) unreadFollow() []string {
+	reads := c.Rules.FollowUps.Reads()
+	var out []string
+	for _, o := range []struct {
+		set, read bool
+		name      string
+	}{
+		{c.Follow.NoRedirects, reads.NoRedirects, "followRedirects(false)"},
+		{c.Follow.NoSslRedirects, reads.NoSslRedirects, "followSslRedirects(false)"},
+		{c.Follow.Authenticate, reads.Authenticate, "an authenticator"},
+	} {
+		if o.set && !o.read {
+			out = append(out, o.name)
+		}
+	}
+	return out
 }

@@ -1,19 +1,21 @@
 package client
 
 import (
-	"github.com/labrun/labrun/internal/rules"
-
 	"context"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -36,9 +38,12 @@ type followCase struct {
 // the server receives the requests the model predicts (methods, and whether each had a body),
 // and the call ends as predicted.
 func TestFollowUpsMatchModel(t *testing.T) {
-	ok := Config{FollowUps: true, Rules: rules.OkHttp313(rules.OkHttpSettings{})}
+	ok := Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
 	okR := model.FollowRules{RetryOnConnectionFailure: true}
-	hc5 := Config{HC5Redirects: true}
+	hc5 := Config{Rules: rules.HC5(rules.HC5Settings{})}
+	hc4 := Config{Rules: rules.HC4()}
+	urlc := Config{Rules: rules.URLConnection(rules.URLConnectionSettings{})}
+	noRecovery := rules.OkHttp313(rules.OkHttpSettings{NoRetryOnConnectionFailure: true})
 	with := func(c Config, f FollowOptions) Config { c.Follow = f; return c }
 	to200 := func(code int) []model.Answer {
 		return []model.Answer{{Status: code, Location: model.NewURL}, {Status: 200}}
@@ -46,7 +51,7 @@ func TestFollowUpsMatchModel(t *testing.T) {
 	tests := []followCase{
 		{"okhttp: 408 twice", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/flaky/408?id=a&times=2", []model.Answer{{Status: 408}, {Status: 408}, {Status: 200}}},
 		{"okhttp: 408 once", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/flaky/408?id=a", []model.Answer{{Status: 408}, {Status: 200}}},
-		{"okhttp: 408, no recovery", Config{FollowUps: true}, rules.OkHttp313(rules.OkHttpSettings{}), model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
+		{"okhttp: 408, no recovery", Config{Rules: noRecovery}, noRecovery, model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
 		{"okhttp: 408, Retry-After 1", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/status/408?retry-after=1", []model.Answer{{Status: 408, RetryAfter: "1"}}},
 		{"okhttp: 408, Retry-After 0", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", false, "/status/408?retry-after=0", []model.Answer{{Status: 408, RetryAfter: "0"}}},
 		{"okhttp: 408, one-shot body", ok, rules.OkHttp313(rules.OkHttpSettings{}), okR, "POST", true, "/status/408", []model.Answer{{Status: 408}}},
@@ -71,9 +76,22 @@ func TestFollowUpsMatchModel(t *testing.T) {
 		{"hc5: POST 308, one-shot body", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", true, "/moved/308", to200(308)},
 		{"hc5: disableRedirectHandling", with(hc5, FollowOptions{NoRedirects: true}), rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
 		{"hc5: redirect loop", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"hc5: redirected to a URL that redirects to itself", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/moved/302?to=/redirect-loop",
+			[]model.Answer{{Status: 302, Location: model.NewURL}, {Status: 302, Location: model.SameURL}}},
 		{"hc5: 60 redirects", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/redirect/60", chainAnswers(60)},
+		{"hc5: redirected to a URL that redirects to itself", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "GET", false, "/moved/302?to=/redirect-loop",
+			[]model.Answer{{Status: 302, Location: model.NewURL}, {Status: 302, Location: model.SameURL}}},
 		{"hc5: 408", hc5, rules.HC5(rules.HC5Settings{}), model.FollowRules{}, "POST", false, "/status/408", []model.Answer{{Status: 408}}},
-		{"no follow-ups without the option", Config{}, rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
+		// The rules of the profiles whose redirects only the model followed before the client
+		// ran the rules' step.
+		{"hc4: POST 302 is returned", hc4, rules.HC4(), model.FollowRules{}, "POST", false, "/moved/302", to200(302)},
+		{"hc4: POST 303", hc4, rules.HC4(), model.FollowRules{}, "POST", false, "/moved/303", to200(303)},
+		{"hc4: redirect loop", hc4, rules.HC4(), model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"urlconnection: POST 302", urlc, rules.URLConnection(rules.URLConnectionSettings{}), model.FollowRules{}, "POST", false, "/moved/302", to200(302)},
+		{"urlconnection: POST 307", urlc, rules.URLConnection(rules.URLConnectionSettings{}), model.FollowRules{}, "POST", false, "/moved/307", to200(307)},
+		{"urlconnection: redirect loop", urlc, rules.URLConnection(rules.URLConnectionSettings{}), model.FollowRules{}, "GET", false, "/redirect-loop", []model.Answer{{Status: 302, Location: model.SameURL}}},
+		{"jdk: Redirect.NEVER", Config{Rules: rules.JDK(rules.JDKSettings{})}, rules.JDK(rules.JDKSettings{}), model.FollowRules{}, "GET", false, "/moved/302", to200(302)},
+		{"no follow-ups without a rule", Config{}, rules.HC5(rules.HC5Settings{}), model.FollowRules{NoRedirects: true}, "GET", false, "/moved/302", to200(302)},
 	}
 	srv := followServer(t)
 	for _, tt := range tests {
@@ -177,11 +195,13 @@ func TestFollowOptionsValidate(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{FollowUps: true, Follow: FollowOptions{NoSslRedirects: true, Authenticate: true}}, ""},
-		{Config{HC5Redirects: true, Follow: FollowOptions{NoRedirects: true}}, ""},
-		{Config{Follow: FollowOptions{NoRedirects: true}}, "client: follow options need OkHttp's follow-ups or HttpClient 5's redirects"},
-		{Config{HC5Redirects: true, Follow: FollowOptions{Authenticate: true}}, "client: followSslRedirects and an authenticator are OkHttp's, not HttpClient 5's"},
-		{Config{HC5Redirects: true, FollowUps: true}, "client: HttpClient 5's redirects exclude OkHttp's follow-ups"},
+		{Config{Rules: rules.OkHttp313(rules.OkHttpSettings{}), Follow: FollowOptions{NoSslRedirects: true, Authenticate: true}}, ""},
+		{Config{Rules: rules.HC5(rules.HC5Settings{}), Follow: FollowOptions{NoRedirects: true}}, ""},
+		{Config{Follow: FollowOptions{NoRedirects: true}}, "client: follow options need a follow-up rule (Rules.FollowUps)"},
+		{Config{Rules: rules.JDK(rules.JDKSettings{}), Follow: FollowOptions{NoRedirects: true}}, "client: follow options need a follow-up rule (Rules.FollowUps)"},
+		{Config{Rules: rules.HC5(rules.HC5Settings{}), Follow: FollowOptions{Authenticate: true}}, "client: Apache HttpClient 5.2.1 follows up without an authenticator"},
+		{Config{Rules: rules.HC5(rules.HC5Settings{}), Follow: FollowOptions{NoSslRedirects: true, Authenticate: true}},
+			"client: Apache HttpClient 5.2.1 follows up without followSslRedirects(false) or an authenticator"},
 	} {
 		got := ""
 		if err := tt.cfg.Validate(); err != nil {
@@ -222,6 +242,115 @@ func TestGoClientFollowUps(t *testing.T) {
 			}
 			t.Cleanup(g.Close)
 			checkFollowUps(t, srv, g.Do, rules.GoNet(), model.FollowRules{NoRedirects: tt.noFollow}, tt.method, tt.oneShot, tt.path, tt.answers)
+		})
+	}
+}
+
+// TestFollowUpErrorWords holds the errors of the follow-up rules the client runs to the
+// libraries' messages in Go's words, byte for byte: what exp-d shows in its rows.
+func TestFollowUpErrorWords(t *testing.T) {
+	srv := followServer(t)
+	okhttp := Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}
+	hc5 := Config{Rules: rules.HC5(rules.HC5Settings{})}
+	for _, tt := range []struct {
+		name   string
+		cfg    Config
+		method string
+		path   string
+		want   string
+	}{
+		// OkHttp 3.13.1 RetryAndFollowUpInterceptor.intercept and followUpRequest.
+		{"okhttp: redirect loop", okhttp, "GET", "/redirect-loop", "too many follow-up requests: 21"},
+		{"okhttp: one-shot POST 401, an authenticator", Config{Rules: okhttp.Rules, Follow: FollowOptions{Authenticate: true}}, "POST", "/challenge/401", "cannot retry streamed HTTP body"},
+		{"okhttp: 407", okhttp, "GET", "/challenge/407", "received HTTP_PROXY_AUTH (407) code while not using proxy"},
+		// HttpClient 5.2.1 RedirectExec.
+		{"hc5: 60 redirects", hc5, "GET", "/redirect/60", "maximum redirects (50) exceeded"},
+		{"hc5: redirect loop", hc5, "GET", "/redirect-loop?call=7", "circular redirect to '/redirect-loop?call=7'"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, tt.cfg)
+			var body io.Reader
+			if tt.method != "GET" {
+				body = oneShot{strings.NewReader("order=1")}
+			}
+			req, err := http.NewRequest(tt.method, srv.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Do(context.Background(), req)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want an *Error", err)
+			}
+			if got := e.Err.Error(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFollowUpHeaders: the client builds what the rule asks for from the live request:
+// OkHttp's Basic credentials for a 401 (an authenticator that always answers), its
+// Authorization dropped on a redirect to another host or port and kept on the same one;
+// HttpClient 5 keeps the original request's headers.
+func TestFollowUpHeaders(t *testing.T) {
+	var got []string // the Authorization header of each request the servers received, in order
+	var mu sync.Mutex
+	record := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+	}
+	other := httptest.NewServer(http.HandlerFunc(record))
+	t.Cleanup(other.Close)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(w, r)
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/echo", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/echo", http.StatusFound)
+		case "/challenge":
+			if calls.Add(1) == 1 {
+				w.WriteHeader(http.StatusUnauthorized)
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	basic := "Basic bGFicnVuOmxhYnJ1bg==" // labrun:labrun
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		path string
+		auth string
+		want []string
+	}{
+		{"okhttp: another port", Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}, "/away", "Bearer x", []string{"Bearer x", ""}},
+		{"okhttp: the same server", Config{Rules: rules.OkHttp313(rules.OkHttpSettings{})}, "/here", "Bearer x", []string{"Bearer x", "Bearer x"}},
+		{"okhttp: 401, an authenticator", Config{Rules: rules.OkHttp313(rules.OkHttpSettings{}), Follow: FollowOptions{Authenticate: true}}, "/challenge", "", []string{"", basic}},
+		{"hc5: another port", Config{Rules: rules.HC5(rules.HC5Settings{})}, "/away", "Bearer x", []string{"Bearer x", "Bearer x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			c := newClient(t, tt.cfg)
+			req, err := http.NewRequest(http.MethodGet, srv.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			if res, err := c.Do(context.Background(), req); err != nil || res.Status != 200 {
+				t.Fatalf("got %v, %v; want 200", res.Status, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("the servers got Authorization %q, want %q", got, tt.want)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -79,7 +80,7 @@ func TestErrorsMatchOutcomes(t *testing.T) {
 			func(*testing.T, *Client) string { return s.URL + "/?delay=2s" }, vocab.Deadline},
 		{"connection refused", Config{Retries: 1},
 			func(t *testing.T, _ *Client) string { return refused(t) }, vocab.Failed},
-		{"too many follow-ups", Config{FollowUps: true},
+		{"too many follow-ups", Config{Rules: rules.Rules{FollowUps: rules.OkHttp313(rules.OkHttpSettings{}).FollowUps}},
 			func(t *testing.T, _ *Client) string { return followServer(t).URL + "/redirect-loop" }, vocab.Failed},
 	}
 	for _, tt := range tests {

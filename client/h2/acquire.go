@@ -33,7 +33,7 @@ type h2Waiter struct {
 // acquire finds a stream slot for a call, by OkHttp's rule, and reserves it on the connection.
 // It returns the connection, whether this call opened it, and the allocations it found.
 func (p *Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight int, err error) {
-	if p.cfg.OkHttp313 {
+	if p.cfg.Rule.DialPerCall {
 		return p.acquire313(ctx)
 	}
 	for range maxAcquireTries {

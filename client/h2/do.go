@@ -67,7 +67,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	sreq := req.Clone(sctx)
 	if req.Body != nil && req.GetBody != nil {
 		if sreq.Body, err = req.GetBody(); err != nil {
-			if !p.cfg.OkHttp313 { // OkHttp313 reserves when it sends
+			if !p.cfg.Rule.DialPerCall { // DialPerCall reserves when it sends
 				c.cc.Release()
 			}
 			p.release(c, false, 0, time.Now())
@@ -76,7 +76,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	}
 	streamStart := time.Now()
 	var resp *http.Response
-	if p.cfg.OkHttp313 {
+	if p.cfg.Rule.DialPerCall {
 		var on *h2Conn
 		resp, on, res.Refused, err = p.send313(ctx, c, sreq)
 		if on == nil { // it gave its allocation back and found no connection anew

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// OkHttp 3.13's connection finding, for a pool with Config.OkHttp313 (docs/http2.md), from
+// OkHttp 3.13's connection finding, for a pool whose Config.Rule has DialPerCall
+// (rules.H2OkHttp313; docs/http2.md), from
 // OkHttp 3.13.1's source:
 //
 //   - A call that finds no pooled connection with room dials one of its own, which enters the

@@ -10,11 +10,12 @@ import (
 
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"golang.org/x/net/http2"
 )
 
-// burst313 makes n GETs at once through a new OkHttp313 pool to a node with limit and
+// burst313 makes n GETs at once through a new pool with OkHttp 3.13's rule to a node with limit and
 // latency, each through do, and returns the results and the pool's dials.
 func burst313(t *testing.T, n, limit int, latency time.Duration, do func(*Pool, *http.Request) (*Result, error)) ([]*Result, int, h2node.Stats) {
 	t.Helper()
@@ -23,7 +24,7 @@ func burst313(t *testing.T, n, limit int, latency time.Duration, do func(*Pool, 
 		t.Fatal(err)
 	}
 	defer node.Close()
-	p, err := New(Config{Routes: []string{node.Addr}, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second, OkHttp313: true})
+	p, err := New(Config{Routes: []string{node.Addr}, ConnectTimeout: 2 * time.Second, CallTimeout: 10 * time.Second, Rule: rules.H2OkHttp313()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestOkHttp313HerdBeforeSettings(t *testing.T) {
 	}
 	defer node.Close()
 	node.Freeze()
-	p, err := New(Config{Routes: []string{node.Addr}, ConnectTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, OkHttp313: true})
+	p, err := New(Config{Routes: []string{node.Addr}, ConnectTimeout: 5 * time.Second, CallTimeout: 10 * time.Second, Rule: rules.H2OkHttp313()})
 	if err != nil {
 		t.Fatal(err)
 	}

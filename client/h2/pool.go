@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -56,12 +57,15 @@ type Config struct {
 	Spread Spread
 	// MaxBody bounds the response body read into memory; 0 means client.DefaultMaxBody.
 	MaxBody int64
-	// OkHttp313 finds connections by OkHttp 3.13's rules (okhttp313.go): a call that finds
-	// no pooled connection with room dials its own, a connection is unlimited until the
+	// Rule is the library's connection pick (rules.H2OkHttp, rules.H2OkHttp313). The pool
+	// reads its DialPerCall, OkHttp 3.13's connection finding (okhttp313.go): a call that
+	// finds no pooled connection with room dials its own, a connection is unlimited until the
 	// peer's SETTINGS are read, a call moves to a pooled connection with room once it has
 	// connected, and a refused stream is sent again once. Without it, a connection being set
-	// up takes the calls that fit the peer's limit, as later OkHttp 3.x releases do.
-	OkHttp313 bool
+	// up takes the calls that fit the peer's limit, as later OkHttp 3.x releases do. Whatever
+	// the rule, each new connection goes to the next route and AllocationLimit caps its
+	// streams (rules.H2OkHttp's Routes and AllocationLimit).
+	Rule rules.H2
 }
 
 // Validate reports the first field that makes no sense.
@@ -109,7 +113,7 @@ type Result struct {
 	// Status and Body are the response's, for a call that got one.
 	Status int
 	Body   []byte
-	// Refused counts the REFUSED_STREAM answers the call met (OkHttp313): 2 fail it.
+	// Refused counts the REFUSED_STREAM answers the call met (Rule.DialPerCall): 2 fail it.
 	Refused int
 	// Err is the call's failure, an *Error, or nil.
 	Err error
@@ -144,7 +148,7 @@ type Pool struct {
 	conns   []*h2Conn  // in opening order
 	next    int        // the route of the next new connection
 	learned int        // the peer's stream limit on the connection set up last; 0 before any
-	dials   int        // the connections opened (OkHttp313: deduplicated ones included)
+	dials   int        // the connections opened (Rule.DialPerCall: deduplicated ones included)
 	closed  bool
 }
 
@@ -156,7 +160,7 @@ type h2Conn struct {
 	cc    *http.ClientConn
 	err   error
 	dead  atomic.Bool // the state hook saw the connection close
-	// sniffer watched its first SETTINGS (OkHttp313); set with cc.
+	// sniffer watched its first SETTINGS (Rule.DialPerCall); set with cc.
 	sniffer *h2Sniffer
 
 	// Guarded by Pool.mu:
@@ -350,7 +354,7 @@ func (p *Pool) release(c *h2Conn, answered bool, took time.Duration, now time.Ti
 	}
 	// OkHttp closes a connection that takes no new streams once its last allocation is
 	// released (ConnectionPool.connectionBecameIdle).
-	idle := p.cfg.OkHttp313 && c.ejected && c.alloc == 0 && c.cc != nil
+	idle := p.cfg.Rule.DialPerCall && c.ejected && c.alloc == 0 && c.cc != nil
 	p.mu.Unlock()
 	if idle {
 		c.cc.Close()
@@ -358,11 +362,11 @@ func (p *Pool) release(c *h2Conn, answered bool, took time.Duration, now time.Ti
 }
 
 // Dials counts the connections the pool opened, those deduplicated right after their connect
-// included (OkHttp313).
+// included (Rule.DialPerCall).
 func (p *Pool) Dials() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cfg.OkHttp313 {
+	if p.cfg.Rule.DialPerCall {
 		return p.dials
 	}
 	return len(p.conns)

@@ -11,6 +11,7 @@ import (
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -33,10 +34,10 @@ const (
 const herdRangeReason = "whether a connection's SETTINGS are read before its connect ends decides it: " +
 	"a connection pooled before them is unlimited and takes every call that connects meanwhile"
 
-// herdBurst makes herdCalls calls at once through a new OkHttp313 pool to the node, each
+// herdBurst makes herdCalls calls at once through a new pool with OkHttp 3.13's rule (rules.H2OkHttp313) to the node, each
 // through do, and returns the calls, the pool's dials and the node's stats.
 func herdBurst(ctx context.Context, ns *h2Nodes, do func(*h2.Pool, *http.Request) (*h2.Result, error)) ([]*h2.Result, int, h2node.Stats, time.Duration, error) {
-	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout, OkHttp313: true})
+	pool, err := h2.New(h2.Config{Routes: ns.routes(), ConnectTimeout: h2ConnectTimeout, CallTimeout: h2CallTimeout, Rule: rules.H2OkHttp313()})
 	if err != nil {
 		return nil, 0, h2node.Stats{}, 0, err
 	}

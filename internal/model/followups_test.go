@@ -100,6 +100,9 @@ func TestFollowUps(t *testing.T) {
 		{"hc5 disableRedirectHandling", HC5, FollowRules{NoRedirects: true}, getCall(Answer{Status: 302, Location: NewURL}), []Sent{get}, vocab.OK, 302, ""},
 		{"hc5 300 is not followed", HC5, FollowRules{}, getCall(Answer{Status: 300, Location: NewURL}), []Sent{get}, vocab.OK, 300, ""},
 		{"hc5 redirect loop is circular", HC5, FollowRules{}, getCall(Answer{Status: 302, Location: SameURL}), sentTimes(get, 2), vocab.Failed, 0, "Circular redirect to"},
+		// RedirectLocations holds every location redirected to: one that redirects to itself is
+		// circular at once (HttpClient 5.2.1, held to the real library by TestFollowUpsRealLibraries).
+		{"hc5 a redirect to a URL that redirects to itself", HC5, FollowRules{}, getCall(Answer{Status: 302, Location: NewURL}, Answer{Status: 302, Location: SameURL}), sentTimes(get, 2), vocab.Failed, 0, "Circular redirect to"},
 		{"hc5 60 redirects", HC5, FollowRules{}, chain(60), sentTimes(get, 51), vocab.Failed, 0, "Maximum redirects (50) exceeded"},
 		{"hc5 50 redirects", HC5, FollowRules{}, chain(50), sentTimes(get, 51), vocab.OK, 200, ""},
 		{"hc5 408", HC5, FollowRules{}, postCall(Answer{Status: 408}), []Sent{postBody}, vocab.OK, 408, ""},

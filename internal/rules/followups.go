@@ -1,14 +1,143 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // The follow-ups: the requests a library sends by itself after a response (a redirect, a
 // status it repeats, an authentication), each library's rule in its own file.
 
-// FollowUps is a library's follow-up rule: the requests it sends for c, and how the call ends,
-// with the user's settings s. Its implementations are comparable values.
-type FollowUps interface {
-	Follow(s FollowRules, c FollowCall) FollowResult
+// FollowUps is a library's follow-up rule: what it sends after each response, with the user's
+// settings. The client runs Step on every response of a call and sends what it answers; the
+// model predicts a whole call with Follow, a loop over the same Step, so that a rule is
+// written once. The zero value follows nothing: every response is the call's. FollowUps are
+// comparable values.
+type FollowUps struct{ rule followRule }
+
+// followRule is one library's step (okhttp.go, hc5.go, gonet.go, urlconnection.go,
+// redirects.go): what it sends after a, nil to return a, or how the call fails. FollowUps.Step
+// records the first request and the previous status in st and counts the follow-ups sent;
+// st.visited is the rule's own.
+type followRule interface {
+	step(s FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError)
+	// reads are the settings the rule reads, each true.
+	reads() FollowRules
+}
+
+// StepRequest is the request a response answers, for FollowUps.Step.
+type StepRequest struct {
+	Method string
+	// Body says it carries a body; OneShot that the client cannot send that body again
+	// (OkHttp 3: an UnrepeatableRequestBody; Go: no GetBody; HttpClient 5: an entity that is
+	// not repeatable).
+	Body, OneShot bool
+	// URL is its absolute URL.
+	URL string
+}
+
+// StepAnswer is a response, for FollowUps.Step.
+type StepAnswer struct {
+	Status int
+	// RetryAfter is the Retry-After header, "" when absent.
+	RetryAfter string
+	// Location is the Location header resolved against the request's URL, "" when there is
+	// none or it does not parse.
+	Location string
+}
+
+// StepNext is the request a follow-up rule sends after a response.
+type StepNext struct {
+	Method string
+	// Body says the request's body goes again (the first request's with FromOriginal).
+	Body bool
+	// URL is where it goes: the Location, or the request's own URL.
+	URL string
+	// FromOriginal says it is built from the call's first request, its headers and body, not
+	// from the one answered: HttpClient 5's RedirectExec copies the original request.
+	FromOriginal bool
+	// DropAuthorization removes the Authorization header: OkHttp's followUpRequest, for a
+	// redirect to another host, port or scheme (sameConnection).
+	DropAuthorization bool
+	// Credentials answers a 401 with Basic credentials: an OkHttp Authenticator.
+	Credentials bool
+}
+
+// FollowError is how a follow-up rule fails a call.
+type FollowError struct {
+	// Msg is the start of the library's message ("Too many follow-up requests: 21").
+	Msg string
+	// URL is the URL the message goes on to name, "" for none ("Circular redirect to" names
+	// the location).
+	URL string
+}
+
+// FollowState is what a follow-up rule remembers over one call. The zero value is a call's
+// start.
+type FollowState struct {
+	// Sent counts the follow-ups sent.
+	Sent int
+	// Prior is the previous response's status, 0 at the first.
+	Prior int
+	// Original is the call's first request.
+	Original StepRequest
+	started  bool
+	visited  map[string]bool // the locations redirected to (HttpClient 5's RedirectLocations)
+}
+
+// Step returns the request the rule sends after a, the answer to req, with settings s: nil to
+// return a to the caller, or the error that fails the call. st carries the rule's memory from
+// one response of the call to the next.
+func (f FollowUps) Step(s FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	if !st.started {
+		st.Original, st.started = req, true
+	}
+	defer func() { st.Prior = a.Status }()
+	if f.rule == nil {
+		return nil, nil
+	}
+	next, err := f.rule.step(s, st, req, a)
+	if next != nil && err == nil {
+		st.Sent++
+	}
+	return next, err
+}
+
+// Reads returns the settings the rule reads, each true: a setting it does not read changes
+// nothing.
+func (f FollowUps) Reads() FollowRules {
+	if f.rule == nil {
+		return FollowRules{}
+	}
+	return f.rule.reads()
+}
+
+// Follow predicts c: the requests the rule sends and how the call ends, with settings s. It
+// plays Step over the call's answers, on URLs of its own: the first request's
+// http://server/0 (https with c.HTTPS), and for the i-th answer a NewURL of /i+1, a SameURL of
+// the request's own, a PlainHTTP of http://server/i+1.
+func (f FollowUps) Follow(s FollowRules, c FollowCall) FollowResult {
+	var res FollowResult
+	var st FollowState
+	scheme := "http"
+	if c.HTTPS {
+		scheme = "https"
+	}
+	req := StepRequest{Method: c.Method, Body: c.Body, OneShot: c.OneShot, URL: scheme + "://server/0"}
+	for i := 0; ; i++ {
+		res.Sent = append(res.Sent, Sent{Method: req.Method, Body: req.Body})
+		a := c.answer(i)
+		next, err := f.Step(s, &st, req, StepAnswer{Status: a.Status, RetryAfter: a.RetryAfter, Location: a.Location.at(req.URL, i+1)})
+		switch {
+		case err != nil:
+			return followFailed(res, err.Msg)
+		case next == nil:
+			return followOK(res, a.Status)
+		}
+		req = StepRequest{Method: next.Method, Body: next.Body, OneShot: c.OneShot, URL: next.URL}
+	}
 }
 
 // Location is where a redirect sends the client, for an Answer.
@@ -26,6 +155,24 @@ const (
 	PlainHTTP
 )
 
+// at is the URL l names for an answer to a request to cur, where n is new to the call (Follow).
+func (l Location) at(cur string, n int) string {
+	switch l {
+	case SameURL:
+		return cur
+	case NewURL:
+		u, err := url.Parse(cur)
+		if err != nil {
+			return ""
+		}
+		u.Path = "/" + strconv.Itoa(n)
+		return u.String()
+	case PlainHTTP:
+		return "http://server/" + strconv.Itoa(n)
+	}
+	return ""
+}
+
 // Answer is a server's answer to one request of a call, for FollowUps.
 type Answer struct {
 	Status int
@@ -36,7 +183,7 @@ type Answer struct {
 }
 
 // FollowCall is one request and the server's answers to it and to what the client sends after it,
-// for FollowUps.
+// for FollowUps.Follow.
 type FollowCall struct {
 	Method string
 	// Body says the request has a body; OneShot that the client cannot send it again

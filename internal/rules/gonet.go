@@ -36,7 +36,7 @@ func GoNet() Rules {
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
 			RetrySource: "net/http: Transport.dialConn handshakes on the one connection the dialer returns",
 		},
-		FollowUps: goFollow{},
+		FollowUps: FollowUps{goFollow{}},
 		Texts: Texts{
 			HeadOnlyBody: "Go's ResponseHeaderTimeout covers only the head: the body's trickle is bounded by nothing but a deadline",
 			Routes:       "SYNs go unanswered; net/http gives the whole dial one budget (%[2]v), split over the %[1]d addresses, at least 2 s each (partialDeadline)",
@@ -48,36 +48,30 @@ func GoNet() Rules {
 // goFollow is net/http's Client.Do.
 type goFollow struct{}
 
-// Follow follows net/http's Client.Do: redirectBehavior, then the default CheckRedirect
-// (or ErrUseLastResponse with NoRedirects). It repeats nothing else.
-func (goFollow) Follow(r FollowRules, c FollowCall) FollowResult {
-	var res FollowResult
-	cur := Sent{Method: c.Method, Body: c.Body}
-	for i := 0; ; i++ {
-		res.Sent = append(res.Sent, cur)
-		a := c.answer(i)
-		next, redirect := cur, false
-		switch a.Status {
-		case 301, 302, 303:
-			redirect, next.Body = true, false
-			if cur.Method != "GET" && cur.Method != "HEAD" {
-				next.Method = "GET"
-			}
-		case 307, 308:
-			redirect = !(cur.Body && c.OneShot) // without GetBody the 307 is returned
-		}
-		if !redirect || a.Location == NoLocation || r.NoRedirects {
-			return followOK(res, a.Status)
-		}
-		if len(res.Sent) >= GoMaxRedirects {
-			return followFailed(res, "stopped after 10 redirects")
-		}
-		cur = next
-	}
-}
+// reads implements followRule: a CheckRedirect that returns ErrUseLastResponse.
+func (goFollow) reads() FollowRules { return FollowRules{NoRedirects: true} }
 
-// hc5FollowUps follows HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
-// (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
+// step is one turn of net/http's Client.Do: redirectBehavior, then the default CheckRedirect
+// (or ErrUseLastResponse with NoRedirects). It repeats nothing else.
+func (goFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	next, redirect := &StepNext{Method: req.Method, Body: req.Body, URL: a.Location}, false
+	switch a.Status {
+	case 301, 302, 303:
+		redirect, next.Body = true, false
+		if req.Method != "GET" && req.Method != "HEAD" {
+			next.Method = "GET"
+		}
+	case 307, 308:
+		redirect = !(req.Body && req.OneShot) // without GetBody the 307 is returned
+	}
+	if !redirect || a.Location == "" || r.NoRedirects {
+		return nil, nil
+	}
+	if st.Sent+1 >= GoMaxRedirects {
+		return nil, &FollowError{Msg: "stopped after 10 redirects"}
+	}
+	return next, nil
+}
 
 // H2Go is net/http's HTTP/2 connection pick with HTTP2Config.StrictMaxConcurrentRequests false
 // (the default): the first connection with a free stream slot; when every connection is at

@@ -92,7 +92,7 @@ func Undici() Rules {
 	r.PreFirst.Lookup = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
 	r.PreFirst.HandshakeSource = "undici 7.30.2 lib/core/connect.js: setupConnectTimeout, cleared on 'secureConnect'"
 	r.PreFirst.LookupSource = "undici 7.30.2 lib/core/connect.js: the socket (and its lookup) starts under setupConnectTimeout"
-	r.FollowUps = limitFollow{} // the 302 is the answer
+	r.FollowUps = FollowUps{limitFollow{}} // the 302 is the answer
 	return r
 }
 

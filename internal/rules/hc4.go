@@ -44,7 +44,7 @@ func HC4() Rules {
 				"NoRouteToHostException, rethrown on the last address); DefaultHttpRequestRetryHandler never retries " +
 				"InterruptedIOException (ConnectTimeoutException), UnknownHostException or SSLException",
 		},
-		FollowUps: hc5Follow{redirectableOnly: true},
+		FollowUps: FollowUps{hc5Follow{redirectableOnly: true}},
 		Texts: Texts{
 			Routes: "SYNs go unanswered; HttpClient 4.5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
 			Check:  "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 4.5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",

@@ -61,7 +61,7 @@ func HC5(s HC5Settings) Rules {
 			RetrySource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect (catch IOException, rethrown on the last address); " +
 				"DefaultHttpRequestRetryStrategy never retries UnknownHostException or SSLException",
 		},
-		FollowUps: hc5Follow{},
+		FollowUps: FollowUps{hc5Follow{}},
 		Texts:     hc5Texts(),
 	}
 }
@@ -86,45 +86,45 @@ const HC5ValidateAfterInactivity = 2 * time.Second
 // HEAD.
 type hc5Follow struct{ redirectableOnly bool }
 
-// Follow follows HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
+// reads implements followRule: disableRedirectHandling() only.
+func (hc5Follow) reads() FollowRules { return FollowRules{NoRedirects: true} }
+
+// step is one turn of HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
 // (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
-// most maxRedirects, no circular redirect; 301 and 302 turn a POST into a GET, 303 every
-// method but GET and HEAD; the others copy the original request, method and body.
-func (f hc5Follow) Follow(r FollowRules, c FollowCall) FollowResult {
-	var res FollowResult
-	cur, looped := Sent{Method: c.Method, Body: c.Body}, false
-	for i := 0; ; i++ {
-		res.Sent = append(res.Sent, cur)
-		a := c.answer(i)
-		switch a.Status {
-		case 301, 302, 303, 307, 308:
-		default:
-			return followOK(res, a.Status)
-		}
-		// HttpClient 4.5.14's DefaultRedirectStrategy.isRedirected: 301, 302, 307 and 308
-		// only for GET and HEAD (isRedirectable); 303 for any method.
-		if f.redirectableOnly && a.Status != 303 && cur.Method != "GET" && cur.Method != "HEAD" {
-			return followOK(res, a.Status)
-		}
-		if r.NoRedirects || a.Location == NoLocation || (c.Body && c.OneShot) {
-			return followOK(res, a.Status)
-		}
-		if i >= HC5MaxRedirects {
-			return followFailed(res, "Maximum redirects (50) exceeded")
-		}
-		if a.Location == SameURL {
-			if looped { // RedirectLocations holds it: the original URL is not in it
-				return followFailed(res, "Circular redirect to")
-			}
-			looped = true
-		}
-		orig := Sent{Method: c.Method, Body: c.Body}
-		switch {
-		case (a.Status == 301 || a.Status == 302) && c.Method == "POST",
-			a.Status == 303 && c.Method != "GET" && c.Method != "HEAD":
-			cur = Sent{Method: "GET"}
-		default:
-			cur = orig
-		}
+// most maxRedirects (the 51st redirect throws RedirectException), no location redirected to
+// before (RedirectLocations; the original URL is not in it: CircularRedirectException). 301
+// and 302 turn a POST into a GET, 303 every method but GET and HEAD; the others copy the
+// original request, method and body (ClassicRequestBuilder.copy). The Location is resolved
+// against the current request (getLocationURI(currentRequest, ...): javap of 5.2.1's jar).
+func (f hc5Follow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	switch a.Status {
+	case 301, 302, 303, 307, 308:
+	default:
+		return nil, nil
 	}
+	// HttpClient 4.5.14's DefaultRedirectStrategy.isRedirected: 301, 302, 307 and 308 only
+	// for GET and HEAD (isRedirectable); 303 for any method.
+	if f.redirectableOnly && a.Status != 303 && req.Method != "GET" && req.Method != "HEAD" {
+		return nil, nil
+	}
+	orig := st.Original
+	if r.NoRedirects || a.Location == "" || (orig.Body && orig.OneShot) {
+		return nil, nil
+	}
+	if st.Sent >= HC5MaxRedirects {
+		return nil, &FollowError{Msg: "Maximum redirects (50) exceeded"}
+	}
+	if st.visited[a.Location] {
+		return nil, &FollowError{Msg: "Circular redirect to", URL: a.Location}
+	}
+	if st.visited == nil {
+		st.visited = map[string]bool{}
+	}
+	st.visited[a.Location] = true
+	next := &StepNext{Method: orig.Method, Body: orig.Body, URL: a.Location, FromOriginal: true}
+	if ((a.Status == 301 || a.Status == 302) && orig.Method == "POST") ||
+		(a.Status == 303 && orig.Method != "GET" && orig.Method != "HEAD") {
+		next.Method, next.Body = "GET", false
+	}
+	return next, nil
 }

@@ -67,7 +67,10 @@ func JDK(s JDKSettings) Rules {
 				"retryOnFailure: a ConnectException, once, RETRY_CONNECT unless jdk.httpclient.disableRetryConnect), " +
 				"Utils.toConnectException (an SSLException stays itself); HttpRequestImpl.getAddress resolves one address",
 		},
-		FollowUps: jdkFollow{},
+		// java.net.http.HttpClient.Builder's followRedirects default, Redirect.NEVER: no
+		// request is repeated for its status, and the first answer is the call's (the zero
+		// FollowUps).
+		FollowUps: FollowUps{},
 		Texts: Texts{
 			KernelConnect: "; the JDK connects twice (PlainHttpConnection.canRetryConnect retries a ConnectException once)",
 			HeadOnlyBody:  "the JDK's HttpRequest.timeout() ends when the head arrives: the body's trickle is bounded by nothing but a deadline",
@@ -76,13 +79,4 @@ func JDK(s JDKSettings) Rules {
 				"-Djdk.httpclient.disableRetryConnect=true turns it off)",
 		},
 	}
-}
-
-// jdkFollow is java.net.http.HttpClient.Builder's followRedirects default, Redirect.NEVER: it
-// repeats no request for its status, and the first answer is the call's.
-type jdkFollow struct{}
-
-// Follow implements FollowUps.
-func (jdkFollow) Follow(_ FollowRules, c FollowCall) FollowResult {
-	return followOK(FollowResult{Sent: []Sent{{c.Method, c.Body}}}, c.answer(0).Status)
 }

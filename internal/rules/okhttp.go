@@ -2,6 +2,7 @@ package rules
 
 import (
 	"math"
+	"net/url"
 	"strconv"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -55,7 +56,7 @@ func OkHttp313(s OkHttpSettings) Rules {
 			AfterCertificate: NoNext, AfterProtocol: NextRoute, AfterHandshakeTimeout: NextRoute, AfterDNSError: NoNext,
 			RetrySource: "okhttp 3.13.1: RetryAndFollowUpInterceptor.recover and isRecoverable; StreamAllocation.hasMoreRoutes",
 		},
-		FollowUps: okHTTPFollow{},
+		FollowUps: FollowUps{okHTTPFollow{}},
 		Texts: Texts{
 			Routes:       "SYNs go unanswered; OkHttp makes each of the %[1]d addresses a route with its own connect timeout (%[2]v)",
 			Check:        "OkHttp's health check (isHealthy, any method but GET) reads it with a %[2]s timeout first: nothing comes, so it is used %[2]s later",
@@ -67,75 +68,84 @@ func OkHttp313(s OkHttpSettings) Rules {
 // okHTTPFollow is OkHttp 3.13.1's RetryAndFollowUpInterceptor.
 type okHTTPFollow struct{}
 
-// Follow follows OkHttp 3.13.1's intercept loop: a follow-up from followUpRequest,
-// counted against MAX_FOLLOW_UPS, then refused when its body cannot be sent again.
-func (okHTTPFollow) Follow(r FollowRules, c FollowCall) FollowResult {
-	var res FollowResult
-	cur, https, prior := Sent{Method: c.Method, Body: c.Body}, c.HTTPS, 0
-	for i := 0; ; i++ {
-		res.Sent = append(res.Sent, cur)
-		a := c.answer(i)
-		next, toHTTP, err := okHttpFollowUp(r, c, cur, a, prior, https)
-		switch {
-		case err != "":
-			return followFailed(res, err)
-		case next == nil:
-			return followOK(res, a.Status)
-		case i+1 > OkHttpMaxFollowUps:
-			return followFailed(res, "Too many follow-up requests: "+strconv.Itoa(i+1))
-		case next.Body && c.OneShot:
-			return followFailed(res, "Cannot retry streamed HTTP body")
-		}
-		cur, prior, https = *next, a.Status, https && !toHTTP
-	}
+// reads implements followRule: every setting.
+func (okHTTPFollow) reads() FollowRules {
+	return FollowRules{RetryOnConnectionFailure: true, NoRedirects: true, NoSslRedirects: true, Authenticate: true}
 }
 
-// okHttpFollowUp is followUpRequest (OkHttp 3.13.1): the request to send after a, nil to
-// return a, or the message of the exception it throws. toHTTP says the follow-up leaves
-// https for http.
-func okHttpFollowUp(r FollowRules, c FollowCall, cur Sent, a Answer, prior int, https bool) (next *Sent, toHTTP bool, err string) {
+// step is one turn of OkHttp 3.13.1's intercept loop: a follow-up from followUpRequest,
+// counted against MAX_FOLLOW_UPS, then refused when its body cannot be sent again
+// (UnrepeatableRequestBody).
+func (okHTTPFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	next, err := okHTTPFollowUp(r, st.Prior, req, a)
+	switch {
+	case next == nil || err != nil:
+		return nil, err
+	case st.Sent+1 > OkHttpMaxFollowUps:
+		return nil, &FollowError{Msg: "Too many follow-up requests: " + strconv.Itoa(st.Sent+1)}
+	case next.Body && req.OneShot:
+		return nil, &FollowError{Msg: "Cannot retry streamed HTTP body"}
+	}
+	return next, nil
+}
+
+// okHTTPFollowUp is followUpRequest (OkHttp 3.13.1): the request to send after a, nil to
+// return a, or the exception it throws. A redirect is followed (307 and 308 only for GET and
+// HEAD); a 408 is repeated once, even a non-idempotent request, unless recovery is off
+// (retryOnConnectionFailure), the body cannot be sent again, the previous response was a 408
+// too, or Retry-After asks for a delay; a 503 is repeated once, only on Retry-After: 0; a 401
+// goes to the authenticator; a 407 without a proxy fails the call.
+func okHTTPFollowUp(r FollowRules, prior int, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	again := &StepNext{Method: req.Method, Body: req.Body, URL: req.URL}
 	switch a.Status {
 	case 407: // labrun's clients use no proxy: Proxy.Type.DIRECT
-		return nil, false, "Received HTTP_PROXY_AUTH (407) code while not using proxy"
+		return nil, &FollowError{Msg: "Received HTTP_PROXY_AUTH (407) code while not using proxy"}
 	case 401:
-		if r.Authenticate {
-			return &cur, false, ""
+		if !r.Authenticate {
+			return nil, nil
 		}
-		return nil, false, ""
+		again.Credentials = true
+		return again, nil
 	case 307, 308:
-		if cur.Method != "GET" && cur.Method != "HEAD" {
-			return nil, false, ""
+		if req.Method != "GET" && req.Method != "HEAD" {
+			return nil, nil
 		}
 		fallthrough
 	case 300, 301, 302, 303:
-		if r.NoRedirects || a.Location == NoLocation {
-			return nil, false, ""
-		}
-		toHTTP = https && a.Location == PlainHTTP
-		if toHTTP && r.NoSslRedirects {
-			return nil, false, ""
-		}
-		next := cur
-		if permitsRequestBody(cur.Method) {
-			if cur.Method == "PROPFIND" { // redirectsWithBody, and not redirectsToGet
-				next.Body = cur.Body
-			} else {
-				next = Sent{Method: "GET"}
-			}
-		}
-		return &next, toHTTP, ""
+		return okHTTPRedirect(r, req, a), nil
 	case 408:
-		if !r.RetryOnConnectionFailure || (cur.Body && c.OneShot) || prior == 408 || vocab.OkHttpRetryAfter(a.RetryAfter, 0) > 0 {
-			return nil, false, ""
+		if !r.RetryOnConnectionFailure || (req.Body && req.OneShot) || prior == 408 || vocab.OkHttpRetryAfter(a.RetryAfter, 0) > 0 {
+			return nil, nil
 		}
-		return &cur, false, ""
+		return again, nil
 	case 503:
 		if prior == 503 || vocab.OkHttpRetryAfter(a.RetryAfter, math.MaxInt32) != 0 {
-			return nil, false, ""
+			return nil, nil
 		}
-		return &cur, false, ""
+		return again, nil
 	}
-	return nil, false, ""
+	return nil, nil
+}
+
+// okHTTPRedirect is followUpRequest's redirect: nil without followRedirects, a Location, or
+// followSslRedirects when the scheme changes; every method but GET and HEAD becomes a GET
+// without a body (PROPFIND keeps both: redirectsWithBody, and not redirectsToGet);
+// Authorization is dropped for another host, port or scheme (sameConnection).
+func okHTTPRedirect(r FollowRules, req StepRequest, a StepAnswer) *StepNext {
+	if r.NoRedirects || a.Location == "" {
+		return nil
+	}
+	from, err1 := url.Parse(req.URL)
+	to, err2 := url.Parse(a.Location)
+	if err1 != nil || err2 != nil || (to.Scheme != from.Scheme && r.NoSslRedirects) {
+		return nil
+	}
+	next := &StepNext{Method: req.Method, Body: req.Body, URL: a.Location,
+		DropAuthorization: to.Host != from.Host || to.Scheme != from.Scheme}
+	if permitsRequestBody(req.Method) && req.Method != "PROPFIND" {
+		next.Method, next.Body = "GET", false
+	}
+	return next
 }
 
 // permitsRequestBody is OkHttp's HttpMethod.permitsRequestBody: every method but GET and HEAD.
@@ -147,3 +157,9 @@ func permitsRequestBody(method string) bool { return method != "GET" && method !
 // turn. A connection being set up counts the streams that wait for it. OkHttp 3.13 dials per
 // call instead, and herds before the peer's SETTINGS (model.PredictH2Burst).
 func H2OkHttp() H2 { return H2{Routes: true, AllocationLimit: true} }
+
+// H2OkHttp313 is OkHttp 3.13's HTTP/2 connection pick (okhttp 3.13.1): H2OkHttp's, but each
+// call that finds no pooled connection with room dials its own, a connection takes every
+// stream until the peer's SETTINGS are read, and a refused stream is sent again once
+// (H2.DialPerCall).
+func H2OkHttp313() H2 { r := H2OkHttp(); r.DialPerCall = true; return r }

@@ -66,7 +66,7 @@ func Requests(allMethods bool) Rules {
 // and ConnectTimeout, before the request is sent (httpcore's connection.py).
 func HTTPX() Rules {
 	r := pythonSocket("httpx 0.23.3 over httpcore")
-	r.FollowUps = limitFollow{}
+	r.FollowUps = FollowUps{limitFollow{}}
 	return r
 }
 
@@ -85,6 +85,6 @@ func AIOHTTP() Rules {
 	r.PreFirst.AfterCertificate, r.PreFirst.AfterProtocol = NextInConnect, NextInConnect
 	r.PreFirst.RetrySource = "aiohttp 3.8.4 connector.py: TCPConnector._create_direct_connection, `except ClientConnectorError: continue`"
 	// client.py _request: `redirects += 1 ... if max_redirects and redirects >= max_redirects`.
-	r.FollowUps = limitFollow{requests: 10, err: "TooManyRedirects (10)"}
+	r.FollowUps = FollowUps{limitFollow{requests: 10, err: "TooManyRedirects (10)"}}
 	return r
 }

@@ -11,35 +11,32 @@ type limitFollow struct {
 	err      string
 }
 
-// Follow implements FollowUps.
-func (f limitFollow) Follow(r FollowRules, c FollowCall) FollowResult {
-	var res FollowResult
-	cur := Sent{Method: c.Method, Body: c.Body}
-	for i := 0; ; i++ {
-		res.Sent = append(res.Sent, cur)
-		a := c.answer(i)
-		next := cur
-		switch a.Status {
-		case 301, 302, 303:
-			if a.Status == 303 || cur.Method == "POST" {
-				next = Sent{Method: "GET"}
-			}
-		case 307, 308:
-		default:
-			return followOK(res, a.Status)
+// reads implements followRule: NoRedirects only.
+func (limitFollow) reads() FollowRules { return FollowRules{NoRedirects: true} }
+
+// step implements followRule.
+func (f limitFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	next := &StepNext{Method: req.Method, Body: req.Body, URL: a.Location}
+	switch a.Status {
+	case 301, 302, 303:
+		if a.Status == 303 || req.Method == "POST" {
+			next.Method, next.Body = "GET", false
 		}
-		if f.requests == 0 || a.Location == NoLocation || r.NoRedirects {
-			return followOK(res, a.Status)
-		}
-		if len(res.Sent) >= f.requests {
-			return followFailed(res, f.err)
-		}
-		cur = next
+	case 307, 308:
+	default:
+		return nil, nil
 	}
+	if f.requests == 0 || a.Location == "" || r.NoRedirects {
+		return nil, nil
+	}
+	if st.Sent+1 >= f.requests {
+		return nil, &FollowError{Msg: f.err}
+	}
+	return next, nil
 }
 
 // maxRedirects returns the rule of a library that follows at most n redirects, and fails on
 // the response of the request after them: n + 1 requests, err its message.
-func maxRedirects(n int, err string) limitFollow {
-	return limitFollow{requests: n + 1, err: err + " (" + strconv.Itoa(n) + ")"}
+func maxRedirects(n int, err string) FollowUps {
+	return FollowUps{limitFollow{requests: n + 1, err: err + " (" + strconv.Itoa(n) + ")"}}
 }

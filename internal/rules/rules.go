@@ -54,6 +54,12 @@ type H2 struct {
 	Routes bool
 	// AllocationLimit says the client's own cap on a connection's streams applies.
 	AllocationLimit bool
+	// DialPerCall is OkHttp 3.13's connection finding (StreamAllocation.findConnection): a
+	// call that finds no pooled connection with room dials its own, a connection is unlimited
+	// until the peer's SETTINGS are read, a call moves to a pooled connection with room once
+	// it has connected, and a refused stream is sent again once (client/h2's okhttp313.go).
+	// The model predicts its bursts with model.PredictH2Burst, not with SimulateH2.
+	DialPerCall bool
 }
 
 // Pool is how a call waits for a connection.

@@ -42,7 +42,7 @@ func URLConnection(s URLConnectionSettings) Rules {
 				"sun.net.www.protocol.http.HttpURLConnection.plainConnect0 tries the next proxy only, and " +
 				"sun.net.www.http.HttpClient.parseHTTP re-sends only after the request was written",
 		},
-		FollowUps: urlConnectionFollow{},
+		FollowUps: FollowUps{urlConnectionFollow{}},
 		Texts:     Texts{Routes: "SYNs go unanswered; HttpURLConnection connects to the first of the %[1]d addresses only (an InetSocketAddress resolves one), and the connect timeout (%[2]v) fires on it"},
 	}
 }
@@ -51,28 +51,27 @@ func URLConnection(s URLConnectionSettings) Rules {
 // http.maxRedirects 20).
 type urlConnectionFollow struct{}
 
-// Follow follows HttpURLConnection's followRedirect: a 3xx with a Location
-// is followed while fewer than http.maxRedirects (20) requests were sent, a loop included;
-// a redirect other than 307 and 308 turns a POST into a GET without its body.
-func (urlConnectionFollow) Follow(r FollowRules, c FollowCall) FollowResult {
-	var res FollowResult
-	cur := Sent{Method: c.Method, Body: c.Body}
-	for i := 0; ; i++ {
-		res.Sent = append(res.Sent, cur)
-		a := c.answer(i)
-		switch a.Status {
-		case 301, 302, 303, 307, 308:
-		default:
-			return followOK(res, a.Status)
-		}
-		if r.NoRedirects || a.Location == NoLocation {
-			return followOK(res, a.Status)
-		}
-		if i+1 >= URLConnectionMaxRedirects {
-			return followFailed(res, "Server redirected too many times (20)")
-		}
-		if a.Status != 307 && a.Status != 308 {
-			cur = Sent{Method: "GET"}
-		}
+// reads implements followRule: setFollowRedirects(false) only.
+func (urlConnectionFollow) reads() FollowRules { return FollowRules{NoRedirects: true} }
+
+// step is one turn of HttpURLConnection's followRedirect: a 3xx with a Location is followed
+// while fewer than http.maxRedirects (20) requests were sent, a loop included; a redirect
+// other than 307 and 308 turns a POST into a GET without its body.
+func (urlConnectionFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
+	switch a.Status {
+	case 301, 302, 303, 307, 308:
+	default:
+		return nil, nil
 	}
+	if r.NoRedirects || a.Location == "" {
+		return nil, nil
+	}
+	if st.Sent+1 >= URLConnectionMaxRedirects {
+		return nil, &FollowError{Msg: "Server redirected too many times (20)"}
+	}
+	next := &StepNext{Method: req.Method, Body: req.Body, URL: a.Location}
+	if a.Status != 307 && a.Status != 308 {
+		next.Method, next.Body = "GET", false
+	}
+	return next, nil
 }

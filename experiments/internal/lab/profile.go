@@ -212,7 +212,7 @@ func buildHC5(s Spec, r rules.Rules) (Built, error) {
 
 		Rules: r, ValidateAfterInactivity: s.ValidateAfterInactivity,
 		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
-		HC5Redirects: true, Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
+		Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
 	}
 	c, err := client.New(cfg)
 	if err != nil {
@@ -230,7 +230,6 @@ func buildOkHttp(s Spec, r rules.Rules) (Built, error) {
 		WriteTimeout:   10 * time.Second,
 		Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
 		IdleTimeout: or(s.IdleTimeout, 5*time.Minute),
-		FollowUps:   true,
 		Rules:       r,
 		Resolver:    s.Resolver,
 		Follow:      s.Follow, TLS: s.TLS,
