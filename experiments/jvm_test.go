@@ -52,6 +52,26 @@ func runJava(t *testing.T, rt jvm.Runtime, source string, args ...string) []byte
 	return out
 }
 
+// twice runs measure, which reports how the real library disagrees with the model through
+// errorf; when it reports anything, it runs once more and the test fails with what the second
+// run reports. A JVM on a 2-core machine shared with other work stalls for tens of
+// milliseconds now and then; a library that disagrees with the model disagrees twice.
+func twice(t *testing.T, measure func(errorf func(format string, args ...any))) {
+	t.Helper()
+	var errs []string
+	errorf := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	measure(errorf)
+	if len(errs) == 0 {
+		return
+	}
+	t.Logf("measuring again: %s", strings.Join(errs, "; "))
+	errs = nil
+	measure(errorf)
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
 // testServer starts a fake server that the test closes.
 func testServer(t *testing.T, opts ...fakesrv.Option) *fakesrv.Server {
 	t.Helper()
@@ -134,46 +154,48 @@ func TestTrickleMatchesRealLibraries(t *testing.T) {
 	for _, l := range jvmLibraries() {
 		t.Run(l.profile, func(t *testing.T) {
 			rt := jvm.Require(t, jvmLibs...)
-			srv := testServer(t)
-			args := []string{l.name, strconv.Itoa(int(timeout.Milliseconds())), strconv.Itoa(reps), srv.URL + "/delay"}
-			for _, d := range downs {
-				args = append(args, srv.URL+fakesrv.Behaviour{Bytes: d.Bytes, Every: d.Every, Delay: d.Delay}.Path())
-			}
-			out := runJava(t, rt, "testdata/Timed.java", args...)
-			got := make([][]float64, len(downs))
-			outcomes := make([][]string, len(downs))
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				var i int
-				var o string
-				var ms float64
-				if _, err := fmt.Sscanf(line, "%d %s %f", &i, &o, &ms); err != nil || i < 0 || i >= len(downs) {
-					t.Fatalf("bad line %q in %s", line, out)
+			twice(t, func(errorf func(string, ...any)) {
+				srv := testServer(t)
+				args := []string{l.name, strconv.Itoa(int(timeout.Milliseconds())), strconv.Itoa(reps), srv.URL + "/delay"}
+				for _, d := range downs {
+					args = append(args, srv.URL+fakesrv.Behaviour{Bytes: d.Bytes, Every: d.Every, Delay: d.Delay}.Path())
 				}
-				got[i], outcomes[i] = append(got[i], ms), append(outcomes[i], o)
-			}
-			b, err := lab.Build(l.profile, lab.Spec{ReadTimeout: timeout})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.C.Close()
-			for i, d := range downs {
-				pred := model.Predict(d, b.Limits, false, 0)
-				want := "error"
-				if pred.Outcome == vocab.OK {
-					want = "ok"
+				out := runJava(t, rt, "testdata/Timed.java", args...)
+				got := make([][]float64, len(downs))
+				outcomes := make([][]string, len(downs))
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					var i int
+					var o string
+					var ms float64
+					if _, err := fmt.Sscanf(line, "%d %s %f", &i, &o, &ms); err != nil || i < 0 || i >= len(downs) {
+						t.Fatalf("bad line %q in %s", line, out)
+					}
+					got[i], outcomes[i] = append(got[i], ms), append(outcomes[i], o)
 				}
-				if len(got[i]) != reps {
-					t.Fatalf("case %d: got %d calls, want %d: %s", i, len(got[i]), reps, out)
+				b, err := lab.Build(l.profile, lab.Spec{ReadTimeout: timeout})
+				if err != nil {
+					t.Fatal(err)
 				}
-				sort.Float64s(got[i])
-				med := got[i][reps/2]
-				t.Logf("case %d: median %.1f ms, the model %v %s", i, med, pred.Total, pred.Outcome)
-				if diff := med - float64(pred.Total.Microseconds())/1000; diff < -20 || diff > 20 || !slices.Contains(outcomes[i], want) ||
-					slices.ContainsFunc(outcomes[i], func(o string) bool { return o != want }) {
-					t.Errorf("%+v: the real library: %v, median %.1f ms (%v); the model: %s at %v",
-						d, outcomes[i], med, got[i], pred.Outcome, pred.Total)
+				b.C.Close()
+				for i, d := range downs {
+					pred := model.Predict(d, b.Limits, false, 0)
+					want := "error"
+					if pred.Outcome == vocab.OK {
+						want = "ok"
+					}
+					if len(got[i]) != reps {
+						t.Fatalf("case %d: got %d calls, want %d: %s", i, len(got[i]), reps, out)
+					}
+					sort.Float64s(got[i])
+					med := got[i][reps/2]
+					t.Logf("case %d: median %.1f ms, the model %v %s", i, med, pred.Total, pred.Outcome)
+					if diff := med - float64(pred.Total.Microseconds())/1000; diff < -20 || diff > 20 || !slices.Contains(outcomes[i], want) ||
+						slices.ContainsFunc(outcomes[i], func(o string) bool { return o != want }) {
+						errorf("%+v: the real library: %v, median %.1f ms (%v); the model: %s at %v",
+							d, outcomes[i], med, got[i], pred.Outcome, pred.Total)
+					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -192,61 +214,63 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 	for _, l := range jvmLibraries() {
 		t.Run(l.profile, func(t *testing.T) {
 			rt := jvm.Require(t, jvmLibs...)
-			srv, jit := testServer(t), testServer(t)
-			b, err := lab.Build(l.profile, lab.Spec{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.C.Close()
-			idle := min(or(b.Pool, 5), 5)
-			beh := fakesrv.Behaviour{Delay: delay}
-			out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
-				srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())
-			var ends []float64
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				var o string
-				var ms float64
-				if _, err := fmt.Sscanf(line, "%s %f", &o, &ms); err != nil || o != "ok" {
-					t.Fatalf("bad line %q in %s", line, out)
+			twice(t, func(errorf func(string, ...any)) {
+				srv, jit := testServer(t), testServer(t)
+				b, err := lab.Build(l.profile, lab.Spec{})
+				if err != nil {
+					t.Fatal(err)
 				}
-				ends = append(ends, ms)
-			}
-			preds := model.Simulate(model.Scenario{Calls: calls, Pool: b.ModelPool(calls), Idle: idle, Downstream: downstream(beh), Limits: b.Limits})
-			conns := 0
-			var want []time.Duration
-			for _, p := range preds {
-				conns += p.Connects
-				want = append(want, p.Total)
-			}
-			if got := srv.ConnsAccepted() - idle; got != conns || len(ends) != calls {
-				t.Errorf("the real library opened %d new connections for %d calls; the model %d", got, len(ends), conns)
-			}
-			sort.Float64s(ends)
-			slices.Sort(want)
-			// Each batch's first end, and how long after the previous batch's first end it came,
-			// within 15 ms of the model. The first call a batch finishes is the library's rule
-			// at work; the rest of the batch queue behind the JVM's own serial work, which the
-			// model does not count and which grows with the machine's load: the JDK HttpClient
-			// runs every exchange through one selector thread (15 new connections at once end
-			// over 18 ms on a quiet CI machine), HttpClient 4.5 spends a millisecond or two per
-			// hand-off of a connection. The batch's first end is the control for its own JVM
-			// cost. The counts are exact; the precision of the batches is the experiments'
-			// (exp-b's hc4 and jdk rows, within 3 ms in the reference run).
-			const margin = 15.0
-			prevGot, prevWant := 0.0, 0.0
-			for i := 0; i < len(want) && len(ends) == calls; {
-				j := i
-				for j < len(want) && want[j] == want[i] {
-					j++
+				b.C.Close()
+				idle := min(or(b.Pool, 5), 5)
+				beh := fakesrv.Behaviour{Delay: delay}
+				out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
+					srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())
+				var ends []float64
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					var o string
+					var ms float64
+					if _, err := fmt.Sscanf(line, "%s %f", &o, &ms); err != nil || o != "ok" {
+						t.Fatalf("bad line %q in %s", line, out)
+					}
+					ends = append(ends, ms)
 				}
-				first, w := ends[i], float64(want[i].Microseconds())/1000
-				t.Logf("batch of %d: first end %.1f ms, median %.1f ms, the model %v", j-i, first, ends[(i+j)/2], want[i])
-				if diff := (first - prevGot) - (w - prevWant); diff < -margin || diff > margin {
-					t.Errorf("calls %d to %d: the real library's first end %.1f ms, %.1f ms after the batch before (%v); the model %v, %.1f ms after",
-						i+1, j, first, first-prevGot, ends[i:j], want[i], w-prevWant)
+				preds := model.Simulate(model.Scenario{Calls: calls, Pool: b.ModelPool(calls), Idle: idle, Downstream: downstream(beh), Limits: b.Limits})
+				conns := 0
+				var want []time.Duration
+				for _, p := range preds {
+					conns += p.Connects
+					want = append(want, p.Total)
 				}
-				prevGot, prevWant, i = first, w, j
-			}
+				if got := srv.ConnsAccepted() - idle; got != conns || len(ends) != calls {
+					errorf("the real library opened %d new connections for %d calls; the model %d", got, len(ends), conns)
+				}
+				sort.Float64s(ends)
+				slices.Sort(want)
+				// Each batch's first end, and how long after the previous batch's first end it came,
+				// within 15 ms of the model. The first call a batch finishes is the library's rule
+				// at work; the rest of the batch queue behind the JVM's own serial work, which the
+				// model does not count and which grows with the machine's load: the JDK HttpClient
+				// runs every exchange through one selector thread (15 new connections at once end
+				// over 18 ms on a quiet CI machine), HttpClient 4.5 spends a millisecond or two per
+				// hand-off of a connection. The batch's first end is the control for its own JVM
+				// cost. The counts are exact; the precision of the batches is the experiments'
+				// (exp-b's hc4 and jdk rows, within 3 ms in the reference run).
+				const margin = 15.0
+				prevGot, prevWant := 0.0, 0.0
+				for i := 0; i < len(want) && len(ends) == calls; {
+					j := i
+					for j < len(want) && want[j] == want[i] {
+						j++
+					}
+					first, w := ends[i], float64(want[i].Microseconds())/1000
+					t.Logf("batch of %d: first end %.1f ms, median %.1f ms, the model %v", j-i, first, ends[(i+j)/2], want[i])
+					if diff := (first - prevGot) - (w - prevWant); diff < -margin || diff > margin {
+						errorf("calls %d to %d: the real library's first end %.1f ms, %.1f ms after the batch before (%v); the model %v, %.1f ms after",
+							i+1, j, first, first-prevGot, ends[i:j], want[i], w-prevWant)
+					}
+					prevGot, prevWant, i = first, w, j
+				}
+			})
 		})
 	}
 }

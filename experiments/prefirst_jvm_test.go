@@ -190,124 +190,136 @@ func TestPreFirstRealLibraries(t *testing.T) {
 	} {
 		t.Run(lib.profile, func(t *testing.T) {
 			rt := jvm.Require(t, lib.lib)
-			rows := kJavaRows(lib.profile)
-			var names []string
-			for i := range rows {
-				names = append(names, fmt.Sprintf("row%d.test", i))
-			}
-			faults, err := fakesrv.NewTLSFaults(append(names, "warm.test")...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			ca := filepath.Join(dir, "ca.pem")
-			if err := os.WriteFile(ca, faults.CAPEM(), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var hosts strings.Builder
-			port, ip := 0, 1
-			listen := func(f fakesrv.TLSFault, name string) *fakesrv.TLSFaultServer {
-				addr := fmt.Sprintf("127.0.12.%d", ip)
-				ip++
-				var s *fakesrv.TLSFaultServer
-				var err error
-				if f == fakesrv.TLSSlowHandshake {
-					s, err = faults.ListenTrickle(addr, port, kJavaTrickle)
-				} else {
-					s, err = faults.Listen(f, addr, port)
+			twice(t, func(errorf func(string, ...any)) {
+				for _, e := range preFirstJVM(t, rt, lib.profile, lib.source, lib.lib) {
+					errorf("%s", e)
 				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				port = portOf(s.Addr)
-				fmt.Fprintf(&hosts, "%s %s\n", addr, name)
-				return s
-			}
-			listen(fakesrv.TLSGood, "warm.test")
-			servers := make([][]*fakesrv.TLSFaultServer, len(rows))
-			for i, r := range rows {
-				for _, f := range r.addrs {
-					servers[i] = append(servers[i], listen(f, names[i]))
-				}
-			}
-			hostsFile := filepath.Join(dir, "hosts")
-			if err := os.WriteFile(hostsFile, []byte(hosts.String()), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			url := func(name string) string { return "https://" + name + ":" + strconv.Itoa(port) + "/" }
-			args := []string{ca, "warm|" + url("warm.test") + "|"}
-			for range kJavaControls {
-				args = append(args, "control|"+url("warm.test")+"|"+kJavaControlFlags(rows))
-			}
-			for i, r := range rows {
-				args = append(args, strconv.Itoa(i)+"|"+url(names[i])+"|"+r.flags)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			out, err := rt.Run(ctx, jvm.Program{Source: lib.source, With: []string{"testdata/PreFirstLab.java"}, Libs: []jvm.Library{lib.lib},
-				Props: []string{"jdk.net.hosts.file=" + hostsFile}}, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			var perConn time.Duration // the JVM's cost of a connection: the slowest control
-			for _, line := range lines {
-				if f := strings.Split(line, "|"); len(f) == 3 && f[0] == "control" {
-					if f[2] != "200" {
-						t.Fatalf("control call: %s", line)
-					}
-					ms, _ := strconv.Atoi(f[1])
-					perConn = max(perConn, time.Duration(ms)*time.Millisecond)
-				}
-			}
-			t.Logf("%s: a good handshake's call takes %v in this JVM", lib.profile, perConn)
-			seen := 0
-			for _, line := range lines {
-				f := strings.Split(line, "|")
-				if len(f) != 3 {
-					t.Errorf("unexpected line %q", line)
-					continue
-				}
-				if f[0] == "warm" || f[0] == "control" {
-					if f[2] != "200" {
-						t.Fatalf("warm-up call: %s", line)
-					}
-					continue
-				}
-				i, err := strconv.Atoi(f[0])
-				if err != nil || i < 0 || i >= len(rows) {
-					t.Errorf("unexpected line %q", line)
-					continue
-				}
-				seen++
-				r := rows[i]
-				ms, _ := strconv.Atoi(f[1])
-				p, err := model.PredictPreFirst(r.fault, r.limits)
-				if err != nil {
-					t.Fatal(err)
-				}
-				conns := 0
-				for _, s := range servers[i] {
-					conns += s.Accepted()
-				}
-				got := javaOutcome(f[2])
-				t.Logf("%s: %s: %d ms %s (%s), %d connections; model %v %s, %d", lib.profile, r.name, ms, got, f[2], conns, p.Total, p.Outcome, p.Connects)
-				if got != p.Outcome || conns != p.Connects {
-					t.Errorf("%s: got %s (%s), %d connections; want %s, %d", r.name, got, f[2], conns, p.Outcome, p.Connects)
-				}
-				if p.Total != model.Forever {
-					margin := cmp.Or(r.margin, kJavaMargin)
-					late := margin + time.Duration(p.Connects)*perConn
-					if d := time.Duration(ms)*time.Millisecond - p.Total; d < -margin || d > late {
-						t.Errorf("%s: %d ms, want %v, from %v before to %v after (%d connections at the control's %v, and %v)",
-							r.name, ms, p.Total, margin, late, p.Connects, perConn, margin)
-					}
-				}
-			}
-			if seen != len(rows) {
-				t.Errorf("%d rows answered, want %d:\n%s", seen, len(rows), out)
-			}
+			})
 		})
 	}
+}
+
+// preFirstJVM runs one library's program over exp-k's rows and returns how it disagrees with
+// the model.
+func preFirstJVM(t *testing.T, rt jvm.Runtime, profile, source string, lib jvm.Library) (errs []string) {
+	t.Helper()
+	rows := kJavaRows(profile)
+	var names []string
+	for i := range rows {
+		names = append(names, fmt.Sprintf("row%d.test", i))
+	}
+	faults, err := fakesrv.NewTLSFaults(append(names, "warm.test")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, faults.CAPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var hosts strings.Builder
+	port, ip := 0, 1
+	listen := func(f fakesrv.TLSFault, name string) *fakesrv.TLSFaultServer {
+		addr := fmt.Sprintf("127.0.12.%d", ip)
+		ip++
+		var s *fakesrv.TLSFaultServer
+		var err error
+		if f == fakesrv.TLSSlowHandshake {
+			s, err = faults.ListenTrickle(addr, port, kJavaTrickle)
+		} else {
+			s, err = faults.Listen(f, addr, port)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		port = portOf(s.Addr)
+		fmt.Fprintf(&hosts, "%s %s\n", addr, name)
+		return s
+	}
+	listen(fakesrv.TLSGood, "warm.test")
+	servers := make([][]*fakesrv.TLSFaultServer, len(rows))
+	for i, r := range rows {
+		for _, f := range r.addrs {
+			servers[i] = append(servers[i], listen(f, names[i]))
+		}
+	}
+	hostsFile := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hostsFile, []byte(hosts.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := func(name string) string { return "https://" + name + ":" + strconv.Itoa(port) + "/" }
+	args := []string{ca, "warm|" + url("warm.test") + "|"}
+	for range kJavaControls {
+		args = append(args, "control|"+url("warm.test")+"|"+kJavaControlFlags(rows))
+	}
+	for i, r := range rows {
+		args = append(args, strconv.Itoa(i)+"|"+url(names[i])+"|"+r.flags)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := rt.Run(ctx, jvm.Program{Source: source, With: []string{"testdata/PreFirstLab.java"}, Libs: []jvm.Library{lib},
+		Props: []string{"jdk.net.hosts.file=" + hostsFile}}, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var perConn time.Duration // the JVM's cost of a connection: the slowest control
+	for _, line := range lines {
+		if f := strings.Split(line, "|"); len(f) == 3 && f[0] == "control" {
+			if f[2] != "200" {
+				t.Fatalf("control call: %s", line)
+			}
+			ms, _ := strconv.Atoi(f[1])
+			perConn = max(perConn, time.Duration(ms)*time.Millisecond)
+		}
+	}
+	t.Logf("%s: a good handshake's call takes %v in this JVM", profile, perConn)
+	seen := 0
+	for _, line := range lines {
+		f := strings.Split(line, "|")
+		if len(f) != 3 {
+			errs = append(errs, fmt.Sprintf("unexpected line %q", line))
+			continue
+		}
+		if f[0] == "warm" || f[0] == "control" {
+			if f[2] != "200" {
+				t.Fatalf("warm-up call: %s", line)
+			}
+			continue
+		}
+		i, err := strconv.Atoi(f[0])
+		if err != nil || i < 0 || i >= len(rows) {
+			errs = append(errs, fmt.Sprintf("unexpected line %q", line))
+			continue
+		}
+		seen++
+		r := rows[i]
+		ms, _ := strconv.Atoi(f[1])
+		p, err := model.PredictPreFirst(r.fault, r.limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns := 0
+		for _, s := range servers[i] {
+			conns += s.Accepted()
+		}
+		got := javaOutcome(f[2])
+		t.Logf("%s: %s: %d ms %s (%s), %d connections; model %v %s, %d", profile, r.name, ms, got, f[2], conns, p.Total, p.Outcome, p.Connects)
+		if got != p.Outcome || conns != p.Connects {
+			errs = append(errs, fmt.Sprintf("%s: got %s (%s), %d connections; want %s, %d", r.name, got, f[2], conns, p.Outcome, p.Connects))
+		}
+		if p.Total != model.Forever {
+			margin := cmp.Or(r.margin, kJavaMargin)
+			late := margin + time.Duration(p.Connects)*perConn
+			if d := time.Duration(ms)*time.Millisecond - p.Total; d < -margin || d > late {
+				errs = append(errs, fmt.Sprintf("%s: %d ms, want %v, from %v before to %v after (%d connections at the control's %v, and %v)",
+					r.name, ms, p.Total, margin, late, p.Connects, perConn, margin))
+			}
+		}
+	}
+	if seen != len(rows) {
+		errs = append(errs, fmt.Sprintf("%d rows answered, want %d:\n%s", seen, len(rows), out))
+	}
+	return errs
 }
