@@ -108,8 +108,8 @@ type Row struct {
 
 	// ExpectedOutcome and Outcome use the outcome words: ok, lease-timeout, connect-timeout,
 	// read-timeout, deadline, error (empty for rows that are only counts).
-	ExpectedOutcome vocab.Outcome `json:"expected_outcome"`
-	Outcome         vocab.Outcome `json:"outcome"`
+	ExpectedOutcome Outcome `json:"expected_outcome"`
+	Outcome         Outcome `json:"outcome"`
 
 	// ExpectedCalls and Calls count the client calls the row stands for.
 	ExpectedCalls int `json:"expected_calls"`
@@ -346,4 +346,13 @@ func Slug(name string) string {
 // server holds after the calls ("leased 0, pending 0, available 0, max 100") has no call outcome;
 // its expected and measured states are compared like outcomes, and the JSON keeps them in the
 // same fields.
-func State(words string) vocab.Outcome { return vocab.Outcome(words) }
+func State(words string) Outcome { return Outcome(words) }
+
+// Outcome is how a call ended, in the words labrun prints and writes into its JSON ("ok",
+// "read-timeout", "deadline", "connect-timeout", "hang", ...; docs/json.md lists them). It is
+// a string type: compare it with the words.
+type Outcome = vocab.Outcome
+
+// Phase names a part of a call (connect, TLS, head, body, ...), in the words of the JSON's
+// "phase" fields.
+type Phase = vocab.Phase
