@@ -213,3 +213,65 @@ func TestRanking(t *testing.T) {
 		t.Errorf("a ranking of all but one probe, the rest from before, differs:\n%s\nwant:\n%s", again, text)
 	}
 }
+
+// answeredAt is an observation of a client that sent a status scenario's request at the given
+// arrival offsets, each answered at once, and reported the call's time.
+func answeredAt(sc Scenario, arrivals []time.Duration) observation {
+	t0 := time.Now()
+	last := arrivals[len(arrivals)-1]
+	o := observation{sc: sc, exec: Exec{Started: t0, Ended: t0.Add(last + time.Millisecond), ExitCode: 1,
+		Reports: []Report{{Call: 1, Ms: float64(last+time.Millisecond) / float64(time.Millisecond), HasMs: true, Outcome: "error"}}}}
+	for i, a := range arrivals {
+		o.reqs = append(o.reqs, fakesrv.Request{Seq: i + 1, Method: sc.Method, Arrived: t0.Add(a), Finished: t0.Add(a + 100*time.Microsecond),
+			Status: sc.response.Status, Conn: 1, ConnSeq: i + 1})
+	}
+	o.conns = []fakesrv.Conn{{ID: 1, Accepted: t0, Ended: t0.Add(last + time.Millisecond), End: fakesrv.ConnFIN}}
+	return o
+}
+
+// TestStatusRowTime: a status row judges the call's time as the server saw it, from the
+// first request's arrival to the last one's answer, against the model's waits and their
+// jitter: got's 1 s then 2 s (plus up to 100 ms each) pass under got and fail under a client
+// that sends again at once with the same count, and the other way round.
+func TestStatusRowTime(t *testing.T) {
+	s := time.Second
+	gotWaits := []time.Duration{0, 1050 * time.Millisecond, 3120 * time.Millisecond}
+	atOnce := []time.Duration{0, time.Millisecond, 2 * time.Millisecond}
+	tests := []struct {
+		name, scenario string
+		expect         Expect
+		arrivals       []time.Duration
+		pass           bool
+	}{
+		{"got's waits under got", "status-503-0", expectNamed(t, "got"), gotWaits, true},
+		{"got's waits, each noise at its longest", "status-408", expectNamed(t, "got"), []time.Duration{0, 1100 * time.Millisecond, 3200 * time.Millisecond}, true},
+		{"at once under got", "status-503-0", expectNamed(t, "got"), atOnce, false},
+		{"earlier than the band by more than the margin (60 ms)", "status-408", expectNamed(t, "got"), []time.Duration{0, s - 80*time.Millisecond, 3*s - 80*time.Millisecond}, false},
+		{"5 at once under retryablehttp (Retry-After: 0)", "status-503-0", expectNamed(t, "retryablehttp"),
+			[]time.Duration{0, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}, true},
+		{"5 a second apart under retryablehttp", "status-503-0", expectNamed(t, "retryablehttp"), []time.Duration{0, s, 2 * s, 3 * s, 4 * s}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := answeredAt(scenarioNamed(t, tt.scenario), tt.arrivals)
+			r := rows([]observation{o}, measureAll([]observation{o}), tt.expect)[0]
+			if r.ExpectedMs == nil || r.MeasuredMs == nil {
+				t.Fatalf("the row's time is not judged: expected %v, measured %v", r.ExpectedMs, r.MeasuredMs)
+			}
+			r.Judge(50 * time.Millisecond)
+			if r.Pass != tt.pass {
+				t.Errorf("pass %v (%s: expected %v ms ± %v, measured %v ms), want %v", r.Pass, r.Reason, *r.ExpectedMs, *r.ToleranceMs, *r.MeasuredMs, tt.pass)
+			}
+		})
+	}
+}
+
+// expectNamed is --expect NAME at the preset's defaults.
+func expectNamed(t *testing.T, name string) Expect {
+	t.Helper()
+	e, err := NewExpect(name, ExpectLimits{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
