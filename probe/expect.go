@@ -52,7 +52,7 @@ func (x expectation) clock(m measures) measures {
 // predict asks the model what the client of e does in sc.
 func (e Expect) predict(sc Scenario) expectation {
 	l := e.limits
-	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
+	horizon := sc.horizon() // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:
 		x := predictPreFirst(sc, l, horizon)

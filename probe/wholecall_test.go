@@ -1,12 +1,14 @@
 package probe
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // retried is an observation of a client that sent the call's request at the given arrival
@@ -274,4 +276,66 @@ func expectNamed(t *testing.T, name string) Expect {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestCapScaleHorizon: the model's horizon is the scaled cap less the command's measured
+// start-up: with --cap-scale 3, go-retryablehttp with a 1 s timeout ends slow-head after
+// 20 s (5 attempts, waits of 1, 2, 4 and 8 s) before the 21 s cap, all 5 attempts counted;
+// at the default cap (7 s) it is still running at the cap; and with the start-up unknown
+// the horizon keeps startup's 2 s.
+func TestCapScaleHorizon(t *testing.T) {
+	e, err := NewExpect("retryablehttp", ExpectLimits{AttemptTimeout: time.Second}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Command{Args: []string{"true"}})
+	p.capScale = 3
+	i := slices.IndexFunc(Scenarios(), func(s Scenario) bool { return s.Name == "slow-head" })
+	scaled, err := p.scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		cap, lead time.Duration
+		want      vocab.Outcome
+		execs     int
+	}{
+		{"scaled cap, a Go binary's start-up", scaled[i].Cap, 20 * time.Millisecond, vocab.Failed, 5},
+		{"scaled cap, a JVM's start-up", scaled[i].Cap, 400 * time.Millisecond, vocab.Failed, 5},
+		{"scaled cap, a start-up that leaves the call past the cap", scaled[i].Cap, 900 * time.Millisecond, vocab.Hang, 5},
+		{"default cap", Scenarios()[i].Cap, 20 * time.Millisecond, vocab.Hang, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := Scenarios()[i]
+			sc.Cap, sc.lead = tt.cap, tt.lead
+			x := e.predict(sc)
+			if x.skip != "" || x.outcome != tt.want || x.executions == nil || *x.executions != tt.execs {
+				t.Errorf("cap %v, start-up %v: got %s, %v executions (%s); want %s, %d", tt.cap, tt.lead, x.outcome, x.executions, x.skip, tt.want, tt.execs)
+			}
+		})
+	}
+	if sc := Scenarios()[i]; sc.horizon() != sc.Cap-startup {
+		t.Errorf("start-up unknown: horizon %v, want the cap less %v", sc.horizon(), startup)
+	}
+}
+
+// TestLeadMeasured: a scenario run records the command's start-up, from its start to its
+// first connection's accept, which the model's horizon is then taken from.
+func TestLeadMeasured(t *testing.T) {
+	sc := scenarioNamed(t, "instant")
+	obs, err := observe(context.Background(), helper(t, "deadline", "HELPER_TIMEOUT=700ms"), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.conns) == 0 {
+		t.Fatalf("no connection reached the server: %+v", obs.exec)
+	}
+	if lead, ran := obs.sc.lead, obs.exec.Ended.Sub(obs.exec.Started); lead <= 0 || lead >= ran {
+		t.Errorf("start-up %v, want more than 0 and less than the command's run (%v)", lead, ran)
+	}
+	if h := obs.sc.horizon(); h != sc.Cap-obs.sc.lead-afterCall {
+		t.Errorf("horizon %v, want the cap %v less the start-up %v and %v", h, sc.Cap, obs.sc.lead, afterCall)
+	}
 }
