@@ -295,7 +295,7 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
-		case kindStatus:
+		case kindStatus, kindFresh:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = statusTimes(x, m)
 		default:
 			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)

@@ -14,7 +14,7 @@ type kind int
 const (
 	kindCall        kind = iota // one call, cold: when the client left, how often it sent
 	kindPooled                  // two calls in sequence: the second finds the first's connection
-	kindFresh                   // one call the server kills on a fresh connection (no model rule)
+	kindFresh                   // one call the server kills on a fresh connection (model.Downstream.KillNew)
 	kindStatus                  // one call answered by a status or a redirect (model.FollowUps)
 	kindBurst                   // calls at once to a slow server: the pool
 	kindUnreachable             // one call to an address whose SYNs go unanswered
@@ -129,8 +129,11 @@ func Scenarios() []Scenario {
 		get("slow-head", "the head after "+slowHead.String(), 7*time.Second, kindCall,
 			"/delay?delay="+slowHead.String()+"&bytes=10", model.Downstream{Delay: slowHead, Bytes: 10}),
 		reserve,
-		get("fresh-close", "closed after reading, on a fresh connection", 8*time.Second, kindFresh, "/close-after-read", model.Downstream{}),
-		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset", model.Downstream{}),
+		// The server kills every request, a re-sent one's too, on its new connection.
+		get("fresh-close", "closed after reading, on a fresh connection", 8*time.Second, kindFresh, "/close-after-read",
+			model.Downstream{KillAfterRead: model.KillClose, KillNew: true}),
+		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset",
+			model.Downstream{KillAfterRead: model.KillReset, KillNew: true}),
 		pooled("pooled-close", "closed after reading, on a pooled connection (GET)", "GET", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-close-post", "closed after reading, on a pooled connection (POST)", "POST", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-reset", "reset after reading, on a pooled connection (GET)", "GET", fakesrv.FailReset, model.KillReset),
