@@ -315,9 +315,10 @@ const (
 	statusTolerance = 50 * time.Millisecond
 )
 
-// statusTimes are a status row's expected and measured times and its margin: the call as the
-// server saw it, from the first request's arrival to the last one's answer, against the
-// model's waits (the answers are instant), which a retry layer's jitter makes a band
+// statusTimes are a status row's (or a fresh connection's) expected and measured times and its
+// margin: the call as the server saw it, from the first request's arrival to the last one's
+// answer (or kill), against the model's waits (the answers are instant), which a retry layer's
+// jitter makes a band
 // [total, totalMax]: the row expects its middle, within half the band plus its margin. A call
 // the cap cut (Hang) has no time to judge.
 func statusTimes(x expectation, m measures) (want, got, tol *float64) {
