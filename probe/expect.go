@@ -52,7 +52,7 @@ func (x expectation) clock(m measures) measures {
 // predict asks the model what the client of e does in sc.
 func (e Expect) predict(sc Scenario) expectation {
 	l := e.limits
-	horizon := sc.Cap - startup // past it, the model's call is expected to be cut by the cap
+	horizon := sc.horizon() // past it, the model's call is expected to be cut by the cap
 	switch sc.kind {
 	case kindTLS, kindLookup:
 		x := predictPreFirst(sc, l, horizon)
@@ -73,7 +73,21 @@ func (e Expect) predict(sc Scenario) expectation {
 		}
 		return x
 	case kindFresh:
-		return expectation{skip: "the model has no rule for a fresh connection the server kills"}
+		// Every request the server reads it executes, then ends its connection, a new one
+		// each (Downstream.KillNew): what follows is the library's own re-send (rules.Resend:
+		// net/http re-sends only on a reused connection, HttpClient 4.5 and the JDK on a new
+		// one too) and its retry layer's (rules.RetryLayer: an I/O error).
+		d := sc.down
+		d.Method = sc.Method
+		x := expectCall(d, l, horizon, false)
+		if !l.Rules.Retry.On {
+			// A library's own re-send goes at once: the call's time is then the client's own
+			// work between the attempts, which the model does not play (HttpClient 4.5's first
+			// retry in a fresh JVM logs and loads classes for 50 to 200 ms). A retry layer's
+			// back-off is what the time tells.
+			x.total, x.totalMax = nil, nil
+		}
+		return x
 	case kindStatus:
 		// The library's follow-ups, each attempt of its retry layer's (model.FollowUpsLayered).
 		res := model.FollowUpsLayered(l, model.FollowRules{RetryOnConnectionFailure: l.Rules.Resend.On},
@@ -143,6 +157,13 @@ func (e Expect) predict(sc Scenario) expectation {
 	if d.Method == "" {
 		d.Method = sc.Method
 	}
+	return expectCall(d, l, horizon, true)
+}
+
+// expectCall is what the model says of one call to d made on a new connection, as the server
+// sees it before horizon: the attempts sent by then, executed and connecting; left, the time
+// the client left the first request, when timed says the row is judged on it.
+func expectCall(d model.Downstream, l model.Limits, horizon time.Duration, timed bool) expectation {
 	p := model.Predict(d, l, true, 0)
 	x := expectation{outcome: vocab.OK}
 	if p.Outcome != vocab.OK {
@@ -164,7 +185,7 @@ func (e Expect) predict(sc Scenario) expectation {
 		if a.NewConnection {
 			conns++
 		}
-		if i == 0 && a.Outcome != vocab.OK && a.End <= horizon {
+		if timed && i == 0 && a.Outcome != vocab.OK && a.End <= horizon {
 			left := a.End - sent
 			x.left = &left
 		}

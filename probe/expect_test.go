@@ -7,6 +7,7 @@ import (
 
 	"github.com/labrun/labrun/internal/predict"
 	"github.com/labrun/labrun/internal/rules"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // TestExpectJavaSwitches: --expect carries the JVM switches that change a library's re-send
@@ -79,6 +80,56 @@ func TestExpectReservationMethod(t *testing.T) {
 		}
 		if x := e.predict(reserve); x.executions == nil || *x.executions != tt.want {
 			t.Errorf("%s: got %v executions, want %d", e.Label, x.executions, tt.want)
+		}
+	}
+}
+
+// TestExpectFresh: a fresh connection that the server kills after reading the request (every
+// request: the re-sent ones too) is re-sent by the library's own rules and its retry layer's,
+// never by name: net/http re-sends only on a reused connection (pc.isReused) and OkHttp 3.13
+// not on a new one (measured once each), the JDK's HttpClient, HttpURLConnection and HttpClient
+// 5 once on a new connection (2), HttpClient 4.5's DefaultHttpRequestRetryHandler 3 times (4);
+// got retries the GET's ECONNRESET twice after 1 s and 2 s (plus its noise), and
+// go-retryablehttp's 1, 2, 4 s waits leave 3 attempts before the 8 s cap. The layers' rows
+// are judged on the call's time, the libraries' own at-once re-sends only on their count.
+func TestExpectFresh(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		preset   string
+		l        ExpectLimits
+		outcome  vocab.Outcome
+		execs    int
+		min, max time.Duration // 0: the time is not judged
+	}{
+		{"go", ExpectLimits{}, vocab.Failed, 1, 0, 0},
+		{"okhttp", ExpectLimits{}, vocab.Failed, 1, 0, 0},
+		{"jdk", ExpectLimits{}, vocab.Failed, 2, 0, 0},
+		{"urlconnection", ExpectLimits{}, vocab.Failed, 2, 0, 0},
+		{"hc5", ExpectLimits{}, vocab.Failed, 2, 0, 0},
+		{"hc4", ExpectLimits{}, vocab.Failed, 4, 0, 0},
+		{"got", ExpectLimits{}, vocab.Failed, 3, 3003 * ms, 3203 * ms},
+		{"retryablehttp", ExpectLimits{}, vocab.Hang, 3, 0, 0},
+		{"axios", ExpectLimits{}, vocab.Failed, 1, 0, 0},
+		{"resty", ExpectLimits{Retries: 2, Given: []string{"retries"}}, vocab.Failed, 3, 203 * ms, 303 * ms},
+	}
+	for _, tt := range tests {
+		e, err := NewExpect(tt.preset, tt.l, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"fresh-close", "fresh-reset"} {
+			x := e.predict(scenarioNamed(t, name))
+			if x.skip != "" || x.outcome != tt.outcome || x.executions == nil || *x.executions != tt.execs || x.conns == nil || *x.conns != tt.execs {
+				t.Errorf("%s, %s: got %s, %v executions, %v connections (%s); want %s, %d on as many connections",
+					e.Label, name, x.outcome, x.executions, x.conns, x.skip, tt.outcome, tt.execs)
+			}
+			switch {
+			case tt.outcome == vocab.Hang: // the cap cuts the call: no time (statusTimes)
+			case tt.max == 0 && x.total != nil:
+				t.Errorf("%s, %s: the time is judged (%v), want it not", e.Label, name, *x.total)
+			case tt.max != 0 && (x.total == nil || *x.total != tt.min || *x.totalMax != tt.max):
+				t.Errorf("%s, %s: time %v..%v, want %v..%v", e.Label, name, x.total, x.totalMax, tt.min, tt.max)
+			}
 		}
 	}
 }

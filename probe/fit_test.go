@@ -33,6 +33,10 @@ func synthetic(e Expect) ([]observation, []measures) {
 		if x.conns != nil {
 			m.conns = *x.conns
 		}
+		if (sc.kind == kindStatus || sc.kind == kindFresh) && x.total != nil {
+			// The call as the server sees it: the last request answered after the waits.
+			m.sends = []send{{at: *x.total, end: x.total}}
+		}
 		if sc.kind == kindBurst && x.conns != nil {
 			m.peakConns = min(*x.conns, sc.Concurrency)
 			if e.Pool > 0 {

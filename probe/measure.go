@@ -86,6 +86,15 @@ func observeHTTP(ctx context.Context, cmd Command, sc Scenario) (observation, er
 		}
 	}
 	obs.reqs, obs.conns, obs.reservations = srv.Requests(), srv.Conns(), srv.TotalReservations()
+	if len(obs.conns) > 0 && !obs.exec.Started.IsZero() {
+		first := obs.conns[0].Accepted
+		for _, c := range obs.conns {
+			first = minTime(first, c.Accepted)
+		}
+		if lead := first.Sub(obs.exec.Started); lead > 0 && lead < sc.Cap {
+			obs.sc.lead = lead
+		}
+	}
 	return obs, nil
 }
 

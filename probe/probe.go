@@ -295,12 +295,50 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
+		case kindStatus, kindFresh:
+			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = statusTimes(x, m)
 		default:
 			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// followTolerance is a status row's margin for each request the model expects after the
+// first: the model's answers are instant, while a client reads each answer and sends the next
+// request (a redirect followed, a retry after its wait) in some milliseconds of its own work,
+// which a 30-request redirect chain adds up (requests, resty's); statusTolerance is the margin
+// of the whole span besides.
+const (
+	followTolerance = 5 * time.Millisecond
+	statusTolerance = 50 * time.Millisecond
+)
+
+// statusTimes are a status row's (or a fresh connection's) expected and measured times and its
+// margin: the call as the server saw it, from the first request's arrival to the last one's
+// answer (or kill), against the model's waits (the answers are instant), which a retry layer's
+// jitter makes a band
+// [total, totalMax]: the row expects its middle, within half the band plus its margin. A call
+// the cap cut (Hang) has no time to judge.
+func statusTimes(x expectation, m measures) (want, got, tol *float64) {
+	if len(m.sends) > 0 {
+		last := m.sends[len(m.sends)-1]
+		span := last.at
+		if last.end != nil {
+			span = *last.end
+		}
+		got = results.Ms(span)
+	}
+	if x.total == nil || x.totalMax == nil || x.outcome == vocab.Hang {
+		return nil, got, nil
+	}
+	half := (*x.totalMax - *x.total) / 2
+	follows := 0
+	if x.executions != nil {
+		follows = max(0, *x.executions-1)
+	}
+	return results.Ms(*x.total + half), got, results.Ms(half + statusTolerance + time.Duration(follows)*followTolerance)
 }
 
 func msPtr(d *time.Duration) *float64 {

@@ -320,9 +320,6 @@ func TestExpectationFromModel(t *testing.T) {
 	if x := e.predict(byName["burst"]); x.span == nil || *x.span != 4*burstDelay || *x.conns != 5 {
 		t.Errorf("burst: got %+v, want 4 waves on 5 connections", x)
 	}
-	if x := e.predict(byName["fresh-close"]); x.skip == "" {
-		t.Error("fresh-close: the model has no rule, want a skip")
-	}
 	noTimeout := Expect{}
 	if x := noTimeout.predict(byName["silent"]); x.outcome != vocab.Hang || x.left != nil {
 		t.Errorf("silent without a timeout: got %+v, want still running at the cap", x)

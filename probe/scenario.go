@@ -14,7 +14,7 @@ type kind int
 const (
 	kindCall        kind = iota // one call, cold: when the client left, how often it sent
 	kindPooled                  // two calls in sequence: the second finds the first's connection
-	kindFresh                   // one call the server kills on a fresh connection (no model rule)
+	kindFresh                   // one call the server kills on a fresh connection (model.Downstream.KillNew)
 	kindStatus                  // one call answered by a status or a redirect (model.FollowUps)
 	kindBurst                   // calls at once to a slow server: the pool
 	kindUnreachable             // one call to an address whose SYNs go unanswered
@@ -45,6 +45,22 @@ type Scenario struct {
 	response    model.Response   // kindStatus: what every request is answered
 	tlsFault    fakesrv.TLSFault // kindTLS: the listener's fault
 	pre         model.PreFirst   // kindTLS, kindLookup: what the model is told
+	// lead is the command's start-up as measured: from its start to its first connection's
+	// accept, which is where the model's call starts; 0 when unknown (no connection reached
+	// the server, or not run yet). It moves the model's horizon (horizon).
+	lead time.Duration
+}
+
+// horizon is the latest time, on the model's clock (from the call's start), at which a call
+// the model ends is expected to have ended before the cap: the cap less the command's start-up
+// as measured and afterCall, or less startup when the start-up is unknown. The cap is the
+// scaled one (--cap-scale), so the horizon scales with it: a go-retryablehttp call the model
+// ends at 20 s ends before a cap of 21 s (7 s x 3) when the command started in milliseconds.
+func (s Scenario) horizon() time.Duration {
+	if s.lead > 0 {
+		return s.Cap - s.lead - afterCall
+	}
+	return s.Cap - startup
 }
 
 // The scenarios' fixed shapes. They are short so that a whole probe of a client with 1 s
@@ -65,9 +81,14 @@ const (
 	// and the dead pooled one is never tried.
 	pooledPause = 100 * time.Millisecond
 	idlePause   = 700 * time.Millisecond // and the client's pause between its two calls
-	// startup is how much of a cap the model leaves to the command's own start-up: a call
-	// the model ends later than Cap - startup is expected to be still running at the cap.
+	// startup is how much of a cap the model leaves to the command's own start-up when it was
+	// not measured (Scenario.horizon): a call the model ends later than Cap - startup is
+	// expected to be still running at the cap.
 	startup = 2 * time.Second
+	// afterCall is how much of a cap the model leaves, besides the measured start-up, to the
+	// command's work after its call ended (its report, its exit) and to a client timer that
+	// fires late.
+	afterCall = 500 * time.Millisecond
 )
 
 // Scenarios returns every scenario with its default cap, in the order a probe runs them.
@@ -108,8 +129,11 @@ func Scenarios() []Scenario {
 		get("slow-head", "the head after "+slowHead.String(), 7*time.Second, kindCall,
 			"/delay?delay="+slowHead.String()+"&bytes=10", model.Downstream{Delay: slowHead, Bytes: 10}),
 		reserve,
-		get("fresh-close", "closed after reading, on a fresh connection", 8*time.Second, kindFresh, "/close-after-read", model.Downstream{}),
-		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset", model.Downstream{}),
+		// The server kills every request, a re-sent one's too, on its new connection.
+		get("fresh-close", "closed after reading, on a fresh connection", 8*time.Second, kindFresh, "/close-after-read",
+			model.Downstream{KillAfterRead: model.KillClose, KillNew: true}),
+		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset",
+			model.Downstream{KillAfterRead: model.KillReset, KillNew: true}),
 		pooled("pooled-close", "closed after reading, on a pooled connection (GET)", "GET", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-close-post", "closed after reading, on a pooled connection (POST)", "POST", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-reset", "reset after reading, on a pooled connection (GET)", "GET", fakesrv.FailReset, model.KillReset),

@@ -370,7 +370,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			}},
 		{name: "go-retryablehttp, Timeout 1s, waits 100ms to 800ms", expect: []string{"retryablehttp", "attempt-timeout=1s", "backoff=100ms", "backoff-max=800ms"}, preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"),
 			env: []string{"PROBE_TIMEOUT=1s", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, version: goMod("github.com/hashicorp/go-retryablehttp"),
-			only: []string{"trickle", "pooled-close-post", "status-408", "redirect-loop", "unreachable", "tls-unknown-ca", "tls-old-version"},
+			only: []string{"trickle", "fresh-close", "fresh-reset", "pooled-close-post", "status-408", "redirect-loop", "unreachable", "tls-unknown-ca", "tls-old-version"},
 			caps: map[string]time.Duration{"unreachable": 15 * time.Second},
 			must: map[string]must{
 				"trickle": {requests: n(1), call: time.Second, margin: 300 * time.Millisecond,
@@ -392,7 +392,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			}},
 		{name: "resty, SetRetryCount(2), SetTimeout(1s)", expect: []string{"resty", "retries=2", "attempt-timeout=1s"}, preset: "resty", needs: []string{"go"}, args: goBuild("resty"),
 			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=1s"}, version: goMod("github.com/go-resty/resty/v2"),
-			only: []string{"silent", "reserve", "trickle", "status-503-0", "redirect-loop", "tls-unknown-ca"},
+			only: []string{"silent", "reserve", "trickle", "fresh-close", "fresh-reset", "status-503-0", "redirect-loop", "tls-unknown-ca"},
 			caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
 				"silent":         {requests: n(3), call: 3300 * time.Millisecond, margin: 400 * time.Millisecond, rule: restyAny},
@@ -403,7 +403,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"tls-unknown-ca": {conns: n(3), rule: restyAny + ": a certificate error is retried"},
 			}},
 		{name: "got, defaults", expect: []string{"got"}, preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
-			only: []string{"reserve", "status-408", "status-503-0", "redirect-loop", "pooled-close", "pooled-close-post"},
+			only: []string{"reserve", "fresh-close", "fresh-reset", "status-408", "status-503-0", "redirect-loop", "pooled-close", "pooled-close-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "got has no timeout by default"},
 				"status-408":        {requests: n(3), call: 3050 * time.Millisecond, margin: 350 * time.Millisecond, rule: gotRetry},
@@ -432,7 +432,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"tls-stall":     {call: time.Second, margin: 300 * time.Millisecond, rule: "axios's timeout runs from the request's start: the handshake is within it"},
 			}},
 		{name: "axios, defaults", expect: []string{"axios"}, preset: "axios", needs: layer("axios"), args: nodeLayer("axios_probe.mjs"), version: npm("axios"),
-			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-close-post"},
+			only: []string{"reserve", "fresh-close", "fresh-reset", "redirect-loop", "pooled-close", "pooled-close-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "axios has no timeout by default (timeout 0) and retries nothing"},
 				"redirect-loop":     {requests: n(22), rule: "follow-redirects follows 21 redirects (axios's maxRedirects), then ERR_FR_TOO_MANY_REDIRECTS"},
@@ -440,7 +440,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: "Node's http.Agent fails a request on a kept-alive socket that closes; axios retries nothing"},
 			}},
 		{name: "undici request(), defaults", expect: []string{"undici"}, preset: "undici", needs: layer("undici"), args: nodeLayer("undici_probe.mjs"), version: npm("undici"),
-			only: []string{"reserve", "redirect-loop", "pooled-close", "pooled-reset-post"},
+			only: []string{"reserve", "fresh-close", "fresh-reset", "redirect-loop", "pooled-close", "pooled-reset-post"},
 			must: map[string]must{
 				"reserve":           {executions: n(1), outcome: vocab.OK, rule: "undici's headersTimeout and bodyTimeout are 300 s by default"},
 				"redirect-loop":     {requests: n(1), rule: "undici's request() follows no redirect"},
@@ -461,7 +461,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 		{name: "Python requests, urllib3 Retry(total=3, allowed_methods=None, backoff_factor=0.1), timeout=(1, 1)", expect: []string{"urllib3", "backoff=100ms", "retry-methods=all", "connect-timeout=1s", "read-timeout=1s"}, preset: "urllib3",
 			needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"),
 			env:     []string{"PROBE_RETRIES=3", "PROBE_RETRY_ANY_METHOD=1", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1"},
-			version: pyMod("urllib3"), only: []string{"silent", "reserve", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
+			version: pyMod("urllib3"), only: []string{"silent", "reserve", "fresh-close", "fresh-reset", "status-503-0", "tls-unknown-ca", "pooled-close-post"},
 			caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
 				"silent": {requests: n(4), call: 4600 * time.Millisecond, margin: 400 * time.Millisecond,
@@ -473,7 +473,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			}},
 		{name: "Python httpx, defaults", expect: []string{"httpx"}, preset: "httpx", needs: []string{python(), "/usr/lib/python3/dist-packages/httpx"},
 			args: script(python(), "examples/probes/python/httpx_probe.py"), version: pyMod("httpx"),
-			only: []string{"silent", "trickle", "pooled-close", "redirect-loop"}, caps: map[string]time.Duration{"silent": 10 * time.Second},
+			only: []string{"silent", "trickle", "fresh-close", "fresh-reset", "pooled-close", "redirect-loop"}, caps: map[string]time.Duration{"silent": 10 * time.Second},
 			must: map[string]must{
 				"silent":        {requests: n(1), call: 5 * time.Second, margin: 300 * time.Millisecond, rule: "httpx's DEFAULT_TIMEOUT_CONFIG is Timeout(5.0): a 5 s read limit (_config.py)"},
 				"trickle":       {outcome: vocab.OK, rule: "httpx's read timeout is per read"},
@@ -490,7 +490,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			}},
 		{name: "Python aiohttp, defaults", expect: []string{"aiohttp"}, preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
 			args: script(python(), "examples/probes/python/aiohttp_probe.py"), version: pyMod("aiohttp"),
-			only: []string{"reserve", "trickle", "redirect-loop"},
+			only: []string{"reserve", "trickle", "fresh-close", "fresh-reset", "redirect-loop"},
 			must: map[string]must{
 				"reserve":       {executions: n(1), outcome: vocab.OK, rule: "aiohttp's DEFAULT_TIMEOUT is ClientTimeout(total=300) (client.py); no retry"},
 				"trickle":       {outcome: vocab.OK, rule: "ClientTimeout(total=300) lets the 4 s trickle finish"},

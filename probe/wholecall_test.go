@@ -1,12 +1,14 @@
 package probe
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // retried is an observation of a client that sent the call's request at the given arrival
@@ -211,5 +213,129 @@ func TestRanking(t *testing.T) {
 	delete(ranks, first)
 	if again := ranking(ranks, text); again != text {
 		t.Errorf("a ranking of all but one probe, the rest from before, differs:\n%s\nwant:\n%s", again, text)
+	}
+}
+
+// answeredAt is an observation of a client that sent a status scenario's request at the given
+// arrival offsets, each answered at once, and reported the call's time.
+func answeredAt(sc Scenario, arrivals []time.Duration) observation {
+	t0 := time.Now()
+	last := arrivals[len(arrivals)-1]
+	o := observation{sc: sc, exec: Exec{Started: t0, Ended: t0.Add(last + time.Millisecond), ExitCode: 1,
+		Reports: []Report{{Call: 1, Ms: float64(last+time.Millisecond) / float64(time.Millisecond), HasMs: true, Outcome: "error"}}}}
+	for i, a := range arrivals {
+		o.reqs = append(o.reqs, fakesrv.Request{Seq: i + 1, Method: sc.Method, Arrived: t0.Add(a), Finished: t0.Add(a + 100*time.Microsecond),
+			Status: sc.response.Status, Conn: 1, ConnSeq: i + 1})
+	}
+	o.conns = []fakesrv.Conn{{ID: 1, Accepted: t0, Ended: t0.Add(last + time.Millisecond), End: fakesrv.ConnFIN}}
+	return o
+}
+
+// TestStatusRowTime: a status row judges the call's time as the server saw it, from the
+// first request's arrival to the last one's answer, against the model's waits and their
+// jitter: got's 1 s then 2 s (plus up to 100 ms each) pass under got and fail under a client
+// that sends again at once with the same count, and the other way round.
+func TestStatusRowTime(t *testing.T) {
+	s := time.Second
+	gotWaits := []time.Duration{0, 1050 * time.Millisecond, 3120 * time.Millisecond}
+	atOnce := []time.Duration{0, time.Millisecond, 2 * time.Millisecond}
+	tests := []struct {
+		name, scenario string
+		expect         Expect
+		arrivals       []time.Duration
+		pass           bool
+	}{
+		{"got's waits under got", "status-503-0", expectNamed(t, "got"), gotWaits, true},
+		{"got's waits, each noise at its longest", "status-408", expectNamed(t, "got"), []time.Duration{0, 1100 * time.Millisecond, 3200 * time.Millisecond}, true},
+		{"at once under got", "status-503-0", expectNamed(t, "got"), atOnce, false},
+		{"earlier than the band by more than the margin (60 ms)", "status-408", expectNamed(t, "got"), []time.Duration{0, s - 80*time.Millisecond, 3*s - 80*time.Millisecond}, false},
+		{"5 at once under retryablehttp (Retry-After: 0)", "status-503-0", expectNamed(t, "retryablehttp"),
+			[]time.Duration{0, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}, true},
+		{"5 a second apart under retryablehttp", "status-503-0", expectNamed(t, "retryablehttp"), []time.Duration{0, s, 2 * s, 3 * s, 4 * s}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := answeredAt(scenarioNamed(t, tt.scenario), tt.arrivals)
+			r := rows([]observation{o}, measureAll([]observation{o}), tt.expect)[0]
+			if r.ExpectedMs == nil || r.MeasuredMs == nil {
+				t.Fatalf("the row's time is not judged: expected %v, measured %v", r.ExpectedMs, r.MeasuredMs)
+			}
+			r.Judge(50 * time.Millisecond)
+			if r.Pass != tt.pass {
+				t.Errorf("pass %v (%s: expected %v ms ± %v, measured %v ms), want %v", r.Pass, r.Reason, *r.ExpectedMs, *r.ToleranceMs, *r.MeasuredMs, tt.pass)
+			}
+		})
+	}
+}
+
+// expectNamed is --expect NAME at the preset's defaults.
+func expectNamed(t *testing.T, name string) Expect {
+	t.Helper()
+	e, err := NewExpect(name, ExpectLimits{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestCapScaleHorizon: the model's horizon is the scaled cap less the command's measured
+// start-up: with --cap-scale 3, go-retryablehttp with a 1 s timeout ends slow-head after
+// 20 s (5 attempts, waits of 1, 2, 4 and 8 s) before the 21 s cap, all 5 attempts counted;
+// at the default cap (7 s) it is still running at the cap; and with the start-up unknown
+// the horizon keeps startup's 2 s.
+func TestCapScaleHorizon(t *testing.T) {
+	e, err := NewExpect("retryablehttp", ExpectLimits{AttemptTimeout: time.Second}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Command{Args: []string{"true"}})
+	p.capScale = 3
+	i := slices.IndexFunc(Scenarios(), func(s Scenario) bool { return s.Name == "slow-head" })
+	scaled, err := p.scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		cap, lead time.Duration
+		want      vocab.Outcome
+		execs     int
+	}{
+		{"scaled cap, a Go binary's start-up", scaled[i].Cap, 20 * time.Millisecond, vocab.Failed, 5},
+		{"scaled cap, a JVM's start-up", scaled[i].Cap, 400 * time.Millisecond, vocab.Failed, 5},
+		{"scaled cap, a start-up that leaves the call past the cap", scaled[i].Cap, 900 * time.Millisecond, vocab.Hang, 5},
+		{"default cap", Scenarios()[i].Cap, 20 * time.Millisecond, vocab.Hang, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := Scenarios()[i]
+			sc.Cap, sc.lead = tt.cap, tt.lead
+			x := e.predict(sc)
+			if x.skip != "" || x.outcome != tt.want || x.executions == nil || *x.executions != tt.execs {
+				t.Errorf("cap %v, start-up %v: got %s, %v executions (%s); want %s, %d", tt.cap, tt.lead, x.outcome, x.executions, x.skip, tt.want, tt.execs)
+			}
+		})
+	}
+	if sc := Scenarios()[i]; sc.horizon() != sc.Cap-startup {
+		t.Errorf("start-up unknown: horizon %v, want the cap less %v", sc.horizon(), startup)
+	}
+}
+
+// TestLeadMeasured: a scenario run records the command's start-up, from its start to its
+// first connection's accept, which the model's horizon is then taken from.
+func TestLeadMeasured(t *testing.T) {
+	sc := scenarioNamed(t, "instant")
+	obs, err := observe(context.Background(), helper(t, "deadline", "HELPER_TIMEOUT=700ms"), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.conns) == 0 {
+		t.Fatalf("no connection reached the server: %+v", obs.exec)
+	}
+	if lead, ran := obs.sc.lead, obs.exec.Ended.Sub(obs.exec.Started); lead <= 0 || lead >= ran {
+		t.Errorf("start-up %v, want more than 0 and less than the command's run (%v)", lead, ran)
+	}
+	if h := obs.sc.horizon(); h != sc.Cap-obs.sc.lead-afterCall {
+		t.Errorf("horizon %v, want the cap %v less the start-up %v and %v", h, sc.Cap, obs.sc.lead, afterCall)
 	}
 }

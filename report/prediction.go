@@ -52,6 +52,9 @@ func checkPrediction(p results.Prediction) error {
 	if err := check("total", p.TotalMs); err != nil {
 		return err
 	}
+	if err := check("total with jitter", p.TotalMaxMs); err != nil {
+		return err
+	}
 	for i, a := range p.Attempts {
 		n := i + 1
 		if err := check(fmt.Sprintf("attempt %d start", n), &a.StartMs); err != nil {
@@ -223,11 +226,17 @@ func predictionHeading(p results.Prediction) string {
 }
 
 // predictionSummary is the last line: "total 601 ms · read-timeout · server executed the
-// request 2 times", with "never ends" in place of the total when the call hangs.
+// request 2 times", with "never ends" in place of the total when the call hangs, and the
+// band of a retry layer's jitter after the total when it has one ("total 15000 ms (15 s) to
+// 20000 ms (20 s) with jitter").
 func predictionSummary(p results.Prediction) string {
 	total := "never ends"
 	if p.TotalMs != nil {
 		total = "total " + predictMs(*p.TotalMs)
+		if p.TotalMaxMs != nil {
+			// A retry layer's jitter: the band from every random wait at its shortest to its longest.
+			total += " to " + predictMs(*p.TotalMaxMs) + " with jitter"
+		}
 	}
 	var exec string
 	switch p.ServerExecutions {

@@ -88,6 +88,20 @@ func droppedPrediction() results.Prediction {
 	}
 }
 
+// jitterPrediction is got's three sends of a call to a server that answers 503: 1 s then 2 s
+// apart, each wait plus up to 100 ms of noise, so the call ends between 3000 and 3200 ms.
+func jitterPrediction() results.Prediction {
+	p := results.Prediction{
+		Scenario: []results.Param{{Name: "defaults", Value: "got"}, {Name: "status", Value: "503"}},
+		Outcome:  "ok", TotalMs: msPtr(3000), TotalMaxMs: msPtr(3200), ServerExecutions: 3,
+	}
+	for _, start := range []float64{0, 1000, 3000} {
+		p.Attempts = append(p.Attempts, results.Attempt{StartMs: start, EndMs: msPtr(start), Outcome: "ok", Executed: true,
+			Phases: []results.PhaseSpan{span("wait", 0)}})
+	}
+	return p
+}
+
 // hangPrediction waits for a busy pool, gives up at its 200 ms lease timeout, retries, gets
 // the connection at 300 ms and then waits forever on a server that never answers.
 func hangPrediction() results.Prediction {
@@ -116,6 +130,7 @@ func TestPredictionGolden(t *testing.T) {
 		{"prediction-host-down", hostDownPrediction()},
 		{"prediction-kernel-timeout", droppedPrediction()},
 		{"prediction-hang", hangPrediction()},
+		{"prediction-jitter", jitterPrediction()},
 	}
 	for _, c := range cases {
 		for _, f := range nonRunFormats() {
@@ -296,6 +311,7 @@ func TestPredictionSummary(t *testing.T) {
 		{"one execution", tricklePrediction(), "total 4000 ms · ok · server executed the request 1 time"},
 		{"none", hostDownPrediction(), "total 3000 ms · connect-timeout · server never executed the request"},
 		{"hang", hangPrediction(), "never ends · hang · server executed the request 1 time"},
+		{"jitter", jitterPrediction(), "total 3000 ms to 3200 ms with jitter · ok · server executed the request 3 times"},
 		{"empty", results.Prediction{}, "never ends · — · server never executed the request"},
 	}
 	for _, tt := range tests {
@@ -344,6 +360,8 @@ func TestPredictionErrorsWriteNothing(t *testing.T) {
 	nan.Attempts[1].Phases[1].Ms = msPtr(math.NaN())
 	negative := retryPrediction()
 	negative.Attempts[0].StartMs = -1
+	band := jitterPrediction()
+	band.TotalMaxMs = msPtr(math.Inf(1))
 	tests := []struct {
 		name    string
 		f       Format
@@ -357,6 +375,7 @@ func TestPredictionErrorsWriteNothing(t *testing.T) {
 		{"NaN in JSON", FormatJSON, nan, "render prediction: json: unsupported value: NaN"},
 		{"NaN in CSV", FormatCSV, nan, "render prediction: attempt 2 connect phase is NaN ms, want a finite time >= 0"},
 		{"negative start", FormatTable, negative, "render prediction: attempt 1 start is -1 ms, want a finite time >= 0"},
+		{"infinite band", FormatTable, band, "render prediction: total with jitter is +Inf ms, want a finite time >= 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

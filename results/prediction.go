@@ -12,7 +12,11 @@ type Prediction struct {
 	// gave up: SYNs or data unanswered) and hang (no limit ever fires).
 	Outcome vocab.Outcome `json:"outcome"`
 	// TotalMs is when the call ends, from its start; null when it hangs.
-	TotalMs          *float64  `json:"total_ms"`
+	TotalMs *float64 `json:"total_ms"`
+	// TotalMaxMs is when the call ends with a retry layer's random waits (its jitter) at
+	// their longest, TotalMs having them at their shortest; absent when the call has no such
+	// band (no jitter, or a call that hangs).
+	TotalMaxMs       *float64  `json:"total_max_ms,omitempty"`
 	ServerExecutions int       `json:"server_executions"`
 	Attempts         []Attempt `json:"attempts"`
 	// Explanation is the model's whole reasoning, one sentence a step (labrun predict

@@ -85,10 +85,12 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 	r := l.Rules
 	got := model.FollowUpsLayered(l, model.FollowRules{RetryOnConnectionFailure: r.Resend.On, NoRedirects: p.NoRedirects, Authenticate: p.Authenticate},
 		model.FollowCall{Method: method, Body: body, OneShot: p.OneShotBody && body, Answers: answers})
+	answered := time.Duration(len(got.Sent)) * p.Delay // each request's answer, the same at both ends of the band
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          got.Outcome,
-		TotalMs:          results.Ms(time.Duration(len(got.Sent))*p.Delay + got.Waits),
+		TotalMs:          results.Ms(answered + got.Waits),
+		TotalMaxMs:       bandMs(answered+got.Waits, answered+got.WaitsMax),
 		ServerExecutions: len(got.Sent),
 		Attempts:         []results.Attempt{},
 	}

@@ -140,3 +140,41 @@ func TestLayerHelp(t *testing.T) {
 		t.Errorf("the presets' help lacks the layers:\n%s", help)
 	}
 }
+
+// TestJitterBand: a retry layer with jitter gives the call's end as a band, total_ms with
+// every random wait at its shortest and total_max_ms at its longest, on each of predict's
+// paths (a call, a status, a lookup); a layer without jitter, or no layer, gives no band.
+func TestJitterBand(t *testing.T) {
+	tests := []struct {
+		name     string
+		p        Predictor
+		given    []string
+		min, max float64 // max 0: no band
+	}{
+		// got: 1 s then 2 s, each plus up to retry.noise (100 ms by default, 500 ms here).
+		{"got, a silent server", Predictor{Defaults: "got", Layer: Layer{AttemptTimeout: time.Second, Noise: 500 * time.Millisecond}, Stall: true}, nil, 6000, 7000},
+		{"got, a 503", Predictor{Defaults: "got", Status: 503}, nil, 3000, 3200},
+		{"got, a 503 answered after 100 ms", Predictor{Defaults: "got", Status: 503, Delay: 100 * time.Millisecond}, nil, 3300, 3500},
+		{"got, nxdomain", Predictor{Defaults: "got", DNSFault: "nxdomain"}, nil, 3000, 3200},
+		{"retryablehttp: no jitter", Predictor{Defaults: "retryablehttp", Layer: Layer{AttemptTimeout: time.Second}, Stall: true}, nil, 20000, 0},
+		{"go: no layer", Predictor{Defaults: "go", ReadTimeout: time.Second, Stall: true}, []string{"read-timeout"}, 1000, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := predictWith(t, tt.p, tt.given...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := p.Predict()
+			if got.TotalMs == nil || *got.TotalMs != tt.min {
+				t.Fatalf("total_ms: got %v, want %v", got.TotalMs, tt.min)
+			}
+			switch {
+			case tt.max == 0 && got.TotalMaxMs != nil:
+				t.Errorf("total_max_ms: got %v, want none", *got.TotalMaxMs)
+			case tt.max != 0 && (got.TotalMaxMs == nil || *got.TotalMaxMs != tt.max):
+				t.Errorf("total_max_ms: got %v, want %v", got.TotalMaxMs, tt.max)
+			}
+		})
+	}
+}

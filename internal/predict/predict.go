@@ -316,6 +316,7 @@ func (p *Predictor) Predict() results.Prediction {
 		Scenario:         scenario(p.Params()),
 		Outcome:          pred.Outcome,
 		TotalMs:          modelMs(pred.Total),
+		TotalMaxMs:       bandMs(pred.Total, pred.TotalMax),
 		ServerExecutions: pred.Executions,
 		Attempts:         attempts(pred),
 	}
@@ -352,6 +353,15 @@ func modelMs(d time.Duration) *float64 {
 		return nil
 	}
 	return results.Ms(d)
+}
+
+// bandMs is the end of a call with a retry layer's random waits at their longest, when that
+// differs from total (their shortest): none when the layer has no jitter or the call hangs.
+func bandMs(total, totalMax time.Duration) *float64 {
+	if totalMax <= total || total == model.Forever || totalMax == model.Forever {
+		return nil
+	}
+	return results.Ms(totalMax)
 }
 
 // scenario lists the parameters that differ from their zero value, for the report's heading.

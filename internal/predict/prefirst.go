@@ -117,6 +117,7 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 		Scenario:         scenario(p.Params()),
 		Outcome:          pred.Outcome,
 		TotalMs:          modelMs(pred.Total),
+		TotalMaxMs:       bandMs(pred.Total, pred.TotalMax),
 		ServerExecutions: pred.Executions,
 		Attempts:         attempts(pred),
 	}
