@@ -1,8 +1,8 @@
 package results
 
 // ClientDefaults is one client library's default limits, as text, with where they come from.
-// It is what labrun defaults prints, one per client, in the order of model.Presets() with
-// Go's net/http last. The values are the library's own words ("0 = infinite", "3 min"), not
+// It is what labrun defaults prints, one per client, in the order of labrun predict's
+// --defaults presets, Go's net/http last. The values are the library's own words ("0 = infinite", "3 min"), not
 // durations: several defaults are not a time at all ("2 per route, 20 total", "n/a").
 type ClientDefaults struct {
 	Name    string `json:"name"`   // the --defaults preset name, e.g. "hc5"

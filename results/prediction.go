@@ -1,7 +1,5 @@
 package results
 
-import "github.com/labrun/labrun/internal/vocab"
-
 // Prediction is what labrun predict prints: the timing model's answer for one call, with no
 // network involved.
 type Prediction struct {
@@ -10,7 +8,7 @@ type Prediction struct {
 	Scenario []Param `json:"scenario"`
 	// Outcome is how the call ends, with the outcome words plus kernel-timeout (the kernel
 	// gave up: SYNs or data unanswered) and hang (no limit ever fires).
-	Outcome vocab.Outcome `json:"outcome"`
+	Outcome Outcome `json:"outcome"`
 	// TotalMs is when the call ends, from its start; null when it hangs.
 	TotalMs *float64 `json:"total_ms"`
 	// TotalMaxMs is when the call ends with a retry layer's random waits (its jitter) at
@@ -28,8 +26,8 @@ type Prediction struct {
 type Attempt struct {
 	StartMs float64 `json:"start_ms"`
 	// EndMs is null when the attempt never ends.
-	EndMs   *float64      `json:"end_ms"`
-	Outcome vocab.Outcome `json:"outcome"`
+	EndMs   *float64 `json:"end_ms"`
+	Outcome Outcome  `json:"outcome"`
 	// NewConnection is true when the attempt opens a connection.
 	NewConnection bool `json:"new_connection"`
 	// Executed is true when the server executed the request: in a prediction, when the model
@@ -44,7 +42,7 @@ type Attempt struct {
 
 // PhaseSpan is one phase of an attempt: lease, connect, wait (for the first byte) or body.
 type PhaseSpan struct {
-	Phase vocab.Phase `json:"phase"`
+	Phase Phase `json:"phase"`
 	// Ms is the phase's length; null when it never ends.
 	Ms *float64 `json:"ms"`
 }
