@@ -75,8 +75,8 @@ func (*GRPC) Info() Info {
 func (*GRPC) Profiles() []string { return []string{ProfileGo} }
 
 // Params implements Experiment.
-func (g *GRPC) Params() []param.Param {
-	return []param.Param{
+func (g *GRPC) Params() []Param {
+	return []Param{
 		{Name: "deadline", Usage: "the call's deadline", Duration: &g.Deadline},
 		{Name: "work", Usage: "the handler's work, longer than --deadline", Duration: &g.Work},
 		{Name: "cap", Usage: "how long the call without a deadline is watched", Duration: &g.Cap, MaxDuration: time.Minute},
