@@ -325,6 +325,10 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s = "gave up after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
 	case m.left != nil:
 		s = "gave up after " + ms(*m.left)
+	case sc.pre.Fault == model.SlowHandshake && m.conns <= 1:
+		// Before "failed after": a 1 s limit on a 2 s handshake ends the call at 998 or at
+		// 1003 ms, either side of atOnce; the call's time follows ("; the call took ...").
+		s = "gave up during the handshake"
 	case m.call != nil && *m.call >= atOnce:
 		s = "failed after " + tookMs(*m.call, !notes)
 	case sc.pre.Fault == model.SlowHandshake:

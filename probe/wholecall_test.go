@@ -52,6 +52,10 @@ func TestWholeCall(t *testing.T) {
 			sc := scenarioNamed(t, "nxdomain")
 			return observation{sc: sc, exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: 4, HasMs: true}}}}
 		}(), []string{"failed at once"}},
+		{"a slow handshake left at its 1 s limit, a little before", slowHandshake(t, 998),
+			[]string{"gave up during the handshake, 1 connection; the call took 998 ms"}},
+		{"a slow handshake left at its 1 s limit, a little after", slowHandshake(t, 1003),
+			[]string{"gave up during the handshake, 1 connection; the call took 1003 ms"}},
 		{"a stalled handshake left, then tried again to the cap", func() observation {
 			sc := scenarioNamed(t, "tls-stall")
 			d := 2 * s
@@ -338,4 +342,11 @@ func TestLeadMeasured(t *testing.T) {
 	if h := obs.sc.horizon(); h != sc.Cap-obs.sc.lead-afterCall {
 		t.Errorf("horizon %v, want the cap %v less the start-up %v and %v", h, sc.Cap, obs.sc.lead, afterCall)
 	}
+}
+
+// slowHandshake is tls-slow-handshake left on its one connection after callMs, as the
+// command reported.
+func slowHandshake(t *testing.T, callMs float64) observation {
+	return observation{sc: scenarioNamed(t, "tls-slow-handshake"), pre: preFirstSeen{conns: 1},
+		exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: callMs, HasMs: true}}}}
 }
