@@ -61,17 +61,23 @@ type Allowance func(spanMs float64) float64
 // inconclusive, whatever failed.
 const Unjudgeable = 0.6
 
+// UnjudgeableSpanMs is the shortest run whose share of noise can make it unjudgeable: the
+// sentinel counts lateness in 10 ms buckets, so a run of a millisecond is charged a whole
+// bucket's, and one late wake-up would read as most of it. A shorter run's rows are still
+// judged against the noise each row's own span saw.
+const UnjudgeableSpanMs = 100
+
 // Attribute marks each failed row whose only failure is a time later than its tolerance, by
 // no more than the noise explains, as inconclusive: the machine, not the client, may have made
 // it late (or early, by as much, on a row whose client's clock started before the server saw
 // the request: StartUnseen). A row that is early (unless StartUnseen), has another failure (an outcome, a count, a status), or is
 // later than the noise explains keeps its FAIL, unless the run's Noise says the machine was
-// so loaded that nothing can be judged (Unjudgeable). allow nil changes nothing.
+// so loaded that nothing can be judged (Unjudgeable, over a run of UnjudgeableSpanMs or more). allow nil changes nothing.
 func (run *Run) Attribute(tol time.Duration, allow Allowance) {
 	if allow == nil {
 		return
 	}
-	swamped := run.Noise != nil && run.Noise.Share() >= Unjudgeable
+	swamped := run.Noise != nil && run.Noise.SpanMs >= UnjudgeableSpanMs && run.Noise.Share() >= Unjudgeable
 	for i := range run.Rows {
 		r := &run.Rows[i]
 		r.attribute(tol, allow)

@@ -89,8 +89,15 @@ func TestAttributeAMachineSoLoadedNothingCanBeJudged(t *testing.T) {
 	if got := run.Rows[1].Inconclusive; !strings.Contains(got, "70%") {
 		t.Errorf("inconclusive %q, want the share named", got)
 	}
+	// A run too short for a share: a millisecond's run charged one late bucket.
+	run.Noise = &Noise{SpanMs: 1, StolenMs: 9}
+	run.Finish(100 * time.Millisecond)
+	run.Attribute(100*time.Millisecond, func(float64) float64 { return 0 })
+	if tally := run.Tally(); tally.Failed != 1 {
+		t.Errorf("tally %+v over a 1 ms run, want the wrong outcome to fail", tally)
+	}
 	// Below the threshold the wrong outcome fails.
-	run.Noise.StolenMs = 500
+	run.Noise = &Noise{SpanMs: 1000, StolenMs: 500}
 	run.Finish(100 * time.Millisecond)
 	run.Attribute(100*time.Millisecond, func(float64) float64 { return 0 })
 	if tally := run.Tally(); tally.Failed != 1 {

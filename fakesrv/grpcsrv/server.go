@@ -81,7 +81,7 @@ type Server struct {
 	maxDuration time.Duration
 	closing     chan struct{}
 	closeOnce   sync.Once
-	conns       sync.WaitGroup // the front's connections
+	conns       sync.WaitGroup // the front's connections and its accept loop
 
 	selfMu sync.Mutex // guards self
 	self   *grpc.ClientConn
@@ -112,11 +112,15 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(sopts...)
 	go s.grpc.Serve(s.pipes)
+	// The accept loop counts in conns too, so that its Add for a connection never comes while
+	// Close waits on a count of zero (a WaitGroup's Add must happen before its Wait).
+	s.conns.Add(1)
 	go s.accept()
 	return s, nil
 }
 
 func (s *Server) accept() {
+	defer s.conns.Done()
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
