@@ -1,7 +1,7 @@
 """A labrun probe for Python aiohttp: labrun probe -- python3 examples/probes/python/aiohttp_probe.py
 
 One aiohttp.ClientSession (a TCPConnector pool: its connections are reused) serves every call,
-on one event loop: LABRUN_CONCURRENCY tasks each make LABRUN_CALLS calls in sequence,
+on one event loop (labrun_protocol.py's settings and report lines, its own loop of tasks): LABRUN_CONCURRENCY tasks each make LABRUN_CALLS calls in sequence,
 LABRUN_PAUSE seconds apart, and it prints a report line per call and exits 0 when every call
 got a 2xx answer. aiohttp's defaults: ClientTimeout(total=300), a deadline for the call, body
 included; redirects followed (max_redirects 10); no retry. It exits 3 when aiohttp cannot be
@@ -14,6 +14,9 @@ import os
 import ssl
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labrun_protocol import ca_file, report, settings  # noqa: E402
 
 try:
     import aiohttp
@@ -28,16 +31,11 @@ def seconds(name):
 
 
 async def main():
-    url = os.environ["LABRUN_URL"]
-    method = os.environ.get("LABRUN_METHOD", "GET")
-    calls = int(os.environ.get("LABRUN_CALLS", "1"))
-    concurrency = int(os.environ.get("LABRUN_CONCURRENCY", "1"))
-    pause = float(os.environ.get("LABRUN_PAUSE", "0"))
-    body = b"labrun" if method == "POST" else None
+    url, method, calls, concurrency, pause, body = settings()
     timeout = aiohttp.ClientTimeout(total=300)
     if seconds("PROBE_TOTAL") is not None or seconds("PROBE_SOCK_READ") is not None:
         timeout = aiohttp.ClientTimeout(total=seconds("PROBE_TOTAL"), sock_read=seconds("PROBE_SOCK_READ"))
-    ca = os.environ.get("LABRUN_CA")
+    ca = ca_file()
     ctx = ssl.create_default_context(cafile=ca) if ca else None
     failed = []
     async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(ssl=ctx)) as session:
@@ -51,7 +49,7 @@ async def main():
                     ok = 200 <= resp.status < 300
             except Exception as e:  # the client's errors: the call failed
                 print(f"call {n}: {type(e).__name__} {e}", file=sys.stderr)
-            print(f"LABRUN call={n} ms={(time.monotonic() - start) * 1000:.1f} outcome={'ok' if ok else 'error'}", flush=True)
+            report(n, start, ok)
             if not ok:
                 failed.append(n)
 

@@ -14,13 +14,21 @@ def ca_file():
     return os.environ.get("LABRUN_CA") or None
 
 
-def run(call):
-    url = os.environ["LABRUN_URL"]
+def settings():
+    """The calls asked for: (url, method, calls, concurrency, pause, body)."""
     method = os.environ.get("LABRUN_METHOD", "GET")
-    calls = int(os.environ.get("LABRUN_CALLS", "1"))
-    concurrency = int(os.environ.get("LABRUN_CONCURRENCY", "1"))
-    pause = float(os.environ.get("LABRUN_PAUSE", "0"))
-    body = b"labrun" if method == "POST" else None
+    return (os.environ["LABRUN_URL"], method, int(os.environ.get("LABRUN_CALLS", "1")),
+            int(os.environ.get("LABRUN_CONCURRENCY", "1")), float(os.environ.get("LABRUN_PAUSE", "0")),
+            b"labrun" if method == "POST" else None)
+
+
+def report(n, start, ok):
+    """Prints call n's report line: its time since start (time.monotonic()) and its outcome."""
+    print(f"LABRUN call={n} ms={(time.monotonic() - start) * 1000:.1f} outcome={'ok' if ok else 'error'}", flush=True)
+
+
+def run(call):
+    url, method, calls, concurrency, pause, body = settings()
     failed = []
     lock = threading.Lock()
 
@@ -32,7 +40,7 @@ def run(call):
             print(f"call {n}: {e}", file=sys.stderr)
             ok = False
         with lock:
-            print(f"LABRUN call={n} ms={(time.monotonic() - start) * 1000:.1f} outcome={'ok' if ok else 'error'}", flush=True)
+            report(n, start, ok)
             if not ok:
                 failed.append(n)
 
