@@ -1,0 +1,194 @@
+package probe
+
+// A row's sentence: what a measurement means, in words a reader of the fingerprint can check
+// against the server's log.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// meaning says what a measurement means, in a sentence of the fingerprint, with times
+// written by ms; notes adds the command's exit code and the last line of its stderr.
+func meaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
+	sc := o.sc
+	if o.skipped != "" {
+		return o.skipped
+	}
+	if m.arrivals == 0 && sc.kind != kindUnreachable && sc.kind != kindTLS && sc.kind != kindLookup {
+		s := "no request arrived: the command did not call " + Placeholder + " or $" + EnvURL
+		if o.exec.Killed {
+			return s + "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
+		}
+		if notes {
+			s += fmt.Sprintf("; it exited %d", o.exec.ExitCode) + stderrNote(o, m)
+		}
+		return s
+	}
+	var s string
+	switch asked := sc.Calls * sc.Concurrency; {
+	case m.arrivals < asked && len(o.exec.Reports) < asked && (sc.kind == kindPooled || sc.kind == kindBurst) && m.conns == m.arrivals:
+		s = fmt.Sprintf("%s for %d calls asked: the command ignores %s and %s", plural(m.arrivals, "request"), asked, EnvCalls, EnvConcurrency)
+	case sc.kind == kindTLS || sc.kind == kindLookup:
+		s = preFirstMeaning(o, m, ms, notes)
+	case sc.kind == kindCall:
+		s = callMeaning(sc, m, ms) + took(m, !notes)
+	case sc.kind == kindPooled:
+		s = pooledMeaning(sc, m) + took(m, !notes)
+	case sc.kind == kindFresh:
+		s = fmt.Sprintf("the server executed it %s on %s", times(m.executions), plural(m.conns, "connection")) + spacing(m.sends)
+		if m.executions > 1 {
+			s += ": it re-sends a " + sc.Method + " on a fresh connection the server killed"
+		} else {
+			s += ": no re-send"
+		}
+		s += took(m, !notes)
+	case sc.kind == kindStatus:
+		switch m.arrivals {
+		case 1:
+			s = "did not follow it"
+		case 2:
+			s = "followed it once"
+		default:
+			s = fmt.Sprintf("gave up after %d requests", m.arrivals)
+		}
+		s += spacing(m.sends) + took(m, !notes)
+	case sc.kind == kindBurst:
+		s = fmt.Sprintf("at most %s at once, %d in all", plural(m.peakConns, "connection"), m.conns)
+		if m.span != nil {
+			waves := int(math.Round(float64(*m.span) / float64(burstDelay)))
+			s += fmt.Sprintf(": %d calls finish in %s (%s)", sc.Concurrency, plural(waves, "wave"), ms(*m.span))
+		}
+	case sc.kind == kindUnreachable:
+		switch {
+		case o.exec.Killed:
+			s = "still connecting at the " + sc.Cap.String() + " cap: no connect timeout up to it"
+		case m.span != nil && m.approx:
+			s = "gave up after about " + ms(*m.span) + " (its wall time less the instant answer's: approximate)"
+		case m.span != nil:
+			s = "gave up after " + ms(*m.span) + " (its own report)"
+		default:
+			s = "gave up"
+		}
+	}
+	if o.exec.Killed && sc.kind != kindUnreachable && !strings.Contains(s, "cap") {
+		s += "; still running at the " + sc.Cap.String() + " cap, killed with all it started"
+	} else if notes && !o.exec.Killed && o.exec.ExitCode != 0 {
+		s += fmt.Sprintf("; exit %d", o.exec.ExitCode) + stderrNote(o, m)
+	}
+	return s
+}
+
+func stderrNote(o observation, m measures) string {
+	if o.exec.Stderr == "" || m.outcome == vocab.OK {
+		return ""
+	}
+	return " (" + o.exec.Stderr + ")"
+}
+
+func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string {
+	var s string
+	switch {
+	case m.left != nil && sc.down.Every > 0:
+		s = "left the trickle at " + ms(*m.left) + " while bytes kept coming: a deadline, not a timeout per read"
+	case m.left != nil:
+		s = "left at " + ms(*m.left)
+	case m.outcome == vocab.Hang:
+		s = "still waiting at the " + sc.Cap.String() + " cap: no timeout of its own up to it"
+	case sc.down.Every > 0:
+		s = "survived the " + (trickleBytes * trickleEvery).String() + " trickle: its timeout, if any, is per read, not a deadline"
+	case sc.down.Delay > 0:
+		s = "waited " + sc.down.Delay.String() + " for the head"
+	default:
+		s = "answered"
+	}
+	if m.how != "" {
+		s += " (" + strings.ToUpper(string(m.how)) + ")"
+	}
+	if sc.reservation {
+		s += "; the server executed it " + times(m.executions)
+		if len(m.sends) > 1 {
+			s += spacing(m.sends)
+		}
+	} else if m.arrivals > sc.Calls {
+		s += "; " + resent(m.sends)
+	}
+	return s
+}
+
+func pooledMeaning(sc Scenario, m measures) string {
+	if m.conns >= sc.Calls && m.executions <= 1 && m.outcome == vocab.OK && sc.down.KillAfterRead != "" {
+		if m.stillOpen {
+			return fmt.Sprintf("opened a new connection for the second call while the first's was still open, not yet back in its pool "+
+				"%v after the first call: %s for %d calls, the dead pooled connection never tried", sc.Pause, plural(m.conns, "connection"), sc.Calls)
+		}
+		return fmt.Sprintf("pools nothing: %s for %d calls, no pooled connection to lose", plural(m.conns, "connection"), sc.Calls)
+	}
+	second := "the second call"
+	if m.outcome == vocab.OK {
+		second += " succeeded"
+	} else {
+		second += " failed"
+	}
+	if sc.down.ServerIdleTimeout > 0 {
+		if m.executions == 0 {
+			return "sent the " + sc.Method + " on the connection the server had closed, and " + second + " without a request arriving"
+		}
+		return fmt.Sprintf("%s (%s executed, %s in all)", second, times(m.executions), plural(m.conns, "connection"))
+	}
+	if m.executions > 1 {
+		return fmt.Sprintf("re-sent the %s on a dead pooled connection (%d executions%s); %s", sc.Method, m.executions, spacing(m.sends), second)
+	}
+	return fmt.Sprintf("did not re-send the %s on a dead pooled connection (%s); %s", sc.Method, times(m.executions), second)
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// didYouMean is " (did you mean NAME?)" for the scenario whose name is one or two edits
+// from name, or "".
+func didYouMean(name string) string {
+	for _, n := range ScenarioNames() {
+		if d := editDistance(name, n); d > 0 && d <= 2 {
+			return " (did you mean " + n + "?)"
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes (scenario names are
+// ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
