@@ -164,31 +164,9 @@ func plural(n int, word string) string {
 // from name, or "".
 func didYouMean(name string) string {
 	for _, n := range ScenarioNames() {
-		if d := editDistance(name, n); d > 0 && d <= 2 {
+		if d := vocab.EditDistance(name, n); d > 0 && d <= 2 {
 			return " (did you mean " + n + "?)"
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes (scenario names are
-// ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

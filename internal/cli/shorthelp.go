@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/labrun/labrun/internal/vocab"
 )
 
 // -h is help on one screen: what the command does, the flags that matter most, two examples
@@ -187,7 +189,7 @@ func cutTo(s string, limit int) string {
 func suggest(s string, candidates []string) string {
 	best, bestD := "", 0
 	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		d := vocab.EditDistance(strings.ToLower(s), strings.ToLower(c))
 		if best == "" || d < bestD {
 			best, bestD = c, d
 		}
@@ -204,28 +206,6 @@ func didYouMean(s string, candidates []string, prefix string) string {
 		return fmt.Sprintf(" (did you mean %s%s?)", prefix, c)
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
 }
 
 // commandNames are the names of app's visible commands.

@@ -82,3 +82,17 @@ func TestPreFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"silent", "silent", 0}, {"silnet", "silent", 2}, {"slient", "silent", 2},
+		{"silen", "silent", 1}, {"--pool", "--pools", 1}, {"", "abc", 3}, {"exp-á", "exp-a", 1},
+	} {
+		if got := EditDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
