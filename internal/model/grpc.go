@@ -19,8 +19,8 @@ const GRPCMaxAttempts = 5
 // a shorter one to it.
 const GRPCKeepaliveFloor = 10 * time.Second
 
-// GRPCJitter: each pause is the backoff times a factor in [1-GRPCJitter, 1+GRPCJitter]
-// (stream.go shouldRetry).
+// GRPCJitter is grpc-go's jitter: each pause is the backoff times a factor in
+// [1-GRPCJitter, 1+GRPCJitter] (stream.go shouldRetry).
 const GRPCJitter = 0.2
 
 // GRPCCall is one unary call and the handler that serves it.

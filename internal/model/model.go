@@ -61,7 +61,7 @@ type Limits struct {
 	// layer's per-attempt timeout); it is retried as the layer's rules say.
 	AttemptTimeout time.Duration
 
-	// ValidateAfterInactivity: a pooled connection idle longer is checked before reuse and
+	// ValidateAfterInactivity means a pooled connection idle longer is checked before reuse and
 	// discarded if the server closed it (rules.CheckAfterInactivity). 0 is net/http's
 	// background watch, which closes it when the FIN arrives; NoValidation, no check.
 	ValidateAfterInactivity time.Duration
@@ -102,7 +102,7 @@ type Downstream struct {
 	// ServerIdleTimeout is the server's keep-alive timeout (0: none); once IdleFor reaches it
 	// the pooled connections are closed, unless the client evicted them first.
 	ServerIdleTimeout time.Duration
-	// KillAfterRead: on a connection pooled at the start, KillClose and KillReset read and
+	// KillAfterRead says: on a connection pooled at the start, KillClose and KillReset read and
 	// execute the request, then end the connection unanswered.
 	KillAfterRead Kill
 	// KillNew ends new connections after the request too, so a library's re-send fails.
@@ -132,15 +132,15 @@ type Attempt struct {
 	NewConnection bool
 	// Sent is true when the request left the client.
 	Sent bool
-	// Dropped: the attempt used a pooled connection a middlebox had dropped.
+	// Dropped says the attempt used a pooled connection a middlebox had dropped.
 	Dropped bool
-	// Rejected: the server turned it down for a short budget (Downstream.HonoursBudget).
+	// Rejected says the server turned it down for a short budget (Downstream.HonoursBudget).
 	Rejected bool
-	// Stale: the attempt used a pooled connection the server had closed; unread.
+	// Stale says the attempt used a pooled connection the server had closed; unread.
 	Stale bool
-	// Killed: the server executed it, then ended the connection (Downstream.KillAfterRead).
+	// Killed says the server executed it, then ended the connection (Downstream.KillAfterRead).
 	Killed bool
-	// Checked: a health-check read waited out its timeout (HealthRead), in the lease phase.
+	// Checked says a health-check read waited out its timeout (HealthRead), in the lease phase.
 	Checked bool
 }
 
@@ -167,7 +167,7 @@ type Scenario struct {
 	Pool int
 	// Idle is the number of idle pooled connections at the start.
 	Idle int
-	// BusyUntil: every connection is leased elsewhere at the start and frees then (0: free);
+	// BusyUntil says every connection is leased elsewhere at the start and frees then (0: free);
 	// freed ones return idle unless Cold.
 	BusyUntil time.Duration
 	// Cold says the connections freed at BusyUntil are closed.

@@ -17,20 +17,20 @@ import (
 type PreFirstFault string
 
 const (
-	// HandshakeStall: the server accepts and never answers the ClientHello.
+	// HandshakeStall is a server that accepts and never answers the ClientHello.
 	HandshakeStall PreFirstFault = "handshake-stall"
-	// BadCertificate: the handshake fails at once on the server's certificate.
+	// BadCertificate is a handshake that fails at once on the server's certificate.
 	BadCertificate PreFirstFault = "bad-certificate"
-	// ProtocolFailure: the handshake fails at once on the version or cipher (Java: an
+	// ProtocolFailure is a handshake that fails at once on the version or cipher (Java: an
 	// SSLHandshakeException without a CertificateException, which OkHttp recovers on the next
 	// route).
 	ProtocolFailure PreFirstFault = "protocol-failure"
-	// SlowHandshake: the first PreFirst.Bytes bytes of the server's flight come one per
+	// SlowHandshake is a server whose flight's first PreFirst.Bytes bytes come one per
 	// PreFirst.ByteGap, then the rest: a per-read limit longer than the gap never fires.
 	SlowHandshake PreFirstFault = "slow-handshake"
-	// SlowLookup: the resolver answers after PreFirst.LookupDelay.
+	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
-	// NXDomain: no such name; ServFail: the resolver fails.
+	// NXDomain is a name that does not exist; ServFail a resolver that fails.
 	NXDomain PreFirstFault = "nxdomain"
 	ServFail PreFirstFault = "servfail"
 )
