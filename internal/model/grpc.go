@@ -10,13 +10,12 @@ import (
 )
 
 // gRPC's deadline rules as grpc-go v1.85.0 applies them (exp-m): one deadline, none by default,
-// governs the whole call, retries included; no connect or read timeout.
+// covers the whole call, retries included.
 
 // GRPCMaxAttempts caps a retry policy's maxAttempts (dialoptions.go defaultMaxCallAttempts).
 const GRPCMaxAttempts = 5
 
-// GRPCKeepaliveFloor is the shortest keepalive Time grpc-go accepts; WithKeepaliveParams raises
-// a shorter one to it.
+// GRPCKeepaliveFloor is the shortest keepalive Time grpc-go accepts (WithKeepaliveParams).
 const GRPCKeepaliveFloor = 10 * time.Second
 
 // GRPCJitter is grpc-go's jitter: each pause is the backoff times a factor in
@@ -27,36 +26,35 @@ const GRPCJitter = 0.2
 type GRPCCall struct {
 	// Deadline is the caller's deadline from the start of the call (0: none, gRPC's default).
 	Deadline time.Duration
-	// Spent is what the caller's budget lost before this call (a hop down a chain).
+	// Spent is what the caller's budget lost before this call.
 	Spent time.Duration
-	// Work is the handler's work before it answers; Hang means it never answers.
+	// Work is the handler's work; Hang means it never answers.
 	Work time.Duration
 	Hang bool
 	// WatchesContext says the handler returns as soon as its context ends.
 	WatchesContext bool
-	// Cap is where the experiment stops waiting for a call that never ends (0: none).
+	// Cap is where the experiment stops waiting (0: none).
 	Cap time.Duration
 }
 
 // GRPCPrediction is the model's account of a GRPCCall, in times from the start of the call.
 type GRPCPrediction struct {
 	Outcome vocab.Outcome
-	// End is when the caller's call ends: the deadline, the work, or Forever.
+	// End is when the caller's call ends.
 	End time.Duration
 	// Measured is when an experiment sees it end: End, or Cap for a hang.
 	Measured time.Duration
-	// Timeout is the budget sent as grpc-timeout, 0 for none.
+	// Timeout is the grpc-timeout sent, 0 for none.
 	Timeout time.Duration
-	// ServerDone is when the server's context ends by its deadline, Forever for none.
+	// ServerDone is when the server's context ends by its deadline.
 	ServerDone time.Duration
-	// HandlerEnd is when the handler returns; Forever for a hang.
 	HandlerEnd time.Duration
 	// Executed says the handler did its work to the end: the call is charged.
 	Executed bool
 }
 
 // GRPCBudget is the budget a call carries at a hop that starts spent into its caller's deadline
-// d: d - spent, never below 0; 0 when there is no deadline (http2_client.go createHeaderFields).
+// d: d - spent, at least 0; 0 without a deadline.
 func GRPCBudget(d, spent time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -65,8 +63,7 @@ func GRPCBudget(d, spent time.Duration) time.Duration {
 }
 
 // PredictGRPC predicts one unary call, ended by the first of its deadline (less Spent), the
-// handler's answer and the cap. A handler that ignores its context finishes its work after the
-// caller left and is charged. A deadline already passed never reaches the handler.
+// answer and the cap. A handler that ignores its context works on after the caller left.
 func PredictGRPC(c GRPCCall) GRPCPrediction {
 	work := c.Work
 	if c.Hang {
@@ -99,17 +96,16 @@ func PredictGRPC(c GRPCCall) GRPCPrediction {
 	return p
 }
 
-// GRPCServerEnds are the codes a handler may see when the caller's deadline ends its context:
-// the server's timer (DeadlineExceeded) and the client's RST_STREAM(CANCEL) (Canceled) race.
+// GRPCServerEnds are the codes a handler may see when the deadline ends its context: the
+// server's timer (DeadlineExceeded) and the client's RST_STREAM (Canceled) race.
 func GRPCServerEnds() []string { return []string{"Canceled", "DeadlineExceeded"} }
 
 // GRPCServerEndsReason says why the server's context may end either way.
 const GRPCServerEndsReason = "the server's own deadline timer and the client's RST_STREAM(CANCEL) race " +
 	"(grpc-go http2_server.go operateHeaders and handleRSTStream): either ends the context first"
 
-// GRPCTimedOutStreamEnds are the ways a unary call's stream ends when its deadline passes and
-// its handler watches its context, each leaving the connection up: the client's RST_STREAM, the
-// server's timer's RST_STREAM, or, rarely, the handler's trailers first and no reset. They race.
+// GRPCTimedOutStreamEnds are the ways a timed-out unary call's stream ends, the connection left
+// up: the client's or the server's RST_STREAM, or rarely the handler's trailers first.
 func GRPCTimedOutStreamEnds() []string {
 	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
 }
@@ -121,14 +117,14 @@ type GRPCRetryPolicy struct {
 	MaxBackoff     time.Duration
 	Multiplier     float64
 	// Pushback is the server's grpc-retry-pushback-ms (0: none): the pause is exactly it and the
-	// backoff's exponent restarts.
+	// exponent restarts.
 	Pushback time.Duration
 }
 
 func (p GRPCRetryPolicy) Attempts() int { return min(max(p.MaxAttempts, 1), GRPCMaxAttempts) }
 
 // Backoff is the pause before retry n (from 1) as a range: min(initial x multiplier^(n-1), max)
-// times the jitter, or exactly the pushback, truncated to nanoseconds as grpc-go does.
+// times the jitter, or the pushback.
 func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	if p.Pushback > 0 {
 		return p.Pushback, p.Pushback
@@ -137,23 +133,22 @@ func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	return time.Duration(cur * (1 - GRPCJitter)), time.Duration(cur * (1 + GRPCJitter))
 }
 
-// GRPCRetry is a call under a retry policy against a handler that works Work, then answers
-// UNAVAILABLE trailers-only (the only answer grpc-go retries) until attempt OKOn (0: never).
+// GRPCRetry is a call under a retry policy against a handler that works Work and answers
+// UNAVAILABLE trailers-only (which grpc-go retries) until attempt OKOn (0: never).
 type GRPCRetry struct {
 	Policy GRPCRetryPolicy
 	Work   time.Duration
 	OKOn   int
-	// CallCost and PauseCost are what each attempt and each pause take beyond Work and the
-	// backoff on the machine that runs them: 0 in the ideal, as measured in an experiment.
+	// CallCost and PauseCost are what an attempt and a pause take beyond Work and the backoff
+	// on the machine (0 in the ideal).
 	CallCost, PauseCost time.Duration
 }
 
 // GRPCRetryPrediction is the model's account of a GRPCRetry.
 type GRPCRetryPrediction struct {
-	Outcome vocab.Outcome // OK, or Failed once the attempts are used up
-	// Executions counts the attempts the server ran.
+	Outcome    vocab.Outcome // OK, or Failed once the attempts are used up
 	Executions int
-	// Min and Max bound when the call ends (the jitter's range).
+	// Min and Max bound when the call ends.
 	Min, Max time.Duration
 }
 
@@ -178,9 +173,8 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 }
 
 // GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream the server never processed
-// (REFUSED_STREAM, or beyond a GOAWAY's last id) is sent again at once, uncounted, even with
-// retries disabled, but only during the first attempt (stream.go shouldRetry). refused is how
-// many streams in a row the server refuses; the call fails when the retry is refused too.
+// is sent again at once, uncounted, even with retries off, during the first attempt only.
+// refused is how many streams in a row the server refuses.
 func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcome) {
 	switch {
 	case refused <= 0:
@@ -192,8 +186,7 @@ func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcom
 }
 
 // GRPCWaves predicts calls started at once on one connection allowing streamLimit streams, each
-// served in work: exp-b's pool rule with the pool = the stream limit (grpc-go queues on
-// streamQuota). Predictions are in call order.
+// served in work, as a pool of streamLimit (grpc-go queues on streamQuota); in call order.
 func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Prediction {
 	return Simulate(Scenario{
 		Calls: calls, Pool: streamLimit, Idle: streamLimit,
@@ -202,8 +195,8 @@ func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Predictio
 	})
 }
 
-// GRPCKeepaliveNotice is when a grpc-go client with keepalive Time t and Timeout to notices a
-// silent peer: a ping after max(t, GRPCKeepaliveFloor) without a frame, then to. t 0: never.
+// GRPCKeepaliveNotice is when a grpc-go client with keepalive t and timeout to notices a silent
+// peer: max(t, GRPCKeepaliveFloor) + to; never for t 0.
 func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	if t <= 0 {
 		return Forever
@@ -211,8 +204,8 @@ func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	return max(t, GRPCKeepaliveFloor) + to
 }
 
-// GRPCTimeoutText is grpc-timeout's value as grpc-go writes it: the smallest unit fitting 8
-// digits, rounded up (EncodeDuration). A budget of 0 or less is not sent.
+// GRPCTimeoutText is grpc-timeout's value as grpc-go writes it (EncodeDuration); a budget of 0
+// or less is not sent.
 func GRPCTimeoutText(d time.Duration) string {
 	if d <= 0 {
 		return ""
@@ -239,7 +232,7 @@ func ceilDur(d, unit time.Duration) int64 {
 }
 
 // GRPCStreamMessages is how many messages a server stream sending one every every after work
-// delivers before the deadline d (0: none): one deadline covers the whole stream.
+// delivers before the deadline d (0: none).
 func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	if d <= 0 {
 		return messages
@@ -251,8 +244,8 @@ func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	return n
 }
 
-// GRPCTransparentConns is the connections a call whose first stream was turned away takes: a
-// refused stream retries on the same one, one beyond a GOAWAY on a new one.
+// GRPCTransparentConns is the connections a call whose first stream was turned away takes: one
+// for a refusal, two for a GOAWAY.
 func GRPCTransparentConns(goAway bool) int {
 	if goAway {
 		return 2
@@ -260,6 +253,6 @@ func GRPCTransparentConns(goAway bool) int {
 	return 1
 }
 
-// GRPCChannelConns is the connections calls take through one channel to one address: one. A
-// timed-out call resets its stream and keeps the connection, where HTTP/1.1 closes it.
+// GRPCChannelConns is the connections calls take through one channel to one address: one, as a
+// timed-out call resets only its stream.
 func GRPCChannelConns(calls int) int { return min(calls, 1) }

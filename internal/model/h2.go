@@ -10,9 +10,6 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The model of an HTTP/2 client pool (docs/http2.md): nodes behind one host name, connections
-// carrying streams up to a limit, and each library's rule for picking a connection.
-
 // H2Rule is how a client picks the connection for a new stream (rules.H2Go, H2GoStrict,
 // H2OkHttp).
 type H2Rule = rules.H2
@@ -22,19 +19,16 @@ const DefaultH2MaxStreams = 100
 // H2Node is one server address behind the host name.
 type H2Node struct {
 	Latency time.Duration
-	// SlowAfter > 0 makes every request after the node's first SlowAfter (in stream start
-	// order) take SlowLatency.
+	// SlowAfter > 0 makes the node's requests after the first SlowAfter take SlowLatency.
 	SlowAfter   int
 	SlowLatency time.Duration
-	// MaxStreams is the node's SETTINGS_MAX_CONCURRENT_STREAMS (0: DefaultH2MaxStreams), known
-	// from the start.
+	// MaxStreams is SETTINGS_MAX_CONCURRENT_STREAMS (0: DefaultH2MaxStreams), known at once.
 	MaxStreams int
-	// Frozen makes the node write nothing from FrozenAt on (answers, PING acks, handshakes);
-	// its connections stay open.
+	// Frozen makes the node write nothing from FrozenAt on; its connections stay open.
 	Frozen   bool
 	FrozenAt time.Duration
-	// Throttle is the APNs throttle: a rejected call's answer lowers its connection's limit to 1
-	// and the next success restores it, taking effect with the answer.
+	// Throttle is the APNs throttle: a rejection lowers its connection's limit to 1 until the
+	// next success.
 	Throttle bool
 }
 
@@ -48,39 +42,33 @@ func (n H2Node) limit() int {
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
 // H2Ejection is the APNs interceptor's rule for giving up on a slow address (vocab.APNsRule),
-// applied after each success with took its stream's time and avg its address's average; an
-// ejected connection takes no new streams.
+// given a success's time and its address's average; an ejected connection takes no new streams.
 type H2Ejection = vocab.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {
 	Rule H2Rule
-	// AllocationLimit caps the streams per connection below the peer's (OkHttp's allocationLimit);
-	// 0 means the peer's.
+	// AllocationLimit caps the streams per connection (OkHttp's allocationLimit; 0: the peer's).
 	AllocationLimit int
 	// Eject applies the APNs interceptor's rule; nil never ejects.
 	Eject *H2Ejection
-	// SendPingTimeout and PingTimeout are Go's health check: a frozen node's connection drops at
-	// lastFrame + SendPingTimeout + PingTimeout and fails its streams. SendPingTimeout 0: no
-	// check; PingTimeout 0: 15 s.
+	// SendPingTimeout and PingTimeout are Go's health check (0: none; PingTimeout 0: 15 s): a
+	// frozen node's connection drops at lastFrame + SendPingTimeout + PingTimeout.
 	SendPingTimeout, PingTimeout time.Duration
-	// Deadline bounds each call from its start (http.Client.Timeout, OkHttp's callTimeout).
+	// Deadline bounds each call (http.Client.Timeout, OkHttp's callTimeout).
 	Deadline time.Duration
-	// ReadTimeout bounds the wait for each stream's answer (OkHttp's readTimeout); the
-	// connection carries on.
+	// ReadTimeout bounds the wait for each stream's answer (OkHttp's readTimeout).
 	ReadTimeout time.Duration
-	// ConnectTime is how long a new connection takes before it carries streams (0: ConnectTime).
+	// ConnectTime is a new connection's set-up (0: ConnectTime).
 	ConnectTime time.Duration
-	// StreamCost is the client's cost per stream: streams that start together on one connection
-	// leave it StreamCost apart, each answered (and timed) from then. 0: none.
+	// StreamCost spaces the streams that start together on one connection, each timed from its
+	// send (0: none).
 	StreamCost time.Duration
-	// Overhead is the calls' jitter as the APNs interceptor times them (H2Overhead); only the
-	// ejection reads it.
+	// Overhead is the calls' jitter for the ejection (H2Overhead).
 	Overhead H2Overhead
-	// Handshake says a new connection carries streams only once the server answered it (TLS, or
-	// the first SETTINGS), so one to a frozen node never becomes usable.
+	// Handshake says a new connection carries streams only once the server answered it.
 	Handshake bool
-	// Warm is how many connections are idle at the start: to the first Warm nodes in turn with
+	// Warm is how many connections are idle at the start: to the first Warm nodes with
 	// rules.H2.Routes, else all to the first.
 	Warm int
 }
@@ -90,13 +78,11 @@ type H2Client struct {
 type H2Scenario struct {
 	Nodes  []H2Node
 	Client H2Client
-	// Calls is how many calls are made; call i starts at i x Every, or at Starts[i] (then Calls
-	// is 0 or len(Starts)).
+	// Calls is how many calls are made; call i starts at i x Every, or at Starts[i].
 	Calls  int
 	Every  time.Duration
 	Starts []time.Duration
-	// Rejected marks the calls answered with a rejection (APNs' 400), which ends them ok; it
-	// matters only with Throttle.
+	// Rejected marks the calls answered with a rejection (APNs' 400), which end ok.
 	Rejected []bool
 }
 
@@ -105,12 +91,12 @@ type H2Call struct {
 	// Start and End are offsets from the start of the run; End is Forever for a hang.
 	Start, End time.Duration
 	Outcome    vocab.Outcome
-	// Node and Conn are the indexes of the node and connection its stream went to.
+	// Node and Conn index the node and connection its stream went to.
 	Node, Conn int
 	NewConn    bool
-	// InFlight is how many other streams its connection carried when it was assigned.
+	// InFlight is how many other streams its connection carried when assigned.
 	InFlight int
-	// Waited is how long the stream waited for a slot, a set-up and its send (StreamCost).
+	// Waited is how long the stream waited for a slot, a set-up and its send.
 	Waited time.Duration
 }
 
@@ -124,18 +110,16 @@ func (c H2Call) Took() time.Duration {
 
 // H2Conn is one connection of a prediction.
 type H2Conn struct {
-	Node   int
-	Opened time.Duration
-	Warm   bool
-	// Streams is how many streams it carried; Peak the most at once.
+	Node          int
+	Opened        time.Duration
+	Warm          bool
 	Streams, Peak int
-	// EjectedAfter is the call whose end ejected the connection (-1: none); EjectedAt when.
+	// EjectedAfter is the call whose end ejected it (-1: none).
 	EjectedAfter int
 	EjectedAt    time.Duration
 	// DroppedAt is when the health check closed it, Forever if never.
 	DroppedAt time.Duration
-	// Limits lists its stream limit's changes by the node's throttle.
-	Limits []H2Limit
+	Limits    []H2Limit
 }
 
 // H2Limit is a change of a connection's stream limit: from At on, Limit.
@@ -154,14 +138,13 @@ type H2Wave struct {
 // H2Prediction is what the model predicts for an H2Scenario.
 type H2Prediction struct {
 	Calls []H2Call
-	// Conns lists the connections, warm ones first, then in order opened.
+	// Conns lists the connections, warm ones first.
 	Conns          []H2Conn
 	StreamsPerNode []int
 	// LastCall is per node the last call sent to it (-1: none).
 	LastCall []int
-	// Waves are the calls' ends grouped by instant and outcome, in time order.
-	Waves []H2Wave
-	// P50 and P99 are nearest-rank percentiles of the calls' durations, hangs as Forever.
+	Waves    []H2Wave
+	// P50 and P99 are nearest-rank percentiles, hangs as Forever.
 	P50, P99 time.Duration
 }
 
@@ -186,9 +169,8 @@ func (p H2Prediction) Outcomes() map[vocab.Outcome]int {
 }
 
 // SimulateH2 predicts an H2Scenario by event simulation. At one instant: deadlines, answers,
-// read timeouts, health-check drops, freezes, connections ready, arrivals (in call order); so
-// an answer at the deadline is cut and one at the read timeout is not. It panics on no nodes
-// or negative values.
+// read timeouts, health-check drops, freezes, connections ready, arrivals; so an answer at the
+// deadline is cut, one at the read timeout not. It panics on no nodes or negative values.
 func SimulateH2(s H2Scenario) H2Prediction {
 	if err := s.validate(); err != nil {
 		panic(err)

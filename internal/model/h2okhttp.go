@@ -6,22 +6,18 @@ import (
 	"time"
 )
 
-// The model of OkHttp 3.13's HTTP/2 connection finding in a burst (docs/http2.md): calls
-// started together against a node whose stream limit the client does not know yet. OkHttp
-// 3.13.1's rules:
+// The model of OkHttp 3.13.1's HTTP/2 connection finding in a burst (docs/http2.md), against a
+// node whose stream limit the client does not know yet:
 //
 //   - A call with no pooled connection with room dials its own, pooled only once connected
-//     (StreamAllocation.findConnection), so calls started together each dial.
-//   - allocationLimit is set when the connect ends: MAX_VALUE before the peer's SETTINGS are
-//     read, the peer's limit after (RealConnection.connect, onSettings).
-//   - Once connected, the call moves to the first other connection with room and closes its
-//     own (ConnectionPool.deduplicate): one pooled before its SETTINGS takes a herd.
-//   - Streams over the peer's limit are refused; a refused stream is retried once, and a second
-//     refusal fails the call and marks the connection (StreamAllocation.streamFailed).
-//   - Enqueued calls: at most 64 at once, 5 per host (Dispatcher).
+//     (StreamAllocation.findConnection).
+//   - allocationLimit is MAX_VALUE until the peer's SETTINGS are read (RealConnection.onSettings).
+//   - Once connected, a call moves to the first other connection with room and closes its own
+//     (ConnectionPool.deduplicate): one pooled before its SETTINGS takes a herd.
+//   - A refused stream is retried once; a second refusal fails the call and marks the
+//     connection (StreamAllocation.streamFailed).
 //
-// The race between each connect ending and its SETTINGS being read is unknown: the model
-// gives bounds.
+// Connects and SETTINGS race, so the model gives bounds.
 
 const (
 	OkHttpMaxRequests        = 64

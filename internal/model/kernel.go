@@ -4,14 +4,13 @@ import (
 	"time"
 )
 
-// Linux's retransmission rules, for the kernel give-up times.
 const (
 	// SYNRetries is net.ipv4.tcp_syn_retries.
 	SYNRetries = 6
-	// SYNLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts (Linux 6.5 on; 0 before): that many
-	// SYN retransmissions after a fixed SYNInitialRTO before the exponential ones.
+	// SYNLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts: SYN retransmissions at a fixed
+	// SYNInitialRTO before the exponential ones (Linux 6.5 on).
 	SYNLinearTimeouts = 4
-	// SYNInitialRTO is the first SYN retransmission timeout (TCP_TIMEOUT_INIT).
+	// SYNInitialRTO is TCP_TIMEOUT_INIT.
 	SYNInitialRTO = time.Second
 	// DataRetries is net.ipv4.tcp_retries2.
 	DataRetries = 15
@@ -20,8 +19,7 @@ const (
 	DataMaxRTO = 120 * time.Second
 )
 
-// GiveUp sums the retries+1 waits of a timeout starting at rto and doubling, each capped at max
-// (0: no cap).
+// GiveUp sums retries+1 waits from rto, doubling, each capped at max (0: no cap).
 func GiveUp(rto, max time.Duration, retries int) time.Duration {
 	var total time.Duration
 	for i := 0; i <= retries; i++ {
@@ -43,22 +41,19 @@ const SYNGiveUp = 127 * time.Second
 const DataGiveUp = 924600 * time.Millisecond
 
 // SYNGiveUpAfter is the documented give-up of a connect to a down host with retries SYN
-// retransmissions: 2^(retries+1) - 1 seconds, also Linux's budget tcp_model_timeout(retries, 1 s);
-// Kernel.SYNGiveUp says when Linux really gives up.
+// retransmissions: 2^(retries+1) - 1 s, Linux's budget (Kernel.SYNGiveUp is the real end).
 func SYNGiveUpAfter(retries int) time.Duration {
 	return GiveUp(SYNInitialRTO, DataMaxRTO, retries)
 }
 
 // DataGiveUpAfter is the documented give-up of a request to a vanished peer for tcp_retries2 =
-// retries2: retries2+1 timeouts from TCP_RTO_MIN, doubling, capped at TCP_RTO_MAX. In Linux it
-// is the budget (tcp_model_timeout), checked at timer expiries; Kernel.DataGiveUp says when.
+// retries2; Linux's budget, checked at timer expiries (Kernel.DataGiveUp is the real end).
 func DataGiveUpAfter(retries2 int) time.Duration {
 	return GiveUp(DataMinRTO, DataMaxRTO, retries2)
 }
 
-// KeepaliveGiveUp is when TCP keepalive ends an idle connection whose peer vanished, from the
-// last segment received: idle, then count probes interval apart. idle and interval round up to
-// whole seconds, as the kernel and Go's net.KeepAliveConfig do.
+// KeepaliveGiveUp is when keepalive ends an idle connection whose peer vanished, from the last
+// segment: idle, then count probes interval apart, both rounded up to seconds as Go does.
 func KeepaliveGiveUp(idle, interval time.Duration, count int) time.Duration {
 	return wholeSeconds(idle) + time.Duration(count)*wholeSeconds(interval)
 }
@@ -67,26 +62,23 @@ func wholeSeconds(d time.Duration) time.Duration {
 	return (d + time.Second - 1) / time.Second * time.Second
 }
 
-// Kernel is Linux as it runs, for the give-up times a measurement sees; the zero value is the
-// documented rules with timers on time. Its methods replay the kernel's timers expiry by expiry
-// (net/ipv4/tcp_timer.c, kernel/time/timer.c; docs/vanish.md).
+// Kernel is Linux as it runs: its methods replay the kernel's timers expiry by expiry
+// (tcp_timer.c, timer.c; docs/vanish.md). The zero value is the documented rules.
 type Kernel struct {
-	// Tick is the jiffy, 1/CONFIG_HZ. With a Tick a timer fires on the timer wheel, late by its
-	// level's granularity; zero fires timers on time.
+	// Tick is the jiffy: a timer fires on the timer wheel, late by its level's granularity.
+	// Zero fires timers on time.
 	Tick time.Duration `json:"tick"`
 	// SYNLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts.
 	SYNLinearTimeouts int `json:"synLinearTimeouts"`
-	// RTO is the connection's retransmission timeout when the request is sent (tcpi_rto);
-	// zero means DataMinRTO.
+	// RTO is the connection's RTO when the request is sent (tcpi_rto); zero: DataMinRTO.
 	RTO time.Duration `json:"rto"`
-	// TLP means a tail loss probe goes one RTO after the request and shifts every expiry by an
-	// RTO: Linux's default for a one-segment request. Set it false for two or more segments.
+	// TLP says a tail loss probe shifts every expiry by an RTO: Linux's default for a
+	// one-segment request.
 	TLP bool `json:"tlp"`
 }
 
-// SYNGiveUp is when a connect to a down host gives up with retries SYN retransmissions:
-// tcp_write_timeout gives up at the first SYN timer expiry with retries + SYNLinearTimeouts
-// retransmissions done, or with one done and the budget tcp_model_timeout(retries, 1 s) spent.
+// SYNGiveUp is when a connect to a down host gives up with retries SYN retransmissions: at the
+// first expiry with all retransmissions done or the budget tcp_model_timeout spent.
 func (k Kernel) SYNGiveUp(retries int) time.Duration { return k.SYNGiveUpWindow(retries).Average }
 
 // SYNGiveUpWindow is SYNGiveUp with the timer wheel's window.
@@ -106,9 +98,7 @@ func (k Kernel) SYNGiveUpWindow(retries int) Window {
 }
 
 // DataGiveUp is when a request to a vanished peer gives up with tcp_retries2 = retries2: the
-// retransmission timer doubles from RTO (shifted by a TLP); the budget DataGiveUpAfter counts
-// from the first retransmission and is checked only at expiries, with the wheel's average
-// lateness (tcp_timer.c; docs/vanish.md, "A knife edge").
+// budget counts from the first retransmission and is checked only at expiries.
 func (k Kernel) DataGiveUp(retries2 int) time.Duration {
 	rto := k.RTO
 	if rto <= 0 {
@@ -130,9 +120,8 @@ func (k Kernel) DataGiveUp(retries2 int) time.Duration {
 	}
 }
 
-// DataGiveUps are the give-ups DataGiveUp's rule allows with each timer anywhere within its
-// wheel level's lateness: one Window per expiry at which the budget check can first pass (two
-// on a knife edge). With no Tick, one window of no width.
+// DataGiveUps are the give-ups DataGiveUp's rule allows with each timer anywhere in its wheel
+// level's lateness: one Window, or two on a knife edge.
 func (k Kernel) DataGiveUps(retries2 int) []Window {
 	rto := k.RTO
 	if rto <= 0 {
@@ -172,8 +161,8 @@ func (k Kernel) KeepaliveGiveUpWindow(idle, interval time.Duration, count int) W
 	return w
 }
 
-// Window is when a chain of kernel timers ends: Average with every timer late by its wheel
-// level's average, Soonest by 1 tick, Latest by the level's whole granularity.
+// Window is when a chain of kernel timers ends: Average with every timer late by its level's
+// average, Soonest by 1 tick, Latest by the whole granularity.
 type Window struct {
 	Soonest, Average, Latest time.Duration
 }
@@ -204,8 +193,7 @@ func (k Kernel) fireBounds(d time.Duration) (soonest, latest time.Duration) {
 	return (ticks + 1) * k.Tick, (ticks + gran) * k.Tick
 }
 
-// fire is how long a kernel timer set d ahead takes to fire on average: d in whole ticks plus
-// the wheel's average rounding (calc_wheel_index, calc_index).
+// fire is how long a timer set d ahead takes to fire on average (calc_wheel_index).
 func (k Kernel) fire(d time.Duration) time.Duration {
 	if k.Tick <= 0 {
 		return d
@@ -227,9 +215,7 @@ func (k Kernel) wheel(d time.Duration) (ticks, gran time.Duration) {
 // DefaultTick is the jiffy of CONFIG_HZ = 250, the usual distribution kernel's.
 const DefaultTick = 4 * time.Millisecond
 
-// LoopbackKernel is Linux's defaults on a path far below a jiffy (a veth, loopback) at HZ = 250,
-// as exp-i measures it: RTO TCP_RTO_MIN plus a tick, a TLP, SYN retransmissions on the
-// documented schedule (exp-i sets tcp_syn_linear_timeouts 0).
+// LoopbackKernel is Linux's defaults on a veth or loopback at HZ = 250, as exp-i measures it.
 func LoopbackKernel() Kernel {
 	return Kernel{Tick: DefaultTick, RTO: DataMinRTO + DefaultTick, TLP: true}
 }

@@ -7,13 +7,9 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Predictions with a kernel's give-up times (exp-i, labrun predict --syn-retries and
-// --tcp-retries2), and each library's connect to a host that is down.
-
-// Predict is Predict with this kernel's give-up times: k.SYNGiveUp(synRetries) for a connect to
-// a down host and k.DataGiveUp(retries2) on a dropped connection, in place of SYNGiveUp and
-// DataGiveUp. The limits race the kernel with Predict's tie rules; with several addresses a down
-// host keeps the documented SYNGiveUp per address.
+// Predict is Predict with this kernel's give-up times, k.SYNGiveUp(synRetries) and
+// k.DataGiveUp(retries2), in place of SYNGiveUp and DataGiveUp (exp-i, labrun predict
+// --syn-retries); several addresses keep SYNGiveUp each.
 func (k Kernel) Predict(d Downstream, l Limits, cold bool, queue time.Duration, synRetries, retries2 int) Prediction {
 	return predictGiveUp(d, l, cold, queue, k.SYNGiveUp(synRetries), k.DataGiveUp(retries2))
 }
@@ -130,9 +126,9 @@ func shift(t, d time.Duration) time.Duration {
 	return t + d
 }
 
-// HTTP2PingGiveUp is when Go's HTTP/2 Transport closes a connection whose peer went silent,
-// from the last frame read, with SendPingTimeout sendPing and PingTimeout ping (15 s when zero):
-// a PING after sendPing of silence, then closeForLostPing (h2_bundle.go). No sendPing: Forever.
+// HTTP2PingGiveUp is when Go's HTTP/2 Transport closes a connection to a silent peer, from the
+// last frame read: sendPing, then ping (15 s when zero) for the PING's answer (h2_bundle.go).
+// Forever without sendPing.
 func HTTP2PingGiveUp(sendPing, ping time.Duration) time.Duration {
 	if sendPing <= 0 {
 		return Forever
@@ -162,15 +158,13 @@ const (
 // went away: it sees a FIN or RST that arrived, never a silent drop (BHttpConnectionBase.isStale).
 func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }
 
-// downConnect says how a connect from t to a down host ends: when the kernel gives up, when the
-// connect limit fires, and the outcome. HttpClient 5 gives each address the full timeout;
-// net/http splits what is left (at least 2 s each); OkHttp tries one route per attempt.
+// downConnect says how a connect from t to a down host ends (the kernel's give-up, the connect
+// limit, the outcome), by the library's rules.Connect.
 func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
 	switch l.Rules.Connect.Addresses {
 	case rules.FirstAddress, rules.RoutePerAttempt:
-		// One address: the JDK connects to the first (PlainHttpConnection); OkHttp to one route.
 		if l.Rules.Connect.ReconnectOnce {
 			// Connected twice: PlainHttpConnection.canRetryConnect retries once after
 			// ConnectException, under the first connect's timer.

@@ -7,36 +7,25 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A pooled connection that died (pit 6). Besides Downstream.Dropped, the connections pooled at
-// the start can have been closed while pooled (ServerIdleTimeout ran out during IdleFor: a FIN)
-// or be killed after read (KillAfterRead). What the client then does is its library's rule:
-//
-//   - net/http watches idle connections in the background (transport.go readLoop): a FIN closes
-//     one at once, so it is never used; so does labrun's client unless ValidateAfterInactivity
-//     is set.
-//   - HttpClient 5 checks a connection idle longer than validateAfterInactivity with a 1 ms read
-//     before leasing it (BHttpConnectionBase.isStale) and discards a stale one; otherwise the
-//     request is written into the dead connection and fails (NoHttpResponseException).
-//   - OkHttp's isHealthy reads only for a method other than GET (doExtensiveHealthChecks): a
-//     GET is written into the dead connection and fails.
-//   - An evictor (Limits.EvictIdle) closes idle connections before the call sees them.
-//
-// A killed-after-read connection passes every check: all libraries use it.
+// A pooled connection that died (pit 6): closed by the server while pooled (ServerIdleTimeout
+// reached during IdleFor) or killed after read (KillAfterRead), besides Downstream.Dropped.
+// Whether the client notices is its library's rule (rules.Reuse): net/http's background read
+// closes one on the FIN, HttpClient 5's stale check reads one idle longer than its period,
+// OkHttp's health check reads for a method other than GET, and an evictor closes idle ones
+// first. A killed-after-read connection passes every check.
 
 // Kill is how a server ends a connection after reading a request, without answering it.
 type Kill string
 
 const (
-	// KillNone: the server answers.
 	KillNone Kill = ""
-	// KillClose closes the connection with a FIN: the client reads the end of the stream.
+	// KillClose closes the connection with a FIN.
 	KillClose Kill = "close"
-	// KillReset closes it with an RST (SO_LINGER 0): "connection reset by peer".
+	// KillReset closes it with an RST (SO_LINGER 0).
 	KillReset Kill = "reset"
 )
 
-// NoValidation, as Limits.ValidateAfterInactivity, turns HttpClient 5's stale check off; the
-// zero value is net/http's background watch, not this.
+// NoValidation, as Limits.ValidateAfterInactivity, turns HttpClient 5's stale check off.
 const NoValidation = rules.NoValidation
 
 // HC5ValidateAfterInactivity is HttpClient 5's default stale-check period
@@ -58,8 +47,8 @@ func stale(d Downstream, l Limits) bool {
 	return !evicted(d, l)
 }
 
-// evicted reports whether the client closed the pooled connections before the call, taking
-// the evictor's latest check; net/http and OkHttp time each connection exactly.
+// evicted reports whether the client closed the pooled connections before the call, at the
+// evictor's latest check.
 func evicted(d Downstream, l Limits) bool {
 	if l.EvictIdle <= 0 {
 		return false
@@ -74,7 +63,6 @@ func evicted(d Downstream, l Limits) bool {
 	return d.IdleFor >= l.EvictIdle+every
 }
 
-// poolAtStart sorts the idle connections at the start of a scenario by what happened to them.
 func (m *sim) poolAtStart(idle int) {
 	d, l := m.s.Downstream, m.s.Limits
 	switch {
@@ -100,13 +88,12 @@ func (m *sim) poolAtStart(idle int) {
 	}
 }
 
-// HealthRead is how long a library's check of a working pooled connection takes: a read with
-// a 1 ms timeout that times out (OkHttp's isHealthy(true), HttpClient 5's isStale).
+// HealthRead is how long a library's check of a working pooled connection takes: a read whose
+// 1 ms timeout expires.
 const HealthRead = time.Millisecond
 
-// healthRead is how long the library checks a working pooled connection idle for idle: OkHttp
-// every one, for any method but GET; HttpClient 5 one idle longer than validateAfterInactivity
-// (strictly); net/http never (OkHttp 4.x, which reads only after 10 s idle, is not profiled).
+// healthRead is how long the library's check of a working pooled connection idle for idle
+// takes before the request (rules.Reuse.Check).
 func (m *sim) healthRead(idle time.Duration) time.Duration {
 	d, l := m.s.Downstream, m.s.Limits
 	switch l.Rules.Reuse.Check {
@@ -132,7 +119,6 @@ func (m *sim) takeDoomed(a *Attempt) bool {
 			m.stale = 0
 			return false
 		case l.Rules.Reuse.Check == rules.CheckAfterInactivity && l.ValidateAfterInactivity > 0 && d.IdleFor > l.ValidateAfterInactivity:
-			// Idle longer than the period (strict): discarded, and the lease connects anew.
 			m.stale--
 			return false
 		}
@@ -159,7 +145,7 @@ func (m *sim) doomedPhases(a *Attempt, t time.Duration, c int) (time.Duration, v
 	return end, out
 }
 
-// method returns d's method, GET when unset; HttpClient 5 upper-cases it (HC5Idempotent).
+// method returns d's method, GET when unset.
 func method(d Downstream) string {
 	if d.Method == "" {
 		return "GET"

@@ -5,8 +5,6 @@ import (
 	"time"
 )
 
-// The caller's defences: a hedge, a circuit breaker, budgets down a chain of calls.
-
 // Tail is a downstream's latency: Fast, or Slow for a fraction SlowFraction (0 to 1).
 type Tail struct {
 	Fast, Slow   time.Duration
@@ -28,8 +26,8 @@ type HedgePrediction struct {
 	P99   time.Duration
 }
 
-// Hedge predicts hedging at delay: a call not answered after delay sends a copy to another
-// instance with an independent tail and takes the first answer.
+// Hedge predicts hedging at delay: a call unanswered after delay sends a copy to another
+// instance, and the first answer wins.
 func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	type point struct {
 		at time.Duration
@@ -70,8 +68,7 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 const HedgeEdge = 2 * time.Millisecond
 
 // Hedges bounds the hedges that reached the server for calls that took took: none below delay -
-// HedgeEdge; above, one when the answer came more than late (at least HedgeEdge, the most the
-// machine delayed a wake-up) after delay.
+// HedgeEdge, one for an answer later than delay + late (late at least HedgeEdge).
 func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	late = max(late, HedgeEdge)
 	for _, t := range took {
@@ -133,9 +130,9 @@ func (p BreakerPrediction) Sheds() int {
 	return n
 }
 
-// Predict runs the calls through the breaker. At one instant ends count before starts; an open
-// breaker turns half-open when a call asks after Open has passed (strictly, as gobreaker). It
-// panics on Trip or HalfOpenMax below 1.
+// Predict runs the calls through the breaker; at one instant ends count before starts, and an
+// open breaker turns half-open strictly after Open, as gobreaker. It panics on Trip or
+// HalfOpenMax below 1.
 func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	if b.Trip < 1 || b.HalfOpenMax < 1 {
 		panic("model: Breaker needs Trip and HalfOpenMax >= 1")
@@ -216,10 +213,9 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	return p
 }
 
-// Chain is a call chain: hop i calls hop i+1 with Timeouts[i], and the last hop works Work. A
-// hop keeps working after its caller gave up; the last stops when its caller leaves. With
-// Propagate each hop passes its remaining budget down (X-Deadline-Ms), bounds its call by it,
-// and the last refuses work longer than its budget. Network time is zero.
+// Chain is a call chain: hop i calls hop i+1 with Timeouts[i], the last hop works Work, and a hop
+// works on after its caller gave up. With Propagate each hop passes its remaining budget down
+// (X-Deadline-Ms) and the last refuses work longer than it. Network time is zero.
 type Chain struct {
 	Timeouts  []time.Duration
 	Work      time.Duration
@@ -230,8 +226,7 @@ type Chain struct {
 type ChainHop struct {
 	// Budget is the time its caller allows: Timeouts[i], or less with Propagate.
 	Budget time.Duration
-	// Busy is when the hop stops working on the request.
-	Busy time.Duration
+	Busy   time.Duration
 	// After is how long it worked after the gateway gave up.
 	After time.Duration
 }
@@ -290,8 +285,8 @@ func WorstCase(timeout time.Duration, retries int) time.Duration {
 }
 
 // StormConns counts the connections a caller opens and closes over calls through a pool holding
-// idle at the start: a failed call closes its connection, a success returns it at At + Took, a
-// shed call (shed[i]) takes none. The caller closes first, so each close leaves a TIME_WAIT.
+// idle: a failure closes its connection, a shed call (shed[i]) takes none; each close is the
+// caller's, so it leaves a TIME_WAIT.
 func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
 	var busy []time.Duration
 	for i, c := range calls {
