@@ -21,9 +21,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// SleepUntil waits until t, or until ctx is done (false). An alarm wakes the process at t, so
-// that what starts at a set time starts on time, not up to 1 ms late as Go's timers fire in an
-// idle process.
+// SleepUntil waits until t, or until ctx is done (false). An alarm wakes the process at t.
 func SleepUntil(ctx context.Context, t time.Time) bool {
 	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()

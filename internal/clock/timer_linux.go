@@ -7,8 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// timer is a timerfd in the runtime's netpoller: reading it blocks the goroutine, not a
-// thread, and the kernel wakes the netpoller when it expires.
+// timer is a timerfd in the runtime's netpoller.
 type timer struct {
 	fd int
 	f  *os.File
@@ -19,7 +18,6 @@ func newTimer() (*timer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A non-blocking descriptor: os.NewFile registers it with the netpoller.
 	return &timer{fd: fd, f: os.NewFile(uintptr(fd), "clock-timerfd")}, nil
 }
 
@@ -30,7 +28,7 @@ func (t *timer) arm(d time.Duration) error {
 
 // wait blocks until the timer expires.
 func (t *timer) wait() error {
-	var buf [8]byte // the count of expirations
+	var buf [8]byte
 	_, err := t.f.Read(buf[:])
 	return err
 }

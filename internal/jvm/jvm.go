@@ -1,14 +1,10 @@
 // Package jvm runs small Java programs against labrun's fake servers, so that a client profile
-// is held to the real library it emulates: the JDK's HttpClient and HttpURLConnection, and the
-// Debian builds of Apache HttpClient 4.5 and 5 and OkHttp 3 (packages libhttpclient-java,
-// libhttpclient5-java, libokhttp-java; their jars are in /usr/share/java).
+// is held to the real library it emulates: the JDK's clients and Debian's Apache HttpClient 4.5
+// and 5 and OkHttp 3 (jars in /usr/share/java).
 //
-// A program is one Java source file, run with the JDK's source launcher (java File.java,
-// JDK 11 and later): no build step and no class files; or, when it shares classes with other
-// programs (Program.With), its files compiled together by javac into a temporary directory
-// for the one run. Tests call Require, which skips a test
-// when a runtime or a library is missing on a developer's machine and fails it in CI (CI set),
-// where .ci/run installs them.
+// A program is one Java source file run with the source launcher (java File.java), or, when it
+// shares classes with others (Program.With), its files compiled together into a temporary
+// directory for the run. Tests call Require.
 package jvm
 
 import (
@@ -26,8 +22,8 @@ import (
 	"time"
 )
 
-// Library is a Java library labrun checks a profile against: the jars it needs, by their
-// Debian names in JarDir, and the Debian package that ships them.
+// Library is a Java library a profile is checked against: its jars, by their Debian names in
+// JarDir, and the Debian package that ships them.
 type Library struct {
 	Name    string
 	Jars    []string
@@ -37,9 +33,8 @@ type Library struct {
 // JarDir is where Debian puts the jars of its Java packages.
 const JarDir = "/usr/share/java"
 
-// The libraries, as Debian ships them.
 var (
-	// JDK is the JDK's own clients (java.net.http.HttpClient, HttpURLConnection): no jars.
+	// JDK is the JDK's own clients: no jars.
 	JDK = Library{Name: "the JDK", Package: "default-jdk-headless"}
 	// HttpClient5 is Apache HttpClient 5 (5.2.1 in Debian 12).
 	HttpClient5 = Library{Name: "Apache HttpClient 5", Package: "libhttpclient5-java",
@@ -53,7 +48,6 @@ var (
 
 // Runtime is a JDK found on this machine.
 type Runtime struct {
-	// Java is the java launcher's path.
 	Java string
 	// Major is the JDK's feature release (17 for 17.0.15).
 	Major int
@@ -89,7 +83,7 @@ func Find(ctx context.Context) (Runtime, error) {
 		return Runtime{}, fmt.Errorf("jvm: %s -version says %q", java, firstLine(out))
 	}
 	major := atoi(string(m[1]))
-	if major == 1 { // "1.8.0": Java 8
+	if major == 1 {
 		major = atoi(string(m[2]))
 	}
 	if major < 11 {
@@ -99,8 +93,8 @@ func Find(ctx context.Context) (Runtime, error) {
 	return Runtime{Java: java, Major: major, Version: v}, nil
 }
 
-// Classpath returns the jars of libs joined for -cp, or an error naming the Debian packages
-// whose jars are missing.
+// Classpath returns the jars of libs joined for -cp, or an error naming the missing Debian
+// packages.
 func Classpath(libs ...Library) (string, error) {
 	var paths, missing []string
 	for _, l := range libs {
@@ -121,10 +115,9 @@ func Classpath(libs ...Library) (string, error) {
 
 // Program is one Java source file to run with some libraries.
 type Program struct {
-	// Source is the path of the .java file, whose public class is the program's.
+	// Source is the .java file, whose public class is the program's.
 	Source string
-	// With are more .java files that Source uses (a helper class shared by several
-	// programs): all are compiled together before the run.
+	// With are more .java files Source uses, compiled together with it.
 	With []string
 	Libs []Library
 	// Props are -D system properties, e.g. "sun.net.http.retryPost=false".
@@ -133,8 +126,8 @@ type Program struct {
 	Env []string
 }
 
-// Run runs p with args and returns its standard output. The program is killed, with every
-// process it started, when ctx is done; its standard error is in the error when it fails.
+// Run runs p with args and returns its standard output; the program and everything it started
+// are killed when ctx is done. Its standard error is in the error when it fails.
 func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, error) {
 	cp, err := Classpath(p.Libs...)
 	if err != nil {
@@ -170,8 +163,8 @@ func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, er
 	return stdout.Bytes(), nil
 }
 
-// compile compiles p's files against the classpath cp into a new temporary directory, which
-// it returns; the caller removes it.
+// compile compiles p's files against cp into a new temporary directory, which the caller
+// removes.
 func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, error) {
 	javac := filepath.Join(filepath.Dir(r.Java), "javac")
 	if !isExecutable(javac) {
@@ -197,11 +190,9 @@ func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, err
 	return dir, nil
 }
 
-// Require returns the JDK for a test that holds a profile to libs. In the fast tier (go test
-// -short) the test is skipped: a real library belongs to the conformance tier (make
-// conformance). Where the JDK or a library is missing, the test is skipped with the reason,
-// except in CI (the CI variable set), where .ci/run installs them and a missing one fails the
-// test.
+// Require returns the JDK for a test that holds a profile to libs. Under -short the test is
+// skipped (a real library is the conformance tier's); where the JDK or a library is missing it
+// is skipped with the reason, except in CI, where a missing one fails it.
 func Require(t testing.TB, libs ...Library) Runtime {
 	t.Helper()
 	if testing.Short() {

@@ -7,13 +7,11 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// The follow-ups are each library's rules.FollowUps (internal/rules); these names keep the
-// model's callers in its terms.
+// The follow-ups are each library's rules.FollowUps, named here in the model's terms.
 
 // Location is where a redirect sends the client, for an Answer.
 type Location = rules.Location
 
-// The places an Answer's Location names.
 const (
 	NoLocation = rules.NoLocation
 	SameURL    = rules.SameURL
@@ -21,7 +19,6 @@ const (
 	PlainHTTP  = rules.PlainHTTP
 )
 
-// Response is a server's answer, by the name HC5StatusRetry takes it.
 type Response = Answer
 
 // Answer is a server's answer to one request of a call, for FollowUps.
@@ -48,13 +45,13 @@ const (
 )
 
 // FollowUps predicts the requests a client sends for c, and how the call ends, under the
-// library's follow-up rule (r.FollowUps) with settings s.
+// library's r.FollowUps with settings s.
 func FollowUps(r rules.Rules, s FollowRules, c FollowCall) FollowResult {
 	return rulesOf(Limits{Rules: r}).FollowUps.Follow(s, c)
 }
 
-// DescribeSent says which requests a server receives, runs of the same one counted:
-// "POST+body ×2, GET"; "nothing sent" for none.
+// DescribeSent says which requests a server receives, runs counted: "POST+body ×2, GET";
+// "nothing sent" for none.
 func DescribeSent(sent []Sent) string {
 	var parts []string
 	for i := 0; i < len(sent); {
@@ -78,11 +75,9 @@ func DescribeSent(sent []Sent) string {
 	return strings.Join(parts, ", ")
 }
 
-// GoReplays reports whether net/http silently sends a request again on a new connection when
-// the reused connection it was sent on fails before any response byte (the server closed it
-// while it sat idle): when the request is replayable, that is its body can be rewound and it
-// is GET, HEAD, OPTIONS or TRACE or carries an Idempotency-Key or X-Idempotency-Key header
-// (transport.go: shouldRetryRequest, request.go: isReplayable).
+// GoReplays reports whether net/http re-sends a request on a new connection when its reused
+// connection fails before any response byte: a rewindable body and GET, HEAD, OPTIONS, TRACE
+// or an Idempotency-Key (transport.go shouldRetryRequest, request.go isReplayable).
 func GoReplays(method string, idempotencyKey, rewindableBody, reused bool) bool {
 	if !reused || !rewindableBody {
 		return false
@@ -94,10 +89,9 @@ func GoReplays(method string, idempotencyKey, rewindableBody, reused bool) bool 
 	return idempotencyKey
 }
 
-// GoDialsPerWave predicts how many new connections net/http dials for each of waves waves of
-// concurrency simultaneous calls to one host, when the Transport keeps at most maxIdle idle
-// connections per host (MaxIdleConnsPerHost; net/http's default is 2): the first wave dials
-// them all, every later wave finds min(maxIdle, concurrency) pooled and dials the rest.
+// GoDialsPerWave predicts the connections net/http dials for each of waves waves of
+// concurrency calls to one host with MaxIdleConnsPerHost maxIdle: all in the first wave, then
+// concurrency - min(maxIdle, concurrency).
 func GoDialsPerWave(concurrency, maxIdle, waves int) []int {
 	out := make([]int, waves)
 	for w := range out {

@@ -8,41 +8,34 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A retry layer (rules.RetryLayer) on the calls that are not played by the pool's simulation:
-// a status the server answers and a fault before the first byte. The simulation (sim.go)
-// plays the layer on the calls it plays itself.
+// A retry layer (rules.RetryLayer) on the calls the pool's simulation does not play: a status
+// answered and a fault before the first byte.
 
-// LayeredFollow is what a client with a retry layer sends for a call answered by statuses:
-// the library's follow-ups (FollowUps) of each of the layer's attempts, in order.
+// LayeredFollow is what a client with a retry layer sends for a call answered by statuses.
 type LayeredFollow struct {
 	FollowResult
 	// Tries are the layer's attempts, in order.
 	Tries []FollowTry
-	// Waits are the shortest and the longest time the layer waited between them, in all.
+	// Waits are the shortest and longest total time waited between tries.
 	Waits, WaitsMax time.Duration
 }
 
 // FollowTry is one attempt of a retry layer on a call answered by statuses.
 type FollowTry struct {
-	// Start and StartMax are when it starts, with the waits before it at their shortest and
-	// longest (the answers take no time).
+	// Start and StartMax are when it starts, waits at their shortest and longest.
 	Start, StartMax time.Duration
-	// Sent is how many requests it sends.
-	Sent int
+	Sent            int
 }
 
-// FollowUpsLayered predicts c under l's library and its retry layer: each of the layer's
-// attempts is the library's follow-ups with s; the layer sends the call again when the last
-// answer is a status it retries (rules.RetryLayer.RetriesStatus, Retry-After read by its
-// policy) or the follow-ups failed on an error it retries (too many redirects:
-// rules.ClassRedirects), up to l.Retries times. The server's answers (c.Answers) go on from
-// one attempt to the next. Without a layer it is FollowUps.
+// FollowUpsLayered predicts c under l's library and its retry layer: each attempt is the
+// library's follow-ups with s, sent again while the last answer is a status the layer retries
+// or the follow-ups failed on an error it retries, up to l.Retries times. Without a layer it
+// is FollowUps.
 func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	r := rulesOf(l)
 	var out LayeredFollow
 	all := c.Answers
 	for n := 0; ; n++ {
-		// The server's answers go on where the last attempt left them.
 		if k := len(out.Sent); len(all) > 0 {
 			c.Answers = all[min(k, len(all)-1):]
 		}
@@ -75,23 +68,19 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	}
 }
 
-// preFirstLayered plays l's retry layer over the attempts PredictPreFirst predicts one at a
-// time (once): each attempt is bounded by the layer's timeout per attempt as a deadline
-// (l.AttemptTimeout) beside the call's; a failure the layer retries (rules.RetryLayer.Retries,
-// before the request was sent) is sent again after the back-off, up to l.Retries times.
+// preFirstLayered plays l's retry layer over PredictPreFirst's attempts, each bounded by
+// l.AttemptTimeout besides the call's deadline; a failure the layer retries is sent again after
+// the back-off, up to l.Retries times. Waits are at their shortest, or longest with high.
 //
-// With rules.Connect.DetachedDial (net/http), a slow lookup or handshake the attempt's timeout
-// cut keeps going and pools its connection when it completes (detached). A later attempt
-// takes a pooled connection at once, or dials too and takes the first connection that comes,
-// its own or a detached one: its lookup joins the one in flight (Go 1.26 net/lookup.go:
-// lookupGroup, a singleflight), so both dials connect when it answers; its handshake is its
-// own. Every dial connects: each is a connection the server sees. Waits are at their
-// shortest, or at their longest with high.
+// With rules.Connect.DetachedDial (net/http) a dial the attempt's timeout cut keeps going and
+// pools its connection; a later attempt takes the first connection that comes, and its lookup
+// joins the one in flight (net/lookup.go lookupGroup), so every dial is a connection the server
+// sees.
 func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits) (Prediction, error)) (Prediction, error) {
 	layer := l.Rules.Retry
 	var p Prediction
 	start := time.Duration(0)
-	var pending []time.Duration // when the dials attempts gave up on pool their connections
+	var pending []time.Duration // when the abandoned dials pool their connections
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -124,12 +113,11 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		if cut && l.Rules.Connect.DetachedDial && len(pending) == 0 {
 			switch f.Fault {
 			case SlowLookup:
-				// The first attempt's dial: its lookup answers, then it connects.
 				pending = append(pending, start+f.LookupDelay)
 				p.Connects++
 				p.Attempts[len(p.Attempts)-1].NewConnection = true
 			case SlowHandshake:
-				pending = append(pending, start+f.trickle()) // its TCP connection is counted
+				pending = append(pending, start+f.trickle())
 			}
 		}
 		switch {
@@ -150,15 +138,13 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 	}
 }
 
-// detachedAttempt is an attempt from start, bounded by deadline (from start; 0: none), while
-// dials earlier attempts gave up on pool their connections at the times in pending
-// (preFirstLayered): it takes the first connection pooled by then, or dials (a connection
-// more, pending too) and takes the first that comes.
+// detachedAttempt is an attempt from start, bounded by deadline (0: none): it takes the first
+// connection pooled by the times in pending, or dials one more and takes the first that comes.
 func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.Duration) Prediction {
 	first := slices.Min(*pending)
 	var a Prediction
 	if first > start {
-		own := first // a lookup joins the one in flight
+		own := first
 		if f.Fault == SlowHandshake {
 			own = start + f.trickle()
 		}
@@ -173,7 +159,7 @@ func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.
 		at.End, at.Outcome, at.Sent = got, vocab.OK, true
 		a.Executions = 1
 		i := slices.Index(*pending, first)
-		*pending = slices.Delete(*pending, i, i+1) // taken
+		*pending = slices.Delete(*pending, i, i+1)
 	}
 	at.Phases = []Span{{Phase: vocab.PhaseConnect, End: at.End}}
 	a.Outcome, a.Total, a.Attempts = at.Outcome, at.End, []Attempt{at}

@@ -9,38 +9,28 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Before the first byte: phase 2 (connect) is a name lookup, a TCP handshake and, for https,
-// a TLS handshake. Each library bounds the lookup and the handshake with a limit of its own,
-// not always the one a user set, and decides by its own rule whether a failure there moves on
-// to the host's next address. Each library's rules.PreFirst holds those rules, read from its
-// source; PredictPreFirst applies them.
+// Before the first byte: a name lookup, a TCP handshake and, for https, a TLS handshake. Each
+// library bounds them with limits of its own and decides whether a failure moves on to the next
+// address (rules.PreFirst); PredictPreFirst applies them.
 
 // PreFirstFault is what goes wrong before the first byte.
 type PreFirstFault string
 
-// The faults.
 const (
-	// HandshakeStall is a server that accepts the connection and never answers the
-	// ClientHello: the handshake waits for a byte until a limit ends it, or forever.
+	// HandshakeStall is a server that accepts and never answers the ClientHello.
 	HandshakeStall PreFirstFault = "handshake-stall"
-	// BadCertificate is a handshake that fails on the server's certificate at once: an
-	// unknown CA, a missing intermediate, expired, or for another host name (Java: an
-	// SSLHandshakeException caused by a CertificateException, or an
-	// SSLPeerUnverifiedException after the handshake).
+	// BadCertificate is a handshake that fails at once on the server's certificate.
 	BadCertificate PreFirstFault = "bad-certificate"
-	// ProtocolFailure is a handshake that fails at once on the protocol: a TLS version or a
-	// cipher the client refuses (Java: an SSLHandshakeException that no CertificateException
-	// caused, which OkHttp recovers on the next route).
+	// ProtocolFailure is a handshake that fails at once on the version or cipher (Java: an
+	// SSLHandshakeException without a CertificateException, which OkHttp recovers on the next
+	// route).
 	ProtocolFailure PreFirstFault = "protocol-failure"
-	// SlowHandshake is a server that answers the ClientHello but writes the first
-	// PreFirst.Bytes bytes of its handshake flight one at a time, each after PreFirst.ByteGap,
-	// then the rest at once: a limit per read longer than the gap never fires on it, a
-	// deadline shorter than Bytes × ByteGap does.
+	// SlowHandshake is a server whose flight's first PreFirst.Bytes bytes come one per
+	// PreFirst.ByteGap, then the rest: a per-read limit longer than the gap never fires.
 	SlowHandshake PreFirstFault = "slow-handshake"
 	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
-	// NXDomain is a name that does not exist; ServFail a resolver that fails. Both are an
-	// UnknownHostException in Java, a *net.DNSError in Go.
+	// NXDomain is a name that does not exist; ServFail a resolver that fails.
 	NXDomain PreFirstFault = "nxdomain"
 	ServFail PreFirstFault = "servfail"
 )
@@ -50,28 +40,24 @@ func PreFirstFaults() []PreFirstFault {
 	return []PreFirstFault{HandshakeStall, SlowHandshake, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
 }
 
-// PreFirst is a call whose trouble comes before the first byte. The server answers at once
-// when the lookup and the handshake get through.
+// PreFirst is a call whose trouble comes before the first byte; the server answers at once
+// otherwise.
 type PreFirst struct {
 	Fault PreFirstFault
-	// Routes is how many addresses the name resolves to (0 means 1); Bad is how many of the
-	// first ones have the fault (HandshakeStall, BadCertificate, ProtocolFailure; 0 means all): the
-	// others complete the handshake at once.
+	// Routes is how many addresses the name has (0 means 1); Bad is how many of the first have
+	// the fault (0 means all).
 	Routes, Bad int
-	// LookupDelay is the time the resolver takes to answer (SlowLookup).
 	LookupDelay time.Duration
-	// ByteGap and Bytes are SlowHandshake's trickle: Bytes bytes, each after ByteGap.
+	// ByteGap and Bytes are SlowHandshake's trickle.
 	ByteGap time.Duration
 	Bytes   int
 }
 
-// trickle is how long SlowHandshake's server takes to send its flight.
 func (f PreFirst) trickle() time.Duration { return time.Duration(f.Bytes) * f.ByteGap }
 
 // NextAddress is what a library does after a failure on one address of a host.
 type NextAddress = rules.NextAddress
 
-// The decisions.
 const (
 	NextInConnect = rules.NextInConnect
 	NextRoute     = rules.NextRoute
@@ -86,8 +72,7 @@ type Bound = rules.Bound
 // model's Limits.
 type PreFirstRule struct{ rules.PreFirst }
 
-// Handshake is the limit that bounds a TLS handshake the server never answers or answers
-// slowly, under l.
+// Handshake is the limit that bounds a stalled or slow TLS handshake under l.
 func (r PreFirstRule) Handshake(l Limits) Bound { return r.PreFirst.Handshake.Of(timeouts(l)) }
 
 // Lookup is the limit that bounds a slow name lookup, under l.
@@ -100,13 +85,9 @@ func timeouts(l Limits) rules.Timeouts {
 // PreFirstRuleOf returns the rules before the first byte of l's library.
 func PreFirstRuleOf(l Limits) PreFirstRule { return PreFirstRule{rulesOf(l).PreFirst} }
 
-// PredictPreFirst predicts a call with fault f under l: its outcome, its end (Forever when
-// nothing bounds a stalled handshake), its attempts, and Connects, the TCP connections it
-// opened (every address it reached). A lookup and a handshake that get through take no time;
-// the call's deadline (Limits.Deadline) ends any wait it outlasts. Business retries
-// (Limits.Retries) are not modelled here: a row before the first byte sets none; a library's
-// retry layer (rules.RetryLayer) is, with its timeout per attempt (layer.go). TotalMax is the
-// call's end with the layer's waits at their longest.
+// PredictPreFirst predicts a call with fault f under l: outcome, end (Forever when nothing
+// bounds a stall), attempts, and Connects (every address reached). Business retries are not
+// modelled; a retry layer is (layer.go).
 func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	l.Rules = rulesOf(l)
 	if !l.Rules.Retry.On {
@@ -126,7 +107,7 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	return p, nil
 }
 
-// preFirstOnce is one attempt of PredictPreFirst, the library's own retries included.
+// preFirstOnce is one attempt, the library's own retries included.
 func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 	r := PreFirstRuleOf(l)
 	routes := max(f.Routes, 1)
@@ -135,7 +116,6 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		bad = routes
 	}
 	var p Prediction
-	// end closes the call at t with outcome o, one attempt from start.
 	end := func(start, t time.Duration, o vocab.Outcome, conn bool) Prediction {
 		p.Attempts = append(p.Attempts, Attempt{Start: start, End: t, Outcome: o, NewConnection: conn,
 			Sent: o == vocab.OK, Phases: []Span{{Phase: vocab.PhaseConnect, Start: start, End: t}}})
@@ -145,9 +125,8 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		}
 		return p
 	}
-	// wait is a step of length d (Forever: unanswered) bounded by b, from t, whose longest
-	// silence is gap (d itself when nothing arrives before its end): when it ends and how
-	// (OK: it got through).
+	// wait is a step of length d (Forever: unanswered) bounded by b from t, with longest
+	// silence gap: when it ends and how.
 	wait := func(t, d, gap time.Duration, b Bound) (time.Duration, vocab.Outcome) {
 		at, o := t+d, vocab.OK
 		if d == Forever {
@@ -181,8 +160,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		if o != vocab.OK {
 			return end(0, at, o, false), nil
 		}
-		// Go's dialer budget covers the lookup: what is left of it bounds the connect,
-		// which is instant here.
+		// Go's dialer budget covers the lookup; what is left bounds the connect.
 		p.Connects = 1
 		return end(0, at, vocab.OK, true), nil
 	case SlowHandshake:
@@ -226,7 +204,6 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 				Phases: []Span{{Phase: vocab.PhaseConnect, Start: start, End: t}}})
 			start = t
 		}
-		// NextInConnect: the same attempt goes on to the next address.
 	}
-	return Prediction{}, errors.New("model: PredictPreFirst: no route ended the call") // the last route always does
+	return Prediction{}, errors.New("model: PredictPreFirst: no route ended the call")
 }

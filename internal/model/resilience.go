@@ -5,18 +5,13 @@ import (
 	"time"
 )
 
-// The caller's defences against a slow downstream: a hedge against the slow tail, a circuit
-// breaker in a timeout storm, and budgets down a chain of calls.
-
-// Tail is a downstream's latency: most calls take Fast, a fraction SlowFraction (0 to 1) take
-// Slow.
+// Tail is a downstream's latency: Fast, or Slow for a fraction SlowFraction (0 to 1).
 type Tail struct {
 	Fast, Slow   time.Duration
 	SlowFraction float64
 }
 
-// Quantile is the latency below which a fraction q of the calls end (q in 0..1): the nearest
-// rank of a distribution with Fast for the first 1 - SlowFraction of the calls.
+// Quantile is the latency below which a fraction q of the calls end (nearest rank).
 func (t Tail) Quantile(q float64) time.Duration {
 	if q > 1-t.SlowFraction+1e-12 {
 		return t.Slow
@@ -26,16 +21,13 @@ func (t Tail) Quantile(q float64) time.Duration {
 
 // HedgePrediction is what hedging a call does to a Tail.
 type HedgePrediction struct {
-	// Extra is the fraction of calls that send a second copy: those not answered by the hedge
-	// delay.
+	// Extra is the fraction of calls that send a second copy.
 	Extra float64
-	// P99 is the 99th percentile latency with hedging.
-	P99 time.Duration
+	P99   time.Duration
 }
 
-// Hedge predicts hedging at delay: a call not answered after delay (strictly longer) sends a
-// second copy to another instance, with the same tail drawn independently, and takes the
-// first answer. The copy helps a slow call when delay + Fast < Slow.
+// Hedge predicts hedging at delay: a call unanswered after delay sends a copy to another
+// instance, and the first answer wins.
 func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	type point struct {
 		at time.Duration
@@ -71,18 +63,12 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	return HedgePrediction{Extra: extra, P99: p99}
 }
 
-// HedgeEdge is how close to the hedge's delay a call's measured time may lie and still leave
-// open whether the hedge went out: the timer that sends it and the answer that makes it
-// unneeded race within about a millisecond on a quiet machine.
+// HedgeEdge is how close to the hedge's delay a measured call may lie and leave open whether
+// the hedge went out: its timer and the answer race.
 const HedgeEdge = 2 * time.Millisecond
 
-// Hedges bounds the hedges that reach the server for calls whose measured times (from the
-// call's start to its answer, the first of the original and its hedge) are took: a hedge goes
-// out for every call not answered by delay, so a call that took less than delay less
-// HedgeEdge sent none. A call that took longer sent one that reached the server when the
-// answer came late enough after the delay for the hedge to be sent and delivered: by more
-// than late, the most the machine delayed a wake-up meanwhile (at least HedgeEdge). A loaded
-// machine widens the range; a quiet one leaves it exact but for the calls at the edge.
+// Hedges bounds the hedges that reached the server for calls that took took: none below delay -
+// HedgeEdge, one for an answer later than delay + late (late at least HedgeEdge).
 func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	late = max(late, HedgeEdge)
 	for _, t := range took {
@@ -96,18 +82,16 @@ func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	return lo, hi
 }
 
-// Breaker is a circuit breaker with gobreaker's states: closed, it lets every call through
-// and opens after Trip consecutive failures; open, it sheds every call for Open; then half-
-// open, it lets HalfOpenMax calls through, closes after that many successes and opens again
-// on one failure, shedding the calls beyond HalfOpenMax meanwhile.
+// Breaker is a circuit breaker with gobreaker's states: closed, it opens after Trip consecutive
+// failures; open, it sheds every call for Open; half-open, it lets HalfOpenMax calls through,
+// closes after that many successes, reopens on one failure.
 type Breaker struct {
 	Trip        int
 	Open        time.Duration
 	HalfOpenMax int
 }
 
-// BreakerCall is one call through a breaker: when it starts, how long the downstream takes
-// and whether it fails.
+// BreakerCall is one call: its start, the downstream's time and whether it fails.
 type BreakerCall struct {
 	At, Took time.Duration
 	Fails    bool
@@ -116,7 +100,6 @@ type BreakerCall struct {
 // BreakerState is a state of a breaker.
 type BreakerState string
 
-// The states.
 const (
 	Closed   BreakerState = "closed"
 	Opened   BreakerState = "open"
@@ -131,9 +114,8 @@ type BreakerChange struct {
 
 // BreakerPrediction is what a breaker does to a sequence of calls.
 type BreakerPrediction struct {
-	// Shed says, per call, whether the breaker refused it without calling.
-	Shed []bool
-	// Changes are the breaker's changes of state, in time order.
+	// Shed says per call whether the breaker refused it.
+	Shed    []bool
 	Changes []BreakerChange
 }
 
@@ -148,10 +130,9 @@ func (p BreakerPrediction) Sheds() int {
 	return n
 }
 
-// Predict runs the calls through the breaker. At one instant, calls that end are counted
-// before calls that start; an open breaker turns half-open when a call asks after its Open
-// has passed (strictly: gobreaker's expiry.Before(now)), and the change is recorded then. It
-// panics on Trip or HalfOpenMax below 1.
+// Predict runs the calls through the breaker; at one instant ends count before starts, and an
+// open breaker turns half-open strictly after Open, as gobreaker. It panics on Trip or
+// HalfOpenMax below 1.
 func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	if b.Trip < 1 || b.HalfOpenMax < 1 {
 		panic("model: Breaker needs Trip and HalfOpenMax >= 1")
@@ -212,7 +193,7 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 			continue
 		}
 		if callGen[e.call] != gen {
-			continue // a result from an earlier generation counts for nothing (gobreaker)
+			continue
 		}
 		switch {
 		case state == Closed && c.Fails:
@@ -232,12 +213,9 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	return p
 }
 
-// Chain is a call chain: hop 0 (the gateway) calls hop 1 with Timeouts[0], hop 1 calls hop 2
-// with Timeouts[1], and so on; the last hop works Work. A hop keeps working on its own call
-// after its caller gave up, as a thread blocked in a call does; the last hop stops when its
-// caller leaves. With Propagate every hop passes its remaining budget down (X-Deadline-Ms),
-// each caller bounds its call by the smaller of its timeout and the budget it was given, and
-// the last hop refuses at once work longer than its budget. Network time counts as zero.
+// Chain is a call chain: hop i calls hop i+1 with Timeouts[i], the last hop works Work, and a hop
+// works on after its caller gave up. With Propagate each hop passes its remaining budget down
+// (X-Deadline-Ms) and the last refuses work longer than it. Network time is zero.
 type Chain struct {
 	Timeouts  []time.Duration
 	Work      time.Duration
@@ -246,22 +224,19 @@ type Chain struct {
 
 // ChainHop is the model's account of hop i + 1 (the callee of Timeouts[i]).
 type ChainHop struct {
-	// Budget is the time its caller allows its call: Timeouts[i], or less with Propagate.
+	// Budget is the time its caller allows: Timeouts[i], or less with Propagate.
 	Budget time.Duration
-	// Busy is when the hop stops working on the request.
-	Busy time.Duration
-	// After is how long it worked after the gateway gave up (0 if it stopped before).
+	Busy   time.Duration
+	// After is how long it worked after the gateway gave up.
 	After time.Duration
 }
 
 // ChainPrediction is the model's account of a Chain.
 type ChainPrediction struct {
-	// GaveUp is when the gateway's call ended (on its timeout or an answer); TimedOut says
-	// it ended on its timeout.
+	// GaveUp is when the gateway's call ended; TimedOut says on its timeout.
 	GaveUp   time.Duration
 	TimedOut bool
 	Hops     []ChainHop
-	// Executed says whether the last hop did its work.
 	Executed bool
 }
 
@@ -285,15 +260,14 @@ func (c Chain) Predict() ChainPrediction {
 		hops[i].Budget = b
 	}
 	p := ChainPrediction{Executed: !(c.Propagate && hops[n-1].Budget < c.Work)}
-	// The last hop's answer, then each caller's call end from the bottom up.
 	answer := c.Work
 	if !p.Executed {
-		answer = 0 // refused at once
+		answer = 0
 	}
 	hops[n-1].Busy = min(answer, hops[n-1].Budget)
-	end := hops[n-1].Busy // when hop n-1's call ends
+	end := hops[n-1].Busy
 	for i := n - 2; i >= 0; i-- {
-		hops[i].Busy = end // hop i+1 works until its own call ended
+		hops[i].Busy = end
 		end = min(end, hops[i].Budget)
 	}
 	p.GaveUp, p.TimedOut = end, hops[0].Busy > hops[0].Budget
@@ -304,20 +278,17 @@ func (c Chain) Predict() ChainPrediction {
 	return p
 }
 
-// WorstCase is the longest a call with a per-attempt timeout and retries can take: a 250 ms
-// read timeout with 2 retries is 750 ms, backoffs aside.
+// WorstCase is the longest a call with a per-attempt timeout and retries can take, backoffs
+// aside.
 func WorstCase(timeout time.Duration, retries int) time.Duration {
 	return timeout * time.Duration(retries+1)
 }
 
-// StormConns counts the connections a caller opens and closes over calls (in start order)
-// through a pool that holds idle connections at the start: a call takes an idle connection
-// or dials one; a call that fails (a timeout) closes its connection, one that succeeds
-// returns it to the pool when it ends (At + Took). A shed call (shed[i], nil for none) takes
-// none. The caller closes first, so every closed connection leaves its socket in TIME_WAIT on
-// the caller's side.
+// StormConns counts the connections a caller opens and closes over calls through a pool holding
+// idle: a failure closes its connection, a shed call (shed[i]) takes none; each close is the
+// caller's, so it leaves a TIME_WAIT.
 func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
-	var busy []time.Duration // when the connections of answered calls come back
+	var busy []time.Duration
 	for i, c := range calls {
 		if shed != nil && shed[i] {
 			continue

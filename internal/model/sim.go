@@ -8,14 +8,11 @@ import (
 )
 
 // Simulate predicts every call of a scenario: an event simulation of the route's pool with a
-// FIFO lease queue. At one instant, events are taken in this order, which fixes the ties:
-// connections freed, attempts arriving (first attempts and retries, in call order), waiting
-// calls cut by the deadline, leases granted first-come first-served, waiting calls failing on
-// the lease timeout. So a connection that frees exactly at a waiter's lease timeout is still
-// granted to it (the limit is strict), but never one that frees at its deadline.
-//
-// A connection freed by a successful attempt returns to the pool idle; a failed attempt
-// closes its connection. A call with no limit that waits forever ends as Hang at Forever.
+// FIFO lease queue. At one instant: connections freed, attempts arriving (in call order),
+// waiters cut by the deadline, leases granted, waiters failing on the lease timeout. So a
+// connection freed exactly at a waiter's lease timeout is granted, never one freed at its
+// deadline. A success returns its connection idle, a failure closes it; a call with no limit
+// that waits forever ends as Hang at Forever.
 func Simulate(s Scenario) []Prediction {
 	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
 		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
@@ -31,8 +28,8 @@ func Simulate(s Scenario) []Prediction {
 // release is a leased connection that frees at a given time.
 type release struct {
 	at   time.Duration
-	keep bool // the connection returns to the pool (else it is closed)
-	dead bool // the returned connection was dropped by a middlebox
+	keep bool
+	dead bool
 }
 
 // arrival is an attempt asking for a lease at a given time.
@@ -43,32 +40,28 @@ type arrival struct {
 
 type sim struct {
 	s        Scenario
-	deadline time.Duration // absolute, Forever when not set
+	deadline time.Duration // Forever when not set
 
-	free     int             // lease slots nobody holds
-	idle     []time.Duration // idle pooled connections that work: when each went idle, the last taken first
-	dead     []time.Duration // idle pooled connections that were silently dropped: when each went idle
-	stale    int             // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
-	dying    int             // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
+	free     int
+	idle     []time.Duration // working idle connections: when each went idle, last taken first
+	dead     []time.Duration // dropped idle connections: when each went idle
+	stale    int
+	dying    int
 	releases []release
 	arrivals []arrival
-	queue    []int           // calls waiting for a lease, first come first
-	ask      []time.Duration // per call: when its current attempt asked for a lease
-	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
-	// Per call: libRetries counts the attempts that were the library's own re-sends (not
-	// business retries); okSelected and okPinned are the route accounting of the current
-	// business attempt (okDial, rules.Resend.ByRoute); resent counts the library's re-sends of
-	// it.
+	queue    []int
+	ask      []time.Duration
+	sent     []time.Duration // -1 if none
+	// Per call: the library's own re-sends, and the route accounting of the current business
+	// attempt (rules.Resend.ByRoute).
 	libRetries []int
 	resent     []int
 	okSelected []int
 	okPinned   []bool
-	// Per call: when its current business attempt started, for the per-attempt timeout
-	// (Limits.AttemptTimeout), and how many business retries it made.
+	// Per call: its business attempt's start (for AttemptTimeout) and its business retries.
 	attemptStart []time.Duration
 	retried      []int
-	// high plays every wait of the retry layer at its longest
-	// (Prediction.TotalMax), else at its shortest.
+	// high plays the retry layer's waits at their longest (Prediction.TotalMax).
 	high  bool
 	preds []Prediction
 }
@@ -76,7 +69,7 @@ type sim struct {
 func newSim(s Scenario) *sim {
 	s.Limits.Rules = rulesOf(s.Limits)
 	if s.Limits.Rules.Pool.Unbounded {
-		s.Pool = max(s.Pool, s.Calls) // no call waits for a connection
+		s.Pool = max(s.Pool, s.Calls)
 	}
 	m := &sim{
 		s:          s,
@@ -104,7 +97,7 @@ func newSim(s Scenario) *sim {
 		idle = s.Pool
 	}
 	if s.Downstream.HostDown {
-		idle = 0 // a host that is down has no live connection
+		idle = 0
 	}
 	m.poolAtStart(idle)
 	if s.BusyUntil > 0 {
@@ -120,8 +113,7 @@ func newSim(s Scenario) *sim {
 	return m
 }
 
-// limitOf is when call c is cut: the call's deadline, or its business attempt's timeout when
-// that comes first (Limits.AttemptTimeout).
+// limitOf is when call c is cut: its deadline, or its attempt's timeout if sooner.
 func (m *sim) limitOf(c int) time.Duration {
 	return min(m.deadline, after(m.attemptStart[c], m.s.Limits.AttemptTimeout))
 }
@@ -154,7 +146,6 @@ func (m *sim) run() {
 		if t == Forever {
 			break
 		}
-		// Connections freed.
 		kept := m.releases[:0]
 		for _, r := range m.releases {
 			switch {
@@ -169,7 +160,6 @@ func (m *sim) run() {
 			m.free++
 		}
 		m.releases = kept
-		// Attempts arriving, in call order.
 		waiting := m.arrivals[:0]
 		for _, a := range m.arrivals {
 			if a.at > t {
@@ -180,16 +170,14 @@ func (m *sim) run() {
 			m.queue = append(m.queue, a.call)
 		}
 		m.arrivals = waiting
-		// Waiting calls cut by the deadline.
 		m.expire(t)
-		// Leases granted.
 		for m.free > 0 && len(m.queue) > 0 {
 			c := m.queue[0]
 			m.queue = m.queue[1:]
 			m.free--
 			m.grant(c, t)
 		}
-		// Waiting calls failing on the lease timeout (net/http's pool wait has none).
+		// Waiters failing on the lease timeout (net/http's pool wait has none).
 		if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout {
 			kept := m.queue[:0]
 			for _, c := range m.queue {
@@ -205,7 +193,6 @@ func (m *sim) run() {
 			m.queue = kept
 		}
 	}
-	// Calls still waiting for a lease wait forever.
 	for _, c := range m.queue {
 		m.finish(c, Attempt{
 			Start: m.ask[c], End: Forever, Outcome: vocab.Hang,
@@ -215,8 +202,6 @@ func (m *sim) run() {
 	m.queue = nil
 }
 
-// expire ends every waiting call whose deadline (its call's or its attempt's) is at or
-// before t.
 func (m *sim) expire(t time.Duration) {
 	kept := m.queue[:0]
 	var cut []int
@@ -237,7 +222,6 @@ func (m *sim) expire(t time.Duration) {
 	}
 }
 
-// grant gives call c a lease at time t and plays the rest of its attempt.
 func (m *sim) grant(c int, t time.Duration) {
 	d := m.s.Downstream
 	a := Attempt{Start: m.ask[c], Phases: []Span{{vocab.PhaseLease, m.ask[c], t}}}
@@ -248,7 +232,7 @@ func (m *sim) grant(c int, t time.Duration) {
 		t = m.check(&a, t, pop(&m.idle))
 	case len(m.dead) > 0:
 		a.Dropped = true
-		t = m.check(&a, t, pop(&m.dead)) // nothing arrives on a dropped connection either
+		t = m.check(&a, t, pop(&m.dead))
 	case m.takeDoomed(&a):
 		if a.Killed {
 			t = m.check(&a, t, -d.IdleFor) // it dies only once the request is read
@@ -268,16 +252,14 @@ func (m *sim) grant(c int, t time.Duration) {
 	m.finish(c, a)
 }
 
-// pop takes the last of the times in s.
 func pop(s *[]time.Duration) time.Duration {
 	last := (*s)[len(*s)-1]
 	*s = (*s)[:len(*s)-1]
 	return last
 }
 
-// check plays the library's check of a pooled connection that looks alive at t, idle since
-// since: its read waits its whole timeout (HealthRead), counted in the lease. It returns when
-// the request can be written.
+// check plays the library's health-check read of a live pooled connection (HealthRead), counted
+// in the lease; it returns when the request can be written.
 func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	if c := m.healthRead(t - since); c > 0 {
 		t += c
@@ -287,8 +269,7 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	return t
 }
 
-// phases plays connect, wait and body of call c's attempt from t and returns when and how the
-// attempt ended.
+// phases plays connect, wait and body of c's attempt from t: when and how it ended.
 func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
@@ -319,12 +300,10 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	head := Forever
 	switch {
 	case d.HonoursBudget && m.limitOf(c) != Forever && m.limitOf(c)-t < d.Delay:
-		// The server sees too little budget left for its work: it answers at once.
 		a.Rejected = true
 		head = t
 	case d.Stall:
 	case d.Idempotent && m.sent[c] >= 0:
-		// A repeat gets the first execution's result, when that is ready.
 		head = max(t, m.sent[c]+d.Delay)
 	default:
 		head = t + d.Delay
@@ -341,7 +320,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
 		if rt := m.readTimeout(); rt > 0 && d.Every > rt && !l.Rules.Read.HeadOnly {
-			readFires = head + rt // the first gap is already too long
+			readFires = head + rt
 		}
 	}
 	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.limitOf(c))
@@ -352,10 +331,8 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	return end, out
 }
 
-// headLimit is when the read timeout of attempt a, whose request is sent (or whose connect
-// starts) at t, fires in the wait for the head: the read timeout after t, or after the
-// attempt's start, connect included, when the library's timer runs from there
-// (rules.Read.FromAttemptStart: the JDK's HttpRequest.timeout()).
+// headLimit is when attempt a's read timeout fires in the wait for the head: after t, or after
+// the attempt's start when the library's timer runs from there (rules.Read.FromAttemptStart).
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
 	l.ReadTimeout = m.readTimeout()
@@ -363,12 +340,11 @@ func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 		return after(a.Start, l.ReadTimeout)
 	}
 	if a.NewConnection && !a.Sent {
-		return Forever // only a timer from the attempt's start bounds a connect
+		return Forever
 	}
 	return after(t, l.ReadTimeout)
 }
 
-// after returns t+limit, or Forever when the limit is not set.
 func after(t, limit time.Duration) time.Duration {
 	if limit <= 0 {
 		return Forever
@@ -376,9 +352,8 @@ func after(t, limit time.Duration) time.Duration {
 	return t + limit
 }
 
-// race decides how a phase ends: at its natural end (with outcome natOut, "" meaning the
-// phase completed), at its limit (strictly earlier than the natural end) or at the deadline
-// (at or before both).
+// race decides how a phase ends: at its natural end (natOut, "" for completed), at its limit
+// (strictly earlier) or at the deadline (at or before both).
 func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	switch {
 	case natural == Forever && limitAt == Forever && deadline == Forever:
@@ -392,14 +367,14 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
-// readTimeout is the read timeout as it fires: on the library's timer wheel (rules.Tick), as a
-// lone timer does (rules.Tick.Late's latest), the one timer of the one call a probe makes.
+// readTimeout is the read timeout as a lone timer fires on the library's timer wheel
+// (rules.Tick.Late's latest).
 func (m *sim) readTimeout() time.Duration {
 	_, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
 	return hi
 }
 
-// finish records attempt a of call c and decides whether the call goes on with a retry.
+// finish records attempt a of c and decides whether the call retries.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
 	p.Attempts = append(p.Attempts, a)
@@ -415,7 +390,7 @@ func (m *sim) finish(c int, a Attempt) {
 	case a.Outcome == vocab.OK || a.Outcome == vocab.Hang:
 		return
 	case a.Outcome == vocab.Deadline && (a.End >= m.deadline || !layer.On):
-		return // the call's deadline; without a layer, no attempt timeout is set
+		return
 	}
 	if a.End < m.deadline && m.resend(c, a) {
 		m.libRetries[c]++
@@ -428,7 +403,7 @@ func (m *sim) finish(c int, a Attempt) {
 	if layer.On && !layer.Retries(layerFailure(a, method(m.s.Downstream))) {
 		return
 	}
-	// A business retry is a new call: its routes and the library's retries start again.
+	// A business retry is a new call: its routes and the library's re-sends start again.
 	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
 	m.retried[c]++
 	next := a.End + m.wait(m.retried[c])
@@ -440,8 +415,8 @@ func (m *sim) finish(c int, a Attempt) {
 	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
 }
 
-// wait is the pause before business retry n (1-based): Limits.Backoff, grown and bounded by
-// the retry layer's rule (rules.Backoff.Wait), at its longest with m.high.
+// wait is the pause before business retry n (from 1): Limits.Backoff as the retry layer's rule
+// grows it, at its longest with m.high.
 func (m *sim) wait(n int) time.Duration {
 	l := m.s.Limits
 	lo, hi := l.Rules.Retry.Backoff.Wait(n, l.Backoff, l.BackoffMax)
@@ -451,7 +426,6 @@ func (m *sim) wait(n int) time.Duration {
 	return lo
 }
 
-// layerFailure is attempt a as a retry layer sees it.
 func layerFailure(a Attempt, method string) rules.LayerFailure {
 	f := rules.LayerFailure{Sent: a.Sent, Method: method}
 	if n := len(a.Phases); n > 0 && a.Phases[n-1].Phase == vocab.PhaseBody {

@@ -8,34 +8,30 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The caller's side of a slow downstream: a service whose bounded worker pool (threads) calls
-// one downstream through a connection pool. The questions are Little's law for the pool and
-// the workers, the lease queue with its timeout, the pool as a bulkhead on the downstream's
-// concurrency, hedged requests against a slow tail, a circuit breaker's states and the budget
-// left at each hop of a call chain.
+// The caller's side of a slow downstream: bounded workers calling a downstream through a
+// connection pool (Little's law, the lease queue, the bulkhead, hedging, a circuit breaker,
+// the budget at each hop).
 
-// Concurrency is Little's law: the calls in progress on average when calls arrive at rate per
-// second and each is held for hold (connections leased = QPS x response time).
+// Concurrency is Little's law: calls in progress on average at rate per second, each held
+// for hold.
 func Concurrency(rate float64, hold time.Duration) float64 {
 	return rate * hold.Seconds()
 }
 
-// PoolSize is the per-route pool the sizing rule gives: QPS x p99 x headroom (1.5 is the
-// documented headroom), rounded up, at least 1. A rate or a headroom below zero counts as 0.
+// PoolSize is QPS x p99 x headroom (1.5 documented) rounded up, at least 1; a negative
+// rate or headroom counts as 0.
 func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 	n := math.Ceil(max(qps, 0)*p99.Seconds()*max(headroom, 0) - 1e-9)
 	return max(int(n), 1)
 }
 
-// Bulkhead is the most calls that can press on the downstream at once: every worker holds at
-// most one call, and a call reaches the downstream only with a leased connection.
+// Bulkhead is the most calls that can press on the downstream at once.
 func Bulkhead(workers, pool int) int { return min(workers, pool) }
 
-// Cascade is a caller whose downstream pauses: Requests calls arrive together at 0, each
-// taking a worker (workers are handed out first come first served, then queued), then a
-// connection of the pool (a FIFO lease queue, failing at LeaseTimeout), then the downstream,
-// which answers nothing before Pause and then serves each call in Service with at most
-// Capacity calls at once. A health check at each of Health takes a worker for no time.
+// Cascade is a caller whose downstream pauses: Requests calls arrive at 0, each takes a worker
+// (FIFO), then a pooled connection (FIFO, failing at LeaseTimeout), then the downstream, which
+// answers nothing before Pause and then serves each in Service, Capacity at once. A health check
+// at each of Health takes a worker for no time.
 type Cascade struct {
 	Workers int
 	Pool    int
@@ -47,30 +43,26 @@ type Cascade struct {
 	Service      time.Duration
 	// Capacity is how many calls the downstream serves at once (0: no bound).
 	Capacity int
-	// Arrivals, when set (one per request, in request order), is when each request asks for
-	// a worker; without it every request asks at 0. A run on a loaded machine passes the times
-	// its requests really asked, so that the model says what those starts should have led to.
+	// Arrivals, when set, is when each request asks for a worker (else 0): a loaded run passes
+	// its real start times.
 	Arrivals []time.Duration
 }
 
 // CascadeCall is the model's account of one request of a Cascade.
 type CascadeCall struct {
-	// Outcome is OK or LeaseTimeout.
 	Outcome vocab.Outcome
-	// Worker is when it got a worker and asked for a connection, Leased when it got one (-1
-	// if never), End when its worker was freed.
+	// Worker is when it got a worker, Leased a connection (-1: never), End its worker freed.
 	Worker, Leased, End time.Duration
 }
 
 // CascadePrediction is the model's account of a Cascade.
 type CascadePrediction struct {
 	Calls []CascadeCall
-	// Health is each health check's wait for a worker, in the order of Cascade.Health.
+	// Health is each health check's wait for a worker.
 	Health []time.Duration
-	// PeakDownstream is the most calls sent to the downstream and not answered at once.
+	// PeakDownstream is the most calls sent and not answered at once.
 	PeakDownstream int
-	// Recovered is when the last request's worker was freed: from then on the caller
-	// answers as if nothing had happened.
+	// Recovered is when the last request's worker was freed.
 	Recovered time.Duration
 }
 
@@ -123,17 +115,15 @@ func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 	return ends
 }
 
-// Predict runs the cascade as an event simulation. At one instant, events are taken in this
-// order: downstream answers (each frees its connection to the first waiter, then its worker),
-// health checks arriving, waiters failing on the lease timeout (strict: a connection freed at
-// the timeout's instant is still granted). It panics on Workers or Pool below 1, negative
-// counts or times (programmer misuse: callers check their parameters first).
+// Predict runs the cascade as an event simulation. At one instant: downstream answers first,
+// then health checks, then lease timeouts (strict). It panics on Workers or Pool below 1 or
+// negative values: callers check their parameters.
 func (c Cascade) Predict() CascadePrediction {
 	if c.Workers < 1 || c.Pool < 1 || c.Requests < 0 || c.Capacity < 0 || c.LeaseTimeout < 0 || c.Pause < 0 || c.Service < 0 ||
 		c.Arrivals != nil && len(c.Arrivals) != c.Requests {
 		panic("model: Cascade needs Workers and Pool >= 1, no negative count or time, and an arrival per request when any")
 	}
-	arrive := make([]int, c.Requests) // the requests in arrival order, those at 0 first
+	arrive := make([]int, c.Requests)
 	for i := range arrive {
 		arrive[i] = i
 	}
@@ -221,7 +211,6 @@ type job struct {
 	at     time.Duration
 }
 
-// served is a call at the downstream that answers at a given time.
 type served struct {
 	at   time.Duration
 	call int
@@ -232,15 +221,14 @@ type cascadeSim struct {
 	freeWorkers, freeConns int
 	freeSlots              int
 	workerQ                []job
-	leaseQ                 []int    // calls waiting for a connection, first come first
-	sendQ                  []int    // calls sent, waiting for a downstream slot
+	leaseQ                 []int
+	sendQ                  []int
 	inService              []served // by answer time, then call order
 	inFlight               int
 	p                      CascadePrediction
 }
 
-// startWorkers hands free workers to the queue: a request asks for a connection at once, a
-// health check is answered at once and frees its worker again.
+// startWorkers hands free workers to the queue.
 func (s *cascadeSim) startWorkers(t time.Duration) {
 	for len(s.workerQ) > 0 && s.freeWorkers > 0 {
 		j := s.workerQ[0]
@@ -257,8 +245,7 @@ func (s *cascadeSim) startWorkers(t time.Duration) {
 	s.serveDownstream(t)
 }
 
-// grantLeases gives free connections to the waiters, first come first served, and sends their
-// calls.
+// grantLeases gives free connections to the waiters in order and sends their calls.
 func (s *cascadeSim) grantLeases(t time.Duration) {
 	for len(s.leaseQ) > 0 && s.freeConns > 0 {
 		i := s.leaseQ[0]
@@ -271,8 +258,7 @@ func (s *cascadeSim) grantLeases(t time.Duration) {
 	}
 }
 
-// serveDownstream starts the sent calls on free downstream slots; nothing is served before
-// the pause ends.
+// serveDownstream starts sent calls on free slots once the pause ends.
 func (s *cascadeSim) serveDownstream(t time.Duration) {
 	for len(s.sendQ) > 0 && s.freeSlots > 0 {
 		i := s.sendQ[0]

@@ -23,8 +23,7 @@ func Run(ctx context.Context, job string, input, output any) error {
 	return fmt.Errorf("netns: run %s: %w: needs Linux", job, ErrUnavailable)
 }
 
-// MaybeChild reports child = false: no namespace child runs on this system. A process marked
-// as one refuses to go on.
+// MaybeChild reports child = false; a process marked as one refuses to go on.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
 	if code, helper := reap.MaybeHelper(); helper {
 		return code, true

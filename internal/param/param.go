@@ -1,7 +1,5 @@
-// Package param describes the parameters of labrun's experiments and of its predictor: a name,
-// a usage line, the field it is bound to and its bounds. Both the experiments and the
-// predictor declare their parameters with it, and the command line turns each Param into a
-// flag, so the flag list, its help and its checks come from one table.
+// Package param describes the parameters of labrun's experiments and predictor (name, usage,
+// bound field, bounds), from which the command line makes its flags, help and checks.
 package param
 
 import (
@@ -12,9 +10,8 @@ import (
 	"time"
 )
 
-// Param is one parameter, bound to a field of the value that declares it. Exactly one of
-// Duration, Int, Bool and String is set. The command line turns each Param into a flag named
-// Name.
+// Param is one parameter, bound to a field of the value that declares it; exactly one of
+// Duration, Int, Bool and String is set. The command line makes it a flag named Name.
 type Param struct {
 	// Name is the flag name without dashes, for example "read-timeout".
 	Name  string
@@ -27,21 +24,19 @@ type Param struct {
 	// Choices lists the values a String parameter may take ("" is always allowed).
 	Choices []string
 
-	// Min and Max bound an Int parameter; MaxDuration bounds a Duration parameter, which is
-	// never negative. MinDuration, when set, is the shortest duration other than 0 (none)
-	// it takes: a client limit shorter than a loopback call fails the experiment's own
-	// warm-up, which is a usage error, not a measurement.
+	// Min and Max bound an Int; MaxDuration bounds a Duration, never negative. MinDuration is
+	// the shortest duration other than 0: a client limit shorter than a loopback call would
+	// fail the experiment's warm-up, a usage error.
 	Min, Max    int
 	MinDuration time.Duration
 	MaxDuration time.Duration
 }
 
-// MaxDuration is the longest duration a parameter may take unless its Param says otherwise:
-// the fake server's own cap.
+// MaxDuration is the longest duration a parameter may take by default: the fake server's cap.
 const MaxDuration = 10 * time.Minute
 
-// Value returns the parameter's current value as text, as a flag would take it. It panics
-// when the Param is bound to nothing, a mistake in the table that declares it.
+// Value returns the parameter's value as flag text. It panics when the Param is bound to
+// nothing, a mistake in its table.
 func (p Param) Value() string {
 	switch {
 	case p.Duration != nil:
@@ -98,9 +93,8 @@ func CheckAll(ps []Param) error {
 	return nil
 }
 
-// Same reports whether every parameter has the value of the parameter at the same index in
-// other: whether a value still has the configuration other was made with (its documented one,
-// say). ps and other must come from the same table.
+// Same reports whether every parameter has the value of the one at the same index in other
+// (from the same table).
 func Same(ps, other []Param) bool {
 	for i := range ps {
 		if ps[i].Value() != other[i].Value() {

@@ -1,23 +1,16 @@
-// Package reap runs a command so that nothing it starts outlives it: not its process group,
-// not a child that called setsid or was double-forked, and not when the caller is killed.
+// Package reap runs a command so that nothing it starts outlives it: not its process group, not
+// a child that called setsid or was double-forked, not when the caller is killed.
 //
-// A process group is not enough for that: a child that calls setsid(2) leaves the group, and
-// one whose parent exits is reparented to init, out of anyone's reach. So Run starts the
-// command through a helper: this binary again (/proc/self/exe), which makes itself a child
-// subreaper (prctl PR_SET_CHILD_SUBREAPER, Linux 3.4): every orphan of the command's tree is
-// reparented to the helper instead of init. When the command has exited, when its limit has
-// passed, when the caller asks, and when the caller dies (the helper reads a pipe from it and
-// sees its end), the helper kills the command and every process reparented to it, reaps
-// them, and only then reports the command's end. The helper runs in a process group of its
-// own and ignores the terminal's signals, so that what kills the caller does not kill it
-// before its work is done.
+// A process group is not enough (setsid leaves it; an orphan goes to init), so Run starts the
+// command through a helper, this binary again, made a child subreaper (PR_SET_CHILD_SUBREAPER):
+// every orphan of the command's tree comes to it. When the command exits, its limit passes, or
+// the caller asks or dies (a pipe's end), the helper kills and reaps the whole tree, then reports.
+// It has a process group of its own and ignores the terminal's signals.
 //
-// Considered and rejected: a subreaper on the calling process itself (its orphans from two
-// commands run at once cannot be told apart, and nothing is left to kill them when it is
-// killed), and a cgroup (unprivileged cgroup delegation is not there on most machines).
+// Rejected: a subreaper on the caller itself (two commands' orphans cannot be told apart, and
+// none is killed when the caller is), and a cgroup (unprivileged delegation is rare).
 //
-// A binary that calls Run must dispatch the helper first thing in main, before parsing flags,
-// with MaybeHelper (internal/netns.MaybeChild does it for every binary of labrun's).
+// A binary that calls Run dispatches MaybeHelper first thing in main (netns.MaybeChild does it).
 package reap
 
 import (
@@ -26,24 +19,21 @@ import (
 	"time"
 )
 
-// helperEnv marks the helper process.
 const helperEnv = "LABRUN_REAP_HELPER"
 
 // Cmd is a command to run: Args[0] is looked up in the PATH of Env.
 type Cmd struct {
 	Args []string
 	Env  []string
-	// Stdout and Stderr are the command's; nil is /dev/null. Its stdin is /dev/null.
+	// Stdout and Stderr are the command's; nil is /dev/null, as is its stdin.
 	Stdout, Stderr *os.File
-	// Limit is how long the command may run, the helper's start included, before its whole
-	// tree is killed; 0 is no limit.
+	// Limit is how long the command may run, the helper's start included (0: no limit).
 	Limit time.Duration
 }
 
 // Result is what a run did.
 type Result struct {
-	// Started is when the command was started, Ended when it and everything it started were
-	// gone.
+	// Started is when the command started, Ended when its whole tree was gone.
 	Started, Ended time.Time
 	// ExitCode is the command's exit code; -1 when a signal ended it.
 	ExitCode int
@@ -62,7 +52,6 @@ func (e *StartError) Error() string { return e.Program + ": " + e.Err.Error() }
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// withoutMark is env without the helper's mark.
 func withoutMark(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

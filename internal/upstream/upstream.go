@@ -1,12 +1,9 @@
 // Package upstream is the caller's side of the lab: a bounded pool of workers (a service's
-// request threads), a loopback server for a hop of a call chain, and a fake downstream that
-// can pause (a GC pause: it takes requests and answers none until the pause ends) and serves
-// a bounded number of requests at once, counting what presses on it.
+// request threads), a loopback server for a hop of a call chain, and a fake downstream that can
+// pause (a GC pause) and serves a bounded number of requests at once.
 //
-// The caller is in-process: its requests and its health check are function calls that wait
-// for a worker, not HTTP requests to a listener of its own. The subject is the worker queue;
-// an HTTP front would add a client and a server whose own queues blur it, and the health
-// check's wait for a worker is what a load balancer's probe sees, whatever carries it.
+// The caller is in-process: its requests and health check wait for a worker as function calls,
+// since an HTTP front would add queues that blur the worker queue under study.
 package upstream
 
 import (
@@ -27,7 +24,7 @@ import (
 )
 
 // Workers is a bounded pool of workers handed out first come first served, as a servlet
-// container's thread pool takes requests from its queue.
+// container's thread pool.
 type Workers struct {
 	sem    *semaphore.Weighted
 	busy   atomic.Int64
@@ -42,8 +39,8 @@ func NewWorkers(n int) *Workers {
 	return &Workers{sem: semaphore.NewWeighted(int64(n))}
 }
 
-// Do waits for a worker, runs f on it and frees it. It returns when the worker was had, as
-// an instant, or ctx's error when ctx ended the wait first (f then never runs).
+// Do waits for a worker, runs f on it and frees it. It returns when the worker was had, or
+// ctx's error when ctx ended the wait first (f then never runs).
 func (w *Workers) Do(ctx context.Context, f func()) (time.Time, error) {
 	w.queued.Add(1)
 	err := w.sem.Acquire(ctx, 1)
@@ -67,14 +64,13 @@ func (w *Workers) Busy() int { return int(w.busy.Load()) }
 // Queued is how many jobs wait for a worker now.
 func (w *Workers) Queued() int { return int(w.queued.Load()) }
 
-// Server is a loopback HTTP server in httptest's shape: it listens on 127.0.0.1:0, its URL
-// is set, and Close cancels the requests in flight and waits for their handlers. It counts
+// Server is a loopback HTTP server in httptest's shape (127.0.0.1:0, URL, Close) that counts
 // the connections it opened and closed.
 type Server struct {
 	URL string
 
 	srv    *http.Server
-	cancel context.CancelFunc // cancels every request's context
+	cancel context.CancelFunc
 	done   chan struct{}
 	opened atomic.Int64
 	closed atomic.Int64
@@ -103,13 +99,12 @@ func NewServer(h http.Handler) (*Server, error) {
 			}
 		},
 		ReadHeaderTimeout: 10 * time.Second,
-		// Clients that time out leave broken connections on purpose; net/http would report
-		// each one on the process's stderr.
+		// Clients that time out leave broken connections on purpose: keep net/http quiet.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() {
 		defer close(s.done)
-		_ = s.srv.Serve(ln) // http.ErrServerClosed after Close
+		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
 }
@@ -119,9 +114,8 @@ func (s *Server) Conns() (opened, closed int) {
 	return int(s.opened.Load()), int(s.closed.Load())
 }
 
-// Close stops the listener, cancels every request's context and waits for the handlers to
-// return (Shutdown's wait for the connections to become idle), at most shutdownGrace; then
-// it closes every connection.
+// Close stops the listener, cancels every request's context, waits up to shutdownGrace for
+// the handlers, then closes every connection.
 func (s *Server) Close() {
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -131,39 +125,34 @@ func (s *Server) Close() {
 	<-s.done
 }
 
-// Downstream is a fake downstream on loopback: fakesrv's handler behind a gate that can
-// pause and bounds how many requests are served at once. A request that arrives during a
-// pause is held, with its connection, until the pause ends; then it waits for one of the
-// downstream's Capacity slots and is served as its Behaviour asks.
+// Downstream is a fake downstream on loopback: fakesrv's handler behind a gate that can pause
+// (a request is held until the pause ends) and serves at most Capacity requests at once.
 type Downstream struct {
 	*Server
 	fake  *fakesrv.Server
-	slots chan struct{} // nil: no bound
+	slots chan struct{}
 
 	mu    sync.Mutex // guards until, tail and seen
-	until time.Time  // the end of the current pause
+	until time.Time
 	tail  Tail
-	seen  map[string]bool // the call tags that arrived once since SetTail
+	seen  map[string]bool
 
 	inFlight atomic.Int64
 	peak     atomic.Int64
 	arrived  atomic.Int64
 }
 
-// Tail makes some calls slow: the first request of every Every-th call (by the number in its
-// "call" query parameter: 0, Every, 2 x Every, ...) waits Slow more before it is served; a
-// second request of the same call, a hedged copy, is served as usual, as another instance
-// would. With Calls > 0, only the calls numbered below it are slow: a storm that the first
-// calls run into, decided by their number rather than their arrival, so that a late call does
-// not change sides. The zero value makes no call slow.
+// Tail makes some calls slow: the first request of every Every-th call (by its "call" query
+// parameter) waits Slow more; a hedged copy is served as usual, as another instance would. With
+// Calls > 0 only the calls numbered below it are slow, by number, not arrival. The zero value
+// slows none.
 type Tail struct {
 	Every int
 	Slow  time.Duration
 	Calls int
 }
 
-// NewDownstream starts a fake downstream that serves capacity requests at once (0: no
-// bound).
+// NewDownstream starts a fake downstream serving capacity requests at once (0: no bound).
 func NewDownstream(capacity int) (*Downstream, error) {
 	if capacity < 0 {
 		return nil, fmt.Errorf("upstream: capacity must not be negative, got %d", capacity)
@@ -202,16 +191,14 @@ func (d *Downstream) SetTail(t Tail) {
 	d.mu.Unlock()
 }
 
-// Reached reports whether a request of the call tagged tag (its "call" query parameter)
-// arrived since the last SetTail.
+// Reached reports whether a request of the call tagged tag arrived since the last SetTail.
 func (d *Downstream) Reached(tag string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.seen[tag]
 }
 
-// Peak is the most requests the downstream held at once since the last ResetCounts: held by
-// a pause or a tail, waiting for a slot or being served.
+// Peak is the most requests held at once (paused, waiting or served) since ResetCounts.
 func (d *Downstream) Peak() int { return int(d.peak.Load()) }
 
 // Arrived counts the requests that arrived since the last ResetCounts, served or not.
@@ -232,10 +219,8 @@ func (d *Downstream) Close() {
 func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.arrived.Add(1)
 	n := d.inFlight.Add(1)
-	// A request leaves the count when its answer is complete, just before the flush that
-	// sends its last byte: the client can read it and send its next request (on another
-	// connection, when the pool closes this one) before this handler returns, and a count
-	// kept until the return would see both at once.
+	// A request leaves the count just before the flush of its last byte: the client may send
+	// its next request before this handler returns, and must not be counted twice.
 	w := &answered{ResponseWriter: rw, done: func() { d.inFlight.Add(-1) }}
 	defer w.finish()
 	for {
@@ -276,9 +261,8 @@ func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.fake.Handler().ServeHTTP(w, r)
 }
 
-// answered is the downstream's ResponseWriter: it calls done once, when the answer is about
-// to be complete on the wire (the flush after its Content-Length's last byte, or after a head
-// that has no body) or when the handler returns, whichever comes first.
+// answered is the downstream's ResponseWriter: it calls done once, when the answer is about to
+// be complete on the wire or when the handler returns.
 type answered struct {
 	http.ResponseWriter
 	done    func()
@@ -317,8 +301,8 @@ func (a *answered) Flush() { _ = a.FlushError() }
 // Unwrap lets http.ResponseController reach the connection's deadlines and hijacking.
 func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// complete reports whether the head is written and the body, as its Content-Length declares
-// it, is written whole; an answer without a Content-Length completes when the handler returns.
+// complete reports whether the head and the whole body its Content-Length declares are
+// written; without one, the answer completes when the handler returns.
 func (a *answered) complete() bool {
 	if a.status == 0 || a.status < 200 {
 		return false
@@ -332,23 +316,21 @@ func (a *answered) complete() bool {
 
 func (a *answered) finish() { a.once.Do(a.done) }
 
-// abort ends a request whose client left without an answer. Returning normally would let
-// net/http send an empty 200 to a peer that closed, whose kernel answers with an RST, and the
-// caller's socket would skip TIME_WAIT; http.ErrAbortHandler closes the connection with a FIN.
+// abort ends a request whose client left: a normal return would send a 200 the peer's kernel
+// answers with an RST, skipping the caller's TIME_WAIT; http.ErrAbortHandler closes with a FIN.
 func abort() { panic(http.ErrAbortHandler) }
 
-// Hedge makes a call with a hedged copy: do(ctx, 0) at once and, when it has not succeeded
-// after delay, do(ctx, 1) beside it; the first success wins and the other copy's context is
-// cancelled. It returns the winner's value, how many copies were sent, and the last error
-// when both failed (or ctx's, when it ended first). Only an idempotent request may be hedged:
-// both copies can reach the server.
+// Hedge makes a call with a hedged copy: do(ctx, 0) at once and, without a success after
+// delay, do(ctx, 1) beside it; the first success wins and the other is cancelled. It returns
+// the winner's value, the copies sent, and the last error when both failed (or ctx's). Hedge
+// only idempotent requests: both copies can reach the server.
 func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.Context, copy int) (T, error)) (T, int, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // the loser's
+	defer cancel()
 	results := make(chan result, 2)
 	send := func(copy int) {
 		go func() {
@@ -377,7 +359,7 @@ func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.
 			if failed == sent && sent == 2 {
 				return zero, sent, last
 			}
-			if sent == 1 { // the first failed before the delay: the copy goes now
+			if sent == 1 { // the first failed before the delay
 				timer.Reset(0)
 			}
 		case <-ctx.Done():
