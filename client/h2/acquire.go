@@ -11,10 +11,8 @@ import (
 // its waiters fit, else opens one (OkHttp 3.x). The set-up grants joined calls their slots in
 // one pass: waking every waiter to compete made a burst a herd.
 
-// maxAcquireTries bounds a call's looks for a connection, a safety net.
 const maxAcquireTries = 16
 
-// h2Waiter is a call waiting for a connection's set-up.
 type h2Waiter struct {
 	// slot receives whether the set-up reserved a slot.
 	slot     chan bool
@@ -59,7 +57,7 @@ func (p *Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight in
 		case join.err != nil && opened:
 			return join, true, 0, join.err
 		}
-		// Another's dial failed or the connection filled up: look again.
+		// Another's dial failed or the connection filled up.
 		opened = false
 	}
 	return nil, false, 0, errors.New("client: no HTTP/2 connection could take the stream")
@@ -80,7 +78,7 @@ func (p *Pool) pickLocked() (c *h2Conn, inFlight int, ok bool) {
 				return x, n, true
 			}
 			continue
-		default: // being set up: join while the waiters fit its limit
+		default: // being set up: join while its waiters fit
 		}
 		if x.alloc+len(x.waiters) < p.limitLocked(x) {
 			return x, 0, false

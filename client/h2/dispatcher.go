@@ -18,7 +18,6 @@ type Dispatcher struct {
 	hosts map[string]chan struct{}
 }
 
-// OkHttp's Dispatcher limits.
 const (
 	DefaultMaxRequests        = 64
 	DefaultMaxRequestsPerHost = 5

@@ -63,7 +63,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	sreq := req.Clone(sctx)
 	if req.Body != nil && req.GetBody != nil {
 		if sreq.Body, err = req.GetBody(); err != nil {
-			if !p.cfg.Rule.DialPerCall { // DialPerCall reserves when it sends
+			if !p.cfg.Rule.DialPerCall {
 				c.cc.Release()
 			}
 			p.release(c, false, 0, time.Now())
@@ -104,7 +104,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	return res, nil
 }
 
-// h2TimedBody restarts the stream's read timeout whenever body bytes arrive.
+// h2TimedBody restarts the stream's read timeout as bytes arrive.
 type h2TimedBody struct {
 	r     io.Reader
 	timer *h2ReadTimer

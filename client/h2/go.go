@@ -19,10 +19,8 @@ type GoConfig struct {
 	// StrictMaxConcurrentRequests, SendPingTimeout and PingTimeout are http.HTTP2Config's.
 	StrictMaxConcurrentRequests  bool
 	SendPingTimeout, PingTimeout time.Duration
-	// MaxConnsPerHost is http.Transport's.
-	MaxConnsPerHost int
-	// Timeout is http.Client.Timeout.
-	Timeout time.Duration
+	MaxConnsPerHost              int
+	Timeout                      time.Duration
 	// DialTimeout is net.Dialer.Timeout, also bounding the TLS handshake.
 	DialTimeout time.Duration
 }
@@ -30,16 +28,16 @@ type GoConfig struct {
 // Go is a net/http client whose dialer counts and numbers its connections and, over h2c, the
 // SETTINGS frames processed. It is safe for concurrent use.
 type Go struct {
-	// Client and Transport are the net/http values.
 	Client    *http.Client
 	Transport *http.Transport
 
 	dials, closes atomic.Int64
-	settings      atomic.Int64 // not acknowledgements; h2c only
+	settings      atomic.Int64 // h2c only
 	mu            sync.Mutex
 	addrs         map[string]int
 }
 
+// NewGo returns a net/http HTTP/2 client for cfg.
 func NewGo(cfg GoConfig) (*Go, error) {
 	for _, d := range []struct {
 		name string
@@ -151,6 +149,7 @@ func (g *Go) DialsTo() map[string]int {
 	return m
 }
 
+// Close closes the idle connections.
 func (g *Go) Close() { g.Transport.CloseIdleConnections() }
 
 type countedConn struct {
@@ -171,12 +170,12 @@ type settingsConn struct {
 	net.Conn
 	processed *atomic.Int64
 
-	mu       sync.Mutex // guards the fields below
+	mu       sync.Mutex
 	head     [9]byte
 	headLen  int
 	left     int
-	settings bool // SETTINGS, not an acknowledgement
-	handed   int  // not yet counted
+	settings bool
+	handed   int
 }
 
 func (c *settingsConn) Read(b []byte) (int, error) {
@@ -206,7 +205,7 @@ func (c *settingsConn) walk(p []byte) {
 				return
 			}
 			c.left = int(c.head[0])<<16 | int(c.head[1])<<8 | int(c.head[2])
-			c.settings = c.head[3] == 0x4 && c.head[4]&0x1 == 0 // SETTINGS, no ACK
+			c.settings = c.head[3] == 0x4 && c.head[4]&0x1 == 0
 		}
 		k := min(c.left, len(p))
 		c.left -= k

@@ -46,7 +46,7 @@ func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight
 	p.mu.Lock()
 	c.cc, c.err, c.sniffer = cc, err, sniffer
 	close(c.ready)
-	if err == nil && p.closed { // Close has taken its list without it
+	if err == nil && p.closed {
 		err = errors.New("client: HTTP/2 pool closed")
 		cc.Close()
 	}
@@ -143,7 +143,7 @@ func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http
 		refused++
 		p.mu.Lock()
 		if refused > 1 {
-			c.ejected = true // noNewStreams
+			c.ejected = true
 			p.mu.Unlock()
 			return nil, c, refused, fmt.Errorf("client: %w (refused twice)", err)
 		}
@@ -195,7 +195,7 @@ func (s *h2Sniffer) observeSetting(b byte) {
 		return
 	}
 	s.settingLen = 0
-	if binary.BigEndian.Uint16(s.setting[:2]) == 0x3 { // SETTINGS_MAX_CONCURRENT_STREAMS
+	if binary.BigEndian.Uint16(s.setting[:2]) == 0x3 {
 		s.limit = int(min(binary.BigEndian.Uint32(s.setting[2:]), unknownLimit))
 	}
 }

@@ -1,3 +1,6 @@
+// Package h2 is labrun's HTTP/2 clients: a Pool with OkHttp 3.x's rules (docs/http2.md) on
+// net/http's single connections (Transport.NewClientConn), and Go, net/http's own client with
+// its connections counted.
 package h2
 
 import (
@@ -17,10 +20,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// An HTTP/2 pool with OkHttp 3.x's rules (docs/http2.md) on net/http's single connections
-// (Transport.NewClientConn). It allocates on a new connection only once the peer's SETTINGS are
-// in, never against net/http's provisional 100. The state hook runs under a ClientConn's lock,
-// so it only sets an atomic flag.
+// The pool allocates on a new connection only once the peer's SETTINGS are in; the state hook,
+// run under a ClientConn's lock, only sets an atomic flag.
 
 // Config configures a Pool; zero fields are "not set".
 type Config struct {
@@ -44,6 +45,7 @@ type Config struct {
 	Rule rules.H2
 }
 
+// Validate reports the first field that makes no sense.
 func (c Config) Validate() error {
 	if len(c.Routes) == 0 {
 		return errors.New("client: an HTTP/2 pool needs at least one route")
@@ -134,6 +136,7 @@ type h2Conn struct {
 // unknownLimit is a limit before the peer's SETTINGS: none, as OkHttp 3.x assumes.
 const unknownLimit = math.MaxInt32
 
+// New returns an HTTP/2 pool for cfg.
 func New(cfg Config) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ type Spread interface {
 	Done(d Done) (eject bool)
 }
 
+// Done describes an answered call, for a Spread.
 type Done struct {
 	Route string
 	// Took runs from the request to the body's end (what an interceptor measures).
@@ -158,6 +159,7 @@ func (a *APNs) sweepLocked(now time.Time) {
 	}
 }
 
+// APNsAddr is one address's statistics.
 type APNsAddr struct {
 	Route   string
 	Calls   int
@@ -165,6 +167,7 @@ type APNsAddr struct {
 	LastUse time.Time
 }
 
+// Avg is the address's average call time.
 func (s APNsAddr) Avg() time.Duration {
 	if s.Calls == 0 {
 		return 0
