@@ -35,6 +35,7 @@ type Client struct {
 // Dials counts the TCP connects started, every address and retry, refused ones included.
 func (c *Client) Dials() int { return int(c.dials.Load()) }
 
+// New returns a client for cfg.
 func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -68,6 +69,7 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// Config returns the client's configuration.
 func (c *Client) Config() Config { return c.cfg }
 
 // Close stops the idle evictor and closes idle pooled connections; calls in flight go on.
@@ -85,6 +87,7 @@ type Stats struct {
 	Max int
 }
 
+// Stats returns the pool statistics now.
 func (c *Client) Stats() Stats { return c.pool.stats() }
 
 // Attempt is one attempt of a call.

@@ -32,8 +32,10 @@ func (e *Error) Error() string {
 		e.Elapsed.Round(time.Millisecond), e.Err)
 }
 
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is matches the sentinel error of e's outcome.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrLeaseTimeout:

@@ -48,6 +48,7 @@ type GoClient struct {
 	hc  *http.Client
 }
 
+// NewGo returns a net/http client for cfg.
 func NewGo(cfg GoConfig) (*GoClient, error) {
 	for _, d := range []struct {
 		name string
@@ -91,6 +92,7 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 	return &GoClient{cfg: cfg, tr: tr, hc: &http.Client{Transport: tr, Timeout: cfg.ClientTimeout, CheckRedirect: check}}, nil
 }
 
+// Close closes the idle connections.
 func (g *GoClient) Close() { g.tr.CloseIdleConnections() }
 
 // Do makes the call with http.Client.Do, reading the whole body; Retries repeat it after any
