@@ -59,6 +59,7 @@ func PrepareOut(dir string) (*OutDir, error) {
 	return &OutDir{path: dir}, nil
 }
 
+// Path returns the directory.
 func (o *OutDir) Path() string { return o.path }
 
 // File is one rendered file of an OutDir.

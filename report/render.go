@@ -9,6 +9,7 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
+// Options say how to render a document.
 type Options struct {
 	Format Format
 	// Width is the terminal's width: a table is never wider (columns dropped, cells wrapped,
