@@ -36,6 +36,7 @@ const DefaultMaxDuration = 10 * time.Minute
 // DefaultLogLimit is how many calls the server keeps for /stats.
 const DefaultLogLimit = 10_000
 
+// Option changes a Server's settings.
 type Option func(*options)
 
 type options struct {

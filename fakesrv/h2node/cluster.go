@@ -123,6 +123,7 @@ func (c *Cluster) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// InFlight returns the streams in flight on all nodes.
 func (c *Cluster) InFlight() int {
 	total := 0
 	for _, n := range c.Nodes {
@@ -169,6 +170,7 @@ type NodeStats struct {
 	MaxInFlight              int         `json:"max_in_flight"`
 }
 
+// Stats returns every node's counters, in Nodes' order.
 func (c *Cluster) Stats() []NodeStats {
 	c.mu.Lock()
 	frozen := append([]bool(nil), c.frozen...)
