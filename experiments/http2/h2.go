@@ -33,6 +33,7 @@ type H2 struct {
 	GoLimit, GoCalls int
 }
 
+// New returns experiment H with its default parameters.
 func New() *H2 {
 	return &H2{Pushes: 180, PeerLimit: 500, AllocationLimit: 60, Latency: 20 * time.Millisecond,
 		Slow: 300 * time.Millisecond, GoLimit: 10, GoCalls: 25}

@@ -170,6 +170,7 @@ func (rc *rawConn) requestText(path string) string {
 	return "GET " + path + " HTTP/1.1\r\nHost: " + rc.addr + "\r\n\r\n"
 }
 
+// Close closes the connection.
 func (rc *rawConn) Close() error { return rc.conn.Close() }
 
 // request writes a GET, waits up to readTimeout (0: no limit) for the first byte, and reports

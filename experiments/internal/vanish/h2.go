@@ -31,6 +31,7 @@ func DefaultHTTP2() HTTP2Input {
 		Inactivity: 300 * time.Millisecond, Deadline: time.Second}
 }
 
+// Check reports an input that makes no sense.
 func (in HTTP2Input) Check() error {
 	switch {
 	case in.Retries2 < 0 || in.Retries2 > MaxRetries2:

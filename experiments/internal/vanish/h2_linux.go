@@ -109,6 +109,7 @@ func newH2Transport(conf *http.HTTP2Config) *h2Transport {
 	return t
 }
 
+// CloseIdleConnections closes the idle connections.
 func (t *h2Transport) CloseIdleConnections() { t.tr.CloseIdleConnections() }
 
 func (t *h2Transport) conn() *net.TCPConn {

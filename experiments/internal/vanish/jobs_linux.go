@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
+// Jobs returns the package's jobs, for netns.MaybeChild.
 func Jobs() netns.Jobs {
 	return netns.Jobs{
 		JobHostDown:  netns.Func(hostDown),

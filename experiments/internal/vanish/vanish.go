@@ -73,6 +73,7 @@ func DefaultHostDown() HostDownInput {
 	return HostDownInput{SYNRetries: 1, ConnectTimeout: time.Second}
 }
 
+// Check reports an input that makes no sense.
 func (in HostDownInput) Check() error {
 	switch {
 	case in.SYNRetries < 1 || in.SYNRetries > MaxSYNRetries:
@@ -111,11 +112,13 @@ type DroppedInput struct {
 	Inactivity time.Duration `json:"inactivity"`
 }
 
+// DefaultDropped is the dropped-connection row at reduced scale.
 func DefaultDropped() DroppedInput {
 	return DroppedInput{Retries2: 3, ReadTimeout: 250 * time.Millisecond, Deadline: time.Second,
 		ConnectTimeout: time.Second, Inactivity: 300 * time.Millisecond}
 }
 
+// Check reports an input that makes no sense.
 func (in DroppedInput) Check() error {
 	switch {
 	case in.Retries2 < 0 || in.Retries2 > MaxRetries2:
@@ -179,6 +182,7 @@ func DefaultKeepalive() KeepaliveInput {
 	return KeepaliveInput{Idle: time.Second, Interval: time.Second, Count: 3, Retries2: 2, ConnectTimeout: time.Second}
 }
 
+// Check reports an input that makes no sense.
 func (in KeepaliveInput) Check() error {
 	switch {
 	case in.Idle <= 0 || in.Interval <= 0 || in.Count < 1:
