@@ -103,7 +103,7 @@ func GRPCTimedOutStreamEnds() []string {
 	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
 }
 
-// GRPCRetryPolicy is a service config's retryPolicy (gRFC A6).
+// GRPCRetryPolicy is a service config's retryPolicy (gRFC A6), as grpc-go reads it.
 type GRPCRetryPolicy struct {
 	MaxAttempts    int // first included; capped
 	InitialBackoff time.Duration

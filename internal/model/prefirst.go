@@ -37,7 +37,8 @@ func PreFirstFaults() []PreFirstFault {
 	return []PreFirstFault{HandshakeStall, SlowHandshake, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
 }
 
-// PreFirst is a call whose trouble is before the first byte.
+// PreFirst is a call whose trouble comes before the first byte; the server answers at once
+// otherwise.
 type PreFirst struct {
 	Fault PreFirstFault
 	// Routes is the name's addresses (0 is 1); the first Bad have the fault (0: all).

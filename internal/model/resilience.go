@@ -280,8 +280,9 @@ func WorstCase(timeout time.Duration, retries int) time.Duration {
 	return timeout * time.Duration(retries+1)
 }
 
-// StormConns counts a caller's dials and closes over calls through a pool holding idle: a
-// failure closes its connection (a TIME_WAIT), a shed call takes none.
+// StormConns counts the connections a caller opens and closes over calls through a pool holding
+// idle: a failure closes its connection, a shed call (shed[i]) takes none; each close is the
+// caller's, so it leaves a TIME_WAIT.
 func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
 	var busy []time.Duration
 	for i, c := range calls {

@@ -24,9 +24,10 @@ func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 // Bulkhead is the most calls that can press on the downstream at once.
 func Bulkhead(workers, pool int) int { return min(workers, pool) }
 
-// Cascade is a caller whose downstream pauses: calls take a worker, then a connection (FIFO),
-// then the downstream, silent until Pause, then serving Capacity at once in Service each. A
-// health check takes a worker for no time.
+// Cascade is a caller whose downstream pauses: Requests calls arrive at 0, each takes a worker
+// (FIFO), then a pooled connection (FIFO, failing at LeaseTimeout), then the downstream, which
+// answers nothing before Pause and then serves each in Service, Capacity at once. A health check
+// at each of Health takes a worker for no time.
 type Cascade struct {
 	Workers      int
 	Pool         int
