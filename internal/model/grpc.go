@@ -24,7 +24,7 @@ const GRPCJitter = 0.2
 type GRPCCall struct {
 	// Deadline: 0 is none, gRPC's default.
 	Deadline time.Duration
-	// Spent is the caller's budget used before this call.
+	// Spent is the budget used before.
 	Spent time.Duration
 	// Work is the handler's; Hang never answers.
 	Work           time.Duration
@@ -34,7 +34,7 @@ type GRPCCall struct {
 	Cap time.Duration
 }
 
-// GRPCPrediction accounts for a GRPCCall, in times from its start.
+// GRPCPrediction accounts for a GRPCCall, from its start.
 type GRPCPrediction struct {
 	Outcome vocab.Outcome
 	End     time.Duration
@@ -57,7 +57,7 @@ func GRPCBudget(d, spent time.Duration) time.Duration {
 	return max(d-spent, 0)
 }
 
-// PredictGRPC predicts one unary call, ended by its deadline (less Spent), the answer or the cap.
+// PredictGRPC predicts one unary call.
 func PredictGRPC(c GRPCCall) GRPCPrediction {
 	work := c.Work
 	if c.Hang {
@@ -161,8 +161,8 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	return p
 }
 
-// GRPCTransparent is gRPC's transparent retry (gRFC A6): an unprocessed stream is re-sent at
-// once, uncounted, during the first attempt only; refused is the refusals in a row.
+// GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream refused unprocessed is re-sent
+// once, uncounted; refused counts refusals in a row.
 func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcome) {
 	switch {
 	case refused <= 0:
@@ -173,8 +173,7 @@ func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcom
 	return 2, 0, vocab.Failed
 }
 
-// GRPCWaves predicts calls started at once on one connection of streamLimit streams, as a pool
-// (grpc-go queues on streamQuota).
+// GRPCWaves predicts calls started together on one connection, as a pool of streamLimit.
 func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Prediction {
 	return Simulate(Scenario{
 		Calls: calls, Pool: streamLimit, Idle: streamLimit,

@@ -49,7 +49,7 @@ type H2Client struct {
 	AllocationLimit int
 	// Eject: nil never ejects.
 	Eject *H2Ejection
-	// SendPingTimeout and PingTimeout are Go's health check (PingTimeout 0: 15 s).
+	// Go's health check (PingTimeout 0: 15 s).
 	SendPingTimeout, PingTimeout time.Duration
 	// Deadline bounds each call.
 	Deadline time.Duration
@@ -83,10 +83,9 @@ type H2Call struct {
 	Outcome    vocab.Outcome
 	Node, Conn int
 	NewConn    bool
-	// InFlight is the other streams on its connection when assigned.
+	// InFlight: other streams on its connection.
 	InFlight int
-	// Waited is slot, set-up and send.
-	Waited time.Duration
+	Waited   time.Duration
 }
 
 // Took is the call's length.
@@ -157,9 +156,8 @@ func (p H2Prediction) Outcomes() map[vocab.Outcome]int {
 	return m
 }
 
-// SimulateH2 predicts an H2Scenario by events, at one instant in this order: deadlines, answers,
-// read timeouts, health-check drops, freezes, connections ready, arrivals. It panics on no nodes
-// or negative values.
+// SimulateH2 predicts an H2Scenario; at one instant: deadlines, answers, read timeouts, drops,
+// freezes, connections ready, arrivals. It panics on no nodes or negative values.
 func SimulateH2(s H2Scenario) H2Prediction {
 	if err := s.validate(); err != nil {
 		panic(err)

@@ -6,22 +6,19 @@ import (
 	"time"
 )
 
-// H2Overhead is a call's time beyond its node's latency as the APNs interceptor sees it: Min to
-// Max for one call, Min to MeanMax for an average.
+// H2Overhead is a call's time beyond its node's latency: Min to Max, Min to MeanMax averaged.
 type H2Overhead struct{ Min, MeanMax, Max time.Duration }
 
 // H2Ends is a scenario at the corners of its jitter.
 type H2Ends struct {
-	// Corners has a run per set of nodes, each jitter-open ejection taken for those nodes only:
-	// Fewest ejects none, Most every node.
+	// Corners: a run per set of nodes ejecting when the jitter allows; Fewest none, Most all.
 	Corners      []H2Prediction
 	Fewest, Most H2Prediction
 	// Jitter: Most's first.
 	Jitter []H2JitterEjection
 }
 
-// H2JitterEjection is an ejection the jitter decided: after Call, Conn to Node, whose average
-// (AvgLo to AvgHi) straddled Threshold.
+// H2JitterEjection is an ejection the jitter decided: AvgLo..AvgHi straddled Threshold.
 type H2JitterEjection struct {
 	Call, Conn, Node int
 	Threshold        time.Duration
@@ -31,9 +28,8 @@ type H2JitterEjection struct {
 // h2CornerNodes: beyond this many nodes, only the two outer corners.
 const h2CornerNodes = 6
 
-// SimulateH2Ends simulates s at the corners of H2Client.Overhead: a decision the jitter could
-// turn either way is taken both ways, by set of nodes, since ejecting more is not always
-// ejecting sooner. It panics as SimulateH2 does.
+// SimulateH2Ends simulates s at the corners of H2Client.Overhead, by set of nodes, since
+// ejecting more is not always ejecting sooner. It panics as SimulateH2 does.
 func SimulateH2Ends(s H2Scenario) H2Ends {
 	if err := s.validate(); err != nil {
 		panic(err)

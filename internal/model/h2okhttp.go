@@ -6,18 +6,12 @@ import (
 	"time"
 )
 
-// OkHttp 3.13.1's HTTP/2 connection finding in a burst (docs/http2.md), against a node whose
-// stream limit the client does not know yet:
-//
-//   - A call finding no pooled connection with room dials its own, pooled once connected
-//     (StreamAllocation.findConnection).
-//   - allocationLimit is MAX_VALUE until SETTINGS are read (RealConnection.onSettings).
-//   - Once connected, a call moves to the first other connection with room and closes its own
-//     (ConnectionPool.deduplicate): one pooled before its SETTINGS takes a herd.
-//   - A refused stream is retried once; a second refusal fails the call and marks the
-//     connection (StreamAllocation.streamFailed).
-//
-// Connects and SETTINGS race: the model gives bounds.
+// OkHttp 3.13.1's HTTP/2 connection finding in a burst, the node's stream limit not yet known
+// (docs/http2.md): a call finding no connection with room dials its own (findConnection);
+// allocationLimit is MAX_VALUE until SETTINGS are read (onSettings); once connected, a call
+// moves to the first other connection with room (deduplicate), so one pooled before its
+// SETTINGS takes a herd; a stream refused twice fails (streamFailed). Connects and SETTINGS
+// race: the model gives bounds.
 
 const (
 	OkHttpMaxRequests        = 64

@@ -37,19 +37,18 @@ const SYNGiveUp = 127 * time.Second
 // DataGiveUp is a request on a silently dropped connection with no read timeout, as documented.
 const DataGiveUp = 924600 * time.Millisecond
 
-// SYNGiveUpAfter is the documented budget for retries SYN retransmissions: 2^(retries+1) - 1 s
-// (Kernel.SYNGiveUp is the real end).
+// SYNGiveUpAfter is the documented budget for retries SYN retransmissions: 2^(retries+1) - 1 s.
 func SYNGiveUpAfter(retries int) time.Duration {
 	return GiveUp(SYNInitialRTO, DataMaxRTO, retries)
 }
 
-// DataGiveUpAfter is the documented budget for tcp_retries2 (Kernel.DataGiveUp is the real end).
+// DataGiveUpAfter is the documented budget for tcp_retries2.
 func DataGiveUpAfter(retries2 int) time.Duration {
 	return GiveUp(DataMinRTO, DataMaxRTO, retries2)
 }
 
-// KeepaliveGiveUp is when keepalive ends a connection to a vanished peer, from its last segment:
-// idle, then count probes interval apart, both rounded up to seconds as Go does.
+// KeepaliveGiveUp is when keepalive drops a vanished peer: idle, then count probes interval
+// apart, in whole seconds as Go rounds.
 func KeepaliveGiveUp(idle, interval time.Duration, count int) time.Duration {
 	return wholeSeconds(idle) + time.Duration(count)*wholeSeconds(interval)
 }
@@ -58,8 +57,8 @@ func wholeSeconds(d time.Duration) time.Duration {
 	return (d + time.Second - 1) / time.Second * time.Second
 }
 
-// Kernel replays Linux's timers expiry by expiry (tcp_timer.c, timer.c; docs/vanish.md); the
-// zero value is the documented rules.
+// Kernel replays Linux's timers expiry by expiry (tcp_timer.c, timer.c); the zero value is the
+// documented rules.
 type Kernel struct {
 	// Tick is the jiffy; timers fire late by their wheel level's granularity (0: on time).
 	Tick              time.Duration `json:"tick"`

@@ -1,19 +1,17 @@
 // Package model is labrun's timing model: from the downstream and the client's limits it
-// predicts per attempt which limit fires first, when, and whether the server executed the
-// request. It is pure (no I/O, clock or goroutines). Its rules:
+// predicts per attempt which limit fires, when, and whether the server executed the request.
+// It is pure (no I/O, clock or goroutines). Its rules:
 //
-//   - Phases run in order: lease, connect, first byte, body. A zero limit is unset.
-//   - A lease waits for a connection of the route, or fails at the lease timeout.
-//   - Connect takes ConnectTime when new, none when reused; a timed-out call closes its
-//     connection.
+//   - Phases: lease, connect, first byte, body. A zero limit is unset.
+//   - A lease waits for a route's connection, or fails at the lease timeout.
+//   - Connect takes ConnectTime if new, none if reused; a timed-out call closes its connection.
 //   - The read timeout fires at the start of the first longer gap between bytes, plus itself.
-//   - The deadline runs from the start of the call and covers every attempt.
+//   - The deadline runs from the call's start and covers every attempt.
 //   - A sent request is executed, whatever the client does later.
-//   - A pooled connection can die idle or after the server read the request; each library's
-//     checks and re-sends are its rules (pooled.go, resend.go).
+//   - A pooled connection can die idle or after the request is read; checks and re-sends are
+//     each library's rules (pooled.go, resend.go).
 //
-// Ties: the deadline cuts what would finish at its instant; a phase limit fires only when the
-// phase takes strictly longer.
+// Ties: the deadline cuts what ends at its instant; a phase limit fires only if strictly shorter.
 package model
 
 import (
@@ -50,8 +48,7 @@ type Limits struct {
 	// AttemptTimeout bounds each retry layer's attempt, body included.
 	AttemptTimeout time.Duration
 
-	// ValidateAfterInactivity: idle time before a pooled connection is checked; 0 is
-	// net/http's background watch.
+	// ValidateAfterInactivity: idle time before a check; 0 is net/http's background watch.
 	ValidateAfterInactivity time.Duration
 	// EvictIdle closes connections idle this long.
 	EvictIdle time.Duration
@@ -64,7 +61,7 @@ type Downstream struct {
 	// Delay runs from the send to the head's first byte.
 	Delay time.Duration
 	Stall bool
-	// Bytes is the body length, trickled one per Every when Every > 0.
+	// Bytes trickle one per Every if Every > 0.
 	Bytes int
 	Every time.Duration
 	// Idempotent: a repeat gets the first execution's result.
@@ -102,8 +99,8 @@ type Attempt struct {
 	Outcome       vocab.Outcome
 	Phases        []Span
 	NewConnection bool
-	// Dropped: by a middlebox; Rejected: for a short budget; Stale: closed by the server;
-	// Killed: executed, then cut; Checked: a health check timed out.
+	// Rejected: a short budget; Stale: closed by the server; Killed: executed, then cut;
+	// Checked: a health check timed out.
 	Sent     bool
 	Dropped  bool
 	Rejected bool
@@ -158,8 +155,7 @@ func Sequence(pool, idle int, calls []Call) ([]Prediction, int) {
 	return preds, idle
 }
 
-// Predict predicts one call alone, on a pooled connection unless cold; queue is when a full
-// pool frees one.
+// Predict predicts one call alone, pooled unless cold; queue is when a full pool frees one.
 func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction {
 	idle := 1
 	if cold || queue > 0 {

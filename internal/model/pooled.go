@@ -7,9 +7,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A pooled connection that died (pit 6): closed by the server while pooled (ServerIdleTimeout
-// within IdleFor), killed after read (KillAfterRead) or Dropped. Whether the client notices is
-// rules.Reuse; a killed-after-read connection passes every check.
+// A pooled connection that died (pit 6): closed idle, killed after read or Dropped. Whether the
+// client notices is rules.Reuse; one killed after read passes every check.
 
 // Kill is how a server ends a connection after reading a request, unanswered.
 type Kill string
@@ -101,8 +100,7 @@ func (m *sim) healthRead(idle time.Duration) time.Duration {
 	return 0
 }
 
-// takeDoomed gives the attempt a dead pooled connection the checks miss, and reports whether it
-// did; one a check catches is discarded.
+// takeDoomed gives the attempt a dead connection the checks miss; one they catch is discarded.
 func (m *sim) takeDoomed(a *Attempt) bool {
 	d, l := m.s.Downstream, m.s.Limits
 	if m.stale > 0 {

@@ -80,9 +80,8 @@ func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	return lo, hi
 }
 
-// Breaker has gobreaker's states: closed, it opens after Trip consecutive failures; open, it
-// sheds calls for Open; half-open, it admits HalfOpenMax calls, closes after that many
-// successes, reopens on a failure.
+// Breaker is gobreaker's: it opens after Trip failures in a row, sheds calls for Open, then
+// admits HalfOpenMax calls, closing after that many successes or reopening on a failure.
 type Breaker struct {
 	Trip        int
 	Open        time.Duration
@@ -210,9 +209,8 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	return p
 }
 
-// Chain is a call chain: hop i calls hop i+1 with Timeouts[i], the last works Work, a hop works
-// on after its caller left. Propagate passes the remaining budget down (X-Deadline-Ms) and the
-// last hop refuses longer work. Network time is zero.
+// Chain is hops calling the next with Timeouts[i], the last working Work, each on after its
+// caller left. Propagate passes the budget down (X-Deadline-Ms); the last refuses longer work.
 type Chain struct {
 	Timeouts  []time.Duration
 	Work      time.Duration

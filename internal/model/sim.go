@@ -7,11 +7,10 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Simulate predicts every call of a scenario by simulating the route's pool with a FIFO lease
-// queue. At one instant, in order: connections freed, attempts arriving (in call order), waiters
-// cut by the deadline, leases granted, lease timeouts; so a connection freed at a waiter's lease
-// timeout is granted, never one freed at its deadline. A success returns its connection idle, a
-// failure closes it; a call waiting forever with no limit ends as Hang at Forever.
+// Simulate predicts a scenario's calls through the route's pool, a FIFO lease queue. At one
+// instant, in order: connections freed, attempts arriving, waiters cut by the deadline, leases
+// granted, lease timeouts. A success returns its connection idle, a failure closes it; a call
+// waiting forever ends as Hang at Forever.
 func Simulate(s Scenario) []Prediction {
 	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
 		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
@@ -51,7 +50,7 @@ type sim struct {
 	queue    []int
 	ask      []time.Duration
 	sent     []time.Duration
-	// Per call: library re-sends and the business attempt's route accounting (rules.Resend.ByRoute).
+	// Per call: library re-sends and route accounting (rules.Resend.ByRoute).
 	libRetries []int
 	resent     []int
 	okSelected []int
