@@ -109,8 +109,7 @@ func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	return s, true
 }
 
-// over is the shares of the CPUs' time others used and the hypervisor stole; -1, -1 without two
-// readings.
+// over is the shares others used and the hypervisor stole; -1, -1 without two readings.
 func (m *cpuMeter) over(from, to time.Time) (others, steal float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

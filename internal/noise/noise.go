@@ -1,8 +1,6 @@
-// Package noise measures how much the machine kept labrun from running during experiments, so
-// a verdict can tell a late row the machine explains from one it does not.
-//
-// A Sentinel wakes every Tick and sums its wake-ups' lateness: about how long a runnable
-// goroutine waited. It also reads /proc for the CPU others used and the hypervisor stole.
+// Package noise measures how much the machine kept labrun from running, so a verdict can tell
+// a late row the machine explains from one it does not. A Sentinel wakes every Tick and sums
+// its lateness; it also reads the CPU others used and the hypervisor stole.
 package noise
 
 import (
@@ -107,8 +105,7 @@ type Figure struct {
 	Stolen  time.Duration
 	MaxLate time.Duration
 	Span    time.Duration
-	// OthersCPU and Steal are the shares (0 to 1) of labrun's CPUs other processes and the
-	// hypervisor took; -1 without /proc.
+	// OthersCPU and Steal: shares of labrun's CPUs others and the hypervisor took (-1: no /proc).
 	OthersCPU, Steal float64
 }
 
