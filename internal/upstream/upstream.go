@@ -1,6 +1,5 @@
-// Package upstream is the caller's side of the lab: a bounded worker pool, a server for a hop of
-// a call chain, and a fake downstream that pauses. The caller is in-process: an HTTP front would
-// add queues.
+// Package upstream is the caller's side of the lab: a worker pool, a server for a hop of a call
+// chain, and a fake downstream that pauses. The caller is in-process: HTTP would add queues.
 package upstream
 
 import (
@@ -304,9 +303,8 @@ func (a *answered) finish() { a.once.Do(a.done) }
 // caller's TIME_WAIT.
 func abort() { panic(http.ErrAbortHandler) }
 
-// Hedge calls do(ctx, 0), and do(ctx, 1) if no success came after delay; the first success
-// wins. It returns the value, the copies sent and, if both failed, the last error. Only for
-// idempotent requests.
+// Hedge calls do(ctx, 0), and do(ctx, 1) if no success after delay; the first success wins. It
+// returns the value, the copies sent and the last error if both failed. Idempotent calls only.
 func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.Context, copy int) (T, error)) (T, int, error) {
 	type result struct {
 		v   T
