@@ -1,11 +1,10 @@
-// Package testenv decides which tier a test runs in (docs/ci.md), one function per kind of
-// skip, as Go's internal/testenv does: the fast tier is go test -short (make test), the
-// conformance tier everything (make conformance).
+// Package testenv decides a test's tier (docs/ci.md), one function per kind of skip, as Go's
+// internal/testenv does.
 package testenv
 
 import "testing"
 
-// Slow skips a test in the fast tier (go test -short); what says what makes it slow.
+// Slow skips a test under -short; what says what makes it slow.
 func Slow(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
