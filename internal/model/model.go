@@ -11,7 +11,8 @@
 //   - A pooled connection can die idle or after the request is read; checks and re-sends are
 //     each library's rules (pooled.go, resend.go).
 //
-// Ties: the deadline cuts what ends at its instant; a phase limit fires only if strictly shorter.
+// Ties: the deadline cuts what ends at its instant; a phase limit fires only when the phase
+// takes strictly longer than the limit.
 package model
 
 import (
@@ -35,7 +36,7 @@ type Limits struct {
 	// LeaseTimeout: connectionRequestTimeout.
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
-	// ReadTimeout bounds each gap between bytes (SO_TIMEOUT).
+	// ReadTimeout bounds each gap between bytes (SO_TIMEOUT); it is not a deadline.
 	ReadTimeout time.Duration
 	// Deadline bounds the whole call.
 	Deadline            time.Duration
@@ -48,7 +49,8 @@ type Limits struct {
 	// AttemptTimeout bounds each retry layer's attempt, body included.
 	AttemptTimeout time.Duration
 
-	// ValidateAfterInactivity: idle time before a check; 0 is net/http's background watch.
+	// ValidateAfterInactivity: idle time before a check; 0 is net/http's background watch,
+	// NoValidation no check.
 	ValidateAfterInactivity time.Duration
 	// EvictIdle closes connections idle this long.
 	EvictIdle time.Duration
