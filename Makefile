@@ -26,7 +26,7 @@ race:
 
 ## bench: client overhead against plain net/http, and the model's cost per prediction
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./fakesrv/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./internal/fakesrv/
 
 ## gate: every experiment three times, verdicts on the medians (exit 3: only inconclusive rows)
 gate:

@@ -8,8 +8,8 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/results"
 )

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"

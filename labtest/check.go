@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/results"
 	"reflect"
 	"time"
 )
@@ -27,7 +28,7 @@ func invalid(format string, args ...any) error {
 
 // invalidRow is the row of a call that was not made.
 func invalidRow(s Scenario, err error) Row {
-	return Row{Scenario: s.Name, Outcome: Failed, Err: err}
+	return Row{Scenario: s.Name, Outcome: results.Failed, Err: err}
 }
 
 // checkRun reports what keeps l from making a call with c for s under lim.

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/results"
 	"io"
 	"net/http"
 	"slices"
@@ -38,7 +39,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // Doer is what labtest calls: *http.Client has this method, and so do most retry libraries'
@@ -110,7 +111,7 @@ type Row struct {
 	// Outcome classifies the call's error: ok, connect-timeout, read-timeout (net/http's
 	// "timeout awaiting response headers"), deadline (a context deadline or
 	// http.Client.Timeout), or error for anything else.
-	Outcome Outcome
+	Outcome results.Outcome
 	Err     error
 	// Status is the last response's status (0 when none came back).
 	Status int
@@ -127,7 +128,7 @@ type Row struct {
 
 // Expectation is the model's answer for a scenario and declared limits.
 type Expectation struct {
-	Outcome Outcome
+	Outcome results.Outcome
 	// Elapsed is when the call ends; Forever when no limit ever ends it.
 	Elapsed    time.Duration
 	Attempts   int
@@ -205,7 +206,7 @@ func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
 	}
 	req, err := http.NewRequestWithContext(ctx, s.method, l.srv.URL+s.path, body)
 	if err != nil {
-		row.Outcome, row.Err = Failed, err
+		row.Outcome, row.Err = results.Failed, err
 		return row
 	}
 	start := time.Now()

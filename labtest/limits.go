@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"cmp"
+	"github.com/labrun/labrun/results"
 	"slices"
 	"time"
 
@@ -49,13 +50,13 @@ func (l Limits) expect(s Scenario) Expectation {
 				lim.Deadline, last = left, true
 			}
 		}
-		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != OK, 0)
+		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != results.OK, 0)
 		e.Attempts++
 		e.Executions += p.Executions
 		if s.downstream.Idempotent {
 			e.Executions = min(e.Executions, 1) // the server executes a repeat once at most
 		}
-		e.Outcome = Outcome(p.Outcome)
+		e.Outcome = p.Outcome
 		if p.Total == model.Forever {
 			e.Elapsed = model.Forever
 			return e
@@ -88,7 +89,7 @@ func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	preds := model.Simulate(model.Scenario{Calls: n, Pool: pool, Downstream: s.downstream, Limits: lim})
 	out := make([]Expectation, len(preds))
 	for i, p := range preds {
-		out[i] = Expectation{Outcome: Outcome(p.Outcome), Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
+		out[i] = Expectation{Outcome: p.Outcome, Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
 	}
 	slices.SortStableFunc(out, func(a, b Expectation) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return out

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/guard"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
 // Timeouts of a cluster's control server (Cluster.ControlURL): a client that sends its

@@ -44,7 +44,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
 // DefaultMaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS a node advertises unless told

@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // Workers is a bounded pool of workers handed out first come first served, as a servlet

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"

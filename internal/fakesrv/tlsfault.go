@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/ca"
+	"github.com/labrun/labrun/internal/fakesrv/ca"
 )
 
 // TLSFault is what a TLS fault listener does before the first byte of HTTP.

@@ -3,7 +3,7 @@ package fakesrv
 import (
 	"net/http"
 
-	"github.com/labrun/labrun/fakesrv/internal/guard"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
 // Stats is a snapshot of the server's counters, as GET /stats serves it. Everything but

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/ca"
+	"github.com/labrun/labrun/internal/fakesrv/ca"
 )
 
 // certLifetime is how long the generated certificates are valid. They live in memory only,

@@ -2,7 +2,7 @@
 // its body, stalls, reserves stock, answers chosen status codes, redirects, and drops or
 // resets connections on request, and logs what it saw. The experiments measure how an HTTP
 // client copes with it, and `labrun serve` runs it as a fault server for clients written in
-// any language.
+// any language. Package github.com/labrun/labrun/fakesrv is its public face, for users' tests.
 //
 // Each request says how it wants to be answered in its URL, so the server has no
 // per-experiment state beyond a few options. The Server is shaped like

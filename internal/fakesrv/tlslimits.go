@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
 // TLSLimits bound the connections of TLS fault listeners, so that a listener left running
