@@ -20,7 +20,7 @@ conformance:
 	$(GO) test -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -count=1 -p 1 -timeout 30m ./...
 
-## race: the fast tier under the race detector (timing verdicts that it would slow skip themselves)
+## race: the fast tier under the race detector
 race:
 	$(GO) test -race -short ./...
 

@@ -3,6 +3,7 @@ package fakesrv_test
 import (
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestServerSawRequests(t *testing.T) {
 			}
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			reqs := s.Requests()
+			reqs := settled(t, s)
 			if len(reqs) != 1 || reqs[0].Endpoint != "reserve" || !reqs[0].Reserved || reqs[0].Behaviour != b || reqs[0].Status != 200 {
 				t.Fatalf("requests %+v", reqs)
 			}
@@ -86,6 +87,38 @@ func ExampleNew() {
 	}
 	resp.Body.Close()
 	r := s.Requests()[0]
-	fmt.Println(r.Method, r.Path, r.Endpoint, r.Status)
-	// Output: GET /delay?delay=1ms delay 200
+	fmt.Println(r.Method, r.Path, r.Endpoint)
+	// Output: GET /delay?delay=1ms delay
+}
+
+// TestHandlerApart: the server's Handler answers under another server, and an idle timeout
+// is an option the server takes.
+func TestHandlerApart(t *testing.T) {
+	s, err := fakesrv.NewUnstarted(fakesrv.WithIdleTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other := httptest.NewServer(s.Handler())
+	defer other.Close()
+	resp, err := other.Client().Get(other.URL + "/status/418")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 418 || len(settled(t, s)) != 1 || s.URL != "" {
+		t.Errorf("status %d, %d requests, URL %q; want 418, 1, \"\"", resp.StatusCode, len(s.Requests()), s.URL)
+	}
+}
+
+// settled returns the server's requests once the last has finished: a client may read the
+// whole answer before the handler returns.
+func settled(t *testing.T, s *fakesrv.Server) []fakesrv.Request {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		reqs := s.Requests()
+		if len(reqs) > 0 && !reqs[len(reqs)-1].Finished.IsZero() || time.Now().After(end) {
+			return reqs
+		}
+	}
 }

@@ -54,9 +54,6 @@ type DoerFunc func(*http.Request) (*http.Response, error)
 // Do calls f.
 func (f DoerFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
 
-// RoundTripper turns an http.RoundTripper into a Doer, for testing a transport alone.
-func RoundTripper(rt http.RoundTripper) Doer { return &http.Client{Transport: rt} }
-
 // Lab is a fake server for one test. Its rows count only their own requests: Run resets the
 // server's counters first, so a Lab serves one call (or one concurrent batch) at a time.
 type Lab struct {

@@ -174,12 +174,6 @@ func New(opts ...Option) (*Node, error) {
 }
 
 func (n *Node) setupTLS(ip string) error {
-	if n.opts.tls != nil {
-		cfg := n.opts.tls.Clone()
-		cfg.NextProtos = []string{"h2"}
-		n.tlsCfg = cfg
-		return nil
-	}
 	ca := n.opts.ca
 	if ca == nil {
 		var err error
@@ -196,7 +190,7 @@ func (n *Node) setupTLS(ip string) error {
 }
 
 // ClientTLS returns a client configuration that trusts the node's certificate (from WithTLS),
-// or nil for h2c and WithTLSConfig. Each call returns a new value.
+// or nil for h2c. Each call returns a new value.
 func (n *Node) ClientTLS() *tls.Config {
 	if n.client == nil {
 		return nil

@@ -1,7 +1,6 @@
 package h2node
 
 import (
-	"crypto/tls"
 	"time"
 )
 
@@ -14,7 +13,6 @@ type options struct {
 	slowAfter    int
 	slowLatency  time.Duration
 	throttle     bool
-	tls          *tls.Config
 	ca           *CA
 	useTLS       bool
 }
@@ -59,10 +57,4 @@ func WithThrottle(on bool) Option { return func(o *options) { o.throttle = on } 
 // ca is nil); Node.ClientTLS then returns a client configuration that trusts it.
 func WithTLS(ca *CA) Option {
 	return func(o *options) { o.useTLS, o.ca = true, ca }
-}
-
-// WithTLSConfig serves TLS with cfg as given, except that "h2" is made the only protocol
-// offered by ALPN. Node.ClientTLS returns nil: the caller knows whom to trust.
-func WithTLSConfig(cfg *tls.Config) Option {
-	return func(o *options) { o.useTLS, o.tls = true, cfg }
 }

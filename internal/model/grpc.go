@@ -125,20 +125,6 @@ func GRPCServerEnds() []string { return []string{"Canceled", "DeadlineExceeded"}
 const GRPCServerEndsReason = "the server's own deadline timer and the client's RST_STREAM(CANCEL) race " +
 	"(grpc-go http2_server.go operateHeaders and handleRSTStream): either ends the context first"
 
-// GRPCTimedOutStreamEnds are the ways a unary call's stream ends when its deadline passes and
-// its handler watches its context; each ends that stream alone and leaves the connection up.
-// The client's deadline resets it (RST_STREAM(CANCEL): transport/client_stream.go Close), or
-// the server's deadline timer does (http2_server.go operateHeaders' timer: closeStream with
-// CANCEL), or the handler saw its context's deadline and answered first, and its trailers
-// (DeadlineExceeded, END_STREAM) reached the client before the client's own timer did: the
-// server then sends no RST_STREAM, the client having half-closed (http2_server.go WriteStatus),
-// and the client none either, the stream being done (http2_client.go closeStream). The three
-// race; the last is rare (1 stream in 100 on a loaded machine). A row about a timed-out
-// stream's end expects any of them.
-func GRPCTimedOutStreamEnds() []string {
-	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
-}
-
 // GRPCRetryPolicy is a service config's retryPolicy (gRFC A6), as grpc-go reads it.
 type GRPCRetryPolicy struct {
 	MaxAttempts    int // the first attempt included; capped at GRPCMaxAttempts

@@ -8,9 +8,6 @@
 //   - the conformance tier, go test ./... (make conformance): everything, and also the real
 //     libraries (internal/jvm.Require), network namespaces (internal/netns.Require), whole
 //     experiment runs, shipped probes, soaks and sweeps (Slow).
-//
-// make race runs the fast tier under the race detector, where a timing verdict skips itself
-// (Timing).
 package testenv
 
 import "testing"
@@ -21,16 +18,5 @@ func Slow(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("%s: the conformance tier (make conformance)", what)
-	}
-}
-
-// Timing skips a test that judges times (a time within a margin of the model's) under the race
-// detector, which slows the fake server's and the client's hand-offs several times over: the
-// race detector checks the code's memory, `make test` and `make conformance` its timing. The
-// test's other checks run in those tiers without it.
-func Timing(t testing.TB) {
-	t.Helper()
-	if race {
-		t.Skip("a timing verdict: not under the race detector, which slows every hand-off")
 	}
 }

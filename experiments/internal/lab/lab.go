@@ -146,15 +146,6 @@ func Config(ps []Param) []results.Param {
 	return out
 }
 
-// StartFixed checks the parameters of e, an experiment with FixedProfiles, and starts its
-// results: the prologue of its Run.
-func StartFixed(e Described, opt Options) (results.Run, error) {
-	if err := CheckParams(e); err != nil {
-		return results.Run{}, err
-	}
-	return NewRun(e, opt), nil
-}
-
 // LaneSep separates the parts of a lane label; report.WriteSVG draws the calls whose labels
 // hold it as streams in lanes. TestH2Timeline checks that the two agree.
 const LaneSep = " › "
