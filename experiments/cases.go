@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -86,7 +87,7 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCa
 // c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
 // waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
 func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
-	b, err := lab.Build(or(c.Profile, profile), c.Limits)
+	b, err := lab.Build(cmp.Or(c.Profile, profile), c.Limits)
 	if err != nil {
 		return row, nil, err
 	}
@@ -116,7 +117,7 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	}
 	// A row that counts the server's requests takes them all once they finished; any other
 	// waits for the call's own.
-	log := lab.Settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
+	log := lab.Settled(ctx, c.Server, lab.Btoi(c.Counts&countExecutions == 0))
 	accepted := c.Server.ConnsAccepted()
 	js := []lab.Judge{lab.Called(pred, res)}
 	if c.Counts&countExecutions != 0 {

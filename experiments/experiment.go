@@ -12,6 +12,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -124,7 +125,7 @@ func Check(e Experiment, client string) error {
 	if f, ok := e.(FixedProfiles); ok && client != "" {
 		return fmt.Errorf("--client: %s %s by design; it takes no --client", e.Info().Name, compares(f.Profiles()))
 	}
-	return check(e, or(client, ProfileHC5))
+	return check(e, cmp.Or(client, ProfileHC5))
 }
 
 // check is what Run checks first: every part of Check but the explicit --client, which Run

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -93,7 +94,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 		run.Calls = append(run.Calls, lab.Timeline(row.Name, res, 0))
 	}
 	for _, idle := range []int{0, g.Concurrency} {
-		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, or(idle, 2))
+		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, cmp.Or(idle, 2))
 		rows, err := g.waves(ctx, srv, idle)
 		if err != nil {
 			return results.Run{}, err
@@ -158,7 +159,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		return nil, err
 	}
 	defer b.C.Close()
-	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
+	want := model.GoDialsPerWave(g.Concurrency, cmp.Or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
 	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
 	if maxIdle == 0 {
 		label = fmt.Sprintf("MaxIdleConnsPerHost %d (default)", http.DefaultMaxIdleConnsPerHost)

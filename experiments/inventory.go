@@ -228,7 +228,7 @@ func (v *Inventory) makeCall(ctx context.Context, c lab.Caller, srv *fakesrv.Ser
 // budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
 func budgetNote(r fakesrv.Request) string {
 	if r.Rejected {
-		return fmt.Sprintf("; refused: budget %s < work %s", fmtMs(r.Budget), fmtMs(r.Behaviour.Delay))
+		return fmt.Sprintf("; refused: budget %s < work %s", lab.FmtMs(r.Budget), lab.FmtMs(r.Behaviour.Delay))
 	}
 	return ""
 }

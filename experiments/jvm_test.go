@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -221,7 +222,7 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 					t.Fatal(err)
 				}
 				b.C.Close()
-				idle := min(or(b.Pool, 5), 5)
+				idle := min(cmp.Or(b.Pool, 5), 5)
 				beh := fakesrv.Behaviour{Delay: delay}
 				out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
 					srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())

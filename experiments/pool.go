@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -102,7 +103,7 @@ func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
 	run.Axis = "from the moment all calls of a variant started together"
 	for i, v := range variants {
 		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
-		rows, calls, err := p.variant(ctx, or(v.profile, opt.profile()), srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, calls, err := p.variant(ctx, cmp.Or(v.profile, opt.profile()), srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}
@@ -133,7 +134,7 @@ func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server,
 		return nil, nil, err
 	}
 	defer bc.C.Close()
-	idle, err := lab.Warm(ctx, bc, srv, min(or(bc.Pool, p.Pool), p.Pool))
+	idle, err := lab.Warm(ctx, bc, srv, min(cmp.Or(bc.Pool, p.Pool), p.Pool))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,9 +260,9 @@ func groupRows(name string, preds []model.Prediction, m concurrent, serverTime m
 			waited = max(waited, m.leaseWaits[i])
 		}
 		if reached == 0 {
-			row.Server = fmt.Sprintf("never reached it; client queue %s", fmtMs(waited))
+			row.Server = fmt.Sprintf("never reached it; client queue %s", lab.FmtMs(waited))
 		} else {
-			row.Server = fmt.Sprintf("%s each; client queue up to %s", fmtMs(served), fmtMs(waited))
+			row.Server = fmt.Sprintf("%s each; client queue up to %s", lab.FmtMs(served), lab.FmtMs(waited))
 		}
 		rows = append(rows, row)
 	}

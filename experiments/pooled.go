@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -162,7 +163,7 @@ func (p *Pooled) Check() error {
 
 // evictEvery is how often the evictor looks: --evict-interval, or HttpClient 5.6's own.
 func (p *Pooled) evictEvery() time.Duration {
-	return or(p.EvictInterval, model.HC5EvictInterval(p.Evict))
+	return cmp.Or(p.EvictInterval, model.HC5EvictInterval(p.Evict))
 }
 
 // pooledCase is one row: a client, a request, and how its pooled connection dies.
@@ -397,7 +398,7 @@ func (p *Pooled) droppedRow() (row results.Row, err error) {
 	b.C.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.Limits, false, 0)
 	return lab.Judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
-		lab.Lasted(expectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
+		lab.Lasted(lab.ExpectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
 		lab.Executions(results.Count(pred.Executions), nil), lab.Connections(results.Count(pred.Connects), nil),
 		lab.Saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
 		lab.Skipped("measured in exp-i (needs a network namespace)")), nil

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -105,7 +106,7 @@ func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
 		if v.kill {
 			b.Fail = fakesrv.FailClose
 		}
-		rows, res, err := r.variant(ctx, or(v.profile, opt.profile()), srv, v.name, b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+		rows, res, err := r.variant(ctx, cmp.Or(v.profile, opt.profile()), srv, v.name, b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
 		if err != nil {
 			return results.Run{}, err
 		}

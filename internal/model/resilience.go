@@ -304,12 +304,6 @@ func (c Chain) Predict() ChainPrediction {
 	return p
 }
 
-// WorstCase is the longest a call with a per-attempt timeout and retries can take: a 250 ms
-// read timeout with 2 retries is 750 ms, backoffs aside.
-func WorstCase(timeout time.Duration, retries int) time.Duration {
-	return timeout * time.Duration(retries+1)
-}
-
 // StormConns counts the connections a caller opens and closes over calls (in start order)
 // through a pool that holds idle connections at the start: a call takes an idle connection
 // or dials one; a call that fails (a timeout) closes its connection, one that succeeds

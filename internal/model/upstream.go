@@ -27,10 +27,6 @@ func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 	return max(int(n), 1)
 }
 
-// Bulkhead is the most calls that can press on the downstream at once: every worker holds at
-// most one call, and a call reaches the downstream only with a leased connection.
-func Bulkhead(workers, pool int) int { return min(workers, pool) }
-
 // Cascade is a caller whose downstream pauses: Requests calls arrive together at 0, each
 // taking a worker (workers are handed out first come first served, then queued), then a
 // connection of the pool (a FIFO lease queue, failing at LeaseTimeout), then the downstream,

@@ -112,9 +112,6 @@ func Unmeasured(why string) Judge {
 	}
 }
 
-// NoPool says the row's client had no pooled connection to use.
-func NoPool() Judge { return func(r *results.Row) { r.NoPool = true } }
-
 // Called judges one whole call: the model's time and outcome beside the measured ones.
 func Called(p model.Prediction, res *client.Result) Judge {
 	return func(r *results.Row) {
