@@ -31,30 +31,30 @@ type Server struct {
 
 // New starts a server on 127.0.0.1, a free port.
 func New(opts ...Option) (*Server, error) {
-	s, err := NewUnstarted(opts...)
+	s, err := impl.New(unwrap(opts)...)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Start(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Server{URL: s.URL, s: s}, nil
 }
 
 // NewUnstarted returns a server that is configured but not listening, as
 // httptest.NewUnstartedServer does: its Handler can be served by another server, and Start
 // starts its own listener.
 func NewUnstarted(opts ...Option) (*Server, error) {
-	o := make([]impl.Option, len(opts))
-	for i, opt := range opts {
-		o[i] = opt.o
-	}
-	s, err := impl.NewUnstarted(o...)
+	s, err := impl.NewUnstarted(unwrap(opts)...)
 	if err != nil {
 		return nil, err
 	}
 	return &Server{s: s}, nil
+}
+
+func unwrap(opts []Option) []impl.Option {
+	o := make([]impl.Option, len(opts))
+	for i, opt := range opts {
+		o[i] = opt.o
+	}
+	return o
 }
 
 // Start starts the server's listener and sets URL.
