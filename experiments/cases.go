@@ -30,6 +30,9 @@ type callCase struct {
 	// request.
 	Server    *fakesrv.Server
 	Behaviour fakesrv.Behaviour
+	// URL, without a Server, is a host with no fake server behind it (one that is down): the
+	// call is cold, and each of its attempts' dials counts as a connection.
+	URL string
 	// Method is the request's method: "" for a GET, or a POST without a body for a
 	// reservation (Behaviour.Order); any other value sends that method, with a small body the
 	// libraries can send again unless it is a GET.
@@ -59,12 +62,30 @@ const (
 	countConnections
 )
 
-// start checks e's parameters against opt and starts its results: the prologue of every Run.
-func start(e Experiment, opt Options) (results.Run, error) {
+// experimentRun checks e's parameters against opt, starts its results, runs body and
+// finishes the run: the opening and closing of every Run.
+func experimentRun(e Experiment, opt Options, body func(run *results.Run) error) (results.Run, error) {
 	if err := check(e, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	return newRun(e, opt), nil
+	run := newRun(e, opt)
+	if err := body(&run); err != nil {
+		return results.Run{}, err
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
+}
+
+// serverRun is experimentRun with a fake server of its own for body, closed at the end.
+func serverRun(e Experiment, opt Options, body func(run *results.Run, srv *fakesrv.Server) error) (results.Run, error) {
+	return experimentRun(e, opt, func(run *results.Run) error {
+		srv, err := lab.NewServer()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		return body(run, srv)
+	})
 }
 
 // runCases measures cases in order, appending a row and a timeline each to run. Progress
@@ -92,9 +113,11 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 		return row, nil, err
 	}
 	defer b.C.Close()
-	idle, err := lab.Warm(ctx, b, c.Server, 1) // resets the server: what follows is the call's
-	if err != nil {
-		return row, nil, err
+	idle := 0
+	if c.Server != nil {
+		if idle, err = lab.Warm(ctx, b, c.Server, 1); err != nil { // resets the server
+			return row, nil, err
+		}
 	}
 	if c.Idle > 0 {
 		if err := clock.Sleep(ctx, c.Idle); err != nil {
@@ -117,8 +140,12 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	}
 	// A row that counts the server's requests takes them all once they finished; any other
 	// waits for the call's own.
-	log := lab.Settled(ctx, c.Server, lab.Btoi(c.Counts&countExecutions == 0))
-	accepted := c.Server.ConnsAccepted()
+	var log []fakesrv.Request
+	accepted := len(res.Attempts)
+	if c.Server != nil {
+		log = lab.Settled(ctx, c.Server, lab.Btoi(c.Counts&countExecutions == 0))
+		accepted = c.Server.ConnsAccepted()
+	}
 	js := []lab.Judge{lab.Called(pred, res)}
 	if c.Counts&countExecutions != 0 {
 		js = append(js, lab.Executions(results.Count(pred.Executions), results.Count(len(log))))
@@ -137,6 +164,9 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 
 // request builds c's request (Method).
 func (c callCase) request(ctx context.Context) (*http.Request, error) {
+	if c.Server == nil {
+		return http.NewRequestWithContext(ctx, http.MethodGet, c.URL, nil)
+	}
 	if c.Method == "" {
 		method := http.MethodGet
 		if c.Behaviour.Order != "" {

@@ -273,35 +273,32 @@ func pooledKillers() []pooledKiller {
 
 // Run implements Experiment.
 func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(p, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer idleSrv.Close()
-	killSrv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer killSrv.Close()
+	return experimentRun(p, opt, func(run *results.Run) error {
+		idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
+		if err != nil {
+			return err
+		}
+		defer idleSrv.Close()
+		killSrv, err := lab.NewServer()
+		if err != nil {
+			return err
+		}
+		defer killSrv.Close()
 
-	var cases []callCase
-	for _, c := range p.cases() {
-		cases = append(cases, p.measured(c, idleSrv, killSrv))
-	}
-	if err := runCases(ctx, opt, &run, cases, len(cases)+1); err != nil {
-		return results.Run{}, err
-	}
-	dropped, err := p.droppedRow()
-	if err != nil {
-		return results.Run{}, err
-	}
-	run.Rows = append(run.Rows, dropped)
-	run.Finish(opt.Tolerance)
-	return run, nil
+		var cases []callCase
+		for _, c := range p.cases() {
+			cases = append(cases, p.measured(c, idleSrv, killSrv))
+		}
+		if err := runCases(ctx, opt, run, cases, len(cases)+1); err != nil {
+			return err
+		}
+		dropped, err := p.droppedRow()
+		if err != nil {
+			return err
+		}
+		run.Rows = append(run.Rows, dropped)
+		return nil
+	})
 }
 
 // measured is case c as the harness measures it: on a fresh client whose pool holds one warm
