@@ -7,61 +7,46 @@ import (
 	"time"
 )
 
-// MaxOrderLen is the longest order id a Behaviour may carry, in bytes. The server remembers
-// every order id until a reset, so an unbounded one would let a client grow it at will.
+// MaxOrderLen is the longest order id a Behaviour may carry, in bytes: the server remembers
+// every order id until a reset.
 const MaxOrderLen = 256
 
-// MaxBytes is the largest body a Behaviour may ask for (1 MiB). It is enough for every
-// experiment and small enough that a typo in a URL cannot make the server send gigabytes.
+// MaxBytes is the largest body a Behaviour may ask for: a typo cannot make the server send
+// gigabytes.
 const MaxBytes = 1 << 20
 
-// Behaviour describes how the server answers one request. It travels in the URL query, not in
-// a side channel, so that any HTTP client (also non-Go ones later) can ask for it.
-//
-// The server applies it in this order: read and discard the request body; commit the
-// reservation when Order is set; stall when Stall is set; otherwise wait Delay, send the head,
-// then the body (at once, or one byte every Every).
+// Behaviour is how the server answers one request. It travels in the URL query, so any client
+// can ask for it. The server reads the body, commits Order's reservation, then stalls, or waits
+// Delay and sends the head and the body.
 type Behaviour struct {
-	// Delay is the wait before the response head is sent (the service time).
+	// Delay is the wait before the head (the service time).
 	Delay time.Duration
-	// Stall means never answer: the request is held until the client leaves, the server
-	// closes, MaxStall passes or the server's max duration passes. The two caps end the
-	// stall with an empty 200.
+	// Stall holds the request until the client leaves, the server closes, or MaxStall or the max
+	// duration passes (an empty 200).
 	Stall bool
-	// MaxStall, with Stall, is a per-request cap on the stall (query key "max"); the
-	// server's max duration still applies when it is shorter. 0 means no per-request cap.
-	// It is ignored without Stall.
+	// MaxStall caps a Stall (query key "max"); 0: the server's max duration alone.
 	MaxStall time.Duration
-	// Bytes is the body length; Content-Length is always set to it. 0 means an empty body, or
-	// the reservation text when Order is set (Bytes is then ignored).
+	// Bytes is the body length and Content-Length; with Order, the reservation text instead.
 	Bytes int
-	// Every, with Bytes > 0, sends the body one byte at a time: byte k (1..Bytes) at
-	// headTime + k*Every. The schedule is absolute so that timer error never accumulates.
-	// 0 sends the whole body at once.
+	// Every sends the body a byte at a time, byte k at head + k*Every: an absolute schedule, so
+	// timer error never accumulates.
 	Every time.Duration
-	// Order, when non-empty, makes the request a reservation for this order id. The
-	// reservation is committed on arrival, before Delay, and stays committed whatever the
-	// client does later: a timeout is the client's decision alone.
+	// Order makes the request a reservation, committed on arrival and whatever the client does
+	// later: a timeout is the client's decision alone.
 	Order string
-	// Fail makes the server fail the request after reading it (and after committing its
-	// reservation, when Order is set), without an answer: FailClose closes the connection
-	// (a FIN), FailReset resets it (an RST); on HTTP/2 the stream is reset. With FailOn > 0
-	// only the request that is the FailOn-th on its connection fails, the others are answered
-	// as usual: a pooled connection dies exactly when an experiment wants, and a client's
-	// retry on a new connection succeeds. Query keys "fail" and "fail-on".
+	// Fail breaks the connection after reading the request (and reserving), without an answer:
+	// FailClose a FIN, FailReset an RST, a stream reset on HTTP/2. With FailOn > 0 only the
+	// FailOn-th request of its connection fails, so a pooled connection dies when an experiment
+	// wants. Query keys "fail" and "fail-on".
 	Fail   string
 	FailOn int
-	// Idempotent deduplicates this reservation by Order: a repeat of an order already reserved
-	// is not counted again and answers the first result, not before the first answer time.
-	// The server-wide WithIdempotent option has the same effect on every request.
+	// Idempotent makes a repeat of a reserved Order answer the first result, not before the first
+	// answer's time, without reserving again (WithIdempotent: every request).
 	Idempotent bool
 }
 
-// Path returns the request path and query that ask for b, for example
-// "/reserve?delay=500ms&order=42" or "/trickle?bytes=10&every=400ms". The path names the
-// main behaviour (reserve, stall, trickle, else delay) so that server logs and client traces
-// read well; the query alone carries the parameters. Zero fields are omitted and durations use
-// Go syntax, so ParseBehaviour reads the result back to b.
+// Path returns the path and query that ask for b, for example "/reserve?delay=500ms&order=42".
+// The path names the main behaviour so logs read well; ParseBehaviour reads the result back.
 func (b Behaviour) Path() string {
 	q := url.Values{}
 	if b.Delay != 0 {
@@ -100,7 +85,6 @@ func (b Behaviour) Path() string {
 	default:
 		path = "/delay"
 	}
-	// "/stall" implies Stall; any other path needs it spelled out.
 	if b.Stall && path != "/stall" {
 		q.Set("stall", "1")
 	}
@@ -117,12 +101,9 @@ const (
 	FailReset = "reset"
 )
 
-// ParseBehaviour reads a Behaviour from a request path and query. Any path is accepted (the
-// server itself serves Behaviours only on /reserve, /trickle, /stall and /delay); the path
-// "/stall" implies Stall, and so does the query "stall=1". The query keys are delay, stall,
-// max, bytes, every, order and idempotent; booleans are 1, true, 0 or false; an empty value
-// counts as absent and unknown keys are ignored. Every > 0 with Bytes = 0 is valid (an empty
-// body). An order id is at most MaxOrderLen bytes. The error names the offending parameter.
+// ParseBehaviour reads a Behaviour from a path and query (keys delay, stall, max, bytes,
+// every, order, idempotent, fail, fail-on; "/stall" implies stall). Empty values count as
+// absent, unknown keys are ignored, and the error names the offending parameter.
 func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	var b Behaviour
 	var err error

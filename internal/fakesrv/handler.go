@@ -20,7 +20,6 @@ import (
 // serveHTTP answers one request as its endpoint asks and logs it.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
-		// Served by another server after Close: nothing may run any more.
 		panic(http.ErrAbortHandler)
 	}
 	defer s.handlers.Done()
@@ -47,17 +46,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f(x.rec)
 	}
 	if !complete {
-		// Returning normally would let net/http send an empty 200 for a request that was
-		// never answered, which a client would count as a success. This panic is the
-		// documented way to close the connection (HTTP/2: reset the stream) without a
-		// response; net/http does not log it.
+		// Returning would let net/http send an empty 200, which a client counts as a success; this
+		// panic closes the connection (HTTP/2: resets the stream) without an answer.
 		panic(http.ErrAbortHandler)
 	}
 }
 
-// exchange is one request in progress: the handler's view of the connection and the log
-// record it fills. Only the handler goroutine touches it; publish copies rec to the shared
-// log.
+// exchange is one request in progress, touched by its handler goroutine only; publish copies
+// rec to the shared log.
 type exchange struct {
 	s     *Server
 	w     http.ResponseWriter
@@ -67,23 +63,20 @@ type exchange struct {
 	entry *Request // the log slot, guarded by the log's mutex
 }
 
-// Every endpoint handler answers its exchange and returns false when the client left or the
-// server closed before the response was complete; the connection (HTTP/2: the stream) must
-// then be closed without further writes. The request body has been read before, except for
-// endpoints with keepBody. The handlers live in endpoints.go.
+// Every endpoint handler returns false when the client left or the server closed before the
+// response was complete; the connection must then close without further writes.
 
-// publish copies the record to the log so that Requests shows progress while in flight.
+// publish copies the record to the log, so Requests shows progress in flight.
 func (x *exchange) publish() {
 	x.s.log.publish(x.entry, &x.rec)
 }
 
-// http2 reports whether the request came over HTTP/2 (TLS or h2c).
 func (x *exchange) http2() bool {
 	return x.r.ProtoMajor == 2
 }
 
-// serve reads the request body (unless e reads it itself) and answers as e asks, or with a
-// 404 or 405. It reports whether the answer was complete.
+// serve reads the request body (unless e reads it itself) and answers as e asks, or with a 404
+// or 405. It reports whether the answer was complete.
 func (x *exchange) serve(e Endpoint, found bool) bool {
 	if !found || !e.keepBody {
 		if err := x.drain(); err != nil {
@@ -102,51 +95,42 @@ func (x *exchange) serve(e Endpoint, found bool) bool {
 	return e.serve(x)
 }
 
-// drain reads the request body to EOF. This is what lets net/http notice a client that
-// leaves: it starts watching the connection (and cancels r.Context() on EOF) only once the
-// body is consumed. For a GET it is immediate. With a read timeout, the body must arrive
-// within it of the handler's start.
+// drain reads the request body to EOF: net/http watches for a departing client only once the
+// body is consumed. With a read timeout, the body must arrive within it.
 func (x *exchange) drain() error {
 	d := x.s.opts.readTimeout
 	if d > 0 {
-		// The error says only that the writer cannot set deadlines (a test's recorder).
 		_ = x.rc.SetReadDeadline(x.rec.Arrived.Add(d))
 	}
 	n, err := io.Copy(io.Discard, x.r.Body)
 	x.rec.BodyBytes = int(n)
 	if err == nil && d > 0 {
-		// Lift the deadline once the body is whole, or net/http's watch for a departing
-		// client would take its expiry for a departure. After a timeout it stays, so that
-		// net/http gives up on the rest of the body at once instead of reading it.
+		// Lift the deadline once the body is whole, or net/http's watch would take its expiry for a
+		// departure.
 		_ = x.rc.SetReadDeadline(time.Time{})
 	}
 	return err
 }
 
-// bodyFailed ends an exchange whose request body could not be read: a 408 when the client
-// was too slow to send it, otherwise (the client left) nothing.
+// bodyFailed ends an exchange whose body could not be read: a 408 when the client was too slow.
 func (x *exchange) bodyFailed(err error) bool {
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		return x.stop()
 	}
 	if !x.http2() {
-		// The rest of the body is still on its way: this connection cannot carry another
-		// request. (HTTP/2 forbids the header; there the stream ends, not the connection.)
+		// The rest of the body is on its way: the connection cannot carry another request.
 		x.w.Header().Set("Connection", "close")
 	}
 	return x.text(http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", x.s.opts.readTimeout))
 }
 
-// text answers status with the one-line body msg.
 func (x *exchange) text(status int, msg string) bool {
 	body := []byte(msg + "\n")
 	return x.head(status, len(body)) && x.body(body)
 }
 
-// head sends the response head with a Content-Length and flushes it at once, so the client
-// sees the head even when the body trickles. The Content-Type is text/plain unless the
-// handler set another. A status that cannot have a body (1xx, 204, 304) gets neither
-// header, as the HTTP spec wants.
+// head sends and flushes the response head with a Content-Length, so the client sees it even
+// when the body trickles. A status without a body (1xx, 204, 304) gets neither header.
 func (x *exchange) head(status, contentLength int) bool {
 	h := x.w.Header()
 	if bodyAllowed(status) {
@@ -165,7 +149,7 @@ func (x *exchange) head(status, contentLength int) bool {
 	return true
 }
 
-// body writes and flushes p, counting it in BytesSent only once the flush succeeded.
+// body writes and flushes p, counting it in BytesSent once the flush succeeded.
 func (x *exchange) body(p []byte) bool {
 	if len(p) == 0 || x.r.Method == http.MethodHead {
 		return true // nothing to send; a HEAD response has no body
@@ -180,10 +164,8 @@ func (x *exchange) body(p []byte) bool {
 	return true
 }
 
-// waitUntil waits until t. It returns false as soon as the client leaves or the server
-// closes. r.Context() is derived from the server's context (BaseContext), so it would be
-// enough alone; the server's context is selected explicitly so that Close does not depend
-// on that wiring, nor on who serves the handler.
+// waitUntil waits until t; false as soon as the client leaves or the server closes (selected
+// explicitly, so that Close does not depend on who serves the handler).
 func (x *exchange) waitUntil(t time.Time) bool {
 	reqDone, srvDone := x.r.Context().Done(), x.s.ctx.Done()
 	select {
@@ -207,20 +189,16 @@ func (x *exchange) waitUntil(t time.Time) bool {
 			return false
 		}
 	}
-	// The last stretch (under timerSlack) of a precise wait is spent yielding, without a
-	// timer.
+	// A precise wait yields through its last stretch (timerSlack).
 	for time.Now().Before(t) {
 		runtime.Gosched()
 	}
 	return true
 }
 
-// waitAlarm is a coarse server's wait until t: a Go timer, which wakes up to a millisecond
-// late (the runtime sleeps in whole milliseconds), brought forward by a clock.Alarm, which
-// the kernel wakes clock.Lead early and which yields through the rest. The alarm costs up to
-// clock.Lead of CPU per wait, so it is set only for waits of at least alarmMin: a delay or a
-// slow trickle lands within a fraction of a millisecond, while a trickle faster than that,
-// whose bytes go out a tick at a time anyway, keeps to the Go timer and stays cheap.
+// waitAlarm is a coarse server's wait until t: a Go timer, which may wake a millisecond late,
+// brought forward by a clock.Alarm for waits of at least alarmMin; a faster trickle keeps to
+// the Go timer and stays cheap.
 func (x *exchange) waitAlarm(t time.Time, reqDone, srvDone <-chan struct{}) bool {
 	d := time.Until(t)
 	if d <= 0 {
@@ -246,43 +224,30 @@ func (x *exchange) waitAlarm(t time.Time, reqDone, srvDone <-chan struct{}) bool
 	return true
 }
 
-// alarmMin is the shortest wait of a coarse server that an alarm brings forward: at most
-// clock.Lead of yielding per alarmMin, a tenth of a core for the fastest trickle that uses it.
+// alarmMin is the shortest wait an alarm brings forward: the alarm yields up to clock.Lead.
 const alarmMin = 5 * time.Millisecond
 
-// timerSlack is how much earlier than a scheduled time a precise server's timer is set.
-// Timers on a virtual machine wake up some 0.4 ms late (the median measured on labrun's
-// 2-core CI machines), and in experiment B that lateness adds up batch after batch although
-// the server's service time is exactly what the experiment holds constant. Yielding through
-// the last stretch costs up to this much CPU per wait: negligible for an experiment's few
-// waits, a whole core for a trickle of a byte a millisecond, which is why labrun serve
-// waits coarsely (WithPreciseTiming).
+// timerSlack is how much earlier than a scheduled time a precise server's timer is set; it
+// yields through the rest, which costs CPU per wait (hence coarse waits for labrun serve).
 const timerSlack = time.Millisecond
 
-// CoarseTick is the shortest wait of a coarse server (WithPreciseTiming(false)): a trickle faster than one byte per
-// tick sends the bytes due at each tick together, so the server wakes up at most once per
-// tick whatever the request asks. Each wake-up costs some 50 to 100 us of CPU on a loaded
-// 2-core machine (the timer, the write, the scheduler), so 2 ms keeps the fastest trickle
-// near 0.05 s of CPU per second; a byte is at most that late, which no client timeout of a
-// real configuration can tell apart.
+// CoarseTick is the shortest wait of a coarse server: a trickle faster than a byte per tick
+// sends the bytes due at each tick together.
 const CoarseTick = 2 * time.Millisecond
 
-// stop records why the exchange ended early and returns false. A cancelled request context
-// while the server is still open means the client went away; a closing server is not the
-// client's doing.
+// stop records why the exchange ended early and returns false: a cancelled request while the
+// server is open means the client left.
 func (x *exchange) stop() bool {
 	x.rec.ClientGone = x.s.ctx.Err() == nil
 	return false
 }
 
-// bodyAllowed reports whether a response with status may have a body (RFC 9110: not 1xx,
-// 204 or 304).
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
-// connInfo numbers a connection and counts its requests, for Request.Conn and ConnSeq and for
-// Behaviour.FailOn. The server's ConnContext attaches one to every connection.
+// connInfo numbers a connection and counts its requests (Request.Conn, ConnSeq,
+// Behaviour.FailOn).
 type connInfo struct {
 	id       int
 	requests atomic.Int64
@@ -290,7 +255,6 @@ type connInfo struct {
 
 type connKey struct{}
 
-// connContext is the server's ConnContext: it gives each accepted connection its number.
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	id := int(s.connIDs.Add(1))
 	if w, ok := c.(*watchedConn); ok {

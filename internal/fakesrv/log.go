@@ -5,71 +5,53 @@ import (
 	"time"
 )
 
-// Request is what the server saw of one request. Times are the server's own clock readings
-// (with their monotonic part, so differences between them are exact).
+// Request is what the server saw of one request, in the server's clock readings.
 type Request struct {
-	// Seq is the 1-based arrival number since the server started or the last Reset.
-	Seq int
-	// Method is the request's method, as received.
+	// Seq is the 1-based arrival number since start or the last Reset.
+	Seq    int
 	Method string
-	// Path is the request path and query as received.
-	Path string
-	// BodyBytes counts the request body bytes the server read (for an endpoint that reads
-	// the body itself, those it read before answering).
+	Path   string
+	// BodyBytes counts the request body bytes read before answering.
 	BodyBytes int
-	// Proto is the protocol of the request, "HTTP/1.1" or "HTTP/2.0".
-	Proto string
-	// Endpoint names the endpoint the path selected: reserve, trickle, stall, delay, status,
-	// redirect, redirect-loop, close-after-read, reset, stats or other (no such endpoint).
+	Proto     string
+	// Endpoint names the endpoint the path selected, or other.
 	Endpoint string
-	// Behaviour is what the request asked for: zero when its query was invalid, and for the
-	// endpoints other than reserve, trickle, stall and delay except for a status delay.
+	// Behaviour is what the request asked for; zero for an invalid query.
 	Behaviour Behaviour
-	// Arrived is when the handler started.
-	Arrived time.Time
-	// HeadSent is when the response head was flushed; zero if it never was.
+	Arrived   time.Time
+	// HeadSent is when the head was flushed; zero if never.
 	HeadSent time.Time
-	// Finished is when the handler ended; zero while the request is in progress.
+	// Finished is when the handler ended; zero while in progress.
 	Finished time.Time
-	// BytesSent counts the body bytes successfully written and flushed.
+	// BytesSent counts the body bytes written and flushed.
 	BytesSent int
-	// Reserved is true when this request committed a reservation (false for an idempotent
-	// duplicate).
-	Reserved bool
-	// Duplicate is true for an idempotent repeat of an earlier reservation of the same order.
+	// Reserved: the request committed a reservation; Duplicate: it repeated an idempotent one.
+	Reserved  bool
 	Duplicate bool
-	// ClientGone is true when the client went away before the response was complete. It
-	// stays false when the server's own Close cut the response short.
+	// ClientGone: the client left before the response was complete (not the server's Close).
 	ClientGone bool
-	// Status is the final status code sent, 0 if none (also for close-after-read and
-	// reset, which never answer).
+	// Status is the status sent, 0 if none.
 	Status int
-	// Budget is the client's remaining time from its X-Deadline-Ms header, -1 without one.
+	// Budget is the client's X-Deadline-Ms, -1 without one.
 	Budget time.Duration
-	// Rejected is true when the server answered 503 at once because Budget was shorter than
-	// the work asked for (Delay), without reserving.
+	// Rejected: answered 503 at once, Budget being shorter than Delay.
 	Rejected bool
-	// Conn is the 1-based number of the connection the request came on, in the order the
-	// server accepted them since it started; ConnSeq is the request's 1-based number on that
-	// connection (an HTTP/2 stream counts as a request). Both are 0 when the handler runs
-	// under another server (Handler), which does not number connections.
+	// Conn numbers the request's connection in accept order, ConnSeq the request on it (an
+	// HTTP/2 stream counts); both 0 under another server (Handler).
 	Conn, ConnSeq int
-	// Failed says how the server failed the request on purpose (Behaviour.Fail): "close" or
-	// "reset" after reading it, "" when it did not.
+	// Failed is the Behaviour.Fail carried out, "" for none.
 	Failed string
 }
 
-// entryOverhead is what a log entry costs besides its path: the Request itself, its
-// pointer and its share of the slice, rounded up.
+// entryOverhead is what a log entry costs besides its path.
 const entryOverhead = 256
 
-// entrySize is the bytes a log entry for path is counted for: the path, and as much again
-// for the order id, which comes from the path's query and so is never longer.
+// entrySize counts a log entry's path twice: its order id comes from the path.
 func entrySize(path string) int {
 	return entryOverhead + 2*len(path)
 }
 
-// requestLog is the server's log of requests and its count of requests per endpoint.
+// requestLog is the log of requests and the count per endpoint.
 type requestLog struct {
 	limit     int // entries kept, 0 for all; set once by New
 	byteLimit int // bytes kept (entrySize), 0 for all; set once by New
@@ -82,14 +64,11 @@ type requestLog struct {
 	perEndpoint map[string]int
 }
 
-// newRequestLog returns an empty log keeping at most limit entries and byteLimit bytes
-// (0: no bound).
 func newRequestLog(limit, byteLimit int) *requestLog {
 	return &requestLog{limit: limit, byteLimit: byteLimit, perEndpoint: make(map[string]int)}
 }
 
-// arrive numbers rec, counts it for its endpoint and appends a copy of it to the log; the
-// copy is the request's log slot, which publish updates.
+// arrive numbers rec, counts it and appends a copy, the request's slot that publish updates.
 func (l *requestLog) arrive(rec *Request) *Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -105,8 +84,7 @@ func (l *requestLog) arrive(rec *Request) *Request {
 	return entry
 }
 
-// trim makes room for an entry of size bytes. When a bound would be passed, it drops the
-// oldest entries down to half of each bound at once rather than one entry per request:
+// trim makes room for size bytes, dropping the oldest entries to half of each bound at once:
 // amortised O(1).
 func (l *requestLog) trim(size int) {
 	overCount := l.limit > 0 && len(l.entries) >= l.limit
@@ -126,14 +104,12 @@ func (l *requestLog) trim(size int) {
 	l.dropped += n
 }
 
-// publish copies rec to its log slot, so that Requests shows a request's progress.
 func (l *requestLog) publish(entry *Request, rec *Request) {
 	l.mu.Lock()
 	*entry = *rec
 	l.mu.Unlock()
 }
 
-// snapshot returns a copy of the entries, in arrival order.
 func (l *requestLog) snapshot() []Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -144,8 +120,7 @@ func (l *requestLog) snapshot() []Request {
 	return out
 }
 
-// counts returns the requests per endpoint name, every name of names present, and the
-// entries dropped.
+// counts returns the requests per endpoint (every name present) and the entries dropped.
 func (l *requestLog) counts(names []string) (perEndpoint map[string]int, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -156,14 +131,12 @@ func (l *requestLog) counts(names []string) (perEndpoint map[string]int, dropped
 	return out, l.dropped
 }
 
-// size returns the entries kept and the bytes they are counted for.
 func (l *requestLog) size() (entries, bytes int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.entries), l.bytes
 }
 
-// reset empties the log and zeroes the numbering and the counts.
 func (l *requestLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

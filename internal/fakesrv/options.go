@@ -5,19 +5,16 @@ import (
 	"time"
 )
 
-// DefaultAddr is the default listen address: loopback, on a port the system picks.
+// DefaultAddr is the default listen address: loopback, a free port.
 const DefaultAddr = "127.0.0.1:0"
 
-// DefaultMaxDuration is the default cap on every delay, stall and total trickle time. It is a
-// safety net against a forgotten request holding a goroutine, far above any experiment.
+// DefaultMaxDuration caps every delay, stall and trickle by default: a safety net against a
+// forgotten request holding a goroutine.
 const DefaultMaxDuration = 10 * time.Minute
 
-// DefaultMaxOrders is the default bound on the distinct order ids the server remembers
-// between two resets (WithMaxOrders): far above any experiment, and, with order ids of at
-// most MaxOrderLen bytes, a few megabytes at most.
+// DefaultMaxOrders bounds the distinct order ids remembered between two resets by default.
 const DefaultMaxOrders = 10_000
 
-// options holds the server-wide settings; see the With functions.
 type options struct {
 	idempotent  bool
 	maxDuration time.Duration
@@ -35,14 +32,12 @@ type options struct {
 	onDone      func(Request)
 }
 
-// defaultOptions are the settings of a Server created without options.
 func defaultOptions() options {
 	return options{maxDuration: DefaultMaxDuration, addr: DefaultAddr, protocol: HTTP1,
 		maxOrders: DefaultMaxOrders, precise: true}
 }
 
-// check reports the first setting that New cannot use. The listen address is checked apart,
-// by checkAddr, since only Start uses it.
+// check reports the first setting New cannot use; checkAddr checks the address.
 func (o *options) check() error {
 	spec, ok := lookupProtocol(o.protocol)
 	switch {
@@ -78,113 +73,88 @@ func (o *options) check() error {
 // Option configures a Server in New.
 type Option func(*options)
 
-// WithIdempotent makes every reservation idempotent, deduplicated by order id, as if every
-// request had Behaviour.Idempotent set.
+// WithIdempotent makes every reservation idempotent, as Behaviour.Idempotent does.
 func WithIdempotent(on bool) Option {
 	return func(o *options) { o.idempotent = on }
 }
 
-// WithMaxDuration caps every delay, stall and total trickle time at d (default
-// DefaultMaxDuration). A capped delay answers at d; a capped stall answers 200 with an empty
-// body at d; a capped trickle stops sending at headTime + d, leaving the body short of its
-// Content-Length, so the client sees the connection (HTTP/2: the stream) end early. New
-// rejects d <= 0.
+// WithMaxDuration caps every delay, stall and trickle at d (DefaultMaxDuration): a capped
+// delay answers at d, a capped stall answers an empty 200, a capped trickle stops short of its
+// Content-Length. New rejects d <= 0.
 func WithMaxDuration(d time.Duration) Option {
 	return func(o *options) { o.maxDuration = d }
 }
 
-// WithAddr sets the listen address, "host:port" (default DefaultAddr; port 0 picks a free
-// port). New refuses a host that is not loopback unless WithAllowRemote(true) is also given:
-// loopback is an IP in 127.0.0.0/8, ::1 or the name "localhost"; any other name, and an
-// empty host (":8080", every interface), is not. A server that stalls and resets on request
-// must not be reachable from other machines by accident.
+// WithAddr sets the listen address, "host:port" (DefaultAddr). New refuses a host that is not
+// loopback (127.0.0.0/8, ::1, localhost; not ":8080") without WithAllowRemote(true): a server
+// that stalls on request must not be reachable from elsewhere by accident.
 func WithAddr(addr string) Option {
 	return func(o *options) { o.addr = addr }
 }
 
-// WithOnDone calls f once per request when the server is done with it (answered, failed on
-// purpose, or left by its client), with a copy of its log record, Finished set. f runs on the
-// request's handler goroutine, so requests in flight call it concurrently, and a slow f holds
-// the request's goroutine (not its response, which is over): labrun serve prints a line per
-// request with it. nil, the default, calls nothing.
+// WithOnDone calls f with a copy of each request's record when the server is done with it, on
+// the request's goroutine (so concurrently for requests in flight).
 func WithOnDone(f func(Request)) Option {
 	return func(o *options) { o.onDone = f }
 }
 
-// WithLogLimit keeps only the last n requests in the log (0, the default, keeps them all), so
-// that a long-running server does not grow with its traffic. The counters are not affected.
+// WithLogLimit keeps only the last n requests in the log (0: all); the counters keep counting.
 func WithLogLimit(n int) Option {
 	return func(o *options) { o.logLimit = n }
 }
 
-// WithLogBytes bounds the request log to about n bytes (0, the default, does not), counting
-// each entry's path and order id and a fixed share for the rest, so that long URLs cannot
-// make a long-running server grow either. The oldest entries go first, and Stats.Dropped
-// counts them. The counters are not affected.
+// WithLogBytes bounds the request log to about n bytes (0: no bound), the oldest entries going
+// first and counted in Stats.Dropped.
 func WithLogBytes(n int) Option {
 	return func(o *options) { o.logBytes = n }
 }
 
-// WithMaxOrders bounds the distinct order ids that the server remembers between two resets
-// (default DefaultMaxOrders). A reservation of a new order id beyond it is refused with 507
-// Insufficient Storage, reserves nothing, and counts in Stats.Dropped; the ids already known
-// keep working. New rejects n < 1.
+// WithMaxOrders bounds the distinct order ids remembered between two resets
+// (DefaultMaxOrders): a new one beyond it is answered 507, reserves nothing and counts in
+// Stats.Dropped. New rejects n < 1.
 func WithMaxOrders(n int) Option {
 	return func(o *options) { o.maxOrders = n }
 }
 
-// WithPreciseTiming chooses how the server waits until a scheduled time: precisely (the
-// default), setting its timer a millisecond early and yielding the processor through the
-// last stretch, or coarsely, with a timer brought forward by one of the lab's alarms
-// (internal/clock) for waits of 5 ms and more, which yields at most half a millisecond per
-// wait. The precise waits keep the in-process experiments within a few milliseconds of the
-// model, at the price of up to a millisecond of CPU per wait; a coarse server lands a delay
-// within a fraction of a millisecond too and costs far less, so it can be left running for
-// others (labrun serve). Either way a trickle sends every byte due at a wake-up in one
-// write, and a coarse one wakes up at most every CoarseTick.
+// WithPreciseTiming chooses how the server waits: precisely (the default), with a timer set
+// early and the last stretch yielded, which keeps the experiments close to the model at some CPU
+// per wait; or coarsely, with a timer brought forward by the lab's alarm for longer waits, cheap
+// enough to leave running (labrun serve). A coarse trickle wakes at most every CoarseTick.
 func WithPreciseTiming(on bool) Option {
 	return func(o *options) { o.precise = on }
 }
 
-// WithReadTimeout bounds how long a client may take to send a request: its head must
-// arrive within d (at most 10 s) of the server starting to read it, and its body within d
-// of the handler's start; a body that takes longer is answered 408 and its connection
-// closed. 0, the default, gives the head 10 s and the body as long as it takes. New rejects
-// d < 0.
+// WithReadTimeout bounds how long a client may take to send a request: the head within d (at
+// most 10 s), the body within d of the handler's start, else 408 and the connection closed. 0
+// gives the head 10 s and the body no bound. New rejects d < 0.
 func WithReadTimeout(d time.Duration) Option {
 	return func(o *options) { o.readTimeout = d }
 }
 
-// WithIdleTimeout closes a keep-alive connection (HTTP/2: a connection without streams)
-// idle for d. 0, the default, keeps idle connections as long as the client wants, as the
-// pool experiments need. New rejects d < 0.
+// WithIdleTimeout closes a connection idle for d (HTTP/2: without streams); 0 keeps it as long
+// as the client wants. New rejects d < 0.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) { o.idleTimeout = d }
 }
 
-// WithAllowRemote lets WithAddr name a non-loopback address. Anyone who can reach that
-// address can then hold the server's goroutines for up to its max duration per request.
+// WithAllowRemote lets WithAddr name a non-loopback address.
 func WithAllowRemote(on bool) Option {
 	return func(o *options) { o.allowRemote = on }
 }
 
-// WithProtocol sets the protocol the server speaks (default HTTP1). The TLS protocols serve a
-// certificate from a certificate authority generated in memory when the server is created;
-// CACertPEM and ClientTLS give it to clients.
+// WithProtocol sets the protocol (HTTP1 by default); a TLS protocol's certificate comes from a
+// CA made in memory (CACertPEM, ClientTLS).
 func WithProtocol(p Protocol) Option {
 	return func(o *options) { o.protocol = p }
 }
 
-// WithTLSNames adds host names or IP addresses to the server's certificate, besides the
-// 127.0.0.1, ::1 and localhost it always names. New refuses it for a protocol without TLS.
+// WithTLSNames adds names or IPs to the certificate besides 127.0.0.1, ::1 and localhost.
 func WithTLSNames(names ...string) Option {
 	return func(o *options) { o.tlsNames = append(o.tlsNames, names...) }
 }
 
-// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS that an HTTP/2 server
-// advertises: how many requests a client may have in flight on one connection. 0, the
-// default, leaves net/http's own default (at least 100). New refuses n > 0 for a protocol
-// that is not HTTP/2.
+// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS an HTTP/2 server advertises
+// (0: net/http's default). New refuses it for a protocol that is not HTTP/2.
 func WithMaxConcurrentStreams(n int) Option {
 	return func(o *options) { o.maxStreams = n }
 }

@@ -18,32 +18,22 @@ import (
 )
 
 const (
-	// readHeaderTimeout bounds a client that connects and sends a partial head (shorter
-	// with WithReadTimeout); it is not an idle timeout, so idle keep-alive connections stay
-	// open as long as the client wants (pool experiments count them) unless
-	// WithIdleTimeout says otherwise.
+	// readHeaderTimeout bounds a partial head; idle keep-alive connections stay open unless
+	// WithIdleTimeout says otherwise (the pool experiments count them).
 	readHeaderTimeout = 10 * time.Second
 	// shutdownGrace is how long Close lets responses in flight complete before it closes the
-	// connections by force. Handlers are cancelled first, so this is rarely reached: it only
-	// matters for a client that connected and never sent a request.
+	// connections by force.
 	shutdownGrace = 500 * time.Millisecond
 )
 
-// Server is a fake HTTP server listening on a loopback port (or on the address given with
-// WithAddr), speaking HTTP/1.1 by default, or HTTP/1.1 over TLS, HTTP/2 or h2c
-// (WithProtocol). Create it with New, or with NewUnstarted and Start, and stop it with Close
-// or Shutdown. Its methods are safe for concurrent use.
+// Server is a fake HTTP server on a loopback port (or WithAddr's), speaking HTTP/1.1 or the
+// protocol of WithProtocol. Its methods are safe for concurrent use.
 //
-// Its request handling is Handler, apart from the listener, as with go-httpbin and
-// httptest: the server's own http.Server serves Handler for every protocol, and a test may
-// serve it with another server too. The request log, the per-endpoint counts and the
-// reservations are the handler's, so they count requests however they arrived; the
-// connection counts (ConnsAccepted, ConnsOpen) are the listener's.
+// Its request handling is Handler, apart from the listener: the request log, the counts and
+// the reservations are the handler's; the connection counts are the listener's.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:PORT" by default ("https://" for a TLS
-	// protocol), without a trailing slash; empty until Start. It names the address actually
-	// bound, except for an unspecified host (0.0.0.0, empty, ::), where it names loopback
-	// (127.0.0.1, or [::1] for ::), which reaches the same listener.
+	// URL is the base URL without a trailing slash, empty until Start. For an unspecified host
+	// (0.0.0.0, ::) it names loopback, which reaches the same listener.
 	URL string
 
 	opts   options
@@ -52,16 +42,14 @@ type Server struct {
 	ca     *authority // nil for a protocol without TLS
 	srv    *http.Server
 
-	// ctx is the base context of every connection and request; cancel (called by Close)
-	// stops every waiting handler at once.
+	// ctx is the base context of every request; cancel (Close) stops every waiting handler.
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	log    *requestLog
-	ledger *ledger
-	convs  *conversations
-	conns  connCounts
-	// connLog records how each connection ended (Conns).
+	log     *requestLog
+	ledger  *ledger
+	convs   *conversations
+	conns   connCounts
 	connLog *connLog
 
 	gate      sync.Mutex // guards started and closed, and orders handler entry before Close's wait
@@ -74,16 +62,13 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-// connCounts counts the connections of the server's listener.
 type connCounts struct {
 	accepted atomic.Int64 // since start or the last Reset
 	open     atomic.Int64
 }
 
-// New starts a server listening on DefaultAddr (127.0.0.1, a free port) or the address given
-// with WithAddr, and serving in the background. It refuses a non-loopback address unless
-// WithAllowRemote(true) is given: the lab must never expose a server that stalls on request
-// by accident.
+// New starts a server on DefaultAddr or WithAddr's address. It refuses a non-loopback address
+// unless WithAllowRemote(true): the lab must never expose a server that stalls by accident.
 func New(opts ...Option) (*Server, error) {
 	s, err := NewUnstarted(opts...)
 	if err != nil {
@@ -96,9 +81,8 @@ func New(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// NewUnstarted returns a server that is configured, with its TLS certificates generated,
-// but not listening, as httptest.NewUnstartedServer does: its Handler can be served by
-// another server, and Start starts its own listener. Close releases it either way.
+// NewUnstarted returns a configured server, certificates made, that is not listening: its
+// Handler can be served by another server, and Start starts its own listener.
 func NewUnstarted(opts ...Option) (*Server, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -132,8 +116,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: headerTimeout(o.readTimeout),
 		IdleTimeout:       o.idleTimeout,
 		Protocols:         spec.httpProtocols(),
-		// The lab provokes broken connections on purpose; net/http would report each one on
-		// the process's stderr, in the middle of labrun's own output.
+		// The lab breaks connections on purpose; net/http would log each one to stderr.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	if spec.http2 {
@@ -151,8 +134,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on the server's address and serves in the background. It panics when called
-// twice or after Close.
+// Start listens and serves in the background. It panics when called twice or after Close.
 func (s *Server) Start() error {
 	s.gate.Lock()
 	defer s.gate.Unlock()
@@ -171,9 +153,8 @@ func (s *Server) Start() error {
 	}
 	go func() {
 		defer close(s.serveDone)
-		// Serve returns http.ErrServerClosed after Close. Any other error means the listener
-		// broke; there is nobody to return it to, and the clients' requests then fail, which
-		// is where the lab looks. ServeTLS sets the ALPN protocols from srv.Protocols.
+		// Serve's error other than ErrServerClosed has nobody to go to: the clients' requests fail,
+		// which is where the lab looks.
 		if s.spec.TLS {
 			_ = s.srv.ServeTLS(ln, "", "")
 		} else {
@@ -183,16 +164,12 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// AddrError is the error of New for a listen address it cannot use: malformed, or not
-// loopback while WithAllowRemote(true) was not given.
+// AddrError is New's error for a listen address it cannot use.
 type AddrError struct {
-	// Addr is the listen address, as given to WithAddr.
 	Addr string
-	// NotLoopback is true when Addr is well formed but not loopback (or, for a name, did
-	// not resolve to loopback).
+	// NotLoopback: Addr is well formed but not loopback, or did not resolve to it.
 	NotLoopback bool
-	// Err says what is wrong with Addr.
-	Err error
+	Err         error
 }
 
 func (e *AddrError) Error() string {
@@ -204,7 +181,7 @@ func (e *AddrError) Error() string {
 
 func (e *AddrError) Unwrap() error { return e.Err }
 
-// checkAddr checks that addr is a "host:port" whose host names loopback, unless allowRemote.
+// checkAddr checks that addr is "host:port" with a loopback host, unless allowRemote.
 func checkAddr(addr string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -216,14 +193,13 @@ func checkAddr(addr string, allowRemote bool) error {
 	return nil
 }
 
-// listen opens the listener for addr, which checkAddr accepted. A listen failure (a port in
-// use) wraps the *net.OpError of net.Listen.
+// listen opens the listener for addr, which checkAddr accepted.
 func listen(addr string, allowRemote bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("fakesrv: listen on %s: %w", addr, err)
 	}
-	// "localhost" is resolved by the system; check what it resolved to rather than trust it.
+	// "localhost" is resolved by the system: check what it resolved to.
 	if bound := ln.Addr().(*net.TCPAddr); !allowRemote && !bound.IP.IsLoopback() {
 		_ = ln.Close() // nothing was served on it
 		return nil, &AddrError{Addr: addr, NotLoopback: true, Err: fmt.Errorf("%s is not a loopback address", bound)}
@@ -231,8 +207,7 @@ func listen(addr string, allowRemote bool) (net.Listener, error) {
 	return ln, nil
 }
 
-// headerTimeout is how long a client may take to send a request head: the read timeout,
-// but never more than readHeaderTimeout.
+// headerTimeout is the read timeout, at most readHeaderTimeout.
 func headerTimeout(read time.Duration) time.Duration {
 	if read > 0 {
 		return min(read, readHeaderTimeout)
@@ -240,9 +215,8 @@ func headerTimeout(read time.Duration) time.Duration {
 	return readHeaderTimeout
 }
 
-// isLoopbackHost reports whether host, from a listen address, names only loopback: the name
-// localhost or a loopback IP (an IPv4-mapped 127.x address included). Other names are not
-// resolved here: a name that resolves to several addresses cannot be judged by one.
+// isLoopbackHost reports whether host is localhost or a loopback IP; other names are not
+// resolved here.
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -251,10 +225,8 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// baseURL is the URL of a listener bound to a for the requested host: a's own address, or
-// loopback when a is unspecified (a client cannot dial 0.0.0.0 portably). The loopback
-// family follows the requested host, not a: Go binds 0.0.0.0 and an empty host as a
-// dual-stack :: socket, which 127.0.0.1 reaches, and only an IPv6 host ("::") asks for ::1.
+// baseURL is the URL of a listener bound to a: loopback when a is unspecified, of the family
+// the host asked for (Go binds 0.0.0.0 as a dual-stack :: socket).
 func baseURL(scheme, host string, a *net.TCPAddr) string {
 	ip := a.IP
 	if ip.IsUnspecified() {
@@ -266,9 +238,8 @@ func baseURL(scheme, host string, a *net.TCPAddr) string {
 	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
 }
 
-// Handler returns the server's request handling, which its own listener serves. Requests
-// served through it by another server are logged and counted like the listener's own; they
-// are refused (the connection closed unanswered) once the server is closed.
+// Handler returns the server's request handling. Requests served through another server are
+// logged and counted too, and refused once the server is closed.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
@@ -278,9 +249,7 @@ func (s *Server) Protocol() Protocol {
 	return s.spec.Name
 }
 
-// CACertPEM returns the PEM-encoded certificate of the CA that signed the server's
-// certificate, for a client to trust (curl --cacert, a JVM trust store); nil for a protocol
-// without TLS.
+// CACertPEM returns the PEM certificate of the server's CA; nil without TLS.
 func (s *Server) CACertPEM() []byte {
 	if s.ca == nil {
 		return nil
@@ -288,8 +257,7 @@ func (s *Server) CACertPEM() []byte {
 	return append([]byte(nil), s.ca.caPEM...)
 }
 
-// ClientTLS returns a new TLS configuration that trusts the server's CA and nothing else;
-// nil for a protocol without TLS.
+// ClientTLS returns a new TLS configuration that trusts the server's CA alone; nil without TLS.
 func (s *Server) ClientTLS() *tls.Config {
 	if s.ca == nil {
 		return nil
@@ -297,17 +265,14 @@ func (s *Server) ClientTLS() *tls.Config {
 	return s.ca.clientConfig()
 }
 
-// ClientTransport returns a new http.Transport that speaks the server's protocol (HTTP/2
-// with prior knowledge for H2C) and trusts its CA. The caller owns it, and closes its idle
-// connections when done.
+// ClientTransport returns a new http.Transport that speaks the server's protocol and trusts its
+// CA. The caller closes its idle connections.
 func (s *Server) ClientTransport() *http.Transport {
 	return &http.Transport{TLSClientConfig: s.ClientTLS(), Protocols: s.spec.httpProtocols()}
 }
 
-// Close stops the server. It cancels every waiting handler (delays, stalls and trickles stop
-// at once and their connections are closed without an answer), closes the listener and all
-// connections, and blocks until every handler and every connection goroutine has returned.
-// It is safe to call more than once; later calls wait for the first to finish.
+// Close cancels every waiting handler (their connections close unanswered), closes the
+// listener and all connections, and waits for every goroutine. Later calls wait for the first.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.cancel()
@@ -322,26 +287,17 @@ func (s *Server) Close() {
 				_ = s.srv.Close() // its error is the listener's close error, already closed by Shutdown
 			}
 			<-s.serveDone
-			// Serve registers each connection (StateNew) before it returns, so no Add can
-			// race with this Wait.
+			// Serve registers each connection (StateNew) before it returns: no Add races this Wait.
 			s.connWG.Wait()
 		}
-		// No handler starts once closed is set (enter), so no Add races with this Wait.
+		// No handler starts once closed is set (enter).
 		s.handlers.Wait()
 	})
 }
 
-// Shutdown stops the server gracefully. It closes the listener at once (no new connection is
-// accepted), closes idle connections, and lets the requests in flight complete; then it
-// releases everything as Close does and returns nil. When ctx is done first, it cancels the
-// requests still in flight as Close does (their connections close without an answer), waits
-// for every goroutine, and returns an error wrapping ctx.Err(). A stall completes only at
-// its cap, so a Shutdown with a stall in flight normally ends through ctx. Shutdown may be
-// called together with or after Close, and more than once.
-//
-// Graceful draining is net/http's Server.Shutdown, which polls for idle connections, so
-// Shutdown may return up to some hundred milliseconds after the last request completed.
-// HTTP/2 connections get a GOAWAY frame first.
+// Shutdown closes the listener and idle connections and lets requests in flight complete,
+// then releases everything as Close does. When ctx ends first, it cancels what is left as
+// Close does and returns an error wrapping ctx.Err(). It may be called with or after Close.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	s.Close()
@@ -351,7 +307,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// enter registers a handler about to run; it returns false once the server is closed.
+// enter registers a handler about to run; false once the server is closed.
 func (s *Server) enter() bool {
 	s.gate.Lock()
 	defer s.gate.Unlock()
@@ -362,8 +318,7 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// connState counts connections and tracks their goroutines for Close. HTTP/2 connections
-// report StateNew and StateClosed too; their StateActive and StateIdle are ignored here.
+// connState counts connections and tracks their goroutines for Close.
 func (s *Server) connState(_ net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
