@@ -5,45 +5,36 @@ import (
 	"strings"
 )
 
-// Protocol names the HTTP version and transport a Server speaks; see WithProtocol.
+// Protocol names the HTTP version and transport a Server speaks.
 type Protocol string
 
-// The protocols a Server speaks. Each is served by net/http's own HTTP/1.1 and HTTP/2
-// implementations around the same handler.
+// The protocols, each served by net/http around the same handler.
 const (
-	// HTTP1 is HTTP/1.1 over plain TCP, the default.
-	HTTP1 Protocol = "http1"
-	// HTTP1TLS is HTTP/1.1 over TLS; ALPN offers only "http/1.1".
+	HTTP1    Protocol = "http1"
 	HTTP1TLS Protocol = "http1-tls"
-	// HTTP2 is HTTP/2 over TLS; ALPN offers only "h2". A client that cannot speak HTTP/2
-	// completes its TLS handshake (Go's TLS lets an http/1.1 client in without ALPN) and
-	// has its connection closed without an answer, rather than falling back unnoticed.
+	// HTTP2 is over TLS, ALPN "h2" alone: a client without HTTP/2 is closed unanswered rather
+	// than falling back unnoticed.
 	HTTP2 Protocol = "h2"
-	// H2C is HTTP/2 over plain TCP with prior knowledge (RFC 9113 section 3.3): the client
-	// starts with the HTTP/2 preface. A connection that starts with anything else, an
-	// HTTP/1.1 request or an h2c Upgrade, is closed without an answer.
+	// H2C is HTTP/2 over TCP with prior knowledge (RFC 9113 section 3.3); anything else is closed
+	// unanswered.
 	H2C Protocol = "h2c"
 )
 
 // ProtocolInfo describes a Protocol, for help texts and manuals.
 type ProtocolInfo struct {
-	// Name is the protocol, as WithProtocol and labrun serve --protocol take it.
-	Name Protocol
-	// TLS is true when the server speaks TLS (its URL starts with https://).
-	TLS bool
-	// Description says what the server speaks, in a few words.
+	Name        Protocol
+	TLS         bool
 	Description string
-	// Curl is what curl needs to reach it: the options before the URL.
+	// Curl is the curl options that reach it, before the URL.
 	Curl string
 }
 
-// protocolSpec is what a Protocol means to the server and to its clients.
 type protocolSpec struct {
 	ProtocolInfo
 	http1, http2 bool // which HTTP versions are served
 }
 
-// protocolSpecs is the table of protocols, the default first. A new protocol is one entry.
+// protocolSpecs is the table of protocols, the default first.
 func protocolSpecs() []protocolSpec {
 	return []protocolSpec{
 		{ProtocolInfo{HTTP1, false, "HTTP/1.1 over TCP", ""}, true, false},
@@ -53,7 +44,6 @@ func protocolSpecs() []protocolSpec {
 	}
 }
 
-// Protocols lists every protocol a Server speaks, the default first.
 func Protocols() []ProtocolInfo {
 	var out []ProtocolInfo
 	for _, p := range protocolSpecs() {
@@ -62,7 +52,6 @@ func Protocols() []ProtocolInfo {
 	return out
 }
 
-// lookupProtocol returns the spec of p.
 func lookupProtocol(p Protocol) (protocolSpec, bool) {
 	for _, spec := range protocolSpecs() {
 		if spec.Name == p {
@@ -72,7 +61,6 @@ func lookupProtocol(p Protocol) (protocolSpec, bool) {
 	return protocolSpec{}, false
 }
 
-// protocolNames lists the protocol names for an error message: "http1, http1-tls, h2, h2c".
 func protocolNames() string {
 	var names []string
 	for _, p := range protocolSpecs() {
@@ -81,8 +69,7 @@ func protocolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// httpProtocols is the set of protocols for an http.Server or http.Transport speaking p.
-// net/http calls HTTP/2 over TLS "HTTP2" and HTTP/2 over TCP "UnencryptedHTTP2".
+// httpProtocols is the set of protocols net/http speaks for p.
 func (p protocolSpec) httpProtocols() *http.Protocols {
 	var ps http.Protocols
 	ps.SetHTTP1(p.http1)
@@ -91,7 +78,6 @@ func (p protocolSpec) httpProtocols() *http.Protocols {
 	return &ps
 }
 
-// scheme is the URL scheme of a server speaking p.
 func (p protocolSpec) scheme() string {
 	if p.TLS {
 		return "https"
