@@ -10,10 +10,9 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// Classify names the limit behind a net/http client's error, as labrun's go profile does:
-// a context deadline or http.Client.Timeout is the deadline, net/http's "timeout awaiting
-// response headers" (Transport.ResponseHeaderTimeout) the read timeout, a dial that timed
-// out the connect timeout; any other error is Failed, and nil is OK.
+// Classify names the limit behind a net/http client's error: a context deadline or
+// Client.Timeout is the deadline, "timeout awaiting response headers" the read timeout, a dial
+// timeout the connect timeout, anything else Failed, and nil OK.
 func Classify(ctx context.Context, err error) results.Outcome {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx != nil && ctx.Err() != nil {
 		return results.Deadline

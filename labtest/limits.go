@@ -11,30 +11,25 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Limits declare what your client is configured with, in net/http's terms; the zero value of
-// a field means "not set". They feed only Row.Expected: labtest cannot read them off your
-// client.
+// Limits declare your client's configuration in net/http's terms (zero: not set), for
+// Row.Expected only: labtest cannot read them off your client.
 type Limits struct {
 	// ConnectTimeout is net.Dialer.Timeout.
 	ConnectTimeout time.Duration
-	// HeaderTimeout is Transport.ResponseHeaderTimeout: it bounds the wait for the response
-	// head only, never the body.
+	// HeaderTimeout is Transport.ResponseHeaderTimeout: the head only, never the body.
 	HeaderTimeout time.Duration
-	// AttemptTimeout is http.Client.Timeout: a deadline for each Do, body included. A retry
-	// library that calls Do again gets it afresh for each attempt.
+	// AttemptTimeout is http.Client.Timeout, body included, afresh for each Do.
 	AttemptTimeout time.Duration
 	// Deadline is a context deadline over the whole call, retries included.
 	Deadline time.Duration
-	// Retries is how many times your code (or its retry library) repeats a failed attempt;
-	// Backoff is the pause before each repeat.
+	// Retries counts the repeats of a failed attempt by your code; Backoff is the pause before each.
 	Retries int
 	Backoff time.Duration
 	// Pool is Transport.MaxConnsPerHost, for RunConcurrent (0: no limit).
 	Pool int
 }
 
-// expect chains the model's attempts: each attempt is one model call under the declared
-// limits, with AttemptTimeout as its deadline, cut by what is left of Deadline.
+// expect chains the model's attempts, each under AttemptTimeout, cut by what Deadline leaves.
 func (l Limits) expect(s Scenario) Expectation {
 	if !s.modelled {
 		return Expectation{Outcome: "", Elapsed: model.Forever}
@@ -75,8 +70,7 @@ func (l Limits) expect(s Scenario) Expectation {
 	return e
 }
 
-// expectConcurrent predicts n calls at once through a pool of l.Pool connections, in the
-// order they end.
+// expectConcurrent predicts n calls through l.Pool connections, in the order they end.
 func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	if !s.modelled {
 		return nil
