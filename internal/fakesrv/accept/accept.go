@@ -1,8 +1,6 @@
-// Package accept is the accept loop the fake servers' own listeners share: an accept error
-// other than the listener's closing (EMFILE, ENFILE, ENOBUFS, a connection aborted) is waited
-// out with a back-off, never taken for the end, as net/http's Server does for its listeners.
-// A listener that stopped accepting for good after one fd shortage would leave its clients in
-// the backlog.
+// Package accept is the accept loop the fake servers' listeners share: an accept error other
+// than the listener's closing (EMFILE, ...) is waited out with a back-off, as net/http does, or
+// one fd shortage would leave the clients in the backlog for good.
 package accept
 
 import (
@@ -11,14 +9,12 @@ import (
 	"time"
 )
 
-// The back-off after an accept error doubles from BackoffMin up to BackoffMax.
 const (
 	BackoffMin = 5 * time.Millisecond
 	BackoffMax = time.Second
 )
 
-// Next returns the listener's next connection, waiting out temporary accept errors; it
-// returns nil once the listener is closed or done is closed while it waits.
+// Next returns the listener's next connection; nil once the listener or done is closed.
 func Next(ln net.Listener, done <-chan struct{}) net.Conn {
 	var wait time.Duration
 	for {
