@@ -109,44 +109,38 @@ func (s *Server) Reservations(order string) int { return s.s.Reservations(order)
 // Reset forgets the requests and reservations seen so far.
 func (s *Server) Reset() { s.s.Reset() }
 
-// Request is what the server saw of one request. Times are the server's clock readings.
+// Request is what the server saw of one request, in the server's clock readings: Seq is its
+// arrival number, Endpoint the endpoint its path selected, HeadSent and Finished zero until
+// they happen, Status 0 when none was sent. Reserved says it committed a reservation,
+// Duplicate that it repeated an idempotent one, ClientGone that the client left first, Conn
+// and ConnSeq which connection it came on and its place there, Failed which Behaviour.Fail
+// the server carried out.
 type Request struct {
-	Seq       int       // 1-based arrival number
-	Method    string    // as received
-	Path      string    // path and query, as received
-	Endpoint  string    // the endpoint the path selected: reserve, trickle, stall, delay, status, ...
-	Behaviour Behaviour // what the request asked for
-	Arrived   time.Time // when the handler started
-	HeadSent  time.Time // when the response head was flushed; zero if never
-	Finished  time.Time // when the handler ended; zero while in progress
-	BytesSent int       // body bytes written and flushed
-	Status    int       // the status sent, 0 if none
-	// Reserved is true when the request committed a reservation, Duplicate when it repeated
-	// an idempotent one.
-	Reserved, Duplicate bool
-	// ClientGone is true when the client left before the response was complete.
-	ClientGone bool
-	// Conn numbers the request's connection in accept order, ConnSeq the request on it.
-	Conn, ConnSeq int
-	// Failed is the Behaviour.Fail the server carried out, "" for none.
-	Failed string
+	Seq                         int
+	Method, Path, Endpoint      string
+	Behaviour                   Behaviour
+	Arrived, HeadSent, Finished time.Time
+	BytesSent, Status           int
+	Reserved, Duplicate         bool
+	ClientGone                  bool
+	Conn, ConnSeq               int
+	Failed                      string
 }
 
 // Behaviour is how the server answers one request: it reads the body, commits the
-// reservation of Order, then stalls, or waits Delay and sends Bytes (one byte every Every).
+// reservation of Order (a repeat of an Idempotent one answers the first result), then
+// stalls (until the client leaves, or MaxStall), or waits Delay and sends Bytes, one every
+// Every. Fail (FailClose, FailReset) breaks the connection after reading the request instead,
+// with FailOn > 0 only the FailOn-th request of its connection.
 type Behaviour struct {
-	Delay    time.Duration // the wait before the response head
-	Stall    bool          // never answer, until the client leaves or MaxStall passes
-	MaxStall time.Duration // a cap on Stall; 0 is the server's max duration
-	Bytes    int           // the body length
-	Every    time.Duration // the gap between body bytes; 0 sends the body at once
-	Order    string        // a reservation id, committed on arrival
-	// Fail, FailClose or FailReset, breaks the connection after reading the request instead
-	// of answering; with FailOn > 0, only the FailOn-th request of its connection.
-	Fail   string
-	FailOn int
-	// Idempotent makes a repeat of a reserved Order answer the first result without
-	// reserving again.
+	Delay      time.Duration
+	Stall      bool
+	MaxStall   time.Duration
+	Bytes      int
+	Every      time.Duration
+	Order      string
+	Fail       string
+	FailOn     int
 	Idempotent bool
 }
 
