@@ -91,8 +91,8 @@ func ExampleNew() {
 	// Output: GET /delay?delay=1ms delay
 }
 
-// TestHandlerApart: the server's Handler answers under another server, and an idle timeout
-// is an option the server takes.
+// TestHandlerApart: an unstarted server's Handler answers under another server; Start then
+// starts its own listener. An idle timeout is an option the server takes.
 func TestHandlerApart(t *testing.T) {
 	s, err := fakesrv.NewUnstarted(fakesrv.WithIdleTimeout(time.Second))
 	if err != nil {
@@ -108,6 +108,17 @@ func TestHandlerApart(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 418 || len(settled(t, s)) != 1 || s.URL != "" {
 		t.Errorf("status %d, %d requests, URL %q; want 418, 1, \"\"", resp.StatusCode, len(s.Requests()), s.URL)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = s.Client().Get(s.URL + "/status/204")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Errorf("after Start: status %d, want 204", resp.StatusCode)
 	}
 }
 
