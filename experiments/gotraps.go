@@ -100,10 +100,7 @@ func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
 			{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
 				Profile: ProfileGo, Limits: lab.Spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
 		}
-		if err := runCases(ctx, opt, run, cases, len(cases)); err != nil {
-			return err
-		}
-		return nil
+		return runCases(ctx, opt, run, cases, len(cases))
 	})
 }
 

@@ -104,9 +104,6 @@ func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
 		for i := range cases {
 			cases[i].Server = srv
 		}
-		if err := runCases(ctx, opt, run, cases, len(cases)); err != nil {
-			return err
-		}
-		return nil
+		return runCases(ctx, opt, run, cases, len(cases))
 	})
 }
