@@ -15,50 +15,44 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// callCase is one row measured as one call, the shape most rows of the experiments share: a
-// client (Profile and Limits) whose pool holds one warm connection to Server, a pause, the
-// request, and what the row judges beside the call's time and outcome. An experiment is its
-// parameters and a table of cases (measured by runCases), plus the few rows that need code
-// of their own. The gRPC experiment has the same shape with measures of its own (grpcCases),
-// its rows judged by lab's gRPC judges (lab.GRPCCalled, lab.EventAt, lab.Charged).
+// callCase is one row measured as one call: a client (Profile, Limits) with one warm pooled
+// connection to Server, a pause, the request, and what the row judges beside the call's time
+// and outcome. An experiment is its parameters and a table of cases, plus the few rows that
+// need code of their own.
 type callCase struct {
 	Name string
 	// Profile is the client profile, "" for the run's --client.
 	Profile string
 	Limits  lab.Spec
-	// Server is the fake server the call goes to, and Behaviour what it does with the
-	// request.
+	// Server is the fake server the call goes to; Behaviour what it does with the request.
 	Server    *fakesrv.Server
 	Behaviour fakesrv.Behaviour
 	// URL, without a Server, is a host with no fake server behind it (one that is down): the
 	// call is cold, and each of its attempts' dials counts as a connection.
 	URL string
-	// Method is the request's method: "" for a GET, or a POST without a body for a
-	// reservation (Behaviour.Order); any other value sends that method, with a small body the
-	// libraries can send again unless it is a GET.
+	// Method is "" for a GET (a body-less POST for a reservation); another sends that method with
+	// a small body the libraries can send again.
 	Method string
 	// Key adds an Idempotency-Key header.
 	Key bool
 	// Idle is how long the warm pooled connection sits idle before the call.
 	Idle time.Duration
-	// Downstream is the model's view of the call, when it is not Behaviour's (downstream).
+	// Downstream is the model's view of the call, when not Behaviour's.
 	Downstream *model.Downstream
 	// Counts says what the row judges beside time and outcome.
 	Counts rowCounts
-	// Note says what the server saw, for the row; nil: serverNote of the last request.
+	// Note says what the server saw; nil: lab.ServerNote of the last request.
 	Note func(log []fakesrv.Request, accepted int) string
-	// Also are further judges of the row: its documented figure, for example.
+	// Also are further judges, a documented figure for example.
 	Also []lab.Judge
 }
 
-// rowCounts are the counts a callCase's row judges, a set of flags.
 type rowCounts uint8
 
 const (
-	// countExecutions judges the requests the server got against the model's executions.
+	// countExecutions judges the server's requests against the model's executions.
 	countExecutions rowCounts = 1 << iota
-	// countConnections judges the connections the server accepted against the model's
-	// connects.
+	// countConnections judges the server's accepted connections against the model's connects.
 	countConnections
 )
 
@@ -88,8 +82,7 @@ func serverRun(e Experiment, opt Options, body func(run *results.Run, srv *fakes
 	})
 }
 
-// runCases measures cases in order, appending a row and a timeline each to run. Progress
-// counts them as rows of all.
+// runCases measures cases in order, a row and a timeline each; progress counts them of all.
 func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCase, all int) error {
 	for i, c := range cases {
 		row, res, err := c.measure(ctx, opt.profile(), func(expected time.Duration) {
@@ -104,9 +97,8 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCa
 	return nil
 }
 
-// measure builds c's client under c.Profile (or profile), warms one pooled connection, waits
-// c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
-// waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
+// measure builds c's client, warms a connection, waits c.Idle, asks the model, makes the call,
+// waits for the server to settle and judges the call's time and outcome and c.Counts.
 func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
 	b, err := lab.Build(cmp.Or(c.Profile, profile), c.Limits)
 	if err != nil {
@@ -138,8 +130,7 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	if err := ctx.Err(); err != nil {
 		return row, nil, err
 	}
-	// A row that counts the server's requests takes them all once they finished; any other
-	// waits for the call's own.
+	// A row counting the server's requests takes them all once finished; another, the call's own.
 	var log []fakesrv.Request
 	accepted := len(res.Attempts)
 	if c.Server != nil {
@@ -162,7 +153,6 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	return lab.Judged(c.Name, append(js, c.Also...)...), res, nil
 }
 
-// request builds c's request (Method).
 func (c callCase) request(ctx context.Context) (*http.Request, error) {
 	if c.Server == nil {
 		return http.NewRequestWithContext(ctx, http.MethodGet, c.URL, nil)
