@@ -40,6 +40,7 @@ type Info struct {
 // Param is one parameter of an experiment, bound to a field; the command line makes a flag of it.
 type Param = param.Param
 
+// Described is what every experiment says of itself.
 type Described interface {
 	Info() Info
 	Params() []Param
@@ -73,6 +74,7 @@ type Options struct {
 	Client string
 }
 
+// Profile is the client profile's name.
 func (o Options) Profile() string {
 	if o.Client == "" {
 		return ProfileHC5
