@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"reflect"
@@ -64,7 +65,7 @@ func runScaledWith(t *testing.T, e Experiment, profile string) results.Run {
 		for _, r := range run.Rows {
 			t.Logf("%-45s expected %v %s, measured %v %s: %s", r.Name, deref(r.ExpectedMs), r.ExpectedOutcome, deref(r.MeasuredMs), r.Outcome, r.Reason)
 		}
-		t.Fatalf("%s under %s did not pass", e.Info().Name, or(profile, ProfileHC5))
+		t.Fatalf("%s under %s did not pass", e.Info().Name, cmp.Or(profile, ProfileHC5))
 	}
 	return run
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -276,29 +276,26 @@ var errLabCap = errors.New("the lab's cap")
 
 // Run implements Experiment.
 func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(k, opt.profile()); err != nil {
-		return results.Run{}, err
-	}
-	kl, err := newKLab(k.LookupDelay, k.trickle())
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer kl.close()
-	run := newRun(k, opt)
-	rows := k.kRows()
-	total := len(rows) * len(k.Profiles())
-	for pi, profile := range k.Profiles() {
-		for ri, row := range rows {
-			out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
-			if err != nil {
-				return results.Run{}, err
-			}
-			run.Rows = append(run.Rows, out)
-			run.Calls = append(run.Calls, call)
+	return experimentRun(k, opt, func(run *results.Run) error {
+		kl, err := newKLab(k.LookupDelay, k.trickle())
+		if err != nil {
+			return err
 		}
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		defer kl.close()
+		rows := k.kRows()
+		total := len(rows) * len(k.Profiles())
+		for pi, profile := range k.Profiles() {
+			for ri, row := range rows {
+				out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
+				if err != nil {
+					return err
+				}
+				run.Rows = append(run.Rows, out)
+				run.Calls = append(run.Calls, call)
+			}
+		}
+		return nil
+	})
 }
 
 // runRow makes one call of profile for row and returns its row.

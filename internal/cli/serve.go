@@ -15,8 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 //go:generate go test -run ^TestServeManual$ -update-serve-doc .

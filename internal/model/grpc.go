@@ -97,12 +97,6 @@ func GRPCServerEnds() []string { return []string{"Canceled", "DeadlineExceeded"}
 const GRPCServerEndsReason = "the server's own deadline timer and the client's RST_STREAM(CANCEL) race " +
 	"(grpc-go http2_server.go operateHeaders and handleRSTStream): either ends the context first"
 
-// GRPCTimedOutStreamEnds are the ways a timed-out unary call's stream ends, the connection left
-// up: the client's or the server's RST_STREAM, or rarely the handler's trailers first.
-func GRPCTimedOutStreamEnds() []string {
-	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
-}
-
 // GRPCRetryPolicy is a service config's retryPolicy (gRFC A6), as grpc-go reads it.
 type GRPCRetryPolicy struct {
 	MaxAttempts    int // first included; capped

@@ -272,12 +272,6 @@ func (c Chain) Predict() ChainPrediction {
 	return p
 }
 
-// WorstCase is the longest a call with a per-attempt timeout and retries can take, backoffs
-// aside.
-func WorstCase(timeout time.Duration, retries int) time.Duration {
-	return timeout * time.Duration(retries+1)
-}
-
 // StormConns counts the connections a caller opens and closes over calls through a pool holding
 // idle: a failure closes its connection, a shed call (shed[i]) takes none; each close is the
 // caller's, so it leaves a TIME_WAIT.

@@ -21,9 +21,6 @@ func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 	return max(int(n), 1)
 }
 
-// Bulkhead is the most calls that can press on the downstream at once.
-func Bulkhead(workers, pool int) int { return min(workers, pool) }
-
 // Cascade is a caller whose downstream pauses: Requests calls arrive at 0, each takes a worker
 // (FIFO), then a pooled connection (FIFO, failing at LeaseTimeout), then the downstream, which
 // answers nothing before Pause and then serves each in Service, Capacity at once. A health check

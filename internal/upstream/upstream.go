@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // Workers is a FIFO worker pool, as a servlet container's threads.

@@ -14,59 +14,49 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/ca"
+	"github.com/labrun/labrun/internal/fakesrv/ca"
 )
 
 // TLSFault is what a TLS fault listener does before the first byte of HTTP.
 type TLSFault string
 
-// The TLS faults.
 const (
-	// TLSGood completes the handshake with a certificate the trusted CA signed for the host and
-	// answers every request 200 at once: the good address beside bad ones.
+	// TLSGood completes the handshake and answers every request 200: the good address.
 	TLSGood TLSFault = "good"
-	// TLSStall accepts the connection, reads the ClientHello and never answers it, until the
-	// listener closes: a middlebox or an overloaded TLS terminator.
-	TLSStall TLSFault = "stall"
-	// TLSUnknownCA sends a certificate for the host signed by a CA no client trusts.
+	// TLSStall reads the ClientHello and never answers it: a middlebox or a TLS terminator stuck.
+	TLSStall     TLSFault = "stall"
 	TLSUnknownCA TLSFault = "unknown-ca"
-	// TLSWrongHost sends a certificate of the trusted CA for another name (wrong.invalid).
+	// TLSWrongHost: a certificate of the trusted CA for another name (wrong.invalid).
 	TLSWrongHost TLSFault = "wrong-host"
-	// TLSExpired sends a certificate of the trusted CA for the host that expired an hour ago.
+	// TLSExpired: a certificate of the trusted CA that expired an hour ago.
 	TLSExpired TLSFault = "expired"
-	// TLSIncompleteChain sends a leaf signed by an intermediate of the trusted CA without the
-	// intermediate: a client that does not fetch it (none does here) cannot build the chain.
+	// TLSIncompleteChain: a leaf signed by an intermediate the server leaves out.
 	TLSIncompleteChain TLSFault = "incomplete-chain"
-	// TLSOldVersion speaks TLS 1.0 at most, which every client here refuses (Go's minimum is
-	// TLS 1.2; a JDK disables TLS 1.0 in jdk.tls.disabledAlgorithms).
+	// TLSOldVersion speaks TLS 1.0 at most, which every client here refuses.
 	TLSOldVersion TLSFault = "tls1.0"
-	// TLSSlowHandshake answers the ClientHello with a good certificate but writes the first
-	// bytes of its handshake flight one at a time, each after a gap (Trickle; DefaultTrickle
-	// through Listen), then the rest at once: each wait shorter than a client's read timeout,
-	// the whole longer. A socket timeout per read never fires on it; a deadline does.
+	// TLSSlowHandshake writes the first bytes of its handshake flight one at a time, a gap apart
+	// (Trickle): each wait shorter than a read timeout, the whole longer. A socket timeout per read
+	// never fires on it; a deadline does.
 	TLSSlowHandshake TLSFault = "slow-handshake"
 )
 
-// Trickle is TLSSlowHandshake's pace: Bytes bytes, each written Gap after the one before
-// (the first Gap after the ClientHello).
+// Trickle is TLSSlowHandshake's pace: Bytes bytes, each a Gap after the one before.
 type Trickle struct {
 	Gap   time.Duration
 	Bytes int
 }
 
-// DefaultTrickle is the pace of a TLSSlowHandshake listener that Listen starts: 40 bytes, one
-// every 50 ms, 2 s in all.
+// DefaultTrickle is the pace of a slow handshake that Listen starts.
 var DefaultTrickle = Trickle{Gap: 50 * time.Millisecond, Bytes: 40}
 
-// Total is how long the trickle takes.
 func (t Trickle) Total() time.Duration { return time.Duration(t.Bytes) * t.Gap }
 
-// TLSFaultNames lists the faults in the order labrun serve documents them.
+// TLSFaultNames lists the faults in labrun serve's order.
 func TLSFaultNames() []TLSFault {
 	return []TLSFault{TLSGood, TLSStall, TLSUnknownCA, TLSWrongHost, TLSExpired, TLSIncompleteChain, TLSOldVersion, TLSSlowHandshake}
 }
 
-// ParseTLSFault returns the fault called s, or an error that lists them.
+// ParseTLSFault returns the fault called s, or an error listing them.
 func ParseTLSFault(s string) (TLSFault, error) {
 	for _, f := range TLSFaultNames() {
 		if string(f) == s {
@@ -76,19 +66,16 @@ func ParseTLSFault(s string) (TLSFault, error) {
 	return "", fmt.Errorf("unknown TLS fault %q (want one of %v)", s, TLSFaultNames())
 }
 
-// TLSFaults makes TLS fault listeners whose certificates all come from one in-memory CA, the
-// one a client is told to trust (Pool, CAPEM), and one other CA that nobody trusts. Every
-// certificate names the hosts given to NewTLSFaults, loopback's names and 127.0.0.0/8's
-// addresses the listeners use. Its methods are safe for concurrent use.
+// TLSFaults makes TLS fault listeners whose certificates come from one in-memory CA a client
+// is told to trust (Pool, CAPEM), and one that nobody trusts. Its methods are safe for
+// concurrent use.
 type TLSFaults struct {
 	trusted *ca.Authority
 	certs   map[TLSFault]tls.Certificate // read-only after NewTLSFaults
 	limits  TLSLimits                    // the listeners' connection limits (WithLimits)
 }
 
-// NewTLSFaults makes the CAs and a certificate for every fault for hosts (names or IP
-// literals) and loopback's names. Its listeners have DefaultTLSLimits (WithLimits changes
-// them).
+// NewTLSFaults makes the CAs and every fault's certificate for hosts and loopback's names.
 func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
 	now := time.Now()
 	trusted, err := ca.New("labrun TLS faults CA", certLifetime, now)
@@ -128,17 +115,14 @@ func NewTLSFaults(hosts ...string) (*TLSFaults, error) {
 	return f, nil
 }
 
-// Pool holds the trusted CA's certificate alone, for a Go client's RootCAs.
+// Pool holds the trusted CA's certificate alone.
 func (f *TLSFaults) Pool() *x509.CertPool { return f.trusted.Pool() }
 
-// CAPEM is the trusted CA's certificate in PEM, for a client outside the process (curl
-// --cacert, a Java trust store, Python's cafile, Node's NODE_EXTRA_CA_CERTS).
+// CAPEM is the trusted CA's certificate in PEM, for a client outside the process.
 func (f *TLSFaults) CAPEM() []byte { return f.trusted.CertPEM() }
 
-// TLSFaultServer is one listener with one TLS fault. Create it with TLSFaults.Listen, stop it
-// with Close.
+// TLSFaultServer is one listener with one TLS fault.
 type TLSFaultServer struct {
-	// Addr is "IP:PORT"; URL is "https://IP:PORT".
 	Addr, URL string
 	Fault     TLSFault
 
@@ -155,14 +139,13 @@ type TLSFaultServer struct {
 	wg     sync.WaitGroup // the accept loop and TLSStall's readers
 }
 
-// Listen starts a listener with fault on ip (an IPv4 address in 127.0.0.0/8) and port (0: a
-// free one), so that several faults can share a port on different addresses of one host name.
-// A TLSSlowHandshake listener trickles at DefaultTrickle's pace.
+// Listen starts a listener with fault on ip (IPv4 in 127.0.0.0/8) and port (0: a free one), so
+// that faults can share a port on several addresses of one host name.
 func (f *TLSFaults) Listen(fault TLSFault, ip string, port int) (*TLSFaultServer, error) {
 	return f.listen(fault, ip, port, DefaultTrickle)
 }
 
-// ListenTrickle starts a TLSSlowHandshake listener on ip and port that trickles at t's pace.
+// ListenTrickle starts a TLSSlowHandshake listener that trickles at t's pace.
 func (f *TLSFaults) ListenTrickle(ip string, port int, t Trickle) (*TLSFaultServer, error) {
 	if t.Gap <= 0 || t.Bytes <= 0 {
 		return nil, fmt.Errorf("fakesrv: slow handshake: the gap and the byte count must be positive, got %v and %d", t.Gap, t.Bytes)
@@ -200,10 +183,9 @@ func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle)
 			_, _ = io.WriteString(w, "ok\n")
 		}),
 		TLSConfig: cfg,
-		// A failed handshake is the client's to report; the server's log would only repeat it.
+		// A failed handshake is the client's to report.
 		ErrorLog: log.New(io.Discard, "", 0),
-		// The handshake and the request head have a minute at most; net/http retries its
-		// Accept on a temporary error (EMFILE) with a back-off of its own.
+		// The handshake and the request head have a minute at most.
 		ReadHeaderTimeout: min(time.Minute, f.limits.IdleTimeout),
 		IdleTimeout:       f.limits.IdleTimeout,
 	}
@@ -218,10 +200,9 @@ func (f *TLSFaults) listen(fault TLSFault, ip string, port int, trickle Trickle)
 	return s, nil
 }
 
-// Accepted returns how many TCP connections the listener accepted.
 func (s *TLSFaultServer) Accepted() int { return int(s.accepted.Load()) }
 
-// Requests returns how many HTTP requests it answered (after a handshake that succeeded).
+// Requests returns how many requests it answered after a good handshake.
 func (s *TLSFaultServer) Requests() int { return int(s.requests.Load()) }
 
 // Close stops the listener, closes every connection and waits for its goroutines.
@@ -248,7 +229,6 @@ func (s *TLSFaultServer) Close() error {
 	return err
 }
 
-// countingListener counts the connections it accepts.
 type countingListener struct {
 	net.Listener
 	n *atomic.Int64
@@ -262,7 +242,6 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// trickleListener makes every connection it accepts a trickleConn.
 type trickleListener struct {
 	net.Listener
 	t Trickle
@@ -276,9 +255,8 @@ func (l *trickleListener) Accept() (net.Conn, error) {
 	return &trickleConn{Conn: c, left: l.t.Bytes, gap: l.t.Gap, done: make(chan struct{})}, nil
 }
 
-// trickleConn writes its first left bytes one at a time, each after gap, then the rest as
-// they come: the server's handshake flight is the first thing written on it. Close ends a
-// pause at once.
+// trickleConn writes its first left bytes one at a time, a gap apart, then the rest (the
+// handshake flight is written first); Close ends a pause at once.
 type trickleConn struct {
 	net.Conn
 	left int
@@ -291,8 +269,7 @@ type trickleConn struct {
 func (c *trickleConn) Write(p []byte) (int, error) {
 	n := 0
 	for c.left > 0 && n < len(p) {
-		// Each byte is due a gap after the one before, on a schedule from the first write,
-		// so that late wake-ups do not add up.
+		// On a schedule from the first write, so that late wake-ups do not add up.
 		if c.next.IsZero() {
 			c.next = time.Now()
 		}

@@ -2,9 +2,8 @@ package fakesrv
 
 import "sync"
 
-// conversations counts the requests of each conversation id that /flaky has seen since the
-// last reset, so that a request sent again (the same URL, the same id) can be answered
-// differently from the first: 408 to the first, 200 to the second.
+// conversations counts the requests of each /flaky id since the last reset, so a request sent
+// again is answered differently from the first.
 type conversations struct {
 	limit int // distinct ids kept; set once by newConversations
 
@@ -12,13 +11,12 @@ type conversations struct {
 	seen map[string]int
 }
 
-// newConversations returns an empty book that keeps at most limit distinct ids.
 func newConversations(limit int) *conversations {
 	return &conversations{limit: limit, seen: make(map[string]int)}
 }
 
-// next counts a request of conversation id and returns its 1-based number in the
-// conversation; false when id is new and limit ids are known already (nothing is counted).
+// next counts a request of id and returns its number in the conversation; false for a new id
+// beyond limit.
 func (c *conversations) next(id string) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -30,7 +28,6 @@ func (c *conversations) next(id string) (int, bool) {
 	return n + 1, true
 }
 
-// reset forgets every conversation.
 func (c *conversations) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// ledger is the server's book of reservations: how many were committed per order id, and
-// when the first reservation of each order answers (for idempotent duplicates).
+// ledger counts the reservations per order id, and when each order's first one answers.
 type ledger struct {
 	maxOrders int // distinct order ids kept; set once by New
 
@@ -18,15 +17,12 @@ type ledger struct {
 	refused     int // reservations of new order ids refused because maxOrders were known
 }
 
-// newLedger returns an empty ledger that keeps at most maxOrders distinct order ids.
 func newLedger(maxOrders int) *ledger {
 	return &ledger{maxOrders: maxOrders, counts: make(map[string]int), firstAnswer: make(map[string]time.Time)}
 }
 
-// reserve commits a reservation for order on arrival and returns when it must be answered:
-// at answerAt for a counted reservation, or, for an idempotent duplicate, at the first
-// reservation's answer time (never later than answerAt's cap, since the first arrived earlier).
-// A new order id when maxOrders are known is refused (full), and nothing is reserved.
+// reserve commits a reservation on arrival and returns when to answer: answerAt, or an
+// idempotent duplicate the first reservation's time. A new id beyond maxOrders is refused.
 func (l *ledger) reserve(order string, idempotent bool, answerAt time.Time) (at time.Time, duplicate, full bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -46,29 +42,25 @@ func (l *ledger) reserve(order string, idempotent bool, answerAt time.Time) (at 
 	return answerAt, false, false
 }
 
-// count returns the reservations committed for order.
 func (l *ledger) count(order string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.counts[order]
 }
 
-// totalCount returns the reservations committed over all orders.
 func (l *ledger) totalCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.total
 }
 
-// snapshot returns a copy of the counts per order, their total and the refused
-// reservations.
+// snapshot returns a copy of the counts per order, their total and the refusals.
 func (l *ledger) snapshot() (counts map[string]int, total, refused int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.counts), l.total, l.refused
 }
 
-// reset forgets every reservation.
 func (l *ledger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

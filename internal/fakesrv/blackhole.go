@@ -13,29 +13,20 @@ import (
 	"time"
 )
 
-// fillerTimeout bounds the two waits of NewBlackhole on its own filler connection: the dial,
-// and the kernel queueing it on the listener. Both take microseconds on loopback.
+// fillerTimeout bounds NewBlackhole's dial of its filler and its wait for the kernel to queue it.
 const fillerTimeout = 5 * time.Second
 
-// Blackhole is a loopback TCP address that accepts no connection: SYNs to it go unanswered,
-// so a client's connect hangs until its own timeout, as with a host that is down. Unlike a
-// closed port, which refuses at once, it makes the client spend its connect timeout. Create
-// it with NewBlackhole and release it with Close. Its methods are safe for concurrent use.
+// Blackhole is a loopback TCP address whose SYNs go unanswered, so a connect hangs until the
+// client's timeout, as with a host that is down (a closed port refuses at once). Its methods
+// are safe for concurrent use.
 //
-// It needs no privileges and no firewall rule. It is a listening socket with a backlog of 0
-// that is never accepted from, whose accept queue NewBlackhole fills with one connection of
-// its own; Linux (with the default net.ipv4.tcp_abort_on_overflow=0) then drops every further
-// SYN, and the client retransmits into the void. Designs considered and rejected: an
-// unroutable address such as 10.255.255.1 leaves the machine and depends on the network; an
-// iptables DROP rule needs root and outlives a crashed test.
-//
-// A net.Dialer walking the addresses of a host name gives each attempt the larger of an equal
-// share of what remains of its timeout and 2 seconds, so a Go client gets past each blackhole
-// in 2 seconds at best: with two blackholes before a listener it needs a timeout over 4s.
+// It is a listening socket with a backlog of 0 that never accepts, its queue filled by one
+// connection of its own; Linux then drops every further SYN. It needs no privileges and no
+// firewall rule, and stays on the machine.
 type Blackhole struct {
-	// Addr is the address, "127.0.0.3:41234": the IP given to NewBlackhole and the port bound.
+	// Addr is the IP given to NewBlackhole and the port bound.
 	Addr string
-	// Port is the port of Addr, to bind the same port on another loopback IP.
+	// Port is Addr's port, to bind the same port on another loopback IP.
 	Port int
 
 	closeOnce sync.Once
@@ -44,18 +35,9 @@ type Blackhole struct {
 	filler    net.Conn // the connection that fills fd's accept queue
 }
 
-// NewBlackhole binds ip (an IPv4 address in 127.0.0.0/8; "" means 127.0.0.1) on port (0 picks
-// a free port), listens with a backlog of 0 and never accepts; it fills the accept queue
-// itself so that every further SYN is dropped. Close releases the socket and the filler
-// connection.
-//
-// The same port can be bound on several loopback IPs (127.0.0.2, 127.0.0.3, ...), as for a
-// host name that resolves to several addresses, one port: distinct IPs do not conflict, and
-// that needs no socket option. The socket sets SO_REUSEADDR anyway, as net.Listen does, so
-// that a port whose earlier connections linger in TIME_WAIT can be bound again.
-//
-// NewBlackhole refuses any other ip, ::1 and "localhost" included, and a port outside
-// 0..65535.
+// NewBlackhole binds ip (IPv4 in 127.0.0.0/8; "" is 127.0.0.1) on port (0: a free one), fills
+// its accept queue and never accepts. The same port can be bound on several loopback IPs, as
+// for a host name with several addresses. It refuses any other ip, ::1 and localhost included.
 func NewBlackhole(ip string, port int) (*Blackhole, error) {
 	if ip == "" {
 		ip = "127.0.0.1"
@@ -84,7 +66,6 @@ func NewBlackhole(ip string, port int) (*Blackhole, error) {
 	return b, nil
 }
 
-// listen binds b.fd to ip:port, listens with a backlog of 0 and sets Addr and Port.
 func (b *Blackhole) listen(ip netip.Addr, port int) error {
 	at := net.JoinHostPort(ip.String(), strconv.Itoa(port))
 	if err := syscall.SetsockoptInt(b.fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
@@ -93,8 +74,7 @@ func (b *Blackhole) listen(ip netip.Addr, port int) error {
 	if err := syscall.Bind(b.fd, &syscall.SockaddrInet4{Port: port, Addr: ip.As4()}); err != nil {
 		return fmt.Errorf("fakesrv: blackhole bind %s: %w", at, err)
 	}
-	// A backlog of 0 still admits one connection: Linux counts the queue full only when it
-	// holds more than the backlog.
+	// A backlog of 0 still admits one connection: Linux counts the queue full past the backlog.
 	if err := syscall.Listen(b.fd, 0); err != nil {
 		return fmt.Errorf("fakesrv: blackhole listen on %s: %w", at, err)
 	}
@@ -111,11 +91,8 @@ func (b *Blackhole) listen(ip netip.Addr, port int) error {
 	return nil
 }
 
-// fill dials b.Addr once, filling the accept queue of one, and waits until the kernel has
-// queued that connection on the listener. The dial returns when the client has the SYN-ACK;
-// the listener queues the connection only when it has processed the client's final ACK, and a
-// SYN arriving in between would still be answered. The listener polls readable exactly when
-// its accept queue is not empty.
+// fill dials b.Addr once and waits until the listener has queued that connection (it polls
+// readable then): a SYN arriving before that would still be answered.
 func (b *Blackhole) fill() error {
 	d := net.Dialer{Timeout: fillerTimeout, KeepAlive: -1} // no keep-alive probes: it stays silent
 	c, err := d.Dial("tcp4", b.Addr)
@@ -129,9 +106,8 @@ func (b *Blackhole) fill() error {
 	return nil
 }
 
-// waitReadable waits up to timeout for fd to poll readable. It uses epoll because the syscall
-// package has no poll(2) on every Linux architecture; the runtime's netpoller is not an option
-// for a socket it does not own.
+// waitReadable waits up to timeout for fd to poll readable, with epoll: the syscall package has
+// no poll(2) on every architecture, and the netpoller does not own this socket.
 func waitReadable(fd int, timeout time.Duration) (err error) {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
@@ -165,8 +141,8 @@ func waitReadable(fd int, timeout time.Duration) (err error) {
 	}
 }
 
-// Close closes the filler connection and the listening socket. The port is then free: a
-// connect to Addr is refused. Close is idempotent; later calls return the first call's error.
+// Close closes the filler and the socket: a connect to Addr is then refused. Later calls return
+// the first call's error.
 func (b *Blackhole) Close() error {
 	b.closeOnce.Do(func() {
 		var errs []error

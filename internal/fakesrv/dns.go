@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// DNS wire-format constants (RFC 1035, section 4).
+// DNS wire format (RFC 1035, section 4).
 const (
 	dnsHeaderLen   = 12
 	dnsMaxNameLen  = 255 // a name in wire format, length bytes and root label included
@@ -35,24 +35,15 @@ const (
 	dnsTTLSeconds = 60
 )
 
-// DNS is a minimal DNS server on a loopback UDP port that answers A queries from a fixed table
-// (names are matched case-insensitively, with or without the trailing dot) and answers every
-// other query (AAAA, unknown names) with no records: NOERROR for known names with other types,
-// NXDOMAIN for unknown names. It exists so that a test can give a host name several loopback
-// addresses and watch a Go client walk them, without touching /etc/hosts or the system's
-// resolver. Create it with NewDNS, query it through Resolver, stop it with Close. Its methods
-// are safe for concurrent use.
+// DNS is a minimal DNS server on a loopback UDP port: A queries are answered from a fixed table
+// (names matched without case or trailing dot), other types with no records, unknown names with
+// NXDOMAIN. A test gives a host name several loopback addresses with it, without touching the
+// system's resolver. Its methods are safe for concurrent use.
 //
-// Answers carry QR, AA, RA and the query's RD, echo the question as received and give each A
-// record TTL 60. Queries it does not understand (too short, a response, an opcode other than
-// QUERY, a question count other than 1, a compressed or truncated question name) get no answer,
-// so the client waits for its own timeout. It speaks UDP only and never truncates: NewDNS
-// refuses a name whose answer would not fit in 512 bytes.
-//
-// The wire format is written by hand: the standard library keeps its DNS parser internal and
-// golang.org/x/net/dns/dnsmessage is not a dependency of this module.
+// A query it does not understand gets no answer, so the client waits for its own timeout. It
+// speaks UDP only and never truncates. The wire format is written by hand: the standard library
+// keeps its parser internal, and x/net/dns/dnsmessage is not a dependency.
 type DNS struct {
-	// Addr is the server's UDP address, "127.0.0.1:PORT".
 	Addr string
 
 	table    map[string][]netip.Addr // lower-case wire-format name -> addresses; read-only after NewDNS
@@ -72,15 +63,10 @@ type DNS struct {
 	closeErr  error
 }
 
-// NewDNS starts a DNS server on 127.0.0.1, a free UDP port, answering from records: a host
-// name ("inventory.test", or "inventory.test." fully qualified) -> its IPv4 addresses in the
-// order they are answered, e.g. {"inventory.test": {"127.0.0.2", "127.0.0.3", "127.0.0.4"}}.
-// A name with no addresses exists but has no A record (NOERROR, no answer). Records are copied.
-//
-// NewDNS refuses an address that is not IPv4 in 127.0.0.0/8, so that a client following the
-// answers stays on this machine; a malformed name (an empty label, a label over 63 bytes, a
-// name over 255 bytes in wire format); two names equal but for case or the trailing dot; and a
-// name with more addresses than fit in one 512-byte UDP answer.
+// NewDNS starts a DNS server on 127.0.0.1, a free UDP port, answering from records (a host name
+// to its IPv4 addresses, in answer order; none: NOERROR, no answer). It refuses an address
+// outside 127.0.0.0/8, a malformed name, two names equal but for case or the trailing dot, and
+// an answer over 512 bytes.
 func NewDNS(records map[string][]string, opts ...DNSOption) (*DNS, error) {
 	o := dnsOptions{maxHeld: DefaultDNSMaxHeld}
 	for _, opt := range opts {
@@ -128,9 +114,8 @@ func NewDNS(records map[string][]string, opts ...DNSOption) (*DNS, error) {
 	return d, nil
 }
 
-// serve answers queries until the socket is closed. A read error other than the close ends it
-// too, recorded for Close to return: on an unconnected UDP socket there is no transient read
-// error to retry, and retrying a persistent one would spin.
+// serve answers queries until the socket is closed. Another read error ends it too, for Close
+// to return: an unconnected UDP socket has no transient error to retry.
 func (d *DNS) serve() {
 	defer close(d.done)
 	buf := make([]byte, 4096) // queries are a few dozen bytes; anything longer is not ours
@@ -147,7 +132,6 @@ func (d *DNS) serve() {
 			continue
 		}
 		if d.opts.servFail[dnsQuestionKey(buf[:n])] {
-			// The answer to a name it does not know has no records; only its code differs.
 			resp = dnsAnswer(nil, buf[:n])
 			dnsSetRcode(resp, dnsRcodeFail)
 		}
@@ -162,10 +146,9 @@ func (d *DNS) serve() {
 		d.mu.Unlock()
 		switch {
 		case stopping && d.opts.delay > 0:
-			// A query read while Close runs is not answered: Close sends the answers it
-			// held, and no more.
+			// A query read while Close runs is not answered.
 		case full:
-			// An overloaded resolver drops the query; the client asks again or times out.
+			// An overloaded resolver drops the query.
 			d.dropped.Add(1)
 		case !hold:
 			d.send(resp, from)
@@ -175,7 +158,7 @@ func (d *DNS) serve() {
 	}
 }
 
-// sendLater sends resp to from after the delay, or at once when Close is called.
+// sendLater sends resp after the delay, or at once on Close.
 func (d *DNS) sendLater(resp []byte, from net.Addr) {
 	defer d.delayed.Done()
 	t := time.NewTimer(d.opts.delay)
@@ -193,9 +176,8 @@ func (d *DNS) sendLater(resp []byte, from net.Addr) {
 // Dropped returns how many queries got no answer because DNSMaxHeld answers were held.
 func (d *DNS) Dropped() int { return int(d.dropped.Load()) }
 
-// send counts resp and sends it to from. It is counted before it is sent, so that a client
-// holding the answer sees it counted; a failed send is the client's loss (it times out), like
-// a lost datagram.
+// send counts resp before it sends it, so a client holding the answer sees it counted; a failed
+// send is a lost datagram.
 func (d *DNS) send(resp []byte, from net.Addr) {
 	d.queries.Add(1)
 	_, _ = d.conn.WriteTo(resp, from)
@@ -204,21 +186,18 @@ func (d *DNS) send(resp []byte, from net.Addr) {
 // DNSOption changes how a DNS server answers.
 type DNSOption func(*dnsOptions) error
 
-// dnsOptions are the DNS server's faults.
 type dnsOptions struct {
 	delay    time.Duration
 	maxHeld  int             // answers held at once under delay
 	servFail map[string]bool // lower-case wire-format names answered SERVFAIL
 }
 
-// DefaultDNSMaxHeld bounds the answers a DNS server with a delay holds at once (DNSMaxHeld):
-// each costs a goroutine and a timer until it is sent, so that a flood of queries cannot grow
-// the server's memory without bound.
+// DefaultDNSMaxHeld bounds the answers a delaying server holds at once: each costs a goroutine
+// and a timer.
 const DefaultDNSMaxHeld = 1000
 
-// DNSMaxHeld makes a server with a delay hold at most n answers at once (DefaultDNSMaxHeld
-// without it): a query that comes while n are held gets no answer, as an overloaded resolver
-// drops it, and is counted by Dropped.
+// DNSMaxHeld makes a delaying server hold at most n answers at once; a query beyond them gets
+// no answer and counts in Dropped.
 func DNSMaxHeld(n int) DNSOption {
 	return func(o *dnsOptions) error {
 		if n < 1 {
@@ -229,10 +208,8 @@ func DNSMaxHeld(n int) DNSOption {
 	}
 }
 
-// DNSDelay makes the server hold every answer for d before it sends it: a slow resolver. A
-// client's resolver that gives up sooner (Go's: the timeout of /etc/resolv.conf, 5 s by
-// default, per try) never sees it. Close sends the answers still held at once, so that no
-// lookup is left waiting for its resolver's timeout.
+// DNSDelay makes the server hold every answer for d: a slow resolver. Close sends the answers
+// still held at once.
 func DNSDelay(d time.Duration) DNSOption {
 	return func(o *dnsOptions) error {
 		if d < 0 {
@@ -243,8 +220,8 @@ func DNSDelay(d time.Duration) DNSOption {
 	}
 }
 
-// DNSServFail makes the server answer SERVFAIL (the server failed, as an upstream that is
-// down makes a recursive resolver answer) for names, whether or not they have records.
+// DNSServFail makes the server answer SERVFAIL for names, as a recursive resolver whose
+// upstream is down does.
 func DNSServFail(names ...string) DNSOption {
 	return func(o *dnsOptions) error {
 		if o.servFail == nil {
@@ -261,7 +238,7 @@ func DNSServFail(names ...string) DNSOption {
 	}
 }
 
-// dnsQuestionKey is the lower-case wire-format name of a query that dnsAnswer answered.
+// dnsQuestionKey is the lower-case wire-format name of a query dnsAnswer answered.
 func dnsQuestionKey(msg []byte) string {
 	i := dnsHeaderLen
 	for i < len(msg) && msg[i] != 0 {
@@ -273,40 +250,32 @@ func dnsQuestionKey(msg []byte) string {
 	return string(dnsLower(append([]byte(nil), msg[dnsHeaderLen:i+1]...)))
 }
 
-// dnsSetRcode sets the response code of resp.
 func dnsSetRcode(resp []byte, rcode uint16) {
 	flags := binary.BigEndian.Uint16(resp[2:4])
 	binary.BigEndian.PutUint16(resp[2:4], flags&^0xF|rcode)
 }
 
-// Resolver returns a new resolver that sends every query to the server: Go's own resolver
-// (PreferGo), whose Dial ignores the address Go asks for and always dials Addr over UDP.
-//
-// Everything else about Go's resolver still applies: /etc/hosts is read first (per
-// /etc/nsswitch.conf), the search domains, ndots, timeout and attempts of /etc/resolv.conf are
-// followed, and a lookup of both families (LookupHost, a dial of "tcp") sends an A and an AAAA
-// query. Go keeps the order of the A records: it sorts addresses by RFC 6724, but stably, and
-// applies the prefix-length rule to IPv6 only.
+// Resolver returns a new Go resolver (PreferGo) that sends every query to the server. The rest
+// of Go's resolver still applies: /etc/hosts first, resolv.conf's search, timeout and attempts,
+// and an A and an AAAA query for a lookup of both families.
 func (d *DNS) Resolver() *net.Resolver {
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			// The answers are never truncated, so Go never asks for TCP; a UDP conn also makes
-			// it frame the messages as datagrams whatever network it asked for.
+			// The answers are never truncated, so Go never asks for TCP.
 			var dialer net.Dialer
 			return dialer.DialContext(ctx, "udp", d.Addr)
 		},
 	}
 }
 
-// Queries returns how many queries the server has answered (ignored ones are not counted).
+// Queries returns how many queries the server answered.
 func (d *DNS) Queries() int {
 	return int(d.queries.Load())
 }
 
-// Close stops the server and waits for its goroutine. It returns an error if the server had
-// stopped on its own (a read error) or its socket does not close. Close is idempotent; later
-// calls return the first call's error.
+// Close stops the server and waits for its goroutine. It returns an error when the server had
+// stopped on a read error or the socket does not close; later calls return the same.
 func (d *DNS) Close() error {
 	d.closeOnce.Do(func() {
 		d.mu.Lock()
@@ -324,8 +293,7 @@ func (d *DNS) Close() error {
 	return d.closeErr
 }
 
-// dnsWireName encodes a host name in lower-case wire format: labels, each after its length
-// byte, then the root label (0). One trailing dot is allowed.
+// dnsWireName encodes a host name in lower-case wire format; one trailing dot is allowed.
 func dnsWireName(name string) ([]byte, error) {
 	trimmed := strings.TrimSuffix(name, ".")
 	if trimmed == "" {
@@ -346,8 +314,7 @@ func dnsWireName(name string) ([]byte, error) {
 	return dnsLower(wire), nil
 }
 
-// dnsLower lower-cases the ASCII letters of b in place, as DNS compares names (RFC 4343):
-// other bytes, length bytes included (at most 63, below 'A'), are left alone.
+// dnsLower lower-cases the ASCII letters of b in place, as DNS compares names (RFC 4343).
 func dnsLower(b []byte) []byte {
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
@@ -357,8 +324,8 @@ func dnsLower(b []byte) []byte {
 	return b
 }
 
-// dnsAnswer returns the response to the query msg from table, or nil if msg is not a query it
-// answers (see DNS). It does not modify msg.
+// dnsAnswer returns the response to the query msg from table, nil for a message it does not
+// answer.
 func dnsAnswer(table map[string][]netip.Addr, msg []byte) []byte {
 	if len(msg) < dnsHeaderLen {
 		return nil
@@ -367,8 +334,7 @@ func dnsAnswer(table map[string][]netip.Addr, msg []byte) []byte {
 	if flags&dnsFlagQR != 0 || flags&dnsOpcodeMask != 0 || binary.BigEndian.Uint16(msg[4:6]) != 1 {
 		return nil
 	}
-	// The question: a name as labels (no compression pointer: there is nothing before it to
-	// point to), then type and class. Records after it, such as Go's EDNS(0) OPT, are ignored.
+	// The question: a name without compression, then type and class; what follows is ignored.
 	i := dnsHeaderLen
 	for {
 		if i >= len(msg) {

@@ -9,21 +9,18 @@ import (
 	"strconv"
 )
 
-// The statuses /moved and /challenge answer.
 var (
 	movedStatuses     = []int{300, 301, 302, 303, 307, 308}
 	challengeStatuses = []int{401, 407}
 )
 
-// Limits of /flaky's parameters.
 const (
 	minFlakyStatus = 200
 	maxFlakyTimes  = 100 // far above any client's follow-up limit
 )
 
-// flaky answers /flaky/CODE?id=ID[&times=N][&retry-after=VALUE]: CODE (with Retry-After) to
-// the first N requests of conversation ID since the last reset, then 200. A client that sends
-// a request again sends the same URL, so the second request of a conversation is the repeat.
+// flaky answers /flaky/CODE?id=ID[&times=N]: CODE to the first N requests of conversation ID,
+// then 200; a request sent again repeats the URL, so it is the conversation's next.
 func (x *exchange) flaky() bool {
 	code, err := pathNumber(x.r.URL.Path, "/flaky/", "flaky: CODE", minFlakyStatus, maxStatus)
 	if err != nil {
@@ -69,9 +66,7 @@ func (x *exchange) flaky() bool {
 }
 
 // moved answers /moved/CODE[?to=TARGET]: CODE with a Location of TARGET (default /echo) and
-// the request's query without to, so that a client's tag follows. TARGET is a path, or an
-// absolute http or https URL to the host name the request named (any port): a redirect from
-// the https server to the http one, never to another host.
+// the request's other query. TARGET is a path or a URL to the request's own host name.
 func (x *exchange) moved() bool {
 	code, err := pathNumber(x.r.URL.Path, "/moved/", "moved: CODE", movedStatuses[0], movedStatuses[len(movedStatuses)-1])
 	if err == nil && !slices.Contains(movedStatuses, code) {
@@ -97,8 +92,7 @@ func (x *exchange) moved() bool {
 	return x.text(code, "moved to "+target.String())
 }
 
-// sameHost parses a redirect target: a path, or an absolute http or https URL whose host name
-// is the request's own.
+// sameHost parses a redirect target: a path, or an http or https URL to the request's host.
 func (x *exchange) sameHost(to string) (*url.URL, error) {
 	u, err := url.Parse(to)
 	if err != nil {
@@ -123,16 +117,14 @@ func (x *exchange) sameHost(to string) (*url.URL, error) {
 	return u, nil
 }
 
-// echo answers /echo with 200 and what it received: the method and the body's length. The log
-// records both (Request.Method, Request.BodyBytes), so that a redirect's target shows whether
-// the client changed the method or dropped the body.
+// echo answers 200 with the method and body length it received, which the log records too:
+// a redirect's target shows whether the client changed the method or dropped the body.
 func (x *exchange) echo() bool {
 	return x.text(http.StatusOK, fmt.Sprintf("%s with %d body bytes", x.r.Method, x.rec.BodyBytes))
 }
 
-// challenge answers /challenge/CODE: 401 with WWW-Authenticate, or 407 with
-// Proxy-Authenticate, both Basic realm="labrun", to every request whatever credentials it
-// carries: a client whose authenticator always answers goes on until its follow-up limit.
+// challenge answers /challenge/CODE (401 or 407, Basic) to every request, whatever its
+// credentials: a client whose authenticator always answers goes on to its follow-up limit.
 func (x *exchange) challenge() bool {
 	code, err := pathNumber(x.r.URL.Path, "/challenge/", "challenge: CODE", challengeStatuses[0], challengeStatuses[len(challengeStatuses)-1])
 	if err == nil && !slices.Contains(challengeStatuses, code) {

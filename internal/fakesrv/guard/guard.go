@@ -1,20 +1,9 @@
-// Package guard keeps web pages away from the control endpoints of labrun's loopback servers
-// (the fault server's /stats and /stats/reset, the HTTP/2 nodes' /stats, /freeze and /thaw).
-//
-// A server on 127.0.0.1 is reachable from any page a browser on the same machine opens. Two
-// tricks let such a page use it: DNS rebinding (a name of the attacker's that resolves to
-// 127.0.0.1 after the page loaded: the browser then sends the page's own name as Host, and
-// lets the page read the answers) and cross-origin "simple" requests (a form or a fetch in
-// no-cors mode: the page cannot read the answer, but the POST takes effect). So a control
-// endpoint answers only a Host that names the address the connection came in on, localhost
-// or a name the server was told of; and an endpoint that changes state refuses a request
-// from another origin and the content types a browser may send cross-origin without asking
-// first (application/x-www-form-urlencoded, multipart/form-data, text/plain).
-//
-// Considered and rejected: a token in the URL (every script and doc would have to carry it)
-// and checking Host against the listen address (a server listening on 0.0.0.0 would then
-// refuse its own addresses): the connection's local address says which address the client
-// dialled, whatever the listener.
+// Package guard keeps web pages away from the control endpoints of labrun's loopback servers.
+// A page in a browser on the same machine can reach them by DNS rebinding (its own name,
+// resolving to 127.0.0.1, as Host) or by a cross-origin "simple" request (a form's POST). So a
+// control endpoint answers only a Host naming the address the connection came in on, localhost
+// or a name the server was told of, and one that changes state also refuses another origin and
+// the content types a browser sends cross-origin without asking (docs/serve.md).
 package guard
 
 import (
@@ -28,9 +17,8 @@ import (
 	"strings"
 )
 
-// Host returns an error unless r's Host names the IP address r's connection arrived on, a
-// localhost name (localhost, *.localhost), or one of names (case-insensitive). Without a
-// local address (a handler called directly), any loopback IP address is accepted.
+// Host returns an error unless r's Host names the address r's connection arrived on, a
+// localhost name or one of names; without a local address, any loopback IP.
 func Host(r *http.Request, names ...string) error {
 	if r.Host == "" {
 		return errors.New("a Host header is required")
@@ -41,9 +29,8 @@ func Host(r *http.Request, names ...string) error {
 	return nil
 }
 
-// Change is Host for an endpoint that changes state. It also refuses a request from another
-// origin (an Origin header that is not the server's own, a Sec-Fetch-Site of another site)
-// and the content types a browser sends cross-origin without a preflight.
+// Change is Host for an endpoint that changes state, refusing also another origin and the
+// content types a browser sends cross-origin without a preflight.
 func Change(r *http.Request, names ...string) error {
 	if err := Host(r, names...); err != nil {
 		return err
@@ -71,7 +58,6 @@ func Change(r *http.Request, names ...string) error {
 	return nil
 }
 
-// hostAllowed applies Host's rule to hostport.
 func hostAllowed(r *http.Request, hostport string, names []string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {

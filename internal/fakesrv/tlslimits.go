@@ -6,25 +6,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
-// TLSLimits bound the connections of TLS fault listeners, so that a listener left running
-// (labrun serve --tls-faults) holds no connection for ever.
+// TLSLimits bound the connections of TLS fault listeners, so a listener left running holds none
+// for ever.
 type TLSLimits struct {
-	// MaxDuration closes a connection this long after it was accepted, whatever it does.
+	// MaxDuration closes a connection this long after its accept.
 	MaxDuration time.Duration
-	// IdleTimeout closes a connection on which the client sent nothing for this long: a
-	// stall listener's after the ClientHello, another's before its handshake or between two
-	// requests.
+	// IdleTimeout closes a connection on which the client sent nothing for this long.
 	IdleTimeout time.Duration
 }
 
-// DefaultTLSLimits are the limits of the listeners of a TLSFaults that WithLimits did not
-// change: the fault server's --max-duration default, for both.
+// DefaultTLSLimits are the limits WithLimits did not change: the max duration, for both.
 var DefaultTLSLimits = TLSLimits{MaxDuration: DefaultMaxDuration, IdleTimeout: DefaultMaxDuration}
 
-// WithLimits returns a copy of f whose listeners have limits l; f is unchanged.
+// WithLimits returns a copy of f whose listeners have limits l.
 func (f *TLSFaults) WithLimits(l TLSLimits) (*TLSFaults, error) {
 	if l.MaxDuration <= 0 || l.IdleTimeout <= 0 {
 		return nil, fmt.Errorf("fakesrv: TLS limits must be positive, got max duration %v and idle timeout %v", l.MaxDuration, l.IdleTimeout)
@@ -35,9 +32,7 @@ func (f *TLSFaults) WithLimits(l TLSLimits) (*TLSFaults, error) {
 }
 
 // stall accepts connections and reads from each, answering nothing, until the client leaves,
-// sends nothing for the idle timeout, or Close. An accept error other than the listener's
-// closing is waited out, never taken for the end: a listener that stopped accepting for good
-// after one fd shortage would leave its clients in the backlog.
+// idles out, or Close.
 func (s *TLSFaultServer) stall(ln net.Listener, idle time.Duration) {
 	defer s.wg.Done()
 	for {
@@ -56,7 +51,6 @@ func (s *TLSFaultServer) stall(ln net.Listener, idle time.Duration) {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			// Reading keeps the client's ClientHello off the wire's buffers.
 			buf := make([]byte, 4096)
 			for {
 				_ = c.SetReadDeadline(time.Now().Add(idle))
@@ -72,7 +66,6 @@ func (s *TLSFaultServer) stall(ln net.Listener, idle time.Duration) {
 	}
 }
 
-// limitListener closes every connection it accepts max after the accept.
 type limitListener struct {
 	net.Listener
 	max time.Duration
@@ -88,7 +81,6 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	return lc, nil
 }
 
-// limitConn stops its timer when it is closed.
 type limitConn struct {
 	net.Conn
 	timer *time.Timer

@@ -12,45 +12,32 @@ import (
 // ConnEnd says how a connection ended, as the server saw it.
 type ConnEnd string
 
-// The ways a connection ends.
 const (
-	// ConnOpen: the connection has not ended yet.
 	ConnOpen ConnEnd = ""
-	// ConnFIN: the client closed its side (a read on the connection met the end of the
-	// stream).
-	ConnFIN ConnEnd = "fin"
-	// ConnRST: the client reset the connection (a read failed with ECONNRESET), as a client
-	// does when it closes a socket with unread data in it, or with SO_LINGER 0.
-	ConnRST ConnEnd = "rst"
-	// ConnServer: the server closed the connection first (its idle timeout, /close-after-read,
-	// /reset, Close).
+	// ConnFIN: the client closed its side; ConnRST: it reset the connection (a close with unread
+	// data, or SO_LINGER 0); ConnServer: the server closed first.
+	ConnFIN    ConnEnd = "fin"
+	ConnRST    ConnEnd = "rst"
 	ConnServer ConnEnd = "server"
 )
 
-// Conn is what the server saw of one TCP connection: when it was accepted and when and how
-// it ended. The server reads every connection while a request is being answered (net/http
-// watches for a departing client) and between requests, so a client's FIN or RST is seen
-// the moment it arrives, whatever the server was doing.
+// Conn is what the server saw of one TCP connection. The server reads every connection while
+// answering and between requests, so a FIN or RST is seen the moment it arrives.
 type Conn struct {
-	// ID is the connection's number, as in Request.Conn.
-	ID int
-	// Accepted is when the listener accepted it.
+	ID       int
 	Accepted time.Time
-	// Ended is when it ended; zero while it is open.
+	// Ended is zero while the connection is open.
 	Ended time.Time
-	// End says how it ended.
-	End ConnEnd
+	End   ConnEnd
 }
 
-// Conns returns a snapshot of the connections accepted since the server started or the last
-// Reset, in the order they were accepted. The log keeps as many connections as WithLogLimit
-// keeps requests (all by default). Connections of a TLS protocol are not listed: their first
-// reads are the handshake's.
+// Conns returns the connections accepted since start or the last Reset, in accept order, as
+// many as WithLogLimit keeps requests. TLS connections are not listed: their first reads are
+// the handshake's.
 func (s *Server) Conns() []Conn {
 	return s.connLog.snapshot()
 }
 
-// connLog is the server's log of connections.
 type connLog struct {
 	limit int // connections kept, 0 for all; set once by New
 
@@ -58,7 +45,6 @@ type connLog struct {
 	entries []*Conn
 }
 
-// add appends a connection accepted at t, numbered id, and returns its entry.
 func (l *connLog) add(id int, t time.Time) *Conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -98,7 +84,6 @@ func (l *connLog) reset() {
 	l.entries = nil
 }
 
-// watchedListener hands out watchedConns, so that the connection log sees how each one ends.
 type watchedListener struct {
 	net.Listener
 }
@@ -111,8 +96,8 @@ func (l watchedListener) Accept() (net.Conn, error) {
 	return &watchedConn{Conn: c, accepted: time.Now()}, nil
 }
 
-// watchedConn records the first end of its connection in the log: a read that meets the end
-// of the stream (FIN) or a reset (RST), or the server's own Close.
+// watchedConn records the first end of its connection: a FIN or an RST read, or the server's
+// Close.
 type watchedConn struct {
 	net.Conn
 	accepted time.Time
@@ -122,7 +107,6 @@ type watchedConn struct {
 	entry *Conn
 }
 
-// attach numbers the connection in log.
 func (c *watchedConn) attach(log *connLog, id int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,8 +139,7 @@ func (c *watchedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// tcpConn returns the TCP connection under c, for SetLinger: c itself, or the one a
-// watchedConn wraps.
+// tcpConn returns the TCP connection under c, for SetLinger.
 func tcpConn(c net.Conn) (*net.TCPConn, bool) {
 	if w, ok := c.(*watchedConn); ok {
 		c = w.Conn

@@ -9,10 +9,8 @@ import (
 	"time"
 )
 
-// The parsers of the request parameters. Each returns an error that names the parameter,
-// which the server sends back as a 400's one-line body. FuzzXxx in params_test.go fuzz them.
+// The parsers of the request parameters; each error names its parameter, for a 400's body.
 
-// parseDuration reads the non-negative duration q[key]; absent means 0.
 func parseDuration(q url.Values, key string) (time.Duration, error) {
 	s := q.Get(key)
 	if s == "" {
@@ -20,8 +18,7 @@ func parseDuration(q url.Values, key string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		// Say what the parameter wants, not what the parser found: "time: invalid
-		// duration" is Go's vocabulary, not the caller's.
+		// Say what the parameter wants, in the caller's words, not Go's.
 		return 0, fmt.Errorf("%s must be a duration such as 250ms, 2s or 1m30s, got %q", key, s)
 	}
 	if d < 0 {
@@ -30,8 +27,7 @@ func parseDuration(q url.Values, key string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseCount reads the whole number q[key], which must lie in [lo, hi]; absent means 0. Only
-// digits are a number here (no sign, no spaces), as in every other count of the server.
+// parseCount reads the whole number q[key] in [lo, hi]; absent means 0; digits only.
 func parseCount(q url.Values, key string, lo, hi int) (int, error) {
 	s := q.Get(key)
 	if s == "" {
@@ -44,9 +40,7 @@ func parseCount(q url.Values, key string, lo, hi int) (int, error) {
 	return int(n), nil
 }
 
-// parseBool reads the boolean q[key]; absent means false. It accepts only the four words a
-// person would type in a URL, rather than strconv.ParseBool's longer list, so that the
-// accepted set stays small enough to document.
+// parseBool reads q[key] as 1, true, 0 or false; absent means false.
 func parseBool(q url.Values, key string) (bool, error) {
 	switch s := q.Get(key); s {
 	case "", "0", "false":
@@ -58,15 +52,13 @@ func parseBool(q url.Values, key string) (bool, error) {
 	}
 }
 
-// pathNumber reads the whole number that follows prefix in path ("" when path lacks the
-// prefix, as "/status" does) and checks that it lies in [lo, hi]. what names the parameter
-// in the error, as "status: CODE".
+// pathNumber reads the number after prefix in path and checks it lies in [lo, hi].
 func pathNumber(path, prefix, what string, lo, hi int) (int, error) {
 	s, ok := strings.CutPrefix(path, prefix)
 	if !ok {
 		s = ""
 	}
-	// ParseUint, not Atoi: a sign ("+5") or a second path segment is not a number here.
+	// ParseUint: a sign or a second path segment is not a number here.
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil || n < uint64(lo) || n > uint64(hi) {
 		return 0, fmt.Errorf("%s must be a whole number between %d and %d, got %q", what, lo, hi, s)
@@ -74,8 +66,7 @@ func pathNumber(path, prefix, what string, lo, hi int) (int, error) {
 	return int(n), nil
 }
 
-// checkHeaderValue checks that v can be sent verbatim as a header value: non-empty printable
-// ASCII, without leading or trailing spaces (net/http would trim them).
+// checkHeaderValue checks that v is non-empty printable ASCII without edge spaces.
 func checkHeaderValue(key, v string) error {
 	if v == "" {
 		return fmt.Errorf("%s must not be empty", key)
@@ -91,20 +82,16 @@ func checkHeaderValue(key, v string) error {
 	return nil
 }
 
-// maxBudgetMs is the largest budget in milliseconds that a time.Duration holds.
 const maxBudgetMs = math.MaxInt64 / int64(time.Millisecond)
 
-// parseBudget reads an X-Deadline-Ms value: the caller's remaining budget in whole
-// milliseconds, digits only. A budget beyond what a time.Duration holds (about 292 years)
-// saturates at the largest Duration rather than wrapping around: a caller that sends a huge
-// value means "no deadline to speak of".
+// parseBudget reads X-Deadline-Ms, whole milliseconds; a budget beyond a Duration saturates
+// ("no deadline to speak of").
 func parseBudget(v string) (time.Duration, error) {
 	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, fmt.Errorf("want whole milliseconds, got %q", v)
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || ms > maxBudgetMs {
-		// Only digits, so the one possible error is a value out of range.
 		return math.MaxInt64, nil
 	}
 	return time.Duration(ms) * time.Millisecond, nil

@@ -14,21 +14,17 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// CappedHeader is the response header that says the server's max duration cut a duration
-// the request asked for: "delay 20m0s capped to 10m0s", "stall capped to 10m0s", "trickle of
-// 1000 bytes every 1s (16m40s) capped to 10m0s: the body ends short". It appears once per
-// cap applied.
+// CappedHeader says the server's max duration cut a duration the request asked for ("delay
+// 20m0s capped to 10m0s"), once per cap applied.
 const CappedHeader = "X-Labrun-Capped"
 
-// Limits of the path parameters.
 const (
 	minStatus    = 101 // 100 Continue belongs to the protocol (Expect: 100-continue), not to a handler
 	maxStatus    = 599
 	maxRedirects = 100 // far above any client's limit (Go's is 10), low enough to end quickly
 )
 
-// behaviour answers the Behaviour endpoints (reserve, trickle, stall, delay) as the query
-// asks; /reserve also requires an order.
+// behaviour answers the Behaviour endpoints; /reserve requires an order.
 func (x *exchange) behaviour() bool {
 	b, err := ParseBehaviour(x.r.URL.Path, x.r.URL.Query())
 	if err == nil && x.rec.Endpoint == "reserve" && b.Order == "" {
@@ -47,7 +43,7 @@ func (x *exchange) behaviour() bool {
 	}
 	x.publish()
 	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
-		// Deadline propagation: the work would outlast the caller, so none of it is done.
+		// The work would outlast the caller's budget, so none of it is done.
 		x.rec.Rejected = true
 		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+b.Delay.String())
 	}
@@ -81,8 +77,7 @@ func (x *exchange) behaviour() bool {
 	return x.answer(b)
 }
 
-// capped returns d capped by the server's max duration, and says so in the response's
-// CappedHeader when the cap applies: the client then knows why its answer came early.
+// capped returns d capped by the max duration, announced in CappedHeader.
 func (x *exchange) capped(what string, d time.Duration) time.Duration {
 	if maxDur := x.s.opts.maxDuration; d > maxDur {
 		x.w.Header().Add(CappedHeader, fmt.Sprintf("%s %v capped to %v", what, d, maxDur))
@@ -91,9 +86,9 @@ func (x *exchange) capped(what string, d time.Duration) time.Duration {
 	return d
 }
 
-// commit commits the reservation of b on arrival, before any wait: the side effect happens
-// whatever the client decides afterwards. It returns when to answer: answerAt, or the first
-// answer time for an idempotent duplicate; false when the order table is full.
+// commit commits b's reservation on arrival, whatever the client decides later. It returns
+// when to answer (an idempotent duplicate: the first answer's time); false when the order
+// table is full.
 func (x *exchange) commit(b Behaviour, answerAt time.Time) (time.Time, bool) {
 	at, dup, full := x.s.ledger.reserve(b.Order, b.Idempotent || x.s.opts.idempotent, answerAt)
 	if full {
@@ -104,7 +99,6 @@ func (x *exchange) commit(b Behaviour, answerAt time.Time) (time.Time, bool) {
 	return at, true
 }
 
-// reservation answers a committed reservation, saying whether it was new or a duplicate.
 func (x *exchange) reservation(b Behaviour) bool {
 	body := []byte("reserved order=" + b.Order + "\n")
 	kind := "new"
@@ -115,8 +109,7 @@ func (x *exchange) reservation(b Behaviour) bool {
 	return x.head(http.StatusOK, len(body)) && x.body(body)
 }
 
-// stall holds the request until the client leaves, the server closes, or a cap passes: the
-// request's max or the server's max duration.
+// stall holds the request until the client leaves, the server closes, or a cap passes.
 func (x *exchange) stall(b Behaviour) bool {
 	maxDur := x.s.opts.maxDuration
 	limit := x.rec.Arrived.Add(maxDur)
@@ -128,18 +121,15 @@ func (x *exchange) stall(b Behaviour) bool {
 	if !x.waitUntil(limit) {
 		return x.stop()
 	}
-	// A cap passed: end the exchange with an empty answer, as net/http would do anyway when
-	// a handler returns, but write it here so that the log records it.
+	// A cap passed: an empty answer, written here so the log records it.
 	return x.head(http.StatusOK, 0)
 }
 
-// answer sends the head and the body of b: at once, or trickled.
 func (x *exchange) answer(b Behaviour) bool {
 	if b.Every <= 0 {
 		return x.head(http.StatusOK, b.Bytes) && x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
 	}
-	// The cap bounds the whole trickle: byte k may go only if k*every <= max. Comparing
-	// k with max/every avoids overflowing k*every for huge values of every.
+	// The cap bounds the whole trickle; comparing k with max/every avoids overflowing k*every.
 	maxDur := x.s.opts.maxDuration
 	last := min(b.Bytes, int(maxDur/b.Every))
 	if last < b.Bytes {
@@ -156,17 +146,13 @@ func (x *exchange) answer(b Behaviour) bool {
 	if !x.trickle(last, b.Every) {
 		return false
 	}
-	// When the cap cut the body short, HTTP/1.1 needs nothing more: net/http closes a
-	// connection whose response is shorter than its Content-Length. HTTP/2 would end the
-	// stream normally, and the client could take the short body for a whole one: abort it.
+	// A body cut short: HTTP/1.1's connection closes by itself, but an HTTP/2 stream would end
+	// normally and pass for whole, so abort it.
 	return last == b.Bytes || !x.http2()
 }
 
-// trickle sends n body bytes, byte k at HeadSent + k*every. Each wait targets an absolute
-// time rather than sleeping every after the previous write, so that scheduling and write
-// latencies do not add up over a long body; every byte due when the wait ends goes in the
-// same write. A coarse server waits at least CoarseTick each time, so a trickle faster than
-// that goes in bursts of the bytes due, one burst a tick.
+// trickle sends n body bytes, byte k at HeadSent + k*every, each wait to an absolute time so
+// that latencies do not add up; the bytes due at a wake-up go in one write.
 func (x *exchange) trickle(n int, every time.Duration) bool {
 	head := x.rec.HeadSent
 	buf := bytes.Repeat([]byte{'x'}, min(n, 64<<10))
@@ -190,7 +176,6 @@ func (x *exchange) trickle(n int, every time.Duration) bool {
 	return true
 }
 
-// later returns the later of two times.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -198,22 +183,19 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// notFound answers a path that names no endpoint.
 func (x *exchange) notFound() bool {
 	return x.text(http.StatusNotFound, notFoundBody(x.s.routes))
 }
 
-// methodNotAllowed answers 405 to a method that e does not accept, with the methods it does.
+// methodNotAllowed answers 405 with the methods e accepts.
 func (x *exchange) methodNotAllowed(e Endpoint) bool {
 	allowed := strings.Join(e.Methods, ", ")
 	x.w.Header().Set("Allow", allowed)
 	return x.text(http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", x.r.Method, x.r.URL.Path, allowed))
 }
 
-// status answers /status/CODE[?retry-after=VALUE][&delay=DUR]: after delay, CODE with a
-// body naming it. A 1xx other than 101 is informational and cannot end an exchange, so it
-// is sent, then a final 200; 101 ends the exchange, and the connection is closed after it
-// rather than switched to a protocol nobody asked for. HTTP/2 has no 101 at all.
+// status answers /status/CODE after its delay. A 1xx other than 101 is sent before a final
+// 200; 101 closes the connection after it. HTTP/2 has no 101.
 func (x *exchange) status() bool {
 	code, err := pathNumber(x.r.URL.Path, "/status/", "status: CODE", minStatus, maxStatus)
 	if err == nil && code == http.StatusSwitchingProtocols && x.http2() {
@@ -250,7 +232,6 @@ func (x *exchange) status() bool {
 	case code == http.StatusSwitchingProtocols:
 		x.w.Header().Set("Connection", "close")
 	case code < 200:
-		// net/http sends a 1xx head at once and lets the handler answer again.
 		x.w.WriteHeader(code)
 		return x.text(http.StatusOK, "status "+name+" sent as an informational response, then this 200")
 	}
@@ -260,7 +241,7 @@ func (x *exchange) status() bool {
 	return x.text(code, "status "+name)
 }
 
-// redirect answers /redirect/N: a 302 to /redirect/N-1, or 200 "done" for N = 0.
+// redirect answers /redirect/N: a 302 to /redirect/N-1, or 200 for N = 0.
 func (x *exchange) redirect() bool {
 	n, err := pathNumber(x.r.URL.Path, "/redirect/", "redirect: N", 0, maxRedirects)
 	if err != nil {
@@ -272,14 +253,12 @@ func (x *exchange) redirect() bool {
 	return x.redirectTo("/redirect/" + strconv.Itoa(n-1))
 }
 
-// redirectLoop answers /redirect-loop with a 302 to itself.
 func (x *exchange) redirectLoop() bool {
 	return x.redirectTo("/redirect-loop")
 }
 
-// redirectTo answers 302 with a Location of path plus the request's own query, so that a
-// client's tag (call=N) follows it from hop to hop. The Location is relative to the server:
-// it stays right whatever host name the client used.
+// redirectTo answers 302 to path with the request's own query, so a client's tag follows it;
+// the Location is relative, right under any host name.
 func (x *exchange) redirectTo(path string) bool {
 	if q := x.r.URL.RawQuery; q != "" {
 		path += "?" + q
@@ -288,46 +267,38 @@ func (x *exchange) redirectTo(path string) bool {
 	return x.text(http.StatusFound, "redirect to "+path)
 }
 
-// closeAfterRead answers /close-after-read: it reads the request head and body, then closes
-// the connection without a byte of answer. Reading the body first makes the close a clean
-// FIN: closing a socket with unread data would send a reset instead, which is /reset's job.
-// HTTP/2 cannot hand its connection over (Hijack fails), so the stream is reset instead.
+// closeAfterRead reads the request, body included, then closes the connection unanswered: a
+// clean FIN, since closing with unread data would reset it. HTTP/2 resets the stream instead.
 func (x *exchange) closeAfterRead() bool {
 	conn, _, err := x.rc.Hijack()
 	if err != nil {
-		// Aborting the handler closes the connection (HTTP/2: resets the stream) unanswered.
 		return false
 	}
-	// The close error has nobody to go to: the client sees the close, which is the point.
+	// The client sees the close, which is the point.
 	_ = conn.Close()
 	return true
 }
 
-// reset answers /reset: with the request head read (net/http has read it before calling
-// the handler), it closes the connection with SO_LINGER 0, which sends a TCP RST instead of
-// a FIN; the client's next read fails with "connection reset by peer". The body is not
-// read: whatever of it is still in flight is lost with the connection. On HTTP/2 the
-// stream is reset, as for /close-after-read.
+// reset closes the connection with SO_LINGER 0 once the head is read: a TCP RST instead of a
+// FIN. HTTP/2 resets the stream instead.
 func (x *exchange) reset() bool {
 	conn, _, err := x.rc.Hijack()
 	if err != nil {
 		return false
 	}
 	if tc, ok := tcpConn(conn); ok {
-		// Without linger 0 the close is a plain FIN: the client still loses the
-		// connection, only less abruptly. There is nobody to report the error to.
+		// Without linger 0 the close is a plain FIN, less abrupt; nobody to report to.
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
 	return true
 }
 
-// stats answers GET /stats with the Stats as JSON. HEAD is accepted wherever GET is, as
-// HTTP asks of every server.
+// stats answers GET /stats (and HEAD) with the Stats as JSON.
 func (x *exchange) stats() bool {
 	data, err := json.Marshal(x.s.Stats())
 	if err != nil {
-		// Stats holds only maps of strings to ints and ints: Marshal cannot fail.
+		// Stats holds only ints and maps of them: Marshal cannot fail.
 		panic("fakesrv: marshal stats: " + err.Error())
 	}
 	data = append(data, '\n')
@@ -335,7 +306,6 @@ func (x *exchange) stats() bool {
 	return x.head(http.StatusOK, len(data)) && x.body(data)
 }
 
-// statsReset answers POST /stats/reset with 204 after a Reset.
 func (x *exchange) statsReset() bool {
 	x.s.Reset()
 	return x.head(http.StatusNoContent, 0)

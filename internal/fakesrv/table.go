@@ -8,66 +8,53 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Endpoint describes one endpoint of the server. The table of endpoints (Endpoints) is the
-// one source of the URL grammar: the server routes by it and lists it in its 404, and labrun
-// serve prints it, in its help, and in its manual (docs/serve.md), all generated from it.
+// Endpoint describes one endpoint. The table (Endpoints) is the one source of the URL grammar:
+// the server routes by it, its 404 lists it, and labrun serve's help and docs/serve.md are
+// generated from it.
 type Endpoint struct {
-	// Name is the endpoint's name in Request.Endpoint and Stats.Requests: "trickle".
+	// Name is the endpoint's name in Request.Endpoint and Stats.Requests.
 	Name string
-	// Methods are the methods it accepts, "GET" and "HEAD"; nil accepts any. A request with
-	// another method is answered 405 with an Allow header.
+	// Methods are the methods it accepts (nil: any); another is answered 405.
 	Methods []string
-	// Path is its path. An upper-case last segment is a parameter: "/status/CODE" serves
-	// every path under "/status/", and "/status" itself, with a 400 for a bad CODE.
-	Path string
-	// Params are its parameters: the path parameter, the query keys, the request headers.
-	Params []Param
-	// Summary says what it does, in one short line.
+	// Path is its path; an upper-case last segment is a parameter ("/status/CODE").
+	Path    string
+	Params  []Param
 	Summary string
-	// Details says more, for the manual: a sentence or two.
 	Details string
-	// HTTP2 says, in a sentence, what it does differently on HTTP/2; empty when nothing.
+	// HTTP2 says what it does differently on HTTP/2; empty when nothing.
 	HTTP2 string
-	// Examples show it with curl, each with what it teaches about clients.
+	// Examples are curl command lines, each with what it teaches about clients.
 	Examples []Example
 
 	serve    func(*exchange) bool // answers the request
 	keepBody bool                 // serve reads the body itself, if at all; else it is read first
 }
 
-// Where a Param travels.
 const (
 	InPath   = "path"
 	InQuery  = "query"
 	InHeader = "header"
 )
 
-// Param is one parameter of an Endpoint.
 type Param struct {
-	// Name is the query key ("delay"), the path segment's name ("CODE") or the header
-	// ("X-Deadline-Ms").
+	// Name is the query key, the path segment's name or the header.
 	Name string
-	// In is where it travels: InPath, InQuery or InHeader.
-	In string
-	// Value is the form of its value: DUR (a Go duration such as 250ms or 1m30s), N (a
-	// whole number), ID, 0|1, VALUE.
+	In   string
+	// Value is the form of its value: DUR, N, ID, 0|1, VALUE.
 	Value string
-	// Required is true when the endpoint answers 400 without it.
+	// Required: the endpoint answers 400 without it.
 	Required bool
 	// Meaning says what it does, its default and its range.
 	Meaning string
 }
 
-// Example is a curl command line that exercises an endpoint. $U stands for the server's URL.
+// Example is a curl command line; $U stands for the server's URL.
 type Example struct {
-	// Command is the shell command, "curl -m 2 \"$U/stall\"".
 	Command string
-	// Shows is what it shows about clients: a pitfall, an exit code.
-	Shows string
+	Shows   string
 }
 
-// Grammar returns the endpoint's path with its query grammar, required keys first and each
-// optional key in brackets: "/reserve?order=ID[&delay=DUR][&idempotent=0|1]".
+// Grammar returns the path with its query grammar, optional keys in brackets.
 func (e Endpoint) Grammar() string {
 	var b strings.Builder
 	b.WriteString(e.Path)
@@ -87,7 +74,7 @@ func (e Endpoint) Grammar() string {
 	return b.String()
 }
 
-// MethodList returns the methods joined by "|", or "ANY" when any method is accepted.
+// MethodList returns the methods joined by "|", or "ANY".
 func (e Endpoint) MethodList() string {
 	if e.Methods == nil {
 		return "ANY"
@@ -95,15 +82,13 @@ func (e Endpoint) MethodList() string {
 	return strings.Join(e.Methods, "|")
 }
 
-// Endpoints returns the table of endpoints, in the order of the documentation. The slice
-// and its contents are the caller's: the server keeps its own copy.
+// Endpoints returns a copy of the table of endpoints, in the documentation's order.
 func Endpoints() []Endpoint {
 	return endpointTable()
 }
 
-// matches reports whether the request path selects e: the same path, or, for a path whose
-// last segment is a parameter ("/status/CODE"), the path without it ("/status") and every
-// path under it ("/status/" and beyond). The handler checks the parameter.
+// matches reports whether path selects e: the same path, or for a parameter segment, the path
+// without it and every path under it.
 func (e Endpoint) matches(path string) bool {
 	i := strings.LastIndexByte(e.Path, '/')
 	dir, last := e.Path[:i+1], e.Path[i+1:]
@@ -113,7 +98,6 @@ func (e Endpoint) matches(path string) bool {
 	return path == dir[:i] || strings.HasPrefix(path, dir)
 }
 
-// isParamName reports whether a path segment names a parameter: upper-case letters only.
 func isParamName(seg string) bool {
 	if seg == "" {
 		return false
@@ -126,18 +110,14 @@ func isParamName(seg string) bool {
 	return true
 }
 
-// allows reports whether e accepts method.
 func (e Endpoint) allows(method string) bool {
 	return e.Methods == nil || slices.Contains(e.Methods, method)
 }
 
-// otherEndpoint is the name of the requests that match no endpoint.
 const otherEndpoint = "other"
 
-// route returns the endpoint that serves path, or false when none does. Routing is an exact
-// match on the path, written out rather than left to http.ServeMux: the mux would answer
-// some requests itself (a 301 to a cleaned path, its own 404 and 405), and those would
-// escape the request log and the counters that a fault server is for.
+// route returns the endpoint that serves path. It is written out rather than left to
+// http.ServeMux, whose own 301, 404 and 405 would escape the log and the counters.
 func route(routes []Endpoint, path string) (Endpoint, bool) {
 	for _, e := range routes {
 		if e.matches(path) {
@@ -147,8 +127,7 @@ func route(routes []Endpoint, path string) (Endpoint, bool) {
 	return Endpoint{}, false
 }
 
-// endpointNames lists the endpoint names of Request.Endpoint and Stats.Requests, in the
-// order of the table, each once, and "other" last.
+// endpointNames lists the endpoint names in table order, "other" last.
 func endpointNames(routes []Endpoint) []string {
 	var names []string
 	for _, e := range routes {
@@ -159,7 +138,7 @@ func endpointNames(routes []Endpoint) []string {
 	return append(names, otherEndpoint)
 }
 
-// notFoundBody is the body of a 404: one line, so that a person with curl sees what exists.
+// notFoundBody is a 404's one-line body listing what exists.
 func notFoundBody(routes []Endpoint) string {
 	paths := make([]string, len(routes))
 	for i, e := range routes {
