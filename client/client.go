@@ -197,7 +197,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		res.Outcome, res.Elapsed = a.Outcome, a.End
 		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
-			if d, again := c.hc5StatusPause(cur, resp, rs, time.Now()); again {
+			if d, again := c.statusPause(cur, resp, rs, time.Now()); again {
 				if e := pause(ctx, d, start, a.n); e != nil {
 					res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
 					return res, e

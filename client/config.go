@@ -110,12 +110,8 @@ const DefaultMaxBody = 64 << 20
 // HC5ValidateAfterInactivity), its retry strategy (rules.HC5 with AutomaticRetries; the
 // configured inventory client disables it) and no evictor (HC5EvictIdle).
 func HC5Defaults() Config {
-	return Config{
-		MaxPerRoute:    5,
-		MaxTotal:       25,
-		LeaseTimeout:   3 * time.Minute,
-		ConnectTimeout: 3 * time.Minute,
-	}
+	d := rules.HC5Limits()
+	return Config{MaxPerRoute: d.PerRoute, MaxTotal: d.Total, LeaseTimeout: d.Lease, ConnectTimeout: d.Connect}
 }
 
 // Validate reports the first field that makes no sense.

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -175,30 +174,14 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 	return true
 }
 
-// hc5StatusPause decides the retry of a response (rules.Resend.Statuses, HttpClient 5's
-// DefaultHttpRequestRetryStrategy): a 429 or 503 is
-// repeated once, whatever the method (HttpRequestRetryExec checks only that the entity is
-// repeatable), unless a response timeout shorter than the 1 s default interval is set (5.6:
-// retryRequest(response, ...)). It returns the pause before the repeat (getRetryInterval:
-// Retry-After in seconds or as a date, when positive, else 1 s), or false.
-func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
-	r := c.cfg.Rules.Resend
-	if !r.On || !r.Statuses || (resp.status != 429 && resp.status != 503) {
-		return 0, false
+// statusPause is the library's repeat of resp (rules.Resend.StatusAgain): the pause before
+// it, or false.
+func (c *Client) statusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
+	d, again := c.cfg.Rules.Resend.StatusAgain(resp.status, resp.header.Get("Retry-After"), replayable(req), c.cfg.ReadTimeout, rs.resent, now)
+	if again {
+		rs.resent++
 	}
-	if rs.resent >= r.Max || !replayable(req) || (c.cfg.ReadTimeout > 0 && vocab.HC5RetryInterval > c.cfg.ReadTimeout) {
-		return 0, false
-	}
-	rs.resent++
-	v := resp.header.Get("Retry-After")
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s) * time.Second, true
-		}
-	} else if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now), true
-	}
-	return vocab.HC5RetryInterval, true
+	return d, again
 }
 
 // replayable reports whether req's body can be sent again: none, or GetBody.

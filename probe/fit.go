@@ -17,13 +17,11 @@ type fitted struct {
 	agree, judged int
 }
 
-// presetPools are the libraries' connection limits per route, for the burst: HttpClient 5's
-// PoolingHttpClientConnectionManager (defaultMaxPerRoute 5), HttpClient 4.5's (2); the others
-// have none for synchronous calls.
-var presetPools = map[string]int{"hc5": 5, "hc4": 2}
-
 // PresetPool is the connection limit per route of the preset called name, 0 for none.
-func PresetPool(name string) int { return presetPools[name] }
+func PresetPool(name string) int {
+	p, _ := rules.Lookup(name)
+	return p.PerRoute
+}
 
 // presetLimits returns the limits and rules of the preset called name, as predict
 // --defaults sets them.
@@ -123,13 +121,8 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 	return best
 }
 
-// fitProfiles are the presets a fit tries, in the order ties go to: the profiles whose rules
-// the model follows, the releases and the builders over them (which a probe's rows may not
-// tell from them: a tie goes to the profile), Reactor Netty's (predicted only), then the retry
-// layers and the clients they are weighed against.
-var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4",
-	"okhttp@3.14", "okhttp@3.2", "jdk@25", "spring-restclient", "netty",
-	"retryablehttp", "resty", "got", "urllib3", "axios", "undici", "httpx", "aiohttp"}
+// fitProfiles are the presets a fit tries, ties going to the earlier (rules.Preset.FitRank).
+var fitProfiles = rules.Names(rules.FitOrder())
 
 // fitCandidates are the values the measurements suggest for a fit to try.
 type fitCandidates struct {
@@ -179,19 +172,13 @@ func fitInputs(obs []observation, ms []measures) fitCandidates {
 func (c fitCandidates) variants(def model.Limits) []model.Limits {
 	var out []model.Limits
 	if !def.Rules.Retry.On {
-		hc5 := []rules.Rules{def.Rules}
-		if def.Rules == (rules.Rules{}) {
-			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
-		}
 		for _, rt := range values(def.ReadTimeout, 0, onTick(c.times, def.Rules.Read.Tick)) {
 			for _, dl := range values(def.Deadline, 0, c.times) {
 				for _, ct := range values(def.ConnectTimeout, 0, c.connects) {
 					for _, r := range values(def.Retries, 0, c.retries) {
-						for _, h := range hc5 {
-							l := def
-							l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
-							out = append(out, l)
-						}
+						l := def
+						l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries = rt, dl, ct, r
+						out = append(out, l)
 					}
 				}
 			}

@@ -21,7 +21,7 @@ const (
 	PlainHTTP  = rules.PlainHTTP
 )
 
-// Response is a server's answer, by the name HC5StatusRetry takes it.
+// Response is a server's answer (probe's scenarios name it so).
 type Response = Answer
 
 // Answer is a server's answer to one request of a call, for FollowUps.

@@ -1,9 +1,6 @@
 package model
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -12,26 +9,6 @@ import (
 // asking, is its rules.Resend (each library's file in internal/rules cites the classes). Such a
 // re-send is an attempt of its own, executed on the server when its request was sent, and does
 // not count against Limits.Retries.
-
-// HC5StatusRetry predicts DefaultHttpRequestRetryStrategy for a response (vocab.HC5RetriesDefault):
-// whether it is repeated and after what pause. A 429 or 503 is repeated once, whatever the
-// method, unless the request entity is not repeatable (HttpRequestRetryExec checks
-// isRepeatable, not the method), and since 5.6 not when a response timeout shorter than the
-// 1 s default interval is set (retryRequest(response, ...): defaultRetryInterval.compareTo(
-// responseTimeout) > 0). The pause is Retry-After in whole seconds when positive, else 1 s
-// (getRetryInterval; the model reads no HTTP dates).
-func HC5StatusRetry(r Response, repeatable bool, responseTimeout time.Duration) (again bool, pause time.Duration) {
-	if r.Status != 429 && r.Status != 503 || !repeatable {
-		return false, 0
-	}
-	if responseTimeout > 0 && vocab.HC5RetryInterval > responseTimeout {
-		return false, 0
-	}
-	if s, err := strconv.ParseInt(r.RetryAfter, 10, 64); err == nil && s > 0 {
-		return true, time.Duration(s) * time.Second
-	}
-	return true, vocab.HC5RetryInterval
-}
 
 // resend applies the library's own re-send (rules.Resend) after call c's failed attempt a and
 // reports whether it sends the request again.

@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // GoNet returns the rules of Go's net/http client (Go 1.26: transport.go, client.go), which
 // labrun's go profile runs as it is: the client executes none of these, the model predicts
@@ -84,3 +88,19 @@ func H2Go() H2 { return H2{} }
 // H2GoStrict is net/http with StrictMaxConcurrentRequests true, as documented: one connection,
 // and a stream that finds it at the peer's limit waits, first come first served, for a slot.
 func H2GoStrict() H2 { return H2{Strict: true} }
+
+func init() {
+	Register(Preset{Name: "go", Client: "Go net/http (DefaultClient, DefaultTransport)", Rank: 10, FitRank: 2,
+		Rules: func(Settings) Rules { return GoNet() },
+		// DefaultTransport: net.Dialer's 30 s, TLSHandshakeTimeout 10 s, IdleConnTimeout 90 s.
+		Limits: Limits{Connect: 30 * time.Second, TLSHandshake: 10 * time.Second, KeepAlive: 90 * time.Second},
+		Card: Card{Lease: "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
+			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
+			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
+			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",
+			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
+			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
+		FollowUps: "net/http's Client.Do follows redirects by redirectBehavior (client.go), at most 10, and repeats no other status",
+		Profile:   &Profile{Rank: 2, NetHTTP: true, Description: "Go's own net/http client with the nearest settings and none of labrun's layers"},
+	})
+}

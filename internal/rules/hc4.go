@@ -56,3 +56,21 @@ func HC4() Rules {
 // PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
 // (httpclient 4.4 to 4.5.14).
 const HC4ValidateAfterInactivity = 2 * time.Second
+
+// HC4PerRoute and hc4Total are PoolingHttpClientConnectionManager's pool (httpclient 4.5).
+const HC4PerRoute, hc4Total = 2, 20
+
+func init() {
+	Register(Preset{Name: "hc4", Client: "Apache HttpClient 4.5", Rank: 3, FitRank: 5,
+		Rules:  func(Settings) Rules { return HC4() },
+		Limits: Limits{PerRoute: HC4PerRoute, Total: hc4Total, Validate: HC4ValidateAfterInactivity},
+		Card: Card{Lease: "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
+			Pool: "2 per route, 20 total", Call: "none",
+			Reuse:  "validateAfterInactivity 2 s (PoolingHttpClientConnectionManager: a 1 ms read sees a FIN or RST)",
+			Resend: "DefaultHttpRequestRetryHandler: 3 re-sends after an I/O error that is not an InterruptedIOException (timeouts), UnknownHost, Connect, NoRouteToHost or SSL exception; a method without an entity (not POST, PUT, PATCH) always, one with an entity only if it was not sent",
+			Source: "httpclient 4.5.14 RequestConfig (-1: system default), PoolingHttpClientConnectionManager (2 per route, 20 total, validateAfterInactivity 2000 ms), DefaultHttpRequestRetryHandler (3, false)"},
+		FollowUps: "HttpClient 4.5.14's RedirectExec follows 303 for any method and 301, 302, 307 and 308 for GET and HEAD (DefaultRedirectStrategy.isRedirected), at most 50, none circular",
+		Profile: &Profile{Rank: 7, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
+			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends"},
+	})
+}

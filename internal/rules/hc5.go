@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -69,8 +71,9 @@ func HC5(s HC5Settings) Rules {
 // hc5Texts are HttpClient 5's sentences.
 func hc5Texts() Texts {
 	return Texts{
-		Routes: "SYNs go unanswered; HttpClient 5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
-		Check:  "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",
+		Routes:      "SYNs go unanswered; HttpClient 5 tries each of the %[1]d addresses in turn with the full connect timeout (%[2]v), in one connect",
+		Check:       "it sat idle longer than validateAfterInactivity (%[1]v): HttpClient 5's stale check reads it with a %[2]s timeout first, nothing comes, so it is used %[2]s later",
+		StatusRetry: "HttpClient 5's DefaultHttpRequestRetryStrategy repeats the %[1]d once, after %[2]v",
 	}
 }
 
@@ -127,4 +130,72 @@ func (f hc5Follow) step(r FollowRules, st *FollowState, req StepRequest, a StepA
 		next.Method, next.Body = "GET", false
 	}
 	return next, nil
+}
+
+// The pool and timeouts of PoolingHttpClientConnectionManager, RequestConfig and
+// ConnectionConfig (httpclient5 5.6).
+const (
+	hc5PerRoute, hc5Total = 5, 25
+	hc5Timeout            = 3 * time.Minute
+)
+
+// HC5Limits are HttpClient 5's default limits.
+func HC5Limits() Limits {
+	return Limits{Lease: hc5Timeout, Connect: hc5Timeout, PerRoute: hc5PerRoute, Total: hc5Total, Validate: HC5ValidateAfterInactivity}
+}
+
+func hc5Of(s Settings) Rules { return HC5(HC5Settings{AutomaticRetries: s.AutomaticRetries}) }
+
+// bare is labrun predict without --defaults: HttpClient 5's rules, no limit set.
+var bare = Preset{Rules: hc5Of, Flags: []Flag{FlagHC5Retries}}
+
+func init() {
+	hc5Follow := "HttpClient 5.2.1's RedirectExec follows 301, 302, 303, 307 and 308 with a Location (DefaultRedirectStrategy), at most 50, none circular"
+	Register(Preset{Name: "hc5", Client: "Apache HttpClient 5.6", Rank: 4, FitRank: 0,
+		Rules: hc5Of, Settings: Settings{AutomaticRetries: true}, Flags: []Flag{FlagHC5Retries},
+		Limits: HC5Limits(),
+		Card: Card{Lease: "3 min", Connect: "3 min", Read: "none = infinite",
+			Pool: "5 per route, 25 total", Call: "none in classic",
+			Reuse:  "validateAfterInactivity 2 s (a 1 ms read sees a FIN or RST, never a silent drop; a live connection costs the call that 1 ms); evictIdleConnections off, checks every max(idle/10, 1 s) when on",
+			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method unless the exception is an InterruptedIOException (timeouts), UnknownHost, Connect, ConnectionClosed, NoRouteToHost or SSL exception; 429 and 503 once after Retry-After or 1 s; disableAutomaticRetries(): nothing",
+			Source: "httpclient5 5.6 RequestConfig and ConnectionConfig (3 min), PoolingHttpClientConnectionManager (5 per route, 25 total)"},
+		FollowUps: hc5Follow,
+		Profile: &Profile{Rank: 0, Bare: true, PropagatesDeadline: true,
+			Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)"},
+	}, Preset{Name: "spring-restclient", Client: "Spring Boot 3.5 RestClient on Apache HttpClient 5", Rank: 5, FitRank: 9,
+		Rules: hc5Of, Settings: Settings{AutomaticRetries: true}, Flags: []Flag{FlagHC5Retries},
+		Limits:         Limits{Lease: hc5Timeout, Connect: hc5Timeout, PerRoute: hc5PerRoute, Total: hc5Total, Validate: HC5ValidateAfterInactivity},
+		PreFirstUnread: true,
+		Card: Card{Lease: "3 min (HttpClient 5's connectionRequestTimeout: the settings leave RequestConfig alone)",
+			Connect: "connect-timeout sets ConnectionConfig.connectTimeout; unset: HttpClient 5's 3 min",
+			Read:    "read-timeout sets ConnectionConfig.socketTimeout, per read; unset: none",
+			Pool:    "HttpClient 5's 5 per route, 25 total (PoolingHttpClientConnectionManagerBuilder defaults)",
+			Call:    "none",
+			Reuse:   "HttpClient 5's validateAfterInactivity 2 s",
+			Resend:  "HttpClient 5's DefaultHttpRequestRetryStrategy (HttpClientBuilder.create() keeps automatic retries): an idempotent method once after an I/O error, 429 and 503 once",
+			Source:  "Spring Boot 3.5 org.springframework.boot.http.client.HttpComponentsHttpClientBuilder (createConnectionConfig, createDefaultRequestConfig), httpclient5 PoolingHttpClientConnectionManagerBuilder"},
+		FollowUps: "Spring Boot 3.5's RestClient leaves HttpClient 5 its redirects: " + hc5Follow,
+	})
+}
+
+// StatusAgain is the repeat of a response by the library's retry strategy (Resend.Statuses:
+// httpclient5 DefaultHttpRequestRetryStrategy.retryRequest(response, ...) and
+// getRetryInterval): a 429 or 503 once, whatever the method, when the entity is repeatable and
+// no response timeout shorter than the 1 s default interval is set (5.6), after Retry-After
+// (seconds, or a date after now) or 1 s. done counts the re-sends of the exchange so far.
+func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, responseTimeout time.Duration, done int, now time.Time) (time.Duration, bool) {
+	if !r.On || !r.Statuses || (status != 429 && status != 503) || done >= r.Max || !repeatable {
+		return 0, false
+	}
+	if responseTimeout > 0 && vocab.HC5RetryInterval > responseTimeout {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s) * time.Second, true
+		}
+	} else if at, err := http.ParseTime(retryAfter); err == nil && at.After(now) {
+		return at.Sub(now), true
+	}
+	return vocab.HC5RetryInterval, true
 }

@@ -1,6 +1,11 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // JDKSettings are the JDK HttpClient's system properties that change its rules.
 type JDKSettings struct {
@@ -79,4 +84,36 @@ func JDK(s JDKSettings) Rules {
 				"-Djdk.httpclient.disableRetryConnect=true turns it off)",
 		},
 	}
+}
+
+func jdkOf(s Settings) Rules { return JDK(JDKSettings{EnableAllMethodRetry: s.AllMethodRetry}) }
+
+// jdkPreset is the preset of a JDK release whose idle connections are kept keepAlive
+// (jdk.httpclient.keepalive.timeout, which the releases change); classes are the release's
+// classes the values come from.
+func jdkPreset(name string, release int, keepAlive time.Duration, classes string) Preset {
+	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
+		Rules: jdkOf, Flags: []Flag{FlagResendAnyMethod}, Limits: Limits{KeepAlive: keepAlive},
+		Card: Card{Lease: "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
+			Pool:  fmt.Sprintf("unlimited (jdk.httpclient.connectionPoolSize 0), idle %d s (jdk.httpclient.keepalive.timeout)", int(keepAlive.Seconds())),
+			Call:  "timeout(), up to the response head, not set",
+			Reuse: "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
+			Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry; " +
+				"a refused or kernel-ended connect (ConnectException) is connected again once (PlainHttpConnection.canRetryConnect) and then retried once, any method: 4 connects " +
+				"(-Djdk.httpclient.disableRetryConnect=true: 1)",
+			Source: fmt.Sprintf("JDK %d java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, %s", release, classes)},
+		FollowUps:   fmt.Sprintf("the JDK %d HttpClient follows no redirect (HttpClient.Builder's followRedirects default, Redirect.NEVER) and repeats no status", release),
+		HandshakeBy: "the JDK HttpClient bounds the handshake by its --connect-timeout and its request timeout (--read-timeout)",
+	}
+}
+
+func init() {
+	jdk := jdkPreset("jdk", 17, 1200*time.Second, "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)")
+	jdk.Rank, jdk.FitRank = 1, 3
+	jdk.Profile = &Profile{Rank: 5, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
+		"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
+		"a GET or HEAD whose connection ends before any response byte sent once more"}
+	jdk25 := jdkPreset("jdk@25", 25, 30*time.Second, "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)")
+	jdk25.Rank, jdk25.FitRank, jdk25.PreFirstUnread = 2, 8, true
+	Register(jdk, jdk25)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -163,3 +164,29 @@ func H2OkHttp() H2 { return H2{Routes: true, AllocationLimit: true} }
 // stream until the peer's SETTINGS are read, and a refused stream is sent again once
 // (H2.DialPerCall).
 func H2OkHttp313() H2 { r := H2OkHttp(); r.DialPerCall = true; return r }
+
+// okHTTPPreset is the preset of an OkHttp release: OkHttpClient.Builder's 10 s connect, read
+// and write, ConnectionPool's 5 idle kept 5 min (3.x).
+func okHTTPPreset(name, client string, release func(OkHttpSettings) Rules) Preset {
+	return Preset{Name: name, Client: client,
+		Rules: func(s Settings) Rules {
+			return release(OkHttpSettings{NoRetryOnConnectionFailure: s.NoRetryOnConnectionFailure})
+		},
+		Limits: Limits{Connect: 10 * time.Second, Read: 10 * time.Second, Write: 10 * time.Second, KeepAlive: 5 * time.Minute},
+		Card: Card{Lease: "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
+			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none"},
+		FollowUps:   "OkHttp 3.13.1's RetryAndFollowUpInterceptor.followUpRequest decides what follows each response, at most 20 follow-ups",
+		HandshakeBy: "OkHttp bounds the handshake by its --read-timeout",
+	}
+}
+
+func init() {
+	p := okHTTPPreset("okhttp", "OkHttp 3.13", OkHttp313)
+	p.Rank, p.FitRank = 6, 1
+	p.Card.Reuse = "RealConnection.isHealthy: a 1 ms read for any method but GET, which a live pooled connection waits out; a GET is sent on a connection the server closed"
+	p.Card.Resend = "retryOnConnectionFailure (true): any method with a replayable body after an I/O error, on the next pooled connection, then one new connection per route (StreamAllocation.hasMoreRoutes); never after a read timeout (3.3.0+; 3.0 to 3.2 retried those too)"
+	p.Card.Source = "okhttp 3.13.1 OkHttpClient.Builder (10 s connect, read and write; callTimeout 0), ConnectionPool (5 idle, 5 min), RetryAndFollowUpInterceptor.recover"
+	p.Profile = &Profile{Rank: 1, Description: "labrun's client with OkHttp 3.13's defaults and rules: connect and read 10 s, " +
+		"no lease, response follow-ups, each resolved address a route retried on failure"}
+	Register(p)
+}

@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // pythonSocket are the rules of Python's http.client under requests and httpx: a socket
 // timeout per read (settimeout), the connect's timeout on the TCP connect and, per read, on
@@ -87,4 +91,34 @@ func AIOHTTP() Rules {
 	// client.py _request: `redirects += 1 ... if max_redirects and redirects >= max_redirects`.
 	r.FollowUps = FollowUps{limitFollow{requests: 10, err: "TooManyRedirects (10)"}}
 	return r
+}
+
+func init() {
+	Register(Preset{Name: "urllib3", Client: "requests 2.34.2 with HTTPAdapter(max_retries=Retry(total=3)), urllib3 1.26.12", Rank: 14, FitRank: 14,
+		Rules: func(Settings) Rules { return Requests(false) }, Limits: Limits{Retries: 3},
+		Card: Card{Lease: "none", Connect: "none (timeout=None)", Read: "none (timeout=None; a (connect, read) pair sets a limit per read)",
+			Pool: "10 connections per host kept (pool_maxsize)", Call: "none",
+			Reuse: "nothing watches an idle connection",
+			Resend: "Retry(total=3) at its defaults: connect errors, TLS errors and certificates, any method; read errors (a read timeout, a reset) for " +
+				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
+				"back-off 0, then backoff_factor × 2^(n-1) (--backoff is backoff_factor, 0 by default). requests alone (max_retries=0) retries nothing: --retries 0",
+			Source: Requests(false).Retry.Source},
+		FollowUps: "urllib3 1.26.12's Retry retries 413, 429 and 503 when they carry Retry-After (is_retry), 0 as the back-off; requests follows at most 30 redirects",
+	}, Preset{Name: "httpx", Client: "httpx 0.23.3 (Client)", Rank: 17, FitRank: 17,
+		Rules:  func(Settings) Rules { return HTTPX() },
+		Limits: Limits{Connect: 5 * time.Second, Read: 5 * time.Second, Lease: 5 * time.Second},
+		Card: Card{Lease: "5 s (pool)", Connect: "5 s", Read: "5 s per read (write 5 s)",
+			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "nothing watches an idle connection",
+			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
+			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
+		FollowUps: "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
+	}, Preset{Name: "aiohttp", Client: "aiohttp 3.8.4 (ClientSession)", Rank: 18, FitRank: 18,
+		Rules: func(Settings) Rules { return AIOHTTP() }, Limits: Limits{Deadline: 300 * time.Second},
+		Card: Card{Lease: "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
+			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included",
+			Reuse:  "nothing watches an idle connection",
+			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
+			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
+		FollowUps: "aiohttp 3.8.4 retries no status and follows at most 10 redirects (max_redirects, the 10th raises)",
+	})
 }

@@ -394,4 +394,6 @@ type Texts struct {
 	ConnectRetry string
 	// ReadTimeoutRetry says why it sent the request again after a read timeout.
 	ReadTimeoutRetry string
+	// StatusRetry says that Resend.StatusAgain repeated a status (%[1]d) after a pause (%[2]v).
+	StatusRetry string
 }
