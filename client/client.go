@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
-	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -235,8 +234,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 
 // newResend returns the library's re-send state for a new exchange.
 func (c *Client) newResend() *resendState {
-	return &resendState{ok: okRoutes{currentRoute: c.cfg.Rules.Resend.CurrentRoute,
-		perAttempt: c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt}}
+	return &resendState{ok: c.cfg.Rules.NewRoutes()}
 }
 
 // ctxOutcome classifies a done call context: the configured deadline, or the caller's own

@@ -51,34 +51,12 @@ func failureClass(a Attempt) rules.Class {
 	return rules.ClassFatal
 }
 
-// okRouteLeft is OkHttp's "a route is left" after attempt a of call c failed. A call that
-// started on a pooled connection has taken no route from its route selector yet; each new
-// connection takes one (okDial).
-//
-//   - 3.0 to 3.13 (3.2.0 StreamAllocation.recover: routeSelector.hasNext(); 3.13.1
-//     StreamAllocation.hasMoreRoutes: route != null, or the selection or the selector has a
-//     next route, where streamFailed keeps the route only of a connection that had carried an
-//     exchange, and a pooled connection sets none): the pooled connections cost nothing, so
-//     every idle one is tried, then one new connection per route. Measured with OkHttp 3.13.1:
-//     a GET or POST on a pooled connection to an endpoint that kills every request is sent
-//     twice, on one new connection.
-//   - 3.14 (rules.Resend.CurrentRoute; 3.14.9 ExchangeFinder.hasRouteToTry,
-//     retryCurrentRoute): a failed connection that already carried an exchange
-//     (routeFailureCount 0) keeps its route: the retry takes the next pooled connection or a
-//     fresh one to the same address, then the selector's routes.
+// okRouteLeft is OkHttp's "a route is left" after attempt a of call c failed (rules.Routes);
+// every connection of the model is to an address of its own.
 func (m *sim) okRouteLeft(c int, a Attempt) bool {
-	if !a.NewConnection && m.s.Limits.Rules.Resend.CurrentRoute {
-		m.okPinned[c] = true
+	routes := 0
+	if a.NewConnection {
+		routes = max(m.s.Downstream.Routes, 1)
 	}
-	return m.okPinned[c] || m.okSelected[c] < max(m.s.Downstream.Routes, 1)
-}
-
-// okDial records that call c's attempt connects: a fresh connection to the pinned route, or the
-// selector's next route.
-func (m *sim) okDial(c int) {
-	if m.okPinned[c] {
-		m.okPinned[c] = false
-		return
-	}
-	m.okSelected[c]++
+	return m.routes[c].Failed(a.NewConnection, a.NewConnection && m.dialPinned[c], routes, "pooled")
 }

@@ -56,13 +56,13 @@ type sim struct {
 	ask      []time.Duration // per call: when its current attempt asked for a lease
 	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
 	// Per call: libRetries counts the attempts that were the library's own re-sends (not
-	// business retries); okSelected and okPinned are the route accounting of the current
-	// business attempt (okDial, rules.Resend.ByRoute); resent counts the library's re-sends of
-	// it.
+	// business retries); routes is the route accounting of the current business attempt
+	// (rules.Routes, rules.Resend.ByRoute) and dialPinned says its last dial took the pinned
+	// route; resent counts the library's re-sends of it.
 	libRetries []int
 	resent     []int
-	okSelected []int
-	okPinned   []bool
+	routes     []rules.Routes
+	dialPinned []bool
 	// Per call: when its current business attempt started, for the per-attempt timeout
 	// (Limits.AttemptTimeout), and how many business retries it made.
 	attemptStart []time.Duration
@@ -86,8 +86,8 @@ func newSim(s Scenario) *sim {
 		sent:       make([]time.Duration, s.Calls),
 		libRetries: make([]int, s.Calls),
 		resent:     make([]int, s.Calls),
-		okSelected: make([]int, s.Calls),
-		okPinned:   make([]bool, s.Calls),
+		routes:     make([]rules.Routes, s.Calls),
+		dialPinned: make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
 
 		attemptStart: make([]time.Duration, s.Calls),
@@ -116,6 +116,7 @@ func newSim(s Scenario) *sim {
 	}
 	for i := 0; i < s.Calls; i++ {
 		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+		m.routes[i] = s.Limits.Rules.NewRoutes()
 	}
 	return m
 }
@@ -257,8 +258,9 @@ func (m *sim) grant(c int, t time.Duration) {
 		a.NewConnection = true
 		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
-	if a.NewConnection && m.s.Limits.Rules.Resend.ByRoute {
-		m.okDial(c)
+	if a.NewConnection {
+		_, pin := m.routes[c].Next()
+		m.dialPinned[c] = pin != ""
 	}
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
@@ -429,7 +431,7 @@ func (m *sim) finish(c int, a Attempt) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
-	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
+	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
 	next := a.End + m.wait(m.retried[c])
 	if next >= m.deadline {

@@ -190,3 +190,57 @@ func init() {
 		"no lease, response follow-ups, each resolved address a route retried on failure"}
 	Register(p)
 }
+
+// Routes is OkHttp's route accounting over one business attempt (Resend.ByRoute): a call
+// that starts on a pooled connection has taken no route from its RouteSelector; each new
+// connection takes one. The client keeps it while it runs a call, the model while it plays
+// one.
+//
+//   - 3.0 to 3.13 (3.2.0 StreamAllocation.recover: routeSelector.hasNext(); 3.13.1
+//     StreamAllocation.hasMoreRoutes): a failed pooled connection uses no route, so the
+//     retry takes the next pooled one, then a new connection per route.
+//   - 3.14 (Resend.CurrentRoute; 3.14.9 ExchangeFinder.hasRouteToTry, retryCurrentRoute): a
+//     failed connection that had carried an exchange keeps its route: the retry takes the
+//     next pooled connection or a fresh one to that address, then the selector's routes.
+type Routes struct {
+	current, perAttempt bool
+	selected, routes    int    // routes handed out; routes the host resolved to (0: not yet)
+	pin                 string // the address to dial again, "" for none
+}
+
+// NewRoutes starts the route accounting of a business attempt under r.
+func (r Rules) NewRoutes() Routes {
+	return Routes{current: r.Resend.CurrentRoute, perAttempt: r.Connect.Addresses == RoutePerAttempt}
+}
+
+// Next says where the next new connection dials: the pinned address, or the selector's next
+// route.
+func (r *Routes) Next() (route int, pin string) { return r.selected, r.pin }
+
+// Failed records a failed attempt and reports whether a route is left. dialled says it made
+// a new connection (or failed making one), pinned that it dialled the pinned address, routes
+// how many addresses the host resolved to (0 when it did not dial), remote the address of its
+// connection.
+func (r *Routes) Failed(dialled, pinned bool, routes int, remote string) bool {
+	if routes > 0 {
+		r.routes = routes
+		if !r.perAttempt {
+			r.routes = 1
+		}
+	}
+	switch {
+	case dialled && pinned:
+		r.pin = "" // the fresh connection to the pinned route failed too
+	case dialled:
+		if routes == 0 {
+			return false // the name did not resolve: no route at all
+		}
+		r.selected++
+		if !r.perAttempt {
+			r.selected = r.routes
+		}
+	case r.current && remote != "":
+		r.pin = remote
+	}
+	return r.pin != "" || r.routes == 0 || r.selected < r.routes
+}
