@@ -142,15 +142,6 @@ func TestCondemn(t *testing.T) {
 	}
 }
 
-func TestHC5Idempotent(t *testing.T) {
-	for m, want := range map[string]bool{"GET": true, "put": true, "DELETE": true, "HEAD": true, "OPTIONS": true,
-		"TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false} {
-		if got := vocab.HC5Idempotent(m); got != want {
-			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
-		}
-	}
-}
-
 // TestHC5StatusRetry: DefaultHttpRequestRetryStrategy repeats a 503 once, after Retry-After,
 // whatever the method; not with a response timeout under its 1 s default interval (5.6).
 func TestHC5StatusRetry(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // Spread is what an OkHttp network interceptor can do to an Pool's choice of connection:
@@ -35,25 +35,25 @@ type Done struct {
 }
 
 // APNsConfig configures the APNs sender's interceptor (docs/http2.md): an allocation cap per
-// connection and the ejection rule, which the model applies too (vocab.APNsRule).
+// connection and the ejection rule, which the model applies too (rules.APNsRule).
 // APNsDefaults are its production values scaled so that an experiment takes seconds;
 // APNsProduction has the values as they ran.
 type APNsConfig struct {
 	// AllocationLimit caps every connection's streams (production and default: 60).
 	AllocationLimit int
-	vocab.APNsRule
+	rules.APNsRule
 }
 
 // APNsProduction returns the interceptor's thresholds as they ran in production with OkHttp
 // 3.5.
 func APNsProduction() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsProduction()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsProduction()}
 }
 
-// APNsDefaults returns labrun's defaults: vocab.APNsScaled, the production values with every
+// APNsDefaults returns labrun's defaults: rules.APNsScaled, the production values with every
 // time divided by 100 and the total call count by 10.
 func APNsDefaults() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsScaled()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsScaled()}
 }
 
 // Validate reports the first threshold that makes no sense.

@@ -54,11 +54,11 @@ func (n H2Node) limit() int {
 
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
-// H2Ejection is the APNs interceptor's rule for giving up on a slow address (vocab.APNsRule
+// H2Ejection is the APNs interceptor's rule for giving up on a slow address (rules.APNsRule
 // states it), applied after each successful call with took = its stream's time and avg = its
 // address's average, this call included; an ejected connection takes no new streams
 // (allocationLimit = 0) and its streams in flight finish.
-type H2Ejection = vocab.APNsRule
+type H2Ejection = rules.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {

@@ -44,7 +44,7 @@ type H2JitterEjection struct {
 const h2CornerNodes = 6
 
 // SimulateH2Ends simulates s at the corners of H2Client.Overhead. The interceptor decides on
-// averages and on whether a call was slower than its address's average (vocab.APNsRule):
+// averages and on whether a call was slower than its address's average (rules.APNsRule):
 // with a call's time known only from latency + Min to latency + Max, and an average from its
 // calls' latencies + Min to + MeanMax, a call of a node answering in constant time may be on
 // either side of its average. A decision that holds at both ends is taken as it is; one the

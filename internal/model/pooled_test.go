@@ -235,15 +235,6 @@ func TestGoResend(t *testing.T) {
 	})
 }
 
-func TestHC5Idempotent(t *testing.T) {
-	for m, want := range map[string]bool{"GET": true, "get": true, "": true, "HEAD": true, "PUT": true, "DELETE": true,
-		"OPTIONS": true, "TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false, "PURGE": false} {
-		if got := vocab.HC5Idempotent(m); got != want {
-			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
-		}
-	}
-}
-
 func TestHC5EvictInterval(t *testing.T) {
 	for idle, want := range map[time.Duration]time.Duration{
 		30 * time.Second: 3 * time.Second, 5 * time.Second: time.Second, 2 * time.Minute: 12 * time.Second, 100 * ms: time.Second,

@@ -26,7 +26,7 @@ func HC4() Rules {
 		// IOException that is not an InterruptedIOException, UnknownHostException,
 		// ConnectException, NoRouteToHostException or SSLException; a request with an entity
 		// (POST, PUT, PATCH) only if it was not sent yet (requestSentRetryEnabled false).
-		Resend: Resend{On: true, Max: vocab.HC4RetryCount,
+		Resend: Resend{On: true, Max: hc4RetryCount,
 			Before: Of(ClassIO), BeforeMethods: MethodsAll, After: Of(ClassIO), AfterMethods: MethodsWithoutEntity},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshakeElseConnect, Outcome: vocab.ConnectTimeout,
@@ -56,6 +56,9 @@ func HC4() Rules {
 // PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
 // (httpclient 4.4 to 4.5.14).
 const HC4ValidateAfterInactivity = 2 * time.Second
+
+// hc4RetryCount is DefaultHttpRequestRetryHandler's retryCount (this(3, false)).
+const hc4RetryCount = 3
 
 // HC4PerRoute and hc4Total are PoolingHttpClientConnectionManager's pool (httpclient 4.5).
 const HC4PerRoute, hc4Total = 2, 20

@@ -3,6 +3,7 @@ package rules
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/vocab"
@@ -46,7 +47,7 @@ func HC5(s HC5Settings) Rules {
 		// IOException that is none of InterruptedIOException, UnknownHostException,
 		// ConnectException, ConnectionClosedException, NoRouteToHostException, SSLException;
 		// sent or not; a 429 or 503 once.
-		Resend: Resend{On: s.AutomaticRetries, Max: vocab.HC5MaxRetries,
+		Resend: Resend{On: s.AutomaticRetries, Max: hc5MaxRetries,
 			Before: Of(ClassIO), BeforeMethods: MethodsIdempotent, After: Of(ClassIO), AfterMethods: MethodsIdempotent, Statuses: true},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "TlsConfig handshakeTimeout, else SocketConfig soTimeout", PerRead: true},
@@ -187,7 +188,7 @@ func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, resp
 	if !r.On || !r.Statuses || (status != 429 && status != 503) || done >= r.Max || !repeatable {
 		return 0, false
 	}
-	if responseTimeout > 0 && vocab.HC5RetryInterval > responseTimeout {
+	if responseTimeout > 0 && hc5RetryInterval > responseTimeout {
 		return 0, false
 	}
 	if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil {
@@ -197,5 +198,24 @@ func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, resp
 	} else if at, err := http.ParseTime(retryAfter); err == nil && at.After(now) {
 		return at.Sub(now), true
 	}
-	return vocab.HC5RetryInterval, true
+	return hc5RetryInterval, true
+}
+
+// DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
+// this(1, TimeValue.ofSeconds(1L))), httpcomponents-client 5.6.x.
+const (
+	hc5MaxRetries    = 1
+	hc5RetryInterval = time.Second
+)
+
+// hc5Idempotent reports whether HttpClient 5 treats method as idempotent, the condition of
+// every I/O retry (DefaultHttpRequestRetryStrategy.handleAsIdempotent, Method.isIdempotent in
+// httpcore5 5.4.3: GET, HEAD, PUT, DELETE, TRACE, OPTIONS and QUERY, upper-cased first; an
+// unknown method is not; an empty one is a GET).
+func hc5Idempotent(method string) bool {
+	switch strings.ToUpper(method) {
+	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
+		return true
+	}
+	return false
 }

@@ -115,12 +115,12 @@ func okHTTPFollowUp(r FollowRules, prior int, req StepRequest, a StepAnswer) (*S
 	case 300, 301, 302, 303:
 		return okHTTPRedirect(r, req, a), nil
 	case 408:
-		if !r.RetryOnConnectionFailure || (req.Body && req.OneShot) || prior == 408 || vocab.OkHttpRetryAfter(a.RetryAfter, 0) > 0 {
+		if !r.RetryOnConnectionFailure || (req.Body && req.OneShot) || prior == 408 || okHTTPRetryAfter(a.RetryAfter, 0) > 0 {
 			return nil, nil
 		}
 		return again, nil
 	case 503:
-		if prior == 503 || vocab.OkHttpRetryAfter(a.RetryAfter, math.MaxInt32) != 0 {
+		if prior == 503 || okHTTPRetryAfter(a.RetryAfter, math.MaxInt32) != 0 {
 			return nil, nil
 		}
 		return again, nil
@@ -243,4 +243,24 @@ func (r *Routes) Failed(dialled, pinned bool, routes int, remote string) bool {
 		r.pin = remote
 	}
 	return r.pin != "" || r.routes == 0 || r.selected < r.routes
+}
+
+// okHTTPRetryAfter reads a Retry-After header as OkHttp's RetryAndFollowUpInterceptor.retryAfter
+// does (3.13 and 4.x): no header is def, a value of digits its number of seconds, anything else
+// (an HTTP date, "-1", "+0") Integer.MAX_VALUE. Its 408 and 503 rules repeat a request only
+// when this is 0.
+func okHTTPRetryAfter(v string, def int) int {
+	if v == "" {
+		return def
+	}
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return math.MaxInt32
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n > math.MaxInt32 {
+		return math.MaxInt32 // Integer.valueOf throws here; a delay is as good an answer
+	}
+	return n
 }

@@ -18,8 +18,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
-	"github.com/labrun/labrun/internal/vocab"
 )
 
 // Rules are one library's decisions, with the settings its user gave applied (the *With*
@@ -259,10 +257,10 @@ const (
 	MethodsNone Methods = iota
 	// MethodsAll is every method.
 	MethodsAll
-	// MethodsIdempotent is HttpClient 5's Method.isIdempotent (vocab.HC5Idempotent).
+	// MethodsIdempotent is HttpClient 5's Method.isIdempotent.
 	MethodsIdempotent
 	// MethodsWithoutEntity is HttpClient 4.5's handleAsIdempotent: every method but POST,
-	// PUT and PATCH (vocab.HC4Idempotent).
+	// PUT and PATCH.
 	MethodsWithoutEntity
 	// MethodsGetHead is GET and HEAD (the JDK's MultiExchange.canRetryRequest).
 	MethodsGetHead
@@ -287,7 +285,7 @@ func (s Methods) Has(method string, key bool) bool {
 	case MethodsAll:
 		return true
 	case MethodsIdempotent:
-		return vocab.HC5Idempotent(method)
+		return hc5Idempotent(method)
 	case MethodsWithoutEntity:
 		return method != "POST" && method != "PUT" && method != "PATCH"
 	case MethodsGetHead:

@@ -136,3 +136,13 @@ func TestStatusAgain(t *testing.T) {
 		t.Error("disableAutomaticRetries() repeats a 503")
 	}
 }
+
+// TestHC5Idempotent: Method.isIdempotent (httpcore5), upper-cased first.
+func TestHC5Idempotent(t *testing.T) {
+	for m, want := range map[string]bool{"GET": true, "get": true, "": true, "HEAD": true, "PUT": true, "DELETE": true,
+		"OPTIONS": true, "TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false, "PURGE": false} {
+		if got := MethodsIdempotent.Has(m, false); got != want {
+			t.Errorf("%q: got %v, want %v", m, got, want)
+		}
+	}
+}

@@ -8,8 +8,6 @@ package vocab
 
 import (
 	"strconv"
-	"strings"
-	"time"
 )
 
 // Outcome is how an attempt or a call ended. The words are the ones labrun prints and writes
@@ -106,25 +104,6 @@ const (
 	// after Retry-After or 1 s.
 	HC5RetriesDefault HC5Retries = "default"
 )
-
-// DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
-// this(1, TimeValue.ofSeconds(1L))), httpcomponents-client 5.6.x.
-const (
-	HC5MaxRetries    = 1
-	HC5RetryInterval = time.Second
-)
-
-// HC5Idempotent reports whether HttpClient 5 treats method as idempotent, the condition of
-// every I/O retry (DefaultHttpRequestRetryStrategy.handleAsIdempotent, Method.isIdempotent in
-// httpcore5 5.4.3: GET, HEAD, PUT, DELETE, TRACE, OPTIONS and QUERY, upper-cased first; an
-// unknown method is not; an empty one is a GET).
-func HC5Idempotent(method string) bool {
-	switch strings.ToUpper(method) {
-	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
-		return true
-	}
-	return false
-}
 
 // Plural counts a noun the way labrun's tables and notes do: "1 node", "3 nodes".
 func Plural(n int, noun string) string {
