@@ -22,7 +22,7 @@ func (p *Predictor) checkFollowUp() error {
 		}
 		why := "no --defaults"
 		if p.Defaults != "" {
-			why = fmt.Sprintf("labrun has not read %s's", preset(p.Defaults).Client)
+			why = fmt.Sprintf("labrun has not read %s's", p.Defaults)
 		}
 		return fmt.Errorf("--status needs --defaults %s: the follow-up rules labrun has read (%s)", strings.Join(names, ", "), why)
 	}

@@ -62,7 +62,7 @@ func TestCheckFollowUp(t *testing.T) {
 		want string
 	}{
 		{"no client", Predictor{Status: 408}, "--status needs --defaults " + withFollowUps + ": the follow-up rules labrun has read (no --defaults)"},
-		{"a client whose rules labrun has not read", Predictor{Defaults: "netty", Status: 408}, "--status needs --defaults " + withFollowUps + ": the follow-up rules labrun has read (labrun has not read Reactor Netty"},
+		{"a client whose rules labrun has not read", Predictor{Defaults: "netty", Status: 408}, "--status needs --defaults " + withFollowUps + ": the follow-up rules labrun has read (labrun has not read netty's)"},
 		{"times without a status", Predictor{Defaults: "go", StatusTimes: 2}, "--status-times, --retry-after, --no-redirects and --authenticate need --status (101 to 599)"},
 		{"a stall", Predictor{Defaults: "go", Status: 408, Stall: true}, "--status excludes --stall, --host-down, --dropped, --kill-after-read, --bytes and --queue: it asks what follows an answer"},
 		{"go has no authenticator", Predictor{Defaults: "go", Status: 401, Authenticate: true}, "--authenticate is OkHttp's: --defaults go has no authenticator that always answers"},
