@@ -17,10 +17,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What a library sends again by itself after a failed attempt (docs/experiments.md, exp-g) is
-// its rules.Resend (internal/rules: each library's file cites its source), which the model
-// predicts with too. Each re-send is an attempt of its own in the Result. net/http's own
-// replays are never let through (attempt.go), so these are the only ones Client makes.
+// A library's re-sends are its rules.Resend, each an attempt of its own in the Result;
+// net/http's own replays are never let through (attempt.go).
 
 // javaException is the exception HttpClient 5 or OkHttp would have thrown for a failed attempt
 // of labrun's client, with what each library's retry rule makes of it.
@@ -131,11 +129,9 @@ func (e ownError) Unwrap() error { return e.error }
 type resendState struct {
 	resent int          // the library's re-sends so far (HttpClient 5: execCount - 1)
 	ok     rules.Routes // the route accounting (rules.Resend.ByRoute)
-	// resolved holds, with rules.RoutePerAttempt, the addresses the host name resolved to
-	// for this call: OkHttp's RouteSelector resolves the name once and walks its routes,
-	// where HttpClient 5 resolves it on every connect. It is set and read by the attempts'
-	// dials, one attempt after another; mu guards it all the same, since a dial runs on a
-	// Transport goroutine.
+	// resolved holds, with rules.RoutePerAttempt, the addresses the host resolved to for this
+	// call (OkHttp's RouteSelector resolves once); mu guards it, a dial running on a Transport
+	// goroutine.
 	mu       sync.Mutex
 	resolved map[string][]string
 }

@@ -7,8 +7,7 @@ import (
 // HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period.
 const HC4ValidateAfterInactivity = rules.HC4ValidateAfterInactivity
 
-// Preset is a library's defaults in the model's terms (labrun predict --defaults), derived
-// from its entry in internal/rules; the Card's sentences say where each comes from.
+// Preset is a library's entry (internal/rules) in the model's terms.
 type Preset struct {
 	Name, Client string
 	// Limits are the defaults with the library's rules at its own settings.

@@ -5,13 +5,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What each library sends again by itself after a failed attempt, without the business code
-// asking, is its rules.Resend (each library's file in internal/rules cites the classes). Such a
-// re-send is an attempt of its own, executed on the server when its request was sent, and does
-// not count against Limits.Retries.
-
-// resend applies the library's own re-send (rules.Resend) after call c's failed attempt a and
-// reports whether it sends the request again.
+// resend reports whether the library re-sends call c's request after its failed attempt a
+// (rules.Resend): an attempt of its own, not a business retry.
 func (m *sim) resend(c int, a Attempt) bool {
 	d, r := m.s.Downstream, m.s.Limits.Rules.Resend
 	f := rules.Failure{Class: failureClass(a), Sent: a.Sent, Method: method(d), Key: d.IdempotencyKey,
@@ -26,17 +21,8 @@ func (m *sim) resend(c int, a Attempt) bool {
 	return true
 }
 
-// failureClass is the exception a library sees for the model's failed attempt a:
-//
-//	error            on a pooled connection that died: NoHttpResponseException (FIN,
-//	                 DefaultBHttpClientConnection.receiveResponseHeader) or
-//	                 SocketException "Connection reset" (RST): an I/O error
-//	read-timeout     SocketTimeoutException
-//	connect-timeout  ConnectTimeoutException
-//	kernel-timeout   connect: ConnectException ("Connection timed out"); sent: not re-sent
-//	                 by the model (the libraries' exception for a read that ETIMEDOUT ends
-//	                 was not checked)
-//	lease-timeout    ConnectionRequestTimeoutException: never re-sent
+// failureClass is the exception a library sees for the model's failed attempt a; a read the
+// kernel ended is not re-sent (the libraries' exception for it was not read).
 func failureClass(a Attempt) rules.Class {
 	switch {
 	case a.Outcome == vocab.Failed:

@@ -17,36 +17,23 @@ type HC5Settings struct {
 	AutomaticRetries bool
 }
 
-// HC5 returns Apache HttpClient 5's rules as Debian 12's httpclient5 5.2.1 has them, the
-// release labrun's hc5 profile is held to (the JVM tests), with s applied. Where 5.6 differs
-// and labrun follows 5.6 it says so (the evictor's interval, the status retry's response
-// timeout); where 5.2.2 and later differ, a field says it (Reuse.ZeroChecksEveryLease).
-//
-// The zero Rules are these with automatic retries off: labrun's default.
+// HC5 returns Apache HttpClient 5's rules as Debian 12's httpclient5 5.2.1 has them, with s
+// applied. The zero Rules are these with automatic retries off.
 func HC5(s HC5Settings) Rules {
 	return Rules{
 		Library: "Apache HttpClient 5.2.1",
 		// PoolingHttpClientConnectionManager: a lease waits for connectionRequestTimeout.
 		Pool: Pool{},
-		// DefaultHttpClientConnectionOperator.connect: every address in turn with the full
-		// connect timeout; an IOException in the handshake moves on to the next address and the
-		// handshake's SocketTimeoutException is rethrown as a ConnectTimeoutException
-		// (ConnectExceptionSupport.enhance).
+		// DefaultHttpClientConnectionOperator.connect, ConnectExceptionSupport.enhance.
 		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextAny, HandshakeTimeoutAsConnect: true},
 		// responseTimeout is the socket's SO_TIMEOUT: per read, head and body.
 		Read: Read{},
-		// PoolingHttpClientConnectionManager.lease (5.2.1): a connection idle longer than
-		// validateAfterInactivity is read for 1 ms (BHttpConnectionBase.isStale), when the
-		// period is positive: TimeValue.isPositive, so that 0 turns the check off. 5.2.2
-		// (commit 223669659, HTTPCLIENT-2263) checks on every lease at 0:
-		// ZeroChecksEveryLease. IdleConnectionEvictor looks every max(maxIdle/10, 1 s) in 5.6
-		// (calculateSleepTime).
+		// PoolingHttpClientConnectionManager.lease, BHttpConnectionBase.isStale: a period of 0
+		// turns the check off in 5.2.1 (TimeValue.isPositive; 5.2.2 checks every lease);
+		// IdleConnectionEvictor.calculateSleepTime.
 		Reuse: Reuse{Watch: WatchUnlessChecked, Check: CheckAfterInactivity, PeriodicEvictor: true},
-		// HttpRequestRetryExec with DefaultHttpRequestRetryStrategy (5.6.x, as 5.2.1): one
-		// retry of an idempotent request (handleAsIdempotent, Method.isIdempotent) after an
-		// IOException that is none of InterruptedIOException, UnknownHostException,
-		// ConnectException, ConnectionClosedException, NoRouteToHostException, SSLException;
-		// sent or not; a 429 or 503 once.
+		// HttpRequestRetryExec, DefaultHttpRequestRetryStrategy: an idempotent request after an
+		// IOException but its non-retriable classes (timeouts, connects, SSL), and a 429 or 503.
 		Resend: Resend{On: s.AutomaticRetries, Max: hc5MaxRetries,
 			Before: Of(ClassIO), BeforeMethods: MethodsIdempotent, After: Of(ClassIO), AfterMethods: MethodsIdempotent, Statuses: true},
 		PreFirst: PreFirst{
@@ -78,11 +65,8 @@ func hc5Texts() Texts {
 	}
 }
 
-// HC5ValidateAfterInactivity is HttpClient 5's default stale-check period: a pooled connection
-// idle longer than this is checked before it is leased. ConnectionConfig.DEFAULT leaves it null
-// and PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
-// TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
-// constructor, 5.0 validated nothing).
+// HC5ValidateAfterInactivity is HttpClient 5's default stale-check period
+// (PoolingHttpClientConnectionManager.resolveValidateAfterInactivity, 5.2 to 5.6).
 const HC5ValidateAfterInactivity = 2 * time.Second
 
 // hc5Follow is HttpClient 5's RedirectExec; redirectableOnly is HttpClient 4.5's
@@ -93,13 +77,8 @@ type hc5Follow struct{ redirectableOnly bool }
 // reads implements followRule: disableRedirectHandling() only.
 func (hc5Follow) reads() FollowRules { return FollowRules{NoRedirects: true} }
 
-// step is one turn of HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected
-// (301, 302, 303, 307, 308 with a Location), the original request's entity repeatable, at
-// most maxRedirects (the 51st redirect throws RedirectException), no location redirected to
-// before (RedirectLocations; the original URL is not in it: CircularRedirectException). 301
-// and 302 turn a POST into a GET, 303 every method but GET and HEAD; the others copy the
-// original request, method and body (ClassicRequestBuilder.copy). The Location is resolved
-// against the current request (getLocationURI(currentRequest, ...): javap of 5.2.1's jar).
+// step is one turn of HttpClient 5.2.1's RedirectExec: DefaultRedirectStrategy.isRedirected,
+// RedirectLocations (a loop fails), ClassicRequestBuilder.copy of the original request.
 func (f hc5Follow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
 	switch a.Status {
 	case 301, 302, 303, 307, 308:
@@ -179,11 +158,9 @@ func init() {
 	})
 }
 
-// StatusAgain is the repeat of a response by the library's retry strategy (Resend.Statuses:
-// httpclient5 DefaultHttpRequestRetryStrategy.retryRequest(response, ...) and
-// getRetryInterval): a 429 or 503 once, whatever the method, when the entity is repeatable and
-// no response timeout shorter than the 1 s default interval is set (5.6), after Retry-After
-// (seconds, or a date after now) or 1 s. done counts the re-sends of the exchange so far.
+// StatusAgain returns the pause before the library repeats a response, or false
+// (DefaultHttpRequestRetryStrategy.retryRequest(response, ...), getRetryInterval): a 429 or 503
+// of a repeatable request once, unless a response timeout under the 1 s interval is set.
 func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, responseTimeout time.Duration, done int, now time.Time) (time.Duration, bool) {
 	if !r.On || !r.Statuses || (status != 429 && status != 503) || done >= r.Max || !repeatable {
 		return 0, false

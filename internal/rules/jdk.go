@@ -25,32 +25,20 @@ func JDK(s JDKSettings) Rules {
 		Library: "the JDK HttpClient (java.net.http, JDK 17)",
 		// ConnectionPool has no limit (jdk.httpclient.connectionPoolSize 0): no call waits.
 		Pool: Pool{Unbounded: true},
-		// PlainHttpConnection connects to one InetSocketAddress (InetAddress.getByName: the
-		// first address); canRetryConnect connects again once after a ConnectException while
-		// the ConnectTimerEvent has time left; MultiExchange's retry of a ConnectException
-		// keeps the first connect's timer (connectTimerStart); the ConnectTimerEvent is
-		// cancelled in finishConnect, after the TLS handshake; a ResponseTimerEvent that fires
-		// during the lookup is recorded by Exchange.cancel and fails the call once the
-		// exchange is set up (checkCancelled).
+		// PlainHttpConnection (canRetryConnect, ConnectTimerEvent cancelled in finishConnect),
+		// MultiExchange (connectTimerStart), Exchange.cancel and checkCancelled.
 		Connect: Connect{Addresses: FirstAddress, ReconnectOnce: true, TimerKeptOnRetry: true, TimerCoversHandshake: true,
 			HandshakeNext: HandshakeNextNone, TimerLateInLookup: true},
-		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl registers a ResponseTimerEvent
-		// for each attempt before the exchange takes its connection, cancelled when the head
-		// arrives (JDK 17 and 25).
+		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl's ResponseTimerEvent.
 		Read: Read{HeadOnly: true, FromAttemptStart: true},
 		// ConnectionPool.CleanupTrigger watches every idle connection for its end.
 		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
-		// MultiExchange: once per call (retriedOnce). A connection that ends before any
-		// response byte, pooled or new (Http1AsyncReceiver: ConnectionExpiredException;
-		// Http1Exchange.sendHeadersAsync sets retryOnError), for GET and HEAD (canRetryRequest,
-		// isIdempotentRequest); a ConnectException, an unresolved address among them, whatever
-		// the method (retryOnFailure, RETRY_CONNECT unless -Djdk.httpclient.disableRetryConnect).
-		// The body publisher is asked for the body again.
+		// MultiExchange: retriedOnce, canRetryRequest (an ended connection), retryOnFailure
+		// (a ConnectException, any method); the BodyPublisher gives the body again.
 		Resend: Resend{On: true, Max: 1, Before: Of(ClassConnect, ClassUnknownHost), BeforeMethods: MethodsAll,
 			After: Of(ClassIO), AfterMethods: sent, BodyAgain: true},
 		PreFirst: PreFirst{
-			// The connect timer runs from the connect to the end of the handshake; the request
-			// timer from the send: with instant lookups the shorter of the two ends a handshake.
+			// Both timers run over the handshake: the shorter ends it.
 			Handshake: BoundRule{Limit: LimitShorterConnectRead, Outcome: vocab.ConnectTimeout,
 				Name: "connectTimeout or HttpRequest.timeout(), the shorter"},
 			HandshakeSource: "JDK 17 java.net.http: PlainHttpConnection.connectAsync registers the ConnectTimerEvent (connectTimeout), " +
@@ -63,10 +51,7 @@ func JDK(s JDKSettings) Rules {
 			LookupSource: "JDK 17 java.net.http: the Http1Exchange constructor resolves the host (HttpRequestImpl.getAddress: " +
 				"new InetSocketAddress) before connectAsync registers the connect timer; a ResponseTimerEvent that fires " +
 				"meanwhile is recorded by Exchange.cancel and fails the call once the exchange is set up (checkCancelled)",
-			// One address (new InetSocketAddress: InetAddress.getByName). A lookup that fails
-			// leaves the address unresolved: connectAsync's chan.connect throws
-			// UnresolvedAddressException, which Utils.toConnectException makes a
-			// ConnectException, retried once; SSLException and a timer that fired are not.
+			// A failed lookup becomes a ConnectException (Utils.toConnectException), retried once.
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: RetryOnce,
 			RetrySource: "JDK 17 java.net.http: MultiExchange.getExceptionalCF (cancelled: a timeout, never retried; " +
 				"retryOnFailure: a ConnectException, once, RETRY_CONNECT unless jdk.httpclient.disableRetryConnect), " +

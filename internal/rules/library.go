@@ -6,34 +6,24 @@ import (
 	"time"
 )
 
-// Preset is one library's defaults under the name labrun predict --defaults, probe --expect
-// and, with a Profile, --client take. Each library's file registers its presets once
-// (Register); the model's presets, labrun's client profiles, predict's flag checks, probe's fit
-// candidates, labrun defaults and completion read the registry, never a name.
+// Preset is a library's entry under a name --defaults, --expect and, with a Profile, --client
+// take: registered once by the library's file, it is what every other package derives from.
 type Preset struct {
 	Name   string
 	Client string
-	// Rank orders labrun defaults and --defaults' choices; FitRank orders the fit's candidates,
-	// a tie going to the lower.
+	// Rank orders the listings, FitRank the fit's candidates (a tie goes to the lower).
 	Rank, FitRank int
-	// Rules returns the library's rules with the user's settings s.
-	Rules func(s Settings) Rules
-	// Settings are the library's own default settings, which --defaults starts from.
-	Settings Settings
-	// Flags are the setting flags of labrun predict this library reads.
-	Flags []Flag
+	Rules         func(s Settings) Rules
+	Settings      Settings // the library's own, which --defaults starts from
+	Flags         []Flag   // the setting flags it reads
 	Limits
 	Card Card
-	// FollowUps says what follows a response; empty when labrun has not read it, which refuses
-	// predict --status.
-	FollowUps string
-	// PreFirstUnread says labrun has not read its rules before the first byte.
+	// FollowUps says what follows a response; "" when not read (predict --status refuses).
+	FollowUps      string
 	PreFirstUnread bool
-	// HandshakeBy names what bounds its TLS handshake when it has no setting of its own (""
-	// takes --handshake-timeout).
+	// HandshakeBy says what bounds the handshake when it has no setting ("": it has one).
 	HandshakeBy string
-	// Profile is how labrun runs the library (--client); nil when it cannot.
-	Profile *Profile
+	Profile     *Profile // nil: labrun cannot run it
 }
 
 // Flag is a setting flag of labrun predict and probe --expect.
@@ -48,31 +38,22 @@ const (
 
 // Settings are the user's settings that change a library's rules; a library reads its own.
 type Settings struct {
-	// AutomaticRetries keeps HttpClient 5's DefaultHttpRequestRetryStrategy (--hc5-retries).
-	AutomaticRetries bool
-	// AllMethodRetry is the JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
-	AllMethodRetry bool
-	// NoRetryPost is HttpURLConnection's -Dsun.net.http.retryPost=false.
-	NoRetryPost bool
-	// NoRetryOnConnectionFailure is OkHttp's retryOnConnectionFailure(false).
-	NoRetryOnConnectionFailure bool
+	AutomaticRetries           bool // HttpClient 5's, --hc5-retries
+	AllMethodRetry             bool // -Djdk.httpclient.enableAllMethodRetry
+	NoRetryPost                bool // -Dsun.net.http.retryPost=false
+	NoRetryOnConnectionFailure bool // OkHttp's retryOnConnectionFailure(false)
 }
 
 // Limits are a library's default limits; zero is none.
 type Limits struct {
 	Lease, Connect, Read, Write, Deadline, TLSHandshake, AttemptTimeout time.Duration
-	// PerRoute and Total bound the pool (0: no limit).
-	PerRoute, Total int
-	// KeepAlive closes a connection idle this long.
-	KeepAlive time.Duration
-	// Validate is the stale check's period.
-	Validate time.Duration
-	// Retries, Backoff and BackoffMax are a retry layer's defaults.
-	Retries             int
-	Backoff, BackoffMax time.Duration
+	PerRoute, Total                                                     int
+	KeepAlive, Validate                                                 time.Duration
+	Retries                                                             int // a retry layer's
+	Backoff, BackoffMax                                                 time.Duration
 }
 
-// Card is the library's defaults as labrun defaults prints them, each with its source.
+// Card is the library's defaults as labrun defaults prints them.
 type Card struct {
 	Lease, Connect, Read, Pool, Call, Reuse, Resend, Source string
 }
@@ -81,18 +62,15 @@ type Card struct {
 type Profile struct {
 	Description string
 	Rank        int
-	// NetHTTP runs Go's net/http itself rather than labrun's client.
-	NetHTTP bool
-	// Bare starts from labrun's own settings, not the library's: no stale check, automatic
-	// retries only when asked (the configured client of the lab's story).
-	Bare bool
-	// PropagatesDeadline sends the remaining budget to the server when asked.
+	NetHTTP     bool // runs net/http itself, not labrun's client
+	// Bare starts from labrun's settings: no stale check, retries only when asked.
+	Bare               bool
 	PropagatesDeadline bool
 }
 
 var registry []Preset
 
-// Register adds presets to the registry; a library's file calls it once, from init.
+// Register adds a library's presets; its file calls it once, from init.
 func Register(ps ...Preset) { registry = append(registry, ps...) }
 
 // Presets returns every registered preset in Rank order.

@@ -15,38 +15,23 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The names of the client profiles the experiments refer to. --client takes every name in
-// Profiles; only a profile that an experiment's code names needs a constant.
+// The profiles an experiment's code names; --client takes every one of Profiles.
 const (
-	// ProfileOkHttp314 is the okhttp profile with OkHttp 3.14's route rule: a pooled
-	// connection that failed keeps its route (ExchangeFinder.retryCurrentRoute).
-	ProfileOkHttp314 = "okhttp@3.14"
-	// ProfileJDK is labrun's client with the JDK HttpClient's (java.net.http, JDK 17) rules.
-	ProfileJDK = "jdk"
-	// ProfileURLConnection is labrun's client with HttpURLConnection's (JDK 17) rules.
+	ProfileOkHttp314     = "okhttp@3.14"
+	ProfileJDK           = "jdk"
 	ProfileURLConnection = "urlconnection"
-	// ProfileHC4 is labrun's client with Apache HttpClient 4.5's defaults and rules.
-	ProfileHC4 = "hc4"
-	// ProfileOkHttp32 is the okhttp profile with OkHttp 3.0 to 3.2's recovery: a read timeout
-	// after the request was sent is recovered on the next pooled connection, then on a new
-	// connection per route left (fixed in 3.3.0).
-	ProfileOkHttp32 = "okhttp@3.2"
+	ProfileHC4           = "hc4"
+	ProfileOkHttp32      = "okhttp@3.2"
 )
 
-// Profile is a client profile (--client): a library's entry in internal/rules that labrun can
-// run, and how to build the client for what an experiment asks, with the model's limits for
-// the same rules.
+// Profile is a client profile (--client): a library's entry that labrun can run, built for
+// what an experiment asks, with the model's limits for the same rules.
 type Profile struct {
-	Name        string
-	Description string
-	// Rules returns the library's rules with the settings s asks for; the client and the
-	// model's limits both carry them.
-	Rules func(s Spec) rules.Rules
-	// PropagatesDeadline reports whether the client can send its remaining budget to the
-	// server (spec.PropagateDeadline).
-	PropagatesDeadline bool
-	// Make builds the client for s that executes r, with the model's limits for it but the
-	// rules.
+	Name               string
+	Description        string
+	Rules              func(s Spec) rules.Rules
+	PropagatesDeadline bool // it can send its remaining budget (Spec.PropagateDeadline)
+	// Make builds the client for s that executes r, with the model's limits but the rules.
 	Make func(s Spec, r rules.Rules) (Built, error)
 }
 
@@ -73,8 +58,7 @@ func (p Profile) Library() string { return p.Rules(Spec{}).Library }
 // ProfileNames lists the names --client takes.
 func ProfileNames() []string { return rules.Names(rules.Profiles()) }
 
-// LookupProfile returns the profile called name, or an error that names the flag and lists
-// the profiles.
+// LookupProfile returns the profile called name, or an error that names the flag.
 func LookupProfile(name string) (Profile, error) {
 	for _, p := range Profiles() {
 		if p.Name == name {
@@ -99,9 +83,7 @@ func Build(name string, s Spec) (Built, error) {
 // HC4PerRoute is the hc4 profile's pool per route.
 const HC4PerRoute = rules.HC4PerRoute
 
-// Spec is what an experiment sets on its client, in terms every profile understands. A zero
-// field takes the profile's own default (HttpClient 5: lease and connect 3 min, 5 connections
-// per route; OkHttp: connect and read 10 s; net/http: dial 30 s, no other limit).
+// Spec is what an experiment sets on its client; a zero field takes the library's default.
 type Spec struct {
 	Pool, MaxTotal                            int
 	LeaseTimeout, ConnectTimeout, ReadTimeout time.Duration
@@ -111,34 +93,24 @@ type Spec struct {
 	Retries                 int
 	PropagateDeadline       bool
 	TimeToLive, IdleTimeout time.Duration
-	// MaxIdlePerHost is net/http's MaxIdleConnsPerHost (0: as many as Pool, or net/http's 2
-	// when there is no pool limit either).
+	// MaxIdlePerHost is net/http's MaxIdleConnsPerHost (0: Pool, else net/http's 2).
 	MaxIdlePerHost int
-	// ClientTimeout is net/http's http.Client.Timeout, a deadline on each request, body
-	// included; the model takes it for Deadline, which it is without retries. Only the go
-	// profile has it: the others bound a whole call with Deadline.
+	// ClientTimeout is net/http's http.Client.Timeout (the go profile's; the model's Deadline).
 	ClientTimeout time.Duration
 	// NoRouteRetry turns OkHttp's retryOnConnectionFailure off.
 	NoRouteRetry bool
 	// Resolver resolves host names (nil: the system's).
 	Resolver *net.Resolver
-	// HC5Retries, ValidateAfterInactivity, EvictIdle and EvictInterval are HttpClient 5's
-	// rules for pooled connections that died (client.Config's fields of the same names);
-	// only the hc5 profile has them. The zero values keep labrun's: nothing re-sent,
-	// net/http's background watch, no evictor.
+	// HC5Retries, ValidateAfterInactivity, EvictIdle and EvictInterval are HttpClient's
+	// (client.Config's fields of the same names).
 	HC5Retries              vocab.HC5Retries
 	ValidateAfterInactivity time.Duration
 	EvictIdle               time.Duration
 	EvictInterval           time.Duration
-	// Follow and TLS are exp-d's follow-up settings (client.FollowOptions; net/http has only
-	// NoRedirects, as ErrUseLastResponse) and the roots for an https server.
+	// Follow are the follow-up settings; TLS the roots for an https server.
 	Follow client.FollowOptions
 	TLS    *tls.Config
-	// TLSHandshakeTimeout is the library's own limit for the TLS handshake (exp-k): HttpClient
-	// 5's TlsConfig handshake timeout or socket timeout, HttpClient 4.5's SocketConfig
-	// soTimeout, net/http's TLSHandshakeTimeout (0: none). OkHttp and HttpURLConnection have
-	// none (their read timeout bounds the handshake), nor the JDK HttpClient (its connect
-	// timeout does).
+	// TLSHandshakeTimeout is the library's own handshake limit, where it has one.
 	TLSHandshakeTimeout time.Duration
 }
 
@@ -169,10 +141,7 @@ func (b Built) ModelPool(calls int) int {
 }
 
 // labrunBuilder builds labrun's client with pre's default limits for what a spec leaves
-// unset, each setting where the library's rules give it a meaning: a pool and its lease
-// unless the library has none (Pool.Unbounded), the read timeout as a head timer
-// (Read.FromAttemptStart), the stale check and the evictor of HttpClient's kind, the handshake
-// bounded by the limit PreFirst names.
+// unset, each setting only where the library's rules give it a meaning.
 func labrunBuilder(pre rules.Preset) func(Spec, rules.Rules) (Built, error) {
 	d, bare, propagates := pre.Limits, pre.Profile.Bare, pre.Profile.PropagatesDeadline
 	return func(s Spec, r rules.Rules) (Built, error) {
@@ -251,8 +220,7 @@ func buildGo(s Spec, _ rules.Rules) (Built, error) {
 	return Built{C: g, Limits: l, Pool: s.Pool}, nil
 }
 
-// modelLimits converts labrun's client configuration to the model's limits; build adds the
-// profile's rules.
+// modelLimits converts labrun's client configuration to the model's limits, but the rules.
 func modelLimits(cfg client.Config) model.Limits {
 	return model.Limits{
 		LeaseTimeout:   cfg.LeaseTimeout,
