@@ -2,17 +2,10 @@ package rules
 
 import "time"
 
-// APNsRule holds the thresholds of the APNs sender's interceptor (an OkHttp 3.5 network
-// interceptor, docs/http2.md), which ejects the connection to an address that turned slow:
-// after a call that took `took` to an address whose average is `avg`,
-//   - an address with more than BadCalls calls, avg > BadAvg and took > avg is bad;
-//   - else, while the worst average seen is below BadAvg: with more than MinCalls calls in
-//     all, avg > SlowAvg, took > avg and avg > MaxAvgShare x the worst average, it is bad too.
-//
-// Statistics are kept for MaxAddrs addresses at most (the least recently used goes first);
-// every Sweep, entries unused for IdleDrop are dropped. A zero Sweep or IdleDrop never drops;
-// a zero MaxAddrs keeps every address. The client's interceptor (client/h2.APNs) and the
-// model (model.H2Ejection) both apply this one struct.
+// APNsRule holds the thresholds of the APNs sender's interceptor over OkHttp 3.5, which ejects
+// the connection to an address that turned slow (docs/http2.md has the rule); the client
+// (client/h2.APNs) and the model (model.H2Ejection) both apply it. Zero Sweep, IdleDrop or
+// MaxAddrs never drop an address's statistics.
 type APNsRule struct {
 	BadCalls    int
 	BadAvg      time.Duration
@@ -24,12 +17,10 @@ type APNsRule struct {
 	Sweep       time.Duration
 }
 
-// APNsAllocationLimit is the interceptor's cap on every connection's streams (OkHttp's
-// RealConnection.allocationLimit as it set it).
+// APNsAllocationLimit is the interceptor's cap on a connection's streams.
 const APNsAllocationLimit = 60
 
-// APNsProduction returns the interceptor's thresholds as they ran in production: 20 calls,
-// 20 s, 1,000 calls, 5 s, 0.9, 100 addresses, 10 minutes, a sweep every minute.
+// APNsProduction returns the interceptor's thresholds as they ran in production.
 func APNsProduction() APNsRule {
 	return APNsRule{
 		BadCalls: 20, BadAvg: 20 * time.Second, MinCalls: 1000, SlowAvg: 5 * time.Second,
@@ -37,9 +28,8 @@ func APNsProduction() APNsRule {
 	}
 }
 
-// APNsScaled returns labrun's defaults: the production values with every time divided by 100
-// and the total call count by 10, so that a slow node is found within seconds; the rules and
-// the other counts are unchanged.
+// APNsScaled returns labrun's defaults: production's times over 100 and MinCalls over 10, so
+// that a slow node is found within seconds.
 func APNsScaled() APNsRule {
 	r := APNsProduction()
 	r.BadAvg /= 100
