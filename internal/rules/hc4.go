@@ -13,19 +13,13 @@ func HC4() Rules {
 		// PoolingHttpClientConnectionManager: 2 per route, 20 in all, a lease waits for
 		// connectionRequestTimeout.
 		Pool: Pool{},
-		// DefaultHttpClientConnectionOperator.connect catches SocketTimeoutException,
-		// ConnectException and NoRouteToHostException for each address but the last: an
-		// SSLException ends the connect; SSLConnectionSocketFactory rethrows a handshake's
-		// SocketTimeoutException as a ConnectTimeoutException on the last address.
+		// DefaultHttpClientConnectionOperator.connect, SSLConnectionSocketFactory.
 		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextOnTimeout, HandshakeTimeoutAsConnect: true},
 		Read:    Read{},
 		// PoolingHttpClientConnectionManager: validateAfterInactivity 2 s
 		// (HC4ValidateAfterInactivity); IdleConnectionEvictor is not started by createDefault().
 		Reuse: Reuse{Watch: WatchUnlessChecked, Check: CheckAfterInactivity},
-		// RetryExec with DefaultHttpRequestRetryHandler(3, false): up to 3 re-sends after an
-		// IOException that is not an InterruptedIOException, UnknownHostException,
-		// ConnectException, NoRouteToHostException or SSLException; a request with an entity
-		// (POST, PUT, PATCH) only if it was not sent yet (requestSentRetryEnabled false).
+		// RetryExec, DefaultHttpRequestRetryHandler(3, false): an entity only if not sent.
 		Resend: Resend{On: true, Max: hc4RetryCount,
 			Before: Of(ClassIO), BeforeMethods: MethodsAll, After: Of(ClassIO), AfterMethods: MethodsWithoutEntity},
 		PreFirst: PreFirst{
@@ -37,8 +31,7 @@ func HC4() Rules {
 				"a SocketTimeoutException becomes a ConnectTimeoutException on the last address",
 			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
 			LookupSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
-			// The operator catches SocketTimeoutException, ConnectException and
-			// NoRouteToHostException for each address but the last: an SSLException ends it.
+			// An SSLException ends the operator's walk; a timeout does not.
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
 			RetrySource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect (catch SocketTimeoutException, ConnectException, " +
 				"NoRouteToHostException, rethrown on the last address); DefaultHttpRequestRetryHandler never retries " +
@@ -52,9 +45,7 @@ func HC4() Rules {
 	}
 }
 
-// HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period: the
-// PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
-// (httpclient 4.4 to 4.5.14).
+// HC4ValidateAfterInactivity is PoolingHttpClientConnectionManager's (httpclient 4.4 to 4.5.14).
 const HC4ValidateAfterInactivity = 2 * time.Second
 
 // hc4RetryCount is DefaultHttpRequestRetryHandler's retryCount (this(3, false)).

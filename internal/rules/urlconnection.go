@@ -26,8 +26,7 @@ func URLConnection(s URLConnectionSettings) Rules {
 		Connect: Connect{Addresses: FirstAddress, HandshakeNext: HandshakeNextNone},
 		// setReadTimeout is the socket's SO_TIMEOUT: per read.
 		Read: Read{},
-		// No check before reuse: HttpClient.available() reads only for a streamed POST, and
-		// nothing watches an idle connection.
+		// HttpClient.available() reads only for a streamed POST.
 		Reuse: Reuse{Watch: WatchNever, Check: CheckNone},
 		// sun.net.www.http.HttpClient.parseHTTP: once per call (failedOnce), on a new
 		// connection, when reading the response head fails with anything but a
