@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,7 +160,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"defaults", NewTrickle(), "", ""},
 		{"a profile", NewTrickle(), ProfileGo, ""},
-		{"an unknown profile", NewTrickle(), "curl", `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)`},
+		{"an unknown profile", NewTrickle(), "curl", `--client: unknown client "curl" (want ` + strings.Join(ProfileNames(), ", ") + `)`},
 		{"a bound", badPool, "", "--pool must be at least 1, got 0"},
 		{"a Checker", overTotal, "", "--pool (200) must not exceed --max-total (100)"},
 		{"a Checker with no value set", &Routes{}, "", "--connect-timeout must be set: without one the kernel gives up after 127 s per address"},

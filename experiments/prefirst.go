@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -354,10 +355,11 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 // HttpURLConnection's read timeout, the JDK HttpClient's connect timeout (with no request
 // timeout, which would bound it too).
 func handshakeLimit(profile string, s *lab.Spec, d time.Duration) {
-	switch profile {
-	case ProfileOkHttp, ProfileURLConnection:
+	p, _ := lab.LookupProfile(profile) // the experiment's own profiles
+	switch p.Rules(*s).PreFirst.Handshake.Limit {
+	case rules.LimitRead:
 		s.ReadTimeout = d
-	case ProfileJDK:
+	case rules.LimitShorterConnectRead:
 		s.ConnectTimeout, s.ReadTimeout = d, 0
 	default:
 		s.TLSHandshakeTimeout = d

@@ -19,6 +19,7 @@ const (
 	PlainHTTP  = rules.PlainHTTP
 )
 
+// Response is a server's answer (probe's scenarios name it so).
 type Response = Answer
 
 // Answer is a server's answer to one request.

@@ -40,7 +40,7 @@ func (n H2Node) limit() int {
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
 // H2Ejection is the APNs interceptor's rule for dropping a slow address.
-type H2Ejection = vocab.APNsRule
+type H2Ejection = rules.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {

@@ -24,6 +24,8 @@ type FollowTry struct {
 	// Start and StartMax: waits at their shortest and longest.
 	Start, StartMax time.Duration
 	Sent            int
+	// Repeat: the library's own status retry (rules.Resend.StatusAgain) sent it, not the layer.
+	Repeat bool
 }
 
 // FollowUpsLayered predicts c under l's library and retry layer: the library's follow-ups, sent
@@ -32,6 +34,7 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	r := rulesOf(l)
 	var out LayeredFollow
 	all := c.Answers
+	repeats, repeat := 0, false
 	for n := 0; ; n++ {
 		if k := len(out.Sent); len(all) > 0 {
 			c.Answers = all[min(k, len(all)-1):]
@@ -39,18 +42,27 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 		res := r.FollowUps.Follow(s, c)
 		out.Sent = append(out.Sent, res.Sent...)
 		out.Outcome, out.Status, out.Err = res.Outcome, res.Status, res.Err
-		out.Tries = append(out.Tries, FollowTry{Start: out.Waits, StartMax: out.WaitsMax, Sent: len(res.Sent)})
+		out.Tries = append(out.Tries, FollowTry{Start: out.Waits, StartMax: out.WaitsMax, Sent: len(res.Sent), Repeat: repeat})
+		if !repeat {
+			repeats = 0
+		}
+		if res.Outcome == vocab.OK {
+			// noDates: the model reads no HTTP date in Retry-After.
+			if d, again := r.Resend.StatusAgain(res.Status, lastRetryAfter(all, len(out.Sent)), !(c.Body && c.OneShot), l.ReadTimeout, repeats, noDates); again {
+				repeats, repeat, n = repeats+1, true, n-1
+				out.Waits += d
+				out.WaitsMax += d
+				continue
+			}
+		}
+		repeat = false
 		if !r.Retry.On || n >= l.Retries {
 			return out
 		}
 		lo, hi := r.Retry.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		switch {
 		case res.Outcome == vocab.OK:
-			ra := ""
-			if len(all) > 0 {
-				ra = all[min(len(out.Sent)-1, len(all)-1)].RetryAfter
-			}
-			retry, wait, ok := r.Retry.RetriesStatus(method(Downstream{Method: c.Method}), res.Status, ra, l.AttemptTimeout)
+			retry, wait, ok := r.Retry.RetriesStatus(method(Downstream{Method: c.Method}), res.Status, lastRetryAfter(all, len(out.Sent)), l.AttemptTimeout)
 			if !retry {
 				return out
 			}
@@ -63,6 +75,17 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 		out.Waits += lo
 		out.WaitsMax += hi
 	}
+}
+
+// noDates is a now before which every HTTP date lies.
+var noDates = time.Unix(1<<40, 0)
+
+// lastRetryAfter is the Retry-After of the answer to the sent-th request.
+func lastRetryAfter(all []Answer, sent int) string {
+	if len(all) == 0 {
+		return ""
+	}
+	return all[min(sent-1, len(all)-1)].RetryAfter
 }
 
 // preFirstLayered plays l's retry layer over PredictPreFirst (waits longest with high). With

@@ -50,11 +50,12 @@ type sim struct {
 	queue    []int
 	ask      []time.Duration
 	sent     []time.Duration
-	// Per call: library re-sends and route accounting (rules.Resend.ByRoute).
+	// Per call: library re-sends, route accounting (rules.Routes) and whether its last dial
+	// took the pinned route.
 	libRetries []int
 	resent     []int
-	okSelected []int
-	okPinned   []bool
+	routes     []rules.Routes
+	dialPinned []bool
 	// Per call: the business attempt's start (for AttemptTimeout) and business retries.
 	attemptStart []time.Duration
 	retried      []int
@@ -75,8 +76,8 @@ func newSim(s Scenario) *sim {
 		sent:       make([]time.Duration, s.Calls),
 		libRetries: make([]int, s.Calls),
 		resent:     make([]int, s.Calls),
-		okSelected: make([]int, s.Calls),
-		okPinned:   make([]bool, s.Calls),
+		routes:     make([]rules.Routes, s.Calls),
+		dialPinned: make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
 
 		attemptStart: make([]time.Duration, s.Calls),
@@ -105,6 +106,7 @@ func newSim(s Scenario) *sim {
 	}
 	for i := 0; i < s.Calls; i++ {
 		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+		m.routes[i] = s.Limits.Rules.NewRoutes()
 	}
 	return m
 }
@@ -237,8 +239,9 @@ func (m *sim) grant(c int, t time.Duration) {
 		a.NewConnection = true
 		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
-	if a.NewConnection && m.s.Limits.Rules.Resend.ByRoute {
-		m.okDial(c)
+	if a.NewConnection {
+		_, pin := m.routes[c].Next()
+		m.dialPinned[c] = pin != ""
 	}
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
@@ -396,8 +399,8 @@ func (m *sim) finish(c int, a Attempt) {
 	if layer.On && !layer.Retries(layerFailure(a, method(m.s.Downstream))) {
 		return
 	}
-	// A business retry is a new call: routes and library re-sends start again.
-	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
+	// A business retry is a new call: its routes and the library's retries start again.
+	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
 	next := a.End + m.wait(m.retried[c])
 	if next >= m.deadline {

@@ -1,11 +1,11 @@
-package vocab
+package rules
 
 import (
 	"math"
 	"testing"
 )
 
-func TestOkHttpRetryAfter(t *testing.T) {
+func TestOkHTTPRetryAfter(t *testing.T) {
 	const long = math.MaxInt32
 	tests := []struct {
 		v    string
@@ -16,8 +16,8 @@ func TestOkHttpRetryAfter(t *testing.T) {
 		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, long}, {"99999999999999999999999", 0, long},
 	}
 	for _, tt := range tests {
-		if got := OkHttpRetryAfter(tt.v, tt.def); got != tt.want {
-			t.Errorf("OkHttpRetryAfter(%q, %d): got %d, want %d", tt.v, tt.def, got, tt.want)
+		if got := okHTTPRetryAfter(tt.v, tt.def); got != tt.want {
+			t.Errorf("okHTTPRetryAfter(%q, %d): got %d, want %d", tt.v, tt.def, got, tt.want)
 		}
 	}
 }
