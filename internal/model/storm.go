@@ -15,8 +15,8 @@ import (
 // which starts no work from PauseAt for Pause (the trigger). Each attempt has Timeout; the
 // downstream cannot see that a caller left, so it still executes the queued work of
 // abandoned attempts. Policy retries a timed-out or failed attempt. Work the downstream starts
-// before FailUntil ends in an error answer (a failing downstream). Seed draws the jitter
-// (StormJitter).
+// before FailUntil, or for a call i with FailCalls[i], ends in an error answer (a failing
+// downstream). Seed draws the jitter (StormJitter).
 type Storm struct {
 	Rate           float64
 	Capacity       int
@@ -25,6 +25,7 @@ type Storm struct {
 	PauseAt, Pause time.Duration
 	Window         time.Duration
 	FailUntil      time.Duration
+	FailCalls      []bool
 	Policy         rules.RetryPolicy
 	Seed           uint64
 }
@@ -372,7 +373,7 @@ func (s Storm) Predict() (StormPrediction, error) {
 			heap.Fix(&free, 0)
 			deadline := e.at + s.Timeout
 			a.InTime = a.End <= deadline
-			a.Failed = a.Start < s.FailUntil
+			a.Failed = a.Start < s.FailUntil || e.call < len(s.FailCalls) && s.FailCalls[e.call]
 			if !p.Drained && e.at >= pauseEnd && a.Start == e.at {
 				p.Drained, p.DrainedAfter = true, e.at-pauseEnd
 			}
