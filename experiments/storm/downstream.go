@@ -27,8 +27,9 @@ type downstream struct {
 	pauseMu  sync.Mutex // guards from and until
 	from     time.Time
 	until    time.Time
-	recordMu sync.Mutex // guards records
+	recordMu sync.Mutex // guards records and arrivals
 	records  []execution
+	arrivals []execution
 }
 
 // execution is one request the downstream received and executed.
@@ -100,6 +101,9 @@ func (d *downstream) serve(w http.ResponseWriter, r *http.Request) {
 	call, _ := strconv.Atoi(q.Get("call"))
 	attempt, _ := strconv.Atoi(q.Get("attempt"))
 	j := &job{execution: execution{call: call, attempt: attempt, received: time.Now()}, done: make(chan struct{})}
+	d.recordMu.Lock()
+	d.arrivals = append(d.arrivals, j.execution)
+	d.recordMu.Unlock()
 	select {
 	case d.queue <- j:
 	default:
@@ -116,6 +120,13 @@ func (d *downstream) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// received returns the requests the downstream received so far, executed or not.
+func (d *downstream) received() []execution {
+	d.recordMu.Lock()
+	defer d.recordMu.Unlock()
+	return append([]execution(nil), d.arrivals...)
 }
 
 // executions returns what the downstream executed so far.

@@ -54,7 +54,7 @@ func (s *Storm) storm(ctx context.Context, v variant) ([]results.Row, []results.
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return s.judge(v, m, pred, recs, d.executions(), t0), nil, nil
+	return s.judge(v, m, pred, recs, d.received(), d.executions(), t0), nil, nil
 }
 
 // call makes call i at its time: its attempts as the gate allows.
@@ -121,7 +121,7 @@ func countRow(name string, want, got int, saw string) results.Row {
 }
 
 // judge turns a storm's measurements into rows beside the model's.
-func (s *Storm) judge(v variant, m model.Storm, pred model.StormPrediction, recs []callRecord, execs []execution, t0 time.Time) []results.Row {
+func (s *Storm) judge(v variant, m model.Storm, pred model.StormPrediction, recs []callRecord, received, execs []execution, t0 time.Time) []results.Row {
 	name := v.p.Name
 	var got [3]model.StormPhase
 	for i, r := range recs {
@@ -138,8 +138,10 @@ func (s *Storm) judge(v variant, m model.Storm, pred model.StormPrediction, recs
 			wantWasted++
 		}
 	}
-	for _, e := range execs {
+	for _, e := range received {
 		got[m.PhaseOf(e.received.Sub(t0))].Requests++
+	}
+	for _, e := range execs {
 		if e.call < len(recs) && recs[e.call].timedOut[e.attempt] && e.end.Sub(t0) <= observed {
 			gotWasted++
 		}

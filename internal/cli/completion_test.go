@@ -27,7 +27,7 @@ func TestComplete(t *testing.T) {
 		words []string
 		want  string // candidates joined by spaces; "" for none
 	}{
-		{[]string{"exp-"}, "exp-a exp-b exp-c exp-d exp-e exp-f exp-g exp-h exp-i exp-j exp-k exp-l exp-m"},
+		{[]string{"exp-"}, "exp-a exp-b exp-c exp-d exp-e exp-f exp-g exp-h exp-i exp-j exp-k exp-l exp-m exp-n"},
 		{[]string{"co"}, "completion"},
 		{[]string{"h"}, ""}, // no help command, no alias h
 		{[]string{"help"}, ""},
