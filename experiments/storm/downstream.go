@@ -36,6 +36,9 @@ type downstream struct {
 type execution struct {
 	call, attempt        int
 	received, start, end time.Time
+	// cost is how long the request held its worker from the worker's previous request's
+	// end, when it was already waiting then (0 otherwise): service, wake-up and hand-off.
+	cost time.Duration
 }
 
 type job struct {
@@ -71,6 +74,7 @@ func (d *downstream) pause(from, until time.Time) {
 
 func (d *downstream) work() {
 	defer d.wg.Done()
+	var prevEnd time.Time
 	for {
 		var j *job
 		select {
@@ -87,6 +91,10 @@ func (d *downstream) work() {
 		j.start = time.Now()
 		clock.SleepUntil(context.Background(), j.start.Add(d.service))
 		j.end = time.Now()
+		if j.received.Before(prevEnd) && j.start.Sub(prevEnd) < d.service {
+			j.cost = j.end.Sub(prevEnd)
+		}
+		prevEnd = j.end
 		d.recordMu.Lock()
 		d.records = append(d.records, j.execution)
 		d.recordMu.Unlock()
