@@ -96,10 +96,10 @@ func (s *Storm) Check() error {
 
 func (s *Storm) window() time.Duration { return s.Before + s.Pause + s.After }
 
-// breakerRule is the breaker in front of the retries: 5 failures in a row open it for the
-// pause's length.
+// breakerRule is the breaker in front of the retries: 10 failures in a row open it for the
+// pause's length; fewer would trip on a loaded machine's stray late answer.
 func (s *Storm) breakerRule() rules.BreakerRule {
-	return rules.BreakerRule{Trip: 5, Open: s.Pause, HalfOpenMax: 1}
+	return rules.BreakerRule{Trip: 10, Open: s.Pause, HalfOpenMax: 1}
 }
 
 // variant is one policy of the storm and the gate that runs it live.

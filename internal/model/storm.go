@@ -30,9 +30,9 @@ type Storm struct {
 	Seed           uint64
 }
 
-// StormPhase counts what happened in one phase: calls made in it, requests the downstream
-// received in it, calls made in it that were answered within their limit, and executions
-// that ended in it for a caller that had left.
+// StormPhase counts what happened to the calls made in one phase: the calls, the requests
+// the downstream received for them, those answered within their limit, and the executions
+// done for them after their caller had left.
 type StormPhase struct {
 	Calls, Requests, Good, Wasted int
 }
@@ -45,7 +45,7 @@ func (p StormPhase) Amplification() float64 {
 	return float64(p.Requests) / float64(p.Calls)
 }
 
-// The phases of a storm, by when a call is made or a request received.
+// The phases of a storm, by when a call is made.
 const (
 	BeforePause = iota
 	DuringPause
@@ -363,7 +363,8 @@ func (s Storm) Predict() (StormPrediction, error) {
 				g.failed(e.call)
 				continue
 			}
-			p.Phases[s.PhaseOf(e.at)].Requests++
+			phase := s.PhaseOf(s.CallAt(e.call))
+			p.Phases[phase].Requests++
 			a.Start = max(e.at, free[0])
 			if a.Start >= s.PauseAt && a.Start < pauseEnd {
 				a.Start = pauseEnd
@@ -379,7 +380,7 @@ func (s Storm) Predict() (StormPrediction, error) {
 			}
 			if !a.InTime {
 				p.Wasted++
-				p.Phases[s.PhaseOf(a.End)].Wasted++
+				p.Phases[phase].Wasted++
 			}
 			p.Attempts = append(p.Attempts, a)
 			push(stormEvent{at: min(a.End, deadline), call: e.call, attempt: e.attempt, ref: ref})
@@ -416,15 +417,30 @@ func (s Storm) Predict() (StormPrediction, error) {
 
 // recovery finds the first call from which every call's first attempt was answered in time.
 func (p *StormPrediction) recovery(s Storm, n int) {
-	from := n
-	for from > 0 && p.First[from-1] {
-		from--
-	}
-	if from == n {
+	from, ok := RecoveredFrom(p.First, 0)
+	if !ok {
 		return
 	}
 	p.Recovered = true
 	p.RecoveredAfter = max(s.CallAt(from)-(s.PauseAt+s.Pause), 0)
+}
+
+// RecoveredFrom is the first call from which the calls' first attempts were answered in
+// time (first), but for at most late of them, to the end; ok is false when the last tenth
+// of the calls, at least, are not.
+func RecoveredFrom(first []bool, late int) (from int, ok bool) {
+	from = len(first)
+	failed := 0
+	for from > 0 {
+		if !first[from-1] {
+			if failed == late {
+				break
+			}
+			failed++
+		}
+		from--
+	}
+	return from, len(first)-from >= max(len(first)/10, 1)
 }
 
 // timeline fills Timeline and PeakQueue, one point a StormStep until the last work ends.
