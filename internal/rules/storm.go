@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -195,4 +196,53 @@ func BreakerFirst(n int, b BreakerRule) RetryPolicy {
 // business retry under a gateway's retry.
 func Layered(layers, attempts int) RetryPolicy {
 	return RetryPolicy{Name: fmt.Sprintf("%d layers of %d attempts", layers, attempts), Attempts: attempts, Layers: layers}
+}
+
+// StormPolicyNames are the names StormPolicy knows, in order.
+func StormPolicyNames() []string {
+	names := make([]string, len(stormPolicies))
+	for i, e := range stormPolicies {
+		names[i] = e.name
+	}
+	return names
+}
+
+// stormPolicies is the table behind StormPolicy: a policy's name and how it is built from the
+// retries a call makes, the budget's ratio and the breaker's open time.
+var stormPolicies = []struct {
+	name string
+	// retries says the policy takes the call's retries (at least 1).
+	retries bool
+	build   func(retries int, ratio float64, open time.Duration) RetryPolicy
+}{
+	{"none", false, func(int, float64, time.Duration) RetryPolicy { return NoRetry() }},
+	{"retry", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return ImmediateRetry(n) }},
+	{"backoff", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return JitteredBackoff(n, 100*time.Millisecond) }},
+	{"budget", true, func(n int, ratio float64, _ time.Duration) RetryPolicy { return Budget(n, ratio, 10) }},
+	{"grpc", false, func(int, float64, time.Duration) RetryPolicy {
+		// gRFC A6's example service config: maxAttempts 3, backoff 0.1 s to 1 s x 2, maxTokens
+		// 10, tokenRatio 0.1.
+		return GRPCThrottled(3, 100*time.Millisecond, time.Second, 2, 10, 0.1)
+	}},
+	{"aws-standard", false, func(int, float64, time.Duration) RetryPolicy { return AWSStandard() }},
+	{"breaker", true, func(n int, _ float64, open time.Duration) RetryPolicy {
+		return BreakerFirst(n, BreakerRule{Trip: 10, Open: open, HalfOpenMax: 1})
+	}},
+	{"layers", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return Layered(3, n+1) }},
+}
+
+// StormPolicy returns the policy called name with retries retries a call (where the policy
+// takes them), a budget of ratio and a breaker open for open. An unknown name, or a policy
+// that takes retries given none, is an error naming the flag.
+func StormPolicy(name string, retries int, ratio float64, open time.Duration) (RetryPolicy, error) {
+	for _, e := range stormPolicies {
+		switch {
+		case e.name != name:
+		case e.retries && retries < 1:
+			return RetryPolicy{}, fmt.Errorf("--policy %s retries: give --retries of at least 1", name)
+		default:
+			return e.build(retries, ratio, open), nil
+		}
+	}
+	return RetryPolicy{}, fmt.Errorf("--policy: unknown policy %q (want %s)", name, strings.Join(StormPolicyNames(), ", "))
 }
