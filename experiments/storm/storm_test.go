@@ -2,11 +2,13 @@ package storm
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/report"
 )
 
 // TestStorm runs exp-n at its documented parameters: every row must pass. The short tier
@@ -36,6 +38,16 @@ func TestStorm(t *testing.T) {
 	}
 	if !run.Pass {
 		t.Fatal("exp-n did not pass")
+	}
+	if out := os.Getenv("LABRUN_STORM_SVG"); out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := report.WriteSVG(f, run); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("took %v, want at most 15 s", took)

@@ -69,7 +69,49 @@ func (s *Storm) storm(ctx context.Context, v variant) ([]results.Row, []results.
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.judge(v, m, preds, recs, d.received(), execs, t0), nil, nil
+	received := d.received()
+	return s.judge(v, m, preds, recs, received, execs, t0), timeline(v.p.Name, recs, received, execs, t0, m.Window+m.Timeout), nil
+}
+
+// timeline draws every request the downstream received as a stream of one lane, stacked: the
+// lane's height is the requests queued and served at each instant, its waits the queue, its
+// bodies the servers' work, red where the caller had left. A storm that stays is a lane that
+// stays full after the pause.
+func timeline(name string, recs []callRecord, received, execs []execution, t0 time.Time, observed time.Duration) []results.Call {
+	type key struct{ call, attempt int }
+	done := map[key]execution{}
+	for _, e := range execs {
+		done[key{e.call, e.attempt}] = e
+	}
+	lane := name + lab.LaneSep + "requests at the downstream (stacked: queued, then served)"
+	calls := make([]results.Call, 0, len(received))
+	for _, r := range received {
+		if r.call < 0 || r.call >= len(recs) {
+			continue
+		}
+		start := r.received.Sub(t0)
+		o := vocab.OK
+		if recs[r.call].timedOut[r.attempt] {
+			o = vocab.ReadTimeout
+		}
+		a := results.Attempt{StartMs: *results.Ms(start), Outcome: o, Executed: true}
+		e, ok := done[key{r.call, r.attempt}]
+		wait, body := observed-start, time.Duration(0)
+		if ok {
+			wait, body = e.start.Sub(r.received), e.end.Sub(e.start)
+		}
+		a.Phases = []results.PhaseSpan{{Phase: vocab.PhaseWait, Ms: results.Ms(max(wait, 0))}}
+		if ok {
+			a.Phases = append(a.Phases, results.PhaseSpan{Phase: vocab.PhaseBody, Ms: results.Ms(body)})
+		}
+		end := a.StartMs
+		for _, p := range a.Phases {
+			end += *p.Ms
+		}
+		a.EndMs = &end
+		calls = append(calls, results.Call{Label: lane, Attempts: []results.Attempt{a}})
+	}
+	return calls
 }
 
 // meanCost is the mean cost of the backlogged requests, 0 without any.
