@@ -11,10 +11,9 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 )
 
-// downstream is a loopback server of fixed capacity: workers servers take requests in the
-// order they arrived, each for service, and start none while paused. Like a real server it
-// cannot see that a caller left: the work of an abandoned request is still done. A request
-// of a call that fails (failing) is answered 503 after its work.
+// downstream is a loopback server of fixed capacity: workers take requests in FIFO order,
+// each for service, none while paused, and cannot see that a caller left. A failing call's
+// requests are answered 503 after their work.
 type downstream struct {
 	URL      string
 	srv      *http.Server
@@ -36,8 +35,7 @@ type downstream struct {
 type execution struct {
 	call, attempt        int
 	received, start, end time.Time
-	// cost is how long the request held its worker from the worker's previous request's
-	// end, when it was already waiting then (0 otherwise): service, wake-up and hand-off.
+	// cost runs from the worker's previous end when the request waited (0 otherwise).
 	cost time.Duration
 }
 

@@ -52,47 +52,40 @@ const (
 	AfterPause
 )
 
-// StormPoint is one step of a storm's timeline: requests received and calls answered in
-// time during the step (per second), and the queue at its end.
+// StormPoint is one step of a storm's timeline: per second, and the queue at its end.
 type StormPoint struct {
 	At               time.Duration
 	Offered, Goodput float64
 	Queue            int
 }
 
-// StormAttempt is one attempt as the model runs it.
+// StormAttempt is one attempt; a Shed one (a breaker's refusal) reaches no downstream.
 type StormAttempt struct {
 	Call, Attempt int // Attempt 0 is the first
 	Sent          time.Duration
-	// Start and End are when the downstream started and ended its work; Shed attempts (a
-	// breaker's refusal) reach no downstream.
-	Start, End time.Duration
-	InTime     bool
-	Failed     bool // answered with an error
-	Shed       bool
+	Start, End    time.Duration
+	InTime        bool
+	Failed        bool // answered with an error
+	Shed          bool
 }
 
 // StormPrediction is what the storm does.
 type StormPrediction struct {
 	Phases   [3]StormPhase
 	Attempts []StormAttempt
-	// Good says per call whether one of its attempts was answered in time; First whether the
-	// first was.
+	// Good and First say per call whether an attempt, the first, was answered in time.
 	Good, First []bool
-	// Recovered says whether the downstream answers every call's first attempt in time from
-	// some call on to the end of the window, and RecoveredAfter when that call was made,
-	// from the pause's end (0 when it was before).
+	// Recovered: from some call on, every first attempt is answered in time (RecoveredFrom);
+	// Drained: a request after the pause started at once. Both times from the pause's end.
 	Recovered      bool
 	RecoveredAfter time.Duration
-	// Drained says whether a request received after the pause was started at once, and
-	// DrainedAfter when the first was, from the pause's end: the queue the pause left is gone.
-	Drained      bool
-	DrainedAfter time.Duration
-	Retries      int // retries sent
-	Denied       int // retries the policy's bounds refused
-	Wasted       int // executions for callers that had left
-	PeakQueue    int
-	Timeline     []StormPoint
+	Drained        bool
+	DrainedAfter   time.Duration
+	Retries        int // retries sent
+	Denied         int // retries the policy's bounds refused
+	Wasted         int // executions for callers that had left
+	PeakQueue      int
+	Timeline       []StormPoint
 }
 
 // StormStep is the step of a storm's timeline.
@@ -118,8 +111,8 @@ func (s Storm) Check() error {
 	return nil
 }
 
-// StormJitter is the uniform draw in [0, 1) of retry k of call i under seed: a hash of the
-// three (splitmix64), so that the model and a run draw the same jitter in any order.
+// StormJitter is retry k of call i's draw in [0, 1): a hash (splitmix64), the same for the
+// model and a run in any order.
 func StormJitter(seed uint64, i, k int) float64 {
 	z := seed ^ uint64(i)*0x9e3779b97f4a7c15 ^ uint64(k)*0xbf58476d1ce4e5b9
 	z += 0x9e3779b97f4a7c15
@@ -148,13 +141,13 @@ func (s Storm) PhaseOf(t time.Duration) int {
 	return AfterPause
 }
 
-// stormEvent is a call's next step: send an attempt, or learn its outcome.
+// stormEvent sends attempt, or (not send) settles the attempt at index ref.
 type stormEvent struct {
 	at      time.Duration
 	seq     int
 	call    int
 	attempt int
-	send    bool // else: the outcome of attempt (index in Attempts) `ref`
+	send    bool
 	ref     int
 }
 
@@ -239,8 +232,7 @@ func (g *stormGates) set(t time.Duration, to BreakerState) {
 	g.state, g.gen, g.fails, g.succ, g.inHalf, g.openedAt = to, g.gen+1, 0, 0, 0, t
 }
 
-// settle tells the breaker attempt ref's outcome at t (gobreaker: a result of an earlier
-// generation counts for nothing).
+// settle tells the breaker attempt ref's outcome; an earlier generation's counts for nothing.
 func (g *stormGates) settle(t time.Duration, ref int, ok bool) {
 	b := g.p.Breaker
 	if b == nil {
@@ -276,8 +268,7 @@ func (g *stormGates) called(t time.Duration) {
 	}
 }
 
-// retry decides at t whether call i's failed attempt k (0 first) is retried; it takes what
-// the retry costs.
+// retry decides whether call i's failed attempt k is retried, and takes what it costs.
 func (g *stormGates) retry(t time.Duration, i, k int) bool {
 	p := g.p
 	if th := p.Throttle; th != nil && !th.Fail(&g.tokens) {
@@ -425,9 +416,8 @@ func (p *StormPrediction) recovery(s Storm, n int) {
 	p.RecoveredAfter = max(s.CallAt(from)-(s.PauseAt+s.Pause), 0)
 }
 
-// RecoveredFrom is the first call from which the calls' first attempts were answered in
-// time (first), but for at most late of them, to the end; ok is false when the last tenth
-// of the calls, at least, are not.
+// RecoveredFrom is the first call from which every first attempt but late ones was answered
+// in time; ok needs a tenth of the calls at least.
 func RecoveredFrom(first []bool, late int) (from int, ok bool) {
 	from = len(first)
 	failed := 0
@@ -473,20 +463,8 @@ func (p *StormPrediction) timeline(s Storm) {
 	}
 }
 
-// QueueAt is the requests waiting at t: received at or before t, not yet started.
-func (p StormPrediction) QueueAt(t time.Duration) int {
-	n := 0
-	for _, a := range p.Attempts {
-		if !a.Shed && a.Sent <= t && a.Start > t {
-			n++
-		}
-	}
-	return n
-}
-
-// TipOver is the lowest rate, to a step of 1% of the capacity's, at which the storm does not
-// recover within its window, found by bisection (a higher load recovers no sooner); 0 when
-// it recovers at the capacity itself.
+// TipOver is the lowest rate, to 1% of the capacity, at which the storm does not recover,
+// by bisection (a higher load recovers no sooner); 0 when it recovers at the capacity.
 func (s Storm) TipOver() (float64, error) {
 	capacity := float64(s.Capacity) / s.Service.Seconds()
 	step := capacity / 100
