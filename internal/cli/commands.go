@@ -42,8 +42,8 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			"total, the outcome and the server's execution count. The limits start unset, or " +
 			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
 			"explicitly override them. By default the call finds a pooled connection. The whole " +
-			"manual: docs/predict.md. --storm asks about a retry storm instead (--rate, --capacity, " +
-			"--service, --timeout, --pause, --pause-at, --window, --policy, --retries, --budget, --seed).\n\n" +
+			"manual: docs/predict.md. --storm asks about a retry storm instead (its flags: " +
+			"docs/predict.md#a-retry-storm---storm).\n\n" +
 			"Examples:\n" +
 			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
 			"   labrun predict --defaults hc5 --host-down\n" +

@@ -26,12 +26,15 @@ func TestPredictStormAgreesWithExpN(t *testing.T) {
 		{"none", rules.NoRetry()},
 		{"retry", rules.ImmediateRetry(e.Retries)},
 		{"aws-standard", rules.AWSStandard()},
+		// exp-n's floor is Finagle's 10 a second at a tenth of the scale.
+		{"budget", rules.Budget(e.Retries, float64(e.Budget)/100, 1)},
 	} {
 		t.Run(tt.policy, func(t *testing.T) {
 			got := runArgs(t, context.Background(), experiments.All(), false, "predict", "--storm", "--format", "json",
 				"--rate", fmt.Sprint(e.Rate), "--capacity", fmt.Sprint(e.Capacity), "--service", e.Service.String(),
 				"--timeout", e.Timeout.String(), "--pause", e.Pause.String(), "--pause-at", e.Before.String(),
-				"--window", window.String(), "--policy", tt.policy, "--retries", fmt.Sprint(e.Retries), "--seed", fmt.Sprint(e.Seed))
+				"--window", window.String(), "--policy", tt.policy, "--retries", fmt.Sprint(e.Retries), "--seed", fmt.Sprint(e.Seed),
+				"--budget", fmt.Sprint(e.Budget), "--budget-floor", "1")
 			if got.code != 0 {
 				t.Fatalf("exit %d: %s", got.code, got.stderr)
 			}

@@ -28,6 +28,7 @@ type StormQuestion struct {
 	Window   time.Duration
 	Policy   string
 	Budget   int
+	Floor    int
 	Seed     int
 }
 
@@ -35,11 +36,11 @@ type StormQuestion struct {
 // servers of 100 ms, 300 ms per attempt, a 500 ms pause after 1 s, watched 10 s, no retry.
 func NewStormQuestion() StormQuestion {
 	return StormQuestion{Rate: 1200, Capacity: 200, Service: 100 * time.Millisecond, Timeout: 300 * time.Millisecond,
-		Pause: 500 * time.Millisecond, PauseAt: time.Second, Window: 10 * time.Second, Policy: "none", Budget: 20, Seed: 1}
+		Pause: 500 * time.Millisecond, PauseAt: time.Second, Window: 10 * time.Second, Policy: "none", Budget: 20, Floor: 10, Seed: 1}
 }
 
 // StormFlags are the flags of StormQuestion, by name.
-var StormFlags = []string{"storm", "rate", "capacity", "service", "timeout", "pause", "pause-at", "window", "policy", "budget", "seed"}
+var StormFlags = []string{"storm", "rate", "capacity", "service", "timeout", "pause", "pause-at", "window", "policy", "budget", "budget-floor", "seed"}
 
 // params lists the question's parameters.
 func (q *StormQuestion) params() []param.Param {
@@ -55,6 +56,7 @@ func (q *StormQuestion) params() []param.Param {
 		{Name: "window", Usage: "how long calls are made", Duration: &q.Window, MinDuration: 100 * time.Millisecond, MaxDuration: maxD},
 		{Name: "policy", Usage: "the retry policy: " + strings.Join(rules.StormPolicyNames(), ", "), String: &q.Policy, Choices: rules.StormPolicyNames()},
 		{Name: "budget", Usage: "retries in percent of the calls", Int: &q.Budget, Min: 1, Max: 100},
+		{Name: "budget-floor", Usage: "retries a second the budget allows whatever the calls", Int: &q.Floor, Min: 0, Max: 100000},
 		{Name: "seed", Usage: "the back-off jitter's seed", Int: &q.Seed, Min: 0, Max: 1 << 30},
 	}
 }
@@ -64,7 +66,7 @@ func (p *Predictor) StormParams() []param.Param { return p.Storm.params() }
 
 // model is the storm the question asks about, with retries retries a call.
 func (q StormQuestion) model(retries int) (model.Storm, error) {
-	pol, err := rules.StormPolicy(q.Policy, retries, float64(q.Budget)/100, q.Pause)
+	pol, err := rules.StormPolicy(q.Policy, retries, float64(q.Budget)/100, float64(q.Floor), q.Pause)
 	if err != nil {
 		return model.Storm{}, err
 	}

@@ -179,32 +179,34 @@ func StormPolicyNames() []string {
 var stormPolicies = []struct {
 	name    string
 	retries bool // takes --retries
-	build   func(retries int, ratio float64, open time.Duration) RetryPolicy
+	build   func(retries int, ratio, floor float64, open time.Duration) RetryPolicy
 }{
-	{"none", false, func(int, float64, time.Duration) RetryPolicy { return NoRetry() }},
-	{"retry", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return ImmediateRetry(n) }},
-	{"backoff", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return JitteredBackoff(n, 100*time.Millisecond) }},
-	{"budget", true, func(n int, ratio float64, _ time.Duration) RetryPolicy { return Budget(n, ratio, 10) }},
-	{"grpc", false, func(int, float64, time.Duration) RetryPolicy {
+	{"none", false, func(int, float64, float64, time.Duration) RetryPolicy { return NoRetry() }},
+	{"retry", true, func(n int, _, _ float64, _ time.Duration) RetryPolicy { return ImmediateRetry(n) }},
+	{"backoff", true, func(n int, _, _ float64, _ time.Duration) RetryPolicy {
+		return JitteredBackoff(n, 100*time.Millisecond)
+	}},
+	{"budget", true, func(n int, ratio, floor float64, _ time.Duration) RetryPolicy { return Budget(n, ratio, floor) }},
+	{"grpc", false, func(int, float64, float64, time.Duration) RetryPolicy {
 		// gRFC A6's example service config.
 		return GRPCThrottled(3, 100*time.Millisecond, time.Second, 2, 10, 0.1)
 	}},
-	{"aws-standard", false, func(int, float64, time.Duration) RetryPolicy { return AWSStandard() }},
-	{"breaker", true, func(n int, _ float64, open time.Duration) RetryPolicy {
+	{"aws-standard", false, func(int, float64, float64, time.Duration) RetryPolicy { return AWSStandard() }},
+	{"breaker", true, func(n int, _, _ float64, open time.Duration) RetryPolicy {
 		return BreakerFirst(n, BreakerRule{Trip: 10, Open: open, HalfOpenMax: 1})
 	}},
-	{"layers", true, func(n int, _ float64, _ time.Duration) RetryPolicy { return Layered(3, n+1) }},
+	{"layers", true, func(n int, _, _ float64, _ time.Duration) RetryPolicy { return Layered(3, n+1) }},
 }
 
 // StormPolicy builds the policy called name, or says which flag is wrong.
-func StormPolicy(name string, retries int, ratio float64, open time.Duration) (RetryPolicy, error) {
+func StormPolicy(name string, retries int, ratio, floor float64, open time.Duration) (RetryPolicy, error) {
 	for _, e := range stormPolicies {
 		switch {
 		case e.name != name:
 		case e.retries && retries < 1:
 			return RetryPolicy{}, fmt.Errorf("--policy %s retries: give --retries of at least 1", name)
 		default:
-			return e.build(retries, ratio, open), nil
+			return e.build(retries, ratio, floor, open), nil
 		}
 	}
 	return RetryPolicy{}, fmt.Errorf("--policy: unknown policy %q (want %s)", name, strings.Join(StormPolicyNames(), ", "))
