@@ -26,6 +26,7 @@ type callRecord struct {
 func (s *Storm) storm(ctx context.Context, v variant) ([]results.Row, []results.Call, error) {
 	m := s.model(v.p)
 	pred, err := m.Predict()
+	stated := pred // at the stated service time: the rows' names, which must not move
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,7 +71,7 @@ func (s *Storm) storm(ctx context.Context, v variant) ([]results.Row, []results.
 		return nil, nil, err
 	}
 	received := d.received()
-	return s.judge(v, m, preds, recs, received, execs, t0), timeline(v.p.Name, recs, received, execs, t0, m.Window+m.Timeout), nil
+	return s.judge(v, m, stated, preds, recs, received, execs, t0), timeline(v.p.Name, recs, received, execs, t0, m.Window+m.Timeout), nil
 }
 
 // timeline draws every request the downstream received as a stream of one lane, stacked: the
@@ -213,7 +214,7 @@ func countRow(name string, preds []model.StormPrediction, count func(model.Storm
 }
 
 // judge turns a storm's measurements into rows beside the model's.
-func (s *Storm) judge(v variant, m model.Storm, preds []model.StormPrediction, recs []callRecord, received, execs []execution, t0 time.Time) []results.Row {
+func (s *Storm) judge(v variant, m model.Storm, stated model.StormPrediction, preds []model.StormPrediction, recs []callRecord, received, execs []execution, t0 time.Time) []results.Row {
 	name, pred := v.p.Name, preds[0]
 	var got [3]model.StormPhase
 	for i, r := range recs {
@@ -250,7 +251,7 @@ func (s *Storm) judge(v variant, m model.Storm, preds []model.StormPrediction, r
 		what string
 	}{{model.DuringPause, "during the pause"}, {model.AfterPause, "after the pause"}} {
 		want := pred.Phases[ph.i]
-		r := countRow(fmt.Sprintf("%s: requests received for the calls made %s (%.2f per call)", name, ph.what, want.Amplification()),
+		r := countRow(fmt.Sprintf("%s: requests received for the calls made %s (%.2f per call)", name, ph.what, stated.Phases[ph.i].Amplification()),
 			preds, func(p model.StormPrediction) int { return p.Phases[ph.i].Requests }, got[ph.i].Requests, fmt.Sprintf("%d calls made, %d requests received", got[ph.i].Calls, got[ph.i].Requests))
 		r.ExpectedCalls, r.Calls = want.Calls, got[ph.i].Calls
 		rows = append(rows, r)
@@ -265,11 +266,11 @@ func (s *Storm) judge(v variant, m model.Storm, preds []model.StormPrediction, r
 			rows[i].RangeReason = strings.TrimPrefix(rows[i].RangeReason+"; ", "; ") + fmt.Sprintf("the model at the %v per request this machine gave (%v stated)", m.Service, s.Service)
 		}
 	}
-	tip, err := m.TipOver()
+	tip, err := s.model(v.p).TipOver()
 	if err == nil {
 		text := "never, up to the capacity"
 		if tip > 0 {
-			text = fmt.Sprintf("%.0f calls/s (%.0f%% of the capacity)", tip, tip*100*m.Service.Seconds()/float64(m.Capacity))
+			text = fmt.Sprintf("%.0f calls/s (%.0f%% of the capacity)", tip, tip*100*s.Service.Seconds()/float64(s.Capacity))
 		}
 		rows = append(rows, lab.Judged(fmt.Sprintf("%s: the load at which it no longer recovers: %s", name, text),
 			lab.Unmeasured("the model's figure, found by bisection over loads; measuring it would take a storm per load")))
