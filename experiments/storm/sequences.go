@@ -130,12 +130,14 @@ func grpcSequence(ctx context.Context, fails []bool) ([]int, error) {
 		mu.Lock()
 		got[i]++
 		mu.Unlock()
-		if fails[i] {
-			return status.Error(codes.Unavailable, "failing")
-		}
+		// The request is read first: an answer before it is whole resets a stream the
+		// client still writes, which ends the call with EOF rather than the status.
 		var in []byte
 		if err := st.RecvMsg(&in); err != nil {
 			return err
+		}
+		if fails[i] {
+			return status.Error(codes.Unavailable, "failing")
 		}
 		return st.SendMsg(&in)
 	}
