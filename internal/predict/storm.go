@@ -3,6 +3,7 @@ package predict
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func (p *Predictor) PredictStorm() (results.StormPrediction, error) {
 	for i, name := range []string{"before the pause", "during the pause", "after the pause"} {
 		ph := pred.Phases[i]
 		out.Phases = append(out.Phases, results.StormPhase{Phase: name, Calls: ph.Calls, Requests: ph.Requests,
-			Amplification: ph.Amplification(), Good: ph.Good, Wasted: ph.Wasted})
+			Amplification: math.Round(ph.Amplification()*1000) / 1000, Good: ph.Good, Wasted: ph.Wasted})
 	}
 	if pred.Recovered {
 		out.RecoveredAfterMs = modelMs(pred.RecoveredAfter)
