@@ -13,11 +13,9 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 )
 
-// FIFO is a downstream of fixed capacity (exp-n's, and labrun serve --storm's): Workers take
-// requests in the order they arrived, each for Service, start none while paused, and, like a
-// real server, do not see that a caller left: an abandoned request's work is still done. A
-// request names its call and attempt in its "call" and "attempt" query parameters (or the
-// Labrun-Call header); a call Failing names is answered 503 after its work, others 200.
+// FIFO is a downstream of fixed capacity (exp-n's, serve --storm's): workers take requests in
+// arrival order, none while paused, blind to callers that left. A request names its call and
+// attempt (?call=&attempt=, or a Labrun-Call header); a failing call's get 503 after the work.
 type FIFO struct {
 	URL     string
 	srv     *http.Server
@@ -37,10 +35,8 @@ type FIFO struct {
 	calls    map[string]bool
 }
 
-// Execution is one request a FIFO received: when, and when its work started and ended (zero
-// while queued). Cost runs from its worker's previous end when it was waiting then (0
-// otherwise): the service time with the machine's wake-up and hand-off. Left says its caller
-// had gone when the work ended.
+// Execution is a request received; Cost runs from its worker's previous end when it waited
+// (0 otherwise), and Left says its caller had gone when the work ended.
 type Execution struct {
 	Call                 string
 	Attempt              int
@@ -49,8 +45,7 @@ type Execution struct {
 	Left                 bool
 }
 
-// FIFOStats is what a FIFO counted: requests received and executed, those executed for a
-// caller that had left (wasted), the queue and the work now, and the calls the requests named.
+// FIFOStats is what a FIFO counted (docs/serve.md).
 type FIFOStats struct {
 	Received      int     `json:"received"`
 	Executed      int     `json:"executed"`
@@ -68,16 +63,14 @@ type fifoJob struct {
 	done chan struct{}
 }
 
-// The FIFO's bounds: queued requests (more are answered 503 at once) and distinct calls
-// counted (more count as one each).
+// The bounds of the queue (beyond: 503 at once) and of the calls counted by name.
 const (
 	maxFIFOQueue = 1 << 16
 	maxFIFOCalls = 1 << 17
 )
 
-// FIFOOptions configure NewFIFO: the listen address (127.0.0.1:0 when empty), whether every
-// request is kept for Received and Executions (an experiment's) or only counted (a server
-// left running), and which calls fail.
+// FIFOOptions: the address (127.0.0.1:0 when empty), whether requests are kept (Received,
+// Executions) or only counted, and which calls fail.
 type FIFOOptions struct {
 	Addr    string
 	Record  bool
@@ -159,8 +152,7 @@ func (d *FIFO) work() {
 	}
 }
 
-// serve queues the request and answers once its work is done, whether its caller is still
-// there or not.
+// serve answers once the request's work is done.
 func (d *FIFO) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	call := q.Get("call")
@@ -250,8 +242,7 @@ func (d *FIFO) Executions() []Execution {
 	return append([]Execution(nil), d.done...)
 }
 
-// Shutdown stops the listener and waits, until ctx ends, for the requests in flight; then it
-// drops the queued work and stops the workers.
+// Shutdown waits for the requests in flight until ctx ends, then Closes.
 func (d *FIFO) Shutdown(ctx context.Context) error {
 	err := d.srv.Shutdown(ctx)
 	d.Close()
