@@ -57,7 +57,7 @@ func (*Storm) Info() lab.Info {
 			"AWS quota on deterministic sequences, and three layers of 3 attempts: 27 executions.",
 		Examples: []string{
 			"labrun exp-n",
-			"labrun exp-n --rate 80     # 40% of the capacity: do 2 immediate retries recover?",
+			"labrun exp-n --rate 70     # below 2 retries' tipping point: they recover",
 			"labrun exp-n --budget 10   # a tighter budget",
 		},
 	}
