@@ -12,6 +12,7 @@ import (
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -261,6 +262,9 @@ func (s *Storm) judge(v variant, m model.Storm, stated model.StormPrediction, pr
 		countRow(fmt.Sprintf("%s: calls answered in time after the pause (of %d)", name, after.Calls), preds, func(p model.StormPrediction) int { return p.Phases[model.AfterPause].Good }, got[model.AfterPause].Good, "calls answered within their limit"),
 		countRow(fmt.Sprintf("%s: work done for callers that had left, by %v", name, observed), preds, wasted, gotWasted, "executions whose attempt had timed out"),
 		s.recoveryRow(name, m, preds, recs))
+	if stated.Drained {
+		rows = append(rows, s.drainRow(v.p, m, preds, received, execs, t0))
+	}
 	if m.Service != s.Service {
 		for i := range rows {
 			rows[i].RangeReason = strings.TrimPrefix(rows[i].RangeReason+"; ", "; ") + fmt.Sprintf("the model at the %v per request this machine gave (%v stated)", m.Service, s.Service)
@@ -276,6 +280,56 @@ func (s *Storm) judge(v variant, m model.Storm, stated model.StormPrediction, pr
 			lab.Unmeasured("the model's figure, found by bisection over loads; measuring it would take a storm per load")))
 	}
 	return rows
+}
+
+// drainRow judges when the queue the pause left is gone: the first request received after the
+// pause that a server took at once (within a tenth of the service time: a loaded machine's
+// hand-off is not a queue).
+func (s *Storm) drainRow(p rules.RetryPolicy, m model.Storm, preds []model.StormPrediction, received, execs []execution, t0 time.Time) results.Row {
+	pauseEnd := m.PauseAt + m.Pause
+	type key struct{ call, attempt int }
+	started := map[key]execution{}
+	for _, e := range execs {
+		started[key{e.call, e.attempt}] = e
+	}
+	var got *float64
+	first := time.Duration(-1)
+	for _, r := range received {
+		at := r.received.Sub(t0)
+		e, ok := started[key{r.call, r.attempt}]
+		if ok && at >= pauseEnd && e.start.Sub(e.received) < m.Service/10 && (first < 0 || at < first) {
+			first = at
+		}
+	}
+	if first >= 0 {
+		got = results.Ms(first - pauseEnd)
+	}
+	pred := preds[0]
+	var margin time.Duration
+	for _, q := range preds[1:] {
+		if !q.Drained {
+			q.DrainedAfter = m.Window + m.Timeout - pauseEnd
+		}
+		margin = max(margin, q.DrainedAfter-pred.DrainedAfter, pred.DrainedAfter-q.DrainedAfter)
+	}
+	// Without retries the queue is the pause's calls, drained at the capacity less the load.
+	left := float64(s.Rate) * s.Pause.Seconds()
+	drain := time.Duration(left / (float64(s.Capacity)/s.Service.Seconds() - float64(s.Rate)) * float64(time.Second))
+	what, name := "", p.Name
+	if drain > 0 && p.TotalAttempts() == 1 {
+		what = fmt.Sprintf(" (queue / (capacity - load): %v)", drain.Round(time.Millisecond))
+	}
+	wantOutcome, gotOutcome := vocab.ReadTimeout, vocab.ReadTimeout
+	if got != nil {
+		gotOutcome = vocab.OK
+	}
+	timed := lab.Lasted(nil, nil)
+	if pred.Drained {
+		wantOutcome, timed = vocab.OK, lab.Lasted(lab.ExpectedMs(pred.DrainedAfter), got)
+	}
+	return lab.Judged(fmt.Sprintf("%s: the pause's queue gone, a request served at once%s", name, what),
+		lab.Ended(wantOutcome, gotOutcome), timed, lab.Within(margin+250*time.Millisecond),
+		lab.Saw("the first request received after the pause that a server took at once (read-timeout: none)"))
 }
 
 // recoveryRow judges whether, and when, every call's first attempt is answered in time again
