@@ -269,7 +269,7 @@ func (g *stormGates) called(t time.Duration) {
 }
 
 // retry decides whether call i's failed attempt k is retried, and takes what it costs.
-func (g *stormGates) retry(t time.Duration, i, k int) bool {
+func (g *stormGates) retry(t time.Duration, i, k int, timedOut bool) bool {
 	p := g.p
 	if th := p.Throttle; th != nil && !th.Fail(&g.tokens) {
 		return false
@@ -278,11 +278,12 @@ func (g *stormGates) retry(t time.Duration, i, k int) bool {
 		return false
 	}
 	if q := p.Quota; q != nil {
-		if g.quota < q.RetryCost {
+		cost := q.Cost(timedOut)
+		if g.quota < cost {
 			return false
 		}
-		g.quota -= q.RetryCost
-		g.retryCostPaid[i] = q.RetryCost
+		g.quota -= cost
+		g.retryCostPaid[i] = cost
 	}
 	if b := p.Budget; b != nil {
 		for g.ci < len(g.callTimes) && g.callTimes[g.ci] <= t-b.Window {
@@ -386,7 +387,7 @@ func (s Storm) Predict() (StormPrediction, error) {
 			p.First[e.call] = e.attempt == 0
 			continue
 		}
-		if !g.retry(e.at, e.call, e.attempt) {
+		if !g.retry(e.at, e.call, e.attempt, !a.InTime) {
 			if e.attempt+1 < s.Policy.TotalAttempts() {
 				p.Denied++
 			}

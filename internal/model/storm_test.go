@@ -137,3 +137,27 @@ func TestStormCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestStormBotocoreQuota(t *testing.T) {
+	// botocore's standard mode takes 5 for an error's retry and 10 for a timeout's: 100 or 50
+	// retries empty its 500 tokens.
+	for _, tt := range []struct {
+		name    string
+		service time.Duration
+		want    int
+	}{
+		{"503s", time.Millisecond, 100},
+		{"timeouts", 100 * time.Millisecond, 50},
+	} {
+		s := Storm{Rate: 1, Capacity: 1000, Service: tt.service, Timeout: 50 * time.Millisecond, Window: 200 * time.Second, FailUntil: time.Hour,
+			Policy: rules.BotocoreStandard()}
+		s.Policy.Backoff = rules.StormBackoff{}
+		got, err := s.Predict()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Retries != tt.want {
+			t.Errorf("%s: %d retries before the quota is empty, want %d", tt.name, got.Retries, tt.want)
+		}
+	}
+}

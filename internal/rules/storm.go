@@ -97,6 +97,15 @@ func (t RetryThrottle) Succeed(tokens *float64) {
 // RetryCost, a first attempt's success adds NoRetryIncrement, up to Tokens.
 type RetryQuota struct {
 	Tokens, RetryCost, NoRetryIncrement int
+	TimeoutCost                         int // a timed-out attempt's retry; 0: RetryCost
+}
+
+// Cost is what the retry of an attempt that failed so (timed out or not) takes.
+func (q RetryQuota) Cost(timedOut bool) int {
+	if timedOut && q.TimeoutCost > 0 {
+		return q.TimeoutCost
+	}
+	return q.RetryCost
 }
 
 // BreakerRule is gobreaker in front of every attempt; a refused attempt ends the call.
@@ -155,6 +164,22 @@ func AWSStandard() RetryPolicy {
 			"DefaultNoRetryIncrement), middleware.go handleAttempt, jitter_backoff.go backoffDelay2026, ratelimit/token_bucket.go"}
 }
 
+// BotocoreStandard is botocore 1.29.27's standard retry mode (Debian's python3-botocore).
+func BotocoreStandard() RetryPolicy {
+	return RetryPolicy{Name: "botocore standard", Attempts: 3,
+		Backoff: StormBackoff{Base: time.Second, Cap: 20 * time.Second, Jitter: FullJitter},
+		Quota:   &RetryQuota{Tokens: 500, RetryCost: 5, TimeoutCost: 10, NoRetryIncrement: 1},
+		Source: "botocore 1.29.27 retries/standard.py (DEFAULT_MAX_ATTEMPTS, ExponentialBackoff, RetryQuotaChecker " +
+			"_RETRY_COST, _TIMEOUT_RETRY_REQUEST, _NO_RETRY_INCREMENT), retries/quota.py (INITIAL_CAPACITY)"}
+}
+
+// BotocoreLegacy is botocore 1.29.27's legacy retry mode: no quota.
+func BotocoreLegacy() RetryPolicy {
+	return RetryPolicy{Name: "botocore legacy", Attempts: 5,
+		Backoff: StormBackoff{Base: time.Second, Cap: time.Hour, Jitter: FullJitter},
+		Source:  "botocore 1.29.27 data/_retry.json (__default__: max_attempts 5, base rand, growth_factor 2), retryhandler.py delay_exponential"}
+}
+
 // BreakerFirst puts n immediate retries behind b.
 func BreakerFirst(n int, b BreakerRule) RetryPolicy {
 	return RetryPolicy{Name: fmt.Sprintf("%d immediate retries behind a breaker", n), Attempts: n + 1, Breaker: &b,
@@ -192,6 +217,8 @@ var stormPolicies = []struct {
 		return GRPCThrottled(3, 100*time.Millisecond, time.Second, 2, 10, 0.1)
 	}},
 	{"aws-standard", false, func(int, float64, float64, time.Duration) RetryPolicy { return AWSStandard() }},
+	{"botocore-standard", false, func(int, float64, float64, time.Duration) RetryPolicy { return BotocoreStandard() }},
+	{"botocore-legacy", false, func(int, float64, float64, time.Duration) RetryPolicy { return BotocoreLegacy() }},
 	{"breaker", true, func(n int, _, _ float64, open time.Duration) RetryPolicy {
 		return BreakerFirst(n, BreakerRule{Trip: 10, Open: open, HalfOpenMax: 1})
 	}},
