@@ -91,8 +91,8 @@ type StormPrediction struct {
 // StormStep is the step of a storm's timeline.
 const StormStep = 100 * time.Millisecond
 
-// maxStormRequests bounds a storm's simulation.
-const maxStormRequests = 5_000_000
+// MaxStormRequests bounds a storm's simulation.
+const MaxStormRequests = 1_000_000
 
 // Check reports parameters the storm cannot run with.
 func (s Storm) Check() error {
@@ -105,8 +105,8 @@ func (s Storm) Check() error {
 		return errors.New("the service time, the timeout and the window must be above 0")
 	case s.Pause < 0 || s.PauseAt < 0:
 		return errors.New("the pause and its start must not be negative")
-	case s.Rate*s.Window.Seconds()*float64(s.Policy.TotalAttempts()) > maxStormRequests:
-		return fmt.Errorf("rate x window x attempts must stay within %d requests", maxStormRequests)
+	case s.Rate*s.Window.Seconds()*float64(s.Policy.TotalAttempts()) > MaxStormRequests:
+		return fmt.Errorf("rate x window x attempts must stay within %d requests", MaxStormRequests)
 	}
 	return nil
 }
@@ -320,8 +320,16 @@ func (g *stormGates) failed(i int) { delete(g.retryCostPaid, i) }
 
 // Predict runs the storm. It returns an error for parameters Check refuses.
 func (s Storm) Predict() (StormPrediction, error) {
+	p, _, err := s.predict(false)
+	return p, err
+}
+
+// predict runs the storm; with hopeless it stops, returning false, once a request starts too
+// late for the last call's first attempt (which queues behind it) to be answered in time:
+// the storm cannot recover then.
+func (s Storm) predict(hopeless bool) (StormPrediction, bool, error) {
 	if err := s.Check(); err != nil {
-		return StormPrediction{}, err
+		return StormPrediction{}, false, err
 	}
 	n := s.Calls()
 	p := StormPrediction{Good: make([]bool, n), First: make([]bool, n)}
@@ -362,6 +370,9 @@ func (s Storm) Predict() (StormPrediction, error) {
 				a.Start = pauseEnd
 			}
 			a.End = a.Start + s.Service
+			if hopeless && e.at <= s.CallAt(n-1) && a.End > s.CallAt(n-1)+s.Timeout {
+				return StormPrediction{}, false, nil
+			}
 			free[0] = a.End
 			heap.Fix(&free, 0)
 			deadline := e.at + s.Timeout
@@ -404,7 +415,7 @@ func (s Storm) Predict() (StormPrediction, error) {
 	}
 	p.recovery(s, n)
 	p.timeline(s)
-	return p, nil
+	return p, true, nil
 }
 
 // recovery finds the first call from which every call's first attempt was answered in time.
@@ -472,8 +483,8 @@ func (s Storm) TipOver() (float64, error) {
 	recovers := func(k int) (bool, error) {
 		t := s
 		t.Rate = float64(k) * step
-		p, err := t.Predict()
-		return p.Recovered, err
+		p, finished, err := t.predict(true)
+		return finished && p.Recovered, err
 	}
 	lo, hi := 1, 100 // recovers(lo) assumed, hi tested
 	if ok, err := recovers(hi); err != nil || ok {

@@ -161,3 +161,25 @@ func TestStormBotocoreQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestStormHopelessIsExact: the tip-over search's early stop says "does not recover" only
+// where the whole storm says so.
+func TestStormHopelessIsExact(t *testing.T) {
+	for _, p := range []rules.RetryPolicy{rules.NoRetry(), rules.ImmediateRetry(2), rules.Budget(2, 0.2, 1), rules.AWSStandard()} {
+		for rate := 40; rate <= 200; rate += 8 {
+			s := stormAt(1, p)
+			s.Rate = float64(rate)
+			full, err := s.Predict()
+			if err != nil {
+				t.Fatal(err)
+			}
+			quick, finished, err := s.predict(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := finished && quick.Recovered; got != full.Recovered {
+				t.Errorf("%s at %d calls/s: early stop says recovered %v, the whole storm %v", p.Name, rate, got, full.Recovered)
+			}
+		}
+	}
+}

@@ -79,6 +79,10 @@ func (q StormQuestion) model(retries int) (model.Storm, error) {
 	if err := m.Check(); err != nil {
 		return model.Storm{}, fmt.Errorf("--storm: %w", err)
 	}
+	// The tip-over search runs the storm at loads up to the capacity.
+	if n := float64(q.Capacity) / q.Service.Seconds() * q.Window.Seconds() * float64(pol.TotalAttempts()); n > model.MaxStormRequests {
+		return model.Storm{}, fmt.Errorf("--capacity / --service x --window x attempts must stay within %d requests, got %.0f", model.MaxStormRequests, n)
+	}
 	return m, nil
 }
 
