@@ -261,7 +261,7 @@ func (s *Storm) judge(v variant, m model.Storm, stated model.StormPrediction, pr
 	rows = append(rows,
 		countRow(fmt.Sprintf("%s: calls answered in time after the pause (of %d)", name, after.Calls), preds, func(p model.StormPrediction) int { return p.Phases[model.AfterPause].Good }, got[model.AfterPause].Good, "calls answered within their limit"),
 		countRow(fmt.Sprintf("%s: work done for callers that had left, by %v", name, observed), preds, wasted, gotWasted, "executions whose attempt had timed out"),
-		s.recoveryRow(name, m, preds, recs))
+		s.recoveryRow(name, m, stated, preds, recs))
 	if stated.Drained {
 		rows = append(rows, s.drainRow(v.p, m, preds, received, execs, t0))
 	}
@@ -304,9 +304,9 @@ func (s *Storm) drainRow(p rules.RetryPolicy, m model.Storm, preds []model.Storm
 	if first >= 0 {
 		got = results.Ms(first - pauseEnd)
 	}
-	pred := preds[0]
+	pred := spreadCase(preds, got != nil, func(p model.StormPrediction) bool { return p.Drained })
 	var margin time.Duration
-	for _, q := range preds[1:] {
+	for _, q := range preds {
 		if !q.Drained {
 			q.DrainedAfter = m.Window + m.Timeout - pauseEnd
 		}
@@ -319,13 +319,10 @@ func (s *Storm) drainRow(p rules.RetryPolicy, m model.Storm, preds []model.Storm
 	if drain > 0 && p.TotalAttempts() == 1 {
 		what = fmt.Sprintf(" (queue / (capacity - load): %v)", drain.Round(time.Millisecond))
 	}
-	wantOutcome, gotOutcome := vocab.ReadTimeout, vocab.ReadTimeout
-	if got != nil {
-		gotOutcome = vocab.OK
-	}
+	wantOutcome, gotOutcome := outcomeOf(pred.Drained), outcomeOf(got != nil)
 	timed := lab.Lasted(nil, nil)
 	if pred.Drained {
-		wantOutcome, timed = vocab.OK, lab.Lasted(lab.ExpectedMs(pred.DrainedAfter), got)
+		timed = lab.Lasted(lab.ExpectedMs(pred.DrainedAfter), got)
 	}
 	return lab.Judged(fmt.Sprintf("%s: the pause's queue gone, a request served at once%s", name, what),
 		lab.Ended(wantOutcome, gotOutcome), timed, lab.Within(margin+250*time.Millisecond),
@@ -334,8 +331,7 @@ func (s *Storm) drainRow(p rules.RetryPolicy, m model.Storm, preds []model.Storm
 
 // recoveryRow judges whether, and when, every call's first attempt is answered in time again
 // until the end of the window.
-func (s *Storm) recoveryRow(name string, m model.Storm, preds []model.StormPrediction, recs []callRecord) results.Row {
-	pred := preds[0]
+func (s *Storm) recoveryRow(name string, m model.Storm, stated model.StormPrediction, preds []model.StormPrediction, recs []callRecord) results.Row {
 	first := make([]bool, len(recs))
 	for i, r := range recs {
 		first[i] = r.first
@@ -343,29 +339,45 @@ func (s *Storm) recoveryRow(name string, m model.Storm, preds []model.StormPredi
 	late := len(recs) / 50
 	from, ok := model.RecoveredFrom(first, late)
 	pauseEnd := m.PauseAt + m.Pause
-	gotOutcome, wantOutcome := vocab.ReadTimeout, vocab.ReadTimeout
-	if ok {
-		gotOutcome = vocab.OK
-	}
-	if pred.Recovered {
-		wantOutcome = vocab.OK
+	pred := spreadCase(preds, ok, func(p model.StormPrediction) bool { return p.Recovered })
+	wantOutcome, gotOutcome := outcomeOf(pred.Recovered), outcomeOf(ok)
+	saw := lab.Saw(fmt.Sprintf("from call %d of %d, after the pause's end (%d of them answered at their first attempt at the end)", from, len(recs), len(recs)-from))
+	label := fmt.Sprintf("%s: recovered, every call answered at its first attempt from then on (measured: but for %d late)", name, late)
+	if !stated.Recovered {
+		label = fmt.Sprintf("%s: the last calls of the window: still timing out, for good", name)
 	}
 	if !pred.Recovered {
-		return lab.Judged(fmt.Sprintf("%s: the last calls of the window: still timing out, for good", name), lab.Ended(wantOutcome, gotOutcome),
-			lab.Saw(fmt.Sprintf("%d of %d calls answered at their first attempt at the end", len(recs)-from, len(recs))))
+		return lab.Judged(label, lab.Ended(wantOutcome, gotOutcome), saw)
 	}
-	gotAfter := max(m.CallAt(min(from, len(recs)-1))-pauseEnd, 0)
 	// The margin is the model's own spread over the service times, and 250 ms: a call made a
 	// few ms late moves the first one answered by a call or two.
 	var margin time.Duration
-	for _, p := range preds[1:] {
+	for _, p := range preds {
 		if !p.Recovered {
 			p.RecoveredAfter = m.Window - pauseEnd
 		}
 		margin = max(margin, p.RecoveredAfter-pred.RecoveredAfter, pred.RecoveredAfter-p.RecoveredAfter)
 	}
-	margin += 250 * time.Millisecond
-	return lab.Judged(fmt.Sprintf("%s: recovered, every call answered at its first attempt from then on (measured: but for %d late)", name, late),
-		lab.Ended(wantOutcome, gotOutcome), lab.LastedD(pred.RecoveredAfter, gotAfter), lab.Within(margin),
-		lab.Saw(fmt.Sprintf("from call %d of %d, after the pause's end", from, len(recs))))
+	gotAfter := max(m.CallAt(min(from, len(recs)-1))-pauseEnd, 0)
+	return lab.Judged(label, lab.Ended(wantOutcome, gotOutcome), lab.LastedD(pred.RecoveredAfter, gotAfter),
+		lab.Within(margin+250*time.Millisecond), saw)
+}
+
+// spreadCase is the first model of the spread (the run's own first) whose case (recovered,
+// drained: has) is the measured one, got; the run's own when none is.
+func spreadCase(preds []model.StormPrediction, got bool, has func(model.StormPrediction) bool) model.StormPrediction {
+	for _, p := range preds {
+		if has(p) == got {
+			return p
+		}
+	}
+	return preds[0]
+}
+
+// outcomeOf is the word of a case: ok when it came, read-timeout when calls still time out.
+func outcomeOf(came bool) vocab.Outcome {
+	if came {
+		return vocab.OK
+	}
+	return vocab.ReadTimeout
 }
