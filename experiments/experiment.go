@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/experiments/cascade"
 	"github.com/labrun/labrun/experiments/http2"
 	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/experiments/storm"
 	"github.com/labrun/labrun/experiments/vanish"
 	"github.com/labrun/labrun/results"
 )
@@ -52,7 +53,7 @@ type FixedProfiles = lab.FixedProfiles
 
 // All returns every experiment with its documented defaults, in order.
 func All() []Experiment {
-	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), cascadeExperiment{cascade.New()}, NewGRPC(), NewInventory()}
+	return []Experiment{NewTrickle(), NewPool(), NewRetry(), NewFollowUps(), NewRoutes(), NewGoTraps(), NewPooled(), http2Experiment{http2.New()}, vanishExperiment{vanish.New()}, NewOkHttp32(), NewPreFirst(), cascadeExperiment{cascade.New()}, NewGRPC(), stormExperiment{storm.New()}, NewInventory()}
 }
 
 // http2Experiment is exp-h, of experiments/http2, as an Experiment.
@@ -74,6 +75,14 @@ type cascadeExperiment struct{ *cascade.Cascade }
 
 func (e cascadeExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
 	return e.Cascade.Run(ctx, lab.Options(opt))
+}
+
+// stormExperiment is exp-n, of package experiments/storm, as an Experiment.
+type stormExperiment struct{ *storm.Storm }
+
+// Run implements Experiment.
+func (e stormExperiment) Run(ctx context.Context, opt Options) (results.Run, error) {
+	return e.Storm.Run(ctx, lab.Options(opt))
 }
 
 // Options are the settings every experiment shares (lab.Options).

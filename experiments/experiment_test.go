@@ -100,7 +100,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: defaults do not pass their own checks: %v", info.Name, err)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "exp-k", "exp-l", "exp-m", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "exp-k", "exp-l", "exp-m", "exp-n", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 	// Every call returns new values: a flag bound to one run's parameters never changes the

@@ -37,7 +37,7 @@ var layers = map[string]int{
 	// experiment is made of (its contract and the judges of its rows).
 	"report": 5, "experiments/internal/vanish": 5, "experiments/internal/lab": 5,
 	// The experiments in packages of their own, then the list of them all.
-	"experiments/http2": 6, "experiments/vanish": 6, "experiments/cascade": 6,
+	"experiments/http2": 6, "experiments/vanish": 6, "experiments/cascade": 6, "experiments/storm": 6,
 	"experiments": 7,
 	// What the command line and users call.
 	"internal/runner": 8, "internal/predict": 8, "labtest": 8,

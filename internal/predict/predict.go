@@ -31,6 +31,8 @@ type Predictor struct {
 	Backoff        time.Duration
 	// Layer are a retry layer's settings (layer.go).
 	Layer Layer
+	// Storm is a retry storm's question (storm.go), asked with --storm.
+	Storm StormQuestion
 
 	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
 	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck

@@ -11,3 +11,12 @@ func Slow(t testing.TB, what string) {
 		t.Skipf("%s: the conformance tier (make conformance)", what)
 	}
 }
+
+// Timing skips a test that judges times under the race detector, which slows every hand-off
+// several times over; its other checks run in the tiers without it.
+func Timing(t testing.TB) {
+	t.Helper()
+	if race {
+		t.Skip("a timing verdict: not under the race detector, which slows every hand-off")
+	}
+}
