@@ -47,13 +47,12 @@ const DefaultMaxConcurrentStreams = 250
 type Option func(*options)
 
 type options struct {
-	addr        string
-	maxStreams  uint32
-	maxDuration time.Duration
-	logLimit    int
-	logBytes    int
-	// prefaceTimeout: tests shorten it.
-	prefaceTimeout time.Duration
+	addr           string
+	maxStreams     uint32
+	maxDuration    time.Duration
+	logLimit       int
+	logBytes       int
+	prefaceTimeout time.Duration // tests shorten it
 }
 
 // WithAddr sets the listen address (default 127.0.0.1:0); the caller checks it is loopback.
@@ -79,16 +78,15 @@ type Server struct {
 	Addr string
 	URL  string
 
-	ln          net.Listener
-	grpc        *grpc.Server
-	pipes       *connListener
-	stats       *ledger
-	maxDuration time.Duration
-	closing     chan struct{}
-	closeOnce   sync.Once
-	conns       sync.WaitGroup
-	inFlight    atomic.Int64 // handlers running
-	// prefaceTimeout is how long a connection may take to send its first bytes.
+	ln             net.Listener
+	grpc           *grpc.Server
+	pipes          *connListener
+	stats          *ledger
+	maxDuration    time.Duration
+	closing        chan struct{}
+	closeOnce      sync.Once
+	conns          sync.WaitGroup
+	inFlight       atomic.Int64 // handlers running
 	prefaceTimeout time.Duration
 
 	clientsMu sync.Mutex              // guards clients

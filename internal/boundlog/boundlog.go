@@ -1,13 +1,13 @@
-// Package boundlog is the log a long-running fake server keeps for /stats: its newest
-// entries within a bound on their count and one on their bytes, as each entry is counted.
+// Package boundlog is a fake server's log for /stats: its newest entries within a count and a
+// byte bound.
 package boundlog
 
-// Log keeps entries of type T. It has no lock: its owner's guards it.
+// Log keeps entries of type T; its owner's lock guards it.
 type Log[T any] struct {
-	limit, byteLimit int // 0: no bound
+	limit, byteLimit int
 
 	entries []entry[T]
-	bytes   int // the sum of the entries' sizes
+	bytes   int
 	dropped int
 }
 
@@ -16,13 +16,12 @@ type entry[T any] struct {
 	size int
 }
 
-// New returns an empty log keeping at most limit entries and byteLimit bytes (0: no bound).
+// New returns a log of at most limit entries and byteLimit bytes (0: no bound).
 func New[T any](limit, byteLimit int) *Log[T] {
 	return &Log[T]{limit: limit, byteLimit: byteLimit}
 }
 
-// Add appends v, counted as size bytes. When a bound would be passed, the oldest entries go
-// down to half of each bound at once rather than one per Add: amortised O(1).
+// Add appends v of size bytes; past a bound, the oldest go, down to half of each bound.
 func (l *Log[T]) Add(v T, size int) {
 	overCount := l.limit > 0 && len(l.entries) >= l.limit
 	overBytes := l.byteLimit > 0 && l.bytes+size > l.byteLimit
@@ -34,7 +33,7 @@ func (l *Log[T]) Add(v T, size int) {
 			n++
 		}
 		kept := copy(l.entries, l.entries[n:])
-		clear(l.entries[kept:]) // no stale entry stays reachable
+		clear(l.entries[kept:])
 		l.entries = l.entries[:kept]
 		l.dropped += n
 	}
@@ -42,7 +41,7 @@ func (l *Log[T]) Add(v T, size int) {
 	l.bytes += size
 }
 
-// Each calls f on every entry kept, oldest first, until f returns false.
+// Each calls f on the entries, oldest first, until f returns false.
 func (l *Log[T]) Each(f func(T) bool) {
 	for _, e := range l.entries {
 		if !f(e.v) {
@@ -51,7 +50,7 @@ func (l *Log[T]) Each(f func(T) bool) {
 	}
 }
 
-// Backward is Each from the newest entry.
+// Backward is Each, newest first.
 func (l *Log[T]) Backward(f func(T) bool) {
 	for i := len(l.entries) - 1; i >= 0; i-- {
 		if !f(l.entries[i].v) {
@@ -60,10 +59,10 @@ func (l *Log[T]) Backward(f func(T) bool) {
 	}
 }
 
-// Len returns the entries kept and the bytes they are counted for.
+// Len returns the entries kept and their bytes.
 func (l *Log[T]) Len() (entries, bytes int) { return len(l.entries), l.bytes }
 
-// Dropped returns the entries dropped to keep the bounds since New or Reset.
+// Dropped returns the entries dropped since New or Reset.
 func (l *Log[T]) Dropped() int { return l.dropped }
 
 // Reset empties the log.
