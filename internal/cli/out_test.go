@@ -154,8 +154,13 @@ func TestReportFIFOWaitsForWriter(t *testing.T) {
 	if got.code != exitPass && got.code != exitFail || !strings.Contains(got.stdout, `"experiments"`) {
 		t.Errorf("a late writer: got exit %d, stderr %q; want the run rendered", got.code, got.stderr)
 	}
-	if err := <-wrote; err != nil {
-		t.Errorf("the writer: %v", err)
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Errorf("the writer: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer still waits for a reader 5 s later")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
