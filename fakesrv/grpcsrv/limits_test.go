@@ -105,7 +105,11 @@ func TestLongIDsBounded(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	st := s.Stats()
-	t.Logf("%d calls: /stats %d bytes, %d calls kept, %d ids counted", n+n/2+1, len(body), len(st.Calls), len(st.Executions))
+	heap := heapInUse()
+	t.Logf("%d calls: /stats %d bytes, %d calls kept, %d ids counted, heap in use %.1f MB", n+n/2+1, len(body), len(st.Calls), len(st.Executions), float64(heap)/1e6)
+	if heap > 100<<20 {
+		t.Errorf("heap in use %d bytes, want under 100 MiB", heap)
+	}
 	if len(body) > maxStats {
 		t.Errorf("/stats is %d bytes, want at most %d", len(body), maxStats)
 	}
@@ -160,6 +164,8 @@ func TestFrameAboveAdvertisedSize(t *testing.T) {
 	s, _ := start(t)
 	var streams uint32
 	var advertised bool
+	before := heapInUse()
+	var conns []*rawConn
 	for range 20 {
 		c := dialRaw(t, s)
 		var hdr [9]byte
@@ -167,6 +173,15 @@ func TestFrameAboveAdvertisedSize(t *testing.T) {
 		hdr[3] = byte(http2.FrameData)
 		binary.BigEndian.PutUint32(hdr[5:], 1)
 		c.nc.Write(hdr[:])
+		conns = append(conns, c)
+	}
+	time.Sleep(200 * time.Millisecond)
+	after := heapInUse()
+	t.Logf("heap in use %.1f MB, with 20 connections that announced 16 MiB frames %.1f MB", float64(before)/1e6, float64(after)/1e6)
+	if after > before+20<<20 {
+		t.Errorf("the heap grew from %d to %d bytes, want within 20 MiB (each frame would take 16)", before, after)
+	}
+	for _, c := range conns {
 		f := c.until(func(f http2.Frame) bool {
 			if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
 				streams, advertised = sf.Value(http2.SettingMaxConcurrentStreams)
