@@ -420,3 +420,27 @@ func TestHugeMetadataRefused(t *testing.T) {
 		t.Errorf("a 100 kB id: got %v and %d calls, want Unavailable and none more", err, len(s.Stats().Calls))
 	}
 }
+
+// TestStatsGuarded: /stats answers only a Host that names the server, and /stats/reset refuses a
+// web form's content type, as the fault server's do (guard).
+func TestStatsGuarded(t *testing.T) {
+	s, _ := start(t)
+	req, _ := http.NewRequest("GET", s.URL+"/stats", nil)
+	req.Host = "attacker.example"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /stats with a foreign Host: got %d, want 403", res.StatusCode)
+	}
+	res, err = http.Post(s.URL+"/stats/reset", "application/x-www-form-urlencoded", strings.NewReader("x=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /stats/reset from a form: got %d, want 403", res.StatusCode)
+	}
+}
