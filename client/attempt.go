@@ -81,7 +81,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	actx, cancel := context.WithCancelCause(ctx)
 	st := &attemptState{ctx: actx, cancel: cancel, pool: c.pool, lease: l, cfg: &c.cfg, method: req.Method,
 		guards: c.guards, ttl: c.cfg.TimeToLive}
-	st.route, st.pin = rs.ok.next()
+	st.route, st.pin = rs.ok.Next()
 	if c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt {
 		st.call = rs
 	}

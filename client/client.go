@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
-	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -145,7 +144,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		res.Outcome, res.Elapsed = a.Outcome, a.End
 		if a.Outcome == vocab.OK {
 			res.Status, res.Header, res.Body = resp.status, resp.header, resp.body
-			if d, again := c.hc5StatusPause(cur, resp, rs, time.Now()); again {
+			if d, again := c.statusPause(cur, resp, rs, time.Now()); again {
 				if e := pause(ctx, d, start, a.n); e != nil {
 					res.Outcome, res.Elapsed = e.Outcome, e.Elapsed
 					return res, e
@@ -182,8 +181,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 }
 
 func (c *Client) newResend() *resendState {
-	return &resendState{ok: okRoutes{currentRoute: c.cfg.Rules.Resend.CurrentRoute,
-		perAttempt: c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt}}
+	return &resendState{ok: c.cfg.Rules.NewRoutes()}
 }
 
 // ctxOutcome classifies a done context: the configured deadline, or the caller's (Failed).

@@ -71,6 +71,8 @@ func Render(w io.Writer, o Options, v any) error {
 		return render(w, o, predictionDoc(v))
 	case []results.ClientDefaults:
 		return render(w, o, defaultsDoc(v))
+	case results.StormPrediction:
+		return render(w, o, stormDoc(v))
 	}
 	return fmt.Errorf("report: cannot render a %T (want results.Run, results.Suite, results.Prediction or []results.ClientDefaults)", v)
 }

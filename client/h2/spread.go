@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // Spread is what an OkHttp network interceptor can do to a Pool: cap each connection's
@@ -27,20 +27,20 @@ type Done struct {
 	At   time.Time
 }
 
-// APNsConfig configures the APNs sender's interceptor (docs/http2.md; vocab.APNsRule).
+// APNsConfig configures the APNs sender's interceptor (docs/http2.md; rules.APNsRule).
 type APNsConfig struct {
 	AllocationLimit int
-	vocab.APNsRule
+	rules.APNsRule
 }
 
 // APNsProduction returns the thresholds as run in production with OkHttp 3.5.
 func APNsProduction() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsProduction()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsProduction()}
 }
 
-// APNsDefaults returns vocab.APNsScaled: production's times / 100, calls / 10.
+// APNsDefaults returns rules.APNsScaled: production's times / 100, calls / 10.
 func APNsDefaults() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsScaled()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsScaled()}
 }
 
 // Validate reports the first threshold that makes no sense.

@@ -138,5 +138,5 @@ func (c h2Calibration) String() string {
 	return fmt.Sprintf("set-up %.1fms + %.0fµs per stream, fitted to the median of %d bursts of %d at once to a node answering in %v, less that; "+
 		"their streams took %.2f to %.2fms more than that, %.2fms at most on average over a burst (the ejection rows' jitter)",
 		float64(c.setUp)/float64(time.Millisecond), float64(c.perStream)/float64(time.Microsecond), calBursts, c.n, c.latency,
-		msOf(c.overhead.Min), msOf(c.overhead.Max), msOf(c.overhead.MeanMax))
+		lab.MsOf(c.overhead.Min), lab.MsOf(c.overhead.Max), lab.MsOf(c.overhead.MeanMax))
 }

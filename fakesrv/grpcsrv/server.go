@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
 // The documented methods (docs/serve.md, with fault.proto); any method is served.

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/labrun/labrun/fakesrv/internal/guard"
 	"github.com/labrun/labrun/internal/boundlog"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
 // Call is what the server saw of one stream; times are offsets from Arrived.

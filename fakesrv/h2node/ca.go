@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/ca"
+	"github.com/labrun/labrun/internal/fakesrv/ca"
 )
 
 // CA is an in-memory certificate authority issuing each loopback node a certificate for its IP

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/guard"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
 // The control server's timeouts: a slow or idle client does not hold it.

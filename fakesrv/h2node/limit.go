@@ -28,10 +28,6 @@ func (c *conn) throttle(status int) uint32 {
 	return 0
 }
 
-func (c *conn) sendLimit(limit uint32) error {
-	return c.write(func() error { return c.writeLimitLocked(limit) })
-}
-
 // writeLimitLocked sends SETTINGS_MAX_CONCURRENT_STREAMS = limit and awaits its ACK. The write
 // lock must be held.
 func (c *conn) writeLimitLocked(limit uint32) error {

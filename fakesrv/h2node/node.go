@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
 // DefaultMaxStreams is RFC 9113's recommended minimum and Go's server default.
@@ -141,12 +141,6 @@ func New(opts ...Option) (*Node, error) {
 }
 
 func (n *Node) setupTLS(ip string) error {
-	if n.opts.tls != nil {
-		cfg := n.opts.tls.Clone()
-		cfg.NextProtos = []string{"h2"}
-		n.tlsCfg = cfg
-		return nil
-	}
 	ca := n.opts.ca
 	if ca == nil {
 		var err error
@@ -162,8 +156,7 @@ func (n *Node) setupTLS(ip string) error {
 	return nil
 }
 
-// ClientTLS returns a new configuration trusting the node's certificate (WithTLS); nil for h2c
-// and WithTLSConfig.
+// ClientTLS returns a new configuration trusting the node's certificate (WithTLS); nil for h2c.
 func (n *Node) ClientTLS() *tls.Config {
 	if n.client == nil {
 		return nil

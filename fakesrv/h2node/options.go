@@ -1,7 +1,6 @@
 package h2node
 
 import (
-	"crypto/tls"
 	"time"
 )
 
@@ -14,7 +13,6 @@ type options struct {
 	slowAfter    int
 	slowLatency  time.Duration
 	throttle     bool
-	tls          *tls.Config
 	ca           *CA
 	useTLS       bool
 }
@@ -47,9 +45,4 @@ func WithThrottle(on bool) Option { return func(o *options) { o.throttle = on } 
 // WithTLS serves TLS with a certificate issued by ca (nil: a new CA); ClientTLS trusts it.
 func WithTLS(ca *CA) Option {
 	return func(o *options) { o.useTLS, o.ca = true, ca }
-}
-
-// WithTLSConfig serves TLS with cfg, offering only h2 by ALPN; ClientTLS returns nil.
-func WithTLSConfig(cfg *tls.Config) Option {
-	return func(o *options) { o.useTLS, o.tls = true, cfg }
 }

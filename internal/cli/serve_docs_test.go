@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/urfave/cli/v2"
 )
 

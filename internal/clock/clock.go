@@ -1,10 +1,6 @@
-// Package clock makes the lab's timers fire on time.
-//
-// Go's timers fire 0 to 1 ms late in an idle process: the netpoller's epoll_wait takes whole
-// milliseconds (golang/go#53824). An Alarm arms a Linux timerfd in the same netpoller Lead
-// before its instant, yields through the rest, then calls its function, which does what the late
-// Go timer would have done. The Go timer stays as the backstop, so a missing timerfd costs only
-// precision. docs/design.md ("A read timeout on time") has the measurements.
+// Package clock makes the lab's timers fire on time: Go's fire 0 to 1 ms late, as epoll_wait
+// takes whole milliseconds (golang/go#53824). An Alarm arms a Linux timerfd in the netpoller Lead
+// early, yields through the rest, then calls its function; the Go timer stays as the backstop.
 //
 //	cn.alarm = clock.NewAlarm(cn.expireRead) // moves the read deadline to the past
 //	cn.SetReadDeadline(t)
@@ -18,26 +14,23 @@ import (
 	"time"
 )
 
-// Lead is how much before its instant an alarm wakes the process; it covers the kernel's
-// wake-up latency.
+// Lead covers the kernel's wake-up latency.
 const Lead = 500 * time.Microsecond
 
-// maxPending bounds the alarms set at once; beyond it Set does nothing.
+// maxPending bounds the alarms set.
 const maxPending = 1 << 16
 
-// An Alarm calls its function at a set instant; its methods are safe for concurrent use. The
-// zero value only wakes the runtime (see Wake).
+// An Alarm calls its function at a set instant; its methods are safe for concurrent use.
 type Alarm struct {
 	fn    func()
-	at    time.Time // guarded by the waker's mu
+	at    time.Time
 	index int
 	set   bool
 	gen   uint64
 }
 
-// NewAlarm returns an unset alarm that calls fn when due, from the one goroutine that serves
-// every alarm: fn must not block. A replaced setting may still see its call, so fn checks that
-// its effect is still wanted.
+// NewAlarm returns an unset alarm calling fn from the goroutine serving all alarms: fn must not
+// block, and must check it is still wanted.
 func NewAlarm(fn func()) *Alarm {
 	if fn == nil {
 		panic("clock: NewAlarm with a nil function")
@@ -45,8 +38,7 @@ func NewAlarm(fn func()) *Alarm {
 	return &Alarm{fn: fn}
 }
 
-// Wake returns an alarm set for t that only wakes the runtime, with no lead: a best effort,
-// since only the woken processor's timers run.
+// Wake returns a zero Alarm set for t: it only wakes the runtime (best effort).
 func Wake(t time.Time) *Alarm {
 	a := &Alarm{}
 	a.Set(t)
@@ -66,7 +58,7 @@ func (a *Alarm) Set(t time.Time) { w.set(a, t) }
 // Stop unsets the alarm.
 func (a *Alarm) Stop() { w.set(a, time.Time{}) }
 
-// Pending is how many alarms are set, for tests.
+// Pending counts the alarms set, for tests.
 func Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -95,11 +87,11 @@ func (h *alarms) Pop() any {
 }
 
 type waker struct {
-	mu      sync.Mutex // guards these and every Alarm's at, index, set and gen
+	mu      sync.Mutex // guards these and the Alarms
 	h       alarms
 	armed   time.Time // zero when unarmed
 	running bool
-	t       *timer // nil where the system has none
+	t       *timer // nil without a system timer
 	failed  bool
 }
 
@@ -142,9 +134,7 @@ func (w *waker) ready() bool {
 	return w.t != nil
 }
 
-// rearmLocked arms the timer for the earliest alarm. With none left the timer fires at once
-// and the serving goroutine, finding nothing, returns (a timerfd stays readable, so the wake-up
-// cannot be lost).
+// rearmLocked arms the timer for the earliest alarm, or at once with none left to end serve.
 func (w *waker) rearmLocked() {
 	if len(w.h) == 0 {
 		if w.running && !w.armed.IsZero() && w.t.arm(time.Nanosecond) == nil {
@@ -200,7 +190,6 @@ func (w *waker) serve() {
 		}
 		w.mu.Lock()
 		if len(w.h) == 0 || err != nil {
-			// Nothing left, or a broken timer: end; the next Set starts anew.
 			w.running = false
 			w.mu.Unlock()
 			return

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// Ahead is how long before its instant a Lazy alarm is set.
+// Ahead is how early a Lazy alarm is set.
 const Ahead = 5 * time.Millisecond
 
-// A Lazy alarm is an Alarm set by a Go timer only in the last Ahead before its instant, for a
-// deadline moved often and rarely due: setting the earliest alarm costs a system call.
+// A Lazy alarm is an Alarm set only Ahead of its instant, for deadlines moved often and rarely
+// due: setting the earliest alarm costs a system call.
 type Lazy struct {
 	a *Alarm
 
@@ -19,7 +19,7 @@ type Lazy struct {
 	t   *time.Timer
 }
 
-// NewLazy returns an unset lazy alarm that calls fn at its instant, as NewAlarm's does.
+// NewLazy returns an unset lazy alarm calling fn as NewAlarm's does.
 func NewLazy(fn func()) *Lazy {
 	l := &Lazy{a: NewAlarm(fn)}
 	l.t = time.AfterFunc(time.Hour, l.near)
@@ -57,7 +57,6 @@ func (l *Lazy) unsetLocked() {
 	}
 }
 
-// near runs Ahead before the instant: it sets the alarm.
 func (l *Lazy) near() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

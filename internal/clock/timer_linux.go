@@ -21,12 +21,11 @@ func newTimer() (*timer, error) {
 	return &timer{fd: fd, f: os.NewFile(uintptr(fd), "clock-timerfd")}, nil
 }
 
-// arm makes the timer expire once, d from now (d > 0).
+// arm expires the timer once, d > 0 from now.
 func (t *timer) arm(d time.Duration) error {
 	return unix.TimerfdSettime(t.fd, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}, nil)
 }
 
-// wait blocks until the timer expires.
 func (t *timer) wait() error {
 	var buf [8]byte
 	_, err := t.f.Read(buf[:])

@@ -9,52 +9,47 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// gRPC's deadline rules as grpc-go v1.85.0 applies them (exp-m): one deadline, none by default,
-// covers the whole call, retries included.
+// gRPC (grpc-go v1.85.0): one deadline, none by default, covers the whole call and its retries.
 
-// GRPCMaxAttempts caps a retry policy's maxAttempts (dialoptions.go defaultMaxCallAttempts).
+// GRPCMaxAttempts caps maxAttempts (dialoptions.go).
 const GRPCMaxAttempts = 5
 
-// GRPCKeepaliveFloor is the shortest keepalive Time grpc-go accepts (WithKeepaliveParams).
+// GRPCKeepaliveFloor is the shortest keepalive Time accepted.
 const GRPCKeepaliveFloor = 10 * time.Second
 
-// GRPCJitter is grpc-go's jitter: each pause is the backoff times a factor in
-// [1-GRPCJitter, 1+GRPCJitter] (stream.go shouldRetry).
+// GRPCJitter scales each pause by [1-j, 1+j] (stream.go shouldRetry).
 const GRPCJitter = 0.2
 
-// GRPCCall is one unary call and the handler that serves it.
+// GRPCCall is one unary call and its handler.
 type GRPCCall struct {
-	// Deadline is the caller's deadline from the start of the call (0: none, gRPC's default).
+	// Deadline: 0 is none, gRPC's default.
 	Deadline time.Duration
-	// Spent is what the caller's budget lost before this call.
+	// Spent is the budget used before.
 	Spent time.Duration
-	// Work is the handler's work; Hang means it never answers.
-	Work time.Duration
-	Hang bool
-	// WatchesContext says the handler returns as soon as its context ends.
+	// Work is the handler's; Hang never answers.
+	Work           time.Duration
+	Hang           bool
 	WatchesContext bool
-	// Cap is where the experiment stops waiting (0: none).
+	// Cap ends an experiment's wait (0: none).
 	Cap time.Duration
 }
 
-// GRPCPrediction is the model's account of a GRPCCall, in times from the start of the call.
+// GRPCPrediction accounts for a GRPCCall, from its start.
 type GRPCPrediction struct {
 	Outcome vocab.Outcome
-	// End is when the caller's call ends.
-	End time.Duration
-	// Measured is when an experiment sees it end: End, or Cap for a hang.
+	End     time.Duration
+	// Measured is End, or Cap for a hang.
 	Measured time.Duration
-	// Timeout is the grpc-timeout sent, 0 for none.
+	// Timeout is the grpc-timeout sent (0: none).
 	Timeout time.Duration
-	// ServerDone is when the server's context ends by its deadline.
+	// ServerDone: the server's context ends by its deadline.
 	ServerDone time.Duration
 	HandlerEnd time.Duration
-	// Executed says the handler did its work to the end: the call is charged.
+	// Executed: the handler finished; the call is charged.
 	Executed bool
 }
 
-// GRPCBudget is the budget a call carries at a hop that starts spent into its caller's deadline
-// d: d - spent, at least 0; 0 without a deadline.
+// GRPCBudget is max(d - spent, 0), or 0 without a deadline.
 func GRPCBudget(d, spent time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -62,8 +57,7 @@ func GRPCBudget(d, spent time.Duration) time.Duration {
 	return max(d-spent, 0)
 }
 
-// PredictGRPC predicts one unary call, ended by the first of its deadline (less Spent), the
-// answer and the cap. A handler that ignores its context works on after the caller left.
+// PredictGRPC predicts one unary call.
 func PredictGRPC(c GRPCCall) GRPCPrediction {
 	work := c.Work
 	if c.Hang {
@@ -96,35 +90,26 @@ func PredictGRPC(c GRPCCall) GRPCPrediction {
 	return p
 }
 
-// GRPCServerEnds are the codes a handler may see when the deadline ends its context: the
-// server's timer (DeadlineExceeded) and the client's RST_STREAM (Canceled) race.
+// GRPCServerEnds are the codes a handler may see at the deadline.
 func GRPCServerEnds() []string { return []string{"Canceled", "DeadlineExceeded"} }
 
-// GRPCServerEndsReason says why the server's context may end either way.
+// GRPCServerEndsReason says why there are two.
 const GRPCServerEndsReason = "the server's own deadline timer and the client's RST_STREAM(CANCEL) race " +
 	"(grpc-go http2_server.go operateHeaders and handleRSTStream): either ends the context first"
 
-// GRPCTimedOutStreamEnds are the ways a timed-out unary call's stream ends, the connection left
-// up: the client's or the server's RST_STREAM, or rarely the handler's trailers first.
-func GRPCTimedOutStreamEnds() []string {
-	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
-}
-
 // GRPCRetryPolicy is a service config's retryPolicy (gRFC A6), as grpc-go reads it.
 type GRPCRetryPolicy struct {
-	MaxAttempts    int // the first included; capped at GRPCMaxAttempts
+	MaxAttempts    int // first included; capped
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	Multiplier     float64
-	// Pushback is the server's grpc-retry-pushback-ms (0: none): the pause is exactly it and the
-	// exponent restarts.
+	// Pushback (grpc-retry-pushback-ms) is the pause exactly; the exponent restarts.
 	Pushback time.Duration
 }
 
 func (p GRPCRetryPolicy) Attempts() int { return min(max(p.MaxAttempts, 1), GRPCMaxAttempts) }
 
-// Backoff is the pause before retry n (from 1) as a range: min(initial x multiplier^(n-1), max)
-// times the jitter, or the pushback.
+// Backoff is the pause range before retry n (from 1), or the pushback.
 func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	if p.Pushback > 0 {
 		return p.Pushback, p.Pushback
@@ -133,29 +118,27 @@ func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	return time.Duration(cur * (1 - GRPCJitter)), time.Duration(cur * (1 + GRPCJitter))
 }
 
-// GRPCRetry is a call under a retry policy against a handler that works Work and answers
-// UNAVAILABLE trailers-only (which grpc-go retries) until attempt OKOn (0: never).
+// GRPCRetry is a retried call; the handler answers UNAVAILABLE until attempt OKOn (0: never).
 type GRPCRetry struct {
 	Policy GRPCRetryPolicy
 	Work   time.Duration
 	OKOn   int
-	// CallCost and PauseCost are what an attempt and a pause take beyond Work and the backoff
-	// on the machine (0 in the ideal).
+	// CallCost and PauseCost are the machine's extra (0 ideal).
 	CallCost, PauseCost time.Duration
 }
 
-// GRPCRetryPrediction is the model's account of a GRPCRetry.
+// GRPCRetryPrediction accounts for a GRPCRetry.
 type GRPCRetryPrediction struct {
-	Outcome    vocab.Outcome // OK, or Failed once the attempts are used up
+	Outcome    vocab.Outcome // or Failed
 	Executions int
-	// Min and Max bound when the call ends.
+	// Min and Max bound the end.
 	Min, Max time.Duration
 }
 
-// Mid is the middle of the range.
+// Mid is the range's middle.
 func (p GRPCRetryPrediction) Mid() time.Duration { return (p.Min + p.Max) / 2 }
 
-// Predict follows the attempts: Work (plus CallCost), then Backoff(n) (plus PauseCost).
+// Predict follows the attempts and pauses.
 func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	n := r.Policy.Attempts()
 	p := GRPCRetryPrediction{Outcome: vocab.Failed, Executions: n}
@@ -172,9 +155,8 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	return p
 }
 
-// GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream the server never processed
-// is sent again at once, uncounted, even with retries off, during the first attempt only.
-// refused is how many streams in a row the server refuses.
+// GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream refused unprocessed is re-sent
+// once, uncounted; refused counts refusals in a row.
 func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcome) {
 	switch {
 	case refused <= 0:
@@ -185,8 +167,7 @@ func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcom
 	return 2, 0, vocab.Failed
 }
 
-// GRPCWaves predicts calls started at once on one connection allowing streamLimit streams, each
-// served in work, as a pool of streamLimit (grpc-go queues on streamQuota); in call order.
+// GRPCWaves predicts calls started together on one connection, as a pool of streamLimit.
 func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Prediction {
 	return Simulate(Scenario{
 		Calls: calls, Pool: streamLimit, Idle: streamLimit,
@@ -195,8 +176,7 @@ func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Predictio
 	})
 }
 
-// GRPCKeepaliveNotice is when a grpc-go client with keepalive t and timeout to notices a silent
-// peer: max(t, GRPCKeepaliveFloor) + to; never for t 0.
+// GRPCKeepaliveNotice is when a client notices a silent peer; Forever for t 0.
 func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	if t <= 0 {
 		return Forever
@@ -204,8 +184,7 @@ func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	return max(t, GRPCKeepaliveFloor) + to
 }
 
-// GRPCTimeoutText is grpc-timeout's value as grpc-go writes it (EncodeDuration); a budget of 0
-// or less is not sent.
+// GRPCTimeoutText is grpc-timeout's value (EncodeDuration); "" for d <= 0.
 func GRPCTimeoutText(d time.Duration) string {
 	if d <= 0 {
 		return ""
@@ -231,8 +210,7 @@ func ceilDur(d, unit time.Duration) int64 {
 	return v
 }
 
-// GRPCStreamMessages is how many messages a server stream sending one every every after work
-// delivers before the deadline d (0: none).
+// GRPCStreamMessages counts a stream's messages delivered before the deadline d (0: none).
 func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	if d <= 0 {
 		return messages
@@ -244,8 +222,7 @@ func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	return n
 }
 
-// GRPCTransparentConns is the connections a call whose first stream was turned away takes: one
-// for a refusal, two for a GOAWAY.
+// GRPCTransparentConns is 1 after a refused stream, 2 after a GOAWAY.
 func GRPCTransparentConns(goAway bool) int {
 	if goAway {
 		return 2
@@ -253,6 +230,5 @@ func GRPCTransparentConns(goAway bool) int {
 	return 1
 }
 
-// GRPCChannelConns is the connections calls take through one channel to one address: one, as a
-// timed-out call resets only its stream.
+// GRPCChannelConns is one: a timed-out call resets only its stream.
 func GRPCChannelConns(calls int) int { return min(calls, 1) }

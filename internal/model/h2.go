@@ -10,25 +10,23 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// H2Rule is how a client picks the connection for a new stream (rules.H2Go, H2GoStrict,
-// H2OkHttp).
+// H2Rule picks the connection for a new stream.
 type H2Rule = rules.H2
 
 const DefaultH2MaxStreams = 100
 
-// H2Node is one server address behind the host name.
+// H2Node is one address behind the host name.
 type H2Node struct {
 	Latency time.Duration
-	// SlowAfter > 0 makes the node's requests after the first SlowAfter take SlowLatency.
+	// SlowAfter > 0: requests after that many take SlowLatency.
 	SlowAfter   int
 	SlowLatency time.Duration
-	// MaxStreams is SETTINGS_MAX_CONCURRENT_STREAMS (0: DefaultH2MaxStreams), known at once.
+	// MaxStreams: 0 is DefaultH2MaxStreams.
 	MaxStreams int
-	// Frozen makes the node write nothing from FrozenAt on; its connections stay open.
+	// Frozen: nothing written from FrozenAt; connections stay open.
 	Frozen   bool
 	FrozenAt time.Duration
-	// Throttle is the APNs throttle: a rejection lowers its connection's limit to 1 until the
-	// next success.
+	// Throttle: a rejection sets the limit to 1 until a success (APNs).
 	Throttle bool
 }
 
@@ -41,66 +39,56 @@ func (n H2Node) limit() int {
 
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
-// H2Ejection is the APNs interceptor's rule for giving up on a slow address (vocab.APNsRule),
-// given a success's time and its address's average; an ejected connection takes no new streams.
-type H2Ejection = vocab.APNsRule
+// H2Ejection is the APNs interceptor's rule for dropping a slow address.
+type H2Ejection = rules.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {
 	Rule H2Rule
-	// AllocationLimit caps the streams per connection (OkHttp's allocationLimit; 0: the peer's).
+	// AllocationLimit: OkHttp's; 0 is the peer's.
 	AllocationLimit int
-	// Eject applies the APNs interceptor's rule; nil never ejects.
+	// Eject: nil never ejects.
 	Eject *H2Ejection
-	// SendPingTimeout and PingTimeout are Go's health check (0: none; PingTimeout 0: 15 s): a
-	// frozen node's connection drops at lastFrame + SendPingTimeout + PingTimeout.
+	// Go's health check (PingTimeout 0: 15 s).
 	SendPingTimeout, PingTimeout time.Duration
-	// Deadline bounds each call (http.Client.Timeout, OkHttp's callTimeout).
+	// Deadline bounds each call.
 	Deadline time.Duration
-	// ReadTimeout bounds the wait for each stream's answer (OkHttp's readTimeout).
+	// ReadTimeout bounds each stream's wait.
 	ReadTimeout time.Duration
-	// ConnectTime is a new connection's set-up (0: ConnectTime).
+	// ConnectTime: 0 is the package's ConnectTime.
 	ConnectTime time.Duration
-	// StreamCost spaces the streams that start together on one connection, each timed from its
-	// send (0: none).
-	StreamCost time.Duration
-	// Overhead is the calls' jitter for the ejection (H2Overhead).
-	Overhead H2Overhead
-	// Handshake says a new connection carries streams only once the server answered it.
-	Handshake bool
-	// Warm is how many connections are idle at the start: to the first Warm nodes with
-	// rules.H2.Routes, else all to the first.
+	StreamCost  time.Duration
+	Overhead    H2Overhead
+	Handshake   bool
+	// Warm idle connections: one per node with rules.H2.Routes, else all to the first.
 	Warm int
 }
 
-// H2Scenario is a run of calls through one HTTP/2 client pool to a host whose addresses are
-// Nodes, in resolved order.
+// H2Scenario is calls through one HTTP/2 pool to Nodes, in resolved order.
 type H2Scenario struct {
 	Nodes  []H2Node
 	Client H2Client
-	// Calls is how many calls are made; call i starts at i x Every, or at Starts[i].
+	// Call i starts at i x Every, or at Starts[i].
 	Calls  int
 	Every  time.Duration
 	Starts []time.Duration
-	// Rejected marks the calls answered with a rejection (APNs' 400), which end ok.
+	// Rejected calls (APNs' 400) end ok.
 	Rejected []bool
 }
 
-// H2Call is the prediction for one call.
+// H2Call is one call's prediction.
 type H2Call struct {
-	// Start and End are offsets from the start of the run; End is Forever for a hang.
+	// End is Forever for a hang.
 	Start, End time.Duration
 	Outcome    vocab.Outcome
-	// Node and Conn index the node and connection its stream went to.
 	Node, Conn int
 	NewConn    bool
-	// InFlight is how many other streams its connection carried when assigned.
+	// InFlight: other streams on its connection.
 	InFlight int
-	// Waited is how long the stream waited for a slot, a set-up and its send.
-	Waited time.Duration
+	Waited   time.Duration
 }
 
-// Took is how long the call lasted.
+// Took is the call's length.
 func (c H2Call) Took() time.Duration {
 	if c.End == Forever {
 		return Forever
@@ -114,41 +102,41 @@ type H2Conn struct {
 	Opened        time.Duration
 	Warm          bool
 	Streams, Peak int
-	// EjectedAfter is the call whose end ejected it (-1: none).
+	// EjectedAfter: -1 is none.
 	EjectedAfter int
 	EjectedAt    time.Duration
-	// DroppedAt is when the health check closed it, Forever if never.
+	// DroppedAt: Forever if never.
 	DroppedAt time.Duration
 	Limits    []H2Limit
 }
 
-// H2Limit is a change of a connection's stream limit: from At on, Limit.
+// H2Limit is a stream limit from At on.
 type H2Limit struct {
 	At    time.Duration
 	Limit int
 }
 
-// H2Wave is a group of calls that ended at the same instant with the same outcome.
+// H2Wave is calls that ended together with one outcome.
 type H2Wave struct {
 	At      time.Duration
 	Outcome vocab.Outcome
 	Calls   int
 }
 
-// H2Prediction is what the model predicts for an H2Scenario.
+// H2Prediction predicts an H2Scenario.
 type H2Prediction struct {
 	Calls []H2Call
-	// Conns lists the connections, warm ones first.
+	// Conns: warm ones first.
 	Conns          []H2Conn
 	StreamsPerNode []int
-	// LastCall is per node the last call sent to it (-1: none).
+	// LastCall: -1 is none.
 	LastCall []int
 	Waves    []H2Wave
-	// P50 and P99 are nearest-rank percentiles, hangs as Forever.
+	// P50 and P99: nearest rank, hangs as Forever.
 	P50, P99 time.Duration
 }
 
-// NewConns is how many connections the run opened, warm ones not counted.
+// NewConns counts the connections opened, warm ones not.
 func (p H2Prediction) NewConns() int {
 	n := 0
 	for _, c := range p.Conns {
@@ -168,9 +156,8 @@ func (p H2Prediction) Outcomes() map[vocab.Outcome]int {
 	return m
 }
 
-// SimulateH2 predicts an H2Scenario by event simulation. At one instant: deadlines, answers,
-// read timeouts, health-check drops, freezes, connections ready, arrivals; so an answer at the
-// deadline is cut, one at the read timeout not. It panics on no nodes or negative values.
+// SimulateH2 predicts an H2Scenario; at one instant: deadlines, answers, read timeouts, drops,
+// freezes, connections ready, arrivals. It panics on no nodes or negative values.
 func SimulateH2(s H2Scenario) H2Prediction {
 	if err := s.validate(); err != nil {
 		panic(err)

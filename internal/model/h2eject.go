@@ -6,40 +6,30 @@ import (
 	"time"
 )
 
-// The APNs interceptor's ejection, and the closed form of Go's strict-mode burst.
-
-// H2Overhead is how much longer than its node's latency a call takes as the APNs interceptor
-// times it: one call from Min to Max more, an address's average from Min to MeanMax (one slow
-// call moves an average of many by little).
+// H2Overhead is a call's time beyond its node's latency: Min to Max, Min to MeanMax averaged.
 type H2Overhead struct{ Min, MeanMax, Max time.Duration }
 
-// H2Ends is a scenario's predictions at the corners of its calls' jitter (SimulateH2Ends).
+// H2Ends is a scenario at the corners of its jitter.
 type H2Ends struct {
-	// Corners has a run per set of nodes, in which every jitter-open ejection is "eject" for
-	// those nodes and "keep" for the others: Fewest ejects none, Most every node.
+	// Corners: a run per set of nodes ejecting when the jitter allows; Fewest none, Most all.
 	Corners      []H2Prediction
 	Fewest, Most H2Prediction
-	// Jitter lists the ejections the jitter decided, Most's first.
+	// Jitter: Most's first.
 	Jitter []H2JitterEjection
 }
 
-// H2JitterEjection is an ejection the jitter decided: after Call, Conn to Node, whose average
-// (AvgLo to AvgHi) was above Threshold with its calls on both sides of it.
+// H2JitterEjection is an ejection the jitter decided: AvgLo..AvgHi straddled Threshold.
 type H2JitterEjection struct {
 	Call, Conn, Node int
 	Threshold        time.Duration
 	AvgLo, AvgHi     time.Duration
 }
 
-// h2CornerNodes is how many nodes SimulateH2Ends takes every set of; beyond, only the two
-// outer corners.
+// h2CornerNodes: beyond this many nodes, only the two outer corners.
 const h2CornerNodes = 6
 
-// SimulateH2Ends simulates s at the corners of H2Client.Overhead. A decision that holds at both
-// ends of the jitter is taken; one it could turn either way is taken both ways, by node: each
-// corner ejects a set of nodes at every such chance and the others at none. By node, not just
-// the two outer corners, because ejecting more is not always ejecting sooner. With nothing left
-// to the jitter every corner is SimulateH2's. It panics as SimulateH2 does.
+// SimulateH2Ends simulates s at the corners of H2Client.Overhead, by set of nodes, since
+// ejecting more is not always ejecting sooner. It panics as SimulateH2 does.
 func SimulateH2Ends(s H2Scenario) H2Ends {
 	if err := s.validate(); err != nil {
 		panic(err)
@@ -111,10 +101,10 @@ func (m *h2Sim) take(d h2Maybe, node int) bool {
 	return d == h2Yes
 }
 
-// eject applies the interceptor's rule after call ended on c at t (see SimulateH2Ends).
+// eject applies the interceptor's rule after call ended on c at t.
 func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	if e.Sweep > 0 && e.IdleDrop > 0 {
-		// Entries change only at calls, so the latest sweep drops whatever any would have.
+		// Entries change only at calls: the latest sweep does what any would have.
 		if s := t / e.Sweep * e.Sweep; s > m.lastSweep {
 			for a, st := range m.addrs {
 				if s-st.lastUse >= e.IdleDrop {
@@ -155,7 +145,7 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	bad := all(h2Certain(st.count > e.BadCalls), h2Above(avgLo, avgHi, e.BadAvg), slower)
 	threshold := e.BadAvg
 	if !m.take(bad, c.Node) {
-		// The second rule applies while the worst average seen is below BadAvg.
+		// The second rule applies while the worst average is below BadAvg.
 		open := h2Either
 		switch {
 		case m.maxHi < e.BadAvg:
@@ -227,7 +217,7 @@ func cmpDuration(a, b time.Duration) int {
 	return 0
 }
 
-// Percentile returns the p-th percentile (0 < p <= 100) of ds by nearest rank; 0 for none.
+// Percentile is the p-th percentile (0 < p <= 100) by nearest rank; 0 for none.
 func Percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -238,26 +228,21 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(max(rank, 1), len(s))-1]
 }
 
-// H2StrictBurst is what net/http's strict mode guarantees for a burst: see GoStrictBurst.
+// H2StrictBurst is what net/http's strict mode guarantees a burst (GoStrictBurst).
 type H2StrictBurst struct {
-	// Certain says the outcome holds whatever the scheduling; when false, Stalls and MaxOK are
-	// those of a burst that does not stall.
+	// Certain: holds whatever the scheduling; if not, Stalls and MaxOK are the unstalled burst's.
 	Certain bool
-	// Stalls says the calls beyond the first wave wait until their deadline.
+	// Stalls: calls beyond the first wave wait out their deadline.
 	Stalls bool
-	// MaxOK is the most calls that succeed, each at OKAt.
-	MaxOK int
-	OKAt  time.Duration
-	// StalledEnd is when a stalled call ends: its deadline, Forever without one.
+	MaxOK  int
+	OKAt   time.Duration
+	// StalledEnd is the deadline, or Forever.
 	StalledEnd time.Duration
 }
 
-// GoStrictBurst predicts a burst of calls through net/http with StrictMaxConcurrentRequests on
-// one connection allowing limit streams, each answered after latency and bounded by deadline
-// (0: none): net/http's behaviour, not the documented waves (SimulateH2 with H2GoStrict). Every
-// call reserves a slot before any waits, and the waiting call counts the reservations queued
-// behind the write lock as streams in use (golang/go#70809, docs/http2.md): from 2 x limit + 1
-// calls it stalls for certain, up to limit it cannot, in between it depends on scheduling.
+// GoStrictBurst predicts a burst through net/http with StrictMaxConcurrentRequests on one
+// connection of limit streams. Waiters count slots reserved behind the write lock as in use
+// (golang/go#70809): from 2 x limit + 1 calls it stalls, up to limit never.
 func GoStrictBurst(calls, limit int, latency, deadline time.Duration) H2StrictBurst {
 	if calls < 0 || limit < 1 || latency < 0 || deadline < 0 {
 		panic("model: GoStrictBurst needs calls >= 0, limit >= 1 and non-negative times")

@@ -6,62 +6,53 @@ import (
 	"time"
 )
 
-// The model of OkHttp 3.13.1's HTTP/2 connection finding in a burst (docs/http2.md), against a
-// node whose stream limit the client does not know yet:
-//
-//   - A call with no pooled connection with room dials its own, pooled only once connected
-//     (StreamAllocation.findConnection).
-//   - allocationLimit is MAX_VALUE until the peer's SETTINGS are read (RealConnection.onSettings).
-//   - Once connected, a call moves to the first other connection with room and closes its own
-//     (ConnectionPool.deduplicate): one pooled before its SETTINGS takes a herd.
-//   - A refused stream is retried once; a second refusal fails the call and marks the
-//     connection (StreamAllocation.streamFailed).
-//
-// Connects and SETTINGS race, so the model gives bounds.
+// OkHttp 3.13.1's HTTP/2 connection finding in a burst, the node's stream limit not yet known
+// (docs/http2.md): a call finding no connection with room dials its own (findConnection);
+// allocationLimit is MAX_VALUE until SETTINGS are read (onSettings); once connected, a call
+// moves to the first other connection with room (deduplicate), so one pooled before its
+// SETTINGS takes a herd; a stream refused twice fails (streamFailed). Connects and SETTINGS
+// race: the model gives bounds.
 
 const (
 	OkHttpMaxRequests        = 64
 	OkHttpMaxRequestsPerHost = 5
 )
 
-// H2Burst is a burst of calls through OkHttp 3.13 to one HTTP/2 node, on a new client.
+// H2Burst is a burst through a new OkHttp 3.13 client to one HTTP/2 node.
 type H2Burst struct {
-	// PeerLimit is the node's SETTINGS_MAX_CONCURRENT_STREAMS; Latency its answer time.
+	// PeerLimit is SETTINGS_MAX_CONCURRENT_STREAMS.
 	Calls, PeerLimit int
 	Latency          time.Duration
-	// Enqueue runs the calls through the Dispatcher; otherwise each executes on its own thread.
+	// Enqueue uses the Dispatcher, else a thread per call.
 	Enqueue bool
-	// MaxRequests and MaxRequestsPerHost are the Dispatcher's limits (0: 64 and 5).
+	// Dispatcher limits; 0 is 64 and 5.
 	MaxRequests, MaxRequestsPerHost int
 }
 
-// CountSpan is a count the model bounds: from Min to Max, both included.
+// CountSpan bounds a count, Min to Max inclusive.
 type CountSpan struct{ Min, Max int }
 
-// Exact reports whether the span is one value.
+// Exact reports Min == Max.
 func (s CountSpan) Exact() bool { return s.Min == s.Max }
 
-// H2BurstPrediction is the model's answer for an H2Burst.
+// H2BurstPrediction bounds an H2Burst.
 type H2BurstPrediction struct {
-	// AtOnce is how many calls look for a connection together.
 	AtOnce int
-	// Dialled counts connections opened, Kept those carrying streams, Answered the calls
-	// answered; the rest fail with REFUSED_STREAM.
+	// Dialled, Kept (carrying streams) and Answered; the rest fail with REFUSED_STREAM.
 	Dialled, Kept, Answered CountSpan
-	// Total is Waves x Latency (loopback connects and streams not counted).
+	// Total is Waves x Latency.
 	Waves int
 	Total time.Duration
 }
 
-// Failed is the CountSpan of calls that fail with REFUSED_STREAM.
+// Failed bounds the calls refused.
 func (p H2BurstPrediction) Failed(calls int) CountSpan {
 	return CountSpan{Min: calls - p.Answered.Max, Max: calls - p.Answered.Min}
 }
 
-// PredictH2Burst bounds an H2Burst by OkHttp 3.13's rules (above). Dials: from one (the others
-// find a connection pooled before its SETTINGS) to AtOnce, plus one per refused call. If every
-// SETTINGS is read before its connect ends, ceil(AtOnce / PeerLimit) connections are kept and
-// none refused; if none is, the herd: 1 kept, PeerLimit answered. Later waves dial nothing.
+// PredictH2Burst bounds an H2Burst. Dials run from one to AtOnce, plus one per refused call. If
+// every SETTINGS beats its connect, ceil(AtOnce / PeerLimit) are kept and none refused; if none
+// does, the herd: 1 kept, PeerLimit answered. Later waves dial nothing.
 func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 	if b.MaxRequests == 0 {
 		b.MaxRequests = OkHttpMaxRequests
@@ -91,7 +82,7 @@ func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 		Waves:    1,
 	}
 	if b.Enqueue {
-		// Each wave reuses the kept connection; all are answered.
+		// Each wave reuses the kept connection.
 		p.Waves = ceilDiv(b.Calls, at)
 		p.Answered = CountSpan{Min: b.Calls, Max: b.Calls}
 	}

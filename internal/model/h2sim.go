@@ -8,9 +8,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The event simulation behind SimulateH2.
-
-// The kinds of events, in the order they are taken at one instant.
+// Event kinds, in their order at one instant.
 const (
 	evDeadline = iota
 	evAnswer
@@ -25,7 +23,7 @@ type h2Event struct {
 	at   time.Duration
 	kind int
 	id   int
-	seq  int // ties within a kind: first in, first out
+	seq  int // FIFO within a kind
 }
 
 type h2Events []h2Event
@@ -65,7 +63,7 @@ type h2SimConn struct {
 
 type h2AddrStats struct {
 	count int
-	// totalLo and totalHi are its calls' summed times at the overhead's two ends.
+	// its calls' summed times at the overhead's two ends
 	totalLo, totalHi time.Duration
 	lastUse          time.Duration
 	lastSeen         int
@@ -89,7 +87,7 @@ type h2Sim struct {
 	maxLo     time.Duration
 	maxHi     time.Duration
 	lastSweep time.Duration
-	// eager: nodes whose jitter-open ejections are taken as "eject" (SimulateH2Ends).
+	// eager nodes take jitter-open ejections (SimulateH2Ends).
 	eager  []bool
 	jitter []H2JitterEjection
 }
@@ -151,8 +149,7 @@ func (m *h2Sim) pingTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// limit is a connection's stream limit: the node's (1 while throttled), capped by the
-// allocation limit.
+// limit is the node's limit (1 while throttled), capped by the allocation limit.
 func (m *h2Sim) limit(c *h2SimConn) int {
 	l := m.s.Nodes[c.Node].limit()
 	if c.throttled {
@@ -254,8 +251,7 @@ func (m *h2Sim) open(t time.Duration) int {
 	return k
 }
 
-// ready starts the streams that waited for connection k; on a frozen node it arms the health
-// check.
+// ready starts the streams waiting for k; on a frozen node it arms the health check.
 func (m *h2Sim) ready(k int, t time.Duration) {
 	c := m.conns[k]
 	if m.s.Nodes[c.Node].frozenAt(t) && m.s.Client.SendPingTimeout > 0 {
@@ -270,8 +266,7 @@ func (m *h2Sim) ready(k int, t time.Duration) {
 	}
 }
 
-// stream starts a call's stream on c at t; with a StreamCost it leaves once c sent those
-// before it.
+// stream starts call's stream on c, after those before it with a StreamCost.
 func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
 	if sc := m.s.Client.StreamCost; sc > 0 {
 		t = max(t, c.sent) + sc
@@ -311,7 +306,6 @@ func (m *h2Sim) answer(call int, t time.Duration) {
 	}
 }
 
-// throttle applies the node's throttle to call's answer on c at t.
 func (m *h2Sim) throttle(call int, c *h2SimConn, t time.Duration) {
 	if !m.s.Nodes[c.Node].Throttle {
 		return
@@ -360,8 +354,7 @@ func (m *h2Sim) grant(c *h2SimConn, t time.Duration) {
 	}
 }
 
-// freeze arms the health check of every usable connection to node at t, from the later of its
-// last answer and the last PING answered.
+// freeze arms the health check of node's connections from their last answer or PING.
 func (m *h2Sim) freeze(node int, t time.Duration) {
 	spt := m.s.Client.SendPingTimeout
 	if spt <= 0 {
@@ -379,7 +372,7 @@ func (m *h2Sim) freeze(node int, t time.Duration) {
 	}
 }
 
-// drop closes connection k: its streams fail, and the calls waiting on it move to a new one.
+// drop closes k: its streams fail, its waiters move to a new one.
 func (m *h2Sim) drop(k int, t time.Duration) {
 	c := m.conns[k]
 	if c.dropped {

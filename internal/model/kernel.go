@@ -7,19 +7,18 @@ import (
 const (
 	// SYNRetries is net.ipv4.tcp_syn_retries.
 	SYNRetries = 6
-	// SYNLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts: SYN retransmissions at a fixed
-	// SYNInitialRTO before the exponential ones (Linux 6.5 on).
+	// SYNLinearTimeouts: fixed-RTO SYN retransmissions before the exponential ones (Linux 6.5+).
 	SYNLinearTimeouts = 4
 	// SYNInitialRTO is TCP_TIMEOUT_INIT.
 	SYNInitialRTO = time.Second
 	// DataRetries is net.ipv4.tcp_retries2.
 	DataRetries = 15
-	// DataMinRTO and DataMaxRTO bound the data RTO (TCP_RTO_MIN/MAX).
+	// DataMinRTO and DataMaxRTO: TCP_RTO_MIN/MAX.
 	DataMinRTO = 200 * time.Millisecond
 	DataMaxRTO = 120 * time.Second
 )
 
-// GiveUp sums retries+1 waits from rto, doubling, each capped at max (0: no cap).
+// GiveUp sums retries+1 doubling waits from rto, each capped at max (0: no cap).
 func GiveUp(rto, max time.Duration, retries int) time.Duration {
 	var total time.Duration
 	for i := 0; i <= retries; i++ {
@@ -32,28 +31,24 @@ func GiveUp(rto, max time.Duration, retries int) time.Duration {
 	return total
 }
 
-// SYNGiveUp is how long a connect to a down host (no RST) lasts with no connect timeout, as
-// documented: 127 s. Linux 6.5 on takes 131 s (docs/vanish.md).
+// SYNGiveUp is the documented connect give-up to a down host (Linux 6.5+: 131 s).
 const SYNGiveUp = 127 * time.Second
 
-// DataGiveUp is how long a request on a silently dropped connection waits with no read timeout,
-// as documented: 924.6 s.
+// DataGiveUp is a request on a silently dropped connection with no read timeout, as documented.
 const DataGiveUp = 924600 * time.Millisecond
 
-// SYNGiveUpAfter is the documented give-up of a connect to a down host with retries SYN
-// retransmissions: 2^(retries+1) - 1 s, Linux's budget (Kernel.SYNGiveUp is the real end).
+// SYNGiveUpAfter is the documented budget for retries SYN retransmissions: 2^(retries+1) - 1 s.
 func SYNGiveUpAfter(retries int) time.Duration {
 	return GiveUp(SYNInitialRTO, DataMaxRTO, retries)
 }
 
-// DataGiveUpAfter is the documented give-up of a request to a vanished peer for tcp_retries2 =
-// retries2; Linux's budget, checked at timer expiries (Kernel.DataGiveUp is the real end).
+// DataGiveUpAfter is the documented budget for tcp_retries2.
 func DataGiveUpAfter(retries2 int) time.Duration {
 	return GiveUp(DataMinRTO, DataMaxRTO, retries2)
 }
 
-// KeepaliveGiveUp is when keepalive ends an idle connection whose peer vanished, from the last
-// segment: idle, then count probes interval apart, both rounded up to seconds as Go does.
+// KeepaliveGiveUp is when keepalive drops a vanished peer: idle, then count probes interval
+// apart, in whole seconds as Go rounds.
 func KeepaliveGiveUp(idle, interval time.Duration, count int) time.Duration {
 	return wholeSeconds(idle) + time.Duration(count)*wholeSeconds(interval)
 }
@@ -62,26 +57,22 @@ func wholeSeconds(d time.Duration) time.Duration {
 	return (d + time.Second - 1) / time.Second * time.Second
 }
 
-// Kernel is Linux as it runs: its methods replay the kernel's timers expiry by expiry
-// (tcp_timer.c, timer.c; docs/vanish.md). The zero value is the documented rules.
+// Kernel replays Linux's timers expiry by expiry (tcp_timer.c, timer.c); the zero value is the
+// documented rules.
 type Kernel struct {
-	// Tick is the jiffy: a timer fires on the timer wheel, late by its level's granularity.
-	// Zero fires timers on time.
-	Tick time.Duration `json:"tick"`
-	// SYNLinearTimeouts is net.ipv4.tcp_syn_linear_timeouts.
-	SYNLinearTimeouts int `json:"synLinearTimeouts"`
-	// RTO is the connection's RTO when the request is sent (tcpi_rto); zero: DataMinRTO.
+	// Tick is the jiffy; timers fire late by their wheel level's granularity (0: on time).
+	Tick              time.Duration `json:"tick"`
+	SYNLinearTimeouts int           `json:"synLinearTimeouts"`
+	// RTO is tcpi_rto at the send (0: DataMinRTO).
 	RTO time.Duration `json:"rto"`
-	// TLP says a tail loss probe shifts every expiry by an RTO: Linux's default for a
-	// one-segment request.
+	// TLP: a tail loss probe shifts every expiry by an RTO.
 	TLP bool `json:"tlp"`
 }
 
-// SYNGiveUp is when a connect to a down host gives up with retries SYN retransmissions: at the
-// first expiry with all retransmissions done or the budget tcp_model_timeout spent.
+// SYNGiveUp is the first expiry with all retransmissions done or the budget spent.
 func (k Kernel) SYNGiveUp(retries int) time.Duration { return k.SYNGiveUpWindow(retries).Average }
 
-// SYNGiveUpWindow is SYNGiveUp with the timer wheel's window.
+// SYNGiveUpWindow is SYNGiveUp's timer-wheel window.
 func (k Kernel) SYNGiveUpWindow(retries int) Window {
 	budget := SYNGiveUpAfter(retries)
 	rto := SYNInitialRTO
@@ -97,8 +88,7 @@ func (k Kernel) SYNGiveUpWindow(retries int) Window {
 	}
 }
 
-// DataGiveUp is when a request to a vanished peer gives up with tcp_retries2 = retries2: the
-// budget counts from the first retransmission and is checked only at expiries.
+// DataGiveUp counts the budget from the first retransmission, checked at expiries.
 func (k Kernel) DataGiveUp(retries2 int) time.Duration {
 	rto := k.RTO
 	if rto <= 0 {
@@ -120,8 +110,7 @@ func (k Kernel) DataGiveUp(retries2 int) time.Duration {
 	}
 }
 
-// DataGiveUps are the give-ups DataGiveUp's rule allows with each timer anywhere in its wheel
-// level's lateness: one Window, or two on a knife edge.
+// DataGiveUps are DataGiveUp's possible ends: one Window, or two on a knife edge.
 func (k Kernel) DataGiveUps(retries2 int) []Window {
 	rto := k.RTO
 	if rto <= 0 {
@@ -147,12 +136,12 @@ func (k Kernel) DataGiveUps(retries2 int) []Window {
 	}
 }
 
-// KeepaliveGiveUp is model.KeepaliveGiveUp with each timer on the timer wheel.
+// KeepaliveGiveUp is the package's KeepaliveGiveUp on the timer wheel.
 func (k Kernel) KeepaliveGiveUp(idle, interval time.Duration, count int) time.Duration {
 	return k.KeepaliveGiveUpWindow(idle, interval, count).Average
 }
 
-// KeepaliveGiveUpWindow is KeepaliveGiveUp with the timer wheel's window.
+// KeepaliveGiveUpWindow is its window.
 func (k Kernel) KeepaliveGiveUpWindow(idle, interval time.Duration, count int) Window {
 	w := k.after(Window{}, wholeSeconds(idle))
 	for range count {
@@ -161,8 +150,8 @@ func (k Kernel) KeepaliveGiveUpWindow(idle, interval time.Duration, count int) W
 	return w
 }
 
-// Window is when a chain of kernel timers ends: Average with every timer late by its level's
-// average, Soonest by 1 tick, Latest by the whole granularity.
+// Window is a timer chain's end, each timer late by 1 tick, its level's average or its whole
+// granularity.
 type Window struct {
 	Soonest, Average, Latest time.Duration
 }
@@ -177,14 +166,13 @@ func (k Kernel) after(w Window, d time.Duration) Window {
 	return Window{w.Soonest + lo, w.Average + k.fire(d), w.Latest + hi}
 }
 
-// Timer wheel geometry (kernel/time/timer.c): 64 buckets a level, each level 8 times coarser.
+// Timer wheel geometry (kernel/time/timer.c).
 const (
 	wheelLevelShift = 3
 	wheelBuckets    = 64
 	wheelLevels     = 9
 )
 
-// fireBounds is how long a kernel timer set d ahead takes to fire, soonest and latest.
 func (k Kernel) fireBounds(d time.Duration) (soonest, latest time.Duration) {
 	if k.Tick <= 0 {
 		return d, d
@@ -193,7 +181,7 @@ func (k Kernel) fireBounds(d time.Duration) (soonest, latest time.Duration) {
 	return (ticks + 1) * k.Tick, (ticks + gran) * k.Tick
 }
 
-// fire is how long a timer set d ahead takes to fire on average (calc_wheel_index).
+// fire is the average (calc_wheel_index).
 func (k Kernel) fire(d time.Duration) time.Duration {
 	if k.Tick <= 0 {
 		return d
@@ -202,7 +190,7 @@ func (k Kernel) fire(d time.Duration) time.Duration {
 	return ticks*k.Tick + (gran+1)*k.Tick/2
 }
 
-// wheel returns d in whole ticks and its wheel level's granularity; k.Tick must be set.
+// wheel returns d in ticks and its level's granularity; k.Tick must be set.
 func (k Kernel) wheel(d time.Duration) (ticks, gran time.Duration) {
 	ticks = (d + k.Tick - 1) / k.Tick
 	level := 0
@@ -212,10 +200,10 @@ func (k Kernel) wheel(d time.Duration) (ticks, gran time.Duration) {
 	return ticks, time.Duration(1) << (wheelLevelShift * level)
 }
 
-// DefaultTick is the jiffy of CONFIG_HZ = 250, the usual distribution kernel's.
+// DefaultTick is the jiffy at CONFIG_HZ = 250.
 const DefaultTick = 4 * time.Millisecond
 
-// LoopbackKernel is Linux's defaults on a veth or loopback at HZ = 250, as exp-i measures it.
+// LoopbackKernel is Linux's defaults on a veth or loopback at HZ = 250.
 func LoopbackKernel() Kernel {
 	return Kernel{Tick: DefaultTick, RTO: DataMinRTO + DefaultTick, TLP: true}
 }

@@ -7,20 +7,18 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Predict is Predict with this kernel's give-up times, k.SYNGiveUp(synRetries) and
-// k.DataGiveUp(retries2), in place of SYNGiveUp and DataGiveUp (exp-i, labrun predict
-// --syn-retries); several addresses keep SYNGiveUp each.
+// Predict is the package's Predict with this kernel's give-ups (exp-i, predict --syn-retries);
+// several addresses keep SYNGiveUp each.
 func (k Kernel) Predict(d Downstream, l Limits, cold bool, queue time.Duration, synRetries, retries2 int) Prediction {
 	return predictGiveUp(d, l, cold, queue, k.SYNGiveUp(synRetries), k.DataGiveUp(retries2))
 }
 
-// predictGiveUp is Predict with the kernel giving up after syn and data; with SYNGiveUp and
-// DataGiveUp it is Predict (a test checks).
+// predictGiveUp is Predict with the kernel giving up after syn and data.
 func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, data time.Duration) (p Prediction) {
 	defer func() { p.TotalMax = max(p.TotalMax, p.Total) }()
 	p = Predict(d, l, cold, queue)
 	first := p.Attempts[0]
-	if len(first.Phases) < 2 { // it never left the lease
+	if len(first.Phases) < 2 { // never left the lease
 		return p
 	}
 	deadline := limitAt(0, l.Deadline)
@@ -33,8 +31,7 @@ func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, 
 	return p
 }
 
-// kernelRace ends a phase that only the kernel ends (from t, after giveUp) against its limit and
-// the deadline, by Predict's tie rules.
+// kernelRace races the kernel's give-up, a limit and the deadline by Predict's tie rules.
 func kernelRace(t, giveUp, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	natural := t + giveUp
 	switch {
@@ -46,8 +43,7 @@ func kernelRace(t, giveUp, limitAt time.Duration, limitOut vocab.Outcome, deadli
 	return natural, vocab.KernelTimeout
 }
 
-// hostDownChain replays a call to a down host at one address from its first lease: the
-// kernel, the connect timeout or the deadline ends each attempt; retries follow the backoff.
+// hostDownChain replays a call to a one-address down host from its first lease.
 func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Prediction {
 	var p Prediction
 	start, t := first.Start, first.Phases[0].End
@@ -69,8 +65,7 @@ func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Predict
 	}
 }
 
-// droppedChain replays p's first attempt on a dropped pooled connection, the kernel giving up
-// after data, and lets Predict play the retries on new connections.
+// droppedChain replays the first attempt on a dropped connection; Predict plays the retries.
 func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Duration) Prediction {
 	first := p.Attempts[0]
 	t := first.Phases[len(first.Phases)-1].Start
@@ -90,7 +85,7 @@ func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Dura
 		q.Outcome, q.Total = vocab.Deadline, deadline
 		return q
 	}
-	// The retry connects anew, as a call of its own with one retry less.
+	// The retry connects anew: a call with one retry less.
 	rest := l
 	rest.Retries--
 	if l.Deadline > 0 {
@@ -126,9 +121,8 @@ func shift(t, d time.Duration) time.Duration {
 	return t + d
 }
 
-// HTTP2PingGiveUp is when Go's HTTP/2 Transport closes a connection to a silent peer, from the
-// last frame read: sendPing, then ping (15 s when zero) for the PING's answer (h2_bundle.go).
-// Forever without sendPing.
+// HTTP2PingGiveUp is when Go's HTTP/2 Transport drops a silent peer, from the last frame read
+// (h2_bundle.go); Forever without sendPing, ping 0 is 15 s.
 func HTTP2PingGiveUp(sendPing, ping time.Duration) time.Duration {
 	if sendPing <= 0 {
 		return Forever
@@ -144,30 +138,27 @@ const HTTP2DefaultPingTimeout = 15 * time.Second
 // PeerGone is how a pooled connection's peer went away.
 type PeerGone int
 
-// The ways a peer goes away.
 const (
-	// PeerClosed: the server's FIN arrived.
+	// PeerClosed: a FIN arrived.
 	PeerClosed PeerGone = iota
 	// PeerReset: a RST arrived.
 	PeerReset
-	// PeerVanished: nothing arrived (a powered-off host, a NAT that dropped it).
+	// PeerVanished: nothing arrived.
 	PeerVanished
 )
 
-// StaleCheckPasses reports whether HttpClient 5's stale check passes a connection whose peer
-// went away: it sees a FIN or RST that arrived, never a silent drop (BHttpConnectionBase.isStale).
+// StaleCheckPasses reports whether HttpClient 5's stale check misses the peer's going: it sees
+// only a FIN or RST (BHttpConnectionBase.isStale).
 func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }
 
-// downConnect says how a connect from t to a down host ends (the kernel's give-up, the connect
-// limit, the outcome), by the library's rules.Connect.
+// downConnect ends a connect from t to a down host by the library's rules.Connect.
 func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
 	switch l.Rules.Connect.Addresses {
 	case rules.FirstAddress, rules.RoutePerAttempt:
 		if l.Rules.Connect.ReconnectOnce {
-			// Connected twice: PlainHttpConnection.canRetryConnect retries once after
-			// ConnectException, under the first connect's timer.
+			// PlainHttpConnection.canRetryConnect retries once, under the first timer.
 			return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
 		}
 		return t + SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
@@ -186,8 +177,7 @@ func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration,
 	}
 }
 
-// connectTimerStart is when the connect timeout of c's connect at t started: earlier for a
-// library whose retry keeps the first timer (rules.Connect.TimerKeptOnRetry).
+// connectTimerStart is when c's connect timer started (rules.Connect.TimerKeptOnRetry).
 func (m *sim) connectTimerStart(c int, t time.Duration) time.Duration {
 	as := m.preds[c].Attempts
 	if n := len(as); n > 0 && m.s.Limits.Rules.Connect.TimerKeptOnRetry && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {

@@ -8,33 +8,33 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A retry layer (rules.RetryLayer) on the calls the pool's simulation does not play: a status
-// answered and a fault before the first byte.
+// A retry layer (rules.RetryLayer) on what the pool's simulation does not play: statuses and
+// faults before the first byte.
 
 // LayeredFollow is what a client with a retry layer sends for a call answered by statuses.
 type LayeredFollow struct {
 	FollowResult
-	// Tries are the layer's attempts, in order.
 	Tries []FollowTry
-	// Waits are the shortest and longest total time waited between tries.
+	// Waits: total time between tries, shortest and longest.
 	Waits, WaitsMax time.Duration
 }
 
-// FollowTry is one attempt of a retry layer on a call answered by statuses.
+// FollowTry is one attempt of a retry layer.
 type FollowTry struct {
-	// Start and StartMax are when it starts, waits at their shortest and longest.
+	// Start and StartMax: waits at their shortest and longest.
 	Start, StartMax time.Duration
 	Sent            int
+	// Repeat: the library's own status retry (rules.Resend.StatusAgain) sent it, not the layer.
+	Repeat bool
 }
 
-// FollowUpsLayered predicts c under l's library and its retry layer: each attempt is the
-// library's follow-ups with s, sent again while the last answer is a status the layer retries
-// or the follow-ups failed on an error it retries, up to l.Retries times. Without a layer it
-// is FollowUps.
+// FollowUpsLayered predicts c under l's library and retry layer: the library's follow-ups, sent
+// again while the layer retries the last status or error, up to l.Retries times.
 func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	r := rulesOf(l)
 	var out LayeredFollow
 	all := c.Answers
+	repeats, repeat := 0, false
 	for n := 0; ; n++ {
 		if k := len(out.Sent); len(all) > 0 {
 			c.Answers = all[min(k, len(all)-1):]
@@ -42,18 +42,27 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 		res := r.FollowUps.Follow(s, c)
 		out.Sent = append(out.Sent, res.Sent...)
 		out.Outcome, out.Status, out.Err = res.Outcome, res.Status, res.Err
-		out.Tries = append(out.Tries, FollowTry{Start: out.Waits, StartMax: out.WaitsMax, Sent: len(res.Sent)})
+		out.Tries = append(out.Tries, FollowTry{Start: out.Waits, StartMax: out.WaitsMax, Sent: len(res.Sent), Repeat: repeat})
+		if !repeat {
+			repeats = 0
+		}
+		if res.Outcome == vocab.OK {
+			// noDates: the model reads no HTTP date in Retry-After.
+			if d, again := r.Resend.StatusAgain(res.Status, lastRetryAfter(all, len(out.Sent)), !(c.Body && c.OneShot), l.ReadTimeout, repeats, noDates); again {
+				repeats, repeat, n = repeats+1, true, n-1
+				out.Waits += d
+				out.WaitsMax += d
+				continue
+			}
+		}
+		repeat = false
 		if !r.Retry.On || n >= l.Retries {
 			return out
 		}
 		lo, hi := r.Retry.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		switch {
 		case res.Outcome == vocab.OK:
-			ra := ""
-			if len(all) > 0 {
-				ra = all[min(len(out.Sent)-1, len(all)-1)].RetryAfter
-			}
-			retry, wait, ok := r.Retry.RetriesStatus(method(Downstream{Method: c.Method}), res.Status, ra, l.AttemptTimeout)
+			retry, wait, ok := r.Retry.RetriesStatus(method(Downstream{Method: c.Method}), res.Status, lastRetryAfter(all, len(out.Sent)), l.AttemptTimeout)
 			if !retry {
 				return out
 			}
@@ -68,19 +77,25 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 	}
 }
 
-// preFirstLayered plays l's retry layer over PredictPreFirst's attempts, each bounded by
-// l.AttemptTimeout besides the call's deadline; a failure the layer retries is sent again after
-// the back-off, up to l.Retries times. Waits are at their shortest, or longest with high.
-//
-// With rules.Connect.DetachedDial (net/http) a dial the attempt's timeout cut keeps going and
-// pools its connection; a later attempt takes the first connection that comes, and its lookup
-// joins the one in flight (net/lookup.go lookupGroup), so every dial is a connection the server
-// sees.
+// noDates is a now before which every HTTP date lies.
+var noDates = time.Unix(1<<40, 0)
+
+// lastRetryAfter is the Retry-After of the answer to the sent-th request.
+func lastRetryAfter(all []Answer, sent int) string {
+	if len(all) == 0 {
+		return ""
+	}
+	return all[min(sent-1, len(all)-1)].RetryAfter
+}
+
+// preFirstLayered plays l's retry layer over PredictPreFirst (waits longest with high). With
+// rules.Connect.DetachedDial (net/http) a cut dial goes on and pools its connection; a later
+// attempt takes the first that comes (net/lookup.go lookupGroup).
 func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits) (Prediction, error)) (Prediction, error) {
 	layer := l.Rules.Retry
 	var p Prediction
 	start := time.Duration(0)
-	var pending []time.Duration // when the abandoned dials pool their connections
+	var pending []time.Duration // when abandoned dials pool their connections
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -138,8 +153,7 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 	}
 }
 
-// detachedAttempt is an attempt from start, bounded by deadline (0: none): it takes the first
-// connection pooled by the times in pending, or dials one more and takes the first that comes.
+// detachedAttempt takes the first connection pooled by pending, or dials one more.
 func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.Duration) Prediction {
 	first := slices.Min(*pending)
 	var a Prediction
@@ -166,7 +180,7 @@ func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.
 	return a
 }
 
-// preFirstClass is a failure before the first byte as a retry layer sees it.
+// preFirstClass is a failure as a retry layer sees it.
 func preFirstClass(f PreFirst, o vocab.Outcome, cut bool) rules.Class {
 	switch {
 	case cut:

@@ -7,39 +7,33 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// A pooled connection that died (pit 6): closed by the server while pooled (ServerIdleTimeout
-// reached during IdleFor) or killed after read (KillAfterRead), besides Downstream.Dropped.
-// Whether the client notices is its library's rule (rules.Reuse): net/http's background read
-// closes one on the FIN, HttpClient 5's stale check reads one idle longer than its period,
-// OkHttp's health check reads for a method other than GET, and an evictor closes idle ones
-// first. A killed-after-read connection passes every check.
+// A pooled connection that died (pit 6): closed idle, killed after read or Dropped. Whether the
+// client notices is rules.Reuse; one killed after read passes every check.
 
-// Kill is how a server ends a connection after reading a request, without answering it.
+// Kill is how a server ends a connection after reading a request, unanswered.
 type Kill string
 
 const (
 	KillNone Kill = ""
-	// KillClose closes the connection with a FIN.
+	// KillClose sends a FIN.
 	KillClose Kill = "close"
-	// KillReset closes it with an RST (SO_LINGER 0).
+	// KillReset sends an RST (SO_LINGER 0).
 	KillReset Kill = "reset"
 )
 
-// NoValidation, as Limits.ValidateAfterInactivity, turns HttpClient 5's stale check off.
+// NoValidation turns HttpClient 5's stale check off.
 const NoValidation = rules.NoValidation
 
-// HC5ValidateAfterInactivity is HttpClient 5's default stale-check period
-// (PoolingHttpClientConnectionManager.resolveValidateAfterInactivity, 5.2 to 5.6).
+// HC5ValidateAfterInactivity is HttpClient 5's default stale-check period (5.2 to 5.6).
 const HC5ValidateAfterInactivity = rules.HC5ValidateAfterInactivity
 
-// HC5EvictInterval is how often HttpClient 5.6's evictor checks: maxIdle / 10, at least 1 s
-// (IdleConnectionEvictor.calculateSleepTime; 5.0 to 5.5 slept maxIdle), so a connection
-// closes at most maxIdle + HC5EvictInterval(maxIdle) after it went idle.
+// HC5EvictInterval is HttpClient 5.6's evictor period: maxIdle / 10, at least 1 s
+// (IdleConnectionEvictor; 5.0 to 5.5 slept maxIdle).
 func HC5EvictInterval(maxIdle time.Duration) time.Duration {
 	return max(maxIdle/10, time.Second)
 }
 
-// stale reports whether the server closed the pooled connections during the idle period.
+// stale: the server closed the pooled connections while idle.
 func stale(d Downstream, l Limits) bool {
 	if d.ServerIdleTimeout <= 0 || d.IdleFor < d.ServerIdleTimeout {
 		return false
@@ -47,8 +41,7 @@ func stale(d Downstream, l Limits) bool {
 	return !evicted(d, l)
 }
 
-// evicted reports whether the client closed the pooled connections before the call, at the
-// evictor's latest check.
+// evicted: the evictor closed them before the call.
 func evicted(d Downstream, l Limits) bool {
 	if l.EvictIdle <= 0 {
 		return false
@@ -88,12 +81,10 @@ func (m *sim) poolAtStart(idle int) {
 	}
 }
 
-// HealthRead is how long a library's check of a working pooled connection takes: a read whose
-// 1 ms timeout expires.
+// HealthRead is a pooled-connection check: a read with a 1 ms timeout.
 const HealthRead = time.Millisecond
 
-// healthRead is how long the library's check of a working pooled connection idle for idle
-// takes before the request (rules.Reuse.Check).
+// healthRead is the check's time before the request (rules.Reuse.Check).
 func (m *sim) healthRead(idle time.Duration) time.Duration {
 	d, l := m.s.Downstream, m.s.Limits
 	switch l.Rules.Reuse.Check {
@@ -109,8 +100,7 @@ func (m *sim) healthRead(idle time.Duration) time.Duration {
 	return 0
 }
 
-// takeDoomed gives c's attempt a dead pooled connection if the library's checks let it use one,
-// and reports whether it did; one a check finds dead is discarded.
+// takeDoomed gives the attempt a dead connection the checks miss; one they catch is discarded.
 func (m *sim) takeDoomed(a *Attempt) bool {
 	d, l := m.s.Downstream, m.s.Limits
 	if m.stale > 0 {
@@ -134,8 +124,7 @@ func (m *sim) takeDoomed(a *Attempt) bool {
 	return false
 }
 
-// doomedPhases plays an attempt on a dead pooled connection from t: the request is written and
-// the read fails at once.
+// doomedPhases: the request is written and the read fails at once.
 func (m *sim) doomedPhases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	if a.Killed && m.sent[c] < 0 {
 		m.sent[c] = t
@@ -145,7 +134,6 @@ func (m *sim) doomedPhases(a *Attempt, t time.Duration, c int) (time.Duration, v
 	return end, out
 }
 
-// method returns d's method, GET when unset.
 func method(d Downstream) string {
 	if d.Method == "" {
 		return "GET"

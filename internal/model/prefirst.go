@@ -9,28 +9,25 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Before the first byte: a name lookup, a TCP handshake and, for https, a TLS handshake. Each
-// library bounds them with limits of its own and decides whether a failure moves on to the next
-// address (rules.PreFirst); PredictPreFirst applies them.
+// Before the first byte: lookup, TCP and TLS handshakes, bounded and moved past per library
+// (rules.PreFirst).
 
-// PreFirstFault is what goes wrong before the first byte.
+// PreFirstFault is a fault before the first byte.
 type PreFirstFault string
 
 const (
-	// HandshakeStall is a server that accepts and never answers the ClientHello.
+	// HandshakeStall: the ClientHello is never answered.
 	HandshakeStall PreFirstFault = "handshake-stall"
-	// BadCertificate is a handshake that fails at once on the server's certificate.
+	// BadCertificate fails the handshake at once.
 	BadCertificate PreFirstFault = "bad-certificate"
-	// ProtocolFailure is a handshake that fails at once on the version or cipher (Java: an
-	// SSLHandshakeException without a CertificateException, which OkHttp recovers on the next
-	// route).
+	// ProtocolFailure fails it at once on version or cipher (Java: SSLHandshakeException without a
+	// CertificateException, which OkHttp retries on the next route).
 	ProtocolFailure PreFirstFault = "protocol-failure"
-	// SlowHandshake is a server whose flight's first PreFirst.Bytes bytes come one per
-	// PreFirst.ByteGap, then the rest: a per-read limit longer than the gap never fires.
+	// SlowHandshake trickles the first PreFirst.Bytes one per PreFirst.ByteGap.
 	SlowHandshake PreFirstFault = "slow-handshake"
-	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
+	// SlowLookup answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
-	// NXDomain is a name that does not exist; ServFail a resolver that fails.
+	// NXDomain is a name that does not exist; ServFail a failing resolver.
 	NXDomain PreFirstFault = "nxdomain"
 	ServFail PreFirstFault = "servfail"
 )
@@ -44,18 +41,16 @@ func PreFirstFaults() []PreFirstFault {
 // otherwise.
 type PreFirst struct {
 	Fault PreFirstFault
-	// Routes is how many addresses the name has (0 means 1); Bad is how many of the first have
-	// the fault (0 means all).
+	// Routes is the name's addresses (0 is 1); the first Bad have the fault (0: all).
 	Routes, Bad int
 	LookupDelay time.Duration
-	// ByteGap and Bytes are SlowHandshake's trickle.
-	ByteGap time.Duration
-	Bytes   int
+	ByteGap     time.Duration
+	Bytes       int
 }
 
 func (f PreFirst) trickle() time.Duration { return time.Duration(f.Bytes) * f.ByteGap }
 
-// NextAddress is what a library does after a failure on one address of a host.
+// NextAddress is a library's move after a failure on one address.
 type NextAddress = rules.NextAddress
 
 const (
@@ -65,29 +60,27 @@ const (
 	NoNext        = rules.NoNext
 )
 
-// Bound is the limit that bounds one step, for some Limits.
+// Bound is the limit bounding one step.
 type Bound = rules.Bound
 
-// PreFirstRule is one library's rules before the first byte (rules.PreFirst), read against the
-// model's Limits.
+// PreFirstRule is a library's rules.PreFirst, read against Limits.
 type PreFirstRule struct{ rules.PreFirst }
 
-// Handshake is the limit that bounds a stalled or slow TLS handshake under l.
+// Handshake bounds a stalled or slow TLS handshake.
 func (r PreFirstRule) Handshake(l Limits) Bound { return r.PreFirst.Handshake.Of(timeouts(l)) }
 
-// Lookup is the limit that bounds a slow name lookup, under l.
+// Lookup bounds a slow name lookup.
 func (r PreFirstRule) Lookup(l Limits) Bound { return r.PreFirst.Lookup.Of(timeouts(l)) }
 
 func timeouts(l Limits) rules.Timeouts {
 	return rules.Timeouts{Connect: l.ConnectTimeout, Read: l.ReadTimeout, TLSHandshake: l.TLSHandshakeTimeout}
 }
 
-// PreFirstRuleOf returns the rules before the first byte of l's library.
+// PreFirstRuleOf returns l's library's rule.
 func PreFirstRuleOf(l Limits) PreFirstRule { return PreFirstRule{rulesOf(l).PreFirst} }
 
-// PredictPreFirst predicts a call with fault f under l: outcome, end (Forever when nothing
-// bounds a stall), attempts, and Connects (every address reached). Business retries are not
-// modelled; a retry layer is (layer.go).
+// PredictPreFirst predicts a call with fault f (Total Forever when nothing bounds a stall); a
+// retry layer is played, business retries are not.
 func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	l.Rules = rulesOf(l)
 	if !l.Rules.Retry.On {
@@ -107,7 +100,7 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	return p, nil
 }
 
-// preFirstOnce is one attempt, the library's own retries included.
+// preFirstOnce is one attempt, library retries included.
 func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 	r := PreFirstRuleOf(l)
 	routes := max(f.Routes, 1)
@@ -125,8 +118,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		}
 		return p
 	}
-	// wait is a step of length d (Forever: unanswered) bounded by b from t, with longest
-	// silence gap: when it ends and how.
+	// wait is a step of length d (Forever: no answer) with longest gap gap, bounded by b from t.
 	wait := func(t, d, gap time.Duration, b Bound) (time.Duration, vocab.Outcome) {
 		at, o := t+d, vocab.OK
 		if d == Forever {
@@ -160,7 +152,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		if o != vocab.OK {
 			return end(0, at, o, false), nil
 		}
-		// Go's dialer budget covers the lookup; what is left bounds the connect.
+		// Go's dialer budget covers the lookup too.
 		p.Connects = 1
 		return end(0, at, vocab.OK, true), nil
 	case SlowHandshake:

@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// Tail is a downstream's latency: Fast, or Slow for a fraction SlowFraction (0 to 1).
+// Tail is a latency: Fast, or Slow for SlowFraction (0 to 1) of the calls.
 type Tail struct {
 	Fast, Slow   time.Duration
 	SlowFraction float64
 }
 
-// Quantile is the latency below which a fraction q of the calls end (nearest rank).
+// Quantile is the q-quantile by nearest rank.
 func (t Tail) Quantile(q float64) time.Duration {
 	if q > 1-t.SlowFraction+1e-12 {
 		return t.Slow
@@ -19,15 +19,15 @@ func (t Tail) Quantile(q float64) time.Duration {
 	return t.Fast
 }
 
-// HedgePrediction is what hedging a call does to a Tail.
+// HedgePrediction is hedging's effect on a Tail.
 type HedgePrediction struct {
-	// Extra is the fraction of calls that send a second copy.
+	// Extra: the fraction sending a copy.
 	Extra float64
 	P99   time.Duration
 }
 
-// Hedge predicts hedging at delay: a call unanswered after delay sends a copy to another
-// instance, and the first answer wins.
+// Hedge predicts hedging: a call unanswered after delay sends a copy to another instance, and
+// the first answer wins.
 func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	type point struct {
 		at time.Duration
@@ -63,12 +63,10 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	return HedgePrediction{Extra: extra, P99: p99}
 }
 
-// HedgeEdge is how close to the hedge's delay a measured call may lie and leave open whether
-// the hedge went out: its timer and the answer race.
+// HedgeEdge is how near delay a measured call leaves open whether its hedge went out.
 const HedgeEdge = 2 * time.Millisecond
 
-// Hedges bounds the hedges that reached the server for calls that took took: none below delay -
-// HedgeEdge, one for an answer later than delay + late (late at least HedgeEdge).
+// Hedges bounds the hedges sent: none below delay - HedgeEdge, one above delay + late.
 func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	late = max(late, HedgeEdge)
 	for _, t := range took {
@@ -82,22 +80,21 @@ func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	return lo, hi
 }
 
-// Breaker is a circuit breaker with gobreaker's states: closed, it opens after Trip consecutive
-// failures; open, it sheds every call for Open; half-open, it lets HalfOpenMax calls through,
-// closes after that many successes, reopens on one failure.
+// Breaker is gobreaker's: it opens after Trip failures in a row, sheds calls for Open, then
+// admits HalfOpenMax calls, closing after that many successes or reopening on a failure.
 type Breaker struct {
 	Trip        int
 	Open        time.Duration
 	HalfOpenMax int
 }
 
-// BreakerCall is one call: its start, the downstream's time and whether it fails.
+// BreakerCall is a call's start, downstream time and failure.
 type BreakerCall struct {
 	At, Took time.Duration
 	Fails    bool
 }
 
-// BreakerState is a state of a breaker.
+// BreakerState is closed, open or half-open.
 type BreakerState string
 
 const (
@@ -106,15 +103,15 @@ const (
 	HalfOpen BreakerState = "half-open"
 )
 
-// BreakerChange is a change of state at an instant.
+// BreakerChange is a change of state.
 type BreakerChange struct {
 	At time.Duration
 	To BreakerState
 }
 
-// BreakerPrediction is what a breaker does to a sequence of calls.
+// BreakerPrediction is a breaker's effect on calls.
 type BreakerPrediction struct {
-	// Shed says per call whether the breaker refused it.
+	// Shed: per call, refused.
 	Shed    []bool
 	Changes []BreakerChange
 }
@@ -130,9 +127,8 @@ func (p BreakerPrediction) Sheds() int {
 	return n
 }
 
-// Predict runs the calls through the breaker; at one instant ends count before starts, and an
-// open breaker turns half-open strictly after Open, as gobreaker. It panics on Trip or
-// HalfOpenMax below 1.
+// Predict runs the calls through; at one instant ends precede starts, and an open breaker
+// half-opens strictly after Open, as gobreaker. It panics on Trip or HalfOpenMax below 1.
 func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	if b.Trip < 1 || b.HalfOpenMax < 1 {
 		panic("model: Breaker needs Trip and HalfOpenMax >= 1")
@@ -213,34 +209,32 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	return p
 }
 
-// Chain is a call chain: hop i calls hop i+1 with Timeouts[i], the last hop works Work, and a hop
-// works on after its caller gave up. With Propagate each hop passes its remaining budget down
-// (X-Deadline-Ms) and the last refuses work longer than it. Network time is zero.
+// Chain is hops calling the next with Timeouts[i], the last working Work, each on after its
+// caller left. Propagate passes the budget down (X-Deadline-Ms); the last refuses longer work.
 type Chain struct {
 	Timeouts  []time.Duration
 	Work      time.Duration
 	Propagate bool
 }
 
-// ChainHop is the model's account of hop i + 1 (the callee of Timeouts[i]).
+// ChainHop is hop i + 1, the callee of Timeouts[i].
 type ChainHop struct {
-	// Budget is the time its caller allows: Timeouts[i], or less with Propagate.
+	// Budget: Timeouts[i], or less with Propagate.
 	Budget time.Duration
 	Busy   time.Duration
-	// After is how long it worked after the gateway gave up.
-	After time.Duration
+	After  time.Duration
 }
 
-// ChainPrediction is the model's account of a Chain.
+// ChainPrediction accounts for a Chain.
 type ChainPrediction struct {
-	// GaveUp is when the gateway's call ended; TimedOut says on its timeout.
+	// GaveUp is the gateway call's end; TimedOut, on its timeout.
 	GaveUp   time.Duration
 	TimedOut bool
 	Hops     []ChainHop
 	Executed bool
 }
 
-// Predict follows the chain. It panics on an empty chain or a negative time.
+// Predict panics on an empty chain or a negative time.
 func (c Chain) Predict() ChainPrediction {
 	if len(c.Timeouts) == 0 || c.Work < 0 {
 		panic("model: Chain needs a timeout per hop and no negative work")
@@ -276,12 +270,6 @@ func (c Chain) Predict() ChainPrediction {
 	}
 	p.Hops = hops
 	return p
-}
-
-// WorstCase is the longest a call with a per-attempt timeout and retries can take, backoffs
-// aside.
-func WorstCase(timeout time.Duration, retries int) time.Duration {
-	return timeout * time.Duration(retries+1)
 }
 
 // StormConns counts the connections a caller opens and closes over calls through a pool holding

@@ -7,12 +7,10 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Simulate predicts every call of a scenario: an event simulation of the route's pool with a
-// FIFO lease queue. At one instant: connections freed, attempts arriving (in call order),
-// waiters cut by the deadline, leases granted, waiters failing on the lease timeout. So a
-// connection freed exactly at a waiter's lease timeout is granted, never one freed at its
-// deadline. A success returns its connection idle, a failure closes it; a call with no limit
-// that waits forever ends as Hang at Forever.
+// Simulate predicts a scenario's calls through the route's pool, a FIFO lease queue. At one
+// instant, in order: connections freed, attempts arriving, waiters cut by the deadline, leases
+// granted, lease timeouts. A success returns its connection idle, a failure closes it; a call
+// waiting forever ends as Hang at Forever.
 func Simulate(s Scenario) []Prediction {
 	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
 		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
@@ -25,14 +23,14 @@ func Simulate(s Scenario) []Prediction {
 	return m.preds
 }
 
-// release is a leased connection that frees at a given time.
+// release frees a leased connection at at.
 type release struct {
 	at   time.Duration
 	keep bool
 	dead bool
 }
 
-// arrival is an attempt asking for a lease at a given time.
+// arrival asks for a lease at at.
 type arrival struct {
 	at   time.Duration
 	call int
@@ -40,30 +38,29 @@ type arrival struct {
 
 type sim struct {
 	s        Scenario
-	deadline time.Duration // Forever when not set
+	deadline time.Duration // Forever when unset
 
 	free     int
-	idle     []time.Duration // working idle connections: when each went idle, last taken first
-	dead     []time.Duration // dropped idle connections: when each went idle
+	idle     []time.Duration // live idle connections, by idle start, last taken first
+	dead     []time.Duration // dropped idle connections
 	stale    int
 	dying    int
 	releases []release
 	arrivals []arrival
 	queue    []int
 	ask      []time.Duration
-	sent     []time.Duration // -1 if none
-	// Per call: the library's own re-sends, and the route accounting of the current business
-	// attempt (rules.Resend.ByRoute).
+	sent     []time.Duration
+	// Per call: library re-sends, route accounting (rules.Routes) and whether its last dial
+	// took the pinned route.
 	libRetries []int
 	resent     []int
-	okSelected []int
-	okPinned   []bool
-	// Per call: its business attempt's start (for AttemptTimeout) and its business retries.
+	routes     []rules.Routes
+	dialPinned []bool
+	// Per call: the business attempt's start (for AttemptTimeout) and business retries.
 	attemptStart []time.Duration
 	retried      []int
-	// high plays the retry layer's waits at their longest (Prediction.TotalMax).
-	high  bool
-	preds []Prediction
+	high         bool
+	preds        []Prediction
 }
 
 func newSim(s Scenario) *sim {
@@ -79,8 +76,8 @@ func newSim(s Scenario) *sim {
 		sent:       make([]time.Duration, s.Calls),
 		libRetries: make([]int, s.Calls),
 		resent:     make([]int, s.Calls),
-		okSelected: make([]int, s.Calls),
-		okPinned:   make([]bool, s.Calls),
+		routes:     make([]rules.Routes, s.Calls),
+		dialPinned: make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
 
 		attemptStart: make([]time.Duration, s.Calls),
@@ -109,11 +106,12 @@ func newSim(s Scenario) *sim {
 	}
 	for i := 0; i < s.Calls; i++ {
 		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+		m.routes[i] = s.Limits.Rules.NewRoutes()
 	}
 	return m
 }
 
-// limitOf is when call c is cut: its deadline, or its attempt's timeout if sooner.
+// limitOf is c's deadline, or its attempt timeout if sooner.
 func (m *sim) limitOf(c int) time.Duration {
 	return min(m.deadline, after(m.attemptStart[c], m.s.Limits.AttemptTimeout))
 }
@@ -177,7 +175,7 @@ func (m *sim) run() {
 			m.free--
 			m.grant(c, t)
 		}
-		// Waiters failing on the lease timeout (net/http's pool wait has none).
+		// Lease timeouts (net/http's pool wait has none).
 		if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout {
 			kept := m.queue[:0]
 			for _, c := range m.queue {
@@ -235,14 +233,15 @@ func (m *sim) grant(c int, t time.Duration) {
 		t = m.check(&a, t, pop(&m.dead))
 	case m.takeDoomed(&a):
 		if a.Killed {
-			t = m.check(&a, t, -d.IdleFor) // it dies only once the request is read
+			t = m.check(&a, t, -d.IdleFor) // dies once the request is read
 		}
 	default:
 		a.NewConnection = true
 		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
-	if a.NewConnection && m.s.Limits.Rules.Resend.ByRoute {
-		m.okDial(c)
+	if a.NewConnection {
+		_, pin := m.routes[c].Next()
+		m.dialPinned[c] = pin != ""
 	}
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
@@ -258,8 +257,7 @@ func pop(s *[]time.Duration) time.Duration {
 	return last
 }
 
-// check plays the library's health-check read of a live pooled connection (HealthRead), counted
-// in the lease; it returns when the request can be written.
+// check plays the library's health-check read in the lease.
 func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	if c := m.healthRead(t - since); c > 0 {
 		t += c
@@ -269,7 +267,7 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	return t
 }
 
-// phases plays connect, wait and body of c's attempt from t: when and how it ended.
+// phases plays connect, wait and body from t.
 func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
@@ -279,7 +277,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 			natural, limit, kernel = m.downConnect(c, t)
 		}
 		if rt := m.headLimit(a, t); rt < limit {
-			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send, connect included
+			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send
 		}
 		end, out := race(natural, kernel, limit, limitOut, m.limitOf(c))
 		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
@@ -331,8 +329,8 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	return end, out
 }
 
-// headLimit is when attempt a's read timeout fires in the wait for the head: after t, or after
-// the attempt's start when the library's timer runs from there (rules.Read.FromAttemptStart).
+// headLimit is when the read timeout fires waiting for the head: from t, or from the attempt's
+// start (rules.Read.FromAttemptStart).
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
 	l.ReadTimeout = m.readTimeout()
@@ -352,8 +350,7 @@ func after(t, limit time.Duration) time.Duration {
 	return t + limit
 }
 
-// race decides how a phase ends: at its natural end (natOut, "" for completed), at its limit
-// (strictly earlier) or at the deadline (at or before both).
+// race ends a phase at its natural end (natOut; "": done), its limit or the deadline.
 func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	switch {
 	case natural == Forever && limitAt == Forever && deadline == Forever:
@@ -367,14 +364,13 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
-// readTimeout is the read timeout as a lone timer fires on the library's timer wheel
-// (rules.Tick.Late's latest).
+// readTimeout is the read timeout as the library's timer wheel fires it (rules.Tick.Late).
 func (m *sim) readTimeout() time.Duration {
 	_, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
 	return hi
 }
 
-// finish records attempt a of c and decides whether the call retries.
+// finish records attempt a of c and decides on a retry.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
 	p.Attempts = append(p.Attempts, a)
@@ -403,8 +399,8 @@ func (m *sim) finish(c int, a Attempt) {
 	if layer.On && !layer.Retries(layerFailure(a, method(m.s.Downstream))) {
 		return
 	}
-	// A business retry is a new call: its routes and the library's re-sends start again.
-	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
+	// A business retry is a new call: its routes and the library's retries start again.
+	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
 	next := a.End + m.wait(m.retried[c])
 	if next >= m.deadline {
@@ -415,8 +411,7 @@ func (m *sim) finish(c int, a Attempt) {
 	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
 }
 
-// wait is the pause before business retry n (from 1): Limits.Backoff as the retry layer's rule
-// grows it, at its longest with m.high.
+// wait is the pause before business retry n (from 1), at its longest with m.high.
 func (m *sim) wait(n int) time.Duration {
 	l := m.s.Limits
 	lo, hi := l.Rules.Retry.Backoff.Wait(n, l.Backoff, l.BackoffMax)

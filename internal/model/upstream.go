@@ -8,65 +8,55 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The caller's side of a slow downstream: bounded workers calling a downstream through a
-// connection pool (Little's law, the lease queue, the bulkhead, hedging, a circuit breaker,
-// the budget at each hop).
+// The caller's side of a slow downstream: bounded workers calling through a pool.
 
-// Concurrency is Little's law: calls in progress on average at rate per second, each held
-// for hold.
+// Concurrency is Little's law: calls in progress at rate per second, each held for hold.
 func Concurrency(rate float64, hold time.Duration) float64 {
 	return rate * hold.Seconds()
 }
 
-// PoolSize is QPS x p99 x headroom (1.5 documented) rounded up, at least 1; a negative
-// rate or headroom counts as 0.
+// PoolSize is QPS x p99 x headroom (1.5 documented) rounded up, at least 1.
 func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 	n := math.Ceil(max(qps, 0)*p99.Seconds()*max(headroom, 0) - 1e-9)
 	return max(int(n), 1)
 }
-
-// Bulkhead is the most calls that can press on the downstream at once.
-func Bulkhead(workers, pool int) int { return min(workers, pool) }
 
 // Cascade is a caller whose downstream pauses: Requests calls arrive at 0, each takes a worker
 // (FIFO), then a pooled connection (FIFO, failing at LeaseTimeout), then the downstream, which
 // answers nothing before Pause and then serves each in Service, Capacity at once. A health check
 // at each of Health takes a worker for no time.
 type Cascade struct {
-	Workers int
-	Pool    int
-	// LeaseTimeout bounds the wait for a connection (0: none).
+	Workers      int
+	Pool         int
 	LeaseTimeout time.Duration
 	Requests     int
 	Health       []time.Duration
 	Pause        time.Duration
 	Service      time.Duration
-	// Capacity is how many calls the downstream serves at once (0: no bound).
+	// Capacity: 0 is unbounded.
 	Capacity int
-	// Arrivals, when set, is when each request asks for a worker (else 0): a loaded run passes
-	// its real start times.
+	// Arrivals: each request's start (nil: all at 0).
 	Arrivals []time.Duration
 }
 
-// CascadeCall is the model's account of one request of a Cascade.
+// CascadeCall is one request of a Cascade.
 type CascadeCall struct {
 	Outcome vocab.Outcome
-	// Worker is when it got a worker, Leased a connection (-1: never), End its worker freed.
+	// Worker, Leased (-1: never) and End are when it got a worker, a connection, and freed it.
 	Worker, Leased, End time.Duration
 }
 
-// CascadePrediction is the model's account of a Cascade.
+// CascadePrediction accounts for a Cascade.
 type CascadePrediction struct {
 	Calls []CascadeCall
-	// Health is each health check's wait for a worker.
-	Health []time.Duration
-	// PeakDownstream is the most calls sent and not answered at once.
+	// Health is each check's wait for a worker.
+	Health         []time.Duration
 	PeakDownstream int
-	// Recovered is when the last request's worker was freed.
+	// Recovered is when the last worker freed.
 	Recovered time.Duration
 }
 
-// BusyAt is how many workers hold a request at instant t.
+// BusyAt counts the workers holding a request at t.
 func (p CascadePrediction) BusyAt(t time.Duration) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -77,7 +67,7 @@ func (p CascadePrediction) BusyAt(t time.Duration) int {
 	return n
 }
 
-// PendingAt is how many requests wait for a connection at instant t.
+// PendingAt counts the requests waiting for a connection at t.
 func (p CascadePrediction) PendingAt(t time.Duration) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -92,7 +82,7 @@ func (p CascadePrediction) PendingAt(t time.Duration) int {
 	return n
 }
 
-// Count is how many requests ended with outcome o.
+// Count counts the requests ending with o.
 func (p CascadePrediction) Count(o vocab.Outcome) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -103,7 +93,7 @@ func (p CascadePrediction) Count(o vocab.Outcome) int {
 	return n
 }
 
-// Ends lists the end times of the requests that ended with outcome o, in order.
+// Ends lists, sorted, the ends of the requests ending with o.
 func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 	var ends []time.Duration
 	for _, c := range p.Calls {
@@ -115,9 +105,8 @@ func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 	return ends
 }
 
-// Predict runs the cascade as an event simulation. At one instant: downstream answers first,
-// then health checks, then lease timeouts (strict). It panics on Workers or Pool below 1 or
-// negative values: callers check their parameters.
+// Predict simulates the cascade; at one instant answers come first, then health checks, then
+// lease timeouts (strict). It panics on Workers or Pool below 1 or negative values.
 func (c Cascade) Predict() CascadePrediction {
 	if c.Workers < 1 || c.Pool < 1 || c.Requests < 0 || c.Capacity < 0 || c.LeaseTimeout < 0 || c.Pause < 0 || c.Service < 0 ||
 		c.Arrivals != nil && len(c.Arrivals) != c.Requests {
@@ -204,7 +193,7 @@ func (c Cascade) Predict() CascadePrediction {
 	return s.p
 }
 
-// job is an entry of the worker queue: a request (call >= 0) or a health check.
+// job is a request (call >= 0) or a health check.
 type job struct {
 	call   int
 	health int
@@ -223,12 +212,11 @@ type cascadeSim struct {
 	workerQ                []job
 	leaseQ                 []int
 	sendQ                  []int
-	inService              []served // by answer time, then call order
+	inService              []served // by answer time, then call
 	inFlight               int
 	p                      CascadePrediction
 }
 
-// startWorkers hands free workers to the queue.
 func (s *cascadeSim) startWorkers(t time.Duration) {
 	for len(s.workerQ) > 0 && s.freeWorkers > 0 {
 		j := s.workerQ[0]
@@ -245,7 +233,7 @@ func (s *cascadeSim) startWorkers(t time.Duration) {
 	s.serveDownstream(t)
 }
 
-// grantLeases gives free connections to the waiters in order and sends their calls.
+// grantLeases leases connections in order and sends the calls.
 func (s *cascadeSim) grantLeases(t time.Duration) {
 	for len(s.leaseQ) > 0 && s.freeConns > 0 {
 		i := s.leaseQ[0]
@@ -258,7 +246,7 @@ func (s *cascadeSim) grantLeases(t time.Duration) {
 	}
 }
 
-// serveDownstream starts sent calls on free slots once the pause ends.
+// serveDownstream starts sent calls on free slots after the pause.
 func (s *cascadeSim) serveDownstream(t time.Duration) {
 	for len(s.sendQ) > 0 && s.freeSlots > 0 {
 		i := s.sendQ[0]

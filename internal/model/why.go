@@ -48,6 +48,8 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return fmt.Sprintf("no limit is set that bounds the %s phase: the call waits forever", phase)
 	}
 	switch {
+	case a.Stale && i+1 < len(p.Attempts):
+		return "the server had closed the pooled connection while it sat idle: the request was written but never read"
 	case a.Stale:
 		return "the server had closed the pooled connection while it sat idle: the request was written but never read, and nothing re-sends it here"
 	case a.Killed:

@@ -17,21 +17,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// childGrace is how long the child waits for a job that ignores its cancelled ctx.
+// childGrace is the wait for a job ignoring its cancelled ctx.
 const childGrace = time.Second
 
-// Child exit codes. A job that fails still exits 0: its error travels in the response.
+// Child exit codes; a failed job exits 0, its error in the response.
 const (
 	exitOK          = 0
 	exitProtocol    = 2
-	exitRefused     = 3 // not in namespaces of its own: changes nothing
+	exitRefused     = 3 // not in namespaces of its own
 	exitOverdue     = 4
 	exitUnavailable = 5
 )
 
-// MaybeChild runs the namespace child's job when this process is one and returns its exit code
-// and child = true; otherwise child = false. It runs reap.MaybeHelper too. The child refuses
-// (exit 3) outside namespaces of its own, and stops its job at the parent's deadline.
+// MaybeChild runs this process's job if it is a namespace child, returning its exit code and
+// child = true; it runs reap.MaybeHelper too. The child refuses (exit 3) outside namespaces of
+// its own and stops its job at the parent's deadline.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
 	if code, helper := reap.MaybeHelper(); helper {
 		return code, true
@@ -114,10 +114,9 @@ func jobNames(jobs Jobs) string {
 	return strings.Join(names, ", ")
 }
 
-// checkChild refuses unless the calling thread is in namespaces Run made: a network and a user
-// namespace other than the parent's, the first owned by the second, which maps exactly root to
-// the parent's uid and gid. A marker that reached a process by mistake or forgery (run as root
-// in the host's user namespace) could otherwise change the host's sysctls.
+// checkChild refuses unless the thread is in namespaces Run made: network and user namespaces
+// not the parent's, the first owned by the second, which maps only root to the parent's uid and
+// gid. Otherwise a stray or forged marker run as root could change the host's sysctls.
 func checkChild() error {
 	parent := strings.Fields(os.Getenv(childEnv))
 	if len(parent) != 4 {
@@ -162,7 +161,7 @@ func checkChild() error {
 	return nil
 }
 
-// checkIDMap checks that an id map (/proc/PID/uid_map or gid_map) maps only 0 to outer.
+// checkIDMap checks that an id map maps only 0 to outer.
 func checkIDMap(text, outer string) error {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if len(lines) != 1 {
@@ -175,7 +174,7 @@ func checkIDMap(text, outer string) error {
 	return nil
 }
 
-// netOwner returns the inode of the user namespace owning the thread's network namespace.
+// netOwner is the inode of the user namespace owning the thread's network namespace.
 func netOwner() (uint64, error) {
 	f, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
@@ -198,7 +197,7 @@ type probeResult struct {
 	Kernel string `json:"kernel"`
 }
 
-// probe is Available's job: it builds a pair, sets a sysctl and takes the pair down.
+// probe is Available's job: build a pair, set a sysctl, take the pair down.
 func probe(ctx context.Context, _ struct{}) (probeResult, error) {
 	v, err := ReadSysctl("net.ipv4.tcp_retries2")
 	if err != nil {

@@ -12,10 +12,8 @@ import (
 // MaxSynCount is the largest TCP_SYNCNT Linux accepts.
 const MaxSynCount = 127
 
-// SynCount returns a net.Dialer Control function that sets the socket's SYN retry count
-// (TCP_SYNCNT) to n: no privileges needed, one socket changed. A connect to a down host then
-// gives up after 2^(n+1) - 1 seconds (model.Kernel.SYNGiveUp). It panics if n is outside
-// 1..MaxSynCount.
+// SynCount returns a net.Dialer Control function setting the socket's TCP_SYNCNT to n, so a
+// connect to a down host gives up after 2^(n+1) - 1 s. It panics if n is outside 1..MaxSynCount.
 func SynCount(n int) func(network, address string, c syscall.RawConn) error {
 	if n < 1 || n > MaxSynCount {
 		panic(fmt.Sprintf("netns: SynCount needs 1..%d, got %d", MaxSynCount, n))

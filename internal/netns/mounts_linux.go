@@ -13,17 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountEnv marks a child of RunMounted; its value is the parent's mount namespace.
+// mountEnv marks a RunMounted child; its value is the parent's mount namespace.
 const mountEnv = "LABRUN_NETNS_MOUNTS"
 
-// RunMounted is Run with the child also in a new mount namespace with every mount private, so
-// what the job mounts (BindFile) is seen by the job and its programs only.
+// RunMounted is Run with the child in a new mount namespace, every mount private, so what the job
+// mounts (BindFile) only it and its programs see.
 func RunMounted(ctx context.Context, job string, input, output any) error {
 	return run(ctx, job, input, output, true)
 }
 
-// privateMounts makes every mount of a RunMounted child's namespace private; in a child of Run
-// it does nothing.
+// privateMounts makes a RunMounted child's mounts private.
 func privateMounts() error {
 	parent := os.Getenv(mountEnv)
 	if parent == "" {
@@ -38,8 +37,7 @@ func privateMounts() error {
 	return nil
 }
 
-// checkMounts refuses unless the process is a child of RunMounted, in a mount namespace of its
-// own.
+// checkMounts refuses outside a RunMounted child with its own mount namespace.
 func checkMounts() error {
 	if err := checkChild(); err != nil {
 		return err
@@ -59,8 +57,7 @@ func checkMounts() error {
 }
 
 // BindFile mounts a file holding content, kept in dir (the caller removes it), over target in
-// the child's own mount namespace; the host's file is untouched. It refuses outside a child of
-// RunMounted.
+// the child's mount namespace. It refuses outside a RunMounted child.
 func BindFile(dir, target string, content []byte) error {
 	if err := checkMounts(); err != nil {
 		return fmt.Errorf("netns: bind %s: %w", target, err)
@@ -79,8 +76,8 @@ func BindFile(dir, target string, content []byte) error {
 	return nil
 }
 
-// LoopbackUp sets the child's own lo up (a fresh namespace has it down); it refuses outside a
-// namespace child. A job that builds a Pair must not call it: the pair uses 127.0.0.0/8 too.
+// LoopbackUp sets the child's lo up; it refuses outside a child. A job with a Pair must not call
+// it: the pair uses 127.0.0.0/8 too.
 func LoopbackUp() error {
 	if err := checkChild(); err != nil {
 		return fmt.Errorf("netns: loopback up: %w", err)

@@ -1,16 +1,15 @@
-// Package netns runs measurements in network namespaces labrun creates for itself, without
-// root: a vanished peer's kernel timers are per namespace (docs/vanish.md), and a veth end set
-// down drops packets as a powered-off host does.
+// Package netns runs measurements in network namespaces labrun creates without root: a vanished
+// peer's kernel timers are per namespace (docs/vanish.md), and a veth end set down drops packets
+// as a powered-off host does.
 //
-// Run re-executes the binary in new user and network namespaces (root inside is the caller)
-// and exchanges JSON with the job on stdin and stdout; the child can change only its own
-// namespace. The binary dispatches the child first thing, as a test binary does in TestMain:
+// Run re-executes the binary in new user and network namespaces and exchanges JSON with the job
+// on stdin and stdout. The binary dispatches the child first thing, as TestMain would:
 //
 //	if code, ok := netns.MaybeChild(vanish.Jobs(), os.Stdin, os.Stdout, os.Stderr); ok {
 //		os.Exit(code)
 //	}
 //
-// A job builds its hosts with NewPair, and Vanish makes the peer vanish.
+// A job builds its hosts with NewPair; Vanish makes the peer vanish.
 package netns
 
 import (
@@ -24,11 +23,10 @@ import (
 	"time"
 )
 
-// Job is work run in the namespace child: it decodes its input and returns a value for Run's
-// caller. It must end when ctx is done.
+// Job runs in the namespace child and returns a value for Run's caller; it must end with ctx.
 type Job func(ctx context.Context, input json.RawMessage) (any, error)
 
-// Jobs names the jobs a binary can run in its namespace child.
+// Jobs names a binary's jobs.
 type Jobs map[string]Job
 
 // Func adapts a typed function to a Job; unknown input fields are an error.
@@ -44,15 +42,14 @@ func Func[In, Out any](f func(ctx context.Context, in In) (Out, error)) Job {
 	}
 }
 
-// ErrUnavailable is matched by Available's and Run's errors when this system cannot create an
-// unprivileged user and network namespace.
+// ErrUnavailable: this system cannot create an unprivileged user and network namespace.
 var ErrUnavailable = errors.New("network namespaces unavailable")
 
-// MaxJobTime bounds a job whose ctx has no deadline, even if the parent could not kill it.
+// MaxJobTime bounds a job whose ctx has no deadline.
 const MaxJobTime = 2 * time.Minute
 
-// childEnv marks a namespace child; its value names the parent's network and user namespaces,
-// uid and gid, which the child checks before it changes anything.
+// childEnv marks a namespace child; its value names the parent's namespaces, uid and gid, which
+// the child checks before changing anything.
 const childEnv = "LABRUN_NETNS_CHILD"
 
 const probeJob = "netns.probe"
@@ -60,13 +57,13 @@ const probeJob = "netns.probe"
 type request struct {
 	Job   string          `json:"job"`
 	Input json.RawMessage `json:"input,omitempty"`
-	// Timeout is what remained of the parent's ctx.
+	// what remained of the parent's ctx
 	Timeout time.Duration `json:"timeout"`
 }
 
 type response struct {
 	Output json.RawMessage `json:"output,omitempty"`
-	// Error is the job's error as text: errors do not cross processes.
+	// errors do not cross processes
 	Error string `json:"error,omitempty"`
 }
 
@@ -78,7 +75,7 @@ func decodeStrict(data []byte, v any) error {
 
 const markPrefix = "LABRUN_NETNS_"
 
-// Environ is the environment without the namespace child's marks, for a program a job starts.
+// Environ is the environment without the child's marks, for programs a job starts.
 func Environ() []string {
 	var out []string
 	for _, kv := range os.Environ() {

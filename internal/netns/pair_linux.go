@@ -18,9 +18,8 @@ import (
 	vnetns "github.com/vishvananda/netns"
 )
 
-// The pair's addresses: loopback addresses on the veth ends (route_localnet=1 in both
-// namespaces), so nothing labrun sends leaves 127.0.0.0/8 or namespaces that die with the
-// child. The namespaces' own lo stays down, or its local route would claim the peer's address.
+// Loopback addresses on the veth ends (route_localnet=1), so nothing leaves 127.0.0.0/8 or the
+// child's namespaces. The namespaces' lo stays down, or its local route would claim the peer's.
 const (
 	clientCIDR = "127.77.0.1/30"
 	serverCIDR = "127.77.0.2/30"
@@ -31,14 +30,12 @@ const (
 	serverLinkName = "lr-server"
 )
 
-// linkUpWait bounds the wait for both veth ends to be operationally up.
 const linkUpWait = 5 * time.Second
 
-// Pair is two hosts joined by a veth pair: the child's network namespace is the client host, a
-// second made by NewPair the server host. Make one at a time inside a namespace child and
-// release it with Close. Its methods are safe for concurrent use.
+// Pair is two hosts joined by a veth pair: the child's namespace is the client, one NewPair
+// makes the server. Make one at a time in a namespace child; Close releases it. Its methods are
+// safe for concurrent use.
 type Pair struct {
-	// Client and Server are the addresses of the client's and the server's veth end.
 	Client, Server netip.Addr
 
 	server     vnetns.NsHandle // held open while the pair lives
@@ -50,9 +47,9 @@ type Pair struct {
 	closeErr  error
 }
 
-// NewPair creates the server namespace and a veth pair to it, addresses and raises both ends and
-// waits until they are up. Neighbour entries are static, so a vanished peer is silent at once,
-// with no ARP failure turning it into "no route to host". It refuses outside a namespace child.
+// NewPair creates the server namespace and a veth pair to it, and waits until both ends are up.
+// Static neighbour entries keep a vanished peer silent, with no ARP failure ("no route to host").
+// It refuses outside a namespace child.
 func NewPair(ctx context.Context) (*Pair, error) {
 	if err := checkChild(); err != nil {
 		return nil, fmt.Errorf("netns: new pair: %w", err)
@@ -65,8 +62,8 @@ func NewPair(ctx context.Context) (*Pair, error) {
 	return p, nil
 }
 
-// localnet returns the sysctls set in both namespaces before the veth ends exist, which inherit
-// them: loopback routing on the veth, and IPv6 off so no solicitation crosses the link.
+// localnet is the sysctls the veth ends inherit: loopback routing, and IPv6 off so no
+// solicitation crosses the link.
 func localnet() [][2]string {
 	return [][2]string{
 		{"net.ipv4.conf.all.route_localnet", "1"},
@@ -126,7 +123,7 @@ func (p *Pair) build(ctx context.Context, clientPrefix, serverPrefix netip.Prefi
 	return p.waitUp(ctx)
 }
 
-// setUp addresses a veth end, adds a permanent neighbour entry for the peer and sets it up.
+// setUp addresses a veth end, adds a permanent neighbour for the peer and sets it up.
 func setUp(h *netlink.Handle, link netlink.Link, addr netip.Prefix, peerMAC net.HardwareAddr, peer netip.Addr) error {
 	name := link.Attrs().Name
 	a := &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), 32)}}
@@ -143,7 +140,7 @@ func setUp(h *netlink.Handle, link netlink.Link, addr netip.Prefix, peerMAC net.
 	return nil
 }
 
-// waitUp waits until both ends are operationally up: before, a first SYN would be dropped.
+// waitUp waits until both ends are up: before, a first SYN would be dropped.
 func (p *Pair) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(linkUpWait)
 	for {
@@ -169,8 +166,7 @@ func (p *Pair) waitUp(ctx context.Context) error {
 	}
 }
 
-// ListenServer listens in the server namespace. An empty host in addr means the pair's server
-// address; network is "tcp" or "tcp4".
+// ListenServer listens in the server namespace; an empty host is the server address.
 func (p *Pair) ListenServer(network, addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -191,9 +187,9 @@ func (p *Pair) ListenServer(network, addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// Vanish sets the server end of the veth down: every packet between the hosts is dropped, with
-// no FIN, RST or ICMP. It returns once the client end has lost its carrier; before, the client's
-// veth fails sends locally and TCP would back off on another timer.
+// Vanish sets the server end down: packets between the hosts are dropped, with no FIN, RST or
+// ICMP. It returns once the client end lost its carrier; before, sends fail locally and TCP
+// would back off on another timer.
 func (p *Pair) Vanish(ctx context.Context) error {
 	if err := p.serverNL.LinkSetDown(p.serverLink); err != nil {
 		return fmt.Errorf("netns: vanish: set %s down: %w", serverLinkName, err)
@@ -223,7 +219,7 @@ func (p *Pair) SetServerSysctl(name, value string) error {
 	return inNamespace(p.server, func() error { return writeSysctl(name, value) })
 }
 
-// Close deletes the veth pair and releases the server namespace; it is idempotent.
+// Close deletes the pair and the server namespace; it is idempotent.
 func (p *Pair) Close() error {
 	p.closeOnce.Do(func() {
 		var errs []error
@@ -248,8 +244,8 @@ func (p *Pair) Close() error {
 	return p.closeErr
 }
 
-// SetSysctl sets a sysctl of the calling thread's network namespace ("net.ipv4.tcp_retries2" to
-// "3"). It refuses outside a namespace child, so it never changes the host's.
+// SetSysctl sets a sysctl of the thread's network namespace ("net.ipv4.tcp_retries2"); it
+// refuses outside a namespace child, so never the host's.
 func SetSysctl(name, value string) error {
 	if err := checkChild(); err != nil {
 		return fmt.Errorf("netns: set %s: %w", name, err)
@@ -257,7 +253,7 @@ func SetSysctl(name, value string) error {
 	return writeSysctl(name, value)
 }
 
-// ReadSysctl reads a sysctl of the calling thread's network namespace; it works anywhere.
+// ReadSysctl reads a sysctl of the thread's network namespace, anywhere.
 func ReadSysctl(name string) (string, error) {
 	b, err := os.ReadFile(sysctlPath(name))
 	if err != nil {
@@ -266,7 +262,7 @@ func ReadSysctl(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// writeSysctl writes a sysctl unchecked, on a locked thread: only for this package's namespaces.
+// writeSysctl writes unchecked: only for this package's namespaces.
 func writeSysctl(name, value string) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -276,13 +272,12 @@ func writeSysctl(name, value string) error {
 	return nil
 }
 
-// sysctlPath maps "net.ipv4.tcp_retries2" to /proc/sys/net/ipv4/tcp_retries2.
 func sysctlPath(name string) string {
 	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
 }
 
-// newServerNamespace creates a network namespace on a locked thread (unshare moves the calling
-// thread) and returns a handle to it, leaving every thread where it was.
+// newServerNamespace creates a network namespace on a locked thread (unshare moves the thread),
+// leaving every thread where it was.
 func newServerNamespace() (vnetns.NsHandle, error) {
 	var ns vnetns.NsHandle
 	err := onLockedThread(func() error {
@@ -304,9 +299,8 @@ func inNamespace(ns vnetns.NsHandle, f func() error) error {
 	})
 }
 
-// onLockedThread runs f on a fresh goroutine locked to its thread and restores the thread's
-// network namespace before unlocking it; if it cannot, the thread stays locked and ends with the
-// goroutine, so no goroutine runs in the wrong namespace.
+// onLockedThread runs f on a goroutine locked to its thread and restores the thread's namespace;
+// failing that, the thread stays locked and dies with the goroutine.
 func onLockedThread(f func() error) error {
 	done := make(chan error, 1)
 	go func() {
@@ -321,7 +315,7 @@ func onLockedThread(f func() error) error {
 		ferr := f()
 		if err := vnetns.Set(back); err != nil {
 			done <- errors.Join(ferr, fmt.Errorf("return to own network namespace: %w", err))
-			return // still locked: the thread ends with this goroutine
+			return // the thread ends with this goroutine
 		}
 		runtime.UnlockOSThread()
 		done <- ferr

@@ -5,8 +5,7 @@ import (
 	"testing"
 )
 
-// Require skips a test that needs namespaces under -short, and where there are none, with the
-// reason; in CI (CI set) a machine without them fails it.
+// Require skips a test needing namespaces under -short or where there are none; in CI it fails.
 func Require(t testing.TB) {
 	t.Helper()
 	if testing.Short() {

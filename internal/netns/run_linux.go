@@ -18,37 +18,35 @@ import (
 	"time"
 )
 
-// Output limits: a child that writes more is broken.
+// Output limits: a child writing more is broken.
 const (
 	maxOutput = 4 << 20
 	maxStderr = 8 << 10
 )
 
-// probeTimeout bounds Available's probe.
 const probeTimeout = 20 * time.Second
 
-// availability caches Available's probe, which costs a process start and does not change.
+// availability caches Available's probe, a process start.
 var availability = sync.OnceValue(func() error {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	return Run(ctx, probeJob, nil, nil)
 })
 
-// Available reports whether Run can work here: namespaces, their TCP sysctls and a veth pair.
-// The error, matching ErrUnavailable, says why not. The first call starts a child (the binary
-// must dispatch MaybeChild); later calls return the cached answer.
+// Available reports whether Run works here: namespaces, their TCP sysctls and a veth pair; the
+// error matches ErrUnavailable. The first call starts a child (the binary must dispatch
+// MaybeChild); later calls are cached.
 func Available() error { return availability() }
 
-// Run runs job in a namespace child, input and output (a pointer; nil discards it) as JSON,
-// and returns when the child is reaped. When ctx is done it kills the child's process group and
-// returns an error matching ctx.Err(); namespaces die with their last process, so nothing is
-// left. The child also dies with its parent and stops at ctx's deadline (or MaxJobTime). The
-// job's own error comes back as text.
+// Run runs job in a namespace child, input and output (a pointer; nil discards) as JSON, and
+// returns once the child is reaped. When ctx is done it kills the child's process group and
+// returns an error matching ctx.Err(); namespaces die with their last process. The child also
+// dies with its parent and stops at ctx's deadline (or MaxJobTime).
 func Run(ctx context.Context, job string, input, output any) error {
 	return run(ctx, job, input, output, false)
 }
 
-// run is Run; with mounts, the child is also in a mount namespace of its own.
+// run is Run; with mounts, the child gets its own mount namespace.
 func run(ctx context.Context, job string, input, output any, mounts bool) error {
 	if os.Getenv(childEnv) != "" {
 		return fmt.Errorf("netns: run %s: called inside a namespace child: the binary must call MaybeChild before anything else", job)
@@ -75,8 +73,8 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 
 	var stdout, stderr capped
 	stdout.max, stderr.max = maxOutput, maxStderr
-	// A small launcher clones the child: the clone cannot use vfork, and copying a large
-	// process's page tables would stall the experiments running beside.
+	// A small launcher clones the child: copying a large process's page tables would stall the
+	// experiments running beside.
 	cmd := exec.CommandContext(ctx, "/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = append(os.Environ(), childEnv+"="+host, launchEnv+"=1")
@@ -90,15 +88,14 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Its own process group: one kill reaches the launcher and the child.
+		// one kill reaches launcher and child
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 
-	// Pdeathsig follows the thread that started the child, so the thread stays locked until
-	// the child is reaped.
+	// Pdeathsig follows the starting thread: it stays locked until the child is reaped.
 	runtime.LockOSThread()
 	err = cmd.Run()
 	runtime.UnlockOSThread()
@@ -134,8 +131,7 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 	return nil
 }
 
-// hostNamespaces names the thread's network and user namespaces and the uid and gid, as the
-// child's marker.
+// hostNamespaces is the child's marker: network and user namespaces, uid and gid.
 func hostNamespaces() (string, error) {
 	n, err := os.Readlink("/proc/thread-self/ns/net")
 	if err != nil {
@@ -148,7 +144,7 @@ func hostNamespaces() (string, error) {
 	return fmt.Sprintf("%s %s %d %d", n, u, os.Getuid(), os.Getgid()), nil
 }
 
-// capped keeps the first max bytes written to it and counts the rest.
+// capped keeps the first max bytes and counts the rest.
 type capped struct {
 	bytes.Buffer
 	max     int
@@ -156,7 +152,7 @@ type capped struct {
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	n := len(p) // all consumed, so the child never blocks
+	n := len(p) // all consumed: the child never blocks
 	room := c.max - c.Len()
 	if room < len(p) {
 		c.dropped += len(p) - max(room, 0)
@@ -166,7 +162,7 @@ func (c *capped) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// note is the child's stderr as an error suffix, or "".
+// note is the child's stderr as an error suffix.
 func (c *capped) note() string {
 	s := strings.TrimSpace(c.String())
 	if s == "" {
@@ -178,12 +174,11 @@ func (c *capped) note() string {
 	return "; child stderr: " + s
 }
 
-// launchEnv marks the launcher between Run and the namespace child.
+// launchEnv marks the launcher.
 const launchEnv = "LABRUN_NETNS_LAUNCH"
 
-// launch is the launcher: it starts this binary again in new user and network namespaces with
-// the same streams and without launchEnv, waits, and returns its exit code. It stays in Run's
-// process group.
+// launch starts this binary again in new user and network namespaces, without launchEnv, and
+// returns its exit code; it stays in Run's process group.
 func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
@@ -199,7 +194,7 @@ func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: flags,
-		// Root inside is the caller outside, and no other id is mapped.
+		// Root inside is the caller outside; nothing else is mapped.
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		GidMappingsEnableSetgroups: false,
@@ -208,7 +203,7 @@ func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		// The clone was refused: no namespaces. Run reads the exit code.
+		// Refused: no namespaces. Run reads the exit code.
 		fmt.Fprintf(stderr, "labrun: netns launcher: start child: %v\n", err)
 		return exitUnavailable
 	}

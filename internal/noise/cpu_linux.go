@@ -14,10 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cpuEvery is how often the CPU counters are read; /proc counts in 10 ms ticks.
+// cpuEvery: /proc counts in 10 ms ticks.
 const cpuEvery = 100 * time.Millisecond
 
-// maxCPUSamples bounds the readings kept: an hour of them.
+// maxCPUSamples keeps an hour.
 const maxCPUSamples = int(time.Hour / cpuEvery)
 
 type cpuSample struct {
@@ -25,16 +25,16 @@ type cpuSample struct {
 	total, busy, steal, own uint64
 }
 
-// cpuMeter reads how busy labrun's CPUs are, and how much of that is labrun.
+// cpuMeter reads how busy labrun's CPUs are, and how much of it is labrun.
 type cpuMeter struct {
-	cpus map[string]bool // in labrun's affinity mask
+	cpus map[string]bool // labrun's affinity mask
 
 	mu      sync.Mutex
 	last    time.Time
 	samples []cpuSample
 }
 
-// newCPUMeter returns a meter, or nil where the counters cannot be read.
+// newCPUMeter returns nil where the counters cannot be read.
 func newCPUMeter() *cpuMeter {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -72,7 +72,7 @@ func (m *cpuMeter) sample(now time.Time) {
 	m.mu.Unlock()
 }
 
-// read reads /proc/stat's lines of the CPUs in the mask and labrun's own CPU time.
+// read reads /proc/stat for the mask's CPUs and labrun's CPU time.
 func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	s := cpuSample{at: now}
 	stat, err := os.ReadFile("/proc/stat")
@@ -97,7 +97,7 @@ func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	if err != nil || s.total == 0 {
 		return s, false
 	}
-	// The command name may hold spaces; the fields after its ')' are fixed.
+	// The command may hold spaces; the fields after ')' are fixed.
 	rest := string(self[bytes.LastIndexByte(self, ')')+1:])
 	f := strings.Fields(rest)
 	if len(f) < 13 {
@@ -109,8 +109,7 @@ func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	return s, true
 }
 
-// over returns the shares of the CPUs' time from from to to used by other processes and stolen
-// by the hypervisor; -1, -1 without two readings in that time.
+// over is the shares others used and the hypervisor stole; -1, -1 without two readings.
 func (m *cpuMeter) over(from, to time.Time) (others, steal float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

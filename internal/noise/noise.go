@@ -1,10 +1,6 @@
-// Package noise measures how much the machine kept labrun from running during experiments, so
-// that a verdict can tell a late row the machine explains from one it does not.
-//
-// A Sentinel wakes every Tick and records how late each wake-up came: summed over a stretch,
-// that is about how long a goroutine wanting to run was kept waiting, by other processes or by
-// labrun's own other work (which the model counts as free). It also reads /proc to say how much
-// of labrun's CPUs other processes used and the hypervisor stole.
+// Package noise measures how much the machine kept labrun from running, so a verdict can tell
+// a late row the machine explains from one it does not. A Sentinel wakes every Tick and sums
+// its lateness; it also reads the CPU others used and the hypervisor stole.
 package noise
 
 import (
@@ -12,34 +8,32 @@ import (
 	"time"
 )
 
-// Tick is how often the sentinel asks to wake.
+// Tick is the sentinel's period.
 const Tick = time.Millisecond
 
-// Floor is the lateness of a wake-up on an idle machine (Go's timers fire up to 1 ms late, see
-// internal/clock), below which a wake-up is on time.
+// Floor is a wake-up's lateness on an idle machine (see internal/clock); below it is on time.
 const Floor = time.Millisecond
 
 const bucketSpan = 10 * time.Millisecond
 
-// maxBuckets bounds the samples kept: an hour of them.
+// maxBuckets keeps an hour.
 const maxBuckets = int(time.Hour / bucketSpan)
 
 type bucket struct {
 	n      int32
-	excess time.Duration // above Floor, summed
+	excess time.Duration // above Floor
 	max    time.Duration
 }
 
-// Sentinel samples the lateness of its own wake-ups until Stop. Its methods are safe for
-// concurrent use.
+// Sentinel samples its wake-ups' lateness until Stop; its methods are safe for concurrent use.
 type Sentinel struct {
 	start time.Time
 	stop  chan struct{}
 	done  chan struct{}
-	cpu   *cpuMeter // nil where /proc cannot be read
+	cpu   *cpuMeter // nil without /proc
 
 	mu      sync.Mutex
-	first   int // index of buckets[0] from start
+	first   int // buckets[0]'s index from start
 	buckets []bucket
 }
 
@@ -104,21 +98,18 @@ func (s *Sentinel) record(at time.Time, late time.Duration) {
 	b.max = max(b.max, late)
 }
 
-// Figure is the noise measured over a stretch of time.
+// Figure is the noise over a stretch of time.
 type Figure struct {
 	Wakeups int
-	// Stolen is the lateness above Floor, summed: how long a goroutine that wanted to run was
-	// kept waiting.
-	Stolen time.Duration
-	// MaxLate is the latest single wake-up.
+	// Stolen is the lateness above Floor, summed.
+	Stolen  time.Duration
 	MaxLate time.Duration
 	Span    time.Duration
-	// OthersCPU is the share of labrun's CPUs (0 to 1) other processes used, and Steal the
-	// hypervisor's; both -1 where /proc cannot be read.
+	// OthersCPU and Steal: shares of labrun's CPUs others and the hypervisor took (-1: no /proc).
 	OthersCPU, Steal float64
 }
 
-// Share is Stolen as a share of Span (0 to 1).
+// Share is Stolen / Span.
 func (f Figure) Share() float64 {
 	if f.Span <= 0 {
 		return 0
@@ -126,7 +117,7 @@ func (f Figure) Share() float64 {
 	return min(1, float64(f.Stolen)/float64(f.Span))
 }
 
-// Over returns the noise measured from from to to.
+// Over returns the noise from from to to.
 func (s *Sentinel) Over(from, to time.Time) Figure {
 	f := Figure{Span: to.Sub(from), OthersCPU: -1, Steal: -1}
 	s.mu.Lock()
@@ -144,8 +135,7 @@ func (s *Sentinel) Over(from, to time.Time) Figure {
 	return f
 }
 
-// Worst returns the most lateness above Floor summed over any stretch of length span within
-// from..to (span is cut to from..to).
+// Worst is the most lateness above Floor in any span-long stretch of from..to.
 func (s *Sentinel) Worst(from, to time.Time, span time.Duration) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,7 +155,7 @@ func (s *Sentinel) Worst(from, to time.Time, span time.Duration) time.Duration {
 	return worst
 }
 
-// index returns the bucket holding t, clamped; -1 for none. The caller holds mu.
+// index is t's bucket, clamped, or -1; the caller holds mu.
 func (s *Sentinel) index(t time.Time) int {
 	if len(s.buckets) == 0 {
 		return -1

@@ -1,5 +1,4 @@
-// Package param describes the parameters of labrun's experiments and predictor (name, usage,
-// bound field, bounds), from which the command line makes its flags, help and checks.
+// Package param describes labrun's parameters; the command line derives flags, help and checks.
 package param
 
 import (
@@ -10,10 +9,9 @@ import (
 	"time"
 )
 
-// Param is one parameter, bound to a field of the value that declares it; exactly one of
-// Duration, Int, Bool and String is set. The command line makes it a flag named Name.
+// Param is a flag named Name, bound to exactly one of Duration, Int, Bool and String.
 type Param struct {
-	// Name is the flag name without dashes, for example "read-timeout".
+	// Name has no dashes: "read-timeout".
 	Name  string
 	Usage string
 
@@ -21,22 +19,20 @@ type Param struct {
 	Int      *int
 	Bool     *bool
 	String   *string
-	// Choices lists the values a String parameter may take ("" is always allowed).
+	// Choices are a String's values ("" always allowed).
 	Choices []string
 
-	// Min and Max bound an Int; MaxDuration bounds a Duration, never negative. MinDuration is
-	// the shortest duration other than 0: a client limit shorter than a loopback call would
-	// fail the experiment's warm-up, a usage error.
+	// Min and Max bound an Int; a Duration is 0 or in MinDuration..MaxDuration, since a limit under
+	// a loopback call fails the warm-up.
 	Min, Max    int
 	MinDuration time.Duration
 	MaxDuration time.Duration
 }
 
-// MaxDuration is the longest duration a parameter may take by default: the fake server's cap.
+// MaxDuration is the default cap, the fake server's.
 const MaxDuration = 10 * time.Minute
 
-// Value returns the parameter's value as flag text. It panics when the Param is bound to
-// nothing, a mistake in its table.
+// Value is the value as flag text; it panics if unbound.
 func (p Param) Value() string {
 	switch {
 	case p.Duration != nil:
@@ -51,7 +47,7 @@ func (p Param) Value() string {
 	panic("param: Param " + p.Name + " is bound to nothing")
 }
 
-// Check reports a value out of bounds, naming the flag: "--pool must be at least 1, got 0".
+// Check reports a value out of bounds, naming the flag.
 func (p Param) Check() error {
 	switch {
 	case p.Duration != nil:
@@ -83,7 +79,7 @@ func (p Param) Check() error {
 	return nil
 }
 
-// CheckAll checks every parameter and returns the first error.
+// CheckAll checks ps and returns the first error.
 func CheckAll(ps []Param) error {
 	for _, p := range ps {
 		if err := p.Check(); err != nil {
@@ -93,8 +89,7 @@ func CheckAll(ps []Param) error {
 	return nil
 }
 
-// Same reports whether every parameter has the value of the one at the same index in other
-// (from the same table).
+// Same reports whether ps and other (one table) hold the same values.
 func Same(ps, other []Param) bool {
 	for i := range ps {
 		if ps[i].Value() != other[i].Value() {

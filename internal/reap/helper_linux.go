@@ -17,11 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reapLimit bounds the helper's killing of what the command left.
+// reapLimit bounds the killing of what the command left.
 const reapLimit = 2 * time.Second
 
-// MaybeHelper runs the helper when this process is one and returns its exit code and
-// helper = true; otherwise helper = false.
+// MaybeHelper runs the helper if this process is one, returning its exit code and helper = true.
 func MaybeHelper() (code int, helper bool) {
 	if os.Getenv(helperEnv) == "" {
 		return 0, false
@@ -29,9 +28,8 @@ func MaybeHelper() (code int, helper bool) {
 	return runHelper(os.Args[1:]), true
 }
 
-// runHelper starts args, waits for its end or a kill request (a byte or EOF on fd 3, or
-// SIGINT, SIGTERM, SIGHUP), kills what is left of its tree, and reports on fd 4: "started PID",
-// then "exit CODE" (-1 for a signal) or "error TEXT".
+// runHelper starts args, waits for its end or a kill request (fd 3 or a signal), kills its tree,
+// and reports on fd 4: "started PID", then "exit CODE" or "error TEXT".
 func runHelper(args []string) int {
 	ctl, status := os.NewFile(3, "reap-control"), os.NewFile(4, "reap-status")
 	syscall.CloseOnExec(3)
@@ -103,8 +101,7 @@ func runHelper(args []string) int {
 	return 0
 }
 
-// killAll kills and reaps every child, and the orphans the subreaper inherits, until none is
-// left or limit has passed.
+// killAll kills and reaps every child and inherited orphan, until none is left or limit passes.
 func killAll(limit time.Duration) {
 	self, signal := procSelf()
 	for end := time.Now().Add(limit); ; time.Sleep(time.Millisecond) {
@@ -129,8 +126,8 @@ func killAll(limit time.Duration) {
 	}
 }
 
-// procSelf is this process's pid as /proc numbers it, and how to SIGKILL a pid of /proc's: where
-// /proc is another pid namespace's, through its pidfd (pidfd_send_signal).
+// procSelf is this pid as /proc numbers it, and a SIGKILL for /proc's pids (through a pidfd when
+// /proc is another pid namespace's).
 func procSelf() (string, func(pid string)) {
 	self, err := os.Readlink("/proc/self")
 	if err == nil && self == strconv.Itoa(os.Getpid()) {

@@ -1,16 +1,10 @@
 // Package reap runs a command so that nothing it starts outlives it: not its process group, not
-// a child that called setsid or was double-forked, not when the caller is killed.
+// a child that called setsid or double-forked, not when the caller is killed.
 //
-// A process group is not enough (setsid leaves it; an orphan goes to init), so Run starts the
-// command through a helper, this binary again, made a child subreaper (PR_SET_CHILD_SUBREAPER):
-// every orphan of the command's tree comes to it. When the command exits, its limit passes, or
-// the caller asks or dies (a pipe's end), the helper kills and reaps the whole tree, then reports.
-// It has a process group of its own and ignores the terminal's signals.
-//
-// Rejected: a subreaper on the caller itself (two commands' orphans cannot be told apart, and
-// none is killed when the caller is), and a cgroup (unprivileged delegation is rare).
-//
-// A binary that calls Run dispatches MaybeHelper first thing in main (netns.MaybeChild does it).
+// Run starts it through a helper, this binary again, made a child subreaper so every orphan of
+// the tree comes to it. When the command exits, its limit passes, or the caller asks or dies,
+// the helper kills and reaps the whole tree. The helper has its own process group and ignores
+// the terminal's signals. A binary calling Run dispatches MaybeHelper first thing in main.
 package reap
 
 import (
@@ -21,28 +15,28 @@ import (
 
 const helperEnv = "LABRUN_REAP_HELPER"
 
-// Cmd is a command to run: Args[0] is looked up in the PATH of Env.
+// Cmd is a command: Args[0] is looked up in Env's PATH.
 type Cmd struct {
 	Args []string
 	Env  []string
-	// Stdout and Stderr are the command's; nil is /dev/null, as is its stdin.
+	// Stdout and Stderr: nil is /dev/null, as is stdin.
 	Stdout, Stderr *os.File
-	// Limit is how long the command may run, the helper's start included (0: no limit).
+	// Limit bounds the run, the helper's start included (0: none).
 	Limit time.Duration
 }
 
 // Result is what a run did.
 type Result struct {
-	// Started is when the command started, Ended when its whole tree was gone.
+	// Ended: the whole tree is gone.
 	Started, Ended time.Time
-	// ExitCode is the command's exit code; -1 when a signal ended it.
+	// ExitCode is -1 when a signal ended the command.
 	ExitCode int
-	// Killed says the command outlived its limit and was killed; KilledAt is when.
+	// Killed: it outlived its limit, at KilledAt.
 	Killed   bool
 	KilledAt time.Time
 }
 
-// StartError is Run's error for a command that could not be started.
+// StartError is Run's error for a command that could not start.
 type StartError struct {
 	Program string
 	Err     error

@@ -15,14 +15,14 @@ import (
 	"time"
 )
 
-// startWait bounds the helper's start, up to its report that the command started.
+// startWait bounds the helper's start, up to "started".
 const startWait = 10 * time.Second
 
-// killWait bounds the helper's work once asked to kill; after it the helper is killed itself.
+// killWait bounds the helper's killing; then it is killed itself.
 const killWait = 3 * time.Second
 
-// Run runs c until it exits, its limit passes or ctx is done, and returns when the command and
-// everything it started are gone. A cancelled ctx kills them at once and returns ctx's error.
+// Run runs c until it exits, its limit passes or ctx is done, and returns when it and all it
+// started are gone. A cancelled ctx kills them at once and returns ctx's error.
 func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Args) == 0 || c.Args[0] == "" {
 		return Result{}, errors.New("reap: no command")
@@ -49,7 +49,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if c.Stderr != nil {
 		cmd.Stderr = c.Stderr
 	}
-	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 of the helper
+	cmd.ExtraFiles = []*os.File{ctlR, stW} // the helper's fds 3 and 4
 	// Its own group: a terminal's ^C reaches the caller, which asks the helper.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -59,7 +59,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		stR.Close()
 		return Result{}, fmt.Errorf("reap: start helper: %w", err)
 	}
-	// The helper is the status pipe's only writer: its end is the helper's end.
+	// The helper is the status pipe's only writer.
 	lines := make(chan string, 4)
 	go func() {
 		defer close(lines)
@@ -69,7 +69,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			lines <- sc.Text()
 		}
 	}()
-	// The limit runs from here: the helper's start is part of the command's.
+	// The limit includes the helper's start.
 	var limit <-chan time.Time
 	if c.Limit > 0 {
 		t := time.NewTimer(c.Limit)

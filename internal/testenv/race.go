@@ -2,5 +2,5 @@
 
 package testenv
 
-// race is true under the race detector, whose slowed hand-offs void a timing verdict.
+// race reports the race detector.
 const race = true

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// TCP states as the kernel numbers them in /proc/net/tcp (include/net/tcp_states.h).
+// TCP states as numbered in /proc/net/tcp (include/net/tcp_states.h).
 const (
 	StateEstablished = 0x01
 	StateFinWait1    = 0x04
@@ -19,16 +19,14 @@ const (
 	StateTimeWait    = 0x06
 )
 
-// Socket is one IPv4 TCP socket of this network namespace to the remote port asked for.
+// Socket is one IPv4 TCP socket of this namespace to the port asked for.
 type Socket struct {
-	// Local is the local address in the kernel's hex form ("0100007F:A1B2"); it names the
-	// socket.
+	// Local is the kernel's hex form ("0100007F:A1B2"); it names the socket.
 	Local string
 	State int
 }
 
-// CallerSockets reads /proc/net/tcp for the sockets whose remote port is port, TIME_WAIT ones
-// included (the kernel keeps those 60 s after the side that closed first).
+// CallerSockets lists the sockets to remote port port, TIME_WAIT included.
 func CallerSockets(port int) ([]Socket, error) {
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
@@ -38,7 +36,6 @@ func CallerSockets(port int) ([]Socket, error) {
 	return parseSockets(f, port)
 }
 
-// parseSockets reads the /proc/net/tcp format.
 func parseSockets(r io.Reader, port int) ([]Socket, error) {
 	var out []Socket
 	sc := bufio.NewScanner(r)
@@ -72,8 +69,7 @@ func parseSockets(r io.Reader, port int) ([]Socket, error) {
 	return out, nil
 }
 
-// TimeWaitSet returns the sockets to port in TIME_WAIT now, by local address, for a later
-// count to leave out.
+// TimeWaitSet is the sockets to port in TIME_WAIT now, by local address.
 func TimeWaitSet(port int) (map[string]bool, error) {
 	socks, err := CallerSockets(port)
 	if err != nil {
@@ -88,11 +84,10 @@ func TimeWaitSet(port int) (map[string]bool, error) {
 	return set, nil
 }
 
-// settleTimeWait bounds NewTimeWaits' wait for the closing sockets.
 const settleTimeWait = time.Second
 
-// NewTimeWaits counts the sockets to port in TIME_WAIT that are not in before, once none is
-// closing (FIN_WAIT1 or 2), after settleTimeWait, or when ctx ends.
+// NewTimeWaits counts port's TIME_WAIT sockets not in before, once none is closing, after
+// settleTimeWait, or at ctx's end.
 func NewTimeWaits(ctx context.Context, port int, before map[string]bool) (int, error) {
 	give := time.Now().Add(settleTimeWait)
 	for {

@@ -1,9 +1,5 @@
-// Package upstream is the caller's side of the lab: a bounded pool of workers (a service's
-// request threads), a loopback server for a hop of a call chain, and a fake downstream that can
-// pause (a GC pause) and serves a bounded number of requests at once.
-//
-// The caller is in-process: its requests and health check wait for a worker as function calls,
-// since an HTTP front would add queues that blur the worker queue under study.
+// Package upstream is the caller's side of the lab: a worker pool, a server for a hop of a call
+// chain, and a fake downstream that pauses. The caller is in-process: HTTP would add queues.
 package upstream
 
 import (
@@ -20,18 +16,17 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
-// Workers is a bounded pool of workers handed out first come first served, as a servlet
-// container's thread pool.
+// Workers is a FIFO worker pool, as a servlet container's threads.
 type Workers struct {
 	sem    *semaphore.Weighted
 	busy   atomic.Int64
 	queued atomic.Int64
 }
 
-// NewWorkers returns a pool of n workers; it panics for n < 1 (programmer misuse).
+// NewWorkers returns a pool of n workers; it panics for n < 1.
 func NewWorkers(n int) *Workers {
 	if n < 1 {
 		panic("upstream: NewWorkers needs at least one worker")
@@ -39,8 +34,7 @@ func NewWorkers(n int) *Workers {
 	return &Workers{sem: semaphore.NewWeighted(int64(n))}
 }
 
-// Do waits for a worker, runs f on it and frees it. It returns when the worker was had, or
-// ctx's error when ctx ended the wait first (f then never runs).
+// Do runs f on a free worker, or returns ctx's error if ctx ends the wait.
 func (w *Workers) Do(ctx context.Context, f func()) (time.Time, error) {
 	w.queued.Add(1)
 	err := w.sem.Acquire(ctx, 1)
@@ -58,14 +52,13 @@ func (w *Workers) Do(ctx context.Context, f func()) (time.Time, error) {
 	return got, nil
 }
 
-// Busy is how many workers run a job now.
+// Busy counts the workers running a job.
 func (w *Workers) Busy() int { return int(w.busy.Load()) }
 
-// Queued is how many jobs wait for a worker now.
+// Queued counts the jobs waiting for a worker.
 func (w *Workers) Queued() int { return int(w.queued.Load()) }
 
-// Server is a loopback HTTP server in httptest's shape (127.0.0.1:0, URL, Close) that counts
-// the connections it opened and closed.
+// Server is a loopback server in httptest's shape that counts connections.
 type Server struct {
 	URL string
 
@@ -76,7 +69,6 @@ type Server struct {
 	closed atomic.Int64
 }
 
-// shutdownGrace bounds Close's wait for handlers that ignore their cancelled context.
 const shutdownGrace = 5 * time.Second
 
 // NewServer serves h on a free loopback port.
@@ -99,7 +91,7 @@ func NewServer(h http.Handler) (*Server, error) {
 			}
 		},
 		ReadHeaderTimeout: 10 * time.Second,
-		// Clients that time out leave broken connections on purpose: keep net/http quiet.
+		// Timed-out clients break connections on purpose.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() {
@@ -109,13 +101,12 @@ func NewServer(h http.Handler) (*Server, error) {
 	return s, nil
 }
 
-// Conns returns how many connections the server accepted and how many of them closed.
+// Conns counts the connections accepted and closed.
 func (s *Server) Conns() (opened, closed int) {
 	return int(s.opened.Load()), int(s.closed.Load())
 }
 
-// Close stops the listener, cancels every request's context, waits up to shutdownGrace for
-// the handlers, then closes every connection.
+// Close cancels the requests, waits up to shutdownGrace, then closes every connection.
 func (s *Server) Close() {
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -125,8 +116,7 @@ func (s *Server) Close() {
 	<-s.done
 }
 
-// Downstream is a fake downstream on loopback: fakesrv's handler behind a gate that can pause
-// (a request is held until the pause ends) and serves at most Capacity requests at once.
+// Downstream is fakesrv's handler behind a gate that pauses and serves Capacity at once.
 type Downstream struct {
 	*Server
 	fake  *fakesrv.Server
@@ -142,17 +132,15 @@ type Downstream struct {
 	arrived  atomic.Int64
 }
 
-// Tail makes some calls slow: the first request of every Every-th call (by its "call" query
-// parameter) waits Slow more; a hedged copy is served as usual, as another instance would. With
-// Calls > 0 only the calls numbered below it are slow, by number, not arrival. The zero value
-// slows none.
+// Tail slows every Every-th call's first request (query "call") by Slow, only calls below Calls
+// if > 0. The zero value slows none.
 type Tail struct {
 	Every int
 	Slow  time.Duration
 	Calls int
 }
 
-// NewDownstream starts a fake downstream serving capacity requests at once (0: no bound).
+// NewDownstream starts a Downstream (capacity 0: no bound).
 func NewDownstream(capacity int) (*Downstream, error) {
 	if capacity < 0 {
 		return nil, fmt.Errorf("upstream: capacity must not be negative, got %d", capacity)
@@ -174,37 +162,37 @@ func NewDownstream(capacity int) (*Downstream, error) {
 	return d, nil
 }
 
-// Fake is the fake server whose handler answers: its log and its reservations.
+// Fake is the fake server behind the gate.
 func (d *Downstream) Fake() *fakesrv.Server { return d.fake }
 
-// PauseUntil makes the downstream answer nothing before t.
+// PauseUntil holds every answer until t.
 func (d *Downstream) PauseUntil(t time.Time) {
 	d.mu.Lock()
 	d.until = t
 	d.mu.Unlock()
 }
 
-// SetTail sets the slow tail and forgets which calls arrived.
+// SetTail sets the tail and forgets which calls arrived.
 func (d *Downstream) SetTail(t Tail) {
 	d.mu.Lock()
 	d.tail, d.seen = t, map[string]bool{}
 	d.mu.Unlock()
 }
 
-// Reached reports whether a request of the call tagged tag arrived since the last SetTail.
+// Reached reports whether the call tagged tag arrived since SetTail.
 func (d *Downstream) Reached(tag string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.seen[tag]
 }
 
-// Peak is the most requests held at once (paused, waiting or served) since ResetCounts.
+// Peak is the most requests held at once since ResetCounts.
 func (d *Downstream) Peak() int { return int(d.peak.Load()) }
 
-// Arrived counts the requests that arrived since the last ResetCounts, served or not.
+// Arrived counts the requests since ResetCounts.
 func (d *Downstream) Arrived() int { return int(d.arrived.Load()) }
 
-// ResetCounts starts a new peak from the requests held now, and a new count of arrivals.
+// ResetCounts restarts Peak from the requests held now, and Arrived from 0.
 func (d *Downstream) ResetCounts() {
 	d.peak.Store(d.inFlight.Load())
 	d.arrived.Store(0)
@@ -219,8 +207,7 @@ func (d *Downstream) Close() {
 func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.arrived.Add(1)
 	n := d.inFlight.Add(1)
-	// A request leaves the count just before the flush of its last byte: the client may send
-	// its next request before this handler returns, and must not be counted twice.
+	// Uncounted before the last flush: the next request may come first.
 	w := &answered{ResponseWriter: rw, done: func() { d.inFlight.Add(-1) }}
 	defer w.finish()
 	for {
@@ -261,8 +248,7 @@ func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.fake.Handler().ServeHTTP(w, r)
 }
 
-// answered is the downstream's ResponseWriter: it calls done once, when the answer is about to
-// be complete on the wire or when the handler returns.
+// answered calls done once the answer completes or the handler returns.
 type answered struct {
 	http.ResponseWriter
 	done    func()
@@ -287,7 +273,6 @@ func (a *answered) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// FlushError is what http.ResponseController calls first.
 func (a *answered) FlushError() error {
 	if a.complete() {
 		a.finish()
@@ -295,14 +280,12 @@ func (a *answered) FlushError() error {
 	return http.NewResponseController(a.ResponseWriter).Flush()
 }
 
-// Flush serves the callers that take an http.Flusher.
 func (a *answered) Flush() { _ = a.FlushError() }
 
-// Unwrap lets http.ResponseController reach the connection's deadlines and hijacking.
+// Unwrap gives http.ResponseController the connection.
 func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// complete reports whether the head and the whole body its Content-Length declares are
-// written; without one, the answer completes when the handler returns.
+// complete: head and declared body written.
 func (a *answered) complete() bool {
 	if a.status == 0 || a.status < 200 {
 		return false
@@ -316,14 +299,12 @@ func (a *answered) complete() bool {
 
 func (a *answered) finish() { a.once.Do(a.done) }
 
-// abort ends a request whose client left: a normal return would send a 200 the peer's kernel
-// answers with an RST, skipping the caller's TIME_WAIT; http.ErrAbortHandler closes with a FIN.
+// abort ends a request whose client left with a FIN: a 200 would draw an RST, skipping the
+// caller's TIME_WAIT.
 func abort() { panic(http.ErrAbortHandler) }
 
-// Hedge makes a call with a hedged copy: do(ctx, 0) at once and, without a success after
-// delay, do(ctx, 1) beside it; the first success wins and the other is cancelled. It returns
-// the winner's value, the copies sent, and the last error when both failed (or ctx's). Hedge
-// only idempotent requests: both copies can reach the server.
+// Hedge calls do(ctx, 0), and do(ctx, 1) if no success after delay; the first success wins. It
+// returns the value, the copies sent and the last error if both failed. Idempotent calls only.
 func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.Context, copy int) (T, error)) (T, int, error) {
 	type result struct {
 		v   T
@@ -359,7 +340,7 @@ func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.
 			if failed == sent && sent == 2 {
 				return zero, sent, last
 			}
-			if sent == 1 { // the first failed before the delay
+			if sent == 1 {
 				timer.Reset(0)
 			}
 		case <-ctx.Done():
