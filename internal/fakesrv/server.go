@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/labrun/labrun/internal/boundlog"
 )
 
 const (
@@ -106,7 +108,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		log:       newRequestLog(o.logLimit, o.logBytes),
 		ledger:    newLedger(o.maxOrders),
 		convs:     newConversations(o.maxOrders),
-		connLog:   &connLog{limit: o.logLimit},
+		connLog:   &connLog{entries: boundlog.New[*Conn](o.logLimit, 0)},
 		serveDone: make(chan struct{}),
 	}
 	s.srv = &http.Server{
