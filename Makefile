@@ -3,7 +3,7 @@ GO ?= go
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 
-.PHONY: run test conformance race bench gate report docs probes clients build install fmt clean
+.PHONY: run test conformance race fuzz bench gate report docs probes clients build install fmt clean
 
 ## run: every experiment with its documented parameters
 run:
@@ -23,6 +23,13 @@ conformance:
 ## race: the fast tier under the race detector
 race:
 	$(GO) test -race -short ./...
+
+## fuzz: each fuzz target for FUZZTIME: the gRPC front's frame reader and report's reader (their
+## seeds run in every tier, 2,000 random variations of them in the conformance tier)
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzFrontFrames$$' -fuzztime $(FUZZTIME) ./fakesrv/grpcsrv/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./results/
 
 ## bench: client overhead against plain net/http, and the model's cost per prediction
 bench:

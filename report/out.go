@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	"github.com/labrun/labrun/results"
@@ -43,6 +42,9 @@ func PrepareOut(dir string) (*OutDir, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("cannot use %s: %w", probeIn, unwrapPath(err))
 		}
+		if _, err := os.Lstat(probeIn); err == nil { // a link to nothing: MkdirAll fails on it
+			return nil, fmt.Errorf("%s is a symbolic link to nothing", probeIn)
+		}
 		parent := filepath.Dir(probeIn)
 		if parent == probeIn {
 			return nil, fmt.Errorf("cannot use %s: no existing parent directory", dir)
@@ -68,29 +70,16 @@ type File struct {
 	Data []byte
 }
 
-// safeName is an experiment name fit to name a file: no separator, "..", or hidden file.
-var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // maxOutFile is the largest file OutFiles renders, so results.Read reads run.json back; a
 // variable for tests.
 var maxOutFile = results.MaxSavedRun
 
-// OutFiles renders a suite's files. It refuses a suite results.Read would refuse, a run.json
-// over maxOutFile, and an experiment name that is not a plain file name or is used twice: a
-// saved run is input, and "../x" must never choose where a file goes.
+// OutFiles renders a suite's files. It refuses a suite results.Read would refuse (an
+// experiment name that is not a plain file name or is used twice among them: "../x" must never
+// choose where a file goes) and a run.json over maxOutFile.
 func OutFiles(s results.Suite) ([]File, error) {
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("the run cannot be saved: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, run := range s.Experiments {
-		if !safeName.MatchString(run.Experiment) {
-			return nil, fmt.Errorf("experiment name %q cannot name a file (want letters, digits, '.', '_' or '-', at most 64)", run.Experiment)
-		}
-		if seen[run.Experiment] {
-			return nil, fmt.Errorf("experiment %q appears twice", run.Experiment)
-		}
-		seen[run.Experiment] = true
 	}
 	var files []File
 	add := func(name string, write func(*bytes.Buffer) error) error {
@@ -220,11 +209,11 @@ func staleFiles(dir string, files []File) []string {
 	}
 	names := []string{"run.json", "REPORT.md", "junit.xml"}
 	for _, e := range old.Experiments {
-		if safeName.MatchString(e.Experiment) {
+		if results.PlainName(e.Experiment) {
 			names = append(names, e.Experiment+".svg")
 		}
 	}
-	if safeName.MatchString(old.Experiment) {
+	if results.PlainName(old.Experiment) {
 		names = append(names, old.Experiment+".svg")
 	}
 	var stale []string

@@ -47,7 +47,27 @@ func TestDecodeRefuses(t *testing.T) {
 		{"huge measured", `{"experiment": "e", "rows": [{"name": "r", "measured_ms": -1e20}]}`, `row "r": measured_ms is -1e+20`},
 		{"huge stats", `{"experiment": "e", "rows": [{"name": "r", "stats": {"n": 2, "max_ms": 1e300}}]}`, `row "r": stats is 1e+300`},
 		{"huge phase", `{"experiment": "e", "rows": [], "calls": [{"label": "c", "attempts": [{"start_ms": 0, "phases": [{"phase": "wait", "ms": 1e40}]}]}]}`,
-			`wait phase is 1e+40`},
+			`phase "wait" is 1e+40`},
+		// What no run of labrun's holds (before, each rendered, exit 0: "±-5", "5-2 exec").
+		{"negative calls", oneRow(`"calls": -1`), `row "r": calls is -1, want a count of at least 0`},
+		{"negative executions", oneRow(`"server_executions": -3`), `server_executions is -3`},
+		{"negative connections", oneRow(`"expected_new_connections": -1`), `expected_new_connections is -1`},
+		{"negative status", oneRow(`"status": -5`), `status is -5, want an HTTP status`},
+		{"negative tolerance", `{"experiment": "e", "tolerance_ms": -5, "rows": [{"name": "r"}]}`, `"e": tolerance_ms is -5, want at least 0`},
+		{"negative row tolerance", oneRow(`"tolerance_ms": -5`), `row "r": tolerance_ms is -5`},
+		{"n=-1, min > max", oneRow(`"stats": {"n": -1, "median_ms": 3, "min_ms": 5, "max_ms": 2}`), `stats n is -1, want at least 1`},
+		{"min > max", oneRow(`"stats": {"n": 3, "median_ms": 3, "min_ms": 5, "max_ms": 2}`), `stats min 5, median 3, max 2: want them in order`},
+		{"negative stddev", oneRow(`"stats": {"n": 3, "median_ms": 3, "min_ms": 2, "max_ms": 5, "stddev_ms": -1}`), `stddev_ms is -1`},
+		{"max below expected", oneRow(`"expected_server_executions": 5, "expected_server_executions_max": 2`),
+			`expected_server_executions_max 2 is below expected_server_executions 5`},
+		{"max alone", oneRow(`"expected_new_connections_max": 2`), `expected_new_connections_max without expected_new_connections`},
+		{"duplicate ids", `{"experiment": "e", "rows": [{"id": "a", "name": "r"}, {"id": "a", "name": "s"}]}`, `two rows have the id "a"`},
+		{"ESC in a phase, negative", `{"experiment": "e", "rows": [], "calls": [{"label": "c", "attempts": [{"start_ms": 0, "phases": [{"phase": "\u001b[2J", "ms": -3}]}]}]}`,
+			`phase "\x1b[2J" is -3, want a time of at least 0`},
+		{"negative start", `{"experiment": "e", "rows": [], "calls": [{"label": "c", "attempts": [{"start_ms": -1, "phases": []}]}]}`, `start_ms is -1`},
+		{"long name cut", `{"experiment": "e", "rows": [{"name": "` + strings.Repeat(`\u001b`, 1000) + `", "tolerance_ms": -1}]}`, `… (1000 bytes): tolerance_ms`},
+		{"experiment not a file name", `{"experiment": "../x", "rows": []}`, `experiment name "../x" cannot name a file`},
+		{"experiment twice", `{"experiments": [{"experiment": "a", "rows": []}, {"experiment": "a", "rows": []}]}`, `experiment "a" appears twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,8 +75,16 @@ func TestDecodeRefuses(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
+			if err != nil && (strings.ContainsAny(err.Error(), "\x1b\n\r") || len(err.Error()) > 1024) {
+				t.Errorf("the error %q is not one escaped line of at most 1 KiB", err)
+			}
 		})
 	}
+}
+
+// oneRow is a saved run of one row "r" with fields added to the row.
+func oneRow(fields string) string {
+	return `{"experiment": "e", "rows": [{"name": "r", ` + fields + `}]}`
 }
 
 func TestDecodeSingleRun(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -20,6 +21,15 @@ import (
 // freeze). Headers are re-encoded, as HPACK keeps state per direction; other frames keep their
 // bytes. A connection without HTTP/2's preface is HTTP/1.1: /stats.
 
+// The front's bounds: the frame size it reads (SETTINGS_MAX_FRAME_SIZE's initial value, which
+// grpc-go advertises), a header list, a message, and the time a client has to send the preface.
+const (
+	maxFrame       = 16 << 10
+	maxHeaderList  = 32 << 10
+	maxMessage     = 1 << 20
+	prefaceTimeout = 10 * time.Second
+)
+
 type frontConn struct {
 	s       *Server
 	n       int // from 1
@@ -30,20 +40,26 @@ type frontConn struct {
 	cw  *http2.Framer
 
 	mu       sync.Mutex       // guards the fields below
-	dropped  map[uint32]bool  // streams the handler never sees
-	streams  map[uint32]*Call // by stream id
-	lastSent uint32
+	open     map[uint32]*Call // streams passed to the server and not yet ended
+	lastSeen uint32           // the highest stream the client opened
+	lastSent uint32           // the highest stream passed to the server
 	frozen   bool
 }
 
 func (s *Server) serveConn(c net.Conn) {
 	br := bufio.NewReader(c)
-	pre, err := br.Peek(len(http2.ClientPreface))
-	if err != nil || string(pre) != http2.ClientPreface {
-		s.stats.serveHTTP(&peekedConn{Conn: c, r: br})
+	c.SetReadDeadline(time.Now().Add(s.prefaceTimeout))
+	if ok, err := hasPreface(br); !ok {
+		if err == nil {
+			c.SetReadDeadline(time.Time{})
+			s.stats.serveHTTP(&peekedConn{Conn: c, r: br})
+		} else {
+			c.Close()
+		}
 		return
 	}
-	br.Discard(len(pre))
+	c.SetReadDeadline(time.Time{})
+	br.Discard(len(http2.ClientPreface))
 	ours, theirs := net.Pipe()
 	if !s.handOver(theirs) {
 		c.Close()
@@ -51,7 +67,8 @@ func (s *Server) serveConn(c net.Conn) {
 		return
 	}
 	fc := &frontConn{s: s, n: s.stats.connOpened(), client: c, backend: ours, cw: http2.NewFramer(c, nil),
-		dropped: map[uint32]bool{}, streams: map[uint32]*Call{}}
+		open: map[uint32]*Call{}}
+	s.fronted(c, fc)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -65,6 +82,21 @@ func (s *Server) serveConn(c net.Conn) {
 	s.stats.connClosed()
 }
 
+// hasPreface reads until r's first bytes are HTTP/2's preface (true) or cannot be (false, and
+// the error that ended the read, if one did), so that a shorter HTTP/1.1 request is answered.
+func hasPreface(r *bufio.Reader) (bool, error) {
+	for n := 1; n <= len(http2.ClientPreface); n++ {
+		b, err := r.Peek(n)
+		if err != nil {
+			return false, err
+		}
+		if b[n-1] != http2.ClientPreface[n-1] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 type peekedConn struct {
 	net.Conn
 	r *bufio.Reader
@@ -75,8 +107,8 @@ func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
 func (fc *frontConn) fromClient(r io.Reader) {
 	fr := http2.NewFramer(nil, r)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	fr.MaxHeaderListSize = 1 << 20
-	fr.SetMaxReadFrameSize(1 << 24)
+	fr.MaxHeaderListSize = maxHeaderList
+	fr.SetMaxReadFrameSize(maxFrame)
 	out := http2.NewFramer(fc.backend, nil)
 	var hbuf bytes.Buffer
 	enc := hpack.NewEncoder(&hbuf)
@@ -86,11 +118,15 @@ func (fc *frontConn) fromClient(r io.Reader) {
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
+			if fc.readError(err, out) {
+				continue
+			}
 			return
 		}
 		id := f.Header().StreamID
 		fc.mu.Lock()
-		frozen, dropped := fc.frozen, fc.dropped[id]
+		_, passed := fc.open[id]
+		frozen, dropped := fc.frozen, id != 0 && !passed
 		fc.mu.Unlock()
 		if frozen {
 			continue // to see the client close
@@ -123,6 +159,7 @@ func (fc *frontConn) fromClient(r io.Reader) {
 			if !dropped {
 				err = out.WriteRSTStream(id, f.ErrCode)
 			}
+			fc.end(id)
 		case *http2.GoAwayFrame:
 			err = out.WriteGoAway(f.LastStreamID, f.ErrCode, f.DebugData())
 		}
@@ -132,10 +169,59 @@ func (fc *frontConn) fromClient(r io.Reader) {
 	}
 }
 
+// readError answers a frame the client sent wrong: a stream error resets that stream (true: read
+// on), a connection error sends GOAWAY with its code (false: close).
+func (fc *frontConn) readError(err error, out *http2.Framer) bool {
+	var se http2.StreamError
+	if errors.As(err, &se) {
+		fc.mu.Lock()
+		_, passed := fc.open[se.StreamID]
+		fc.mu.Unlock()
+		if passed {
+			out.WriteRSTStream(se.StreamID, http2.ErrCodeCancel)
+			fc.end(se.StreamID)
+		}
+		return fc.write(func(w *http2.Framer) error { return w.WriteRSTStream(se.StreamID, se.Code) }) == nil
+	}
+	code, ok := http2.ErrCodeProtocol, true
+	var ce http2.ConnectionError
+	switch {
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		code = http2.ErrCodeFrameSize
+	case errors.As(err, &ce):
+		code = http2.ErrCode(ce)
+	default:
+		_, ok = err.(interface{ Timeout() bool })
+		ok = !ok && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed)
+	}
+	if ok {
+		fc.mu.Lock()
+		last := fc.lastSeen
+		fc.mu.Unlock()
+		fc.write(func(w *http2.Framer) error { return w.WriteGoAway(last, code, nil) })
+	}
+	return false
+}
+
+// end forgets a stream the server ended or either side reset: the client's frames on it that
+// follow are not passed (DATA's connection window is given back).
+func (fc *frontConn) end(id uint32) {
+	fc.mu.Lock()
+	delete(fc.open, id)
+	fc.mu.Unlock()
+}
+
 // headers records a new stream and passes it on with the front's metadata, or does what its
 // fault says instead.
 func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf *bytes.Buffer, enc *hpack.Encoder) error {
 	id := f.StreamID
+	fc.mu.Lock()
+	_, passed := fc.open[id]
+	fc.lastSeen = max(fc.lastSeen, id)
+	fc.mu.Unlock()
+	if passed || f.Truncated {
+		return fc.refuseHeaders(f, passed)
+	}
 	var path, timeout, fault, call string
 	for _, h := range f.Fields {
 		switch h.Name {
@@ -150,11 +236,11 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 		}
 	}
 	parsed, _ := ParseFault(fault, fc.s.maxDuration) // the handler reports a bad fault
-	seen := fc.s.stats.streamSeen(call)
+	seen := 1
+	if len(call) <= MaxCallLen { // the handler refuses a longer id
+		seen = fc.s.stats.streamSeen(call)
+	}
 	c := fc.s.stats.newCall(path, call, fault, timeout, fc.n, id)
-	fc.mu.Lock()
-	fc.streams[id] = c
-	fc.mu.Unlock()
 	switch {
 	case parsed.Freeze:
 		fc.mu.Lock()
@@ -163,11 +249,9 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 		fc.s.stats.note(c, func(c *Call) { c.Front = "froze the connection" })
 		return nil
 	case seen <= parsed.Refuse:
-		fc.drop(id)
 		fc.s.stats.refused(c)
 		return fc.write(func(w *http2.Framer) error { return w.WriteRSTStream(id, http2.ErrCodeRefusedStream) })
 	case seen <= parsed.GoAway:
-		fc.drop(id)
 		fc.mu.Lock()
 		last := fc.lastSent
 		fc.mu.Unlock()
@@ -195,6 +279,7 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 	}
 	fc.mu.Lock()
 	fc.lastSent = max(fc.lastSent, id)
+	fc.open[id] = c
 	fc.mu.Unlock()
 	block := hbuf.Bytes()
 	const chunk = 16384 // SETTINGS_MAX_FRAME_SIZE's initial value
@@ -212,10 +297,17 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 	return nil
 }
 
-func (fc *frontConn) drop(id uint32) {
-	fc.mu.Lock()
-	fc.dropped[id] = true
-	fc.mu.Unlock()
+// refuseHeaders answers a header block the front does not pass: a second one on a stream (the
+// server gets no trailers from a gRPC client) or one over maxHeaderList.
+func (fc *frontConn) refuseHeaders(f *http2.MetaHeadersFrame, passed bool) error {
+	if passed && !f.Truncated {
+		return nil
+	}
+	c := fc.s.stats.newCall("", "", "", "", fc.n, f.StreamID)
+	fc.s.stats.note(c, func(c *Call) {
+		c.Front = "metadata over " + itoa(maxHeaderList>>10) + " KiB: RST_STREAM ENHANCE_YOUR_CALM"
+	})
+	return fc.write(func(w *http2.Framer) error { return w.WriteRSTStream(f.StreamID, http2.ErrCodeEnhanceYourCalm) })
 }
 
 // giveBack returns the connection window a dropped stream's data took, which the server never
@@ -235,7 +327,7 @@ func (fc *frontConn) write(f func(*http2.Framer) error) error {
 
 func (fc *frontConn) rst(id uint32, code http2.ErrCode, fromClient bool) {
 	fc.mu.Lock()
-	c := fc.streams[id]
+	c := fc.open[id]
 	fc.mu.Unlock()
 	fc.s.stats.rst(c, code.String(), fromClient)
 }
@@ -259,8 +351,12 @@ func (fc *frontConn) fromServer() {
 			return
 		}
 		typ, id := http2.FrameType(hdr[3]), binary.BigEndian.Uint32(hdr[5:9])&(1<<31-1)
-		if typ == http2.FrameRSTStream && n == 4 {
+		switch {
+		case typ == http2.FrameRSTStream && n == 4:
 			fc.rst(id, http2.ErrCode(binary.BigEndian.Uint32(frame[9:13])), false)
+			fc.end(id)
+		case (typ == http2.FrameHeaders || typ == http2.FrameData) && http2.Flags(hdr[4]).Has(http2.FlagDataEndStream):
+			fc.end(id)
 		}
 		fc.mu.Lock()
 		frozen := fc.frozen

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -22,6 +23,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
 // The documented methods (docs/serve.md, with fault.proto); any method is served.
@@ -33,30 +36,41 @@ const (
 // DefaultMaxDuration caps every duration a call asks for.
 const DefaultMaxDuration = 10 * time.Minute
 
-// DefaultLogLimit is how many calls the server keeps for /stats.
+// DefaultLogLimit is how many calls the server keeps for /stats, and how many call ids it
+// counts.
 const DefaultLogLimit = 10_000
+
+// DefaultMaxConcurrentStreams is the stream limit advertised when none is set (net/http's).
+const DefaultMaxConcurrentStreams = 250
 
 // Option changes a Server's settings.
 type Option func(*options)
 
 type options struct {
-	addr        string
-	maxStreams  uint32
-	maxDuration time.Duration
-	logLimit    int
+	addr           string
+	maxStreams     uint32
+	maxDuration    time.Duration
+	logLimit       int
+	logBytes       int
+	prefaceTimeout time.Duration // tests shorten it
 }
 
 // WithAddr sets the listen address (default 127.0.0.1:0); the caller checks it is loopback.
 func WithAddr(a string) Option { return func(o *options) { o.addr = a } }
 
-// WithMaxConcurrentStreams sets the advertised stream limit (0: grpc-go's, unlimited).
+// WithMaxConcurrentStreams sets the advertised stream limit (0: DefaultMaxConcurrentStreams).
 func WithMaxConcurrentStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
 
 // WithMaxDuration caps every duration a call asks for (default DefaultMaxDuration).
 func WithMaxDuration(d time.Duration) Option { return func(o *options) { o.maxDuration = d } }
 
-// WithLogLimit sets how many calls /stats keeps (default DefaultLogLimit).
+// WithLogLimit sets how many calls /stats keeps and call ids the server counts (default
+// DefaultLogLimit; 0: no bound).
 func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
+
+// WithLogBytes bounds the log of calls to about n bytes of /stats (default DefaultLogBytes; 0: no
+// bound).
+func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
 
 // Server is a running gRPC fault server.
 type Server struct {
@@ -64,14 +78,19 @@ type Server struct {
 	Addr string
 	URL  string
 
-	ln          net.Listener
-	grpc        *grpc.Server
-	pipes       *connListener
-	stats       *ledger
-	maxDuration time.Duration
-	closing     chan struct{}
-	closeOnce   sync.Once
-	conns       sync.WaitGroup
+	ln             net.Listener
+	grpc           *grpc.Server
+	pipes          *connListener
+	stats          *ledger
+	maxDuration    time.Duration
+	closing        chan struct{}
+	closeOnce      sync.Once
+	conns          sync.WaitGroup
+	inFlight       atomic.Int64 // handlers running
+	prefaceTimeout time.Duration
+
+	clientsMu sync.Mutex              // guards clients
+	clients   map[net.Conn]*frontConn // nil until the preface
 
 	selfMu sync.Mutex // guards self
 	self   *grpc.ClientConn
@@ -79,48 +98,96 @@ type Server struct {
 
 // New starts a server on loopback.
 func New(opts ...Option) (*Server, error) {
-	o := options{addr: "127.0.0.1:0", maxDuration: DefaultMaxDuration, logLimit: DefaultLogLimit}
+	o := options{addr: "127.0.0.1:0", maxDuration: DefaultMaxDuration, logLimit: DefaultLogLimit, logBytes: DefaultLogBytes,
+		maxStreams: DefaultMaxConcurrentStreams, prefaceTimeout: prefaceTimeout}
 	for _, f := range opts {
 		f(&o)
 	}
 	switch {
 	case o.maxDuration <= 0:
 		return nil, fmt.Errorf("grpcsrv: max duration must be positive, got %v", o.maxDuration)
-	case o.logLimit < 0:
-		return nil, fmt.Errorf("grpcsrv: log limit must not be negative, got %d", o.logLimit)
+	case o.logLimit < 0 || o.logBytes < 0:
+		return nil, fmt.Errorf("grpcsrv: log bounds must not be negative, got %d and %d", o.logLimit, o.logBytes)
+	case o.maxStreams > math.MaxInt32:
+		return nil, fmt.Errorf("grpcsrv: max concurrent streams must be at most %d, got %d", math.MaxInt32, o.maxStreams)
+	}
+	if o.maxStreams == 0 {
+		o.maxStreams = DefaultMaxConcurrentStreams
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return nil, fmt.Errorf("grpcsrv: %w", err)
 	}
-	s := &Server{ln: ln, Addr: ln.Addr().String(), pipes: newConnListener(), stats: newLedger(o.logLimit),
-		maxDuration: o.maxDuration, closing: make(chan struct{})}
+	s := &Server{ln: ln, Addr: ln.Addr().String(), pipes: newConnListener(), stats: newLedger(o.logLimit, o.logBytes),
+		maxDuration: o.maxDuration, prefaceTimeout: o.prefaceTimeout, closing: make(chan struct{}), clients: map[net.Conn]*frontConn{}}
 	s.URL = "http://" + s.Addr
-	sopts := []grpc.ServerOption{grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle)}
-	if o.maxStreams > 0 {
-		sopts = append(sopts, grpc.MaxConcurrentStreams(o.maxStreams))
-	}
-	s.grpc = grpc.NewServer(sopts...)
+	// Fixed windows: grpc-go's estimate would let a connection buffer up to 16 MiB.
+	s.grpc = grpc.NewServer(grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle),
+		grpc.MaxConcurrentStreams(o.maxStreams), grpc.MaxRecvMsgSize(maxMessage),
+		grpc.InitialWindowSize(1<<16), grpc.InitialConnWindowSize(1<<16))
 	go s.grpc.Serve(s.pipes)
 	// The accept loop counts too, so no Add comes while Close waits on zero.
 	s.conns.Add(1)
-	go s.accept()
+	go s.accept(ln)
 	return s, nil
 }
 
-func (s *Server) accept() {
+func (s *Server) accept(ln net.Listener) {
 	defer s.conns.Done()
 	for {
-		c, err := s.ln.Accept()
-		if err != nil {
+		c := accept.Next(ln, s.closing)
+		if c == nil || !s.track(c, true) {
 			return
 		}
 		s.conns.Add(1)
 		go func() {
 			defer s.conns.Done()
+			defer s.track(c, false)
 			s.serveConn(c)
 		}()
 	}
+}
+
+// track adds or removes a client connection, for Close to cut; false (c closed) once closing.
+func (s *Server) track(c net.Conn, add bool) bool {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	if !add {
+		delete(s.clients, c)
+		return true
+	}
+	select {
+	case <-s.closing:
+		c.Close()
+		return false
+	default:
+	}
+	s.clients[c] = nil
+	return true
+}
+
+// fronted records c's front, for openStreams.
+func (s *Server) fronted(c net.Conn, fc *frontConn) {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	if _, ok := s.clients[c]; ok {
+		s.clients[c] = fc
+	}
+}
+
+// openStreams returns the streams the fronts track, over every connection.
+func (s *Server) openStreams() int {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	n := 0
+	for _, fc := range s.clients {
+		if fc != nil {
+			fc.mu.Lock()
+			n += len(fc.open)
+			fc.mu.Unlock()
+		}
+	}
+	return n
 }
 
 // Stats returns a copy of the server's records.
@@ -129,22 +196,30 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 // Reset forgets every record and count.
 func (s *Server) Reset() { s.stats.reset() }
 
-// Shutdown stops taking connections and waits for calls until ctx ends, then cuts them,
-// returning ctx's error.
+// Shutdown stops taking connections and calls, waits until no handler runs or ctx ends, then
+// closes the server. It returns ctx's error when a handler was still running: a connection
+// without a call in flight is closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ln.Close()
 	done := make(chan struct{})
 	go func() {
-		s.grpc.GracefulStop()
+		s.grpc.GracefulStop() // GOAWAY to every client; returns when their connections end
 		close(done)
 	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
+	for stopped := done; err == nil && s.inFlight.Load() > 0; {
+		select {
+		case <-stopped:
+			stopped = nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-tick.C:
+		}
 	}
 	s.Close()
+	<-done
 	return err
 }
 
@@ -153,6 +228,11 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		s.ln.Close()
+		s.clientsMu.Lock()
+		for c := range s.clients {
+			c.Close() // first: grpc-go's Stop waits for connections in their handshake
+		}
+		s.clientsMu.Unlock()
 		s.pipes.Close()
 		s.grpc.Stop()
 		s.stats.close()
@@ -167,6 +247,8 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) handle(_ any, ss grpc.ServerStream) error {
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -174,11 +256,14 @@ func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 	stream, _ := strconv.ParseUint(first(md, streamHeader), 10, 32)
 	c := s.stats.find(conn, uint32(stream))
 	if c == nil { // out of the log: record it apart
-		c = &Call{Method: method, ID: first(md, CallHeader), Arrived: time.Now()}
+		c = &Call{Method: method, ID: clip(first(md, CallHeader), MaxCallLen), Arrived: time.Now()}
+	}
+	if id := first(md, CallHeader); len(id) > MaxCallLen {
+		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-call: at most %d bytes, got %d", MaxCallLen, len(id)))
 	}
 	f, err := ParseFault(first(md, FaultHeader), s.maxDuration)
 	if err != nil {
-		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-fault: %v", err))
+		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-fault: %v", clip(err.Error(), maxField)))
 	}
 	// grpc-go cancels a stream's context only after its handler returned, so a context done
 	// by then was ended by the caller's deadline or reset.
@@ -225,7 +310,11 @@ func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fau
 	}
 	switch {
 	case f.NextPass || f.NextOwn > 0:
-		return s.next(ctx, c, f, md)
+		resp, err := s.next(ctx, c, f, md)
+		if err != nil {
+			return err
+		}
+		return ss.SendMsg(resp)
 	case f.Unavailable && (f.OKOn == 0 || attempt < f.OKOn):
 		switch {
 		case f.PushbackStop:
@@ -260,11 +349,12 @@ func (s *Server) stream(ctx context.Context, ss grpc.ServerStream, c *Call, f Fa
 	return nil
 }
 
-// next is a chain hop's call downstream, with labrun-next-fault.
-func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) error {
+// next is a chain hop's call downstream, with labrun-next-fault; it returns the downstream's
+// answer.
+func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) ([]byte, error) {
 	cc, err := s.selfConn()
 	if err != nil {
-		return status.Errorf(codes.Internal, "labrun: %v", err)
+		return nil, status.Errorf(codes.Internal, "labrun: %v", err)
 	}
 	dctx := ctx
 	if f.NextOwn > 0 {
@@ -272,11 +362,11 @@ func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) err
 		dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.NextOwn)
 		defer cancel()
 	}
-	dctx = metadata.NewOutgoingContext(dctx, metadata.Pairs(FaultHeader, first(md, NextFaultHeader), CallHeader, c.ID+"/next"))
+	dctx = metadata.NewOutgoingContext(dctx, metadata.Pairs(FaultHeader, first(md, NextFaultHeader), CallHeader, c.ID[:min(len(c.ID), MaxCallLen-len("/next"))]+"/next"))
 	var resp []byte
 	err = cc.Invoke(dctx, MethodCall, []byte{}, &resp, grpc.ForceCodec(Codec{}))
 	s.stats.note(c, func(c *Call) { c.Next = status.Code(err).String() })
-	return err
+	return resp, err
 }
 
 func (s *Server) selfConn() (*grpc.ClientConn, error) {

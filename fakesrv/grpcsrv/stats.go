@@ -1,11 +1,20 @@
 package grpcsrv
 
 import (
+	"cmp"
 	"encoding/json"
+	"io"
+	"log"
+	"maps"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/labrun/labrun/internal/boundlog"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
 // Call is what the server saw of one stream; times are offsets from Arrived.
@@ -56,39 +65,67 @@ type Stats struct {
 	Executions    map[string]int `json:"executions"`
 	RSTFromClient map[string]int `json:"rst_from_client"`
 	RSTFromServer map[string]int `json:"rst_from_server"`
-	// Calls are the most recent LogLimit streams, in arrival order.
+	// Calls are the most recent streams within the log's bounds, in arrival order.
 	Calls        []Call `json:"calls"`
 	DroppedCalls int    `json:"dropped_calls"`
+	// ForgottenIDs counts the call ids no longer counted: past the log limit, the oldest half go.
+	ForgottenIDs int `json:"forgotten_ids"`
 }
+
+// The bounds of the server's records: a call's id, the other strings a record keeps, and a
+// record's /stats JSON besides its strings.
+const (
+	MaxCallLen = 128
+	maxField   = 256
+	callCost   = 800
+)
+
+// DefaultLogBytes bounds the log of calls, each counted as its /stats JSON at most (WithLogBytes).
+const DefaultLogBytes = 8 << 20
 
 type ledger struct {
-	limit int
+	limit int // calls kept, and ids counted
 
-	mu       sync.Mutex // guards the fields below and every *Call
-	st       Stats
-	calls    []*Call
-	seen     map[string]int // streams by call id (refuse=, goaway=)
-	attempts map[string]int // handler runs by call id (ok-on=)
-	httpSrv  *http.Server
-	httpLn   *connListener
+	mu        sync.Mutex // guards the fields below and every *Call
+	st        Stats
+	log       *boundlog.Log[*Call]
+	ids       map[string]*idCount
+	idOrder   []string // ids by first arrival, to forget the oldest
+	forgotten int
+	httpSrv   *http.Server
+	httpLn    *connListener
 }
 
-func newLedger(limit int) *ledger {
-	l := &ledger{limit: limit}
+// idCount is what the server counts of one call id: streams (refuse=, goaway=), handler runs
+// (ok-on=), executions.
+type idCount struct{ streams, attempts, executions int }
+
+func newLedger(limit, bytes int) *ledger {
+	l := &ledger{limit: limit, log: boundlog.New[*Call](limit, bytes)}
 	l.reset()
 	l.httpLn = newConnListener()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		if err := guard.Host(r); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		_ = enc.Encode(l.snapshot())
 	})
 	mux.HandleFunc("POST /stats/reset", func(w http.ResponseWriter, r *http.Request) {
+		if err := guard.Change(r); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
 		l.reset()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	l.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	l.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: prefaceTimeout, ReadTimeout: prefaceTimeout,
+		WriteTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
 	go l.httpSrv.Serve(l.httpLn)
 	return l
 }
@@ -98,35 +135,41 @@ func (l *ledger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	open := l.st.ConnectionsOpen
-	l.st = Stats{ConnectionsOpen: open, Executions: map[string]int{}, RSTFromClient: map[string]int{}, RSTFromServer: map[string]int{}}
-	l.calls = nil
-	l.seen = map[string]int{}
-	l.attempts = map[string]int{}
+	l.st = Stats{ConnectionsOpen: open, RSTFromClient: map[string]int{}, RSTFromServer: map[string]int{}}
+	l.log.Reset()
+	l.ids, l.idOrder, l.forgotten = map[string]*idCount{}, nil, 0
 }
 
 func (l *ledger) snapshot() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.st
-	st.Executions = copyMap(l.st.Executions)
-	st.RSTFromClient = copyMap(l.st.RSTFromClient)
-	st.RSTFromServer = copyMap(l.st.RSTFromServer)
-	st.Calls = make([]Call, len(l.calls))
-	for i, c := range l.calls {
-		st.Calls[i] = *c
-		st.Calls[i].CtxEndMs = msSince(c.Arrived, c.CtxEnd)
-		st.Calls[i].ExecutedMs = msSince(c.Arrived, c.ExecutedAt)
-		st.Calls[i].DoneMs = msSince(c.Arrived, c.Done)
+	st.Executions = map[string]int{}
+	for id, n := range l.ids {
+		if n.executions > 0 {
+			st.Executions[cmp.Or(id, "-")] = n.executions
+		}
 	}
+	st.RSTFromClient = maps.Clone(l.st.RSTFromClient)
+	st.RSTFromServer = maps.Clone(l.st.RSTFromServer)
+	st.DroppedCalls, st.ForgottenIDs = l.log.Dropped(), l.forgotten
+	n, _ := l.log.Len()
+	st.Calls = make([]Call, 0, n)
+	l.log.Each(func(c *Call) bool {
+		cc := *c
+		cc.CtxEndMs, cc.ExecutedMs, cc.DoneMs = msSince(c.Arrived, c.CtxEnd), msSince(c.Arrived, c.ExecutedAt), msSince(c.Arrived, c.Done)
+		st.Calls = append(st.Calls, cc)
+		return true
+	})
 	return st
 }
 
-func copyMap(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+// sizes returns the calls kept, their bytes as counted, and the ids counted.
+func (l *ledger) sizes() (calls, bytes, ids int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	calls, bytes = l.log.Len()
+	return calls, bytes, len(l.ids)
 }
 
 func msSince(from, t time.Time) *float64 {
@@ -151,24 +194,47 @@ func (l *ledger) connClosed() {
 	l.st.ConnectionsOpen--
 }
 
+// count returns id's counts, under l.mu; past limit ids, the oldest half are forgotten.
+func (l *ledger) count(id string) *idCount {
+	if n, ok := l.ids[id]; ok {
+		return n
+	}
+	if l.limit > 0 && len(l.ids) >= l.limit {
+		drop := len(l.idOrder) - l.limit/2
+		for _, old := range l.idOrder[:drop] {
+			delete(l.ids, old)
+		}
+		l.idOrder = append(l.idOrder[:0:0], l.idOrder[drop:]...)
+		l.forgotten += drop
+	}
+	n := &idCount{}
+	l.ids[id] = n
+	l.idOrder = append(l.idOrder, id)
+	return n
+}
+
 // streamSeen counts a stream of call id, returning its number from 1.
 func (l *ledger) streamSeen(id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.seen[id]++
-	return l.seen[id]
+	n := l.count(id)
+	n.streams++
+	return n.streams
 }
 
 // attempt counts a handler run of call id, returning its number from 1.
 func (l *ledger) attempt(id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.attempts[id]++
-	return l.attempts[id]
+	n := l.count(id)
+	n.attempts++
+	return n.attempts
 }
 
+// newCall records a stream; its strings are cut to their bounds (clip).
 func (l *ledger) newCall(method, id, fault, timeout string, conn int, stream uint32) *Call {
-	c := &Call{Method: method, ID: id, Fault: fault, Timeout: timeout, Conn: conn, Stream: stream, Arrived: time.Now()}
+	c := &Call{Method: clip(method, maxField), ID: clip(id, MaxCallLen), Fault: clip(fault, maxField), Timeout: clip(timeout, maxField),
+		Conn: conn, Stream: stream, Arrived: time.Now()}
 	if d, ok := decodeTimeout(timeout); ok {
 		v := float64(d.Microseconds()) / 1000
 		c.TimeoutMs = &v
@@ -176,24 +242,33 @@ func (l *ledger) newCall(method, id, fault, timeout string, conn int, stream uin
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.st.Streams++
-	l.calls = append(l.calls, c)
-	if over := len(l.calls) - l.limit; l.limit > 0 && over > 0 {
-		l.calls = append(l.calls[:0:0], l.calls[over:]...)
-		l.st.DroppedCalls += over
-	}
+	l.log.Add(c, callCost+2*(len(c.Method)+len(c.ID)+len(c.Fault)+len(c.Timeout)))
 	return c
+}
+
+// clip returns s as valid UTF-8 of at most n bytes, ending in "…" when it was cut.
+func clip(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s
+	}
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n-len("…")], "?") + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
 }
 
 // find returns a stream's call, nil when no longer kept.
 func (l *ledger) find(conn int, stream uint32) *Call {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := len(l.calls) - 1; i >= 0; i-- {
-		if c := l.calls[i]; c.Conn == conn && c.Stream == stream {
-			return c
+	var found *Call
+	l.log.Backward(func(c *Call) bool {
+		if c.Conn == conn && c.Stream == stream {
+			found = c
 		}
-	}
-	return nil
+		return found == nil
+	})
+	return found
 }
 
 // note changes a call under the lock; nil is skipped.
@@ -241,11 +316,7 @@ func (l *ledger) rst(c *Call, code string, fromClient bool) {
 func (l *ledger) executed(c *Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id := c.ID
-	if id == "" {
-		id = "-"
-	}
-	l.st.Executions[id]++
+	l.count(c.ID).executions++
 	c.Executed, c.ExecutedAt = true, time.Now()
 }
 

@@ -302,7 +302,7 @@ func prepareOut(dir string) (*report.OutDir, error) {
 	}
 	out, err := report.PrepareOut(dir)
 	if err != nil {
-		return nil, usagef("--out: %v", err)
+		return nil, usagef("--out: %s", escaped(err.Error()))
 	}
 	return out, nil
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -68,14 +71,14 @@ func reportCommand(tty terminals) *cli.Command {
 				if c.Context.Err() != nil {
 					return c.Context.Err()
 				}
-				return usageError{fmt.Errorf("%s: %w", path, err)}
+				return usageError{errors.New(escaped(path + ": " + err.Error()))}
 			}
 			// A saved run is input: one that cannot be rendered or names files badly is bad
 			// usage, reported on one line with nothing on stdout. A file system that cannot
 			// take the files is a runtime failure, with nothing on stdout either.
 			r, err := render(o, suite, out, suite)
 			if err != nil {
-				return usageError{fmt.Errorf("%s: %w", path, err)}
+				return usageError{errors.New(escaped(path + ": " + err.Error()))}
 			}
 			return r.write(c, false)
 		},
@@ -102,13 +105,35 @@ func flagsAfterFile(args []string) error {
 	return usagef("flags go before the file: labrun report %s %s", strings.Join(flags, " "), args[0])
 }
 
-// readSaved reads a saved run from path, or from stdin for "-". A FIFO or a device is opened
-// without blocking, so that one with no writer does not hang labrun before it can be
-// interrupted; reading stops when ctx is done.
+// maxEcho bounds an error line of report's: a path or a name may be of any length.
+const maxEcho = 512
+
+// escaped returns s as one line of at most maxEcho bytes, its control and bidi characters
+// escaped as Go quotes them: a saved run and a path are the user's text.
+func escaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= maxEcho {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// readSaved reads a saved run from path, or from stdin for "-". A FIFO waits for its writer
+// (openFIFO) and a device is opened without blocking, so that neither hangs labrun before it
+// can be interrupted; reading stops when ctx is done.
 func readSaved(ctx context.Context, path string, stdin io.Reader) (results.Suite, error) {
 	r := stdin
 	if path != "-" {
-		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := openSaved(ctx, path)
 		if err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) {
@@ -129,4 +154,47 @@ func readSaved(ctx context.Context, path string, stdin io.Reader) (results.Suite
 		defer stop()
 	}
 	return results.Read(ctx, r)
+}
+
+func openSaved(ctx context.Context, path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		return openFIFO(ctx, path)
+	}
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// openFIFO opens a FIFO for reading once a writer opened it (a FIFO opened without blocking
+// reads as empty until then), or returns ctx's error, opening the FIFO for writing itself to
+// end the wait.
+func openFIFO(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_RDONLY, 0)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// Fails (ENXIO) until the reader's open is under way.
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		select {
+		case o := <-done:
+			if o.f != nil {
+				o.f.Close()
+			}
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -53,7 +54,7 @@ func serveFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "idempotent", Usage: "deduplicate every reservation by order id"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no line per request on stderr"},
 		&cli.StringFlag{Name: "protocol", Value: string(fakesrv.HTTP1), Usage: "protocol: " + protocolHelp()},
-		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: net/http's default, 250; --h2 and --h2c nodes: 100)"},
+		&cli.IntFlag{Name: "max-concurrent-streams", Usage: "SETTINGS_MAX_CONCURRENT_STREAMS advertised over HTTP/2 (0: 250, net/http's default, also --grpc's; --h2 and --h2c nodes: 100)"},
 		&cli.StringSliceFlag{Name: "tls-name", Usage: "a host name or IP address for the certificate, besides 127.0.0.1, ::1 and localhost (repeatable)"},
 		&cli.StringFlag{Name: "ca-out", Usage: "write the CA certificate (PEM) to this file, for clients to trust (TLS protocols, --h2)"},
 		&cli.BoolFlag{Name: "h2", Usage: "instead of the fault server, HTTP/2 nodes over TLS (APNs-like); the CA goes to --ca-out or a temporary file, whose path is printed"},
@@ -366,8 +367,8 @@ func serveProtocol(c *cli.Context) (fakesrv.ProtocolInfo, error) {
 	switch {
 	case !ok:
 		return proto, usagef("--protocol: unknown protocol %q (want %s)", c.String("protocol"), protocolNames())
-	case c.Int("max-concurrent-streams") < 0:
-		return proto, usagef("--max-concurrent-streams must not be negative, got %d", c.Int("max-concurrent-streams"))
+	case c.Int("max-concurrent-streams") < 0 || c.Int("max-concurrent-streams") > math.MaxInt32:
+		return proto, usagef("--max-concurrent-streams must be between 0 and %d, got %d", math.MaxInt32, c.Int("max-concurrent-streams"))
 	case c.Int("max-concurrent-streams") > 0 && proto.Name != fakesrv.HTTP2 && proto.Name != fakesrv.H2C:
 		return proto, usagef("--max-concurrent-streams needs --protocol h2 or h2c, got %s", proto.Name)
 	case c.IsSet("tls-name") && !proto.TLS:

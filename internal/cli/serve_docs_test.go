@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/urfave/cli/v2"
@@ -86,12 +88,13 @@ func checkKeysDocumented(t *testing.T, what string, v any) {
 // serveDocSections renders the generated sections of docs/serve.md, by name.
 func serveDocSections() map[string]string {
 	return map[string]string{
-		"flags":     markdownFlags(serveFlags()),
-		"protocols": markdownProtocols(fakesrv.Protocols()),
-		"endpoints": markdownEndpoints(fakesrv.Endpoints()),
-		"reference": markdownReference(fakesrv.Endpoints()),
-		"script":    "```sh\n" + serveScript + "\n```\n",
-		"limits":    markdownLimits(),
+		"flags":       markdownFlags(serveFlags()),
+		"protocols":   markdownProtocols(fakesrv.Protocols()),
+		"endpoints":   markdownEndpoints(fakesrv.Endpoints()),
+		"reference":   markdownReference(fakesrv.Endpoints()),
+		"script":      "```sh\n" + serveScript + "\n```\n",
+		"limits":      markdownLimits(),
+		"grpc-limits": markdownGRPCLimits(),
 	}
 }
 
@@ -217,6 +220,31 @@ func markdownLimits() string {
 			"past it a query gets no answer, as an overloaded resolver drops it: the client asks again or times out"},
 		{"an accept that fails (no file descriptor left)", "retried after 5 ms, the wait doubling up to 1 s, on every listener",
 			"the connection waits in the backlog until a descriptor is free"},
+	}
+	var b strings.Builder
+	b.WriteString("| what | bound | what the client sees |\n|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r[0], r[1], cell(r[2]))
+	}
+	return b.String()
+}
+
+// markdownGRPCLimits renders the table of serve --grpc's bounds, from the constants that set
+// them.
+func markdownGRPCLimits() string {
+	rows := [][3]string{
+		{"a call's work, hang or stream", "`--max-duration` (default " + grpcsrv.DefaultMaxDuration.String() + ")", "INVALID_ARGUMENT for a longer duration; a hang ends at the cap with DEADLINE_EXCEEDED"},
+		{"streams at once on a connection", fmt.Sprintf("`--max-concurrent-streams` (default %d), at most %d", grpcsrv.DefaultMaxConcurrentStreams, math.MaxInt32),
+			"SETTINGS_MAX_CONCURRENT_STREAMS; a stream beyond it is refused (REFUSED_STREAM)"},
+		{"a frame", "16 KiB, as advertised (SETTINGS_MAX_FRAME_SIZE's initial value)", "GOAWAY FRAME_SIZE_ERROR, and the connection closed"},
+		{"a call's metadata", "32 KiB, a single field 32 KiB", "RST_STREAM ENHANCE_YOUR_CALM (gRPC: RESOURCE_EXHAUSTED); a field beyond it: GOAWAY COMPRESSION_ERROR"},
+		{"a malformed frame", "RFC 9113 section 5.4", "a stream error resets its stream (RST_STREAM) and the connection serves on; a connection error sends GOAWAY with its code before the close"},
+		{"a message", "1 MiB, windows of 64 KiB", "RESOURCE_EXHAUSTED"},
+		{"a `labrun-call` id", fmt.Sprintf("%d bytes", grpcsrv.MaxCallLen), fmt.Sprintf("INVALID_ARGUMENT, `labrun-call: at most %d bytes, got N`; `/stats` keeps it cut", grpcsrv.MaxCallLen)},
+		{"call ids counted (executions, refuse=, goaway=, ok-on=)", fmt.Sprintf("%d", serveLogLimit), "nothing; past it the oldest half are forgotten, `forgotten_ids` counts them"},
+		{"the calls' log", fmt.Sprintf("%d calls and %d MiB of `/stats`", serveLogLimit, serveLogBytes>>20), "nothing; the oldest calls go, `dropped_calls` counts them"},
+		{"the first bytes of a connection", "10 s", "the connection closed; an HTTP/1.1 request shorter than the preface is answered at once"},
+		{"an accept that fails (no file descriptor left)", "retried after 5 ms, the wait doubling up to 1 s", "the connection waits in the backlog until a descriptor is free"},
 	}
 	var b strings.Builder
 	b.WriteString("| what | bound | what the client sees |\n|---|---|---|\n")

@@ -72,7 +72,8 @@ func TestServeGRPCRefuses(t *testing.T) {
 		{[]string{"--grpc", "--h2"}, "--h2 does not apply to --grpc"},
 		{[]string{"--grpc", "--ca-out", "ca.pem"}, "--ca-out does not apply to --grpc"},
 		{[]string{"--grpc", "--addr", "10.0.0.1:0"}, "not a loopback address; pass --allow-remote"},
-		{[]string{"--grpc", "--max-concurrent-streams", "-1"}, "--max-concurrent-streams must not be negative"},
+		{[]string{"--grpc", "--max-concurrent-streams", "-1"}, "--max-concurrent-streams must be between 0 and 2147483647, got -1"},
+		{[]string{"--grpc", "--max-concurrent-streams", "4294967297"}, "--max-concurrent-streams must be between 0 and 2147483647, got 4294967297"},
 		{[]string{"--grpc", "--nodes", "2"}, "--nodes needs --h2 or --h2c"},
 	} {
 		var stdout, stderr syncBuffer

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/fakesrv"
 )
@@ -165,4 +174,86 @@ func (p *serveProcess) stopWith(t *testing.T, signals []os.Signal, code int, std
 	if took < min || took > max {
 		t.Errorf("exited %v after the first signal, want between %v and %v", took, min, max)
 	}
+}
+
+// TestServeIdleConnectionStop: a connection with no request in flight does not hold a stop:
+// serve --grpc exits 0 at once whatever the connection sent (nothing, part of the preface, the
+// preface and no more, or a call's answer it never reads); the fault server, whose net/http
+// waits for a connection that sent nothing, exits 0 at the end of --grace (before, --grpc
+// ignored SIGTERM and a second SIGINT until the client left, and the others exited 130).
+func TestServeIdleConnectionStop(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		first string
+		max   time.Duration
+	}{
+		{"grpc, silent", []string{"--grpc", "--grace", "5s"}, "", 3 * time.Second},
+		{"grpc, part of the preface", []string{"--grpc", "--grace", "5s"}, "PRI * HTTP/2.0", 3 * time.Second},
+		{"grpc, the preface only", []string{"--grpc", "--grace", "5s"}, http2.ClientPreface, 3 * time.Second},
+		{"http1, silent", []string{"--grace", "500ms"}, "", 3 * time.Second},
+		{"h2c, silent", []string{"--protocol", "h2c", "--grace", "500ms"}, "", 3 * time.Second},
+		{"h2c, the preface only", []string{"--protocol", "h2c", "--grace", "500ms"}, http2.ClientPreface, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := startServeProcess(t, tt.args...)
+			nc, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			io.WriteString(nc, tt.first)
+			time.Sleep(100 * time.Millisecond)
+			p.stopWith(t, []os.Signal{syscall.SIGTERM}, exitPass, "labrun: stopped\n", 0, tt.max)
+		})
+	}
+}
+
+// TestServeGRPCSignals: serve --grpc stops as every serve mode does: 130 when a call had to be
+// cut, at the end of --grace or at a second signal.
+func TestServeGRPCSignals(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		signals  []os.Signal
+		min, max time.Duration
+	}{
+		{"the grace runs out", []string{"--grace", "500ms"}, []os.Signal{syscall.SIGTERM}, 500 * time.Millisecond, 3 * time.Second},
+		{"a second signal cuts", nil, []os.Signal{syscall.SIGTERM, os.Interrupt}, 0, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := startServeProcess(t, append([]string{"--grpc"}, tt.args...)...)
+			cc, err := grpc.NewClient("passthrough:///"+p.url, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			ctx := metadata.NewOutgoingContext(t.Context(), metadata.Pairs(grpcsrv.FaultHeader, "hang"))
+			go cc.Invoke(ctx, grpcsrv.MethodCall, []byte{}, new([]byte), grpc.ForceCodec(grpcsrv.Codec{}))
+			waitForGRPC(t, p.url, func(st grpcsrv.Stats) bool { return st.Streams == 1 })
+			p.stopWith(t, tt.signals, exitInterrupted, "labrun: cut the calls still in flight\nlabrun: interrupted\n", tt.min, tt.max)
+		})
+	}
+}
+
+// waitForGRPC polls serve --grpc's /stats at addr until ok holds, for at most 5 s.
+func waitForGRPC(t *testing.T, addr string, ok func(grpcsrv.Stats) bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		res, err := http.Get("http://" + addr + "/stats")
+		if err != nil {
+			continue
+		}
+		var st grpcsrv.Stats
+		err = json.NewDecoder(res.Body).Decode(&st)
+		res.Body.Close()
+		if err == nil && ok(st) {
+			return
+		}
+	}
+	t.Fatal("serve --grpc's /stats never showed what the test waits for")
 }

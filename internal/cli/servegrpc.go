@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -64,8 +66,8 @@ func serveGRPC(c *cli.Context) error {
 		}
 	}
 	streams := c.Int("max-concurrent-streams")
-	if streams < 0 {
-		return usagef("--max-concurrent-streams must not be negative, got %d", streams)
+	if streams < 0 || streams > math.MaxInt32 {
+		return usagef("--max-concurrent-streams must be between 0 and %d, got %d", math.MaxInt32, streams)
 	}
 	if d := c.Duration("max-duration"); d <= 0 {
 		return usagef("--max-duration must be positive, got %v", d)
@@ -79,15 +81,13 @@ func serveGRPC(c *cli.Context) error {
 		return usagef("--addr %s: not a loopback address; pass --allow-remote to listen on it", addr)
 	}
 	srv, err := grpcsrv.New(grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
-		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit))
+		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes))
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	var banner strings.Builder
 	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C; GET %s/stats for what each call carried\n", srv.Addr, srv.URL)
-	if streams > 0 {
-		fmt.Fprintf(&banner, "  MaxConcurrentStreams %d\n", streams)
-	}
+	fmt.Fprintf(&banner, "  MaxConcurrentStreams %d\n", cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams))
 	banner.WriteString(indent(grpcFaultList))
 	return serveUntilStopped(c, srv.Addr+"\n", banner.String(), "calls", srv.Shutdown)
 }

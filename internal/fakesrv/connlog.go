@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/labrun/labrun/internal/boundlog"
 )
 
 // ConnEnd says how a connection ended, as the server saw it.
@@ -39,22 +41,15 @@ func (s *Server) Conns() []Conn {
 }
 
 type connLog struct {
-	limit int // connections kept, 0 for all; set once by New
-
 	mu      sync.Mutex // guards entries and every entry's fields
-	entries []*Conn
+	entries *boundlog.Log[*Conn]
 }
 
 func (l *connLog) add(id int, t time.Time) *Conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.limit > 0 && len(l.entries) >= l.limit {
-		half := copy(l.entries, l.entries[len(l.entries)-l.limit/2:])
-		clear(l.entries[half:])
-		l.entries = l.entries[:half]
-	}
 	c := &Conn{ID: id, Accepted: t}
-	l.entries = append(l.entries, c)
+	l.entries.Add(c, 0)
 	return c
 }
 
@@ -71,17 +66,16 @@ func (l *connLog) end(c *Conn, how ConnEnd) {
 func (l *connLog) snapshot() []Conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Conn, len(l.entries))
-	for i, c := range l.entries {
-		out[i] = *c
-	}
+	n, _ := l.entries.Len()
+	out := make([]Conn, 0, n)
+	l.entries.Each(func(c *Conn) bool { out = append(out, *c); return true })
 	return out
 }
 
 func (l *connLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries = nil
+	l.entries.Reset()
 }
 
 type watchedListener struct {

@@ -23,6 +23,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	defer s.handlers.Done()
+	s.running.Add(1)
+	defer s.running.Add(-1)
 
 	e, found := route(s.routes, r.URL.Path)
 	if !found {

@@ -3,6 +3,8 @@ package fakesrv
 import (
 	"sync"
 	"time"
+
+	"github.com/labrun/labrun/internal/boundlog"
 )
 
 // Request is what the server saw of one request, in the server's clock readings.
@@ -53,19 +55,15 @@ func entrySize(path string) int {
 
 // requestLog is the log of requests and the count per endpoint.
 type requestLog struct {
-	limit     int // entries kept, 0 for all; set once by New
-	byteLimit int // bytes kept (entrySize), 0 for all; set once by New
-
-	mu          sync.Mutex // guards entries, bytes, dropped, seq and perEndpoint
-	entries     []*Request
-	bytes       int // the sum of entrySize over entries
-	dropped     int // entries dropped to respect limit and byteLimit
+	mu          sync.Mutex // guards entries, seq and perEndpoint
+	entries     *boundlog.Log[*Request]
 	seq         int
 	perEndpoint map[string]int
 }
 
+// newRequestLog keeps at most limit entries and byteLimit bytes (entrySize; 0: no bound).
 func newRequestLog(limit, byteLimit int) *requestLog {
-	return &requestLog{limit: limit, byteLimit: byteLimit, perEndpoint: make(map[string]int)}
+	return &requestLog{entries: boundlog.New[*Request](limit, byteLimit), perEndpoint: make(map[string]int)}
 }
 
 // arrive numbers rec, counts it and appends a copy, the request's slot that publish updates.
@@ -77,31 +75,8 @@ func (l *requestLog) arrive(rec *Request) *Request {
 	l.perEndpoint[rec.Endpoint]++
 	entry := new(Request)
 	*entry = *rec
-	size := entrySize(entry.Path)
-	l.trim(size)
-	l.entries = append(l.entries, entry)
-	l.bytes += size
+	l.entries.Add(entry, entrySize(entry.Path))
 	return entry
-}
-
-// trim makes room for size bytes, dropping the oldest entries to half of each bound at once:
-// amortised O(1).
-func (l *requestLog) trim(size int) {
-	overCount := l.limit > 0 && len(l.entries) >= l.limit
-	overBytes := l.byteLimit > 0 && l.bytes+size > l.byteLimit
-	if !overCount && !overBytes {
-		return
-	}
-	n := 0
-	for n < len(l.entries) &&
-		((l.limit > 0 && len(l.entries)-n > l.limit/2) || (l.byteLimit > 0 && l.bytes+size > l.byteLimit/2)) {
-		l.bytes -= entrySize(l.entries[n].Path)
-		n++
-	}
-	kept := copy(l.entries, l.entries[n:])
-	clear(l.entries[kept:]) // no stale pointer keeps a dropped entry alive
-	l.entries = l.entries[:kept]
-	l.dropped += n
 }
 
 func (l *requestLog) publish(entry *Request, rec *Request) {
@@ -113,10 +88,9 @@ func (l *requestLog) publish(entry *Request, rec *Request) {
 func (l *requestLog) snapshot() []Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Request, len(l.entries))
-	for i, r := range l.entries {
-		out[i] = *r
-	}
+	n, _ := l.entries.Len()
+	out := make([]Request, 0, n)
+	l.entries.Each(func(r *Request) bool { out = append(out, *r); return true })
 	return out
 }
 
@@ -128,21 +102,19 @@ func (l *requestLog) counts(names []string) (perEndpoint map[string]int, dropped
 	for _, name := range names {
 		out[name] = l.perEndpoint[name]
 	}
-	return out, l.dropped
+	return out, l.entries.Dropped()
 }
 
 func (l *requestLog) size() (entries, bytes int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries), l.bytes
+	return l.entries.Len()
 }
 
 func (l *requestLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries = nil
-	l.bytes = 0
-	l.dropped = 0
+	l.entries.Reset()
 	l.seq = 0
 	l.perEndpoint = make(map[string]int)
 }
