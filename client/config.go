@@ -42,9 +42,9 @@ type Config struct {
 	MaxBody int64
 	// Follow changes the follow-up rule's (Rules.FollowUps) defaults.
 	Follow FollowOptions
-	// Rules are the library's rules the client executes (internal/rules). The zero value is no
-	// library's: every address in turn, nothing re-sent, no follow-up.
-	Rules rules.Rules
+	// Rules are the library's rules the client executes: RulesOf(name) gives a library's. The
+	// zero value is no library's: every address in turn, nothing re-sent, no follow-up.
+	Rules Rules
 	// HeadTimeout bounds each attempt from its start to the response head, as a read timeout:
 	// the JDK HttpClient's HttpRequest.timeout() (MultiExchange.responseAsyncImpl).
 	HeadTimeout time.Duration

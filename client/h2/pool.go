@@ -42,8 +42,11 @@ type Config struct {
 	Spread  Spread
 	MaxBody int64
 	// Rule is the library's connection pick; DialPerCall is OkHttp 3.13's (okhttp313.go).
-	Rule rules.H2
+	Rule Rule
 }
+
+// Rule is how a client picks the HTTP/2 connection for a new stream (its fields say what).
+type Rule = rules.H2
 
 // Validate reports the first field that makes no sense.
 func (c Config) Validate() error {

@@ -27,10 +27,13 @@ type Done struct {
 	At   time.Time
 }
 
-// APNsConfig configures the APNs sender's interceptor (docs/http2.md; rules.APNsRule).
+// APNsRule is the interceptor's ejection rule; its fields are the thresholds.
+type APNsRule = rules.APNsRule
+
+// APNsConfig configures the APNs sender's interceptor (docs/http2.md).
 type APNsConfig struct {
 	AllocationLimit int
-	rules.APNsRule
+	APNsRule
 }
 
 // APNsProduction returns the thresholds as run in production with OkHttp 3.5.
