@@ -7,13 +7,16 @@ import (
 )
 
 // pythonSocket are the rules of Python's http.client under requests and httpx (socket
-// settimeout: per read; getaddrinfo unbounded).
+// settimeout: per read; getaddrinfo unbounded). Each library polls an idle connection before
+// it leases it: urllib3 1.26.12 connectionpool.py _get_conn (is_connection_dropped), httpcore
+// 0.16.3 _sync/http11.py has_expired (get_extra_info("is_readable")), aiohttp 3.8.4
+// connector.py _get (proto.is_connected()).
 func pythonSocket(library string) Rules {
 	return Rules{
 		Library: library,
 		Pool:    Pool{Unbounded: true},
 		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextNone},
-		Reuse:   Reuse{Watch: WatchNever, Check: CheckNone},
+		Reuse:   Reuse{Watch: WatchAtLease, Check: CheckNone},
 		PreFirst: PreFirst{
 			Handshake:        BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "the connect timeout, per read", PerRead: true},
 			Lookup:           deadlineOnly("none (getaddrinfo)"),
@@ -82,7 +85,7 @@ func init() {
 		Rules: func(Settings) Rules { return Requests(false) }, Limits: Limits{Retries: 3},
 		Card: Card{Lease: "none", Connect: "none (timeout=None)", Read: "none (timeout=None; a (connect, read) pair sets a limit per read)",
 			Pool: "10 connections per host kept (pool_maxsize)", Call: "none",
-			Reuse: "nothing watches an idle connection",
+			Reuse: "each lease polls the idle socket (is_connection_dropped): one the server closed is discarded",
 			Resend: "Retry(total=3) at its defaults: connect errors, TLS errors and certificates, any method; read errors (a read timeout, a reset) for " +
 				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
 				"back-off 0, then backoff_factor × 2^(n-1) (--backoff is backoff_factor, 0 by default). requests alone (max_retries=0) retries nothing: --retries 0",
@@ -92,7 +95,7 @@ func init() {
 		Rules:  func(Settings) Rules { return HTTPX() },
 		Limits: Limits{Connect: 5 * time.Second, Read: 5 * time.Second, Lease: 5 * time.Second},
 		Card: Card{Lease: "5 s (pool)", Connect: "5 s", Read: "5 s per read (write 5 s)",
-			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "nothing watches an idle connection",
+			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "each lease polls the idle socket (httpcore has_expired): one the server closed is discarded",
 			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
 			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
 		FollowUps: "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
@@ -100,7 +103,7 @@ func init() {
 		Rules: func(Settings) Rules { return AIOHTTP() }, Limits: Limits{Deadline: 300 * time.Second},
 		Card: Card{Lease: "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
 			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included",
-			Reuse:  "nothing watches an idle connection",
+			Reuse:  "the event loop sees a close (connection_lost); _get skips a connection no longer connected",
 			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
 			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
 		FollowUps: "aiohttp 3.8.4 retries no status and follows at most 10 redirects (max_redirects, the 10th raises)",

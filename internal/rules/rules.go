@@ -114,6 +114,8 @@ const (
 	WatchAlways
 	// WatchNever: only a check before reuse finds it.
 	WatchNever
+	// WatchAtLease: each lease polls the idle socket, so a FIN or RST read there discards it.
+	WatchAtLease
 )
 
 // Check is what the library checks before it reuses a pooled connection.
