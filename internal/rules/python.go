@@ -18,9 +18,9 @@ func pythonSocket(library string) Rules {
 		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextNone},
 		Reuse:   Reuse{Watch: WatchAtLease, Check: CheckNone},
 		PreFirst: PreFirst{
-			Handshake:        BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "the connect timeout, per read", PerRead: true},
+			Handshake:        BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "the connect timeout, one deadline for the handshake"},
 			Lookup:           deadlineOnly("none (getaddrinfo)"),
-			HandshakeSource:  "the socket keeps the connect timeout (settimeout) through wrap_socket's handshake",
+			HandshakeSource:  "the socket keeps the connect timeout through wrap_socket; CPython 3.11 Modules/_ssl.c do_handshake makes it one deadline (_PyDeadline_Init)",
 			LookupSource:     "socket.create_connection: getaddrinfo takes no timeout",
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
 			RetrySource: "socket.create_connection walks the addresses for the TCP connect only",
@@ -32,6 +32,9 @@ func pythonSocket(library string) Rules {
 // HTTPAdapter(max_retries=Retry(...)) (util/retry.py), every method with allMethods.
 func Requests(allMethods bool) Rules {
 	r := pythonSocket("requests 2.34.2 over urllib3 1.26.12 (Retry)")
+	// connectionpool.py _make_request: a timeout in _validate_conn's handshake is _raise_timeout's
+	// ReadTimeoutError, a read error to Retry.
+	r.PreFirst.Handshake.Outcome = vocab.ReadTimeout
 	methods := MethodsSafeOrPut
 	if allMethods {
 		methods = MethodsAll
