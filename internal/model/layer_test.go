@@ -202,3 +202,23 @@ func TestRetryLayerPreFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestUndiciConnectWheel: undici's connect.timeout is a FastTimer (lib/core/util.js
+// setupConnectTimeout), on the 499 ms wheel of its read timers: a 1 s limit fires at 1497 ms
+// (measured: 1509, 1499 and 1529 ms on unreachable, tls-stall and slow-lookup).
+func TestUndiciConnectWheel(t *testing.T) {
+	const want = 3 * rules.UndiciTick
+	l := presetLimits(t, "undici", func(l *Limits) { l.ConnectTimeout, l.ReadTimeout = time.Second, time.Second })
+	if p := Predict(Downstream{HostDown: true}, l, true, 0); p.Outcome != vocab.ConnectTimeout || p.Total != want {
+		t.Errorf("unreachable: got %s at %v, want %s at %v", p.Outcome, p.Total, vocab.ConnectTimeout, want)
+	}
+	for _, f := range []PreFirst{{Fault: HandshakeStall}, {Fault: SlowLookup, LookupDelay: 2 * time.Second}} {
+		p, err := PredictPreFirst(f, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Outcome != vocab.ConnectTimeout || p.Total != want {
+			t.Errorf("%s: got %s at %v, want %s at %v", f.Fault, p.Outcome, p.Total, vocab.ConnectTimeout, want)
+		}
+	}
+}

@@ -74,6 +74,8 @@ func Axios() Rules {
 func Undici() Rules {
 	r := nodeHTTP("undici 7.30.2 request()")
 	r.Read = Read{Tick: Tick{Every: UndiciTick}}
+	// lib/core/util.js setupConnectTimeout: timers.setFastTimeout, the same wheel.
+	r.Connect.Tick = Tick{Every: UndiciTick}
 	r.PreFirst.Handshake = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
 	r.PreFirst.Lookup = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
 	r.PreFirst.HandshakeSource = "undici 7.30.2 lib/core/connect.js: setupConnectTimeout, cleared on 'secureConnect'"
@@ -106,11 +108,11 @@ func init() {
 		FollowUps: "axios 1.21.1 retries nothing; follow-redirects 1.16.2 follows at most 21 redirects",
 	}, Preset{Name: "undici", Client: "undici 7.30.2 request() (Node)", Rank: 16, FitRank: 16,
 		Rules: func(Settings) Rules { return Undici() }, Limits: Limits{Read: 300 * time.Second, Connect: 10 * time.Second},
-		Card: Card{Lease: "none", Connect: "10 s (connect.timeout, lookup and TLS included)",
+		Card: Card{Lease: "none", Connect: "10 s (connect.timeout, lookup and TLS included), on the same 499 ms wheel",
 			Read: "headersTimeout 300 s to the head, bodyTimeout 300 s per chunk; both on a 499 ms timer wheel: a 1 s limit fires at about 1.5 s",
 			Pool: "Pool: no connection limit", Call: "none", Reuse: "a socket's close removes it",
 			Resend: "none; request() follows no redirect",
-			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3)"},
+			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3), lib/core/util.js (setupConnectTimeout: setFastTimeout)"},
 		FollowUps: "undici 7.30.2's request() retries nothing and follows no redirect",
 	})
 }

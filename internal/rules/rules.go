@@ -78,6 +78,8 @@ type Connect struct {
 	TimerLateInLookup bool
 	// DetachedDial: a dial outlives the attempt that gave up on it; the next takes it.
 	DetachedDial bool
+	// Tick is the timer wheel the connect timeout runs on; zero for an exact timer.
+	Tick Tick
 }
 
 // HandshakeNext says which failed handshakes move on to the next address.
