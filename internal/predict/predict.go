@@ -270,6 +270,7 @@ func (p *Predictor) Limits() model.Limits {
 	}
 	d := preset(p.Defaults).Limits
 	l.AttemptTimeout, l.BackoffMax = d.AttemptTimeout, d.BackoffMax
+	l.TLSHandshakeTimeout = cmp.Or(p.HandshakeTimeout, d.TLSHandshake)
 	l.Rules = p.Layer.apply(l.Rules, &l)
 	if p.validateSet && p.ValidateAfterInactivity == 0 {
 		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;
