@@ -149,7 +149,7 @@ func TestPredictorApplyReuse(t *testing.T) {
 		{"go refuses a stale check", Predictor{Defaults: "go", ValidateAfterInactivity: time.Second}, []string{"validate-after-inactivity"},
 			Predictor{}, "--validate-after-inactivity is HttpClient 5's; --defaults go follows Go net/http (DefaultClient, DefaultTransport)'s own rules"},
 		{"okhttp refuses HttpClient 5's retries", Predictor{Defaults: "okhttp", HC5Retries: "default"}, []string{"hc5-retries"},
-			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp 3.13's own rules"},
+			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp 3.13.1's own rules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

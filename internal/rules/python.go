@@ -28,10 +28,10 @@ func pythonSocket(library string) Rules {
 	}
 }
 
-// Requests returns requests 2.34.2's rules over urllib3 1.26.12 with
+// Requests returns requests 2.28.1's rules over urllib3 1.26.12 with
 // HTTPAdapter(max_retries=Retry(...)) (util/retry.py), every method with allMethods.
 func Requests(allMethods bool) Rules {
-	r := pythonSocket("requests 2.34.2 over urllib3 1.26.12 (Retry)")
+	r := pythonSocket("requests 2.28.1 over urllib3 1.26.12 (Retry)")
 	// connectionpool.py _make_request: a timeout in _validate_conn's handshake is _raise_timeout's
 	// ReadTimeoutError, a read error to Retry.
 	r.PreFirst.Handshake.Outcome = vocab.ReadTimeout
@@ -55,7 +55,7 @@ func Requests(allMethods bool) Rules {
 		// get_backoff_time, DEFAULT_BACKOFF_MAX.
 		Backoff: Backoff{Mult: 2, FirstImmediate: true},
 		Source: "urllib3 1.26.12 util/retry.py: Retry (DEFAULT_ALLOWED_METHODS, RETRY_AFTER_STATUS_CODES, DEFAULT_BACKOFF_MAX 120), " +
-			"increment, is_retry, get_backoff_time, sleep_for_retry; requests 2.34.2 adapters.py: HTTPAdapter (DEFAULT_RETRIES 0: Retry(0, read=False))",
+			"increment, is_retry, get_backoff_time, sleep_for_retry; requests 2.28.1 adapters.py: HTTPAdapter (DEFAULT_RETRIES 0: Retry(0, read=False))",
 	}
 	return r
 }
@@ -84,10 +84,10 @@ func AIOHTTP() Rules {
 }
 
 func init() {
-	Register(Preset{Name: "urllib3", Client: "requests 2.34.2 with HTTPAdapter(max_retries=Retry(total=3)), urllib3 1.26.12", Rank: 14, FitRank: 14,
+	Register(Preset{Name: "urllib3", Client: "requests 2.28.1 with HTTPAdapter(max_retries=Retry(total=3)), urllib3 1.26.12", Rank: 14, FitRank: 14,
 		Rules: func(Settings) Rules { return Requests(false) }, Limits: Limits{Retries: 3},
 		Card: Card{Lease: "none", Connect: "none (timeout=None)", Read: "none (timeout=None; a (connect, read) pair sets a limit per read)",
-			Pool: "10 connections per host kept (pool_maxsize)", Call: "none",
+			Pool: "10 connections per host kept (pool_maxsize)", Call: "none", Here: "requests 2.28.1, urllib3 1.26.12, Debian 12's",
 			Reuse: "each lease polls the idle socket (is_connection_dropped): one the server closed is discarded",
 			Resend: "Retry(total=3) at its defaults: connect errors, TLS errors and certificates, any method; read errors (a read timeout, a reset) for " +
 				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
@@ -98,14 +98,14 @@ func init() {
 		Rules:  func(Settings) Rules { return HTTPX() },
 		Limits: Limits{Connect: 5 * time.Second, Read: 5 * time.Second, Lease: 5 * time.Second},
 		Card: Card{Lease: "5 s (pool)", Connect: "5 s", Read: "5 s per read (write 5 s)",
-			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "each lease polls the idle socket (httpcore has_expired): one the server closed is discarded",
+			Pool: "100 connections, 20 kept alive", Call: "none", Here: "0.23.3 over httpcore 0.16.3, Debian 12's", Reuse: "each lease polls the idle socket (httpcore has_expired): one the server closed is discarded",
 			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
 			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
 		FollowUps: "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
 	}, Preset{Name: "aiohttp", Client: "aiohttp 3.8.4 (ClientSession)", Rank: 18, FitRank: 18,
 		Rules: func(Settings) Rules { return AIOHTTP() }, Limits: Limits{Deadline: 300 * time.Second},
 		Card: Card{Lease: "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
-			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included",
+			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included", Here: "3.8.4, Debian 12's",
 			Reuse:  "the event loop sees a close (connection_lost); _get skips a connection no longer connected",
 			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
 			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
