@@ -99,6 +99,8 @@ func TestPreFirstRefuses(t *testing.T) {
 		{Predictor{Defaults: "go", DNSFault: "nxdomain", Routes: 2}, "about --tls-fault"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Routes: 2, BadRoutes: 3}, "exceeds --routes"},
 		{Predictor{Defaults: "okhttp", TLSFault: "stall", HandshakeTimeout: time.Second}, "OkHttp bounds the handshake by its --read-timeout"},
+		{Predictor{Defaults: "httpx", TLSFault: "stall", HandshakeTimeout: time.Second}, "httpx bounds the handshake by its connect timeout"},
+		{Predictor{Defaults: "urllib3", TLSFault: "stall", HandshakeTimeout: time.Second}, "urllib3 bounds the handshake by its connect timeout"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Retries: 1}, "--retries"},
 		{Predictor{Defaults: "hc5", TLSFault: "reset"}, "tls-fault"},
 	} {

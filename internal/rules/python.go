@@ -93,7 +93,8 @@ func init() {
 				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
 				"back-off 0, then backoff_factor × 2^(n-1) (--backoff is backoff_factor, 0 by default). requests alone (max_retries=0) retries nothing: --retries 0",
 			Source: Requests(false).Retry.Source},
-		FollowUps: "urllib3 1.26.12's Retry retries 413, 429 and 503 when they carry Retry-After (is_retry), 0 as the back-off; requests follows at most 30 redirects",
+		HandshakeBy: "urllib3 bounds the handshake by its connect timeout (--connect-timeout), one deadline",
+		FollowUps:   "urllib3 1.26.12's Retry retries 413, 429 and 503 when they carry Retry-After (is_retry), 0 as the back-off; requests follows at most 30 redirects",
 	}, Preset{Name: "httpx", Client: "httpx 0.23.3 (Client)", Rank: 17, FitRank: 17,
 		Rules:  func(Settings) Rules { return HTTPX() },
 		Limits: Limits{Connect: 5 * time.Second, Read: 5 * time.Second, Lease: 5 * time.Second},
@@ -101,7 +102,8 @@ func init() {
 			Pool: "100 connections, 20 kept alive", Call: "none", Here: "0.23.3 over httpcore 0.16.3, Debian 12's", Reuse: "each lease polls the idle socket (httpcore has_expired): one the server closed is discarded",
 			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
 			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
-		FollowUps: "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
+		HandshakeBy: "httpx bounds the handshake by its connect timeout (--connect-timeout), one deadline",
+		FollowUps:   "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
 	}, Preset{Name: "aiohttp", Client: "aiohttp 3.8.4 (ClientSession)", Rank: 18, FitRank: 18,
 		Rules: func(Settings) Rules { return AIOHTTP() }, Limits: Limits{Deadline: 300 * time.Second},
 		Card: Card{Lease: "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
@@ -109,6 +111,7 @@ func init() {
 			Reuse:  "the event loop sees a close (connection_lost); _get skips a connection no longer connected",
 			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
 			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
-		FollowUps: "aiohttp 3.8.4 retries no status and follows at most 10 redirects (max_redirects, the 10th raises)",
+		HandshakeBy: "aiohttp bounds the handshake by ClientTimeout.total (--deadline)",
+		FollowUps:   "aiohttp 3.8.4 retries no status and follows at most 10 redirects (max_redirects, the 10th raises)",
 	})
 }
