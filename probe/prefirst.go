@@ -96,6 +96,15 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 		left := p.Total
 		if sc.pre.Fault == model.HandshakeStall && len(p.Attempts) > 0 {
 			left = p.Attempts[0].End // the first connection's departure: the attempt's limit
+			bound := model.PreFirstRuleOf(l).Handshake(l).Limit
+			if cut := p.Attempts[0].Outcome == vocab.Deadline && len(p.Attempts) > 1; cut && l.Rules.Connect.DetachedDial {
+				// The abandoned dial keeps its handshake until its own bound or the call's end.
+				left = p.Total
+				if bound > 0 && bound < p.Total {
+					left = bound
+				}
+				x.leftAtEnd = left == p.Total
+			}
 		}
 		x.left = &left
 	}
@@ -370,6 +379,7 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 func stallTimes(x expectation, m measures) (want, got, tol *float64) {
 	want, got = msPtr(x.left), msPtr(m.left)
 	switch {
+	case x.leftAtEnd:
 	case x.left == nil || m.left == nil || (*m.left-*x.left).Abs() > statusTolerance:
 		return want, got, nil
 	case x.total == nil || x.totalMax == nil || m.call == nil || x.outcome == vocab.Hang || x.conns == nil || *x.conns < 2:

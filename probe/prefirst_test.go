@@ -173,4 +173,16 @@ func TestStallRowTimes(t *testing.T) {
 	if want, got, _ := stallTimes(x, measures{left: ms(1500), call: ms(6095)}); *want != 1000 || *got != 1500 {
 		t.Errorf("a late departure: got want %v, got %v; want it judged: 1000, 1500", *want, *got)
 	}
+	// net/http's abandoned dial keeps the first handshake until the call ends (measured: resty
+	// SetRetryCount(2), SetTimeout(1s): left at 3270 ms, the call 3270 ms, 3 connections).
+	e, err = expectOf([]string{"resty", "retries=2", "attempt-timeout=1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x = e.predict(stall); !x.leftAtEnd || x.conns == nil || *x.conns != 3 {
+		t.Fatalf("resty: got %+v, want the first connection kept to the call's end, 3 connections", x)
+	}
+	if want, got, tol := stallTimes(x, measures{left: ms(3270), call: ms(3270)}); want == nil || tol == nil || *got != 3270 || (*got-*want) > *tol || (*want-*got) > *tol {
+		t.Errorf("resty: got want %v, got %v, tolerance %v; want the whole call judged within it", want, got, tol)
+	}
 }
