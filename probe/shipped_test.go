@@ -189,9 +189,9 @@ const (
 		"no pooled connection to lose"
 	urllibLoop = "urllib.request.HTTPRedirectHandler stops a loop after max_repeats = 4 visits of one URL (5 requests), " +
 		"before its max_redirections = 10"
-	requestsNoResend = "requests mounts HTTPAdapter(max_retries=DEFAULT_RETRIES = 0), urllib3 Retry(0, read=False): " +
-		"a request on a dead pooled connection fails, for GET too"
-	requestsLoop  = "requests.Session follows 30 redirects (DEFAULT_REDIRECT_LIMIT in requests/models.py), then TooManyRedirects"
+	requestsBlock = "HTTPAdapter(pool_block=True) makes urllib3's pool block at pool_maxsize (connectionpool.py _get_conn: " +
+		"self.pool.get(block=self.block)): 5 connections at once, 20 calls in 4 waves; the urllib3 preset's pool is " +
+		"pool_block=False's, unbounded (pool_maxsize only caps the connections kept)"
 	undiciNoRetry = "Node's fetch (undici) fails the request running on a connection that closes, idempotent or not " +
 		"(lib/dispatcher/client-h1.js onHttpSocketClose: util.errorRequest), and fetch sends nothing again: the GET on the dead " +
 		"pooled connection fails, where the go profile replays it"
@@ -248,7 +248,6 @@ func shippedProbes() []shippedProbe {
 	curlConfKnown["tls-stall"] = curlConnectTLS
 	urllibKnown := map[string]string{"pooled-close": urllibPool, "pooled-close-post": urllibPool, "pooled-reset": urllibPool,
 		"pooled-reset-post": urllibPool, "redirect-loop": urllibLoop}
-	requestsKnown := map[string]string{"pooled-close": requestsNoResend, "pooled-reset": requestsNoResend, "redirect-loop": requestsLoop}
 	// With a timeout set, Python's socket timeout bounds the handshake as a deadline, and
 	// nothing the lookup.
 	withTimeout := func(known map[string]string) map[string]string {
@@ -271,11 +270,11 @@ func shippedProbes() []shippedProbe {
 		{name: "Python urllib, defaults", needs: []string{python()}, args: urllib, expect: []string{"go"}, known: urllibKnown, version: pyVersion},
 		{name: "Python urllib, timeout=1", needs: []string{python()}, args: urllib, env: []string{"PROBE_TIMEOUT=1"},
 			expect: []string{"go", "read-timeout=1s", "connect-timeout=1s"}, known: withTimeout(urllibKnown), version: pyVersion},
-		{name: "Python requests, defaults", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests, expect: []string{"go"}, known: requestsKnown,
+		{name: "Python requests, defaults", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests, expect: []string{"urllib3", "retries=0"},
 			version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
 		{name: "Python requests, timeout=(1, 1), pool_maxsize=5, pool_block", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests,
-			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_POOL=5"}, expect: []string{"go", "read-timeout=1s", "connect-timeout=1s", "pool=5"},
-			known: withTimeout(requestsKnown), version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
+			env: []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_POOL=5"}, expect: []string{"urllib3", "retries=0", "read-timeout=1s", "connect-timeout=1s", "pool=5"},
+			known: map[string]string{"burst": requestsBlock}, version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
 		{name: "Node fetch, defaults", needs: []string{"node"}, args: node, expect: []string{"go"}, known: nodeKnown, version: version(1, "node", "--version")},
 		{name: "Node fetch, AbortSignal.timeout(1000)", needs: []string{"node"}, args: node, env: []string{"PROBE_TIMEOUT=1"},
 			expect: []string{"go", "deadline=1s"}, known: nodeKnown, version: version(1, "node", "--version")},
