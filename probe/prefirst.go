@@ -379,8 +379,7 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 func stallTimes(x expectation, m measures) (want, got, tol *float64) {
 	want, got = msPtr(x.left), msPtr(m.left)
 	switch {
-	case x.leftAtEnd:
-	case x.left == nil || m.left == nil || (*m.left-*x.left).Abs() > statusTolerance:
+	case x.left == nil || m.left == nil || !x.leftAtEnd && (*m.left-*x.left).Abs() > statusTolerance:
 		return want, got, nil
 	case x.total == nil || x.totalMax == nil || m.call == nil || x.outcome == vocab.Hang || x.conns == nil || *x.conns < 2:
 		return want, got, nil
