@@ -31,9 +31,12 @@ type expectation struct {
 	// fromConnect says that left runs from the TCP connect, not from the request (or the
 	// ClientHello): a handshake limit that is a deadline from the connect, as the JDK's.
 	fromConnect bool
-	executions  *int
-	conns       *int
-	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+	// leftAtEnd: the first connection stays until the call ends (an abandoned dial goes on):
+	// the whole call is the row's time.
+	leftAtEnd  bool
+	executions *int
+	conns      *int
+	span       *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
 	// total and totalMax are the whole call's time with random waits at their shortest and
 	// longest; for a status the waits alone. Nil when the model gives none.
 	total, totalMax *time.Duration

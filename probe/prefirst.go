@@ -16,6 +16,7 @@ import (
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/results"
 )
 
 // Scenarios before the first byte of HTTP: a TLS handshake that stalls or fails, served on
@@ -92,8 +93,20 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 	// The time that tells the limits apart: when the client left the stalled handshake, and
 	// how long a slow lookup's call took.
 	if sc.pre.Fault == model.HandshakeStall || sc.pre.Fault == model.SlowLookup {
-		total := p.Total
-		x.left = &total
+		left := p.Total
+		if sc.pre.Fault == model.HandshakeStall && len(p.Attempts) > 0 {
+			left = p.Attempts[0].End // the first connection's departure: the attempt's limit
+			bound := model.PreFirstRuleOf(l).Handshake(l).Limit
+			if cut := p.Attempts[0].Outcome == vocab.Deadline && len(p.Attempts) > 1; cut && l.Rules.Connect.DetachedDial {
+				// The abandoned dial keeps its handshake until its own bound or the call's end.
+				left = p.Total
+				if bound > 0 && bound < p.Total {
+					left = bound
+				}
+				x.leftAtEnd = left == p.Total
+			}
+		}
+		x.left = &left
 	}
 	if r := model.PreFirstRuleOf(l); sc.pre.Fault == model.HandshakeStall {
 		// A limit per read starts with the handshake's first read, after the ClientHello is
@@ -357,4 +370,20 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s += "; the resolver answered " + q
 	}
 	return s
+}
+
+// stallTimes are a TLS row's expected and measured times: the first connection's departure
+// against the first attempt's limit, and when it agrees and a retry layer tried again, the
+// whole call as the command reported it against the model's (its waits' band, as
+// statusTimes).
+func stallTimes(x expectation, m measures) (want, got, tol *float64) {
+	want, got = msPtr(x.left), msPtr(m.left)
+	switch {
+	case x.left == nil || m.left == nil || !x.leftAtEnd && (*m.left-*x.left).Abs() > statusTolerance:
+		return want, got, nil
+	case x.total == nil || x.totalMax == nil || m.call == nil || x.outcome == vocab.Hang || x.conns == nil || *x.conns < 2:
+		return want, got, nil
+	}
+	half := (*x.totalMax - *x.total) / 2
+	return results.Ms(*x.total + half), results.Ms(*m.call), results.Ms(half + statusTolerance + time.Duration(*x.conns-1)*followTolerance)
 }

@@ -145,3 +145,44 @@ func TestIsLookupRow(t *testing.T) {
 		}
 	}
 }
+
+// TestStallRowTimes: a retry layer's tls-stall row judges the first connection's departure
+// against one attempt's limit, then the whole call against the model's (got, timeout.request
+// 1s: 1 + [1, 1.1] + 1 + [2, 2.1] + 1 s, measured 6095 ms on 3 connections).
+func TestStallRowTimes(t *testing.T) {
+	var stall Scenario
+	for _, s := range Scenarios() {
+		if s.Name == "tls-stall" {
+			stall = s
+		}
+	}
+	stall.Cap = 15 * time.Second
+	e, err := expectOf([]string{"got", "attempt-timeout=1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := e.predict(stall)
+	if x.left == nil || *x.left != time.Second || x.conns == nil || *x.conns != 3 {
+		t.Fatalf("got %+v, want the first departure at 1 s and 3 connections", x)
+	}
+	ms := func(v int) *time.Duration { d := time.Duration(v) * time.Millisecond; return &d }
+	want, got, tol := stallTimes(x, measures{left: ms(1004), call: ms(6095)})
+	if want == nil || got == nil || tol == nil || *want != 6100 || *got != 6095 || *tol < 100 {
+		t.Errorf("the whole call: got want %v, got %v, tolerance %v; want 6100, 6095, at least 100", want, got, tol)
+	}
+	if want, got, _ := stallTimes(x, measures{left: ms(1500), call: ms(6095)}); *want != 1000 || *got != 1500 {
+		t.Errorf("a late departure: got want %v, got %v; want it judged: 1000, 1500", *want, *got)
+	}
+	// net/http's abandoned dial keeps the first handshake until the call ends (measured: resty
+	// SetRetryCount(2), SetTimeout(1s): left at 3270 ms, the call 3270 ms, 3 connections).
+	e, err = expectOf([]string{"resty", "retries=2", "attempt-timeout=1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x = e.predict(stall); !x.leftAtEnd || x.conns == nil || *x.conns != 3 {
+		t.Fatalf("resty: got %+v, want the first connection kept to the call's end, 3 connections", x)
+	}
+	if want, got, tol := stallTimes(x, measures{left: ms(3270), call: ms(3270)}); want == nil || tol == nil || *got != 3270 || (*got-*want) > *tol || (*want-*got) > *tol {
+		t.Errorf("resty: got want %v, got %v, tolerance %v; want the whole call judged within it", want, got, tol)
+	}
+}

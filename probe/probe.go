@@ -296,6 +296,8 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
 		case kindStatus, kindFresh:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = statusTimes(x, m)
+		case kindTLS:
+			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = stallTimes(x, m)
 		default:
 			r.ExpectedMs, r.MeasuredMs = msPtr(x.left), msPtr(m.left)
 		}

@@ -48,7 +48,7 @@ func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Predict
 	var p Prediction
 	start, t := first.Start, first.Phases[0].End
 	for {
-		end, out := kernelRace(t, syn, limitAt(t, l.ConnectTimeout), vocab.ConnectTimeout, deadline)
+		end, out := kernelRace(t, syn, limitAt(t, l.connectTimer()), vocab.ConnectTimeout, deadline)
 		a := Attempt{Start: start, End: end, Outcome: out, NewConnection: true,
 			Phases: []Span{{vocab.PhaseLease, start, t}, {vocab.PhaseConnect, t, end}}}
 		p.Attempts, p.Connects = append(p.Attempts, a), p.Connects+1
@@ -159,14 +159,14 @@ func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration,
 	case rules.FirstAddress, rules.RoutePerAttempt:
 		if l.Rules.Connect.ReconnectOnce {
 			// PlainHttpConnection.canRetryConnect retries once, under the first timer.
-			return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
+			return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.connectTimer()), vocab.KernelTimeout
 		}
-		return t + SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
+		return t + SYNGiveUp, after(m.connectTimerStart(c, t), l.connectTimer()), vocab.KernelTimeout
 	case rules.SharedBudget:
-		return t + time.Duration(routes)*SYNGiveUp, after(t, l.ConnectTimeout), vocab.KernelTimeout
+		return t + time.Duration(routes)*SYNGiveUp, after(t, l.connectTimer()), vocab.KernelTimeout
 	default:
 		each, out := SYNGiveUp, vocab.KernelTimeout
-		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
+		if ct := l.connectTimer(); ct > 0 && ct < SYNGiveUp {
 			each, out = ct, vocab.ConnectTimeout
 		}
 		end := t + time.Duration(routes)*each

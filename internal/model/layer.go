@@ -96,6 +96,7 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 	var p Prediction
 	start := time.Duration(0)
 	var pending []time.Duration // when abandoned dials pool their connections
+	lookup, lookupBy := time.Duration(0), 0
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -129,17 +130,16 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 			switch f.Fault {
 			case SlowLookup:
 				pending = append(pending, start+f.LookupDelay)
-				p.Connects++
-				p.Attempts[len(p.Attempts)-1].NewConnection = true
+				lookup, lookupBy = start+f.LookupDelay, len(p.Attempts)-1
 			case SlowHandshake:
 				pending = append(pending, start+f.trickle())
 			}
 		}
 		switch {
 		case a.Outcome == vocab.OK || a.Outcome == vocab.Hang || (a.Outcome == vocab.Deadline && !cut):
-			return p, nil
+			return lookedUp(p, lookup, lookupBy), nil
 		case n >= l.Retries || !layer.Retries(rules.LayerFailure{Class: preFirstClass(f, a.Outcome, cut), Method: "GET"}):
-			return p, nil
+			return lookedUp(p, lookup, lookupBy), nil
 		}
 		lo, hi := layer.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		if high {
@@ -148,16 +148,27 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		start = p.Total + lo
 		if l.Deadline > 0 && start >= l.Deadline {
 			p.Outcome, p.Total = vocab.Deadline, l.Deadline
-			return p, nil
+			return lookedUp(p, lookup, lookupBy), nil
 		}
 	}
+}
+
+// lookedUp counts the connection of the cut dial whose lookup answers at (0: none), made by
+// attempt by, when the call is still running then: the caller's process ends with its call.
+func lookedUp(p Prediction, at time.Duration, by int) Prediction {
+	if at > 0 && at <= p.Total {
+		p.Connects++
+		p.Attempts[by].NewConnection = true
+	}
+	return p
 }
 
 // detachedAttempt takes the first connection pooled by pending, or dials one more.
 func detachedAttempt(f PreFirst, deadline, start time.Duration, pending *[]time.Duration) Prediction {
 	first := slices.Min(*pending)
 	var a Prediction
-	if first > start {
+	// At a tie the attempt dials too: the cut dial still has its connect or last flight to go.
+	if first >= start {
 		own := first
 		if f.Fault == SlowHandshake {
 			own = start + f.trickle()

@@ -66,7 +66,7 @@ func (m *sim) poolAtStart(idle int) {
 	case evicted(d, l):
 	case stale(d, l):
 		switch w := l.Rules.Reuse.Watch; {
-		case w == rules.WatchAlways:
+		case w == rules.WatchAlways || w == rules.WatchAtLease:
 			return
 		case w == rules.WatchUnlessChecked && l.ValidateAfterInactivity == 0:
 			return

@@ -244,3 +244,18 @@ func TestHC5EvictInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonIdleChecks: urllib3, httpcore and aiohttp poll an idle connection before they lease
+// it, so one the server closed is discarded and the call opens a new one (requests alone too).
+func TestPythonIdleChecks(t *testing.T) {
+	closed := Downstream{Delay: answer, IdleFor: 400 * ms, ServerIdleTimeout: 300 * ms}
+	for _, name := range []string{"httpx", "aiohttp", "urllib3"} {
+		for _, method := range []string{"GET", "POST"} {
+			l := presetLimits(t, name, func(l *Limits) { l.Retries = 0 })
+			d := closed
+			d.Method = method
+			t.Run(name+" "+method, pooledCase{idle: 1, d: d, l: l,
+				want: vocab.OK, total: 6 * ms, attempts: 1, executions: 1, connects: 1}.run)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (r PreFirstRule) Handshake(l Limits) Bound { return r.PreFirst.Handshake.Of
 func (r PreFirstRule) Lookup(l Limits) Bound { return r.PreFirst.Lookup.Of(timeouts(l)) }
 
 func timeouts(l Limits) rules.Timeouts {
-	return rules.Timeouts{Connect: l.ConnectTimeout, Read: l.ReadTimeout, TLSHandshake: l.TLSHandshakeTimeout}
+	return rules.Timeouts{Connect: l.connectTimer(), Read: l.ReadTimeout, TLSHandshake: l.TLSHandshakeTimeout}
 }
 
 // PreFirstRuleOf returns l's library's rule.

@@ -272,7 +272,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
 		natural, kernel := t+ConnectTime, vocab.Outcome("")
-		limit, limitOut := after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.ConnectTimeout
+		limit, limitOut := after(m.connectTimerStart(c, t), l.connectTimer()), vocab.ConnectTimeout
 		if d.HostDown {
 			natural, limit, kernel = m.downConnect(c, t)
 		}
@@ -362,6 +362,12 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	default:
 		return natural, natOut
 	}
+}
+
+// connectTimer is l's connect timeout as the library's timer wheel fires it (rules.Tick.Late).
+func (l Limits) connectTimer() time.Duration {
+	_, hi := l.Rules.Connect.Tick.Late(l.ConnectTimeout)
+	return hi
 }
 
 // readTimeout is the read timeout as the library's timer wheel fires it (rules.Tick.Late).

@@ -182,8 +182,10 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--evict-interval needs --evict-idle: there is no evictor")
 	case p.ServerIdleTimeout > 0 && p.IdleFor == 0:
 		return fmt.Errorf("--server-idle-timeout needs --idle-for: how long the pooled connection sat idle")
-	case (p.IdleFor > 0 || p.KillAfterRead != "") && (p.Cold || p.HostDown):
-		return fmt.Errorf("--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing")
+	case p.IdleFor > 0 && (p.Cold || p.HostDown):
+		return fmt.Errorf("--idle-for is about the pooled connection that --cold and --host-down say is missing")
+	case p.KillAfterRead != "" && p.HostDown:
+		return fmt.Errorf("--kill-after-read needs a server: --host-down says no server answers")
 	case p.KillAfterRead != "" && p.Dropped:
 		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
 	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
@@ -272,6 +274,7 @@ func (p *Predictor) Limits() model.Limits {
 	}
 	d := preset(p.Defaults).Limits
 	l.AttemptTimeout, l.BackoffMax = d.AttemptTimeout, d.BackoffMax
+	l.TLSHandshakeTimeout = cmp.Or(p.HandshakeTimeout, d.TLSHandshake)
 	l.Rules = p.Layer.apply(l.Rules, &l)
 	if p.validateSet && p.ValidateAfterInactivity == 0 {
 		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;
@@ -295,7 +298,7 @@ func (p *Predictor) Predict() results.Prediction {
 	l := p.Limits()
 	d := model.Downstream{Delay: p.Delay, Bytes: p.Bytes, Every: p.Every, Stall: p.Stall, HostDown: p.HostDown, Dropped: p.Dropped,
 		ServerIdleTimeout: p.ServerIdleTimeout, IdleFor: p.IdleFor, KillAfterRead: model.Kill(p.KillAfterRead),
-		Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}
+		KillNew: p.Cold, Method: p.Method, IdempotencyKey: p.IdempotencyKey, OneShotBody: p.OneShotBody}
 	pred := model.Predict(d, l, p.Cold || p.HostDown, p.Queue)
 	if p.SYNRetries > 0 || p.TCPRetries2 > 0 {
 		// The question exp-i's kernel rows measure: the scaled kernel gives up, not the book.

@@ -34,10 +34,10 @@ func TestPredictorCheck(t *testing.T) {
 		{"an interval without an evictor", Predictor{EvictInterval: time.Second}, "--evict-interval needs --evict-idle: there is no evictor"},
 		{"a server timeout without a pause", Predictor{ServerIdleTimeout: time.Minute},
 			"--server-idle-timeout needs --idle-for: how long the pooled connection sat idle"},
-		{"killed and cold", Predictor{KillAfterRead: "close", Cold: true},
-			"--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing"},
+		{"killed and host down", Predictor{KillAfterRead: "close", HostDown: true},
+			"--kill-after-read needs a server: --host-down says no server answers"},
 		{"idle and host down", Predictor{IdleFor: time.Minute, HostDown: true},
-			"--idle-for and --kill-after-read are about the pooled connection that --cold and --host-down say is missing"},
+			"--idle-for is about the pooled connection that --cold and --host-down say is missing"},
 		{"killed and dropped", Predictor{KillAfterRead: "reset", Dropped: true},
 			"--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server"},
 		{"unknown kill", Predictor{KillAfterRead: "explode"}, `--kill-after-read: unknown value "explode" (want close, reset)`},
@@ -149,7 +149,7 @@ func TestPredictorApplyReuse(t *testing.T) {
 		{"go refuses a stale check", Predictor{Defaults: "go", ValidateAfterInactivity: time.Second}, []string{"validate-after-inactivity"},
 			Predictor{}, "--validate-after-inactivity is HttpClient 5's; --defaults go follows Go net/http (DefaultClient, DefaultTransport)'s own rules"},
 		{"okhttp refuses HttpClient 5's retries", Predictor{Defaults: "okhttp", HC5Retries: "default"}, []string{"hc5-retries"},
-			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp 3.13's own rules"},
+			Predictor{}, "--hc5-retries is HttpClient 5's; --defaults okhttp follows OkHttp 3.13.1's own rules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -462,4 +462,30 @@ func presetsWhere(keep func(rules.Preset) bool) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// TestKillAfterReadCold: a fresh connection the server kills after executing the request, as
+// the probe's fresh-close asks it: net/http re-sends only on a reused connection, got's retry
+// layer re-sends a GET twice, 1 s then 2 s later (plus up to 100 ms each), never a POST.
+func TestKillAfterReadCold(t *testing.T) {
+	for _, tt := range []struct {
+		defaults, method string
+		executions       int
+		total            float64
+	}{
+		{"go", "GET", 1, 1}, {"got", "GET", 3, 3003}, {"got", "POST", 1, 1},
+	} {
+		p := &Predictor{Defaults: tt.defaults, KillAfterRead: "close", Cold: true, Method: tt.method}
+		if err := p.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Apply(func(string) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+		got := p.Predict()
+		if got.ServerExecutions != tt.executions || got.TotalMs == nil || *got.TotalMs != tt.total || got.Outcome != vocab.Failed {
+			t.Errorf("--defaults %s, %s: got %s, %d executions, %v ms; want error, %d, %v", tt.defaults, tt.method,
+				got.Outcome, got.ServerExecutions, got.TotalMs, tt.executions, tt.total)
+		}
+	}
 }

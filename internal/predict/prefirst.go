@@ -101,7 +101,6 @@ func (p *Predictor) predictPreFirst() results.Prediction {
 		f.Fault = dnsFaults[p.DNSFault]
 	}
 	l := p.Limits()
-	l.TLSHandshakeTimeout = p.HandshakeTimeout
 	rule := model.PreFirstRuleOf(l)
 	pred, _ := model.PredictPreFirst(f, l) // every fault it is given is known
 	out := results.Prediction{

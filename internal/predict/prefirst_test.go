@@ -39,6 +39,11 @@ func TestPredictPreFirst(t *testing.T) {
 			vocab.OK, 300, 1, "100ms per read"},
 		{"go: a slow handshake, TLSHandshakeTimeout a deadline", Predictor{Defaults: "go", TLSFault: "slow", HandshakeGap: 20 * ms, HandshakeBytes: 15, HandshakeTimeout: 150 * ms},
 			vocab.ConnectTimeout, 150, 1, "150ms, a deadline"},
+		// cleanhttp.DefaultPooledTransport's TLSHandshakeTimeout 10 s, retried 1, 2, 4, 8 s apart.
+		{"retryablehttp: a stalled handshake, the preset's 10 s, retried", Predictor{Defaults: "retryablehttp", TLSFault: "stall"},
+			vocab.ConnectTimeout, 65000, 5, "10s, a deadline"},
+		{"go: a stalled handshake, DefaultTransport's 10 s", Predictor{Defaults: "go", TLSFault: "stall"},
+			vocab.ConnectTimeout, 10000, 1, "10s, a deadline"},
 		{"jdk: a stalled handshake, the connect timer", Predictor{Defaults: "jdk", TLSFault: "stall", ConnectTimeout: 100 * ms, ReadTimeout: 200 * ms, Routes: 2},
 			vocab.ConnectTimeout, 100, 1, "connectTimeout or HttpRequest.timeout()"},
 		{"jdk: a slow lookup, the request timeout late", Predictor{Defaults: "jdk", DNSFault: "slow", LookupDelay: 250 * ms, ReadTimeout: 100 * ms},
@@ -94,6 +99,8 @@ func TestPreFirstRefuses(t *testing.T) {
 		{Predictor{Defaults: "go", DNSFault: "nxdomain", Routes: 2}, "about --tls-fault"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Routes: 2, BadRoutes: 3}, "exceeds --routes"},
 		{Predictor{Defaults: "okhttp", TLSFault: "stall", HandshakeTimeout: time.Second}, "OkHttp bounds the handshake by its --read-timeout"},
+		{Predictor{Defaults: "httpx", TLSFault: "stall", HandshakeTimeout: time.Second}, "httpx bounds the handshake by its connect timeout"},
+		{Predictor{Defaults: "urllib3", TLSFault: "stall", HandshakeTimeout: time.Second}, "urllib3 bounds the handshake by its connect timeout"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", Retries: 1}, "--retries"},
 		{Predictor{Defaults: "hc5", TLSFault: "reset"}, "tls-fault"},
 	} {

@@ -17,8 +17,12 @@ func PresetNames() []string { return rules.Names(rules.Presets()) }
 func Defaults() []results.ClientDefaults {
 	var out []results.ClientDefaults
 	for _, p := range model.Presets() {
+		client := p.Client
+		if p.Here != "" {
+			client += " · here: " + p.Here
+		}
 		d := results.ClientDefaults{
-			Name: p.Name, Client: p.Client, Lease: p.Lease, Connect: p.Connect,
+			Name: p.Name, Client: client, Lease: p.Lease, Connect: p.Connect,
 			Read: p.Read, Pool: p.Pool, Call: p.Call, Source: p.Source, Reuse: p.Reuse, Resend: p.Resend,
 		}
 		preFirstDefaults(p.Name, p.Limits, &d)

@@ -81,7 +81,7 @@ func init() {
 		Rules: func(Settings) Rules { return GoNet() },
 		// DefaultTransport: net.Dialer's 30 s, TLSHandshakeTimeout 10 s, IdleConnTimeout 90 s.
 		Limits: Limits{Connect: 30 * time.Second, TLSHandshake: 10 * time.Second, KeepAlive: 90 * time.Second},
-		Card: Card{Lease: "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
+		Card: Card{Here: "the Go that builds labrun (go.mod)", Lease: "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
 			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
 			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
 			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",

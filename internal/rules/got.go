@@ -54,14 +54,14 @@ func Got() Rules {
 // gotNoise is got's retry.noise: up to 100 ms added to each wait.
 const gotNoise = 100 * time.Millisecond
 
-// Axios returns axios 1.21.1's rules in Node (lib/adapters/http.js, follow-redirects 1.16.2):
+// Axios returns axios 1.21.1's rules in Node (lib/adapters/http.js, follow-redirects 1.16.3):
 // `timeout` is a deadline to the head (RedirectableRequest.setTimeout), then idle per read.
 func Axios() Rules {
-	r := nodeHTTP("axios 1.21.1 in Node (follow-redirects 1.16.2)")
+	r := nodeHTTP("axios 1.21.1 in Node (follow-redirects 1.16.3)")
 	r.Read = Read{FromAttemptStart: true}
 	r.PreFirst.Handshake = BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "timeout, from the socket's assignment"}
 	r.PreFirst.Lookup = BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "timeout, from the socket's assignment"}
-	r.PreFirst.HandshakeSource = "follow-redirects 1.16.2 index.js: RedirectableRequest.setTimeout starts its timer on 'socket', before the lookup and the connect"
+	r.PreFirst.HandshakeSource = "follow-redirects 1.16.3 index.js: RedirectableRequest.setTimeout starts its timer on 'socket', before the lookup and the connect"
 	r.PreFirst.LookupSource = r.PreFirst.HandshakeSource
 	// follow-redirects: `++this._redirectCount > this._options.maxRedirects` (axios: 21).
 	r.FollowUps = maxRedirects(21, "ERR_FR_TOO_MANY_REDIRECTS: Maximum number of redirects exceeded")
@@ -74,6 +74,8 @@ func Axios() Rules {
 func Undici() Rules {
 	r := nodeHTTP("undici 7.30.2 request()")
 	r.Read = Read{Tick: Tick{Every: UndiciTick}}
+	// lib/core/util.js setupConnectTimeout: timers.setFastTimeout, the same wheel.
+	r.Connect.Tick = Tick{Every: UndiciTick}
 	r.PreFirst.Handshake = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
 	r.PreFirst.Lookup = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "connect.timeout"}
 	r.PreFirst.HandshakeSource = "undici 7.30.2 lib/core/connect.js: setupConnectTimeout, cleared on 'secureConnect'"
@@ -89,7 +91,7 @@ func init() {
 	Register(Preset{Name: "got", Client: "got 14.6.6 (Node)", Rank: 13, FitRank: 13,
 		Rules: func(Settings) Rules { return Got() }, Limits: Limits{Retries: 2, Backoff: time.Second},
 		Card: Card{Lease: "none", Connect: "none", Read: "none",
-			Pool: "Node's http.globalAgent: no socket limit", Call: "none; timeout.request bounds each attempt (--attempt-timeout)",
+			Pool: "Node's http.globalAgent: no socket limit", Here: "14.6.6 (examples/probes/node/layers' lockfile)", Call: "none; timeout.request bounds each attempt (--attempt-timeout)",
 			Reuse: "the Agent drops an idle socket when it closes",
 			Resend: "2 retries of GET, PUT, HEAD, DELETE, OPTIONS, TRACE (never a POST): 1 s then 2 s apart, each plus up to 100 ms, " +
 				"after ETIMEDOUT, ECONNRESET, ECONNREFUSED, EPIPE, ENOTFOUND, EAI_AGAIN, ENETUNREACH, EADDRINUSE and 408, 413, 429, 500, 502, 503, 504, 521, 522, 524; " +
@@ -97,20 +99,20 @@ func init() {
 			Source: Got().Retry.Source},
 		FollowUps: "got 14.6.6 retries 408, 413, 429, 500, 502, 503, 504, 521, 522, 524 for GET, PUT, HEAD, DELETE, OPTIONS, TRACE (calculate-retry-delay.js), " +
 			"Retry-After 0 as no header; at most 10 redirects (MaxRedirectsError, not retried)",
-	}, Preset{Name: "axios", Client: "axios 1.21.1 in Node (follow-redirects 1.16.2)", Rank: 15, FitRank: 15,
+	}, Preset{Name: "axios", Client: "axios 1.21.1 in Node (follow-redirects 1.16.3)", Rank: 15, FitRank: 15,
 		Rules: func(Settings) Rules { return Axios() },
 		Card: Card{Lease: "none", Connect: "none", Read: "timeout 0 = none; when set a deadline from the socket's assignment to the head, then idle per read on the body",
-			Pool: "Node's http.globalAgent", Call: "none", Reuse: "the Agent drops an idle socket when it closes",
+			Pool: "Node's http.globalAgent", Call: "none", Here: "1.21.1, follow-redirects 1.16.3 (examples/probes/node/layers' lockfile)", Reuse: "the Agent drops an idle socket when it closes",
 			Resend: "none; 21 redirects at most",
-			Source: "axios 1.21.1 lib/adapters/http.js (req.setTimeout), follow-redirects 1.16.2 index.js (RedirectableRequest.setTimeout, maxRedirects 21)"},
-		FollowUps: "axios 1.21.1 retries nothing; follow-redirects 1.16.2 follows at most 21 redirects",
+			Source: "axios 1.21.1 lib/adapters/http.js (req.setTimeout), follow-redirects 1.16.3 index.js (RedirectableRequest.setTimeout, maxRedirects 21)"},
+		FollowUps: "axios 1.21.1 retries nothing; follow-redirects 1.16.3 follows at most 21 redirects",
 	}, Preset{Name: "undici", Client: "undici 7.30.2 request() (Node)", Rank: 16, FitRank: 16,
 		Rules: func(Settings) Rules { return Undici() }, Limits: Limits{Read: 300 * time.Second, Connect: 10 * time.Second},
-		Card: Card{Lease: "none", Connect: "10 s (connect.timeout, lookup and TLS included)",
+		Card: Card{Lease: "none", Connect: "10 s (connect.timeout, lookup and TLS included), on the same 499 ms wheel",
 			Read: "headersTimeout 300 s to the head, bodyTimeout 300 s per chunk; both on a 499 ms timer wheel: a 1 s limit fires at about 1.5 s",
-			Pool: "Pool: no connection limit", Call: "none", Reuse: "a socket's close removes it",
+			Pool: "Pool: no connection limit", Call: "none", Here: "7.30.2 (examples/probes/node/layers' lockfile)", Reuse: "a socket's close removes it",
 			Resend: "none; request() follows no redirect",
-			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3)"},
+			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3), lib/core/util.js (setupConnectTimeout: setFastTimeout)"},
 		FollowUps: "undici 7.30.2's request() retries nothing and follows no redirect",
 	})
 }

@@ -58,7 +58,7 @@ func init() {
 	Register(Preset{Name: "hc4", Client: "Apache HttpClient 4.5", Rank: 3, FitRank: 5,
 		Rules:  func(Settings) Rules { return HC4() },
 		Limits: Limits{PerRoute: HC4PerRoute, Total: hc4Total, Validate: HC4ValidateAfterInactivity},
-		Card: Card{Lease: "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
+		Card: Card{Here: "4.5.14, Debian 12's", Lease: "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
 			Pool: "2 per route, 20 total", Call: "none",
 			Reuse:  "validateAfterInactivity 2 s (PoolingHttpClientConnectionManager: a 1 ms read sees a FIN or RST)",
 			Resend: "DefaultHttpRequestRetryHandler: 3 re-sends after an I/O error that is not an InterruptedIOException (timeouts), UnknownHost, Connect, NoRouteToHost or SSL exception; a method without an entity (not POST, PUT, PATCH) always, one with an entity only if it was not sent",

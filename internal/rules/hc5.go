@@ -134,7 +134,7 @@ func init() {
 	Register(Preset{Name: "hc5", Client: "Apache HttpClient 5.6", Rank: 4, FitRank: 0,
 		Rules: hc5Of, Settings: Settings{AutomaticRetries: true}, Flags: []Flag{FlagHC5Retries},
 		Limits: HC5Limits(),
-		Card: Card{Lease: "3 min", Connect: "3 min", Read: "none = infinite",
+		Card: Card{Here: "5.2.1, Debian 12's: the rules before the first byte and a zero validateAfterInactivity are read there", Lease: "3 min", Connect: "3 min", Read: "none = infinite",
 			Pool: "5 per route, 25 total", Call: "none in classic",
 			Reuse:  "validateAfterInactivity 2 s (a 1 ms read sees a FIN or RST, never a silent drop; a live connection costs the call that 1 ms); evictIdleConnections off, checks every max(idle/10, 1 s) when on",
 			Resend: "DefaultHttpRequestRetryStrategy: 1 retry of an idempotent method unless the exception is an InterruptedIOException (timeouts), UnknownHost, Connect, ConnectionClosed, NoRouteToHost or SSL exception; 429 and 503 once after Retry-After or 1 s; disableAutomaticRetries(): nothing",

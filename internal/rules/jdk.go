@@ -79,7 +79,7 @@ func jdkOf(s Settings) Rules { return JDK(JDKSettings{EnableAllMethodRetry: s.Al
 func jdkPreset(name string, release int, keepAlive time.Duration, classes string) Preset {
 	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
 		Rules: jdkOf, Flags: []Flag{FlagResendAnyMethod}, Limits: Limits{KeepAlive: keepAlive},
-		Card: Card{Lease: "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
+		Card: Card{Here: "JDK 17, Debian 12's", Lease: "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
 			Pool:  fmt.Sprintf("unlimited (jdk.httpclient.connectionPoolSize 0), idle %d s (jdk.httpclient.keepalive.timeout)", int(keepAlive.Seconds())),
 			Call:  "timeout(), up to the response head, not set",
 			Reuse: "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",

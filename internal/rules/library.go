@@ -53,9 +53,11 @@ type Limits struct {
 	Backoff, BackoffMax                                                 time.Duration
 }
 
-// Card is the library's defaults as labrun defaults prints them.
+// Card is the library's defaults as labrun defaults prints them. Here names the release this
+// machine runs (Debian 12's package, the probes' lockfile or go.mod), which the shipped probes
+// measure, when the preset is one labrun's probes run.
 type Card struct {
-	Lease, Connect, Read, Pool, Call, Reuse, Resend, Source string
+	Lease, Connect, Read, Pool, Call, Reuse, Resend, Source, Here string
 }
 
 // Profile is how labrun's experiments run a library (--client).

@@ -145,7 +145,7 @@ func okHTTPPreset(name, client string, release func(OkHttpSettings) Rules) Prese
 			return release(OkHttpSettings{NoRetryOnConnectionFailure: s.NoRetryOnConnectionFailure})
 		},
 		Limits: Limits{Connect: 10 * time.Second, Read: 10 * time.Second, Write: 10 * time.Second, KeepAlive: 5 * time.Minute},
-		Card: Card{Lease: "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
+		Card: Card{Here: "3.13.1, Debian 12's", Lease: "n/a", Connect: "10 s", Read: "10 s per read, write 10 s",
 			Pool: "5 idle kept 5 min", Call: "callTimeout, includes body, default none"},
 		FollowUps:   "OkHttp 3.13.1's RetryAndFollowUpInterceptor.followUpRequest decides what follows each response, at most 20 follow-ups",
 		HandshakeBy: "OkHttp bounds the handshake by its --read-timeout",
@@ -153,7 +153,7 @@ func okHTTPPreset(name, client string, release func(OkHttpSettings) Rules) Prese
 }
 
 func init() {
-	p := okHTTPPreset("okhttp", "OkHttp 3.13", OkHttp313)
+	p := okHTTPPreset("okhttp", "OkHttp 3.13.1", OkHttp313)
 	p.Rank, p.FitRank = 6, 1
 	p.Card.Reuse = "RealConnection.isHealthy: a 1 ms read for any method but GET, which a live pooled connection waits out; a GET is sent on a connection the server closed"
 	p.Card.Resend = "retryOnConnectionFailure (true): any method with a replayable body after an I/O error, on the next pooled connection, then one new connection per route (StreamAllocation.hasMoreRoutes); never after a read timeout (3.3.0+; 3.0 to 3.2 retried those too)"

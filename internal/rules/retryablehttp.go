@@ -72,7 +72,7 @@ func init() {
 		Card: Card{Lease: "none", Connect: "30 s (cleanhttp's net.Dialer), TLS handshake 10 s", Read: "none",
 			Pool:  "GOMAXPROCS+1 idle per host, idle 90 s (cleanhttp.DefaultPooledTransport)",
 			Call:  "none; HTTPClient.Timeout, when set, bounds each attempt (--attempt-timeout)",
-			Reuse: "net/http's",
+			Reuse: "net/http's", Here: "v0.7.8 (examples/go.mod)",
 			Resend: "4 retries, 1, 2, 4, 8 s apart (min(30 s, 1 s × 2^n)), any method (the body is rewound): every error but a certificate, too many redirects, " +
 				"a bad scheme or header; 429 and every 5xx but 501, after Retry-After exactly for 429 and 503 (0: at once)",
 			Source: RetryableHTTP().Retry.Source},
@@ -82,7 +82,7 @@ func init() {
 		Rules: func(Settings) Rules { return Resty() }, Limits: resty,
 		Card: Card{Lease: "none", Connect: "30 s, TLS handshake 10 s", Read: "none",
 			Pool: "GOMAXPROCS+1 idle per host, idle 90 s", Call: "none; SetTimeout bounds each attempt (--attempt-timeout)",
-			Reuse: "net/http's",
+			Reuse: "net/http's", Here: "v2.17.2 (examples/go.mod)",
 			Resend: "none until SetRetryCount (--retries); then any error, any method, the body's read included, " +
 				"a wait in [v/2, v) with v = min(2 s, 100 ms × 2^n), at least 100 ms; no status unless AddRetryCondition",
 			Source: Resty().Retry.Source},

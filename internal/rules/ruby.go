@@ -52,7 +52,7 @@ func init() {
 		// Net::HTTP#initialize: open_timeout, read_timeout and write_timeout 60,
 		// keep_alive_timeout 2.
 		Limits: Limits{Connect: 60 * time.Second, Read: 60 * time.Second, Write: 60 * time.Second, KeepAlive: 2 * time.Second},
-		Card: Card{Lease: "none (one connection per Net::HTTP object)", Connect: "open_timeout 60 s, per address, the TLS handshake included",
+		Card: Card{Here: "3.1, Debian 12's", Lease: "none (one connection per Net::HTTP object)", Connect: "open_timeout 60 s, per address, the TLS handshake included",
 			Read: "read_timeout 60 s per read, write_timeout 60 s", Pool: "none: a started Net::HTTP keeps its one connection", Call: "none",
 			Reuse:  "keep_alive_timeout 2 s: an idle connection older is closed before the request; one the server closed is seen at once (begin_transport: wait_readable(0) and eof?)",
 			Resend: "max_retries 1: GET, HEAD, PUT, DELETE, OPTIONS, TRACE once more on a new connection after Net::ReadTimeout, Net::WriteTimeout, IOError, EOFError, ECONNRESET, ECONNABORTED, EPIPE, ETIMEDOUT or an SSL error; never a POST or a connect failure",

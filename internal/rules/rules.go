@@ -78,6 +78,8 @@ type Connect struct {
 	TimerLateInLookup bool
 	// DetachedDial: a dial outlives the attempt that gave up on it; the next takes it.
 	DetachedDial bool
+	// Tick is the timer wheel the connect timeout runs on; zero for an exact timer.
+	Tick Tick
 }
 
 // HandshakeNext says which failed handshakes move on to the next address.
@@ -114,6 +116,8 @@ const (
 	WatchAlways
 	// WatchNever: only a check before reuse finds it.
 	WatchNever
+	// WatchAtLease: each lease polls the idle socket, so a FIN or RST read there discards it.
+	WatchAtLease
 )
 
 // Check is what the library checks before it reuses a pooled connection.

@@ -85,7 +85,7 @@ func init() {
 		Flags: []Flag{FlagNoResendPost},
 		// KeepAliveCache: keepAliveTimeout 5 s without a Keep-Alive header.
 		Limits: Limits{KeepAlive: 5 * time.Second},
-		Card: Card{Lease: "none (no pool limit)", Connect: "0 = infinite (setConnectTimeout)", Read: "0 = infinite (setReadTimeout, per read)",
+		Card: Card{Here: "JDK 17, Debian 12's", Lease: "none (no pool limit)", Connect: "0 = infinite (setConnectTimeout)", Read: "0 = infinite (setReadTimeout, per read)",
 			Pool: "keeps 5 idle per address (http.maxConnections), idle 5 s unless the server's Keep-Alive header says", Call: "none",
 			Reuse:  "no check before reuse (HttpClient.available() reads only for a streamed POST): a request is written into a connection the server closed",
 			Resend: "once, on a new connection, when the response head fails to arrive (not a read timeout): any method, a POST unless -Dsun.net.http.retryPost=false, never a streamed body (sun.net.www.http.HttpClient.parseHTTP, failedOnce)",

@@ -8,13 +8,14 @@
 // Configure by environment:
 //   PROBE_HEADERS_TIMEOUT  headersTimeout, seconds
 //   PROBE_BODY_TIMEOUT     bodyTimeout, seconds
+//   PROBE_CONNECT_TIMEOUT  connect.timeout, seconds (default 10; on the same timer wheel)
 import { Agent, request } from "undici";
 import { ca, run, seconds } from "./protocol.mjs";
 
 const dispatcher = new Agent({
   headersTimeout: seconds("PROBE_HEADERS_TIMEOUT"),
   bodyTimeout: seconds("PROBE_BODY_TIMEOUT"),
-  connect: ca() ? { ca: ca() } : undefined,
+  connect: { ca: ca() || undefined, timeout: seconds("PROBE_CONNECT_TIMEOUT") },
 });
 
 await run(async (url, method, body) => {
