@@ -42,11 +42,11 @@ docs:
 
 ## probes: every shipped probe (examples/probes) against the model, and docs/clients.md checked
 probes:
-	$(GO) test -count=1 -timeout 30m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped
+	$(GO) test -count=1 -timeout 30m -parallel 64 -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped
 
 ## clients: measure every shipped probe and rewrite docs/clients.md
 clients:
-	$(GO) test -count=1 -timeout 30m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped -update-clients
+	$(GO) test -count=1 -timeout 30m -parallel 64 -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped -update-clients
 
 ## build: a labrun binary in the working directory
 build:

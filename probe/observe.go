@@ -1,35 +1,65 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/noise"
+	"github.com/labrun/labrun/internal/runner"
 )
 
-// Running the scenarios one after another, with the status line's count, and the wall-time
+// Running the scenarios side by side, with the status line's count, and the wall-time
 // baseline that the times the server cannot see are approximated with.
 
-// observeAll runs the command against every scenario of p.
+// observeAll runs the command against every scenario of p, side by side as p's gate admits
+// them (runner.Gate: as labrun all admits experiments), those that may last until their cap
+// first; each has a server of its own. The first error cancels the others.
 func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
 	scs, _ := p.scenarios()
-	var obs []observation
+	room, done := admission(p.gate)
+	defer done()
+	order := make([]int, len(scs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lasting(scs[b]), lasting(scs[a])) })
+	obs := make([]observation, len(scs))
+	g, gctx := errgroup.WithContext(ctx)
 	begin := time.Now()
-	for i, sc := range scs {
+	for n, i := range order {
+		if !room.Enter(gctx) {
+			break
+		}
 		if opt.Progress != nil {
-			opt.Progress(progressStep(i, len(scs), time.Since(begin), sc), 0)
+			opt.Progress(progressStep(n, len(scs), time.Since(begin), scs[i]), 0)
 		}
-		o, err := observe(ctx, p.Command, sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.Name, err)
-		}
-		obs = append(obs, o)
+		g.Go(func() error {
+			defer room.Leave()
+			o, err := observe(gctx, p.Command, scs[i])
+			if err != nil {
+				return fmt.Errorf("%s: %w", scs[i].Name, err)
+			}
+			obs[i] = o
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if needsBaseline(obs) {
 		d, err := p.baseline(ctx, opt)
@@ -41,6 +71,32 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 		}
 	}
 	return obs, nil
+}
+
+// admission is g, or without one a gate of the probe's own with a noise sentinel that done
+// stops.
+func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
+	if g != nil {
+		return g, func() {}
+	}
+	s := noise.Start()
+	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s.Stop
+}
+
+// lasting is about how long sc keeps the server busy: its cap where only the client can end
+// it, else the server's own waits.
+func lasting(sc Scenario) time.Duration {
+	if sc.down.Stall || sc.down.HostDown || sc.pre.Fault == model.HandshakeStall || sc.kind == kindLookup {
+		return sc.Cap
+	}
+	return sc.down.Delay + time.Duration(sc.down.Bytes)*sc.down.Every + sc.Pause + sc.pre.LookupDelay +
+		time.Duration(sc.pre.Bytes)*sc.pre.ByteGap + retryAfter(sc.response)
+}
+
+// retryAfter is r's Retry-After in seconds as a wait, 0 when absent or not a number.
+func retryAfter(r model.Response) time.Duration {
+	n, _ := strconv.Atoi(r.RetryAfter)
+	return time.Duration(n) * time.Second
 }
 
 // needsBaseline reports whether a time the server cannot see (a slow lookup's, an
@@ -102,11 +158,10 @@ func instantWall(obs []observation) time.Duration {
 	return 0
 }
 
-// progressStep names scenario i of n for the status line, with the time left when some have
-// run: "scenario 12/31 · about 25 s left · silent: a silent server". The time left is the
-// mean time of the scenarios run so far (elapsed over i) times those left, this one
-// included: the scenarios' times differ (a cap, a lookup in a namespace), so it is an
-// estimate that settles as they run.
+// progressStep names scenario i of n, as it starts, for the status line, with the time left
+// when some have started: "scenario 12/31 · about 25 s left · silent: a silent server". The
+// time left is the mean time between starts so far (elapsed over i) times those left, this one
+// included: an estimate that settles as they start.
 func progressStep(i, n int, elapsed time.Duration, sc Scenario) string {
 	s := fmt.Sprintf("scenario %d/%d", i+1, n)
 	if i > 0 {

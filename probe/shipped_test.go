@@ -159,9 +159,14 @@ func script(rel ...string) func(root, tmp string) ([]string, error) {
 	}
 }
 
-// goProbe builds the Go probe (a module of the examples) into tmp.
+// goProbe builds the Go probe (a module of the examples) into tmp, once.
 func goProbe(root, tmp string) ([]string, error) {
+	goBuildMu.Lock()
+	defer goBuildMu.Unlock()
 	bin := filepath.Join(tmp, "goprobe")
+	if _, err := os.Stat(bin); err == nil {
+		return []string{bin}, nil
+	}
 	cmd := exec.Command("go", "build", "-o", bin, "./probes/go")
 	cmd.Dir = filepath.Join(root, "examples")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -599,12 +604,14 @@ func TestShippedProbes(t *testing.T) {
 	if !*runShipped {
 		t.Skip("runs with -shipped (make probes): every shipped probe, some minutes")
 	}
+	t.Parallel() // beside TestShippedGRPCProbes, through the same gate
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	var mu sync.Mutex // guards sections and ranks, which the retry layers' probes fill at once
+	room, sentinel := shippedRoom()
+	var mu sync.Mutex // guards sections and ranks, which the probes fill at once
 	sections := map[string]string{}
 	ranks := map[string]costRank{}
 	one := func(sp shippedProbe) func(t *testing.T) {
@@ -646,8 +653,7 @@ func TestShippedProbes(t *testing.T) {
 			}
 			// The rows are judged like labrun's own runs: against the noise measured while
 			// they ran (a time the machine's noise explains is inconclusive, not a failure).
-			sentinel := noise.Start()
-			defer sentinel.Stop()
+			p.gate = room
 			begin := time.Now()
 			obs, err := p.observeAll(context.Background(), experiments.Options{})
 			if err != nil {
@@ -701,26 +707,26 @@ func TestShippedProbes(t *testing.T) {
 			ranks[sp.name] = rankOf(obs)
 		}
 	}
-	for _, sp := range shippedProbes() {
-		if sp.preset == "" {
-			t.Run(sp.name, one(sp))
-		}
-	}
-	// The retry layers' probes run two at a time (-parallel, GOMAXPROCS by default), after the
-	// others: each scenario has a server of its own, their rows are judged by counts and by
-	// times with margins of 300 ms or more, and one at a time they would add three minutes.
-	t.Run("layers", func(t *testing.T) {
+	// Every probe at once, its scenarios as the machine allows: one gate (runner.Gate, as
+	// labrun all's) admits every scenario of every probe, gRPC's included, so that the probes
+	// wait for each other only when the machine is busy.
+	t.Run("all", func(t *testing.T) {
 		for _, sp := range shippedProbes() {
-			if sp.preset != "" {
-				t.Run(sp.name, func(t *testing.T) {
-					t.Parallel()
-					one(sp)(t)
-				})
-			}
+			t.Run(sp.name, func(t *testing.T) {
+				t.Parallel()
+				one(sp)(t)
+			})
 		}
 	})
 	checkClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections, ranks)
 }
+
+// shippedRoom is the one gate, with its noise sentinel, that admits the scenarios of every
+// shipped probe of the test binary, HTTP and gRPC.
+var shippedRoom = sync.OnceValues(func() (*runner.Gate, *noise.Sentinel) {
+	s := noise.Start()
+	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s
+})
 
 // costRank is what a slow or failing downstream cost one shipped probe: the reservation's
 // executions, the requests for one 503 with Retry-After: 0, and the silent server's call

@@ -29,9 +29,10 @@ const BusyWindow = 500 * time.Millisecond
 // last BusyWindow above which no further experiment starts beside those running.
 const BusyOthers = 0.5
 
-// gate admits experiments: up to limit at once (0: no limit), and a further one beside those
-// running only while the machine is quiet.
-type gate struct {
+// Gate admits experiments, or a probe's scenarios: up to limit at once (0: no limit), and a
+// further one beside those running only while the machine is quiet. Its methods may be called
+// from several goroutines at once.
+type Gate struct {
 	limit int
 	noise *noise.Sentinel
 	quiet func() bool // nil: g.calm
@@ -42,16 +43,20 @@ type gate struct {
 	freed   chan struct{} // closed and replaced when an experiment leaves
 }
 
-func newGate(limit int, s *noise.Sentinel, quiet func() bool) *gate {
-	g := &gate{limit: limit, noise: s, quiet: quiet, freed: make(chan struct{})}
+// NewGate returns a gate of limit that judges the machine by s (nil: by the time since the last
+// start alone).
+func NewGate(limit int, s *noise.Sentinel) *Gate { return newGate(limit, s, nil) }
+
+func newGate(limit int, s *noise.Sentinel, quiet func() bool) *Gate {
+	g := &Gate{limit: limit, noise: s, quiet: quiet, freed: make(chan struct{})}
 	if g.quiet == nil {
 		g.quiet = g.calm
 	}
 	return g
 }
 
-// enter waits until an experiment may start and counts it in; false when ctx is done first.
-func (g *gate) enter(ctx context.Context) bool {
+// Enter waits until one more may start and counts it in; false when ctx is done first.
+func (g *Gate) Enter(ctx context.Context) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -75,8 +80,8 @@ func (g *gate) enter(ctx context.Context) bool {
 	}
 }
 
-// leave counts an experiment out.
-func (g *gate) leave() {
+// Leave counts one out.
+func (g *Gate) Leave() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.running--
@@ -87,7 +92,7 @@ func (g *gate) leave() {
 // calm reports whether the last experiment started at least BusyWindow ago and, over that
 // window, the machine kept labrun waiting for less than BusyShare of it and other processes
 // used less than BusyOthers of the CPUs. The caller holds mu.
-func (g *gate) calm() bool {
+func (g *Gate) calm() bool {
 	now := time.Now()
 	if now.Sub(g.last) < BusyWindow {
 		return false
