@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/regress"
 	"github.com/labrun/labrun/internal/rules"
 )
 
@@ -110,6 +111,9 @@ var errConnectAlarm = errors.New("connect timeout (alarm)")
 // clock); an alarm cancels the dial on time, and the dial then fails with the same timeout
 // error (a net.Error whose Timeout is true) as when the Dialer's timer fires.
 func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	if regress.Dial > 0 {
+		time.Sleep(regress.Dial)
+	}
 	if d.Timeout <= 0 {
 		return d.DialContext(ctx, network, addr)
 	}
