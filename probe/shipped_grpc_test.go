@@ -278,14 +278,14 @@ func grpcClientSection(sp shippedGRPCProbe, run results.Run, command, version st
 			}
 			return strconv.Itoa(*p)
 		}
-		when := "—"
-		if r.MeasuredMs != nil {
-			when = docMs(r, run.ToleranceMs)(time.Duration(*r.MeasuredMs * float64(time.Millisecond)))
-		}
 		scenario, _, _ := strings.Cut(r.Name, ":")
 		mark := ""
 		if _, ok := sp.known[scenario]; ok {
 			mark = " (known difference)"
+		}
+		when := "—"
+		if r.MeasuredMs != nil {
+			when = docMs(r, run.ToleranceMs, mark != "")(time.Duration(*r.MeasuredMs * float64(time.Millisecond)))
 		}
 		fmt.Fprintf(&b, "| %s%s | %s | %d | %s | %s | %s |\n", r.Name, mark, orDash(string(r.Outcome)), r.Calls,
 			count(r.ServerExecutions), count(r.NewConnections), when)
