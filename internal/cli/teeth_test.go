@@ -21,7 +21,7 @@ import (
 // twice.
 func TestGateTeeth(t *testing.T) {
 	testenv.Slow(t, "builds labrun three times and runs labrun all with each build")
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs(".") // the module's: TestMain moved there
 	if err != nil {
 		t.Fatal(err)
 	}
