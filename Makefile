@@ -9,10 +9,11 @@ LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" . all
 
-## test: the fast tier: vet, then the tests that answer at once (go test -short), about a minute warm
+## test: the fast tier: vet, then the tests that answer at once (go test -short), two packages a
+## CPU at once (their tests mostly wait on timers), under a minute warm
 test:
 	$(GO) vet ./...
-	$(GO) test -short ./...
+	$(GO) test -short -p $$(( 2 * $$(nproc) )) ./...
 
 ## conformance: the second tier: every test, the real libraries, namespaces, whole experiments,
 ## probes and soaks included, one package at a time so that timing tests do not load each other
