@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
-	"github.com/labrun/labrun/internal/regress"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -223,7 +222,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		if c.resend(cur, a, rs) {
 			continue // the library's own re-send, at once
 		}
-		if retries >= c.cfg.Retries+regress.Retries || !replayable(cur) {
+		if retries >= c.cfg.Retries+min(len(regressRetries), 1) || !replayable(cur) {
 			return res, a.Err
 		}
 		retries, rs = retries+1, c.newResend() // a business retry calls the library anew

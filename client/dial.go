@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/clock"
-	"github.com/labrun/labrun/internal/regress"
 	"github.com/labrun/labrun/internal/rules"
 )
 
@@ -107,12 +106,18 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 // errConnectAlarm is the cause with which dialOne's alarm cancels a dial.
 var errConnectAlarm = errors.New("connect timeout (alarm)")
 
+// regressDial and regressRetries are deliberate regressions for the gate's teeth test
+// (docs/ci.md), set only at link time (-X): a duration added to every dial, and one retry
+// more per call when set.
+var regressDial, regressRetries string
+
 // dialOne dials addr with d. The Dialer's own timeout is a Go timer, up to 1 ms late (package
 // clock); an alarm cancels the dial on time, and the dial then fails with the same timeout
 // error (a net.Error whose Timeout is true) as when the Dialer's timer fires.
 func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
-	if regress.Dial > 0 {
-		time.Sleep(regress.Dial)
+	if regressDial != "" {
+		extra, _ := time.ParseDuration(regressDial)
+		time.Sleep(extra)
 	}
 	if d.Timeout <= 0 {
 		return d.DialContext(ctx, network, addr)

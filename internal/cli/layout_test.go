@@ -24,7 +24,6 @@ var layers = map[string]int{
 	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "fakesrv/internal/accept": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
-	"internal/regress":       0, // the deliberate regressions of the gate's teeth test
 	// Each library's rules, which the client executes and the model predicts with; the
 	// namespace mechanism, which dispatches reap's helper with its own child.
 	"internal/rules": 1, "internal/netns": 1,

@@ -13,8 +13,8 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// TestGateTeeth: labrun built with a deliberate regression of its client (internal/regress: 30
-// ms more on every dial; one business retry more than configured) fails labrun all at the
+// TestGateTeeth: labrun built with a deliberate regression of its client (set at link time:
+// 30 ms more on every dial; one business retry more than configured) fails labrun all at the
 // default tolerance, exit 1, on a quiet machine; the unchanged build passes, or is at worst
 // inconclusive (exit 0 or 3). A regressed run that a busy machine made inconclusive (exit 3)
 // runs once more, as the shipped probes' disagreeing rows do; it fails when it is not caught
@@ -25,23 +25,27 @@ func TestGateTeeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const client = "github.com/labrun/labrun/client."
 	for _, tt := range []struct {
-		tag   string
-		codes []int
+		name, set string // set: the client's variable set at link time
+		codes     []int
 	}{
-		{"", []int{exitPass, exitInconclusive}},
-		{"labrun_regress_dial", []int{exitFail}},
-		{"labrun_regress_resend", []int{exitFail}},
+		{"unchanged", "", []int{exitPass, exitInconclusive}},
+		{"dial-30ms", client + "regressDial=30ms", []int{exitFail}},
+		{"one-more-retry", client + "regressRetries=1", []int{exitFail}},
 	} {
-		t.Run(or(tt.tag, "unchanged"), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "labrun")
-			build := exec.Command("go", "build", "-tags", tt.tag, "-o", bin, ".")
+			build := exec.Command("go", "build", "-o", bin, ".")
+			if tt.set != "" {
+				build.Args = append(build.Args[:2], "-ldflags=-X "+tt.set, "-o", bin, ".")
+			}
 			build.Dir = root
 			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("go build -tags %q: %v\n%s", tt.tag, err, out)
+				t.Fatalf("%v: %v\n%s", build.Args, err, out)
 			}
 			code, suite := gateRun(t, bin)
-			if code == exitInconclusive && tt.tag != "" {
+			if code == exitInconclusive && tt.set != "" {
 				t.Logf("inconclusive (exit 3), running once more:\n%s", notPassed(suite))
 				code, suite = gateRun(t, bin)
 			}

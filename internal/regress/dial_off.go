@@ -1,8 +1,0 @@
-//go:build !labrun_regress_dial
-
-package regress
-
-import "time"
-
-// Dial is added to every dial of the client (client.dialOne).
-const Dial time.Duration = 0
