@@ -17,12 +17,8 @@ import (
 	"github.com/labrun/labrun/internal/runner"
 )
 
-// Running the scenarios side by side, with the status line's count, and the wall-time
-// baseline that the times the server cannot see are approximated with.
-
-// observeAll runs the command against every scenario of p, side by side as p's gate admits
-// them (runner.Gate: as labrun all admits experiments), those that may last until their cap
-// first; each has a server of its own. The first error cancels the others.
+// observeAll runs the command against every scenario of p, side by side as runner.Gate admits
+// them, the longest first; the first error cancels the others.
 func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
@@ -73,8 +69,7 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 	return obs, nil
 }
 
-// admission is g, or without one a gate of the probe's own with a noise sentinel that done
-// stops.
+// admission is g, or a gate of its own whose sentinel done stops.
 func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
 	if g != nil {
 		return g, func() {}
@@ -83,8 +78,7 @@ func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
 	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s.Stop
 }
 
-// lasting is about how long sc keeps the server busy: its cap where only the client can end
-// it, else the server's own waits.
+// lasting is how long sc may last: its cap where only the client ends it, else the server's waits.
 func lasting(sc Scenario) time.Duration {
 	if sc.down.Stall || sc.down.HostDown || sc.pre.Fault == model.HandshakeStall || sc.kind == kindLookup {
 		return sc.Cap
@@ -93,7 +87,7 @@ func lasting(sc Scenario) time.Duration {
 		time.Duration(sc.pre.Bytes)*sc.pre.ByteGap + retryAfter(sc.response)
 }
 
-// retryAfter is r's Retry-After in seconds as a wait, 0 when absent or not a number.
+// retryAfter is r's Retry-After in seconds, 0 when absent.
 func retryAfter(r model.Response) time.Duration {
 	n, _ := strconv.Atoi(r.RetryAfter)
 	return time.Duration(n) * time.Second
@@ -124,8 +118,7 @@ func needsBaseline(obs []observation) bool {
 	return false
 }
 
-// baseline runs the command once on an instant answer (the instant scenario, with its cap)
-// and returns its wall time, 0 when the command did not succeed on it.
+// baseline is the command's wall time on the instant scenario, 0 when it did not succeed.
 func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Duration, error) {
 	for i, sc := range Scenarios() {
 		if sc.Name != instantName {
@@ -147,8 +140,7 @@ func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Dur
 // instantName names the scenario whose wall time is the baseline of the approximations.
 const instantName = "instant"
 
-// instantWall is the command's wall time on the instant answer among obs, 0 when it did not
-// run or did not succeed.
+// instantWall is the command's wall time on the instant answer among obs, 0 without one.
 func instantWall(obs []observation) time.Duration {
 	for _, o := range obs {
 		if o.sc.Name == instantName && !o.exec.Killed && o.exec.ExitCode == 0 && o.skipped == "" {
@@ -158,10 +150,9 @@ func instantWall(obs []observation) time.Duration {
 	return 0
 }
 
-// progressStep names scenario i of n, as it starts, for the status line, with the time left
-// when some have started: "scenario 12/31 · about 25 s left · silent: a silent server". The
-// time left is the mean time between starts so far (elapsed over i) times those left, this one
-// included: an estimate that settles as they start.
+// progressStep names scenario i of n as it starts, with the time left when some have started
+// (the mean time between starts times those left): "scenario 12/31 · about 5 s left · silent:
+// a silent server".
 func progressStep(i, n int, elapsed time.Duration, sc Scenario) string {
 	s := fmt.Sprintf("scenario %d/%d", i+1, n)
 	if i > 0 {
