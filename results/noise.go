@@ -110,8 +110,7 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		miss = max(late, 0)
 	case late > 0:
 	case r.StartUnseen && early > 0:
-		// Early, on a row whose client started its clock before the server saw the request:
-		// the noise stretches the client's work before sending, which the server cannot see.
+		// Early, on a row that runs from an instant the noise delays (StartUnseen).
 		miss, span = early, *r.ExpectedMs
 	default:
 		return // early: noise makes a row later, never earlier
@@ -132,7 +131,7 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
 			late, formatNoiseMs(a))
 	default:
-		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance, seen from the server; the client's clock started before the server saw the request, and the machine kept labrun waiting up to %s meanwhile",
+		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance; the row runs from an instant the machine delays, and it kept labrun waiting up to %s meanwhile",
 			early, formatNoiseMs(a))
 	}
 }

@@ -145,10 +145,11 @@ type Row struct {
 	// NoPool says the row's client had no pooled connection to use (a probe's command is a
 	// fresh process): 0 new connections means that no connection was made.
 	NoPool bool `json:"no_pool,omitempty"`
-	// StartUnseen says the row's time runs from when the server saw the request, while the
-	// client's own clock started earlier, by its work before sending (a process's start, a
-	// JVM's connect and write): a loaded machine stretches that work and makes the row early
-	// by as much, which the noise can then explain (Attribute). A probe's rows are such rows.
+	// StartUnseen says the row's time runs from an instant a loaded machine delays, which
+	// makes the row early by as much, so the noise can explain an early time (Attribute): a
+	// probe's rows run from when the server saw the request, after the client's work before
+	// sending (a process's start, a JVM's connect); exp-l's "works on after the gateway gave
+	// up" from the gateway's measured end.
 	StartUnseen bool `json:"start_unseen,omitempty"`
 
 	// Server says in a few words what the fake server saw meanwhile.
