@@ -21,13 +21,13 @@ conformance:
 	$(GO) test -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -count=1 -p 1 -timeout 30m ./...
 
-## race: the fast tier under the race detector (timing verdicts that it would slow skip themselves)
+## race: the fast tier under the race detector
 race:
 	$(GO) test -race -short ./...
 
 ## bench: client overhead against plain net/http, and the model's cost per prediction
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./fakesrv/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./client/ ./client/h2/ ./internal/model/ ./internal/fakesrv/
 
 ## gate: every experiment three times, verdicts on the medians (exit 3: only inconclusive rows)
 gate:

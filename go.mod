@@ -3,6 +3,7 @@ module github.com/labrun/labrun
 go 1.26.0
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/sony/gobreaker/v2 v2.4.0
@@ -18,6 +19,7 @@ require (
 )
 
 require (
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect

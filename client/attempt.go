@@ -16,83 +16,59 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// How an attempt keeps net/http from re-sending its request. The Transport sends a request
-// again on a new connection, inside one RoundTrip and without telling anybody, when a reused
-// connection fails before the response head and shouldRetryRequest allows it (transport.go:
-// nothingWrittenError, errServerClosedIdle, transportReadFromServerError with isReplayable).
-// None of the libraries labrun stands for does that, so an attempt stops it twice over:
-//
-//  1. Before net/http learns that the connection failed. Every failure reaches the Transport
-//     through the connection: a failed Read or Write, or Close (conn.go). The connection tells
-//     its attempt first, which cancels the round trip's context with the failure as cause
-//     (connLost); Transport.roundTrip checks that context at the top of its retry loop and
-//     returns the cause instead of retrying. A connection that failed while pooled and was
-//     handed out before net/http noticed is caught when it is taken (health.dead).
-//  2. Whatever the reason, a second connection within one round trip is a replay: onGotConn
-//     sees it before pconn.roundTrip queues the request for writing, makes every write on it
-//     fail before a byte reaches the socket, and cancels the round trip. This holds for any
-//     retry path net/http has or will have, since each gets its connection through getConn,
-//     which calls GotConn first (HTTP/1; labrun never speaks HTTP/2, which calls it itself).
-//
-// A pooled connection that the reuse check condemns (reuse.go) is refused the same way, and
-// then the attempt sends its request again itself (roundTrip): nothing was written, so that
-// costs no attempt. Rejected designs: taking GetBody away and wrapping the body, to make the
-// request look non-replayable, changes the wire (a body of unknown length goes out chunked,
-// where net/http sends Content-Length: 0 for an empty POST) and cannot cover a GET without a
-// body, which net/http replays after nothingWrittenError whatever its method.
+// net/http re-sends a request on a new connection inside one RoundTrip when a reused one fails
+// before the head (transport.go, shouldRetryRequest); no library does, so an attempt stops it
+// twice: a failing connection cancels the round trip first (connLost), and onGotConn refuses a
+// second connection. Taking GetBody away instead would change the wire and miss GETs.
 
-// attemptState follows one attempt through the Transport's hooks, which run on the
-// Transport's goroutines.
+// attemptState follows one attempt through the Transport's hooks.
 type attemptState struct {
-	ctx    context.Context         // the attempt's context, cancelled when the attempt ends
-	cancel context.CancelCauseFunc // cancels ctx, with ErrReadTimeout when the read timeout fires
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 	pool   *pool
-	lease  *lease        // the attempt's lease, released when the attempt ends
-	cfg    *Config       // the client's configuration
-	method string        // the request's method, for the reuse check
-	route  int           // the resolved address to dial, with Config.RoutePerAttempt
-	pin    string        // the address to dial instead, with rules.Resend.CurrentRoute
-	call   *resendState  // the call's, for its resolved addresses (RoutePerAttempt); nil otherwise
-	guards guards        // the client's guards (tests switch them off)
-	ttl    time.Duration // Config.TimeToLive
+	lease  *lease
+	cfg    *Config
+	method string
+	route  int
+	pin    string
+	call   *resendState
+	guards guards
+	ttl    time.Duration
 
-	mu        sync.Mutex              // guards the fields below
-	rtCancel  context.CancelCauseFunc // cancels the current round trip
-	rtConns   int                     // connections the current round trip got
-	discarded error                   // why the current round trip's connection was discarded
-	replays   []time.Time             // net/http's replays let through (guards off): when
-	conn      *conn                   // the connection the attempt got
-	pooled    bool                    // the Transport put the connection back in its idle pool
+	mu        sync.Mutex // guards the fields below
+	rtCancel  context.CancelCauseFunc
+	rtConns   int
+	discarded error
+	replays   []time.Time // guards off
+	conn      *conn
+	pooled    bool
 	reused    bool
-	remote    string // the address of the connection, to pin its route
+	remote    string
 	gotConn   time.Time
-	check     time.Duration // the health check's read on the connection, after gotConn
+	check     time.Duration
 	firstByte time.Time
-	writes    int // requests written whole, over all round trips
-	routes    int // how many addresses the host resolved to
+	writes    int
+	routes    int
 	pinned    bool
 
-	headFired atomic.Bool // Config.HeadTimeout fired before the response head
+	headFired atomic.Bool
 
-	// lookingUp is set while a lookup runs under rules.Connect.TimerLateInLookup, and held is the cancellation
-	// that came meanwhile, applied when it returns; both guarded by mu.
+	// lookingUp marks a lookup under rules.Connect.TimerLateInLookup; held is the cancellation
+	// applied after it.
 	lookingUp bool
 	held      error
 }
 
-// guards are the two layers that stop net/http's replays, both on in a Client; tests switch
-// them off to show what each catches.
+// guards are the two layers that stop net/http's replays; tests switch them off.
 type guards struct {
-	noConnHooks bool // layer 1: connection failures cancel the round trip
-	noRefusal   bool // layer 2: a second connection in one round trip is refused
+	noConnHooks bool
+	noRefusal   bool
 }
 
 type stateKey struct{}
 
-// attempt makes one attempt. Its lease is held until the body is read or the attempt failed;
-// a failed attempt closes its connection so that a late response never reaches the next
-// borrower. It returns the attempt, preceded by any that net/http re-sent by itself (only
-// with the guards off).
+// attempt makes one attempt, holding its lease until the body is read; a failure closes the
+// connection.
 func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int, rs *resendState) ([]Attempt, *response) {
 	start := time.Now()
 	a := Attempt{Start: start.Sub(callStart), Phase: vocab.PhaseLease, n: n}
@@ -105,7 +81,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	actx, cancel := context.WithCancelCause(ctx)
 	st := &attemptState{ctx: actx, cancel: cancel, pool: c.pool, lease: l, cfg: &c.cfg, method: req.Method,
 		guards: c.guards, ttl: c.cfg.TimeToLive}
-	st.route, st.pin = rs.ok.next()
+	st.route, st.pin = rs.ok.Next()
 	if c.cfg.Rules.Connect.Addresses == rules.RoutePerAttempt {
 		st.call = rs
 	}
@@ -113,7 +89,6 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 
 	var head *time.Timer
 	if c.cfg.HeadTimeout > 0 {
-		// From the attempt's start, lease and connect included, to the response head.
 		head = time.AfterFunc(c.cfg.HeadTimeout-time.Since(start), func() {
 			st.headFired.Store(true)
 			if !st.holdCancel(ErrReadTimeout) {
@@ -139,13 +114,9 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, callStart time.
 	return st.withReplays(a, callStart), &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
-// maxDiscards bounds the pooled connections one attempt discards before it gives up; each
-// discard closes one, so the bound is a safety net only.
 const maxDiscards = 64
 
-// roundTrip sends req on st's lease. When the reuse check discards the pooled connection the
-// Transport chose, nothing was written: the request goes again, on the next pooled connection
-// or a new one.
+// roundTrip sends req on st's lease, again when the reuse check discarded the connection.
 func (c *Client) roundTrip(req *http.Request, st *attemptState) (*http.Response, error) {
 	for i := 0; ; i++ {
 		areq, err := c.request(req, st)
@@ -166,15 +137,13 @@ func (c *Client) roundTrip(req *http.Request, st *attemptState) (*http.Response,
 	}
 }
 
-// request returns what the round trip sends for req: a copy on a new context of the attempt,
-// traced by st, with the remaining budget in vocab.DeadlineHeader (Config.PropagateDeadline)
-// and the body afresh.
+// request copies req onto the attempt's traced context, with the remaining budget in
+// vocab.DeadlineHeader (Config.PropagateDeadline) and the body afresh.
 func (c *Client) request(req *http.Request, st *attemptState) (*http.Request, error) {
 	rctx, rcancel := context.WithCancelCause(st.ctx)
 	st.mu.Lock()
 	st.rtCancel, st.rtConns, st.discarded = rcancel, 0, nil
 	st.mu.Unlock()
-	// A shallow copy is enough: only the context, the body and the headers of the copy change.
 	areq := req.WithContext(httptrace.WithClientTrace(context.WithValue(rctx, stateKey{}, st), st.trace()))
 	if dl, ok := st.ctx.Deadline(); ok && c.cfg.PropagateDeadline {
 		areq.Header = req.Header.Clone()
@@ -192,7 +161,6 @@ func (c *Client) request(req *http.Request, st *attemptState) (*http.Request, er
 	return areq, nil
 }
 
-// trace returns the Transport hooks that follow the attempt.
 func (st *attemptState) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GotConn:              st.onGotConn,
@@ -202,8 +170,7 @@ func (st *attemptState) trace() *httptrace.ClientTrace {
 	}
 }
 
-// onGotConn records the connection the attempt got and makes the attempt its owner, unless it
-// is a replay or the reuse check condemns it: then nothing may be written on it.
+// onGotConn records the attempt's connection; a replay or a condemned one gets no byte.
 func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	cn := asConn(info.Conn)
 	now := time.Now()
@@ -212,7 +179,6 @@ func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	replay := st.rtConns > 1
 	cancel := st.rtCancel
 	if replay && !st.guards.noRefusal {
-		// The attempt keeps its own connection in its record; this one never carries it.
 		st.mu.Unlock()
 		if cn != nil {
 			cn.discard(errReplaySuppressed)
@@ -228,7 +194,7 @@ func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	st.mu.Unlock()
 	st.pool.bind(st.lease, cn)
 	if cn == nil {
-		return // not labrun's connection: no hooks to act on
+		return
 	}
 	if st.cfg.checkReads(cn.peek(now), st.method) {
 		cn.healthRead(HealthRead)
@@ -250,8 +216,7 @@ func (st *attemptState) onGotConn(info httptrace.GotConnInfo) {
 	cn.Close()
 }
 
-// connLost cancels the round trip when cn, the attempt's connection, fails before the response
-// head, so that the Transport returns the failure instead of replaying the request.
+// connLost cancels the round trip when cn fails before the head, so net/http does not replay.
 func (st *attemptState) connLost(cn *conn, err error) {
 	if st.guards.noConnHooks {
 		return
@@ -265,8 +230,7 @@ func (st *attemptState) connLost(cn *conn, err error) {
 	}
 }
 
-// onWroteRequest starts the read timeout once the request is written: like SO_TIMEOUT, it
-// bounds reads, never the upload of a request body.
+// onWroteRequest arms the read timeout: like SO_TIMEOUT it never bounds the upload.
 func (st *attemptState) onWroteRequest(info httptrace.WroteRequestInfo) {
 	if info.Err == nil {
 		st.mu.Lock()
@@ -285,11 +249,7 @@ func (st *attemptState) onFirstByte() {
 	st.mu.Unlock()
 }
 
-// onPutIdle runs on the connection's read loop before it issues the background read it keeps
-// pending while idle: disarming here keeps that read free of a deadline, so an idle pooled
-// connection survives, and the next call arms it afresh with its full budget. The Transport
-// may already have handed the connection to another call, so the disarm applies only while
-// this attempt still owns it.
+// onPutIdle disarms the read timeout before net/http's idle read, so a pooled connection lives.
 func (st *attemptState) onPutIdle(err error) {
 	if err != nil {
 		return
@@ -298,21 +258,18 @@ func (st *attemptState) onPutIdle(err error) {
 	cn := st.conn
 	st.pooled = true
 	st.mu.Unlock()
-	// The connection is back in the pool, and another call may take it before this attempt
-	// releases its lease: count it as returned now.
+	// Another call may take it before the lease is released.
 	st.pool.putIdle(st.lease)
 	if cn != nil && cn.disarm(st, time.Now(), st.ttl) {
-		cn.Close() // too old to be reused; the Transport drops it from its pool
+		cn.Close()
 	}
 }
 
-// end stops the attempt's dials and closes the books of its lease.
 func (st *attemptState) end() {
 	st.cancel(nil)
 	st.pool.release(st.lease)
 }
 
-// takeDiscarded returns why the round trip's connection was discarded, nil if it was not.
 func (st *attemptState) takeDiscarded() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -339,7 +296,6 @@ func (st *attemptState) connection() *conn {
 	return st.conn
 }
 
-// remoteIP is the IP address c is connected to, "" if it has none.
 func remoteIP(c net.Conn) string {
 	if c == nil || c.RemoteAddr() == nil {
 		return ""
@@ -351,8 +307,6 @@ func remoteIP(c net.Conn) string {
 	return host
 }
 
-// phases fills the connect, wait and body times of a from the hooks' timestamps, and what
-// the attempt's connection was.
 func (st *attemptState) phases(a *Attempt, leased, end time.Time) {
 	st.mu.Lock()
 	gotConn, check, firstByte, reused := st.gotConn, st.check, st.firstByte, st.reused
@@ -368,15 +322,12 @@ func (st *attemptState) phases(a *Attempt, leased, end time.Time) {
 		a.Connect, a.Wait, a.Body, a.Phase = gotConn.Sub(leased), firstByte.Sub(gotConn), end.Sub(firstByte), vocab.PhaseBody
 	}
 	if check > 0 && !gotConn.IsZero() {
-		// The health check's read belongs to getting the connection, as in HttpClient 5's
-		// lease and OkHttp's findHealthyConnection, and in the model: the lease, not the wait.
+		// The health check's read counts in the lease, as in the libraries and the model.
 		a.Lease, a.Wait = a.Lease+check, a.Wait-check
 	}
 }
 
-// withReplays returns a, preceded by one failed attempt for every time net/http re-sent the
-// request on another connection within it. With the guards on there are none; the guards off
-// (in tests) show what net/http would do, never silently.
+// withReplays prepends a failed attempt for each net/http replay (guards off).
 func (st *attemptState) withReplays(a Attempt, callStart time.Time) []Attempt {
 	st.mu.Lock()
 	replays, writes := st.replays, st.writes
@@ -402,8 +353,7 @@ func (st *attemptState) withReplays(a Attempt, callStart time.Time) []Attempt {
 	return append(out, a)
 }
 
-// fail classifies a failed attempt and closes its connection; st is nil when the attempt got
-// no lease.
+// fail classifies a failed attempt and closes its connection; st is nil without a lease.
 func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased time.Time, err error) Attempt {
 	end := time.Now()
 	a.End = end.Sub(callStart)
@@ -422,7 +372,7 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 	case cn != nil && cn.timedOut(ctx):
 		out = vocab.ReadTimeout
 	case st != nil && st.headFired.Load() && ctx.Err() == nil && st.cfg.Rules.Read.FromAttemptStart && a.Phase == vocab.PhaseConnect:
-		// Not yet connected: ResponseTimerEvent.handle throws HttpConnectTimeoutException.
+		// Not yet connected: the JDK's ResponseTimerEvent.handle throws HttpConnectTimeoutException.
 		out, err = vocab.ConnectTimeout, ErrConnectTimeout
 	case st != nil && st.headFired.Load() && ctx.Err() == nil:
 		out, err = vocab.ReadTimeout, ErrReadTimeout
@@ -436,7 +386,7 @@ func fail(ctx context.Context, a Attempt, st *attemptState, callStart, leased ti
 		out = vocab.PreFirst(err)
 	}
 	if cn != nil && !pooled {
-		cn.Close() // a pooled connection may already serve another call
+		cn.Close() // a pooled one may already serve another call
 	}
 	a.Outcome = out
 	a.Err = &Error{Outcome: out, Phase: a.Phase, Attempt: a.n, Elapsed: a.End, Err: err}

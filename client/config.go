@@ -14,8 +14,7 @@ import (
 // Config holds a client's limits in Apache HttpClient 5's terms. The zero value of every
 // field means "not set": no limit, no pool bound, no retry.
 type Config struct {
-	// MaxPerRoute bounds the connections leased at once to one route (scheme, host, port).
-	// A call that finds them all leased waits for one: the lease.
+	// MaxPerRoute bounds the connections leased at once to one route; a call waits for a lease.
 	MaxPerRoute int
 	// MaxTotal bounds the connections leased at once over all routes.
 	MaxTotal int
@@ -23,63 +22,38 @@ type Config struct {
 	LeaseTimeout time.Duration
 	// ConnectTimeout bounds the TCP handshake of a new connection.
 	ConnectTimeout time.Duration
-	// ReadTimeout is an idle timeout per blocking read (HttpClient 5: responseTimeout,
-	// SO_TIMEOUT): it restarts whenever a byte arrives and covers the wait for the response
-	// head and every read of the body. It is not a deadline.
+	// ReadTimeout is an idle timeout per read, head and body (responseTimeout): not a deadline.
 	ReadTimeout time.Duration
-	// WriteTimeout bounds every blocking write of the request (OkHttp: writeTimeout), restarting
-	// with each write, as ReadTimeout does for reads.
+	// WriteTimeout bounds each write of the request (OkHttp's writeTimeout).
 	WriteTimeout time.Duration
-	// Deadline bounds the whole call from the start of its first attempt, leases, connects,
-	// reads and retries included.
+	// Deadline bounds the whole call, retries included.
 	Deadline time.Duration
-	// Retries is how many times the business code repeats a failed attempt. Every failure is
-	// repeated except the deadline and the caller's own cancellation.
+	// Retries is how many times the business code repeats a failed attempt (not the deadline).
 	Retries int
 	// Backoff is the pause before each retry.
 	Backoff time.Duration
-	// IdleTimeout closes each pooled connection the moment it has sat idle this long
-	// (net/http's IdleConnTimeout, a timer per connection, as OkHttp's keepAliveDuration).
-	// HttpClient 5's evictor, which looks only now and then, is EvictIdle.
+	// IdleTimeout closes a pooled connection the moment it has sat idle this long.
 	IdleTimeout time.Duration
-	// TimeToLive closes a connection older than this instead of returning it to the pool
-	// (HttpClient 5: connection time-to-live).
+	// TimeToLive closes a connection older than this instead of pooling it.
 	TimeToLive time.Duration
-	// PropagateDeadline sends each attempt's remaining budget, the time left before the call's
-	// deadline in whole milliseconds, in the vocab.DeadlineHeader request header, so that the server
-	// can refuse work that would outlast its caller.
+	// PropagateDeadline sends each attempt's remaining budget in vocab.DeadlineHeader.
 	PropagateDeadline bool
 	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
 	MaxBody int64
-	// Follow changes the follow-up rule's defaults (followRedirects, followSslRedirects, an
-	// authenticator); the rule is Rules.FollowUps.
+	// Follow changes the follow-up rule's (Rules.FollowUps) defaults.
 	Follow FollowOptions
-	// Rules are the library's rules the client executes (internal/rules: rules.HC5,
-	// rules.OkHttp313, ...): how a connect walks the host's addresses and bounds its TLS
-	// handshake and lookup, what the head timeout bounds, what is checked before a pooled
-	// connection is reused, what is sent again by the library itself after a failed attempt
-	// (not counted against Retries), what it sends after a response (FollowUps: OkHttp's
-	// redirects, 408, 503 and 401; HttpClient 5's redirects). The zero value is no library's:
-	// every address in turn, nothing re-sent, no follow-up.
+	// Rules are the library's rules the client executes (internal/rules). The zero value is no
+	// library's: every address in turn, nothing re-sent, no follow-up.
 	Rules rules.Rules
-	// HeadTimeout bounds each attempt from its start to the response head, connect included,
-	// and no read of the body: the JDK HttpClient's HttpRequest.timeout(), whose
-	// ResponseTimerEvent is registered for each attempt before the exchange takes its
-	// connection and cancelled when the head arrives (MultiExchange.responseAsyncImpl, JDK 17
-	// and 25). It fails the attempt as a read timeout.
+	// HeadTimeout bounds each attempt from its start to the response head, as a read timeout:
+	// the JDK HttpClient's HttpRequest.timeout() (MultiExchange.responseAsyncImpl).
 	HeadTimeout time.Duration
-	// ValidateAfterInactivity is HttpClient 5's stale check (setValidateAfterInactivity): a
-	// pooled connection idle longer than this is read for 1 ms before reuse, and one that sees
-	// a FIN or RST is discarded and replaced; one idle for less is used as it is, dead or not.
-	// The zero value keeps net/http's own watch, a background read on every idle connection
-	// that drops it the moment a FIN or RST arrives (what HttpClient 5's default,
-	// HC5ValidateAfterInactivity, does for any connection idle over 2 s). NoValidation turns
-	// every check off. No check sees a connection a middlebox dropped silently.
+	// ValidateAfterInactivity is HttpClient 5's stale check: a pooled connection idle longer is
+	// read for 1 ms before reuse. Zero keeps net/http's background watch; NoValidation turns
+	// every check off.
 	ValidateAfterInactivity time.Duration
-	// EvictIdle runs HttpClient 5's IdleConnectionEvictor (evictIdleConnections): every
-	// EvictInterval it closes the pooled connections idle EvictIdle or longer, so one is
-	// closed between EvictIdle and EvictIdle + EvictInterval after it went idle. 0: no
-	// evictor (HttpClient 5's default).
+	// EvictIdle runs HttpClient 5's IdleConnectionEvictor: every EvictInterval it closes the
+	// connections idle EvictIdle or longer (0: none).
 	EvictIdle time.Duration
 	// EvictInterval is how often the evictor looks; 0 means HC5EvictInterval(EvictIdle).
 	EvictInterval time.Duration
@@ -87,35 +61,20 @@ type Config struct {
 	Resolver *net.Resolver
 	// TLS configures https connections; nil uses the system's roots.
 	TLS *tls.Config
-	// TLSHandshakeTimeout is the socket timeout of every read of the TLS handshake (0: none,
-	// the handshake waits as long as the server holds the connection). It is what the Java
-	// clients set on the socket before the handshake: OkHttp 3.13's read timeout
-	// (RealConnection.connectSocket: rawSocket.setSoTimeout(readTimeout)); HttpClient 5.2's
-	// TlsConfig handshake timeout, else its SocketConfig socket timeout
-	// (SSLConnectionSocketFactory.executeHandshake, DefaultHttpClientConnectionOperator.connect),
-	// never its connect or response timeout. A handshake it ends fails with
-	// ErrHandshakeTimeout, a read timeout in the connect phase (OkHttp's
-	// SocketTimeoutException), or with rules.Connect.HandshakeTimeoutAsConnect a connect
-	// timeout.
+	// TLSHandshakeTimeout is the socket timeout of each read of the TLS handshake (0: none), as
+	// the Java clients set it before the handshake; it fails with ErrHandshakeTimeout, or a
+	// connect timeout with rules.Connect.HandshakeTimeoutAsConnect.
 	TLSHandshakeTimeout time.Duration
 }
 
 // DefaultMaxBody is the body limit when Config.MaxBody is not set.
 const DefaultMaxBody = 64 << 20
 
-// HC5Defaults returns Apache HttpClient 5.6's default limits: 5 connections per route and 25
-// in all, lease and connect timeouts of 3 minutes, no read timeout, no deadline, no business
-// retries. HttpClient 5's default rules for pooled connections that die are not set here, so
-// that the limits alone change: its stale check (ValidateAfterInactivity:
-// HC5ValidateAfterInactivity), its retry strategy (rules.HC5 with AutomaticRetries; the
-// configured inventory client disables it) and no evictor (HC5EvictIdle).
+// HC5Defaults returns Apache HttpClient 5's default limits (rules.HC5Limits), without its stale
+// check and retry strategy, which Rules and ValidateAfterInactivity set.
 func HC5Defaults() Config {
-	return Config{
-		MaxPerRoute:    5,
-		MaxTotal:       25,
-		LeaseTimeout:   3 * time.Minute,
-		ConnectTimeout: 3 * time.Minute,
-	}
+	d := rules.HC5Limits()
+	return Config{MaxPerRoute: d.PerRoute, MaxTotal: d.Total, LeaseTimeout: d.Lease, ConnectTimeout: d.Connect}
 }
 
 // Validate reports the first field that makes no sense.
@@ -162,8 +121,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// blind reports whether the client hides from net/http what an idle connection's background
-// read sees, so that only the configured check (or none) finds a connection the server closed.
+// blind reports whether the client hides idle connections from net/http's background read, so
+// that only the configured check finds one the server closed.
 func (c Config) blind() bool {
 	return c.ValidateAfterInactivity != 0 || c.Rules.Reuse.Check == rules.CheckNonGet
 }

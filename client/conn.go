@@ -12,52 +12,37 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 )
 
-// conn is a pooled connection with an SO_TIMEOUT-style read timeout: while armed (a call's
-// request is written and its response not yet read), every Read may block at most
-// readTimeout, the deadline being set afresh at the start of each Read, so any byte that
-// arrives restarts the clock.
-//
-// It also watches what happens to it while it sits in the pool. net/http keeps a read pending
-// on every idle connection (persistConn.readLoop), which returns the moment the server closes
-// or resets it; conn records that (dead) for the reuse check, and when blind, as a Java client
-// that is not reading sees nothing, it holds the read's result back from net/http until a
-// request has been written on the connection (held).
-//
-// What Stats needs to know of a connection (who uses it, who claims it) is the pool's
-// bookkeeping, under the pool's lock; a conn tells the pool only that it closed.
+// conn is a connection with an SO_TIMEOUT-style read timeout: while armed, each Read blocks at
+// most readTimeout. While pooled it records what net/http's background read sees (dead) and,
+// when blind (a Java client not reading), holds that back until a request is written (held).
 type conn struct {
 	net.Conn
 	pool         *pool
 	readTimeout  time.Duration
 	writeTimeout time.Duration
 	born         time.Time
-	blind        bool // Config.blind()
+	blind        bool
 
-	mu        sync.Mutex    // guards the fields below and the read deadline
-	owner     *attemptState // the attempt that got the connection last, nil while pooled
+	mu        sync.Mutex // guards the fields below and the read deadline
+	owner     *attemptState
 	armed     bool
-	idleSince time.Time     // when it last went back to the pool (zero: never)
-	dead      error         // what a read returned while the connection sat in the pool
-	held      chan struct{} // closed to hand a held read's result to net/http
-	refused   error         // every write fails with this: discarded before anything was written
+	idleSince time.Time
+	dead      error // what a read returned while pooled
+	held      chan struct{}
+	refused   error
 	closed    bool
 
-	// handshake is the socket timeout of every read of the TLS handshake (0: none), set by
-	// dialTLS while the handshake runs, before the connection has an owner.
+	// handshake is the TLS handshake's per-read timeout (0: none).
 	handshake time.Duration
 
-	firedAt atomic.Int64 // UnixNano of the read timeout, 0 if it never fired
-	// alarm ends a pending read when the read deadline is due (expireRead), on time rather
-	// than up to 1 ms late as Go's deadline timer may (package clock); deadline is the read
-	// deadline the alarm is set for, zero when none.
+	firedAt atomic.Int64
+	// alarm ends a pending read on time (Go's deadline timer may be 1 ms late, package clock).
 	alarm     *clock.Lazy
 	deadline  time.Time
-	stirred   chan struct{} // made by healthRead; closed when bytes, an error or a close come
+	stirred   chan struct{}
 	closeOnce sync.Once
 }
 
-// peek returns what is known of the connection's health at now, as take does, without
-// taking it.
 func (cn *conn) peek(now time.Time) health {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
@@ -72,12 +57,8 @@ func (cn *conn) healthLocked(now time.Time) health {
 	return h
 }
 
-// healthRead is the libraries' read with a 1 ms timeout on a pooled connection (HealthRead):
-// it waits up to d for the connection's background read to return, and returns at once when
-// it returns or the connection closes, as the library's read does: bytes (OkHttp's
-// exhausted() and HttpClient 5's fillInputBuffer return at once: healthy), the end of the
-// stream or a reset (dead), or a close by the evictor (closed). The connection has no owner
-// while it waits, so afterRead records what the read returns; take reports it.
+// healthRead is the libraries' health read (HealthRead): it waits up to d for the background
+// read to return or the connection to close; take reports what came.
 func (cn *conn) healthRead(d time.Duration) {
 	cn.mu.Lock()
 	if cn.dead != nil || cn.closed {
@@ -103,7 +84,6 @@ func (cn *conn) healthRead(d time.Duration) {
 	}
 }
 
-// stirLocked ends a health read that waits on the connection.
 func (cn *conn) stirLocked() {
 	if cn.stirred != nil {
 		close(cn.stirred)
@@ -111,8 +91,7 @@ func (cn *conn) stirLocked() {
 	}
 }
 
-// take makes st the connection's owner, with no read deadline until its request is written,
-// and returns what is known of the connection's health.
+// take makes st the owner, without read deadline until its request is written.
 func (cn *conn) take(st *attemptState, now time.Time) health {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
@@ -121,21 +100,19 @@ func (cn *conn) take(st *attemptState, now time.Time) health {
 	return cn.healthLocked(now)
 }
 
-// discard makes every write fail with why, so that nothing reaches the server, and disowns
-// the connection; the caller closes it.
+// discard makes every write fail with why; the caller closes the connection.
 func (cn *conn) discard(why error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	cn.refused, cn.owner = why, nil
 }
 
-// arm starts the read timeout at now, also for a read that is already pending, if st still
-// owns the connection. st's request is written: a read result held back is handed over.
+// arm starts the read timeout if st still owns the connection, releasing a held read.
 func (cn *conn) arm(st *attemptState, now time.Time) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.owner != st {
-		return // the response was read and the connection pooled before this hook ran
+		return
 	}
 	cn.releaseLocked()
 	if cn.readTimeout > 0 {
@@ -144,9 +121,8 @@ func (cn *conn) arm(st *attemptState, now time.Time) {
 	}
 }
 
-// disarm clears the read timeout of a connection going back to the pool at now, if st still
-// owns it. It reports whether the connection is older than ttl (0: no limit) and must be
-// closed: then take already sees it closed.
+// disarm clears the read timeout if st still owns the connection and reports whether it is
+// older than ttl (0: no limit).
 func (cn *conn) disarm(st *attemptState, now time.Time, ttl time.Duration) (expired bool) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
@@ -165,12 +141,11 @@ func (cn *conn) disarm(st *attemptState, now time.Time, ttl time.Duration) (expi
 	return false
 }
 
-// evict closes the connection if it has sat in the pool maxIdle or longer at now.
 func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
 	cn.mu.Lock()
 	idle := cn.owner == nil && !cn.idleSince.IsZero() && !cn.closed && !now.Before(cn.idleSince.Add(maxIdle))
 	if idle {
-		cn.closed = true // from now on take sees it closed, even before Close runs
+		cn.closed = true
 	}
 	cn.mu.Unlock()
 	if idle {
@@ -178,8 +153,6 @@ func (cn *conn) evict(now time.Time, maxIdle time.Duration) {
 	}
 }
 
-// setHandshakeTimeout makes every read wait at most d (0: without limit), as a socket timeout
-// set for the TLS handshake does, and clears the read deadline.
 func (cn *conn) setHandshakeTimeout(d time.Duration) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
@@ -187,34 +160,29 @@ func (cn *conn) setHandshakeTimeout(d time.Duration) {
 	cn.setReadDeadlineLocked(time.Time{})
 }
 
-// setReadDeadlineLocked sets the read deadline t (zero: none), and the alarm for it.
 func (cn *conn) setReadDeadlineLocked(t time.Time) {
 	cn.Conn.SetReadDeadline(t)
 	cn.deadline = t
 	if cn.closed {
-		t = time.Time{} // Close stopped the alarm: a read racing it must not set it again
+		t = time.Time{}
 	}
 	if cn.alarm != nil {
 		cn.alarm.Set(t)
 	}
 }
 
-// expireRead is the alarm's function: the read deadline is due, so it is moved to the past,
-// which ends a pending read at once with os.ErrDeadlineExceeded, exactly as the deadline's
-// own timer does when it fires.
+// expireRead moves a due read deadline to the past, as the deadline's own timer does.
 func (cn *conn) expireRead() {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if cn.deadline.IsZero() || time.Now().Before(cn.deadline) {
-		return // moved or cleared since the alarm was set
+		return
 	}
 	cn.Conn.SetReadDeadline(expired)
 }
 
-// expired is a read deadline in the past.
 var expired = time.Unix(1, 0)
 
-// releaseLocked hands a held read's result to net/http.
 func (cn *conn) releaseLocked() {
 	if cn.held != nil {
 		close(cn.held)
@@ -222,8 +190,8 @@ func (cn *conn) releaseLocked() {
 	}
 }
 
-// Write bounds each blocking write by the write timeout, when one is set. A failed write tells
-// the connection's attempt before net/http learns of it.
+// Write bounds each blocking write by the write timeout and tells the attempt of a failure
+// before net/http learns of it.
 func (cn *conn) Write(p []byte) (int, error) {
 	cn.mu.Lock()
 	refused, st := cn.refused, cn.owner
@@ -257,10 +225,7 @@ func (cn *conn) Read(p []byte) (int, error) {
 		cn.mu.Unlock()
 		if armed && st != nil {
 			cn.firedAt.CompareAndSwap(0, time.Now().UnixNano())
-			// A failed read of the first response byte on a reused connection makes the
-			// Transport replay an idempotent request on a new connection, silently doubling
-			// the wait. Cancelling the attempt before the error reaches the Transport stops
-			// that: it checks the request's context before every retry.
+			// Cancel before the Transport sees the error, or it replays the request.
 			st.cancel(ErrReadTimeout)
 		}
 		return n, err
@@ -271,11 +236,8 @@ func (cn *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// afterRead looks at what a read returned. One that returns while the connection sits in the
-// pool is net/http's background read: an error there is what a stale check sees, and a blind
-// connection holds the result back until a request is written on it or it is closed. A
-// connection that never went back to the pool is not held: its reads are the TLS handshake's.
-// It returns the attempt that owns the connection when the read failed.
+// afterRead records a read while pooled (held back when blind) and returns the owning attempt
+// when the read failed.
 func (cn *conn) afterRead(n int, err error) *attemptState {
 	cn.mu.Lock()
 	if cn.owner == nil && !cn.closed && (n > 0 || err != nil) {
@@ -299,9 +261,7 @@ func (cn *conn) afterRead(n int, err error) *attemptState {
 	return st
 }
 
-// timedOut reports whether the read timeout ended the connection's call, and did so before
-// the call's context was done (a read timeout and a deadline firing together count as the
-// deadline).
+// timedOut reports whether the read timeout ended the call first (a tie is the deadline).
 func (cn *conn) timedOut(ctx context.Context) bool {
 	at := cn.firedAt.Load()
 	if at == 0 {
@@ -313,8 +273,7 @@ func (cn *conn) timedOut(ctx context.Context) bool {
 	return true
 }
 
-// Close closes the connection. A close before the response head, by net/http or by labrun,
-// is a failure of the attempt that owns it.
+// Close closes the connection; before the response head it fails the owning attempt.
 func (cn *conn) Close() error {
 	err := net.ErrClosed
 	cn.closeOnce.Do(func() {
@@ -337,12 +296,10 @@ func (cn *conn) Close() error {
 	return err
 }
 
-// wrapper is a connection layered over another one, as *tls.Conn is.
 type wrapper interface {
 	NetConn() net.Conn
 }
 
-// asConn finds labrun's connection under c (a *tls.Conn wraps it for https).
 func asConn(c net.Conn) *conn {
 	for c != nil {
 		switch x := c.(type) {

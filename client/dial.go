@@ -12,7 +12,7 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// dial opens a new connection with the connect timeout: the Transport's DialContext, for http.
+// dial opens a connection with the connect timeout (DialContext, for http).
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	ctx, st, l, done := c.dialContext(ctx)
 	defer done()
@@ -23,7 +23,6 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return c.connect(ctx, st, l, network, ips, port)
 }
 
-// addresses splits addr and resolves its host (resolve).
 func (c *Client) addresses(ctx context.Context, st *attemptState, addr string) (host, port string, ips []string, err error) {
 	host, port, err = net.SplitHostPort(addr)
 	if err != nil {
@@ -33,10 +32,8 @@ func (c *Client) addresses(ctx context.Context, st *attemptState, addr string) (
 	return host, port, ips, err
 }
 
-// dialContext ties a dial to its attempt. The Transport detaches dials from the request's
-// cancellation so that a late connection can serve a later request; HttpClient 5 aborts the
-// connect of a cancelled request instead, and a cancelled call must not leave a dial running
-// for minutes, so the dial is tied to its attempt again here. done releases the tie.
+// dialContext ties a dial to its attempt again: the Transport detaches dials from the request,
+// but HttpClient 5 aborts a cancelled request's connect. done releases the tie.
 func (c *Client) dialContext(ctx context.Context) (_ context.Context, _ *attemptState, _ *lease, done func()) {
 	st, _ := ctx.Value(stateKey{}).(*attemptState)
 	if st == nil {
@@ -50,9 +47,7 @@ func (c *Client) dialContext(ctx context.Context) (_ context.Context, _ *attempt
 	}
 }
 
-// connect connects to the first of ips (at port) that answers and wraps the connection as
-// labrun's, claimed by the attempt that dialled it (l) until a call gets it, so that it does
-// not show as available; the attempt's end releases the claim.
+// connect connects to the first of ips that answers, claimed by l's attempt until a call gets it.
 func (c *Client) connect(ctx context.Context, st *attemptState, l *lease, network string, ips []string, port string) (*conn, error) {
 	nc, err := c.connectAddrs(ctx, st, network, ips, port)
 	if err != nil {
@@ -65,9 +60,8 @@ func (c *Client) connect(ctx context.Context, st *attemptState, l *lease, networ
 	return cn, nil
 }
 
-// connectAddrs connects to ips in turn. HttpClient 5 tries every address in turn, each with
-// the full connect timeout; with RoutePerAttempt, as in OkHttp, each address is a route of its
-// own attempt, and resolve gives the attempt's route only.
+// connectAddrs tries ips in turn, each with the full connect timeout (HttpClient 5); with
+// RoutePerAttempt (OkHttp) ips is the attempt's route only.
 func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network string, ips []string, port string) (net.Conn, error) {
 	var err error
 	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
@@ -79,8 +73,8 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 			return nc, nil
 		}
 		if c.cfg.Rules.Connect.ReconnectOnce && ctx.Err() == nil && jdkConnectRetry(err) {
-			// PlainHttpConnection.canRetryConnect: a ConnectException is retried once on the
-			// same connection, within what is left of its connect timer.
+			// JDK PlainHttpConnection.canRetryConnect: a ConnectException is retried once within the
+			// connect timer.
 			if left := c.cfg.ConnectTimeout - time.Since(start); c.cfg.ConnectTimeout <= 0 || left > 0 {
 				var retry net.Dialer
 				if c.cfg.ConnectTimeout > 0 {
@@ -103,7 +97,6 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 	return nil, err
 }
 
-// errConnectAlarm is the cause with which dialOne's alarm cancels a dial.
 var errConnectAlarm = errors.New("connect timeout (alarm)")
 
 // regressDial and regressRetries are deliberate regressions for the gate's teeth test
@@ -111,9 +104,8 @@ var errConnectAlarm = errors.New("connect timeout (alarm)")
 // more per call when set.
 var regressDial, regressRetries string
 
-// dialOne dials addr with d. The Dialer's own timeout is a Go timer, up to 1 ms late (package
-// clock); an alarm cancels the dial on time, and the dial then fails with the same timeout
-// error (a net.Error whose Timeout is true) as when the Dialer's timer fires.
+// dialOne dials addr with d; an alarm cancels the dial on time (the Dialer's timer may be 1 ms
+// late, package clock) with the same timeout error.
 func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
 	if regressDial != "" {
 		extra, _ := time.ParseDuration(regressDial)
@@ -129,7 +121,6 @@ func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn
 	defer alarm.Stop()
 	nc, err := d.DialContext(dctx, network, addr)
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil && errors.Is(context.Cause(dctx), errConnectAlarm) {
-		// The alarm cancelled it: the same error as the Dialer's own timeout, address kept.
 		var oe *net.OpError
 		if errors.As(err, &oe) {
 			timeout := *oe
@@ -141,10 +132,8 @@ func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn
 	return nc, err
 }
 
-// resolve returns the addresses to dial for host: host itself when it is an IP address, else
-// every address the resolver gives, or with RoutePerAttempt only the attempt's route. It
-// tells the attempt how many routes the host has. An attempt pinned to the address of a
-// failed pooled connection (OkHttp's retry of the same route) dials that address alone.
+// resolve returns the addresses to dial for host: host itself when an IP, else the resolver's,
+// the attempt's route only with RoutePerAttempt, the pinned one for OkHttp's same-route retry.
 func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]string, error) {
 	ips := []string{host}
 	if st != nil && st.pin != "" {
@@ -171,8 +160,8 @@ func (c *Client) resolve(ctx context.Context, st *attemptState, host string) ([]
 	return ips, nil
 }
 
-// lookup resolves host, once per call with RoutePerAttempt (OkHttp's RouteSelector), else on
-// every connect (HttpClient 5's DnsResolver).
+// lookup resolves host once per call with RoutePerAttempt (OkHttp's RouteSelector), else on
+// every connect (HttpClient 5).
 func (c *Client) lookup(ctx context.Context, st *attemptState, host string) ([]string, error) {
 	if st != nil && st.call != nil {
 		if ips, ok := st.call.lookup(host); ok {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/vocab"
 )
 

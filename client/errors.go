@@ -16,17 +16,15 @@ var (
 	ErrDeadline       = errors.New("deadline exceeded")
 )
 
-// Error is a failed call: which limit ended it (or Failed for any other error), in which
-// phase of which attempt, and when.
+// Error is a failed call: the limit that ended it (or Failed), phase, attempt and time.
 type Error struct {
 	Outcome vocab.Outcome
 	Phase   vocab.Phase
-	// Attempt is the 1-based attempt that failed.
+	// Attempt is 1-based.
 	Attempt int
-	// Elapsed is the time from the start of the call to the failure.
+	// Elapsed is from the start of the call.
 	Elapsed time.Duration
-	// Err is the underlying error.
-	Err error
+	Err     error
 }
 
 func (e *Error) Error() string {

@@ -8,36 +8,30 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// FollowOptions are the follow-up settings a caller changes from the library's defaults
-// (Config.Follow); the library's rule (Config.Rules.FollowUps) reads them.
+// FollowOptions are the follow-up settings changed from the library's defaults (Config.Follow).
 type FollowOptions struct {
-	// NoRedirects returns every redirect to the caller: OkHttp's followRedirects(false),
-	// HttpClient 5's disableRedirectHandling() (GoConfig.UseLastResponse for net/http).
+	// NoRedirects returns every redirect: OkHttp's followRedirects(false), HttpClient 5's
+	// disableRedirectHandling().
 	NoRedirects bool
-	// NoSslRedirects returns a redirect from https to http or back: OkHttp's
-	// followSslRedirects(false).
+	// NoSslRedirects is OkHttp's followSslRedirects(false).
 	NoSslRedirects bool
-	// Authenticate answers every 401 with Basic credentials, as an OkHttp Authenticator that
-	// always returns a request does; without it a 401 is returned (Authenticator.NONE).
+	// Authenticate answers a 401 with Basic credentials (an OkHttp Authenticator).
 	Authenticate bool
 }
 
-// rules returns the options as the follow-up rules' settings, with the library's recovery
-// (OkHttp's retryOnConnectionFailure also governs its 408 rule).
+// rules returns the options as rules' settings.
 func (o FollowOptions) rules(resend bool) rules.FollowRules {
 	return rules.FollowRules{RetryOnConnectionFailure: resend, NoRedirects: o.NoRedirects,
 		NoSslRedirects: o.NoSslRedirects, Authenticate: o.Authenticate}
 }
 
-// followState is what the follow-ups remember over one call.
 type followState struct {
-	original *http.Request // the caller's request: HttpClient 5 copies it on a redirect
+	original *http.Request // HttpClient 5 copies it on a redirect
 	rules    rules.FollowState
 }
 
-// followUp returns the request the library's follow-up rule (Config.Rules.FollowUps, the
-// model's too) sends after resp, nil to return resp to the caller, or the error that fails the
-// call. The rule decides; followUp builds the request it asks for from the live one.
+// followUp returns the request the library's rule sends after resp, nil to return resp, or
+// the error that fails the call.
 func (c *Client) followUp(st *followState, req *http.Request, resp *response) (*http.Request, error) {
 	loc := ""
 	if u, ok := location(req, resp); ok {
@@ -68,16 +62,12 @@ func (c *Client) followUp(st *followState, req *http.Request, resp *response) (*
 	return out, nil
 }
 
-// stepRequest is req for a follow-up rule.
 func stepRequest(req *http.Request) rules.StepRequest {
 	return rules.StepRequest{Method: req.Method, Body: req.Body != nil && req.Body != http.NoBody,
 		OneShot: req.GetBody == nil, URL: req.URL.String()}
 }
 
-// followError is a follow-up rule's failure in Go's words: the library's message with its
-// first letter in lower case, then the URL it names, as its path in quotes ("circular
-// redirect to '/redirect-loop'": HttpClient 5 names the whole URI; its path is enough and
-// keeps the port out).
+// followError is a follow-up rule's failure in Go's words, naming the URL's path.
 type followError struct{ e *rules.FollowError }
 
 func (f followError) Error() string {
@@ -95,8 +85,6 @@ func (f followError) Error() string {
 	return msg
 }
 
-// location resolves resp's Location against req's URL; false when there is none or it does
-// not parse.
 func location(req *http.Request, resp *response) (*url.URL, bool) {
 	loc := resp.header.Get("Location")
 	if loc == "" {
@@ -106,9 +94,8 @@ func location(req *http.Request, resp *response) (*url.URL, bool) {
 	return u, err == nil
 }
 
-// newRequest returns a request for method and target with req's context and headers, and
-// req's body when keepBody: rewound with GetBody, or, when req has none, req's spent body
-// (the follow-up rules refuse to send a one-shot body again); nil when it cannot be built.
+// newRequest returns a request for method and target with req's context, headers and, with
+// keepBody, body; nil on failure.
 func newRequest(req *http.Request, method, target string, keepBody bool) *http.Request {
 	next, err := http.NewRequestWithContext(req.Context(), method, target, nil)
 	if err != nil {
@@ -119,7 +106,7 @@ func newRequest(req *http.Request, method, target string, keepBody bool) *http.R
 	case !keepBody || req.Body == nil || req.Body == http.NoBody:
 		next.Header.Del("Content-Type")
 	case req.GetBody == nil:
-		next.Body = req.Body // spent: a one-shot body
+		next.Body = req.Body
 	default:
 		if next.Body, err = req.GetBody(); err != nil {
 			return nil

@@ -14,43 +14,34 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// GoConfig is Go's own net/http client, set up with the settings nearest to a Config and none
-// of labrun's layers: no lease timeout (the pool wait has none), no per-read timeout
-// (ResponseHeaderTimeout covers the wait for the head only), one dial timeout shared by all of
-// a host's addresses. It shows a Go user what their code does. Zero means net/http's default.
+// GoConfig sets up Go's own net/http client with the settings nearest to a Config and none of
+// labrun's layers: no lease timeout, no per-read timeout, one dial timeout for all addresses.
+// Zero means net/http's default.
 type GoConfig struct {
-	// MaxConnsPerHost bounds the connections per host; calls beyond it wait without a limit.
-	MaxConnsPerHost int
-	// MaxIdleConnsPerHost is how many idle connections per host are kept (net/http: 2).
+	// MaxConnsPerHost bounds connections per host; calls beyond it wait without limit.
+	MaxConnsPerHost     int
 	MaxIdleConnsPerHost int
 	// DialTimeout is net.Dialer.Timeout: one budget for the whole dial.
-	DialTimeout time.Duration
-	// ResponseHeaderTimeout bounds the wait for the response head after the request is sent.
+	DialTimeout           time.Duration
 	ResponseHeaderTimeout time.Duration
-	// ClientTimeout is http.Client.Timeout: a deadline for each request, body included.
+	// ClientTimeout is http.Client.Timeout, body included.
 	ClientTimeout time.Duration
 	// Deadline is a context deadline over the whole call, retries included.
 	Deadline time.Duration
-	// Retries and Backoff are the business code's retries, as in Config.
-	Retries int
-	Backoff time.Duration
-	// Resolver resolves host names; nil uses net.DefaultResolver.
+	// Retries and Backoff are as in Config.
+	Retries  int
+	Backoff  time.Duration
 	Resolver *net.Resolver
-	// MaxBody bounds the response body read into memory; 0 means DefaultMaxBody.
+	// MaxBody bounds the body read; 0 means DefaultMaxBody.
 	MaxBody int64
-	// UseLastResponse returns every redirect to the caller: a CheckRedirect that returns
-	// http.ErrUseLastResponse. Without it net/http follows up to 10.
+	// UseLastResponse returns every redirect to the caller (http.ErrUseLastResponse).
 	UseLastResponse bool
-	// TLS configures https connections; nil uses the system's roots.
-	TLS *tls.Config
-	// TLSHandshakeTimeout is net/http's Transport.TLSHandshakeTimeout. Zero means none, as
-	// in a Transport literal (http.DefaultTransport sets 10 s): only the call's deadline or
-	// http.Client.Timeout then ends a handshake the server never answers.
+	TLS             *tls.Config
+	// TLSHandshakeTimeout is the Transport's; zero means none, as in a Transport literal.
 	TLSHandshakeTimeout time.Duration
 }
 
-// GoClient makes calls with net/http's Client and Transport as configured by GoConfig, and
-// reports them as Results, classified and timed like Client's.
+// GoClient makes calls with net/http's Client as GoConfig sets it up, reported as Results.
 type GoClient struct {
 	cfg GoConfig
 	tr  *http.Transport
@@ -104,16 +95,9 @@ func NewGo(cfg GoConfig) (*GoClient, error) {
 // Close closes the idle connections.
 func (g *GoClient) Close() { g.tr.CloseIdleConnections() }
 
-// Do makes the call with http.Client.Do, which follows up to 10 redirects, reading the whole
-// body; Retries repeat it after any failure but the deadline. The Result and the error are as
-// Client.Do's. A call's Lease is its wait inside the Transport for a connection.
-//
-// net/http re-sends a request by itself when a reused connection fails before the response
-// head and the request is replayable (transport.go: shouldRetryRequest, isReplayable): GET,
-// HEAD, OPTIONS, TRACE or an Idempotency-Key or X-Idempotency-Key header, with no body or
-// GetBody; or any method when nothing was written (nothingWrittenError). GoClient lets it, as
-// a Go user's code would, and shows it: every connection the Transport tried within one round
-// trip is an Attempt of the Result, the ones it gave up on failed with errResent.
+// Do makes the call with http.Client.Do, reading the whole body; Retries repeat it after any
+// failure but the deadline. net/http's own replays are let through, as in a Go user's code,
+// and shown: each connection tried is an Attempt.
 func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	start := time.Now()
 	if g.cfg.Deadline > 0 {
@@ -141,28 +125,23 @@ func (g *GoClient) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	}
 }
 
-// goSeg is one connection net/http tried within an attempt: the first, then one per replay.
 type goSeg struct {
-	start                     time.Time // when the Transport asked for the connection
+	start                     time.Time
 	connectStart, connectDone time.Time
 	gotConn, firstByte        time.Time
 	reused, dialed, written   bool
 }
 
-// goTrace collects an attempt's timestamps from the Transport's hooks.
 type goTrace struct {
 	mu    sync.Mutex // guards the fields below
-	segs  []goSeg    // never empty
-	inHop bool       // the current round trip (one per redirect) asked for a connection already
+	segs  []goSeg
+	inHop bool // asked for a connection in this hop already
 }
 
 type goTraceKey struct{}
 
-// checkRedirect is net/http's default redirect policy (client.go defaultCheckRedirect: stop
-// after 10 redirects), which also marks the start of the redirect's round trip, so that a
-// second connection within one round trip is told from a redirect's. (Wrapping the Transport
-// instead would make http.Client treat it as an unknown RoundTripper and cancel through
-// Request.Cancel, not as a Go user's client does.)
+// checkRedirect is net/http's defaultCheckRedirect that also marks a redirect's round trip, to
+// tell a replay from a redirect.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if tr, ok := req.Context().Value(goTraceKey{}).(*goTrace); ok {
 		tr.mu.Lock()
@@ -175,10 +154,8 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// useLastResponse is the CheckRedirect of GoConfig.UseLastResponse.
 func useLastResponse(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// update applies f to the current connection's timestamps.
 func (tr *goTrace) update(f func(s *goSeg)) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -190,7 +167,7 @@ func (tr *goTrace) hooks() *httptrace.ClientTrace {
 		GetConn: func(string) {
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
-			if tr.inHop { // the Transport's retry loop: a replay on another connection
+			if tr.inHop { // a replay on another connection
 				tr.segs = append(tr.segs, goSeg{start: time.Now()})
 			}
 			tr.inHop = true
@@ -214,8 +191,6 @@ func (tr *goTrace) hooks() *httptrace.ClientTrace {
 	}
 }
 
-// attempt makes one call of http.Client.Do and returns its attempts: one per connection the
-// Transport tried, the last one classified by how the call ended.
 func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart time.Time, n int) ([]Attempt, *response) {
 	start := time.Now()
 	tr := &goTrace{segs: []goSeg{{start: start}}}
@@ -257,7 +232,6 @@ func (g *GoClient) attempt(ctx context.Context, req *http.Request, callStart tim
 	return append(out, a), &response{status: resp.StatusCode, header: resp.Header, body: body}
 }
 
-// phases splits the attempt into lease (waiting inside the Transport), connect, wait and body.
 func (g *GoClient) phases(a *Attempt, s goSeg, start, end time.Time) {
 	var connect time.Duration
 	if s.dialed {
@@ -286,8 +260,7 @@ func (g *GoClient) phases(a *Attempt, s goSeg, start, end time.Time) {
 	}
 }
 
-// fail classifies net/http's error: the call's deadline or http.Client.Timeout (deadline),
-// ResponseHeaderTimeout (read-timeout), a dial timeout (connect-timeout), anything else.
+// fail classifies net/http's error.
 func (g *GoClient) fail(a Attempt, ctx context.Context, s goSeg, end, callStart time.Time, err error) Attempt {
 	g.phases(&a, s, s.start, end)
 	a.End = end.Sub(callStart)
@@ -295,7 +268,7 @@ func (g *GoClient) fail(a Attempt, ctx context.Context, s goSeg, end, callStart 
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrDeadline):
 		out, err = vocab.Deadline, fmt.Errorf("%w: %w", ErrDeadline, err)
-	case ctx.Err() != nil: // the caller's own cancellation
+	case ctx.Err() != nil:
 	default:
 		out = vocab.ClassifyNetHTTP(err, a.Phase == vocab.PhaseConnect)
 	}

@@ -5,18 +5,17 @@ import (
 	"syscall"
 )
 
-// The JDK HttpClient's connect rules (rules.JDK, java.net.http in JDK 17): a request
-// timeout that fires during the name lookup takes effect when the lookup returns, and a refused
-// connect is connected again once.
+// The JDK HttpClient's connect rules (java.net.http, JDK 17): a timeout during the name lookup
+// takes effect when it returns; a refused connect is retried once.
 
-// lookupStarts marks a lookup under way: a cancellation meanwhile is held (holdCancel).
+// lookupStarts marks a lookup under way.
 func (st *attemptState) lookupStarts() {
 	st.mu.Lock()
 	st.lookingUp = true
 	st.mu.Unlock()
 }
 
-// holdCancel keeps cause for the end of the lookup under way, if there is one (rules.Connect.TimerLateInLookup),
+// holdCancel keeps cause for the end of a lookup under way (rules.Connect.TimerLateInLookup)
 // and reports whether it did.
 func (st *attemptState) holdCancel(cause error) bool {
 	st.mu.Lock()
@@ -28,8 +27,7 @@ func (st *attemptState) holdCancel(cause error) bool {
 	return true
 }
 
-// lookupDone ends the lookup under way and applies the cancellation held meanwhile, which it
-// returns (nil: none).
+// lookupDone ends the lookup and applies and returns the held cancellation (nil: none).
 func (st *attemptState) lookupDone() error {
 	st.mu.Lock()
 	st.lookingUp = false
@@ -42,8 +40,8 @@ func (st *attemptState) lookupDone() error {
 	return held
 }
 
-// jdkConnectRetry reports whether err is what the JDK sees as a ConnectException on a connect:
-// refused, or given up by the kernel (sun.nio.ch.Net: ECONNREFUSED and ETIMEDOUT).
+// jdkConnectRetry reports whether the JDK sees err as a ConnectException: refused or ETIMEDOUT
+// (sun.nio.ch.Net).
 func jdkConnectRetry(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ETIMEDOUT)
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,10 +17,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What a library sends again by itself after a failed attempt (docs/experiments.md, exp-g) is
-// its rules.Resend (internal/rules: each library's file cites its source), which the model
-// predicts with too. Each re-send is an attempt of its own in the Result. net/http's own
-// replays are never let through (attempt.go), so these are the only ones Client makes.
+// A library's re-sends are its rules.Resend, each an attempt of its own in the Result;
+// net/http's own replays are never let through (attempt.go).
 
 // javaException is the exception HttpClient 5 or OkHttp would have thrown for a failed attempt
 // of labrun's client, with what each library's retry rule makes of it.
@@ -130,13 +127,11 @@ func (e ownError) Unwrap() error { return e.error }
 // resendState is what the library re-sends of one business attempt (the business code's call
 // of the library) have used up.
 type resendState struct {
-	resent int      // the library's re-sends so far (HttpClient 5: execCount - 1)
-	ok     okRoutes // the route accounting (rules.Resend.ByRoute)
-	// resolved holds, with rules.RoutePerAttempt, the addresses the host name resolved to
-	// for this call: OkHttp's RouteSelector resolves the name once and walks its routes,
-	// where HttpClient 5 resolves it on every connect. It is set and read by the attempts'
-	// dials, one attempt after another; mu guards it all the same, since a dial runs on a
-	// Transport goroutine.
+	resent int          // the library's re-sends so far (HttpClient 5: execCount - 1)
+	ok     rules.Routes // the route accounting (rules.Resend.ByRoute)
+	// resolved holds, with rules.RoutePerAttempt, the addresses the host resolved to for this
+	// call (OkHttp's RouteSelector resolves once); mu guards it, a dial running on a Transport
+	// goroutine.
 	mu       sync.Mutex
 	resolved map[string][]string
 }
@@ -168,88 +163,24 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 	r := c.cfg.Rules.Resend
 	f := rules.Failure{Class: classify(a).kind, Sent: a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease,
 		Method: req.Method, Key: req.Header.Get("Idempotency-Key") != "", Reused: !a.NewConnection}
-	if !r.Again(f, rs.resent) || (r.ByRoute && !rs.ok.failed(a)) {
+	if !r.Again(f, rs.resent) || (r.ByRoute && !rs.ok.Failed(a.NewConnection || a.Phase == vocab.PhaseConnect, a.pinned, a.routes, a.remote)) {
 		return false
 	}
 	rs.resent++
 	return true
 }
 
-// hc5StatusPause decides the retry of a response (rules.Resend.Statuses, HttpClient 5's
-// DefaultHttpRequestRetryStrategy): a 429 or 503 is
-// repeated once, whatever the method (HttpRequestRetryExec checks only that the entity is
-// repeatable), unless a response timeout shorter than the 1 s default interval is set (5.6:
-// retryRequest(response, ...)). It returns the pause before the repeat (getRetryInterval:
-// Retry-After in seconds or as a date, when positive, else 1 s), or false.
-func (c *Client) hc5StatusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
-	r := c.cfg.Rules.Resend
-	if !r.On || !r.Statuses || (resp.status != 429 && resp.status != 503) {
-		return 0, false
+// statusPause is the library's repeat of resp (rules.Resend.StatusAgain): the pause before
+// it, or false.
+func (c *Client) statusPause(req *http.Request, resp *response, rs *resendState, now time.Time) (time.Duration, bool) {
+	d, again := c.cfg.Rules.Resend.StatusAgain(resp.status, resp.header.Get("Retry-After"), replayable(req), c.cfg.ReadTimeout, rs.resent, now)
+	if again {
+		rs.resent++
 	}
-	if rs.resent >= r.Max || !replayable(req) || (c.cfg.ReadTimeout > 0 && vocab.HC5RetryInterval > c.cfg.ReadTimeout) {
-		return 0, false
-	}
-	rs.resent++
-	v := resp.header.Get("Retry-After")
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s) * time.Second, true
-		}
-	} else if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now), true
-	}
-	return vocab.HC5RetryInterval, true
+	return d, again
 }
 
 // replayable reports whether req's body can be sent again: none, or GetBody.
 func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-}
-
-// okRoutes is OkHttp's route accounting for one business attempt. A call that starts on a
-// pooled connection has taken no route from its route selector; each new connection takes one.
-//
-//   - 3.0 to 3.13 (3.2.0 StreamAllocation.recover: routeSelector.hasNext(); 3.13.1
-//     StreamAllocation.hasMoreRoutes): a failed pooled connection uses no route, so the retry
-//     takes the next pooled one, then a new connection per route.
-//   - 3.14 (currentRoute; 3.14.9 ExchangeFinder.hasRouteToTry and retryCurrentRoute): a failed connection
-//     that had carried an exchange (routeFailureCount 0) keeps its route: the retry takes the
-//     next pooled connection (findConnection asks the pool first) or a fresh connection to
-//     that same address (nextRouteToTry), then the selector's routes.
-type okRoutes struct {
-	currentRoute bool   // rules.Resend.CurrentRoute: 3.14
-	perAttempt   bool   // rules.RoutePerAttempt; without it the host is one route
-	selected     int    // routes the selector handed out
-	routes       int    // routes the host resolved to (0: not resolved yet)
-	pin          string // the address to dial again (later rule), "" for none
-}
-
-// next says where the next attempt dials if it needs a new connection: the pinned address, or
-// the selector's next route.
-func (r *okRoutes) next() (route int, pin string) { return r.selected, r.pin }
-
-// failed records that attempt a failed and reports whether a route is left to try.
-func (r *okRoutes) failed(a Attempt) bool {
-	dialled := a.NewConnection || a.Phase == vocab.PhaseConnect
-	if a.routes > 0 {
-		r.routes = a.routes
-		if !r.perAttempt {
-			r.routes = 1
-		}
-	}
-	switch {
-	case dialled && a.pinned:
-		r.pin = "" // the fresh connection to the pinned route failed too
-	case dialled:
-		if a.routes == 0 {
-			return false // the name did not resolve: no route at all
-		}
-		r.selected++
-		if !r.perAttempt {
-			r.selected = r.routes
-		}
-	case r.currentRoute && a.remote != "":
-		r.pin = a.remote
-	}
-	return r.pin != "" || r.routes == 0 || r.selected < r.routes
 }

@@ -71,6 +71,9 @@ func TestOkRoutes(t *testing.T) {
 	pooled := Attempt{Phase: vocab.PhaseWait, remote: "10.0.0.2"}
 	fresh := func(routes int) Attempt { return Attempt{Phase: vocab.PhaseWait, NewConnection: true, routes: routes} }
 	pinned := Attempt{Phase: vocab.PhaseWait, NewConnection: true, pinned: true, remote: "10.0.0.2"}
+	perAttempt := rules.OkHttp313(rules.OkHttpSettings{}).NewRoutes()
+	current := rules.OkHttp314(rules.OkHttpSettings{}).NewRoutes()
+	hostOnly := rules.HC5(rules.HC5Settings{}).NewRoutes()
 	type step struct {
 		a     Attempt
 		left  bool
@@ -79,31 +82,31 @@ func TestOkRoutes(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		r     okRoutes
+		r     rules.Routes
 		steps []step
 	}{
 		// 3.0 to 3.13: pooled connections use no route; then one new connection per route.
-		{"3.13, 2 pooled, 2 routes", okRoutes{perAttempt: true}, []step{
+		{"3.13, 2 pooled, 2 routes", perAttempt, []step{
 			{pooled, true, 0, ""}, {pooled, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
 		// 3.13, one route: the pooled connection fails, the one new connection fails, done.
-		{"3.13, 1 pooled, 1 route", okRoutes{perAttempt: true}, []step{
+		{"3.13, 1 pooled, 1 route", perAttempt, []step{
 			{pooled, true, 0, ""}, {fresh(1), false, 1, ""}}},
 		// 3.14: the pooled connection's address is pinned; when the fresh connection to it
 		// fails too, the selector's routes follow.
-		{"3.14, 1 pooled, 2 routes", okRoutes{currentRoute: true, perAttempt: true}, []step{
+		{"3.14, 1 pooled, 2 routes", current, []step{
 			{pooled, true, 0, "10.0.0.2"}, {pinned, true, 0, ""}, {fresh(2), true, 1, ""}, {fresh(2), false, 2, ""}}},
-		{"connect failures walk the routes", okRoutes{perAttempt: true}, []step{
+		{"connect failures walk the routes", perAttempt, []step{
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 1, ""}, {Attempt{Phase: vocab.PhaseConnect, routes: 3}, true, 2, ""},
 			{Attempt{Phase: vocab.PhaseConnect, routes: 3}, false, 3, ""}}},
-		{"without a route per attempt the host is one route", okRoutes{}, []step{{fresh(3), false, 1, ""}}},
-		{"a name that does not resolve", okRoutes{perAttempt: true}, []step{{Attempt{Phase: vocab.PhaseConnect}, false, 0, ""}}},
+		{"without a route per attempt the host is one route", hostOnly, []step{{fresh(3), false, 1, ""}}},
+		{"a name that does not resolve", perAttempt, []step{{Attempt{Phase: vocab.PhaseConnect}, false, 0, ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tt.r
 			for i, s := range tt.steps {
-				left := r.failed(s.a)
-				route, pin := r.next()
+				left := r.Failed(s.a.NewConnection || s.a.Phase == vocab.PhaseConnect, s.a.pinned, s.a.routes, s.a.remote)
+				route, pin := r.Next()
 				if left != s.left || route != s.route || pin != s.pin {
 					t.Fatalf("step %d: got left %v, next route %d, pin %q; want %v, %d, %q", i+1, left, route, pin, s.left, s.route, s.pin)
 				}
@@ -135,15 +138,6 @@ func TestCondemn(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.cfg.condemn(tt.h, tt.method); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestHC5Idempotent(t *testing.T) {
-	for m, want := range map[string]bool{"GET": true, "put": true, "DELETE": true, "HEAD": true, "OPTIONS": true,
-		"TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false} {
-		if got := vocab.HC5Idempotent(m); got != want {
-			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
 		}
 	}
 }

@@ -10,35 +10,21 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// Reusing a pooled connection that may have died (docs/experiments.md, exp-g): which check finds out,
-// and the evictor. The check runs when the Transport hands a pooled connection to an attempt
-// (attemptState.onGotConn); a connection it condemns is discarded before a byte is written on
-// it, and the attempt's request goes again on the next pooled connection or a new one, as
-// HttpClient 5's lease and OkHttp's findHealthyConnection do. That costs no attempt.
+// Before a pooled connection is reused, the library's check (onGotConn) may discard it before
+// anything is written; the request then takes another, costing no attempt.
 
-// NoValidation, as Config.ValidateAfterInactivity, turns every stale check off, as HttpClient
-// 5's setValidateAfterInactivity does with a negative value: a pooled connection that the
-// server closed is used, and the request written into it is never read.
+// NoValidation turns the stale check off (HttpClient 5: a negative value).
 const NoValidation time.Duration = -1
 
-// HC5ValidateAfterInactivity is HttpClient 5's default for Config.ValidateAfterInactivity:
-// ConnectionConfig.DEFAULT leaves validateAfterInactivity null and
-// PoolingHttpClientConnectionManager.resolveValidateAfterInactivity falls back to
-// TimeValue.ofSeconds(2) (httpcomponents-client 5.2 to 5.6.x; 5.1 set 2 s in the manager's
-// constructor; 5.0 left it null and validated nothing). A connection is checked when idle
-// longer than that (Deadline.isExpired is strict), with BHttpConnectionBase.isStale: a read of
-// 1 ms that sees the end of the stream or a SocketException means stale; a timeout means alive.
+// HC5ValidateAfterInactivity is HttpClient 5's default (resolveValidateAfterInactivity, 5.2 to
+// 5.6): a connection idle longer is checked with isStale's 1 ms read.
 const HC5ValidateAfterInactivity = 2 * time.Second
 
-// HC5EvictIdle is HttpClient 5's default for Config.EvictIdle: no evictor. It runs only after
-// HttpClientBuilder.evictIdleConnections(maxIdleTime).
+// HC5EvictIdle is HttpClient 5's default: no evictor.
 const HC5EvictIdle time.Duration = 0
 
-// HC5EvictInterval is how often HttpClient 5.6's evictor looks for idle connections:
-// IdleConnectionEvictor.calculateSleepTime, maxIdle / 10 but at least 1 s (5.0 to 5.5 slept
-// maxIdle itself). It closes every connection idle maxIdle or longer (StrictConnPool.closeIdle:
-// updated <= now - maxIdle), so a connection goes at the latest maxIdle + HC5EvictInterval(
-// maxIdle) after it went idle.
+// HC5EvictInterval is HttpClient 5.6's evictor period: maxIdle/10, at least 1 s
+// (IdleConnectionEvictor.calculateSleepTime).
 func HC5EvictInterval(maxIdle time.Duration) time.Duration {
 	return max(maxIdle/10, time.Second)
 }
@@ -50,17 +36,13 @@ var (
 	errUnhealthy    = errors.New("pooled connection failed OkHttp's health check")
 )
 
-// errReplaySuppressed ends an attempt in which net/http tried to send the request again on a
-// second connection: labrun refused it before a byte was written.
+// errReplaySuppressed ends an attempt where net/http tried to re-send on a second connection.
 var errReplaySuppressed = errors.New("net/http tried to re-send the request on a new connection; refused before anything was written")
 
-// errResent marks an attempt that net/http re-sent on another connection (GoClient, and
-// Client's guards off in tests).
+// errResent marks an attempt net/http re-sent on another connection (guards off).
 var errResent = errors.New("the connection failed and net/http re-sent the request on another connection")
 
-// lostError is an attempt's connection failing before the response head: the end of the
-// stream, a reset, a failed write. It cancels the attempt's round trip before net/http sees the
-// failure, so that net/http never replays the request (attemptState.connLost).
+// lostError is the connection failing before the head; it cancels the round trip first.
 type lostError struct{ err error }
 
 func (e *lostError) Error() string {
@@ -68,28 +50,18 @@ func (e *lostError) Error() string {
 }
 func (e *lostError) Unwrap() error { return e.err }
 
-// health is what is known of a connection when an attempt takes it.
 type health struct {
-	pooled bool          // it sat in the pool before (else it was just dialled)
-	idle   time.Duration // how long it sat there
-	dead   error         // what a read while it sat there returned: the end of the stream, an error
-	closed bool          // labrun closed it while it sat there: the evictor, its time to live
+	pooled bool // else just dialled
+	idle   time.Duration
+	dead   error
+	closed bool // by the evictor or time to live
 }
 
-// HealthRead is how long the libraries' check of a pooled connection reads when nothing
-// arrives: OkHttp's RealConnection.isHealthy(true) (socket.setSoTimeout(1), then
-// source.exhausted(): a SocketTimeoutException means healthy) and HttpClient 5's
-// BHttpConnectionBase.isStale (fillInputBuffer(Timeout.ofMilliseconds(1))). A connection that
-// works therefore costs its call 1 ms before the request is written; one whose end of stream
-// or reset is already there fails the check at once.
+// HealthRead is the libraries' health check read: OkHttp's isHealthy, HttpClient 5's isStale.
 const HealthRead = time.Millisecond
 
-// checkReads reports whether the library's check reads on a connection in health h before a
-// request of the given method, and so costs up to HealthRead. OkHttp skips the check for a
-// connection that has carried no exchange yet (successCount == 0: labrun's connections reach
-// the pool only after a response) and reads only for a method other than GET
-// (doExtensiveHealthChecks); HttpClient 5 reads only on a connection idle longer than
-// validateAfterInactivity. A connection known to be dead or closed is refused without a wait.
+// checkReads reports whether the check reads: OkHttp for a used connection and a method other
+// than GET, HttpClient 5 after validateAfterInactivity.
 func (c Config) checkReads(h health, method string) bool {
 	switch {
 	case !h.pooled || h.closed || h.dead != nil:
@@ -102,26 +74,23 @@ func (c Config) checkReads(h health, method string) bool {
 	return false
 }
 
-// condemn says why a connection in health h must not carry a request of the given method, or
-// nil when it is used as it is. A fresh connection is always used.
+// condemn says why a connection must not carry a request of method, or nil.
 func (c Config) condemn(h health, method string) error {
 	switch {
 	case !h.pooled:
 		return nil
 	case h.closed:
-		// HttpClient 5's pool never leases what it closed (evictor, time to live); net/http
-		// can hand it out in the instant before its read loop sees the close.
+		// net/http may hand it out before its read loop sees the close.
 		return errClosedPooled
 	case h.dead == nil:
 		return nil
 	case c.Rules.Reuse.Check == rules.CheckNonGet:
-		// RealConnection.isHealthy(doExtensiveChecks), doExtensiveChecks = !method.equals("GET").
+		// OkHttp: doExtensiveChecks = !method.equals("GET").
 		if method != http.MethodGet && method != "" {
 			return errUnhealthy
 		}
 		return nil
 	case c.ValidateAfterInactivity == 0:
-		// net/http's watch: it had not closed the connection yet when it handed it out.
 		return errStale
 	case c.ValidateAfterInactivity > 0 && h.idle > c.ValidateAfterInactivity:
 		return errStale
@@ -136,8 +105,7 @@ type evictor struct {
 	once sync.Once
 }
 
-// startEvictor starts the evictor: every interval, it closes the connections that sat idle
-// maxIdle or longer.
+// startEvictor closes, every interval, connections idle maxIdle or longer.
 func (c *Client) startEvictor() {
 	every := c.cfg.EvictInterval
 	if every <= 0 {
@@ -162,7 +130,6 @@ func (c *Client) startEvictor() {
 	}()
 }
 
-// shutdown stops the evictor and waits for it.
 func (e *evictor) shutdown() {
 	if e == nil {
 		return

@@ -13,18 +13,14 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// ErrHandshakeTimeout is a TLS handshake that a socket timeout ended: a read of the handshake
-// waited Config.TLSHandshakeTimeout for a byte. It is a read timeout in the connect phase.
+// ErrHandshakeTimeout is a TLS handshake read that waited Config.TLSHandshakeTimeout: a read
+// timeout in the connect phase.
 var ErrHandshakeTimeout = errors.New("TLS handshake timeout")
 
-// dialTLS is the Transport's DialTLSContext: it resolves and connects as dial does, then runs
-// the TLS handshake itself, each of its reads bounded by Config.TLSHandshakeTimeout, as a
-// socket timeout set while the handshake runs bounds it in the Java clients. Without
-// RoutePerAttempt a handshake that fails moves on to the host's next address, as HttpClient 5
-// does: DefaultHttpClientConnectionOperator.connect (httpcomponents-client 5.2.1) runs
-// SSLConnectionSocketFactory.connectSocket, the TCP connect and the handshake, for each
-// address in turn inside one catch of IOException, and rethrows only on the last address.
-// With RoutePerAttempt the attempt has one route, and OkHttp's recovery decides what follows.
+// dialTLS is the Transport's DialTLSContext: it connects as dial does and runs the handshake,
+// each read bounded by Config.TLSHandshakeTimeout. Without RoutePerAttempt a failed handshake
+// moves on to the next address, as HttpClient 5 does
+// (DefaultHttpClientConnectionOperator.connect, 5.2.1).
 func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
 	ctx, st, l, done := c.dialContext(ctx)
 	defer done()
@@ -53,8 +49,7 @@ func (c *Client) dialTLS(ctx context.Context, network, addr string) (net.Conn, e
 	return nil, err
 }
 
-// nextAfterHandshake reports whether a handshake that failed with err moves on to the next
-// address (rules.Connect.HandshakeNext).
+// nextAfterHandshake applies rules.Connect.HandshakeNext.
 func (c *Client) nextAfterHandshake(err error) bool {
 	switch c.cfg.Rules.Connect.HandshakeNext {
 	case rules.HandshakeNextOnTimeout:
@@ -65,12 +60,10 @@ func (c *Client) nextAfterHandshake(err error) bool {
 	return true
 }
 
-// errConnectTimer is the cause with which a connect timer that covers the handshake
-// (rules.Connect.TimerCoversHandshake) ends it.
+// errConnectTimer ends a handshake the connect timer covers (rules.Connect.TimerCoversHandshake).
 var errConnectTimer = errors.New("connect timer")
 
-// handshake runs the client's side of TLS for host over cn, whose TCP connect started at
-// start.
+// handshake runs TLS for host over cn, whose connect started at start.
 func (c *Client) handshake(ctx context.Context, cn *conn, host string, start time.Time) (*tls.Conn, error) {
 	cfg := &tls.Config{}
 	if c.cfg.TLS != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/labrun/labrun/labtest"
+	"github.com/labrun/labrun/results"
 )
 
 const ms = time.Millisecond
@@ -24,7 +25,7 @@ func TestPlainClientReadTimeoutIsNotADeadline(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
 	row := lab.Run(context.Background(), c, labtest.Trickle(6, 100*ms), labtest.Limits{HeaderTimeout: 200 * ms})
-	if row.Outcome != labtest.OK || row.Expected.Outcome != labtest.OK {
+	if row.Outcome != results.OK || row.Expected.Outcome != results.OK {
 		t.Errorf("got %s", row)
 	}
 	if d := row.Elapsed - row.Expected.Elapsed; d < -250*ms || d > 250*ms {
@@ -49,7 +50,7 @@ func TestRetryableHTTPChargesThreeTimes(t *testing.T) {
 	if row.Executions != 3 || row.Expected.Executions != 3 {
 		t.Errorf("reserved %d times, the model says %d: %s", row.Executions, row.Expected.Executions, row)
 	}
-	if row.Outcome != labtest.Deadline {
+	if row.Outcome != results.Deadline {
 		t.Errorf("got outcome %s (%v), want deadline: every attempt hit http.Client.Timeout", row.Outcome, row.Err)
 	}
 

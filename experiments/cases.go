@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,66 +9,80 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/results"
 )
 
-// callCase is one row measured as one call, the shape most rows of the experiments share: a
-// client (Profile and Limits) whose pool holds one warm connection to Server, a pause, the
-// request, and what the row judges beside the call's time and outcome. An experiment is its
-// parameters and a table of cases (measured by runCases), plus the few rows that need code
-// of their own. The gRPC experiment has the same shape with measures of its own (grpcCases),
-// its rows judged by lab's gRPC judges (lab.GRPCCalled, lab.EventAt, lab.Charged).
+// callCase is one row measured as one call: a client (Profile, Limits) with one warm pooled
+// connection to Server, a pause, the request, and what the row judges beside the call's time
+// and outcome. An experiment is its parameters and a table of cases, plus the few rows that
+// need code of their own.
 type callCase struct {
 	Name string
 	// Profile is the client profile, "" for the run's --client.
 	Profile string
 	Limits  lab.Spec
-	// Server is the fake server the call goes to, and Behaviour what it does with the
-	// request.
+	// Server is the fake server the call goes to; Behaviour what it does with the request.
 	Server    *fakesrv.Server
 	Behaviour fakesrv.Behaviour
-	// Method is the request's method: "" for a GET, or a POST without a body for a
-	// reservation (Behaviour.Order); any other value sends that method, with a small body the
-	// libraries can send again unless it is a GET.
+	// URL, without a Server, is a host with no fake server behind it (one that is down): the
+	// call is cold, and each of its attempts' dials counts as a connection.
+	URL string
+	// Method is "" for a GET (a body-less POST for a reservation); another sends that method with
+	// a small body the libraries can send again.
 	Method string
 	// Key adds an Idempotency-Key header.
 	Key bool
 	// Idle is how long the warm pooled connection sits idle before the call.
 	Idle time.Duration
-	// Downstream is the model's view of the call, when it is not Behaviour's (downstream).
+	// Downstream is the model's view of the call, when not Behaviour's.
 	Downstream *model.Downstream
 	// Counts says what the row judges beside time and outcome.
 	Counts rowCounts
-	// Note says what the server saw, for the row; nil: serverNote of the last request.
+	// Note says what the server saw; nil: lab.ServerNote of the last request.
 	Note func(log []fakesrv.Request, accepted int) string
-	// Also are further judges of the row: its documented figure, for example.
+	// Also are further judges, a documented figure for example.
 	Also []lab.Judge
 }
 
-// rowCounts are the counts a callCase's row judges, a set of flags.
 type rowCounts uint8
 
 const (
-	// countExecutions judges the requests the server got against the model's executions.
+	// countExecutions judges the server's requests against the model's executions.
 	countExecutions rowCounts = 1 << iota
-	// countConnections judges the connections the server accepted against the model's
-	// connects.
+	// countConnections judges the server's accepted connections against the model's connects.
 	countConnections
 )
 
-// start checks e's parameters against opt and starts its results: the prologue of every Run.
-func start(e Experiment, opt Options) (results.Run, error) {
+// experimentRun checks e's parameters against opt, starts its results, runs body and
+// finishes the run: the opening and closing of every Run.
+func experimentRun(e Experiment, opt Options, body func(run *results.Run) error) (results.Run, error) {
 	if err := check(e, opt.profile()); err != nil {
 		return results.Run{}, err
 	}
-	return newRun(e, opt), nil
+	run := newRun(e, opt)
+	if err := body(&run); err != nil {
+		return results.Run{}, err
+	}
+	run.Finish(opt.Tolerance)
+	return run, nil
 }
 
-// runCases measures cases in order, appending a row and a timeline each to run. Progress
-// counts them as rows of all.
+// serverRun is experimentRun with a fake server of its own for body, closed at the end.
+func serverRun(e Experiment, opt Options, body func(run *results.Run, srv *fakesrv.Server) error) (results.Run, error) {
+	return experimentRun(e, opt, func(run *results.Run) error {
+		srv, err := lab.NewServer()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		return body(run, srv)
+	})
+}
+
+// runCases measures cases in order, a row and a timeline each; progress counts them of all.
 func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCase, all int) error {
 	for i, c := range cases {
 		row, res, err := c.measure(ctx, opt.profile(), func(expected time.Duration) {
@@ -82,18 +97,19 @@ func runCases(ctx context.Context, opt Options, run *results.Run, cases []callCa
 	return nil
 }
 
-// measure builds c's client under c.Profile (or profile), warms one pooled connection, waits
-// c.Idle, asks the model, tells starting how long it expects the call to take, makes the call,
-// waits for the server to settle and judges: the whole call's time and outcome, and c.Counts.
+// measure builds c's client, warms a connection, waits c.Idle, asks the model, makes the call,
+// waits for the server to settle and judges the call's time and outcome and c.Counts.
 func (c callCase) measure(ctx context.Context, profile string, starting func(time.Duration)) (row results.Row, res *client.Result, err error) {
-	b, err := lab.Build(or(c.Profile, profile), c.Limits)
+	b, err := lab.Build(cmp.Or(c.Profile, profile), c.Limits)
 	if err != nil {
 		return row, nil, err
 	}
 	defer b.C.Close()
-	idle, err := lab.Warm(ctx, b, c.Server, 1) // resets the server: what follows is the call's
-	if err != nil {
-		return row, nil, err
+	idle := 0
+	if c.Server != nil {
+		if idle, err = lab.Warm(ctx, b, c.Server, 1); err != nil { // resets the server
+			return row, nil, err
+		}
 	}
 	if c.Idle > 0 {
 		if err := clock.Sleep(ctx, c.Idle); err != nil {
@@ -114,10 +130,13 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	if err := ctx.Err(); err != nil {
 		return row, nil, err
 	}
-	// A row that counts the server's requests takes them all once they finished; any other
-	// waits for the call's own.
-	log := lab.Settled(ctx, c.Server, btoi(c.Counts&countExecutions == 0))
-	accepted := c.Server.ConnsAccepted()
+	// A row counting the server's requests takes them all once finished; another, the call's own.
+	var log []fakesrv.Request
+	accepted := len(res.Attempts)
+	if c.Server != nil {
+		log = lab.Settled(ctx, c.Server, lab.Btoi(c.Counts&countExecutions == 0))
+		accepted = c.Server.ConnsAccepted()
+	}
 	js := []lab.Judge{lab.Called(pred, res)}
 	if c.Counts&countExecutions != 0 {
 		js = append(js, lab.Executions(results.Count(pred.Executions), results.Count(len(log))))
@@ -134,8 +153,10 @@ func (c callCase) measure(ctx context.Context, profile string, starting func(tim
 	return lab.Judged(c.Name, append(js, c.Also...)...), res, nil
 }
 
-// request builds c's request (Method).
 func (c callCase) request(ctx context.Context) (*http.Request, error) {
+	if c.Server == nil {
+		return http.NewRequestWithContext(ctx, http.MethodGet, c.URL, nil)
+	}
 	if c.Method == "" {
 		method := http.MethodGet
 		if c.Behaviour.Order != "" {

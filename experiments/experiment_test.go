@@ -1,9 +1,11 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +66,7 @@ func runScaledWith(t *testing.T, e Experiment, profile string) results.Run {
 		for _, r := range run.Rows {
 			t.Logf("%-45s expected %v %s, measured %v %s: %s", r.Name, deref(r.ExpectedMs), r.ExpectedOutcome, deref(r.MeasuredMs), r.Outcome, r.Reason)
 		}
-		t.Fatalf("%s under %s did not pass", e.Info().Name, or(profile, ProfileHC5))
+		t.Fatalf("%s under %s did not pass", e.Info().Name, cmp.Or(profile, ProfileHC5))
 	}
 	return run
 }
@@ -98,7 +100,7 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s: defaults do not pass their own checks: %v", info.Name, err)
 		}
 	}
-	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "exp-k", "exp-l", "exp-m", "demo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"exp-a", "exp-b", "exp-c", "exp-d", "exp-e", "exp-f", "exp-g", "exp-h", "exp-i", "exp-j", "exp-k", "exp-l", "exp-m", "exp-n", "demo"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("got %v, want %v", names, want)
 	}
 	// Every call returns new values: a flag bound to one run's parameters never changes the
@@ -158,7 +160,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"defaults", NewTrickle(), "", ""},
 		{"a profile", NewTrickle(), ProfileGo, ""},
-		{"an unknown profile", NewTrickle(), "curl", `--client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)`},
+		{"an unknown profile", NewTrickle(), "curl", `--client: unknown client "curl" (want ` + strings.Join(ProfileNames(), ", ") + `)`},
 		{"a bound", badPool, "", "--pool must be at least 1, got 0"},
 		{"a Checker", overTotal, "", "--pool (200) must not exceed --max-total (100)"},
 		{"a Checker with no value set", &Routes{}, "", "--connect-timeout must be set: without one the kernel gives up after 127 s per address"},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -223,27 +223,24 @@ func (f *followServers) received() []fakesrv.Request {
 
 // Run implements Experiment.
 func (f *FollowUps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(f, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := newFollowServers()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-	rows := followUps()
-	for i, r := range rows {
-		opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
-		row, res, err := f.row(ctx, srv, r, strconv.Itoa(i))
+	return experimentRun(f, opt, func(run *results.Run) error {
+		srv, err := newFollowServers()
 		if err != nil {
-			return results.Run{}, err
+			return err
 		}
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, lab.Timeline(r.name, res, 0))
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		defer srv.Close()
+		rows := followUps()
+		for i, r := range rows {
+			opt.progress(0, "%s · row %d/%d: %s", f.Info().Name, i+1, len(rows), r.name)
+			row, res, err := f.row(ctx, srv, r, strconv.Itoa(i))
+			if err != nil {
+				return err
+			}
+			run.Rows = append(run.Rows, row)
+			run.Calls = append(run.Calls, lab.Timeline(r.name, res, 0))
+		}
+		return nil
+	})
 }
 
 // row sends r's request once with r's client and compares the requests the servers got, and

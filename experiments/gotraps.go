@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -72,46 +73,35 @@ func (g *GoTraps) Params() []Param {
 
 // Run implements Experiment.
 func (g *GoTraps) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(g, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-	name := g.Info().Name
+	return serverRun(g, opt, func(run *results.Run, srv *fakesrv.Server) error {
+		name := g.Info().Name
 
-	for _, key := range []bool{true, false} {
-		opt.progress(0, "%s · replay, Idempotency-Key %v", name, key)
-		row, res, err := g.replay(ctx, srv, key)
-		if err != nil {
-			return results.Run{}, err
+		for _, key := range []bool{true, false} {
+			opt.progress(0, "%s · replay, Idempotency-Key %v", name, key)
+			row, res, err := g.replay(ctx, srv, key)
+			if err != nil {
+				return err
+			}
+			run.Rows = append(run.Rows, row)
+			run.Calls = append(run.Calls, lab.Timeline(row.Name, res, 0))
 		}
-		run.Rows = append(run.Rows, row)
-		run.Calls = append(run.Calls, lab.Timeline(row.Name, res, 0))
-	}
-	for _, idle := range []int{0, g.Concurrency} {
-		opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, or(idle, 2))
-		rows, err := g.waves(ctx, srv, idle)
-		if err != nil {
-			return results.Run{}, err
+		for _, idle := range []int{0, g.Concurrency} {
+			opt.progress(0, "%s · %d calls in %d waves, MaxIdleConnsPerHost %d", name, g.Concurrency, g.Waves, cmp.Or(idle, 2))
+			rows, err := g.waves(ctx, srv, idle)
+			if err != nil {
+				return err
+			}
+			run.Rows = append(run.Rows, rows...)
 		}
-		run.Rows = append(run.Rows, rows...)
-	}
-	trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
-	cases := []callCase{
-		{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
-			Profile: ProfileGo, Limits: lab.Spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
-		{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
-			Profile: ProfileGo, Limits: lab.Spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
-	}
-	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
-		return results.Run{}, err
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		trickle := fakesrv.Behaviour{Bytes: g.Bytes, Every: g.Every}
+		cases := []callCase{
+			{Name: fmt.Sprintf("Client.Timeout %v against a trickle of %d B x %v", g.ClientTimeout, g.Bytes, g.Every),
+				Profile: ProfileGo, Limits: lab.Spec{ClientTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+			{Name: fmt.Sprintf("ResponseHeaderTimeout %v against the same trickle", g.ClientTimeout),
+				Profile: ProfileGo, Limits: lab.Spec{ReadTimeout: g.ClientTimeout}, Server: srv, Behaviour: trickle},
+		}
+		return runCases(ctx, opt, run, cases, len(cases))
+	})
 }
 
 // replay sends a POST on a reused connection to /close-after-read, which reads the request and
@@ -158,7 +148,7 @@ func (g *GoTraps) waves(ctx context.Context, srv *fakesrv.Server, maxIdle int) (
 		return nil, err
 	}
 	defer b.C.Close()
-	want := model.GoDialsPerWave(g.Concurrency, or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
+	want := model.GoDialsPerWave(g.Concurrency, cmp.Or(maxIdle, http.DefaultMaxIdleConnsPerHost), g.Waves)
 	label := fmt.Sprintf("MaxIdleConnsPerHost %d", maxIdle)
 	if maxIdle == 0 {
 		label = fmt.Sprintf("MaxIdleConnsPerHost %d (default)", http.DefaultMaxIdleConnsPerHost)

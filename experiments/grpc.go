@@ -153,30 +153,27 @@ func grpcCases() []grpcCase {
 
 // Run implements Experiment.
 func (g *GRPC) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(g, opt.profile()); err != nil {
-		return results.Run{}, err
-	}
-	srv, err := grpcsrv.New(grpcsrv.WithMaxConcurrentStreams(uint32(g.StreamLimit)), grpcsrv.WithMaxDuration(param.MaxDuration))
-	if err != nil {
-		return results.Run{}, fmt.Errorf("start gRPC fake server: %w", err)
-	}
-	defer srv.Close()
-	run := newRun(g, opt)
-	for _, c := range grpcCases() {
-		if c.slow && !g.Keepalive {
-			continue
+	return experimentRun(g, opt, func(run *results.Run) error {
+		srv, err := grpcsrv.New(grpcsrv.WithMaxConcurrentStreams(uint32(g.StreamLimit)), grpcsrv.WithMaxDuration(param.MaxDuration))
+		if err != nil {
+			return fmt.Errorf("start gRPC fake server: %w", err)
 		}
-		opt.progress(0, "%s · %s", g.Info().Name, c.step)
-		srv.Reset()
-		if err := c.run(g, ctx, srv, opt, &run); err != nil {
-			return results.Run{}, err
+		defer srv.Close()
+		for _, c := range grpcCases() {
+			if c.slow && !g.Keepalive {
+				continue
+			}
+			opt.progress(0, "%s · %s", g.Info().Name, c.step)
+			srv.Reset()
+			if err := c.run(g, ctx, srv, opt, run); err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		if err := ctx.Err(); err != nil {
-			return results.Run{}, err
-		}
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		return nil
+	})
 }
 
 // dial returns a grpc-go client of srv whose connection is up: a first call went through, so

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -182,7 +182,7 @@ func (g *GRPC) retries(ctx context.Context, srv *grpcsrv.Server, opt Options, ru
 		var jitter lab.Judge
 		if p.Max > p.Min { // the jitter: the row's time is a range, its margin says so
 			jitter = lab.Within((p.Max-p.Min)/2 + opt.Tolerance)
-			note += fmt.Sprintf("; jitter: %d-%s", p.Min.Milliseconds(), fmtMs(p.Max))
+			note += fmt.Sprintf("; jitter: %d-%s", p.Min.Milliseconds(), lab.FmtMs(p.Max))
 		}
 		run.Rows = append(run.Rows, lab.Judged(c.name, g.doc(c.doc, c.docMs), lab.GRPCCalled(p.Mid(), p.Outcome, took, err),
 			lab.Executions(results.Count(p.Executions), results.Count(srv.Stats().Executions[c.id])), jitter, lab.Saw(note)))

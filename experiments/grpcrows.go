@@ -140,13 +140,13 @@ func (g *GRPC) chain(ctx context.Context, srv *grpcsrv.Server, _ Options, run *r
 		lab.Judged("C stops with A's deadline: nothing reserved",
 			g.doc("1000.6 ms, 0 reservations", 1000.6), lab.EventAt(g.HopWork+pc.HandlerEnd, start, c.Done), lab.GRPCEnded(pa.Outcome, err),
 			lab.Charged(pc.Executed, srv.Stats().Executions["pass/next"]),
-			lab.Saw(fmt.Sprintf("A: %s at %s; C: %s", status.Code(err), fmtMs(took), orDash(c.CtxErr)))))
+			lab.Saw(fmt.Sprintf("A: %s at %s; C: %s", status.Code(err), lab.FmtMs(took), orDash(c.CtxErr)))))
 	po := model.PredictGRPC(model.GRPCCall{Deadline: g.HopOwn, Work: g.LeafWork, WatchesContext: true})
 	c, start, took, err = measure("own", g.HopOwn.String())
 	run.Rows = append(run.Rows, lab.Judged(fmt.Sprintf("B uses its own %v instead: C reserves after A gave up", g.HopOwn),
 		g.doc("1602 ms, 600 ms after A gave up", 1602), lab.EventAt(g.HopWork+po.HandlerEnd, start, c.ExecutedAt), lab.GRPCEnded(pa.Outcome, err),
 		lab.Charged(po.Executed, srv.Stats().Executions["own/next"]),
-		lab.Saw(fmt.Sprintf("A: %s at %s; C: %q, %s", status.Code(err), fmtMs(took), c.Timeout, orDash(c.Code)))))
+		lab.Saw(fmt.Sprintf("A: %s at %s; C: %q, %s", status.Code(err), lab.FmtMs(took), c.Timeout, orDash(c.Code)))))
 	return nil
 }
 

@@ -2,7 +2,7 @@ package experiments
 
 import (
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -137,63 +137,55 @@ func (v *Inventory) calls() []inventoryCall {
 
 // Run implements Experiment.
 func (v *Inventory) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(v, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-	b, err := lab.Build(opt.profile(), lab.Spec{
-		Pool: v.Pool, MaxTotal: v.MaxTotal,
-		ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
-		ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
-		TimeToLive: inventoryTimeToLive, IdleTimeout: inventoryEvictIdle,
-		PropagateDeadline: v.PropagateDeadline,
-	})
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer b.C.Close()
-
-	def := atDocumented(opt, v.Params(), NewInventory().Params())
-	calls := v.calls()
-	seq := make([]model.Call, len(calls))
-	for i, cl := range calls {
-		d := downstream(cl.b)
-		d.HonoursBudget = v.PropagateDeadline
-		seq[i] = model.Call{Downstream: d, Limits: b.Limits}
-	}
-	preds, idle := model.Sequence(v.Pool, 0, seq)
-
-	run.Axis = "from the start of the first call (the calls run one after another)"
-	wantReserved := 0
-	t0 := time.Now()
-	for i, cl := range calls {
-		began := time.Since(t0)
-		opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Info().Name, i+1, len(calls), cl.name)
-		row, res, err := v.makeCall(ctx, b.C, srv, i, cl, preds[i], def)
+	return serverRun(v, opt, func(run *results.Run, srv *fakesrv.Server) error {
+		b, err := lab.Build(opt.profile(), lab.Spec{
+			Pool: v.Pool, MaxTotal: v.MaxTotal,
+			ConnectTimeout: v.ConnectTimeout, LeaseTimeout: v.LeaseTimeout,
+			ReadTimeout: v.ReadTimeout, Deadline: v.Deadline,
+			TimeToLive: inventoryTimeToLive, IdleTimeout: inventoryEvictIdle,
+			PropagateDeadline: v.PropagateDeadline,
+		})
 		if err != nil {
-			return results.Run{}, err
+			return err
 		}
-		run.Calls = append(run.Calls, lab.Timeline(cl.name, res, began))
-		if cl.b.Order != "" {
-			wantReserved += preds[i].Executions
-		}
-		run.Rows = append(run.Rows, row)
-	}
+		defer b.C.Close()
 
-	pool := v.poolRow(ctx, b, srv, idle, def)
-	reserved := lab.Judged("server reservations", lab.Executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
-		lab.Saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
-	if def {
-		reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
-	}
-	run.Rows = append(run.Rows, pool, reserved)
-	run.Finish(opt.Tolerance)
-	return run, nil
+		def := atDocumented(opt, v.Params(), NewInventory().Params())
+		calls := v.calls()
+		seq := make([]model.Call, len(calls))
+		for i, cl := range calls {
+			d := downstream(cl.b)
+			d.HonoursBudget = v.PropagateDeadline
+			seq[i] = model.Call{Downstream: d, Limits: b.Limits}
+		}
+		preds, idle := model.Sequence(v.Pool, 0, seq)
+
+		run.Axis = "from the start of the first call (the calls run one after another)"
+		wantReserved := 0
+		t0 := time.Now()
+		for i, cl := range calls {
+			began := time.Since(t0)
+			opt.progress(preds[i].Total, "%s · call %d/%d: %s", v.Info().Name, i+1, len(calls), cl.name)
+			row, res, err := v.makeCall(ctx, b.C, srv, i, cl, preds[i], def)
+			if err != nil {
+				return err
+			}
+			run.Calls = append(run.Calls, lab.Timeline(cl.name, res, began))
+			if cl.b.Order != "" {
+				wantReserved += preds[i].Executions
+			}
+			run.Rows = append(run.Rows, row)
+		}
+
+		pool := v.poolRow(ctx, b, srv, idle, def)
+		reserved := lab.Judged("server reservations", lab.Executions(results.Count(wantReserved), results.Count(srv.TotalReservations())),
+			lab.Saw(fmt.Sprintf("normal %d, stuck %d", srv.Reservations("normal"), srv.Reservations("stuck"))))
+		if def {
+			reserved.Documented, reserved.DocumentedExecutions = "2 reservations", results.Count(2)
+		}
+		run.Rows = append(run.Rows, pool, reserved)
+		return nil
+	})
 }
 
 // makeCall makes the demo's call i, cl, and returns its row against the model's prediction p;
@@ -228,7 +220,7 @@ func (v *Inventory) makeCall(ctx context.Context, c lab.Caller, srv *fakesrv.Ser
 // budgetNote adds to serverNote a refusal for want of budget (--propagate-deadline).
 func budgetNote(r fakesrv.Request) string {
 	if r.Rejected {
-		return fmt.Sprintf("; refused: budget %s < work %s", fmtMs(r.Budget), fmtMs(r.Behaviour.Delay))
+		return fmt.Sprintf("; refused: budget %s < work %s", lab.FmtMs(r.Budget), lab.FmtMs(r.Behaviour.Delay))
 	}
 	return ""
 }

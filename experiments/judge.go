@@ -16,7 +16,7 @@ import (
 // the first.
 func batch(g group, outcomes []vocab.Outcome, ends []time.Duration) lab.Judge {
 	return func(r *results.Row) {
-		r.ExpectedOutcome, r.ExpectedCalls, r.Calls, r.ExpectedMs = g.outcome, g.want, len(g.calls), expectedMs(g.at)
+		r.ExpectedOutcome, r.ExpectedCalls, r.Calls, r.ExpectedMs = g.outcome, g.want, len(g.calls), lab.ExpectedMs(g.at)
 		if len(g.calls) > 0 {
 			r.Outcome, r.MeasuredMs = outcomes[g.calls[0]], results.Ms(median(ends, g.calls))
 		}

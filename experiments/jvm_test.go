@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/jvm"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
@@ -221,7 +222,7 @@ func TestPoolMatchesRealLibraries(t *testing.T) {
 					t.Fatal(err)
 				}
 				b.C.Close()
-				idle := min(or(b.Pool, 5), 5)
+				idle := min(cmp.Or(b.Pool, 5), 5)
 				beh := fakesrv.Behaviour{Delay: delay}
 				out := runJava(t, rt, "testdata/Concurrent.java", l.name, jit.URL+beh.Path(), strconv.Itoa(idle),
 					srv.URL+fakesrv.Behaviour{Delay: 20 * time.Millisecond}.Path(), strconv.Itoa(calls), srv.URL+beh.Path())

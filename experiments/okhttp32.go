@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -110,36 +110,33 @@ func (o *OkHttp32) rows() []okhttp32Row {
 // Run implements Experiment. The rows run at once, each with its own servers and client, so
 // the experiment takes about as long as its longest row.
 func (o *OkHttp32) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(o, opt.profile()); err != nil {
-		return results.Run{}, err
-	}
-	rows := o.rows()
-	out := make([]results.Row, len(rows))
-	calls := make([]results.Call, len(rows))
-	// Every row first starts its servers and warms its pool; the measured calls then start
-	// together, so that no row's call competes with another's set-up for the two cores.
-	var prepared sync.WaitGroup
-	prepared.Add(len(rows))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, row := range rows {
-		g.Go(func() error {
-			done := sync.OnceFunc(prepared.Done) // also on an early error: nobody waits forever
-			defer done()
-			r, c, err := o.measure(gctx, opt, row, func() { done(); prepared.Wait() })
-			out[i], calls[i] = r, c
+	return experimentRun(o, opt, func(run *results.Run) error {
+		rows := o.rows()
+		out := make([]results.Row, len(rows))
+		calls := make([]results.Call, len(rows))
+		// Every row first starts its servers and warms its pool; the measured calls then start
+		// together, so that no row's call competes with another's set-up for the two cores.
+		var prepared sync.WaitGroup
+		prepared.Add(len(rows))
+		g, gctx := errgroup.WithContext(ctx)
+		for i, row := range rows {
+			g.Go(func() error {
+				done := sync.OnceFunc(prepared.Done) // also on an early error: nobody waits forever
+				defer done()
+				r, c, err := o.measure(gctx, opt, row, func() { done(); prepared.Wait() })
+				out[i], calls[i] = r, c
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
 			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return results.Run{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return results.Run{}, err
-	}
-	run := newRun(o, opt)
-	run.Rows, run.Calls = out, calls
-	run.Finish(opt.Tolerance)
-	return run, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		run.Rows, run.Calls = out, calls
+		return nil
+	})
 }
 
 // measure runs one row: servers for its routes, a client of its profile with its pooled

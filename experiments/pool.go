@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -11,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -66,56 +67,47 @@ func (p *Pool) Params() []Param {
 
 // Run implements Experiment.
 func (p *Pool) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(p, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-
-	def := atDocumented(opt, p.Params(), NewPool().Params())
-	base := lab.Spec{Pool: p.Pool, NoLeaseTimeout: true}
-	type variant struct {
-		name    string
-		cfg     lab.Spec
-		docs    map[vocab.Outcome][]figure // per outcome, per batch
-		profile string                     // "" for --client
-	}
-	variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
-		vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
-	if p.LeaseTimeout > 0 {
-		cfg := lab.Spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
-		variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
-			vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
-	}
-	// Two libraries' defaults beside it: the JDK HttpClient has no pool limit (every call gets a
-	// connection at once), HttpClient 4.5 allows 2 per route (the calls go 2 at a time).
-	if opt.profile() != ProfileJDK {
-		variants = append(variants, variant{name: "jdk, no pool limit", profile: ProfileJDK})
-	}
-	if opt.profile() != ProfileHC4 {
-		variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", lab.HC4PerRoute), profile: ProfileHC4})
-	}
-	run.Axis = "from the moment all calls of a variant started together"
-	for i, v := range variants {
-		step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
-		rows, calls, err := p.variant(ctx, or(v.profile, opt.profile()), srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
-		if err != nil {
-			return results.Run{}, err
+	return serverRun(p, opt, func(run *results.Run, srv *fakesrv.Server) error {
+		def := atDocumented(opt, p.Params(), NewPool().Params())
+		base := lab.Spec{Pool: p.Pool, NoLeaseTimeout: true}
+		type variant struct {
+			name    string
+			cfg     lab.Spec
+			docs    map[vocab.Outcome][]figure // per outcome, per batch
+			profile string                     // "" for --client
 		}
-		run.Calls = append(run.Calls, calls...)
-		for _, r := range rows {
-			if docs := v.docs[vocab.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
-				r.Documented, r.DocumentedMs = documented(def, docs[r.batch])
+		variants := []variant{{name: "no lease timeout", cfg: base, docs: map[vocab.Outcome][]figure{
+			vocab.OK: {{"500 ms", 500}, {"1000 ms", 1000}, {"1600 ms", 1600}, {"2100-2200 ms", 0}}}}}
+		if p.LeaseTimeout > 0 {
+			cfg := lab.Spec{Pool: p.Pool, LeaseTimeout: p.LeaseTimeout}
+			variants = append(variants, variant{name: "lease timeout " + p.LeaseTimeout.String(), cfg: cfg, docs: map[vocab.Outcome][]figure{
+				vocab.OK: {{"500 ms, ok", 500}}, vocab.LeaseTimeout: {{"300 ms, lease-timeout", 300}}}})
+		}
+		// Two libraries' defaults beside it: the JDK HttpClient has no pool limit (every call gets a
+		// connection at once), HttpClient 4.5 allows 2 per route (the calls go 2 at a time).
+		if opt.profile() != ProfileJDK {
+			variants = append(variants, variant{name: "jdk, no pool limit", profile: ProfileJDK})
+		}
+		if opt.profile() != ProfileHC4 {
+			variants = append(variants, variant{name: fmt.Sprintf("hc4 defaults, %d per route", lab.HC4PerRoute), profile: ProfileHC4})
+		}
+		run.Axis = "from the moment all calls of a variant started together"
+		for i, v := range variants {
+			step := fmt.Sprintf("%s · variant %d/%d: %s, %d calls", p.Info().Name, i+1, len(variants), v.name, p.Concurrency)
+			rows, calls, err := p.variant(ctx, cmp.Or(v.profile, opt.profile()), srv, v.name, v.cfg, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+			if err != nil {
+				return err
 			}
-			run.Rows = append(run.Rows, r.Row)
+			run.Calls = append(run.Calls, calls...)
+			for _, r := range rows {
+				if docs := v.docs[vocab.Outcome(r.ExpectedOutcome)]; r.batch >= 0 && r.batch < len(docs) {
+					r.Documented, r.DocumentedMs = documented(def, docs[r.batch])
+				}
+				run.Rows = append(run.Rows, r.Row)
+			}
 		}
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		return nil
+	})
 }
 
 // poolRow is a row with the index of its batch among the groups of the same outcome.
@@ -133,7 +125,7 @@ func (p *Pool) variant(ctx context.Context, profile string, srv *fakesrv.Server,
 		return nil, nil, err
 	}
 	defer bc.C.Close()
-	idle, err := lab.Warm(ctx, bc, srv, min(or(bc.Pool, p.Pool), p.Pool))
+	idle, err := lab.Warm(ctx, bc, srv, min(cmp.Or(bc.Pool, p.Pool), p.Pool))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,9 +251,9 @@ func groupRows(name string, preds []model.Prediction, m concurrent, serverTime m
 			waited = max(waited, m.leaseWaits[i])
 		}
 		if reached == 0 {
-			row.Server = fmt.Sprintf("never reached it; client queue %s", fmtMs(waited))
+			row.Server = fmt.Sprintf("never reached it; client queue %s", lab.FmtMs(waited))
 		} else {
-			row.Server = fmt.Sprintf("%s each; client queue up to %s", fmtMs(served), fmtMs(waited))
+			row.Server = fmt.Sprintf("%s each; client queue up to %s", lab.FmtMs(served), lab.FmtMs(waited))
 		}
 		rows = append(rows, row)
 	}

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -162,7 +163,7 @@ func (p *Pooled) Check() error {
 
 // evictEvery is how often the evictor looks: --evict-interval, or HttpClient 5.6's own.
 func (p *Pooled) evictEvery() time.Duration {
-	return or(p.EvictInterval, model.HC5EvictInterval(p.Evict))
+	return cmp.Or(p.EvictInterval, model.HC5EvictInterval(p.Evict))
 }
 
 // pooledCase is one row: a client, a request, and how its pooled connection dies.
@@ -272,35 +273,32 @@ func pooledKillers() []pooledKiller {
 
 // Run implements Experiment.
 func (p *Pooled) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(p, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer idleSrv.Close()
-	killSrv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer killSrv.Close()
+	return experimentRun(p, opt, func(run *results.Run) error {
+		idleSrv, err := lab.NewServer(fakesrv.WithIdleTimeout(p.ServerIdleTimeout))
+		if err != nil {
+			return err
+		}
+		defer idleSrv.Close()
+		killSrv, err := lab.NewServer()
+		if err != nil {
+			return err
+		}
+		defer killSrv.Close()
 
-	var cases []callCase
-	for _, c := range p.cases() {
-		cases = append(cases, p.measured(c, idleSrv, killSrv))
-	}
-	if err := runCases(ctx, opt, &run, cases, len(cases)+1); err != nil {
-		return results.Run{}, err
-	}
-	dropped, err := p.droppedRow()
-	if err != nil {
-		return results.Run{}, err
-	}
-	run.Rows = append(run.Rows, dropped)
-	run.Finish(opt.Tolerance)
-	return run, nil
+		var cases []callCase
+		for _, c := range p.cases() {
+			cases = append(cases, p.measured(c, idleSrv, killSrv))
+		}
+		if err := runCases(ctx, opt, run, cases, len(cases)+1); err != nil {
+			return err
+		}
+		dropped, err := p.droppedRow()
+		if err != nil {
+			return err
+		}
+		run.Rows = append(run.Rows, dropped)
+		return nil
+	})
 }
 
 // measured is case c as the harness measures it: on a fresh client whose pool holds one warm
@@ -397,7 +395,7 @@ func (p *Pooled) droppedRow() (row results.Row, err error) {
 	b.C.Close()
 	pred := model.Predict(model.Downstream{Dropped: true, IdleFor: p.IdleFor}, b.Limits, false, 0)
 	return lab.Judged("dropped silently by a middlebox: hc5, validateAfterInactivity "+p.Validate.String()+", no read timeout",
-		lab.Lasted(expectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
+		lab.Lasted(lab.ExpectedMs(pred.Total), nil), lab.Ended(pred.Outcome, ""),
 		lab.Executions(results.Count(pred.Executions), nil), lab.Connections(results.Count(pred.Connects), nil),
 		lab.Saw("no FIN, no RST: the stale check passes it; only a read timeout bounds the call"),
 		lab.Skipped("measured in exp-i (needs a network namespace)")), nil

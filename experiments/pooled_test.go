@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"github.com/labrun/labrun/experiments/internal/lab"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func checkPooled(t *testing.T, run results.Run, wants []pooledWant) {
 		// The client's own count of new connections agrees with the server's.
 		dialled := 0
 		for _, a := range run.Calls[i].Attempts {
-			dialled += btoi(a.NewConnection)
+			dialled += lab.Btoi(a.NewConnection)
 		}
 		if dialled != w.conns {
 			t.Errorf("%s: the client dialled %d connections, the server accepted %d", r.Name, dialled, w.conns)

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -276,29 +277,26 @@ var errLabCap = errors.New("the lab's cap")
 
 // Run implements Experiment.
 func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
-	if err := check(k, opt.profile()); err != nil {
-		return results.Run{}, err
-	}
-	kl, err := newKLab(k.LookupDelay, k.trickle())
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer kl.close()
-	run := newRun(k, opt)
-	rows := k.kRows()
-	total := len(rows) * len(k.Profiles())
-	for pi, profile := range k.Profiles() {
-		for ri, row := range rows {
-			out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
-			if err != nil {
-				return results.Run{}, err
-			}
-			run.Rows = append(run.Rows, out)
-			run.Calls = append(run.Calls, call)
+	return experimentRun(k, opt, func(run *results.Run) error {
+		kl, err := newKLab(k.LookupDelay, k.trickle())
+		if err != nil {
+			return err
 		}
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		defer kl.close()
+		rows := k.kRows()
+		total := len(rows) * len(k.Profiles())
+		for pi, profile := range k.Profiles() {
+			for ri, row := range rows {
+				out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
+				if err != nil {
+					return err
+				}
+				run.Rows = append(run.Rows, out)
+				run.Calls = append(run.Calls, call)
+			}
+		}
+		return nil
+	})
 }
 
 // runRow makes one call of profile for row and returns its row.
@@ -357,10 +355,11 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 // HttpURLConnection's read timeout, the JDK HttpClient's connect timeout (with no request
 // timeout, which would bound it too).
 func handshakeLimit(profile string, s *lab.Spec, d time.Duration) {
-	switch profile {
-	case ProfileOkHttp, ProfileURLConnection:
+	p, _ := lab.LookupProfile(profile) // the experiment's own profiles
+	switch p.Rules(*s).PreFirst.Handshake.Limit {
+	case rules.LimitRead:
 		s.ReadTimeout = d
-	case ProfileJDK:
+	case rules.LimitShorterConnectRead:
 		s.ConnectTimeout, s.ReadTimeout = d, 0
 	default:
 		s.TLSHandshakeTimeout = d

@@ -36,12 +36,3 @@ func ProfileNames() []string { return lab.ProfileNames() }
 // LookupProfile returns the profile called name, or an error that names the flag and lists
 // the profiles.
 func LookupProfile(name string) (Profile, error) { return lab.LookupProfile(name) }
-
-// or is v, or def when v is the zero value.
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}

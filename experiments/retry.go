@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -65,65 +66,56 @@ func (r *Retry) Params() []Param {
 
 // Run implements Experiment.
 func (r *Retry) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(r, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-
-	def := atDocumented(opt, r.Params(), NewRetry().Params())
-	documentedIdem := NewRetry()
-	documentedIdem.Idempotent = true
-	defIdem := atDocumented(opt, r.Params(), documentedIdem.Params())
-	type variant struct {
-		name       string
-		idempotent bool
-		doc        int  // documented reservations
-		def        bool // running with the documented parameters
-		kill       bool // the server closes every connection after reserving, without answering
-		profile    string
-	}
-	variants := []variant{{name: "plain server", doc: 2, def: def}, {name: "idempotent server", idempotent: true, doc: 1, def: def}}
-	if r.Idempotent {
-		variants = []variant{{name: "idempotent server", idempotent: true, doc: 1, def: defIdem}}
-	}
-	// HttpClient 4.5's DefaultHttpRequestRetryHandler re-sends nothing after a timeout, nor a
-	// POST that was sent (requestSentRetryEnabled false) when the server closes the connection
-	// after reserving: only the business retry reserves again. (A GET would go 3 more times by
-	// itself, under every business attempt: exp-g.)
-	if !r.Idempotent {
-		variants = append(variants, variant{name: "hc4, the server closes the connection after reserving",
-			kill: true, profile: ProfileHC4})
-	}
-	for i, v := range variants {
-		step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
-		b := fakesrv.Behaviour{Order: fmt.Sprintf("order-%d", i+1), Delay: r.Delay, Idempotent: v.idempotent}
-		if v.kill {
-			b.Fail = fakesrv.FailClose
+	return serverRun(r, opt, func(run *results.Run, srv *fakesrv.Server) error {
+		def := atDocumented(opt, r.Params(), NewRetry().Params())
+		documentedIdem := NewRetry()
+		documentedIdem.Idempotent = true
+		defIdem := atDocumented(opt, r.Params(), documentedIdem.Params())
+		type variant struct {
+			name       string
+			idempotent bool
+			doc        int  // documented reservations
+			def        bool // running with the documented parameters
+			kill       bool // the server closes every connection after reserving, without answering
+			profile    string
 		}
-		rows, res, err := r.variant(ctx, or(v.profile, opt.profile()), srv, v.name, b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
-		if err != nil {
-			return results.Run{}, err
+		variants := []variant{{name: "plain server", doc: 2, def: def}, {name: "idempotent server", idempotent: true, doc: 1, def: def}}
+		if r.Idempotent {
+			variants = []variant{{name: "idempotent server", idempotent: true, doc: 1, def: defIdem}}
 		}
-		run.Calls = append(run.Calls, lab.Timeline(v.name, res, 0))
-		if v.def {
-			if !v.idempotent { // "both attempts fail on the client"
-				for j := range rows[:len(rows)-1] {
-					rows[j].Documented = "fails"
-				}
+		// HttpClient 4.5's DefaultHttpRequestRetryHandler re-sends nothing after a timeout, nor a
+		// POST that was sent (requestSentRetryEnabled false) when the server closes the connection
+		// after reserving: only the business retry reserves again. (A GET would go 3 more times by
+		// itself, under every business attempt: exp-g.)
+		if !r.Idempotent {
+			variants = append(variants, variant{name: "hc4, the server closes the connection after reserving",
+				kill: true, profile: ProfileHC4})
+		}
+		for i, v := range variants {
+			step := fmt.Sprintf("%s · variant %d/%d: %s", r.Info().Name, i+1, len(variants), v.name)
+			b := fakesrv.Behaviour{Order: fmt.Sprintf("order-%d", i+1), Delay: r.Delay, Idempotent: v.idempotent}
+			if v.kill {
+				b.Fail = fakesrv.FailClose
 			}
-			last := &rows[len(rows)-1]
-			last.Documented = vocab.Plural(v.doc, "reservation")
-			last.DocumentedExecutions = results.Count(v.doc)
+			rows, res, err := r.variant(ctx, cmp.Or(v.profile, opt.profile()), srv, v.name, b, func(expected time.Duration) { opt.progress(expected, "%s", step) })
+			if err != nil {
+				return err
+			}
+			run.Calls = append(run.Calls, lab.Timeline(v.name, res, 0))
+			if v.def {
+				if !v.idempotent { // "both attempts fail on the client"
+					for j := range rows[:len(rows)-1] {
+						rows[j].Documented = "fails"
+					}
+				}
+				last := &rows[len(rows)-1]
+				last.Documented = vocab.Plural(v.doc, "reservation")
+				last.DocumentedExecutions = results.Count(v.doc)
+			}
+			run.Rows = append(run.Rows, rows...)
 		}
-		run.Rows = append(run.Rows, rows...)
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		return nil
+	})
 }
 
 // variant makes one call of the profile with retries against the server, which reserves as b

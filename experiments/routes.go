@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -77,53 +76,30 @@ func (r *Routes) Check() error {
 
 // Run implements Experiment.
 func (r *Routes) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(r, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	url, resolver, stop, err := downHost()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer stop()
+	return experimentRun(r, opt, func(run *results.Run) error {
+		url, resolver, stop, err := downHost()
+		if err != nil {
+			return err
+		}
+		defer stop()
 
-	rows := []struct {
-		name    string
-		profile string
-		s       lab.Spec
-	}{
-		{"okhttp: connect timeout per route, no callTimeout", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
-		{"okhttp: the same, callTimeout " + r.CallTimeout.String(), ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, Deadline: r.CallTimeout}},
-		{"okhttp: retryOnConnectionFailure off", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, NoRouteRetry: true}},
-		{"go: net.Dialer.Timeout " + r.ConnectTimeout.String() + " for the whole dial", ProfileGo, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
-		{"hc5: every address in turn, one connect", ProfileHC5, lab.Spec{ConnectTimeout: r.ConnectTimeout}},
-	}
-	for i, row := range rows {
-		row.s.Resolver = resolver
-		b, err := lab.Build(row.profile, row.s)
-		if err != nil {
-			return results.Run{}, err
+		down := model.Downstream{HostDown: true, Routes: len(routeAddrs)}
+		row := func(name, profile string, s lab.Spec) callCase {
+			s.Resolver = resolver
+			return callCase{Name: name, Profile: profile, Limits: s, URL: url, Downstream: &down, Counts: countConnections,
+				Note: func(_ []fakesrv.Request, dials int) string {
+					return fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(dials, "attempt"))
+				}}
 		}
-		p := model.Predict(model.Downstream{HostDown: true, Routes: len(routeAddrs)}, b.Limits, true, 0)
-		opt.progress(p.Total, "%s · row %d/%d: %s", r.Info().Name, i+1, len(rows), row.name)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			b.C.Close()
-			return results.Run{}, err
+		cases := []callCase{
+			row("okhttp: connect timeout per route, no callTimeout", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout}),
+			row("okhttp: the same, callTimeout "+r.CallTimeout.String(), ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, Deadline: r.CallTimeout}),
+			row("okhttp: retryOnConnectionFailure off", ProfileOkHttp, lab.Spec{ConnectTimeout: r.ConnectTimeout, NoRouteRetry: true}),
+			row("go: net.Dialer.Timeout "+r.ConnectTimeout.String()+" for the whole dial", ProfileGo, lab.Spec{ConnectTimeout: r.ConnectTimeout}),
+			row("hc5: every address in turn, one connect", ProfileHC5, lab.Spec{ConnectTimeout: r.ConnectTimeout}),
 		}
-		res, _ := b.C.Do(ctx, req)
-		b.C.Close()
-		if err := ctx.Err(); err != nil {
-			return results.Run{}, err
-		}
-		// Every attempt dials (and fails to): its connection count is its attempt count.
-		run.Rows = append(run.Rows, lab.Judged(row.name, lab.Called(p, res),
-			lab.Connections(results.Count(len(p.Attempts)), results.Count(len(res.Attempts))),
-			lab.Saw(fmt.Sprintf("%d addresses, none answers; %s", len(routeAddrs), vocab.Plural(len(res.Attempts), "attempt")))))
-		run.Calls = append(run.Calls, lab.Timeline(row.name, res, 0))
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		return runCases(ctx, opt, run, cases, len(cases))
+	})
 }
 
 // downHost starts a host that is down under a name: on each of routeAddrs a listener that

@@ -5,8 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
@@ -107,11 +106,3 @@ func median(ends []time.Duration, idx []int) time.Duration {
 	slices.Sort(v)
 	return v[(len(v)-1)/2]
 }
-
-// expectedMs is lab.ExpectedMs, fmtMs lab.FmtMs and btoi lab.Btoi, by the short names this
-// package's rows use.
-func expectedMs(d time.Duration) *float64 { return lab.ExpectedMs(d) }
-
-func fmtMs(d time.Duration) string { return lab.FmtMs(d) }
-
-func btoi(b bool) int { return lab.Btoi(b) }

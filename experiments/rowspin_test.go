@@ -125,6 +125,8 @@ var pinMeasured = []struct {
 		"the storm's counts follow the model at the calls' measured times"},
 	{"exp-m", regexp.MustCompile(`^retry-policy|^the-same-ok-on-the-second|^maxattempts-10|maxconcurrentstreams-10-wave-`), []string{"expected"},
 		"a call's and a pause's cost, and a wave's, are calibrated on the machine before the rows (grpccal.go)"},
+	{"exp-n", regexp.MustCompile(`requests-received|answered-in-time|work-done|recovered|the-last-calls|queue-gone`), []string{"expected", "outcome", "executions"},
+		"the storm's model runs at the service time the machine gave (experiments/storm)"},
 }
 
 // pinRows renders run's rows, one line each.

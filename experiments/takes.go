@@ -23,6 +23,7 @@ var takes = map[string]time.Duration{
 	"exp-k": 7200 * time.Millisecond,
 	"exp-l": 4900 * time.Millisecond,
 	"exp-m": 12300 * time.Millisecond,
+	"exp-n": 9500 * time.Millisecond,
 	"demo":  600 * time.Millisecond,
 }
 

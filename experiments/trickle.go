@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/results"
 )
 
@@ -72,50 +72,38 @@ func (t *Trickle) Params() []Param {
 
 // Run implements Experiment.
 func (t *Trickle) Run(ctx context.Context, opt Options) (results.Run, error) {
-	run, err := start(t, opt)
-	if err != nil {
-		return results.Run{}, err
-	}
-	srv, err := lab.NewServer()
-	if err != nil {
-		return results.Run{}, err
-	}
-	defer srv.Close()
-
-	trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
-	silent := fakesrv.Behaviour{Delay: t.Silence}
-	noDeadline := lab.Spec{ReadTimeout: t.ReadTimeout}
-	withDeadline := lab.Spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
-	def := atDocumented(opt, t.Params(), NewTrickle().Params())
-	doc := func(f figure) []lab.Judge {
-		text, ms := documented(def, f)
-		return []lab.Judge{lab.Documented(text, ms, nil)}
-	}
-	cases := []callCase{
-		{Name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
-			Limits: noDeadline, Behaviour: trickle, Also: doc(figure{"4091 ms, ok", 4091})},
-		{Name: fmt.Sprintf("same, deadline %v", t.Deadline),
-			Limits: withDeadline, Behaviour: trickle, Also: doc(figure{"1500 ms, deadline", 1500})},
-		{Name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
-			Limits: noDeadline, Behaviour: silent},
-	}
-	if t.ReadTimeout > 0 {
-		// Gaps longer than the read timeout: a read timeout per read fires in the first one;
-		// the JDK's HttpRequest.timeout() ended with the head and never does.
-		long := fakesrv.Behaviour{Bytes: 2, Every: t.ReadTimeout + t.ReadTimeout/2}
-		cases = append(cases, callCase{Name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
-			Limits: noDeadline, Behaviour: long})
-		if opt.profile() != ProfileJDK {
-			cases = append(cases, callCase{Name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
-				Limits: noDeadline, Behaviour: long, Profile: ProfileJDK})
+	return serverRun(t, opt, func(run *results.Run, srv *fakesrv.Server) error {
+		trickle := fakesrv.Behaviour{Bytes: t.Bytes, Every: t.Every}
+		silent := fakesrv.Behaviour{Delay: t.Silence}
+		noDeadline := lab.Spec{ReadTimeout: t.ReadTimeout}
+		withDeadline := lab.Spec{ReadTimeout: t.ReadTimeout, Deadline: t.Deadline}
+		def := atDocumented(opt, t.Params(), NewTrickle().Params())
+		doc := func(f figure) []lab.Judge {
+			text, ms := documented(def, f)
+			return []lab.Judge{lab.Documented(text, ms, nil)}
 		}
-	}
-	for i := range cases {
-		cases[i].Server = srv
-	}
-	if err := runCases(ctx, opt, &run, cases, len(cases)); err != nil {
-		return results.Run{}, err
-	}
-	run.Finish(opt.Tolerance)
-	return run, nil
+		cases := []callCase{
+			{Name: fmt.Sprintf("trickle %d B x %v, read timeout %v", t.Bytes, t.Every, t.ReadTimeout),
+				Limits: noDeadline, Behaviour: trickle, Also: doc(figure{"4091 ms, ok", 4091})},
+			{Name: fmt.Sprintf("same, deadline %v", t.Deadline),
+				Limits: withDeadline, Behaviour: trickle, Also: doc(figure{"1500 ms, deadline", 1500})},
+			{Name: fmt.Sprintf("control: silent %v, read timeout %v", t.Silence, t.ReadTimeout),
+				Limits: noDeadline, Behaviour: silent},
+		}
+		if t.ReadTimeout > 0 {
+			// Gaps longer than the read timeout: a read timeout per read fires in the first one;
+			// the JDK's HttpRequest.timeout() ended with the head and never does.
+			long := fakesrv.Behaviour{Bytes: 2, Every: t.ReadTimeout + t.ReadTimeout/2}
+			cases = append(cases, callCase{Name: fmt.Sprintf("gaps longer: trickle 2 B x %v, read timeout %v", long.Every, t.ReadTimeout),
+				Limits: noDeadline, Behaviour: long})
+			if opt.profile() != ProfileJDK {
+				cases = append(cases, callCase{Name: fmt.Sprintf("the same under jdk: HttpRequest.timeout(%v) ends at the head", t.ReadTimeout),
+					Limits: noDeadline, Behaviour: long, Profile: ProfileJDK})
+			}
+		}
+		for i := range cases {
+			cases[i].Server = srv
+		}
+		return runCases(ctx, opt, run, cases, len(cases))
+	})
 }

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/results"
 	"reflect"
 	"time"
 )
 
-// ErrInvalid is matched (errors.Is) by the Err of a row that labtest did not run because an
-// argument was bad: a nil client or context, a Lab that was not started, a scenario that
-// was not made by a constructor or got impossible values, limits out of range. Such a row's
-// Outcome is Failed and its Expected is empty: the model is not asked about what cannot run.
+// ErrInvalid is matched by the Err of a row not run for a bad argument; its Outcome is
+// results.Failed and its Expected empty.
 var ErrInvalid = errors.New("labtest: invalid argument")
 
-// MaxRetries is the largest Limits.Retries labtest models: more repeats than any client
-// makes, and few enough that the expectation is computed at once.
+// MaxRetries is the largest Limits.Retries labtest models.
 const MaxRetries = 1000
 
 // MaxConcurrent is the largest number of calls RunConcurrent makes at once.
@@ -25,9 +23,8 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
-// invalidRow is the row of a call that was not made.
 func invalidRow(s Scenario, err error) Row {
-	return Row{Scenario: s.Name, Outcome: Failed, Err: err}
+	return Row{Scenario: s.Name, Outcome: results.Failed, Err: err}
 }
 
 // checkRun reports what keeps l from making a call with c for s under lim.
@@ -46,8 +43,7 @@ func (l *Lab) checkRun(ctx context.Context, c Doer, s Scenario, lim Limits) erro
 	return lim.check()
 }
 
-// isNil reports whether c is nil or a nil pointer, func, map, channel or interface inside a
-// Doer, such as a nil *http.Client, whose Do would panic.
+// isNil reports whether c is nil or holds a nil pointer, func, map, channel or interface.
 func isNil(c Doer) bool {
 	if c == nil {
 		return true
@@ -71,8 +67,7 @@ func (s Scenario) check() error {
 	return nil
 }
 
-// check reports limits that cannot describe a client: a negative time or count, more
-// retries than MaxRetries.
+// check reports limits no client has: a negative time or count, retries over MaxRetries.
 func (l Limits) check() error {
 	for _, d := range []struct {
 		name string
@@ -92,8 +87,7 @@ func (l Limits) check() error {
 	return nil
 }
 
-// addSat adds two non-negative durations, saturating at Forever: a backoff of centuries must
-// not wrap an expectation into the past.
+// addSat adds durations, saturating at Forever: a backoff of centuries must not wrap.
 func addSat(a, b time.Duration) time.Duration {
 	if a > Forever-b {
 		return Forever

@@ -3,6 +3,7 @@ package labtest
 import (
 	"context"
 	"errors"
+	"github.com/labrun/labrun/results"
 	"math"
 	"net/http"
 	"strings"
@@ -57,7 +58,7 @@ func TestBadArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			check := func(how string, r Row) {
 				t.Helper()
-				if r.Outcome != Failed || !errors.Is(r.Err, ErrInvalid) || !strings.Contains(r.Err.Error(), tt.want) {
+				if r.Outcome != results.Failed || !errors.Is(r.Err, ErrInvalid) || !strings.Contains(r.Err.Error(), tt.want) {
 					t.Errorf("%s: got outcome %s, err %v; want failed, %q", how, r.Outcome, r.Err, tt.want)
 				}
 				if r.Expected != (Expectation{}) || r.Requests != 0 {
@@ -81,7 +82,7 @@ func TestBadArguments(t *testing.T) {
 	}
 	for _, n := range []int{0, -1, math.MinInt, MaxConcurrent + 1} {
 		rows := lab.RunConcurrent(ctx, c, Slow(0), n, Limits{})
-		if len(rows) != 1 || rows[0].Outcome != Failed || !errors.Is(rows[0].Err, ErrInvalid) || !strings.Contains(rows[0].Err.Error(), "want 1 to") {
+		if len(rows) != 1 || rows[0].Outcome != results.Failed || !errors.Is(rows[0].Err, ErrInvalid) || !strings.Contains(rows[0].Err.Error(), "want 1 to") {
 			t.Errorf("RunConcurrent of %d: got %v", n, rows)
 		}
 	}
@@ -91,7 +92,7 @@ func TestBadArguments(t *testing.T) {
 	if zero.URL() != "" || nilLab.URL() != "" {
 		t.Error("a Lab that was not started has a URL")
 	}
-	if got := Classify(nilCtx, context.DeadlineExceeded); got != Failed {
+	if got := Classify(nilCtx, context.DeadlineExceeded); got != results.Failed {
 		t.Errorf("Classify with a nil context: got %s", got)
 	}
 }

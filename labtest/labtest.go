@@ -1,12 +1,9 @@
 // Package labtest puts your own HTTP client under labrun's lab, inside `go test`: it starts
 // labrun's fake server on loopback, runs one of labrun's scenarios (a trickle, a stall, a slow
-// reservation that a retry can charge twice, a pool queue, a connection closed after the
-// request was read, a redirect loop) against your *http.Client (or anything with its Do
-// method, such as a retry library's client), and returns a Row: how long the call took, its
-// outcome classified from the error, how often the server executed the request, how many
-// connections it accepted, and what labrun's timing model expects for the limits you declare.
-//
-// Assertions are plain values:
+// reservation a retry can charge twice, a pool queue, a connection closed after the request, a
+// redirect loop) against your client, and returns a Row: the call's time and outcome, the
+// server's executions and connections, and what labrun's model expects for the limits you
+// declare (docs/labtest.md).
 //
 //	lab := labtest.Start(t)
 //	row := lab.Run(ctx, myClient, labtest.Reserve(500*time.Millisecond), labtest.Limits{AttemptTimeout: 300 * time.Millisecond, Retries: 2})
@@ -14,15 +11,7 @@
 //		t.Errorf("the server reserved %d times: %s", row.Executions, row)
 //	}
 //
-// The model knows net/http's rules (a response-header timeout covers only the head, the pool
-// wait has no timeout); declare the limits your client really has, and Row.Expected says what
-// those limits make of the scenario. Compare with Row.Expected to lock your client's timing
-// down, or with fixed values to state a requirement.
-//
-// RunHedge and RunStorm put a resilience library under the lab in the same way: a series of
-// calls against a downstream with a slow tail (does your hedge cut the p99, for how many extra
-// requests?) or a timeout storm (how many connections and TIME_WAIT sockets does it cost, and
-// what does your circuit breaker shed?), each beside the model's counts.
+// RunHedge and RunStorm do the same for a hedging client and a circuit breaker.
 package labtest
 
 import (
@@ -30,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labrun/labrun/results"
 	"io"
 	"net/http"
 	"slices"
@@ -38,11 +28,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
-// Doer is what labtest calls: *http.Client has this method, and so do most retry libraries'
-// clients (wrap one whose request type differs in a func adapter, DoerFunc).
+// Doer is what labtest calls: *http.Client, and most retry libraries' clients (DoerFunc adapts
+// the others).
 type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
@@ -53,11 +43,8 @@ type DoerFunc func(*http.Request) (*http.Response, error)
 // Do calls f.
 func (f DoerFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
 
-// RoundTripper turns an http.RoundTripper into a Doer, for testing a transport alone.
-func RoundTripper(rt http.RoundTripper) Doer { return &http.Client{Transport: rt} }
-
-// Lab is a fake server for one test. Its rows count only their own requests: Run resets the
-// server's counters first, so a Lab serves one call (or one concurrent batch) at a time.
+// Lab is a fake server for one test. Run resets its counters first, so a Lab serves one call
+// (or one concurrent batch) at a time.
 type Lab struct {
 	srv *fakesrv.Server
 	mu  sync.Mutex // serialises Run and RunConcurrent, whose counts rely on a reset server
@@ -72,8 +59,7 @@ func New() (*Lab, error) {
 	return &Lab{srv: srv}, nil
 }
 
-// Start starts a lab for the test and closes it when the test ends; it fails the test if the
-// server cannot start.
+// Start starts a lab closed when the test ends; it fails the test if the server cannot start.
 func Start(tb testing.TB) *Lab {
 	tb.Helper()
 	lab, err := New()
@@ -84,8 +70,7 @@ func Start(tb testing.TB) *Lab {
 	return lab
 }
 
-// URL is the fake server's base URL, for requests of your own; "" for a Lab that was not
-// started.
+// URL is the fake server's base URL, for requests of your own; "" for a Lab not started.
 func (l *Lab) URL() string {
 	if l == nil || l.srv == nil {
 		return ""
@@ -93,8 +78,7 @@ func (l *Lab) URL() string {
 	return l.srv.URL
 }
 
-// Close stops the server; calls still waiting on it end. Closing a nil Lab, or one that was
-// not started, does nothing.
+// Close stops the server; calls still waiting on it end. A nil or unstarted Lab does nothing.
 func (l *Lab) Close() {
 	if l == nil || l.srv == nil {
 		return
@@ -107,27 +91,25 @@ type Row struct {
 	Scenario string
 	// Elapsed is the time from Do to the end of the body (or the error).
 	Elapsed time.Duration
-	// Outcome classifies the call's error: ok, connect-timeout, read-timeout (net/http's
-	// "timeout awaiting response headers"), deadline (a context deadline or
-	// http.Client.Timeout), or error for anything else.
-	Outcome Outcome
+	// Outcome classifies the call's error (Classify).
+	Outcome results.Outcome
 	Err     error
-	// Status is the last response's status (0 when none came back).
+	// Status is the last response's status, 0 for none.
 	Status int
-	// Executions counts the requests the server executed (reservations, for Reserve; every
-	// request that reached a handler otherwise).
+	// Executions counts the requests the server executed: reservations for Reserve, else every
+	// request that reached a handler.
 	Executions int
 	// Requests counts every request the server received.
 	Requests int
-	// NewConnections counts the connections the server accepted during the call.
+	// NewConnections counts the connections the server accepted.
 	NewConnections int
-	// Expected is the model's prediction for the declared limits.
+	// Expected is the model's answer for the declared limits.
 	Expected Expectation
 }
 
 // Expectation is the model's answer for a scenario and declared limits.
 type Expectation struct {
-	Outcome Outcome
+	Outcome results.Outcome
 	// Elapsed is when the call ends; Forever when no limit ever ends it.
 	Elapsed    time.Duration
 	Attempts   int
@@ -143,9 +125,8 @@ func (r Row) String() string {
 		r.Expected.Outcome, r.Expected.Elapsed.Round(time.Millisecond), r.Expected.Executions)
 }
 
-// Run makes one call for s with c and returns its row; lim declares c's limits for the
-// model's expectation. The request carries ctx. With a bad argument (see ErrInvalid) it makes
-// no call and returns a row whose Err says what is wrong.
+// Run makes one call for s with c and returns its row; lim declares c's limits for the model.
+// With a bad argument (ErrInvalid) it makes no call and the row's Err says why.
 func (l *Lab) Run(ctx context.Context, c Doer, s Scenario, lim Limits) Row {
 	if err := l.checkRun(ctx, c, s, lim); err != nil {
 		return invalidRow(s, err)
@@ -159,11 +140,9 @@ func (l *Lab) Run(ctx context.Context, c Doer, s Scenario, lim Limits) Row {
 	return row
 }
 
-// RunConcurrent makes n calls for s at once with c (a pool queue, when c's pool is smaller)
-// and returns their rows in the order they ended; each row's Expected is the model's
-// prediction for the call that ends in that place, with lim.Pool connections. n must lie
-// between 1 and MaxConcurrent; with a bad argument (see ErrInvalid) it makes no call and
-// returns one row whose Err says what is wrong.
+// RunConcurrent makes n calls for s at once (a pool queue, when c's pool is smaller) and
+// returns their rows in the order they ended, each beside the model's call that ends in that
+// place. The counts are the batch's. n lies in 1..MaxConcurrent.
 func (l *Lab) RunConcurrent(ctx context.Context, c Doer, s Scenario, n int, lim Limits) []Row {
 	err := l.checkRun(ctx, c, s, lim)
 	if err == nil && (n < 1 || n > MaxConcurrent) {
@@ -205,7 +184,7 @@ func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
 	}
 	req, err := http.NewRequestWithContext(ctx, s.method, l.srv.URL+s.path, body)
 	if err != nil {
-		row.Outcome, row.Err = Failed, err
+		row.Outcome, row.Err = results.Failed, err
 		return row
 	}
 	start := time.Now()
@@ -221,12 +200,7 @@ func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
 	return row
 }
 
-// count fills the server's side of a row: executions, requests and connections, once the
-// server has seen the requests end (a client that left is noticed within a millisecond or
-// so).
-//
-// The counts are the server's since the last reset: in RunConcurrent every row carries the
-// batch's.
+// count fills the server's side of a row once the server has seen the requests end.
 func (l *Lab) count(r *Row, s Scenario) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {

@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"context"
+	"github.com/labrun/labrun/results"
 	"net/http"
 	"testing"
 	"time"
@@ -29,13 +30,13 @@ func TestTrickleIsNotATimeout(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{ResponseHeaderTimeout: 300 * ms}, 0)
 	row := lab.Run(context.Background(), c, Trickle(5, 100*ms), Limits{HeaderTimeout: 300 * ms})
-	if row.Outcome != OK || row.Expected.Outcome != OK || !near(row.Elapsed, row.Expected.Elapsed) {
+	if row.Outcome != results.OK || row.Expected.Outcome != results.OK || !near(row.Elapsed, row.Expected.Elapsed) {
 		t.Errorf("got %s", row)
 	}
 	// http.Client.Timeout is a deadline: it cuts the same trickle.
 	c = newClient(t, &http.Transport{}, 250*ms)
 	row = lab.Run(context.Background(), c, Trickle(5, 100*ms), Limits{AttemptTimeout: 250 * ms})
-	if row.Outcome != Deadline || row.Expected.Outcome != Deadline || !near(row.Elapsed, 250*ms) {
+	if row.Outcome != results.Deadline || row.Expected.Outcome != results.Deadline || !near(row.Elapsed, 250*ms) {
 		t.Errorf("got %s", row)
 	}
 }
@@ -44,7 +45,7 @@ func TestHeaderTimeout(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{ResponseHeaderTimeout: 200 * ms}, 0)
 	row := lab.Run(context.Background(), c, Stall(0), Limits{HeaderTimeout: 200 * ms})
-	if row.Outcome != ReadTimeout || row.Expected.Outcome != ReadTimeout || !near(row.Elapsed, 200*ms) {
+	if row.Outcome != results.ReadTimeout || row.Expected.Outcome != results.ReadTimeout || !near(row.Elapsed, 200*ms) {
 		t.Errorf("got %s", row)
 	}
 }
@@ -74,7 +75,7 @@ func TestRetryChargesTwice(t *testing.T) {
 	c := retrying{newClient(t, &http.Transport{}, 150*ms), 1}
 	lim := Limits{AttemptTimeout: 150 * ms, Retries: 1}
 	row := lab.Run(context.Background(), c, Reserve(400*ms), lim)
-	if row.Executions != 2 || row.Expected.Executions != 2 || row.Outcome != Deadline || row.Expected.Attempts != 2 {
+	if row.Executions != 2 || row.Expected.Executions != 2 || row.Outcome != results.Deadline || row.Expected.Attempts != 2 {
 		t.Errorf("got %s", row)
 	}
 	if !near(row.Elapsed, row.Expected.Elapsed) || row.Expected.Elapsed != 300*ms {
@@ -96,11 +97,11 @@ func TestNetHTTPReplays(t *testing.T) {
 		want   int
 	}{{http.MethodGet, 2}, {http.MethodPost, 1}} {
 		c := newClient(t, &http.Transport{}, 2*time.Second)
-		if row := lab.Run(context.Background(), c, Slow(0), Limits{}); row.Outcome != OK {
+		if row := lab.Run(context.Background(), c, Slow(0), Limits{}); row.Outcome != results.OK {
 			t.Fatalf("warm-up: %s", row)
 		}
 		row := lab.Run(context.Background(), c, CloseAfterRead(tt.method), Limits{})
-		if row.Requests != tt.want || row.Outcome != Failed {
+		if row.Requests != tt.want || row.Outcome != results.Failed {
 			t.Errorf("%s: got %d requests (%s), want %d", tt.method, row.Requests, row, tt.want)
 		}
 	}
@@ -110,7 +111,7 @@ func TestRedirectLoop(t *testing.T) {
 	lab := Start(t)
 	c := newClient(t, &http.Transport{}, 2*time.Second)
 	row := lab.Run(context.Background(), c, RedirectLoop(), Limits{})
-	if row.Outcome != Failed || row.Requests != 10 {
+	if row.Outcome != results.Failed || row.Requests != 10 {
 		t.Errorf("got %d requests, %s; want net/http's 10 then an error", row.Requests, row)
 	}
 }
@@ -124,7 +125,7 @@ func TestPoolQueue(t *testing.T) {
 	}
 	for i, r := range rows {
 		want := time.Duration(i/2+1) * 100 * ms // batches of 2; the model adds its 1 ms connect
-		if r.Outcome != OK || r.Expected.Elapsed/(100*ms) != time.Duration(i/2+1) || !near(r.Elapsed, want) {
+		if r.Outcome != results.OK || r.Expected.Elapsed/(100*ms) != time.Duration(i/2+1) || !near(r.Elapsed, want) {
 			t.Errorf("call %d: got %s, want ok at %v", i+1, r, want)
 		}
 	}
@@ -135,16 +136,16 @@ func TestPoolQueue(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
-	if got := Classify(ctx, nil); got != OK {
+	if got := Classify(ctx, nil); got != results.OK {
 		t.Errorf("nil: got %s", got)
 	}
 	done, cancel := context.WithTimeout(ctx, 0)
 	defer cancel()
 	<-done.Done()
-	if got := Classify(done, context.DeadlineExceeded); got != Deadline {
+	if got := Classify(done, context.DeadlineExceeded); got != results.Deadline {
 		t.Errorf("deadline: got %s", got)
 	}
-	if got := Classify(ctx, context.Canceled); got != Failed {
+	if got := Classify(ctx, context.Canceled); got != results.Failed {
 		t.Errorf("canceled: got %s", got)
 	}
 }

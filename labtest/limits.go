@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"cmp"
+	"github.com/labrun/labrun/results"
 	"slices"
 	"time"
 
@@ -10,30 +11,25 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Limits declare what your client is configured with, in net/http's terms; the zero value of
-// a field means "not set". They feed only Row.Expected: labtest cannot read them off your
-// client.
+// Limits declare your client's configuration in net/http's terms (zero: not set), for
+// Row.Expected only: labtest cannot read them off your client.
 type Limits struct {
 	// ConnectTimeout is net.Dialer.Timeout.
 	ConnectTimeout time.Duration
-	// HeaderTimeout is Transport.ResponseHeaderTimeout: it bounds the wait for the response
-	// head only, never the body.
+	// HeaderTimeout is Transport.ResponseHeaderTimeout: the head only, never the body.
 	HeaderTimeout time.Duration
-	// AttemptTimeout is http.Client.Timeout: a deadline for each Do, body included. A retry
-	// library that calls Do again gets it afresh for each attempt.
+	// AttemptTimeout is http.Client.Timeout, body included, afresh for each Do.
 	AttemptTimeout time.Duration
 	// Deadline is a context deadline over the whole call, retries included.
 	Deadline time.Duration
-	// Retries is how many times your code (or its retry library) repeats a failed attempt;
-	// Backoff is the pause before each repeat.
+	// Retries counts the repeats of a failed attempt by your code; Backoff is the pause before each.
 	Retries int
 	Backoff time.Duration
 	// Pool is Transport.MaxConnsPerHost, for RunConcurrent (0: no limit).
 	Pool int
 }
 
-// expect chains the model's attempts: each attempt is one model call under the declared
-// limits, with AttemptTimeout as its deadline, cut by what is left of Deadline.
+// expect chains the model's attempts, each under AttemptTimeout, cut by what Deadline leaves.
 func (l Limits) expect(s Scenario) Expectation {
 	if !s.modelled {
 		return Expectation{Outcome: "", Elapsed: model.Forever}
@@ -49,13 +45,13 @@ func (l Limits) expect(s Scenario) Expectation {
 				lim.Deadline, last = left, true
 			}
 		}
-		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != OK, 0)
+		p := model.Predict(s.downstream, lim, attempt > 0 && e.Outcome != results.OK, 0)
 		e.Attempts++
 		e.Executions += p.Executions
 		if s.downstream.Idempotent {
 			e.Executions = min(e.Executions, 1) // the server executes a repeat once at most
 		}
-		e.Outcome = Outcome(p.Outcome)
+		e.Outcome = p.Outcome
 		if p.Total == model.Forever {
 			e.Elapsed = model.Forever
 			return e
@@ -74,8 +70,7 @@ func (l Limits) expect(s Scenario) Expectation {
 	return e
 }
 
-// expectConcurrent predicts n calls at once through a pool of l.Pool connections, in the
-// order they end.
+// expectConcurrent predicts n calls through l.Pool connections, in the order they end.
 func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	if !s.modelled {
 		return nil
@@ -88,7 +83,7 @@ func (l Limits) expectConcurrent(s Scenario, n int) []Expectation {
 	preds := model.Simulate(model.Scenario{Calls: n, Pool: pool, Downstream: s.downstream, Limits: lim})
 	out := make([]Expectation, len(preds))
 	for i, p := range preds {
-		out[i] = Expectation{Outcome: Outcome(p.Outcome), Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
+		out[i] = Expectation{Outcome: p.Outcome, Elapsed: p.Total, Attempts: len(p.Attempts), Executions: p.Executions}
 	}
 	slices.SortStableFunc(out, func(a, b Expectation) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return out

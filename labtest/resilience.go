@@ -17,14 +17,11 @@ import (
 	"github.com/labrun/labrun/internal/upstream"
 )
 
-// The resilience scenarios put a caller's own hedging or circuit breaking under the lab. Each
-// runs a series of calls at a steady pace against a downstream of its own, started for the
-// run and closed after it, and returns counts and percentiles beside the model's.
+// The resilience scenarios: a series of calls at a steady pace against a downstream of their
+// own, with counts and percentiles beside the model's.
 
-// Tail is a downstream with a slow tail for a hedging client: Calls calls, one every Spacing,
-// each answered in Fast, but the first request of every Every-th call (1 in Every) is
-// answered in Slow. A second request of the same call, a hedged copy, is answered in Fast,
-// as another instance would.
+// Tail is a downstream with a slow tail: Calls calls, one every Spacing, answered in Fast, but
+// the first request of 1 call in Every in Slow; a hedged copy is answered in Fast.
 type Tail struct {
 	Calls   int
 	Every   int
@@ -35,17 +32,15 @@ type Tail struct {
 
 // HedgeRow is what a hedging client made of a Tail.
 type HedgeRow struct {
-	// Calls counts the calls; OK those that ended without an error and with a 2xx status.
+	// OK counts the calls that ended with a 2xx.
 	Calls, OK int
-	// P50 and P99 are the calls' latencies (nearest rank).
+	// P50 and P99 are the calls' latencies by nearest rank.
 	P50, P99 time.Duration
-	// Requests counts the requests the downstream received: the calls and their copies.
+	// Requests counts the requests the downstream received, copies included.
 	Requests int
-	// Expected is the model's answer for a hedge after the declared delay.
 	Expected HedgeExpectation
 }
 
-// HedgeExpectation is the model's answer for a Tail and a hedge delay.
 type HedgeExpectation struct {
 	P99      time.Duration
 	Requests int
@@ -71,9 +66,8 @@ func (t Tail) check() error {
 	return nil
 }
 
-// RunHedge makes t's calls with c, a client that hedges after hedgeAfter (declared for the
-// model: hedgeAfter 0 means c does not hedge), and returns the row. Only idempotent GETs are
-// sent. It returns an error for a Tail that cannot run or a downstream that did not start.
+// RunHedge makes t's GETs with c, a client that hedges after hedgeAfter (0: it does not), and
+// returns the row.
 func RunHedge(ctx context.Context, c Doer, t Tail, hedgeAfter time.Duration) (HedgeRow, error) {
 	if err := t.check(); err != nil {
 		return HedgeRow{}, err
@@ -88,9 +82,8 @@ func RunHedge(ctx context.Context, c Doer, t Tail, hedgeAfter time.Duration) (He
 	took, ok := pace(ctx, t.Calls, t.Spacing, func(i int) bool { return get(ctx, c, d.URL+path+strconv.Itoa(i)) })
 	row := HedgeRow{Calls: t.Calls, OK: ok, Requests: d.Arrived()}
 	row.P50, row.P99 = nearestRank(took, 0.50), nearestRank(took, 0.99)
-	// The p99 is the model's, whose copy has the same tail drawn independently; the lab's
-	// copies are always fast, and the two agree while at most 1 call in 10 is slow. The
-	// requests are counted call by call: a copy goes for each call slower than the delay.
+	// The model's copy has the same tail drawn independently, the lab's is always fast: they agree
+	// while at most 1 call in 10 is slow.
 	slow := (t.Calls + t.Every - 1) / t.Every // calls 0, Every, 2 x Every, ...
 	tail := model.Tail{Fast: t.Fast, Slow: t.Slow, SlowFraction: float64(slow) / float64(t.Calls)}
 	row.Expected = HedgeExpectation{P99: tail.Quantile(0.99), Requests: t.Calls}
@@ -105,9 +98,8 @@ func RunHedge(ctx context.Context, c Doer, t Tail, hedgeAfter time.Duration) (He
 	return row, ctx.Err()
 }
 
-// Storm is a timeout storm for a caller with a circuit breaker: Calls calls, one every
-// Spacing, answered in Fast, except that the calls that start in the first Storm are answered
-// in Slow, past the caller's timeout (all their requests: a retry does not escape the storm).
+// Storm is a timeout storm: Calls calls, one every Spacing, answered in Fast, except those
+// starting in the first Storm, answered in Slow (a retry does not escape it).
 type Storm struct {
 	Calls   int
 	Spacing time.Duration
@@ -116,10 +108,8 @@ type Storm struct {
 	Slow    time.Duration
 }
 
-// Breaker declares a caller's timeout and circuit breaker for the model: a call fails after
-// Timeout when the downstream is slower; the breaker opens after Trip failures in a row, stays
-// open for Open, then lets HalfOpenMax calls through (gobreaker's MaxRequests). Trip 0 means
-// no breaker.
+// Breaker declares a caller's timeout and circuit breaker: it opens after Trip failures in a
+// row, stays open for Open, then lets HalfOpenMax calls through. Trip 0: no breaker.
 type Breaker struct {
 	Timeout     time.Duration
 	Trip        int
@@ -129,22 +119,17 @@ type Breaker struct {
 
 // StormRow is what a caller made of a Storm.
 type StormRow struct {
-	// Calls counts the calls; OK those answered, Failed those that failed after a request of
-	// theirs reached the downstream (timeouts), Shed those that failed without one reaching it
-	// (the breaker refused them).
+	// Failed counts the calls that failed after reaching the downstream, Shed those the breaker
+	// refused.
 	Calls, OK, Failed, Shed int
-	// NewConnections counts the connections the downstream accepted: a timed-out call closes
-	// its connection, so the next one handshakes again.
+	// NewConnections counts the connections accepted: a timed-out call closes its connection.
 	NewConnections int
-	// TimeWait counts the caller's sockets to the downstream left in TIME_WAIT, read from
-	// /proc/net/tcp: the side that closes first keeps each for 60 s. -1 where the kernel's
-	// table cannot be read.
+	// TimeWait counts the caller's sockets left in TIME_WAIT (/proc/net/tcp); -1 where unreadable.
 	TimeWait int
 	Expected StormExpectation
 }
 
-// StormExpectation is the model's answer for a Storm and a declared Breaker, from a client
-// whose pool holds no idle connection at the start.
+// StormExpectation is the model's answer, from a pool without idle connections.
 type StormExpectation struct {
 	OK, Failed, Shed, NewConnections, TimeWait int
 }
@@ -172,9 +157,7 @@ func (s Storm) check(b Breaker) error {
 	return nil
 }
 
-// RunStorm makes s's calls with c, a client whose timeout and breaker b declares, and returns
-// the row. It returns an error for a Storm or Breaker that cannot run or a downstream that
-// did not start.
+// RunStorm makes s's calls with c, whose timeout and breaker b declares, and returns the row.
 func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error) {
 	if err := s.check(b); err != nil {
 		return StormRow{}, err
@@ -211,7 +194,6 @@ func RunStorm(ctx context.Context, c Doer, s Storm, b Breaker) (StormRow, error)
 	return row, ctx.Err()
 }
 
-// slowCalls is how many calls start in the storm: those numbered below it are slow.
 func (s Storm) slowCalls() int {
 	n := 0
 	for n < s.Calls && time.Duration(n)*s.Spacing < s.Storm {
@@ -220,7 +202,6 @@ func (s Storm) slowCalls() int {
 	return n
 }
 
-// expect is the model's StormExpectation.
 func (s Storm) expect(b Breaker) StormExpectation {
 	calls := make([]model.BreakerCall, s.Calls)
 	for i := range calls {
@@ -250,8 +231,7 @@ func (s Storm) expect(b Breaker) StormExpectation {
 	return e
 }
 
-// pace calls call(i) for i in 0..n-1, call i at i x spacing from the start, and returns each
-// call's latency and how many reported success.
+// pace calls call(i) at i x spacing from the start and returns the latencies and successes.
 func pace(ctx context.Context, n int, spacing time.Duration, call func(i int) bool) ([]time.Duration, int) {
 	took := make([]time.Duration, n)
 	good := make([]bool, n)
@@ -281,7 +261,7 @@ func pace(ctx context.Context, n int, spacing time.Duration, call func(i int) bo
 	return took, ok
 }
 
-// get makes one GET with c and reads the body; it reports a 2xx answer read to its end.
+// get makes one GET and reports a 2xx read to its end.
 func get(ctx context.Context, c Doer, url string) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

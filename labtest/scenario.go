@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 )
 
-// Scenario is what the fake server does with a call. Make one with the constructors below.
+// Scenario is what the fake server does with a call; the constructors below make one.
 type Scenario struct {
 	// Name says what the scenario is, for rows and failure messages.
 	Name string
@@ -20,15 +20,12 @@ type Scenario struct {
 	path       string
 	reserves   bool // the server counts reservations: executions are reservations
 	downstream model.Downstream
-	// modelled is false for scenarios the model does not time (close-after-read, redirect
-	// loop): their Expected carries only what the rules say.
+	// modelled is false for the scenarios the model does not time.
 	modelled bool
-	// err is why the constructor refused its arguments; Run returns it in the row.
-	err error
+	err      error
 }
 
-// behaviour makes the scenario of b, checked by the server's own parser: what the server
-// would answer with a 400 is refused here, before any call.
+// behaviour makes the scenario of b, refused here if the server would answer 400.
 func behaviour(name, method string, b fakesrv.Behaviour) Scenario {
 	s := Scenario{
 		Name: name, method: method, path: b.Path(), reserves: b.Order != "", modelled: true,
@@ -44,8 +41,8 @@ func behaviour(name, method string, b fakesrv.Behaviour) Scenario {
 	return s
 }
 
-// Trickle answers the head at once, then bytes body bytes, one every every: a read timeout
-// per read never fires while bytes keep coming; only a deadline bounds the call.
+// Trickle answers the head at once, then a body byte every every: a read timeout per read
+// never fires; only a deadline bounds the call.
 func Trickle(bytes int, every time.Duration) Scenario {
 	return behaviour("trickle "+strconv.Itoa(bytes)+" B every "+every.String(), http.MethodGet,
 		fakesrv.Behaviour{Bytes: bytes, Every: every})
@@ -61,24 +58,21 @@ func Slow(delay time.Duration) Scenario {
 	return behaviour("slow "+delay.String(), http.MethodGet, fakesrv.Behaviour{Delay: delay})
 }
 
-// Reserve is a POST that reserves stock on arrival and answers after delay: a client that
-// gives up before and retries makes the server reserve again. Executions counts the
-// reservations.
+// Reserve is a POST that reserves on arrival and answers after delay: a client that gives up
+// and retries makes the server reserve again.
 func Reserve(delay time.Duration) Scenario {
 	return behaviour("reserve, server "+delay.String(), http.MethodPost,
 		fakesrv.Behaviour{Delay: delay, Order: "labtest-order"})
 }
 
-// IdempotentReserve is Reserve against a server that deduplicates by order id: it reserves
-// once however often the request comes.
+// IdempotentReserve is Reserve against a server that deduplicates by order id.
 func IdempotentReserve(delay time.Duration) Scenario {
 	return behaviour("idempotent reserve, server "+delay.String(), http.MethodPost,
 		fakesrv.Behaviour{Delay: delay, Order: "labtest-order", Idempotent: true})
 }
 
-// CloseAfterRead reads the request and closes the connection without an answer: what a
-// pooled connection that died looks like. A client that re-sends by itself shows more than
-// one request.
+// CloseAfterRead closes the connection unanswered after reading the request, as a pooled
+// connection that died; a client that re-sends shows more than one request.
 func CloseAfterRead(method string) Scenario {
 	s := Scenario{Name: method + " closed after read", method: method, path: "/close-after-read"}
 	if !validMethod(method) {
@@ -87,8 +81,7 @@ func CloseAfterRead(method string) Scenario {
 	return s
 }
 
-// validMethod reports whether m is an HTTP token (RFC 9110 section 5.6.2), as net/http
-// wants a method to be.
+// validMethod reports whether m is an HTTP token (RFC 9110 section 5.6.2).
 func validMethod(m string) bool {
 	if m == "" {
 		return false
@@ -101,8 +94,7 @@ func validMethod(m string) bool {
 	return true
 }
 
-// RedirectLoop answers 302 to itself forever: the client's redirect limit ends the call
-// (net/http: 10; OkHttp: 20).
+// RedirectLoop answers 302 to itself: the client's redirect limit ends the call.
 func RedirectLoop() Scenario {
 	return Scenario{Name: "redirect loop", method: http.MethodGet, path: "/redirect-loop"}
 }

@@ -34,9 +34,8 @@ type expectation struct {
 	executions  *int
 	conns       *int
 	span        *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
-	// total and totalMax are the whole call's time, its retries and their waits included, with
-	// a retry layer's random waits at their shortest and longest (model.Prediction.TotalMax);
-	// for a status, the waits alone (the answers are instant). Nil when the model gives none.
+	// total and totalMax are the whole call's time with random waits at their shortest and
+	// longest; for a status the waits alone. Nil when the model gives none.
 	total, totalMax *time.Duration
 }
 
@@ -73,18 +72,14 @@ func (e Expect) predict(sc Scenario) expectation {
 		}
 		return x
 	case kindFresh:
-		// Every request the server reads it executes, then ends its connection, a new one
-		// each (Downstream.KillNew): what follows is the library's own re-send (rules.Resend:
-		// net/http re-sends only on a reused connection, HttpClient 4.5 and the JDK on a new
-		// one too) and its retry layer's (rules.RetryLayer: an I/O error).
+		// The server executes every request and ends its connection (Downstream.KillNew): what
+		// follows is the library's re-send and its retry layer's.
 		d := sc.down
 		d.Method = sc.Method
 		x := expectCall(d, l, horizon, false)
 		if !l.Rules.Retry.On {
-			// A library's own re-send goes at once: the call's time is then the client's own
-			// work between the attempts, which the model does not play (HttpClient 4.5's first
-			// retry in a fresh JVM logs and loads classes for 50 to 200 ms). A retry layer's
-			// back-off is what the time tells.
+			// A library's own re-send goes at once: the time is then the client's own work,
+			// which the model does not play; a retry layer's back-off is what it tells.
 			x.total, x.totalMax = nil, nil
 		}
 		return x
@@ -160,9 +155,8 @@ func (e Expect) predict(sc Scenario) expectation {
 	return expectCall(d, l, horizon, true)
 }
 
-// expectCall is what the model says of one call to d made on a new connection, as the server
-// sees it before horizon: the attempts sent by then, executed and connecting; left, the time
-// the client left the first request, when timed says the row is judged on it.
+// expectCall is what the model says of one call to d on a new connection, as the server sees
+// it before horizon.
 func expectCall(d model.Downstream, l model.Limits, horizon time.Duration, timed bool) expectation {
 	p := model.Predict(d, l, true, 0)
 	x := expectation{outcome: vocab.OK}

@@ -17,16 +17,13 @@ type fitted struct {
 	agree, judged int
 }
 
-// presetPools are the libraries' connection limits per route, for the burst: HttpClient 5's
-// PoolingHttpClientConnectionManager (defaultMaxPerRoute 5), HttpClient 4.5's (2); the others
-// have none for synchronous calls.
-var presetPools = map[string]int{"hc5": 5, "hc4": 2}
-
 // PresetPool is the connection limit per route of the preset called name, 0 for none.
-func PresetPool(name string) int { return presetPools[name] }
+func PresetPool(name string) int {
+	p, _ := rules.Lookup(name)
+	return p.PerRoute
+}
 
-// presetLimits returns the limits and rules of the preset called name, as predict
-// --defaults sets them.
+// presetLimits returns the preset's limits and rules as predict --defaults sets them.
 func presetLimits(name string) (model.Limits, error) {
 	p := &predict.Predictor{Defaults: name}
 	if err := p.Apply(func(string) bool { return false }); err != nil {
@@ -35,9 +32,8 @@ func presetLimits(name string) (model.Limits, error) {
 	return p.Limits(), nil
 }
 
-// ExpectLimits are the limits of an expected client that differ from its defaults, by the
-// flags of labrun probe --expect (labrun predict's names). A field that Given does not name
-// takes the client's default.
+// ExpectLimits are the limits of an expected client that differ from its defaults, by
+// predict's flags; a field Given does not name takes the default.
 type ExpectLimits struct {
 	LeaseTimeout, ConnectTimeout, ReadTimeout, Deadline, Backoff time.Duration
 	Retries                                                      int
@@ -48,24 +44,18 @@ type ExpectLimits struct {
 	NoStaleCheck            bool
 	// EvictIdle and EvictInterval are an evictor of idle connections.
 	EvictIdle, EvictInterval time.Duration
-	// NoResendPost is HttpURLConnection's -Dsun.net.http.retryPost=false; ResendAnyMethod the
-	// JDK HttpClient's -Djdk.httpclient.enableAllMethodRetry.
+	// NoResendPost and ResendAnyMethod are predict's flags of those names.
 	NoResendPost, ResendAnyMethod bool
-	// A retry layer's settings, by labrun predict's flags (--attempt-timeout, --backoff-max,
-	// --backoff-mult, --jitter, --noise, --retry-statuses, --retry-after-as, --retry-methods):
-	// zero values keep the client's.
+	// A retry layer's settings (predict.LayerFlags); zero keeps the client's.
 	AttemptTimeout, BackoffMax, Noise         time.Duration
 	BackoffMult, Jitter                       int
 	RetryStatuses, RetryAfterAs, RetryMethods string
-	// Given names the limits set, by flag ("read-timeout"): a given zero is a zero (for
-	// validate-after-inactivity, the library release's rule for 0).
+	// Given names the flags set: a given zero is a zero.
 	Given []string
 }
 
-// NewExpect returns the Expect of the client that starts from the defaults called client
-// (those of labrun predict --defaults: "hc5", "okhttp", ...) with l, and a pool of pool
-// connections per route (0: none). An unknown client, a limit out of range or one the
-// client does not have is an error.
+// NewExpect returns the Expect of preset client with l and a pool of pool per route (0: none);
+// an unknown client or a limit it does not have is an error.
 func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
@@ -87,20 +77,9 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 	return Expect{Label: describe(client, lim, def, pool, PresetPool(client)), limits: lim, Pool: pool}, nil
 }
 
-// fitClosest finds the client the model knows whose predictions agree with the most judged
-// rows: each profile at its defaults, and with the limits the measurements suggest (a read
-// timeout, a deadline or a retry layer's timeout per attempt at the time the client left the
-// silent server, the slow head, the reservation, the trickle or a stalled handshake; a
-// connect timeout at its time on the unreachable address; the retries every row counted,
-// the reservation's, the status rows', the calls' and the handshakes'; for a retry layer the
-// methods it retries; the pool the burst saw).
-//
-// Candidates are ranked, in this order, by: agreement with the trickle, the row that tells a
-// deadline from a limit per read (so that the label never contradicts the summary's "a 1s
-// timeout per read, not a deadline"); the rows agreed; agreement with the rows that tell
-// limits and retry rules apart (tellingRows: the silent server, the reservation, the GET and
-// POST on a dead connection, the statuses); how near the expected times are to the measured
-// ones; then the simpler client (fewer limits changed), then the earlier profile.
+// fitClosest finds the preset, at its defaults or with the limits the measurements suggest
+// (fitInputs), whose predictions agree best (fitKey.better). The trickle ranks first, so that
+// the label never contradicts the summary's "a timeout per read, not a deadline".
 func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 	c := fitInputs(obs, ms)
 	best, bestKey := fitted{agree: -1}, fitKey{}
@@ -123,13 +102,8 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 	return best
 }
 
-// fitProfiles are the presets a fit tries, in the order ties go to: the profiles whose rules
-// the model follows, the releases and the builders over them (which a probe's rows may not
-// tell from them: a tie goes to the profile), Reactor Netty's (predicted only), then the retry
-// layers and the clients they are weighed against.
-var fitProfiles = []string{"hc5", "okhttp", "go", "jdk", "urlconnection", "hc4",
-	"okhttp@3.14", "okhttp@3.2", "jdk@25", "spring-restclient", "netty",
-	"retryablehttp", "resty", "got", "urllib3", "axios", "undici", "httpx", "aiohttp"}
+// fitProfiles are the presets a fit tries, ties going to the earlier (rules.Preset.FitRank).
+var fitProfiles = rules.Names(rules.FitOrder())
 
 // fitCandidates are the values the measurements suggest for a fit to try.
 type fitCandidates struct {
@@ -149,14 +123,12 @@ func fitInputs(obs []observation, ms []measures) fitCandidates {
 		m := ms[i]
 		switch {
 		case (o.sc.kind == kindCall || o.sc.kind == kindTLS) && m.left != nil:
-			// The limit that ended the call's first request (or the stalled handshake): a
-			// read timeout, a deadline, or a timeout per attempt.
+			// The limit that ended the first request or the stalled handshake.
 			c.times = append(c.times, roundTo(*m.left, connectGrain), roundTo(*m.left, fitGrain))
 		case o.sc.kind == kindUnreachable && m.span != nil:
 			c.connects = append(c.connects, roundTo(*m.span, connectGrain))
 		}
-		// Retries show wherever a call was sent more than once: a GET's, a POST's, a status
-		// answered again, a handshake tried again.
+		// Retries show wherever a call was sent more than once.
 		switch o.sc.kind {
 		case kindCall, kindStatus:
 			addRetries(m.executions)
@@ -170,28 +142,19 @@ func fitInputs(obs []observation, ms []measures) fitCandidates {
 	return c
 }
 
-// variants lists the limits a fit tries for a profile whose defaults are def. A profile
-// without a retry layer varies its read timeout and deadline together, its connect timeout
-// and its business retries (HttpClient 5 also its automatic retries, both ways); a retry
-// layer's profile one timeout at a time (its read timeout, its deadline or its timeout per
-// attempt: a layer's client sets one), its connect timeout, its retries and the methods it
-// retries.
+// variants lists the limits a fit tries from def: without a retry layer every combination of
+// the candidates; with one, one timeout at a time (a layer's client sets one) and the methods
+// it retries.
 func (c fitCandidates) variants(def model.Limits) []model.Limits {
 	var out []model.Limits
 	if !def.Rules.Retry.On {
-		hc5 := []rules.Rules{def.Rules}
-		if def.Rules == (rules.Rules{}) {
-			hc5 = []rules.Rules{rules.HC5(rules.HC5Settings{AutomaticRetries: true}), rules.HC5(rules.HC5Settings{})}
-		}
 		for _, rt := range values(def.ReadTimeout, 0, onTick(c.times, def.Rules.Read.Tick)) {
 			for _, dl := range values(def.Deadline, 0, c.times) {
 				for _, ct := range values(def.ConnectTimeout, 0, c.connects) {
 					for _, r := range values(def.Retries, 0, c.retries) {
-						for _, h := range hc5 {
-							l := def
-							l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries, l.Rules = rt, dl, ct, r, h
-							out = append(out, l)
-						}
+						l := def
+						l.ReadTimeout, l.Deadline, l.ConnectTimeout, l.Retries = rt, dl, ct, r
+						out = append(out, l)
 					}
 				}
 			}
@@ -230,10 +193,7 @@ func (c fitCandidates) variants(def model.Limits) []model.Limits {
 	return out
 }
 
-// onTick adds to times the limits a timer wheel (rules.Tick) fires at those times: a limit
-// of n ticks fires at n ticks, so a time t tells a limit in (n-1 ticks, n ticks], n = t
-// rounded to ticks; the roundest figure in it is taken (a whole second, else 500, 100 or
-// 50 ms).
+// onTick adds to times the roundest limit a timer wheel (rules.Tick) fires at each of them.
 func onTick(times []time.Duration, tick rules.Tick) []time.Duration {
 	if tick.Every <= 0 {
 		return times
@@ -278,10 +238,7 @@ func (k fitKey) better(o fitKey) bool {
 	return k.profile > o.profile
 }
 
-// tellingRows are the rows that tell limits and retry rules apart: a deadline from a limit
-// per read (the trickle, ranked first of all), the limit's value (the silent server), retries
-// of a POST (the reservation, the POSTs on a dead connection) from retries of a GET, a status
-// retried.
+// tellingRows are the rows that tell limits and retry rules apart.
 var tellingRows = []string{"silent", "reserve", "pooled-close", "pooled-close-post", "pooled-reset", "pooled-reset-post",
 	"status-503-0", "status-408", "tls-old-version", "nxdomain"}
 
@@ -325,14 +282,10 @@ func values[T comparable](def, zero T, candidates []T) []T {
 }
 
 // fitGrain and connectGrain are what a measured time is rounded to before it is taken for a
-// limit: the lab's clients are configured in round figures, a server sees a client leave a
-// millisecond or a few after its timeout, and a client whose timeout counts from the call's
-// start (the JDK's) leaves some tens of milliseconds earlier in a fresh JVM. The coarser
-// figure is tried first, and wins a tie.
+// limit, clients being configured in round figures; the coarser wins a tie.
 const fitGrain = 50 * time.Millisecond
 
-// A connect timeout, whose time the server cannot see, takes only the coarser: it comes from
-// the client's own report or its wall time, which carry the client's own work too.
+// A connect timeout, which the server cannot see, takes only the coarser.
 const connectGrain = 100 * time.Millisecond
 
 func roundTo(d, grain time.Duration) time.Duration {

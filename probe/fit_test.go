@@ -177,3 +177,17 @@ func TestFitKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetPool: probe --expect takes each library's pool per route from its entry:
+// HttpClient 5's 5 under Spring's RestClient too, 4.5's 2, none for the others.
+func TestPresetPool(t *testing.T) {
+	for name, want := range map[string]int{"hc5": 5, "spring-restclient": 5, "hc4": 2, "okhttp": 0, "ruby": 0} {
+		if got := PresetPool(name); got != want {
+			t.Errorf("%s: got a pool of %d, want %d", name, got, want)
+		}
+	}
+	e, err := NewExpect("spring-restclient", ExpectLimits{}, PresetPool("spring-restclient"))
+	if err != nil || e.Pool != 5 {
+		t.Errorf("--expect spring-restclient: pool %d (%v), want 5", e.Pool, err)
+	}
+}

@@ -441,6 +441,7 @@ func (g *GRPC) chainRows(x grpcRun) []results.Row {
 	}}
 }
 
+// btoi is 1 for true: experiments/internal/lab.Btoi, which Go keeps from probe.
 func btoi(b bool) int {
 	if b {
 		return 1

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/rules"

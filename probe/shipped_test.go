@@ -353,6 +353,8 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			"included (Client.Timeout cuts the trickle's body), after jitterBackoff's waits of 100 ms doubling to 2 s at most"
 		undiciDead = "undici fails the request running on a connection that closes, idempotent or not (lib/dispatcher/client-h1.js " +
 			"onHttpSocketClose: util.errorRequest), and request() retries nothing: the call on the dead pooled connection fails"
+		rubyRetry = "Net::HTTP#transport_request (ruby 3.1 lib/net/http.rb) sends an IDEMPOTENT_METHODS_ request (GET HEAD PUT DELETE " +
+			"OPTIONS TRACE) once more on a new connection after Net::ReadTimeout, EOFError, ECONNRESET and the like (max_retries 1); never a POST"
 		gotRetry = "got's retry (core/options.js): limit 2, methods GET PUT HEAD DELETE OPTIONS TRACE, statuses 408 413 429 500 " +
 			"502 503 504 521 522 524 and network errors (ECONNRESET, ETIMEDOUT...); calculate-retry-delay.js waits 2^(n-1) s " +
 			"plus up to 100 ms of noise, and takes a Retry-After of 0 as absent (if (retryAfter))"
@@ -492,6 +494,20 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"silent":  {requests: n(1), call: time.Second, margin: 300 * time.Millisecond, rule: "httpx.Timeout(1): a 1 s read limit; no retry"},
 				"trickle": {outcome: vocab.OK, rule: "httpx's read timeout is per read: bytes 500 ms apart never reach it"},
 				"reserve": {executions: n(1), rule: "httpx retries no request (HTTPTransport's retries are connects only)"},
+			}},
+		{name: "Ruby Net::HTTP, defaults", expect: []string{"ruby"}, preset: "ruby", needs: []string{"ruby"},
+			args: script("ruby", "examples/probes/ruby/net_http_probe.rb"), version: version(2, "ruby", "-v"),
+			must: map[string]must{
+				"pooled-close":      {executions: n(2), outcome: vocab.OK, rule: rubyRetry},
+				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: rubyRetry},
+				"redirect-loop":     {requests: n(1), rule: "Net::HTTP#request returns every response: no redirect is followed"},
+			}},
+		{name: "Ruby Net::HTTP, read_timeout 1, open_timeout 1", expect: []string{"ruby", "read-timeout=1s", "connect-timeout=1s"}, preset: "ruby", needs: []string{"ruby"},
+			args: script("ruby", "examples/probes/ruby/net_http_probe.rb"), env: []string{"PROBE_READ_TIMEOUT=1", "PROBE_OPEN_TIMEOUT=1"}, version: version(2, "ruby", "-v"),
+			must: map[string]must{
+				"silent":  {requests: n(2), outcome: vocab.Failed, call: 2 * time.Second, margin: 300 * time.Millisecond, rule: rubyRetry},
+				"reserve": {executions: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: rubyRetry},
+				"trickle": {outcome: vocab.OK, rule: "BufferedIO#rbuf_fill waits read_timeout for each read (net/protocol.rb)"},
 			}},
 		{name: "Python aiohttp, defaults", expect: []string{"aiohttp"}, preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
 			args: script(python(), "examples/probes/python/aiohttp_probe.py"), version: pyMod("aiohttp"),

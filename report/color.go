@@ -14,9 +14,8 @@ const (
 	reset  = "\033[0m"
 )
 
-// palette colours the verdict texts of the table form when on; off, it returns them as they
-// are. The colour is chosen where the text is made, from the row's verdict, never by reading
-// rendered text back.
+// palette colours the table form's verdicts when on, chosen from the row's verdict, never by
+// reading rendered text back.
 type palette struct{ on bool }
 
 func (p palette) paint(colour, s string) string {
@@ -26,8 +25,7 @@ func (p palette) paint(colour, s string) string {
 	return colour + s + reset
 }
 
-// verdict colours a row's verdict cell: pass green, a pass with a warning or a skipped row
-// yellow, FAIL red.
+// verdict colours a verdict cell: pass green, warning or skipped yellow, FAIL red.
 func (p palette) verdict(r results.Row, cell string) string {
 	switch {
 	case r.Skipped != "" || (r.Pass && r.Warning != "") || (!r.Pass && r.Inconclusive != ""):
@@ -38,8 +36,7 @@ func (p palette) verdict(r results.Row, cell string) string {
 	return p.paint(red, cell)
 }
 
-// footer colours the last word of a run's footer line ("· PASS", "· FAIL", "·
-// INCONCLUSIVE").
+// footer colours the footer's last word (PASS, FAIL, INCONCLUSIVE).
 func (p palette) footer(line string, pass bool) string {
 	for _, v := range []struct{ word, colour string }{{"PASS", green}, {"FAIL", red}, {"INCONCLUSIVE", yellow}} {
 		if strings.HasSuffix(line, v.word) {
@@ -49,7 +46,7 @@ func (p palette) footer(line string, pass bool) string {
 	return line
 }
 
-// summary colours a suite's summary line: green when every experiment passed, red otherwise.
+// summary colours a suite's summary: green when every experiment passed, else red.
 func (p palette) summary(line string, pass bool) string {
 	if pass {
 		return p.paint(green, line)

@@ -12,12 +12,11 @@ import (
 )
 
 const (
-	fitMinRow   = 16 // the row column gets at least this much, or its whole name when shorter
-	fitMinOther = 7  // the narrowest any other column gets when even whole words do not fit
+	fitMinRow   = 16 // or its whole name when shorter
+	fitMinOther = 7  // when even whole words do not fit
 )
 
-// writeRunLines writes the lines under a fitted table: the footer, the config and the meta
-// line, each wrapped to the width.
+// writeRunLines writes the footer, config and meta lines, wrapped to the width.
 func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter) {
 	buf.WriteString(v.paintFooter(lk, lk.fit(v.footer(run)), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
@@ -28,8 +27,7 @@ func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter) {
 	}
 }
 
-// drawTable draws header and rows with each cell wrapped to its column's width; paint
-// colours the last column's cell of row i.
+// drawTable draws header and rows wrapped to widths; paint colours row i's last cell.
 func drawTable(buf *bytes.Buffer, header []string, rows [][]string, widths []int, paint func(i int, cell string) string) error {
 	t := newTable(buf)
 	t.Header(wrapRow(header, widths))
@@ -43,7 +41,6 @@ func drawTable(buf *bytes.Buffer, header []string, rows [][]string, widths []int
 	return t.Render()
 }
 
-// termCells makes each cell one line of text safe for a terminal.
 func termCells(cs []string) []string {
 	for i, c := range cs {
 		cs[i] = termSafe(oneLine(c))
@@ -51,7 +48,6 @@ func termCells(cs []string) []string {
 	return cs
 }
 
-// wraps reports whether a cell of rows is wider than its column.
 func wraps(header []string, rows [][]string, widths []int) bool {
 	for _, r := range append([][]string{header}, rows...) {
 		for i, c := range r {
@@ -63,14 +59,11 @@ func wraps(header []string, rows [][]string, widths []int) bool {
 	return false
 }
 
-// fitWidths chooses the widths of the columns of header and rows for a table that fits
-// width terminal columns (ASCII borders and one space of padding each side take 3 a column
-// and 1), leaving the last terminal column free, as some terminals wrap when it is written.
-// Every column first gets its longest word, so that no word is cut (the row column at least
-// fitMinRow, then up to a third of the width); the width left over goes, a column at a time,
-// to where it saves the most lines. ok is false when even the
-// longest words do not fit; with cut, the columns then shrink to fitMinOther, cutting words,
-// and ok is true.
+// fitWidths chooses column widths for a table fitting width (borders and padding take 3 a
+// column and 1; the last terminal column stays free, as some terminals wrap there). Each column
+// first gets its longest word, the row column up to a third; the rest goes where it saves most
+// lines. ok is false when the longest words do not fit; with cut, columns then shrink to
+// fitMinOther and ok is true.
 func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bool) {
 	n := len(header)
 	natural := make([]int, n)
@@ -91,7 +84,7 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 		case 0:
 			w[i] = min(natural[i], max(word[i], fitMinRow))
 		case n - 1:
-			w[i] = natural[i] // the verdict, short, never wraps
+			w[i] = natural[i]
 		default:
 			w[i] = word[i]
 		}
@@ -101,8 +94,7 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 		if !cut {
 			return nil, false
 		}
-		// Take from the widest other column, one at a time, down to fitMinOther; then
-		// from the row column, down to fitMinRow. The verdict column keeps its width.
+		// Shrink the widest other column first, then the row column; the verdict keeps its width.
 		for _, rowToo := range []bool{false, true} {
 			for used > budget {
 				best := -1
@@ -127,19 +119,18 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 		}
 		return w, true
 	}
-	// The row name first: it gets up to a third of the width, if it needs it.
 	if grow := min(natural[0], budget/3) - w[0]; grow > 0 {
 		grow = min(grow, budget-used)
 		w[0] += grow
 		used += grow
 	}
-	cols := make([][]string, n) // the cells of each column, heading first
+	cols := make([][]string, n)
 	for _, r := range append([][]string{header}, rows...) {
 		for i, c := range r {
 			cols[i] = append(cols[i], c)
 		}
 	}
-	at := make([]map[int][]int, n) // at[i][x]: the lines of column i's cells at width x
+	at := make([]map[int][]int, n) // at[i][x]: column i's cell lines at width x
 	linesAt := func(i, x int) []int {
 		if at[i] == nil {
 			at[i] = map[int][]int{}
@@ -150,16 +141,14 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 		at[i][x] = cellLines(cols[i], x)
 		return at[i][x]
 	}
-	lines := make([][]int, n) // lines[i][j]: the lines of cell j of column i at width w[i]
+	lines := make([][]int, n) // lines[i][j]: cell j of column i at w[i]
 	for i := range w {
 		lines[i] = linesAt(i, w[i])
 	}
 	for used < budget {
-		// The next columns of width go to the column where they save the most lines per
-		// column given, looking up to maxLookahead columns ahead (a cell takes a line less
-		// only when a whole word moves up, which one column at a time rarely shows): first
-		// lines past a cell's cap, then of the table's height, then of all cells; on a tie
-		// the leftmost.
+		// Each next column of width goes where it saves the most lines per column given, looking
+		// up to maxLookahead ahead (a line is saved only when a whole word moves up): lines past a
+		// cap first, then height, then all cell lines; ties go left.
 		excess, height, all := tableHeight(lines, 0, lines[0])
 		best, bestD := -1, 0
 		var bestGain [3]float64
@@ -177,7 +166,6 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 			}
 		}
 		if best < 0 {
-			// Nothing saves a line: the row column grows to its widest name, if it can.
 			grow := min(budget-used, natural[0]-w[0])
 			if grow <= 0 {
 				break
@@ -191,11 +179,9 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 	return w, true
 }
 
-// maxLookahead bounds how many columns of width fitWidths tries a column at before it gives
-// up looking for a line it saves.
+// maxLookahead bounds the widths fitWidths tries a column at for a saved line.
 const maxLookahead = 40
 
-// cellLines returns the lines each of cells takes wrapped to width.
 func cellLines(cells []string, width int) []int {
 	out := make([]int, len(cells))
 	for j, c := range cells {
@@ -204,9 +190,8 @@ func cellLines(cells []string, width int) []int {
 	return out
 }
 
-// tableHeight is the lines of a table whose cells take lines, with column i's replaced by
-// instead: the lines cells take past their cap (two, three for a row name), the table's
-// height, and the number of cell lines in all.
+// tableHeight counts, with column i's lines replaced by instead, the lines past their cap, the
+// table's height and all cell lines.
 func tableHeight(lines [][]int, i int, instead []int) (excess, height, cells int) {
 	for j := range instead {
 		tallest := 0
@@ -224,8 +209,7 @@ func tableHeight(lines [][]int, i int, instead []int) (excess, height, cells int
 	return excess, height, cells
 }
 
-// lineCap is the lines a cell of column i takes before its table counts as too tall: two,
-// three for a row name.
+// lineCap is the lines a cell of column i may take: two, three for a row name.
 func lineCap(i int) int {
 	if i == 0 {
 		return 3
@@ -233,7 +217,6 @@ func lineCap(i int) int {
 	return 2
 }
 
-// compactExpected is the expected cell without the outcome, which has its own column.
 func compactExpected(r results.Row) string {
 	s := ""
 	if r.ExpectedMs != nil {
@@ -243,7 +226,6 @@ func compactExpected(r results.Row) string {
 		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)
 }
 
-// compactMeasured is the measured cell without the spread of repeated runs.
 func compactMeasured(r results.Row) string {
 	s := ""
 	switch {
@@ -255,8 +237,7 @@ func compactMeasured(r results.Row) string {
 	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil, r.NoPool)
 }
 
-// wrapRow wraps each cell to its column's width, lines joined by "\n" (tablewriter draws
-// them as one row of several lines).
+// wrapRow wraps each cell to its width, lines joined by "\n" (one tablewriter row).
 func wrapRow(cells []string, widths []int) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
@@ -265,8 +246,8 @@ func wrapRow(cells []string, widths []int) []string {
 	return out
 }
 
-// wrapText breaks s into lines of at most width runes at spaces, cutting a word longer than
-// a line; lines after the first start with indent.
+// wrapText breaks s into lines of at most width runes at spaces, cutting over-long words; lines
+// after the first start with indent.
 func wrapText(s string, width int, indent string) []string {
 	if width <= 0 || textLen(s) <= width {
 		return []string{s}
@@ -291,8 +272,7 @@ func wrapText(s string, width int, indent string) []string {
 		for textLen(line) > max(limit, 1) {
 			r := []rune(line)
 			cut := limit
-			// A word too long for a line breaks after a hyphen, slash, bracket or the like
-			// when one is in reach, and only otherwise at the line's end.
+			// An over-long word breaks after a hyphen, slash or bracket in reach, else at the line's end.
 			for k := limit; k > limit/2; k-- {
 				if strings.ContainsRune("-/(=:,._", r[k-1]) {
 					cut = k
@@ -311,12 +291,10 @@ func wrapText(s string, width int, indent string) []string {
 	return lines
 }
 
-// textLen is the columns s takes: one per rune (the runes labrun prints have no double
-// width, and tables count them so too, East Asian width being off).
+// textLen counts one column per rune (labrun prints no double-width runes).
 func textLen(s string) int { return utf8.RuneCountInString(s) }
 
-// fit wraps a line to the terminal's width, when one is known, and leaves it whole
-// otherwise.
+// fit wraps a line to the terminal's width, when known.
 func (lk look) fit(s string) string {
 	if lk.width <= 0 {
 		return s
@@ -324,9 +302,8 @@ func (lk look) fit(s string) string {
 	return strings.Join(wrapText(s, lk.width-1, "  "), "\n")
 }
 
-// termSafe shows the control characters of s (ESC, NUL, the C1 controls, the bidirectional
-// overrides) as Go escapes ("\x1b", "\u202e"): text from a saved run must not drive the
-// terminal it is printed on.
+// termSafe shows control characters (ESC, NUL, C1, bidi overrides) as Go escapes: text from a
+// saved run must not drive the terminal.
 func termSafe(s string) string {
 	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
@@ -342,14 +319,12 @@ func termSafe(s string) string {
 	return b.String()
 }
 
-// unsafeRune is a control character, or utf8.RuneError, which stands for a byte that is no
-// UTF-8 (written back as U+FFFD, not as the byte).
+// unsafeRune is a control character or utf8.RuneError (a byte that is no UTF-8).
 func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
 
-// writeDefaultsCompact writes each client as a block of labelled lines, which fits any
-// width: the full table is as wide as its longest source.
+// writeDefaultsCompact writes each client as a block of labelled lines, which fits any width.
 func writeDefaultsCompact(buf *bytes.Buffer, rows []results.ClientDefaults, width int) {
 	buf.WriteString(strings.Join(wrapText(defaultsTitle, width-1, "  "), "\n") + "\n")
 	labels := defaultsColumns[2:]
@@ -371,7 +346,6 @@ func writeDefaultsCompact(buf *bytes.Buffer, rows []results.ClientDefaults, widt
 	buf.WriteString("\n" + strings.Join(wrapText(defaultsFooter, width-1, "  "), "\n") + "\n")
 }
 
-// widest returns the columns of the longest line of s.
 func widest(s string) int {
 	n := 0
 	for _, line := range strings.Split(s, "\n") {

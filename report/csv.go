@@ -10,9 +10,8 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// csvColumns are the header of the CSV form of runs and suites. The names are the JSON tags
-// of the results types where there is one (the Stats fields lose their "stats." level), so
-// that a column means the same as the JSON field of that name.
+// csvColumns are the CSV header for runs and suites: the results types' JSON tags (Stats fields
+// without "stats.").
 var csvColumns = []string{
 	"experiment", "row", "calls", "expected_calls", "documented", "documented_ms",
 	"expected_ms", "measured_ms", "n", "median_ms", "min_ms", "max_ms", "stddev_ms",
@@ -23,10 +22,8 @@ var csvColumns = []string{
 	"inconclusive", "noise_ms",
 }
 
-// writeRowsCSV writes the header and one line per row of every run. A value that does not
-// apply (a nil pointer, no stats) is an empty cell; times are in ms with as many decimals as
-// they have ("4000.4", "1500"), never rounded, since CSV is for programs. A time that is NaN
-// or infinite is an error, as in JSON: a spreadsheet would read it as text.
+// writeRowsCSV writes the header and a line per row of every run: an empty cell for what does
+// not apply, times in ms unrounded ("4000.4", "1500"). A NaN or infinite time is an error.
 func writeRowsCSV(buf *bytes.Buffer, runs []results.Run) error {
 	lines := [][]string{csvColumns}
 	for _, run := range runs {
@@ -41,10 +38,9 @@ func writeRowsCSV(buf *bytes.Buffer, runs []results.Run) error {
 	return writeCSV(buf, lines)
 }
 
-// rowCSV returns the cells of one row in the order of csvColumns.
 func rowCSV(experiment string, r results.Row) ([]string, error) {
 	var err error
-	// num formats a time, remembering the first one that CSV cannot hold.
+	// num formats a time, remembering the first CSV cannot hold.
 	num := func(name string, v *float64) string {
 		if v == nil {
 			return ""
@@ -81,12 +77,10 @@ func rowCSV(experiment string, r results.Row) ([]string, error) {
 	return line, err
 }
 
-// predictionCSVColumns are the header of the CSV form of a prediction.
 var predictionCSVColumns = []string{"attempt", "attempt_start_ms", "attempt_end_ms", "attempt_outcome", "phase", "phase_ms"}
 
-// writePredictionCSV writes the header and one line per phase of every attempt, attempts
-// numbered from 1. An end or phase that never ends is an empty cell. An attempt without
-// phases still gets a line, with empty phase cells, so that no attempt goes missing.
+// writePredictionCSV writes a line per phase of every attempt (from 1), an empty cell for a
+// time that never comes; an attempt without phases still gets a line.
 func writePredictionCSV(buf *bytes.Buffer, p results.Prediction) error {
 	lines := [][]string{predictionCSVColumns}
 	for i, a := range p.Attempts {
@@ -101,11 +95,8 @@ func writePredictionCSV(buf *bytes.Buffer, p results.Prediction) error {
 	return writeCSV(buf, lines)
 }
 
-// writeCSV writes lines with encoding/csv: comma-separated, fields quoted only when they hold
-// a comma or a quote, lines ending in "\n". Control characters (a line break, ESC, BEL, NUL)
-// and bidirectional overrides in a field are escaped as the other formats escape them
-// ("\x1b"): a probe's command writes what it likes on stderr, and a CSV is shown in
-// terminals too.
+// writeCSV writes lines with encoding/csv, escaping control characters and bidi overrides as
+// the other formats do ("\x1b"): a probe's stderr is input, and CSVs are shown in terminals.
 func writeCSV(buf *bytes.Buffer, lines [][]string) error {
 	for _, line := range lines {
 		for i, cell := range line {
@@ -119,7 +110,7 @@ func writeCSV(buf *bytes.Buffer, lines [][]string) error {
 	return nil
 }
 
-// csvFloat formats v with the fewest digits that read back as v: "4000.4", "1500", "0.5".
+// csvFloat formats v with the fewest digits that read back as v.
 func csvFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func csvFloatPtr(v *float64) string {

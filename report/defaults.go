@@ -7,53 +7,32 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// defaultsTitle is the first line of the table form (the markdown form has its own heading).
 const defaultsTitle = "client defaults · none of them is production-ready"
 
-// defaultsFooter closes the table and markdown forms: the defaults are where a
-// configuration starts, not where it ends.
 const defaultsFooter = "use one as a starting point: labrun predict --defaults NAME"
 
-// defaultsColumns are the table and markdown column headings, in the order of defaultsCells.
-// The client comes first, as in labrun defaults; the preset name follows it.
+// defaultsColumns are the table and Markdown headings, in defaultsCells' order.
 var defaultsColumns = []string{"client", "preset", "lease wait", "connect", "read", "pool", "whole call", "reuse", "re-send",
 	"TLS handshake", "lookup", "source"}
 
-// defaultsCSVColumns are the header of the CSV form: the JSON tags of
-// results.ClientDefaults, in the struct's order.
+// defaultsCSVColumns are results.ClientDefaults' JSON tags, in field order.
 var defaultsCSVColumns = []string{"name", "client", "lease", "connect", "read", "pool", "call", "source", "reuse", "resend", "handshake", "lookup"}
 
-// defaultsJSON is the JSON form: {"clients": [...]}, an object rather than a bare array so
-// that fields can be added later without breaking readers.
+// defaultsJSON is the JSON form, an object so fields can be added.
 type defaultsJSON struct {
 	Clients []results.ClientDefaults `json:"clients"`
 }
 
-// WriteDefaults renders the client libraries' default limits (labrun defaults) in format f
-// and writes them to w, one client per row in the order given.
-//
-// The table form is a title line ("client defaults · none of them is production-ready"), an
-// ASCII-bordered table with the columns client, preset, lease wait, connect, read, pool,
-// whole call, reuse (how a pooled connection that died is found out, idle eviction), re-send
-// (what the library sends again by itself), TLS handshake and lookup (what bounds each) and
-// source, and a footer line pointing to labrun
-// predict --defaults. Cells are never wrapped or truncated, whatever the terminal: a long
-// source makes a wide table, but the same rows always give the same bytes (on a terminal
-// narrower than the table, Render takes the compact layout instead). The markdown form holds
-// the same table and footer under a "### Client defaults" heading. The JSON form is
-// {"clients": [...]} with the JSON tags of results.ClientDefaults (an empty list for no rows,
-// never null). The CSV form is a header line of those tags, in the struct's order, and one
-// line per client.
-//
-// In table and markdown form an empty value shows as "—"; in JSON and CSV it stays empty.
-// As with WriteRun, nothing is written when rendering fails, for example for an unknown
-// format.
+// WriteDefaults renders the libraries' default limits (labrun defaults) in format f to w, a
+// client per row in order. The table form is a title, a bordered table whose cells are never
+// wrapped (the same rows give the same bytes; Render takes the compact layout on a narrower
+// terminal) and a footer; Markdown the same under a heading; JSON {"clients": [...]}, never
+// null; CSV a header of the JSON tags and a line per client. Empty values show as "—" in table
+// and Markdown. Nothing is written when rendering fails.
 func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
 	return render(w, Options{Format: f}, defaultsDoc(rows))
 }
 
-// defaultsCells returns the texts of one client, in the order of defaultsColumns, shared by
-// the table and markdown forms.
 func defaultsCells(c results.ClientDefaults) []string {
 	return []string{
 		orDash(c.Client), orDash(c.Name), orDash(c.Lease), orDash(c.Connect),
@@ -62,8 +41,7 @@ func defaultsCells(c results.ClientDefaults) []string {
 	}
 }
 
-// writeDefaultsTable renders the terminal view with newTable, which neither wraps nor
-// truncates and ignores the terminal and locale, so the output depends on the rows alone.
+// writeDefaultsTable renders with newTable, which neither wraps nor truncates.
 func writeDefaultsTable(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 	buf.WriteString(defaultsTitle + "\n")
 	t := newTable(buf)
@@ -84,8 +62,6 @@ func writeDefaultsTable(buf *bytes.Buffer, rows []results.ClientDefaults) error 
 	return nil
 }
 
-// writeDefaultsMarkdown renders a GitHub Markdown section: a level-3 heading, a pipe table
-// padded like writeRunMarkdown's, and the footer line.
 func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
 	buf.WriteString("### Client defaults\n\n")
 
@@ -98,7 +74,6 @@ func writeDefaultsMarkdown(buf *bytes.Buffer, rows []results.ClientDefaults) {
 	buf.WriteString("\n" + defaultsFooter + "\n")
 }
 
-// writeDefaultsCSV writes the header and one line per client, values as given.
 func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 	lines := [][]string{defaultsCSVColumns}
 	for _, c := range rows {

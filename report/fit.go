@@ -8,45 +8,36 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// Tables by priority. Each kind of table (an experiment's, a probe's) lists its columns and
-// the order in which they give way to a narrow terminal: a column first loses what its short
-// form leaves out (the spread of repeated runs, the tolerance, a scenario's title), then
-// goes altogether. The column that holds a row's measurement or finding never goes, nor
-// does one that is the only value some row has (exp-l's counts live in "calls").
-//
-// At a width, the layouts are tried from the most complete to the plainest (every column
-// that can give way has), and the first is drawn whose cells take at most two lines (a row
-// name three), whose table is at most half again as tall as the plainest's at that width,
-// and no taller than the table drawn at narrower widths (80, 100, 120, ... columns: see
-// choose). A wider terminal shows more columns, never a taller table. A line under the
-// table names what was hidden and how to see it.
+// Tables by priority: each kind of table lists its columns and the order in which they give way
+// to a narrow terminal, first to a short form, then altogether; a row's measurement or finding,
+// and a column that is some row's only value, never go. At a width the first layout, most
+// complete first, is drawn whose cells take at most two lines (a row name three), at most half
+// again as tall as the plainest, and no taller than at narrower widths (choose): a wider
+// terminal never shows a taller table. A line under the table names what was hidden.
 
-// fitColumn is a column of a fitted table.
 type fitColumn struct {
 	name  string
 	full  func(results.Row) string
 	short func(results.Row) string // nil: no short form
-	// lost names what the short form leaves out, for the note under the table.
+	// lost names what the short form leaves out, for the note.
 	lost string
-	keep bool // never dropped: the row's measurement or finding, the row, the verdict
-	// value: a cell of this column other than "—" is a value of its row (the row, verdict
-	// and outcome are not).
+	keep bool // never dropped
+	// value: a cell other than "—" is a value of its row.
 	value bool
 }
 
-// tableSpec is a kind of table: its columns in the order they are drawn, and the order in
-// which they give way (indexes into cols; a column with a short form gives way twice).
+// tableSpec is a kind of table: columns in drawing order, and the order they give way (a
+// column with a short form twice).
 type tableSpec struct {
 	cols    []fitColumn
 	giveWay []int
 }
 
-// verdictCol is filled from the verdicts worked out for the table (short, with a note's
-// number), not from the row alone.
+// verdictCol is filled from the table's short verdicts, not from the row.
 var verdictCol = fitColumn{name: "verdict", keep: true}
 
-// experimentTable: the measured value, the outcome and the verdict always stay; the calls
-// go first, then the spread and the tolerance, the documented value, the server's note.
+// experimentTable keeps measured, outcome and verdict; calls go first, then spread, tolerance,
+// documented, server.
 var experimentTable = tableSpec{
 	cols: []fitColumn{
 		{name: "row", full: func(r results.Row) string { return orDash(r.Name) }, keep: true},
@@ -61,9 +52,8 @@ var experimentTable = tableSpec{
 	giveWay: []int{1, 4, 3, 2, 6},
 }
 
-// probeTable: what the server saw is the finding and always stays; the calls go first, then
-// the spread, the model's expectation, the outcome, the measured time (the finding says
-// it), and last the scenarios' titles (docs/probe.md has them).
+// probeTable keeps the server's finding; calls go first, then spread, expectation, outcome,
+// measured time, and the scenarios' titles (docs/probe.md has them).
 var probeTable = tableSpec{
 	cols: []fitColumn{
 		{name: "row", full: func(r results.Row) string { return orDash(r.Name) }, short: scenarioName,
@@ -79,13 +69,11 @@ var probeTable = tableSpec{
 	giveWay: []int{1, 4, 3, 5, 3, 4, 0},
 }
 
-// scenarioName is a probe row's name without its title: "silent".
 func scenarioName(r results.Row) string {
 	name, _, _ := strings.Cut(r.Name, ": ")
 	return orDash(name)
 }
 
-// specFor returns the kind of table run is drawn as.
 func specFor(run results.Run) tableSpec {
 	if run.Experiment == probeExperiment {
 		return probeTable
@@ -93,7 +81,6 @@ func specFor(run results.Run) tableSpec {
 	return experimentTable
 }
 
-// colState is how a layout draws a column.
 type colState int
 
 const (
@@ -102,13 +89,11 @@ const (
 	colHidden
 )
 
-// layout is one way of drawing a table: a state per column of its spec.
+// layout is one way of drawing a table: a state per column.
 type layout []colState
 
-// layouts returns the layouts of spec for rows, most complete first, plainest last. A column
-// every cell of which is "—" is hidden in all of them (it hides nothing); a short form that
-// changes no cell is skipped; a column is not dropped when some row would be left without a
-// value.
+// layouts returns spec's layouts for rows, most complete first. An all-"—" column is always
+// hidden; a short form changing no cell is skipped; no column goes if a row would be left bare.
 func layouts(spec tableSpec, rows []results.Row) []layout {
 	first := make(layout, len(spec.cols))
 	for i, c := range spec.cols {
@@ -160,8 +145,7 @@ func changes(rows []results.Row, full, short func(results.Row) string) bool {
 	return false
 }
 
-// leavesRowBare reports whether hiding column i of l leaves a row with no value in the
-// columns still drawn.
+// leavesRowBare reports whether hiding column i leaves a row with no value.
 func leavesRowBare(spec tableSpec, l layout, rows []results.Row, i int) bool {
 	for _, r := range rows {
 		if spec.cols[i].full(r) == dash {
@@ -181,7 +165,7 @@ func leavesRowBare(spec tableSpec, l layout, rows []results.Row, i int) bool {
 	return false
 }
 
-// hidden describes what l leaves out of rows: "calls, server, the spread of repeated runs".
+// hidden describes what l leaves out: "calls, server, the spread of repeated runs".
 func hidden(spec tableSpec, l, first layout, rows []results.Row) string {
 	var parts []string
 	for i, c := range spec.cols {
@@ -195,16 +179,15 @@ func hidden(spec tableSpec, l, first layout, rows []results.Row) string {
 	return strings.Join(parts, ", ")
 }
 
-// fitted is a table laid out for a width.
 type fitted struct {
 	header []string
 	rows   [][]string
 	widths []int
-	height int // the table's lines, borders included
+	height int // borders included
 }
 
-// fitLayout lays rows out in l at width, cutting words when cut and nothing else fits; ok
-// is false when the longest words do not fit and cut is not set.
+// fitLayout lays rows out in l at width, cutting words only with cut; ok is false when the
+// longest words do not fit without.
 func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []string, width int, cut bool) (fitted, bool) {
 	var f fitted
 	for i, c := range spec.cols {
@@ -232,14 +215,13 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []string, 
 	if f.widths, ok = fitWidths(f.header, f.rows, width, cut); !ok {
 		return fitted{}, false
 	}
-	f.height = 3 // the borders above and under the header, and under the table
+	f.height = 3
 	for _, r := range append([][]string{f.header}, f.rows...) {
 		f.height += rowLines(r, f.widths)
 	}
 	return f, true
 }
 
-// rowLines is the lines a row of cells takes at widths.
 func rowLines(cells []string, widths []int) int {
 	n := 1
 	for i, c := range cells {
@@ -248,8 +230,7 @@ func rowLines(cells []string, widths []int) int {
 	return n
 }
 
-// tooTall reports whether a cell of f takes more lines than its cap: two, three for a row
-// name.
+// tooTall reports whether a cell takes more than two lines (a row name three).
 func (f fitted) tooTall() bool {
 	for _, r := range f.rows {
 		for i, c := range r {
@@ -261,29 +242,26 @@ func (f fitted) tooTall() bool {
 	return false
 }
 
-// The widths a table is laid out at on the way to the terminal's: the height chosen at one
-// bounds the height at the next, so that the height never grows with the width at these
-// widths, and between them by no more than a step's difference.
+// The widths a table is laid out at on the way to the terminal's, each bounding the next's
+// height, so height never grows with width.
 const (
 	ladderFrom = 80
 	ladderStep = 20
 )
 
-// choose returns the layout of ls to draw at width, and how it is fitted: the most complete
-// whose cells take at most two lines (a row name three), no taller than half again the
-// plainest layout's height at width, nor than the table chosen at the ladder's widths below
-// width; the plainest when none is.
+// choose returns the layout to draw at width and its fitting: the most complete that is not
+// too tall, nor taller than half again the plainest or the ladder's narrower choices; else the
+// plainest.
 func choose(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, width int) (fitted, layout) {
 	var prev fitted
 	var prevLayout layout
 	for w := ladderFrom; w <= width; w += ladderStep {
 		if w+ladderStep > width {
-			w = width // the last step is the width itself
+			w = width
 		}
 		f, l := chooseUnder(spec, ls, rows, verdicts, w, prev.height)
 		if prevLayout != nil && f.height > prev.height {
-			// The widths that fit a narrower terminal fit this one: keep its table, as
-			// laying the columns out again can come out taller.
+			// A narrower terminal's table fits: keep it, as a new layout can come out taller.
 			f, l = prev, prevLayout
 		}
 		prev, prevLayout = f, l
@@ -294,8 +272,7 @@ func choose(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, 
 	return prev, prevLayout
 }
 
-// chooseUnder is choose at one width, with the height bounded by limit unless it is 0 or
-// less.
+// chooseUnder is choose at one width, height bounded by limit when positive.
 func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, width, limit int) (fitted, layout) {
 	last := ls[len(ls)-1]
 	plainest, ok := fitLayout(spec, last, rows, verdicts, width, false)
@@ -315,12 +292,11 @@ func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []str
 	return plainest, last
 }
 
-// maxVerdictWord is the longest verdict a fitted table's verdict column shows whole ("not
-// judged", "inconclusive"); a longer one shows its first word.
+// maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
 const maxVerdictWord = 12
 
-// shortVerdicts returns the verdict cells of a fitted table, each the verdict's first word
-// ("pass", "FAIL", "skipped") with the number of a note that holds the rest, and the notes.
+// shortVerdicts returns a fitted table's verdict cells (first word and a note's number) and
+// the notes.
 func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
 	cells = make([]string, len(run.Rows))
 	for i, r := range run.Rows {
@@ -330,7 +306,7 @@ func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
 			word = strings.TrimSpace(full[:k])
 		}
 		if len(word) > maxVerdictWord {
-			word, _, _ = strings.Cut(word, " ") // "differs from hc5 at its defaults": "differs"
+			word, _, _ = strings.Cut(word, " ")
 		}
 		cells[i] = word
 		if word != full {
@@ -341,7 +317,6 @@ func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
 	return cells, notes
 }
 
-// writeRunFitted writes run's table form for a terminal of lk.width columns.
 func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 	v := verdicterFor(run)
 	buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")

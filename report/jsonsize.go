@@ -6,18 +6,16 @@ import (
 	"fmt"
 )
 
-// jsonIndent is the indentation of labrun's JSON: two spaces, no prefix.
 const jsonIndent = "  "
 
-// encodeJSON encodes v as writeJSON lays it out, refusing (before it builds the indented
-// form) a result longer than limit bytes when limit > 0; name names the result in that error. It encodes compactly first, counts
-// what indenting adds, and indents into a buffer of exactly that size: an indented document is
-// several times its compact form, and building it in a growing buffer costs many times more.
+// encodeJSON encodes v as writeJSON lays it out, refusing a result over limit bytes (limit > 0;
+// name names it) before building it. It counts what indenting adds to the compact form and
+// indents into a buffer of exactly that size, as a growing buffer costs many times more.
 func encodeJSON(v any, name string, limit int) ([]byte, error) {
 	var compact bytes.Buffer
 	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // Encode appends the newline.
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	n := indentedLen(compact.Bytes())
@@ -32,7 +30,6 @@ func encodeJSON(v any, name string, limit int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// tooLargeError is a rendered file beyond its limit.
 type tooLargeError struct {
 	name        string
 	size, limit int
@@ -42,11 +39,8 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("%s would be %d MiB, more than the %d MiB a saved run may be", e.name, e.size>>20, e.limit>>20)
 }
 
-// indentedLen is the length of json.Indent(compact, "", jsonIndent) for compact JSON (as an
-// Encoder writes it: no space outside strings), computed without building it: json.Indent
-// breaks the line after an opening bracket of a non-empty object or array, after each comma
-// and before each closing bracket of a non-empty one, indents each new line by its depth,
-// and puts a space after each colon.
+// indentedLen is len(json.Indent(compact, "", jsonIndent)) for an Encoder's compact JSON,
+// computed without building it.
 func indentedLen(compact []byte) int {
 	n, depth := 0, 0
 	needIndent, inString, escaped := false, false, false

@@ -11,14 +11,10 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The JUnit XML form: the shape that CI systems read (Jenkins' junit plugin, GitLab, GitHub
-// actions that publish test results): <testsuites> holding one <testsuite> per experiment,
-// one <testcase> per row, and one property per run parameter. A row that failed has a
-// <failure> whose message is its reason and whose body holds the row's values; a skipped row
-// a <skipped>. A testcase's time is the row's measured time in seconds (0 for rows that only
-// count). The expected and measured values, the outcome and the server's note of a row that
-// did not fail go into the testcase's <system-out>, so that a CI page shows what a terminal
-// table would.
+// The JUnit XML form, as CI systems read it: a <testsuite> per experiment, a <testcase> per row
+// (time: the measured time in s), a property per run parameter. A failed row has a <failure>
+// (message: its reason; body: its values), a skipped one <skipped>; a row that did not fail has
+// its values in <system-out>.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -57,7 +53,7 @@ type junitCase struct {
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
-// junitText is text kept verbatim in CDATA, so that its lines stay lines on a CI page.
+// junitText is CDATA, so lines stay lines on a CI page.
 type junitText struct {
 	Text string `xml:",cdata"`
 }
@@ -102,7 +98,7 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 	if meta != nil && !meta.Start.IsZero() {
 		s.Timestamp = meta.Start.Format("2006-01-02T15:04:05")
 	}
-	// One property per name: the run's config names its client too, as a parameter.
+	// One property per name: the config names the client too.
 	seen := map[string]bool{}
 	property := func(name, value string) {
 		if !seen[name] {
@@ -132,12 +128,11 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 			c.Skipped = &junitMessage{Message: r.Skipped}
 			s.Skipped++
 		case !r.Pass && r.Inconclusive != "":
-			// Neither a pass nor a failure: CI pages show it as skipped, with why.
+			// Neither pass nor failure: shown as skipped, with why.
 			c.Skipped = &junitMessage{Message: shortText("inconclusive: "+r.Reason+"; "+r.Inconclusive, junitMessageMax)}
 			s.Skipped++
 		case !r.Pass:
-			// CI pages show the message as the failure's title and the body under it: the
-			// title is the reason, cut short when long, the body the row's values.
+			// The message is a CI page's title: the reason, cut short.
 			msg := shortText(orDash(r.Reason), junitMessageMax)
 			text := caseText(r)
 			if msg != orDash(r.Reason) {
@@ -147,7 +142,7 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 			s.Failures++
 		}
 		if c.Failure == nil {
-			c.SystemOut = &junitText{caseText(r)} // a failure's body has them already
+			c.SystemOut = &junitText{caseText(r)}
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -155,7 +150,6 @@ func junitRun(run results.Run, meta *results.Meta) (junitSuite, float64, error) 
 	return s, total, nil
 }
 
-// caseText is a row's values in a few lines, for a CI page.
 func caseText(r results.Row) string {
 	lines := []string{
 		"expected: " + expectedCell(r),
@@ -171,10 +165,9 @@ func caseText(r results.Row) string {
 	return strings.Join(lines, "\n")
 }
 
-// junitMessageMax is the most runes of a failure's message attribute.
 const junitMessageMax = 100
 
-// shortText cuts s to at most n runes at a space, ending in "…", when it is longer.
+// shortText cuts s to at most n runes at a space, ending in "…".
 func shortText(s string, n int) string {
 	if textLen(s) <= n {
 		return s

@@ -2,6 +2,5 @@
 
 package report
 
-// lockDir does nothing where flock is not available: concurrent writers of one directory
-// are not kept apart there.
+// lockDir does nothing without flock: concurrent writers are not kept apart.
 func lockDir(string) (func(), error) { return func() {}, nil }

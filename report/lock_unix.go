@@ -8,8 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockDir takes an exclusive lock on dir (flock), waiting for another labrun process that
-// holds it, and returns its release.
+// lockDir takes an exclusive flock on dir, waiting for another labrun, and returns its release.
 func lockDir(dir string) (func(), error) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -25,5 +24,5 @@ func lockDir(dir string) (func(), error) {
 		f.Close()
 		return nil, err
 	}
-	return func() { f.Close() }, nil // closing the last descriptor releases the lock
+	return func() { f.Close() }, nil // the last close releases the lock
 }

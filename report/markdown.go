@@ -9,13 +9,9 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// writeRunMarkdown renders run as a GitHub Markdown section: a level-3 heading, a pipe
-// table with the same cells as the terminal table, the footer line, the config line in
-// backticks and the meta line.
-//
-// The pipe table is written by hand rather than with tablewriter's Markdown renderer, which
-// does not escape "|" in cells and centres the columns; padding the columns to equal width
-// keeps the source readable as plain text too.
+// writeRunMarkdown renders run as a level-3 heading, a pipe table with the terminal table's
+// cells, and the footer, config and meta lines. The table is written by hand: tablewriter's
+// Markdown does not escape "|" and centres columns.
 func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("### " + markdownText(heading(run)) + "\n\n")
 
@@ -35,15 +31,13 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	}
 }
 
-// writeTimelineLink embeds run's SVG timeline, EXPERIMENT.svg beside the Markdown file, as
-// an image that links to the file.
+// writeTimelineLink embeds EXPERIMENT.svg as an image linking to the file.
 func writeTimelineLink(buf *bytes.Buffer, run results.Run) {
-	name := run.Experiment + ".svg" // a plain file name: OutFiles checks it
+	name := run.Experiment + ".svg" // OutFiles checked it
 	buf.WriteString("\n[![" + markdownText(run.Experiment) + ": the measured calls on a timeline](" + name + ")](" + name + ")\n")
 }
 
-// writeMarkdownTable writes a pipe table of header and rows, escaping every cell and padding
-// the columns to equal width.
+// writeMarkdownTable writes a pipe table, cells escaped, columns padded to equal width.
 func writeMarkdownTable(buf *bytes.Buffer, header []string, rows [][]string) {
 	table := [][]string{header}
 	for _, r := range rows {
@@ -78,25 +72,21 @@ func writeMarkdownRow(buf *bytes.Buffer, row []string, widths []int) {
 	buf.WriteString("\n")
 }
 
-// markdownCell escapes what would break a pipe-table cell: "|" ends the cell and a newline
-// ends the row; and what markdownText escapes.
+// markdownCell escapes "|" and newlines, and what markdownText escapes.
 func markdownCell(s string) string {
 	return strings.ReplaceAll(markdownText(oneLine(s)), "|", `\|`)
 }
 
-// entityStart is a "&" that may start an HTML character reference ("&lt;", "&#60;").
 var entityStart = regexp.MustCompile(`&([#A-Za-z0-9])`)
 
-// markdownText escapes the HTML in s, which a Markdown viewer would otherwise render (a
-// saved run's texts are input): "<" always, "&" where it could start a character reference
-// (a plain "a & b" stays readable in the source); and shows control characters as escapes,
-// as the terminal table does.
+// markdownText escapes the HTML a viewer would render (a saved run is input): "<" always, "&"
+// where it could start a reference; control characters show as escapes.
 func markdownText(s string) string {
 	s = entityStart.ReplaceAllString(termSafe(s), "&amp;$1")
 	return strings.ReplaceAll(s, "<", "&lt;")
 }
 
-// markdownCode wraps s in a code span, with a longer fence when s itself holds backticks.
+// markdownCode wraps s in a code span, with a longer fence when s holds backticks.
 func markdownCode(s string) string {
 	fence := "`"
 	for strings.Contains(s, fence) {

@@ -16,22 +16,17 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// OutDir is the directory that --out writes a run's files into: run.json, REPORT.md,
-// junit.xml and one SVG timeline per experiment. It is checked before anything runs
-// (PrepareOut), and its files are written as one set (Write): a run that fails to write
-// leaves the directory as it was.
+// OutDir is the --out directory: run.json, REPORT.md, junit.xml and an SVG per experiment. It is
+// checked before anything runs (PrepareOut) and written as one set (Write).
 type OutDir struct {
 	path string
-	// writeFile writes one file of the set (os.WriteFile when nil); tests make it fail as a
-	// full disk does.
+	// writeFile writes one file (os.WriteFile when nil); tests make it fail.
 	writeFile func(name string, data []byte, perm os.FileMode) error
 }
 
-// PrepareOut checks that the files of a run can be written into dir, so that a run of
-// minutes never ends in "cannot write": dir must be a directory in which a file can be
-// created or, when it does not exist yet, its nearest existing parent must be a directory in
-// which one can be. It creates nothing that stays: a run that fails leaves no empty directory
-// behind. Its errors name the directory.
+// PrepareOut checks that a run's files can be written into dir, so a long run never ends in
+// "cannot write": dir, or its nearest existing parent, must take a new file. It leaves nothing
+// behind; its errors name the directory.
 func PrepareOut(dir string) (*OutDir, error) {
 	if dir == "" {
 		return nil, errors.New("no directory given")
@@ -73,22 +68,17 @@ type File struct {
 	Data []byte
 }
 
-// safeName is what an experiment's name must look like to name a file: no separator, no
-// "..", nothing hidden, nothing a shell or a file system mangles.
+// safeName is an experiment name fit to name a file: no separator, "..", or hidden file.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// maxOutFile is the largest file OutFiles renders: run.json must stay within what
-// results.Read reads back (a saved run whose JSON grows when it is indented again could
-// exceed it), and no other file of a real run comes near it. A variable for tests.
+// maxOutFile is the largest file OutFiles renders, so results.Read reads run.json back; a
+// variable for tests.
 var maxOutFile = results.MaxSavedRun
 
-// OutFiles renders a suite's files: run.json, REPORT.md, junit.xml and EXPERIMENT.svg for
-// each run. It refuses a suite that results.Read would refuse (Check) or whose run.json is
-// larger than a saved run may be, and an experiment name that is not a plain file name or is
-// used twice: a saved run is input, and a name such as "../x" must never choose where a file
-// goes.
+// OutFiles renders a suite's files. It refuses a suite results.Read would refuse, a run.json
+// over maxOutFile, and an experiment name that is not a plain file name or is used twice: a
+// saved run is input, and "../x" must never choose where a file goes.
 func OutFiles(s results.Suite) ([]File, error) {
-	// What labrun saves, results.Read must read back.
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("the run cannot be saved: %w", err)
 	}
@@ -114,8 +104,7 @@ func OutFiles(s results.Suite) ([]File, error) {
 		files = append(files, File{Name: name, Data: b.Bytes()})
 		return nil
 	}
-	// run.json is WriteSuite's JSON form, encoded with the limit checked before the
-	// indented form is built.
+	// The limit is checked before the indented form is built.
 	data, err := encodeJSON(s, "run.json", maxOutFile)
 	if err != nil {
 		return nil, err
@@ -135,16 +124,10 @@ func OutFiles(s results.Suite) ([]File, error) {
 	return files, nil
 }
 
-// Write writes files into the directory as one set, and is safe against other labrun
-// processes writing the same directory: it holds a lock on the directory's parent while it
-// works, so that two sets never mix. A directory that does not exist yet is made whole in a
-// new directory beside it (with the permissions the umask allows) and renamed into place at
-// once; in an existing one the files are written into a hidden directory inside it first,
-// then each is renamed into place, the files it replaces kept aside until every rename
-// succeeded and put back if one fails. Either way a failure (a full disk included) never
-// leaves a new run.json beside an old REPORT.md. Files of the set the directory held before
-// (named by its run.json) that the new set lacks, such as the timeline of an experiment no
-// longer in the run, are removed.
+// Write writes files as one set under a lock on the directory's parent: a new directory is made
+// beside and renamed into place; an existing one gets the files through a hidden directory,
+// replaced files kept aside until every rename succeeded. A failure never mixes old and new
+// files. Files of the old set (named by its run.json) missing from the new one are removed.
 func (o *OutDir) Write(files []File) error {
 	dir := filepath.Clean(o.path)
 	parent := filepath.Dir(dir)
@@ -194,8 +177,8 @@ func (o *OutDir) Write(files []File) error {
 	return nil
 }
 
-// mkdirFresh makes a new directory in dir whose name starts with prefix, with mode 0777 less
-// the umask (os.MkdirTemp's is 0700 whatever the umask).
+// mkdirFresh makes a directory in dir named prefix..., mode 0777 less the umask (unlike
+// os.MkdirTemp's 0700).
 func mkdirFresh(dir, prefix string) (string, error) {
 	for range 100 {
 		var b [8]byte
@@ -214,9 +197,8 @@ func mkdirFresh(dir, prefix string) (string, error) {
 	return "", errors.New("no fresh name for a temporary directory")
 }
 
-// staleFiles lists the files of the set that dir holds (run.json, REPORT.md, junit.xml and
-// the timelines of the experiments its run.json names) that files does not replace. A
-// directory without a readable run.json holds no set: nothing in it is stale.
+// staleFiles lists the files of dir's set (named by its run.json) that files does not replace;
+// none without a readable run.json.
 func staleFiles(dir string, files []File) []string {
 	path := filepath.Join(dir, "run.json")
 	st, err := os.Lstat(path)
@@ -227,7 +209,6 @@ func staleFiles(dir string, files []File) []string {
 	if err != nil {
 		return nil
 	}
-	// Only the names: a saved suite's experiments, or a single run's.
 	var old struct {
 		Experiment  string `json:"experiment"`
 		Experiments []struct {
@@ -255,8 +236,8 @@ func staleFiles(dir string, files []File) []string {
 	return stale
 }
 
-// swapFiles renames each file from src into dst, keeping the files it replaces in
-// src/.old until all succeeded, and restoring them if one rename fails.
+// swapFiles renames files from src into dst, keeping replaced ones in src/.old until all
+// succeeded and restoring them on failure.
 func swapFiles(src, dst string, files []File) error {
 	old := filepath.Join(src, ".old")
 	if err := os.Mkdir(old, 0o700); err != nil {
@@ -300,8 +281,7 @@ func swapFiles(src, dst string, files []File) error {
 	return nil
 }
 
-// unwrapPath drops the *PathError wrapper, whose message repeats the path the caller's
-// message already names.
+// unwrapPath drops *PathError, whose path the caller's message already names.
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {

@@ -13,32 +13,21 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// barWidth is the number of cells in an attempt's timeline bar. Every bar of a prediction
-// spans the same time, so the bars of successive attempts line up under one another.
+// barWidth is the cells of an attempt's bar; all bars of a prediction share one time scale.
 const barWidth = 60
 
-// legend explains the bar characters; it follows the bars in table and markdown form.
 const legend = "legend: l lease  c connect  w wait for first byte  b body  ! ended by a limit or the kernel  > never ends"
 
-// WritePrediction renders a prediction (labrun predict) in format f and writes it to w.
-//
-// The table form is a terminal view: one row per attempt with its start, end and outcome and
-// a timeline bar of 60 ASCII cells, all bars on one time scale from 0 to the end of the
-// call, then each attempt's phases, a legend and a summary line ("total 601 ms · read-timeout
-// · server executed the request 2 times"). The markdown form holds the same under a level-3
-// heading, with the bars in a fenced code block. The JSON form is the results.Prediction
-// object. The CSV form has one line per phase: attempt (from 1), attempt_start_ms,
-// attempt_end_ms, attempt_outcome, phase, phase_ms, with an empty cell for a time that never
-// comes.
-//
-// As with WriteRun, nothing is written when rendering fails: for an unknown format, or (in
-// table, markdown and CSV form) a time that is NaN, infinite or negative.
+// WritePrediction renders a prediction (labrun predict) in format f to w. The table form has a
+// row per attempt with a 60-cell ASCII bar on one time scale, the phases, a legend and a
+// summary; Markdown the same with the bars in a code block; JSON the results.Prediction; CSV a
+// line per phase, an empty cell for a time that never comes. Nothing is written when
+// rendering fails (an unknown format, a time that is NaN, infinite or negative).
 func WritePrediction(w io.Writer, f Format, p results.Prediction) error {
 	return render(w, Options{Format: f}, predictionDoc(p))
 }
 
-// checkPrediction rejects the times a timeline cannot place. JSON needs no such check for
-// NaN and ±Inf, which its encoder refuses anyway, and negative times encode faithfully.
+// checkPrediction rejects the times a timeline cannot place (JSON needs no such check).
 func checkPrediction(p results.Prediction) error {
 	check := func(what string, v *float64) error {
 		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
@@ -72,12 +61,8 @@ func checkPrediction(p results.Prediction) error {
 	return nil
 }
 
-// writePredictionTable renders the terminal view: heading, attempt rows with their bars,
-// the phases line, the legend and the summary.
-//
-// On a terminal of width columns (0: unknown, the full layout) no line is as wide as the
-// terminal: the bars are narrower (down to minBarWidth cells) and the text lines wrap under
-// their indent.
+// writePredictionTable renders the terminal view; on a terminal of width columns (0: unknown)
+// the bars narrow down to minBarWidth and text lines wrap under their indent.
 func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
 	lk := look{width: width}
 	buf.WriteString(lk.fit(predictionHeading(p)) + "\n")
@@ -88,8 +73,7 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
 		rows = append(rows, []string{
 			strconv.Itoa(i + 1), predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), ""})
 	}
-	// Columns are padded to their widest cell plus two spaces; the last column (the bars) is
-	// not padded, so no line ends in spaces.
+	// Columns are padded to their widest cell plus two spaces, but the last (no trailing spaces).
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, c := range row {
@@ -102,7 +86,7 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
 		for _, w := range widths[:len(widths)-1] {
 			used += w
 		}
-		cells = min(barWidth, max(minBarWidth, width-1-used-2)) // 2: the bar's "|" ends
+		cells = min(barWidth, max(minBarWidth, width-1-used-2))
 	}
 	for i, a := range p.Attempts {
 		rows[i+1][len(widths)-1] = "|" + bar(a, scale, cells) + "|"
@@ -120,7 +104,6 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
 		for i, a := range p.Attempts {
 			parts[i] = strconv.Itoa(i+1) + ": " + phasesText(a)
 		}
-		// Indented to the start column, so the line reads as a footnote to the rows.
 		indent := strings.Repeat(" ", widths[0])
 		note := func(s string) {
 			lines := []string{s}
@@ -140,8 +123,7 @@ func writePredictionTable(buf *bytes.Buffer, p results.Prediction, width int) {
 	buf.WriteString(lk.fit(predictionSummary(p)) + "\n")
 }
 
-// fitLegend is the legend on lines shorter than width (0: one line), broken between its
-// entries, which keep their two-space gaps.
+// fitLegend breaks the legend between entries into lines shorter than width (0: one line).
 func fitLegend(width int) string {
 	if width <= 0 || textLen(legend) < width {
 		return legend
@@ -160,11 +142,9 @@ func fitLegend(width int) string {
 	return strings.Join(append(lines, line), "\n")
 }
 
-// minBarWidth is the fewest cells of a bar on a narrow terminal.
 const minBarWidth = 20
 
-// writeExplanation writes the model's reasoning, one step a line (labrun predict --explain).
-// On a terminal of width columns (0: unknown) each step wraps under its indent.
+// writeExplanation writes the model's reasoning one step a line (--explain), wrapped to width.
 func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool, width int) {
 	if len(p.Explanation) == 0 {
 		return
@@ -186,9 +166,8 @@ func writeExplanation(buf *bytes.Buffer, p results.Prediction, markdown bool, wi
 	}
 }
 
-// writePredictionMarkdown renders a GitHub Markdown section: a level-3 heading, a pipe table
-// of the attempts, the bars in a fenced code block (a pipe table would not keep them in a
-// monospaced font) and the summary line.
+// writePredictionMarkdown renders a level-3 heading, the attempts' pipe table, the bars in a
+// fenced code block (to keep a monospaced font) and the summary.
 func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	buf.WriteString("### " + predictionHeading(p) + "\n\n")
 
@@ -200,7 +179,7 @@ func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	}
 	writeMarkdownTable(buf, []string{"attempt", "start", "end", "outcome", "phases", "why"}, rows)
 
-	// The bars hold only "lcwb!> |", digits and spaces, so a plain ``` fence is safe.
+	// The bars hold only "lcwb!> |", digits and spaces: a plain fence is safe.
 	scale := timelineScale(p)
 	label := len("attempt  ")
 	buf.WriteString("\n```\n")
@@ -213,28 +192,23 @@ func writePredictionMarkdown(buf *bytes.Buffer, p results.Prediction) {
 	buf.WriteString(predictionSummary(p) + "\n")
 }
 
-// predictionHeading is the first line: "predict · read-timeout=300ms retries=1", or just
-// "predict" with no scenario.
+// predictionHeading is "predict · read-timeout=300ms retries=1", or "predict".
 func predictionHeading(p results.Prediction) string {
 	if len(p.Scenario) == 0 {
 		return "predict"
 	}
-	// configLine quotes values the same way for a run's config; reusing it keeps the two
-	// lines readable back alike. Only its "config: " prefix is not wanted here.
+	// configLine's quoting keeps the line readable back, as a run's config.
 	params := strings.TrimPrefix(configLine(results.Run{Config: p.Scenario}), "config: ")
 	return "predict · " + params
 }
 
 // predictionSummary is the last line: "total 601 ms · read-timeout · server executed the
-// request 2 times", with "never ends" in place of the total when the call hangs, and the
-// band of a retry layer's jitter after the total when it has one ("total 15000 ms (15 s) to
-// 20000 ms (20 s) with jitter").
+// request 2 times", "never ends" for a hang, and a retry layer's jitter band when it has one.
 func predictionSummary(p results.Prediction) string {
 	total := "never ends"
 	if p.TotalMs != nil {
 		total = "total " + predictMs(*p.TotalMs)
 		if p.TotalMaxMs != nil {
-			// A retry layer's jitter: the band from every random wait at its shortest to its longest.
 			total += " to " + predictMs(*p.TotalMaxMs) + " with jitter"
 		}
 	}
@@ -250,10 +224,8 @@ func predictionSummary(p results.Prediction) string {
 	return total + " · " + orDash(p.Outcome) + " · " + exec
 }
 
-// phasesText lists an attempt's phases with their lengths: "connect 1 ms, wait 300 ms".
-// A lease that took no time is left out (it only says a connection was free), unless it is
-// the attempt's only phase; every other phase is shown, even at 0 ms, since "wait 0 ms"
-// says the first byte came at once.
+// phasesText lists an attempt's phases: "connect 1 ms, wait 300 ms". A lease of 0 ms is left
+// out unless it is the only phase; "wait 0 ms" stays, as it says the first byte came at once.
 func phasesText(a results.Attempt) string {
 	var parts []string
 	for _, ph := range a.Phases {
@@ -269,7 +241,6 @@ func phasesText(a results.Attempt) string {
 	return orDash(strings.Join(parts, ", "))
 }
 
-// endCell is an attempt's end, or "never" for an attempt that hangs.
 func endCell(end *float64) string {
 	if end == nil {
 		return "never"
@@ -277,10 +248,8 @@ func endCell(end *float64) string {
 	return predictMs(*end)
 }
 
-// predictMs is formatMs with a hint in seconds from 10 s on ("127000 ms (127 s)",
-// "924600 ms (924.6 s)"): predictions span from a 1 ms connect to the kernel's quarter of an
-// hour, and six-digit milliseconds are hard to read at a glance. The hint is rounded to a
-// tenth of a second; the milliseconds stay exact.
+// predictMs is formatMs with a hint in seconds from 10 s ("127000 ms (127 s)"), as predictions
+// reach a quarter of an hour.
 func predictMs(v float64) string {
 	s := formatMs(v)
 	if v >= 10000 {
@@ -289,9 +258,8 @@ func predictMs(v float64) string {
 	return s
 }
 
-// timelineScale is the time the bars span: the call's total, or for a call that hangs (or
-// takes no time) 1.25 times the latest finite time in the prediction, which leaves room to
-// show the hang running on, or 1 s when there is none.
+// timelineScale is the time the bars span: the call's total, or, for a hang, 1.25 times the
+// latest finite time (1 s when none).
 func timelineScale(p results.Prediction) float64 {
 	if p.TotalMs != nil && *p.TotalMs > 0 {
 		return *p.TotalMs
@@ -317,18 +285,13 @@ func timelineScale(p results.Prediction) float64 {
 	return 1000
 }
 
-// phaseChars are the bar characters of the phases; a phase not listed shows as "?".
+// phaseChars are the phases' bar characters; others show as "?".
 var phaseChars = map[string]byte{"lease": 'l', "connect": 'c', "wait": 'w', "body": 'b'}
 
-// bar draws attempt a as width cells on a timeline from 0 to scale ms. Each cell shows the
-// phase occupying it and cells outside the attempt are spaces. Times map to cell boundaries
-// by rounding, so attempts that follow one another tile the line without overlap.
-//
-// Rounding alone would hide short phases, such as a 1 ms connect on a 601 ms line. So a phase
-// that takes time but got no cell gets one, taken from the attempt's widest phase while that
-// has more than one; the attempt keeps its length. An attempt that would get no cell at all
-// gets one, so that every attempt shows. The last cell of an attempt that failed is "!"; an
-// attempt that never ends runs to the right edge and ends in ">".
+// bar draws attempt a as width cells from 0 to scale ms; times round to cell boundaries so
+// successive attempts tile the line. A phase that took time gets at least one cell, taken from
+// the widest phase, and every attempt at least one. A failed attempt's last cell is "!"; one
+// that never ends runs to the edge and ends in ">".
 func bar(a results.Attempt, scale float64, width int) string {
 	cells := bytes.Repeat([]byte{' '}, width)
 	if width <= 0 || !(scale > 0) {
@@ -350,9 +313,8 @@ func bar(a results.Attempt, scale float64, width int) string {
 		hi = lo + 1
 	}
 
-	// n[k] is the number of cells of phase k: from the previous boundary to the rounded end
-	// of the phase, clamped to the attempt; the last phase ends where the attempt ends, so the
-	// attempt's cells are always filled even if its phases do not add up to its length.
+	// n[k] is phase k's cells, up to its rounded end clamped to the attempt; the last phase
+	// ends with the attempt.
 	n := make([]int, len(a.Phases))
 	t, prev := a.StartMs, lo
 	for k, ph := range a.Phases {
@@ -365,8 +327,7 @@ func bar(a results.Attempt, scale float64, width int) string {
 		prev = end
 	}
 	if hi-lo == 1 && len(a.Phases) > 0 {
-		// A single cell goes to the phase that took longest (the last of equals: where the
-		// attempt ended), rather than to whichever the rounding picked.
+		// A single cell goes to the longest phase (the last of equals).
 		clear(n)
 		n[longestPhase(a.Phases)] = 1
 	}
@@ -406,8 +367,8 @@ func bar(a results.Attempt, scale float64, width int) string {
 	return string(cells)
 }
 
-// longestPhase returns the index of the phase that took longest, a phase that never ends
-// counting as longest; of equals it returns the last.
+// longestPhase is the index of the longest phase (never-ending counts longest; the last of
+// equals).
 func longestPhase(phases []results.PhaseSpan) int {
 	best := 0
 	for k, ph := range phases {

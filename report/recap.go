@@ -10,22 +10,16 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The recap closes a long report: labrun all prints about a thousand lines, and a failing
-// row sits hundreds of lines above the summary that names its experiment. The recap repeats,
-// just before that summary, one line per experiment (its rows, the time it took, its verdict)
-// and then every row that failed or was inconclusive, with its experiment and its reason (for
-// an inconclusive row, the noise that explains it). A repeated run of one experiment ends
-// with it too: its table is as long as its rows times its lines, and its spread columns make
-// them taller.
+// The recap closes a long report: just before the summary, one line per experiment (rows, time,
+// verdict), then every failed or inconclusive row with its reason, which would otherwise sit
+// hundreds of lines above. A repeated run of one experiment ends with one too.
 
-// recapRow is one row the recap lists: its experiment, its name and its verdict text.
 type recapRow struct {
 	experiment, name, verdict string
 	row                       results.Row
 }
 
-// recapped returns the rows of runs that failed or were inconclusive, in the order of the
-// runs and their rows.
+// recapped returns the failed or inconclusive rows of runs, in order.
 func recapped(runs []results.Run) []recapRow {
 	var out []recapRow
 	for _, run := range runs {
@@ -39,8 +33,7 @@ func recapped(runs []results.Run) []recapRow {
 	return out
 }
 
-// recapTime is the time an experiment took: its measured runs together (results.Noise's
-// SpanMs), "—" for a run that does not say (read back from a labrun before it).
+// recapTime is an experiment's measured time (results.Noise's SpanMs), "—" when unknown.
 func recapTime(run results.Run) string {
 	if run.Noise == nil || run.Noise.SpanMs <= 0 {
 		return dash
@@ -48,8 +41,7 @@ func recapTime(run results.Run) string {
 	return strconv.FormatFloat(run.Noise.SpanMs/1000, 'f', 1, 64) + " s"
 }
 
-// recapCount is "1 row", "12 rows", with the failed and inconclusive rows when there are
-// any: "12 rows, 2 failed, 1 inconclusive".
+// recapCount is "12 rows, 2 failed, 1 inconclusive", or "1 row".
 func recapCount(run results.Run) string {
 	s := strconv.Itoa(len(run.Rows)) + " rows"
 	if len(run.Rows) == 1 {
@@ -65,8 +57,7 @@ func recapCount(run results.Run) string {
 	return s
 }
 
-// recapTitle heads the recap: "recap: 13 experiments, 214 rows, 3 failed or inconclusive",
-// "..., none failed".
+// recapTitle is "recap: 13 experiments, 214 rows, 3 failed or inconclusive".
 func recapTitle(runs []results.Run, bad int) string {
 	rows := 0
 	for _, run := range runs {
@@ -83,12 +74,9 @@ func recapTitle(runs []results.Run, bad int) string {
 	return s + fmt.Sprintf(", %d failed or inconclusive", bad)
 }
 
-// recapBad introduces the list of failed or inconclusive rows.
 const recapBad = "failed or inconclusive (experiment · row · verdict):"
 
-// writeRecapTable writes the recap in table form: the title, one aligned line per experiment,
-// and the failed or inconclusive rows, each wrapped to the terminal's width under its own
-// indent. Verdicts are coloured as the footers are.
+// writeRecapTable writes the recap's table form, wrapped to the width, verdicts coloured.
 func writeRecapTable(buf *bytes.Buffer, runs []results.Run, lk look) {
 	bad := recapped(runs)
 	var names, counts, times []string
@@ -121,8 +109,7 @@ func writeRecapTable(buf *bytes.Buffer, runs []results.Run, lk look) {
 	}
 }
 
-// writeRecapMarkdown writes the recap as a section: a table of the experiments and a list of
-// the rows that failed or were inconclusive.
+// writeRecapMarkdown writes the recap as a table of experiments and a list of bad rows.
 func writeRecapMarkdown(buf *bytes.Buffer, runs []results.Run) {
 	bad := recapped(runs)
 	buf.WriteString("### recap\n\n" + markdownText(strings.TrimPrefix(recapTitle(runs, len(bad)), "recap: ")) + "\n\n")
@@ -149,14 +136,13 @@ func writeRecapMarkdown(buf *bytes.Buffer, runs []results.Run) {
 	}
 }
 
-// recapRun reports whether a run printed on its own ends with a recap: a repeated run of an
-// experiment (Meta.Repeat above 1). A probe's analogy judges nothing, so it has none.
+// recapRun reports whether a run printed alone ends with a recap: a repeated experiment (a
+// probe judges nothing).
 func recapRun(run results.Run) bool {
 	return run.Meta != nil && run.Meta.Repeat > 1 && !verdicterFor(run).analogy()
 }
 
-// anyTimed reports whether a run of runs says how long it took: the recap shows no time
-// column for runs read back from a labrun before they did.
+// anyTimed reports whether a run says its time; runs from older labruns do not.
 func anyTimed(runs []results.Run) bool {
 	return slices.ContainsFunc(runs, func(r results.Run) bool { return recapTime(r) != dash })
 }

@@ -12,38 +12,30 @@ import (
 // Options say how to render a document.
 type Options struct {
 	Format Format
-	// Width is the terminal's width in columns: the table form of a run, a suite or the
-	// defaults is never wider (columns dropped, cells wrapped at word boundaries, reasons as
-	// notes). 0 (unknown, or not a terminal) keeps the full layout, whose bytes depend on the
-	// data alone.
+	// Width is the terminal's width: a table is never wider (columns dropped, cells wrapped,
+	// reasons as notes). 0 keeps the full layout, whose bytes depend on the data alone.
 	Width int
-	// Explain adds a prediction's whole reasoning (results.Prediction.Explanation) to its table
-	// and markdown forms; JSON always carries it.
+	// Explain adds a prediction's reasoning to its table and Markdown forms.
 	Explain bool
-	// Color colours the verdicts of the table form with ANSI escapes: pass green, a pass
-	// resting on noisy samples yellow, FAIL red, in the verdict column, the footer and the
-	// summary line. The escapes take no width on a terminal (tablewriter measures cells
-	// without them), so alignment is kept. Set it only for a terminal that wants colour; the
-	// other formats ignore it.
+	// Color colours the table form's verdicts with ANSI escapes (pass green, noisy pass yellow,
+	// FAIL red), keeping alignment. Only for a terminal that wants colour.
 	Color bool
 }
 
-// document is one thing labrun renders: a run, a suite, a prediction or the client
-// defaults. Each knows its four forms; render picks one, in the only switch on Format.
+// document is what labrun renders: a run, a suite, a prediction or the defaults; render picks
+// its form in the only switch on Format.
 type document interface {
-	// what names the document in errors: "exp-a", "suite", "prediction", "defaults".
+	// what names the document in errors.
 	what() string
 	table(buf *bytes.Buffer, lk look) error
 	markdown(buf *bytes.Buffer, lk look) error
 	csv(buf *bytes.Buffer) error
-	// junit writes the JUnit XML form; documents that are not runs refuse it.
+	// junit refuses documents that are not runs.
 	junit(buf *bytes.Buffer) error
-	// jsonValue is what the JSON form encodes.
 	jsonValue() any
 }
 
-// render renders d in o's format into memory and writes it to w in one call, so that an
-// error never leaves half a document behind.
+// render renders d into memory and writes it in one call, never half a document.
 func render(w io.Writer, o Options, d document) error {
 	var buf bytes.Buffer
 	var err error
@@ -67,8 +59,8 @@ func render(w io.Writer, o Options, d document) error {
 	return flush(w, &buf)
 }
 
-// Render writes a results.Run, results.Suite, results.Prediction or []results.ClientDefaults
-// in o's format. It is WriteRun, WriteSuite, WritePrediction or WriteDefaults with colour.
+// Render writes a results.Run, results.Suite, results.Prediction or []results.ClientDefaults in
+// o's format, as the Write functions do, with colour.
 func Render(w io.Writer, o Options, v any) error {
 	switch v := v.(type) {
 	case results.Run:
@@ -79,11 +71,13 @@ func Render(w io.Writer, o Options, v any) error {
 		return render(w, o, predictionDoc(v))
 	case []results.ClientDefaults:
 		return render(w, o, defaultsDoc(v))
+	case results.StormPrediction:
+		return render(w, o, stormDoc(v))
 	}
 	return fmt.Errorf("report: cannot render a %T (want results.Run, results.Suite, results.Prediction or []results.ClientDefaults)", v)
 }
 
-// look is how the table form looks on the terminal at hand: its colours and its width.
+// look is the terminal at hand: colours and width.
 type look struct {
 	palette
 	width   int
@@ -167,8 +161,7 @@ func (d predictionDoc) junit(*bytes.Buffer) error { return errJUnitRunsOnly }
 
 func (d defaultsDoc) what() string { return "defaults" }
 func (d defaultsDoc) table(buf *bytes.Buffer, lk look) error {
-	// The full table is as wide as its longest source, wider than most terminals: on a
-	// terminal it is used only when it fits.
+	// The full table is as wide as its longest source: used only when it fits.
 	var full bytes.Buffer
 	if err := writeDefaultsTable(&full, d); err != nil {
 		return err
@@ -194,11 +187,9 @@ func (d defaultsDoc) jsonValue() any {
 	return defaultsJSON{Clients: clients}
 }
 
-// errJUnitRunsOnly refuses the JUnit form of what is not a run: it has no test cases.
 var errJUnitRunsOnly = errors.New("the junit format is for experiment runs (want table, json, markdown or csv)")
 
-// CheckFor reports whether format f applies to what a command prints: runs take every
-// format, a prediction or the defaults every one but junit.
+// CheckFor reports whether format f applies: runs take every format, others all but junit.
 func CheckFor(f Format, runs bool) error {
 	if f == FormatJUnit && !runs {
 		return errJUnitRunsOnly

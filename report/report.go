@@ -1,11 +1,8 @@
-// Package report renders experiment results (results.Run, results.Suite) for people and
-// programs: a bordered terminal table, a GitHub Markdown table, JSON or CSV, and a run's
-// measured calls as an SVG timeline (WriteSVG).
+// Package report renders experiment results (results.Run, results.Suite) as a terminal table,
+// Markdown, JSON, CSV, JUnit XML, and SVG timelines (WriteSVG; docs/reports.md).
 //
-// Every writer renders the whole document into memory first and writes it to w in one call,
-// so an error never leaves half a report behind. Rendering is deterministic: the same run
-// gives the same bytes whatever the terminal, locale or environment, which is what lets the
-// golden files in testdata pin the output down.
+// Every writer renders into memory and writes once, so an error never leaves half a report.
+// Rendering is deterministic (no terminal, locale or environment), which the golden files pin.
 package report
 
 import (
@@ -23,17 +20,13 @@ import (
 // Format names an output format.
 type Format string
 
-// The output formats. FormatTable is meant for a terminal, FormatMarkdown for pasting into
-// documentation and issues, FormatJSON for programs (its field names are the JSON tags of
-// the results types), FormatCSV for spreadsheets and data frames (one line per row, its
-// column names are the JSON tags too).
+// The output formats. JSON field names and CSV columns are the results types' JSON tags.
 const (
 	FormatTable    Format = "table"
 	FormatJSON     Format = "json"
 	FormatMarkdown Format = "markdown"
 	FormatCSV      Format = "csv"
-	// FormatJUnit is JUnit XML for CI systems: one testsuite per experiment, one testcase
-	// per row. It applies to runs only.
+	// FormatJUnit is JUnit XML for CI: a testsuite per experiment, a testcase per row. Runs only.
 	FormatJUnit Format = "junit"
 )
 
@@ -42,8 +35,7 @@ func Formats() []Format {
 	return []Format{FormatTable, FormatJSON, FormatMarkdown, FormatCSV, FormatJUnit}
 }
 
-// ParseFormat validates a --format value. It accepts the names Formats lists, and "md" for
-// markdown.
+// ParseFormat validates a --format value: the names Formats lists, and "md".
 func ParseFormat(s string) (Format, error) {
 	if s == "md" {
 		return FormatMarkdown, nil
@@ -56,8 +48,7 @@ func ParseFormat(s string) (Format, error) {
 	return "", unknownFormat(s)
 }
 
-// unknownFormat says which formats exist, in the words help text would use:
-// unknown format "xml" (want table, json, markdown or csv).
+// unknownFormat lists the formats in help's words.
 func unknownFormat(s string) error {
 	fs := Formats()
 	names := make([]string, len(fs))
@@ -71,44 +62,32 @@ func unknownFormat(s string) error {
 	return fmt.Errorf("unknown format %q (want %s)", s, want)
 }
 
-// WriteRun renders one experiment run in format f and writes it to w.
-//
-// In table and markdown form a run with Meta ends with a line saying where and how it was
-// made, and a repeated run (Meta.Repeat above 1) with a recap, as a suite's. The CSV form is a header line and one line per row (see WriteSuite).
-//
-// Nothing is written when rendering fails, for example for an unknown format or a time that
-// JSON or CSV cannot represent (NaN, ±Inf).
+// WriteRun renders one run in format f to w. In table and Markdown a run with Meta ends with
+// its Meta line, and a repeated run with a recap. Nothing is written when rendering fails (an
+// unknown format, a NaN or infinite time).
 func WriteRun(w io.Writer, f Format, run results.Run) error {
 	return render(w, Options{Format: f}, runDoc(run))
 }
 
-// WriteSuite renders several runs (labrun all) in format f and writes them to w.
-//
-// In table and markdown form the runs follow one another, separated by blank lines, then a
-// recap (one line per experiment: rows, time, verdict; then every row that failed or was
-// inconclusive, with its reason), and a last line sums up the suite: "all: 2/3 experiments pass, failed: exp-b", preceded by the
-// suite's Meta line when it has one. In JSON form it is the results.Suite object. In CSV form
-// it is one header line, then the rows of every experiment, each line naming its experiment
-// in the first column; a value that does not apply is an empty cell. As with WriteRun,
-// nothing is written when rendering fails.
+// WriteSuite renders several runs (labrun all) in format f to w: in table and Markdown the runs,
+// a recap of experiments and failed or inconclusive rows, the Meta line and a summary line; in
+// JSON the results.Suite; in CSV one header, then every row, naming its experiment first.
+// Nothing is written when rendering fails.
 func WriteSuite(w io.Writer, f Format, s results.Suite) error {
 	return render(w, Options{Format: f}, suiteDoc(s))
 }
 
-// writeSuiteText writes the table or markdown form of a suite: the runs one after another,
-// separated by blank lines, the Meta line, and the summary line. The markdown form starts
-// with a heading and the summary.
+// writeSuiteText writes the table or Markdown form of a suite.
 func writeSuiteText(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) error {
 	return writeSuite(buf, s, lk, markdown, false)
 }
 
-// writeReport writes REPORT.md of an --out directory: the suite's markdown form with each
-// run followed by its SVG timeline, EXPERIMENT.svg beside the file.
+// writeReport writes an --out directory's REPORT.md: the Markdown form with each run's
+// EXPERIMENT.svg after it.
 func writeReport(buf *bytes.Buffer, s results.Suite) error {
 	return writeSuite(buf, s, look{}, true, true)
 }
 
-// writeSuite is writeSuiteText, with the runs' timelines embedded when images is set.
 func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bool) error {
 	if markdown {
 		summary, _ := suiteSummary(s)
@@ -138,7 +117,7 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 	if m := metaLine(s.Meta); m != "" {
 		buf.WriteString(lk.fit(safe(m)) + "\n")
 		if markdown {
-			buf.WriteString("\n") // its own paragraph, not run into the summary
+			buf.WriteString("\n")
 		}
 	}
 	summary, pass := suiteSummary(s)
@@ -153,18 +132,15 @@ func flush(w io.Writer, buf *bytes.Buffer) error {
 	return nil
 }
 
-// writeJSON writes v indented by two spaces with a trailing newline, the layout of
-// json.MarshalIndent(v, "", "  "). It uses an Encoder only to switch off HTML escaping:
-// MarshalIndent would print a server note such as "held -> reset" as "held \u003e reset",
-// which helps no JSON consumer and hurts anyone reading the file.
+// writeJSON writes v as json.MarshalIndent(v, "", "  ") does, but without HTML escaping, which
+// would print "held -> reset" as "held \u003e reset".
 func writeJSON(buf *bytes.Buffer, v any) error {
 	b, err := encodeJSON(v, "", 0)
 	buf.Write(b)
 	return err
 }
 
-// suiteSummary is the last line of a suite in table and markdown form, and whether every
-// experiment passed.
+// suiteSummary is a suite's last line, and whether every experiment passed.
 func suiteSummary(s results.Suite) (string, bool) {
 	var failed, unsure []string
 	for _, run := range s.Experiments {
@@ -195,14 +171,12 @@ func suiteSummary(s results.Suite) (string, bool) {
 	return line, len(failed)+len(unsure) == 0
 }
 
-// Retry says what to try when the machine's noise left rows inconclusive.
+// Retry says what to try when noise left rows inconclusive.
 const Retry = "try --serial, --repeat 3, or a quieter machine"
 
-// columns are the table and markdown column headings, in order; cells returns a row's
-// texts in the same order.
+// columns are the table's headings, in the order of cells.
 var columns = []string{"row", "calls", "documented", "expected", "measured", "outcome", "server", "verdict"}
 
-// dash stands for "no value" in a cell.
 const dash = "—"
 
 func callsCell(r results.Row) string {
@@ -213,8 +187,7 @@ func callsCell(r results.Row) string {
 	return s
 }
 
-// expectedCell joins the expected time and outcome ("1500 ms deadline") and appends the
-// expected server executions (", 2 exec"), showing only the parts the row has.
+// expectedCell joins expected time, outcome and executions ("1500 ms deadline, 2 exec").
 func expectedCell(r results.Row) string {
 	var parts []string
 	if r.ExpectedMs != nil {
@@ -230,10 +203,8 @@ func expectedCell(r results.Row) string {
 		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)
 }
 
-// measuredCell shows the measured time always with one decimal, so that a reader sees the
-// measurement's resolution, plus the server executions when the row counts them. A time
-// measured over several runs is their median, followed by the spread:
-// "4000.4 ms (n=5, 3999.8..4001.2, sd 0.5)".
+// measuredCell shows the measured time with one decimal (the resolution), executions, and for
+// repeated runs the median and spread: "4000.4 ms (n=5, 3999.8..4001.2, sd 0.5)".
 func measuredCell(r results.Row) string {
 	s := ""
 	if r.MeasuredMs != nil {
@@ -248,15 +219,12 @@ func measuredCell(r results.Row) string {
 	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil, r.NoPool)
 }
 
-// spread is the part of a measured cell that describes repeated runs:
-// "(n=5, 3999.8..4001.2, sd 0.5)", times in ms with one decimal like the median before it.
 func spread(st results.Stats) string {
 	return fmt.Sprintf("(n=%d, %s..%s, sd %s)", st.N, oneDecimal(st.MinMs), oneDecimal(st.MaxMs), oneDecimal(st.StddevMs))
 }
 
 func oneDecimal(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// withStatus appends a status other than 200 ("HTTP 503") to s.
 func withStatus(s string, status *int) string {
 	if status == nil || *status == 200 {
 		return s
@@ -267,9 +235,8 @@ func withStatus(s string, status *int) string {
 	return fmt.Sprintf("%s, HTTP %d", s, *status)
 }
 
-// withCounts appends the counts a row has to s: server executions ("2 exec") and new
-// connections ("pooled conn", "new conn", "3 new conns"; "no connection" for none when the
-// client had no pool to use).
+// withCounts appends executions ("2 exec") and new connections ("pooled conn", "3 new conns",
+// "no connection" without a pool).
 func withCounts(s string, exec, execMax, conns, connsMax *int, noPool bool) string {
 	add := func(e string) {
 		if s == "" {
@@ -303,7 +270,6 @@ func withCounts(s string, exec, execMax, conns, connsMax *int, noPool bool) stri
 
 func outcomeCell(r results.Row) string {
 	if r.Skipped != "" {
-		// Not measured here: what the model expects is in the expected column.
 		return "not measured"
 	}
 	s := orDash(string(r.Outcome))
@@ -313,8 +279,7 @@ func outcomeCell(r results.Row) string {
 	return s
 }
 
-// verdictCell is "pass", "pass (warning: ...)" for a pass that rests on noisy samples,
-// "inconclusive: reason; why the noise explains it", or "FAIL: reason".
+// verdictCell is "pass", "pass (warning: ...)", "inconclusive: ..." or "FAIL: reason".
 func verdictCell(r results.Row) string {
 	switch {
 	case r.Skipped != "":
@@ -332,8 +297,7 @@ func verdictCell(r results.Row) string {
 	}
 }
 
-// formatMs formats a model or tolerance time: integral values without decimals ("4000 ms"),
-// others with one ("924.6 ms"), since model values are mostly round numbers.
+// formatMs formats a model or tolerance time, integral values without decimals.
 func formatMs(v float64) string {
 	if v == math.Trunc(v) && !math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
@@ -341,8 +305,7 @@ func formatMs(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
 }
 
-// footer is the line under a run's table: the verdict rule, the row count and the verdict.
-// Skipped rows (not measured here) are counted apart, never as passes.
+// footer is the line under a run's table: rule, row counts (skipped apart) and verdict.
 func footer(run results.Run) string {
 	t := run.Tally()
 	skipped := ""
@@ -360,8 +323,7 @@ func footer(run results.Run) string {
 		formatMs(run.ToleranceMs), noise, t.Passed, len(run.Rows), skipped, runVerdict(run))
 }
 
-// runVerdict is a run's verdict word: PASS, FAIL (a row failed), or INCONCLUSIVE (no row
-// failed, but the machine's noise explains a row's miss).
+// runVerdict is PASS, FAIL, or INCONCLUSIVE (no failure, but noise explains a miss).
 func runVerdict(run results.Run) string {
 	t := run.Tally()
 	switch {
@@ -373,9 +335,8 @@ func runVerdict(run results.Run) string {
 	return "PASS"
 }
 
-// configLine lists the run's parameters in order ("config: read-timeout=1s deadline=1.5s"),
-// or returns "" when there are none. Values that are empty or contain spaces or quotes are
-// quoted, so that the line can be read back unambiguously.
+// configLine lists the run's parameters ("config: read-timeout=1s deadline=1.5s"), quoting
+// values that are empty or hold spaces or quotes; "" when none.
 func configLine(run results.Run) string {
 	if len(run.Config) == 0 {
 		return ""
@@ -391,11 +352,8 @@ func configLine(run results.Run) string {
 	return "config: " + strings.Join(parts, " ")
 }
 
-// metaLine says where and how a run or suite was made, or returns "" for no Meta:
-// "labrun v0.4.0 · go1.26.0 linux/amd64 · 8 CPUs · 2025-03-01T14:30:00Z · tolerance ±100 ms ·
-// repeat 5 (+1 warm-up)". Parts the Meta does not know (an empty Go version, no CPU count, a
-// zero start, no repeat count) are left out; the labrun version shows as "—" when unknown,
-// so that the line always starts with "labrun".
+// metaLine says where and how a run was made ("labrun v0.4.0 · go1.26.0 linux/amd64 · 8 CPUs ·
+// ... · repeat 5 (+1 warm-up)"), leaving out what Meta does not know; "" for no Meta.
 func metaLine(m *results.Meta) string {
 	if m == nil {
 		return ""
@@ -431,7 +389,6 @@ func metaLine(m *results.Meta) string {
 	return strings.Join(parts, " · ")
 }
 
-// heading is the first line of a run: "exp-a · trickle vs read timeout".
 func heading(run results.Run) string {
 	if run.Title == "" {
 		return orDash(run.Experiment)

@@ -7,55 +7,43 @@ import (
 	"time"
 )
 
-// Status is the live status line on a terminal's stderr: the step in progress, its elapsed
-// time and the time the model expects it to take, redrawn in place every tick. A line longer
-// than the terminal would wrap, and "\r" would then redraw only its last part, leaving a stale
-// line per tick; so a line is cut to the width, when one is known.
-//
-// Several experiments may run at once: each sets its own step under its own key, and the line
-// shows the step set last, with how many others are running. Once Plan has named the
-// experiments of a run and how long each is expected to take, the line starts with the run's
-// progress: "experiment 4/13" when they run one at a time, "3/13 done, 8 running" when they run
-// at once, and the time left (estimate).
+// Status is the live status line on a terminal's stderr: the step in progress, its elapsed and
+// expected time, redrawn in place, cut to the width (a wrapped line would leave stale lines
+// behind "\r"). Several experiments may run at once, each under its own key; the line shows the
+// step set last, and after Plan the run's progress and time left.
 type Status struct {
 	w       io.Writer
-	width   int        // the terminal's columns; 0 when unknown (no cut)
-	mu      sync.Mutex // guards steps, exps, planned, last, drawn and stopped
+	width   int        // 0: unknown, no cut
+	mu      sync.Mutex // guards the fields below
 	steps   map[string]statusStep
-	exps    map[string]*statusExp // by key: the planned ones from Plan on, the others from their first step
-	planned int                   // the experiments Plan named; 0 for none
-	last    string                // the key set last
-	drawn   bool                  // a line is on the screen
+	exps    map[string]*statusExp // by key
+	planned int                   // 0 without Plan
+	last    string
+	drawn   bool
 	stopped bool
 	quit    chan struct{}
 	done    chan struct{}
-	now     func() time.Time // time.Now; a test's clock
+	now     func() time.Time // a test's clock
 }
 
-// statusStep is one running experiment's step.
 type statusStep struct {
 	text string
-	// expected is the model's time for the step, 0 when unknown.
+	// expected is 0 when unknown.
 	expected time.Duration
 	since    time.Time
 }
 
-// statusExp is what the line knows of one experiment.
 type statusExp struct {
-	// takes is how long the experiment is expected to take as a whole (Plan), 0 when unknown.
-	takes time.Duration
-	// started and ended are when its first step was set and when it said it was done; zero
-	// before.
+	// takes is the whole experiment's expected time (Plan); 0: unknown.
+	takes          time.Duration
 	started, ended time.Time
-	// due is when the experiment's steps so far are expected to be over: each step's start
-	// plus its expected time, the latest of them.
+	// due is the latest expected end of its steps so far.
 	due time.Time
 }
 
 func (e *statusExp) running() bool { return !e.started.IsZero() && e.ended.IsZero() }
 
-// left is how long a running experiment is expected to go on: until the later of the end
-// of its steps so far and its start plus the time it takes; 0 once either is past.
+// left is a running experiment's expected time left; 0 once past.
 func (e *statusExp) left(now time.Time) time.Duration {
 	end := e.due
 	if e.takes > 0 {
@@ -68,8 +56,7 @@ func (e *statusExp) left(now time.Time) time.Duration {
 
 const statusTick = 100 * time.Millisecond
 
-// StartStatus starts redrawing a status line on w every 100 ms until Stop. width is the
-// terminal's width in columns (0: unknown).
+// StartStatus redraws a status line on w every 100 ms until Stop; width 0 is unknown.
 func StartStatus(w io.Writer, width int) *Status {
 	s := newStatus(w, width, time.Now)
 	go func() {
@@ -93,12 +80,9 @@ func newStatus(w io.Writer, width int, now func() time.Time) *Status {
 		quit: make(chan struct{}), done: make(chan struct{}), now: now}
 }
 
-// Plan names the experiments of the run (the keys their steps are set under) with the time
-// each is expected to take as a whole, 0 when unknown (a repeated run: one run's time the
-// runs over). The line then shows how many are done and the time left: the running ones'
-// time left (the later of their steps' expected ends and their start plus their time) plus
-// the time of those not started, shared among the running ones. An experiment whose time is
-// unknown counts as the mean of those finished; until one has, the time left is not shown.
+// Plan names the run's experiments (their keys) with each one's expected time (0: unknown). The
+// line then shows how many are done and the time left: the running ones' plus those not
+// started, shared among the running; an unknown time counts as the mean of those finished.
 func (s *Status) Plan(takes map[string]time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,8 +92,8 @@ func (s *Status) Plan(takes map[string]time.Duration) {
 	}
 }
 
-// Set shows step for key (an experiment), which the model expects to take expected (0:
-// unknown), from now on. An empty step says key is done.
+// Set shows step for key, expected to take expected (0: unknown). An empty step says key is
+// done.
 func (s *Status) Set(key, step string, expected time.Duration) {
 	s.mu.Lock()
 	now := s.now()
@@ -143,7 +127,7 @@ func (s *Status) draw() {
 	}
 	st, ok := s.steps[s.last]
 	if !ok {
-		for _, v := range s.steps { // the last one finished: show any other
+		for _, v := range s.steps { // show any other
 			st, ok = v, true
 			break
 		}
@@ -170,8 +154,7 @@ func (s *Status) draw() {
 	fmt.Fprintf(s.w, "\r\033[K%s", cutToWidth(line, s.width))
 }
 
-// progress is the run's part of the line: "experiment 4/13 · about 40 s left" while the
-// experiments run one at a time, "3/11 done, 8 running · about 4 s left" while several do.
+// progress is "experiment 4/13 · about 40 s left", or "3/11 done, 8 running · ...".
 func (s *Status) progress(now time.Time) string {
 	done, running := 0, 0
 	for _, e := range s.exps {
@@ -192,7 +175,6 @@ func (s *Status) progress(now time.Time) string {
 	return line
 }
 
-// left estimates the time left (see Plan), and whether there is an estimate.
 func (s *Status) left(now time.Time) (time.Duration, bool) {
 	var finished time.Duration
 	nFinished := 0
@@ -202,7 +184,7 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 			nFinished++
 		}
 	}
-	var mean time.Duration // of those finished, for those of unknown time
+	var mean time.Duration
 	if nFinished > 0 {
 		mean = finished / time.Duration(nFinished)
 	}
@@ -219,7 +201,7 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 			running++
 			runLeft = max(runLeft, (&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
 		case takes == 0:
-			return 0, false // not started, and nothing says how long it takes
+			return 0, false
 		default:
 			waiting += takes
 		}
@@ -230,7 +212,7 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 	return runLeft + waiting/time.Duration(max(1, running)), true
 }
 
-// leftText words the time left: "about 40 s left", "about 2 min 10 s left", "almost done".
+// leftText words the time left: "about 40 s left", "almost done".
 func leftText(d time.Duration) string {
 	secs := int(d.Round(time.Second) / time.Second)
 	switch {
@@ -242,7 +224,7 @@ func leftText(d time.Duration) string {
 	return fmt.Sprintf("about %d min %d s left", secs/60, secs%60)
 }
 
-// Stop clears the line and ends the ticker; it may be called more than once.
+// Stop clears the line and ends the ticker; it may be called again.
 func (s *Status) Stop() {
 	s.mu.Lock()
 	if s.stopped {
@@ -259,8 +241,7 @@ func (s *Status) Stop() {
 	}
 }
 
-// cutToWidth cuts line to width-1 columns (the last column is left free: some terminals wrap
-// when it is written), ending in "…" when it was cut; width 0 leaves it whole.
+// cutToWidth cuts line to width-1 columns ("…" ends a cut line); width 0 leaves it whole.
 func cutToWidth(line string, width int) string {
 	if width <= 1 {
 		return line

@@ -13,34 +13,30 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The SVG timeline's geometry, in px. The width is fixed so that timelines of different runs
-// compare side by side; the height grows with the number of calls.
+// The timeline's geometry in px: a fixed width, so runs compare side by side.
 const (
 	svgWidth     = 960
-	svgMargin    = 12 // left and right of everything
-	svgRowHeight = 24 // one call; the bar is centred in it
+	svgMargin    = 12
+	svgRowHeight = 24
 	svgBarHeight = 12
-	svgTop       = 86 // y of the first row: below the title, the legend and the column headings
-	svgGap       = 3  // space between an attempt and the one before it, when they touch
-	svgMinPhase  = 2  // width of a phase that took time but would be thinner at scale
+	svgTop       = 86 // below title, legend and headings
+	svgGap       = 3  // between touching attempts
+	svgMinPhase  = 2  // a phase that took time, at least
 
 	svgLabelFont   = 12
-	svgLabelMin    = 90 // the call label column grows with its longest label, within these
+	svgLabelMin    = 90 // label column bounds
 	svgLabelMax    = 260
-	svgOutcomeMin  = 80 // likewise the outcome column on the right
+	svgOutcomeMin  = 80
 	svgOutcomeMax  = 190
-	svgColumnSpace = 10 // between a column's text and the plot
-	svgMaxTicks    = 10 // most intervals on the time axis
+	svgColumnSpace = 10
+	svgMaxTicks    = 10
 )
 
-// svgFont is the system sans-serif stack: each platform's own UI font, then generic sans-serif.
+// svgFont is the system sans-serif stack.
 const svgFont = `system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif`
 
-// Colours. The phases use four colours of the Okabe-Ito palette, chosen to stay apart under
-// the common colour-vision deficiencies: reddish purple, orange, sky blue and blue (the two
-// blues differ strongly in lightness, and wait and body both being "the response" makes
-// their kinship fitting). The end marker is a dark red no phase uses, and it differs from
-// the bars in shape too.
+// Colours: the phases use four Okabe-Ito colours, which stay apart under common colour-vision
+// deficiencies; the end marker is a dark red no phase uses.
 const (
 	svgMarkerColour  = "#c0392b"
 	svgUnknownColour = "#999999"
@@ -48,10 +44,9 @@ const (
 	svgMutedColour   = "#666666"
 	svgGridColour    = "#dddddd"
 	svgStripeColour  = "#f4f4f4"
-	svgRowTimeColour = "#c8c8c8" // a row's time measured without phases
+	svgRowTimeColour = "#c8c8c8" // a row's time without phases
 )
 
-// svgPhases are the known phases in legend order with their colours and legend texts.
 var svgPhases = []struct{ name, colour, legend string }{
 	{"lease", "#cc79a7", "lease (wait for a connection)"},
 	{"connect", "#e69f00", "connect"},
@@ -59,36 +54,12 @@ var svgPhases = []struct{ name, colour, legend string }{
 	{"body", "#0072b2", "body"},
 }
 
-// WriteSVG renders the run's measured calls (run.Calls) as a timeline in SVG and writes it
-// to w.
-//
-// Where the calls are the table's rows (a call's label is a row's name), the timeline has a
-// line per row, in the table's order: the call of that name, or for a row without one (a
-// count, a state, a time the kernel measured) a light bar of its measured time, if any; the
-// outcome column then says the row's outcome, as the table does.
-//
-// Each call is one line: its label on the left, then its attempts on a time axis shared by
-// all calls (ms from the start of each call), each attempt a bar split into its phases,
-// coloured by phase, with a small gap where an attempt follows another at once. An attempt
-// that ended in anything but "ok" gets a red end marker; one that never ended runs to the
-// right edge and ends in an arrow. The column on the right lists each call's attempt
-// outcomes ("read-timeout ×2", "lease-timeout → ok"). A title (experiment · title) and a
-// legend sit on top, the time axis with round ticks and light grid lines at the bottom.
-//
-// Calls whose labels hold LaneSep are streams (HTTP/2: many calls at once on few
-// connections): the calls of one such label share a lane, stacked in tracks so that streams
-// in flight together lie one above the other, under a heading of the label's first parts
-// ("okhttp default › node 1 (127.0.8.1)"); the outcome column counts the lane's streams by
-// outcome ("10 ok · 15 deadline").
-//
-// The document is standalone XML, 960 px wide, in the platform's sans-serif font. Phases
-// that took time are drawn at least 2 px wide so that a 1 ms connect on a 600 ms axis shows,
-// as room allows: no bar runs past the axis's end. Labels and outcomes too long for their
-// column wrap onto more lines, the line growing to hold them (text widths are estimated, as
-// the renderer's font is not known here). The output depends only on the run.
-//
-// As with WriteRun, nothing is written when rendering fails, for example for a time that is
-// NaN, infinite or negative.
+// WriteSVG renders run.Calls as an SVG timeline to w (docs/reports.md): one line per call (or
+// per table row, where calls are the rows), attempts as bars split into coloured phases on a
+// shared time axis, a red marker on an attempt not ended "ok", an arrow for one that never
+// ended, and an outcome column. Calls whose labels hold LaneSep are HTTP/2 streams, stacked in
+// lanes. The output depends only on the run; nothing is written when rendering fails (a time
+// that is NaN, infinite or negative).
 func WriteSVG(w io.Writer, run results.Run) error {
 	for i, c := range run.Calls {
 		if err := checkPrediction(results.Prediction{Attempts: c.Attempts}); err != nil {
@@ -100,7 +71,7 @@ func WriteSVG(w io.Writer, run results.Run) error {
 	return flush(w, &buf)
 }
 
-// callLabel is a call's label on one line, or "call N" for a call without one.
+// callLabel is a call's label on one line, or "call N".
 func callLabel(c results.Call, i int) string {
 	if s := oneLine(c.Label); s != "" {
 		return s
@@ -108,8 +79,7 @@ func callLabel(c results.Call, i int) string {
 	return "call " + strconv.Itoa(i+1)
 }
 
-// outcomeText lists a call's attempt outcomes, a repeated outcome once with a count:
-// "read-timeout ×2", "lease-timeout → ok", "—" for a call without attempts.
+// outcomeText lists a call's attempt outcomes: "read-timeout ×2", "lease-timeout → ok".
 func outcomeText(c results.Call) string {
 	var parts []string
 	for i := 0; i < len(c.Attempts); {
@@ -138,18 +108,16 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	fmt.Fprintf(buf, "<title>%s</title>\n", xmlText(title))
 	fmt.Fprintf(buf, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n")
 
-	// Title and legend.
 	fmt.Fprintf(buf, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
 		svgMargin, xmlText(truncateText(title, svgWidth-2*svgMargin, 16*1.05)))
 	writeSVGLegend(buf, run, items)
 
-	// Column headings.
 	fmt.Fprintf(buf, "<g font-size=\"11\" fill=\"%s\">\n", svgMutedColour)
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\" text-anchor=\"end\">%s</text>\n", px(l.labelRight), svgTop-6, columnHeading(items))
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">outcome</text>\n", px(l.outcomeX), svgTop-6)
 	buf.WriteString("</g>\n")
 
-	// Stripes on every other row, so that the eye follows a row from label to outcome.
+	// Stripes on every other row, for the eye to follow it.
 	buf.WriteString("<g fill=\"" + svgStripeColour + "\">\n")
 	for _, it := range items {
 		if it.stripe {
@@ -159,7 +127,6 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	}
 	buf.WriteString("</g>\n")
 
-	// A run without calls shows a note where the rows would be, which grid lines would cross.
 	writeSVGAxis(buf, l, len(items) > 0)
 
 	if len(items) == 0 {
@@ -181,8 +148,7 @@ func writeSVG(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("</svg>\n")
 }
 
-// columnHeading names the label column: "row" when the lines follow the table's rows,
-// "call", "lane" when every line is a lane, "call or lane" for both.
+// columnHeading names the label column: "row", "call", "lane" or "call or lane".
 func columnHeading(items []svgItem) string {
 	calls, lanes := false, false
 	for _, it := range items {
@@ -201,12 +167,11 @@ func columnHeading(items []svgItem) string {
 	return "call"
 }
 
-// writeSVGLegend draws the phase colours, then the end marker and the never-ends arrow, on
-// one line under the title; a phase not in svgPhases adds an "other phase" swatch, a row's
-// time measured without phases a "measured, no phases" one.
+// writeSVGLegend draws the phase colours, end marker and arrow under the title, with "other
+// phase" and "measured, no phases" swatches where needed.
 func writeSVGLegend(buf *bytes.Buffer, run results.Run, items []svgItem) {
 	calls := run.Calls
-	const y = 50 // baseline of the legend texts
+	const y = 50
 	const font = 11
 	x := float64(svgMargin)
 	buf.WriteString("<g font-size=\"11\">\n")
@@ -255,25 +220,20 @@ func phaseColour(phase string) string {
 	return svgUnknownColour
 }
 
-// marker draws the end mark of an attempt that did not end "ok", for a bar whose right edge
-// is at x, top at y and height h: a red tick over the bar's last 2 px that stands out 3 px
-// above and below, topped by a small red triangle pointing down at it. It stays within the
-// bar's own row and never extends right of x, where a following attempt may start.
+// marker draws the end mark of an attempt not ended "ok", whose bar ends at x: a red tick and
+// a triangle, within the row and never right of x.
 func marker(buf *bytes.Buffer, x, y, h float64) {
 	fmt.Fprintf(buf, "<g fill=\"%s\"><rect x=\"%s\" y=\"%s\" width=\"2\" height=\"%s\"/><path d=\"M%s %sh8l-4 5z\"/></g>\n",
 		svgMarkerColour, px(x-2), px(y-3), px(h+6), px(x-5), px(y-8))
 }
 
-// arrow draws a triangle pointing right, its base at x, centred on a bar of top y and
-// height h.
+// arrow draws a right-pointing triangle, base at x, on a bar at y of height h.
 func arrow(buf *bytes.Buffer, x, y, h float64, colour string) {
 	fmt.Fprintf(buf, "<path d=\"M%s %sl8 %sl-8 %sz\" fill=\"%s\"/>\n",
 		px(x), px(y-2), px(h/2+2), px(h/2+2), colour)
 }
 
-// writeSVGCall draws one call's line: the label, the attempts and the outcome text. An
-// attempt follows the one before with a small gap, and is at least svgMinPhase px wide,
-// where the axis leaves room: no bar runs past the axis's end.
+// writeSVGCall draws a call's line: label, attempts and outcome.
 func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
 	barY := it.top + (it.height-svgBarHeight)/2
 	mid := it.top + it.height/2
@@ -281,7 +241,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
 	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(it.label+": "+it.outcome))
 	svgTextLines(buf, l.labelRight, mid, it.labelLines, ` text-anchor="end"`)
 
-	var marks []float64 // x of the end markers, drawn after all bars so none hides one
+	var marks []float64 // drawn after all bars so none hides one
 	prevEnd := math.Inf(-1)
 	for k, a := range c.Attempts {
 		x0 := l.x(a.StartMs)
@@ -313,7 +273,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
 		marker(buf, x, barY, svgBarHeight)
 	}
 	if it.executions != "" && prevEnd+8+textWidth(it.executions, 11) < l.outcomeX-8 {
-		// How often the server executed the call, on its line where the bar leaves room.
+		// The server's executions, where the bar leaves room.
 		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"11\" fill=\"%s\">%s</text>\n",
 			px(prevEnd+8), px(mid+4), svgMarkerColour, xmlText(it.executions))
 	}
@@ -321,7 +281,7 @@ func writeSVGCall(buf *bytes.Buffer, l svgLayout, c results.Call, it svgItem) {
 	buf.WriteString("</g>\n")
 }
 
-// writeSVGOutcome writes an item's outcome column, red for a timeout or an error.
+// writeSVGOutcome writes an item's outcome, red for a timeout or an error.
 func writeSVGOutcome(buf *bytes.Buffer, l svgLayout, it svgItem) {
 	colour := svgMutedColour
 	if it.alarm {
@@ -330,7 +290,7 @@ func writeSVGOutcome(buf *bytes.Buffer, l svgLayout, it svgItem) {
 	svgTextLines(buf, l.outcomeX, it.top+it.height/2, it.outcomeLines, fmt.Sprintf(` font-size="%d" fill="%s"`, svgLabelFont-1, colour))
 }
 
-// rowTime is a row's measured time (with --repeat, the median), when it has one.
+// rowTime is a row's measured time (the median with --repeat), when it has one.
 func rowTime(r results.Row) (float64, bool) {
 	switch {
 	case r.Skipped != "":
@@ -343,7 +303,6 @@ func rowTime(r results.Row) (float64, bool) {
 	return 0, false
 }
 
-// rowBar is the measured time of a row item that has one.
 func rowBar(run results.Run, it svgItem) (float64, bool) {
 	if it.kind != svgItemRow {
 		return 0, false
@@ -351,10 +310,8 @@ func rowBar(run results.Run, it svgItem) (float64, bool) {
 	return rowTime(run.Rows[it.row])
 }
 
-// writeSVGRow draws the line of a row that no call stands for: its name, a light bar from 0
-// to its measured time when it has one (a time the kernel measured has no phases), with the
-// end marker when it ended in a timeout or an error, or else its value as text (rowValue),
-// and its outcome.
+// writeSVGRow draws a row no call stands for: its name, a light bar of its measured time (with
+// the end marker for a timeout or error) or its value as text, and its outcome.
 func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
 	barY := it.top + (it.height-svgBarHeight)/2
 	fmt.Fprintf(buf, "<g>\n<title>%s</title>\n", xmlText(it.label+": "+it.outcome))
@@ -368,7 +325,6 @@ func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
 			marker(buf, x1, barY, svgBarHeight)
 		}
 	} else {
-		// A count or a state has no bar: its value takes the plot, so that no line is empty.
 		fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\" font-size=\"11\" fill=\"%s\">%s</text>\n",
 			px(l.plotLeft), px(it.top+it.height/2+4), svgMutedColour, xmlText(truncateText(rowValue(r), l.plotRight-l.plotLeft, 11)))
 	}
@@ -376,8 +332,7 @@ func writeSVGRow(buf *bytes.Buffer, l svgLayout, r results.Row, it svgItem) {
 	buf.WriteString("</g>\n")
 }
 
-// attemptTitle is an attempt's tooltip: "attempt 2: 300 ms to 601 ms, read-timeout (connect
-// 1 ms, wait 300 ms)".
+// attemptTitle is an attempt's tooltip: "attempt 2: 300 ms to 601 ms, read-timeout (...)".
 func attemptTitle(k int, a results.Attempt) string {
 	return fmt.Sprintf("attempt %d: %s to %s, %s (%s)", k+1, predictMs(a.StartMs), endCell(a.EndMs), orDash(string(a.Outcome)), phasesText(a))
 }
@@ -387,11 +342,9 @@ type svgSpan struct {
 	colour string
 }
 
-// phaseSpans splits an attempt drawn from x0 to x1 into its phases. Each phase ends where its
-// length says, clamped to the attempt; the last phase, and a phase that never ends, runs to
-// the attempt's end, so the bar is filled even when the phases do not add up to the attempt.
-// A phase that took time gets at least svgMinPhase px (room allowing), pushing the later
-// phases right. An attempt without phases is one grey span.
+// phaseSpans splits an attempt drawn from x0 to x1 into phases, clamped to it; the last phase
+// and one that never ends run to its end. A phase that took time gets svgMinPhase px, room
+// allowing; an attempt without phases is one grey span.
 func phaseSpans(l svgLayout, a results.Attempt, x0, x1 float64) []svgSpan {
 	if len(a.Phases) == 0 {
 		return []svgSpan{{x0, x1, svgUnknownColour}}

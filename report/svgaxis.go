@@ -6,8 +6,7 @@ import (
 	"math"
 )
 
-// writeSVGAxis draws the grid lines over the rows (when grid is set), the axis line, its
-// ticks and labels, and the axis caption.
+// writeSVGAxis draws the grid (when grid), the axis, its ticks and labels, and its caption.
 func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 	end := l.ticks[len(l.ticks)-1]
 	inSeconds := end >= 10000
@@ -40,9 +39,8 @@ func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\">%s %s</text>\n",
 		px((l.plotLeft+l.plotRight)/2), px(l.bottom+35), unit, xmlText(l.axis))
 	if l.bottom-svgTop > svgTallChart {
-		// A tall chart repeats the tick labels at the top, between the column headings, so
-		// that its first rows can be read without scrolling to the bottom.
-		for _, t := range l.ticks[1:] { // not 0, which would run into the label column's heading
+		// A tall chart repeats the tick labels at the top.
+		for _, t := range l.ticks[1:] { // not 0: it would run into the heading
 			fmt.Fprintf(buf, "<text x=\"%s\" y=\"%d\">%s</text>\n", px(l.x(t)), svgTop-6, tickLabel(t, inSeconds))
 		}
 	}
@@ -57,10 +55,9 @@ func writeSVGAxis(buf *bytes.Buffer, l svgLayout, grid bool) {
 	}
 }
 
-// svgTallChart is the height of the rows, in px, above which a chart repeats its time axis's
-// labels at the top: more than a screen of a laptop, where the bottom axis is out of sight.
+// svgTallChart is the rows' height, in px, above which the axis labels repeat on top (more than
+// a laptop's screen).
 const svgTallChart = 600
 
-// crisp moves a coordinate to the middle of a pixel, so that a 1 px line covers one pixel
-// column instead of blurring over two.
+// crisp centres a coordinate on a pixel, so a 1 px line does not blur over two.
 func crisp(v float64) float64 { return math.Floor(v) + 0.5 }

@@ -12,72 +12,55 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// LaneSep separates the parts of a call label that makes the call a stream in a lane of the
-// SVG timeline: "okhttp default › node 1 (127.0.8.1) › conn 1". The calls with the same such
-// label share one lane, named by the part after the last separator ("conn 1"); the rest
-// ("okhttp default › node 1 (127.0.8.1)") is the heading of the lanes that follow one another
-// under it. An experiment of many concurrent calls on few connections (exp-h, HTTP/2) labels
-// its calls so.
+// LaneSep separates a stream's label parts: "okhttp default › node 1 (127.0.8.1) › conn 1".
+// Calls with one such label share a lane named by the last part, under a heading of the rest
+// (HTTP/2 experiments label their calls so).
 const LaneSep = " › "
 
 // The lanes' geometry, in px.
 const (
-	svgHeadingHeight = 20 // a heading above lanes
-	svgLanePad       = 6  // above and below a lane's streams: a lane of one stream is a call's height
-	svgLaneMax       = 96 // the most height the streams of the fullest lane take
-	svgLaneUnitMax   = 4  // the most height of one track of streams
+	svgHeadingHeight = 20
+	svgLanePad       = 6  // above and below a lane's streams
+	svgLaneMax       = 96 // the fullest lane's streams
+	svgLaneUnitMax   = 4  // one track
 )
 
 type svgItemKind int
 
 const (
-	svgItemCall    svgItemKind = iota // one call, its attempts on one line
-	svgItemLane                       // the streams of one lane, stacked in tracks
-	svgItemHeading                    // the heading of the lanes below it
-	svgItemRow                        // a row of the table that no call stands for
+	svgItemCall svgItemKind = iota
+	svgItemLane             // a lane's streams, stacked in tracks
+	svgItemHeading
+	svgItemRow // a table row no call stands for
 )
 
-// svgItem is one line of a timeline, from top to bottom.
+// svgItem is one line of a timeline.
 type svgItem struct {
 	kind        svgItemKind
 	top, height float64
-	label       string // the call's label, the lane's name, the heading or the row's name
-	outcome     string // the outcome column
-	alarm       bool   // the outcome is a timeout or an error: the outcome column is red
-	calls       []int  // svgItemCall: the call; svgItemLane: its streams, in order of start
-	track       []int  // svgItemLane: the track of each of calls
+	label       string
+	outcome     string
+	alarm       bool  // a timeout or an error: red
+	calls       []int // a call, or a lane's streams by start
+	track       []int // per call of a lane
 	tracks      int
-	row         int // svgItemRow: the row's index
-	// executions, on a call's line, says how often the server executed the call ("executed
-	// 2×"), from a row of its group (withExecutions); "" when no row says.
+	row         int
+	// executions is "executed 2×" on a call's line, from a row of its group; "" when none says.
 	executions string
-	stripe     bool // drawn on a grey stripe
-	// labelLines and outcomeLines are the label and the outcome wrapped to their columns
-	// (layoutSVG sets them).
+	stripe     bool
+	// labelLines and outcomeLines are wrapped to their columns by layoutSVG.
 	labelLines, outcomeLines []string
 }
 
-// svgItems returns the lines of the run's timeline, from top to bottom, without their
-// geometry (layoutSVG places them).
-//
-// When calls are the table's rows (a call's label is a row's name), the timeline follows the
-// table: a line per row, in order, the call of the same name drawn on it, and its outcome
-// column saying the row's outcome; a row without a call (a count, a state, a time the kernel
-// measured) gets its line too, with a bar of its measured time when it has one. The calls
-// that no row names follow, as in a run whose calls are not its rows: each call on a line of
-// its own, in order, except the streams of lanes (LaneSep): a lane appears where its first
-// stream does, under its heading, which gathers every lane that names it where the first
-// appears. Within a lane, streams go in tracks, each in the first whose last stream ended by
-// its start.
-//
-// In a run whose calls are not its rows, a call's outcome column adds how often
-// the server executed it, from the row of the call's group (the part of the names before ":")
-// that counts executions, and the timed rows of groups without calls follow the calls, under
-// a heading, each a bar of its measured time.
+// svgItems returns the timeline's lines, top to bottom, for layoutSVG to place. When calls are
+// the table's rows the lines follow the table, rows without a call included; the other calls
+// follow, each on its line, but streams of a lane (LaneSep), gathered under their heading where
+// the first appears, each in the first track free at its start. Where calls are not rows, a
+// call shows its group's executions and the timed rows of groups without calls follow.
 func svgItems(run results.Run) []svgItem {
 	calls := run.Calls
 	var items []svgItem
-	var rest []int // the calls no row stands for
+	var rest []int
 	byName := map[string][]int{}
 	for i, c := range calls {
 		if !strings.Contains(c.Label, LaneSep) {
@@ -123,15 +106,14 @@ func svgItems(run results.Run) []svgItem {
 	return items
 }
 
-// callItems lays out the calls idx of calls that no row stands for, as svgItems says.
 func callItems(calls []results.Call, idx []int) []svgItem {
 	type group struct {
-		head  svgItem   // a call, or a heading
-		lanes []svgItem // under a heading
+		head  svgItem
+		lanes []svgItem
 	}
 	var groups []*group
-	heads := map[string]*group{} // heading -> its group
-	lanes := map[string][2]int{} // full label -> its group's index and its index in the group
+	heads := map[string]*group{}
+	lanes := map[string][2]int{} // full label -> group index, index in the group
 	for _, i := range idx {
 		c := calls[i]
 		cut := strings.LastIndex(c.Label, LaneSep)
@@ -164,10 +146,9 @@ func callItems(calls []results.Call, idx []int) []svgItem {
 	return items
 }
 
-// rowCallOutcome is the outcome column of a call that a row stands for: the call's attempt
-// outcomes when the last is the row's outcome ("read-timeout → ok"), else the row's, with
-// the attempts counted ("error (21 attempts)": a redirect loop whose every hop answered),
-// so that the picture says what the table says; and whether it is a timeout or an error.
+// rowCallOutcome is the outcome column of a call a row stands for: its attempts' outcomes when
+// the last is the row's, else the row's with the attempts counted ("error (21 attempts)"); and
+// whether it is a timeout or an error.
 func rowCallOutcome(c results.Call, r results.Row) (string, bool) {
 	if r.Skipped != "" || r.Outcome == "" {
 		return rowOutcome(r)
@@ -183,8 +164,8 @@ func rowCallOutcome(c results.Call, r results.Row) (string, bool) {
 	return out, alarming(r.Outcome)
 }
 
-// rowOutcome is the outcome column of a row without a call: its outcome or state, or "not
-// measured"; and whether it is a timeout or an error.
+// rowOutcome is a callless row's outcome column ("not measured" when none), and whether it
+// alarms.
 func rowOutcome(r results.Row) (string, bool) {
 	if r.Skipped != "" {
 		return "not measured", false
@@ -192,11 +173,9 @@ func rowOutcome(r results.Row) (string, bool) {
 	return orDash(oneLine(string(r.Outcome))), alarming(r.Outcome)
 }
 
-// alarming reports whether o is a call's outcome other than ok (a state is not).
 func alarming(o vocab.Outcome) bool { return o.Valid() && o != vocab.OK }
 
-// callSpan is when a call starts and ends on the timeline; a call that never ends, or has no
-// attempts, ends at +Inf.
+// callSpan is a call's start and end; +Inf when it never ends or has no attempts.
 func callSpan(c results.Call) (start, end float64) {
 	if len(c.Attempts) == 0 {
 		return 0, math.Inf(1)
@@ -208,7 +187,6 @@ func callSpan(c results.Call) (start, end float64) {
 	return start, end
 }
 
-// stack orders the lane's streams by start and puts each in a track.
 func (it *svgItem) stack(calls []results.Call) {
 	slices.SortStableFunc(it.calls, func(a, b int) int {
 		sa, _ := callSpan(calls[a])
@@ -221,7 +199,7 @@ func (it *svgItem) stack(calls []results.Call) {
 		}
 		return 0
 	})
-	var ends []float64 // per track, the end of its last stream
+	var ends []float64 // per track, its last stream's end
 	for _, i := range it.calls {
 		s, e := callSpan(calls[i])
 		t := slices.IndexFunc(ends, func(end float64) bool { return end <= s })
@@ -236,8 +214,7 @@ func (it *svgItem) stack(calls []results.Call) {
 	it.tracks = len(ends)
 }
 
-// laneOutcome counts a lane's streams by the outcome of their last attempt, in the order of
-// vocab.Outcomes: "180 ok", "10 ok · 15 deadline".
+// laneOutcome counts a lane's streams by last outcome: "10 ok · 15 deadline".
 func laneOutcome(calls []results.Call, idx []int) string {
 	count := map[string]int{}
 	var words []string
@@ -259,22 +236,18 @@ func laneOutcome(calls []results.Call, idx []int) string {
 	return strings.Join(parts, " · ")
 }
 
-// writeSVGHeading draws a heading across the timeline, over the lanes below it.
 func writeSVGHeading(buf *bytes.Buffer, it svgItem) {
-	last := it.top + it.height - 6 // the last line's baseline
+	last := it.top + it.height - 6
 	svgTextLines(buf, svgMargin, last-4-float64(len(it.labelLines)-1)*svgLineHeight/2, it.labelLines,
 		fmt.Sprintf(` font-size="11" font-weight="bold" fill="%s"`, svgMutedColour))
 }
 
-// writeSVGLane draws a lane: its name, its streams stacked in tracks, each split into its
-// phases, a red tick at the end of each that did not end ok, and the count of streams by
-// outcome. Streams are thin when a lane holds many at once, so they are drawn without
-// crisp edges; a stream that never ends runs to the plot's right edge, with an arrow when its
-// track is tall enough to show one.
+// writeSVGLane draws a lane: name, streams in tracks split into phases (thin ones without crisp
+// edges), a red tick on each not ended ok, an arrow where room allows, the outcome counts.
 func writeSVGLane(buf *bytes.Buffer, l svgLayout, calls []results.Call, it svgItem) {
 	inner := it.height - 2*svgLanePad
 	h := inner / float64(max(it.tracks, 1))
-	bar := h // a stream's height: a 1 px gap between tracks when they are tall enough to spare it
+	bar := h // a 1 px gap between tracks when they can spare it
 	if h >= 3 {
 		bar = h - 1
 	}
@@ -305,14 +278,13 @@ func writeSVGLane(buf *bytes.Buffer, l svgLayout, calls []results.Call, it svgIt
 			}
 		}
 	}
-	for _, m := range marks { // after every bar, so that none hides one
+	for _, m := range marks { // after every bar, so none hides one
 		fmt.Fprintf(buf, "<rect x=\"%s\" y=\"%s\" width=\"2\" height=\"%s\" fill=\"%s\"/>\n", px(m.x), px(m.y), px(bar), svgMarkerColour)
 	}
 	writeSVGOutcome(buf, l, it)
 	buf.WriteString("</g>\n")
 }
 
-// onlyOK reports whether every stream's last attempt ended ok.
 func onlyOK(calls []results.Call, idx []int) bool {
 	for _, i := range idx {
 		a := calls[i].Attempts

@@ -9,16 +9,16 @@ import (
 
 // svgLayout places the parts of a timeline.
 type svgLayout struct {
-	labelRight float64 // right edge of the call labels
+	labelRight float64
 	plotLeft   float64 // x of time 0
-	plotRight  float64 // x of the axis end (ticks[len-1]); the right edge for attempts that never end
-	outcomeX   float64 // left edge of the outcome column
-	labelMaxW  float64 // widest label that fits
-	outcomeW   float64 // widest outcome text that fits
+	plotRight  float64 // axis end; where never-ending attempts stop
+	outcomeX   float64
+	labelMaxW  float64
+	outcomeW   float64
 	ticks      []float64
 	bottom     float64 // y of the time axis
 	height     float64
-	axis       string // what the time axis counts from
+	axis       string
 }
 
 func (l svgLayout) x(ms float64) float64 {
@@ -26,9 +26,8 @@ func (l svgLayout) x(ms float64) float64 {
 	return l.plotLeft + ms/end*(l.plotRight-l.plotLeft)
 }
 
-// layoutSVG places the columns for the items' labels and outcomes (headings span the width
-// and take no part), wraps the texts to them, gives each item its height and place from
-// svgTop down, and puts the time axis under the last item. Items are placed in place.
+// layoutSVG places the label and outcome columns, wraps the texts, places the items from svgTop
+// down and the axis under the last.
 func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	var l svgLayout
 	widest := 0.0
@@ -51,8 +50,7 @@ func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	outcomeCol := min(max(widest, svgOutcomeMin), svgOutcomeMax)
 	l.outcomeW = outcomeCol
 	l.outcomeX = svgWidth - svgMargin - outcomeCol
-	// Room between the plot and the outcome column for the arrow of an attempt that never
-	// ends and for half of the last tick label.
+	// Room for a never-ending attempt's arrow and half the last tick label.
 	l.plotRight = l.outcomeX - 28
 
 	l.axis = run.Axis
@@ -69,7 +67,7 @@ func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	}
 	l.ticks = axisTicks(max(timelineEnd(run.Calls), rowTimes))
 	placeItems(items, l)
-	l.bottom = svgTop + svgRowHeight // room for "no calls recorded"
+	l.bottom = svgTop + svgRowHeight
 	if n := len(items); n > 0 {
 		l.bottom = items[n-1].top + items[n-1].height
 	}
@@ -77,13 +75,10 @@ func layoutSVG(run results.Run, items []svgItem) svgLayout {
 	return l
 }
 
-// svgLineHeight is the distance between the baselines of a wrapped text's lines.
 const svgLineHeight = 14
 
-// placeItems wraps the items' texts to l's columns and gives each item its height and top:
-// a call's or a row's line is as tall as its wrapped label or outcome needs, a call's height
-// at least; the fullest lane of the run gets at most svgLaneMax px for its streams, and every
-// track the same height.
+// placeItems wraps the items' texts and gives each its height and top: a line as tall as its
+// text needs, a call's height at least; the fullest lane's streams at most svgLaneMax px.
 func placeItems(items []svgItem, l svgLayout) {
 	most := 0
 	for _, it := range items {
@@ -117,9 +112,8 @@ func placeItems(items []svgItem, l svgLayout) {
 	}
 }
 
-// timelineEnd is the time the axis must reach: the latest finite time of any attempt, or for
-// a run with an attempt that never ends 1.25 times that, leaving room to show it running on
-// (as timelineScale does for a prediction); 1 s when there is no time at all.
+// timelineEnd is the axis's end: the latest finite attempt time, 1.25 times that when an
+// attempt never ends (as timelineScale), 1 s when there is none.
 func timelineEnd(calls []results.Call) float64 {
 	var latest float64
 	open := false
@@ -145,8 +139,7 @@ func timelineEnd(calls []results.Call) float64 {
 	case latest <= 0:
 		return 1000
 	case latest < minTimelineEnd:
-		// A run of microseconds (or of 1e-300 ms) still gets a readable axis: without a
-		// floor, the scale would divide by next to nothing and place bars at NaN.
+		// A floor keeps a run of microseconds from a scale that places bars at NaN.
 		latest = minTimelineEnd
 	}
 	if open {
@@ -155,13 +148,10 @@ func timelineEnd(calls []results.Call) float64 {
 	return latest
 }
 
-// minTimelineEnd is the shortest time axis, in ms.
 const minTimelineEnd = 1.0
 
-// axisTicks returns the ticks of a time axis from 0 to at least end: evenly spaced by a round
-// step (1, 2 or 5 times a power of ten) chosen as the smallest giving at most 10 intervals,
-// the last tick the first multiple of the step at or after end. An end of 0 or less (or
-// NaN, ±Inf) gives the ticks of a 1 s axis.
+// axisTicks returns ticks from 0 to at least end by the smallest round step (1, 2 or 5 times a
+// power of ten) giving at most 10 intervals; end ≤ 0, NaN or ±Inf gives a 1 s axis.
 func axisTicks(end float64) []float64 {
 	if !(end > 0) || math.IsInf(end, 0) {
 		end = 1000
@@ -171,7 +161,7 @@ func axisTicks(end float64) []float64 {
 	var n int
 	for _, m := range []float64{1, 2, 5, 10} {
 		step = m * math.Pow(10, exp)
-		// The small slack keeps 4000 from becoming 4000.0000001 / 500 -> 9 intervals.
+		// The slack keeps 4000/500 from making 9 intervals.
 		n = int(math.Ceil(end/step - 1e-9))
 		if n <= svgMaxTicks {
 			break
@@ -179,7 +169,7 @@ func axisTicks(end float64) []float64 {
 	}
 	ticks := make([]float64, n+1)
 	for i := range ticks {
-		// Round away the float noise of i*step (3*0.1 = 0.30000000000000004).
+		// Round away float noise (3*0.1).
 		ticks[i] = roundTo(float64(i)*step, 9)
 	}
 	return ticks
@@ -190,8 +180,7 @@ func roundTo(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// tickLabel formats a tick in ms, or in s when the axis reaches 10 s, where milliseconds get
-// too long to read ("924600"): the caller says which with inSeconds.
+// tickLabel formats a tick in ms, or in s when inSeconds (axes reaching 10 s).
 func tickLabel(ms float64, inSeconds bool) string {
 	if inSeconds {
 		ms /= 1000

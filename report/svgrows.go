@@ -7,13 +7,9 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The rows of a run whose calls are not its rows: how often the server executed a call, and
-// the timed rows that no call stands for (exp-l's sizing, hedging and budgets beside its
-// incident's streams). A row belongs to the group its name names before the first ": "
-// ("plain server: reservations"); a call to the group its label names before the first ": "
-// or LaneSep ("incident: pool 5 › requests", "plain server").
+// Where calls are not rows: a row belongs to the group its name names before ": " ("plain
+// server: reservations"), a call to the group before ": " or LaneSep.
 
-// rowGroup is the group of a row's name.
 func rowGroup(name string) string {
 	name = oneLine(name)
 	if i := strings.Index(name, ": "); i >= 0 {
@@ -22,7 +18,6 @@ func rowGroup(name string) string {
 	return name
 }
 
-// callGroup is the group of a call's label.
 func callGroup(label string) string {
 	label = oneLine(label)
 	for _, sep := range []string{": ", strings.TrimSpace(LaneSep)} {
@@ -33,11 +28,10 @@ func callGroup(label string) string {
 	return label
 }
 
-// withExecutions adds to each call item's outcome how often the server executed the call
-// ("read-timeout ×2 · executed 2×"), and to its line (drawn after its bar where there is room),
-// when the call is its group's only one and one row of the group counts executions.
+// withExecutions adds the server's executions ("executed 2×") to a call item that is its
+// group's only call, from the group's row that counts them.
 func withExecutions(run results.Run, items []svgItem) {
-	calls := map[string]int{} // calls by group
+	calls := map[string]int{}
 	for _, c := range run.Calls {
 		calls[callGroup(c.Label)]++
 	}
@@ -48,7 +42,7 @@ func withExecutions(run results.Run, items []svgItem) {
 		}
 		group := callGroup(run.Calls[it.calls[0]].Label)
 		if calls[group] != 1 {
-			continue // the row counts the executions of several calls
+			continue // it counts several calls' executions
 		}
 		var execs []*int
 		for _, r := range run.Rows {
@@ -63,8 +57,7 @@ func withExecutions(run results.Run, items []svgItem) {
 	}
 }
 
-// uncalledRows are the items of the timed rows whose group has no call: a heading, then a
-// row line each, in the table's order.
+// uncalledRows are the timed rows of groups without calls: a heading, then a line each.
 func uncalledRows(run results.Run) []svgItem {
 	called := map[string]bool{}
 	for _, c := range run.Calls {
@@ -84,8 +77,7 @@ func uncalledRows(run results.Run) []svgItem {
 	return items
 }
 
-// rowValue is what a row without a time measured, for its line in the timeline: its counts
-// ("3 exec, pooled conn", as the table's measured column), or its state or outcome.
+// rowValue is a timeless row's counts ("3 exec, pooled conn"), state or outcome.
 func rowValue(r results.Row) string {
 	if r.Skipped != "" {
 		return "not measured here: " + oneLine(r.Skipped)

@@ -11,27 +11,25 @@ import (
 	"unicode/utf8"
 )
 
-// px formats a coordinate with at most one decimal ("12", "12.5"), never "-0".
+// px formats a coordinate with at most one decimal, never "-0".
 func px(v float64) string {
 	v = math.Round(v*10) / 10
 	if v == 0 {
-		v = 0 // turns -0 into 0
+		v = 0
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// xmlText escapes s for XML character data and attribute values; characters XML cannot hold
-// become U+FFFD.
+// xmlText escapes s for XML; characters XML cannot hold become U+FFFD.
 func xmlText(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails to write
+	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
 
-// textWidth estimates the width of s in px at the given font size. The renderer's font is not
-// known here (the SVG names a list of system fonts), so the estimate uses rough per-character
-// widths a little above those of common sans-serif fonts (DejaVu Sans, the widest usual
-// fallback, included): text estimated to fit, fits.
+// textWidth estimates s's width in px: the renderer's font is unknown, so per-character widths
+// are a little above common sans-serif fonts' (DejaVu Sans included): what is estimated to fit,
+// fits.
 func textWidth(s string, fontSize float64) float64 {
 	var em float64
 	for _, r := range s {
@@ -40,7 +38,6 @@ func textWidth(s string, fontSize float64) float64 {
 	return em * fontSize
 }
 
-// runeWidth is a character's estimated width in em.
 func runeWidth(r rune) float64 {
 	switch {
 	case strings.ContainsRune("il.,:;|!'`ijI", r):
@@ -62,8 +59,8 @@ func runeWidth(r rune) float64 {
 	return 0.8
 }
 
-// wrapPx breaks s into lines that fit width px at fontSize, at spaces; a word wider than a
-// line is broken between characters. It returns at least one line.
+// wrapPx breaks s at spaces into lines fitting width px (over-wide words between characters);
+// at least one line.
 func wrapPx(s string, width, fontSize float64) []string {
 	var lines []string
 	line := ""
@@ -95,9 +92,8 @@ func wrapPx(s string, width, fontSize float64) []string {
 	return append(lines, line)
 }
 
-// svgTextLines writes lines as one <text> element centred on y: the first line's baseline
-// at y+4 less half the block's height, each next line svgLineHeight below, at x; attrs are
-// the element's further attributes (" text-anchor=\"end\"").
+// svgTextLines writes lines as one <text> centred on y, svgLineHeight apart; attrs are extra
+// attributes.
 func svgTextLines(buf *bytes.Buffer, x, y float64, lines []string, attrs string) {
 	base := y + 4 - float64(len(lines)-1)*svgLineHeight/2
 	fmt.Fprintf(buf, "<text x=\"%s\" y=\"%s\"%s>", px(x), px(base), attrs)
@@ -111,9 +107,8 @@ func svgTextLines(buf *bytes.Buffer, x, y float64, lines []string, attrs string)
 	buf.WriteString("</text>\n")
 }
 
-// truncateText returns s if it fits in width px at fontSize, or else its longest prefix that
-// fits with an ellipsis after it ("trickle 20 B, read-tim…"), trailing spaces dropped. At
-// least one character is kept, so that a label never disappears altogether.
+// truncateText returns s, or its longest prefix fitting width px with "…"; at least one
+// character, so a label never disappears.
 func truncateText(s string, width, fontSize float64) string {
 	if textWidth(s, fontSize) <= width {
 		return s

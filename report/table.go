@@ -10,10 +10,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// writeRunTable renders run for a terminal: a heading line, an ASCII-bordered table, the
-// footer line, the config line and the meta line. On a terminal of known width the table
-// fits it (writeRunFitted); otherwise (a pipe, a file) it has every column, each as wide as
-// its widest cell. Either way the control characters of the run's texts are escaped.
+// writeRunTable renders run for a terminal: heading, bordered table, footer, config and meta
+// lines. At a known width the table fits it (writeRunFitted); otherwise every column is whole.
 func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	if lk.width > 0 {
 		return writeRunFitted(buf, run, lk)
@@ -42,18 +40,10 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	return nil
 }
 
-// newTable configures tablewriter for output that depends on nothing but the data:
-//
-//   - ASCII borders (+, -, |) rather than the default box-drawing characters, which some
-//     terminals, fonts and log viewers mangle;
-//   - headings as given: tablewriter would otherwise upper-case them ("ROW", "CALLS");
-//   - everything left-aligned, headings included, so that a heading sits above its values;
-//   - no maximum width, so cells never wrap or get truncated to fit a terminal;
-//   - East Asian width off: tablewriter guesses it from LANG/LC_ALL/TERM, and with it on
-//     the ambiguous-width runes we print ("—", "·", "±") count as two columns, which would
-//     make the same run render differently on different machines. WithEastAsian sets a
-//     global of tablewriter's (behind its own mutex); every table this package draws wants
-//     the same value, so setting it on each table is safe.
+// newTable configures tablewriter for output that depends on the data alone: ASCII borders
+// (box drawing gets mangled), headings as given, left-aligned, no maximum width, and East Asian
+// width off (tablewriter guesses it from LANG and TERM, making "—" two columns on some machines;
+// WithEastAsian sets a global, safe as every table wants the same).
 func newTable(buf *bytes.Buffer) *tablewriter.Table {
 	return tablewriter.NewTable(buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -66,8 +56,7 @@ func newTable(buf *bytes.Buffer) *tablewriter.Table {
 	)
 }
 
-// oneLine keeps a cell on one line and collapses runs of white space: a newline in a server
-// note would otherwise split a table row over several lines, or end a markdown row.
+// oneLine collapses white space, so a newline cannot split a table or Markdown row.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -7,25 +7,20 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// probeExperiment is the experiment name of labrun probe's runs (probe.Name): their table
-// gives way in its own order (probeTable), and a probe run without --expect is an analogy,
-// not a test. A test in package probe checks that the two names agree.
+// probeExperiment is labrun probe's experiment name (probe.Name, checked by a test there): its
+// table gives way in its own order, and without --expect it is an analogy, not a test.
 const probeExperiment = "probe"
 
 // ProbeExperiment is probeExperiment, for that test.
 const ProbeExperiment = probeExperiment
 
-// verdicter words the verdicts of a run. A test's rows pass or FAIL, in colour on a
-// terminal. A probe run without --expect compares the command with the closest client the
-// model knows: an analogy, whose rows agree or differ, without colour, and whose footer
-// says it judges nothing.
+// verdicter words a run's verdicts: a test's rows pass or FAIL; a probe without --expect is an
+// analogy with the closest client, whose rows agree or differ, uncoloured.
 type verdicter struct {
-	// closest is the client a probe without --expect is compared with; "" for a test.
+	// closest is "" for a test.
 	closest string
 }
 
-// verdicterFor returns the verdicter of run: an analogy's for a probe run whose config has a
-// closest client and no expect.
 func verdicterFor(run results.Run) verdicter {
 	if run.Experiment != probeExperiment {
 		return verdicter{}
@@ -44,8 +39,8 @@ func verdicterFor(run results.Run) verdicter {
 
 func (v verdicter) analogy() bool { return v.closest != "" }
 
-// text is a row's verdict: verdictCell for a test; for an analogy "agrees", "differs from
-// CLIENT: reason" or "not judged: why".
+// text is a row's verdict: verdictCell, or an analogy's "agrees", "differs from CLIENT: reason"
+// or "not judged: why".
 func (v verdicter) text(r results.Row) string {
 	if !v.analogy() {
 		return verdictCell(r)
@@ -61,7 +56,7 @@ func (v verdicter) text(r results.Row) string {
 	return "differs from " + v.closest + ": " + r.Reason
 }
 
-// cells returns the texts of one row, shared by the table and markdown forms, uncoloured.
+// cells returns a row's texts for table and Markdown, uncoloured.
 func (v verdicter) cells(r results.Row) []string {
 	return []string{
 		orDash(r.Name),
@@ -75,7 +70,6 @@ func (v verdicter) cells(r results.Row) []string {
 	}
 }
 
-// paint colours a verdict cell of row r for lk; an analogy's are never coloured.
 func (v verdicter) paint(lk look, r results.Row, cell string) string {
 	if v.analogy() {
 		return cell
@@ -83,8 +77,7 @@ func (v verdicter) paint(lk look, r results.Row, cell string) string {
 	return lk.verdict(r, cell)
 }
 
-// footer is the line under a run's table: footer(run) for a test; for an analogy, how many
-// rows agree with the closest client and that nothing was judged.
+// footer is the line under a run's table; an analogy's counts the rows that agree.
 func (v verdicter) footer(run results.Run) string {
 	if !v.analogy() {
 		return footer(run)
@@ -96,7 +89,6 @@ func (v verdicter) footer(run results.Run) string {
 		"--expect CLIENT judges the rows", v.closest, t.Passed, judged)
 }
 
-// paintFooter colours the footer's verdict for lk; an analogy's footer has none.
 func (v verdicter) paintFooter(lk look, line string, pass bool) string {
 	if v.analogy() {
 		return line

@@ -7,24 +7,18 @@ import (
 	"unicode/utf8"
 )
 
-// The bounds of a saved run, far beyond what labrun writes (the reference run of every
-// experiment has 121 rows, 951 attempts and no text longer than 217 bytes) and small enough
-// that everything rendered from a run, whose tables pad every row to the widest cell, stays
-// proportional to it: what labrun writes it can read back, and a crafted file cannot make a
+// Bounds of a saved run, far beyond what labrun writes, so that a crafted file cannot make a
 // report of gigabytes.
 const (
-	// MaxText is the longest text of a saved run, in bytes: a row name, a server note, a
-	// label, a config value.
+	// MaxText is the longest text of a saved run, in bytes.
 	MaxText = 1024
 	// MaxRows is the most rows of all experiments together.
 	MaxRows = 10000
-	// MaxItems is the most list entries of all kinds together (rows, calls, attempts,
-	// phases, config parameters).
+	// MaxItems is the most list entries of all kinds together.
 	MaxItems = 1000000
 )
 
-// checkSizes reports the first text longer than MaxText, or a suite with more than MaxRows
-// rows or MaxItems list entries, naming where it is in the JSON.
+// checkSizes reports the first bound exceeded, naming where it is in the JSON.
 func (s Suite) checkSizes() error {
 	rows := 0
 	for _, run := range s.Experiments {
@@ -40,8 +34,8 @@ func (s Suite) checkSizes() error {
 	return nil
 }
 
-// sizeError is a bound exceeded at path, which walkSizes builds on its way back up, so that
-// a run within bounds costs no path strings.
+// sizeError is a bound exceeded at path, built on the way back up so a run within bounds
+// costs no path strings.
 type sizeError struct {
 	path []string // innermost first
 	msg  string
@@ -98,9 +92,8 @@ func walkSizes(v reflect.Value, items *int) *sizeError {
 	return nil
 }
 
-// clipTexts cuts every text of run longer than MaxText to MaxText bytes, ending in "…", so
-// that a run labrun makes is always one it can read back: an error note can carry a child
-// process's stderr of kilobytes.
+// clipTexts cuts texts longer than MaxText so a run labrun makes can be read back (an error
+// note can carry kilobytes of stderr).
 func clipTexts(run *Run) {
 	clipValue(reflect.ValueOf(run).Elem())
 }

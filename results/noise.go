@@ -6,19 +6,16 @@ import (
 	"time"
 )
 
-// Noise is what the machine's own noise was while an experiment ran, as labrun's sentinel
-// measured it (docs/ci.md): a goroutine that asks to wake every millisecond and records how
-// late it wakes.
+// Noise is the machine's noise while an experiment ran, as labrun's sentinel measured it
+// (docs/ci.md).
 type Noise struct {
-	// SpanMs is how long the measured runs took, together.
 	SpanMs float64 `json:"span_ms"`
-	// StolenMs is the sentinel's lateness above its idle floor, summed over the runs: how long
-	// a goroutine of labrun that wanted to run throughout was kept waiting.
+	// StolenMs is the sentinel's lateness above its idle floor, summed over the runs.
 	StolenMs float64 `json:"stolen_ms"`
 	// MaxLateMs is the latest single wake-up.
 	MaxLateMs float64 `json:"max_late_ms"`
-	// OthersCPU is the share (0 to 1) of the CPUs labrun may run on that other processes used,
-	// Steal the share the hypervisor took; null where the system does not say.
+	// OthersCPU and Steal are shares (0 to 1) of labrun's CPUs used by other processes and by the
+	// hypervisor; null where the system does not say.
 	OthersCPU *float64 `json:"others_cpu"`
 	Steal     *float64 `json:"steal"`
 }
@@ -31,8 +28,7 @@ func (n Noise) Share() float64 {
 	return math.Min(1, n.StolenMs/n.SpanMs)
 }
 
-// Text says the noise in a few words: "machine noise: 412 ms stolen in 10.5 s (4%), others
-// used 48% of the CPU".
+// Text says the noise in a few words.
 func (n Noise) Text() string {
 	s := fmt.Sprintf("machine noise: %s stolen in %.1f s (%.0f%%)", formatNoiseMs(n.StolenMs), n.SpanMs/1000, 100*n.Share())
 	if n.OthersCPU != nil {
@@ -51,28 +47,19 @@ func formatNoiseMs(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// Allowance says how much lateness the noise measured during a run explains for a row whose
-// measured time spans spanMs: the most the machine kept labrun waiting in any stretch that
-// long while the row's run lasted.
+// Allowance is how much lateness the run's noise explains for a row spanning spanMs.
 type Allowance func(spanMs float64) float64
 
-// Unjudgeable is the share of a run's time in which the machine kept labrun waiting
-// (Noise.Share) from which nothing in the run can be judged: every failed row is then
-// inconclusive, whatever failed.
+// Unjudgeable is the noise share (Noise.Share) from which every failed row is inconclusive.
 const Unjudgeable = 0.6
 
-// UnjudgeableSpanMs is the shortest run whose share of noise can make it unjudgeable: the
-// sentinel counts lateness in 10 ms buckets, so a run of a millisecond is charged a whole
-// bucket's, and one late wake-up would read as most of it. A shorter run's rows are still
-// judged against the noise each row's own span saw.
+// UnjudgeableSpanMs is the shortest run Unjudgeable applies to: the sentinel counts in 10 ms
+// buckets, so a very short run's share is meaningless.
 const UnjudgeableSpanMs = 100
 
-// Attribute marks each failed row whose only failure is a time later than its tolerance, by
-// no more than the noise explains, as inconclusive: the machine, not the client, may have made
-// it late (or early, by as much, on a row whose client's clock started before the server saw
-// the request: StartUnseen). A row that is early (unless StartUnseen), has another failure (an outcome, a count, a status), or is
-// later than the noise explains keeps its FAIL, unless the run's Noise says the machine was
-// so loaded that nothing can be judged (Unjudgeable, over a run of UnjudgeableSpanMs or more). allow nil changes nothing.
+// Attribute marks inconclusive each failed row whose only failure is a time late by no more
+// than allow explains (or early, on a StartUnseen row); every failed row when the run's noise
+// is Unjudgeable. allow nil changes nothing.
 func (run *Run) Attribute(tol time.Duration, allow Allowance) {
 	if allow == nil {
 		return
@@ -87,11 +74,8 @@ func (run *Run) Attribute(tol time.Duration, allow Allowance) {
 	}
 }
 
-// attribute marks r inconclusive when the noise explains its failure: the row failed on its
-// time alone, late by at most the allowance beyond its tolerance; or a limit ended the call
-// (a timeout) where the model expected it to end otherwise, later than the model's end by at
-// most the allowance beyond the tolerance: the end the model expected came late enough for
-// the limit to fire first.
+// attribute also covers a timeout that fired where the model expected another end, which
+// came late by no more than the allowance.
 func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	r.Inconclusive, r.NoiseMs = "", nil
 	if r.Pass || r.Skipped != "" || r.ExpectedMs == nil || r.MeasuredMs == nil {
@@ -100,17 +84,15 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	late := *r.MeasuredMs - *r.ExpectedMs - r.tolerance(tol)
 	early := *r.ExpectedMs - *r.MeasuredMs - r.tolerance(tol)
 	probe := *r
-	probe.ExpectedMs = probe.MeasuredMs // every check but the time
+	probe.ExpectedMs = probe.MeasuredMs
 	raced := r.Outcome != r.ExpectedOutcome && r.Outcome.Timeout() && *r.MeasuredMs > *r.ExpectedMs
-	// miss is what the noise must explain, over a stretch as long as span.
 	miss, span := late, *r.MeasuredMs
 	switch {
 	case raced:
-		probe.ExpectedOutcome = probe.Outcome // and but the outcome, which a late end explains
+		probe.ExpectedOutcome = probe.Outcome
 		miss = max(late, 0)
 	case late > 0:
 	case r.StartUnseen && early > 0:
-		// Early, on a row that runs from an instant the noise delays (StartUnseen).
 		miss, span = early, *r.ExpectedMs
 	default:
 		return // early: noise makes a row later, never earlier
@@ -136,7 +118,6 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	}
 }
 
-// tolerance is the row's margin in ms: its own when wider than the run's.
 func (r Row) tolerance(tol time.Duration) float64 {
 	ms := float64(tol) / float64(time.Millisecond)
 	if r.ToleranceMs != nil && *r.ToleranceMs > ms {

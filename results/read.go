@@ -10,18 +10,15 @@ import (
 	"math"
 )
 
-// MaxSavedRun is the largest saved run Read accepts: a reference run of every experiment
-// repeated 100 times is a few MiB, so 64 MiB is a file that is not a run.
+// MaxSavedRun is the largest saved run Read accepts (a run of every experiment repeated 100
+// times is a few MiB).
 const MaxSavedRun = 64 << 20
 
-// MaxMs is the largest time, in milliseconds, a saved run may hold: a year. Anything larger
-// (or NaN, or infinite) did not come from labrun and would break a timeline's scale.
+// MaxMs is the largest time a saved run may hold, in ms: a year.
 const MaxMs = 365 * 24 * 3600 * 1000.0
 
-// Read decodes a saved run: a suite (labrun all --format json, or run.json from --out) or a
-// single run (labrun exp-a --format json), which it returns as a suite of one. It reads at
-// most MaxSavedRun bytes, stops when ctx is done (returning ctx's error), and checks what it
-// decoded (Check), so that what it returns can be rendered and written safely.
+// Read decodes a saved run, a suite or a single run (returned as a suite of one), reading at
+// most MaxSavedRun bytes until ctx is done, and checks it (Check).
 func Read(ctx context.Context, r io.Reader) (Suite, error) {
 	data, err := readLimited(ctx, r, MaxSavedRun)
 	if err != nil {
@@ -30,8 +27,6 @@ func Read(ctx context.Context, r io.Reader) (Suite, error) {
 	return Decode(data)
 }
 
-// readLimited reads r in chunks until EOF, refusing more than limit bytes and stopping
-// between chunks when ctx is done.
 func readLimited(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 	var buf bytes.Buffer
 	chunk := make([]byte, 256<<10)
@@ -61,10 +56,9 @@ func Decode(data []byte) (Suite, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Suite{}, errors.New("empty: not a saved run")
 	}
-	// The top level only, not a tree of every value: decoding the whole document into
-	// interface values costs many times its size.
+	// Top level only: decoding into interface values costs many times the size.
 	if !json.Valid(data) {
-		err := json.Unmarshal(data, new(json.RawMessage)) // for the syntax error's words
+		err := json.Unmarshal(data, new(json.RawMessage))
 		return Suite{}, fmt.Errorf("not JSON: %w", err)
 	}
 	var top map[string]json.RawMessage
@@ -96,12 +90,12 @@ func Decode(data []byte) (Suite, error) {
 		return Suite{}, fmt.Errorf("schema_version %d is newer than this labrun's %d: read it with a newer labrun", suite.SchemaVersion, SchemaVersion)
 	}
 	for i := range suite.Experiments {
-		suite.Experiments[i].SchemaVersion = 0 // the suite's is the document's
+		suite.Experiments[i].SchemaVersion = 0
 	}
 	if err := suite.Check(); err != nil {
 		return Suite{}, fmt.Errorf("not a labrun run: %w", err)
 	}
-	// A run saved before rows had IDs gets those its labrun would have given.
+	// Runs saved before row IDs get the IDs their labrun would have given.
 	for i := range suite.Experiments {
 		suite.Experiments[i].fillIDs()
 	}
@@ -109,7 +103,6 @@ func Decode(data []byte) (Suite, error) {
 	return suite, nil
 }
 
-// jsonKind names the kind of the valid JSON document data by its first byte.
 func jsonKind(data []byte) string {
 	switch b := bytes.TrimSpace(data); b[0] {
 	case '[':
@@ -126,10 +119,8 @@ func jsonKind(data []byte) string {
 	return "a number"
 }
 
-// Check reports what makes a decoded suite unfit to render: a text, a row count or a list
-// beyond the bounds of a saved run (MaxText, MaxRows, MaxItems), a run without a name or rows,
-// or a time that is not a finite number between -MaxMs and MaxMs. Names are checked where they
-// become file names (report.OutFiles).
+// Check reports what makes a suite unfit to render: sizes beyond MaxText, MaxRows or MaxItems,
+// a run without name or rows, a time not finite within ±MaxMs.
 func (s Suite) Check() error {
 	if err := s.checkSizes(); err != nil {
 		return err
@@ -184,7 +175,6 @@ func (run Run) checkTimes() error {
 	return nil
 }
 
-// checkMs accepts nil and finite times within ±MaxMs.
 func checkMs(v *float64) error {
 	if v == nil {
 		return nil

@@ -1,6 +1,5 @@
-// Package results holds what an experiment run produces: rows of documented, expected and
-// measured values with their verdicts. It is plain data plus the verdict rule, so that
-// experiments fill it, report renders it, and the JSON form is a stable contract.
+// Package results holds what an experiment run produces, rows of expected and measured values
+// with their verdicts, and the verdict rule. Its JSON form is a contract (docs/json.md).
 package results
 
 import (
@@ -13,20 +12,17 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// SchemaVersion is the version of the JSON form of a Suite and a Run (docs/json.md). It
-// grows when a field changes its meaning, type or unit, or goes; a field added leaves it as
-// it is (readers ignore the fields they do not know).
+// SchemaVersion is the version of the JSON form (docs/json.md). It grows when a field changes
+// meaning, type or unit, or goes; an added field leaves it as it is.
 const SchemaVersion = 1
 
 // Suite is the outcome of several experiments run together (labrun all).
 type Suite struct {
-	// SchemaVersion is the JSON form's version, SchemaVersion when made by this labrun; 0 in
-	// a saved run from a labrun before versions.
-	SchemaVersion int `json:"schema_version"`
-	// Pass is true when every experiment passed.
-	Pass        bool  `json:"pass"`
-	Meta        *Meta `json:"meta,omitempty"`
-	Experiments []Run `json:"experiments"`
+	// SchemaVersion is 0 in a run saved before versions.
+	SchemaVersion int   `json:"schema_version"`
+	Pass          bool  `json:"pass"`
+	Meta          *Meta `json:"meta,omitempty"`
+	Experiments   []Run `json:"experiments"`
 }
 
 // NewSuite gathers runs and computes the suite verdict.
@@ -43,41 +39,30 @@ func NewSuite(runs []Run) Suite {
 
 // Run is the outcome of one experiment.
 type Run struct {
-	// SchemaVersion is the JSON form's version in a run printed on its own (labrun exp-a
-	// --format json), 0 and left out inside a suite, which has its own.
-	SchemaVersion int `json:"schema_version,omitempty"`
-	// Experiment is the command name, for example "exp-a".
-	Experiment string `json:"experiment"`
-	// Title says in a few words what the experiment shows.
-	Title string `json:"title"`
-	// Client is the client profile the experiment ran under: hc5, okhttp or go.
-	Client string `json:"client,omitempty"`
-	// Pass is true when every row passed.
-	Pass bool `json:"pass"`
-	// ToleranceMs is the largest allowed |measured - expected| for timed rows.
+	// SchemaVersion is 0 inside a suite.
+	SchemaVersion int    `json:"schema_version,omitempty"`
+	Experiment    string `json:"experiment"`
+	Title         string `json:"title"`
+	Client        string `json:"client,omitempty"`
+	Pass          bool   `json:"pass"`
+	// ToleranceMs bounds |measured - expected| for timed rows.
 	ToleranceMs float64 `json:"tolerance_ms"`
-	// Meta says where and how the run was made (set when the run is printed on its own).
-	Meta *Meta `json:"meta,omitempty"`
-	// Config lists every parameter of the run (flag name without dashes -> value), so that a
-	// run can be reproduced from its JSON.
+	Meta        *Meta   `json:"meta,omitempty"`
+	// Config lists every parameter (flag name without dashes), to reproduce the run.
 	Config []Param `json:"config"`
 	Rows   []Row   `json:"rows"`
-	// Calls are the measured calls with their attempts and phases, for timelines.
-	Calls []Call `json:"calls"`
-	// Axis says what the calls' times count from; empty means from the start of each call.
+	Calls  []Call  `json:"calls"`
+	// Axis says what the calls' times count from; empty: each call's start.
 	Axis string `json:"axis,omitempty"`
-	// Noise is the machine's noise while the run was measured; nil when it was not measured
-	// (a run read back from a labrun before it).
+	// Noise is nil when not measured.
 	Noise *Noise `json:"noise,omitempty"`
 }
 
 // Call is one measured call, with its attempts and their phases.
 type Call struct {
-	// Label names the call in a timeline ("trickle, deadline 1.5s", "batch 2").
 	Label    string    `json:"label"`
 	Attempts []Attempt `json:"attempts"`
-	// WallMs is the whole call's time as the client itself measured it (a probe's report
-	// line: every attempt and wait between them), where it was given.
+	// WallMs is the call's time as the client measured it (a probe's report), where given.
 	WallMs *float64 `json:"wall_ms,omitempty"`
 }
 
@@ -87,111 +72,76 @@ type Param struct {
 	Value string `json:"value"`
 }
 
-// Row is one line of an experiment's table.
-//
-// Times are in milliseconds. A nil pointer means "does not apply" and is null in JSON: a row
-// about a count has no time, a row beyond the documentation has no documented value.
+// Row is one line of an experiment's table (fields: docs/json.md). Times are in ms; nil means
+// "does not apply".
 type Row struct {
-	// ID names the row for programs: a slug of its name when it was first released ("same-
-	// deadline-1-5s"), unique in its run, and kept from then on, even when Name is reworded
-	// (the experiment then sets the old ID). Finish sets it from Name when it is empty.
+	// ID is a slug of the row's first released name, unique in its run and kept when Name is
+	// reworded; Finish fills it when empty.
 	ID   string `json:"id"`
 	Name string `json:"name"`
 
-	// Documented is the reference figure as text ("4091 ms, ok", "2100-2200 ms"), empty when
-	// the documentation has none for this configuration.
 	Documented   string   `json:"documented"`
 	DocumentedMs *float64 `json:"documented_ms"`
 
 	ExpectedMs *float64 `json:"expected_ms"`
 	MeasuredMs *float64 `json:"measured_ms"`
 
-	// ExpectedOutcome and Outcome use the outcome words: ok, lease-timeout, connect-timeout,
-	// read-timeout, deadline, error (empty for rows that are only counts).
 	ExpectedOutcome Outcome `json:"expected_outcome"`
 	Outcome         Outcome `json:"outcome"`
 
-	// ExpectedCalls and Calls count the client calls the row stands for.
 	ExpectedCalls int `json:"expected_calls"`
 	Calls         int `json:"calls"`
 
-	// DocumentedExecutions, ExpectedExecutions and ServerExecutions count how often the
-	// server executed the request (reservations), where the row is about that.
 	DocumentedExecutions *int `json:"documented_server_executions"`
 	ExpectedExecutions   *int `json:"expected_server_executions"`
 	ServerExecutions     *int `json:"server_executions"`
-	// ExpectedExecutionsMax, when set, makes the expected executions a range, from
-	// ExpectedExecutions to it: a count the model can bound but not fix, because the
-	// library's own timing decides it (see RangeReason).
+	// ExpectedExecutionsMax, when set, makes the expectation a range (RangeReason says why).
 	ExpectedExecutionsMax *int `json:"expected_server_executions_max,omitempty"`
 
-	// ExpectedStatus and Status are the HTTP status of the response, where the row is about
-	// that (a server refusing work it cannot finish in time answers 503).
 	ExpectedStatus *int `json:"expected_status"`
 	Status         *int `json:"status"`
 
-	// ExpectedNewConnections and NewConnections count the connections the client dialled,
-	// where the row is about that (a retry after a timeout must dial anew).
-	ExpectedNewConnections *int `json:"expected_new_connections"`
-	NewConnections         *int `json:"new_connections"`
-	// ExpectedNewConnectionsMax, when set, makes the expected connections a range, from
-	// ExpectedNewConnections to it.
-	ExpectedNewConnectionsMax *int `json:"expected_new_connections_max,omitempty"`
-	// RangeReason says why a count is a range: what in the library decides where in the
-	// range a run lands. A row with a range states it. It also says why a count's expectation
-	// differs from what the stated parameters give, where the model takes the run's own
-	// measured times (docs/ci.md).
-	RangeReason string `json:"range_reason,omitempty"`
-	// NoPool says the row's client had no pooled connection to use (a probe's command is a
-	// fresh process): 0 new connections means that no connection was made.
+	ExpectedNewConnections    *int   `json:"expected_new_connections"`
+	NewConnections            *int   `json:"new_connections"`
+	ExpectedNewConnectionsMax *int   `json:"expected_new_connections_max,omitempty"`
+	RangeReason               string `json:"range_reason,omitempty"`
+	// NoPool: the client had no pooled connection to use (a probe's process).
 	NoPool bool `json:"no_pool,omitempty"`
-	// StartUnseen says the row's time runs from an instant a loaded machine delays, which
-	// makes the row early by as much, so the noise can explain an early time (Attribute): a
-	// probe's rows run from when the server saw the request, after the client's work before
-	// sending (a process's start, a JVM's connect); exp-l's "works on after the gateway gave
-	// up" from the gateway's measured end.
+	// StartUnseen: the time runs from an instant a loaded machine delays (a probe's request
+	// reaching the server, the client's clock having started earlier; exp-l's gateway's end),
+	// so noise can make it early (Attribute).
 	StartUnseen bool `json:"start_unseen,omitempty"`
 
-	// Server says in a few words what the fake server saw meanwhile.
 	Server string `json:"server"`
 
-	// Stats summarises the measured time over repeated runs (--repeat); MeasuredMs is then
-	// its median.
+	// Stats summarises --repeat runs; MeasuredMs is then the median.
 	Stats *Stats `json:"stats,omitempty"`
 
-	Pass bool `json:"pass"`
-	// Reason says why the row failed; empty when it passed.
+	Pass   bool   `json:"pass"`
 	Reason string `json:"reason,omitempty"`
-	// Inconclusive, on a row that did not pass, says why the machine's noise explains its
-	// failure: its time was late by no more than the machine kept labrun waiting meanwhile
-	// (NoiseMs). Such a row is neither a pass nor a failure (Tally, exit code 3).
+	// Inconclusive says why the noise explains the row's failure: neither pass nor failure.
 	Inconclusive string   `json:"inconclusive,omitempty"`
 	NoiseMs      *float64 `json:"noise_ms,omitempty"`
-	// Warning flags a pass that rests on noisy samples.
-	Warning string `json:"warning,omitempty"`
-	// ToleranceMs, when set, is the row's own margin, used instead of the run's when it is
-	// wider: a time that a kernel timer decides is late by anything within the timer wheel's
-	// granularity (a quarter of a second for a timer seconds ahead), which no scheduling
-	// tolerance covers. The row states it, so the verdict stays honest about what it checks.
+	Warning      string   `json:"warning,omitempty"`
+	// ToleranceMs is the row's own margin when wider than the run's (a kernel timer's granularity).
 	ToleranceMs *float64 `json:"tolerance_ms,omitempty"`
-	// Skipped says why the row was not measured here (a capability the machine lacks, such
-	// as unprivileged network namespaces); a skipped row passes and is checked no further.
+	// Skipped says why the row was not measured here; it is checked no further.
 	Skipped string `json:"skipped,omitempty"`
 
-	instability string // how repeated runs of the row differed, set by Aggregate
+	instability string
 }
 
-// Ms converts a duration to milliseconds rounded to 0.1 ms, as a pointer for a Row field.
+// Ms converts d to milliseconds rounded to 0.1 ms, for a Row field.
 func Ms(d time.Duration) *float64 {
 	v := math.Round(float64(d)/float64(time.Millisecond)*10) / 10
 	return &v
 }
 
-// Count returns a pointer to n, for a Row field.
+// Count returns &n, for a Row field.
 func Count(n int) *int { return &n }
 
-// Judge sets r.Pass and r.Reason: the outcome must match, the calls and executions must match
-// exactly, and a timed row's measured value must lie within tol of the expected value.
+// Judge sets r.Pass and r.Reason: outcome, calls and executions must match, and a timed row's
+// measured value must lie within tol of the expected.
 func (r *Row) Judge(tol time.Duration) {
 	r.Pass, r.Reason, r.Warning, r.Inconclusive, r.NoiseMs = true, "", "", "", nil
 	if r.Skipped != "" {
@@ -244,7 +194,6 @@ func (r *Row) Judge(tol time.Duration) {
 	}
 }
 
-// inRange reports whether n is want, or within want..*max when max is set.
 func inRange(n, want int, max *int) bool {
 	if max == nil {
 		return n == want
@@ -270,9 +219,8 @@ func orNone[S ~string](s S) string {
 	return string(s)
 }
 
-// Finish judges every row with tol, records the tolerance and sets the run's verdict. It cuts
-// a text longer than MaxText (a note carrying a long error), so that the run can be saved and
-// read back.
+// Finish judges every row with tol, fills IDs, cuts texts longer than MaxText and sets the
+// run's verdict.
 func (run *Run) Finish(tol time.Duration) {
 	clipTexts(run)
 	run.ToleranceMs = *Ms(tol)
@@ -293,8 +241,7 @@ func (run *Run) Finish(tol time.Duration) {
 	}
 }
 
-// fillIDs gives every row without an ID the slug of its name, made unique in the run by a
-// suffix ("-2", "-3") in row order; rows that have one keep it.
+// fillIDs gives every row without an ID the slug of its name, unique by a "-2", "-3" suffix.
 func (run *Run) fillIDs() {
 	taken := map[string]bool{}
 	for _, r := range run.Rows {
@@ -314,12 +261,10 @@ func (run *Run) fillIDs() {
 	}
 }
 
-// maxSlug is the most bytes of a slug, before a suffix that makes it unique.
 const maxSlug = 64
 
-// Slug turns a row's name into an ID: lower-case ASCII letters and digits, every other run of
-// characters one "-", none at either end, at most 64 bytes; "row" for a name with neither
-// letters nor digits. "okhttp: 503, Retry-After: 0" becomes "okhttp-503-retry-after-0".
+// Slug turns a name into an ID: lower-case ASCII letters and digits, other runs of characters
+// one "-", at most 64 bytes; "row" when nothing is left.
 func Slug(name string) string {
 	var b strings.Builder
 	dash := false
@@ -343,17 +288,11 @@ func Slug(name string) string {
 	return strings.TrimRight(b.String()[:min(b.Len(), maxSlug)], "-")
 }
 
-// State puts the words of a state into a row's outcome columns. A row about what a pool or a
-// server holds after the calls ("leased 0, pending 0, available 0, max 100") has no call outcome;
-// its expected and measured states are compared like outcomes, and the JSON keeps them in the
-// same fields.
+// State puts a state's words ("leased 0, pending 0, ...") into a row's outcome columns.
 func State(words string) Outcome { return Outcome(words) }
 
-// Outcome is how a call ended, in the words labrun prints and writes into its JSON ("ok",
-// "read-timeout", "deadline", "connect-timeout", "hang", ...; docs/json.md lists them). It is
-// a string type: compare it with the words.
+// Outcome is how a call ended ("ok", "read-timeout", ...; docs/json.md).
 type Outcome = vocab.Outcome
 
-// Phase names a part of a call (connect, TLS, head, body, ...), in the words of the JSON's
-// "phase" fields.
+// Phase names a part of a call (connect, TLS, head, body, ...).
 type Phase = vocab.Phase

@@ -34,8 +34,7 @@ type Stats struct {
 	StddevMs float64 `json:"stddev_ms"`
 }
 
-// Summarize computes the statistics of vs. The median of an even count is the mean of the two
-// middle values. It refuses no values, and a value that is not a finite number.
+// Summarize computes the statistics of vs; it refuses none and non-finite values.
 func Summarize(vs []float64) (Stats, error) {
 	if len(vs) == 0 {
 		return Stats{}, errors.New("results: Summarize of no values")
@@ -74,21 +73,17 @@ func round(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// Aggregate combines repeated runs of one experiment into one: each row's measured time becomes
-// the median over the runs, with its statistics, and the verdict is taken on the median. Its
-// expected time is the median of the runs' expected times, which differ only where the model
-// takes a measured input. Rows
-// are matched by name. Every count and outcome must be the same in every run, but for a count
-// the row expects as a range (rangedCounts); a row where they differ, or that some runs lack, fails and says how. A row whose spread (max - min) exceeds
-// half the tolerance passes with a warning: its median rests on noisy samples. The timelines
-// are those of the run whose total time is the median. It fails only for runs of different
-// experiments.
+// Aggregate combines repeated runs of one experiment, rows matched by name: each row's
+// measured and expected times become medians and the verdict is taken on them. Counts and
+// outcomes must agree in every run (but ranged counts), or the row fails; a spread over half
+// the tolerance is a warning. Timelines come from the median run. It fails for runs of
+// different experiments.
 func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 	if len(runs) == 0 {
 		return Run{}, fmt.Errorf("results: no runs to aggregate")
 	}
 	var names []string
-	byName := map[string][]*Row{} // row name -> that row in each run (nil where missing)
+	byName := map[string][]*Row{}
 	for k, r := range runs {
 		if r.Experiment != runs[0].Experiment {
 			return Run{}, fmt.Errorf("results: cannot aggregate runs of %s and %s", runs[0].Experiment, r.Experiment)
@@ -128,8 +123,7 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 			}
 		}
 		if len(expected) > 1 && slices.Min(expected) != slices.Max(expected) {
-			// The model's prediction is the same in every run, unless it takes a measured
-			// input (exp-h's burst calibration): then the median of the runs' predictions.
+			// Expectations differ between runs only where the model takes a measured input.
 			st, err := Summarize(expected)
 			if err != nil {
 				return Run{}, fmt.Errorf("results: row %q: expected times: %w", name, err)
@@ -156,9 +150,7 @@ func Aggregate(runs []Run, tol time.Duration) (Run, error) {
 	return out, nil
 }
 
-// rangedCounts sets a count the row expects as a range to one that represents the runs: the
-// first that lies outside the range, so that the verdict fails on it, else the median. Such a
-// count may differ from run to run without making the row unstable.
+// rangedCounts sets a ranged count to the first run's value outside the range, else the median.
 func rangedCounts(row *Row, runs []*Row) {
 	pick := func(lo, hi *int, get func(*Row) *int) *int {
 		if lo == nil || hi == nil {
@@ -185,8 +177,7 @@ func rangedCounts(row *Row, runs []*Row) {
 	row.NewConnections = pick(row.ExpectedNewConnections, row.ExpectedNewConnectionsMax, func(r *Row) *int { return r.NewConnections })
 }
 
-// mergeConfig is the first run's configuration, with a note on each value that differs in a
-// later run (a measured input, such as exp-h's calibration), naming those runs.
+// mergeConfig is the first run's configuration, noting values that differ in later runs.
 func mergeConfig(runs []Run) []Param {
 	out := slices.Clone(runs[0].Config)
 	for i, p := range out {
@@ -204,8 +195,7 @@ func mergeConfig(runs []Run) []Param {
 	return out
 }
 
-// differences says how row b (of run kb) differs from row a (of run ka) in anything but its
-// time.
+// differences says how row b differs from row a in anything but its time.
 func differences(a, b Row, ka, kb int) string {
 	switch {
 	case a.Outcome != b.Outcome:

@@ -1,10 +1,7 @@
 package results
 
-// Tally counts a run's rows by verdict: passed (measured and within the rule), failed,
-// inconclusive (late by no more than the machine's noise explains, Row.Inconclusive) and
-// skipped (not measured here, Row.Skipped). A skipped row neither passes nor fails: it does
-// not make the run fail, and it is never counted as a pass. An inconclusive row is not a pass
-// either, and not a failure.
+// Tally counts a run's rows by verdict. Inconclusive and skipped rows are neither passes nor
+// failures.
 type Tally struct {
 	Passed, Failed, Inconclusive, Skipped int
 }

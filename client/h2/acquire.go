@@ -7,31 +7,20 @@ import (
 	"slices"
 )
 
-// How a call gets a stream slot in an Pool, by OkHttp 3.x's rule: the first connection
-// whose allocations are below its limit; when none, it joins a connection being set up while
-// the calls waiting for it fit, or opens one to the next route.
-//
-// The calls that joined a connection being set up are given their slots by the set-up itself,
-// in the order they joined, in one pass under the pool's lock, when the connection is ready;
-// each is then woken with its slot, or told to look again if it did not fit. (Letting every
-// waiter wake and compete for the pool's lock made a burst of 180 calls a herd on two cores:
-// 3 to 5 ms, in the median, between the connection being ready and a call having its slot.)
+// A call takes the first connection below its limit, else joins a connection being set up while
+// its waiters fit, else opens one (OkHttp 3.x). The set-up grants joined calls their slots in
+// one pass: waking every waiter to compete made a burst a herd.
 
-// maxAcquireTries bounds how often a call looks for a connection: each try either gets a
-// slot or opens or joins a connection, which fails only if its dial fails or it filled up
-// under the call's feet.
 const maxAcquireTries = 16
 
-// h2Waiter is a call waiting for a connection's set-up.
 type h2Waiter struct {
-	// slot receives whether the set-up reserved a slot for the call; inFlight, set before,
-	// is the allocations the call found.
+	// slot receives whether the set-up reserved a slot.
 	slot     chan bool
 	inFlight int
 }
 
-// acquire finds a stream slot for a call, by OkHttp's rule, and reserves it on the connection.
-// It returns the connection, whether this call opened it, and the allocations it found.
+// acquire reserves a stream slot; it returns the connection, whether the call opened it, and
+// the allocations found.
 func (p *Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight int, err error) {
 	if p.cfg.Rule.DialPerCall {
 		return p.acquire313(ctx)
@@ -68,17 +57,14 @@ func (p *Pool) acquire(ctx context.Context) (c *h2Conn, opened bool, inFlight in
 		case join.err != nil && opened:
 			return join, true, 0, join.err
 		}
-		// Someone else's dial failed (a new route comes next), or the connection filled up:
-		// look again.
+		// Another's dial failed or the connection filled up.
 		opened = false
 	}
 	return nil, false, 0, errors.New("client: no HTTP/2 connection could take the stream")
 }
 
-// pickLocked applies OkHttp's rule to the pool's connections: a slot reserved on the first
-// usable connection below its limit (ok, with the allocations found), else the first
-// connection being set up whose waiting calls still fit its limit, else none. The pool's lock
-// must be held.
+// pickLocked reserves a slot on the first usable connection below its limit, else returns a
+// connection being set up whose waiters fit.
 func (p *Pool) pickLocked() (c *h2Conn, inFlight int, ok bool) {
 	for _, x := range p.conns {
 		if x.ejected || x.unusable() {
@@ -92,7 +78,7 @@ func (p *Pool) pickLocked() (c *h2Conn, inFlight int, ok bool) {
 				return x, n, true
 			}
 			continue
-		default: // being set up: join it while the streams waiting fit its limit
+		default: // being set up: join while its waiters fit
 		}
 		if x.alloc+len(x.waiters) < p.limitLocked(x) {
 			return x, 0, false
@@ -101,8 +87,7 @@ func (p *Pool) pickLocked() (c *h2Conn, inFlight int, ok bool) {
 	return nil, 0, false
 }
 
-// abandon takes a cancelled call off c's waiters or, if the set-up already gave it a slot,
-// gives the slot back.
+// abandon takes a cancelled call off c's waiters or gives its slot back.
 func (p *Pool) abandon(c *h2Conn, w *h2Waiter) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -110,16 +95,14 @@ func (p *Pool) abandon(c *h2Conn, w *h2Waiter) {
 		c.waiters = slices.Delete(c.waiters, i, i+1)
 		return
 	}
-	if <-w.slot { // given before the call saw its cancellation: unused
+	if <-w.slot {
 		c.cc.Release()
 		c.alloc--
 		c.streams--
 	}
 }
 
-// grantLocked gives c's waiting calls their slots, in the order they joined, once c's set-up
-// has ended; those that do not fit (or all, if it failed) are told to look again. The pool's
-// lock must be held.
+// grantLocked gives c's waiters their slots in order once set up; the rest look again.
 func (p *Pool) grantLocked(c *h2Conn) {
 	ws := c.waiters
 	c.waiters = nil
@@ -133,14 +116,12 @@ func (p *Pool) grantLocked(c *h2Conn) {
 	}
 }
 
-// take allocates a stream on c. The pool's lock must be held.
 func (c *h2Conn) take() {
 	c.alloc++
 	c.streams++
 	c.peak = max(c.peak, c.alloc)
 }
 
-// openLocked starts a new connection to the next route. The pool's lock must be held.
 func (p *Pool) openLocked() *h2Conn {
 	c := &h2Conn{id: len(p.conns) + 1, route: p.cfg.Routes[p.next%len(p.cfg.Routes)], ready: make(chan struct{})}
 	p.next++

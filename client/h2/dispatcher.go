@@ -7,10 +7,8 @@ import (
 	"sync"
 )
 
-// Dispatcher runs calls through a Pool as OkHttp's Dispatcher runs enqueued calls: at most
-// MaxRequests at once, and at most MaxRequestsPerHost to one host (OkHttp 3.13: 64 and 5,
-// Dispatcher.maxRequests and maxRequestsPerHost). A call waits, first come first served, for
-// both; synchronous calls (Pool.Do) do not go through it.
+// Dispatcher limits calls through a Pool as OkHttp's Dispatcher does enqueued calls: MaxRequests
+// at once, MaxRequestsPerHost per host (OkHttp 3.13: 64 and 5), first come first served.
 type Dispatcher struct {
 	pool    *Pool
 	all     chan struct{}
@@ -20,13 +18,12 @@ type Dispatcher struct {
 	hosts map[string]chan struct{}
 }
 
-// OkHttp's Dispatcher limits.
 const (
 	DefaultMaxRequests        = 64
 	DefaultMaxRequestsPerHost = 5
 )
 
-// NewDispatcher returns a Dispatcher for pool; 0 for a limit means OkHttp's default.
+// NewDispatcher returns a Dispatcher for pool; a 0 limit means OkHttp's default.
 func NewDispatcher(pool *Pool, maxRequests, maxRequestsPerHost int) (*Dispatcher, error) {
 	if maxRequests < 0 || maxRequestsPerHost < 0 {
 		return nil, fmt.Errorf("client: dispatcher limits must not be negative, got %d and %d", maxRequests, maxRequestsPerHost)
@@ -40,8 +37,7 @@ func NewDispatcher(pool *Pool, maxRequests, maxRequestsPerHost int) (*Dispatcher
 	return &Dispatcher{pool: pool, all: make(chan struct{}, maxRequests), perHost: maxRequestsPerHost, hosts: make(map[string]chan struct{})}, nil
 }
 
-// Do waits for the call's turn under the Dispatcher's limits, then makes it with Pool.Do.
-// Result.Elapsed counts from the call's turn: the wait is not in it. ctx bounds the wait too.
+// Do waits for the call's turn (bounded by ctx) and makes it; Elapsed counts from the turn.
 func (d *Dispatcher) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	d.mu.Lock()
 	host, ok := d.hosts[req.URL.Host]

@@ -15,12 +15,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// One call through the HTTP/2 pool: a stream on a connection the pool chose, timed and
-// classified.
-
-// Do makes one call: it finds a stream slot by OkHttp's rule, sends req on it and reads the
-// whole response. It returns the call's Result and, for a failed call, an *Error (also in
-// Result.Err). req's context bounds the call, as does CallTimeout.
+// Do makes one call: a stream slot by the pool's rule, req sent on it, the whole response
+// read. A failed call returns an *Error (also in Result.Err). ctx and CallTimeout bound it.
 func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	start := time.Now()
 	if p.cfg.CallTimeout > 0 {
@@ -53,7 +49,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	}
 	res.InFlight = inFlight
 
-	// The stream's own context: the read timeout cancels it, and only it.
+	// The stream's own context, which only the read timeout cancels.
 	sctx, scancel := context.WithCancelCause(ctx)
 	defer scancel(nil)
 	var timer *h2ReadTimer
@@ -67,7 +63,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	sreq := req.Clone(sctx)
 	if req.Body != nil && req.GetBody != nil {
 		if sreq.Body, err = req.GetBody(); err != nil {
-			if !p.cfg.Rule.DialPerCall { // DialPerCall reserves when it sends
+			if !p.cfg.Rule.DialPerCall {
 				c.cc.Release()
 			}
 			p.release(c, false, 0, time.Now())
@@ -79,7 +75,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	if p.cfg.Rule.DialPerCall {
 		var on *h2Conn
 		resp, on, res.Refused, err = p.send313(ctx, c, sreq)
-		if on == nil { // it gave its allocation back and found no connection anew
+		if on == nil { // gave its allocation back and found no connection
 			return fail(vocab.PhaseLease, err, sctx)
 		}
 		c, res.Route, res.Conn = on, on.route, on.id
@@ -108,7 +104,7 @@ func (p *Pool) Do(ctx context.Context, req *http.Request) (*Result, error) {
 	return res, nil
 }
 
-// h2TimedBody restarts the stream's read timeout whenever body bytes arrive.
+// h2TimedBody restarts the stream's read timeout as bytes arrive.
 type h2TimedBody struct {
 	r     io.Reader
 	timer *h2ReadTimer
@@ -122,7 +118,6 @@ func (b *h2TimedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readAllMax reads r whole, refusing more than max bytes.
 func readAllMax(r io.Reader, length, max int64) ([]byte, error) {
 	if length > max {
 		return nil, fmt.Errorf("response body of %d bytes is larger than %d", length, max)
@@ -134,8 +129,7 @@ func readAllMax(r io.Reader, length, max int64) ([]byte, error) {
 	return body, err
 }
 
-// h2Outcome classifies a failed call: the call's deadline, the stream's read timeout, a dial
-// that timed out, anything else (the caller's own cancellation included).
+// h2Outcome classifies a failed call: deadline, read timeout, dial timeout, else Failed.
 func h2Outcome(ctx, sctx context.Context, phase vocab.Phase, err error) vocab.Outcome {
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), client.ErrDeadline):

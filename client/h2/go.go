@@ -11,36 +11,29 @@ import (
 	"time"
 )
 
-// GoConfig is net/http's own HTTP/2 client as a Go user sets it up, for the profile "go"
-// over HTTP/2: measured as it is, not reimplemented. The zero value of each field is
-// net/http's default.
+// GoConfig is net/http's own HTTP/2 client as a Go user sets it up (profile "go"); zero fields
+// are net/http's defaults.
 type GoConfig struct {
-	// TLS speaks HTTP/2 over TLS (Protocols.SetHTTP2) with this configuration; nil speaks h2c
-	// with prior knowledge (Protocols.SetUnencryptedHTTP2).
+	// TLS speaks HTTP/2 over TLS; nil speaks h2c.
 	TLS *tls.Config
 	// StrictMaxConcurrentRequests, SendPingTimeout and PingTimeout are http.HTTP2Config's.
 	StrictMaxConcurrentRequests  bool
 	SendPingTimeout, PingTimeout time.Duration
-	// MaxConnsPerHost is http.Transport's.
-	MaxConnsPerHost int
-	// Timeout is http.Client.Timeout.
-	Timeout time.Duration
-	// DialTimeout is net.Dialer.Timeout (TCP), and the TLS handshake's bound with TLS.
+	MaxConnsPerHost              int
+	Timeout                      time.Duration
+	// DialTimeout is net.Dialer.Timeout, also bounding the TLS handshake.
 	DialTimeout time.Duration
 }
 
-// Go is a net/http client set up by GoConfig whose dialer counts the connections it opens
-// and closes, and numbers them. Over h2c it also counts the SETTINGS frames net/http has
-// processed, so that a caller can tell when a new stream limit is in force. It is safe for
-// concurrent use.
+// Go is a net/http client whose dialer counts and numbers its connections and, over h2c, the
+// SETTINGS frames processed. It is safe for concurrent use.
 type Go struct {
-	// Client and Transport are the net/http values, to be used as they are.
 	Client    *http.Client
 	Transport *http.Transport
 
 	dials, closes atomic.Int64
-	settings      atomic.Int64 // SETTINGS frames (not acknowledgements) processed, h2c only
-	mu            sync.Mutex   // guards addrs
+	settings      atomic.Int64 // h2c only
+	mu            sync.Mutex
 	addrs         map[string]int
 }
 
@@ -73,8 +66,7 @@ func NewGo(cfg GoConfig) (*Go, error) {
 	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
 	if cfg.TLS != nil {
 		protos.SetHTTP2(true)
-		// net/http recognises HTTP/2 by the *tls.Conn that DialTLSContext returns, so the
-		// count sits below TLS, on the TCP connection.
+		// net/http recognises HTTP/2 by the *tls.Conn returned: count below TLS.
 		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			raw, err := g.dial(ctx, d, network, addr)
 			if err != nil {
@@ -119,18 +111,15 @@ func (g *Go) dial(ctx context.Context, d *net.Dialer, network, addr string) (net
 	return &countedConn{Conn: c, id: int(id), closes: &g.closes}, nil
 }
 
-// Dials returns how many connections the client opened; Closed how many of them closed.
+// Dials counts the connections opened; Closed those closed since.
 func (g *Go) Dials() int  { return int(g.dials.Load()) }
 func (g *Go) Closed() int { return int(g.closes.Load()) }
 
-// SettingsSeen returns how many SETTINGS frames from servers (acknowledgements not counted)
-// net/http has processed on the client's h2c connections: a limit a server sent is in force
-// once this count has passed it. Over TLS the frames are not visible; it stays 0.
+// SettingsSeen counts the SETTINGS frames net/http processed over h2c (0 over TLS).
 func (g *Go) SettingsSeen() int { return int(g.settings.Load()) }
 
-// ConnID returns the number of the connection c, 1 for the first the client opened, in
-// dial order; 0 for a connection it did not open. c is what httptrace.GotConnInfo.Conn
-// holds, a *tls.Conn over TLS and over h2c alike (net/http wraps an h2c connection in one).
+// ConnID returns c's number in dial order from 1 (0: not the client's); c is
+// httptrace.GotConnInfo.Conn.
 func ConnID(c net.Conn) int {
 	for c != nil {
 		switch x := c.(type) {
@@ -149,7 +138,7 @@ func ConnID(c net.Conn) int {
 	return 0
 }
 
-// DialsTo returns how many connections went to each address ("ip:port").
+// DialsTo counts the connections to each address ("ip:port").
 func (g *Go) DialsTo() map[string]int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -160,10 +149,9 @@ func (g *Go) DialsTo() map[string]int {
 	return m
 }
 
-// Close closes the idle connections; net/http's pool closes the others as they go idle.
+// Close closes the idle connections.
 func (g *Go) Close() { g.Transport.CloseIdleConnections() }
 
-// countedConn counts its first Close and carries its number.
 type countedConn struct {
 	net.Conn
 	id     int
@@ -176,21 +164,18 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// settingsConn counts the SETTINGS frames a server sends on an h2c connection once net/http
-// has processed them: a frame counts at the first Read after its last byte was handed over.
-// net/http's reader goes through a buffer and asks for more bytes only once it has handled
-// every frame it was given (h2Sniffer relies on the same), so that Read means the frame is
-// in force.
+// settingsConn counts a server's SETTINGS frames once net/http processed them: at the next Read
+// (net/http reads on only after handling the frames it has).
 type settingsConn struct {
 	net.Conn
 	processed *atomic.Int64
 
-	mu       sync.Mutex // guards the fields below (one reader; the lock is for the race detector)
-	head     [9]byte    // the current frame's header, as it arrives
+	mu       sync.Mutex
+	head     [9]byte
 	headLen  int
-	left     int  // payload bytes of the current frame not seen yet
-	settings bool // the current frame is a SETTINGS frame, not an acknowledgement
-	handed   int  // SETTINGS frames handed over whole and not yet counted
+	left     int
+	settings bool
+	handed   int
 }
 
 func (c *settingsConn) Read(b []byte) (int, error) {
@@ -207,7 +192,6 @@ func (c *settingsConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// walk follows the frames through p. The lock must be held.
 func (c *settingsConn) walk(p []byte) {
 	for {
 		if c.headLen < len(c.head) {
@@ -221,7 +205,7 @@ func (c *settingsConn) walk(p []byte) {
 				return
 			}
 			c.left = int(c.head[0])<<16 | int(c.head[1])<<8 | int(c.head[2])
-			c.settings = c.head[3] == 0x4 && c.head[4]&0x1 == 0 // type SETTINGS, no ACK flag
+			c.settings = c.head[3] == 0x4 && c.head[4]&0x1 == 0
 		}
 		k := min(c.left, len(p))
 		c.left -= k

@@ -10,42 +10,20 @@ import (
 	"time"
 )
 
-// OkHttp 3.13's connection finding, for a pool whose Config.Rule has DialPerCall
-// (rules.H2OkHttp313; docs/http2.md), from
-// OkHttp 3.13.1's source:
-//
-//   - A call that finds no pooled connection with room dials one of its own, which enters the
-//     pool only once connected (StreamAllocation.findConnection; Internal.instance.put after
-//     RealConnection.connect): calls that look together each dial.
-//   - A connection's allocation limit is the peer's SETTINGS_MAX_CONCURRENT_STREAMS once its
-//     SETTINGS have been read (RealConnection.onSettings), and unlimited before
-//     (RealConnection.connect sets it to Http2Connection.maxConcurrentStreams, which is
-//     Integer.MAX_VALUE until the peer's SETTINGS arrive). This pool does not wait for them.
-//   - Once connected, the call moves to the first other pooled connection with room and
-//     closes the one it dialled (ConnectionPool.deduplicate, StreamAllocation.releaseAndAcquire).
-//   - A stream the peer refuses (REFUSED_STREAM) is sent again once, on the same connection
-//     unless it takes no new streams (then the call looks for a connection again); a second
-//     refusal fails the call and stops the connection taking new streams
-//     (StreamAllocation.streamFailed). A connection that takes no new streams closes once its
-//     last stream ends.
-//
-// net/http's ClientConn holds a stream over the peer's limit instead of sending it, and
-// sends a stream the peer refused again by itself: the pool sends a call's stream once the
-// peer's SETTINGS are in, and takes a stream net/http will not take (Reserve failing on a
-// live connection) as the peer's refusal, which is what OkHttp gets for it on the wire. The
-// allocations, which decide the herd, follow OkHttp's rules; only the refusal is the pool's.
+// OkHttp 3.13.1's connection finding (Config.Rule.DialPerCall; docs/http2.md): a call finding
+// no room dials its own connection (StreamAllocation.findConnection), unlimited until the peer's
+// SETTINGS (RealConnection.onSettings), then moves to a pooled one with room and closes its own
+// (ConnectionPool.deduplicate); a refused stream goes again once (streamFailed). net/http holds
+// a stream over the peer's limit, so the pool takes its Reserve refusal as REFUSED_STREAM.
 
-// errRefusedStream is the refusal of a stream over the peer's limit.
 var errRefusedStream = errors.New("stream error: REFUSED_STREAM (the peer's limit)")
 
-// isRefused reports whether err is the peer's or the pool's refusal of a stream.
 func isRefused(err error) bool {
 	return errors.Is(err, errRefusedStream) || err != nil && strings.Contains(err.Error(), "REFUSED_STREAM")
 }
 
-// acquire313 finds a connection for a call by OkHttp 3.13's rule: a pooled one with room,
-// or one the call dials itself, and then deduplicates. It returns the connection, whether
-// the call stays on the connection it dialled, and the allocations it found.
+// acquire313 finds a connection by OkHttp 3.13's rule and deduplicates; it returns the
+// connection, whether the call stays on the one it dialled, and the allocations found.
 func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight int, err error) {
 	p.mu.Lock()
 	if p.closed {
@@ -68,7 +46,7 @@ func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight
 	p.mu.Lock()
 	c.cc, c.err, c.sniffer = cc, err, sniffer
 	close(c.ready)
-	if err == nil && p.closed { // Close has taken its list of connections: this one is not in it
+	if err == nil && p.closed {
 		err = errors.New("client: HTTP/2 pool closed")
 		cc.Close()
 	}
@@ -88,7 +66,7 @@ func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight
 		p.mu.Unlock()
 		return c, true, 0, nil
 	}
-	// Deduplication: the call moves to x, and the connection it dialled closes unused.
+	// Deduplication: the call moves to x; its own connection closes unused.
 	c.alloc, c.streams, c.peak, c.ejected = 0, 0, 0, true
 	x.take()
 	p.mu.Unlock()
@@ -96,9 +74,7 @@ func (p *Pool) acquire313(ctx context.Context) (c *h2Conn, opened bool, inFlight
 	return x, false, n, nil
 }
 
-// pick313Locked is the first pooled connection other than skip that takes a new stream and
-// is below its allocation limit, with its allocations; nil if none. The pool's lock must be
-// held.
+// pick313Locked is the first pooled connection but skip below its limit; nil if none.
 func (p *Pool) pick313Locked(skip *h2Conn) (*h2Conn, int) {
 	for _, x := range p.conns {
 		if x != skip && !x.ejected && !x.unusable() && x.alloc < p.limit313Locked(x) {
@@ -108,9 +84,7 @@ func (p *Pool) pick313Locked(skip *h2Conn) (*h2Conn, int) {
 	return nil, 0
 }
 
-// limit313Locked is c's allocation limit by OkHttp 3.13's rule: the peer's stream limit once
-// its SETTINGS have been processed, unlimited before; capped as limitLocked caps. The pool's
-// lock must be held.
+// limit313Locked is c's limit: the peer's once its SETTINGS are in, unlimited before, capped.
 func (p *Pool) limit313Locked(c *h2Conn) int {
 	peer := unknownLimit
 	if l, ok := c.sniffer.maxStreams(); ok {
@@ -125,9 +99,8 @@ func (p *Pool) limit313Locked(c *h2Conn) int {
 	return peer
 }
 
-// connect313 opens a connection to route within ConnectTimeout and returns once the
-// connection preface is written, without waiting for the peer's SETTINGS, as
-// RealConnection.connect returns. The connect is the call's: its cancellation ends it.
+// connect313 dials route within ConnectTimeout and returns once the preface is written
+// (RealConnection.connect).
 func (p *Pool) connect313(ctx context.Context, route string) (*http.ClientConn, *h2Sniffer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -145,16 +118,12 @@ func (p *Pool) connect313(ctx context.Context, route string) (*http.ClientConn, 
 	return cc, dialed.sniffer, nil
 }
 
-// send313 sends req on c, and again once if the stream is refused: on c, or, if c takes no new
-// streams by then, on a connection found anew (acquire313). A second refusal fails the call
-// and stops its connection taking new streams. It returns the connection the last stream went
-// on, nil if the call holds no allocation (looking anew failed), and how many refusals the
-// call met.
+// send313 sends req on c, and once more if refused (on a connection found anew when c is
+// ejected); it returns the last connection (nil: none held) and the refusals met.
 func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http.Response, *h2Conn, int, error) {
 	refused := 0
 	for {
-		// net/http's provisional limit before the peer's SETTINGS is not the peer's, and it
-		// sends a refused stream again by itself: the stream goes once they are in.
+		// net/http's provisional limit is not the peer's.
 		select {
 		case <-c.sniffer.settled:
 		case <-ctx.Done():
@@ -174,7 +143,7 @@ func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http
 		refused++
 		p.mu.Lock()
 		if refused > 1 {
-			c.ejected = true // noNewStreams
+			c.ejected = true
 			p.mu.Unlock()
 			return nil, c, refused, fmt.Errorf("client: %w (refused twice)", err)
 		}
@@ -192,15 +161,14 @@ func (p *Pool) send313(ctx context.Context, c *h2Conn, req *http.Request) (*http
 			p.release(c, false, 0, time.Now())
 			next, _, _, aerr := p.acquire313(ctx)
 			if aerr != nil {
-				return nil, nil, refused, aerr // no allocation held
+				return nil, nil, refused, aerr
 			}
 			c = next
 		}
 	}
 }
 
-// maxStreams is the peer's SETTINGS_MAX_CONCURRENT_STREAMS once net/http has processed its
-// first SETTINGS (ok), or unlimited when that SETTINGS set none.
+// maxStreams is the peer's limit once its first SETTINGS was processed (ok).
 func (s *h2Sniffer) maxStreams() (int, bool) {
 	if s == nil || !s.settledNow() {
 		return 0, false
@@ -210,7 +178,6 @@ func (s *h2Sniffer) maxStreams() (int, bool) {
 	return s.limit, true
 }
 
-// settledNow reports whether net/http has processed the peer's first SETTINGS.
 func (s *h2Sniffer) settledNow() bool {
 	select {
 	case <-s.settled:
@@ -220,8 +187,7 @@ func (s *h2Sniffer) settledNow() bool {
 	}
 }
 
-// observeSetting records SETTINGS_MAX_CONCURRENT_STREAMS from the first frame's payload, one
-// 6-byte setting (a 16-bit identifier, a 32-bit value) at a time. The lock must be held.
+// observeSetting reads the first frame's settings, 6 bytes each; the lock must be held.
 func (s *h2Sniffer) observeSetting(b byte) {
 	s.setting[s.settingLen] = b
 	s.settingLen++
@@ -229,7 +195,7 @@ func (s *h2Sniffer) observeSetting(b byte) {
 		return
 	}
 	s.settingLen = 0
-	if binary.BigEndian.Uint16(s.setting[:2]) == 0x3 { // SETTINGS_MAX_CONCURRENT_STREAMS
+	if binary.BigEndian.Uint16(s.setting[:2]) == 0x3 {
 		s.limit = int(min(binary.BigEndian.Uint32(s.setting[2:]), unknownLimit))
 	}
 }

@@ -256,7 +256,7 @@ func TestH2PoolLimits(t *testing.T) {
 func TestH2PoolEjectsSlowNode(t *testing.T) {
 	nodes := h2Nodes(t, 2, nil, map[int][]h2node.Option{1: {h2node.WithSlowAfter(2, 150*time.Millisecond)}},
 		h2node.WithLatency(10*time.Millisecond))
-	apns, err := NewAPNs(APNsConfig{AllocationLimit: 1, APNsRule: vocab.APNsRule{BadCalls: 2, BadAvg: 60 * time.Millisecond, MinCalls: 1 << 30, SlowAvg: time.Hour}})
+	apns, err := NewAPNs(APNsConfig{AllocationLimit: 1, APNsRule: rules.APNsRule{BadCalls: 2, BadAvg: 60 * time.Millisecond, MinCalls: 1 << 30, SlowAvg: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

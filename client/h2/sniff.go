@@ -6,24 +6,20 @@ import (
 	"sync/atomic"
 )
 
-// h2Sniffer watches the bytes a server sends on an HTTP/2 connection until the end of its
-// first frame, which RFC 9113 makes a SETTINGS frame, and tells when net/http has processed
-// it: the first Read after those bytes were handed over. net/http reads frames through a
-// buffer and asks for more bytes only once it has handled every frame it was given, so that
-// Read means the SETTINGS, and the peer's stream limit with it, are in force. It then gets
-// out of the way: later reads pass straight through.
+// h2Sniffer tells when net/http processed the server's first frame, a SETTINGS (RFC 9113): at
+// the first Read after it was handed over. Later reads pass through.
 type h2Sniffer struct {
 	net.Conn
-	settled chan struct{} // closed once the first SETTINGS has been processed
-	done    atomic.Bool   // settled was closed: reads pass straight through
+	settled chan struct{}
+	done    atomic.Bool
 
-	mu    sync.Mutex // guards the fields below (net/http reads from one goroutine; the lock is for the race detector's peace and for safety)
-	head  [9]byte    // the first frame's header, as it arrives
-	seen  int        // bytes seen so far, up to the end of the first frame
-	end   int        // where the first frame ends; 0 until its header is complete
-	ready bool       // the whole first frame was handed over
-	// limit is the first frame's SETTINGS_MAX_CONCURRENT_STREAMS, unknownLimit if it set
-	// none; setting holds the setting being read, settingLen bytes of it.
+	mu    sync.Mutex // guards the fields below
+	head  [9]byte
+	seen  int
+	end   int
+	ready bool
+	// limit is the first frame's SETTINGS_MAX_CONCURRENT_STREAMS (unknownLimit: none); setting is the
+	// setting being read.
 	limit      int
 	setting    [6]byte
 	settingLen int
@@ -52,7 +48,6 @@ func (s *h2Sniffer) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// observe follows the first frame through p. The lock must be held.
 func (s *h2Sniffer) observe(p []byte) {
 	for _, c := range p {
 		if s.seen < len(s.head) {

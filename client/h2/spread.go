@@ -7,53 +7,40 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/internal/vocab"
+	"github.com/labrun/labrun/internal/rules"
 )
 
-// Spread is what an OkHttp network interceptor can do to an Pool's choice of connection:
-// cap each connection's allocations, and after a call stop the connection it used from taking
-// new streams (allocationLimit = 0; its streams in flight finish). The pool then opens a new
-// connection, to the next route, once the others are full.
+// Spread is what an OkHttp network interceptor can do to a Pool: cap each connection's
+// allocations, and eject a connection from new streams after a call.
 type Spread interface {
-	// AllocationLimit returns the allocation limit of a connection whose peer allows peer
-	// concurrent streams.
+	// AllocationLimit returns the limit of a connection whose peer allows peer streams.
 	AllocationLimit(peer int) int
-	// Done is told every call that got a whole answer, and returns whether the connection it
-	// used must take no new streams.
+	// Done is told each answered call and returns whether to eject its connection.
 	Done(d Done) (eject bool)
 }
 
-// Done describes a call that got its answer, for a Spread.
+// Done describes an answered call, for a Spread.
 type Done struct {
-	// Route is the address ("ip:port") the stream went to.
 	Route string
-	// Took is the stream's time, from the request to the end of the body: what a network
-	// interceptor measures around chain.proceed.
+	// Took runs from the request to the body's end (what an interceptor measures).
 	Took time.Duration
-	// At is when the call ended.
-	At time.Time
+	At   time.Time
 }
 
-// APNsConfig configures the APNs sender's interceptor (docs/http2.md): an allocation cap per
-// connection and the ejection rule, which the model applies too (vocab.APNsRule).
-// APNsDefaults are its production values scaled so that an experiment takes seconds;
-// APNsProduction has the values as they ran.
+// APNsConfig configures the APNs sender's interceptor (docs/http2.md; rules.APNsRule).
 type APNsConfig struct {
-	// AllocationLimit caps every connection's streams (production and default: 60).
 	AllocationLimit int
-	vocab.APNsRule
+	rules.APNsRule
 }
 
-// APNsProduction returns the interceptor's thresholds as they ran in production with OkHttp
-// 3.5.
+// APNsProduction returns the thresholds as run in production with OkHttp 3.5.
 func APNsProduction() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsProduction()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsProduction()}
 }
 
-// APNsDefaults returns labrun's defaults: vocab.APNsScaled, the production values with every
-// time divided by 100 and the total call count by 10.
+// APNsDefaults returns rules.APNsScaled: production's times / 100, calls / 10.
 func APNsDefaults() APNsConfig {
-	return APNsConfig{AllocationLimit: vocab.APNsAllocationLimit, APNsRule: vocab.APNsScaled()}
+	return APNsConfig{AllocationLimit: rules.APNsAllocationLimit, APNsRule: rules.APNsScaled()}
 }
 
 // Validate reports the first threshold that makes no sense.
@@ -78,20 +65,18 @@ func (c APNsConfig) Validate() error {
 	return nil
 }
 
-// APNs is the APNs sender's interceptor as a Spread: an allocation cap per connection, and
-// statistics per address that eject a connection to an address turning slow. Its sweep is a
-// timer's effect computed when next needed (at a call's end), so it runs no goroutine. It is
-// safe for concurrent use.
+// APNs is the APNs interceptor as a Spread: a cap, and per-address statistics that eject a
+// connection to a slowing address; its sweep is computed at calls. Safe for concurrent use.
 type APNs struct {
 	cfg   APNsConfig
-	start time.Time // the sweep's clock starts here
+	start time.Time
 
 	mu        sync.Mutex // guards the fields below
 	addrs     map[string]*apnsAddr
-	seq       int // order of use, for the least recently used
-	calls     int // calls in all
+	seq       int // for least recently used
+	calls     int
 	maxAvg    time.Duration
-	lastSweep time.Duration // since start
+	lastSweep time.Duration
 }
 
 type apnsAddr struct {
@@ -101,7 +86,7 @@ type apnsAddr struct {
 	seq     int
 }
 
-// NewAPNs returns the interceptor with cfg's thresholds; the sweep's clock starts now.
+// NewAPNs returns the interceptor; the sweep's clock starts now.
 func NewAPNs(cfg APNsConfig) (*APNs, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -109,7 +94,7 @@ func NewAPNs(cfg APNsConfig) (*APNs, error) {
 	return &APNs{cfg: cfg, start: time.Now(), addrs: make(map[string]*apnsAddr)}, nil
 }
 
-// AllocationLimit caps the peer's limit at the configured allocation limit (0: no cap).
+// AllocationLimit caps peer at the configured limit (0: no cap).
 func (a *APNs) AllocationLimit(peer int) int {
 	if a.cfg.AllocationLimit > 0 {
 		return min(peer, a.cfg.AllocationLimit)
@@ -117,7 +102,7 @@ func (a *APNs) AllocationLimit(peer int) int {
 	return peer
 }
 
-// Done records the call in its address's statistics, then applies the rules; see APNsConfig.
+// Done records the call and applies the rules (APNsConfig).
 func (a *APNs) Done(d Done) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -156,8 +141,7 @@ func (a *APNs) Done(d Done) bool {
 	return bad
 }
 
-// sweepLocked drops what the sweeps since the last call would have: statistics change only
-// at calls, so the latest sweep before now drops whatever the earlier ones would.
+// sweepLocked applies the latest sweep before now, which covers the earlier ones.
 func (a *APNs) sweepLocked(now time.Time) {
 	if a.cfg.Sweep <= 0 || a.cfg.IdleDrop <= 0 {
 		return
@@ -191,7 +175,7 @@ func (s APNsAddr) Avg() time.Duration {
 	return s.Total / time.Duration(s.Calls)
 }
 
-// Stats returns the statistics kept now, sorted by address, and the worst average seen.
+// Stats returns the statistics by address and the worst average seen.
 func (a *APNs) Stats() (addrs []APNsAddr, maxAvg time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

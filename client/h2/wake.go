@@ -8,32 +8,16 @@ import (
 	"github.com/labrun/labrun/internal/clock"
 )
 
-// healthWake brings net/http's HTTP/2 health check closer to on time, without changing it:
-// its timers are Go's, which in an idle process fire up to 1 ms late (clock), and labrun
-// cannot reach them, so it sets a bare wake-up (clock.Alarm's zero value: best effort, since
-// the woken thread runs its own processor's timers first) for the instant each falls due, from
-// what it sees on the connection (h2c: the frames are visible). Measured: the drop row went
-// from +3.4 to +1.0..1.5 ms of the model.
-//
-//   - the read loop restarts the SendPingTimeout timer after every frame it reads
-//     (http2clientConnReadLoop.run: t.Reset(readIdleTimeout) after each ReadFrame), before it
-//     processes the frame and reads on; so when it calls Read (the buffer empty), the timer
-//     was restarted a moment before, and an alarm SendPingTimeout after that Read is due just
-//     after the timer;
-//   - the health check (http2ClientConn.healthCheck) makes a context of PingTimeout and then
-//     writes the PING: an alarm PingTimeout after that write is due just after the context.
-//
-// An alarm set a moment after its timer wakes the process a moment after the timer is due,
-// which is what makes it fire; one set before would wake it too early, to sleep another
-// millisecond.
+// healthWake brings net/http's HTTP/2 health check closer to on time (Go's timers may be 1 ms
+// late, package clock) with bare alarms just after each timer falls due (docs/http2.md).
 type healthWake struct {
 	net.Conn
 	sendPing, ping time.Duration
 
-	mu     sync.Mutex // guards the alarms' use against Close
+	mu     sync.Mutex
 	closed bool
-	idle   clock.Alarm // SendPingTimeout after the read loop last waited for bytes
-	pinged clock.Alarm // PingTimeout after the last PING was written
+	idle   clock.Alarm // SendPingTimeout after the read loop's last wait
+	pinged clock.Alarm // PingTimeout after the last PING
 }
 
 func newHealthWake(c net.Conn, sendPing, ping time.Duration) *healthWake {
@@ -64,8 +48,7 @@ func (c *healthWake) Close() error {
 	return c.Conn.Close()
 }
 
-// set sets a to d from now, unless the connection is closed (an alarm left set would outlive
-// it).
+// set sets a to d from now, unless the connection is closed.
 func (c *healthWake) set(a *clock.Alarm, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -74,9 +57,7 @@ func (c *healthWake) set(a *clock.Alarm, d time.Duration) {
 	}
 }
 
-// hasPing reports whether p, a write starting at a frame boundary, holds a PING frame that is
-// not an acknowledgement. net/http flushes whole frames; if p does not parse as frames, it
-// reports false, and the health check fires as Go's timers do.
+// hasPing reports whether p holds a PING that is not an acknowledgement.
 func hasPing(p []byte) bool {
 	for len(p) >= 9 {
 		length := int(p[0])<<16 | int(p[1])<<8 | int(p[2])
@@ -91,19 +72,16 @@ func hasPing(p []byte) bool {
 	return false
 }
 
-// h2ReadTimer is a stream's read timeout: a timer, restarted whenever bytes arrive, whose
-// effect an alarm brings forward to its instant. The alarm is a clock.Lazy, set only in the
-// last clock.Ahead before the timeout: a stream answered in time never touches it, since
-// setting the process's earliest alarm costs a system call and a wake of the clock's
-// goroutine (25 µs a call in BenchmarkH2Overhead when every call set one).
+// h2ReadTimer is a stream's read timeout, restarted when bytes arrive, brought on time by an
+// alarm set only within clock.Ahead of it (a system call a timely stream never pays).
 type h2ReadTimer struct {
 	d     time.Duration
-	t     *time.Timer // the timeout
-	f     func()      // the timeout's effect, called by t or by the alarm, whichever is first
+	t     *time.Timer
+	f     func() // by t or the alarm, whichever is first
 	alarm *clock.Lazy
 
 	mu      sync.Mutex // guards due and stopped
-	due     time.Time  // when t fires, or just after
+	due     time.Time
 	stopped bool
 }
 
@@ -114,9 +92,7 @@ func newH2ReadTimer(d time.Duration, f func()) *h2ReadTimer {
 	return rt
 }
 
-// fire is the alarm's function: the timeout's effect, on time, unless the timeout was
-// restarted or stopped since the alarm was set (f may then run twice, by the alarm and by t:
-// it cancels a context, which is idempotent).
+// fire is the timeout's effect, unless restarted or stopped since (f is idempotent).
 func (rt *h2ReadTimer) fire() {
 	rt.mu.Lock()
 	due := !rt.stopped && !time.Now().Before(rt.due)
@@ -126,14 +102,12 @@ func (rt *h2ReadTimer) fire() {
 	}
 }
 
-// restart starts the timeout anew.
 func (rt *h2ReadTimer) restart() {
 	rt.t.Reset(rt.d)
 	rt.restartAlarm()
 }
 
-// restartAlarm sets the alarm for d from now. It runs after the timer was (re)started, so the
-// alarm is due at the timer's instant or just after, never before it.
+// restartAlarm sets the alarm after the timer, so it is never due before it.
 func (rt *h2ReadTimer) restartAlarm() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

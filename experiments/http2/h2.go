@@ -8,32 +8,19 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/results"
 )
 
-// H2 is experiment H: HTTP/2, where one connection carries everything (docs/http2.md).
-// A host name resolves to three HTTP/2 nodes on loopback addresses, the first of them slow.
-// OkHttp 3.x's rule puts every stream on one connection to the first address until the
-// peer's limit; the APNs sender's interceptor caps each connection at 60 streams, which
-// spreads them over the addresses, and ejects the connection to an address that turns slow.
-// Go's net/http is measured as it is: without StrictMaxConcurrentRequests a burst dials about
-// once per call that found every connection full; with it a burst of more than twice the
-// limit stalls (golang/go#70809). Then the APNs throttle (a rejection lowers the limit to 1)
-// and a node that freezes. The files: h2.go (this one: the experiment and its nodes),
-// h2cal.go (what a burst costs the okhttp client here, measured for the model of its rows),
-// h2calls.go (the measured calls and their timelines), h2spread.go (okhttp: spreading and
-// ejection), h2go.go (net/http's dial herd and strict-mode stall), h2throttle.go (the APNs
-// throttle) and h2freeze.go (the frozen node).
-//
-// It compares the okhttp and go profiles by design (FixedProfiles). HttpClient 5 is not one of
-// them: its classic (blocking) API, the one the hc5 profile follows, speaks HTTP/1.1 only;
-// HTTP/2 is in its async API.
+// H2 is experiment H: HTTP/2, where one connection carries everything (docs/http2.md). A name
+// resolves to three nodes on loopback, the first slow; OkHttp 3.x's pick, the APNs sender's
+// interceptor (spreading, ejection), net/http's dial herd and strict-mode stall
+// (golang/go#70809), the APNs throttle and a frozen node. It compares the okhttp and go profiles
+// (FixedProfiles): HttpClient 5's classic API, the hc5 profile's, speaks HTTP/1.1 only.
 type H2 struct {
-	// Pushes is the number of pushes made at once in the spreading rows; the ejection rows
-	// make four rounds of half as many.
+	// Pushes is the spreading rows' burst; the ejection rows make four rounds of half as many.
 	Pushes int
 	// PeerLimit is the nodes' SETTINGS_MAX_CONCURRENT_STREAMS in the okhttp rows.
 	PeerLimit int
@@ -41,8 +28,8 @@ type H2 struct {
 	AllocationLimit int
 	// Latency is a healthy node's answer time; Slow the slow node's.
 	Latency, Slow time.Duration
-	// GoLimit and GoCalls are the node's stream limit and the burst in the go rows: the
-	// prototype's 100 and 250, scaled.
+	// GoLimit and GoCalls are the go rows' stream limit and burst (the prototype's 100 and 250,
+	// scaled).
 	GoLimit, GoCalls int
 }
 
@@ -57,7 +44,7 @@ func (*H2) Info() lab.Info {
 	return lab.Info{
 		Name:  "exp-h",
 		Topic: "http2",
-		Alone: true, // its calibration bursts and its rows must see the same machine
+		Alone: true, // calibration and rows must see the same machine
 		Title: "HTTP/2: one connection carries everything",
 		Description: "push.test resolves to three HTTP/2 nodes (127.0.8.1, .2, .3; h2c), the first of " +
 			"them slow. OkHttp 3.x's rule puts every stream on one connection to the first " +
@@ -138,26 +125,22 @@ func (h *H2) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
 	return run, nil
 }
 
-// h2HostName is the name the experiment's DNS server resolves to h2Addrs.
 const h2HostName = "push.test"
 
-// The bounds of every HTTP/2 client exp-h makes, beyond each row's own limits: a loopback
-// connect that takes 2 s has failed, and no row's call waits 10 s.
+// Bounds of every HTTP/2 client of exp-h beyond each row's limits.
 const (
 	h2ConnectTimeout = 2 * time.Second
 	h2CallTimeout    = 10 * time.Second
 )
 
-// h2Addrs are the nodes' addresses: any address of 127.0.0.0/8 is on Linux's loopback, and
-// these are apart from the other experiments'.
+// h2Addrs are the nodes' loopback addresses, apart from the other experiments'.
 var h2Addrs = []string{"127.0.8.1", "127.0.8.2", "127.0.8.3"}
 
-// h2Host is the service's host name: a DNS server that resolves it, and the addresses it
-// resolved to, in order. Each scenario starts its own nodes on them.
+// h2Host is the service's name: a DNS server resolving it, and its addresses in order.
 type h2Host struct {
 	dns *fakesrv.DNS
 	ips []string
-	// cal is the okhttp client's cost of a burst, measured before the okhttp rows (h2cal.go).
+	// cal is the okhttp client's measured burst cost (h2cal.go).
 	cal h2Calibration
 }
 
@@ -178,20 +161,19 @@ func newH2Host(ctx context.Context) (*h2Host, error) {
 
 func (h *h2Host) close() { h.dns.Close() }
 
-// h2Nodes is one scenario's nodes: node i listens on the host's i-th address, all on one
-// port, and behaves as the model's node i.
+// h2Nodes is one scenario's nodes: node i on the host's i-th address, all on one port, as the
+// model's node i.
 type h2Nodes struct {
 	nodes []*h2node.Node
 	model []model.H2Node
 }
 
-// start starts a node per spec on the host's addresses, in order, on one port.
 func (h *h2Host) start(specs []model.H2Node) (*h2Nodes, error) {
 	if len(specs) > len(h.ips) {
 		panic("experiments: more nodes than addresses")
 	}
 	var last error
-	for range 5 { // a port free on the first address may be taken on another: try another
+	for range 5 { // a port free on the first address may be taken on another
 		ns := &h2Nodes{model: specs}
 		port := "0"
 		for i, s := range specs {
@@ -211,8 +193,7 @@ func (h *h2Host) start(specs []model.H2Node) (*h2Nodes, error) {
 	return nil, fmt.Errorf("start HTTP/2 nodes: %w", last)
 }
 
-// h2Options are the node options that make an h2node behave as the model's node; a freeze is
-// the scenario's to make, at its time.
+// h2Options make an h2node behave as the model's node; a freeze is the scenario's to make.
 func h2Options(s model.H2Node) []h2node.Option {
 	opts := []h2node.Option{h2node.WithLatency(s.Latency), h2node.WithThrottle(s.Throttle)}
 	if s.MaxStreams > 0 {
@@ -230,7 +211,6 @@ func (ns *h2Nodes) close() {
 	}
 }
 
-// routes are the nodes' addresses, "ip:port", in order.
 func (ns *h2Nodes) routes() []string {
 	var r []string
 	for _, n := range ns.nodes {
@@ -239,12 +219,10 @@ func (ns *h2Nodes) routes() []string {
 	return r
 }
 
-// index returns the node at route, -1 for none.
 func (ns *h2Nodes) index(route string) int {
 	return slices.IndexFunc(ns.nodes, func(n *h2node.Node) bool { return n.Addr == route })
 }
 
-// streams returns the streams each node received, in node order.
 func (ns *h2Nodes) streams() []int {
 	var out []int
 	for _, n := range ns.nodes {

@@ -13,50 +13,30 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// This file holds experiment H's calibration: what a burst of pushes costs the okhttp client
-// on this machine, measured before the okhttp rows and given to the model of those rows.
-//
-// A burst of 180 calls at once is not free. The pool sets up its connection while 180
-// goroutines want the CPU (the dial and the peer's SETTINGS wait for Go's scheduler to poll
-// the network, which it does when its run queues are empty); then net/http sends the streams
-// one after another, each request's HEADERS written and flushed with a system call of its
-// own under the connection's write lock, and reads each answer in the connection's one read
-// loop; all of it on two cores shared with the nodes, with a garbage collection in most
-// bursts. With labrun's own costs cut (docs/http2.md, "Precision"), a burst's median call
-// still took 3 to 5 ms more than its node's latency. The model knows none of it (its
-// connection takes 1 ms, its streams nothing), so the okhttp rows' expected times would be
-// that much short, by an amount that depends on the machine.
-//
-// Instead the experiment measures it, and the model's ConnectTime and StreamCost are fitted
-// to the measurement and stated in the run's config: the model then predicts, from one
-// connection and one node, how the cost spreads over the rows' connections and adds to
-// their nodes' latencies, which is what those rows check; the cost itself they take as
-// measured. The calibration node answers in the healthy latency, not at once, so that, as
-// in the rows, the burst has left before the first answer comes back: at zero latency the
-// answers come back while the burst is being sent, and reading them competes with sending
-// it (a cost the rows do not pay: it overstated their median by 1 to 1.5 ms).
+// Experiment H's calibration: what a burst of pushes costs the okhttp client on this machine
+// (connection set-up under load, HEADERS flushed one by one; docs/http2.md, "Precision"), which
+// the model does not know. It is measured before the okhttp rows, and the model's ConnectTime
+// and StreamCost are fitted to it and stated in the run's config, so those rows check how the
+// cost spreads and adds to their nodes' latencies. The calibration node answers in the healthy
+// latency, as in the rows: at zero latency reading answers competes with sending the burst.
 
 // calBursts is how many calibration bursts are measured (after one that warms up).
 const calBursts = 9
 
-// h2Calibration is the okhttp client's cost of a burst, measured: the model's set-up and
-// cost per stream, fitted.
+// h2Calibration is the okhttp client's measured cost of a burst, fitted to the model.
 type h2Calibration struct {
-	// n is the calls in each burst; latency the node's answer time, taken off their times.
+	// n is the calls of a burst; latency the node's answer time, taken off their times.
 	n       int
 	latency time.Duration
 	// setUp and perStream are the model's ConnectTime and StreamCost (lab.FitBurst).
 	setUp, perStream time.Duration
-	// overhead is what the bursts' streams took beyond the node's latency, as the APNs
-	// interceptor times a stream: the least and the most of any stream, and the most of a
-	// burst's mean. It is the jitter the model of the ejection rows takes
-	// (model.H2Client.Overhead).
+	// overhead is the streams' time beyond the node's latency, as the APNs interceptor times it:
+	// the jitter of the ejection rows' model (model.H2Client.Overhead).
 	overhead model.H2Overhead
 }
 
-// calibrate measures h2Calibration: calBursts bursts of Pushes calls at once, each through a
-// new pool to a new node that answers in Latency and takes every stream on one connection;
-// the model is fitted to the median burst (the median of each rank's time over the bursts).
+// calibrate measures calBursts bursts of Pushes calls, each through a new pool to a new node on
+// one connection, and fits the model to the median burst.
 func (h *H2) calibrate(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	opt.Step(time.Duration(calBursts+1)*(h.Latency+10*time.Millisecond), "%s · calibration: %d bursts of %d pushes to a node answering in %v",
 		h.Info().Name, calBursts+1, h.Pushes, h.Latency)
@@ -73,7 +53,7 @@ func (h *H2) calibrate(ctx context.Context, opt lab.Options, host *h2Host, run *
 			means = append(means, mean(stream))
 		}
 	}
-	bursts = bursts[1:] // the first warms the process up (its heap, its goroutine stacks)
+	bursts = bursts[1:] // the first warms the process up
 	mid := make([]time.Duration, h.Pushes)
 	for k := range mid {
 		var rank []time.Duration
@@ -89,8 +69,7 @@ func (h *H2) calibrate(ctx context.Context, opt lab.Options, host *h2Host, run *
 	return nil
 }
 
-// calBurst makes one calibration burst and returns its calls' times less the node's latency,
-// sorted, and their streams' times (what the APNs interceptor times) less the same.
+// calBurst makes one burst and returns its calls' and streams' times less the latency, sorted.
 func (h *H2) calBurst(ctx context.Context, host *h2Host) (took, stream []time.Duration, err error) {
 	ns, err := host.start([]model.H2Node{{Latency: h.Latency, MaxStreams: h.Pushes}})
 	if err != nil {
@@ -121,7 +100,6 @@ func (h *H2) calBurst(ctx context.Context, host *h2Host) (took, stream []time.Du
 	return took, stream, nil
 }
 
-// mean is the mean of ds (0 for none).
 func mean(ds []time.Duration) time.Duration {
 	var sum time.Duration
 	for _, d := range ds {
@@ -130,18 +108,17 @@ func mean(ds []time.Duration) time.Duration {
 	return sum / time.Duration(max(len(ds), 1))
 }
 
-// Bounds beyond which the rows fed by the calibration say that the client looks unhealthy:
-// about four times what this 2-core machine measures (a set-up of 1.6 to 3.5 ms, 10 to 25 µs
-// per stream). Those rows take the cost as measured, so a regression that slows the pool's
-// bursts would otherwise pass unseen; a loaded machine can exceed them too, so they warn in
-// the rows' server column and do not fail the run.
+// Bounds beyond which the calibrated rows warn that the client looks unhealthy (about four
+// times this machine's cost, docs/http2.md): the rows take the cost as measured, so a pool
+// regression would otherwise pass unseen. A loaded machine exceeds them too, so they warn, not
+// fail.
 const (
 	calMaxSetUp     = 10 * time.Millisecond
 	calMaxPerStream = 100 * time.Microsecond
 )
 
-// note says, in the server column of the rows whose model takes the calibration, that it does,
-// and whether the calibration is beyond the bounds.
+// note says in the calibrated rows' server column that they take the calibration, and whether it
+// is beyond the bounds.
 func (c h2Calibration) note() string {
 	n := "model: set-up and cost per stream of a burst as calibrated (config)"
 	if c.setUp > calMaxSetUp || c.perStream > calMaxPerStream {
@@ -151,16 +128,15 @@ func (c h2Calibration) note() string {
 	return n
 }
 
-// apply gives the measured costs and jitter to a model of the okhttp client.
 func (c h2Calibration) apply(cl model.H2Client) model.H2Client {
 	cl.ConnectTime, cl.StreamCost, cl.Overhead = max(c.setUp, time.Nanosecond), c.perStream, c.overhead
 	return cl
 }
 
-// String is the calibration as the run's config shows it.
+// String is the calibration in the run's config.
 func (c h2Calibration) String() string {
 	return fmt.Sprintf("set-up %.1fms + %.0fµs per stream, fitted to the median of %d bursts of %d at once to a node answering in %v, less that; "+
 		"their streams took %.2f to %.2fms more than that, %.2fms at most on average over a burst (the ejection rows' jitter)",
 		float64(c.setUp)/float64(time.Millisecond), float64(c.perStream)/float64(time.Microsecond), calBursts, c.n, c.latency,
-		msOf(c.overhead.Min), msOf(c.overhead.Max), msOf(c.overhead.MeanMax))
+		lab.MsOf(c.overhead.Min), lab.MsOf(c.overhead.Max), lab.MsOf(c.overhead.MeanMax))
 }

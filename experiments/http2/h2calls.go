@@ -23,26 +23,20 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// This file holds experiment H's measured calls, through OkHttp's pool or net/http, what the
-// rows make of them, and their timelines.
-
 // h2Call is one measured call of experiment H.
 type h2Call struct {
-	// start and end count from the scenario's start.
 	start, end time.Duration
 	outcome    vocab.Outcome
 	status     int
-	// node is the node's index (-1: none); conn the client's number for its connection (0:
-	// none); newConn says the call opened it.
+	// node is the node's index (-1: none), conn the client's connection number (0: none).
 	node, conn int
 	newConn    bool
-	// setUp is how long the call waited for a connection being set up before its stream.
+	// setUp is the wait for a connection being set up.
 	setUp time.Duration
 }
 
 func (c h2Call) took() time.Duration { return c.end - c.start }
 
-// poolCall makes one call through an OkHttp-style pool at path of push.test.
 func poolCall(ctx context.Context, p *h2.Pool, ns *h2Nodes, path string, t0 time.Time) h2Call {
 	start := time.Since(t0)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h2HostName+path, nil)
@@ -58,8 +52,8 @@ func poolCall(ctx context.Context, p *h2.Pool, ns *h2Nodes, path string, t0 time
 	return c
 }
 
-// goCall makes one call with net/http's own HTTP/2 client to url (node 0). A call that runs
-// into Client.Timeout ends with vocab.Deadline; any other failure with vocab.Failed.
+// goCall makes one call with net/http's HTTP/2 client to url: Client.Timeout ends it with
+// vocab.Deadline, any other failure with vocab.Failed.
 func goCall(ctx context.Context, g *h2.Go, url string, t0 time.Time) h2Call {
 	var conn atomic.Int64
 	var reused atomic.Bool
@@ -94,7 +88,6 @@ func goCall(ctx context.Context, g *h2.Go, url string, t0 time.Time) h2Call {
 	return c
 }
 
-// h2Together makes n calls at once, call(i) each, and returns them in call order.
 func h2Together(n int, call func(i int) h2Call) []h2Call {
 	out := make([]h2Call, n)
 	var wg sync.WaitGroup
@@ -116,8 +109,7 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) bool {
 	return true
 }
 
-// outcomeOf is the outcome all of calls share, or the first that differs from want (ranked,
-// for a stable row); none for no calls.
+// outcomeOf is the calls' shared outcome, or the first (ranked) that differs from want.
 func outcomeOf(calls []h2Call, want vocab.Outcome) vocab.Outcome {
 	var other []vocab.Outcome
 	for _, c := range calls {
@@ -135,7 +127,6 @@ func outcomeOf(calls []h2Call, want vocab.Outcome) vocab.Outcome {
 	return other[0]
 }
 
-// tookOf lists the calls' durations.
 func tookOf(calls []h2Call) []time.Duration {
 	var d []time.Duration
 	for _, c := range calls {
@@ -144,7 +135,6 @@ func tookOf(calls []h2Call) []time.Duration {
 	return d
 }
 
-// predTook lists the predicted calls' durations.
 func predTook(calls []model.H2Call) []time.Duration {
 	var d []time.Duration
 	for _, c := range calls {
@@ -153,7 +143,6 @@ func predTook(calls []model.H2Call) []time.Duration {
 	return d
 }
 
-// pick returns the calls at the indexes idx.
 func pick[T any](all []T, idx []int) []T {
 	var out []T
 	for _, i := range idx {
@@ -162,7 +151,6 @@ func pick[T any](all []T, idx []int) []T {
 	return out
 }
 
-// indexes lists the indexes of the predicted calls for which keep holds.
 func indexes(calls []model.H2Call, keep func(i int, c model.H2Call) bool) []int {
 	var idx []int
 	for i, c := range calls {
@@ -173,7 +161,7 @@ func indexes(calls []model.H2Call, keep func(i int, c model.H2Call) bool) []int 
 	return idx
 }
 
-// lastEnd is the latest end among the predicted calls (0 for none, Forever for a hang).
+// lastEnd is the predicted calls' latest end (0: none; Forever for a hang).
 func lastEnd(calls []model.H2Call) time.Duration {
 	var last time.Duration
 	for _, c := range calls {
@@ -191,10 +179,8 @@ func share(perNode []int) string {
 	return strings.Join(parts, " · ")
 }
 
-// h2Lanes turns a scenario's calls into timeline entries: the label "scenario › node N ›
-// conn C" makes the SVG timeline draw the calls as streams in one lane per connection,
-// grouped by node (report.WriteSVG: the part after the last " › " names the lane). Calls are
-// ordered by node, connection and start.
+// h2Lanes labels a scenario's calls "scenario › node N › conn C", so the timeline draws a lane
+// per connection, grouped by node, calls ordered by node, connection and start.
 func h2Lanes(scenario string, ns *h2Nodes, calls []h2Call) []results.Call {
 	sorted := slices.Clone(calls)
 	slices.SortStableFunc(sorted, func(a, b h2Call) int {
@@ -226,5 +212,4 @@ func h2Lanes(scenario string, ns *h2Nodes, calls []h2Call) []results.Call {
 	return out
 }
 
-// joinSemi joins parts with "; ".
 func joinSemi(parts []string) string { return strings.Join(parts, "; ") }

@@ -14,22 +14,19 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// This file holds experiment H's go rows: a burst through net/http's own HTTP/2 client on one
-// warm connection, with StrictMaxConcurrentRequests off (the dial herd) and on (the stall of
-// golang/go#70809), as docs/http2.md explains them from net/http's source.
+// Experiment H's go rows: a burst through net/http's HTTP/2 client on one warm connection, strict
+// mode off (the dial herd) and on (golang/go#70809), as docs/http2.md explains them.
 
-// goLatency and goTimeout are the go rows' answer time and Client.Timeout: the prototype's
-// 200 ms, and its 5 s scaled so that a stall costs a second.
+// goLatency and goTimeout are the prototype's 200 ms and 5 s, scaled so a stall costs a second.
 const (
 	goLatency = 200 * time.Millisecond
 	goTimeout = time.Second
 )
 
-// goStallIssue is the upstream report of net/http's strict-mode stall.
 const goStallIssue = "https://github.com/golang/go/issues/70809"
 
-// goBurst makes GoCalls calls at once on one warm connection to a node that allows GoLimit
-// streams, strict off, then on.
+// goBurst makes GoCalls calls at once on a warm connection to a node allowing GoLimit streams,
+// strict off, then on.
 func (h *H2) goBurst(ctx context.Context, opt lab.Options, host *h2Host, run *results.Run) error {
 	for _, strict := range []bool{false, true} {
 		rule, label := rules.H2Go(), "go, strict off"
@@ -70,8 +67,8 @@ func (h *H2) goBurst(ctx context.Context, opt lab.Options, host *h2Host, run *re
 		if strict {
 			run.Rows = append(run.Rows, goStallRow(name, pred, burst, calls, dials))
 		} else {
-			// net/http closes the dialled connections it does not pool at once
-			// (addConnIfNeeded); the count may take a moment to show them all.
+			// net/http closes the dialled connections it does not pool (addConnIfNeeded): the count
+			// may take a moment.
 			kept := keptConns(ns)
 			var closed int
 			waitFor(ctx, 200*time.Millisecond, func() bool {
@@ -101,14 +98,10 @@ func keptConns(ns *h2Nodes) int {
 	return n
 }
 
-// waveRow is the strict-off burst's one wave. As documented, every call ends ok with the
-// first answers. net/http can leave a call of the herd waiting until its Client.Timeout,
-// though, never written: it reserved a stream on a new connection before the server's
-// SETTINGS (net/http assumes 100 until then), met the real limit, and waits for a slot behind
-// reservations that count as streams (the mechanism of golang/go#70809, strict mode or not).
-// It is rare (about one burst in 12 under the race detector on a loaded machine, none in 180
-// without), so the row checks that every call ended either way, compares the median with the
-// model's, and counts the stalled calls in the server column.
+// waveRow is the strict-off burst's one wave: every call ends ok with the first answers. A
+// call of the herd can rarely stall until Client.Timeout (it reserved a stream before the
+// server's SETTINGS; docs/http2.md), so the row checks that every call ended, compares the
+// median, and counts stalled calls in the server column.
 func waveRow(name string, pred model.H2Prediction, calls []h2Call) results.Row {
 	want := "ok in one wave, or stalled to Client.Timeout"
 	var ok, late []h2Call
@@ -132,15 +125,11 @@ func waveRow(name string, pred model.H2Prediction, calls []h2Call) results.Row {
 		lab.Calls(len(pred.Calls), len(calls)), lab.Saw(server))
 }
 
-// herdRow is net/http's dial herd (docs/http2.md): every call that finds every connection at
-// the peer's limit dials one of its own, and nothing coalesces those dials, so their number
-// varies from run to run; it goes in the server column. What the mechanism guarantees is
-// checked: at least one new connection carried streams, and at most the model's ideal, since
-// net/http pools a dialled connection only when none of those pooled can take a stream (it
-// closes the others at once), so each but the last new connection to carry streams was full
-// first. A dialled connection can also stay pooled without carrying any: one that came while
-// a new connection held more streams than the peer allows, before its SETTINGS (the
-// provisional limit of 100, golang/go#39389).
+// herdRow is net/http's dial herd (docs/http2.md): the number of dials varies, so it goes in the
+// server column. The row checks what the mechanism guarantees: at least one new connection
+// carried streams, and at most the model's ideal (net/http pools a dialled connection only when
+// none pooled can take a stream). A dialled connection may stay pooled empty when it came
+// before a new one's SETTINGS (golang/go#39389).
 func herdRow(name string, pred model.H2Prediction, calls []h2Call, dials, kept, closed int) results.Row {
 	ideal := pred.NewConns()
 	state := func(kept int) string {
@@ -156,10 +145,9 @@ func herdRow(name string, pred model.H2Prediction, calls []h2Call, dials, kept, 
 			"%d of them carried streams, %d closed unused", dials, beyond, ideal, kept, closed)))
 }
 
-// goStallRow is net/http's strict-mode stall: from twice the limit plus one call on, the
-// first wave (at most the limit, how many varies) succeeds and every other call waits for its
-// Client.Timeout, whatever the scheduling (model.GoStrictBurst). The documented column shows
-// the waves the documentation promises (the model's H2GoStrict).
+// goStallRow is net/http's strict-mode stall: from twice the limit plus one, the first wave
+// succeeds and the rest wait for Client.Timeout (model.GoStrictBurst); the documented column
+// shows the documentation's waves (model's H2GoStrict).
 func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, calls []h2Call, dials int) results.Row {
 	var ok, late []h2Call
 	other := 0
@@ -192,7 +180,7 @@ func goStallRow(name string, pred model.H2Prediction, b model.H2StrictBurst, cal
 	return row
 }
 
-// wavesText writes predicted waves: "10 ok at 200 ms, 10 at 400 ms, 5 at 600 ms".
+// wavesText writes waves: "10 ok at 200 ms, 10 at 400 ms, 5 at 600 ms".
 func wavesText(ws []model.H2Wave) string {
 	var parts []string
 	for i, w := range ws {
@@ -205,7 +193,7 @@ func wavesText(ws []model.H2Wave) string {
 	return strings.Join(parts, ", ")
 }
 
-// spanText writes when the calls ended: "at 201 ms", "201 to 214 ms", "none".
+// spanText writes when the calls ended: "201 to 214 ms", "none".
 func spanText(calls []h2Call) string {
 	if len(calls) == 0 {
 		return "none"

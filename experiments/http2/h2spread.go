@@ -269,7 +269,7 @@ func ejectConns(row *results.Row, ends model.H2Ends, cal h2Calibration) {
 	row.ExpectedNewConnectionsMax = results.Count(hi)
 	j := ends.Jitter[0]
 	avg := fmt.Sprintf("node %d averages %.1f to %.1f ms (its latency plus the calibrated %.2f to %.2f ms)", j.Node+1,
-		msOf(j.AvgLo), msOf(j.AvgHi), msOf(cal.overhead.Min), msOf(cal.overhead.MeanMax))
+		lab.MsOf(j.AvgLo), lab.MsOf(j.AvgHi), lab.MsOf(cal.overhead.Min), lab.MsOf(cal.overhead.MeanMax))
 	why := fmt.Sprintf("%s, above the interceptor's %v, in calls that take about the same time: whether one of them is slower than "+
 		"the average, and so the round its connection is ejected in, is the jitter's to decide", avg, j.Threshold)
 	if j.AvgLo <= j.Threshold {
@@ -296,8 +296,8 @@ func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, call
 		return r
 	}
 	r.ExpectedMs = lab.ExpectedMs((lo + hi) / 2)
-	r.ToleranceMs = new(msOf(tol + (hi-lo)/2))
-	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", msOf(lo), msOf(hi))
+	r.ToleranceMs = new(lab.MsOf(tol + (hi-lo)/2))
+	note := fmt.Sprintf("the model with each node ejected by the jitter or not: %.1f to %.1f ms", lab.MsOf(lo), lab.MsOf(hi))
 	if server != "" {
 		note = joinSemi([]string{server, note})
 	}
@@ -306,4 +306,3 @@ func h2PercentileEnds(name string, p float64, ends model.H2Ends, idx []int, call
 }
 
 // msOf is d in milliseconds.
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -17,29 +17,21 @@ import (
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
 	measure "github.com/labrun/labrun/experiments/internal/vanish"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/results"
 )
 
-// Vanish is experiment I: peers that vanish, measured. The documentation's answers for a
-// powered-off peer (127 s to give up a connect, 924.6 s to give up a request on a pooled
-// connection) are Linux timers; exp-i measures them scaled down to seconds (docs/vanish.md),
-// each next to the model's value for the scaled kernel and the model's extrapolation to the
-// default counts, and then what clients do about it: connect timeouts (OkHttp's per address),
-// read timeouts and deadlines, HttpClient 5's stale check (pit 6), TCP keepalive and Go's HTTP/2
-// health check.
-//
-// The rows about a host that is down with a connect timeout, and the SYN retries of a single
-// socket (TCP_SYNCNT), run on loopback in the calling namespace. Every other row needs a
-// network of labrun's own (package netns: an unprivileged user and network namespace with its
-// own tcp_retries2, a veth pair whose server end goes down); where that is unavailable they
-// are skipped, with the reason, and the run still passes unless RequireNetns.
+// Vanish is experiment I: peers that vanish, measured (docs/vanish.md). The documented figures
+// for a powered-off peer (127 s to give up a connect, 924.6 s a request on a pooled connection)
+// are Linux timers, measured scaled down beside the model's value and its extrapolation, then
+// what clients do about them: connect and read timeouts, deadlines, HttpClient 5's stale check,
+// TCP keepalive and Go's HTTP/2 health check. Rows needing a network namespace of labrun's own
+// (package netns) are skipped, with the reason, where it is unavailable, unless RequireNetns.
 type Vanish struct {
-	// SYNRetries and Retries2 are comma-separated counts: the host-down rows' SYN retries and
-	// the dropped-connection rows' tcp_retries2, one row (and one namespace) each.
+	// SYNRetries and Retries2 are comma-separated counts, a row and a namespace each.
 	SYNRetries string
 	Retries2   string
 
@@ -57,13 +49,11 @@ type Vanish struct {
 	// RequireNetns makes rows that cannot run for want of namespaces a failure.
 	RequireNetns bool
 
-	// namespaces reports whether the namespace rows can run, nil meaning netns.Available. The
-	// experiment's tests set it to force the skipped path; nothing else does.
+	// namespaces reports whether the namespace rows can run (nil: netns.Available); tests set it.
 	namespaces func() error
 }
 
-// New returns experiment I with its default parameters: the scaled-down kernel of
-// docs/vanish.md.
+// New returns experiment I with docs/vanish.md's scaled-down kernel.
 func New() *Vanish {
 	return &Vanish{
 		SYNRetries: "1,2", Retries2: "2,3,4",
@@ -118,8 +108,7 @@ func (v *Vanish) Params() []lab.Param {
 	}
 }
 
-// vanishIdle is how long the pooled connections sit idle after the peer vanished before the
-// calls on them: the jobs' own default.
+// vanishIdle is the pooled connections' idle time after the peer vanished: the jobs' default.
 var vanishIdle = measure.DefaultDropped().Inactivity
 
 // Check implements Checker.
@@ -164,21 +153,14 @@ func counts(flag, list string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// vanishJobTime bounds each measurement: the longest, tcp_retries2 4 on a knife edge with a
-// 5 s connect timeout after it, takes under 20 s.
+// vanishJobTime bounds each measurement (the longest takes under 20 s).
 const vanishJobTime = 45 * time.Second
 
-// vanishStagger separates the starts of the namespace children. A child is started with
-// CLONE_NEWUSER, which rules out vfork: Go forks the whole process, and while the kernel
-// copies its page tables every page fault of the parent waits. Forks that overlap compound:
-// nine children 50 ms apart stalled a loopback GET in the parent for 230 ms (with 200 MB of
-// heap), enough to push rows of exp-i and, under labrun all, of other experiments out of their
-// tolerance; 150 ms apart the worst stall measured was 15 ms.
+// vanishStagger separates the namespace children's starts: overlapping forks of the whole
+// process (CLONE_NEWUSER rules out vfork) stall the parent (docs/vanish.md).
 const vanishStagger = 150 * time.Millisecond
 
-// vanishHosts are the loopback addresses of the host that is down, all on one port; the names
-// resolve to the first or to all three. exp-e uses 127.0.0.2 to .4, so that both can run at
-// once.
+// vanishHosts are the down host's loopback addresses, all on one port, apart from exp-e's.
 var vanishHosts = []string{"127.0.0.5", "127.0.0.6", "127.0.0.7"}
 
 const (
@@ -186,30 +168,29 @@ const (
 	vanishThree = "three.vanish.test"
 )
 
-// vanishMeasured is everything exp-i measured. Each field is written by one of Run's
-// goroutines (the maps under mu, one entry each) and read once they all ended.
+// vanishMeasured is everything exp-i measured, each field written by one of Run's goroutines
+// and read after they all ended.
 type vanishMeasured struct {
-	netns   error        // why the namespace rows cannot run, nil when they can
+	netns   error        // nil when the namespace rows can run
 	host    model.Kernel // the calling namespace's SYN rules
-	clients []vanishCall // in the order of Vanish.clients
+	clients []vanishCall
 	ka      measure.KeepaliveResult
 	h2      measure.HTTP2Result
 
-	mu       sync.Mutex // guards the maps, by SYN retries or tcp_retries2
+	mu       sync.Mutex // guards the maps
 	dials    map[int]measure.Sample
 	hostDown map[int]measure.HostDownResult
 	dropped  map[int]measure.DroppedResult
 }
 
-// set stores v under k in m, holding mu.
 func set[V any](mu *sync.Mutex, m map[int]V, k int, v V) {
 	mu.Lock()
 	defer mu.Unlock()
 	m[k] = v
 }
 
-// vanishClient is a connect-timeout row: a profile against a host name of one or three
-// addresses, none of which answers.
+// vanishClient is a connect-timeout row: a profile against a name of one or three addresses,
+// none answering.
 type vanishClient struct {
 	name    string
 	profile string
@@ -233,9 +214,8 @@ func (v *Vanish) clients() []vanishClient {
 	}
 }
 
-// Run implements Experiment. It runs every measurement at once, each bounded, and returns
-// ctx's error when ctx ends first; every namespace child has then been killed and reaped
-// (netns.Run) and every loopback listener closed.
+// Run implements Experiment, running every measurement at once, each bounded. When ctx ends
+// first it returns ctx's error, every child reaped and listener closed.
 func (v *Vanish) Run(ctx context.Context, opt lab.Options) (results.Run, error) {
 	if err := lab.CheckParams(v); err != nil {
 		return results.Run{}, err
@@ -260,12 +240,12 @@ func (v *Vanish) Run(ctx context.Context, opt lab.Options) (results.Run, error) 
 	defer down.close()
 
 	jobs := v.jobs(m, down, syns, r2s)
-	var total time.Duration // when the model expects the last measurement to end
+	var total time.Duration // the model's end of the last measurement
 	for _, j := range jobs {
 		total = max(total, j.start+j.expect)
 	}
 	opt.Step(total, "%s · %d measurements at once", v.Info().Name, len(jobs))
-	var mu sync.Mutex // guards done
+	var mu sync.Mutex
 	done := 0
 	g, gctx := errgroup.WithContext(ctx)
 	for _, j := range jobs {
@@ -302,17 +282,17 @@ func (v *Vanish) Run(ctx context.Context, opt lab.Options) (results.Run, error) 
 	return run, nil
 }
 
-// vanishJob is one measurement of exp-i: it runs from start on, with its own time bound, and
-// writes its result into its own part of vanishMeasured.
+// vanishJob is one measurement, from start on with its own bound, writing its own part of
+// vanishMeasured.
 type vanishJob struct {
 	name   string
-	start  time.Duration // when it starts, after Run started the jobs
-	expect time.Duration // how long the model expects it to take, once started
+	start  time.Duration
+	expect time.Duration // the model's time, once started
 	run    func(ctx context.Context) error
 }
 
-// jobs lists exp-i's measurements: the loopback ones at once, the namespace children
-// vanishStagger apart, the longest first so that the run ends as soon as it can.
+// jobs lists the measurements: loopback ones at once, namespace children vanishStagger apart,
+// longest first.
 func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vanishJob {
 	k := model.LoopbackKernel()
 	var jobs []vanishJob
@@ -343,7 +323,7 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 			}})
 	}
 	for _, r := range r2s {
-		// Its longest call is the GET that net/http replays after the kernel gave up.
+		// The longest call is the GET net/http replays after the kernel gave up.
 		children = append(children, vanishJob{name: fmt.Sprintf("tcp_retries2 %d", r), expect: k.DataGiveUp(r) + v.ConnectTimeout,
 			run: func(ctx context.Context) error {
 				res, err := measure.Dropped(ctx, measure.DroppedInput{Retries2: r, ReadTimeout: v.ReadTimeout,
@@ -372,14 +352,12 @@ func (v *Vanish) jobs(m *vanishMeasured, down *deadHost, syns, r2s []int) []vani
 	return append(jobs, children...)
 }
 
-// keepaliveInput is the keepalive job's input: the call without keepalive waits for the
-// smallest tcp_retries2.
+// keepaliveInput is the keepalive job's input, with the smallest tcp_retries2.
 func (v *Vanish) keepaliveInput(r2s []int) measure.KeepaliveInput {
 	return measure.KeepaliveInput{Idle: v.KeepaliveIdle, Interval: v.KeepaliveInterval, Count: v.KeepaliveCount,
 		Retries2: slices.Min(r2s), ConnectTimeout: v.ConnectTimeout}
 }
 
-// connect makes the call of a connect-timeout row and predicts it.
 func (v *Vanish) connect(ctx context.Context, c vanishClient, down *deadHost) (vanishCall, error) {
 	b, err := lab.Build(c.profile, lab.Spec{ConnectTimeout: v.ConnectTimeout, Resolver: down.resolver})
 	if err != nil {
@@ -395,11 +373,10 @@ func (v *Vanish) connect(ctx context.Context, c vanishClient, down *deadHost) (v
 	return vanishCall{p: p, res: res}, ctx.Err()
 }
 
-// deadHost is a host that is down on loopback: a listener that drops SYNs on each of
-// vanishHosts, all on one port, and a DNS server that resolves vanishOne to the first and
-// vanishThree to all three.
+// deadHost is a host down on loopback: listeners dropping SYNs on vanishHosts, and a DNS server
+// resolving vanishOne to the first, vanishThree to all.
 type deadHost struct {
-	addr     string // the first address and the port, for a plain dial
+	addr     string // for a plain dial
 	port     string
 	resolver *net.Resolver
 	close    func()
@@ -430,5 +407,4 @@ func newDeadHost() (*deadHost, error) {
 		close: func() { dns.Close(); closeHoles() }}, nil
 }
 
-// url is the URL of name on the host's port.
 func (d *deadHost) url(name string) string { return "http://" + net.JoinHostPort(name, d.port) + "/" }

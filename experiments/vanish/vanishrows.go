@@ -15,15 +15,12 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// exp-i's rows: from what the namespace jobs and the calls in this process measured, with
-// the model's expected values and the kernel timers' windows.
-
-// rows turns the measurements into the table, in the order of the issue: host down, with a
-// connect timeout, a dropped connection, limits on it, the stale check, keepalive, HTTP/2. tol
-// is the run's tolerance, which decides when a kernel row's note shows the timer wheel's window.
+// rows turns the measurements into the table: host down, with a connect timeout, a dropped
+// connection, limits on it, the stale check, keepalive, HTTP/2. tol decides when a kernel row's
+// note shows the timer wheel's window.
 func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []results.Row {
-	// ns judges a row that needs namespaces: skipped, nothing measured, when they are
-	// unavailable; its expected values then come from the nominal kernel. It comes last.
+	// ns judges a namespace row: skipped when unavailable, expected values from the nominal
+	// kernel.
 	var ns lab.Judge
 	if m.netns != nil {
 		ns = lab.Unmeasured("needs network namespaces: " + m.netns.Error())
@@ -75,8 +72,7 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 			dataDocumented(r2, k), ns))
 	}
 
-	// 4. Limits on the dead connection, and 5. the stale check: on the largest tcp_retries2,
-	// where the kernel is furthest away.
+	// 4. Limits on the dead connection, and 5. the stale check, on the largest tcp_retries2.
 	high := slices.Max(r2s)
 	res := m.dropped[high]
 	k := kernel(res.Kernel)
@@ -104,7 +100,6 @@ func (v *Vanish) rows(m *vanishMeasured, syns, r2s []int, tol time.Duration) []r
 	return v.http2Rows(rows, m.h2, kernel(m.h2.Kernel), slices.Min(r2s), tol, ns)
 }
 
-// keepaliveRows appends to rows the rows of TCP keepalive on the idle pooled connection.
 func (v *Vanish) keepaliveRows(rows []results.Row, res measure.KeepaliveResult, k model.Kernel, r2s []int, tol time.Duration, ns lab.Judge) []results.Row {
 	in := v.keepaliveInput(r2s)
 	settings := fmt.Sprintf("%v/%v/%d", v.KeepaliveIdle, v.KeepaliveInterval, v.KeepaliveCount)
@@ -119,8 +114,7 @@ func (v *Vanish) keepaliveRows(rows []results.Row, res measure.KeepaliveResult, 
 		ns)
 
 	next := in.NextCallAt()
-	// The next call finds the pool empty when keepalive gave up before it, and dials the
-	// host that is gone.
+	// Keepalive gave up before the next call: the pool is empty and it dials the gone host.
 	fresh := model.Predict(model.Downstream{HostDown: true}, model.Limits{Rules: rules.GoNet(), ConnectTimeout: v.ConnectTimeout}, true, 0)
 	on := lab.Judged(fmt.Sprintf("6. next call at %v, keepalive on: a new connection", next),
 		sampled(fresh.Total, fresh.Outcome, res.NextCall, reuseNote(res.NextCall, false, "keepalive removed the dead connection: the call dials, and the host is gone")),
@@ -132,8 +126,7 @@ func (v *Vanish) keepaliveRows(rows []results.Row, res measure.KeepaliveResult, 
 	return append(rows, killed, on, off)
 }
 
-// reuseNote is note, or what went differently when the call did not take the connection
-// the model says (reused, or a new one).
+// reuseNote is note, or what differed when the call did not take the connection the model says.
 func reuseNote(s measure.Sample, reused bool, note string) string {
 	if s.Outcome != "" && s.Reused != reused {
 		return fmt.Sprintf("reused %v, want %v; %s", s.Reused, reused, note)
@@ -141,15 +134,13 @@ func reuseNote(s measure.Sample, reused bool, note string) string {
 	return note
 }
 
-// http2Rows appends to rows the rows of Go's HTTP/2 on a pooled connection whose peer
-// vanished.
 func (v *Vanish) http2Rows(rows []results.Row, res measure.HTTP2Result, k model.Kernel, r2 int, tol time.Duration, ns lab.Judge) []results.Row {
 	idle := res.Ping.Idle
 	if idle == 0 {
 		idle = vanishIdle
 	}
-	// The health check closes the connection SendPingTimeout + PingTimeout after the last
-	// frame read, on Go's timers; the call started idle after it. The kernel may give up first.
+	// The health check closes the connection SendPingTimeout + PingTimeout after the last frame
+	// read; the kernel may give up first.
 	lost := model.HTTP2PingGiveUp(v.SendPingTimeout, v.PingTimeout) - idle
 	var ping lab.Judge
 	if g := k.DataGiveUp(r2); g < lost {
@@ -174,7 +165,7 @@ func (v *Vanish) http2Rows(rows []results.Row, res measure.HTTP2Result, k model.
 			sampled(p.Total, p.Outcome, res.Deadline.Sample, http2Note(res.Deadline, "its own deadline, long before the kernel")), ns))
 }
 
-// http2Note is note, or what was wrong with the connection: not HTTP/2, or not the pooled one.
+// http2Note is note, or what was wrong with the connection (not HTTP/2, not the pooled one).
 func http2Note(s measure.HTTP2Sample, note string) string {
 	switch {
 	case s.Outcome == "":
@@ -187,8 +178,7 @@ func http2Note(s measure.HTTP2Sample, note string) string {
 	return note
 }
 
-// netnsRow says whether the namespace rows could run. Without namespaces it is skipped, unless
-// RequireNetns, which makes it fail.
+// netnsRow says whether the namespace rows could run: skipped without, failed with RequireNetns.
 func (v *Vanish) netnsRow(err error) results.Row {
 	got, note, skipped := results.State("available"), "tcp_retries2 of their own, a veth pair whose server end goes down", lab.Judge(nil)
 	if err != nil {
@@ -222,13 +212,12 @@ func staleWord(healthy bool) vocab.Outcome {
 	return results.State("stale")
 }
 
-// sampled judges one measured dial or call: the expected time and outcome beside the measured
-// ones, and what the server saw (note), followed by the measured error when the outcome is not
-// the expected one.
+// sampled judges a measured dial or call against the expected time and outcome, adding the
+// measured error to note when the outcome differs.
 func sampled(want time.Duration, wantOut vocab.Outcome, s measure.Sample, note string) lab.Judge {
 	got := s.Outcome
 	if s.KernelTimeout {
-		got = vocab.KernelTimeout // the measured error is ETIMEDOUT: the kernel gave up
+		got = vocab.KernelTimeout // ETIMEDOUT: the kernel gave up
 	}
 	if got != wantOut && s.Err != "" {
 		note += "; got: " + s.Err
@@ -241,14 +230,10 @@ func sampled(want time.Duration, wantOut vocab.Outcome, s measure.Sample, note s
 	}
 }
 
-// kernelTimers judges a call whose end a chain of kernel timers decides. Each timer fires
-// late by anything from one tick to its wheel level's granularity (a quarter of a second for a
-// timer 2 s or more ahead at HZ = 250): the model gives that as a window, and the row's
-// expected time is the window's average with a margin of its own, half the window plus
-// kernelSlack (lab.Within), stated in the expected column. On a knife edge the kernel may
-// also miss the budget at one expiry and give up at the next: the model then gives two
-// windows, and the row is judged against the one nearer the measurement, a time the model
-// computed either way. The note (sampled) names the windows when they matter (kernelWindow).
+// kernelTimers judges a call ended by a chain of kernel timers, each late by up to its wheel
+// level's granularity: the model gives a window, the expected time is its average with a margin
+// of half the window plus kernelSlack. On a knife edge the model gives two windows and the
+// nearer one judges (kernelWindow).
 func kernelTimers(avg time.Duration, ws []model.Window, out vocab.Outcome, s measure.Sample, tol time.Duration, note string) lab.Judge {
 	want, margin, wheel := kernelWindow(avg, ws, s, tol)
 	return func(r *results.Row) {
@@ -257,9 +242,8 @@ func kernelTimers(avg time.Duration, ws []model.Window, out vocab.Outcome, s mea
 	}
 }
 
-// kernelWindow picks the window of ws that judges s (kernelTimers) and returns the expected
-// time (avg, or the window's average on a knife edge), the margin, and the note on the windows,
-// "" when they do not matter.
+// kernelWindow picks the window that judges s and returns the expected time, the margin, and
+// a note on the windows ("" when they do not matter).
 func kernelWindow(avg time.Duration, ws []model.Window, s measure.Sample, tol time.Duration) (want, margin time.Duration, note string) {
 	w := ws[0]
 	for _, c := range ws[1:] {
@@ -286,9 +270,8 @@ func kernelWindow(avg time.Duration, ws []model.Window, s measure.Sample, tol ti
 	return want, max(want-w.Soonest, w.Latest-want) + kernelSlack, note
 }
 
-// kernelSlack is what a kernel row's margin allows beyond the timer wheel's window: the
-// scheduling of the process that measures (5 % or 20 ms, the issue's margin, whichever is
-// larger, is far above it; 20 ms is what the measurements needed).
+// kernelSlack is a kernel row's margin beyond the wheel's window: the measuring process's
+// scheduling.
 const kernelSlack = 20 * time.Millisecond
 
 // shifted moves every window of ws by d.
@@ -307,15 +290,15 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// synDocumented is a SYN row's documented figure, 2^(n+1) - 1 s, and the extrapolation to the
-// default count: documented (127 s) and by k's rules.
+// synDocumented is a SYN row's documented 2^(n+1) - 1 s, and the extrapolation to the default
+// count (127 s).
 func synDocumented(n int, k model.Kernel) lab.Judge {
 	doc := model.SYNGiveUpAfter(n)
 	return lab.Documented(fmt.Sprintf("%s · at %d: %s, model %s", secs(doc), model.SYNRetries, secs(model.SYNGiveUp), secs(k.SYNGiveUp(model.SYNRetries))), results.Ms(doc), nil)
 }
 
-// dataDocumented is a dropped-connection row's documented figure, the textbook budget for r,
-// and the extrapolation to the default tcp_retries2: documented (924.6 s) and by k's rules.
+// dataDocumented is a dropped-connection row's textbook budget for r, and the extrapolation to
+// the default tcp_retries2 (924.6 s).
 func dataDocumented(r int, k model.Kernel) lab.Judge {
 	doc := model.DataGiveUpAfter(r)
 	return lab.Documented(fmt.Sprintf("%s · at %d: %s, model %s", secs(doc), model.DataRetries, secs(model.DataGiveUp), secs(k.DataGiveUp(model.DataRetries))), results.Ms(doc), nil)
@@ -326,7 +309,6 @@ func secs(d time.Duration) string {
 	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + " s"
 }
 
-// join joins the non-empty notes with "; ".
 func join(notes ...string) string {
 	var out []string
 	for _, n := range notes {

@@ -11,63 +11,49 @@ import (
 const (
 	// FaultHeader holds the fault, in the grammar of ParseFault.
 	FaultHeader = "labrun-fault"
-	// CallHeader names the call: attempts, retries and refused streams of one call share it,
-	// and the server counts executions by it ("" counts under "-").
+	// CallHeader names the call: its attempts and streams share it, and executions are counted by
+	// it ("" counts under "-").
 	CallHeader = "labrun-call"
-	// NextFaultHeader is the fault a chain hop (next=) gives the call it makes downstream.
+	// NextFaultHeader is the fault a chain hop (next=) passes downstream.
 	NextFaultHeader = "labrun-next-fault"
 )
 
-// The metadata the front adds to every stream it passes on (a client's own values are
-// dropped): the grpc-timeout the call carried, and the connection and stream it came on.
+// The metadata the front adds to every stream (replacing a client's): the grpc-timeout it
+// carried, and its connection and stream.
 const (
 	timeoutHeader = "labrun-grpc-timeout"
 	connHeader    = "labrun-conn"
 	streamHeader  = "labrun-stream"
 )
 
-// Fault is what the server does with a call, parsed from its labrun-fault metadata.
+// Fault is what the server does with a call (ParseFault's grammar).
 type Fault struct {
-	// Work is the handler's work before it answers.
-	Work time.Duration
-	// Hang makes the handler never answer (until the call ends or the server's max duration).
-	Hang bool
-	// IgnoreCtx makes the handler do its work to the end whatever the caller does: it is
-	// charged anyway. By default a handler returns when its context ends.
+	Work      time.Duration
+	Hang      bool
 	IgnoreCtx bool
-	// Unavailable answers UNAVAILABLE after the work, with no response headers
-	// (trailers-only), until the call's attempt OKOn (0: never).
+	// Unavailable answers UNAVAILABLE trailers-only until attempt OKOn (0: never).
 	Unavailable bool
 	OKOn        int
-	// Pushback, with Unavailable, sends grpc-retry-pushback-ms: its milliseconds, or -1 with
-	// PushbackStop (retry no more).
+	// Pushback sets grpc-retry-pushback-ms (-1 with PushbackStop).
 	Pushback     time.Duration
 	PushbackStop bool
-	// Messages and Every make a server stream: Messages messages (0: until the call ends),
-	// one every Every; the work comes first.
-	Messages int
-	Every    time.Duration
-	// Refuse refuses the call's first Refuse streams with RST_STREAM(REFUSED_STREAM); GoAway
-	// answers its first GoAway streams with a GOAWAY whose last stream id is below them. The
-	// handler never sees those streams.
+	Messages     int
+	Every        time.Duration
+	// Refuse and GoAway answer the call's first streams with REFUSED_STREAM or a GOAWAY; the
+	// handler never sees them.
 	Refuse int
 	GoAway int
-	// Freeze stops the connection the call came on: nothing more goes either way, as from
-	// a host that froze, until the client closes it.
 	Freeze bool
-	// Next makes the handler a chain hop: after its work it calls this server with the
-	// labrun-next-fault metadata as the fault, passing its own context on (NextPass) or with
-	// a deadline of its own (NextOwn), and answers what the downstream answered. A hop does
-	// not watch its own context while it waits.
+	// NextPass and NextOwn make the handler a chain hop, calling this server downstream with its
+	// context passed on or a deadline of its own; a hop does not watch its own context meanwhile.
 	NextPass bool
 	NextOwn  time.Duration
 }
 
-// maxCount bounds every count of the grammar: a stream of a million messages or a thousand
-// refusals is a mistake, not a test.
+// maxCount bounds every count of the grammar.
 const maxCount = 1000
 
-// ParseFault parses a fault: items separated by commas, each a word or word=value.
+// ParseFault parses a fault: comma-separated items, each a word or word=value.
 //
 //	work=DUR       the handler works DUR before it answers
 //	hang           it never answers
@@ -83,7 +69,7 @@ const maxCount = 1000
 //	next=pass      a chain hop: calls downstream with its own context passed on
 //	next=DUR       a chain hop with a deadline of its own
 //
-// max caps every duration (the server's max duration). The empty string is an immediate OK.
+// max caps every duration. The empty string is an immediate OK.
 func ParseFault(s string, max time.Duration) (Fault, error) {
 	var f Fault
 	if strings.TrimSpace(s) == "" {

@@ -14,33 +14,28 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// The front is what a client connects to. It reads every HTTP/2 frame the client sends and
-// writes it again to grpc-go's server over an in-process pipe, and copies the server's frames
-// back unchanged. On the way it records what grpc-go does not tell a handler (the grpc-timeout
-// as written, RST_STREAM in both directions, GOAWAY, connections) and does what a grpc-go
-// server cannot be asked to do per call: refuse a stream, answer it with a GOAWAY, freeze the
-// connection. Headers are decoded and encoded again (HPACK keeps state per direction, so a
-// dropped HEADERS frame cannot be skipped byte for byte); everything else keeps its bytes.
-// A connection that does not start with HTTP/2's preface is HTTP/1.1: /stats.
+// The front passes every HTTP/2 frame between the client and grpc-go's server (an in-process
+// pipe), recording what grpc-go does not tell a handler (grpc-timeout as written, RST_STREAM,
+// GOAWAY, connections) and doing what it cannot be asked per call (refuse a stream, GOAWAY,
+// freeze). Headers are re-encoded, as HPACK keeps state per direction; other frames keep their
+// bytes. A connection without HTTP/2's preface is HTTP/1.1: /stats.
 
-// frontConn is one client connection through the front.
 type frontConn struct {
 	s       *Server
-	n       int      // connection number, from 1
-	client  net.Conn // to the client
-	backend net.Conn // our end of the pipe to grpc-go's server
+	n       int // from 1
+	client  net.Conn
+	backend net.Conn // our end of the pipe to grpc-go
 
-	wmu sync.Mutex // guards writes to client: the server's frames and the front's own
+	wmu sync.Mutex // guards writes to client
 	cw  *http2.Framer
 
 	mu       sync.Mutex       // guards the fields below
-	dropped  map[uint32]bool  // streams the handler never sees (refused, beyond a GOAWAY)
-	streams  map[uint32]*Call // the calls by stream id, for RST_STREAM
-	lastSent uint32           // the highest stream id passed on
+	dropped  map[uint32]bool  // streams the handler never sees
+	streams  map[uint32]*Call // by stream id
+	lastSent uint32
 	frozen   bool
 }
 
-// serveConn serves one accepted connection until either side closes it.
 func (s *Server) serveConn(c net.Conn) {
 	br := bufio.NewReader(c)
 	pre, err := br.Peek(len(http2.ClientPreface))
@@ -61,7 +56,7 @@ func (s *Server) serveConn(c net.Conn) {
 	go func() {
 		defer close(done)
 		fc.fromServer()
-		c.Close() // the server went (Close, a failed write): the client's read ends too
+		c.Close() // the server went: end the client's read too
 	}()
 	fc.fromClient(br)
 	c.Close()
@@ -70,7 +65,6 @@ func (s *Server) serveConn(c net.Conn) {
 	s.stats.connClosed()
 }
 
-// peekedConn is a connection whose first bytes were read into r already.
 type peekedConn struct {
 	net.Conn
 	r *bufio.Reader
@@ -78,7 +72,6 @@ type peekedConn struct {
 
 func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
 
-// fromClient passes the client's frames on to the server until either side fails.
 func (fc *frontConn) fromClient(r io.Reader) {
 	fr := http2.NewFramer(nil, r)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -100,7 +93,7 @@ func (fc *frontConn) fromClient(r io.Reader) {
 		frozen, dropped := fc.frozen, fc.dropped[id]
 		fc.mu.Unlock()
 		if frozen {
-			continue // read on, to see the client close the connection
+			continue // to see the client close
 		}
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
@@ -139,8 +132,8 @@ func (fc *frontConn) fromClient(r io.Reader) {
 	}
 }
 
-// headers records a new stream and passes it on with the front's metadata, or refuses it,
-// answers it with a GOAWAY or freezes the connection, as its fault says.
+// headers records a new stream and passes it on with the front's metadata, or does what its
+// fault says instead.
 func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf *bytes.Buffer, enc *hpack.Encoder) error {
 	id := f.StreamID
 	var path, timeout, fault, call string
@@ -185,7 +178,7 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 	for _, h := range f.Fields {
 		switch h.Name {
 		case timeoutHeader, connHeader, streamHeader:
-			continue // only the front says these
+			continue
 		}
 		if err := enc.WriteField(h); err != nil {
 			return err
@@ -219,15 +212,14 @@ func (fc *frontConn) headers(f *http2.MetaHeadersFrame, out *http2.Framer, hbuf 
 	return nil
 }
 
-// drop marks a stream the server never sees.
 func (fc *frontConn) drop(id uint32) {
 	fc.mu.Lock()
 	fc.dropped[id] = true
 	fc.mu.Unlock()
 }
 
-// giveBack returns the connection window that a dropped stream's data took, which the server
-// never saw and so never returns.
+// giveBack returns the connection window a dropped stream's data took, which the server never
+// saw.
 func (fc *frontConn) giveBack(n uint32) error {
 	if n == 0 {
 		return nil
@@ -235,14 +227,12 @@ func (fc *frontConn) giveBack(n uint32) error {
 	return fc.write(func(w *http2.Framer) error { return w.WriteWindowUpdate(0, n) })
 }
 
-// write writes the front's own frame to the client, between the server's frames.
 func (fc *frontConn) write(f func(*http2.Framer) error) error {
 	fc.wmu.Lock()
 	defer fc.wmu.Unlock()
 	return f(fc.cw)
 }
 
-// rst records a RST_STREAM; fromClient tells the direction.
 func (fc *frontConn) rst(id uint32, code http2.ErrCode, fromClient bool) {
 	fc.mu.Lock()
 	c := fc.streams[id]
@@ -250,8 +240,8 @@ func (fc *frontConn) rst(id uint32, code http2.ErrCode, fromClient bool) {
 	fc.s.stats.rst(c, code.String(), fromClient)
 }
 
-// fromServer copies the server's frames to the client as they are, noting RST_STREAM and
-// GOAWAY, until either side fails. A frozen connection passes nothing on.
+// fromServer copies the server's frames to the client, noting RST_STREAM and GOAWAY; a frozen
+// connection passes nothing.
 func (fc *frontConn) fromServer() {
 	var hdr [9]byte
 	buf := make([]byte, 0, 1<<14)
@@ -292,7 +282,7 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "front" }
 
-// handOver gives grpc-go's server its end of a pipe; false once the server is closing.
+// handOver gives grpc-go its end of a pipe; false once closing.
 func (s *Server) handOver(c net.Conn) bool {
 	select {
 	case s.pipes.conns <- c:

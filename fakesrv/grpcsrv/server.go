@@ -1,15 +1,9 @@
 // Package grpcsrv is labrun's gRPC fault server: grpc-go's own server (google.golang.org/grpc
-// v1.85.0) behind a front that sees every HTTP/2 frame. No .proto is compiled: every method
-// is served by one handler through a codec that passes bytes as they are (Codec), and each
-// call chooses what the server does in its labrun-fault metadata (ParseFault): work, hang,
-// ignore its context, answer UNAVAILABLE with or without pushback, stream messages, refuse the
-// stream, answer it with a GOAWAY, freeze the connection, or call downstream as a chain hop.
-// The server records what each call carried (grpc-timeout as written, RST_STREAM codes in
-// both directions, the connection) and what the handler did (its context's end, whether it
-// did its work: an execution). HTTP/1.1 on the same port serves GET /stats (JSON) and POST
-// /stats/reset.
-//
-// It lives apart from fakesrv so that only the packages that speak gRPC import grpc-go.
+// v1.85.0) behind a front that sees every HTTP/2 frame. Every method is served by one handler
+// through a bytes codec (Codec), and each call chooses its fault in metadata (ParseFault). The
+// server records what each call carried and what the handler did; HTTP/1.1 on the same port
+// serves GET /stats and POST /stats/reset (docs/serve.md). It is apart from fakesrv so that
+// only packages speaking gRPC import grpc-go.
 package grpcsrv
 
 import (
@@ -30,8 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The methods the service answers: any method is served, these are the ones documented
-// (docs/serve.md; fault.proto there describes them for tools that need a schema).
+// The documented methods (docs/serve.md, with fault.proto); any method is served.
 const (
 	MethodCall   = "/labrun.Fault/Call"   // unary
 	MethodStream = "/labrun.Fault/Stream" // server streaming
@@ -53,12 +46,10 @@ type options struct {
 	logLimit    int
 }
 
-// WithAddr sets the listen address (default 127.0.0.1:0). The caller checks that it is
-// loopback.
+// WithAddr sets the listen address (default 127.0.0.1:0); the caller checks it is loopback.
 func WithAddr(a string) Option { return func(o *options) { o.addr = a } }
 
-// WithMaxConcurrentStreams sets the SETTINGS_MAX_CONCURRENT_STREAMS the server advertises
-// (0: grpc-go's default, unlimited).
+// WithMaxConcurrentStreams sets the advertised stream limit (0: grpc-go's, unlimited).
 func WithMaxConcurrentStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
 
 // WithMaxDuration caps every duration a call asks for (default DefaultMaxDuration).
@@ -69,8 +60,7 @@ func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
 
 // Server is a running gRPC fault server.
 type Server struct {
-	// Addr is the address clients dial ("127.0.0.1:port"); URL is its /stats base,
-	// "http://Addr".
+	// Addr is what clients dial; URL is "http://Addr", for /stats.
 	Addr string
 	URL  string
 
@@ -81,7 +71,7 @@ type Server struct {
 	maxDuration time.Duration
 	closing     chan struct{}
 	closeOnce   sync.Once
-	conns       sync.WaitGroup // the front's connections and its accept loop
+	conns       sync.WaitGroup
 
 	selfMu sync.Mutex // guards self
 	self   *grpc.ClientConn
@@ -112,8 +102,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(sopts...)
 	go s.grpc.Serve(s.pipes)
-	// The accept loop counts in conns too, so that its Add for a connection never comes while
-	// Close waits on a count of zero (a WaitGroup's Add must happen before its Wait).
+	// The accept loop counts too, so no Add comes while Close waits on zero.
 	s.conns.Add(1)
 	go s.accept()
 	return s, nil
@@ -140,8 +129,8 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 // Reset forgets every record and count.
 func (s *Server) Reset() { s.stats.reset() }
 
-// Shutdown stops taking connections and waits for the calls in flight until ctx ends, then
-// cuts them. It returns ctx's error when it had to cut.
+// Shutdown stops taking connections and waits for calls until ctx ends, then cuts them,
+// returning ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ln.Close()
 	done := make(chan struct{})
@@ -159,7 +148,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close stops the server at once, cutting every call, and waits for its goroutines.
+// Close cuts every call at once and waits for the server's goroutines.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
@@ -177,7 +166,6 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// handle serves every call.
 func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
@@ -185,17 +173,16 @@ func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 	conn, _ := strconv.Atoi(first(md, connHeader))
 	stream, _ := strconv.ParseUint(first(md, streamHeader), 10, 32)
 	c := s.stats.find(conn, uint32(stream))
-	if c == nil { // a call kept no more in the log still runs: record it apart
+	if c == nil { // out of the log: record it apart
 		c = &Call{Method: method, ID: first(md, CallHeader), Arrived: time.Now()}
 	}
 	f, err := ParseFault(first(md, FaultHeader), s.maxDuration)
 	if err != nil {
 		return s.finish(c, status.Errorf(codes.InvalidArgument, "labrun-fault: %v", err))
 	}
-	// The watcher notes when the context ends; whether it ended before the handler returned
-	// is decided at the return: grpc-go cancels a stream's context itself only after its
-	// handler returned, so a context done by then was ended by the caller's deadline or reset.
-	var ended atomic.Int64 // unix nanoseconds, 0 until the context ends
+	// grpc-go cancels a stream's context only after its handler returned, so a context done
+	// by then was ended by the caller's deadline or reset.
+	var ended atomic.Int64 // unix ns, 0 until it ends
 	returned := make(chan struct{})
 	go func() {
 		select {
@@ -220,7 +207,6 @@ func (s *Server) handle(_ any, ss grpc.ServerStream) error {
 	return s.finish(c, err)
 }
 
-// serve does what the fault says and returns the status to answer.
 func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fault, md metadata.MD) error {
 	var req []byte
 	if err := ss.RecvMsg(&req); err != nil {
@@ -254,7 +240,6 @@ func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fau
 	return ss.SendMsg(reply(fmt.Sprintf("ok, attempt %d", attempt)))
 }
 
-// stream sends f.Messages messages (0: until the call ends), one every f.Every.
 func (s *Server) stream(ctx context.Context, ss grpc.ServerStream, c *Call, f Fault) error {
 	limit := time.After(s.maxDuration)
 	for i := 1; f.Messages == 0 || i <= f.Messages; i++ {
@@ -275,7 +260,7 @@ func (s *Server) stream(ctx context.Context, ss grpc.ServerStream, c *Call, f Fa
 	return nil
 }
 
-// next is a chain hop's call downstream: this server again, with the labrun-next-fault.
+// next is a chain hop's call downstream, with labrun-next-fault.
 func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) error {
 	cc, err := s.selfConn()
 	if err != nil {
@@ -294,7 +279,6 @@ func (s *Server) next(ctx context.Context, c *Call, f Fault, md metadata.MD) err
 	return err
 }
 
-// selfConn is the hops' connection to this server, made once.
 func (s *Server) selfConn() (*grpc.ClientConn, error) {
 	s.selfMu.Lock()
 	defer s.selfMu.Unlock()
@@ -308,8 +292,7 @@ func (s *Server) selfConn() (*grpc.ClientConn, error) {
 	return s.self, nil
 }
 
-// wait waits d, or until ctx ends unless ignoreCtx; it reports whether d passed. The server
-// closing ends every wait.
+// wait waits d, or until ctx ends unless ignoreCtx, or the server closes; true if d passed.
 func (s *Server) wait(ctx context.Context, d time.Duration, ignoreCtx bool) bool {
 	if d <= 0 {
 		return ctx.Err() == nil || ignoreCtx
@@ -329,7 +312,6 @@ func (s *Server) wait(ctx context.Context, d time.Duration, ignoreCtx bool) bool
 	return false
 }
 
-// finish records the status the handler returns.
 func (s *Server) finish(c *Call, err error) error {
 	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now() })
 	return err
@@ -342,9 +324,8 @@ func first(md metadata.MD, key string) string {
 	return ""
 }
 
-// reply is a message the server sends: the protobuf encoding of `message Reply { string
-// note = 1; }` (docs/serve.md's fault.proto), so that a client with that schema decodes it
-// and one with the bytes codec reads it as it is.
+// reply is the protobuf encoding of `message Reply { string note = 1; }` (fault.proto), which
+// the bytes codec reads as it is.
 func reply(note string) []byte {
 	if len(note) > 127 {
 		note = note[:127]
@@ -352,9 +333,8 @@ func reply(note string) []byte {
 	return append([]byte{0x0a, byte(len(note))}, note...)
 }
 
-// Codec passes messages as they are: a []byte or *[]byte is the message. Its name is
-// "proto", so that clients that speak protobuf (grpcurl, grpcio, grpc-js) reach the server
-// with their default content type; the server sends protobuf-valid replies (reply).
+// Codec passes a []byte or *[]byte as the message. It is named "proto" so that protobuf
+// clients (grpcurl, grpcio, grpc-js) reach the server with their default content type.
 type Codec struct{}
 
 // Marshal implements encoding.Codec.
@@ -381,7 +361,7 @@ func (Codec) Unmarshal(data []byte, v any) error {
 // Name implements encoding.Codec.
 func (Codec) Name() string { return "proto" }
 
-// decodeTimeout reads a grpc-timeout value: up to 8 digits and a unit (H, M, S, m, u, n).
+// decodeTimeout reads a grpc-timeout: up to 8 digits and a unit (H, M, S, m, u, n).
 func decodeTimeout(s string) (time.Duration, bool) {
 	if len(s) < 2 || len(s) > 9 {
 		return 0, false

@@ -8,43 +8,38 @@ import (
 	"time"
 )
 
-// Call is what the server saw of one stream: what the front read from the wire and what the
-// handler did. Times are offsets from Arrived.
+// Call is what the server saw of one stream; times are offsets from Arrived.
 type Call struct {
 	// Method is the :path ("/labrun.Fault/Call"); ID is the labrun-call metadata.
 	Method string `json:"method"`
 	ID     string `json:"call"`
 	Fault  string `json:"fault"`
-	// Timeout is grpc-timeout as the client wrote it ("" when it sent none), TimeoutMs its
-	// value.
+	// Timeout is grpc-timeout as written ("" when none), TimeoutMs its value.
 	Timeout   string   `json:"grpc_timeout"`
 	TimeoutMs *float64 `json:"grpc_timeout_ms"`
-	// Conn and Stream are the connection (from 1) and the stream id the call came on.
+	// Conn (from 1) and Stream are where the call came.
 	Conn   int    `json:"conn"`
 	Stream uint32 `json:"stream"`
-	// Front says what the front did instead of passing the stream on ("refused", "GOAWAY").
+	// Front is what the front did instead of passing the stream ("refused", "GOAWAY").
 	Front string `json:"front,omitempty"`
-	// RSTFromClient and RSTFromServer are the RST_STREAM codes that ended the stream
-	// ("CANCEL"), "" when none.
+	// RSTFromClient and RSTFromServer are the RST_STREAM codes that ended the stream.
 	RSTFromClient string `json:"rst_from_client,omitempty"`
 	RSTFromServer string `json:"rst_from_server,omitempty"`
-	// CtxEnd is when the handler's context ended before it returned, CtxErr how: "Canceled"
-	// or "DeadlineExceeded".
+	// CtxEndMs is when the handler's context ended before it returned; CtxErr how.
 	CtxEndMs *float64 `json:"ctx_end_ms"`
 	CtxErr   string   `json:"ctx_err,omitempty"`
-	// Executed says the handler did its work to the end (charged), ExecutedMs when.
+	// Executed: the handler did its work to the end (charged).
 	Executed   bool     `json:"executed"`
 	ExecutedMs *float64 `json:"executed_ms"`
-	// Messages counts the messages a stream handler sent.
-	Messages int `json:"messages"`
-	// Code is the status the handler returned, DoneMs when; empty while it runs.
+	Messages   int      `json:"messages"`
+	// Code is the status returned; empty while running.
 	Code   string   `json:"code,omitempty"`
 	DoneMs *float64 `json:"done_ms"`
-	// Next is what a chain hop's downstream call returned.
+	// Next is a chain hop's downstream result.
 	Next string `json:"next,omitempty"`
 
 	Arrived time.Time `json:"-"`
-	// CtxEnd, ExecutedAt and Done are the same times as instants, for experiments.
+	// CtxEnd, ExecutedAt and Done are those times as instants.
 	CtxEnd     time.Time `json:"-"`
 	ExecutedAt time.Time `json:"-"`
 	Done       time.Time `json:"-"`
@@ -57,25 +52,23 @@ type Stats struct {
 	Streams         int `json:"streams"`
 	Refused         int `json:"refused_streams"`
 	GoAways         int `json:"goaways"`
-	// Executions counts the handlers that did their work to the end, by call ("-": none).
-	Executions map[string]int `json:"executions"`
-	// RSTFromClient and RSTFromServer count RST_STREAM frames by code.
+	// Executions counts handlers that did their work, by call ("-": none).
+	Executions    map[string]int `json:"executions"`
 	RSTFromClient map[string]int `json:"rst_from_client"`
 	RSTFromServer map[string]int `json:"rst_from_server"`
-	// Calls are the streams in arrival order, the most recent LogLimit.
+	// Calls are the most recent LogLimit streams, in arrival order.
 	Calls        []Call `json:"calls"`
 	DroppedCalls int    `json:"dropped_calls"`
 }
 
-// ledger holds the server's records.
 type ledger struct {
 	limit int
 
-	mu       sync.Mutex // guards the fields below and every *Call in calls
+	mu       sync.Mutex // guards the fields below and every *Call
 	st       Stats
 	calls    []*Call
-	seen     map[string]int // streams by call id, for refuse= and goaway=
-	attempts map[string]int // handler runs by call id, for ok-on=
+	seen     map[string]int // streams by call id (refuse=, goaway=)
+	attempts map[string]int // handler runs by call id (ok-on=)
 	httpSrv  *http.Server
 	httpLn   *connListener
 }
@@ -100,7 +93,7 @@ func newLedger(limit int) *ledger {
 	return l
 }
 
-// reset forgets every record and count but the open connections.
+// reset forgets every record but the open connections.
 func (l *ledger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -111,7 +104,6 @@ func (l *ledger) reset() {
 	l.attempts = map[string]int{}
 }
 
-// snapshot copies the records.
 func (l *ledger) snapshot() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -159,7 +151,7 @@ func (l *ledger) connClosed() {
 	l.st.ConnectionsOpen--
 }
 
-// streamSeen counts a stream of call id and returns its number, from 1.
+// streamSeen counts a stream of call id, returning its number from 1.
 func (l *ledger) streamSeen(id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -167,7 +159,7 @@ func (l *ledger) streamSeen(id string) int {
 	return l.seen[id]
 }
 
-// attempt counts a handler run of call id and returns its number, from 1.
+// attempt counts a handler run of call id, returning its number from 1.
 func (l *ledger) attempt(id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -175,7 +167,6 @@ func (l *ledger) attempt(id string) int {
 	return l.attempts[id]
 }
 
-// newCall records a stream as the front read it.
 func (l *ledger) newCall(method, id, fault, timeout string, conn int, stream uint32) *Call {
 	c := &Call{Method: method, ID: id, Fault: fault, Timeout: timeout, Conn: conn, Stream: stream, Arrived: time.Now()}
 	if d, ok := decodeTimeout(timeout); ok {
@@ -193,7 +184,7 @@ func (l *ledger) newCall(method, id, fault, timeout string, conn int, stream uin
 	return c
 }
 
-// find returns the call of a connection's stream, nil when it is no longer kept.
+// find returns a stream's call, nil when no longer kept.
 func (l *ledger) find(conn int, stream uint32) *Call {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -205,7 +196,7 @@ func (l *ledger) find(conn int, stream uint32) *Call {
 	return nil
 }
 
-// note changes a call under the lock; a nil call (dropped from the log) is skipped.
+// note changes a call under the lock; nil is skipped.
 func (l *ledger) note(c *Call, f func(*Call)) {
 	if c == nil {
 		return
@@ -258,7 +249,6 @@ func (l *ledger) executed(c *Call) {
 	c.Executed, c.ExecutedAt = true, time.Now()
 }
 
-// serveHTTP serves an HTTP/1.1 connection: /stats.
 func (l *ledger) serveHTTP(c net.Conn) {
 	select {
 	case l.httpLn.conns <- c:
@@ -272,8 +262,7 @@ func (l *ledger) close() {
 	l.httpSrv.Close()
 }
 
-// connListener is a listener fed by the front: grpc-go's server accepts its pipes from one,
-// the /stats server its HTTP/1.1 connections from another.
+// connListener is a listener the front feeds (grpc-go's pipes; /stats connections).
 type connListener struct {
 	conns  chan net.Conn
 	closed chan struct{}

@@ -11,27 +11,19 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// A connection's answers are scheduled, not each run by a goroutine of its own: a stream's
-// answer is due at the instant its request was complete plus its latency, fixed when the
-// reader sees END_STREAM, and one goroutine per connection (answerLoop) writes every answer
-// due, in due order, in one batch and one flush. The node is the lab's instrument: a
-// goroutine and a timer per stream, started after the reader got to it, made a burst of 180
-// streams answer 1 to 2.5 ms after their due time (the goroutines' start and Go's timers,
-// which fire up to 1 ms late: golang/go#53824), and a flush per answer made the client's
-// reader wait for 180 writes. The loop's one timer has a clock.Alarm beside it, so it fires
-// on time.
+// schedule is a connection's answers to come, earliest due first: each is due when its request
+// completed plus its latency, and one goroutine (answerLoop) writes all that is due in one
+// flush, its timer paired with a clock.Alarm (docs/http2.md).
 
-// schedule is a connection's answers to come, earliest due first.
 type schedule struct {
 	mu   sync.Mutex
 	h    dueHeap
 	seq  uint64
-	kick chan struct{} // capacity 1: the earliest due instant may have changed
+	kick chan struct{} // capacity 1: the earliest due may have changed
 }
 
 func newSchedule() *schedule { return &schedule{kick: make(chan struct{}, 1)} }
 
-// add schedules st's answer at st.due.
 func (s *schedule) add(st *stream) {
 	s.mu.Lock()
 	st.seq = s.seq
@@ -47,7 +39,6 @@ func (s *schedule) add(st *stream) {
 	}
 }
 
-// remove unschedules st, if it is scheduled.
 func (s *schedule) remove(st *stream) {
 	s.mu.Lock()
 	if st.index >= 0 && st.index < len(s.h) && s.h[st.index] == st {
@@ -56,8 +47,7 @@ func (s *schedule) remove(st *stream) {
 	s.mu.Unlock()
 }
 
-// due takes the answers due by now, in due order, and returns the instant of the next one
-// (zero for none).
+// due takes the answers due by now, in order, and returns the next due instant (zero: none).
 func (s *schedule) due(now time.Time) (batch []*stream, next time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,7 +60,7 @@ func (s *schedule) due(now time.Time) (batch []*stream, next time.Time) {
 	return batch, next
 }
 
-// dueHeap orders streams by due instant, then by the order they were scheduled.
+// dueHeap orders streams by due instant, then scheduling order.
 type dueHeap []*stream
 
 func (h dueHeap) Len() int { return len(h) }
@@ -98,7 +88,6 @@ func (h *dueHeap) Pop() any {
 	return st
 }
 
-// answerLoop writes the connection's answers as they fall due, until the connection closes.
 func (c *conn) answerLoop() {
 	defer c.n.wg.Done()
 	t := time.NewTimer(time.Hour)
@@ -129,16 +118,14 @@ func (c *conn) answerLoop() {
 	}
 }
 
-// answer writes the answers of batch that are still open, in one flush; with the APNs
-// throttle, each answer's SETTINGS frame follows it. A frozen node holds them until the thaw.
-// It reports false once the connection is closed.
+// answer writes batch's open answers in one flush (with the throttle's SETTINGS); false once
+// the connection closed.
 func (c *conn) answer(batch []*stream) bool {
 	if !c.n.awaitThaw(c.closed) {
 		return false
 	}
 	err := c.write(func() error {
-		// Each stream ends under the write lock, so that no SETTINGS frame changing the
-		// windows comes between its end and its answer.
+		// Under the write lock, so no SETTINGS changing windows comes between end and answer.
 		for _, st := range batch {
 			if !c.end(st, st.status) {
 				continue
@@ -164,9 +151,7 @@ func (c *conn) answer(batch []*stream) bool {
 	return true
 }
 
-// writeAnswerLocked writes st's answer: HEADERS, and DATA for a body, at once if the
-// flow-control windows allow it, else once they do (sendBlockedLocked): a node never sends
-// DATA into a window too small for it. The write lock must be held.
+// writeAnswerLocked writes HEADERS, and DATA once the windows allow (sendBlockedLocked).
 func (c *conn) writeAnswerLocked(st *stream) error {
 	c.hbuf.Reset()
 	fields := []hpack.HeaderField{

@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/ca"
+	"github.com/labrun/labrun/internal/fakesrv/ca"
 )
 
-// CA is an in-memory certificate authority for loopback nodes: it issues each node a
-// certificate for its IP address, and ClientConfig trusts them all, so one client reaches
-// several nodes (127.0.0.2, 127.0.0.3, ...) over TLS without touching the system's roots.
-// Its key never leaves the process.
+// CA is an in-memory certificate authority issuing each loopback node a certificate for its IP
+// address; ClientConfig trusts them all. Its key never leaves the process.
 type CA struct{ a *ca.Authority }
 
-// NewCA returns a new authority with a P-256 key, valid from an hour ago for a day.
+// NewCA returns an authority with a P-256 key, valid from an hour ago for a day.
 func NewCA() (*CA, error) {
 	a, err := ca.New("labrun h2node CA", 24*time.Hour, time.Now())
 	if err != nil {
@@ -23,8 +21,7 @@ func NewCA() (*CA, error) {
 	return &CA{a}, nil
 }
 
-// ServerConfig returns a server configuration with a certificate for hosts (IP addresses or
-// names) signed by ca, offering only h2 by ALPN.
+// ServerConfig returns a configuration with a certificate for hosts, offering only h2 (ALPN).
 func (c *CA) ServerConfig(hosts ...string) (*tls.Config, error) {
 	leaf, err := c.a.Leaf("labrun h2node", hosts...)
 	if err != nil {
@@ -33,12 +30,10 @@ func (c *CA) ServerConfig(hosts ...string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{leaf}, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// ClientConfig returns a client configuration that trusts ca's certificates and asks for h2
-// by ALPN. Each call returns a new value the caller may change.
+// ClientConfig returns a new configuration trusting ca and asking for h2.
 func (c *CA) ClientConfig() *tls.Config {
 	return &tls.Config{RootCAs: c.a.Pool(), NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
 }
 
-// CertPEM returns ca's certificate in PEM, for a client outside the process to trust (curl
-// --cacert, a Java trust store, OkHttp's HandshakeCertificates).
+// CertPEM returns ca's certificate in PEM, for clients outside the process.
 func (c *CA) CertPEM() []byte { return c.a.CertPEM() }

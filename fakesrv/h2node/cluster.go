@@ -13,39 +13,32 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/guard"
+	"github.com/labrun/labrun/internal/fakesrv/guard"
 )
 
-// Timeouts of a cluster's control server (Cluster.ControlURL): a client that sends its
-// request slowly, or keeps a connection idle, does not hold it for ever. Its requests have
-// no body worth waiting for.
+// The control server's timeouts: a slow or idle client does not hold it.
 const (
-	controlReadTimeout  = 5 * time.Second // the whole request, head and body
+	controlReadTimeout  = 5 * time.Second
 	controlWriteTimeout = 10 * time.Second
 	controlIdleTimeout  = 10 * time.Second
 )
 
-// Cluster is a service of several nodes, as labrun serve --h2 and --h2c run it: one node per
-// address, all on one port, and a control server on an HTTP/1.1 port of its own on the first
-// address, which reports the nodes' counters (GET /stats) and freezes and thaws them (POST
-// /freeze?node=N, POST /thaw?node=N). Create it with NewCluster, stop it with Shutdown or
-// Close. Its methods are safe for concurrent use.
+// Cluster is nodes on one port, one per address (labrun serve --h2, --h2c), with a control
+// server (Handler). Stop it with Shutdown or Close. Safe for concurrent use.
 type Cluster struct {
-	// Nodes are the nodes, in the order of their addresses.
 	Nodes []*Node
-	// ControlURL is the control server's base URL, "http://127.0.0.1:PORT".
+	// ControlURL is "http://127.0.0.1:PORT".
 	ControlURL string
 
 	ctl  *http.Server
 	once sync.Once
 
-	mu     sync.Mutex // guards frozen, and orders Freeze and Thaw with it
+	mu     sync.Mutex // guards frozen and orders Freeze and Thaw
 	frozen []bool
 }
 
-// NewCluster starts a node on every address of ips, each with its options (opts[i] for
-// ips[i], WithAddr aside), all on port, or with port "0" on one free on every address (a few
-// tries, as a port free on the first may be taken on another), and the control server.
+// NewCluster starts a node on each of ips with opts[i], all on port ("0": one free on every
+// address), and the control server.
 func NewCluster(ips []netip.Addr, port string, opts [][]Option) (*Cluster, error) {
 	if len(ips) == 0 || len(opts) != len(ips) {
 		return nil, fmt.Errorf("h2node: a cluster needs one option list per address, got %d addresses and %d lists", len(ips), len(opts))
@@ -69,7 +62,7 @@ func NewCluster(ips []netip.Addr, port string, opts [][]Option) (*Cluster, error
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	go c.ctl.Serve(ln) // returns when ctl closes
+	go c.ctl.Serve(ln)
 	return c, nil
 }
 
@@ -104,8 +97,7 @@ func (c *Cluster) closeNodes() {
 	}
 }
 
-// Close stops the control server and every node at once, ending the streams in flight
-// without an answer.
+// Close stops the control server and every node, ending streams in flight unanswered.
 func (c *Cluster) Close() error {
 	c.once.Do(func() {
 		c.ctl.Close()
@@ -114,9 +106,8 @@ func (c *Cluster) Close() error {
 	return nil
 }
 
-// Shutdown waits until no stream is in flight on any node, or ctx is done, then closes the
-// cluster. It returns ctx's error when it had to cut streams: a frozen node's never finish by
-// themselves. The nodes keep serving while it waits.
+// Shutdown waits until no stream is in flight, or ctx is done (then returning its error), and
+// closes the cluster.
 func (c *Cluster) Shutdown(ctx context.Context) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -141,10 +132,10 @@ func (c *Cluster) InFlight() int {
 	return total
 }
 
-// Freeze freezes node i (from 0), or every node for i < 0; Thaw thaws them.
+// Freeze freezes node i (from 0), or every node for i < 0.
 func (c *Cluster) Freeze(i int) { c.setFrozen(i, true) }
 
-// Thaw ends a Freeze of node i (from 0), or of every node for i < 0.
+// Thaw ends a Freeze of node i, or of every node for i < 0.
 func (c *Cluster) Thaw(i int) { c.setFrozen(i, false) }
 
 func (c *Cluster) setFrozen(which int, freeze bool) {
@@ -179,7 +170,7 @@ type NodeStats struct {
 	MaxInFlight              int         `json:"max_in_flight"`
 }
 
-// Stats returns every node's counters, in the order of Nodes.
+// Stats returns every node's counters, in Nodes' order.
 func (c *Cluster) Stats() []NodeStats {
 	c.mu.Lock()
 	frozen := append([]bool(nil), c.frozen...)
@@ -204,10 +195,8 @@ func orEmpty(s []int) []int {
 	return s
 }
 
-// Handler returns the control API: GET /stats answers {"nodes": [NodeStats...]}; POST
-// /freeze?node=N and POST /thaw?node=N (N from 1; without node, every node) answer 204, or
-// 400 for a node that does not exist. It answers only requests addressed to the server's
-// own IP address or localhost, and refuses cross-origin changes (see docs/serve.md).
+// Handler returns the control API (docs/serve.md): GET /stats, POST /freeze?node=N, POST
+// /thaw?node=N (N from 1; none: all), for requests to its own address or localhost only.
 func (c *Cluster) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
@@ -216,7 +205,7 @@ func (c *Cluster) Handler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"nodes": c.Stats()}) // a client that left is no one's problem
+		_ = json.NewEncoder(w).Encode(map[string]any{"nodes": c.Stats()})
 	})
 	for path, freeze := range map[string]bool{"/freeze": true, "/thaw": false} {
 		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
@@ -239,7 +228,6 @@ func (c *Cluster) Handler() http.Handler {
 	return mux
 }
 
-// pick returns the index of node N (from 1), or -1 (every node) for "".
 func (c *Cluster) pick(node string) (int, error) {
 	if node == "" {
 		return -1, nil

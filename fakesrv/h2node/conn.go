@@ -18,65 +18,58 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// readBuffer is the size of a connection's read buffer.
 const readBuffer = 16 << 10
 
-// errClosed is what a write returns once its connection or the node closed.
 var errClosed = errors.New("h2node: connection closed")
 
-// maxWindow is the largest flow-control window, 2^31-1 (RFC 9113 section 6.9.1).
+// maxWindow is the largest flow-control window (RFC 9113 section 6.9.1).
 const maxWindow = 1<<31 - 1
 
-// initialWindow is a flow-control window's size until SETTINGS say otherwise.
 const initialWindow = 65535
 
-// conn is one client connection: its reader runs in serve, its answers in answerLoop
-// (answer.go).
+// conn is one client connection: read in serve, answered in answerLoop.
 type conn struct {
 	n      *Node
 	id     int
 	nc     net.Conn
-	closed chan struct{} // closed by close
+	closed chan struct{}
 	once   sync.Once
-	sched  *schedule // the answers to come
+	sched  *schedule
 
-	wmu  sync.Mutex // guards fr's writes, bw, henc, hbuf and the send windows; taken before mu, never after
+	wmu  sync.Mutex // guards writes and send windows; taken before mu, never after
 	fr   *http2.Framer
 	bw   *bufio.Writer
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
-	// Flow control of what the node sends (RFC 9113 section 6.9): the connection's window,
-	// the client's SETTINGS_INITIAL_WINDOW_SIZE, and the answers whose DATA waits for
-	// window, in the order they were due.
+	// Flow control of what the node sends (RFC 9113 section 6.9).
 	sendWindow int64
 	initWindow int64
 	blocked    []*stream
 
 	mu        sync.Mutex // guards the fields below
 	streams   map[uint32]*stream
-	lastID    uint32   // the highest stream id the client opened (RFC 9113 section 5.1.1)
-	total     int      // streams accepted
-	peak      int      // most streams open at once
-	acked     uint32   // the stream limit in force, acknowledged or first advertised
-	pending   []uint32 // stream limits sent and not yet acknowledged, oldest first
-	throttled bool     // the APNs throttle lowered the limit to 1
+	lastID    uint32 // highest stream id opened
+	total     int
+	peak      int
+	acked     uint32   // the limit in force
+	pending   []uint32 // limits sent, not yet acknowledged
+	throttled bool
 }
 
-// stream is one request. Its answer's fields are set before it is scheduled; started and
-// ended are guarded by conn.mu, seq and index by the schedule's lock, window and pending by
+// stream is one request; started and ended are guarded by conn.mu, window and pending by
 // conn.wmu.
 type stream struct {
 	id      uint32
-	window  int64  // what the node may still send on it (flow control)
-	pending []byte // the answer's body while it waits for window; nil once sent or reset
+	window  int64
+	pending []byte
 	latency time.Duration
 	status  int
 	body    []byte
-	due     time.Time // when the answer is due: the request's end plus the latency
-	started bool      // END_STREAM seen: the answer was scheduled
+	due     time.Time
+	started bool // END_STREAM seen
 	ended   bool
-	seq     uint64 // the order it was scheduled in
-	index   int    // in the schedule's heap; -1 when not in it
+	seq     uint64
+	index   int
 }
 
 func newConn(n *Node, id int, nc net.Conn) *conn {
@@ -85,11 +78,10 @@ func newConn(n *Node, id int, nc net.Conn) *conn {
 		sendWindow: initialWindow, initWindow: initialWindow}
 }
 
-// close closes the connection once and abandons its open streams.
 func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.closed)
-		_ = c.nc.Close() // the peer sees the connection end; there is nobody to report to
+		_ = c.nc.Close()
 		c.mu.Lock()
 		open := make([]*stream, 0, len(c.streams))
 		for _, st := range c.streams {
@@ -108,7 +100,6 @@ func (c *conn) counts() (total, peak int) {
 	return c.total, c.peak
 }
 
-// serve reads the connection's frames until it ends.
 func (c *conn) serve() {
 	defer c.n.wg.Done()
 	defer c.n.connClosed(c)
@@ -127,14 +118,13 @@ func (c *conn) serve() {
 		}
 		rw = tc
 	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout)) // an error shows in the read below
+	_ = c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	preface := make([]byte, len(http2.ClientPreface))
 	if _, err := io.ReadFull(rw, preface); err != nil || string(preface) != http2.ClientPreface {
 		return
 	}
 	c.bw = bufio.NewWriter(rw)
-	// Frames are read through a buffer: a burst of requests is read in a few system calls, not
-	// two (header, payload) per frame. Each frame is still processed only while not frozen.
+	// Buffered: a burst is read in a few system calls.
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(rw, readBuffer))
 	c.fr.SetMaxReadFrameSize(maxFrameSize)
 	c.fr.MaxHeaderListSize = maxHeaderList
@@ -176,14 +166,13 @@ func (c *conn) serve() {
 			c.goAway(http2.ErrCodeFrameSize)
 			return
 		case errors.As(err, &ne) && ne.Timeout() && c.n.frozen():
-			continue // the idle time counts again from the thaw
+			continue // idle time counts again from the thaw
 		case errors.As(err, &ne) && ne.Timeout():
-			c.goAway(http2.ErrCodeNo) // idle: say so before closing, as net/http does
+			c.goAway(http2.ErrCodeNo) // idle: GOAWAY before closing, as net/http does
 			return
 		default:
-			return // EOF, a broken connection or Close: the connection ends
+			return
 		}
-		// A frame that arrived during a freeze is held, unprocessed, until the thaw.
 		if !c.n.awaitThaw(c.closed) {
 			return
 		}
@@ -196,8 +185,7 @@ func (c *conn) serve() {
 	}
 }
 
-// silence is how long the client may send nothing: the idle timeout with no stream open, the
-// longest answer time on top of it with streams open.
+// silence is how long the client may send nothing.
 func (c *conn) silence() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -207,11 +195,10 @@ func (c *conn) silence() time.Duration {
 	return MaxDelay + c.n.opts.idleTimeout
 }
 
-// goAwayLinger is how long a connection that got a GOAWAY is still read, and at most 1 MB
-// of it, before it closes.
+// goAwayLinger is how long, and up to 1 MB, a connection is still read after a GOAWAY.
 const goAwayLinger = 500 * time.Millisecond
 
-// handle processes one frame; an error ends the connection (a connError with a GOAWAY).
+// handle processes one frame; an error (a connError) ends the connection with a GOAWAY.
 func (c *conn) handle(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.SettingsFrame:
@@ -238,11 +225,10 @@ func (c *conn) handle(f http2.Frame) error {
 		return c.open(f)
 	case *http2.DataFrame:
 		if c.idle(f.StreamID) {
-			return connError(http2.ErrCodeProtocol) // DATA on a stream never opened
+			return connError(http2.ErrCodeProtocol)
 		}
 		if n := f.Length; n > 0 {
-			// Give the flow-control credit back at once, for the connection and the stream,
-			// so that request bodies never stall a node that does not read them.
+			// Credit back at once, so request bodies never stall a node that does not read them.
 			err := c.write(func() error {
 				if err := c.fr.WriteWindowUpdate(0, n); err != nil {
 					return err
@@ -278,7 +264,7 @@ func (c *conn) handle(f http2.Frame) error {
 		return c.write(func() error { return c.fr.WritePing(true, data) })
 	case *http2.RSTStreamFrame:
 		if c.idle(f.StreamID) {
-			return connError(http2.ErrCodeProtocol) // RST_STREAM on a stream never opened
+			return connError(http2.ErrCodeProtocol)
 		}
 		c.mu.Lock()
 		st := c.streams[f.StreamID]
@@ -290,36 +276,35 @@ func (c *conn) handle(f http2.Frame) error {
 		return nil
 	case *http2.GoAwayFrame:
 		return io.EOF
-	default: // PRIORITY, unknown frames: nothing to do
+	default:
 		return nil
 	}
 }
 
-// idle reports whether stream id is idle: never opened by the client (RFC 9113 section 5.1).
+// idle reports whether the client never opened stream id (RFC 9113 section 5.1).
 func (c *conn) idle(id uint32) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return id > c.lastID
 }
 
-// open accepts or refuses a new stream.
 func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	c.mu.Lock()
 	id := f.StreamID
 	switch st, open := c.streams[id]; {
 	case id%2 == 0:
 		c.mu.Unlock()
-		return connError(http2.ErrCodeProtocol) // a client opens odd streams only
+		return connError(http2.ErrCodeProtocol)
 	case open && f.StreamEnded():
 		c.mu.Unlock()
-		c.start(st) // the request's trailers: it is complete
+		c.start(st) // trailers: the request is complete
 		return nil
 	case open:
 		c.mu.Unlock()
-		return connError(http2.ErrCodeProtocol) // trailers must end the stream
+		return connError(http2.ErrCodeProtocol)
 	case id <= c.lastID:
 		c.mu.Unlock()
-		return connError(http2.ErrCodeStreamClosed) // a closed stream, or ids going back
+		return connError(http2.ErrCodeStreamClosed)
 	}
 	c.lastID = id
 	if len(c.streams) >= int(c.limitLocked()) {
@@ -329,7 +314,7 @@ func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	}
 	st := &stream{id: f.StreamID, index: -1, window: c.initWindow}
 	st.status, st.latency, st.body = answer(f.PseudoValue("path"))
-	if f.Truncated { // beyond SETTINGS_MAX_HEADER_LIST_SIZE: its fields were not kept
+	if f.Truncated { // beyond SETTINGS_MAX_HEADER_LIST_SIZE
 		st.status, st.latency, st.body = 431, 0, []byte("h2node: request header list too large\n")
 	}
 	c.streams[f.StreamID] = st
@@ -343,8 +328,7 @@ func (c *conn) open(f *http2.MetaHeadersFrame) error {
 	return nil
 }
 
-// start schedules the stream's answer once its request is complete: due after its latency,
-// counted from now.
+// start schedules st's answer, due its latency from now.
 func (c *conn) start(st *stream) {
 	now := time.Now()
 	c.mu.Lock()
@@ -355,15 +339,14 @@ func (c *conn) start(st *stream) {
 	st.started = true
 	c.mu.Unlock()
 	lat := c.n.latencyFor()
-	if st.latency < 0 { // no delay= in the request
+	if st.latency < 0 {
 		st.latency = lat
 	}
 	st.due = now.Add(st.latency)
 	c.sched.add(st)
 }
 
-// end ends st once: status > 0 answered, 0 reset by the client, -1 abandoned. It reports
-// whether this call ended it.
+// end ends st once (status > 0 answered, 0 reset, -1 abandoned); false if already ended.
 func (c *conn) end(st *stream, status int) bool {
 	c.mu.Lock()
 	if st.ended {
@@ -380,8 +363,7 @@ func (c *conn) end(st *stream, status int) bool {
 	return true
 }
 
-// write runs fn, which writes frames, under the write lock and flushes them; while the node
-// is frozen it waits. It fails once the connection closed.
+// write runs fn under the write lock and flushes, waiting while frozen; it fails once closed.
 func (c *conn) write(fn func() error) error {
 	if !c.n.awaitThaw(c.closed) {
 		return errClosed
@@ -393,17 +375,17 @@ func (c *conn) write(fn func() error) error {
 		return errClosed
 	default:
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.n.opts.writeTimeout)) // an error shows in the write
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.n.opts.writeTimeout))
 	if err := fn(); err != nil {
 		return err
 	}
 	return c.bw.Flush()
 }
 
-// answer parses a request's path: its status, latency (-1: the node's) and body.
+// answer parses a request path: status, latency (-1: the node's) and body.
 func answer(path string) (status int, latency time.Duration, body []byte) {
 	status, latency = 200, -1
-	short := func(s string) string { // an answer echoes at most this much of the request
+	short := func(s string) string {
 		if len(s) > 64 {
 			return s[:64] + "..."
 		}

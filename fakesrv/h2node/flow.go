@@ -6,11 +6,10 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// Flow control (RFC 9113 section 6.9): the windows of a connection and its streams, and the
-// answers that wait for them.
+// Flow control (RFC 9113 section 6.9).
 
-// setInitialWindowLocked applies a new SETTINGS_INITIAL_WINDOW_SIZE: every stream's window
-// changes by the difference (RFC 9113 section 6.9.2). The write lock must be held.
+// setInitialWindowLocked changes every stream's window by the new initial size's difference
+// (section 6.9.2). The write lock must be held.
 func (c *conn) setInitialWindowLocked(v int64) error {
 	delta := v - c.initWindow
 	c.initWindow = v
@@ -33,9 +32,8 @@ func (c *conn) setInitialWindowLocked(v int64) error {
 	return nil
 }
 
-// windowUpdateLocked adds inc to the window of stream id (0: the connection's) and sends the
-// answers it unblocks. A window beyond 2^31-1 is a FLOW_CONTROL_ERROR: of the connection, or
-// of the stream, which is reset. The write lock must be held.
+// windowUpdateLocked adds inc to stream id's window (0: the connection's) and sends what it
+// unblocks; beyond 2^31-1 is a FLOW_CONTROL_ERROR. The write lock must be held.
 func (c *conn) windowUpdateLocked(id uint32, inc int64) error {
 	if id == 0 {
 		if c.sendWindow+inc > maxWindow {
@@ -46,7 +44,7 @@ func (c *conn) windowUpdateLocked(id uint32, inc int64) error {
 	}
 	st := c.findLocked(id)
 	if st == nil {
-		return nil // a stream that ended: nothing more goes out on it
+		return nil
 	}
 	if st.window+inc > maxWindow {
 		c.dropPendingLocked(id)
@@ -60,8 +58,7 @@ func (c *conn) windowUpdateLocked(id uint32, inc int64) error {
 	return c.sendBlockedLocked()
 }
 
-// findLocked returns stream id, open or with an answer waiting for window, or nil. The write
-// lock must be held.
+// findLocked returns stream id, open or waiting for window, or nil.
 func (c *conn) findLocked(id uint32) *stream {
 	c.mu.Lock()
 	st := c.streams[id]
@@ -77,8 +74,7 @@ func (c *conn) findLocked(id uint32) *stream {
 	return nil
 }
 
-// sendBlockedLocked sends, in order, the waiting bodies that the windows now let through.
-// The write lock must be held.
+// sendBlockedLocked sends, in order, the waiting bodies the windows now allow.
 func (c *conn) sendBlockedLocked() error {
 	still := c.blocked[:0]
 	for _, st := range c.blocked {
@@ -100,7 +96,6 @@ func (c *conn) sendBlockedLocked() error {
 	return nil
 }
 
-// dropPending forgets the waiting body of stream id, which the client reset.
 func (c *conn) dropPending(id uint32) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

@@ -2,13 +2,8 @@ package h2node
 
 import "golang.org/x/net/http2"
 
-// The stream limit a connection enforces and advertises: SETTINGS_MAX_CONCURRENT_STREAMS from
-// the first frame, lowered to 1 by the APNs throttle after a rejection and restored after the
-// next success.
-
-// limitLocked is the stream limit in force: the last one acknowledged or, while a SETTINGS
-// frame awaits its ACK, the larger of it and the pending ones (a lowered limit applies only
-// once the client knows it).
+// limitLocked is the stream limit in force: the last acknowledged or, while SETTINGS await an
+// ACK, the largest pending (a lowered limit applies once the client knows it).
 func (c *conn) limitLocked() uint32 {
 	l := c.acked
 	for _, p := range c.pending {
@@ -17,8 +12,8 @@ func (c *conn) limitLocked() uint32 {
 	return l
 }
 
-// throttle applies the APNs rule after an answer: a 400 lowers the connection's stream limit
-// to 1, the next success restores it. It returns the new limit to send, 0 for none.
+// throttle applies the APNs rule after an answer: a 400 lowers the limit to 1, the next
+// success restores it. It returns the limit to send, 0 for none.
 func (c *conn) throttle(status int) uint32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -33,13 +28,8 @@ func (c *conn) throttle(status int) uint32 {
 	return 0
 }
 
-// sendLimit sends a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit.
-func (c *conn) sendLimit(limit uint32) error {
-	return c.write(func() error { return c.writeLimitLocked(limit) })
-}
-
-// writeLimitLocked writes a SETTINGS frame with SETTINGS_MAX_CONCURRENT_STREAMS = limit and
-// awaits its ACK. The write lock must be held.
+// writeLimitLocked sends SETTINGS_MAX_CONCURRENT_STREAMS = limit and awaits its ACK. The write
+// lock must be held.
 func (c *conn) writeLimitLocked(limit uint32) error {
 	c.mu.Lock()
 	c.pending = append(c.pending, limit)

@@ -1,36 +1,12 @@
-// Package h2node is an HTTP/2 "node": one server of a service that several IP addresses
-// answer for, as APNs's api.push.apple.com is. labrun starts a few on loopback addresses
-// (127.0.0.2, 127.0.0.3, ... : any address of 127.0.0.0/8 works on Linux without setup) and
-// measures how an HTTP/2 client spreads its streams over them.
+// Package h2node is an HTTP/2 "node": one of several servers answering for one name, as APNs's
+// api.push.apple.com, on loopback addresses. It speaks HTTP/2 frame by frame
+// (golang.org/x/net/http2's Framer and hpack) to do what net/http's server does not let a
+// handler do: lower SETTINGS_MAX_CONCURRENT_STREAMS while running (the APNs throttle), freeze
+// (a hung peer), and count connections and streams. Its bounds are in docs/serve.md.
 //
-// A node speaks HTTP/2 itself, frame by frame, with golang.org/x/net/http2's Framer and
-// hpack, rather than through net/http's server: it has to do what a real server does not
-// let a handler do. It advertises a chosen SETTINGS_MAX_CONCURRENT_STREAMS and lowers it
-// while running (the APNs throttle); it freezes (reads and writes nothing while the kernel
-// keeps the connections open, a hung peer); and it counts connections, streams per
-// connection and streams in flight over time, so that a row can say how a burst was spread
-// or that it was serialized.
-//
-// It serves TLS (ALPN h2, a certificate from an in-memory CA) or h2c with prior knowledge.
-// A Cluster is several nodes on one port with a control API (labrun serve --h2 and --h2c).
-//
-// A node is safe to leave running: it bounds header lists, frames, idle connections and
-// writes in size or time, keeps a few bytes of a connection once it closed, waits out an
-// accept error such as EMFILE, and ends a connection that breaks RFC 9113's rules for stream
-// ids and flow control with a GOAWAY (docs/serve.md lists the bounds).
-//
-// # Requests
-//
-// Every request is a stream; its path is not routed. Two query keys change the answer:
-//
-//	status=CODE   answer CODE (100 < CODE < 600) instead of 200; a 400 carries
-//	              {"reason":"BadDeviceToken"}, as APNs answers a bad device token
-//	delay=DUR     answer after DUR (a Go duration, at most MaxDelay) instead of the node's
-//	              latency
-//
-// so "/3/device/TOKEN?status=400" stands for a rejected notification. A stream is answered
-// with a HEADERS and a DATA frame after its latency, counted from the moment its request is
-// complete (END_STREAM). Its response carries "x-h2node-conn", the connection's number.
+// A request's path is not routed; its query may hold status=CODE (answer CODE instead of 200;
+// a 400 carries {"reason":"BadDeviceToken"}) and delay=DUR (instead of the node's latency, at
+// most MaxDelay). The answer carries "x-h2node-conn", the connection's number.
 package h2node
 
 import (
@@ -44,47 +20,39 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv/internal/accept"
+	"github.com/labrun/labrun/internal/fakesrv/accept"
 )
 
-// DefaultMaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS a node advertises unless told
-// otherwise: 100, the value RFC 9113 recommends as a minimum and Go's server default.
+// DefaultMaxStreams is RFC 9113's recommended minimum and Go's server default.
 const DefaultMaxStreams = 100
 
-// MaxDelay caps every latency and every delay= of a request: a safety net against a request
-// that holds a goroutine for longer than any experiment runs.
+// MaxDelay caps every latency and delay=, a safety net.
 const MaxDelay = 10 * time.Minute
 
-// maxSamples bounds the in-flight timeline; Timeline reports when it was cut.
+// maxSamples bounds the in-flight timeline.
 const maxSamples = 1 << 16
 
-// handshakeTimeout bounds a TLS handshake or a client preface that does not come.
 const handshakeTimeout = 10 * time.Second
 
-// DefaultIdleTimeout is how long a node keeps a connection that carries no stream and sends
-// nothing, unless WithIdleTimeout says otherwise; it then sends GOAWAY and closes it.
+// DefaultIdleTimeout is how long a connection may carry no stream and send nothing before GOAWAY.
 const DefaultIdleTimeout = 2 * time.Minute
 
-// writeTimeout bounds every write of a connection: a client that stops reading loses its
-// connection instead of pinning the answers queued for it.
+// writeTimeout bounds every write: a client that stops reading loses its connection.
 const writeTimeout = 10 * time.Second
 
-// maxHeaderList is the SETTINGS_MAX_HEADER_LIST_SIZE a node advertises and enforces: a
-// request head beyond it is answered 431, and one far beyond ends the connection, without
-// the node holding more than this of it (net/http's server allows 1 MB; requests to a
-// node carry a path and a few headers).
+// maxHeaderList is the SETTINGS_MAX_HEADER_LIST_SIZE enforced: beyond, 431; far beyond, the
+// connection ends.
 const maxHeaderList = 64 << 10
 
-// maxFrameSize is the largest frame a node reads: SETTINGS_MAX_FRAME_SIZE's initial value,
-// which the node never raises.
+// maxFrameSize is SETTINGS_MAX_FRAME_SIZE's initial value, never raised.
 const maxFrameSize = 16 << 10
 
-// Node is an HTTP/2 server on a loopback address. Create it with New, stop it with Close. Its
+// Node is an HTTP/2 server on a loopback address. Create it with New, stop it with Close; its
 // methods are safe for concurrent use.
 type Node struct {
-	// Addr is the address the node listens on, "127.0.0.2:PORT".
+	// Addr is "127.0.0.2:PORT".
 	Addr string
-	// URL is "https://Addr" with TLS, "http://Addr" for h2c, without a trailing slash.
+	// URL is "https://Addr", or "http://Addr" for h2c.
 	URL string
 
 	opts     options
@@ -94,15 +62,15 @@ type Node struct {
 	start    time.Time
 	ctx      context.Context // cancelled by Close
 	cancel   context.CancelFunc
-	done     <-chan struct{} // ctx.Done()
+	done     <-chan struct{}
 	wg       sync.WaitGroup
 	closeErr error
 	once     sync.Once
 
-	mu          sync.Mutex         // guards every field below
-	records     []connRecord       // every connection's counts, in accept order; conn.id is the index + 1
-	open        map[*conn]struct{} // the connections open now
-	requests    int                // requests received (for WithSlowAfter), refused ones excluded
+	mu          sync.Mutex   // guards the fields below
+	records     []connRecord // conn.id is index + 1
+	open        map[*conn]struct{}
+	requests    int // for WithSlowAfter
 	statuses    map[int]int
 	refused     int
 	cancelled   int
@@ -113,8 +81,7 @@ type Node struct {
 	thaw        chan struct{} // closed while the node is not frozen
 }
 
-// New starts a node listening on the address given with WithAddr (default 127.0.0.1, a free
-// port) and serving in the background.
+// New starts a node on WithAddr's address, serving in the background.
 func New(opts ...Option) (*Node, error) {
 	o := options{addr: "127.0.0.1:0", maxStreams: DefaultMaxStreams, idleTimeout: DefaultIdleTimeout, writeTimeout: writeTimeout}
 	for _, opt := range opts {
@@ -161,7 +128,7 @@ func New(opts ...Option) (*Node, error) {
 	n.URL = "http://" + n.Addr
 	if o.useTLS {
 		if err := n.setupTLS(ip.String()); err != nil {
-			_ = ln.Close() // nothing was served on it
+			_ = ln.Close()
 			cancel()
 			return nil, err
 		}
@@ -174,12 +141,6 @@ func New(opts ...Option) (*Node, error) {
 }
 
 func (n *Node) setupTLS(ip string) error {
-	if n.opts.tls != nil {
-		cfg := n.opts.tls.Clone()
-		cfg.NextProtos = []string{"h2"}
-		n.tlsCfg = cfg
-		return nil
-	}
 	ca := n.opts.ca
 	if ca == nil {
 		var err error
@@ -195,8 +156,7 @@ func (n *Node) setupTLS(ip string) error {
 	return nil
 }
 
-// ClientTLS returns a client configuration that trusts the node's certificate (from WithTLS),
-// or nil for h2c and WithTLSConfig. Each call returns a new value.
+// ClientTLS returns a new configuration trusting the node's certificate (WithTLS); nil for h2c.
 func (n *Node) ClientTLS() *tls.Config {
 	if n.client == nil {
 		return nil
@@ -204,8 +164,8 @@ func (n *Node) ClientTLS() *tls.Config {
 	return n.client.Clone()
 }
 
-// Close stops the node: it closes the listener and every connection, ends every stream
-// without an answer, and waits for all of its goroutines.
+// Close closes the listener and connections, ends streams unanswered, and waits for the node's
+// goroutines.
 func (n *Node) Close() error {
 	n.once.Do(func() {
 		n.cancel()
@@ -224,20 +184,19 @@ func (n *Node) Close() error {
 	return n.closeErr
 }
 
-// Freeze makes the node a hung peer: from now on it reads and writes nothing on any
-// connection, old or new, and answers nothing, while the kernel keeps the connections open
-// and acknowledges what arrives. Streams keep their timers; their answers wait for Thaw.
+// Freeze makes the node a hung peer: it reads, writes and answers nothing while the kernel
+// keeps its connections open.
 func (n *Node) Freeze() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	select {
 	case <-n.thaw:
 		n.thaw = make(chan struct{})
-	default: // already frozen
+	default:
 	}
 }
 
-// Thaw ends a Freeze: reading and writing resume where they stopped.
+// Thaw ends a Freeze: reading and writing resume.
 func (n *Node) Thaw() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -248,7 +207,7 @@ func (n *Node) Thaw() {
 	}
 }
 
-// awaitThaw waits while the node is frozen. It returns false when stop or the node closed.
+// awaitThaw waits while frozen; false when stop or the node closed.
 func (n *Node) awaitThaw(stop <-chan struct{}) bool {
 	n.mu.Lock()
 	thaw := n.thaw
@@ -263,7 +222,6 @@ func (n *Node) awaitThaw(stop <-chan struct{}) bool {
 	}
 }
 
-// frozen reports whether the node is frozen now.
 func (n *Node) frozen() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -275,10 +233,7 @@ func (n *Node) frozen() bool {
 	}
 }
 
-// accept accepts ln's connections until the node closes. An accept error other than the
-// listener's closing (EMFILE, ENFILE, ENOBUFS, a connection aborted) is waited out with a
-// back-off, never taken for the end: a node that stopped accepting for good after one fd
-// shortage would look healthy in its Stats and answer nobody.
+// accept accepts until the node closes, waiting out other errors (EMFILE) with a back-off.
 func (n *Node) accept(ln net.Listener) {
 	defer n.wg.Done()
 	for {
@@ -288,7 +243,7 @@ func (n *Node) accept(ln net.Listener) {
 		}
 		n.mu.Lock()
 		select {
-		case <-n.done: // closed meanwhile: Close no longer sees new connections
+		case <-n.done: // closed meanwhile
 			n.mu.Unlock()
 			_ = nc.Close()
 			return
@@ -303,13 +258,11 @@ func (n *Node) accept(ln net.Listener) {
 	}
 }
 
-// connRecord is what a node keeps of a connection for its Stats once it closed: its whole
-// state (buffers, Framer, hpack tables, some 30 KB) goes with it.
+// connRecord is what a closed connection leaves for Stats; its buffers and tables go.
 type connRecord struct {
-	streams, peak int32 // streams carried; most in flight at once
+	streams, peak int32
 }
 
-// connClosed records c's final counts and forgets c.
 func (n *Node) connClosed(c *conn) {
 	total, peak := c.counts()
 	n.mu.Lock()
@@ -318,7 +271,7 @@ func (n *Node) connClosed(c *conn) {
 	delete(n.open, c)
 }
 
-// latencyFor returns how long the next request takes, counting it.
+// latencyFor returns the next request's latency, counting it.
 func (n *Node) latencyFor() time.Duration {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -329,7 +282,6 @@ func (n *Node) latencyFor() time.Duration {
 	return n.opts.latency
 }
 
-// streamStarted and streamEnded keep the in-flight count and its timeline.
 func (n *Node) streamStarted() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -338,8 +290,7 @@ func (n *Node) streamStarted() {
 	n.sampleLocked()
 }
 
-// streamEnded records how a stream ended: status > 0 answered, status 0 cancelled by the
-// client, status < 0 abandoned (its connection closed).
+// streamEnded records a stream's end: status > 0 answered, 0 cancelled, < 0 abandoned.
 func (n *Node) streamEnded(status int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

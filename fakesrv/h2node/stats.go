@@ -2,28 +2,25 @@ package h2node
 
 import "time"
 
-// Stats is a snapshot of a node's counters since it started.
+// Stats is a snapshot of a node's counters.
 type Stats struct {
-	// Conns counts the connections accepted.
 	Conns int
-	// Streams counts the streams each connection carried, refused ones excluded, in accept
-	// order: Streams[0] is connection 1 (the "x-h2node-conn" of its answers).
+	// Streams counts each connection's streams, refused excluded: Streams[0] is connection 1.
 	Streams []int
-	// MaxStreamsPerConn is, per connection, the most streams it had in flight at once.
+	// MaxStreamsPerConn is each connection's most streams in flight at once.
 	MaxStreamsPerConn []int
-	// Requests counts the streams accepted, answered or not.
+	// Requests counts the streams accepted.
 	Requests int
-	// Statuses counts the answers by status code.
+	// Statuses counts answers by status.
 	Statuses map[int]int
-	// Refused counts the streams refused over the limit (RST_STREAM REFUSED_STREAM).
+	// Refused counts streams refused over the limit.
 	Refused int
-	// Cancelled counts the streams the client reset before their answer.
-	Cancelled int
-	// InFlight is the number of streams in flight now; MaxInFlight the most at once.
+	// Cancelled counts streams the client reset before their answer.
+	Cancelled             int
 	InFlight, MaxInFlight int
 }
 
-// Stats returns a snapshot of the counters; the map and slices are copies.
+// Stats returns a snapshot; the map and slices are copies.
 func (n *Node) Stats() Stats {
 	n.mu.Lock()
 	records := append([]connRecord(nil), n.records...)
@@ -50,28 +47,28 @@ func (n *Node) Stats() Stats {
 	for i, r := range records {
 		st.Streams[i], st.MaxStreamsPerConn[i] = int(r.streams), int(r.peak)
 	}
-	for _, c := range open { // still counting: their records are not final
+	for _, c := range open { // their records are not final
 		st.Streams[c.id-1], st.MaxStreamsPerConn[c.id-1] = c.counts()
 	}
 	return st
 }
 
-// Sample is the number of streams in flight on the node from At on (since the node started).
+// Sample is the streams in flight from At on (since the node started).
 type Sample struct {
 	At       time.Duration
 	InFlight int
 }
 
-// Timeline returns the in-flight count at every change since the node started, the first
-// sample at 0 with 0 in flight, and whether it was cut after its first 65,536 samples.
+// Timeline returns the in-flight count at every change, from 0 at 0, and whether it was cut
+// after maxSamples samples.
 func (n *Node) Timeline() (samples []Sample, cut bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]Sample(nil), n.samples...), n.cut
 }
 
-// MaxInFlight returns the most streams in flight at once in samples between from and to
-// (since the node started), counting the value in force at from.
+// MaxInFlight returns the most streams in flight between from and to, the value at from
+// included.
 func MaxInFlight(samples []Sample, from, to time.Duration) int {
 	peak := 0
 	for i, s := range samples {
@@ -85,5 +82,5 @@ func MaxInFlight(samples []Sample, from, to time.Duration) int {
 	return peak
 }
 
-// Since returns how long ago the node started: the clock of Timeline's samples.
+// Since returns how long ago the node started, Timeline's clock.
 func (n *Node) Since() time.Duration { return time.Since(n.start) }

@@ -21,6 +21,7 @@ import (
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -118,13 +119,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exp-z"}, `labrun: unknown command "exp-z" (did you mean exp-a?) (see labrun --help)`},
 		{[]string{"demo", "--pool", "200"}, "labrun: --pool (200) must not exceed --max-total (100)"},
 		{[]string{"demo", "--client", "go", "--propagate-deadline"}, "labrun: --propagate-deadline needs --client hc5: go sends no budget"},
-		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want hc5, okhttp, go, okhttp@3.2, okhttp@3.14, jdk, urlconnection, hc4)`},
+		{[]string{"all", "--client", "curl"}, `labrun: --client: unknown client "curl" (want ` + strings.Join(experiments.ProfileNames(), ", ") + `)`},
 		{[]string{"exp-d", "--client", "go"}, "labrun: --client: exp-d compares okhttp, go and hc5 by design; it takes no --client"},
 		{[]string{"exp-f", "--client", "okhttp"}, "labrun: --client: exp-f runs go by design; it takes no --client"},
 		{[]string{"exp-h", "--client", "go"}, "labrun: --client: exp-h compares okhttp and go by design; it takes no --client"},
 		{[]string{"exp-h", "--go-calls", "20"}, "labrun: --go-calls (20) must be at least 2 x --go-limit + 1 (21): below that, whether net/http's strict mode stalls depends on scheduling"},
 		{[]string{"predict", "--host-down", "--dropped"}, "labrun: --host-down and --dropped exclude each other: a connection to a host that is down was never made"},
-		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want urlconnection, jdk, jdk@25, hc4, hc5, spring-restclient, okhttp, okhttp@3.14, okhttp@3.2, netty, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp)`},
+		{[]string{"predict", "--defaults", "curl"}, `labrun: --defaults: unknown value "curl" (want ` + strings.Join(rules.Names(rules.Presets()), ", ") + `)`},
 		{[]string{"predict", "--format", "xml"}, `labrun: --format: unknown format "xml" (want table, json, markdown, csv or junit)`},
 		{[]string{"predict", "now"}, `labrun: predict takes no arguments, got "now"`},
 	}
@@ -159,6 +160,7 @@ func TestList(t *testing.T) {
 		"exp-k   first-byte   7.2s  before the first byte: DNS and TLS\n" +
 		"exp-l   caller       4.9s  the caller's side of a slow downstream\n" +
 		"exp-m   grpc        12.3s  gRPC deadlines\n" +
+		"exp-n   storm        9.5s  the retry storm that beats the downstream to death, and the budgets that stop it\n" +
 		"demo                 0.6s  the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
@@ -508,8 +510,7 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s has no source", c.Name)
 		}
 	}
-	if want := []string{"urlconnection", "jdk", "jdk@25", "hc4", "hc5", "spring-restclient", "okhttp", "okhttp@3.14", "okhttp@3.2", "netty", "go",
-		"retryablehttp", "resty", "got", "urllib3", "axios", "undici", "httpx", "aiohttp"}; !reflect.DeepEqual(names, want) {
+	if want := rules.Names(rules.Presets()); !reflect.DeepEqual(names, want) {
 		t.Errorf("got clients %v, want %v", names, want)
 	}
 }

@@ -16,8 +16,23 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 	flags := []cli.Flag{&cli.StringFlag{Name: "format", Value: string(report.FormatTable),
 		Usage: "output format: " + formatList()},
 		&cli.BoolFlag{Name: "explain", DisableDefaultText: true, Usage: "the model's whole reasoning, a step a line"}}
+	p.Storm = predict.NewStormQuestion()
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
+	}
+	// The storm's own flags stay out of the list, which they would lengthen by half: the
+	// description names them, and docs/predict.md has them all.
+	for _, pp := range p.StormParams() {
+		f := paramFlag(pp)
+		switch f := f.(type) {
+		case *cli.DurationFlag:
+			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
+		case *cli.StringFlag:
+			f.Hidden = true
+		}
+		flags = append(flags, f)
 	}
 	return &cli.Command{
 		Name:  "predict",
@@ -27,11 +42,13 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			"total, the outcome and the server's execution count. The limits start unset, or " +
 			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
 			"explicitly override them. By default the call finds a pooled connection. The whole " +
-			"manual: docs/predict.md.\n\n" +
+			"manual: docs/predict.md. --storm asks about a retry storm instead (its flags: " +
+			"docs/predict.md#a-retry-storm---storm).\n\n" +
 			"Examples:\n" +
 			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
 			"   labrun predict --defaults hc5 --host-down\n" +
-			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain",
+			"   labrun predict --defaults go --read-timeout 1s --bytes 10 --every 400ms --explain\n" +
+			"   labrun predict --storm --rate 1200 --capacity 200 --service 100ms --timeout 300ms --policy retry --retries 2",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -42,6 +59,19 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkStormFlags(c, p); err != nil {
+				return err
+			}
+			if p.Storm.On {
+				if err := p.CheckStorm(); err != nil {
+					return usageError{err}
+				}
+				ans, err := p.PredictStorm()
+				if err != nil {
+					return usageError{err}
+				}
+				return report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, ans)
+			}
 			if err := p.Check(); err != nil {
 				return usageError{err}
 			}
@@ -51,6 +81,28 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, p.Predict())
 		},
 	}
+}
+
+// checkStormFlags refuses a storm's flag without --storm, and a call's flag with it (but
+// --retries, which both take).
+func checkStormFlags(c *cli.Context, p *predict.Predictor) error {
+	if !p.Storm.On {
+		for _, name := range predict.StormFlags[1:] {
+			if c.IsSet(name) {
+				return usagef("--%s is a storm's: it needs --storm", name)
+			}
+		}
+		return nil
+	}
+	for _, pp := range p.Params() {
+		if pp.Name != "retries" && c.IsSet(pp.Name) {
+			return usagef("--%s is a single call's: --storm asks about a fleet's calls (--retries is the storm's too)", pp.Name)
+		}
+	}
+	if c.Bool("explain") {
+		return usagef("--explain is a single call's: --storm has no step-by-step reasoning")
+	}
+	return nil
 }
 
 func defaultsCommand(tty terminals) *cli.Command {

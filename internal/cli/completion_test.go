@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/experiments"
+	"github.com/labrun/labrun/internal/rules"
 )
 
 // completions asks labrun for the candidates of the last word, as the scripts do.
@@ -27,18 +28,18 @@ func TestComplete(t *testing.T) {
 		words []string
 		want  string // candidates joined by spaces; "" for none
 	}{
-		{[]string{"exp-"}, "exp-a exp-b exp-c exp-d exp-e exp-f exp-g exp-h exp-i exp-j exp-k exp-l exp-m"},
+		{[]string{"exp-"}, prefixed(experimentNames(), "exp-")},
 		{[]string{"co"}, "completion"},
 		{[]string{"h"}, ""}, // no help command, no alias h
 		{[]string{"help"}, ""},
 		{[]string{"exp-b", "--po"}, "--pool"},
 		{[]string{"exp-b", "--cl"}, "--client"},
-		{[]string{"exp-b", "--client", ""}, "hc5 okhttp go okhttp@3.2 okhttp@3.14 jdk urlconnection hc4"},
-		{[]string{"exp-b", "--client", "ok"}, "okhttp okhttp@3.2 okhttp@3.14"},
+		{[]string{"exp-b", "--client", ""}, strings.Join(experiments.ProfileNames(), " ")},
+		{[]string{"exp-b", "--client", "ok"}, prefixed(experiments.ProfileNames(), "ok")},
 		{[]string{"exp-d", "--cl"}, ""}, // exp-d compares profiles by design: no --client
 		{[]string{"exp-h", "--client", ""}, ""},
 		{[]string{"all", "--format", ""}, "table json markdown csv junit"},
-		{[]string{"predict", "--defaults", "h"}, "hc4 hc5 httpx"},
+		{[]string{"predict", "--defaults", "h"}, prefixed(rules.Names(rules.Presets()), "h")},
 		{[]string{"predict", "--format", "j"}, "json junit"},
 		{[]string{"completion", ""}, "bash zsh fish"},
 		{[]string{"exp-a", "--read-timeout", ""}, ""}, // a duration: nothing to offer
@@ -87,7 +88,7 @@ func TestCompletionScripts(t *testing.T) {
 		}
 		for _, tt := range []struct{ line, want string }{
 			{"labrun exp-b --cl", "--client"},
-			{"labrun exp-b --client okhttp@", "okhttp@3.2 okhttp@3.14"},
+			{"labrun exp-b --client okhttp@", prefixed(experiments.ProfileNames(), "okhttp@")},
 			{"labrun all --format ", "table json markdown csv junit"},
 			{"labrun comp", "completion"},
 		} {
@@ -146,4 +147,24 @@ func quoteWords(words []string) string {
 		q[i] = "'" + w + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// prefixed lists the names that start with prefix, space-separated, as completion offers them.
+func prefixed(names []string, prefix string) string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// experimentNames lists the experiments' commands.
+func experimentNames() []string {
+	var out []string
+	for _, e := range experiments.All() {
+		out = append(out, e.Info().Name)
+	}
+	return out
 }

@@ -21,22 +21,23 @@ const module = "github.com/labrun/labrun"
 var layers = map[string]int{
 	// Leaves: the shared words, the clock, the noise sentinel, the tiers, the command runner,
 	// the CA, the parameter type.
-	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "fakesrv/internal/ca": 0, "fakesrv/internal/accept": 0, "internal/param": 0,
+	"internal/vocab": 0, "internal/clock": 0, "internal/noise": 0, "internal/testenv": 0, "internal/reap": 0, "internal/fakesrv/ca": 0, "internal/fakesrv/accept": 0, "internal/param": 0,
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
-	"fakesrv/internal/guard": 0, // the control endpoints' Host and Origin check
+	"internal/fakesrv/guard": 0, // the control endpoints' Host and Origin check
 	// Each library's rules, which the client executes and the model predicts with; the
 	// namespace mechanism, which dispatches reap's helper with its own child.
 	"internal/rules": 1, "internal/netns": 1,
 	// The model: pure functions over the words and the rules.
 	"internal/model": 2,
 	// The clients and the servers.
-	"client": 3, "fakesrv": 3, "fakesrv/h2node": 3, "fakesrv/grpcsrv": 3,
+	"client": 3, "internal/fakesrv": 3, "fakesrv/h2node": 3, "fakesrv/grpcsrv": 3,
 	"client/h2": 4, "results": 4, "internal/upstream": 4,
+	"fakesrv": 4, // the public face of internal/fakesrv
 	// What turns results into documents, exp-i's jobs in their namespaces, and what every
 	// experiment is made of (its contract and the judges of its rows).
 	"report": 5, "experiments/internal/vanish": 5, "experiments/internal/lab": 5,
 	// The experiments in packages of their own, then the list of them all.
-	"experiments/http2": 6, "experiments/vanish": 6, "experiments/cascade": 6,
+	"experiments/http2": 6, "experiments/vanish": 6, "experiments/cascade": 6, "experiments/storm": 6,
 	"experiments": 7,
 	// What the command line and users call.
 	"internal/runner": 8, "internal/predict": 8, "labtest": 8,

@@ -64,7 +64,7 @@ func probeCommand(tty terminals) *cli.Command {
 	}
 	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config"})
 	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
-		Usage: "the client's connection limit per route, 0 for none (default: the library's, hc5 5, hc4 2, none for the others)"})
+		Usage: "the client's connection limit per route, 0 for none (default: the library's, " + presetPools() + ", none for the others)"})
 	for _, p := range pr.Experiment().Params() {
 		f := paramFlag(p)
 		if d, ok := f.(*cli.DurationFlag); ok && strings.HasSuffix(p.Name, "-cap") {
@@ -232,4 +232,15 @@ func namespaceJobs() netns.Jobs {
 		jobs[name] = job
 	}
 	return jobs
+}
+
+// presetPools lists the presets with a pool limit per route and their limits: "hc4 2, hc5 5".
+func presetPools() string {
+	var out []string
+	for _, name := range predict.PresetNames() {
+		if n := probe.PresetPool(name); n > 0 {
+			out = append(out, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	return strings.Join(out, ", ")
 }

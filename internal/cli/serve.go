@@ -15,8 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 //go:generate go test -run ^TestServeManual$ -update-serve-doc .
@@ -68,6 +68,9 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "dns-delay", Usage: "--tls-faults: every DNS answer this late"},
 		&cli.StringFlag{Name: "hosts-out", Usage: "--tls-faults: write their names as a hosts file"},
 		&cli.BoolFlag{Name: "grpc", Usage: "instead, the gRPC fault server (h2c)"},
+		&cli.BoolFlag{Name: "storm", Usage: "instead, a downstream of fixed capacity that a retry storm can beat (exp-n's)"},
+		&cli.IntFlag{Name: "capacity", Value: 20, Usage: "--storm: requests served at once"},
+		&cli.DurationFlag{Name: "service", Value: 100 * time.Millisecond, Usage: "--storm: the time each takes"},
 	}
 }
 
@@ -136,6 +139,14 @@ func serveCommand(tty terminals) *cli.Command {
 
 // serve is labrun serve's action; tty says whether stderr is a terminal, and its width.
 func serve(c *cli.Context, tty terminals) error {
+	if c.Bool("storm") {
+		return serveStorm(c)
+	}
+	for _, name := range serveStormFlags {
+		if c.IsSet(name) {
+			return usagef("--%s needs --storm", name)
+		}
+	}
 	if c.Bool("grpc") {
 		return serveGRPC(c)
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/urfave/cli/v2"
 )
 

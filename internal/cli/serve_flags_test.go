@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // TestServeUsageErrors: each bad command line of testdata/serve-usage-errors.json exits 2

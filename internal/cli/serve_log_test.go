@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // TestServeLogsRequests: labrun serve prints one line per request on stderr as it ends, with

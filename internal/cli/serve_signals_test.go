@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // TestServeSignals runs labrun serve as a process of its own and stops it with real

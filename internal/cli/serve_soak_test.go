@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"golang.org/x/net/http2"
 )
 

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test to share.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/rules"

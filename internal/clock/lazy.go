@@ -5,24 +5,21 @@ import (
 	"time"
 )
 
-// Ahead is how long before its instant a Lazy alarm is set.
+// Ahead is how early a Lazy alarm is set.
 const Ahead = 5 * time.Millisecond
 
-// A Lazy alarm is an Alarm that is set only in the last Ahead before its instant, by a Go
-// timer: setting the process's earliest alarm costs a system call (timerfd_settime) and a
-// wake-up of the alarms' goroutine, which a deadline moved on every read, and nearly always
-// cleared before it is due, should not pay. A Go timer is cheap to move; late by up to 1 ms,
-// it still sets the alarm well before the instant. Its methods are safe for concurrent use.
+// A Lazy alarm is an Alarm set only Ahead of its instant, for deadlines moved often and rarely
+// due: setting the earliest alarm costs a system call.
 type Lazy struct {
 	a *Alarm
 
-	mu  sync.Mutex // guards at and set, and orders the timer's moves
-	at  time.Time  // the instant; zero when unset
-	set bool       // a is set
+	mu  sync.Mutex
+	at  time.Time // zero when unset
+	set bool
 	t   *time.Timer
 }
 
-// NewLazy returns an unset lazy alarm that calls fn at its instant, as NewAlarm's does.
+// NewLazy returns an unset lazy alarm calling fn as NewAlarm's does.
 func NewLazy(fn func()) *Lazy {
 	l := &Lazy{a: NewAlarm(fn)}
 	l.t = time.AfterFunc(time.Hour, l.near)
@@ -60,8 +57,6 @@ func (l *Lazy) unsetLocked() {
 	}
 }
 
-// near runs Ahead before the instant (or later): it sets the alarm for the instant now in
-// force.
 func (l *Lazy) near() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// Sleep waits d, or until ctx is done and returns its cause (context.Cause). A d of zero or
-// less returns at once, with ctx's cause if it is already done.
+// Sleep waits d, or returns ctx's cause once it is done; d <= 0 returns at once.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return context.Cause(ctx)
@@ -21,9 +20,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// SleepUntil waits until t, or until ctx is done (false). An alarm wakes the process at t, so
-// that what starts at a set time starts on time, not up to 1 ms late as Go's timers fire in an
-// idle process.
+// SleepUntil waits until t, woken by an alarm, or returns false when ctx is done.
 func SleepUntil(ctx context.Context, t time.Time) bool {
 	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()

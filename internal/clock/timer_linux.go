@@ -7,8 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// timer is a timerfd in the runtime's netpoller: reading it blocks the goroutine, not a
-// thread, and the kernel wakes the netpoller when it expires.
+// timer is a timerfd in the runtime's netpoller.
 type timer struct {
 	fd int
 	f  *os.File
@@ -19,18 +18,16 @@ func newTimer() (*timer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A non-blocking descriptor: os.NewFile registers it with the netpoller.
 	return &timer{fd: fd, f: os.NewFile(uintptr(fd), "clock-timerfd")}, nil
 }
 
-// arm makes the timer expire once, d from now (d > 0).
+// arm expires the timer once, d > 0 from now.
 func (t *timer) arm(d time.Duration) error {
 	return unix.TimerfdSettime(t.fd, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}, nil)
 }
 
-// wait blocks until the timer expires.
 func (t *timer) wait() error {
-	var buf [8]byte // the count of expirations
+	var buf [8]byte
 	_, err := t.f.Read(buf[:])
 	return err
 }

@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// timer is absent outside Linux: alarms are no-ops there, and the lab's timers fire as Go's
-// do.
+// timer is absent off Linux: alarms are no-ops.
 type timer struct{}
 
 func newTimer() (*timer, error) { return nil, errors.New("clock: no timerfd on this system") }

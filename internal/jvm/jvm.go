@@ -1,14 +1,7 @@
-// Package jvm runs small Java programs against labrun's fake servers, so that a client profile
-// is held to the real library it emulates: the JDK's HttpClient and HttpURLConnection, and the
-// Debian builds of Apache HttpClient 4.5 and 5 and OkHttp 3 (packages libhttpclient-java,
-// libhttpclient5-java, libokhttp-java; their jars are in /usr/share/java).
-//
-// A program is one Java source file, run with the JDK's source launcher (java File.java,
-// JDK 11 and later): no build step and no class files; or, when it shares classes with other
-// programs (Program.With), its files compiled together by javac into a temporary directory
-// for the one run. Tests call Require, which skips a test
-// when a runtime or a library is missing on a developer's machine and fails it in CI (CI set),
-// where .ci/run installs them.
+// Package jvm runs small Java programs against labrun's fake servers, holding a client profile
+// to the real library it emulates: the JDK's clients, Debian's HttpClient 4.5 and 5 and OkHttp 3
+// (jars in /usr/share/java). A program is one source file run by the source launcher, or, with
+// Program.With, files compiled together into a temporary directory. Tests call Require.
 package jvm
 
 import (
@@ -26,44 +19,40 @@ import (
 	"time"
 )
 
-// Library is a Java library labrun checks a profile against: the jars it needs, by their
-// Debian names in JarDir, and the Debian package that ships them.
+// Library is a Java library: its jars, by their names in JarDir, and the Debian package.
 type Library struct {
 	Name    string
 	Jars    []string
 	Package string
 }
 
-// JarDir is where Debian puts the jars of its Java packages.
 const JarDir = "/usr/share/java"
 
-// The libraries, as Debian ships them.
 var (
-	// JDK is the JDK's own clients (java.net.http.HttpClient, HttpURLConnection): no jars.
+	// JDK is the JDK's own clients: no jars.
 	JDK = Library{Name: "the JDK", Package: "default-jdk-headless"}
-	// HttpClient5 is Apache HttpClient 5 (5.2.1 in Debian 12).
+	// HttpClient5 is 5.2.1 in Debian 12.
 	HttpClient5 = Library{Name: "Apache HttpClient 5", Package: "libhttpclient5-java",
 		Jars: []string{"httpclient5.jar", "httpcore5.jar", "httpcore5-h2.jar", "slf4j-api.jar", "slf4j-nop.jar"}}
-	// HttpClient4 is Apache HttpClient 4.5 (4.5.14 in Debian 12).
+	// HttpClient4 is 4.5.14 in Debian 12.
 	HttpClient4 = Library{Name: "Apache HttpClient 4.5", Package: "libhttpclient-java",
 		Jars: []string{"httpclient.jar", "httpcore.jar", "commons-logging.jar", "commons-codec.jar"}}
-	// OkHttp3 is OkHttp 3 (3.13.1 in Debian 12) and Okio.
+	// OkHttp3 is 3.13.1 in Debian 12, with Okio.
 	OkHttp3 = Library{Name: "OkHttp 3", Package: "libokhttp-java", Jars: []string{"okhttp.jar", "okio.jar"}}
 )
 
 // Runtime is a JDK found on this machine.
 type Runtime struct {
-	// Java is the java launcher's path.
 	Java string
-	// Major is the JDK's feature release (17 for 17.0.15).
+	// Major is the feature release (17 for 17.0.15).
 	Major int
-	// Version is what java -version says, e.g. "17.0.15".
+	// Version is java -version's, e.g. "17.0.15".
 	Version string
 }
 
 var versionLine = regexp.MustCompile(`version "(\d+)(?:\.(\d+))?[^"]*"`)
 
-// Find returns the JDK on PATH (or under JAVA_HOME), which must support the source launcher.
+// Find returns the JDK on PATH (or under JAVA_HOME); it must have the source launcher.
 func Find(ctx context.Context) (Runtime, error) {
 	java := ""
 	if home := os.Getenv("JAVA_HOME"); home != "" {
@@ -89,7 +78,7 @@ func Find(ctx context.Context) (Runtime, error) {
 		return Runtime{}, fmt.Errorf("jvm: %s -version says %q", java, firstLine(out))
 	}
 	major := atoi(string(m[1]))
-	if major == 1 { // "1.8.0": Java 8
+	if major == 1 {
 		major = atoi(string(m[2]))
 	}
 	if major < 11 {
@@ -99,8 +88,7 @@ func Find(ctx context.Context) (Runtime, error) {
 	return Runtime{Java: java, Major: major, Version: v}, nil
 }
 
-// Classpath returns the jars of libs joined for -cp, or an error naming the Debian packages
-// whose jars are missing.
+// Classpath joins libs' jars for -cp, or names the missing Debian packages.
 func Classpath(libs ...Library) (string, error) {
 	var paths, missing []string
 	for _, l := range libs {
@@ -121,20 +109,19 @@ func Classpath(libs ...Library) (string, error) {
 
 // Program is one Java source file to run with some libraries.
 type Program struct {
-	// Source is the path of the .java file, whose public class is the program's.
+	// Source's public class is the program's.
 	Source string
-	// With are more .java files that Source uses (a helper class shared by several
-	// programs): all are compiled together before the run.
+	// With are more .java files compiled with Source.
 	With []string
 	Libs []Library
-	// Props are -D system properties, e.g. "sun.net.http.retryPost=false".
+	// Props are -D system properties.
 	Props []string
-	// Env is added to the program's environment.
+	// Env is added to the environment.
 	Env []string
 }
 
-// Run runs p with args and returns its standard output. The program is killed, with every
-// process it started, when ctx is done; its standard error is in the error when it fails.
+// Run runs p with args and returns its standard output, its standard error in the error; all it
+// started is killed when ctx is done.
 func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, error) {
 	cp, err := Classpath(p.Libs...)
 	if err != nil {
@@ -170,8 +157,7 @@ func (r Runtime) Run(ctx context.Context, p Program, args ...string) ([]byte, er
 	return stdout.Bytes(), nil
 }
 
-// compile compiles p's files against the classpath cp into a new temporary directory, which
-// it returns; the caller removes it.
+// compile compiles p into a new temporary directory, which the caller removes.
 func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, error) {
 	javac := filepath.Join(filepath.Dir(r.Java), "javac")
 	if !isExecutable(javac) {
@@ -197,11 +183,8 @@ func (r Runtime) compile(ctx context.Context, p Program, cp string) (string, err
 	return dir, nil
 }
 
-// Require returns the JDK for a test that holds a profile to libs. In the fast tier (go test
-// -short) the test is skipped: a real library belongs to the conformance tier (make
-// conformance). Where the JDK or a library is missing, the test is skipped with the reason,
-// except in CI (the CI variable set), where .ci/run installs them and a missing one fails the
-// test.
+// Require returns the JDK for a test holding a profile to libs. It skips under -short and, with
+// the reason, where the JDK or a library is missing, except in CI, where that fails.
 func Require(t testing.TB, libs ...Library) Runtime {
 	t.Helper()
 	if testing.Short() {

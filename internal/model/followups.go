@@ -7,13 +7,11 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// The follow-ups are each library's rules.FollowUps (internal/rules); these names keep the
-// model's callers in its terms.
+// Each library's rules.FollowUps, in the model's terms.
 
-// Location is where a redirect sends the client, for an Answer.
+// Location is a redirect's target.
 type Location = rules.Location
 
-// The places an Answer's Location names.
 const (
 	NoLocation = rules.NoLocation
 	SameURL    = rules.SameURL
@@ -21,25 +19,25 @@ const (
 	PlainHTTP  = rules.PlainHTTP
 )
 
-// Response is a server's answer, by the name HC5StatusRetry takes it.
+// Response is a server's answer (probe's scenarios name it so).
 type Response = Answer
 
-// Answer is a server's answer to one request of a call, for FollowUps.
+// Answer is a server's answer to one request.
 type Answer = rules.Answer
 
-// FollowCall is one request and the server's answers, for FollowUps.
+// FollowCall is a request and its answers.
 type FollowCall = rules.FollowCall
 
 // FollowRules are a client's follow-up settings.
 type FollowRules = rules.FollowRules
 
-// Sent is one request the server receives.
+// Sent is a request the server receives.
 type Sent = rules.Sent
 
-// FollowResult is what FollowUps predicts for a call.
+// FollowResult is FollowUps' prediction.
 type FollowResult = rules.FollowResult
 
-// The libraries' follow-up limits.
+// Follow-up limits.
 const (
 	OkHttpMaxFollowUps        = rules.OkHttpMaxFollowUps
 	GoMaxRedirects            = rules.GoMaxRedirects
@@ -47,14 +45,12 @@ const (
 	URLConnectionMaxRedirects = rules.URLConnectionMaxRedirects
 )
 
-// FollowUps predicts the requests a client sends for c, and how the call ends, under the
-// library's follow-up rule (r.FollowUps) with settings s.
+// FollowUps predicts the requests sent for c and the call's end under r.FollowUps.
 func FollowUps(r rules.Rules, s FollowRules, c FollowCall) FollowResult {
 	return rulesOf(Limits{Rules: r}).FollowUps.Follow(s, c)
 }
 
-// DescribeSent says which requests a server receives, runs of the same one counted:
-// "POST+body ×2, GET"; "nothing sent" for none.
+// DescribeSent names the requests received, runs counted: "POST+body ×2, GET"; "nothing sent".
 func DescribeSent(sent []Sent) string {
 	var parts []string
 	for i := 0; i < len(sent); {
@@ -78,11 +74,9 @@ func DescribeSent(sent []Sent) string {
 	return strings.Join(parts, ", ")
 }
 
-// GoReplays reports whether net/http silently sends a request again on a new connection when
-// the reused connection it was sent on fails before any response byte (the server closed it
-// while it sat idle): when the request is replayable, that is its body can be rewound and it
-// is GET, HEAD, OPTIONS or TRACE or carries an Idempotency-Key or X-Idempotency-Key header
-// (transport.go: shouldRetryRequest, request.go: isReplayable).
+// GoReplays reports whether net/http re-sends on a new connection when a reused one fails before
+// any response byte: a rewindable body and an idempotent method or Idempotency-Key
+// (transport.go shouldRetryRequest).
 func GoReplays(method string, idempotencyKey, rewindableBody, reused bool) bool {
 	if !reused || !rewindableBody {
 		return false
@@ -94,10 +88,8 @@ func GoReplays(method string, idempotencyKey, rewindableBody, reused bool) bool 
 	return idempotencyKey
 }
 
-// GoDialsPerWave predicts how many new connections net/http dials for each of waves waves of
-// concurrency simultaneous calls to one host, when the Transport keeps at most maxIdle idle
-// connections per host (MaxIdleConnsPerHost; net/http's default is 2): the first wave dials
-// them all, every later wave finds min(maxIdle, concurrency) pooled and dials the rest.
+// GoDialsPerWave is net/http's dials per wave: all in the first, then concurrency -
+// min(maxIdle, concurrency).
 func GoDialsPerWave(concurrency, maxIdle, waves int) []int {
 	out := make([]int, waves)
 	for w := range out {

@@ -9,69 +9,47 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// This file holds gRPC's deadline rules as grpc-go v1.85.0 applies them (labrun exp-m). gRPC
-// has no connect or read timeout of its own: one deadline governs the whole call, retries
-// included, and there is none by default. Every rule cites the function of grpc-go it comes
-// from.
+// gRPC (grpc-go v1.85.0): one deadline, none by default, covers the whole call and its retries.
 
-// GRPCMaxAttempts is grpc-go's cap on a retry policy's maxAttempts: a service config that asks
-// for more gets 5 (dialoptions.go defaultMaxCallAttempts, applied in service_config.go
-// convertRetryPolicy; WithMaxCallAttempts changes it).
+// GRPCMaxAttempts caps maxAttempts (dialoptions.go).
 const GRPCMaxAttempts = 5
 
-// GRPCKeepaliveFloor is the shortest client keepalive Time grpc-go accepts: WithKeepaliveParams
-// raises anything shorter to it (dialoptions.go WithKeepaliveParams,
-// internal.KeepaliveMinPingTime).
+// GRPCKeepaliveFloor is the shortest keepalive Time accepted.
 const GRPCKeepaliveFloor = 10 * time.Second
 
-// GRPCJitter is grpc-go's backoff jitter: each pause is the computed backoff times a random
-// factor in [1-GRPCJitter, 1+GRPCJitter] (stream.go csAttempt.shouldRetry: "0.8 + 0.4 *
-// rand.Float64()", the 2024 revision of gRFC A6).
+// GRPCJitter scales each pause by [1-j, 1+j] (stream.go shouldRetry).
 const GRPCJitter = 0.2
 
-// GRPCCall is one unary call and the handler that serves it.
+// GRPCCall is one unary call and its handler.
 type GRPCCall struct {
-	// Deadline is the caller's deadline from the start of the call (0: none, gRPC's default).
+	// Deadline: 0 is none, gRPC's default.
 	Deadline time.Duration
-	// Spent is the time the caller's budget had already lost before this call started (a hop
-	// further down a chain that passes its context on): the call has Deadline - Spent left.
+	// Spent is the budget used before.
 	Spent time.Duration
-	// Work is the handler's work before it answers; Hang means it never answers.
-	Work time.Duration
-	Hang bool
-	// WatchesContext says the handler returns as soon as its context ends; otherwise it does
-	// its work to the end whatever the caller did.
+	// Work is the handler's; Hang never answers.
+	Work           time.Duration
+	Hang           bool
 	WatchesContext bool
-	// Cap is where the experiment stops waiting for a call that never ends (0: none).
+	// Cap ends an experiment's wait (0: none).
 	Cap time.Duration
 }
 
-// GRPCPrediction is the model's account of a GRPCCall, in times from the start of the call.
+// GRPCPrediction accounts for a GRPCCall, from its start.
 type GRPCPrediction struct {
-	// Outcome is OK, Deadline, or Hang (no deadline and a handler that never answers).
 	Outcome vocab.Outcome
-	// End is when the caller's call ends: the deadline, the work, or Forever.
-	End time.Duration
-	// Measured is when an experiment sees the call end: End, or Cap for a hang.
+	End     time.Duration
+	// Measured is End, or Cap for a hang.
 	Measured time.Duration
-	// Timeout is the budget the call carries on the wire (grpc-timeout), 0 when it sends none.
+	// Timeout is the grpc-timeout sent (0: none).
 	Timeout time.Duration
-	// ServerDone is when the server's context ends: the deadline, or Forever when it has none
-	// (the server's context also ends when the call is answered, which is not counted here).
+	// ServerDone: the server's context ends by its deadline.
 	ServerDone time.Duration
-	// HandlerEnd is when the handler returns: its work, or the end of its context when it
-	// watches it; Forever for a hang.
 	HandlerEnd time.Duration
-	// Executed says the handler did its work to the end: the call is charged, whatever the
-	// caller saw.
+	// Executed: the handler finished; the call is charged.
 	Executed bool
 }
 
-// GRPCBudget is the budget a call carries at a hop that starts spent into its caller's
-// deadline d: d - spent, never below 0; 0 when there is no deadline. A client sends it as
-// grpc-timeout, computed when the headers are written (internal/transport/http2_client.go
-// createHeaderFields: "timeout := time.Until(dl)"), and the server sets its context's deadline
-// from it when the headers arrive (http2_server.go operateHeaders).
+// GRPCBudget is max(d - spent, 0), or 0 without a deadline.
 func GRPCBudget(d, spent time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -79,10 +57,7 @@ func GRPCBudget(d, spent time.Duration) time.Duration {
 	return max(d-spent, 0)
 }
 
-// PredictGRPC predicts one unary call: it ends at the first of its deadline (left after
-// Spent), the handler's answer, and the cap. A handler that ignores its context finishes its
-// work after the caller left and is charged; one that watches it returns when its context ends.
-// A deadline that has already passed never reaches the handler.
+// PredictGRPC predicts one unary call.
 func PredictGRPC(c GRPCCall) GRPCPrediction {
 	work := c.Work
 	if c.Hang {
@@ -110,53 +85,31 @@ func PredictGRPC(c GRPCCall) GRPCPrediction {
 	}
 	p.Executed = p.HandlerEnd == work && work != Forever
 	if c.Deadline > 0 && p.Timeout == 0 {
-		p.HandlerEnd, p.Executed = 0, false // grpc-go fails the call before it sends it
+		p.HandlerEnd, p.Executed = 0, false
 	}
 	return p
 }
 
-// GRPCServerEnds are the codes a server handler may see when the caller's deadline ends its
-// context: the server's own timer (DeadlineExceeded) and the client's RST_STREAM(CANCEL),
-// which it turns into Canceled (http2_server.go handleRSTStream), race; whichever arrives
-// first wins. A row about the server's context expects either.
+// GRPCServerEnds are the codes a handler may see at the deadline.
 func GRPCServerEnds() []string { return []string{"Canceled", "DeadlineExceeded"} }
 
-// GRPCServerEndsReason says why the server's context may end either way.
+// GRPCServerEndsReason says why there are two.
 const GRPCServerEndsReason = "the server's own deadline timer and the client's RST_STREAM(CANCEL) race " +
 	"(grpc-go http2_server.go operateHeaders and handleRSTStream): either ends the context first"
 
-// GRPCTimedOutStreamEnds are the ways a unary call's stream ends when its deadline passes and
-// its handler watches its context; each ends that stream alone and leaves the connection up.
-// The client's deadline resets it (RST_STREAM(CANCEL): transport/client_stream.go Close), or
-// the server's deadline timer does (http2_server.go operateHeaders' timer: closeStream with
-// CANCEL), or the handler saw its context's deadline and answered first, and its trailers
-// (DeadlineExceeded, END_STREAM) reached the client before the client's own timer did: the
-// server then sends no RST_STREAM, the client having half-closed (http2_server.go WriteStatus),
-// and the client none either, the stream being done (http2_client.go closeStream). The three
-// race; the last is rare (1 stream in 100 on a loaded machine). A row about a timed-out
-// stream's end expects any of them.
-func GRPCTimedOutStreamEnds() []string {
-	return []string{"RST_STREAM from the client", "RST_STREAM from the server", "the server's DeadlineExceeded trailers"}
-}
-
 // GRPCRetryPolicy is a service config's retryPolicy (gRFC A6), as grpc-go reads it.
 type GRPCRetryPolicy struct {
-	MaxAttempts    int // the first attempt included; capped at GRPCMaxAttempts
+	MaxAttempts    int // first included; capped
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	Multiplier     float64
-	// Pushback is the server's grpc-retry-pushback-ms on every failure (0: none): the pause is
-	// then exactly it, without jitter, and the backoff's exponent starts again (stream.go
-	// shouldRetry resets numRetriesSincePushback).
+	// Pushback (grpc-retry-pushback-ms) is the pause exactly; the exponent restarts.
 	Pushback time.Duration
 }
 
-// Attempts is how many attempts the policy allows: MaxAttempts capped at GRPCMaxAttempts.
 func (p GRPCRetryPolicy) Attempts() int { return min(max(p.MaxAttempts, 1), GRPCMaxAttempts) }
 
-// Backoff is the pause before retry n (n = 1 for the first retry) as a range: min(initial x
-// multiplier^(n-1), max) scaled by the jitter's [0.8, 1.2], or exactly the pushback
-// (stream.go csAttempt.shouldRetry). grpc-go truncates the product to whole nanoseconds.
+// Backoff is the pause range before retry n (from 1), or the pushback.
 func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	if p.Pushback > 0 {
 		return p.Pushback, p.Pushback
@@ -165,36 +118,27 @@ func (p GRPCRetryPolicy) Backoff(n int) (lo, hi time.Duration) {
 	return time.Duration(cur * (1 - GRPCJitter)), time.Duration(cur * (1 + GRPCJitter))
 }
 
-// GRPCRetry is a call under a retry policy against a handler that works Work and then answers
-// UNAVAILABLE with no response headers (trailers-only, the only answer grpc-go retries:
-// shouldRetry's TrailersOnly check), until attempt OKOn answers OK (0: never).
+// GRPCRetry is a retried call; the handler answers UNAVAILABLE until attempt OKOn (0: never).
 type GRPCRetry struct {
 	Policy GRPCRetryPolicy
 	Work   time.Duration
 	OKOn   int
-	// CallCost is what each attempt takes beyond Work on the machine that runs it (its round
-	// trip, the wake-ups of the goroutines that carry it), and PauseCost what each pause takes
-	// beyond its backoff (the wake-up of grpc-go's backoff timer). grpc-go adds no time of its
-	// own between attempts (stream.go retryLocked: the pause, then a new attempt at once);
-	// both are 0 in the ideal, and an experiment gives them as it measured them.
+	// CallCost and PauseCost are the machine's extra (0 ideal).
 	CallCost, PauseCost time.Duration
 }
 
-// GRPCRetryPrediction is the model's account of a GRPCRetry.
+// GRPCRetryPrediction accounts for a GRPCRetry.
 type GRPCRetryPrediction struct {
-	Outcome vocab.Outcome // OK, or Failed (UNAVAILABLE once the attempts are used up)
-	// Executions counts the attempts the server ran: every one, since each did its work
-	// before it answered.
+	Outcome    vocab.Outcome // or Failed
 	Executions int
-	// Min and Max bound when the call ends: the attempts' work plus the pauses' jitter range.
+	// Min and Max bound the end.
 	Min, Max time.Duration
 }
 
-// Mid is the middle of the range, the expected time of a row that states the range.
+// Mid is the range's middle.
 func (p GRPCRetryPrediction) Mid() time.Duration { return (p.Min + p.Max) / 2 }
 
-// Predict follows the attempts: each works Work (plus CallCost), then pauses Backoff(n) (plus
-// PauseCost) before the next.
+// Predict follows the attempts and pauses.
 func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	n := r.Policy.Attempts()
 	p := GRPCRetryPrediction{Outcome: vocab.Failed, Executions: n}
@@ -211,15 +155,8 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 	return p
 }
 
-// GRPCTransparent is the model of gRPC's transparent retry (gRFC A6): a stream the server
-// never processed (refused with RST_STREAM(REFUSED_STREAM), or beyond a GOAWAY's last stream
-// id) is sent again at once, whatever the retry policy says, even WithDisableRetry, and it is
-// not counted as an attempt. grpc-go does it once per call: only while the first attempt is
-// in progress (stream.go csAttempt.shouldRetry, "cs.firstAttempt && unprocessed";
-// http2_client.go handleRSTStream and handleGoAway mark the stream unprocessed). refused is
-// how many of the call's streams in a row the server refuses; the call gets streams streams,
-// the server executes it executions times, and it fails (vocab.Failed) when the retry was
-// refused too.
+// GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream refused unprocessed is re-sent
+// once, uncounted; refused counts refusals in a row.
 func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcome) {
 	switch {
 	case refused <= 0:
@@ -230,11 +167,7 @@ func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcom
 	return 2, 0, vocab.Failed
 }
 
-// GRPCWaves predicts calls calls started at once on one connection whose server allows
-// streamLimit concurrent streams (SETTINGS_MAX_CONCURRENT_STREAMS), each served in work: the
-// pool rule of exp-b with the pool = the stream limit (Simulate), one connection for all.
-// grpc-go's client queues a stream until one ends (http2_client.go NewStream waits on
-// streamQuota). It returns the predictions in call order.
+// GRPCWaves predicts calls started together on one connection, as a pool of streamLimit.
 func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Prediction {
 	return Simulate(Scenario{
 		Calls: calls, Pool: streamLimit, Idle: streamLimit,
@@ -243,10 +176,7 @@ func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Predictio
 	})
 }
 
-// GRPCKeepaliveNotice is when a grpc-go client with keepalive Time t and Timeout to notices a
-// peer that stopped answering: the first ping goes after max(t, GRPCKeepaliveFloor) without a
-// frame read, and the connection closes to after it without an answer
-// (http2_client.go keepalive). Without keepalive (t 0) it never does.
+// GRPCKeepaliveNotice is when a client notices a silent peer; Forever for t 0.
 func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	if t <= 0 {
 		return Forever
@@ -254,9 +184,7 @@ func GRPCKeepaliveNotice(t, to time.Duration) time.Duration {
 	return max(t, GRPCKeepaliveFloor) + to
 }
 
-// GRPCTimeoutText is grpc-timeout's value as grpc-go writes it: the smallest unit in which the
-// budget fits 8 digits, rounded up (internal/grpcutil/encode_duration.go EncodeDuration). A
-// budget of 0 or less is not sent: grpc-go fails the call first.
+// GRPCTimeoutText is grpc-timeout's value (EncodeDuration); "" for d <= 0.
 func GRPCTimeoutText(d time.Duration) string {
 	if d <= 0 {
 		return ""
@@ -282,10 +210,7 @@ func ceilDur(d, unit time.Duration) int64 {
 	return v
 }
 
-// GRPCStreamMessages is how many messages a server stream that sends one every every, after
-// work, delivers before the caller's deadline d (0: none, which with messages left to send
-// is every one of them): a deadline covers the whole call, with no timer per message
-// (stream.go newClientStreamWithParams sets one context for the call).
+// GRPCStreamMessages counts a stream's messages delivered before the deadline d (0: none).
 func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	if d <= 0 {
 		return messages
@@ -297,10 +222,7 @@ func GRPCStreamMessages(work, every, d time.Duration, messages int) int {
 	return n
 }
 
-// GRPCTransparentConns is the connections a call whose first stream was turned away takes:
-// a refused stream is sent again on the same connection; one beyond a GOAWAY's last stream
-// id on a new one, since the connection takes no new streams after it (http2_client.go
-// handleGoAway).
+// GRPCTransparentConns is 1 after a refused stream, 2 after a GOAWAY.
 func GRPCTransparentConns(goAway bool) int {
 	if goAway {
 		return 2
@@ -308,9 +230,5 @@ func GRPCTransparentConns(goAway bool) int {
 	return 1
 }
 
-// GRPCChannelConns is the connections calls calls take through one grpc-go channel to one
-// address: one, whatever they do. A call that times out resets its stream (RST_STREAM CANCEL)
-// and leaves the connection up (http2_client.go closeStream), where HTTP/1.1 must close it
-// (StormConns); a call beyond the server's stream limit waits for a stream to end rather than
-// dial (http2_client.go NewStream waits on streamQuota).
+// GRPCChannelConns is one: a timed-out call resets only its stream.
 func GRPCChannelConns(calls int) int { return min(calls, 1) }

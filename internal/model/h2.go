@@ -10,38 +10,23 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// This file is the model of an HTTP/2 client pool (docs/http2.md): several server nodes
-// behind one host name, each connection carrying many streams up to a limit, and the rules by
-// which Go's net/http and OkHttp 3.x pick the connection for a new stream.
-
-// H2Rule is how a client picks the connection for a new stream: each library's rules.H2
-// (rules.H2Go, rules.H2GoStrict, rules.H2OkHttp).
+// H2Rule picks the connection for a new stream.
 type H2Rule = rules.H2
 
-// DefaultH2MaxStreams is the stream limit of a node that sets none: 100.
 const DefaultH2MaxStreams = 100
 
-// H2Node is one server address behind the host name.
+// H2Node is one address behind the host name.
 type H2Node struct {
-	// Latency is how long the node takes to answer a request.
 	Latency time.Duration
-	// SlowAfter > 0 makes every request after the node's first SlowAfter take SlowLatency.
-	// Requests are counted in the order their streams start.
+	// SlowAfter > 0: requests after that many take SlowLatency.
 	SlowAfter   int
 	SlowLatency time.Duration
-	// MaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS the node advertises (0 means
-	// DefaultH2MaxStreams). The model takes it as known from the start: the window before a
-	// new connection's SETTINGS arrive is not modelled.
+	// MaxStreams: 0 is DefaultH2MaxStreams.
 	MaxStreams int
-	// Frozen makes the node hang from FrozenAt on: nothing it would write at or after that
-	// instant is written (answers, PING acknowledgements, TLS handshakes), while its
-	// connections stay open.
+	// Frozen: nothing written from FrozenAt; connections stay open.
 	Frozen   bool
 	FrozenAt time.Duration
-	// Throttle is the APNs throttle: when the node answers a rejected call (H2Scenario.Rejected)
-	// on a connection, it lowers that connection's stream limit to 1, and its next successful
-	// answer there restores the limit. The client takes the new limit with the answer (the
-	// SETTINGS frame follows it on the wire), before the answer frees the stream's slot.
+	// Throttle: a rejection sets the limit to 1 until a success (APNs).
 	Throttle bool
 }
 
@@ -54,92 +39,56 @@ func (n H2Node) limit() int {
 
 func (n H2Node) frozenAt(t time.Duration) bool { return n.Frozen && t >= n.FrozenAt }
 
-// H2Ejection is the APNs interceptor's rule for giving up on a slow address (vocab.APNsRule
-// states it), applied after each successful call with took = its stream's time and avg = its
-// address's average, this call included; an ejected connection takes no new streams
-// (allocationLimit = 0) and its streams in flight finish.
-type H2Ejection = vocab.APNsRule
+// H2Ejection is the APNs interceptor's rule for dropping a slow address.
+type H2Ejection = rules.APNsRule
 
 // H2Client is the client's side of an H2Scenario.
 type H2Client struct {
 	Rule H2Rule
-	// AllocationLimit caps the streams per connection below the peer's limit (OkHttp's
-	// allocationLimit as the APNs interceptor sets it, 60); 0 means the peer's limit.
+	// AllocationLimit: OkHttp's; 0 is the peer's.
 	AllocationLimit int
-	// Eject applies the APNs interceptor's rule; nil never ejects.
+	// Eject: nil never ejects.
 	Eject *H2Ejection
-	// SendPingTimeout and PingTimeout are Go's health check: after SendPingTimeout without a
-	// frame, a PING; no answer within PingTimeout closes the connection and fails its streams
-	// (vocab.Failed). A frozen node's connection is dropped at lastFrame + SendPingTimeout +
-	// PingTimeout. SendPingTimeout 0 means no health check; PingTimeout 0 means 15 s.
+	// Go's health check (PingTimeout 0: 15 s).
 	SendPingTimeout, PingTimeout time.Duration
-	// Deadline bounds each call from its start (http.Client.Timeout, OkHttp's callTimeout).
+	// Deadline bounds each call.
 	Deadline time.Duration
-	// ReadTimeout bounds the wait for each stream's answer (OkHttp's readTimeout): a stream
-	// answered after longer than it ends with a read timeout at start + ReadTimeout; its
-	// connection carries on.
+	// ReadTimeout bounds each stream's wait.
 	ReadTimeout time.Duration
-	// ConnectTime is how long a new connection takes before it carries streams (0 means
-	// ConnectTime, 1 ms). exp-h measures it for a burst (a calibration burst: the set-up
-	// waits for the CPU the burst's calls take).
+	// ConnectTime: 0 is the package's ConnectTime.
 	ConnectTime time.Duration
-	// StreamCost is the client's cost per stream on a connection in a burst: streams that
-	// start together on one connection leave it one after another, StreamCost apart, in the
-	// order they got their slots, and each is answered its node's latency after it left (its
-	// read timeout counts from then too). A connection has one writer and one reader:
-	// net/http writes each request's HEADERS and flushes it with a system call of its own,
-	// under the connection's write lock, and reads each answer in the connection's one read
-	// loop. 0 means none; exp-h measures it with a calibration burst.
-	StreamCost time.Duration
-	// Overhead is what a stream takes beyond its node's latency as the APNs interceptor
-	// times it (H2Overhead): the calls' jitter. Only the ejection reads it (SimulateH2Ends);
-	// the calls' times are their latencies. Zero: none.
-	Overhead H2Overhead
-	// Handshake says a new connection carries streams only once the server has answered it:
-	// a TLS handshake, or the peer's first SETTINGS, which labrun's OkHttp-style pool waits
-	// for. A connection opened to a frozen node then never becomes usable. Without it (Go's
-	// h2c), the client writes its streams at once and waits for answers that do not come.
-	Handshake bool
-	// Warm is how many connections are open and idle at the start: to the first Warm nodes
-	// in turn with rules.H2.Routes, all to the first node without it.
+	StreamCost  time.Duration
+	Overhead    H2Overhead
+	Handshake   bool
+	// Warm idle connections: one per node with rules.H2.Routes, else all to the first.
 	Warm int
 }
 
-// H2Scenario is a run of calls through one HTTP/2 client pool to a host name whose addresses
-// are Nodes, in resolved order.
+// H2Scenario is calls through one HTTP/2 pool to Nodes, in resolved order.
 type H2Scenario struct {
 	Nodes  []H2Node
 	Client H2Client
-	// Calls is how many calls are made; call i starts at i x Every (0: all at once), or at
-	// Starts[i] when Starts is given (then Calls must be 0 or len(Starts)).
+	// Call i starts at i x Every, or at Starts[i].
 	Calls  int
 	Every  time.Duration
 	Starts []time.Duration
-	// Rejected marks the calls the nodes answer with a rejection (APNs: 400 BadDeviceToken);
-	// nil rejects none. A rejection is an answer: the call ends ok. It matters only to a node
-	// with Throttle.
+	// Rejected calls (APNs' 400) end ok.
 	Rejected []bool
 }
 
-// H2Call is the prediction for one call.
+// H2Call is one call's prediction.
 type H2Call struct {
-	// Start and End are offsets from the start of the run; End is Forever for a hang.
+	// End is Forever for a hang.
 	Start, End time.Duration
 	Outcome    vocab.Outcome
-	// Node is the node (index in H2Scenario.Nodes) and Conn the connection (index in
-	// H2Prediction.Conns) the call's stream went to.
 	Node, Conn int
-	// NewConn says the call opened its connection.
-	NewConn bool
-	// InFlight is how many streams its connection carried when the call was assigned to it,
-	// itself not counted.
+	NewConn    bool
+	// InFlight: other streams on its connection.
 	InFlight int
-	// Waited is how long the stream waited for a slot (rules.H2.Strict), for its connection to be
-	// set up, and to be sent (StreamCost).
-	Waited time.Duration
+	Waited   time.Duration
 }
 
-// Took is how long the call lasted.
+// Took is the call's length.
 func (c H2Call) Took() time.Duration {
 	if c.End == Forever {
 		return Forever
@@ -149,52 +98,45 @@ func (c H2Call) Took() time.Duration {
 
 // H2Conn is one connection of a prediction.
 type H2Conn struct {
-	Node int
-	// Opened is when the connection was opened (0 for a warm one).
-	Opened time.Duration
-	Warm   bool
-	// Streams is how many streams it carried; Peak the most at once.
+	Node          int
+	Opened        time.Duration
+	Warm          bool
 	Streams, Peak int
-	// EjectedAfter is the call whose completion made the interceptor eject the connection,
-	// -1 if none; EjectedAt when.
+	// EjectedAfter: -1 is none.
 	EjectedAfter int
 	EjectedAt    time.Duration
-	// DroppedAt is when the health check closed the connection, Forever if never.
+	// DroppedAt: Forever if never.
 	DroppedAt time.Duration
-	// Limits lists the changes of its stream limit by the node's throttle, in time order.
-	Limits []H2Limit
+	Limits    []H2Limit
 }
 
-// H2Limit is a change of a connection's stream limit: from At on, Limit.
+// H2Limit is a stream limit from At on.
 type H2Limit struct {
 	At    time.Duration
 	Limit int
 }
 
-// H2Wave is a group of calls that ended at the same instant with the same outcome.
+// H2Wave is calls that ended together with one outcome.
 type H2Wave struct {
 	At      time.Duration
 	Outcome vocab.Outcome
 	Calls   int
 }
 
-// H2Prediction is what the model predicts for an H2Scenario.
+// H2Prediction predicts an H2Scenario.
 type H2Prediction struct {
 	Calls []H2Call
-	// Conns lists the connections, warm ones first, then in the order they were opened.
-	Conns []H2Conn
-	// StreamsPerNode counts the calls each node received.
+	// Conns: warm ones first.
+	Conns          []H2Conn
 	StreamsPerNode []int
-	// LastCall is, per node, the index of the last call sent to it (-1: none): after it, the
-	// node received no more streams.
+	// LastCall: -1 is none.
 	LastCall []int
-	// Waves are the calls' ends grouped by instant and outcome, in time order.
-	Waves []H2Wave
-	// P50 and P99 are percentiles (nearest rank) of the calls' durations, hangs as Forever.
+	Waves    []H2Wave
+	// P50 and P99: nearest rank, hangs as Forever.
 	P50, P99 time.Duration
 }
 
-// NewConns is how many connections the run opened, warm ones not counted.
+// NewConns counts the connections opened, warm ones not.
 func (p H2Prediction) NewConns() int {
 	n := 0
 	for _, c := range p.Conns {
@@ -214,12 +156,8 @@ func (p H2Prediction) Outcomes() map[vocab.Outcome]int {
 	return m
 }
 
-// SimulateH2 predicts an H2Scenario: an event simulation in which, at one instant, events are
-// taken in this order: call deadlines, answers, read timeouts, health-check drops, freezes,
-// connections becoming usable, calls arriving (in call order). So an answer at the instant of
-// the deadline is cut, and one at the instant of the read timeout is not (a limit fires only
-// when the wait is strictly longer); a slot freed at an instant serves a call arriving then.
-// It panics on a scenario without nodes or with negative counts or times.
+// SimulateH2 predicts an H2Scenario; at one instant: deadlines, answers, read timeouts, drops,
+// freezes, connections ready, arrivals. It panics on no nodes or negative values.
 func SimulateH2(s H2Scenario) H2Prediction {
 	if err := s.validate(); err != nil {
 		panic(err)

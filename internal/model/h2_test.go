@@ -299,7 +299,7 @@ func TestPercentile(t *testing.T) {
 
 func BenchmarkSimulateH2(b *testing.B) {
 	s := H2Scenario{Nodes: []H2Node{{Latency: 200 * ms}, {Latency: 200 * ms}, {Latency: 200 * ms}}, Calls: 1000, Every: ms,
-		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(vocab.APNsProduction())}}
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(rules.APNsProduction())}}
 	for b.Loop() {
 		SimulateH2(s)
 	}

@@ -6,58 +6,30 @@ import (
 	"time"
 )
 
-// The APNs interceptor's ejection in the simulation, the prediction it yields, and the
-// closed form of Go's strict-mode burst.
-
-// H2Overhead is how much longer than its node's latency a call's stream takes as the APNs
-// interceptor times it (from the request to the end of the body): the calls' jitter on the
-// machine (exp-h measures it in its calibration). A call takes from Min to Max more; an
-// address's average, from Min to MeanMax more: its calls come in waves, and one slow call (a
-// garbage collection, a preempted reader) moves the average of many by little, so MeanMax is
-// the most that a wave's calls took more on average, and Max the most that one call did.
+// H2Overhead is a call's time beyond its node's latency: Min to Max, Min to MeanMax averaged.
 type H2Overhead struct{ Min, MeanMax, Max time.Duration }
 
-// H2Ends is a scenario's predictions at the corners of its calls' jitter (SimulateH2Ends).
+// H2Ends is a scenario at the corners of its jitter.
 type H2Ends struct {
-	// Corners has a run for each set of nodes, in which every ejection decision that the
-	// jitter could turn either way is "eject" for those nodes' connections and "keep" for
-	// the others'. Fewest is the run with none (the first corner), Most with every node
-	// (the last). They are all the same where the jitter decides nothing.
+	// Corners: a run per set of nodes ejecting when the jitter allows; Fewest none, Most all.
 	Corners      []H2Prediction
 	Fewest, Most H2Prediction
-	// Jitter lists the ejections that the jitter decided, Most's first, then those of the
-	// other corners at nodes Most has none for.
+	// Jitter: Most's first.
 	Jitter []H2JitterEjection
 }
 
-// H2JitterEjection is an ejection that the calls' jitter decided: after call Call, the
-// connection Conn to node Node, whose average (AvgLo to AvgHi at the overhead's two ends)
-// sat above Threshold, the rule's average, with its calls' times on both sides of it.
+// H2JitterEjection is an ejection the jitter decided: AvgLo..AvgHi straddled Threshold.
 type H2JitterEjection struct {
 	Call, Conn, Node int
 	Threshold        time.Duration
 	AvgLo, AvgHi     time.Duration
 }
 
-// h2CornerNodes is how many nodes SimulateH2Ends takes every set of (2^n runs); beyond, it
-// runs the two outer corners only.
+// h2CornerNodes: beyond this many nodes, only the two outer corners.
 const h2CornerNodes = 6
 
-// SimulateH2Ends simulates s at the corners of H2Client.Overhead. The interceptor decides on
-// averages and on whether a call was slower than its address's average (vocab.APNsRule):
-// with a call's time known only from latency + Min to latency + Max, and an average from its
-// calls' latencies + Min to + MeanMax, a call of a node answering in constant time may be on
-// either side of its average. A decision that holds at both ends is taken as it is; one the
-// jitter could turn either way is taken both ways, by node: each corner ejects a set of
-// nodes at every such chance and the others at none. A measured run lies within the
-// corners' range where the jitter decides each node's fate once: the calls of one wave
-// differ by tens of microseconds, its waves by hundreds, so the calls after a threshold are
-// not many independent draws, and a node averaging above it may go every wave of a run
-// with no call above its average, or be ejected at its first call past the count. Why by
-// node, not only the two outer corners: ejecting one connection opens the next to the next
-// address, so ejecting more is not always ejecting sooner (with every node ejected, the
-// first comes back in the rotation). Where nothing is left to the jitter, every corner is
-// SimulateH2's prediction. It panics as SimulateH2 does.
+// SimulateH2Ends simulates s at the corners of H2Client.Overhead, by set of nodes, since
+// ejecting more is not always ejecting sooner. It panics as SimulateH2 does.
 func SimulateH2Ends(s H2Scenario) H2Ends {
 	if err := s.validate(); err != nil {
 		panic(err)
@@ -66,12 +38,12 @@ func SimulateH2Ends(s H2Scenario) H2Ends {
 		s.Calls = len(s.Starts)
 	}
 	n := len(s.Nodes)
-	corners := 2 // none and all
+	corners := 2
 	if n <= h2CornerNodes {
 		corners = 1 << n
 	}
 	var out H2Ends
-	var others []H2JitterEjection // the other corners'
+	var others []H2JitterEjection
 	for k := range corners {
 		m := newH2Sim(s)
 		m.eager = make([]bool, n)
@@ -95,7 +67,6 @@ func SimulateH2Ends(s H2Scenario) H2Ends {
 	return out
 }
 
-// h2Maybe is a decision the calls' jitter may leave open.
 type h2Maybe int8
 
 const (
@@ -104,7 +75,6 @@ const (
 	h2Yes
 )
 
-// h2Exceeds is whether a value between aLo and aHi exceeds one between bLo and bHi.
 func h2Exceeds(aLo, aHi, bLo, bHi time.Duration) h2Maybe {
 	switch {
 	case aLo > bHi:
@@ -115,7 +85,6 @@ func h2Exceeds(aLo, aHi, bLo, bHi time.Duration) h2Maybe {
 	return h2Either
 }
 
-// h2Above is whether a value between lo and hi exceeds x.
 func h2Above(lo, hi, x time.Duration) h2Maybe { return h2Exceeds(lo, hi, x, x) }
 
 func h2Certain(b bool) h2Maybe {
@@ -125,7 +94,6 @@ func h2Certain(b bool) h2Maybe {
 	return h2No
 }
 
-// take resolves a decision about node's connection at the simulation's corner.
 func (m *h2Sim) take(d h2Maybe, node int) bool {
 	if m.eager != nil && m.eager[node] {
 		return d != h2No
@@ -133,12 +101,10 @@ func (m *h2Sim) take(d h2Maybe, node int) bool {
 	return d == h2Yes
 }
 
-// eject applies the interceptor's rule after call ended on c at t. The call's time and its
-// address's average are known at the two ends of the overhead; see SimulateH2Ends.
+// eject applies the interceptor's rule after call ended on c at t.
 func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	if e.Sweep > 0 && e.IdleDrop > 0 {
-		// The sweeps since the last call: entries change only at calls, so the latest sweep
-		// drops whatever any of them would have.
+		// Entries change only at calls: the latest sweep does what any would have.
 		if s := t / e.Sweep * e.Sweep; s > m.lastSweep {
 			for a, st := range m.addrs {
 				if s-st.lastUse >= e.IdleDrop {
@@ -175,12 +141,11 @@ func (m *h2Sim) eject(e H2Ejection, call int, c *h2SimConn, t time.Duration) {
 	n := time.Duration(st.count)
 	avgLo, avgHi := st.totalLo/n, st.totalHi/n
 	all := func(ds ...h2Maybe) h2Maybe { return slices.Min(ds) }
-	slower := h2Exceeds(lo, hi, avgLo, avgHi) // took > avg
+	slower := h2Exceeds(lo, hi, avgLo, avgHi)
 	bad := all(h2Certain(st.count > e.BadCalls), h2Above(avgLo, avgHi, e.BadAvg), slower)
 	threshold := e.BadAvg
 	if !m.take(bad, c.Node) {
-		// The second rule applies while the worst average seen (maxLo to maxHi at the two
-		// ends) is below BadAvg, and compares the address's average with it.
+		// The second rule applies while the worst average is below BadAvg.
 		open := h2Either
 		switch {
 		case m.maxHi < e.BadAvg:
@@ -252,8 +217,7 @@ func cmpDuration(a, b time.Duration) int {
 	return 0
 }
 
-// Percentile returns the p-th percentile (0 < p <= 100) of ds by nearest rank: the smallest
-// value with at least p% of the values at or below it; 0 for no values.
+// Percentile is the p-th percentile (0 < p <= 100) by nearest rank; 0 for none.
 func Percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -264,36 +228,21 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(max(rank, 1), len(s))-1]
 }
 
-// H2StrictBurst is what net/http's strict mode guarantees for a burst: see GoStrictBurst.
+// H2StrictBurst is what net/http's strict mode guarantees a burst (GoStrictBurst).
 type H2StrictBurst struct {
-	// Certain says the outcome below holds whatever the scheduling. When it is false, whether
-	// the burst stalls depends on how its first wave formed: Stalls and MaxOK are then those
-	// of a burst that does not stall, the documented behaviour.
+	// Certain: holds whatever the scheduling; if not, Stalls and MaxOK are the unstalled burst's.
 	Certain bool
-	// Stalls says the calls beyond the first wave wait until their deadline.
+	// Stalls: calls beyond the first wave wait out their deadline.
 	Stalls bool
-	// MaxOK is the most calls that succeed, each at OKAt: every call without a stall, at most
-	// the first wave (the limit) with one.
-	MaxOK int
-	OKAt  time.Duration
-	// StalledEnd is when a stalled call ends: its deadline (vocab.Deadline), Forever without
-	// one.
+	MaxOK  int
+	OKAt   time.Duration
+	// StalledEnd is the deadline, or Forever.
 	StalledEnd time.Duration
 }
 
-// GoStrictBurst predicts a burst of calls made at once, all within the first wave's latency,
-// through net/http with HTTP2Config.StrictMaxConcurrentRequests on one connection whose peer
-// allows limit streams, each answered after latency and bounded by deadline (Client.Timeout;
-// 0: none). This is net/http's behaviour, not the documented one (SimulateH2 with rules.H2GoStrict()
-// predicts the documented waves): every call of the burst reserves a stream slot
-// (ClientConn.ReserveNewRequest) before any of them waits, and the one call that waits for a
-// slot does so holding the connection's header-writing lock while the reservations of the
-// calls queued behind that lock count as streams in use (golang/go#70809; docs/http2.md
-// follows it through the source). With a first wave of s1 <= limit streams, the waiting call
-// sees calls - s1 - 1 reservations once that wave is done; from calls = 2 x limit + 1 on that
-// is at least the limit whatever s1 was, so the burst stalls for certain and at most limit
-// calls succeed. Up to the limit there is nothing to wait for. In between, whether it stalls
-// depends on the scheduling (Certain is false).
+// GoStrictBurst predicts a burst through net/http with StrictMaxConcurrentRequests on one
+// connection of limit streams. Waiters count slots reserved behind the write lock as in use
+// (golang/go#70809): from 2 x limit + 1 calls it stalls, up to limit never.
 func GoStrictBurst(calls, limit int, latency, deadline time.Duration) H2StrictBurst {
 	if calls < 0 || limit < 1 || latency < 0 || deadline < 0 {
 		panic("model: GoStrictBurst needs calls >= 0, limit >= 1 and non-negative times")
@@ -305,7 +254,7 @@ func GoStrictBurst(calls, limit int, latency, deadline time.Duration) H2StrictBu
 	if deadline > 0 {
 		b.StalledEnd = deadline
 		if deadline <= latency {
-			b.MaxOK = 0 // every call is cut before its answer
+			b.MaxOK = 0
 		}
 	}
 	return b

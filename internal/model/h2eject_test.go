@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/rules"
-	"github.com/labrun/labrun/internal/vocab"
 )
 
 // rounds returns the starts of n rounds of per calls at once, every apart.
@@ -30,7 +29,7 @@ func atBadAvg(latency time.Duration, o H2Overhead) H2Scenario {
 		ns[i] = H2Node{Latency: latency, MaxStreams: 10}
 	}
 	return H2Scenario{Nodes: ns, Starts: rounds(4, 25, 450*ms),
-		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(vocab.APNsScaled()), Overhead: o, Handshake: true}}
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(rules.APNsScaled()), Overhead: o, Handshake: true}}
 }
 
 // TestSimulateH2EndsEjectAtThreshold: with calls of 200.3 to 205 ms, averages of 200.3 to
@@ -139,7 +138,7 @@ func TestSimulateH2EndsEjectPanics(t *testing.T) {
 func TestSimulateH2EndsEjectCorners(t *testing.T) {
 	ns := []H2Node{{Latency: 50 * ms, SlowAfter: 60, SlowLatency: 300 * ms}, {Latency: 50 * ms}, {Latency: 50 * ms}}
 	e := SimulateH2Ends(H2Scenario{Nodes: ns, Starts: rounds(4, 90, 450*ms),
-		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(vocab.APNsScaled()), Handshake: true,
+		Client: H2Client{Rule: rules.H2OkHttp(), AllocationLimit: 60, Eject: new(rules.APNsScaled()), Handshake: true,
 			Overhead: H2Overhead{Min: 350 * time.Microsecond, MeanMax: 22 * ms, Max: 32 * ms}}})
 	if len(e.Corners) != 8 {
 		t.Fatalf("%d corners, want 8 (every set of 3 nodes)", len(e.Corners))

@@ -6,89 +6,53 @@ import (
 	"time"
 )
 
-// This file is the model of OkHttp 3.13's HTTP/2 connection finding in a burst (docs/http2.md):
-// calls started together against one node whose stream limit the client does not know yet.
-// Its rules, from OkHttp 3.13.1's source:
-//
-//   - A call that finds no pooled connection with room dials its own; the new connection
-//     enters the pool only once connected (StreamAllocation.findConnection,
-//     Internal.instance.put after RealConnection.connect), so calls started together each dial.
-//   - A connection's allocationLimit is set when its connect ends, to the peer's
-//     SETTINGS_MAX_CONCURRENT_STREAMS as known then (RealConnection.connect,
-//     Http2Connection.maxConcurrentStreams): Integer.MAX_VALUE if the peer's SETTINGS have not
-//     been read yet, and the peer's limit once they are (RealConnection.onSettings).
-//   - Once connected, the call looks in the pool again and moves to the first other
-//     multiplexed connection with room, closing the one it dialled
-//     (ConnectionPool.deduplicate, StreamAllocation.releaseAndAcquire). A connection pooled
-//     before its SETTINGS were read takes every call that connects meanwhile: a herd, beyond
-//     the peer's limit.
-//   - The peer refuses the streams over its limit (RST_STREAM REFUSED_STREAM). A refused
-//     stream is retried once, on the same connection unless that connection takes no new
-//     streams; a second refusal ends the call with StreamResetException and marks the
-//     connection as taking no new streams (StreamAllocation.streamFailed: refusedStreamCount
-//     > 1; RetryAndFollowUpInterceptor.recover finds no other route).
-//   - Calls enqueued run through the Dispatcher: at most 64 at once, 5 per host
-//     (Dispatcher.maxRequests, maxRequestsPerHost).
-//
-// Where in its range a burst lands is the race between each connection's connect ending and
-// the peer's SETTINGS being read on it, which the model cannot know: it gives bounds.
+// OkHttp 3.13.1's HTTP/2 connection finding in a burst, the node's stream limit not yet known
+// (docs/http2.md): a call finding no connection with room dials its own (findConnection);
+// allocationLimit is MAX_VALUE until SETTINGS are read (onSettings); once connected, a call
+// moves to the first other connection with room (deduplicate), so one pooled before its
+// SETTINGS takes a herd; a stream refused twice fails (streamFailed). Connects and SETTINGS
+// race: the model gives bounds.
 
-// OkHttp 3.13's Dispatcher limits (Dispatcher.maxRequests, maxRequestsPerHost).
 const (
 	OkHttpMaxRequests        = 64
 	OkHttpMaxRequestsPerHost = 5
 )
 
-// H2Burst is a burst of calls through OkHttp 3.13 to one HTTP/2 node, on a new client.
+// H2Burst is a burst through a new OkHttp 3.13 client to one HTTP/2 node.
 type H2Burst struct {
-	// Calls are started together; PeerLimit is the node's SETTINGS_MAX_CONCURRENT_STREAMS and
-	// Latency its answer time.
+	// PeerLimit is SETTINGS_MAX_CONCURRENT_STREAMS.
 	Calls, PeerLimit int
 	Latency          time.Duration
-	// Enqueue makes the calls with Call.enqueue, through the Dispatcher; otherwise each calls
-	// execute on a thread of its own, all at once.
+	// Enqueue uses the Dispatcher, else a thread per call.
 	Enqueue bool
-	// MaxRequests and MaxRequestsPerHost are the Dispatcher's limits (0: OkHttp's 64 and 5).
+	// Dispatcher limits; 0 is 64 and 5.
 	MaxRequests, MaxRequestsPerHost int
 }
 
-// CountSpan is a count the model bounds: from Min to Max, both included.
+// CountSpan bounds a count, Min to Max inclusive.
 type CountSpan struct{ Min, Max int }
 
-// Exact reports whether the span is one value.
+// Exact reports Min == Max.
 func (s CountSpan) Exact() bool { return s.Min == s.Max }
 
-// H2BurstPrediction is the model's answer for an H2Burst.
+// H2BurstPrediction bounds an H2Burst.
 type H2BurstPrediction struct {
-	// AtOnce is how many calls look for a connection together: every call, or the
-	// Dispatcher's limit for the host.
 	AtOnce int
-	// Dialled counts the connections the client opens; Kept those that carry streams (the
-	// others are closed by deduplication right after their connect); Answered the calls the
-	// node answers. The rest of the calls fail with REFUSED_STREAM.
+	// Dialled, Kept (carrying streams) and Answered; the rest fail with REFUSED_STREAM.
 	Dialled, Kept, Answered CountSpan
-	// Waves is how many rounds of AtOnce calls the burst takes; Total the burst's time,
-	// Waves x Latency (connects and streams on loopback not counted).
+	// Total is Waves x Latency.
 	Waves int
 	Total time.Duration
 }
 
-// Failed is the CountSpan of calls that fail with REFUSED_STREAM.
+// Failed bounds the calls refused.
 func (p H2BurstPrediction) Failed(calls int) CountSpan {
 	return CountSpan{Min: calls - p.Answered.Max, Max: calls - p.Answered.Min}
 }
 
-// PredictH2Burst bounds an H2Burst by OkHttp 3.13's rules (above). A call that finds no
-// pooled connection with room dials: each of the AtOnce calls if they all look before the
-// first connect ends, as few as one if the others find a connection pooled before its SETTINGS
-// were read. Every refused call may dial once more (its connection stopped taking streams
-// before its retry), so at most AtOnce + (AtOnce - PeerLimit) dials. If every connection's
-// SETTINGS are read before its connect ends, the calls fill the connections one after the
-// other, PeerLimit each: ceil(AtOnce / PeerLimit) kept, none refused. If none are, every call
-// moves to the first connection pooled, the herd: 1 kept, PeerLimit answered. A connection is
-// kept only when it found every pooled connection full, so at most ceil(AtOnce / PeerLimit).
-// With AtOnce at most PeerLimit no connection can go over the limit: one kept, all answered.
-// Later waves (Enqueue) find the kept connection with room and dial nothing.
+// PredictH2Burst bounds an H2Burst. Dials run from one to AtOnce, plus one per refused call. If
+// every SETTINGS beats its connect, ceil(AtOnce / PeerLimit) are kept and none refused; if none
+// does, the herd: 1 kept, PeerLimit answered. Later waves dial nothing.
 func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 	if b.MaxRequests == 0 {
 		b.MaxRequests = OkHttpMaxRequests
@@ -108,7 +72,6 @@ func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 	}
 	over := max(0, at-b.PeerLimit)
 	if b.Enqueue && over > 0 {
-		// Later waves would meet connections marked by the first wave's refusals.
 		return H2BurstPrediction{}, fmt.Errorf("model: an enqueued burst of %d at once over a peer limit of %d is not modelled", at, b.PeerLimit)
 	}
 	p := H2BurstPrediction{
@@ -119,8 +82,7 @@ func PredictH2Burst(b H2Burst) (H2BurstPrediction, error) {
 		Waves:    1,
 	}
 	if b.Enqueue {
-		// The Dispatcher runs AtOnce at a time, at most the limit: all are answered, and
-		// each wave after the first reuses the kept connection.
+		// Each wave reuses the kept connection.
 		p.Waves = ceilDiv(b.Calls, at)
 		p.Answered = CountSpan{Min: b.Calls, Max: b.Calls}
 	}

@@ -8,10 +8,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The event simulation behind SimulateH2: calls arrive, find or open a connection, take a
-// stream, end; connections freeze, drop, get throttled or ejected.
-
-// The kinds of events, in the order they are taken at one instant.
+// Event kinds, in their order at one instant.
 const (
 	evDeadline = iota
 	evAnswer
@@ -25,8 +22,8 @@ const (
 type h2Event struct {
 	at   time.Duration
 	kind int
-	id   int // call, connection or node, by kind
-	seq  int // insertion order: ties within a kind go first in, first out
+	id   int
+	seq  int // FIFO within a kind
 }
 
 type h2Events []h2Event
@@ -53,24 +50,23 @@ func (q *h2Events) Pop() any {
 
 type h2SimConn struct {
 	H2Conn
-	ready     time.Duration // when it carries streams; Forever if never
-	alloc     int           // streams assigned and not ended
-	active    []int         // calls streaming on it (started, not ended)
-	joined    []int         // calls waiting for it to be ready
-	lastFrame time.Duration // last frame the client read on it
-	sent      time.Duration // H2Client.StreamCost: when it has sent its streams so far
+	ready     time.Duration // Forever if never
+	alloc     int
+	active    []int
+	joined    []int
+	lastFrame time.Duration
+	sent      time.Duration
 	ejected   bool
 	dropped   bool
-	throttled bool // the node's throttle holds its limit at 1
+	throttled bool
 }
 
 type h2AddrStats struct {
 	count int
-	// totalLo and totalHi are the sum of its calls' times with the least and the most
-	// overhead (H2Client.Overhead).
+	// its calls' summed times at the overhead's two ends
 	totalLo, totalHi time.Duration
 	lastUse          time.Duration
-	lastSeen         int // order of last use, for the least recently used
+	lastSeen         int
 }
 
 type h2Sim struct {
@@ -79,21 +75,19 @@ type h2Sim struct {
 	seq      int
 	calls    []H2Call
 	ended    []bool
-	started  []time.Duration // stream start per call, -1 before
+	started  []time.Duration
 	conns    []*h2SimConn
-	requests []int // per node: streams started (for SlowAfter)
-	queue    []int // rules.H2.Strict: calls waiting for a slot, first come first
-	route    int   // rules.H2.Routes: the next route for a new connection
+	requests []int
+	queue    []int
+	route    int
 
-	// The interceptor's state.
 	addrs     map[int]*h2AddrStats
 	useSeq    int
 	allCalls  int
-	maxLo     time.Duration // the worst average seen, at the overhead's two ends
+	maxLo     time.Duration
 	maxHi     time.Duration
 	lastSweep time.Duration
-	// eager marks the nodes whose ejection decisions the jitter could turn either way are
-	// taken as "eject" (SimulateH2Ends; nil: none); jitter lists the ejections so decided.
+	// eager nodes take jitter-open ejections (SimulateH2Ends).
 	eager  []bool
 	jitter []H2JitterEjection
 }
@@ -155,8 +149,7 @@ func (m *h2Sim) pingTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// limit is a connection's stream limit: the node's (1 while its throttle holds), capped by
-// the allocation limit.
+// limit is the node's limit (1 while throttled), capped by the allocation limit.
 func (m *h2Sim) limit(c *h2SimConn) int {
 	l := m.s.Nodes[c.Node].limit()
 	if c.throttled {
@@ -190,10 +183,9 @@ func (m *h2Sim) run() {
 	}
 }
 
-// arrive assigns a call to a connection by the client's rule.
 func (m *h2Sim) arrive(call int, t time.Duration) {
 	if m.ended[call] {
-		return // a zero deadline: cut before it started
+		return
 	}
 	var pick *h2SimConn
 	k := -1
@@ -202,7 +194,7 @@ func (m *h2Sim) arrive(call int, t time.Duration) {
 			continue
 		}
 		if m.s.Client.Rule.Strict {
-			pick, k = c, i // the one live connection; a full one makes the call wait
+			pick, k = c, i
 			break
 		}
 		if c.alloc < m.limit(c) {
@@ -225,7 +217,6 @@ func (m *h2Sim) arrive(call int, t time.Duration) {
 	m.assign(call, pick, t)
 }
 
-// assign gives the call a slot on c; it streams now, or when c is ready.
 func (m *h2Sim) assign(call int, c *h2SimConn, t time.Duration) {
 	cl := &m.calls[call]
 	if !m.s.Client.Rule.Strict || len(m.queue) == 0 || m.queue[0] != call {
@@ -239,7 +230,6 @@ func (m *h2Sim) assign(call int, c *h2SimConn, t time.Duration) {
 	m.stream(call, c, t)
 }
 
-// open opens a new connection at t and returns its index.
 func (m *h2Sim) open(t time.Duration) int {
 	node := 0
 	if m.s.Client.Rule.Routes {
@@ -250,7 +240,7 @@ func (m *h2Sim) open(t time.Duration) int {
 	c.ready = t + m.connectTime()
 	n := m.s.Nodes[node]
 	if m.s.Client.Handshake && n.frozenAt(c.ready) {
-		c.ready = Forever // the handshake is never answered
+		c.ready = Forever
 	}
 	c.lastFrame = c.ready
 	m.conns = append(m.conns, c)
@@ -261,8 +251,7 @@ func (m *h2Sim) open(t time.Duration) int {
 	return k
 }
 
-// ready starts the streams that waited for connection k; on a frozen node (h2c) it arms the
-// health check, which no PING answer will reset.
+// ready starts the streams waiting for k; on a frozen node it arms the health check.
 func (m *h2Sim) ready(k int, t time.Duration) {
 	c := m.conns[k]
 	if m.s.Nodes[c.Node].frozenAt(t) && m.s.Client.SendPingTimeout > 0 {
@@ -277,8 +266,7 @@ func (m *h2Sim) ready(k int, t time.Duration) {
 	}
 }
 
-// stream starts a call's stream on c at t and schedules how it ends. With a StreamCost the
-// stream leaves once c has sent the streams before it, and counts from then.
+// stream starts call's stream on c, after those before it with a StreamCost.
 func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
 	if sc := m.s.Client.StreamCost; sc > 0 {
 		t = max(t, c.sent) + sc
@@ -305,7 +293,6 @@ func (m *h2Sim) stream(call int, c *h2SimConn, t time.Duration) {
 	}
 }
 
-// answer ends a call with its answer and applies the interceptor's rule.
 func (m *h2Sim) answer(call int, t time.Duration) {
 	if m.ended[call] {
 		return
@@ -319,8 +306,6 @@ func (m *h2Sim) answer(call int, t time.Duration) {
 	}
 }
 
-// throttle applies the node's throttle to the answer of call on c at t: a rejection lowers
-// c's limit to 1, the next success restores it.
 func (m *h2Sim) throttle(call int, c *h2SimConn, t time.Duration) {
 	if !m.s.Nodes[c.Node].Throttle {
 		return
@@ -333,7 +318,6 @@ func (m *h2Sim) throttle(call int, c *h2SimConn, t time.Duration) {
 	c.Limits = append(c.Limits, H2Limit{At: t, Limit: m.limit(c)})
 }
 
-// end ends a call at t with outcome o and frees its slot.
 func (m *h2Sim) end(call int, t time.Duration, o vocab.Outcome) {
 	if m.ended[call] {
 		return
@@ -351,7 +335,7 @@ func (m *h2Sim) end(call int, t time.Duration, o vocab.Outcome) {
 	}
 	c := m.conns[cl.Conn]
 	if m.started[call] < 0 {
-		cl.Waited = t - cl.Start // waited for a connection that never became usable
+		cl.Waited = t - cl.Start
 		if i := slices.Index(c.joined, call); i >= 0 {
 			c.joined = slices.Delete(c.joined, i, i+1)
 		}
@@ -362,7 +346,6 @@ func (m *h2Sim) end(call int, t time.Duration, o vocab.Outcome) {
 	m.grant(c, t)
 }
 
-// grant gives freed slots of c to the calls waiting for one (rules.H2.Strict).
 func (m *h2Sim) grant(c *h2SimConn, t time.Duration) {
 	for len(m.queue) > 0 && !c.dropped && c.alloc < m.limit(c) {
 		call := m.queue[0]
@@ -371,8 +354,7 @@ func (m *h2Sim) grant(c *h2SimConn, t time.Duration) {
 	}
 }
 
-// freeze arms the health check of every usable connection to node at t: the last frame the
-// client read is the later of its last answer and the last PING answered before t.
+// freeze arms the health check of node's connections from their last answer or PING.
 func (m *h2Sim) freeze(node int, t time.Duration) {
 	spt := m.s.Client.SendPingTimeout
 	if spt <= 0 {
@@ -384,14 +366,13 @@ func (m *h2Sim) freeze(node int, t time.Duration) {
 		}
 		last := c.lastFrame
 		if j := (t - last - 1) / spt; j > 0 {
-			last += j * spt // PINGs sent while the node was healthy were answered
+			last += j * spt
 		}
 		m.push(last+spt+m.pingTimeout(), evDrop, k)
 	}
 }
 
-// drop closes connection k (the health check): its streams fail, and the calls waiting for a
-// slot on it move to a new connection.
+// drop closes k: its streams fail, its waiters move to a new one.
 func (m *h2Sim) drop(k int, t time.Duration) {
 	c := m.conns[k]
 	if c.dropped {

@@ -7,33 +7,18 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The model's predictions with a kernel's give-up times in place of the documented ones (exp-i,
-// labrun predict --syn-retries and --tcp-retries2), and each library's connect to a host that
-// is down (downConnect).
-
-// Predict is Predict with this kernel's give-up times in place of the documented ones: a
-// connect to a host that is down gives up after k.SYNGiveUp(synRetries) rather than
-// SYNGiveUp, a request on a silently dropped connection after k.DataGiveUp(retries2) rather
-// than DataGiveUp (SYNRetries and DataRetries are the documented counts).
-//
-// Everything else follows Predict's rules, which it calls: the client's limits race the
-// kernel, ties going as in Predict (the deadline wins at its instant; a connect or read
-// timeout only when strictly earlier). With several addresses (Downstream.Routes > 1) a host
-// that is down keeps the documented SYNGiveUp per address: the per-library rules for trying
-// them are Predict's.
+// Predict is the package's Predict with this kernel's give-ups (exp-i, predict --syn-retries);
+// several addresses keep SYNGiveUp each.
 func (k Kernel) Predict(d Downstream, l Limits, cold bool, queue time.Duration, synRetries, retries2 int) Prediction {
 	return predictGiveUp(d, l, cold, queue, k.SYNGiveUp(synRetries), k.DataGiveUp(retries2))
 }
 
-// predictGiveUp is Predict with the kernel giving up a connect to a host that is down after
-// syn and a request on a dropped connection after data. With SYNGiveUp and DataGiveUp it is
-// Predict (a test checks): it replays only the attempts that meet the kernel, and hands the
-// attempts after a dropped connection's to Predict.
+// predictGiveUp is Predict with the kernel giving up after syn and data.
 func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, data time.Duration) (p Prediction) {
-	defer func() { p.TotalMax = max(p.TotalMax, p.Total) }() // the kernel's replay has no band of its own
+	defer func() { p.TotalMax = max(p.TotalMax, p.Total) }()
 	p = Predict(d, l, cold, queue)
 	first := p.Attempts[0]
-	if len(first.Phases) < 2 { // it never left the lease: no kernel timer ran
+	if len(first.Phases) < 2 { // never left the lease
 		return p
 	}
 	deadline := limitAt(0, l.Deadline)
@@ -46,8 +31,7 @@ func predictGiveUp(d Downstream, l Limits, cold bool, queue time.Duration, syn, 
 	return p
 }
 
-// kernelRace says how a phase that only the kernel ends (from t, after giveUp) ends against the
-// phase's limit (limitOut at limitAt, Forever when unset) and the deadline: Predict's tie rules.
+// kernelRace races the kernel's give-up, a limit and the deadline by Predict's tie rules.
 func kernelRace(t, giveUp, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	natural := t + giveUp
 	switch {
@@ -59,12 +43,10 @@ func kernelRace(t, giveUp, limitAt time.Duration, limitOut vocab.Outcome, deadli
 	return natural, vocab.KernelTimeout
 }
 
-// hostDownChain replays a call to a host that is down at one address, from its first attempt's
-// lease: every attempt connects, and the kernel, the connect timeout or the deadline ends it;
-// a failed attempt is retried after the backoff while retries and time remain.
+// hostDownChain replays a call to a one-address down host from its first lease.
 func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Prediction {
 	var p Prediction
-	start, t := first.Start, first.Phases[0].End // the first lease may wait for the pool
+	start, t := first.Start, first.Phases[0].End
 	for {
 		end, out := kernelRace(t, syn, limitAt(t, l.ConnectTimeout), vocab.ConnectTimeout, deadline)
 		a := Attempt{Start: start, End: end, Outcome: out, NewConnection: true,
@@ -79,15 +61,14 @@ func hostDownChain(first Attempt, l Limits, syn, deadline time.Duration) Predict
 			p.Outcome, p.Total = vocab.Deadline, deadline
 			return p
 		}
-		start, t = next, next // the failed attempt closed its connection: the lease is free
+		start, t = next, next
 	}
 }
 
-// droppedChain replays the first attempt of p, on a dropped pooled connection, with the kernel
-// giving up after data, and lets Predict play the retries that follow on new connections.
+// droppedChain replays the first attempt on a dropped connection; Predict plays the retries.
 func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Duration) Prediction {
 	first := p.Attempts[0]
-	t := first.Phases[len(first.Phases)-1].Start // the wait on the dead connection
+	t := first.Phases[len(first.Phases)-1].Start
 	end, out := kernelRace(t, data, limitAt(t, l.ReadTimeout), vocab.ReadTimeout, deadline)
 	if end == first.End && out == first.Outcome {
 		return p
@@ -95,7 +76,7 @@ func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Dura
 	a := first
 	a.End, a.Outcome = end, out
 	a.Phases = append(append([]Span(nil), first.Phases[:len(first.Phases)-1]...), Span{vocab.PhaseWait, t, end})
-	q := Prediction{Outcome: out, Total: end, Attempts: []Attempt{a}} // reused: no connect
+	q := Prediction{Outcome: out, Total: end, Attempts: []Attempt{a}}
 	if out == vocab.Deadline || l.Retries == 0 {
 		return q
 	}
@@ -104,8 +85,7 @@ func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Dura
 		q.Outcome, q.Total = vocab.Deadline, deadline
 		return q
 	}
-	// The retry finds the pool empty (the dead connection was closed) and connects anew, as a
-	// call of its own with one retry less and what remains of the deadline.
+	// The retry connects anew: a call with one retry less.
 	rest := l
 	rest.Retries--
 	if l.Deadline > 0 {
@@ -126,7 +106,7 @@ func droppedChain(p Prediction, d Downstream, l Limits, data, deadline time.Dura
 	return q
 }
 
-// limitAt is when a limit set at t fires: t+limit, or Forever when it is not set.
+// limitAt is t+limit, or Forever when unset.
 func limitAt(t, limit time.Duration) time.Duration {
 	if limit <= 0 {
 		return Forever
@@ -134,7 +114,6 @@ func limitAt(t, limit time.Duration) time.Duration {
 	return t + limit
 }
 
-// shift moves a time by d, leaving Forever as it is.
 func shift(t, d time.Duration) time.Duration {
 	if t == Forever {
 		return t
@@ -142,14 +121,8 @@ func shift(t, d time.Duration) time.Duration {
 	return t + d
 }
 
-// HTTP2PingGiveUp is when Go's HTTP/2 Transport closes a connection whose peer stopped
-// answering, counted from the last frame it read, with http.HTTP2Config's SendPingTimeout
-// sendPing and PingTimeout ping (x/net/http2's ReadIdleTimeout and PingTimeout). In net/http's
-// h2_bundle.go, clientConnReadLoop.run re-arms a timer of SendPingTimeout after every frame
-// it reads; when it fires, healthCheck sends a PING and waits PingTimeout (15 s when zero:
-// http2setDefault) for the answer; without one, closeForLostPing closes the connection and
-// every call on it fails ("http2: client connection lost"). With no SendPingTimeout there is
-// no health check: Forever. These are Go timers, not the kernel's: they fire on time.
+// HTTP2PingGiveUp is when Go's HTTP/2 Transport drops a silent peer, from the last frame read
+// (h2_bundle.go); Forever without sendPing, ping 0 is 15 s.
 func HTTP2PingGiveUp(sendPing, ping time.Duration) time.Duration {
 	if sendPing <= 0 {
 		return Forever
@@ -160,47 +133,32 @@ func HTTP2PingGiveUp(sendPing, ping time.Duration) time.Duration {
 	return sendPing + ping
 }
 
-// HTTP2DefaultPingTimeout is net/http's PingTimeout when HTTP2Config leaves it zero.
 const HTTP2DefaultPingTimeout = 15 * time.Second
 
 // PeerGone is how a pooled connection's peer went away.
 type PeerGone int
 
-// The ways a peer goes away.
 const (
-	// PeerClosed: the server closed the connection, and its FIN arrived.
+	// PeerClosed: a FIN arrived.
 	PeerClosed PeerGone = iota
 	// PeerReset: a RST arrived.
 	PeerReset
-	// PeerVanished: nothing arrived, as from a powered-off host or a firewall or NAT that
-	// dropped the connection.
+	// PeerVanished: nothing arrived.
 	PeerVanished
 )
 
-// StaleCheckPasses reports whether HttpClient 5's stale check (validateAfterInactivity: one
-// read that does not wait) finds a connection whose peer went away as gone still healthy: it
-// sees a FIN or a RST that arrived, never a silent drop (BHttpConnectionBase.isStale), so it passes
-// exactly the connection it was meant to catch.
+// StaleCheckPasses reports whether HttpClient 5's stale check misses the peer's going: it sees
+// only a FIN or RST (BHttpConnectionBase.isStale).
 func StaleCheckPasses(gone PeerGone) bool { return gone == PeerVanished }
 
-// downConnect says how a connect from t to a host that is down ends: when the kernel would give
-// up, when the connect limit fires, and the kernel's outcome. HttpClient 5 tries every address
-// with the full connect timeout; net/http shares one dial timeout among them (each address
-// gets an equal part of what is left, at least 2 s, so a short timeout goes to the first
-// address alone); an OkHttp attempt tries one route, the next attempt the next.
+// downConnect ends a connect from t to a down host by the library's rules.Connect.
 func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration, kernel vocab.Outcome) {
 	l := m.s.Limits
 	routes := max(m.s.Downstream.Routes, 1)
 	switch l.Rules.Connect.Addresses {
 	case rules.FirstAddress, rules.RoutePerAttempt:
-		// One address: NetworkClient.doConnect and PlainHttpConnection connect to an
-		// InetSocketAddress (InetAddress.getByName, the first address); an OkHttp attempt
-		// dials one route, the next attempt the next.
 		if l.Rules.Connect.ReconnectOnce {
-			// Connected twice: PlainHttpConnection.canRetryConnect connects again once after a
-			// ConnectException (the kernel's ETIMEDOUT) while its connect timer has time left,
-			// and MultiExchange's retry of the ConnectException keeps the first connect's
-			// timer (connectTimerStart).
+			// PlainHttpConnection.canRetryConnect retries once, under the first timer.
 			return t + 2*SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
 		}
 		return t + SYNGiveUp, after(m.connectTimerStart(c, t), l.ConnectTimeout), vocab.KernelTimeout
@@ -211,7 +169,6 @@ func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration,
 		if ct := l.ConnectTimeout; ct > 0 && ct < SYNGiveUp {
 			each, out = ct, vocab.ConnectTimeout
 		}
-		// The connect limit fires on the last address; the phase ends when all are tried.
 		end := t + time.Duration(routes)*each
 		if out == vocab.ConnectTimeout {
 			return end, end, out
@@ -220,10 +177,7 @@ func (m *sim) downConnect(c int, t time.Duration) (natural, limit time.Duration,
 	}
 }
 
-// connectTimerStart is when the connect timeout of call c's connect starting at t started:
-// t, but for a library whose retry of a ConnectException keeps the first connect's timer
-// (rules.Connect.TimerKeptOnRetry; the JDK's MultiExchange.getExceptionalCF: "retry, but
-// don't reset the connectTimeout").
+// connectTimerStart is when c's connect timer started (rules.Connect.TimerKeptOnRetry).
 func (m *sim) connectTimerStart(c int, t time.Duration) time.Duration {
 	as := m.preds[c].Attempts
 	if n := len(as); n > 0 && m.s.Limits.Rules.Connect.TimerKeptOnRetry && as[n-1].Outcome == vocab.KernelTimeout && !as[n-1].Sent {

@@ -343,11 +343,13 @@ func TestPresets(t *testing.T) {
 		}
 	}
 	hc5, _ := PresetNamed("hc5")
-	if want := (Limits{LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute}); hc5.Limits != want {
+	if want := (Limits{Rules: rules.HC5(rules.HC5Settings{AutomaticRetries: true}), LeaseTimeout: 3 * time.Minute, ConnectTimeout: 3 * time.Minute,
+		ValidateAfterInactivity: HC5ValidateAfterInactivity}); hc5.Limits != want {
 		t.Errorf("hc5: got %+v, want %+v", hc5.Limits, want)
 	}
 	goDefaults, _ := PresetNamed("go")
-	if want := (Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second}); goDefaults.Limits != want {
+	if want := (Limits{Rules: rules.GoNet(), ConnectTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
+		EvictIdle: 90 * time.Second}); goDefaults.Limits != want {
 		t.Errorf("go: got %+v, want %+v", goDefaults.Limits, want)
 	}
 	if _, ok := PresetNamed("nope"); ok {

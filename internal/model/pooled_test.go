@@ -235,44 +235,6 @@ func TestGoResend(t *testing.T) {
 	})
 }
 
-func TestHC5Idempotent(t *testing.T) {
-	for m, want := range map[string]bool{"GET": true, "get": true, "": true, "HEAD": true, "PUT": true, "DELETE": true,
-		"OPTIONS": true, "TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false, "PURGE": false} {
-		if got := vocab.HC5Idempotent(m); got != want {
-			t.Errorf("vocab.HC5Idempotent(%q) = %v, want %v", m, got, want)
-		}
-	}
-}
-
-func TestHC5StatusRetry(t *testing.T) {
-	tests := []struct {
-		name       string
-		r          Response
-		repeatable bool
-		timeout    time.Duration
-		again      bool
-		pause      time.Duration
-	}{
-		{"503 without Retry-After", Response{Status: 503}, true, 0, true, time.Second},
-		{"429 Retry-After 3", Response{Status: 429, RetryAfter: "3"}, true, 0, true, 3 * time.Second},
-		{"Retry-After 0 is not positive", Response{Status: 503, RetryAfter: "0"}, true, 0, true, time.Second},
-		{"Retry-After garbage", Response{Status: 503, RetryAfter: "soon"}, true, 0, true, time.Second},
-		{"500 is not retried", Response{Status: 500}, true, 0, false, 0},
-		{"non-repeatable entity", Response{Status: 503}, false, 0, false, 0},
-		// 5.6: the 1 s default interval is longer than a 250 ms response timeout.
-		{"response timeout under 1 s", Response{Status: 503}, true, 250 * ms, false, 0},
-		{"response timeout of 1 s", Response{Status: 503}, true, time.Second, true, time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			again, pause := HC5StatusRetry(tt.r, tt.repeatable, tt.timeout)
-			if again != tt.again || pause != tt.pause {
-				t.Errorf("got %v after %v, want %v after %v", again, pause, tt.again, tt.pause)
-			}
-		})
-	}
-}
-
 func TestHC5EvictInterval(t *testing.T) {
 	for idle, want := range map[time.Duration]time.Duration{
 		30 * time.Second: 3 * time.Second, 5 * time.Second: time.Second, 2 * time.Minute: 12 * time.Second, 100 * ms: time.Second,

@@ -9,38 +9,25 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Before the first byte: phase 2 (connect) is a name lookup, a TCP handshake and, for https,
-// a TLS handshake. Each library bounds the lookup and the handshake with a limit of its own,
-// not always the one a user set, and decides by its own rule whether a failure there moves on
-// to the host's next address. Each library's rules.PreFirst holds those rules, read from its
-// source; PredictPreFirst applies them.
+// Before the first byte: lookup, TCP and TLS handshakes, bounded and moved past per library
+// (rules.PreFirst).
 
-// PreFirstFault is what goes wrong before the first byte.
+// PreFirstFault is a fault before the first byte.
 type PreFirstFault string
 
-// The faults.
 const (
-	// HandshakeStall is a server that accepts the connection and never answers the
-	// ClientHello: the handshake waits for a byte until a limit ends it, or forever.
+	// HandshakeStall: the ClientHello is never answered.
 	HandshakeStall PreFirstFault = "handshake-stall"
-	// BadCertificate is a handshake that fails on the server's certificate at once: an
-	// unknown CA, a missing intermediate, expired, or for another host name (Java: an
-	// SSLHandshakeException caused by a CertificateException, or an
-	// SSLPeerUnverifiedException after the handshake).
+	// BadCertificate fails the handshake at once.
 	BadCertificate PreFirstFault = "bad-certificate"
-	// ProtocolFailure is a handshake that fails at once on the protocol: a TLS version or a
-	// cipher the client refuses (Java: an SSLHandshakeException that no CertificateException
-	// caused, which OkHttp recovers on the next route).
+	// ProtocolFailure fails it at once on version or cipher (Java: SSLHandshakeException without a
+	// CertificateException, which OkHttp retries on the next route).
 	ProtocolFailure PreFirstFault = "protocol-failure"
-	// SlowHandshake is a server that answers the ClientHello but writes the first
-	// PreFirst.Bytes bytes of its handshake flight one at a time, each after PreFirst.ByteGap,
-	// then the rest at once: a limit per read longer than the gap never fires on it, a
-	// deadline shorter than Bytes × ByteGap does.
+	// SlowHandshake trickles the first PreFirst.Bytes one per PreFirst.ByteGap.
 	SlowHandshake PreFirstFault = "slow-handshake"
-	// SlowLookup is a resolver that answers after PreFirst.LookupDelay.
+	// SlowLookup answers after PreFirst.LookupDelay.
 	SlowLookup PreFirstFault = "slow-lookup"
-	// NXDomain is a name that does not exist; ServFail a resolver that fails. Both are an
-	// UnknownHostException in Java, a *net.DNSError in Go.
+	// NXDomain is a name that does not exist; ServFail a failing resolver.
 	NXDomain PreFirstFault = "nxdomain"
 	ServFail PreFirstFault = "servfail"
 )
@@ -50,28 +37,22 @@ func PreFirstFaults() []PreFirstFault {
 	return []PreFirstFault{HandshakeStall, SlowHandshake, BadCertificate, ProtocolFailure, SlowLookup, NXDomain, ServFail}
 }
 
-// PreFirst is a call whose trouble comes before the first byte. The server answers at once
-// when the lookup and the handshake get through.
+// PreFirst is a call whose trouble comes before the first byte; the server answers at once
+// otherwise.
 type PreFirst struct {
 	Fault PreFirstFault
-	// Routes is how many addresses the name resolves to (0 means 1); Bad is how many of the
-	// first ones have the fault (HandshakeStall, BadCertificate, ProtocolFailure; 0 means all): the
-	// others complete the handshake at once.
+	// Routes is the name's addresses (0 is 1); the first Bad have the fault (0: all).
 	Routes, Bad int
-	// LookupDelay is the time the resolver takes to answer (SlowLookup).
 	LookupDelay time.Duration
-	// ByteGap and Bytes are SlowHandshake's trickle: Bytes bytes, each after ByteGap.
-	ByteGap time.Duration
-	Bytes   int
+	ByteGap     time.Duration
+	Bytes       int
 }
 
-// trickle is how long SlowHandshake's server takes to send its flight.
 func (f PreFirst) trickle() time.Duration { return time.Duration(f.Bytes) * f.ByteGap }
 
-// NextAddress is what a library does after a failure on one address of a host.
+// NextAddress is a library's move after a failure on one address.
 type NextAddress = rules.NextAddress
 
-// The decisions.
 const (
 	NextInConnect = rules.NextInConnect
 	NextRoute     = rules.NextRoute
@@ -79,34 +60,27 @@ const (
 	NoNext        = rules.NoNext
 )
 
-// Bound is the limit that bounds one step, for some Limits.
+// Bound is the limit bounding one step.
 type Bound = rules.Bound
 
-// PreFirstRule is one library's rules before the first byte (rules.PreFirst), read against the
-// model's Limits.
+// PreFirstRule is a library's rules.PreFirst, read against Limits.
 type PreFirstRule struct{ rules.PreFirst }
 
-// Handshake is the limit that bounds a TLS handshake the server never answers or answers
-// slowly, under l.
+// Handshake bounds a stalled or slow TLS handshake.
 func (r PreFirstRule) Handshake(l Limits) Bound { return r.PreFirst.Handshake.Of(timeouts(l)) }
 
-// Lookup is the limit that bounds a slow name lookup, under l.
+// Lookup bounds a slow name lookup.
 func (r PreFirstRule) Lookup(l Limits) Bound { return r.PreFirst.Lookup.Of(timeouts(l)) }
 
 func timeouts(l Limits) rules.Timeouts {
 	return rules.Timeouts{Connect: l.ConnectTimeout, Read: l.ReadTimeout, TLSHandshake: l.TLSHandshakeTimeout}
 }
 
-// PreFirstRuleOf returns the rules before the first byte of l's library.
+// PreFirstRuleOf returns l's library's rule.
 func PreFirstRuleOf(l Limits) PreFirstRule { return PreFirstRule{rulesOf(l).PreFirst} }
 
-// PredictPreFirst predicts a call with fault f under l: its outcome, its end (Forever when
-// nothing bounds a stalled handshake), its attempts, and Connects, the TCP connections it
-// opened (every address it reached). A lookup and a handshake that get through take no time;
-// the call's deadline (Limits.Deadline) ends any wait it outlasts. Business retries
-// (Limits.Retries) are not modelled here: a row before the first byte sets none; a library's
-// retry layer (rules.RetryLayer) is, with its timeout per attempt (layer.go). TotalMax is the
-// call's end with the layer's waits at their longest.
+// PredictPreFirst predicts a call with fault f (Total Forever when nothing bounds a stall); a
+// retry layer is played, business retries are not.
 func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	l.Rules = rulesOf(l)
 	if !l.Rules.Retry.On {
@@ -126,7 +100,7 @@ func PredictPreFirst(f PreFirst, l Limits) (Prediction, error) {
 	return p, nil
 }
 
-// preFirstOnce is one attempt of PredictPreFirst, the library's own retries included.
+// preFirstOnce is one attempt, library retries included.
 func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 	r := PreFirstRuleOf(l)
 	routes := max(f.Routes, 1)
@@ -135,7 +109,6 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		bad = routes
 	}
 	var p Prediction
-	// end closes the call at t with outcome o, one attempt from start.
 	end := func(start, t time.Duration, o vocab.Outcome, conn bool) Prediction {
 		p.Attempts = append(p.Attempts, Attempt{Start: start, End: t, Outcome: o, NewConnection: conn,
 			Sent: o == vocab.OK, Phases: []Span{{Phase: vocab.PhaseConnect, Start: start, End: t}}})
@@ -145,9 +118,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		}
 		return p
 	}
-	// wait is a step of length d (Forever: unanswered) bounded by b, from t, whose longest
-	// silence is gap (d itself when nothing arrives before its end): when it ends and how
-	// (OK: it got through).
+	// wait is a step of length d (Forever: no answer) with longest gap gap, bounded by b from t.
 	wait := func(t, d, gap time.Duration, b Bound) (time.Duration, vocab.Outcome) {
 		at, o := t+d, vocab.OK
 		if d == Forever {
@@ -181,8 +152,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		if o != vocab.OK {
 			return end(0, at, o, false), nil
 		}
-		// Go's dialer budget covers the lookup: what is left of it bounds the connect,
-		// which is instant here.
+		// Go's dialer budget covers the lookup too.
 		p.Connects = 1
 		return end(0, at, vocab.OK, true), nil
 	case SlowHandshake:
@@ -226,7 +196,6 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 				Phases: []Span{{Phase: vocab.PhaseConnect, Start: start, End: t}}})
 			start = t
 		}
-		// NextInConnect: the same attempt goes on to the next address.
 	}
-	return Prediction{}, errors.New("model: PredictPreFirst: no route ended the call") // the last route always does
+	return Prediction{}, errors.New("model: PredictPreFirst: no route ended the call")
 }

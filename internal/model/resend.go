@@ -1,40 +1,12 @@
 package model
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// What each library sends again by itself after a failed attempt, without the business code
-// asking, is its rules.Resend (each library's file in internal/rules cites the classes). Such a
-// re-send is an attempt of its own, executed on the server when its request was sent, and does
-// not count against Limits.Retries.
-
-// HC5StatusRetry predicts DefaultHttpRequestRetryStrategy for a response (vocab.HC5RetriesDefault):
-// whether it is repeated and after what pause. A 429 or 503 is repeated once, whatever the
-// method, unless the request entity is not repeatable (HttpRequestRetryExec checks
-// isRepeatable, not the method), and since 5.6 not when a response timeout shorter than the
-// 1 s default interval is set (retryRequest(response, ...): defaultRetryInterval.compareTo(
-// responseTimeout) > 0). The pause is Retry-After in whole seconds when positive, else 1 s
-// (getRetryInterval; the model reads no HTTP dates).
-func HC5StatusRetry(r Response, repeatable bool, responseTimeout time.Duration) (again bool, pause time.Duration) {
-	if r.Status != 429 && r.Status != 503 || !repeatable {
-		return false, 0
-	}
-	if responseTimeout > 0 && vocab.HC5RetryInterval > responseTimeout {
-		return false, 0
-	}
-	if s, err := strconv.ParseInt(r.RetryAfter, 10, 64); err == nil && s > 0 {
-		return true, time.Duration(s) * time.Second
-	}
-	return true, vocab.HC5RetryInterval
-}
-
-// resend applies the library's own re-send (rules.Resend) after call c's failed attempt a and
-// reports whether it sends the request again.
+// resend reports whether the library re-sends call c's request after its failed attempt a
+// (rules.Resend): an attempt of its own, not a business retry.
 func (m *sim) resend(c int, a Attempt) bool {
 	d, r := m.s.Downstream, m.s.Limits.Rules.Resend
 	f := rules.Failure{Class: failureClass(a), Sent: a.Sent, Method: method(d), Key: d.IdempotencyKey,
@@ -49,17 +21,8 @@ func (m *sim) resend(c int, a Attempt) bool {
 	return true
 }
 
-// failureClass is the exception a library sees for the model's failed attempt a:
-//
-//	error            on a pooled connection that died: NoHttpResponseException (FIN,
-//	                 DefaultBHttpClientConnection.receiveResponseHeader) or
-//	                 SocketException "Connection reset" (RST): an I/O error
-//	read-timeout     SocketTimeoutException
-//	connect-timeout  ConnectTimeoutException
-//	kernel-timeout   connect: ConnectException ("Connection timed out"); sent: not re-sent
-//	                 by the model (the libraries' exception for a read that ETIMEDOUT ends
-//	                 was not checked)
-//	lease-timeout    ConnectionRequestTimeoutException: never re-sent
+// failureClass is the exception a library sees for the model's failed attempt a; a read the
+// kernel ended is not re-sent (the libraries' exception for it was not read).
 func failureClass(a Attempt) rules.Class {
 	switch {
 	case a.Outcome == vocab.Failed:
@@ -74,34 +37,12 @@ func failureClass(a Attempt) rules.Class {
 	return rules.ClassFatal
 }
 
-// okRouteLeft is OkHttp's "a route is left" after attempt a of call c failed. A call that
-// started on a pooled connection has taken no route from its route selector yet; each new
-// connection takes one (okDial).
-//
-//   - 3.0 to 3.13 (3.2.0 StreamAllocation.recover: routeSelector.hasNext(); 3.13.1
-//     StreamAllocation.hasMoreRoutes: route != null, or the selection or the selector has a
-//     next route, where streamFailed keeps the route only of a connection that had carried an
-//     exchange, and a pooled connection sets none): the pooled connections cost nothing, so
-//     every idle one is tried, then one new connection per route. Measured with OkHttp 3.13.1:
-//     a GET or POST on a pooled connection to an endpoint that kills every request is sent
-//     twice, on one new connection.
-//   - 3.14 (rules.Resend.CurrentRoute; 3.14.9 ExchangeFinder.hasRouteToTry,
-//     retryCurrentRoute): a failed connection that already carried an exchange
-//     (routeFailureCount 0) keeps its route: the retry takes the next pooled connection or a
-//     fresh one to the same address, then the selector's routes.
+// okRouteLeft is OkHttp's "a route is left" after attempt a of call c failed (rules.Routes);
+// every connection of the model is to an address of its own.
 func (m *sim) okRouteLeft(c int, a Attempt) bool {
-	if !a.NewConnection && m.s.Limits.Rules.Resend.CurrentRoute {
-		m.okPinned[c] = true
+	routes := 0
+	if a.NewConnection {
+		routes = max(m.s.Downstream.Routes, 1)
 	}
-	return m.okPinned[c] || m.okSelected[c] < max(m.s.Downstream.Routes, 1)
-}
-
-// okDial records that call c's attempt connects: a fresh connection to the pinned route, or the
-// selector's next route.
-func (m *sim) okDial(c int) {
-	if m.okPinned[c] {
-		m.okPinned[c] = false
-		return
-	}
-	m.okSelected[c]++
+	return m.routes[c].Failed(a.NewConnection, a.NewConnection && m.dialPinned[c], routes, "pooled")
 }

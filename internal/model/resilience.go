@@ -5,18 +5,13 @@ import (
 	"time"
 )
 
-// The caller's defences against a slow downstream: a hedge against the slow tail, a circuit
-// breaker in a timeout storm, and budgets down a chain of calls.
-
-// Tail is a downstream's latency: most calls take Fast, a fraction SlowFraction (0 to 1) take
-// Slow.
+// Tail is a latency: Fast, or Slow for SlowFraction (0 to 1) of the calls.
 type Tail struct {
 	Fast, Slow   time.Duration
 	SlowFraction float64
 }
 
-// Quantile is the latency below which a fraction q of the calls end (q in 0..1): the nearest
-// rank of a distribution with Fast for the first 1 - SlowFraction of the calls.
+// Quantile is the q-quantile by nearest rank.
 func (t Tail) Quantile(q float64) time.Duration {
 	if q > 1-t.SlowFraction+1e-12 {
 		return t.Slow
@@ -24,18 +19,15 @@ func (t Tail) Quantile(q float64) time.Duration {
 	return t.Fast
 }
 
-// HedgePrediction is what hedging a call does to a Tail.
+// HedgePrediction is hedging's effect on a Tail.
 type HedgePrediction struct {
-	// Extra is the fraction of calls that send a second copy: those not answered by the hedge
-	// delay.
+	// Extra: the fraction sending a copy.
 	Extra float64
-	// P99 is the 99th percentile latency with hedging.
-	P99 time.Duration
+	P99   time.Duration
 }
 
-// Hedge predicts hedging at delay: a call not answered after delay (strictly longer) sends a
-// second copy to another instance, with the same tail drawn independently, and takes the
-// first answer. The copy helps a slow call when delay + Fast < Slow.
+// Hedge predicts hedging: a call unanswered after delay sends a copy to another instance, and
+// the first answer wins.
 func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	type point struct {
 		at time.Duration
@@ -71,18 +63,10 @@ func (t Tail) Hedge(delay time.Duration) HedgePrediction {
 	return HedgePrediction{Extra: extra, P99: p99}
 }
 
-// HedgeEdge is how close to the hedge's delay a call's measured time may lie and still leave
-// open whether the hedge went out: the timer that sends it and the answer that makes it
-// unneeded race within about a millisecond on a quiet machine.
+// HedgeEdge is how near delay a measured call leaves open whether its hedge went out.
 const HedgeEdge = 2 * time.Millisecond
 
-// Hedges bounds the hedges that reach the server for calls whose measured times (from the
-// call's start to its answer, the first of the original and its hedge) are took: a hedge goes
-// out for every call not answered by delay, so a call that took less than delay less
-// HedgeEdge sent none. A call that took longer sent one that reached the server when the
-// answer came late enough after the delay for the hedge to be sent and delivered: by more
-// than late, the most the machine delayed a wake-up meanwhile (at least HedgeEdge). A loaded
-// machine widens the range; a quiet one leaves it exact but for the calls at the edge.
+// Hedges bounds the hedges sent: none below delay - HedgeEdge, one above delay + late.
 func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	late = max(late, HedgeEdge)
 	for _, t := range took {
@@ -96,44 +80,39 @@ func Hedges(took []time.Duration, delay, late time.Duration) (lo, hi int) {
 	return lo, hi
 }
 
-// Breaker is a circuit breaker with gobreaker's states: closed, it lets every call through
-// and opens after Trip consecutive failures; open, it sheds every call for Open; then half-
-// open, it lets HalfOpenMax calls through, closes after that many successes and opens again
-// on one failure, shedding the calls beyond HalfOpenMax meanwhile.
+// Breaker is gobreaker's: it opens after Trip failures in a row, sheds calls for Open, then
+// admits HalfOpenMax calls, closing after that many successes or reopening on a failure.
 type Breaker struct {
 	Trip        int
 	Open        time.Duration
 	HalfOpenMax int
 }
 
-// BreakerCall is one call through a breaker: when it starts, how long the downstream takes
-// and whether it fails.
+// BreakerCall is a call's start, downstream time and failure.
 type BreakerCall struct {
 	At, Took time.Duration
 	Fails    bool
 }
 
-// BreakerState is a state of a breaker.
+// BreakerState is closed, open or half-open.
 type BreakerState string
 
-// The states.
 const (
 	Closed   BreakerState = "closed"
 	Opened   BreakerState = "open"
 	HalfOpen BreakerState = "half-open"
 )
 
-// BreakerChange is a change of state at an instant.
+// BreakerChange is a change of state.
 type BreakerChange struct {
 	At time.Duration
 	To BreakerState
 }
 
-// BreakerPrediction is what a breaker does to a sequence of calls.
+// BreakerPrediction is a breaker's effect on calls.
 type BreakerPrediction struct {
-	// Shed says, per call, whether the breaker refused it without calling.
-	Shed []bool
-	// Changes are the breaker's changes of state, in time order.
+	// Shed: per call, refused.
+	Shed    []bool
 	Changes []BreakerChange
 }
 
@@ -148,10 +127,8 @@ func (p BreakerPrediction) Sheds() int {
 	return n
 }
 
-// Predict runs the calls through the breaker. At one instant, calls that end are counted
-// before calls that start; an open breaker turns half-open when a call asks after its Open
-// has passed (strictly: gobreaker's expiry.Before(now)), and the change is recorded then. It
-// panics on Trip or HalfOpenMax below 1.
+// Predict runs the calls through; at one instant ends precede starts, and an open breaker
+// half-opens strictly after Open, as gobreaker. It panics on Trip or HalfOpenMax below 1.
 func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	if b.Trip < 1 || b.HalfOpenMax < 1 {
 		panic("model: Breaker needs Trip and HalfOpenMax >= 1")
@@ -212,7 +189,7 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 			continue
 		}
 		if callGen[e.call] != gen {
-			continue // a result from an earlier generation counts for nothing (gobreaker)
+			continue
 		}
 		switch {
 		case state == Closed && c.Fails:
@@ -232,40 +209,32 @@ func (b Breaker) Predict(calls []BreakerCall) BreakerPrediction {
 	return p
 }
 
-// Chain is a call chain: hop 0 (the gateway) calls hop 1 with Timeouts[0], hop 1 calls hop 2
-// with Timeouts[1], and so on; the last hop works Work. A hop keeps working on its own call
-// after its caller gave up, as a thread blocked in a call does; the last hop stops when its
-// caller leaves. With Propagate every hop passes its remaining budget down (X-Deadline-Ms),
-// each caller bounds its call by the smaller of its timeout and the budget it was given, and
-// the last hop refuses at once work longer than its budget. Network time counts as zero.
+// Chain is hops calling the next with Timeouts[i], the last working Work, each on after its
+// caller left. Propagate passes the budget down (X-Deadline-Ms); the last refuses longer work.
 type Chain struct {
 	Timeouts  []time.Duration
 	Work      time.Duration
 	Propagate bool
 }
 
-// ChainHop is the model's account of hop i + 1 (the callee of Timeouts[i]).
+// ChainHop is hop i + 1, the callee of Timeouts[i].
 type ChainHop struct {
-	// Budget is the time its caller allows its call: Timeouts[i], or less with Propagate.
+	// Budget: Timeouts[i], or less with Propagate.
 	Budget time.Duration
-	// Busy is when the hop stops working on the request.
-	Busy time.Duration
-	// After is how long it worked after the gateway gave up (0 if it stopped before).
-	After time.Duration
+	Busy   time.Duration
+	After  time.Duration
 }
 
-// ChainPrediction is the model's account of a Chain.
+// ChainPrediction accounts for a Chain.
 type ChainPrediction struct {
-	// GaveUp is when the gateway's call ended (on its timeout or an answer); TimedOut says
-	// it ended on its timeout.
+	// GaveUp is the gateway call's end; TimedOut, on its timeout.
 	GaveUp   time.Duration
 	TimedOut bool
 	Hops     []ChainHop
-	// Executed says whether the last hop did its work.
 	Executed bool
 }
 
-// Predict follows the chain. It panics on an empty chain or a negative time.
+// Predict panics on an empty chain or a negative time.
 func (c Chain) Predict() ChainPrediction {
 	if len(c.Timeouts) == 0 || c.Work < 0 {
 		panic("model: Chain needs a timeout per hop and no negative work")
@@ -285,15 +254,14 @@ func (c Chain) Predict() ChainPrediction {
 		hops[i].Budget = b
 	}
 	p := ChainPrediction{Executed: !(c.Propagate && hops[n-1].Budget < c.Work)}
-	// The last hop's answer, then each caller's call end from the bottom up.
 	answer := c.Work
 	if !p.Executed {
-		answer = 0 // refused at once
+		answer = 0
 	}
 	hops[n-1].Busy = min(answer, hops[n-1].Budget)
-	end := hops[n-1].Busy // when hop n-1's call ends
+	end := hops[n-1].Busy
 	for i := n - 2; i >= 0; i-- {
-		hops[i].Busy = end // hop i+1 works until its own call ended
+		hops[i].Busy = end
 		end = min(end, hops[i].Budget)
 	}
 	p.GaveUp, p.TimedOut = end, hops[0].Busy > hops[0].Budget
@@ -304,20 +272,11 @@ func (c Chain) Predict() ChainPrediction {
 	return p
 }
 
-// WorstCase is the longest a call with a per-attempt timeout and retries can take: a 250 ms
-// read timeout with 2 retries is 750 ms, backoffs aside.
-func WorstCase(timeout time.Duration, retries int) time.Duration {
-	return timeout * time.Duration(retries+1)
-}
-
-// StormConns counts the connections a caller opens and closes over calls (in start order)
-// through a pool that holds idle connections at the start: a call takes an idle connection
-// or dials one; a call that fails (a timeout) closes its connection, one that succeeds
-// returns it to the pool when it ends (At + Took). A shed call (shed[i], nil for none) takes
-// none. The caller closes first, so every closed connection leaves its socket in TIME_WAIT on
-// the caller's side.
+// StormConns counts the connections a caller opens and closes over calls through a pool holding
+// idle: a failure closes its connection, a shed call (shed[i]) takes none; each close is the
+// caller's, so it leaves a TIME_WAIT.
 func StormConns(calls []BreakerCall, shed []bool, idle int) (dials, closes int) {
-	var busy []time.Duration // when the connections of answered calls come back
+	var busy []time.Duration
 	for i, c := range calls {
 		if shed != nil && shed[i] {
 			continue

@@ -7,15 +7,10 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Simulate predicts every call of a scenario: an event simulation of the route's pool with a
-// FIFO lease queue. At one instant, events are taken in this order, which fixes the ties:
-// connections freed, attempts arriving (first attempts and retries, in call order), waiting
-// calls cut by the deadline, leases granted first-come first-served, waiting calls failing on
-// the lease timeout. So a connection that frees exactly at a waiter's lease timeout is still
-// granted to it (the limit is strict), but never one that frees at its deadline.
-//
-// A connection freed by a successful attempt returns to the pool idle; a failed attempt
-// closes its connection. A call with no limit that waits forever ends as Hang at Forever.
+// Simulate predicts a scenario's calls through the route's pool, a FIFO lease queue. At one
+// instant, in order: connections freed, attempts arriving, waiters cut by the deadline, leases
+// granted, lease timeouts. A success returns its connection idle, a failure closes it; a call
+// waiting forever ends as Hang at Forever.
 func Simulate(s Scenario) []Prediction {
 	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
 		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
@@ -28,14 +23,14 @@ func Simulate(s Scenario) []Prediction {
 	return m.preds
 }
 
-// release is a leased connection that frees at a given time.
+// release frees a leased connection at at.
 type release struct {
 	at   time.Duration
-	keep bool // the connection returns to the pool (else it is closed)
-	dead bool // the returned connection was dropped by a middlebox
+	keep bool
+	dead bool
 }
 
-// arrival is an attempt asking for a lease at a given time.
+// arrival asks for a lease at at.
 type arrival struct {
 	at   time.Duration
 	call int
@@ -43,40 +38,35 @@ type arrival struct {
 
 type sim struct {
 	s        Scenario
-	deadline time.Duration // absolute, Forever when not set
+	deadline time.Duration // Forever when unset
 
-	free     int             // lease slots nobody holds
-	idle     []time.Duration // idle pooled connections that work: when each went idle, the last taken first
-	dead     []time.Duration // idle pooled connections that were silently dropped: when each went idle
-	stale    int             // idle pooled connections the server closed (Downstream.ServerIdleTimeout)
-	dying    int             // idle pooled connections the server kills after a read (Downstream.KillAfterRead)
+	free     int
+	idle     []time.Duration // live idle connections, by idle start, last taken first
+	dead     []time.Duration // dropped idle connections
+	stale    int
+	dying    int
 	releases []release
 	arrivals []arrival
-	queue    []int           // calls waiting for a lease, first come first
-	ask      []time.Duration // per call: when its current attempt asked for a lease
-	sent     []time.Duration // per call: when its first executed request was sent, -1 if none
-	// Per call: libRetries counts the attempts that were the library's own re-sends (not
-	// business retries); okSelected and okPinned are the route accounting of the current
-	// business attempt (okDial, rules.Resend.ByRoute); resent counts the library's re-sends of
-	// it.
+	queue    []int
+	ask      []time.Duration
+	sent     []time.Duration
+	// Per call: library re-sends, route accounting (rules.Routes) and whether its last dial
+	// took the pinned route.
 	libRetries []int
 	resent     []int
-	okSelected []int
-	okPinned   []bool
-	// Per call: when its current business attempt started, for the per-attempt timeout
-	// (Limits.AttemptTimeout), and how many business retries it made.
+	routes     []rules.Routes
+	dialPinned []bool
+	// Per call: the business attempt's start (for AttemptTimeout) and business retries.
 	attemptStart []time.Duration
 	retried      []int
-	// high plays every wait of the retry layer at its longest
-	// (Prediction.TotalMax), else at its shortest.
-	high  bool
-	preds []Prediction
+	high         bool
+	preds        []Prediction
 }
 
 func newSim(s Scenario) *sim {
 	s.Limits.Rules = rulesOf(s.Limits)
 	if s.Limits.Rules.Pool.Unbounded {
-		s.Pool = max(s.Pool, s.Calls) // no call waits for a connection
+		s.Pool = max(s.Pool, s.Calls)
 	}
 	m := &sim{
 		s:          s,
@@ -86,8 +76,8 @@ func newSim(s Scenario) *sim {
 		sent:       make([]time.Duration, s.Calls),
 		libRetries: make([]int, s.Calls),
 		resent:     make([]int, s.Calls),
-		okSelected: make([]int, s.Calls),
-		okPinned:   make([]bool, s.Calls),
+		routes:     make([]rules.Routes, s.Calls),
+		dialPinned: make([]bool, s.Calls),
 		preds:      make([]Prediction, s.Calls),
 
 		attemptStart: make([]time.Duration, s.Calls),
@@ -104,7 +94,7 @@ func newSim(s Scenario) *sim {
 		idle = s.Pool
 	}
 	if s.Downstream.HostDown {
-		idle = 0 // a host that is down has no live connection
+		idle = 0
 	}
 	m.poolAtStart(idle)
 	if s.BusyUntil > 0 {
@@ -116,12 +106,12 @@ func newSim(s Scenario) *sim {
 	}
 	for i := 0; i < s.Calls; i++ {
 		m.arrivals = append(m.arrivals, arrival{at: 0, call: i})
+		m.routes[i] = s.Limits.Rules.NewRoutes()
 	}
 	return m
 }
 
-// limitOf is when call c is cut: the call's deadline, or its business attempt's timeout when
-// that comes first (Limits.AttemptTimeout).
+// limitOf is c's deadline, or its attempt timeout if sooner.
 func (m *sim) limitOf(c int) time.Duration {
 	return min(m.deadline, after(m.attemptStart[c], m.s.Limits.AttemptTimeout))
 }
@@ -154,7 +144,6 @@ func (m *sim) run() {
 		if t == Forever {
 			break
 		}
-		// Connections freed.
 		kept := m.releases[:0]
 		for _, r := range m.releases {
 			switch {
@@ -169,7 +158,6 @@ func (m *sim) run() {
 			m.free++
 		}
 		m.releases = kept
-		// Attempts arriving, in call order.
 		waiting := m.arrivals[:0]
 		for _, a := range m.arrivals {
 			if a.at > t {
@@ -180,16 +168,14 @@ func (m *sim) run() {
 			m.queue = append(m.queue, a.call)
 		}
 		m.arrivals = waiting
-		// Waiting calls cut by the deadline.
 		m.expire(t)
-		// Leases granted.
 		for m.free > 0 && len(m.queue) > 0 {
 			c := m.queue[0]
 			m.queue = m.queue[1:]
 			m.free--
 			m.grant(c, t)
 		}
-		// Waiting calls failing on the lease timeout (net/http's pool wait has none).
+		// Lease timeouts (net/http's pool wait has none).
 		if lt := m.s.Limits.LeaseTimeout; lt > 0 && !m.s.Limits.Rules.Pool.NoLeaseTimeout {
 			kept := m.queue[:0]
 			for _, c := range m.queue {
@@ -205,7 +191,6 @@ func (m *sim) run() {
 			m.queue = kept
 		}
 	}
-	// Calls still waiting for a lease wait forever.
 	for _, c := range m.queue {
 		m.finish(c, Attempt{
 			Start: m.ask[c], End: Forever, Outcome: vocab.Hang,
@@ -215,8 +200,6 @@ func (m *sim) run() {
 	m.queue = nil
 }
 
-// expire ends every waiting call whose deadline (its call's or its attempt's) is at or
-// before t.
 func (m *sim) expire(t time.Duration) {
 	kept := m.queue[:0]
 	var cut []int
@@ -237,7 +220,6 @@ func (m *sim) expire(t time.Duration) {
 	}
 }
 
-// grant gives call c a lease at time t and plays the rest of its attempt.
 func (m *sim) grant(c int, t time.Duration) {
 	d := m.s.Downstream
 	a := Attempt{Start: m.ask[c], Phases: []Span{{vocab.PhaseLease, m.ask[c], t}}}
@@ -248,17 +230,18 @@ func (m *sim) grant(c int, t time.Duration) {
 		t = m.check(&a, t, pop(&m.idle))
 	case len(m.dead) > 0:
 		a.Dropped = true
-		t = m.check(&a, t, pop(&m.dead)) // nothing arrives on a dropped connection either
+		t = m.check(&a, t, pop(&m.dead))
 	case m.takeDoomed(&a):
 		if a.Killed {
-			t = m.check(&a, t, -d.IdleFor) // it dies only once the request is read
+			t = m.check(&a, t, -d.IdleFor) // dies once the request is read
 		}
 	default:
 		a.NewConnection = true
 		a.Killed = d.KillNew && d.KillAfterRead != KillNone
 	}
-	if a.NewConnection && m.s.Limits.Rules.Resend.ByRoute {
-		m.okDial(c)
+	if a.NewConnection {
+		_, pin := m.routes[c].Next()
+		m.dialPinned[c] = pin != ""
 	}
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
@@ -268,16 +251,13 @@ func (m *sim) grant(c int, t time.Duration) {
 	m.finish(c, a)
 }
 
-// pop takes the last of the times in s.
 func pop(s *[]time.Duration) time.Duration {
 	last := (*s)[len(*s)-1]
 	*s = (*s)[:len(*s)-1]
 	return last
 }
 
-// check plays the library's check of a pooled connection that looks alive at t, idle since
-// since: its read waits its whole timeout (HealthRead), counted in the lease. It returns when
-// the request can be written.
+// check plays the library's health-check read in the lease.
 func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	if c := m.healthRead(t - since); c > 0 {
 		t += c
@@ -287,8 +267,7 @@ func (m *sim) check(a *Attempt, t, since time.Duration) time.Duration {
 	return t
 }
 
-// phases plays connect, wait and body of call c's attempt from t and returns when and how the
-// attempt ended.
+// phases plays connect, wait and body from t.
 func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.Outcome) {
 	d, l := m.s.Downstream, m.s.Limits
 	if a.NewConnection {
@@ -298,7 +277,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 			natural, limit, kernel = m.downConnect(c, t)
 		}
 		if rt := m.headLimit(a, t); rt < limit {
-			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send, connect included
+			limit, limitOut = rt, vocab.ReadTimeout // the JDK's timeout() runs from the send
 		}
 		end, out := race(natural, kernel, limit, limitOut, m.limitOf(c))
 		a.Phases = append(a.Phases, Span{vocab.PhaseConnect, t, end})
@@ -319,12 +298,10 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	head := Forever
 	switch {
 	case d.HonoursBudget && m.limitOf(c) != Forever && m.limitOf(c)-t < d.Delay:
-		// The server sees too little budget left for its work: it answers at once.
 		a.Rejected = true
 		head = t
 	case d.Stall:
 	case d.Idempotent && m.sent[c] >= 0:
-		// A repeat gets the first execution's result, when that is ready.
 		head = max(t, m.sent[c]+d.Delay)
 	default:
 		head = t + d.Delay
@@ -341,7 +318,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
 		bodyEnd = head + time.Duration(d.Bytes)*d.Every
 		if rt := m.readTimeout(); rt > 0 && d.Every > rt && !l.Rules.Read.HeadOnly {
-			readFires = head + rt // the first gap is already too long
+			readFires = head + rt
 		}
 	}
 	end, out = race(bodyEnd, "", readFires, vocab.ReadTimeout, m.limitOf(c))
@@ -352,10 +329,8 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	return end, out
 }
 
-// headLimit is when the read timeout of attempt a, whose request is sent (or whose connect
-// starts) at t, fires in the wait for the head: the read timeout after t, or after the
-// attempt's start, connect included, when the library's timer runs from there
-// (rules.Read.FromAttemptStart: the JDK's HttpRequest.timeout()).
+// headLimit is when the read timeout fires waiting for the head: from t, or from the attempt's
+// start (rules.Read.FromAttemptStart).
 func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 	l := m.s.Limits
 	l.ReadTimeout = m.readTimeout()
@@ -363,12 +338,11 @@ func (m *sim) headLimit(a *Attempt, t time.Duration) time.Duration {
 		return after(a.Start, l.ReadTimeout)
 	}
 	if a.NewConnection && !a.Sent {
-		return Forever // only a timer from the attempt's start bounds a connect
+		return Forever
 	}
 	return after(t, l.ReadTimeout)
 }
 
-// after returns t+limit, or Forever when the limit is not set.
 func after(t, limit time.Duration) time.Duration {
 	if limit <= 0 {
 		return Forever
@@ -376,9 +350,7 @@ func after(t, limit time.Duration) time.Duration {
 	return t + limit
 }
 
-// race decides how a phase ends: at its natural end (with outcome natOut, "" meaning the
-// phase completed), at its limit (strictly earlier than the natural end) or at the deadline
-// (at or before both).
+// race ends a phase at its natural end (natOut; "": done), its limit or the deadline.
 func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, limitOut vocab.Outcome, deadline time.Duration) (time.Duration, vocab.Outcome) {
 	switch {
 	case natural == Forever && limitAt == Forever && deadline == Forever:
@@ -392,14 +364,13 @@ func race(natural time.Duration, natOut vocab.Outcome, limitAt time.Duration, li
 	}
 }
 
-// readTimeout is the read timeout as it fires: on the library's timer wheel (rules.Tick), as a
-// lone timer does (rules.Tick.Late's latest), the one timer of the one call a probe makes.
+// readTimeout is the read timeout as the library's timer wheel fires it (rules.Tick.Late).
 func (m *sim) readTimeout() time.Duration {
 	_, hi := m.s.Limits.Rules.Read.Tick.Late(m.s.Limits.ReadTimeout)
 	return hi
 }
 
-// finish records attempt a of call c and decides whether the call goes on with a retry.
+// finish records attempt a of c and decides on a retry.
 func (m *sim) finish(c int, a Attempt) {
 	p := &m.preds[c]
 	p.Attempts = append(p.Attempts, a)
@@ -415,7 +386,7 @@ func (m *sim) finish(c int, a Attempt) {
 	case a.Outcome == vocab.OK || a.Outcome == vocab.Hang:
 		return
 	case a.Outcome == vocab.Deadline && (a.End >= m.deadline || !layer.On):
-		return // the call's deadline; without a layer, no attempt timeout is set
+		return
 	}
 	if a.End < m.deadline && m.resend(c, a) {
 		m.libRetries[c]++
@@ -429,7 +400,7 @@ func (m *sim) finish(c int, a Attempt) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
-	m.okSelected[c], m.okPinned[c], m.resent[c] = 0, false, 0
+	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
 	next := a.End + m.wait(m.retried[c])
 	if next >= m.deadline {
@@ -440,8 +411,7 @@ func (m *sim) finish(c int, a Attempt) {
 	m.arrivals = append(m.arrivals, arrival{at: next, call: c})
 }
 
-// wait is the pause before business retry n (1-based): Limits.Backoff, grown and bounded by
-// the retry layer's rule (rules.Backoff.Wait), at its longest with m.high.
+// wait is the pause before business retry n (from 1), at its longest with m.high.
 func (m *sim) wait(n int) time.Duration {
 	l := m.s.Limits
 	lo, hi := l.Rules.Retry.Backoff.Wait(n, l.Backoff, l.BackoffMax)
@@ -451,7 +421,6 @@ func (m *sim) wait(n int) time.Duration {
 	return lo
 }
 
-// layerFailure is attempt a as a retry layer sees it.
 func layerFailure(a Attempt, method string) rules.LayerFailure {
 	f := rules.LayerFailure{Sent: a.Sent, Method: method}
 	if n := len(a.Phases); n > 0 && a.Phases[n-1].Phase == vocab.PhaseBody {

@@ -8,73 +8,55 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The caller's side of a slow downstream: a service whose bounded worker pool (threads) calls
-// one downstream through a connection pool. The questions are Little's law for the pool and
-// the workers, the lease queue with its timeout, the pool as a bulkhead on the downstream's
-// concurrency, hedged requests against a slow tail, a circuit breaker's states and the budget
-// left at each hop of a call chain.
+// The caller's side of a slow downstream: bounded workers calling through a pool.
 
-// Concurrency is Little's law: the calls in progress on average when calls arrive at rate per
-// second and each is held for hold (connections leased = QPS x response time).
+// Concurrency is Little's law: calls in progress at rate per second, each held for hold.
 func Concurrency(rate float64, hold time.Duration) float64 {
 	return rate * hold.Seconds()
 }
 
-// PoolSize is the per-route pool the sizing rule gives: QPS x p99 x headroom (1.5 is the
-// documented headroom), rounded up, at least 1. A rate or a headroom below zero counts as 0.
+// PoolSize is QPS x p99 x headroom (1.5 documented) rounded up, at least 1.
 func PoolSize(qps float64, p99 time.Duration, headroom float64) int {
 	n := math.Ceil(max(qps, 0)*p99.Seconds()*max(headroom, 0) - 1e-9)
 	return max(int(n), 1)
 }
 
-// Bulkhead is the most calls that can press on the downstream at once: every worker holds at
-// most one call, and a call reaches the downstream only with a leased connection.
-func Bulkhead(workers, pool int) int { return min(workers, pool) }
-
-// Cascade is a caller whose downstream pauses: Requests calls arrive together at 0, each
-// taking a worker (workers are handed out first come first served, then queued), then a
-// connection of the pool (a FIFO lease queue, failing at LeaseTimeout), then the downstream,
-// which answers nothing before Pause and then serves each call in Service with at most
-// Capacity calls at once. A health check at each of Health takes a worker for no time.
+// Cascade is a caller whose downstream pauses: Requests calls arrive at 0, each takes a worker
+// (FIFO), then a pooled connection (FIFO, failing at LeaseTimeout), then the downstream, which
+// answers nothing before Pause and then serves each in Service, Capacity at once. A health check
+// at each of Health takes a worker for no time.
 type Cascade struct {
-	Workers int
-	Pool    int
-	// LeaseTimeout bounds the wait for a connection (0: none).
+	Workers      int
+	Pool         int
 	LeaseTimeout time.Duration
 	Requests     int
 	Health       []time.Duration
 	Pause        time.Duration
 	Service      time.Duration
-	// Capacity is how many calls the downstream serves at once (0: no bound).
+	// Capacity: 0 is unbounded.
 	Capacity int
-	// Arrivals, when set (one per request, in request order), is when each request asks for
-	// a worker; without it every request asks at 0. A run on a loaded machine passes the times
-	// its requests really asked, so that the model says what those starts should have led to.
+	// Arrivals: each request's start (nil: all at 0).
 	Arrivals []time.Duration
 }
 
-// CascadeCall is the model's account of one request of a Cascade.
+// CascadeCall is one request of a Cascade.
 type CascadeCall struct {
-	// Outcome is OK or LeaseTimeout.
 	Outcome vocab.Outcome
-	// Worker is when it got a worker and asked for a connection, Leased when it got one (-1
-	// if never), End when its worker was freed.
+	// Worker, Leased (-1: never) and End are when it got a worker, a connection, and freed it.
 	Worker, Leased, End time.Duration
 }
 
-// CascadePrediction is the model's account of a Cascade.
+// CascadePrediction accounts for a Cascade.
 type CascadePrediction struct {
 	Calls []CascadeCall
-	// Health is each health check's wait for a worker, in the order of Cascade.Health.
-	Health []time.Duration
-	// PeakDownstream is the most calls sent to the downstream and not answered at once.
+	// Health is each check's wait for a worker.
+	Health         []time.Duration
 	PeakDownstream int
-	// Recovered is when the last request's worker was freed: from then on the caller
-	// answers as if nothing had happened.
+	// Recovered is when the last worker freed.
 	Recovered time.Duration
 }
 
-// BusyAt is how many workers hold a request at instant t.
+// BusyAt counts the workers holding a request at t.
 func (p CascadePrediction) BusyAt(t time.Duration) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -85,7 +67,7 @@ func (p CascadePrediction) BusyAt(t time.Duration) int {
 	return n
 }
 
-// PendingAt is how many requests wait for a connection at instant t.
+// PendingAt counts the requests waiting for a connection at t.
 func (p CascadePrediction) PendingAt(t time.Duration) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -100,7 +82,7 @@ func (p CascadePrediction) PendingAt(t time.Duration) int {
 	return n
 }
 
-// Count is how many requests ended with outcome o.
+// Count counts the requests ending with o.
 func (p CascadePrediction) Count(o vocab.Outcome) int {
 	n := 0
 	for _, c := range p.Calls {
@@ -111,7 +93,7 @@ func (p CascadePrediction) Count(o vocab.Outcome) int {
 	return n
 }
 
-// Ends lists the end times of the requests that ended with outcome o, in order.
+// Ends lists, sorted, the ends of the requests ending with o.
 func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 	var ends []time.Duration
 	for _, c := range p.Calls {
@@ -123,17 +105,14 @@ func (p CascadePrediction) Ends(o vocab.Outcome) []time.Duration {
 	return ends
 }
 
-// Predict runs the cascade as an event simulation. At one instant, events are taken in this
-// order: downstream answers (each frees its connection to the first waiter, then its worker),
-// health checks arriving, waiters failing on the lease timeout (strict: a connection freed at
-// the timeout's instant is still granted). It panics on Workers or Pool below 1, negative
-// counts or times (programmer misuse: callers check their parameters first).
+// Predict simulates the cascade; at one instant answers come first, then health checks, then
+// lease timeouts (strict). It panics on Workers or Pool below 1 or negative values.
 func (c Cascade) Predict() CascadePrediction {
 	if c.Workers < 1 || c.Pool < 1 || c.Requests < 0 || c.Capacity < 0 || c.LeaseTimeout < 0 || c.Pause < 0 || c.Service < 0 ||
 		c.Arrivals != nil && len(c.Arrivals) != c.Requests {
 		panic("model: Cascade needs Workers and Pool >= 1, no negative count or time, and an arrival per request when any")
 	}
-	arrive := make([]int, c.Requests) // the requests in arrival order, those at 0 first
+	arrive := make([]int, c.Requests)
 	for i := range arrive {
 		arrive[i] = i
 	}
@@ -214,14 +193,13 @@ func (c Cascade) Predict() CascadePrediction {
 	return s.p
 }
 
-// job is an entry of the worker queue: a request (call >= 0) or a health check.
+// job is a request (call >= 0) or a health check.
 type job struct {
 	call   int
 	health int
 	at     time.Duration
 }
 
-// served is a call at the downstream that answers at a given time.
 type served struct {
 	at   time.Duration
 	call int
@@ -232,15 +210,13 @@ type cascadeSim struct {
 	freeWorkers, freeConns int
 	freeSlots              int
 	workerQ                []job
-	leaseQ                 []int    // calls waiting for a connection, first come first
-	sendQ                  []int    // calls sent, waiting for a downstream slot
-	inService              []served // by answer time, then call order
+	leaseQ                 []int
+	sendQ                  []int
+	inService              []served // by answer time, then call
 	inFlight               int
 	p                      CascadePrediction
 }
 
-// startWorkers hands free workers to the queue: a request asks for a connection at once, a
-// health check is answered at once and frees its worker again.
 func (s *cascadeSim) startWorkers(t time.Duration) {
 	for len(s.workerQ) > 0 && s.freeWorkers > 0 {
 		j := s.workerQ[0]
@@ -257,8 +233,7 @@ func (s *cascadeSim) startWorkers(t time.Duration) {
 	s.serveDownstream(t)
 }
 
-// grantLeases gives free connections to the waiters, first come first served, and sends their
-// calls.
+// grantLeases leases connections in order and sends the calls.
 func (s *cascadeSim) grantLeases(t time.Duration) {
 	for len(s.leaseQ) > 0 && s.freeConns > 0 {
 		i := s.leaseQ[0]
@@ -271,8 +246,7 @@ func (s *cascadeSim) grantLeases(t time.Duration) {
 	}
 }
 
-// serveDownstream starts the sent calls on free downstream slots; nothing is served before
-// the pause ends.
+// serveDownstream starts sent calls on free slots after the pause.
 func (s *cascadeSim) serveDownstream(t time.Duration) {
 	for len(s.sendQ) > 0 && s.freeSlots > 0 {
 		i := s.sendQ[0]

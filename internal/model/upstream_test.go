@@ -27,15 +27,6 @@ func TestLittleAndSizing(t *testing.T) {
 			t.Errorf("PoolSize(%v, %v, %v): got %d, want %d", tt.qps, tt.p99, tt.headroom, got, tt.want)
 		}
 	}
-	if got := Bulkhead(200, 5); got != 5 {
-		t.Errorf("Bulkhead(200, 5): got %d, want 5", got)
-	}
-	if got := Bulkhead(200, 500); got != 200 {
-		t.Errorf("Bulkhead(200, 500): got %d, want 200", got)
-	}
-	if got, want := WorstCase(250*time.Millisecond, 2), 750*time.Millisecond; got != want {
-		t.Errorf("WorstCase: got %v, want %v", got, want)
-	}
 }
 
 func TestCascade(t *testing.T) {

@@ -9,9 +9,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Why says, in a sentence, which rule ended attempt i of p, a prediction for d and l: the
-// limit that fired and why it fired then, or why none did. labrun predict prints it beside
-// each attempt.
+// Why says which rule ended attempt i of p (a prediction for d and l): the limit that fired and
+// why then, or why none did.
 func Why(d Downstream, l Limits, p Prediction, i int) string {
 	l.Rules = rulesOf(l)
 	a := p.Attempts[i]
@@ -49,6 +48,8 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return fmt.Sprintf("no limit is set that bounds the %s phase: the call waits forever", phase)
 	}
 	switch {
+	case a.Stale && i+1 < len(p.Attempts):
+		return "the server had closed the pooled connection while it sat idle: the request was written but never read"
 	case a.Stale:
 		return "the server had closed the pooled connection while it sat idle: the request was written but never read, and nothing re-sends it here"
 	case a.Killed:
@@ -57,7 +58,6 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 	return "the call failed on an error that is not a limit"
 }
 
-// retryWord says whether a retry layer sends the call again after its timeout per attempt.
 func retryWord(l Limits) string {
 	if l.Rules.Retry.On && l.Rules.Retry.Errors.Has(rules.ClassAttemptTimeout) {
 		return "the retry layer retries it"
@@ -65,7 +65,6 @@ func retryWord(l Limits) string {
 	return "the retry layer does not retry it"
 }
 
-// noShorter says that a limit is not set, or is longer than what the kernel does.
 func noShorter(name string, limit time.Duration) string {
 	if limit == 0 {
 		return "no " + name + " is set"
@@ -124,14 +123,12 @@ func serverTime(d Downstream) string {
 	return d.Delay.String()
 }
 
-// checkText says why the health check of a pooled connection took HealthRead.
 func checkText(l Limits) string {
 	return fmt.Sprintf(l.Rules.Texts.Check, l.ValidateAfterInactivity, msText(HealthRead))
 }
 
-// Explain is the whole reasoning behind p, a prediction for d and l, one sentence a step:
-// where each attempt starts and why, how it connects, what ended it, and how often the server
-// executed the request. labrun predict --explain prints it.
+// Explain is the reasoning behind p, one sentence a step: each attempt's start, connect and end,
+// and how often the server executed the request (labrun predict --explain).
 func Explain(d Downstream, l Limits, p Prediction) []string {
 	l.Rules = rulesOf(l)
 	var lines []string
@@ -173,7 +170,6 @@ func Explain(d Downstream, l Limits, p Prediction) []string {
 	return lines
 }
 
-// whyStart says why attempt i of p starts when it does.
 func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 	if i == 0 {
 		return "the call starts"
@@ -189,7 +185,7 @@ func whyStart(d Downstream, l Limits, p Prediction, i int) string {
 		how = append(how, "the library re-sends by itself after the pooled connection died")
 	case l.Rules.Retry.On:
 		how = append(how, fmt.Sprintf("%s retries after %s", l.Rules.Library, prev.Outcome))
-		n := 0 // the business retry this attempt is: the library's own re-sends aside
+		n := 0
 		for j := 1; j <= i; j++ {
 			if !p.Attempts[j-1].Stale && !p.Attempts[j-1].Killed {
 				n++

@@ -17,31 +17,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// childGrace is how long the child waits for a job that ignores its cancelled ctx before it
-// gives up on it and exits anyway.
+// childGrace is the wait for a job ignoring its cancelled ctx.
 const childGrace = time.Second
 
-// Child exit codes. A job that fails still exits 0: its error travels in the response.
+// Child exit codes; a failed job exits 0, its error in the response.
 const (
-	exitOK       = 0
-	exitProtocol = 2 // the request could not be read or the response not written
-	exitRefused  = 3 // not inside namespaces of its own: the child changes nothing
-	exitOverdue  = 4 // the job outlived its time
-	// exitUnavailable is the launcher's: the kernel refused the namespaces.
+	exitOK          = 0
+	exitProtocol    = 2
+	exitRefused     = 3 // not in namespaces of its own
+	exitOverdue     = 4
 	exitUnavailable = 5
 )
 
-// MaybeChild runs the namespace child's job when this process is one (Run marks it in the
-// environment) and reports child = true with the exit code the caller must exit with;
-// otherwise it does nothing and returns child = false. It runs internal/reap's helper too
-// (reap.MaybeHelper), so that a binary that dispatches MaybeChild can run commands with
-// reap.Run, inside a namespace child and outside. Call it first thing in main and in a
-// test binary's TestMain, with every job the binary's callers of Run use, and the process's
-// stdin, stdout and stderr.
-//
-// Before anything else the child checks that it runs in a network namespace that is not its
-// parent's and is owned by a user namespace of its own; otherwise it refuses and changes
-// nothing (exit code 3). A child stops its job when the parent's deadline has passed.
+// MaybeChild runs this process's job if it is a namespace child, returning its exit code and
+// child = true; it runs reap.MaybeHelper too. The child refuses (exit 3) outside namespaces of
+// its own and stops its job at the parent's deadline.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
 	if code, helper := reap.MaybeHelper(); helper {
 		return code, true
@@ -98,7 +88,6 @@ func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int,
 	}
 }
 
-// reply writes the job's output or error as the response.
 func reply(stdout, stderr io.Writer, out any, jobErr error) (int, bool) {
 	var resp response
 	if jobErr != nil {
@@ -125,15 +114,9 @@ func jobNames(jobs Jobs) string {
 	return strings.Join(names, ", ")
 }
 
-// checkChild refuses to go on unless the calling thread is in namespaces Run made: its network
-// namespace must not be the parent's, its user namespace must not be the parent's, the
-// network namespace must be owned by that user namespace, so that whatever the child changes
-// belongs to the child, and the user namespace must map exactly what Run's launcher maps:
-// root inside to the parent's own uid and gid, and nothing else. It guards against the marker
-// reaching a process by mistake or by forgery (an exported environment, a hand-run binary, a
-// network namespace made with unshare -n): such a process, run as root in the host's user
-// namespace, could otherwise change sysctls as the host's root. The host's user namespace
-// maps every id to itself ("0 0 4294967295"), which no namespace of Run's does.
+// checkChild refuses unless the thread is in namespaces Run made: network and user namespaces
+// not the parent's, the first owned by the second, which maps only root to the parent's uid and
+// gid. Otherwise a stray or forged marker run as root could change the host's sysctls.
 func checkChild() error {
 	parent := strings.Fields(os.Getenv(childEnv))
 	if len(parent) != 4 {
@@ -178,8 +161,7 @@ func checkChild() error {
 	return nil
 }
 
-// checkIDMap checks that an id map (the text of /proc/PID/uid_map or gid_map) maps exactly one
-// id, 0 inside, to outer, the parent's id, as Run's launcher writes it.
+// checkIDMap checks that an id map maps only 0 to outer.
 func checkIDMap(text, outer string) error {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if len(lines) != 1 {
@@ -192,8 +174,7 @@ func checkIDMap(text, outer string) error {
 	return nil
 }
 
-// netOwner returns the inode of the user namespace that owns the calling thread's network
-// namespace (ioctl NS_GET_USERNS).
+// netOwner is the inode of the user namespace owning the thread's network namespace.
 func netOwner() (uint64, error) {
 	f, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
@@ -212,12 +193,11 @@ func netOwner() (uint64, error) {
 	return st.Ino, nil
 }
 
-// probeResult is what the probe job found.
 type probeResult struct {
 	Kernel string `json:"kernel"`
 }
 
-// probe is Available's job: it builds a pair, sets a sysctl and takes the pair down again.
+// probe is Available's job: build a pair, set a sysctl, take the pair down.
 func probe(ctx context.Context, _ struct{}) (probeResult, error) {
 	v, err := ReadSysctl("net.ipv4.tcp_retries2")
 	if err != nil {

@@ -13,22 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountEnv marks a child that Run started in a mount namespace of its own too (RunMounted).
-// Its value is the parent's mount namespace: the child checks that it is not in it.
+// mountEnv marks a RunMounted child; its value is the parent's mount namespace.
 const mountEnv = "LABRUN_NETNS_MOUNTS"
 
-// RunMounted is Run with one more namespace: the child is also in a new mount namespace, owned
-// by its user namespace, whose mounts are all made private first, so that what the job mounts
-// (BindFile) is seen by the job and the processes it starts, and by nothing else. A program
-// the job starts reads, for example, a resolv.conf of the job's own, while the host's file is
-// left as it is.
+// RunMounted is Run with the child in a new mount namespace, every mount private, so what the job
+// mounts (BindFile) only it and its programs see.
 func RunMounted(ctx context.Context, job string, input, output any) error {
 	return run(ctx, job, input, output, true)
 }
 
-// privateMounts checks, in a child started by RunMounted, that it is in a mount namespace
-// that is not its parent's, and makes every mount of it private: no mount the job makes
-// propagates anywhere. In a child started by Run it does nothing.
+// privateMounts makes a RunMounted child's mounts private.
 func privateMounts() error {
 	parent := os.Getenv(mountEnv)
 	if parent == "" {
@@ -43,8 +37,7 @@ func privateMounts() error {
 	return nil
 }
 
-// checkMounts refuses unless the process is a namespace child (checkChild) that RunMounted
-// started, in a mount namespace other than its parent's.
+// checkMounts refuses outside a RunMounted child with its own mount namespace.
 func checkMounts() error {
 	if err := checkChild(); err != nil {
 		return err
@@ -63,11 +56,8 @@ func checkMounts() error {
 	return nil
 }
 
-// BindFile mounts a file holding content over target (a file that exists, /etc/resolv.conf
-// for example) in the child's own mount namespace: the job and the programs it starts read
-// content there; the host's file is untouched. It refuses to run outside a child started by
-// RunMounted. The file holding content is kept in dir, which the caller removes after the
-// job.
+// BindFile mounts a file holding content, kept in dir (the caller removes it), over target in
+// the child's mount namespace. It refuses outside a RunMounted child.
 func BindFile(dir, target string, content []byte) error {
 	if err := checkMounts(); err != nil {
 		return fmt.Errorf("netns: bind %s: %w", target, err)
@@ -86,9 +76,8 @@ func BindFile(dir, target string, content []byte) error {
 	return nil
 }
 
-// LoopbackUp sets the child's own lo up, with its 127.0.0.0/8 and ::1: a fresh network
-// namespace has it down. It refuses to run outside a namespace child. A job that builds a
-// Pair must not call it (the pair's addresses are in 127.0.0.0/8 too).
+// LoopbackUp sets the child's lo up; it refuses outside a child. A job with a Pair must not call
+// it: the pair uses 127.0.0.0/8 too.
 func LoopbackUp() error {
 	if err := checkChild(); err != nil {
 		return fmt.Errorf("netns: loopback up: %w", err)

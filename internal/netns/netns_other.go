@@ -15,16 +15,15 @@ import (
 // MaxSynCount is the largest TCP_SYNCNT Linux accepts.
 const MaxSynCount = 127
 
-// Available returns an error matching ErrUnavailable: namespaces need Linux.
+// Available fails: namespaces need Linux.
 func Available() error { return fmt.Errorf("netns: %w: needs Linux", ErrUnavailable) }
 
-// Run returns an error matching ErrUnavailable: namespaces need Linux.
+// Run fails: namespaces need Linux.
 func Run(ctx context.Context, job string, input, output any) error {
 	return fmt.Errorf("netns: run %s: %w: needs Linux", job, ErrUnavailable)
 }
 
-// MaybeChild reports child = false: no namespace child runs on this system. A process marked
-// as one refuses to go on.
+// MaybeChild reports child = false; a marked child refuses to go on.
 func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int, child bool) {
 	if code, helper := reap.MaybeHelper(); helper {
 		return code, true
@@ -36,7 +35,7 @@ func MaybeChild(jobs Jobs, stdin io.Reader, stdout, stderr io.Writer) (code int,
 	return 3, true
 }
 
-// SynCount returns a Control function that fails: TCP_SYNCNT is Linux's.
+// SynCount's function fails: TCP_SYNCNT is Linux's.
 func SynCount(n int) func(network, address string, c syscall.RawConn) error {
 	if n < 1 || n > MaxSynCount {
 		panic(fmt.Sprintf("netns: SynCount needs 1..%d, got %d", MaxSynCount, n))
@@ -46,15 +45,15 @@ func SynCount(n int) func(network, address string, c syscall.RawConn) error {
 	}
 }
 
-// RunMounted returns an error matching ErrUnavailable: namespaces need Linux.
+// RunMounted fails: namespaces need Linux.
 func RunMounted(ctx context.Context, job string, input, output any) error {
 	return fmt.Errorf("netns: run %s: %w: needs Linux", job, ErrUnavailable)
 }
 
-// BindFile returns an error: mount namespaces need Linux.
+// BindFile fails: namespaces need Linux.
 func BindFile(dir, target string, content []byte) error {
 	return fmt.Errorf("netns: bind %s: %w: needs Linux", target, ErrUnavailable)
 }
 
-// LoopbackUp returns an error: network namespaces need Linux.
+// LoopbackUp fails: namespaces need Linux.
 func LoopbackUp() error { return fmt.Errorf("netns: loopback up: %w: needs Linux", ErrUnavailable) }

@@ -18,47 +18,38 @@ import (
 	vnetns "github.com/vishvananda/netns"
 )
 
-// The pair's addresses. Both are loopback addresses (127.0.0.0/8) on the veth ends, allowed
-// there by net.ipv4.conf.*.route_localnet=1 in both namespaces: whatever labrun sends stays
-// inside 127.0.0.0/8 and inside namespaces that exist only while the child runs, so no
-// address that could belong to a real network is ever used. The namespaces' own lo stays
-// down: its 127.0.0.0/8 local route would otherwise claim the peer's address as local.
+// Loopback addresses on the veth ends (route_localnet=1), so nothing leaves 127.0.0.0/8 or the
+// child's namespaces. The namespaces' lo stays down, or its local route would claim the peer's.
 const (
 	clientCIDR = "127.77.0.1/30"
 	serverCIDR = "127.77.0.2/30"
 )
 
-// The veth ends' names.
 const (
 	clientLinkName = "lr-client"
 	serverLinkName = "lr-server"
 )
 
-// linkUpWait bounds the wait for both veth ends to be operationally up after they are set up.
 const linkUpWait = 5 * time.Second
 
-// Pair is two hosts joined by a veth pair: the child's own network namespace is the client
-// host, a second network namespace made by NewPair is the server host. Create it with NewPair
-// inside a namespace child, one at a time, and release it with Close. Its methods are safe for
-// concurrent use.
+// Pair is two hosts joined by a veth pair: the child's namespace is the client, one NewPair
+// makes the server. Make one at a time in a namespace child; Close releases it. Its methods are
+// safe for concurrent use.
 type Pair struct {
-	// Client and Server are the addresses of the client's and the server's veth end.
 	Client, Server netip.Addr
 
-	server     vnetns.NsHandle // the server namespace, held open while the pair lives
-	clientNL   *netlink.Handle // netlink in the client namespace
-	serverNL   *netlink.Handle // netlink in the server namespace
+	server     vnetns.NsHandle // held open while the pair lives
+	clientNL   *netlink.Handle
+	serverNL   *netlink.Handle
 	serverLink netlink.Link
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewPair creates the server namespace and a veth pair between it and the calling process's
-// namespace, addresses both ends, sets them up and waits until they are. Neighbour entries are
-// static, so no ARP ever runs: a vanished peer is silent at once and stays so, with no
-// neighbour failure turning the silence into "no route to host". NewPair refuses to run
-// outside a namespace child.
+// NewPair creates the server namespace and a veth pair to it, and waits until both ends are up.
+// Static neighbour entries keep a vanished peer silent, with no ARP failure ("no route to host").
+// It refuses outside a namespace child.
 func NewPair(ctx context.Context) (*Pair, error) {
 	if err := checkChild(); err != nil {
 		return nil, fmt.Errorf("netns: new pair: %w", err)
@@ -71,9 +62,8 @@ func NewPair(ctx context.Context) (*Pair, error) {
 	return p, nil
 }
 
-// localnet returns the sysctls set in both namespaces before the veth ends exist (so that
-// they inherit them from default): loopback addresses may be routed on the veth, and IPv6 stays
-// off so that no router solicitation or DAD packet crosses the link during a measurement.
+// localnet is the sysctls the veth ends inherit: loopback routing, and IPv6 off so no
+// solicitation crosses the link.
 func localnet() [][2]string {
 	return [][2]string{
 		{"net.ipv4.conf.all.route_localnet", "1"},
@@ -133,7 +123,7 @@ func (p *Pair) build(ctx context.Context, clientPrefix, serverPrefix netip.Prefi
 	return p.waitUp(ctx)
 }
 
-// setUp addresses a veth end, adds a permanent neighbour entry for the peer and sets it up.
+// setUp addresses a veth end, adds a permanent neighbour for the peer and sets it up.
 func setUp(h *netlink.Handle, link netlink.Link, addr netip.Prefix, peerMAC net.HardwareAddr, peer netip.Addr) error {
 	name := link.Attrs().Name
 	a := &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), 32)}}
@@ -150,8 +140,7 @@ func setUp(h *netlink.Handle, link netlink.Link, addr netip.Prefix, peerMAC net.
 	return nil
 }
 
-// waitUp waits until both ends are operationally up: until then the kernel has not attached
-// a queue to them, and a first SYN would be dropped and sent again a second later.
+// waitUp waits until both ends are up: before, a first SYN would be dropped.
 func (p *Pair) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(linkUpWait)
 	for {
@@ -177,8 +166,7 @@ func (p *Pair) waitUp(ctx context.Context) error {
 	}
 }
 
-// ListenServer listens in the server namespace: the socket stays there whatever thread later
-// uses it. An empty host in addr means the pair's server address; network is "tcp" or "tcp4".
+// ListenServer listens in the server namespace; an empty host is the server address.
 func (p *Pair) ListenServer(network, addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -199,15 +187,9 @@ func (p *Pair) ListenServer(network, addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// Vanish sets the server end of the veth down: from then on every packet between the hosts is
-// dropped, in both directions, and neither host learns it from the network: no FIN, no RST, no
-// ICMP, as when a powered-off host or a firewall drops a connection. Sockets on both sides stay
-// as they are.
-//
-// Vanish returns once the client end has seen its carrier go (its operational state is no
-// longer up): until the kernel has processed that, the client's veth refuses packets with a
-// local error instead of dropping them, and TCP then holds its data back and probes on a
-// different timer, which a powered-off peer would not cause.
+// Vanish sets the server end down: packets between the hosts are dropped, with no FIN, RST or
+// ICMP. It returns once the client end lost its carrier; before, sends fail locally and TCP
+// would back off on another timer.
 func (p *Pair) Vanish(ctx context.Context) error {
 	if err := p.serverNL.LinkSetDown(p.serverLink); err != nil {
 		return fmt.Errorf("netns: vanish: set %s down: %w", serverLinkName, err)
@@ -232,13 +214,12 @@ func (p *Pair) Vanish(ctx context.Context) error {
 	}
 }
 
-// SetServerSysctl sets a sysctl of the server namespace, as SetSysctl does for the client's.
+// SetServerSysctl sets a sysctl of the server namespace.
 func (p *Pair) SetServerSysctl(name, value string) error {
 	return inNamespace(p.server, func() error { return writeSysctl(name, value) })
 }
 
-// Close deletes the veth pair and releases the server namespace; the namespace vanishes with
-// the last socket in it. Close is idempotent.
+// Close deletes the pair and the server namespace; it is idempotent.
 func (p *Pair) Close() error {
 	p.closeOnce.Do(func() {
 		var errs []error
@@ -263,9 +244,8 @@ func (p *Pair) Close() error {
 	return p.closeErr
 }
 
-// SetSysctl sets a sysctl of the calling thread's network namespace, "net.ipv4.tcp_retries2"
-// to "3" for example, through /proc/sys. It refuses to run outside a namespace child, so that
-// it can never change the host's.
+// SetSysctl sets a sysctl of the thread's network namespace ("net.ipv4.tcp_retries2"); it
+// refuses outside a namespace child, so never the host's.
 func SetSysctl(name, value string) error {
 	if err := checkChild(); err != nil {
 		return fmt.Errorf("netns: set %s: %w", name, err)
@@ -273,8 +253,7 @@ func SetSysctl(name, value string) error {
 	return writeSysctl(name, value)
 }
 
-// ReadSysctl reads a sysctl of the calling thread's network namespace. Reading is harmless, so
-// it works anywhere.
+// ReadSysctl reads a sysctl of the thread's network namespace, anywhere.
 func ReadSysctl(name string) (string, error) {
 	b, err := os.ReadFile(sysctlPath(name))
 	if err != nil {
@@ -283,8 +262,7 @@ func ReadSysctl(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// writeSysctl writes a sysctl with no check: only for namespaces this package made. The
-// thread is locked so that the file is opened in the namespace the caller is in.
+// writeSysctl writes unchecked: only for this package's namespaces.
 func writeSysctl(name, value string) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -294,15 +272,12 @@ func writeSysctl(name, value string) error {
 	return nil
 }
 
-// sysctlPath maps "net.ipv4.tcp_retries2" to /proc/sys/net/ipv4/tcp_retries2. Sysctls under
-// /proc/sys/net belong to the network namespace of the thread that opens them.
 func sysctlPath(name string) string {
 	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
 }
 
-// newServerNamespace creates a network namespace and returns a handle to it, leaving every
-// thread of the process where it was. unshare(CLONE_NEWNET) moves the calling thread, so it
-// runs on a thread locked for the purpose, which moves back before it is unlocked.
+// newServerNamespace creates a network namespace on a locked thread (unshare moves the thread),
+// leaving every thread where it was.
 func newServerNamespace() (vnetns.NsHandle, error) {
 	var ns vnetns.NsHandle
 	err := onLockedThread(func() error {
@@ -315,7 +290,6 @@ func newServerNamespace() (vnetns.NsHandle, error) {
 	return ns, err
 }
 
-// inNamespace runs f on a thread switched to ns, then switches the thread back.
 func inNamespace(ns vnetns.NsHandle, f func() error) error {
 	return onLockedThread(func() error {
 		if err := vnetns.Set(ns); err != nil {
@@ -325,11 +299,8 @@ func inNamespace(ns vnetns.NsHandle, f func() error) error {
 	})
 }
 
-// onLockedThread runs f on a goroutine locked to its thread and, whatever f did to the
-// thread's network namespace, sets it back to the one the thread was in before it unlocks the
-// thread. If it cannot, it leaves the thread locked, and the runtime ends the
-// thread with the goroutine: no other goroutine ever runs in the wrong namespace. A fresh
-// goroutine keeps the caller's own goroutine off that thread.
+// onLockedThread runs f on a goroutine locked to its thread and restores the thread's namespace;
+// failing that, the thread stays locked and dies with the goroutine.
 func onLockedThread(f func() error) error {
 	done := make(chan error, 1)
 	go func() {
@@ -344,7 +315,7 @@ func onLockedThread(f func() error) error {
 		ferr := f()
 		if err := vnetns.Set(back); err != nil {
 			done <- errors.Join(ferr, fmt.Errorf("return to own network namespace: %w", err))
-			return // still locked: the thread ends with this goroutine
+			return // the thread ends with this goroutine
 		}
 		runtime.UnlockOSThread()
 		done <- ferr

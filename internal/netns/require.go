@@ -5,9 +5,7 @@ import (
 	"testing"
 )
 
-// Require skips a test that needs namespaces in the fast tier (go test -short), and where they
-// cannot be had, with the reason; in CI (the CI variable set), where they can, a machine
-// without them fails the test.
+// Require skips a test needing namespaces under -short or where there are none; in CI it fails.
 func Require(t testing.TB) {
 	t.Helper()
 	if testing.Short() {

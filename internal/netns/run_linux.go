@@ -18,46 +18,35 @@ import (
 	"time"
 )
 
-// Output limits: a job's JSON output is small; a child that writes more is broken.
+// Output limits: a child writing more is broken.
 const (
 	maxOutput = 4 << 20
 	maxStderr = 8 << 10
 )
 
-// probeTimeout bounds Available's probe: a child that starts, builds a pair and exits takes
-// tens of milliseconds.
 const probeTimeout = 20 * time.Second
 
-// availability caches Available's probe. It is set once, never reassigned: the probe's answer
-// does not change while the process runs, and a probe costs a process start.
+// availability caches Available's probe, a process start.
 var availability = sync.OnceValue(func() error {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	return Run(ctx, probeJob, nil, nil)
 })
 
-// Available reports whether Run can work here: whether this binary can create a user and
-// network namespace, change the namespace's TCP sysctls and build a veth pair in it. The
-// error, matching ErrUnavailable, says why not. The first call starts one child process (the
-// binary must dispatch MaybeChild); later calls return the cached answer.
+// Available reports whether Run works here: namespaces, their TCP sysctls and a veth pair; the
+// error matches ErrUnavailable. The first call starts a child (the binary must dispatch
+// MaybeChild); later calls are cached.
 func Available() error { return availability() }
 
-// Run runs job in a namespace child: the binary re-executed in a new user and network
-// namespace. input is encoded as JSON for the job, and the job's JSON output is decoded into
-// output (a pointer; nil discards it). Run returns when the child has exited and been reaped.
-//
-// When ctx is done, Run kills the child's whole process group with SIGKILL, waits for it and
-// returns an error matching ctx.Err(). A cancelled call leaves nothing behind: no process, and,
-// since namespaces die with their last process, no namespace, interface or sysctl change. The
-// child is also killed if the calling process dies (SIGKILL as parent-death signal), and stops
-// by itself when ctx's deadline (or MaxJobTime) has passed.
-//
-// The job's own error comes back as text: it wraps no error of the child's.
+// Run runs job in a namespace child, input and output (a pointer; nil discards) as JSON, and
+// returns once the child is reaped. When ctx is done it kills the child's process group and
+// returns an error matching ctx.Err(); namespaces die with their last process. The child also
+// dies with its parent and stops at ctx's deadline (or MaxJobTime).
 func Run(ctx context.Context, job string, input, output any) error {
 	return run(ctx, job, input, output, false)
 }
 
-// run is Run; with mounts, the child is also in a mount namespace of its own (RunMounted).
+// run is Run; with mounts, the child gets its own mount namespace.
 func run(ctx context.Context, job string, input, output any, mounts bool) error {
 	if os.Getenv(childEnv) != "" {
 		return fmt.Errorf("netns: run %s: called inside a namespace child: the binary must call MaybeChild before anything else", job)
@@ -84,12 +73,8 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 
 	var stdout, stderr capped
 	stdout.max, stderr.max = maxOutput, maxStderr
-	// The child is started in two steps. A launcher, this binary started afresh and small,
-	// starts the child in its new namespaces. Cloning into a new user namespace cannot use
-	// vfork: the kernel copies the caller's page tables, which for a process as large as a
-	// running lab (or a test binary under the race detector) stalls every goroutine of the
-	// caller for tens of milliseconds, enough to spoil the timings of the experiments
-	// running beside. The launcher pays that copy on its own few megabytes instead.
+	// A small launcher clones the child: copying a large process's page tables would stall the
+	// experiments running beside.
 	cmd := exec.CommandContext(ctx, "/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
 	cmd.Env = append(os.Environ(), childEnv+"="+host, launchEnv+"=1")
@@ -103,16 +88,14 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// A process group of its own, so that one kill reaches the launcher and the child.
+		// one kill reaches launcher and child
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second // the output pipes close with the killed child
+	cmd.WaitDelay = time.Second
 
-	// Pdeathsig fires when the thread that started the child exits, not the process. Go ends
-	// a thread only when a goroutine locked to it returns, so this goroutine locks its thread
-	// until the child is reaped: the thread outlives the child.
+	// Pdeathsig follows the starting thread: it stays locked until the child is reaped.
 	runtime.LockOSThread()
 	err = cmd.Run()
 	runtime.UnlockOSThread()
@@ -128,7 +111,6 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 		if errors.As(err, &ee) || errors.Is(err, exec.ErrWaitDelay) {
 			return fmt.Errorf("netns: run %s: child failed: %w%s", job, err, stderr.note())
 		}
-		// The launcher did not start.
 		return fmt.Errorf("netns: run %s: start child: %w: %w", job, ErrUnavailable, err)
 	}
 	var resp response
@@ -149,8 +131,7 @@ func run(ctx context.Context, job string, input, output any, mounts bool) error 
 	return nil
 }
 
-// hostNamespaces names the calling thread's network and user namespaces and the process's uid
-// and gid, as the child's marker.
+// hostNamespaces is the child's marker: network and user namespaces, uid and gid.
 func hostNamespaces() (string, error) {
 	n, err := os.Readlink("/proc/thread-self/ns/net")
 	if err != nil {
@@ -163,7 +144,7 @@ func hostNamespaces() (string, error) {
 	return fmt.Sprintf("%s %s %d %d", n, u, os.Getuid(), os.Getgid()), nil
 }
 
-// capped is a buffer that keeps the first max bytes written to it and counts the rest.
+// capped keeps the first max bytes and counts the rest.
 type capped struct {
 	bytes.Buffer
 	max     int
@@ -171,7 +152,7 @@ type capped struct {
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	n := len(p) // all of p is consumed, kept or not, so that the child never blocks on it
+	n := len(p) // all consumed: the child never blocks
 	room := c.max - c.Len()
 	if room < len(p) {
 		c.dropped += len(p) - max(room, 0)
@@ -181,7 +162,7 @@ func (c *capped) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// note is the child's stderr as a suffix for an error message, or "".
+// note is the child's stderr as an error suffix.
 func (c *capped) note() string {
 	s := strings.TrimSpace(c.String())
 	if s == "" {
@@ -193,12 +174,11 @@ func (c *capped) note() string {
 	return "; child stderr: " + s
 }
 
-// launchEnv marks the launcher: the process between Run and the namespace child.
+// launchEnv marks the launcher.
 const launchEnv = "LABRUN_NETNS_LAUNCH"
 
-// launch is the launcher's whole work: start this binary again in a new user and network
-// namespace, with the same standard streams and without launchEnv, wait for it, and return
-// its exit code. It stays in Run's process group, so Run's kill reaches the child too.
+// launch starts this binary again in new user and network namespaces, without launchEnv, and
+// returns its exit code; it stays in Run's process group.
 func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{os.Args[0]}
@@ -214,18 +194,16 @@ func launch(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: flags,
-		// Root inside is the caller outside: no other id is mapped, so nothing the child
-		// creates can belong to anyone else.
+		// Root inside is the caller outside; nothing else is mapped.
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		GidMappingsEnableSetgroups: false,
 		Pdeathsig:                  syscall.SIGKILL,
 	}
-	// Pdeathsig follows the thread that started the child: keep it until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		// The clone was refused: the namespaces are not available. Run reads the exit.
+		// Refused: no namespaces. Run reads the exit code.
 		fmt.Fprintf(stderr, "labrun: netns launcher: start child: %v\n", err)
 		return exitUnavailable
 	}

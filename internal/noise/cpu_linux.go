@@ -14,29 +14,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cpuEvery is how often the CPU counters are read; /proc counts in 10 ms ticks, so a finer
-// reading says nothing more.
+// cpuEvery: /proc counts in 10 ms ticks.
 const cpuEvery = 100 * time.Millisecond
 
-// maxCPUSamples bounds the readings kept: an hour of them.
+// maxCPUSamples keeps an hour.
 const maxCPUSamples = int(time.Hour / cpuEvery)
 
-// cpuSample is one reading of the counters, in clock ticks.
 type cpuSample struct {
 	at                      time.Time
 	total, busy, steal, own uint64
 }
 
-// cpuMeter reads how busy the CPUs labrun may run on are, and how much of that is labrun.
+// cpuMeter reads how busy labrun's CPUs are, and how much of it is labrun.
 type cpuMeter struct {
-	cpus map[string]bool // "cpu0", ... in labrun's affinity mask
+	cpus map[string]bool // labrun's affinity mask
 
 	mu      sync.Mutex
 	last    time.Time
 	samples []cpuSample
 }
 
-// newCPUMeter returns a meter, or nil where the counters cannot be read.
+// newCPUMeter returns nil where the counters cannot be read.
 func newCPUMeter() *cpuMeter {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -54,7 +52,6 @@ func newCPUMeter() *cpuMeter {
 	return m
 }
 
-// sample reads the counters when cpuEvery has passed since the last reading.
 func (m *cpuMeter) sample(now time.Time) {
 	m.mu.Lock()
 	due := now.Sub(m.last) >= cpuEvery
@@ -75,7 +72,7 @@ func (m *cpuMeter) sample(now time.Time) {
 	m.mu.Unlock()
 }
 
-// read reads /proc/stat's lines of the CPUs in the mask and labrun's own CPU time.
+// read reads /proc/stat for the mask's CPUs and labrun's CPU time.
 func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	s := cpuSample{at: now}
 	stat, err := os.ReadFile("/proc/stat")
@@ -92,7 +89,6 @@ func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 		for i := range v {
 			v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
 		}
-		// user nice system idle iowait irq softirq steal
 		s.total += v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
 		s.busy += v[0] + v[1] + v[2] + v[5] + v[6]
 		s.steal += v[7]
@@ -101,20 +97,19 @@ func (m *cpuMeter) read(now time.Time) (cpuSample, bool) {
 	if err != nil || s.total == 0 {
 		return s, false
 	}
-	// The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+	// The command may hold spaces; the fields after ')' are fixed.
 	rest := string(self[bytes.LastIndexByte(self, ')')+1:])
 	f := strings.Fields(rest)
 	if len(f) < 13 {
 		return s, false
 	}
-	utime, _ := strconv.ParseUint(f[11], 10, 64) // field 14
-	stime, _ := strconv.ParseUint(f[12], 10, 64) // field 15
+	utime, _ := strconv.ParseUint(f[11], 10, 64)
+	stime, _ := strconv.ParseUint(f[12], 10, 64)
 	s.own = utime + stime
 	return s, true
 }
 
-// over returns the share of the CPUs' time from from to to that other processes used, and the
-// share the hypervisor stole; -1, -1 without two readings in that time.
+// over is the shares others used and the hypervisor stole; -1, -1 without two readings.
 func (m *cpuMeter) over(from, to time.Time) (others, steal float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

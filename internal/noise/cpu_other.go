@@ -4,7 +4,7 @@ package noise
 
 import "time"
 
-// cpuMeter is not available off Linux: there is no /proc to read.
+// cpuMeter is not available off Linux.
 type cpuMeter struct{}
 
 func newCPUMeter() *cpuMeter                                     { return nil }

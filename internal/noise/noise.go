@@ -1,16 +1,6 @@
-// Package noise measures how much the machine kept labrun from running while experiments ran,
-// so that a verdict can tell a late row that the machine explains from one it does not.
-//
-// A Sentinel is a goroutine that asks to wake every Tick and records how late each wake-up
-// came. A goroutine of labrun that wanted to run throughout a stretch of time was kept waiting
-// about as long as the sentinel was late, summed over that stretch: the CPU went to other
-// processes (a busy loop, a build, a neighbour on the host) or to labrun's own other work,
-// which the timing model counts as free. Lateness below Floor is the timer's own slack on an
-// idle machine and is not counted.
-//
-// Beside it, the sentinel reads /proc/stat and /proc/self/stat to say how much of the CPUs
-// labrun may run on other processes used, and how much the hypervisor stole: the figures that
-// tell a user why the machine was noisy.
+// Package noise measures how much the machine kept labrun from running, so a verdict can tell
+// a late row the machine explains from one it does not. A Sentinel wakes every Tick and sums
+// its lateness; it also reads the CPU others used and the hypervisor stole.
 package noise
 
 import (
@@ -18,37 +8,32 @@ import (
 	"time"
 )
 
-// Tick is how often the sentinel asks to wake.
+// Tick is the sentinel's period.
 const Tick = time.Millisecond
 
-// Floor is the most lateness of a wake-up on an idle machine, below which a wake-up is on
-// time: Go's runtime sleeps in whole milliseconds (see internal/clock), so a timer of an idle
-// process fires 0 to 1 ms late.
+// Floor is a wake-up's lateness on an idle machine (see internal/clock); below it is on time.
 const Floor = time.Millisecond
 
-// bucketSpan is the width of one bucket of samples.
 const bucketSpan = 10 * time.Millisecond
 
-// maxBuckets bounds the samples kept: an hour of them; older ones are dropped.
+// maxBuckets keeps an hour.
 const maxBuckets = int(time.Hour / bucketSpan)
 
-// bucket holds the wake-ups of one bucketSpan.
 type bucket struct {
 	n      int32
-	excess time.Duration // lateness above Floor, summed
-	max    time.Duration // the largest lateness
+	excess time.Duration // above Floor
+	max    time.Duration
 }
 
-// Sentinel samples the lateness of its own wake-ups until Stop. Its methods are safe for
-// concurrent use.
+// Sentinel samples its wake-ups' lateness until Stop; its methods are safe for concurrent use.
 type Sentinel struct {
 	start time.Time
 	stop  chan struct{}
 	done  chan struct{}
-	cpu   *cpuMeter // nil where /proc cannot be read
+	cpu   *cpuMeter // nil without /proc
 
 	mu      sync.Mutex
-	first   int // index of buckets[0] counted from start
+	first   int // buckets[0]'s index from start
 	buckets []bucket
 }
 
@@ -90,7 +75,6 @@ func (s *Sentinel) loop() {
 	}
 }
 
-// record files one wake-up.
 func (s *Sentinel) record(at time.Time, late time.Duration) {
 	i := int(at.Sub(s.start) / bucketSpan)
 	s.mu.Lock()
@@ -114,23 +98,18 @@ func (s *Sentinel) record(at time.Time, late time.Duration) {
 	b.max = max(b.max, late)
 }
 
-// Figure is the noise measured over a stretch of time.
+// Figure is the noise over a stretch of time.
 type Figure struct {
-	// Wakeups is how many wake-ups the sentinel made in the stretch.
 	Wakeups int
-	// Stolen is the lateness above Floor, summed: how long a goroutine that wanted to run
-	// throughout the stretch was kept waiting.
-	Stolen time.Duration
-	// MaxLate is the latest single wake-up.
+	// Stolen is the lateness above Floor, summed.
+	Stolen  time.Duration
 	MaxLate time.Duration
-	// Span is the stretch's length.
-	Span time.Duration
-	// OthersCPU is the share of the CPUs labrun may run on (0 to 1) that other processes
-	// used, and Steal the share the hypervisor took; both -1 where /proc cannot be read.
+	Span    time.Duration
+	// OthersCPU and Steal: shares of labrun's CPUs others and the hypervisor took (-1: no /proc).
 	OthersCPU, Steal float64
 }
 
-// Share is Stolen as a share of Span (0 to 1).
+// Share is Stolen / Span.
 func (f Figure) Share() float64 {
 	if f.Span <= 0 {
 		return 0
@@ -138,7 +117,7 @@ func (f Figure) Share() float64 {
 	return min(1, float64(f.Stolen)/float64(f.Span))
 }
 
-// Over returns the noise measured from from to to.
+// Over returns the noise from from to to.
 func (s *Sentinel) Over(from, to time.Time) Figure {
 	f := Figure{Span: to.Sub(from), OthersCPU: -1, Steal: -1}
 	s.mu.Lock()
@@ -156,9 +135,7 @@ func (s *Sentinel) Over(from, to time.Time) Figure {
 	return f
 }
 
-// Worst returns the most lateness above Floor summed over any stretch of length span that lies
-// within from..to: what the machine can have taken from a row that lasted span somewhere in
-// that time. A span longer than from..to is cut to it.
+// Worst is the most lateness above Floor in any span-long stretch of from..to.
 func (s *Sentinel) Worst(from, to time.Time, span time.Duration) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,8 +155,7 @@ func (s *Sentinel) Worst(from, to time.Time, span time.Duration) time.Duration {
 	return worst
 }
 
-// index returns the bucket that holds t, clamped to the buckets kept; -1 when there are none.
-// The caller holds mu.
+// index is t's bucket, clamped, or -1; the caller holds mu.
 func (s *Sentinel) index(t time.Time) int {
 	if len(s.buckets) == 0 {
 		return -1

@@ -1,7 +1,4 @@
-// Package param describes the parameters of labrun's experiments and of its predictor: a name,
-// a usage line, the field it is bound to and its bounds. Both the experiments and the
-// predictor declare their parameters with it, and the command line turns each Param into a
-// flag, so the flag list, its help and its checks come from one table.
+// Package param describes labrun's parameters; the command line derives flags, help and checks.
 package param
 
 import (
@@ -12,11 +9,9 @@ import (
 	"time"
 )
 
-// Param is one parameter, bound to a field of the value that declares it. Exactly one of
-// Duration, Int, Bool and String is set. The command line turns each Param into a flag named
-// Name.
+// Param is a flag named Name, bound to exactly one of Duration, Int, Bool and String.
 type Param struct {
-	// Name is the flag name without dashes, for example "read-timeout".
+	// Name has no dashes: "read-timeout".
 	Name  string
 	Usage string
 
@@ -24,24 +19,20 @@ type Param struct {
 	Int      *int
 	Bool     *bool
 	String   *string
-	// Choices lists the values a String parameter may take ("" is always allowed).
+	// Choices are a String's values ("" always allowed).
 	Choices []string
 
-	// Min and Max bound an Int parameter; MaxDuration bounds a Duration parameter, which is
-	// never negative. MinDuration, when set, is the shortest duration other than 0 (none)
-	// it takes: a client limit shorter than a loopback call fails the experiment's own
-	// warm-up, which is a usage error, not a measurement.
+	// Min and Max bound an Int; a Duration is 0 or in MinDuration..MaxDuration, since a limit under
+	// a loopback call fails the warm-up.
 	Min, Max    int
 	MinDuration time.Duration
 	MaxDuration time.Duration
 }
 
-// MaxDuration is the longest duration a parameter may take unless its Param says otherwise:
-// the fake server's own cap.
+// MaxDuration is the default cap, the fake server's.
 const MaxDuration = 10 * time.Minute
 
-// Value returns the parameter's current value as text, as a flag would take it. It panics
-// when the Param is bound to nothing, a mistake in the table that declares it.
+// Value is the value as flag text; it panics if unbound.
 func (p Param) Value() string {
 	switch {
 	case p.Duration != nil:
@@ -56,7 +47,7 @@ func (p Param) Value() string {
 	panic("param: Param " + p.Name + " is bound to nothing")
 }
 
-// Check reports a value out of bounds, naming the flag: "--pool must be at least 1, got 0".
+// Check reports a value out of bounds, naming the flag.
 func (p Param) Check() error {
 	switch {
 	case p.Duration != nil:
@@ -88,7 +79,7 @@ func (p Param) Check() error {
 	return nil
 }
 
-// CheckAll checks every parameter and returns the first error.
+// CheckAll checks ps and returns the first error.
 func CheckAll(ps []Param) error {
 	for _, p := range ps {
 		if err := p.Check(); err != nil {
@@ -98,9 +89,7 @@ func CheckAll(ps []Param) error {
 	return nil
 }
 
-// Same reports whether every parameter has the value of the parameter at the same index in
-// other: whether a value still has the configuration other was made with (its documented one,
-// say). ps and other must come from the same table.
+// Same reports whether ps and other (one table) hold the same values.
 func Same(ps, other []Param) bool {
 	for i := range ps {
 		if ps[i].Value() != other[i].Value() {

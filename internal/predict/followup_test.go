@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"github.com/labrun/labrun/internal/rules"
 	"strings"
 	"testing"
 	"time"
@@ -54,17 +55,18 @@ func TestPredictFollowUp(t *testing.T) {
 }
 
 func TestCheckFollowUp(t *testing.T) {
+	withFollowUps := presetsWhere(func(p rules.Preset) bool { return p.FollowUps != "" })
 	tests := []struct {
 		name string
 		p    Predictor
 		want string
 	}{
-		{"no client", Predictor{Status: 408}, "--status needs --defaults hc5, okhttp, okhttp@3.2, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp: the follow-up rules labrun has read"},
-		{"a client whose rules labrun has not read", Predictor{Defaults: "jdk", Status: 408}, "--status needs --defaults hc5, okhttp, okhttp@3.2, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp: the follow-up rules labrun has read"},
+		{"no client", Predictor{Status: 408}, "--status needs --defaults " + withFollowUps + ": the follow-up rules labrun has read (no --defaults)"},
+		{"a client whose rules labrun has not read", Predictor{Defaults: "netty", Status: 408}, "--status needs --defaults " + withFollowUps + ": the follow-up rules labrun has read (labrun has not read netty's)"},
 		{"times without a status", Predictor{Defaults: "go", StatusTimes: 2}, "--status-times, --retry-after, --no-redirects and --authenticate need --status (101 to 599)"},
 		{"a stall", Predictor{Defaults: "go", Status: 408, Stall: true}, "--status excludes --stall, --host-down, --dropped, --kill-after-read, --bytes and --queue: it asks what follows an answer"},
 		{"go has no authenticator", Predictor{Defaults: "go", Status: 401, Authenticate: true}, "--authenticate is OkHttp's: --defaults go has no authenticator that always answers"},
-		{"hc5 retries a 503", Predictor{Defaults: "hc5", Status: 503}, "--status 503 with HttpClient 5's default retry strategy is exp-c's question: add --hc5-retries none"},
+		{"hc5 retries a 503", Predictor{Defaults: "hc5", Status: 503}, ""},
 		{"hc5 without retries", Predictor{Defaults: "hc5", Status: 503, HC5Retries: "none"}, ""},
 		{"a control character", Predictor{Defaults: "okhttp", Status: 503, RetryAfter: "0\n"}, `--retry-after must be printable ASCII, got "0\n"`},
 		{"out of range", Predictor{Defaults: "okhttp", Status: 600}, "--status must be at most 599, got 600"},
@@ -79,5 +81,52 @@ func TestCheckFollowUp(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStatusEveryPreset: predict --status 503 answers for every preset whose library's
+// follow-up rules labrun has read, and refuses the others with the reason.
+func TestStatusEveryPreset(t *testing.T) {
+	for _, pre := range rules.Presets() {
+		p := Predictor{Defaults: pre.Name, Status: 503}
+		err := p.Check()
+		if err == nil {
+			err = p.Apply(func(string) bool { return false })
+		}
+		switch {
+		case pre.FollowUps != "" && err != nil:
+			t.Errorf("%s: %v", pre.Name, err)
+		case pre.FollowUps == "" && (err == nil || !strings.Contains(err.Error(), "has not read")):
+			t.Errorf("%s: got %v, want a refusal that says why", pre.Name, err)
+		case err == nil && p.Predict().ServerExecutions < 1:
+			t.Errorf("%s: no request predicted", pre.Name)
+		}
+	}
+}
+
+// TestStatusRetryPlayed: the model plays HttpClient 5's repeat of a 503 as the client runs it
+// (rules.Resend.StatusAgain): once, after Retry-After or 1 s; not with --hc5-retries none.
+func TestStatusRetryPlayed(t *testing.T) {
+	for _, tt := range []struct {
+		p          Predictor
+		executions int
+		totalMs    float64
+	}{
+		{Predictor{Defaults: "hc5", Status: 503, Delay: 10 * ms}, 2, 1020},
+		{Predictor{Defaults: "spring-restclient", Status: 429, RetryAfter: "2", Delay: 10 * ms}, 2, 2020},
+		{Predictor{Defaults: "hc5", Status: 503, StatusTimes: 1, Delay: 10 * ms}, 2, 1020},
+		{Predictor{Defaults: "hc5", Status: 503, HC5Retries: "none", Delay: 10 * ms}, 1, 10},
+		{Predictor{Defaults: "hc5", Status: 503, ReadTimeout: 500 * ms, Delay: 10 * ms}, 1, 10},
+	} {
+		set := func(name string) bool {
+			return name == "hc5-retries" && tt.p.HC5Retries != "" || name == "read-timeout" && tt.p.ReadTimeout > 0
+		}
+		if err := tt.p.Apply(set); err != nil {
+			t.Fatal(err)
+		}
+		got := tt.p.Predict()
+		if got.ServerExecutions != tt.executions || got.TotalMs == nil || *got.TotalMs != tt.totalMs {
+			t.Errorf("%+v: got %d requests in %v ms, want %d in %v", tt.p, got.ServerExecutions, got.TotalMs, tt.executions, tt.totalMs)
+		}
 	}
 }

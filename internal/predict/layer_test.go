@@ -136,9 +136,6 @@ func TestLayerHelp(t *testing.T) {
 			t.Errorf("--%s: no parameter or no usage", name)
 		}
 	}
-	if help := PresetsHelp(); !strings.Contains(help, "   retryablehttp ") || !strings.Contains(help, "   aiohttp ") {
-		t.Errorf("the presets' help lacks the layers:\n%s", help)
-	}
 }
 
 // TestJitterBand: a retry layer with jitter gives the call's end as a band, total_ms with

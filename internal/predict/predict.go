@@ -5,7 +5,6 @@ package predict
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -32,6 +31,8 @@ type Predictor struct {
 	Backoff        time.Duration
 	// Layer are a retry layer's settings (layer.go).
 	Layer Layer
+	// Storm is a retry storm's question (storm.go), asked with --storm.
+	Storm StormQuestion
 
 	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
 	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
@@ -218,10 +219,11 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	if p.Defaults == "" {
 		return p.Layer.needsLayer("(none)", rules.Rules{})
 	}
-	pre, ok := model.PresetNamed(p.Defaults)
+	entry, ok := rules.Lookup(p.Defaults)
 	if !ok {
 		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
 	}
+	pre := model.PresetOf(entry)
 	// The limits a preset sets, by flag name; the order does not matter.
 	set := map[string]func(){
 		"lease-timeout":   func() { p.LeaseTimeout = pre.Limits.LeaseTimeout },
@@ -230,42 +232,31 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 		"deadline":        func() { p.Deadline = pre.Limits.Deadline },
 		"retries":         func() { p.Retries = pre.Limits.Retries },
 		"backoff":         func() { p.Backoff = pre.Limits.Backoff },
+		"evict-idle":      func() { p.EvictIdle = pre.Limits.EvictIdle },
 	}
-	r := presetReuse(pre.Name)
-	if r.validate != 0 && !isSet("no-stale-check") {
-		set["validate-after-inactivity"] = func() { p.ValidateAfterInactivity = r.validate }
+	if !isSet("no-stale-check") {
+		set["validate-after-inactivity"] = func() { p.ValidateAfterInactivity = pre.Limits.ValidateAfterInactivity }
 	}
-	if r.retries != "" {
-		set["hc5-retries"] = func() { p.HC5Retries = r.retries }
-	}
-	if r.evict != 0 {
-		set["evict-idle"] = func() { p.EvictIdle = r.evict }
+	if entry.Reads(rules.FlagHC5Retries) && entry.Settings.AutomaticRetries {
+		set[string(rules.FlagHC5Retries)] = func() { p.HC5Retries = string(vocab.HC5RetriesDefault) }
 	}
 	for name, apply := range set {
 		if !isSet(name) {
 			apply()
 		}
 	}
-	switch {
-	case rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity:
+	if rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity {
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
 				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
 			}
 		}
-	case !hc5Preset(p.Defaults):
-		if isSet("hc5-retries") {
-			return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
-		}
+	}
+	if err := p.checkSettings(isSet); err != nil {
+		return err
 	}
 	if err := p.Layer.needsLayer(p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
 		return err
-	}
-	if p.NoResendPost && p.Defaults != "urlconnection" {
-		return errors.New("--no-resend-post is HttpURLConnection's sun.net.http.retryPost: it needs --defaults urlconnection")
-	}
-	if p.ResendAnyMethod && !jdkPreset(p.Defaults) {
-		return errors.New("--resend-any-method is the JDK HttpClient's jdk.httpclient.enableAllMethodRetry: it needs --defaults jdk")
 	}
 	return nil
 }
@@ -279,9 +270,8 @@ func (p *Predictor) Limits() model.Limits {
 		Deadline: p.Deadline, Retries: p.Retries, Backoff: p.Backoff,
 		ValidateAfterInactivity: p.ValidateAfterInactivity, EvictIdle: p.EvictIdle, EvictInterval: p.EvictInterval,
 	}
-	if pre, ok := model.PresetNamed(p.Defaults); ok {
-		l.AttemptTimeout, l.BackoffMax = pre.Limits.AttemptTimeout, pre.Limits.BackoffMax
-	}
+	d := preset(p.Defaults).Limits
+	l.AttemptTimeout, l.BackoffMax = d.AttemptTimeout, d.BackoffMax
 	l.Rules = p.Layer.apply(l.Rules, &l)
 	if p.validateSet && p.ValidateAfterInactivity == 0 {
 		// HttpClient 5.2.1 (Debian's, the hc5 profile's) and 4.5 turn the check off at 0;

@@ -29,16 +29,11 @@ func (p *Predictor) preFirst() bool {
 		p.HandshakeBytes > 0 || p.Routes > 0 || p.BadRoutes > 0
 }
 
-// preFirstUnread are the presets of a release whose rules before the first byte labrun has not
-// read: the JDK HttpClient's are JDK 17's.
-var preFirstUnread = map[string]bool{"jdk@25": true}
-
-// preFirstRule returns the rules before the first byte of the preset called name. A preset
-// without a profile of its own (Spring's RestClient, Reactor Netty) takes HttpClient 5's
-// rules elsewhere in the model; not here, where their own are not read.
+// preFirstRule returns the rules before the first byte of the preset called name, false when
+// labrun has not read its library's.
 func preFirstRule(name string) (model.PreFirstRule, bool) {
 	pre, ok := model.PresetNamed(name)
-	if !ok || (hc5Preset(name) && name != "hc5") || preFirstUnread[name] {
+	if !ok || preset(name).PreFirstUnread {
 		return model.PreFirstRule{}, false
 	}
 	return model.PreFirstRuleOf(pre.Limits), true
@@ -92,12 +87,8 @@ func (p *Predictor) checkPreFirst() error {
 		return fmt.Errorf("--bad-routes %d exceeds --routes", p.BadRoutes)
 	case (p.TLSFault == "slow") != (p.HandshakeGap > 0 && p.HandshakeBytes > 0):
 		return fmt.Errorf("--tls-fault slow, --handshake-gap and --handshake-bytes go together")
-	case p.HandshakeTimeout > 0 && strings.HasPrefix(p.Defaults, "okhttp"):
-		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: OkHttp bounds the handshake by its --read-timeout")
-	case p.HandshakeTimeout > 0 && p.Defaults == "urlconnection":
-		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: HttpURLConnection bounds the handshake by its --read-timeout")
-	case p.HandshakeTimeout > 0 && p.Defaults == "jdk":
-		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: the JDK HttpClient bounds the handshake by its --connect-timeout and its request timeout (--read-timeout)")
+	case p.HandshakeTimeout > 0 && preset(p.Defaults).HandshakeBy != "":
+		return fmt.Errorf("--handshake-timeout is HttpClient's and net/http's: %s", preset(p.Defaults).HandshakeBy)
 	}
 	return nil
 }

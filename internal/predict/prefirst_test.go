@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"github.com/labrun/labrun/internal/rules"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestPreFirstRefuses(t *testing.T) {
 		want string
 	}{
 		{Predictor{TLSFault: "stall"}, "need --defaults"},
-		{Predictor{Defaults: "jdk@25", TLSFault: "stall"}, "need --defaults urlconnection, jdk, hc4, hc5, okhttp, okhttp@3.14, okhttp@3.2, go, retryablehttp, resty, got, urllib3, axios, undici, httpx, aiohttp:"},
+		{Predictor{Defaults: "jdk@25", TLSFault: "stall"}, "need --defaults " + presetsWhere(func(p rules.Preset) bool { return !p.PreFirstUnread }) + ":"},
 		{Predictor{Defaults: "spring-restclient", TLSFault: "stall"}, "need --defaults"},
 		{Predictor{Defaults: "hc5", TLSFault: "slow"}, "--handshake-gap and --handshake-bytes go together"},
 		{Predictor{Defaults: "hc5", TLSFault: "stall", HandshakeGap: time.Millisecond, HandshakeBytes: 3}, "go together"},

@@ -3,7 +3,6 @@ package predict
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/rules"
@@ -12,23 +11,7 @@ import (
 )
 
 // PresetNames lists the names --defaults takes.
-func PresetNames() []string {
-	var names []string
-	for _, p := range model.Presets() {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-// PresetsHelp describes every preset in a few lines, for labrun predict --help.
-func PresetsHelp() string {
-	var b strings.Builder
-	for _, p := range model.Presets() {
-		fmt.Fprintf(&b, "   %-14s %s: lease %s; connect %s; read %s; pool %s; whole call %s\n",
-			p.Name, p.Client, p.Lease, p.Connect, p.Read, p.Pool, p.Call)
-	}
-	return b.String()
-}
+func PresetNames() []string { return rules.Names(rules.Presets()) }
 
 // Defaults returns the client libraries' defaults, for labrun defaults.
 func Defaults() []results.ClientDefaults {
@@ -44,71 +27,49 @@ func Defaults() []results.ClientDefaults {
 	return out
 }
 
-// reuse are a library's default rules for pooled connections that die, as --defaults sets
-// them. model.Preset.Limits leaves them at the model's zero values (a closed connection is
-// never used, nothing is re-sent, no evictor) and describes them in Reuse and Resend; the
-// rules that depend only on the library (OkHttp's health check and recover(), net/http's
-// background read and replay) come with its rules (rulesOfPreset).
-type reuse struct {
-	validate time.Duration // HttpClient 5's validateAfterInactivity
-	retries  string        // HttpClient 5's retry strategy, as --hc5-retries takes it
-	evict    time.Duration // idle connections closed after this long
+// preset returns the entry called name ("" for none: HttpClient 5's rules, no limit).
+func preset(name string) rules.Preset {
+	p, _ := rules.Lookup(name) // Apply refuses an unknown name first
+	return p
 }
 
-// presetReuse returns the rules of the preset called name; a preset whose library's rules
-// labrun has not read keeps the zero values.
-func presetReuse(name string) reuse {
-	switch name {
-	case "hc5":
-		// PoolingHttpClientConnectionManager's 2 s; DefaultHttpRequestRetryStrategy unless
-		// disableAutomaticRetries(); no evictor unless evictIdleConnections.
-		return reuse{validate: model.HC5ValidateAfterInactivity, retries: string(vocab.HC5RetriesDefault)}
-	case "spring-restclient":
-		// Spring Boot builds HttpClient 5 with HttpClientBuilder.create(): its retry strategy
-		// and its manager's 2 s stay.
-		return reuse{validate: model.HC5ValidateAfterInactivity, retries: string(vocab.HC5RetriesDefault)}
-	case "hc4":
-		return reuse{validate: model.HC4ValidateAfterInactivity} // its retry handler comes with model.HC4
-	case "okhttp", "okhttp@3.14", "okhttp@3.2":
-		return reuse{evict: 5 * time.Minute} // ConnectionPool's keepAliveDuration
-	case "jdk":
-		return reuse{evict: 1200 * time.Second} // JDK 17 ConnectionPool.KEEP_ALIVE
-	case "jdk@25":
-		return reuse{evict: 30 * time.Second} // JDK 25 HttpClientImpl.DEFAULT_KEEP_ALIVE_TIMEOUT
-	case "urlconnection":
-		return reuse{evict: 5 * time.Second} // KeepAliveCache, without a Keep-Alive header
-	case "go":
-		return reuse{evict: 90 * time.Second} // DefaultTransport's IdleConnTimeout
-	}
-	return reuse{}
+// settings are the library settings p's flags give.
+func (p *Predictor) settings() rules.Settings {
+	return rules.Settings{AutomaticRetries: p.HC5Retries == string(vocab.HC5RetriesDefault),
+		AllMethodRetry: p.ResendAnyMethod, NoRetryPost: p.NoResendPost}
 }
 
-// hc5Preset reports whether the preset called name ("" for none) runs on HttpClient 5's rules:
-// its own, Spring's RestClient's, and Reactor Netty's, whose own rules labrun has not read.
-func hc5Preset(name string) bool {
-	switch name {
-	case "", "hc5", "spring-restclient", "netty":
-		return true
+// rulesOfPreset returns the rules of the preset called name with the settings of p's flags.
+func rulesOfPreset(name string, p *Predictor) rules.Rules { return preset(name).Rules(p.settings()) }
+
+// readers lists the presets that read flag f.
+func readers(f rules.Flag) string {
+	var out []string
+	for _, pre := range rules.Presets() {
+		if pre.Reads(f) {
+			out = append(out, pre.Name)
+		}
 	}
-	return false
+	return strings.Join(out, ", ")
 }
 
-// jdkPreset reports whether the preset called name is the JDK HttpClient's.
-func jdkPreset(name string) bool { return name == "jdk" || name == "jdk@25" }
-
-// rulesOfPreset returns the rules of the preset called name ("" for none: HttpClient 5's),
-// with the settings of p's flags: HttpClient 5's automatic retries (--hc5-retries), the JDK's
-// enableAllMethodRetry (--resend-any-method), HttpURLConnection's retryPost
-// (--no-resend-post).
-func rulesOfPreset(name string, p *Predictor) rules.Rules {
-	switch {
-	case hc5Preset(name):
-		return rules.HC5(rules.HC5Settings{AutomaticRetries: p.HC5Retries == string(vocab.HC5RetriesDefault)})
-	case jdkPreset(name):
-		return rules.JDK(rules.JDKSettings{EnableAllMethodRetry: p.ResendAnyMethod})
-	case name == "urlconnection":
-		return rules.URLConnection(rules.URLConnectionSettings{NoRetryPost: p.NoResendPost})
+// checkSettings refuses a setting flag the preset's library does not read.
+func (p *Predictor) checkSettings(isSet func(string) bool) error {
+	pre := preset(p.Defaults)
+	if isSet(string(rules.FlagHC5Retries)) && !pre.Reads(rules.FlagHC5Retries) {
+		return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
 	}
-	pre, _ := model.PresetNamed(name)
-	return pre.Limits.Rules
+	for _, f := range []struct {
+		flag rules.Flag
+		set  bool
+		what string
+	}{
+		{rules.FlagNoResendPost, p.NoResendPost, "HttpURLConnection's sun.net.http.retryPost"},
+		{rules.FlagResendAnyMethod, p.ResendAnyMethod, "the JDK HttpClient's jdk.httpclient.enableAllMethodRetry"},
+	} {
+		if f.set && !pre.Reads(f.flag) {
+			return fmt.Errorf("--%s is %s: it needs --defaults %s", f.flag, f.what, readers(f.flag))
+		}
+	}
+	return nil
 }

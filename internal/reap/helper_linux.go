@@ -17,13 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reapLimit bounds the helper's killing of what the command left: SIGKILL is not refused, so
-// it ends at once unless a process is stuck in the kernel.
+// reapLimit bounds the killing of what the command left.
 const reapLimit = 2 * time.Second
 
-// MaybeHelper runs the helper when this process is one (Run marks it in the environment) and
-// reports helper = true with the exit code the caller must exit with; otherwise it does
-// nothing and returns helper = false.
+// MaybeHelper runs the helper if this process is one, returning its exit code and helper = true.
 func MaybeHelper() (code int, helper bool) {
 	if os.Getenv(helperEnv) == "" {
 		return 0, false
@@ -31,9 +28,8 @@ func MaybeHelper() (code int, helper bool) {
 	return runHelper(os.Args[1:]), true
 }
 
-// runHelper starts args, waits for its end or a kill request (a byte or the end of fd 3, or
-// a SIGINT, SIGTERM or SIGHUP), kills what is left of its tree, and reports on fd 4:
-// "started PID", then "exit CODE" (-1 for a signal) or "error TEXT".
+// runHelper starts args, waits for its end or a kill request (fd 3 or a signal), kills its tree,
+// and reports on fd 4: "started PID", then "exit CODE" or "error TEXT".
 func runHelper(args []string) int {
 	ctl, status := os.NewFile(3, "reap-control"), os.NewFile(4, "reap-status")
 	syscall.CloseOnExec(3)
@@ -70,7 +66,7 @@ func runHelper(args []string) int {
 	report("started %d", pid)
 	asked := make(chan struct{})
 	go func() {
-		_, _ = ctl.Read(make([]byte, 1)) // a byte, or EOF: the caller is gone
+		_, _ = ctl.Read(make([]byte, 1))
 		close(asked)
 	}()
 	exited := make(chan syscall.WaitStatus, 1)
@@ -105,8 +101,7 @@ func runHelper(args []string) int {
 	return 0
 }
 
-// killAll kills and reaps every child of this process, and the children those leave, which
-// the subreaper inherits as their parents die, until none is left or limit has passed.
+// killAll kills and reaps every child and inherited orphan, until none is left or limit passes.
 func killAll(limit time.Duration) {
 	self, signal := procSelf()
 	for end := time.Now().Add(limit); ; time.Sleep(time.Millisecond) {
@@ -131,10 +126,8 @@ func killAll(limit time.Duration) {
 	}
 }
 
-// procSelf is this process's pid as /proc numbers it, and how to SIGKILL a pid of /proc's.
-// Where /proc is another pid namespace's than this process's, a pid of /proc's does not name
-// the same process for kill(2): the process is signalled through its /proc directory
-// (pidfd_send_signal, Linux 5.1).
+// procSelf is this pid as /proc numbers it, and a SIGKILL for /proc's pids (through a pidfd when
+// /proc is another pid namespace's).
 func procSelf() (string, func(pid string)) {
 	self, err := os.Readlink("/proc/self")
 	if err == nil && self == strconv.Itoa(os.Getpid()) {
@@ -154,17 +147,16 @@ func procSelf() (string, func(pid string)) {
 	}
 }
 
-// childrenOf lists the pids, as /proc numbers them, whose parent is ppid.
 func childrenOf(ppid string) []string {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var kids []string
 	for _, f := range stats {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			continue // gone meanwhile
+			continue
 		}
 		s := string(b)
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		// comm may hold spaces and parentheses.
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue

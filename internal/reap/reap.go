@@ -1,23 +1,10 @@
-// Package reap runs a command so that nothing it starts outlives it: not its process group,
-// not a child that called setsid or was double-forked, and not when the caller is killed.
+// Package reap runs a command so that nothing it starts outlives it: not its process group, not
+// a child that called setsid or double-forked, not when the caller is killed.
 //
-// A process group is not enough for that: a child that calls setsid(2) leaves the group, and
-// one whose parent exits is reparented to init, out of anyone's reach. So Run starts the
-// command through a helper: this binary again (/proc/self/exe), which makes itself a child
-// subreaper (prctl PR_SET_CHILD_SUBREAPER, Linux 3.4): every orphan of the command's tree is
-// reparented to the helper instead of init. When the command has exited, when its limit has
-// passed, when the caller asks, and when the caller dies (the helper reads a pipe from it and
-// sees its end), the helper kills the command and every process reparented to it, reaps
-// them, and only then reports the command's end. The helper runs in a process group of its
-// own and ignores the terminal's signals, so that what kills the caller does not kill it
-// before its work is done.
-//
-// Considered and rejected: a subreaper on the calling process itself (its orphans from two
-// commands run at once cannot be told apart, and nothing is left to kill them when it is
-// killed), and a cgroup (unprivileged cgroup delegation is not there on most machines).
-//
-// A binary that calls Run must dispatch the helper first thing in main, before parsing flags,
-// with MaybeHelper (internal/netns.MaybeChild does it for every binary of labrun's).
+// Run starts it through a helper, this binary again, made a child subreaper so every orphan of
+// the tree comes to it. When the command exits, its limit passes, or the caller asks or dies,
+// the helper kills and reaps the whole tree. The helper has its own process group and ignores
+// the terminal's signals. A binary calling Run dispatches MaybeHelper first thing in main.
 package reap
 
 import (
@@ -26,33 +13,30 @@ import (
 	"time"
 )
 
-// helperEnv marks the helper process.
 const helperEnv = "LABRUN_REAP_HELPER"
 
-// Cmd is a command to run: Args[0] is looked up in the PATH of Env.
+// Cmd is a command: Args[0] is looked up in Env's PATH.
 type Cmd struct {
 	Args []string
 	Env  []string
-	// Stdout and Stderr are the command's; nil is /dev/null. Its stdin is /dev/null.
+	// Stdout and Stderr: nil is /dev/null, as is stdin.
 	Stdout, Stderr *os.File
-	// Limit is how long the command may run, the helper's start included, before its whole
-	// tree is killed; 0 is no limit.
+	// Limit bounds the run, the helper's start included (0: none).
 	Limit time.Duration
 }
 
 // Result is what a run did.
 type Result struct {
-	// Started is when the command was started, Ended when it and everything it started were
-	// gone.
+	// Ended: the whole tree is gone.
 	Started, Ended time.Time
-	// ExitCode is the command's exit code; -1 when a signal ended it.
+	// ExitCode is -1 when a signal ended the command.
 	ExitCode int
-	// Killed says the command outlived its limit and was killed; KilledAt is when.
+	// Killed: it outlived its limit, at KilledAt.
 	Killed   bool
 	KilledAt time.Time
 }
 
-// StartError is Run's error for a command that could not be started.
+// StartError is Run's error for a command that could not start.
 type StartError struct {
 	Program string
 	Err     error
@@ -62,7 +46,6 @@ func (e *StartError) Error() string { return e.Program + ": " + e.Err.Error() }
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// withoutMark is env without the helper's mark.
 func withoutMark(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

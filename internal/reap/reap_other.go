@@ -13,9 +13,8 @@ import (
 // MaybeHelper reports helper = false: there is no helper on this system.
 func MaybeHelper() (code int, helper bool) { return 0, false }
 
-// Run runs c in a process group of its own, killed when c exits, its limit passes or ctx is
-// done. Without a child subreaper (Linux's), a child that leaves the group (setsid) or whose
-// parent exits is out of reach: it may outlive the run.
+// Run runs c in its own process group, killed when c exits, its limit passes or ctx is done; a
+// child leaving the group may outlive it.
 func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Args) == 0 || c.Args[0] == "" {
 		return Result{}, errors.New("reap: no command")

@@ -15,17 +15,14 @@ import (
 	"time"
 )
 
-// startWait bounds the helper's own start, up to its report that the command started.
+// startWait bounds the helper's start, up to "started".
 const startWait = 10 * time.Second
 
-// killWait bounds the helper's work once it was asked to kill: the kill, the reaping and its
-// report take milliseconds; a helper still at it after killWait is killed itself.
+// killWait bounds the helper's killing; then it is killed itself.
 const killWait = 3 * time.Second
 
-// Run runs c until it exits, its limit passes or ctx is done, and returns when the command and
-// every process it started are gone. A command that exits leaves nothing behind either: what
-// it started is killed at its end. A cancelled ctx kills them all at once and returns ctx's
-// error.
+// Run runs c until it exits, its limit passes or ctx is done, and returns when it and all it
+// started are gone. A cancelled ctx kills them at once and returns ctx's error.
 func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Args) == 0 || c.Args[0] == "" {
 		return Result{}, errors.New("reap: no command")
@@ -52,8 +49,8 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if c.Stderr != nil {
 		cmd.Stderr = c.Stderr
 	}
-	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 of the helper
-	// A group of its own: a terminal's ^C reaches the caller, which asks the helper.
+	cmd.ExtraFiles = []*os.File{ctlR, stW} // the helper's fds 3 and 4
+	// Its own group: a terminal's ^C reaches the caller, which asks the helper.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	ctlR.Close()
@@ -62,8 +59,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		stR.Close()
 		return Result{}, fmt.Errorf("reap: start helper: %w", err)
 	}
-	// The status pipe's only writer is the helper (fd 4 is close-on-exec there): its end is
-	// the helper's end.
+	// The helper is the status pipe's only writer.
 	lines := make(chan string, 4)
 	go func() {
 		defer close(lines)
@@ -73,8 +69,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			lines <- sc.Text()
 		}
 	}()
-	// The limit runs from here: the helper's own start is part of the command's, as a
-	// caller's cap covers the whole run.
+	// The limit includes the helper's start.
 	var limit <-chan time.Time
 	if c.Limit > 0 {
 		t := time.NewTimer(c.Limit)
@@ -118,7 +113,6 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			done = nil
 			ask()
 		case <-abandon:
-			// The helper is stuck: it goes, and what it did not kill may stay.
 			abandon = nil
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}

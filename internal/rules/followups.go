@@ -7,20 +7,13 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The follow-ups: the requests a library sends by itself after a response (a redirect, a
-// status it repeats, an authentication), each library's rule in its own file.
-
-// FollowUps is a library's follow-up rule: what it sends after each response, with the user's
-// settings. The client runs Step on every response of a call and sends what it answers; the
-// model predicts a whole call with Follow, a loop over the same Step, so that a rule is
-// written once. The zero value follows nothing: every response is the call's. FollowUps are
-// comparable values.
+// FollowUps is a library's follow-up rule: what it sends by itself after each response. The
+// client runs Step on every response; the model's Follow is a loop over the same Step. The
+// zero value follows nothing.
 type FollowUps struct{ rule followRule }
 
-// followRule is one library's step (okhttp.go, hc5.go, gonet.go, urlconnection.go,
-// redirects.go): what it sends after a, nil to return a, or how the call fails. FollowUps.Step
-// records the first request and the previous status in st and counts the follow-ups sent;
-// st.visited is the rule's own.
+// followRule is one library's step: what it sends after a, nil to return a, or how the call
+// fails.
 type followRule interface {
 	step(s FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError)
 	// reads are the settings the rule reads, each true.
@@ -30,9 +23,7 @@ type followRule interface {
 // StepRequest is the request a response answers, for FollowUps.Step.
 type StepRequest struct {
 	Method string
-	// Body says it carries a body; OneShot that the client cannot send that body again
-	// (OkHttp 3: an UnrepeatableRequestBody; Go: no GetBody; HttpClient 5: an entity that is
-	// not repeatable).
+	// Body says it carries a body; OneShot that the client cannot send it again.
 	Body, OneShot bool
 	// URL is its absolute URL.
 	URL string
@@ -43,8 +34,7 @@ type StepAnswer struct {
 	Status int
 	// RetryAfter is the Retry-After header, "" when absent.
 	RetryAfter string
-	// Location is the Location header resolved against the request's URL, "" when there is
-	// none or it does not parse.
+	// Location is the Location header resolved against the request's URL, or "".
 	Location string
 }
 
@@ -55,11 +45,9 @@ type StepNext struct {
 	Body bool
 	// URL is where it goes: the Location, or the request's own URL.
 	URL string
-	// FromOriginal says it is built from the call's first request, its headers and body, not
-	// from the one answered: HttpClient 5's RedirectExec copies the original request.
+	// FromOriginal builds it from the call's first request (HttpClient 5's RedirectExec).
 	FromOriginal bool
-	// DropAuthorization removes the Authorization header: OkHttp's followUpRequest, for a
-	// redirect to another host, port or scheme (sameConnection).
+	// DropAuthorization removes the Authorization header (OkHttp, another host).
 	DropAuthorization bool
 	// Credentials answers a 401 with Basic credentials: an OkHttp Authenticator.
 	Credentials bool
@@ -69,13 +57,11 @@ type StepNext struct {
 type FollowError struct {
 	// Msg is the start of the library's message ("Too many follow-up requests: 21").
 	Msg string
-	// URL is the URL the message goes on to name, "" for none ("Circular redirect to" names
-	// the location).
+	// URL is the URL the message goes on to name, "" for none.
 	URL string
 }
 
-// FollowState is what a follow-up rule remembers over one call. The zero value is a call's
-// start.
+// FollowState is what a follow-up rule remembers over one call; the zero value starts one.
 type FollowState struct {
 	// Sent counts the follow-ups sent.
 	Sent int
@@ -88,8 +74,7 @@ type FollowState struct {
 }
 
 // Step returns the request the rule sends after a, the answer to req, with settings s: nil to
-// return a to the caller, or the error that fails the call. st carries the rule's memory from
-// one response of the call to the next.
+// return a, or the error that fails the call.
 func (f FollowUps) Step(s FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
 	if !st.started {
 		st.Original, st.started = req, true
@@ -105,8 +90,7 @@ func (f FollowUps) Step(s FollowRules, st *FollowState, req StepRequest, a StepA
 	return next, err
 }
 
-// Reads returns the settings the rule reads, each true: a setting it does not read changes
-// nothing.
+// Reads returns the settings the rule reads, each true.
 func (f FollowUps) Reads() FollowRules {
 	if f.rule == nil {
 		return FollowRules{}
@@ -114,10 +98,8 @@ func (f FollowUps) Reads() FollowRules {
 	return f.rule.reads()
 }
 
-// Follow predicts c: the requests the rule sends and how the call ends, with settings s. It
-// plays Step over the call's answers, on URLs of its own: the first request's
-// http://server/0 (https with c.HTTPS), and for the i-th answer a NewURL of /i+1, a SameURL of
-// the request's own, a PlainHTTP of http://server/i+1.
+// Follow predicts c with settings s: Step over the call's answers, on URLs of its own
+// (http://server/0, then /i+1 for the i-th answer's new location).
 func (f FollowUps) Follow(s FollowRules, c FollowCall) FollowResult {
 	var res FollowResult
 	var st FollowState
@@ -186,14 +168,11 @@ type Answer struct {
 // for FollowUps.Follow.
 type FollowCall struct {
 	Method string
-	// Body says the request has a body; OneShot that the client cannot send it again
-	// (OkHttp 3: an UnrepeatableRequestBody; Go: no GetBody; HttpClient 5: an entity that is
-	// not repeatable).
+	// Body says the request has a body; OneShot that the client cannot send it again.
 	Body, OneShot bool
 	// HTTPS says the first request goes over https.
 	HTTPS bool
-	// Answers are the server's answers in the order of the requests; the last answers every
-	// request after it too. Empty means 200.
+	// Answers answer the requests in order, the last all after it; empty means 200.
 	Answers []Answer
 }
 
@@ -207,17 +186,13 @@ func (c FollowCall) answer(i int) Answer {
 
 // FollowRules are a client's follow-up settings.
 type FollowRules struct {
-	// RetryOnConnectionFailure is OkHttp's setting of that name (on by default), which also
-	// governs the 408 rule.
+	// RetryOnConnectionFailure is OkHttp's setting, which also governs its 408 rule.
 	RetryOnConnectionFailure bool
-	// NoRedirects returns every redirect: OkHttp's followRedirects(false), HttpClient 5's
-	// disableRedirectHandling(), a net/http CheckRedirect that returns ErrUseLastResponse.
+	// NoRedirects returns every redirect (followRedirects(false), disableRedirectHandling()).
 	NoRedirects bool
-	// NoSslRedirects returns a redirect between https and http: OkHttp's
-	// followSslRedirects(false).
+	// NoSslRedirects is OkHttp's followSslRedirects(false).
 	NoSslRedirects bool
-	// Authenticate answers every 401 with credentials: an OkHttp Authenticator that always
-	// returns a request. Without it a 401 is returned (Authenticator.NONE).
+	// Authenticate answers every 401: an OkHttp Authenticator that always does.
 	Authenticate bool
 }
 
@@ -240,17 +215,13 @@ type FollowResult struct {
 
 // Follow-up limits of the libraries.
 const (
-	// OkHttpMaxFollowUps is OkHttp's MAX_FOLLOW_UPS (RetryAndFollowUpInterceptor, 3.x and
-	// 4.x): the 21st follow-up throws "Too many follow-up requests: 21".
+	// OkHttpMaxFollowUps is RetryAndFollowUpInterceptor.MAX_FOLLOW_UPS.
 	OkHttpMaxFollowUps = 20
-	// GoMaxRedirects is net/http's default CheckRedirect limit: "stopped after 10 redirects".
+	// GoMaxRedirects is net/http's default CheckRedirect's.
 	GoMaxRedirects = 10
-	// HC5MaxRedirects is HttpClient 5's RequestConfig default maxRedirects (5.2.1): the 51st
-	// redirect throws "Maximum redirects (50) exceeded".
+	// HC5MaxRedirects is HttpClient 5's RequestConfig maxRedirects.
 	HC5MaxRedirects = 50
-	// URLConnectionMaxRedirects is HttpURLConnection's http.maxRedirects default (JDK 17,
-	// sun.net.www.protocol.http.HttpURLConnection): the 20th request's redirect throws
-	// "Server redirected too many times (20)".
+	// URLConnectionMaxRedirects is HttpURLConnection's http.maxRedirects (JDK 17).
 	URLConnectionMaxRedirects = 20
 )
 

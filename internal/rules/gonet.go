@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // GoNet returns the rules of Go's net/http client (Go 1.26: transport.go, client.go), which
 // labrun's go profile runs as it is: the client executes none of these, the model predicts
@@ -10,20 +14,14 @@ func GoNet() Rules {
 		Library: "Go net/http",
 		// MaxConnsPerHost: a call waits for a connection with no limit of its own.
 		Pool: Pool{NoLeaseTimeout: true},
-		// net.Dialer gives the whole dial one budget, split over the addresses
-		// (partialDeadline, at least 2 s each).
-		// Go 1.26 transport.go dials detached from the request's cancellation (getConn:
-		// context.WithoutCancel), in a goroutine of its own (dialConnFor): a dial the request
-		// gave up on (wantConn.cancel) is pooled when it completes (putOrCloseIdleConn) and
-		// handed to the next request waiting for one (tryPutIdleConn, idleConnWait).
+		// net.Dialer's partialDeadline; transport.go dials detached from the request (getConn:
+		// context.WithoutCancel) and pools a dial it gave up on (putOrCloseIdleConn).
 		Connect: Connect{Addresses: SharedBudget, HandshakeNext: HandshakeNextNone, DetachedDial: true},
 		// ResponseHeaderTimeout bounds the wait for the head only.
 		Read: Read{HeadOnly: true},
 		// persistConn.readLoop reads every idle connection: a FIN or RST drops it at once.
 		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
-		// Transport.roundTrip retries on a new connection when shouldRetryRequest says so: a
-		// reused connection that failed before any response byte, for a replayable request
-		// (request.go: isReplayable). Each re-send takes a new connection, which bounds them.
+		// Transport.roundTrip: shouldRetryRequest, isReplayable; each on a new connection.
 		Resend: Resend{On: true, Max: Unbounded, After: Of(ClassIO), AfterMethods: MethodsReplayable, ReusedOnly: true},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "Transport.TLSHandshakeTimeout"},
@@ -31,8 +29,7 @@ func GoNet() Rules {
 				"net.Dialer.Timeout ends with the TCP connect",
 			Lookup:       BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "net.Dialer.Timeout"},
 			LookupSource: "net: Dialer.DialContext applies Timeout to the whole dial, the lookup included",
-			// net/http dials one connection and handshakes on it: the dialer walks the
-			// addresses for the TCP connect only.
+			// The dialer walks the addresses for the TCP connect only.
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: NoNext,
 			RetrySource: "net/http: Transport.dialConn handshakes on the one connection the dialer returns",
 		},
@@ -51,8 +48,7 @@ type goFollow struct{}
 // reads implements followRule: a CheckRedirect that returns ErrUseLastResponse.
 func (goFollow) reads() FollowRules { return FollowRules{NoRedirects: true} }
 
-// step is one turn of net/http's Client.Do: redirectBehavior, then the default CheckRedirect
-// (or ErrUseLastResponse with NoRedirects). It repeats nothing else.
+// step is one turn of net/http's Client.Do: redirectBehavior, then the default CheckRedirect.
 func (goFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnswer) (*StepNext, *FollowError) {
 	next, redirect := &StepNext{Method: req.Method, Body: req.Body, URL: a.Location}, false
 	switch a.Status {
@@ -73,14 +69,25 @@ func (goFollow) step(r FollowRules, st *FollowState, req StepRequest, a StepAnsw
 	return next, nil
 }
 
-// H2Go is net/http's HTTP/2 connection pick with HTTP2Config.StrictMaxConcurrentRequests false
-// (the default): the first connection with a free stream slot; when every connection is at
-// the peer's limit, a new connection. Go dials the host name, and the dialer takes the first
-// address that answers: every connection goes to the first node. This is the documented
-// behaviour: one new connection per full set; what net/http measurably does in a burst
-// differs (docs/http2.md).
+// H2Go is net/http's documented HTTP/2 connection pick (StrictMaxConcurrentRequests false),
+// every connection to the first address; a burst differs (docs/http2.md).
 func H2Go() H2 { return H2{} }
 
-// H2GoStrict is net/http with StrictMaxConcurrentRequests true, as documented: one connection,
-// and a stream that finds it at the peer's limit waits, first come first served, for a slot.
+// H2GoStrict is net/http with StrictMaxConcurrentRequests true: one connection.
 func H2GoStrict() H2 { return H2{Strict: true} }
+
+func init() {
+	Register(Preset{Name: "go", Client: "Go net/http (DefaultClient, DefaultTransport)", Rank: 10, FitRank: 2,
+		Rules: func(Settings) Rules { return GoNet() },
+		// DefaultTransport: net.Dialer's 30 s, TLSHandshakeTimeout 10 s, IdleConnTimeout 90 s.
+		Limits: Limits{Connect: 30 * time.Second, TLSHandshake: 10 * time.Second, KeepAlive: 90 * time.Second},
+		Card: Card{Lease: "none (MaxConnsPerHost 0: no limit)", Connect: "30 s (net.Dialer.Timeout), TLS handshake 10 s",
+			Read: "none (ResponseHeaderTimeout 0, no per-read timeout)",
+			Pool: "2 idle per host, 100 idle total, idle 90 s", Call: "Client.Timeout, default 0 = none",
+			Reuse:  "a background read on every idle connection closes it when a FIN or RST arrives",
+			Resend: "a reused connection that fails before any response byte: GET, HEAD, OPTIONS, TRACE or an Idempotency-Key, with a rewindable body; any method when nothing was written",
+			Source: "net/http transport.go DefaultTransport and client.go DefaultClient, Go 1.26"},
+		FollowUps: "net/http's Client.Do follows redirects by redirectBehavior (client.go), at most 10, and repeats no other status",
+		Profile:   &Profile{Rank: 2, NetHTTP: true, Description: "Go's own net/http client with the nearest settings and none of labrun's layers"},
+	})
+}

@@ -6,11 +6,8 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// nodeHTTP are the rules of Node's http module under a Node client: an Agent with no socket
-// limit (http.globalAgent: maxSockets Infinity), one lookup and one connect per socket, no
-// re-send of its own (a ClientRequest whose socket ends fails with ECONNRESET, "socket hang
-// up"), idle sockets removed from the Agent when they close (Agent: the socket's 'close'
-// listener, removeSocket). Its limits are the client's.
+// nodeHTTP are the rules of Node's http module under a Node client (http.globalAgent: no
+// socket limit, no re-send, a closed idle socket removed).
 func nodeHTTP(library string) Rules {
 	return Rules{
 		Library: library,
@@ -27,9 +24,8 @@ func nodeHTTP(library string) Rules {
 	}
 }
 
-// Got returns got 14.6.6's rules (npm; source/core/options.ts, calculate-retry-delay.ts,
-// index.ts). Its timeout.request (model.Limits.AttemptTimeout; none by default) bounds each
-// attempt, the body included: every retry is a new request with new timers.
+// Got returns got 14.6.6's rules (source/core/options.ts, calculate-retry-delay.ts, index.ts);
+// timeout.request is model.Limits.AttemptTimeout.
 func Got() Rules {
 	r := nodeHTTP("got 14.6.6 over Node http")
 	r.PreFirst.Handshake = deadlineOnly("timeout.request, per attempt")
@@ -40,14 +36,12 @@ func Got() Rules {
 		// ECONNREFUSED, EPIPE, ENOTFOUND, ENETUNREACH, EAI_AGAIN; no TLS code.
 		Errors: Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute,
 			ClassAttemptTimeout),
-		// calculateRetryDelay: no retry unless retry.methods has the method, whatever
-		// the error.
+		// calculateRetryDelay: only retry.methods.
 		Methods: MethodsSafeOrPut,
 		// Request._beforeError retries an error while the body downloads too.
 		BodyRetried: true,
 		Statuses:    StatusSet(408, 413, 429, 500, 502, 503, 504, 521, 522, 524),
-		// index.ts: Retry-After in seconds (or a date), `if (retryAfter)`: 0 is no header;
-		// longer than maxRetryAfter, which defaults to timeout.request, no retry.
+		// index.ts: `if (retryAfter)`; maxRetryAfter defaults to timeout.request.
 		RetryAfter: RetryAfter{Read: true, Statuses: StatusRange(100, 599), ZeroAbsent: true, DropLongerThanAttempt: true},
 		// 2^(attemptCount-1) × 1000 ms + Math.random() × retry.noise (100).
 		Backoff: Backoff{Mult: 2, Noise: gotNoise},
@@ -60,12 +54,8 @@ func Got() Rules {
 // gotNoise is got's retry.noise: up to 100 ms added to each wait.
 const gotNoise = 100 * time.Millisecond
 
-// Axios returns axios 1.21.1's rules in Node (lib/adapters/http.js, with follow-redirects
-// 1.16.2 as its transport when maxRedirects is not 0): `timeout` (model.Limits.ReadTimeout)
-// is a deadline from the socket's assignment to the response head, lookup, connect and TLS
-// included (RedirectableRequest.setTimeout: a wall-clock timer started on 'socket', cleared
-// on 'response'), and an idle limit on the socket after it (socket.setTimeout(msecs)): a body
-// that trickles faster than it survives. No retries.
+// Axios returns axios 1.21.1's rules in Node (lib/adapters/http.js, follow-redirects 1.16.2):
+// `timeout` is a deadline to the head (RedirectableRequest.setTimeout), then idle per read.
 func Axios() Rules {
 	r := nodeHTTP("axios 1.21.1 in Node (follow-redirects 1.16.2)")
 	r.Read = Read{FromAttemptStart: true}
@@ -79,12 +69,8 @@ func Axios() Rules {
 	return r
 }
 
-// Undici returns undici 7.30.2's request() rules (lib/dispatcher/client.js, client-h1.js,
-// lib/util/timers.js): headersTimeout from the request's write to the head and bodyTimeout
-// between body chunks, both 300 s (model.Limits.ReadTimeout, one value for both), on a fast
-// timer wheel that ticks every 499 ms; connect.timeout 10 s, from the socket's creation to
-// 'connect' or 'secureConnect' (lookup and TLS included). request() follows no redirect and
-// retries nothing.
+// Undici returns undici 7.30.2's request() rules (lib/dispatcher/client.js, client-h1.js):
+// headersTimeout and bodyTimeout on a timer wheel (UndiciTick), no redirect, no retry.
 func Undici() Rules {
 	r := nodeHTTP("undici 7.30.2 request()")
 	r.Read = Read{Tick: Tick{Every: UndiciTick}}
@@ -96,8 +82,35 @@ func Undici() Rules {
 	return r
 }
 
-// UndiciTick is undici's timer wheel period: TICK_MS = (RESOLUTION_MS >> 1) - 1, 499 ms. A
-// FastTimer becomes active on the tick after it is set, counted from the tick before, and
-// fires on the first tick at or past its delay (onTick); a lone timer restarts the wheel
-// (refresh: refreshTimeout), so a 1 s limit fires 1497 ms after it was set.
+// UndiciTick is undici's timer wheel period (lib/util/timers.js TICK_MS).
 const UndiciTick = 499 * time.Millisecond
+
+func init() {
+	Register(Preset{Name: "got", Client: "got 14.6.6 (Node)", Rank: 13, FitRank: 13,
+		Rules: func(Settings) Rules { return Got() }, Limits: Limits{Retries: 2, Backoff: time.Second},
+		Card: Card{Lease: "none", Connect: "none", Read: "none",
+			Pool: "Node's http.globalAgent: no socket limit", Call: "none; timeout.request bounds each attempt (--attempt-timeout)",
+			Reuse: "the Agent drops an idle socket when it closes",
+			Resend: "2 retries of GET, PUT, HEAD, DELETE, OPTIONS, TRACE (never a POST): 1 s then 2 s apart, each plus up to 100 ms, " +
+				"after ETIMEDOUT, ECONNRESET, ECONNREFUSED, EPIPE, ENOTFOUND, EAI_AGAIN, ENETUNREACH, EADDRINUSE and 408, 413, 429, 500, 502, 503, 504, 521, 522, 524; " +
+				"Retry-After 0 is no header; one longer than timeout.request ends the retries",
+			Source: Got().Retry.Source},
+		FollowUps: "got 14.6.6 retries 408, 413, 429, 500, 502, 503, 504, 521, 522, 524 for GET, PUT, HEAD, DELETE, OPTIONS, TRACE (calculate-retry-delay.js), " +
+			"Retry-After 0 as no header; at most 10 redirects (MaxRedirectsError, not retried)",
+	}, Preset{Name: "axios", Client: "axios 1.21.1 in Node (follow-redirects 1.16.2)", Rank: 15, FitRank: 15,
+		Rules: func(Settings) Rules { return Axios() },
+		Card: Card{Lease: "none", Connect: "none", Read: "timeout 0 = none; when set a deadline from the socket's assignment to the head, then idle per read on the body",
+			Pool: "Node's http.globalAgent", Call: "none", Reuse: "the Agent drops an idle socket when it closes",
+			Resend: "none; 21 redirects at most",
+			Source: "axios 1.21.1 lib/adapters/http.js (req.setTimeout), follow-redirects 1.16.2 index.js (RedirectableRequest.setTimeout, maxRedirects 21)"},
+		FollowUps: "axios 1.21.1 retries nothing; follow-redirects 1.16.2 follows at most 21 redirects",
+	}, Preset{Name: "undici", Client: "undici 7.30.2 request() (Node)", Rank: 16, FitRank: 16,
+		Rules: func(Settings) Rules { return Undici() }, Limits: Limits{Read: 300 * time.Second, Connect: 10 * time.Second},
+		Card: Card{Lease: "none", Connect: "10 s (connect.timeout, lookup and TLS included)",
+			Read: "headersTimeout 300 s to the head, bodyTimeout 300 s per chunk; both on a 499 ms timer wheel: a 1 s limit fires at about 1.5 s",
+			Pool: "Pool: no connection limit", Call: "none", Reuse: "a socket's close removes it",
+			Resend: "none; request() follows no redirect",
+			Source: "undici 7.30.2 lib/dispatcher/client.js (kHeadersTimeout, kBodyTimeout 300e3), client-h1.js (TIMEOUT_HEADERS, TIMEOUT_BODY: setFastTimeout), lib/util/timers.js (TICK_MS 499), lib/core/connect.js (timeout 10e3)"},
+		FollowUps: "undici 7.30.2's request() retries nothing and follows no redirect",
+	})
+}

@@ -13,20 +13,14 @@ func HC4() Rules {
 		// PoolingHttpClientConnectionManager: 2 per route, 20 in all, a lease waits for
 		// connectionRequestTimeout.
 		Pool: Pool{},
-		// DefaultHttpClientConnectionOperator.connect catches SocketTimeoutException,
-		// ConnectException and NoRouteToHostException for each address but the last: an
-		// SSLException ends the connect; SSLConnectionSocketFactory rethrows a handshake's
-		// SocketTimeoutException as a ConnectTimeoutException on the last address.
+		// DefaultHttpClientConnectionOperator.connect, SSLConnectionSocketFactory.
 		Connect: Connect{Addresses: EachAddress, HandshakeNext: HandshakeNextOnTimeout, HandshakeTimeoutAsConnect: true},
 		Read:    Read{},
 		// PoolingHttpClientConnectionManager: validateAfterInactivity 2 s
 		// (HC4ValidateAfterInactivity); IdleConnectionEvictor is not started by createDefault().
 		Reuse: Reuse{Watch: WatchUnlessChecked, Check: CheckAfterInactivity},
-		// RetryExec with DefaultHttpRequestRetryHandler(3, false): up to 3 re-sends after an
-		// IOException that is not an InterruptedIOException, UnknownHostException,
-		// ConnectException, NoRouteToHostException or SSLException; a request with an entity
-		// (POST, PUT, PATCH) only if it was not sent yet (requestSentRetryEnabled false).
-		Resend: Resend{On: true, Max: vocab.HC4RetryCount,
+		// RetryExec, DefaultHttpRequestRetryHandler(3, false): an entity only if not sent.
+		Resend: Resend{On: true, Max: hc4RetryCount,
 			Before: Of(ClassIO), BeforeMethods: MethodsAll, After: Of(ClassIO), AfterMethods: MethodsWithoutEntity},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshakeElseConnect, Outcome: vocab.ConnectTimeout,
@@ -37,8 +31,7 @@ func HC4() Rules {
 				"a SocketTimeoutException becomes a ConnectTimeoutException on the last address",
 			Lookup:       deadlineOnly("none (SystemDefaultDnsResolver: InetAddress.getAllByName)"),
 			LookupSource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect calls DnsResolver.resolve with no timeout",
-			// The operator catches SocketTimeoutException, ConnectException and
-			// NoRouteToHostException for each address but the last: an SSLException ends it.
+			// An SSLException ends the operator's walk; a timeout does not.
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NextInConnect, AfterDNSError: NoNext,
 			RetrySource: "httpclient 4.5.14: DefaultHttpClientConnectionOperator.connect (catch SocketTimeoutException, ConnectException, " +
 				"NoRouteToHostException, rethrown on the last address); DefaultHttpRequestRetryHandler never retries " +
@@ -52,7 +45,26 @@ func HC4() Rules {
 	}
 }
 
-// HC4ValidateAfterInactivity is Apache HttpClient 4.5's default stale-check period: the
-// PoolingHttpClientConnectionManager constructor calls pool.setValidateAfterInactivity(2000)
-// (httpclient 4.4 to 4.5.14).
+// HC4ValidateAfterInactivity is PoolingHttpClientConnectionManager's (httpclient 4.4 to 4.5.14).
 const HC4ValidateAfterInactivity = 2 * time.Second
+
+// hc4RetryCount is DefaultHttpRequestRetryHandler's retryCount (this(3, false)).
+const hc4RetryCount = 3
+
+// HC4PerRoute and hc4Total are PoolingHttpClientConnectionManager's pool (httpclient 4.5).
+const HC4PerRoute, hc4Total = 2, 20
+
+func init() {
+	Register(Preset{Name: "hc4", Client: "Apache HttpClient 4.5", Rank: 3, FitRank: 5,
+		Rules:  func(Settings) Rules { return HC4() },
+		Limits: Limits{PerRoute: HC4PerRoute, Total: hc4Total, Validate: HC4ValidateAfterInactivity},
+		Card: Card{Lease: "infinite (connectionRequestTimeout -1)", Connect: "system default (connectTimeout -1)", Read: "infinite (socketTimeout -1)",
+			Pool: "2 per route, 20 total", Call: "none",
+			Reuse:  "validateAfterInactivity 2 s (PoolingHttpClientConnectionManager: a 1 ms read sees a FIN or RST)",
+			Resend: "DefaultHttpRequestRetryHandler: 3 re-sends after an I/O error that is not an InterruptedIOException (timeouts), UnknownHost, Connect, NoRouteToHost or SSL exception; a method without an entity (not POST, PUT, PATCH) always, one with an entity only if it was not sent",
+			Source: "httpclient 4.5.14 RequestConfig (-1: system default), PoolingHttpClientConnectionManager (2 per route, 20 total, validateAfterInactivity 2000 ms), DefaultHttpRequestRetryHandler (3, false)"},
+		FollowUps: "HttpClient 4.5.14's RedirectExec follows 303 for any method and 301, 302, 307 and 308 for GET and HEAD (DefaultRedirectStrategy.isRedirected), at most 50, none circular",
+		Profile: &Profile{Rank: 7, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
+			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends"},
+	})
+}

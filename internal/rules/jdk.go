@@ -1,6 +1,11 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"fmt"
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // JDKSettings are the JDK HttpClient's system properties that change its rules.
 type JDKSettings struct {
@@ -20,32 +25,20 @@ func JDK(s JDKSettings) Rules {
 		Library: "the JDK HttpClient (java.net.http, JDK 17)",
 		// ConnectionPool has no limit (jdk.httpclient.connectionPoolSize 0): no call waits.
 		Pool: Pool{Unbounded: true},
-		// PlainHttpConnection connects to one InetSocketAddress (InetAddress.getByName: the
-		// first address); canRetryConnect connects again once after a ConnectException while
-		// the ConnectTimerEvent has time left; MultiExchange's retry of a ConnectException
-		// keeps the first connect's timer (connectTimerStart); the ConnectTimerEvent is
-		// cancelled in finishConnect, after the TLS handshake; a ResponseTimerEvent that fires
-		// during the lookup is recorded by Exchange.cancel and fails the call once the
-		// exchange is set up (checkCancelled).
+		// PlainHttpConnection (canRetryConnect, ConnectTimerEvent cancelled in finishConnect),
+		// MultiExchange (connectTimerStart), Exchange.cancel and checkCancelled.
 		Connect: Connect{Addresses: FirstAddress, ReconnectOnce: true, TimerKeptOnRetry: true, TimerCoversHandshake: true,
 			HandshakeNext: HandshakeNextNone, TimerLateInLookup: true},
-		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl registers a ResponseTimerEvent
-		// for each attempt before the exchange takes its connection, cancelled when the head
-		// arrives (JDK 17 and 25).
+		// HttpRequest.timeout(): MultiExchange.responseAsyncImpl's ResponseTimerEvent.
 		Read: Read{HeadOnly: true, FromAttemptStart: true},
 		// ConnectionPool.CleanupTrigger watches every idle connection for its end.
 		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
-		// MultiExchange: once per call (retriedOnce). A connection that ends before any
-		// response byte, pooled or new (Http1AsyncReceiver: ConnectionExpiredException;
-		// Http1Exchange.sendHeadersAsync sets retryOnError), for GET and HEAD (canRetryRequest,
-		// isIdempotentRequest); a ConnectException, an unresolved address among them, whatever
-		// the method (retryOnFailure, RETRY_CONNECT unless -Djdk.httpclient.disableRetryConnect).
-		// The body publisher is asked for the body again.
+		// MultiExchange: retriedOnce, canRetryRequest (an ended connection), retryOnFailure
+		// (a ConnectException, any method); the BodyPublisher gives the body again.
 		Resend: Resend{On: true, Max: 1, Before: Of(ClassConnect, ClassUnknownHost), BeforeMethods: MethodsAll,
 			After: Of(ClassIO), AfterMethods: sent, BodyAgain: true},
 		PreFirst: PreFirst{
-			// The connect timer runs from the connect to the end of the handshake; the request
-			// timer from the send: with instant lookups the shorter of the two ends a handshake.
+			// Both timers run over the handshake: the shorter ends it.
 			Handshake: BoundRule{Limit: LimitShorterConnectRead, Outcome: vocab.ConnectTimeout,
 				Name: "connectTimeout or HttpRequest.timeout(), the shorter"},
 			HandshakeSource: "JDK 17 java.net.http: PlainHttpConnection.connectAsync registers the ConnectTimerEvent (connectTimeout), " +
@@ -58,10 +51,7 @@ func JDK(s JDKSettings) Rules {
 			LookupSource: "JDK 17 java.net.http: the Http1Exchange constructor resolves the host (HttpRequestImpl.getAddress: " +
 				"new InetSocketAddress) before connectAsync registers the connect timer; a ResponseTimerEvent that fires " +
 				"meanwhile is recorded by Exchange.cancel and fails the call once the exchange is set up (checkCancelled)",
-			// One address (new InetSocketAddress: InetAddress.getByName). A lookup that fails
-			// leaves the address unresolved: connectAsync's chan.connect throws
-			// UnresolvedAddressException, which Utils.toConnectException makes a
-			// ConnectException, retried once; SSLException and a timer that fired are not.
+			// A failed lookup becomes a ConnectException (Utils.toConnectException), retried once.
 			AfterCertificate: NoNext, AfterProtocol: NoNext, AfterHandshakeTimeout: NoNext, AfterDNSError: RetryOnce,
 			RetrySource: "JDK 17 java.net.http: MultiExchange.getExceptionalCF (cancelled: a timeout, never retried; " +
 				"retryOnFailure: a ConnectException, once, RETRY_CONNECT unless jdk.httpclient.disableRetryConnect), " +
@@ -79,4 +69,36 @@ func JDK(s JDKSettings) Rules {
 				"-Djdk.httpclient.disableRetryConnect=true turns it off)",
 		},
 	}
+}
+
+func jdkOf(s Settings) Rules { return JDK(JDKSettings{EnableAllMethodRetry: s.AllMethodRetry}) }
+
+// jdkPreset is the preset of a JDK release whose idle connections are kept keepAlive
+// (jdk.httpclient.keepalive.timeout, which the releases change); classes are the release's
+// classes the values come from.
+func jdkPreset(name string, release int, keepAlive time.Duration, classes string) Preset {
+	return Preset{Name: name, Client: fmt.Sprintf("JDK HttpClient (java.net.http, JDK %d)", release),
+		Rules: jdkOf, Flags: []Flag{FlagResendAnyMethod}, Limits: Limits{KeepAlive: keepAlive},
+		Card: Card{Lease: "none", Connect: "none (connectTimeout not set)", Read: "timeout() not set; when set it ends at the response head and bounds the connect too",
+			Pool:  fmt.Sprintf("unlimited (jdk.httpclient.connectionPoolSize 0), idle %d s (jdk.httpclient.keepalive.timeout)", int(keepAlive.Seconds())),
+			Call:  "timeout(), up to the response head, not set",
+			Reuse: "the pool watches every idle connection (ConnectionPool.CleanupTrigger): a FIN or RST removes it at once",
+			Resend: "once (MultiExchange.retriedOnce) when the connection ends before any response byte, pooled or new: GET and HEAD, every method with -Djdk.httpclient.enableAllMethodRetry; " +
+				"a refused or kernel-ended connect (ConnectException) is connected again once (PlainHttpConnection.canRetryConnect) and then retried once, any method: 4 connects " +
+				"(-Djdk.httpclient.disableRetryConnect=true: 1)",
+			Source: fmt.Sprintf("JDK %d java.net.http: HttpClient.Builder.connectTimeout, HttpRequest.Builder.timeout, %s", release, classes)},
+		FollowUps:   fmt.Sprintf("the JDK %d HttpClient follows no redirect (HttpClient.Builder's followRedirects default, Redirect.NEVER) and repeats no status", release),
+		HandshakeBy: "the JDK HttpClient bounds the handshake by its --connect-timeout and its request timeout (--read-timeout)",
+	}
+}
+
+func init() {
+	jdk := jdkPreset("jdk", 17, 1200*time.Second, "jdk.internal.net.http.ConnectionPool (KEEP_ALIVE 1200 s, MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)")
+	jdk.Rank, jdk.FitRank = 1, 3
+	jdk.Profile = &Profile{Rank: 5, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
+		"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
+		"a GET or HEAD whose connection ends before any response byte sent once more"}
+	jdk25 := jdkPreset("jdk@25", 25, 30*time.Second, "jdk.internal.net.http.HttpClientImpl (DEFAULT_KEEP_ALIVE_TIMEOUT 30 s), ConnectionPool (MAX_POOL_SIZE 0), MultiExchange (retriedOnce, canRetryRequest, retryOnFailure), PlainHttpConnection (canRetryConnect)")
+	jdk25.Rank, jdk25.FitRank, jdk25.PreFirstUnread = 2, 8, true
+	Register(jdk, jdk25)
 }

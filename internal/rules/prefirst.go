@@ -6,24 +6,16 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// Before the first byte: a connect is a name lookup, a TCP handshake and, for https, a TLS
-// handshake. Each library bounds the lookup and the handshake with a limit of its own, not
-// always the one a user set, and decides by its own rule whether a failure there moves on to
-// the host's next address.
-
 // NextAddress is what a library does after a failure on one address of a host.
 type NextAddress string
 
 // The decisions.
 const (
-	// NextInConnect: the same connect tries the next address (HttpClient 5's connection
-	// operator), one attempt.
+	// NextInConnect: the same connect tries the next address.
 	NextInConnect NextAddress = "next address, same connect"
-	// NextRoute: a new attempt on the next route (OkHttp's recover(), with
-	// retryOnConnectionFailure).
+	// NextRoute: a new attempt on the next route (OkHttp).
 	NextRoute NextAddress = "route retry"
-	// RetryOnce: the call tries once more, from the lookup (the JDK HttpClient's retry of a
-	// ConnectException, MultiExchange.retriedOnce).
+	// RetryOnce: the call tries once more, from the lookup (the JDK HttpClient).
 	RetryOnce NextAddress = "one new attempt"
 	// NoNext: the call fails.
 	NoNext NextAddress = "none"
@@ -60,11 +52,9 @@ type BoundRule struct {
 	Outcome vocab.Outcome
 	// Name names the library's setting (or "none").
 	Name string
-	// PerRead says that the limit bounds each read of the step (a socket timeout, restarted by
-	// every byte) rather than the step as a whole (a deadline).
+	// PerRead: the limit bounds each read of the step, not the step.
 	PerRead bool
-	// Late says that the limit fires on time but the call learns of it only when the step
-	// ends: it then fails with Outcome.
+	// Late: the call learns the limit fired only when the step ends.
 	Late bool
 }
 
@@ -104,19 +94,15 @@ func (b BoundRule) Of(t Timeouts) Bound {
 
 // PreFirst is one library's rules before the first byte.
 type PreFirst struct {
-	// Handshake bounds a TLS handshake the server never answers or answers slowly, Lookup a
-	// slow name lookup.
+	// Handshake bounds a slow TLS handshake, Lookup a slow name lookup.
 	Handshake, Lookup BoundRule
 	// HandshakeSource and LookupSource cite where the rule is read.
 	HandshakeSource, LookupSource string
-	// AfterCertificate, AfterProtocol, AfterHandshakeTimeout and AfterDNSError say what
-	// follows a certificate failure, a protocol failure, a handshake ended by its limit, and a
-	// failed lookup.
+	// What follows each failure.
 	AfterCertificate, AfterProtocol, AfterHandshakeTimeout, AfterDNSError NextAddress
 	// RetrySource cites the retry rule.
 	RetrySource string
 }
 
-// deadlineOnly is a step that nothing but the call's deadline bounds, the library's setting
-// (or its absence) named.
+// deadlineOnly is a step only the call's deadline bounds.
 func deadlineOnly(name string) BoundRule { return BoundRule{Name: name} }

@@ -1,10 +1,13 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"time"
 
-// pythonSocket are the rules of Python's http.client under requests and httpx: a socket
-// timeout per read (settimeout), the connect's timeout on the TCP connect and, per read, on
-// the TLS handshake; getaddrinfo bounded by nothing.
+	"github.com/labrun/labrun/internal/vocab"
+)
+
+// pythonSocket are the rules of Python's http.client under requests and httpx (socket
+// settimeout: per read; getaddrinfo unbounded).
 func pythonSocket(library string) Rules {
 	return Rules{
 		Library: library,
@@ -22,12 +25,8 @@ func pythonSocket(library string) Rules {
 	}
 }
 
-// Requests returns the rules of requests 2.34.2 over urllib3 1.26.12 (Debian's) with
-// HTTPAdapter(max_retries=Retry(...)): urllib3's Retry (util/retry.py) as the layer, its total
-// model.Limits.Retries and its backoff_factor model.Limits.Backoff. requests' own default,
-// max_retries=0, is Retry(0, read=False): no retry at all (the zero Limits.Retries). Retry's
-// allowed_methods default (DEFAULT_ALLOWED_METHODS) or every method (allowed_methods=None,
-// allMethods).
+// Requests returns requests 2.34.2's rules over urllib3 1.26.12 with
+// HTTPAdapter(max_retries=Retry(...)) (util/retry.py), every method with allMethods.
 func Requests(allMethods bool) Rules {
 	r := pythonSocket("requests 2.34.2 over urllib3 1.26.12 (Retry)")
 	methods := MethodsSafeOrPut
@@ -37,22 +36,17 @@ func Requests(allMethods bool) Rules {
 	// Session.resolve_redirects: TooManyRedirects once resp.history holds max_redirects (30).
 	r.FollowUps = maxRedirects(30, "TooManyRedirects: Exceeded 30 redirects.")
 	r.Retry = RetryLayer{On: true,
-		// Retry.increment: a connect error (ConnectTimeoutError, NewConnectionError: a
-		// refused connect, a failed lookup) and any other error (SSLError: a certificate,
-		// an alert) whatever the method; a read error (ReadTimeoutError, ProtocolError: a
-		// reset, an EOF) only for allowed_methods (_is_method_retryable).
+		// Retry.increment: connect and other errors for any method, read errors for
+		// allowed_methods (_is_method_retryable).
 		Errors: Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute,
 			ClassTLS, ClassCertificate),
 		Methods: methods, UnsentAnyMethod: true,
 		// requests reads the body after urlopen returned (preload_content=False).
 		BodyRetried: false,
-		// is_retry without status_forcelist: 413, 429 and 503 (RETRY_AFTER_STATUS_CODES)
-		// when they carry Retry-After; sleep_for_retry: `if retry_after:`, so 0 is the
-		// back-off.
+		// is_retry: RETRY_AFTER_STATUS_CODES with the header; sleep_for_retry.
 		Statuses:   StatusSet(413, 429, 503),
 		RetryAfter: RetryAfter{Read: true, Statuses: StatusSet(413, 429, 503), ZeroAbsent: true, Required: true},
-		// get_backoff_time: 0 for the first retry, then backoff_factor × 2^(n-1), at most
-		// DEFAULT_BACKOFF_MAX (120 s).
+		// get_backoff_time, DEFAULT_BACKOFF_MAX.
 		Backoff: Backoff{Mult: 2, FirstImmediate: true},
 		Source: "urllib3 1.26.12 util/retry.py: Retry (DEFAULT_ALLOWED_METHODS, RETRY_AFTER_STATUS_CODES, DEFAULT_BACKOFF_MAX 120), " +
 			"increment, is_retry, get_backoff_time, sleep_for_retry; requests 2.34.2 adapters.py: HTTPAdapter (DEFAULT_RETRIES 0: Retry(0, read=False))",
@@ -60,21 +54,15 @@ func Requests(allMethods bool) Rules {
 	return r
 }
 
-// HTTPX returns httpx 0.23.3's rules (httpx._config.DEFAULT_TIMEOUT_CONFIG: 5 s for connect,
-// read, write and pool; Client(follow_redirects=False)): no retry layer. Its transport's
-// `retries` (HTTPTransport(retries=...), 0 by default) retries only httpcore's ConnectError
-// and ConnectTimeout, before the request is sent (httpcore's connection.py).
+// HTTPX returns httpx 0.23.3's rules: no retry layer, no redirect (_config.py).
 func HTTPX() Rules {
 	r := pythonSocket("httpx 0.23.3 over httpcore")
 	r.FollowUps = FollowUps{limitFollow{}}
 	return r
 }
 
-// AIOHTTP returns aiohttp 3.8.4's rules (client.py, connector.py): ClientTimeout(total=300)
-// by default (model.Limits.Deadline, the body included), sock_read a limit per read; no
-// retry layer; 10 redirects at most; a TLS failure on one address, a certificate included,
-// moves on to the next (TCPConnector._create_direct_connection catches ClientConnectorError,
-// which ClientSSLError and ClientConnectorCertificateError are).
+// AIOHTTP returns aiohttp 3.8.4's rules (client.py, connector.py
+// _create_direct_connection).
 func AIOHTTP() Rules {
 	r := pythonSocket("aiohttp 3.8.4")
 	r.Connect.HandshakeNext = HandshakeNextAny
@@ -87,4 +75,34 @@ func AIOHTTP() Rules {
 	// client.py _request: `redirects += 1 ... if max_redirects and redirects >= max_redirects`.
 	r.FollowUps = FollowUps{limitFollow{requests: 10, err: "TooManyRedirects (10)"}}
 	return r
+}
+
+func init() {
+	Register(Preset{Name: "urllib3", Client: "requests 2.34.2 with HTTPAdapter(max_retries=Retry(total=3)), urllib3 1.26.12", Rank: 14, FitRank: 14,
+		Rules: func(Settings) Rules { return Requests(false) }, Limits: Limits{Retries: 3},
+		Card: Card{Lease: "none", Connect: "none (timeout=None)", Read: "none (timeout=None; a (connect, read) pair sets a limit per read)",
+			Pool: "10 connections per host kept (pool_maxsize)", Call: "none",
+			Reuse: "nothing watches an idle connection",
+			Resend: "Retry(total=3) at its defaults: connect errors, TLS errors and certificates, any method; read errors (a read timeout, a reset) for " +
+				"GET, HEAD, PUT, DELETE, OPTIONS, TRACE (--retry-methods all: allowed_methods=None); 413, 429, 503 only with Retry-After (0: the back-off); " +
+				"back-off 0, then backoff_factor × 2^(n-1) (--backoff is backoff_factor, 0 by default). requests alone (max_retries=0) retries nothing: --retries 0",
+			Source: Requests(false).Retry.Source},
+		FollowUps: "urllib3 1.26.12's Retry retries 413, 429 and 503 when they carry Retry-After (is_retry), 0 as the back-off; requests follows at most 30 redirects",
+	}, Preset{Name: "httpx", Client: "httpx 0.23.3 (Client)", Rank: 17, FitRank: 17,
+		Rules:  func(Settings) Rules { return HTTPX() },
+		Limits: Limits{Connect: 5 * time.Second, Read: 5 * time.Second, Lease: 5 * time.Second},
+		Card: Card{Lease: "5 s (pool)", Connect: "5 s", Read: "5 s per read (write 5 s)",
+			Pool: "100 connections, 20 kept alive", Call: "none", Reuse: "nothing watches an idle connection",
+			Resend: "none: HTTPTransport(retries=0); retries=N would retry only a connect error or timeout; no redirects (follow_redirects=False)",
+			Source: "httpx 0.23.3 _config.py DEFAULT_TIMEOUT_CONFIG (Timeout(timeout=5.0)), DEFAULT_LIMITS; httpcore connection.py (retries)"},
+		FollowUps: "httpx 0.23.3 retries no status and follows no redirect (follow_redirects=False)",
+	}, Preset{Name: "aiohttp", Client: "aiohttp 3.8.4 (ClientSession)", Rank: 18, FitRank: 18,
+		Rules: func(Settings) Rules { return AIOHTTP() }, Limits: Limits{Deadline: 300 * time.Second},
+		Card: Card{Lease: "none (within total)", Connect: "none (sock_connect None; within total)", Read: "none (sock_read None, per read when set)",
+			Pool: "TCPConnector limit 100, 0 per host", Call: "ClientTimeout.total 300 s, the body included",
+			Reuse:  "nothing watches an idle connection",
+			Resend: "none; 10 redirects at most; a TLS failure on one address moves on to the next",
+			Source: "aiohttp 3.8.4 client.py (DEFAULT_TIMEOUT ClientTimeout(total=5*60), max_redirects 10), connector.py (_create_direct_connection)"},
+		FollowUps: "aiohttp 3.8.4 retries no status and follows at most 10 redirects (max_redirects, the 10th raises)",
+	})
 }

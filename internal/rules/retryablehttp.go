@@ -1,5 +1,7 @@
 package rules
 
+import "time"
+
 // RetryableHTTP returns go-retryablehttp v0.7.8's rules over net/http (client.go), which keeps
 // net/http's own rules underneath: its attempts are http.Client.Do calls of a
 // cleanhttp.DefaultPooledClient, whose Client.Timeout (none by default; model.Limits.
@@ -55,4 +57,36 @@ func Resty() Rules {
 	}
 	r.Texts.HeadOnlyBody = ""
 	return r
+}
+
+func init() {
+	// cleanhttp.DefaultPooledTransport and resty's createTransport: net.Dialer's 30 s,
+	// TLSHandshakeTimeout 10 s, as DefaultTransport.
+	goLimits := Limits{Connect: 30 * time.Second, TLSHandshake: 10 * time.Second}
+	retryable := goLimits
+	retryable.Retries, retryable.Backoff, retryable.BackoffMax = 4, time.Second, 30*time.Second
+	resty := goLimits
+	resty.Backoff, resty.BackoffMax = 100*time.Millisecond, 2*time.Second
+	Register(Preset{Name: "retryablehttp", Client: "go-retryablehttp v0.7.8 (NewClient, over net/http)", Rank: 11, FitRank: 11,
+		Rules: func(Settings) Rules { return RetryableHTTP() }, Limits: retryable,
+		Card: Card{Lease: "none", Connect: "30 s (cleanhttp's net.Dialer), TLS handshake 10 s", Read: "none",
+			Pool:  "GOMAXPROCS+1 idle per host, idle 90 s (cleanhttp.DefaultPooledTransport)",
+			Call:  "none; HTTPClient.Timeout, when set, bounds each attempt (--attempt-timeout)",
+			Reuse: "net/http's",
+			Resend: "4 retries, 1, 2, 4, 8 s apart (min(30 s, 1 s × 2^n)), any method (the body is rewound): every error but a certificate, too many redirects, " +
+				"a bad scheme or header; 429 and every 5xx but 501, after Retry-After exactly for 429 and 503 (0: at once)",
+			Source: RetryableHTTP().Retry.Source},
+		FollowUps: "go-retryablehttp v0.7.8 retries 429 and every 5xx but 501 (baseRetryPolicy), after Retry-After exactly for 429 and 503 (DefaultBackoff), " +
+			"each attempt net/http's Client.Do (at most 10 redirects, not retried)",
+	}, Preset{Name: "resty", Client: "resty v2.17.2 (New, over net/http)", Rank: 12, FitRank: 12,
+		Rules: func(Settings) Rules { return Resty() }, Limits: resty,
+		Card: Card{Lease: "none", Connect: "30 s, TLS handshake 10 s", Read: "none",
+			Pool: "GOMAXPROCS+1 idle per host, idle 90 s", Call: "none; SetTimeout bounds each attempt (--attempt-timeout)",
+			Reuse: "net/http's",
+			Resend: "none until SetRetryCount (--retries); then any error, any method, the body's read included, " +
+				"a wait in [v/2, v) with v = min(2 s, 100 ms × 2^n), at least 100 ms; no status unless AddRetryCondition",
+			Source: Resty().Retry.Source},
+		FollowUps: "resty v2.17.2 retries no status without AddRetryCondition, and any error (too many redirects included) once SetRetryCount is set; " +
+			"each attempt net/http's Client.Do",
+	})
 }

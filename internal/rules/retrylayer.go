@@ -6,20 +6,14 @@ import (
 	"time"
 )
 
-// A retry layer is code on top of a client that sends a whole call again after a failure or a
-// status: go-retryablehttp and resty over net/http, got over Node's http, urllib3's Retry
-// under requests. Its attempts are the business attempts of the model (model.Limits.Retries,
-// Backoff, AttemptTimeout); the library underneath keeps its own re-sends (Resend) within each
-// of them. A library without a layer has the zero value: every failure but the call's
-// deadline is retried, Limits.Retries times, Limits.Backoff apart, as labrun's own clients do.
+// A retry layer sends a whole call again after a failure or a status; its attempts are the
+// model's business attempts, each with the library's own re-sends (Resend) inside.
 
 // More classes of failed attempts, for the retry layers (rules.Class).
 const (
-	// ClassCertificate is a certificate the client refused (x509, CERT_* in Node,
-	// SSLCertVerificationError in Python).
+	// ClassCertificate is a certificate the client refused.
 	ClassCertificate Class = iota + ClassTLS + 1
-	// ClassAttemptTimeout is the per-attempt timeout (model.Limits.AttemptTimeout): Go's
-	// http.Client.Timeout, got's timeout.request (ETIMEDOUT).
+	// ClassAttemptTimeout is the per-attempt timeout (model.Limits.AttemptTimeout).
 	ClassAttemptTimeout
 	// ClassRedirects is a library's refusal to follow more redirects.
 	ClassRedirects
@@ -28,8 +22,8 @@ const (
 // Statuses is a set of HTTP statuses, 0 to 639.
 type Statuses [10]uint64
 
-// StatusSet returns the set of the codes: a code, or a range "500-599", each one of the
-// arguments; a code out of 0..639 panics (a rule's table is wrong).
+// StatusSet returns the set of the codes and ranges ("500-599"); a code out of 0..639 panics
+// (a rule's table is wrong).
 func StatusSet(codes ...int) Statuses {
 	var s Statuses
 	for _, c := range codes {
@@ -99,8 +93,7 @@ func (s Statuses) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// ParseStatuses reads a list as String writes it ("429, 500-599"); "none" or "" is the empty
-// set; a code may be taken out with a leading "!" ("500-599,!501").
+// ParseStatuses reads a list as String writes it; "none" is empty, "!501" takes a code out.
 func ParseStatuses(v string) (Statuses, error) {
 	var s Statuses
 	v = strings.TrimSpace(v)
@@ -142,36 +135,29 @@ type RetryAfter struct {
 	// Read says the header replaces the back-off for Statuses (else it is ignored).
 	Read     bool
 	Statuses Statuses
-	// ZeroAbsent says "Retry-After: 0" counts as no header: the back-off applies (got's
-	// `if (retryAfter)`, urllib3's `if retry_after:`).
+	// ZeroAbsent: "Retry-After: 0" is no header (got, urllib3).
 	ZeroAbsent bool
-	// Required says the layer's statuses are retried only when they carry the header
-	// (urllib3's is_retry: RETRY_AFTER_STATUS_CODES with respect_retry_after_header).
+	// Required: a status is retried only with the header (urllib3's is_retry).
 	Required bool
-	// DropLongerThanAttempt says a Retry-After longer than the per-attempt timeout cancels
-	// the retry: the call ends with the status (got: maxRetryAfter defaults to
-	// timeout.request).
+	// DropLongerThanAttempt: one longer than the per-attempt timeout ends the retries (got).
 	DropLongerThanAttempt bool
 }
 
-// Backoff is how a layer's wait grows: retry n (1, 2, ...) waits min(Max, base × Mult^(n-1)),
-// base being model.Limits.Backoff and Max model.Limits.BackoffMax, then the jitter.
+// Backoff is how a layer's wait grows: retry n waits min(max, base × Mult^(n-1)), jittered.
 type Backoff struct {
 	// Mult is the growth per retry; 0 and 1 keep the wait constant.
 	Mult int
-	// FirstImmediate says the first retry does not wait (urllib3: get_backoff_time is 0 while
-	// the consecutive errors are at most 1).
+	// FirstImmediate: the first retry does not wait (urllib3's get_backoff_time).
 	FirstImmediate bool
-	// JitterDown is the percentage the wait may fall below its value (resty: 50, a wait in
-	// [v/2, v)); AtLeastBase keeps it at or above the base (resty: RetryWaitTime).
+	// JitterDown is the percentage a wait may fall below its value; AtLeastBase keeps it at or
+	// above the base (resty).
 	JitterDown  int
 	AtLeastBase bool
 	// Noise is at most this much added (got: retry.noise, 100 ms).
 	Noise time.Duration
 }
 
-// Wait is the shortest and the longest wait before retry n (1-based) with base and max (0: no
-// max).
+// Wait is the shortest and longest wait before retry n (1-based); max 0 is none.
 func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration) {
 	if n <= 0 || (n == 1 && b.FirstImmediate) {
 		return 0, 0
@@ -202,18 +188,14 @@ func (b Backoff) Jitter() bool { return b.JitterDown > 0 || b.Noise > 0 }
 
 // RetryLayer is a retry layer's rules: what it retries and how long it waits.
 type RetryLayer struct {
-	// On says the library has a layer; without it model.Limits.Retries are labrun's business
-	// retries (every failure but the deadline, a constant back-off).
+	// On says the library has a layer; without it the model's retries are labrun's own.
 	On bool
-	// Errors are the failures retried; Methods the methods retried, for a failure after the
-	// request was sent and for a status; UnsentAnyMethod retries a failure before the request
-	// was sent whatever the method (urllib3's connect and "other" counters).
+	// Errors are the failures retried, Methods the methods; UnsentAnyMethod retries a failure
+	// before the request was sent whatever the method (urllib3).
 	Errors          Classes
 	Methods         Methods
 	UnsentAnyMethod bool
-	// BodyRetried says a failure while reading the body is retried: the layer reads it within
-	// its attempt (resty's client.execute, got). Without it the layer returned at the head and
-	// the body's failure is the caller's (go-retryablehttp's Do).
+	// BodyRetried: the layer reads the body within its attempt, and retries its failure.
 	BodyRetried bool
 	// Statuses are retried, the last answer returned when the retries are spent.
 	Statuses   Statuses
@@ -223,8 +205,7 @@ type RetryLayer struct {
 	Source string
 }
 
-// LayerFailure is a failed attempt as a layer sees it: its class, whether the request was
-// sent, whether it failed while reading the body, and the method.
+// LayerFailure is a failed attempt as a layer sees it.
 type LayerFailure struct {
 	Class  Class
 	Sent   bool
@@ -247,9 +228,8 @@ func (r RetryLayer) Retries(f LayerFailure) bool {
 	return r.Methods.Has(f.Method, false)
 }
 
-// RetriesStatus reports whether the layer sends the call again after a status with Retry-After
-// header ra ("" for none), and the wait the header asks for (ok false: none, the back-off
-// applies).
+// RetriesStatus reports whether the layer retries a status with Retry-After ra, and the wait the
+// header asks for (ok false: the back-off applies).
 func (r RetryLayer) RetriesStatus(method string, status int, ra string, attemptTimeout time.Duration) (retry bool, wait time.Duration, ok bool) {
 	if !r.On || !r.Statuses.Has(status) || !r.Methods.Has(method, false) {
 		return false, 0, false
@@ -272,17 +252,14 @@ func (r RetryLayer) RetriesStatus(method string, status int, ra string, attemptT
 	return true, wait, true
 }
 
-// Tick is a timer wheel's rule: a limit fires on the wheel's next tick at or after it, counted
-// from the tick before it was set (undici's lib/util/timers.js).
+// Tick is a timer wheel (undici's lib/util/timers.js): a limit fires on a later tick.
 type Tick struct {
 	// Every is the wheel's period (undici: TICK_MS, 499 ms); 0 means exact timers.
 	Every time.Duration
 }
 
-// Late returns when a limit d set at 0 fires at the latest and at the earliest: a lone timer
-// restarts the wheel (refreshTimeout), so it becomes active one tick after it was set and
-// fires ceil(d/Every)-1 ticks later, ceil(d/Every) × Every after it was set; with other timers
-// running, the first tick comes sooner, up to a tick earlier.
+// Late returns when a limit d set at 0 fires at the latest (a lone timer restarts the wheel:
+// ceil(d/Every) × Every) and at the earliest (a tick sooner).
 func (t Tick) Late(d time.Duration) (lo, hi time.Duration) {
 	if t.Every <= 0 || d <= 0 {
 		return d, d

@@ -98,3 +98,51 @@ func TestBoundOf(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusAgain: HttpClient 5's DefaultHttpRequestRetryStrategy repeats a 429 or 503 once.
+func TestStatusAgain(t *testing.T) {
+	r := HC5(HC5Settings{AutomaticRetries: true}).Resend
+	ms := time.Millisecond
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		repeatable bool
+		timeout    time.Duration
+		done       int
+		again      bool
+		pause      time.Duration
+	}{
+		{"503 without Retry-After", 503, "", true, 0, 0, true, time.Second},
+		{"429 Retry-After 3", 429, "3", true, 0, 0, true, 3 * time.Second},
+		{"Retry-After 0 is not positive", 503, "0", true, 0, 0, true, time.Second},
+		{"Retry-After garbage", 503, "soon", true, 0, 0, true, time.Second},
+		{"500 is not retried", 500, "", true, 0, 0, false, 0},
+		{"non-repeatable entity", 503, "", false, 0, 0, false, 0},
+		{"once", 503, "", true, 0, 1, false, 0},
+		// 5.6: the 1 s default interval is longer than a 250 ms response timeout.
+		{"response timeout under 1 s", 503, "", true, 250 * ms, 0, false, 0},
+		{"response timeout of 1 s", 503, "", true, time.Second, 0, true, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pause, again := r.StatusAgain(tt.status, tt.retryAfter, tt.repeatable, tt.timeout, tt.done, time.Now())
+			if again != tt.again || pause != tt.pause {
+				t.Errorf("got %v after %v, want %v after %v", again, pause, tt.again, tt.pause)
+			}
+		})
+	}
+	if _, again := HC5(HC5Settings{}).Resend.StatusAgain(503, "", true, 0, 0, time.Now()); again {
+		t.Error("disableAutomaticRetries() repeats a 503")
+	}
+}
+
+// TestHC5Idempotent: Method.isIdempotent (httpcore5), upper-cased first.
+func TestHC5Idempotent(t *testing.T) {
+	for m, want := range map[string]bool{"GET": true, "get": true, "": true, "HEAD": true, "PUT": true, "DELETE": true,
+		"OPTIONS": true, "TRACE": true, "QUERY": true, "POST": false, "PATCH": false, "CONNECT": false, "PURGE": false} {
+		if got := MethodsIdempotent.Has(m, false); got != want {
+			t.Errorf("%q: got %v, want %v", m, got, want)
+		}
+	}
+}

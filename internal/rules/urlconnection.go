@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/labrun/labrun/internal/vocab"
+import (
+	"time"
+
+	"github.com/labrun/labrun/internal/vocab"
+)
 
 // URLConnectionSettings are HttpURLConnection's system properties that change its rules.
 type URLConnectionSettings struct {
@@ -22,8 +26,7 @@ func URLConnection(s URLConnectionSettings) Rules {
 		Connect: Connect{Addresses: FirstAddress, HandshakeNext: HandshakeNextNone},
 		// setReadTimeout is the socket's SO_TIMEOUT: per read.
 		Read: Read{},
-		// No check before reuse: HttpClient.available() reads only for a streamed POST, and
-		// nothing watches an idle connection.
+		// HttpClient.available() reads only for a streamed POST.
 		Reuse: Reuse{Watch: WatchNever, Check: CheckNone},
 		// sun.net.www.http.HttpClient.parseHTTP: once per call (failedOnce), on a new
 		// connection, when reading the response head fails with anything but a
@@ -74,4 +77,23 @@ func (urlConnectionFollow) step(r FollowRules, st *FollowState, req StepRequest,
 		next.Method, next.Body = "GET", false
 	}
 	return next, nil
+}
+
+func init() {
+	Register(Preset{Name: "urlconnection", Client: "HttpURLConnection (JDK 17)", Rank: 0, FitRank: 4,
+		Rules: func(s Settings) Rules { return URLConnection(URLConnectionSettings{NoRetryPost: s.NoRetryPost}) },
+		Flags: []Flag{FlagNoResendPost},
+		// KeepAliveCache: keepAliveTimeout 5 s without a Keep-Alive header.
+		Limits: Limits{KeepAlive: 5 * time.Second},
+		Card: Card{Lease: "none (no pool limit)", Connect: "0 = infinite (setConnectTimeout)", Read: "0 = infinite (setReadTimeout, per read)",
+			Pool: "keeps 5 idle per address (http.maxConnections), idle 5 s unless the server's Keep-Alive header says", Call: "none",
+			Reuse:  "no check before reuse (HttpClient.available() reads only for a streamed POST): a request is written into a connection the server closed",
+			Resend: "once, on a new connection, when the response head fails to arrive (not a read timeout): any method, a POST unless -Dsun.net.http.retryPost=false, never a streamed body (sun.net.www.http.HttpClient.parseHTTP, failedOnce)",
+			Source: "JDK 17 sun.net.www.protocol.http.HttpURLConnection (connect and read timeouts 0), sun.net.www.http.KeepAliveCache (http.maxConnections 5, keepAliveTimeout 5 s), sun.net.www.http.HttpClient (retryPostProp)"},
+		FollowUps:   "HttpURLConnection (JDK 17) follows 301, 302, 303, 307 and 308 with a Location (followRedirect), at most 20 requests, and repeats no other status",
+		HandshakeBy: "HttpURLConnection bounds the handshake by its --read-timeout",
+		Profile: &Profile{Rank: 6, Description: "labrun's client with HttpURLConnection's rules (JDK 17): no pool limit, " +
+			"a read timeout per read, no check of a pooled connection, a request whose response head fails sent once more " +
+			"(a POST too, unless sun.net.http.retryPost=false)"},
+	})
 }

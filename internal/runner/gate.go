@@ -8,30 +8,21 @@ import (
 	"github.com/labrun/labrun/internal/noise"
 )
 
-// MaxShared is how many experiments labrun all runs at once on cpus CPUs: three a CPU. Most
-// experiments spend their time waiting on timers; three a CPU keeps the whole suite near the
-// length of its longest experiment on two cores while the noise gate (BusyShare) holds back
-// the rest when the machine is loaded.
+// MaxShared is how many experiments labrun all runs at once: three a CPU, as most wait on
+// timers.
 func MaxShared(cpus int) int { return 3 * max(cpus, 1) }
 
-// BusyShare is the share of the last BusyWindow in which labrun's noise sentinel was kept
-// waiting (noise.Figure.Share) above which no further experiment starts beside those
-// running: on a loaded machine the suite runs one experiment at a time rather than have them
-// load each other's rows.
+// BusyShare is the noise share (noise.Figure.Share) over BusyWindow that stops further starts.
 const BusyShare = 0.05
 
-// BusyWindow is the stretch of recent noise the gate looks at, and the least time between two
-// experiments started side by side, so that the load the first one brings shows before the
-// next is let in.
+// BusyWindow is the noise the gate looks at, and the least time between two starts.
 const BusyWindow = 500 * time.Millisecond
 
-// BusyOthers is the share of the CPUs labrun may run on that other processes used over the
-// last BusyWindow above which no further experiment starts beside those running.
+// BusyOthers is other processes' share of labrun's CPUs that stops further starts.
 const BusyOthers = 0.5
 
-// Gate admits experiments, or a probe's scenarios: up to limit at once (0: no limit), and a
-// further one beside those running only while the machine is quiet. Its methods may be called
-// from several goroutines at once.
+// Gate admits up to limit experiments or a probe's scenarios (0: no limit), more only while
+// the machine is quiet; safe for concurrent use.
 type Gate struct {
 	limit int
 	noise *noise.Sentinel
@@ -39,8 +30,8 @@ type Gate struct {
 
 	mu      sync.Mutex
 	running int
-	last    time.Time     // when the last experiment was let in
-	freed   chan struct{} // closed and replaced when an experiment leaves
+	last    time.Time
+	freed   chan struct{}
 }
 
 // NewGate returns a gate of limit that judges the machine by s (nil: by the time since the last
@@ -55,7 +46,7 @@ func newGate(limit int, s *noise.Sentinel, quiet func() bool) *Gate {
 	return g
 }
 
-// Enter waits until one more may start and counts it in; false when ctx is done first.
+// Enter waits until one more may start; false when ctx is done first.
 func (g *Gate) Enter(ctx context.Context) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -89,9 +80,8 @@ func (g *Gate) Leave() {
 	g.freed = make(chan struct{})
 }
 
-// calm reports whether the last experiment started at least BusyWindow ago and, over that
-// window, the machine kept labrun waiting for less than BusyShare of it and other processes
-// used less than BusyOthers of the CPUs. The caller holds mu.
+// calm reports whether the last start was BusyWindow ago and the machine quiet since; the
+// caller holds mu.
 func (g *Gate) calm() bool {
 	now := time.Now()
 	if now.Sub(g.last) < BusyWindow {

@@ -1,7 +1,5 @@
-// Package runner runs experiments the way the command line asks: each one warm-up times, then
-// repeat times, its measured runs aggregated into one (median, spread, verdict on the median),
-// and all of them gathered into a results.Suite. It prints nothing: progress goes through
-// Config.Progress, and rendering is report's job.
+// Package runner runs experiments as the command line asks (warm-ups, repeats aggregated on the
+// median) into a results.Suite. It prints nothing: progress goes through Config.Progress.
 package runner
 
 import (
@@ -19,36 +17,25 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// MaxRepeat bounds Config.Repeat and Config.Warmup: a gate that runs an experiment a hundred
-// times is a typo, and each run of labrun all takes seconds.
+// MaxRepeat bounds Config.Repeat and Config.Warmup.
 const MaxRepeat = 100
 
 // Config says how to run experiments.
 type Config struct {
-	// Client is the client profile every experiment that takes one runs under ("" = the
-	// experiments' default).
-	Client string
-	// Tolerance is the largest allowed |measured - expected| for timed rows.
+	// Client is the client profile ("": each experiment's default).
+	Client    string
 	Tolerance time.Duration
-	// Repeat is how many measured runs each experiment makes (at least 1); Warmup is how many
-	// runs before them are discarded.
+	// Repeat counts measured runs (at least 1), Warmup discarded runs before them.
 	Repeat, Warmup int
-	// Version is labrun's version, recorded in the suite's Meta.
-	Version string
-	// Serial runs the experiments one after another. By default they run concurrently: each
-	// has its own servers and clients, so they do not share a pool or a port, and the gate
-	// takes about as long as its longest experiment.
+	Version        string
+	// Serial runs the experiments one after another instead of concurrently.
 	Serial bool
-	// Progress, when set, is told each step an experiment starts, with the model's expected
-	// time for it (0 when unknown), keyed by the experiment's name. The step names the run
-	// among repeats: "... (run 2/5)". An empty step says the experiment is done. It may be
-	// called from several goroutines at once.
+	// Progress, when set, is told each step an experiment starts and its expected time (0:
+	// unknown); an empty step says done. It may be called concurrently.
 	Progress func(experiment, step string, expected time.Duration)
-	// Noise, when set, is the sentinel that measures the machine's noise while experiments
-	// run; Run starts one of its own when it is nil, Repeat measures nothing without one.
+	// Noise measures the machine's noise; Run starts its own when nil.
 	Noise *noise.Sentinel
-	// Quiet, when set, says whether another experiment may start beside those running,
-	// instead of the noise gate (MaxShared, BusyShare): for tests that need a given overlap.
+	// Quiet, when set, replaces the noise gate (tests).
 	Quiet func() bool
 }
 
@@ -65,10 +52,8 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Run runs exps, concurrently unless cfg.Serial, and returns their suite in the order of exps,
-// with Meta describing the run. An experiment that cannot run (a server that did not start, a
-// cancelled ctx) cancels the others, and Run returns its error, naming the experiment; rows
-// that fail their checks are not errors.
+// Run runs exps, concurrently unless cfg.Serial, into a suite in exps' order. An experiment that
+// cannot run cancels the others and Run returns its error.
 func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (results.Suite, error) {
 	if err := cfg.Check(); err != nil {
 		return results.Suite{}, err
@@ -84,9 +69,7 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		cfg.Noise = s
 	}
 	runs := make([]results.Run, len(exps))
-	// The experiments that share the machine well run first, together (one at a time with
-	// Serial); those whose rows a neighbour's load would move (Info.Alone) run after them,
-	// each on its own.
+	// Those a neighbour's load would move (Info.Alone) run last, each alone.
 	var shared, alone []int
 	for i, e := range exps {
 		if e.Info().Alone && len(exps) > 1 {
@@ -95,8 +78,7 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 			shared = append(shared, i)
 		}
 	}
-	// The longest start first, so that the short ones fill in beside them and the suite
-	// lasts about as long as its longest experiment (experiments.Takes; unknown ones last).
+	// Longest first, so short ones fill in beside them.
 	slices.SortStableFunc(shared, func(a, b int) int {
 		return cmp.Compare(experiments.Takes(name(exps[b])), experiments.Takes(name(exps[a])))
 	})
@@ -112,7 +94,7 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		room := newGate(batch.limit, cfg.Noise, cfg.Quiet)
 		for _, i := range batch.idx {
 			if !room.Enter(gctx) {
-				break // an earlier experiment failed (or ctx is done): start no more
+				break
 			}
 			e := exps[i]
 			g.Go(func() error {
@@ -140,10 +122,8 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 	return suite, nil
 }
 
-// Repeat runs e cfg.Warmup + cfg.Repeat times and aggregates the measured runs; a single
-// measured run is returned as it is. With cfg.Noise, a row that failed on a time the
-// machine's noise explains is marked inconclusive (results.Run.Attribute), and the run
-// carries the noise measured while it ran.
+// Repeat runs e cfg.Warmup + cfg.Repeat times and aggregates the measured runs. With cfg.Noise
+// it marks the rows the noise explains inconclusive and records the noise.
 func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.Run, error) {
 	var runs []results.Run
 	var spans []span
@@ -176,22 +156,19 @@ func Repeat(ctx context.Context, cfg Config, e experiments.Experiment) (results.
 	return out, nil
 }
 
-// Judge gives run the noise s measured from from to to and marks the rows it explains
-// inconclusive (results.Run.Attribute), for a run measured outside Repeat (a test's).
+// Judge gives run the noise s measured from from to to and marks the rows it explains (a run
+// measured outside Repeat).
 func Judge(run *results.Run, s *noise.Sentinel, from, to time.Time, tol time.Duration) {
 	judge(run, s, []span{{from, to}}, tol)
 }
 
-// judge gives run the noise s measured over spans and marks the rows it explains.
 func judge(run *results.Run, s *noise.Sentinel, spans []span, tol time.Duration) {
 	run.Noise = measured(s, spans)
 	run.Attribute(tol, allowance(s, spans))
 }
 
-// span is when one measured run of an experiment ran.
 type span struct{ from, to time.Time }
 
-// measured sums the noise over the measured runs.
 func measured(s *noise.Sentinel, spans []span) *results.Noise {
 	var n results.Noise
 	var others, steal, weight float64
@@ -214,10 +191,8 @@ func measured(s *noise.Sentinel, spans []span) *results.Noise {
 	return &n
 }
 
-// allowance is what the noise explains of a row spanning spanMs: the median over the measured
-// runs of the most the machine kept labrun waiting in any stretch that long during the run
-// (one run: its own figure). The median matches the verdict, which a repeated run takes on
-// the median.
+// allowance is the median over the runs of the most the machine kept labrun waiting in any
+// stretch of spanMs.
 func allowance(s *noise.Sentinel, spans []span) results.Allowance {
 	return func(spanMs float64) float64 {
 		worst := make([]float64, len(spans))
@@ -235,8 +210,7 @@ func allowance(s *noise.Sentinel, spans []span) results.Allowance {
 func ms(v time.Duration) float64 { return float64(v) / float64(time.Millisecond) }
 func d(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-// runLabel names run i of warmup + repeat in a progress step: " (warm-up 1/2)", " (run 3/5)",
-// or nothing for a single run.
+// runLabel names run i in a progress step (" (run 3/5)"), "" for one run.
 func runLabel(i, warmup, repeat int) string {
 	switch {
 	case i < warmup:

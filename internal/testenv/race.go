@@ -2,6 +2,5 @@
 
 package testenv
 
-// race is true when the race detector is on: it slows every goroutine hand-off several times
-// over, so a timing verdict means nothing under it.
+// race reports the race detector.
 const race = true

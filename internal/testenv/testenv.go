@@ -1,22 +1,10 @@
-// Package testenv decides which tier a test runs in, the way Go's own internal/testenv does:
-// one function per kind of skip, so that the reason reads the same everywhere.
-//
-// labrun has two tiers (docs/ci.md):
-//   - the fast tier, go test -short ./... (make test): the model, goldens, in-process clients
-//     and servers, flags and docs that answer at once; minutes at most, and it holds on one
-//     core beside a busy process;
-//   - the conformance tier, go test ./... (make conformance): everything, and also the real
-//     libraries (internal/jvm.Require), network namespaces (internal/netns.Require), whole
-//     experiment runs, shipped probes, soaks and sweeps (Slow).
-//
-// make race runs the fast tier under the race detector, where a timing verdict skips itself
-// (Timing).
+// Package testenv decides a test's tier (docs/ci.md), one function per kind of skip, as Go's
+// internal/testenv does.
 package testenv
 
 import "testing"
 
-// Slow skips a test in the fast tier (go test -short): a whole experiment run, a soak, a
-// sweep, a command run end to end. what says in a few words what makes it slow.
+// Slow skips a test under -short; what says what makes it slow.
 func Slow(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
@@ -24,10 +12,8 @@ func Slow(t testing.TB, what string) {
 	}
 }
 
-// Timing skips a test that judges times (a time within a margin of the model's) under the race
-// detector, which slows the fake server's and the client's hand-offs several times over: the
-// race detector checks the code's memory, `make test` and `make conformance` its timing. The
-// test's other checks run in those tiers without it.
+// Timing skips a test that judges times under the race detector, which slows every hand-off
+// several times over; its other checks run in the tiers without it.
 func Timing(t testing.TB) {
 	t.Helper()
 	if race {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// TCP states as the kernel numbers them in /proc/net/tcp (include/net/tcp_states.h).
+// TCP states as numbered in /proc/net/tcp (include/net/tcp_states.h).
 const (
 	StateEstablished = 0x01
 	StateFinWait1    = 0x04
@@ -19,18 +19,14 @@ const (
 	StateTimeWait    = 0x06
 )
 
-// Socket is one IPv4 TCP socket of this network namespace whose remote port is the one asked
-// for: a caller's socket to a server on that port.
+// Socket is one IPv4 TCP socket of this namespace to the port asked for.
 type Socket struct {
-	// Local is the local address and port in the kernel's hex form ("0100007F:A1B2"): with
-	// the remote end fixed it names the socket.
+	// Local is the kernel's hex form ("0100007F:A1B2"); it names the socket.
 	Local string
 	State int
 }
 
-// CallerSockets reads /proc/net/tcp for the sockets whose remote port is port: the caller's
-// side of connections to a server listening on it. TIME_WAIT sockets are listed too: the
-// kernel keeps them, without a process, for 60 s after the side that closed first.
+// CallerSockets lists the sockets to remote port port, TIME_WAIT included.
 func CallerSockets(port int) ([]Socket, error) {
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
@@ -40,8 +36,6 @@ func CallerSockets(port int) ([]Socket, error) {
 	return parseSockets(f, port)
 }
 
-// parseSockets reads the /proc/net/tcp format: a header line, then one socket per line with
-// "sl local_address rem_address st ...", addresses as hex IP:port.
 func parseSockets(r io.Reader, port int) ([]Socket, error) {
 	var out []Socket
 	sc := bufio.NewScanner(r)
@@ -75,9 +69,7 @@ func parseSockets(r io.Reader, port int) ([]Socket, error) {
 	return out, nil
 }
 
-// TimeWaitSet returns the sockets to port in TIME_WAIT now, by local address: a caller of an
-// earlier server on the same port may have left them, and a later count leaves them out. Open
-// connections are not in it.
+// TimeWaitSet is the sockets to port in TIME_WAIT now, by local address.
 func TimeWaitSet(port int) (map[string]bool, error) {
 	socks, err := CallerSockets(port)
 	if err != nil {
@@ -92,12 +84,10 @@ func TimeWaitSet(port int) (map[string]bool, error) {
 	return set, nil
 }
 
-// settleTimeWait bounds NewTimeWaits' wait for the closing sockets: the server's FIN follows
-// the caller's within a millisecond or so.
 const settleTimeWait = time.Second
 
-// NewTimeWaits counts the sockets to port in TIME_WAIT that are not in before, once none is
-// still closing (FIN_WAIT1 or 2), or as they are after settleTimeWait or when ctx ends.
+// NewTimeWaits counts port's TIME_WAIT sockets not in before, once none is closing, after
+// settleTimeWait, or at ctx's end.
 func NewTimeWaits(ctx context.Context, port int, before map[string]bool) (int, error) {
 	give := time.Now().Add(settleTimeWait)
 	for {

@@ -38,6 +38,7 @@ func TestCallerSocketsTimeWait(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
+	before := socketsTo(t, port)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -52,18 +53,39 @@ func TestCallerSocketsTimeWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	wantTimeWait(t, port)
+	wantTimeWait(t, port, before)
 }
 
-// wantTimeWait fails the test unless the one socket to port ends in TIME_WAIT within 2 s,
-// and checks that NewTimeWaits counts it.
-func wantTimeWait(t *testing.T, port int) {
+// socketsTo is the set of sockets to port before a test opens its own: an earlier listener
+// on the same port, in this or another test process, can have left some in TIME_WAIT.
+func socketsTo(t *testing.T, port int) map[string]bool {
+	t.Helper()
+	socks, err := CallerSockets(port)
+	if err != nil {
+		t.Skipf("no /proc/net/tcp here: %v", err)
+	}
+	set := map[string]bool{}
+	for _, s := range socks {
+		set[s.Local] = true
+	}
+	return set
+}
+
+// wantTimeWait fails the test unless the one socket to port that was not in before ends in
+// TIME_WAIT within 2 s, and checks that NewTimeWaits counts it.
+func wantTimeWait(t *testing.T, port int, before map[string]bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		socks, err := CallerSockets(port)
+		all, err := CallerSockets(port)
 		if err != nil {
 			t.Skipf("no /proc/net/tcp here: %v", err)
+		}
+		var socks []Socket
+		for _, s := range all {
+			if !before[s.Local] {
+				socks = append(socks, s)
+			}
 		}
 		if len(socks) == 1 && socks[0].State == StateTimeWait {
 			break
@@ -73,11 +95,11 @@ func wantTimeWait(t *testing.T, port int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if n, err := NewTimeWaits(context.Background(), port, nil); n != 1 || err != nil {
+	if n, err := NewTimeWaits(context.Background(), port, before); n != 1 || err != nil {
 		t.Errorf("NewTimeWaits: got %d, %v; want 1", n, err)
 	}
-	if set, err := TimeWaitSet(port); len(set) != 1 || err != nil {
-		t.Errorf("TimeWaitSet: got %v, %v; want the one socket", set, err)
+	if set, err := TimeWaitSet(port); err != nil || len(set) < 1 || !set[socks0(t, port, before)] {
+		t.Errorf("TimeWaitSet: got %v, %v; want the test's socket in it", set, err)
 	} else if n, _ := NewTimeWaits(context.Background(), port, set); n != 0 {
 		t.Errorf("NewTimeWaits without the sockets before: got %d, want 0", n)
 	}
@@ -95,11 +117,24 @@ func TestDownstreamCallerLeavesTimeWait(t *testing.T) {
 	d.PauseUntil(time.Now().Add(time.Minute))
 	_, portText, _ := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
 	port, _ := strconv.Atoi(portText)
+	before := socketsTo(t, port)
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 30 * time.Millisecond}
 	if _, err := c.Get(d.URL + "/delay"); err == nil {
 		t.Fatal("got an answer during the pause, want a timeout")
 	}
-	wantTimeWait(t, port)
+	wantTimeWait(t, port, before)
+}
+
+// socks0 is the local name of the one socket to port that was not in before.
+func socks0(t *testing.T, port int, before map[string]bool) string {
+	t.Helper()
+	all, _ := CallerSockets(port)
+	for _, s := range all {
+		if !before[s.Local] {
+			return s.Local
+		}
+	}
+	return ""
 }

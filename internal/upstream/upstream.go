@@ -1,12 +1,5 @@
-// Package upstream is the caller's side of the lab: a bounded pool of workers (a service's
-// request threads), a loopback server for a hop of a call chain, and a fake downstream that
-// can pause (a GC pause: it takes requests and answers none until the pause ends) and serves
-// a bounded number of requests at once, counting what presses on it.
-//
-// The caller is in-process: its requests and its health check are function calls that wait
-// for a worker, not HTTP requests to a listener of its own. The subject is the worker queue;
-// an HTTP front would add a client and a server whose own queues blur it, and the health
-// check's wait for a worker is what a load balancer's probe sees, whatever carries it.
+// Package upstream is the caller's side of the lab: a worker pool, a server for a hop of a call
+// chain, and a fake downstream that pauses. The caller is in-process: HTTP would add queues.
 package upstream
 
 import (
@@ -23,18 +16,17 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 )
 
-// Workers is a bounded pool of workers handed out first come first served, as a servlet
-// container's thread pool takes requests from its queue.
+// Workers is a FIFO worker pool, as a servlet container's threads.
 type Workers struct {
 	sem    *semaphore.Weighted
 	busy   atomic.Int64
 	queued atomic.Int64
 }
 
-// NewWorkers returns a pool of n workers; it panics for n < 1 (programmer misuse).
+// NewWorkers returns a pool of n workers; it panics for n < 1.
 func NewWorkers(n int) *Workers {
 	if n < 1 {
 		panic("upstream: NewWorkers needs at least one worker")
@@ -42,8 +34,7 @@ func NewWorkers(n int) *Workers {
 	return &Workers{sem: semaphore.NewWeighted(int64(n))}
 }
 
-// Do waits for a worker, runs f on it and frees it. It returns when the worker was had, as
-// an instant, or ctx's error when ctx ended the wait first (f then never runs).
+// Do runs f on a free worker, or returns ctx's error if ctx ends the wait.
 func (w *Workers) Do(ctx context.Context, f func()) (time.Time, error) {
 	w.queued.Add(1)
 	err := w.sem.Acquire(ctx, 1)
@@ -61,26 +52,23 @@ func (w *Workers) Do(ctx context.Context, f func()) (time.Time, error) {
 	return got, nil
 }
 
-// Busy is how many workers run a job now.
+// Busy counts the workers running a job.
 func (w *Workers) Busy() int { return int(w.busy.Load()) }
 
-// Queued is how many jobs wait for a worker now.
+// Queued counts the jobs waiting for a worker.
 func (w *Workers) Queued() int { return int(w.queued.Load()) }
 
-// Server is a loopback HTTP server in httptest's shape: it listens on 127.0.0.1:0, its URL
-// is set, and Close cancels the requests in flight and waits for their handlers. It counts
-// the connections it opened and closed.
+// Server is a loopback server in httptest's shape that counts connections.
 type Server struct {
 	URL string
 
 	srv    *http.Server
-	cancel context.CancelFunc // cancels every request's context
+	cancel context.CancelFunc
 	done   chan struct{}
 	opened atomic.Int64
 	closed atomic.Int64
 }
 
-// shutdownGrace bounds Close's wait for handlers that ignore their cancelled context.
 const shutdownGrace = 5 * time.Second
 
 // NewServer serves h on a free loopback port.
@@ -103,25 +91,22 @@ func NewServer(h http.Handler) (*Server, error) {
 			}
 		},
 		ReadHeaderTimeout: 10 * time.Second,
-		// Clients that time out leave broken connections on purpose; net/http would report
-		// each one on the process's stderr.
+		// Timed-out clients break connections on purpose.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() {
 		defer close(s.done)
-		_ = s.srv.Serve(ln) // http.ErrServerClosed after Close
+		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
 }
 
-// Conns returns how many connections the server accepted and how many of them closed.
+// Conns counts the connections accepted and closed.
 func (s *Server) Conns() (opened, closed int) {
 	return int(s.opened.Load()), int(s.closed.Load())
 }
 
-// Close stops the listener, cancels every request's context and waits for the handlers to
-// return (Shutdown's wait for the connections to become idle), at most shutdownGrace; then
-// it closes every connection.
+// Close cancels the requests, waits up to shutdownGrace, then closes every connection.
 func (s *Server) Close() {
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -131,39 +116,31 @@ func (s *Server) Close() {
 	<-s.done
 }
 
-// Downstream is a fake downstream on loopback: fakesrv's handler behind a gate that can
-// pause and bounds how many requests are served at once. A request that arrives during a
-// pause is held, with its connection, until the pause ends; then it waits for one of the
-// downstream's Capacity slots and is served as its Behaviour asks.
+// Downstream is fakesrv's handler behind a gate that pauses and serves Capacity at once.
 type Downstream struct {
 	*Server
 	fake  *fakesrv.Server
-	slots chan struct{} // nil: no bound
+	slots chan struct{}
 
 	mu    sync.Mutex // guards until, tail and seen
-	until time.Time  // the end of the current pause
+	until time.Time
 	tail  Tail
-	seen  map[string]bool // the call tags that arrived once since SetTail
+	seen  map[string]bool
 
 	inFlight atomic.Int64
 	peak     atomic.Int64
 	arrived  atomic.Int64
 }
 
-// Tail makes some calls slow: the first request of every Every-th call (by the number in its
-// "call" query parameter: 0, Every, 2 x Every, ...) waits Slow more before it is served; a
-// second request of the same call, a hedged copy, is served as usual, as another instance
-// would. With Calls > 0, only the calls numbered below it are slow: a storm that the first
-// calls run into, decided by their number rather than their arrival, so that a late call does
-// not change sides. The zero value makes no call slow.
+// Tail slows every Every-th call's first request (query "call") by Slow, only calls below Calls
+// if > 0. The zero value slows none.
 type Tail struct {
 	Every int
 	Slow  time.Duration
 	Calls int
 }
 
-// NewDownstream starts a fake downstream that serves capacity requests at once (0: no
-// bound).
+// NewDownstream starts a Downstream (capacity 0: no bound).
 func NewDownstream(capacity int) (*Downstream, error) {
 	if capacity < 0 {
 		return nil, fmt.Errorf("upstream: capacity must not be negative, got %d", capacity)
@@ -185,39 +162,37 @@ func NewDownstream(capacity int) (*Downstream, error) {
 	return d, nil
 }
 
-// Fake is the fake server whose handler answers: its log and its reservations.
+// Fake is the fake server behind the gate.
 func (d *Downstream) Fake() *fakesrv.Server { return d.fake }
 
-// PauseUntil makes the downstream answer nothing before t.
+// PauseUntil holds every answer until t.
 func (d *Downstream) PauseUntil(t time.Time) {
 	d.mu.Lock()
 	d.until = t
 	d.mu.Unlock()
 }
 
-// SetTail sets the slow tail and forgets which calls arrived.
+// SetTail sets the tail and forgets which calls arrived.
 func (d *Downstream) SetTail(t Tail) {
 	d.mu.Lock()
 	d.tail, d.seen = t, map[string]bool{}
 	d.mu.Unlock()
 }
 
-// Reached reports whether a request of the call tagged tag (its "call" query parameter)
-// arrived since the last SetTail.
+// Reached reports whether the call tagged tag arrived since SetTail.
 func (d *Downstream) Reached(tag string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.seen[tag]
 }
 
-// Peak is the most requests the downstream held at once since the last ResetCounts: held by
-// a pause or a tail, waiting for a slot or being served.
+// Peak is the most requests held at once since ResetCounts.
 func (d *Downstream) Peak() int { return int(d.peak.Load()) }
 
-// Arrived counts the requests that arrived since the last ResetCounts, served or not.
+// Arrived counts the requests since ResetCounts.
 func (d *Downstream) Arrived() int { return int(d.arrived.Load()) }
 
-// ResetCounts starts a new peak from the requests held now, and a new count of arrivals.
+// ResetCounts restarts Peak from the requests held now, and Arrived from 0.
 func (d *Downstream) ResetCounts() {
 	d.peak.Store(d.inFlight.Load())
 	d.arrived.Store(0)
@@ -232,10 +207,7 @@ func (d *Downstream) Close() {
 func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.arrived.Add(1)
 	n := d.inFlight.Add(1)
-	// A request leaves the count when its answer is complete, just before the flush that
-	// sends its last byte: the client can read it and send its next request (on another
-	// connection, when the pool closes this one) before this handler returns, and a count
-	// kept until the return would see both at once.
+	// Uncounted before the last flush: the next request may come first.
 	w := &answered{ResponseWriter: rw, done: func() { d.inFlight.Add(-1) }}
 	defer w.finish()
 	for {
@@ -276,9 +248,7 @@ func (d *Downstream) serve(rw http.ResponseWriter, r *http.Request) {
 	d.fake.Handler().ServeHTTP(w, r)
 }
 
-// answered is the downstream's ResponseWriter: it calls done once, when the answer is about
-// to be complete on the wire (the flush after its Content-Length's last byte, or after a head
-// that has no body) or when the handler returns, whichever comes first.
+// answered calls done once the answer completes or the handler returns.
 type answered struct {
 	http.ResponseWriter
 	done    func()
@@ -303,7 +273,6 @@ func (a *answered) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// FlushError is what http.ResponseController calls first.
 func (a *answered) FlushError() error {
 	if a.complete() {
 		a.finish()
@@ -311,14 +280,12 @@ func (a *answered) FlushError() error {
 	return http.NewResponseController(a.ResponseWriter).Flush()
 }
 
-// Flush serves the callers that take an http.Flusher.
 func (a *answered) Flush() { _ = a.FlushError() }
 
-// Unwrap lets http.ResponseController reach the connection's deadlines and hijacking.
+// Unwrap gives http.ResponseController the connection.
 func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// complete reports whether the head is written and the body, as its Content-Length declares
-// it, is written whole; an answer without a Content-Length completes when the handler returns.
+// complete: head and declared body written.
 func (a *answered) complete() bool {
 	if a.status == 0 || a.status < 200 {
 		return false
@@ -332,23 +299,19 @@ func (a *answered) complete() bool {
 
 func (a *answered) finish() { a.once.Do(a.done) }
 
-// abort ends a request whose client left without an answer. Returning normally would let
-// net/http send an empty 200 to a peer that closed, whose kernel answers with an RST, and the
-// caller's socket would skip TIME_WAIT; http.ErrAbortHandler closes the connection with a FIN.
+// abort ends a request whose client left with a FIN: a 200 would draw an RST, skipping the
+// caller's TIME_WAIT.
 func abort() { panic(http.ErrAbortHandler) }
 
-// Hedge makes a call with a hedged copy: do(ctx, 0) at once and, when it has not succeeded
-// after delay, do(ctx, 1) beside it; the first success wins and the other copy's context is
-// cancelled. It returns the winner's value, how many copies were sent, and the last error
-// when both failed (or ctx's, when it ended first). Only an idempotent request may be hedged:
-// both copies can reach the server.
+// Hedge calls do(ctx, 0), and do(ctx, 1) if no success after delay; the first success wins. It
+// returns the value, the copies sent and the last error if both failed. Idempotent calls only.
 func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.Context, copy int) (T, error)) (T, int, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // the loser's
+	defer cancel()
 	results := make(chan result, 2)
 	send := func(copy int) {
 		go func() {
@@ -377,7 +340,7 @@ func Hedge[T any](ctx context.Context, delay time.Duration, do func(ctx context.
 			if failed == sent && sent == 2 {
 				return zero, sent, last
 			}
-			if sent == 1 { // the first failed before the delay: the copy goes now
+			if sent == 1 {
 				timer.Reset(0)
 			}
 		case <-ctx.Done():

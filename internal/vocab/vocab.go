@@ -1,19 +1,13 @@
-// Package vocab holds the words that several of labrun's packages share: how an attempt ended
-// (Outcome), where it was (Phase), the header that carries a caller's remaining budget, and the
-// facts of a library that labrun's client and the model both apply (HttpClient 5's retry
-// strategy: which methods it treats as idempotent, how often and how soon it retries). It is
-// a leaf: it imports nothing of labrun, and client, model, fakesrv, results and report all
-// import it, so an outcome is compared as a typed value, never as a string spelled twice.
+// Package vocab holds the words several of labrun's packages share (Outcome, Phase, the
+// deadline header), so that they compare typed values, never a string spelled twice. A
+// library's facts live in internal/rules.
 package vocab
 
 import (
 	"strconv"
-	"strings"
-	"time"
 )
 
-// Outcome is how an attempt or a call ended. The words are the ones labrun prints and writes
-// into its JSON.
+// Outcome is how an attempt or a call ended, as labrun prints it.
 type Outcome string
 
 // The outcomes.
@@ -23,23 +17,15 @@ const (
 	ConnectTimeout Outcome = "connect-timeout"
 	ReadTimeout    Outcome = "read-timeout"
 	Deadline       Outcome = "deadline"
-	// KernelTimeout is the operating system giving up: unanswered SYNs (host down) or
-	// unacknowledged data (connection silently dropped), with no client limit set shorter.
-	// Only the model predicts it; a measured call that the kernel ends is an Failed call
-	// whose error says so.
+	// KernelTimeout is the kernel giving up on SYNs or data; only the model predicts it.
 	KernelTimeout Outcome = "kernel-timeout"
-	// Hang means no limit ever fires: the call waits forever. The model predicts it; an
-	// experiment that caps such a call reports it measured when its cap ended the call.
+	// Hang means no limit ever fires.
 	Hang Outcome = "hang"
-	// DNSError is a name lookup that failed before any connection: the name does not exist
-	// (NXDOMAIN) or the resolver failed (SERVFAIL). Java: UnknownHostException.
+	// DNSError is a failed name lookup (NXDOMAIN, SERVFAIL).
 	DNSError Outcome = "dns-error"
-	// TLSError is a TLS handshake that failed on the server's certificate (an unknown CA, a
-	// missing intermediate, expired, for another host) or on the protocol (a version or cipher
-	// the client refuses). Java: SSLHandshakeException, SSLPeerUnverifiedException.
+	// TLSError is a handshake that failed on the certificate or the protocol.
 	TLSError Outcome = "tls-error"
-	// Failed is a call that ended on an error that is not a client limit, such as a refused
-	// connection or a library refusing to follow more redirects.
+	// Failed is any other error: a refused connection, too many redirects.
 	Failed Outcome = "error"
 )
 
@@ -87,44 +73,20 @@ const (
 // Phases lists the phases of an attempt in order, the backoff last.
 func Phases() []Phase { return []Phase{PhaseLease, PhaseConnect, PhaseWait, PhaseBody, PhaseBackoff} }
 
-// DeadlineHeader is the request header that carries a caller's remaining budget in whole
-// milliseconds (docs/experiments.md, the demo): labrun's client sends it with PropagateDeadline, and the
-// fake server answers 503 at once, without executing, when the budget is shorter than its
-// processing time.
+// DeadlineHeader carries a caller's remaining budget in whole milliseconds; the fake server
+// answers 503 without executing when its work would outlast it.
 const DeadlineHeader = "X-Deadline-Ms"
 
-// HC5Retries names HttpClient 5's automatic retries (HttpRequestRetryExec with an
-// HttpRequestRetryStrategy), for labrun's client and the model alike.
+// HC5Retries is HttpClient 5's automatic-retries setting as --hc5-retries spells it.
 type HC5Retries string
 
 // The retry strategies.
 const (
-	// HC5RetriesNone is HttpClientBuilder.disableAutomaticRetries(): nothing is ever re-sent.
+	// HC5RetriesNone is disableAutomaticRetries().
 	HC5RetriesNone HC5Retries = ""
-	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy(): one retry of an idempotent
-	// request whose I/O exception is not in its list, at once; a 429 or 503 is repeated once
-	// after Retry-After or 1 s.
+	// HC5RetriesDefault is DefaultHttpRequestRetryStrategy (rules.HC5).
 	HC5RetriesDefault HC5Retries = "default"
 )
-
-// DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:
-// this(1, TimeValue.ofSeconds(1L))), httpcomponents-client 5.6.x.
-const (
-	HC5MaxRetries    = 1
-	HC5RetryInterval = time.Second
-)
-
-// HC5Idempotent reports whether HttpClient 5 treats method as idempotent, the condition of
-// every I/O retry (DefaultHttpRequestRetryStrategy.handleAsIdempotent, Method.isIdempotent in
-// httpcore5 5.4.3: GET, HEAD, PUT, DELETE, TRACE, OPTIONS and QUERY, upper-cased first; an
-// unknown method is not; an empty one is a GET).
-func HC5Idempotent(method string) bool {
-	switch strings.ToUpper(method) {
-	case "", "GET", "HEAD", "PUT", "DELETE", "TRACE", "OPTIONS", "QUERY":
-		return true
-	}
-	return false
-}
 
 // Plural counts a noun the way labrun's tables and notes do: "1 node", "3 nodes".
 func Plural(n int, noun string) string {
@@ -134,8 +96,7 @@ func Plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// EditDistance is the Levenshtein distance between a and b, in runes: how far a name typed is
-// from a known one, for a "did you mean" (flags, commands, probe scenarios).
+// EditDistance is the Levenshtein distance between a and b, in runes, for a "did you mean".
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)

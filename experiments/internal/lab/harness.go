@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// NewServer starts a fake server on loopback; the caller closes it.
 func NewServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 	s, err := fakesrv.New(opts...)
 	if err != nil {
@@ -21,14 +20,12 @@ func NewServer(opts ...fakesrv.Option) (*fakesrv.Server, error) {
 	return s, nil
 }
 
-// Call makes one call for behaviour b. An error is returned only for a request that could not
-// be built; the call's own failure is in the Result.
+// Call makes one call for b; its error is only for a request that could not be built.
 func Call(ctx context.Context, c Caller, srv *fakesrv.Server, b fakesrv.Behaviour, tag string) (*client.Result, error) {
 	return CallURL(ctx, c, srv.URL, b, tag)
 }
 
-// CallURL is call to the server at base, a URL whose host may be a name that resolves to the
-// server's address.
+// CallURL is Call to base, whose host may be a name resolving to the server.
 func CallURL(ctx context.Context, c Caller, base string, b fakesrv.Behaviour, tag string) (*client.Result, error) {
 	path := b.Path()
 	if tag != "" {
@@ -46,7 +43,6 @@ func CallURL(ctx context.Context, c Caller, base string, b fakesrv.Behaviour, ta
 	return res, nil
 }
 
-// Sep is what joins one more query parameter to path.
 func Sep(path string) string {
 	if strings.ContainsRune(path, '?') {
 		return "&"
@@ -54,16 +50,14 @@ func Sep(path string) string {
 	return "?"
 }
 
-// Warm opens n pooled connections by making n concurrent calls that overlap in time, so that
-// the measured calls find a pooled connection as the model assumes. It returns how many idle
-// connections the pool then holds: the client's own statistics, or for a client without them
-// the connections the server sees open once they stop changing.
+// Warm opens n pooled connections with n overlapping calls, as the model assumes a warm pool,
+// and returns the idle connections the pool then holds (the client's statistics, or the
+// server's open count once steady).
 func Warm(ctx context.Context, b Built, srv *fakesrv.Server, n int) (int, error) {
 	return WarmURL(ctx, b, srv, srv.URL, n)
 }
 
-// WarmURL is warm through base, a URL whose host may be a name that resolves to srv: the
-// pooled connections are kept under the URL's host, as the measured calls will ask for them.
+// WarmURL is Warm through base: the pool keeps the connections under base's host.
 func WarmURL(ctx context.Context, b Built, srv *fakesrv.Server, base string, n int) (int, error) {
 	overlap := fakesrv.Behaviour{}
 	if n > 1 {
@@ -101,9 +95,7 @@ func WarmURL(ctx context.Context, b Built, srv *fakesrv.Server, base string, n i
 	return idle, nil
 }
 
-// SteadyOpen returns the server's open connections once the count has not changed for 30 ms
-// (a client closing surplus idle connections takes a moment to be seen), or after a second or
-// when ctx is done.
+// SteadyOpen returns the server's open connections once steady for 30 ms, or after a second.
 func SteadyOpen(ctx context.Context, srv *fakesrv.Server) int {
 	last, since := srv.ConnsOpen(), time.Now()
 	Poll(ctx, func() bool {
@@ -115,9 +107,7 @@ func SteadyOpen(ctx context.Context, srv *fakesrv.Server) int {
 	return last
 }
 
-// Settled returns the server's log once its last n requests have finished (the server notices
-// a client that left within a millisecond or so), or as it is after a second or when ctx is
-// done.
+// Settled returns the server's log once its last n requests finished, or after a second.
 func Settled(ctx context.Context, srv *fakesrv.Server, n int) []fakesrv.Request {
 	var log []fakesrv.Request
 	Poll(ctx, func() bool {
@@ -131,7 +121,7 @@ func Settled(ctx context.Context, srv *fakesrv.Server, n int) []fakesrv.Request 
 	return log
 }
 
-// Poll calls done every 2 ms until it reports true, a second has passed or ctx is done.
+// Poll calls done every 2 ms until true, a second or ctx's end.
 func Poll(ctx context.Context, done func() bool) {
 	give := time.NewTimer(time.Second)
 	defer give.Stop()

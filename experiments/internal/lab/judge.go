@@ -5,23 +5,19 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/client"
-	"github.com/labrun/labrun/fakesrv"
+	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
 
-// A row is built from its name and the pairs it judges, never field by field: Judged(name,
-// Lasted(...), Ended(...), ...). Each Judge sets one pair of the row, the model's (or the
-// documentation's) value beside the measured one, so that a row cannot carry an expectation
-// without the measurement it is judged against, and the wide schema of results.Row stays in
-// this file.
+// A row is its name and the pairs it judges, Judged(name, Lasted(...), Ended(...), ...): each
+// Judge sets an expected value beside the measured one, so a row never carries one without the
+// other, and results.Row's wide schema stays in this file.
 
-// Judge sets one judged pair of a row.
 type Judge func(*results.Row)
 
-// Judged returns the row named name with what js judge, in order (a later Judge overrides
-// an earlier one's fields).
+// Judged returns the row named name with what js judge, in order.
 func Judged(name string, js ...Judge) results.Row {
 	r := results.Row{Name: name}
 	for _, j := range js {
@@ -32,33 +28,28 @@ func Judged(name string, js ...Judge) results.Row {
 	return r
 }
 
-// Lasted judges a time: the model's (nil when it predicts none: a call that hangs, a group it
-// did not predict) and the measured one (nil when nothing was measured).
+// Lasted judges a time: the model's (nil: none predicted) and the measured one (nil: none).
 func Lasted(want, got *float64) Judge {
 	return func(r *results.Row) { r.ExpectedMs, r.MeasuredMs = want, got }
 }
 
-// LastedD is Lasted of two durations, the model's through ExpectedMs.
 func LastedD(want, got time.Duration) Judge { return Lasted(ExpectedMs(want), results.Ms(got)) }
 
-// Ended judges the outcome: the model's word (or state) and the measured one.
+// Ended judges the outcome, or a state.
 func Ended(want, got vocab.Outcome) Judge {
 	return func(r *results.Row) { r.ExpectedOutcome, r.Outcome = want, got }
 }
 
-// Calls judges the calls the row stands for.
 func Calls(want, got int) Judge {
 	return func(r *results.Row) { r.ExpectedCalls, r.Calls = want, got }
 }
 
-// Executions judges how often the server executed the request; a want of nil judges nothing
-// the model said.
+// Executions judges the server's executions; a nil want judges nothing.
 func Executions(want, got *int) Judge {
 	return func(r *results.Row) { r.ExpectedExecutions, r.ServerExecutions = want, got }
 }
 
-// ExecutionsUpTo makes the expected executions the range from their value to max (nil: no
-// range), and says why.
+// ExecutionsUpTo makes the expected executions a range up to max, and says why.
 func ExecutionsUpTo(max *int, why string) Judge {
 	return func(r *results.Row) { r.ExpectedExecutionsMax, r.RangeReason = max, why }
 }
@@ -68,42 +59,35 @@ func Connections(want, got *int) Judge {
 	return func(r *results.Row) { r.ExpectedNewConnections, r.NewConnections = want, got }
 }
 
-// ConnectionsUpTo makes the expected connections the range from their value to max (nil: no
-// range), and says why.
+// ConnectionsUpTo makes the expected connections a range up to max, and says why.
 func ConnectionsUpTo(max *int, why string) Judge {
 	return func(r *results.Row) { r.ExpectedNewConnectionsMax, r.RangeReason = max, why }
 }
 
-// Status judges the HTTP status.
 func Status(want, got *int) Judge {
 	return func(r *results.Row) { r.ExpectedStatus, r.Status = want, got }
 }
 
-// Documented sets the documented figure: its text, its time and its executions (nil where it
-// has none).
+// Documented sets the documented figure: its text, time and executions (nil: none).
 func Documented(text string, ms *float64, execs *int) Judge {
 	return func(r *results.Row) { r.Documented, r.DocumentedMs, r.DocumentedExecutions = text, ms, execs }
 }
 
-// Within judges the row's time within margin instead of the run's tolerance: a model that
-// gives a range (a retry's jitter, a kernel timer's window) states its own margin, which the
-// expected column shows.
+// Within judges the row's time within margin, a range the model gives, instead of the
+// run's tolerance.
 func Within(margin time.Duration) Judge {
 	return func(r *results.Row) { r.ToleranceMs = results.Ms(margin) }
 }
 
-// Because says why a count's expectation is what it is (results.Row.RangeReason).
 func Because(why string) Judge { return func(r *results.Row) { r.RangeReason = why } }
 
-// Saw says what the server saw meanwhile.
+// Saw says what the server saw.
 func Saw(note string) Judge { return func(r *results.Row) { r.Server = note } }
 
-// Skipped marks a row that is not measured here, and why.
 func Skipped(why string) Judge { return func(r *results.Row) { r.Skipped = why } }
 
-// Unmeasured marks a row that could not be measured here, and why: skipped, with nothing on
-// its measured side (time, outcome, counts, the server's note), whatever judged it before.
-// It keeps the expected side, which says what the row would have shown.
+// Unmeasured marks a row that could not be measured here: skipped, its measured side empty,
+// its expected side kept.
 func Unmeasured(why string) Judge {
 	return func(r *results.Row) {
 		r.Skipped = why
@@ -111,9 +95,6 @@ func Unmeasured(why string) Judge {
 		r.ServerExecutions, r.NewConnections, r.Status = nil, nil, nil
 	}
 }
-
-// NoPool says the row's client had no pooled connection to use.
-func NoPool() Judge { return func(r *results.Row) { r.NoPool = true } }
 
 // Called judges one whole call: the model's time and outcome beside the measured ones.
 func Called(p model.Prediction, res *client.Result) Judge {
@@ -124,11 +105,11 @@ func Called(p model.Prediction, res *client.Result) Judge {
 	}
 }
 
-// StillHung says the measured call still hung when the lab stopped it: no measured time.
+// StillHung says the call still hung when the lab stopped it.
 func StillHung() Judge { return func(r *results.Row) { r.Outcome, r.MeasuredMs = vocab.Hang, nil } }
 
-// Attempt judges attempt k of a call: the model's attempt (its end, outcome and whether it
-// dialled) beside the measured one; either side is empty where that attempt did not happen.
+// Attempt judges attempt k of a call, the model's beside the measured one; a side is empty
+// where that attempt did not happen.
 func Attempt(p model.Prediction, res *client.Result, k int) Judge {
 	return func(r *results.Row) {
 		if k < len(p.Attempts) {
@@ -144,8 +125,8 @@ func Attempt(p model.Prediction, res *client.Result, k int) Judge {
 	}
 }
 
-// MedianEnd judges the calls that ended with outcome o: as many as the model's ends want, at
-// the median of want, beside the measured ends got (sorted), their median and range.
+// MedianEnd judges the calls that ended with o: how many, and their median and range beside
+// the model's.
 func MedianEnd(o vocab.Outcome, want, got []time.Duration) Judge {
 	return func(r *results.Row) {
 		r.ExpectedOutcome, r.ExpectedCalls, r.Calls = o, len(want), len(got)
@@ -159,8 +140,7 @@ func MedianEnd(o vocab.Outcome, want, got []time.Duration) Judge {
 	}
 }
 
-// ExpectedMs converts a model time to a row value; a call that hangs, or a group of calls the
-// model did not predict, has no expected time.
+// ExpectedMs is a model time as a row value; a hang has none.
 func ExpectedMs(d time.Duration) *float64 {
 	if d == model.Forever || d < 0 {
 		return nil
@@ -168,12 +148,12 @@ func ExpectedMs(d time.Duration) *float64 {
 	return results.Ms(d)
 }
 
-// FmtMs writes a time in whole milliseconds, for the server column.
+// FmtMs writes whole milliseconds, for the server column.
 func FmtMs(d time.Duration) string {
 	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
 }
 
-// Btoi is 1 for true, for the connection counts of rows.
+// Btoi is 1 for true.
 func Btoi(b bool) int {
 	if b {
 		return 1
@@ -181,8 +161,7 @@ func Btoi(b bool) int {
 	return 0
 }
 
-// ServerNote says in a few words what the server saw of one request, in times from its
-// arrival.
+// ServerNote says what the server saw of one request, in times from its arrival.
 func ServerNote(r fakesrv.Request) string {
 	if r.Finished.IsZero() {
 		return "still busy"
@@ -204,7 +183,7 @@ func ServerNote(r fakesrv.Request) string {
 	}
 }
 
-// ReservationNote adds to ServerNote what a reservation did: reserved, or found a duplicate.
+// ReservationNote adds what a reservation did to ServerNote.
 func ReservationNote(r fakesrv.Request) string {
 	switch {
 	case r.Duplicate:
@@ -215,9 +194,8 @@ func ReservationNote(r fakesrv.Request) string {
 	return ""
 }
 
-// FitBurst fits the model of a burst on one connection to its calls' times, sorted: with a
-// set-up R and a cost c per stream, the model's k-th call to end (from 1) takes R + k x c. It
-// returns R and c by least squares, neither below 0.
+// FitBurst fits R + k x c to a burst's sorted times by least squares: the set-up R and the
+// cost c per stream, neither below 0.
 func FitBurst(t []time.Duration) (setUp, perStream time.Duration) {
 	n := float64(len(t))
 	if n < 2 {
@@ -233,5 +211,4 @@ func FitBurst(t []time.Duration) (setUp, perStream time.Duration) {
 	return time.Duration(r), time.Duration(c)
 }
 
-// MsOf is d in milliseconds.
 func MsOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -52,7 +52,6 @@ func TestJudges(t *testing.T) {
 			Saw("note")(r)
 			Unmeasured("why")(r)
 		}, results.Row{Skipped: "why", ExpectedMs: results.Ms(300 * time.Millisecond), ExpectedOutcome: vocab.ReadTimeout, ExpectedCalls: 1, ExpectedExecutions: one}},
-		{"NoPool", NoPool(), results.Row{NoPool: true}},
 		{"Called", Called(p, res), results.Row{ExpectedMs: results.Ms(300 * time.Millisecond), MeasuredMs: results.Ms(301 * time.Millisecond),
 			ExpectedOutcome: vocab.ReadTimeout, Outcome: vocab.ReadTimeout, ExpectedCalls: 1, Calls: 1}},
 		{"StillHung", StillHung(), results.Row{Outcome: vocab.Hang}},

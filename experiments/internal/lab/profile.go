@@ -15,84 +15,50 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The names of the client profiles the experiments refer to. --client takes every name in
-// Profiles; only a profile that an experiment's code names needs a constant.
+// The profiles an experiment's code names; --client takes every one of Profiles.
 const (
-	// ProfileOkHttp314 is the okhttp profile with OkHttp 3.14's route rule: a pooled
-	// connection that failed keeps its route (ExchangeFinder.retryCurrentRoute).
-	ProfileOkHttp314 = "okhttp@3.14"
-	// ProfileJDK is labrun's client with the JDK HttpClient's (java.net.http, JDK 17) rules.
-	ProfileJDK = "jdk"
-	// ProfileURLConnection is labrun's client with HttpURLConnection's (JDK 17) rules.
+	ProfileOkHttp314     = "okhttp@3.14"
+	ProfileJDK           = "jdk"
 	ProfileURLConnection = "urlconnection"
-	// ProfileHC4 is labrun's client with Apache HttpClient 4.5's defaults and rules.
-	ProfileHC4 = "hc4"
-	// ProfileOkHttp32 is the okhttp profile with OkHttp 3.0 to 3.2's recovery: a read timeout
-	// after the request was sent is recovered on the next pooled connection, then on a new
-	// connection per route left (fixed in 3.3.0).
-	ProfileOkHttp32 = "okhttp@3.2"
+	ProfileHC4           = "hc4"
+	ProfileOkHttp32      = "okhttp@3.2"
 )
 
-// Profile is a client profile (--client): a library's defaults and rules, and how to build
-// labrun's client that follows them for what an experiment asks, with the model's limits for
-// the same rules. A new profile is one new entry in Profiles.
+// Profile is a client profile (--client): a library's entry that labrun can run, built for
+// what an experiment asks, with the model's limits for the same rules.
 type Profile struct {
-	// Name is the value --client takes.
-	Name string
-	// Description says in a line what the client is.
-	Description string
-	// Rules returns the library's rules with the settings s asks for (automatic retries,
-	// retryOnConnectionFailure); the client the profile builds and the model's limits for it
-	// both carry them.
-	Rules func(s Spec) rules.Rules
-	// PropagatesDeadline reports whether the client can send its remaining budget to the
-	// server (spec.PropagateDeadline); a client that cannot ignores it.
-	PropagatesDeadline bool
-	// Build makes the client for s that executes r, with the model's limits for it but the
-	// rules.
+	Name               string
+	Description        string
+	Rules              func(s Spec) rules.Rules
+	PropagatesDeadline bool // it can send its remaining budget (Spec.PropagateDeadline)
+	// Make builds the client for s that executes r, with the model's limits but the rules.
 	Make func(s Spec, r rules.Rules) (Built, error)
 }
 
 // Profiles returns the client profiles, the default (ProfileHC5) first.
 func Profiles() []Profile {
-	return []Profile{
-		{Name: ProfileHC5, Description: "labrun's client with Apache HttpClient 5's semantics (HTTP/1.1: HttpClient 5's classic API has no HTTP/2)",
-			Rules: hc5Rules, PropagatesDeadline: true, Make: buildHC5},
-		{Name: ProfileOkHttp, Description: "labrun's client with OkHttp 3.13's defaults and rules: connect and read 10 s, " +
-			"no lease, response follow-ups, each resolved address a route retried on failure", Rules: okHTTPRules(rules.OkHttp313), Make: buildOkHttp},
-		{Name: ProfileGo, Description: "Go's own net/http client with the nearest settings and none of labrun's layers",
-			Rules: func(Spec) rules.Rules { return rules.GoNet() }, Make: buildGo},
-		{Name: ProfileOkHttp32, Description: "the okhttp profile with OkHttp 3.0-3.2's recovery: a read timeout after " +
-			"the request was sent moves the call to the next pooled connection, then to a new one per route (fixed in 3.3.0)",
-			Rules: okHTTPRules(rules.OkHttp32), Make: buildOkHttp},
-		{Name: ProfileOkHttp314, Description: "the okhttp profile with OkHttp 3.14's route rule: a pooled connection that " +
-			"failed keeps its route, so the retry may dial that address again before the others", Rules: okHTTPRules(rules.OkHttp314), Make: buildOkHttp},
-		{Name: ProfileJDK, Description: "labrun's client with the JDK HttpClient's rules (java.net.http, JDK 17): no pool limit, " +
-			"the read timeout is HttpRequest.timeout() (from the send, connect included, to the response head), " +
-			"a GET or HEAD whose connection ends before any response byte sent once more", Rules: func(Spec) rules.Rules { return rules.JDK(rules.JDKSettings{}) }, Make: buildJDK},
-		{Name: ProfileURLConnection, Description: "labrun's client with HttpURLConnection's rules (JDK 17): no pool limit, " +
-			"a read timeout per read, no check of a pooled connection, a request whose response head fails sent once more " +
-			"(a POST too, unless sun.net.http.retryPost=false)", Rules: func(Spec) rules.Rules { return rules.URLConnection(rules.URLConnectionSettings{}) }, Make: buildURLConnection},
-		{Name: ProfileHC4, Description: "labrun's client with Apache HttpClient 4.5's defaults and rules: 2 connections per route, " +
-			"20 in all, no lease or connect timeout, validateAfterInactivity 2 s, DefaultHttpRequestRetryHandler's 3 re-sends",
-			Rules: func(Spec) rules.Rules { return rules.HC4() }, Make: buildHC4},
+	var out []Profile
+	for _, pre := range rules.Profiles() {
+		p := Profile{Name: pre.Name, Description: pre.Profile.Description, PropagatesDeadline: pre.Profile.PropagatesDeadline,
+			Rules: func(s Spec) rules.Rules {
+				return pre.Rules(rules.Settings{AutomaticRetries: s.HC5Retries == vocab.HC5RetriesDefault, NoRetryOnConnectionFailure: s.NoRouteRetry})
+			},
+			Make: labrunBuilder(pre)}
+		if pre.Profile.NetHTTP {
+			p.Make = buildGo
+		}
+		out = append(out, p)
 	}
+	return out
 }
 
 // Library names the library and release whose rules the profile follows.
 func (p Profile) Library() string { return p.Rules(Spec{}).Library }
 
 // ProfileNames lists the names --client takes.
-func ProfileNames() []string {
-	var names []string
-	for _, p := range Profiles() {
-		names = append(names, p.Name)
-	}
-	return names
-}
+func ProfileNames() []string { return rules.Names(rules.Profiles()) }
 
-// LookupProfile returns the profile called name, or an error that names the flag and lists
-// the profiles.
+// LookupProfile returns the profile called name, or an error that names the flag.
 func LookupProfile(name string) (Profile, error) {
 	for _, p := range Profiles() {
 		if p.Name == name {
@@ -114,21 +80,10 @@ func Build(name string, s Spec) (Built, error) {
 	return b, err
 }
 
-// hc5Rules are HttpClient 5's rules with the automatic retries s asks for.
-func hc5Rules(s Spec) rules.Rules {
-	return rules.HC5(rules.HC5Settings{AutomaticRetries: s.HC5Retries == vocab.HC5RetriesDefault})
-}
+// HC4PerRoute is the hc4 profile's pool per route.
+const HC4PerRoute = rules.HC4PerRoute
 
-// okHTTPRules are an OkHttp release's rules with the retryOnConnectionFailure s asks for.
-func okHTTPRules(release func(rules.OkHttpSettings) rules.Rules) func(Spec) rules.Rules {
-	return func(s Spec) rules.Rules {
-		return release(rules.OkHttpSettings{NoRetryOnConnectionFailure: s.NoRouteRetry})
-	}
-}
-
-// Spec is what an experiment sets on its client, in terms every profile understands. A zero
-// field takes the profile's own default (HttpClient 5: lease and connect 3 min, 5 connections
-// per route; OkHttp: connect and read 10 s; net/http: dial 30 s, no other limit).
+// Spec is what an experiment sets on its client; a zero field takes the library's default.
 type Spec struct {
 	Pool, MaxTotal                            int
 	LeaseTimeout, ConnectTimeout, ReadTimeout time.Duration
@@ -138,34 +93,24 @@ type Spec struct {
 	Retries                 int
 	PropagateDeadline       bool
 	TimeToLive, IdleTimeout time.Duration
-	// MaxIdlePerHost is net/http's MaxIdleConnsPerHost (0: as many as Pool, or net/http's 2
-	// when there is no pool limit either).
+	// MaxIdlePerHost is net/http's MaxIdleConnsPerHost (0: Pool, else net/http's 2).
 	MaxIdlePerHost int
-	// ClientTimeout is net/http's http.Client.Timeout, a deadline on each request, body
-	// included; the model takes it for Deadline, which it is without retries. Only the go
-	// profile has it: the others bound a whole call with Deadline.
+	// ClientTimeout is net/http's http.Client.Timeout (the go profile's; the model's Deadline).
 	ClientTimeout time.Duration
 	// NoRouteRetry turns OkHttp's retryOnConnectionFailure off.
 	NoRouteRetry bool
 	// Resolver resolves host names (nil: the system's).
 	Resolver *net.Resolver
-	// HC5Retries, ValidateAfterInactivity, EvictIdle and EvictInterval are HttpClient 5's
-	// rules for pooled connections that died (client.Config's fields of the same names);
-	// only the hc5 profile has them. The zero values keep labrun's: nothing re-sent,
-	// net/http's background watch, no evictor.
+	// HC5Retries, ValidateAfterInactivity, EvictIdle and EvictInterval are HttpClient's
+	// (client.Config's fields of the same names).
 	HC5Retries              vocab.HC5Retries
 	ValidateAfterInactivity time.Duration
 	EvictIdle               time.Duration
 	EvictInterval           time.Duration
-	// Follow and TLS are exp-d's follow-up settings (client.FollowOptions; net/http has only
-	// NoRedirects, as ErrUseLastResponse) and the roots for an https server.
+	// Follow are the follow-up settings; TLS the roots for an https server.
 	Follow client.FollowOptions
 	TLS    *tls.Config
-	// TLSHandshakeTimeout is the library's own limit for the TLS handshake (exp-k): HttpClient
-	// 5's TlsConfig handshake timeout or socket timeout, HttpClient 4.5's SocketConfig
-	// soTimeout, net/http's TLSHandshakeTimeout (0: none). OkHttp and HttpURLConnection have
-	// none (their read timeout bounds the handshake), nor the JDK HttpClient (its connect
-	// timeout does).
+	// TLSHandshakeTimeout is the library's own handshake limit, where it has one.
 	TLSHandshakeTimeout time.Duration
 }
 
@@ -195,127 +140,60 @@ func (b Built) ModelPool(calls int) int {
 	return b.Pool
 }
 
-// buildHC5 is the hc5 profile: labrun's client with HttpClient 5's defaults.
-func buildHC5(s Spec, r rules.Rules) (Built, error) {
-	d := client.HC5Defaults()
-	if s.NoLeaseTimeout {
-		d.LeaseTimeout = 0
+// labrunBuilder builds labrun's client with pre's default limits for what a spec leaves
+// unset, each setting only where the library's rules give it a meaning.
+func labrunBuilder(pre rules.Preset) func(Spec, rules.Rules) (Built, error) {
+	d, bare, propagates := pre.Limits, pre.Profile.Bare, pre.Profile.PropagatesDeadline
+	return func(s Spec, r rules.Rules) (Built, error) {
+		cfg := client.Config{
+			ConnectTimeout: or(s.ConnectTimeout, d.Connect), WriteTimeout: d.Write,
+			Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
+			IdleTimeout: or(s.IdleTimeout, d.KeepAlive), PropagateDeadline: propagates && s.PropagateDeadline,
+			Rules: r, Resolver: s.Resolver, Follow: s.Follow, TLS: s.TLS,
+		}
+		if r.Read.FromAttemptStart {
+			cfg.HeadTimeout = or(s.ReadTimeout, d.Read)
+		} else {
+			cfg.ReadTimeout = or(s.ReadTimeout, d.Read)
+		}
+		if !r.Pool.Unbounded {
+			lease := d.Lease
+			if s.NoLeaseTimeout {
+				lease = 0
+			}
+			cfg.MaxPerRoute, cfg.MaxTotal = or(s.Pool, d.PerRoute), or(s.MaxTotal, max(d.Total, s.Pool))
+			cfg.LeaseTimeout, cfg.TimeToLive = or(s.LeaseTimeout, lease), s.TimeToLive
+		}
+		switch {
+		case r.Reuse.Check == rules.CheckAfterInactivity && bare:
+			cfg.ValidateAfterInactivity = s.ValidateAfterInactivity
+		case r.Reuse.Check == rules.CheckAfterInactivity:
+			cfg.ValidateAfterInactivity = or(s.ValidateAfterInactivity, d.Validate)
+		case r.Reuse.Check == rules.CheckNone && r.Reuse.Watch == rules.WatchNever:
+			cfg.ValidateAfterInactivity = client.NoValidation
+		}
+		if r.Reuse.PeriodicEvictor {
+			cfg.EvictIdle, cfg.EvictInterval = s.EvictIdle, s.EvictInterval
+		}
+		// The model's handshake limit is the library's own setting; one the library takes
+		// from another timeout is the model's rule (PreFirst.Handshake).
+		handshake := time.Duration(0)
+		switch r.PreFirst.Handshake.Limit {
+		case rules.LimitTLSHandshake:
+			cfg.TLSHandshakeTimeout, handshake = s.TLSHandshakeTimeout, s.TLSHandshakeTimeout
+		case rules.LimitTLSHandshakeElseConnect:
+			cfg.TLSHandshakeTimeout, handshake = or(s.TLSHandshakeTimeout, s.ConnectTimeout), s.TLSHandshakeTimeout
+		case rules.LimitRead:
+			cfg.TLSHandshakeTimeout = cfg.ReadTimeout
+		}
+		c, err := client.New(cfg)
+		if err != nil {
+			return Built{}, err
+		}
+		l := modelLimits(cfg)
+		l.TLSHandshakeTimeout = handshake
+		return Built{C: c, Limits: l, Pool: cfg.MaxPerRoute, Stats: c.Stats, MaxTotal: cfg.MaxTotal}, nil
 	}
-	cfg := client.Config{
-		MaxPerRoute:    or(s.Pool, d.MaxPerRoute),
-		MaxTotal:       or(s.MaxTotal, max(d.MaxTotal, s.Pool)),
-		LeaseTimeout:   or(s.LeaseTimeout, d.LeaseTimeout),
-		ConnectTimeout: or(s.ConnectTimeout, d.ConnectTimeout),
-		ReadTimeout:    s.ReadTimeout, Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout, PropagateDeadline: s.PropagateDeadline,
-		Resolver: s.Resolver,
-
-		Rules: r, ValidateAfterInactivity: s.ValidateAfterInactivity,
-		EvictIdle: s.EvictIdle, EvictInterval: s.EvictInterval,
-		Follow: s.Follow, TLS: s.TLS, TLSHandshakeTimeout: s.TLSHandshakeTimeout,
-	}
-	c, err := client.New(cfg)
-	if err != nil {
-		return Built{}, err
-	}
-	return Built{C: c, Limits: modelLimits(cfg), Pool: cfg.MaxPerRoute, Stats: c.Stats, MaxTotal: cfg.MaxTotal}, nil
-}
-
-// buildOkHttp is the okhttp profiles' client with OkHttp's defaults and r, the rules of its
-// release (3.13, 3.2 or 3.14).
-func buildOkHttp(s Spec, r rules.Rules) (Built, error) {
-	cfg := client.Config{
-		ConnectTimeout: or(s.ConnectTimeout, 10*time.Second),
-		ReadTimeout:    or(s.ReadTimeout, 10*time.Second),
-		WriteTimeout:   10 * time.Second,
-		Deadline:       s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		IdleTimeout: or(s.IdleTimeout, 5*time.Minute),
-		Rules:       r,
-		Resolver:    s.Resolver,
-		Follow:      s.Follow, TLS: s.TLS,
-	}
-	// RealConnection.connectSocket sets the read timeout on the socket before the handshake.
-	cfg.TLSHandshakeTimeout = cfg.ReadTimeout
-	c, err := client.New(cfg)
-	if err != nil {
-		return Built{}, err
-	}
-	l := modelLimits(cfg)
-	l.TLSHandshakeTimeout = 0 // OkHttp has no such setting: the model's rule is its read timeout
-	return Built{C: c, Limits: l, Stats: c.Stats}, nil
-}
-
-// The JDK's and HttpClient 4.5's defaults that the profiles build on.
-const (
-	// jdkKeepAlive is the JDK 17 HttpClient's idle timeout: ConnectionPool.KEEP_ALIVE,
-	// jdk.httpclient.keepalive.timeout, 1200 s (JDK 25: 30 s).
-	jdkKeepAlive = 1200 * time.Second
-	// urlConnectionKeepAlive is HttpURLConnection's idle timeout when the server sends no
-	// Keep-Alive header: KeepAliveCache, keepAliveTimeout 5 s.
-	urlConnectionKeepAlive = 5 * time.Second
-	// HC4PerRoute and hc4Total are PoolingHttpClientConnectionManager's defaults (httpclient 4.5).
-	HC4PerRoute, hc4Total = 2, 20
-)
-
-// buildJDK is the jdk profile: no pool limit and no lease; spec.ReadTimeout is
-// HttpRequest.timeout(), which runs from the send, connect included, to the response head;
-// connectTimeout is not set by default; the pool watches idle connections for their end (as
-// net/http's read loop does); a GET or HEAD whose connection ends before any response byte is
-// sent once more.
-func buildJDK(s Spec, r rules.Rules) (Built, error) {
-	cfg := client.Config{
-		ConnectTimeout: s.ConnectTimeout, HeadTimeout: s.ReadTimeout,
-		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		IdleTimeout: or(s.IdleTimeout, jdkKeepAlive), Rules: r, Resolver: s.Resolver, TLS: s.TLS,
-	}
-	return buildLabrun(cfg, 0)
-}
-
-// buildURLConnection is the urlconnection profile: no pool limit, connect and read timeouts
-// not set by default, the read timeout per read, no check of a pooled connection before it is
-// used, and the one re-send of sun.net.www.http.HttpClient.parseHTTP.
-func buildURLConnection(s Spec, r rules.Rules) (Built, error) {
-	cfg := client.Config{
-		ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
-		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		IdleTimeout:             or(s.IdleTimeout, urlConnectionKeepAlive),
-		ValidateAfterInactivity: client.NoValidation, Rules: r, Resolver: s.Resolver,
-		// NetworkClient.doConnect sets the read timeout on the socket before the handshake.
-		TLS: s.TLS, TLSHandshakeTimeout: s.ReadTimeout,
-	}
-	b, err := buildLabrun(cfg, 0)
-	b.Limits.TLSHandshakeTimeout = 0 // no such setting: the model's rule is the read timeout
-	return b, err
-}
-
-// buildHC4 is the hc4 profile: HttpClient 5's pool with 4.5's sizes, no lease or connect
-// timeout by default (-1: infinite and the system's), validateAfterInactivity 2 s and
-// DefaultHttpRequestRetryHandler, both on in HttpClients.createDefault().
-func buildHC4(s Spec, r rules.Rules) (Built, error) {
-	cfg := client.Config{
-		MaxPerRoute: or(s.Pool, HC4PerRoute), MaxTotal: or(s.MaxTotal, max(hc4Total, s.Pool)),
-		LeaseTimeout: s.LeaseTimeout, ConnectTimeout: s.ConnectTimeout, ReadTimeout: s.ReadTimeout,
-		Deadline: s.Deadline, Retries: s.Retries, Backoff: s.Backoff,
-		TimeToLive: s.TimeToLive, IdleTimeout: s.IdleTimeout,
-		ValidateAfterInactivity: or(s.ValidateAfterInactivity, model.HC4ValidateAfterInactivity),
-		Rules:                   r, Resolver: s.Resolver,
-		// SSLConnectionSocketFactory.connectSocket makes the connect timeout the handshake's
-		// socket timeout when SocketConfig sets none.
-		TLS: s.TLS, TLSHandshakeTimeout: or(s.TLSHandshakeTimeout, s.ConnectTimeout),
-	}
-	b, err := buildLabrun(cfg, cfg.MaxPerRoute)
-	b.Limits.TLSHandshakeTimeout = s.TLSHandshakeTimeout // SocketConfig soTimeout; the model derives the rest
-	return b, err
-}
-
-// buildLabrun builds labrun's client for cfg, whose pool bounds pool connections per route
-// (0: none).
-func buildLabrun(cfg client.Config, pool int) (Built, error) {
-	c, err := client.New(cfg)
-	if err != nil {
-		return Built{}, err
-	}
-	return Built{C: c, Limits: modelLimits(cfg), Pool: pool, Stats: c.Stats, MaxTotal: cfg.MaxTotal}, nil
 }
 
 // buildGo is the go profile: net/http's Client and Transport with the nearest settings.
@@ -342,8 +220,7 @@ func buildGo(s Spec, _ rules.Rules) (Built, error) {
 	return Built{C: g, Limits: l, Pool: s.Pool}, nil
 }
 
-// modelLimits converts labrun's client configuration to the model's limits; build adds the
-// profile's rules.
+// modelLimits converts labrun's client configuration to the model's limits, but the rules.
 func modelLimits(cfg client.Config) model.Limits {
 	return model.Limits{
 		LeaseTimeout:   cfg.LeaseTimeout,

@@ -23,12 +23,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The helpers of the jobs: the server host's HTTP server, calls through labrun's clients
-// and net/http, raw connections whose TCP state the jobs read.
-
-// serverHost is what the jobs on a pair do first: check the input, set the client namespace's
-// tcp_retries2, build the pair and start the server host's HTTP server. stop closes the server
-// and the pair.
+// serverHost checks the input, sets the client namespace's tcp_retries2, builds the pair and
+// starts the server host's HTTP server; stop closes both.
 func serverHost(ctx context.Context, check func() error, retries2 int) (*netns.Pair, *server, func(), error) {
 	if err := check(); err != nil {
 		return nil, nil, nil, err
@@ -48,12 +44,11 @@ func serverHost(ctx context.Context, check func() error, retries2 int) (*netns.P
 	return p, srv, func() { srv.Close(); p.Close() }, nil
 }
 
-// server is the server host's HTTP server, HTTP/1.1 and h2c: GET or POST / answers "ok";
-// /close answers "bye" and closes the connection.
+// server is the server host's HTTP/1.1 and h2c server: / answers "ok", /close "bye" and closes.
 type server struct {
 	http *http.Server
-	addr string // host:port
-	url  string // http://host:port/
+	addr string
+	url  string
 }
 
 func startServer(p *netns.Pair) (*server, error) {
@@ -70,29 +65,25 @@ func startServer(p *netns.Pair) (*server, error) {
 		w.Header().Set("Connection", "close")
 		_, _ = io.WriteString(w, "bye")
 	})
-	// HTTP/1.1, and HTTP/2 over TCP for the clients that start with its preface (h2c with
-	// prior knowledge): the HTTP/1 clients are served exactly as before.
+	// HTTP/1.1, and h2c with prior knowledge for clients starting with its preface.
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	protos.SetUnencryptedHTTP2(true)
 	s := &server{http: &http.Server{Handler: mux, Protocols: &protos}, addr: l.Addr().String()}
 	s.url = "http://" + s.addr + "/"
-	go func() { _ = s.http.Serve(l) }() // Serve ends with Close
+	go func() { _ = s.http.Serve(l) }()
 	return s, nil
 }
 
-// Close closes the listener and every connection. The server vanished by then, so nothing it
-// sends reaches the client.
+// Close closes the listener and connections; the server vanished, so the client sees nothing.
 func (s *server) Close() error { return s.http.Close() }
 
-// caller is what call needs of labrun's clients.
 type caller interface {
 	Do(ctx context.Context, req *http.Request) (*client.Result, error)
 }
 
-// call makes one call with a labrun client. A POST carries a one-byte body that cannot be
-// sent again (no GetBody), so nothing replays it; its length is known, so the request still
-// leaves in one segment, as a GET does, and meets the same retransmission timers.
+// call makes one call with a labrun client. A POST's one-byte body has no GetBody, so nothing
+// replays it, and leaves in one segment, as a GET does.
 func call(ctx context.Context, c caller, method, url string) Sample {
 	var body io.Reader
 	if method == http.MethodPost {
@@ -109,7 +100,7 @@ func call(ctx context.Context, c caller, method, url string) Sample {
 	s := Sample{Elapsed: res.Elapsed, Outcome: res.Outcome, Attempts: len(res.Attempts)}
 	if n := len(res.Attempts); n > 0 {
 		s.Phase = res.Attempts[n-1].Phase
-		// An attempt that got past the connect phase without dialling reused a connection.
+		// Past connect without dialling: a reused connection.
 		first := res.Attempts[0]
 		s.Reused = !first.NewConnection && first.Phase != vocab.PhaseConnect && first.Phase != vocab.PhaseLease
 	}
@@ -119,12 +110,11 @@ func call(ctx context.Context, c caller, method, url string) Sample {
 	return s
 }
 
-// transport is a plain net/http Transport that dials with d.
 func transport(d net.Dialer) *http.Transport {
 	return &http.Transport{Proxy: nil, DialContext: d.DialContext, DisableCompression: true}
 }
 
-// roundTrip makes one GET through tr and reports whether it went out on a pooled connection.
+// roundTrip makes one GET through tr and reports whether it reused a pooled connection.
 func roundTrip(ctx context.Context, tr *http.Transport, url string) Sample {
 	var reused bool
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
@@ -150,10 +140,9 @@ type rawConn struct {
 	conn *net.TCPConn
 	br   *bufio.Reader
 	addr string
-	last time.Time // when the last response was read
+	last time.Time // the last response's end
 }
 
-// exchange dials addr with d and makes one GET of path on the connection.
 func exchange(ctx context.Context, d net.Dialer, addr, path string) (*rawConn, error) {
 	c, err := d.DialContext(ctx, "tcp4", addr)
 	if err != nil {
@@ -184,8 +173,8 @@ func (rc *rawConn) requestText(path string) string {
 // Close closes the connection.
 func (rc *rawConn) Close() error { return rc.conn.Close() }
 
-// request writes a GET and waits for the first byte of the answer, at most readTimeout (0: no
-// limit), and reports how it ended and how many times the kernel retransmitted by then.
+// request writes a GET, waits up to readTimeout (0: no limit) for the first byte, and reports
+// how it ended and the kernel's retransmissions by then.
 func (rc *rawConn) request(ctx context.Context, readTimeout time.Duration) (Sample, int) {
 	stop := context.AfterFunc(ctx, func() { _ = rc.conn.SetDeadline(time.Now()) })
 	defer stop()
@@ -208,8 +197,8 @@ func (rc *rawConn) request(ctx context.Context, readTimeout time.Duration) (Samp
 	return s, retrans
 }
 
-// idleRead blocks in a read on the idle connection, as net/http's Transport does on a pooled
-// one, and reports how it ended, timed from the last response byte.
+// idleRead blocks in a read on the idle connection, as net/http does on a pooled one, timed
+// from the last response byte.
 func (rc *rawConn) idleRead(ctx context.Context) Sample {
 	stop := context.AfterFunc(ctx, func() { _ = rc.conn.SetDeadline(time.Now()) })
 	defer stop()
@@ -237,8 +226,8 @@ func waitStale(ctx context.Context, c *net.TCPConn) error {
 	}
 }
 
-// connKernel returns the kernel's timers as the connection has them: its RTO from TCP_INFO,
-// the timer wheel's tick at that RTO and whether a tail-loss probe comes first.
+// connKernel returns the connection's timers: RTO from TCP_INFO, the timer wheel's tick, and
+// whether a tail-loss probe comes first.
 func connKernel(c *net.TCPConn) (model.Kernel, error) {
 	info, err := tcpInfo(c)
 	if err != nil {
@@ -248,7 +237,6 @@ func connKernel(c *net.TCPConn) (model.Kernel, error) {
 	return model.Kernel{Tick: kernelTick(rto), RTO: rto, TLP: tailLossProbe()}, nil
 }
 
-// tcpInfo reads the connection's TCP_INFO.
 func tcpInfo(c *net.TCPConn) (*unix.TCPInfo, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -267,7 +255,7 @@ func tcpInfo(c *net.TCPConn) (*unix.TCPInfo, error) {
 	return info, nil
 }
 
-// keepaliveSettings reads back the socket's TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT.
+// keepaliveSettings reads back TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT.
 func keepaliveSettings(c *net.TCPConn) (idle, interval time.Duration, count int, err error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -288,8 +276,8 @@ func keepaliveSettings(c *net.TCPConn) (idle, interval time.Duration, count int,
 	return time.Duration(i) * time.Second, time.Duration(n) * time.Second, k, nil
 }
 
-// tailLossProbe reports whether the namespace sends a tail loss probe before the first RTO:
-// tcp_early_retrans 3 or 4 with SACK on.
+// tailLossProbe reports whether a tail loss probe precedes the first RTO (tcp_early_retrans 3
+// or 4, with SACK).
 func tailLossProbe() bool {
 	er, err1 := netns.ReadSysctl("net.ipv4.tcp_early_retrans")
 	sack, err2 := netns.ReadSysctl("net.ipv4.tcp_sack")

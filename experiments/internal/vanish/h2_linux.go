@@ -18,8 +18,7 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// http2Job measures HTTP/2 calls through Go's net/http on pooled connections whose peer
-// vanished: with the health check, without it, and with a deadline.
+// http2Job measures net/http HTTP/2 calls on vanished pooled connections.
 func http2Job(ctx context.Context, in HTTP2Input) (HTTP2Result, error) {
 	out := HTTP2Result{Input: in}
 	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
@@ -73,20 +72,20 @@ func http2Job(ctx context.Context, in HTTP2Input) (HTTP2Result, error) {
 	return out, ctx.Err()
 }
 
-// h2Transport is a net/http Transport that speaks HTTP/2 over TCP with prior knowledge (h2c)
-// and nothing else, and remembers the connection it dialled and when it last read a response.
+// h2Transport is an h2c-only net/http Transport that remembers its connections and when it last
+// read a response.
 type h2Transport struct {
 	tr *http.Transport
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex
 	conns []*net.TCPConn
 
-	last  time.Time // when the first call's response ended; set before any other call
-	proto int       // the first response's major protocol version
+	last  time.Time // the first response's end
+	proto int
 }
 
-// newH2Transport returns an h2c-only Transport with the given HTTP/2 settings (nil: none, no
-// health check). Its dialer sends no TCP keepalive: nothing but the calls crosses the link.
+// newH2Transport returns an h2c-only Transport (conf nil: no health check) without TCP
+// keepalive, so nothing but the calls crosses the link.
 func newH2Transport(conf *http.HTTP2Config) *h2Transport {
 	t := &h2Transport{}
 	var protos http.Protocols
@@ -110,25 +109,22 @@ func newH2Transport(conf *http.HTTP2Config) *h2Transport {
 	return t
 }
 
-// CloseIdleConnections closes the Transport's idle connections.
+// CloseIdleConnections closes the idle connections.
 func (t *h2Transport) CloseIdleConnections() { t.tr.CloseIdleConnections() }
 
-// conn is the first connection the Transport dialled.
 func (t *h2Transport) conn() *net.TCPConn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.conns[0]
 }
 
-// dialled is how many connections the Transport dialled.
 func (t *h2Transport) dialled() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.conns)
 }
 
-// first makes the exchange that leaves one HTTP/2 connection in the pool, and checks that it
-// spoke HTTP/2.
+// first makes the exchange that pools one connection, and checks it spoke HTTP/2.
 func (t *h2Transport) first(ctx context.Context, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -150,7 +146,7 @@ func (t *h2Transport) first(ctx context.Context, url string) error {
 	return nil
 }
 
-// call makes one GET, with a deadline when deadline > 0, and reports how it ended.
+// call makes one GET, with a deadline when positive.
 func (t *h2Transport) call(ctx context.Context, url string, deadline time.Duration) HTTP2Sample {
 	start := time.Now()
 	s := HTTP2Sample{Idle: start.Sub(t.last), HTTP2: t.proto == 2}
@@ -183,17 +179,15 @@ func (t *h2Transport) call(ctx context.Context, url string, deadline time.Durati
 	return s
 }
 
-// quietFor is how long a connection must have sent nothing new, all of it acknowledged, for
-// quiet to call it idle; quietWait bounds the wait.
+// quietFor is how long a connection must have sent nothing unacknowledged to count as idle;
+// quietWait bounds the wait.
 const (
 	quietFor  = 20 * time.Millisecond
 	quietWait = 2 * time.Second
 )
 
-// quiet waits until c has nothing in flight and has sent nothing for quietFor. An HTTP/2
-// client may still write a frame just after it has read the response (a SETTINGS
-// acknowledgement, say); if the peer vanished before acknowledging that segment, its
-// retransmissions would start before the measured call and end it early.
+// quiet waits until c has nothing in flight for quietFor: a late frame (a SETTINGS ACK) the
+// vanished peer never acknowledged would start retransmissions before the measured call.
 func quiet(ctx context.Context, c *net.TCPConn) error {
 	deadline := time.Now().Add(quietWait)
 	var segs uint32

@@ -28,12 +28,11 @@ func Jobs() netns.Jobs {
 	}
 }
 
-// closeWait bounds how long a job waits for the FIN of a connection the server closed before
-// the peer vanishes. It arrives in microseconds over the veth.
+// closeWait bounds the wait for the FIN of a connection the server closed.
 const closeWait = 2 * time.Second
 
-// hostDown measures connects to a server that vanished: with the socket's TCP_SYNCNT, with the
-// namespace's tcp_syn_retries through labrun's client, and with connect timeouts.
+// hostDown measures connects to a vanished server: TCP_SYNCNT, tcp_syn_retries through
+// labrun's client, and connect timeouts.
 func hostDown(ctx context.Context, in HostDownInput) (HostDownResult, error) {
 	out := HostDownResult{Input: in}
 	if err := in.Check(); err != nil {
@@ -42,7 +41,7 @@ func hostDown(ctx context.Context, in HostDownInput) (HostDownResult, error) {
 	if err := setSysctls(map[string]int{"net.ipv4.tcp_syn_retries": in.SYNRetries}); err != nil {
 		return out, err
 	}
-	// Kernels before 6.5 have no linear timeouts, which is what 0 asks for.
+	// Before Linux 6.5 there are no linear timeouts, as 0 asks.
 	if _, err := netns.ReadSysctl("net.ipv4.tcp_syn_linear_timeouts"); err == nil || in.LinearTimeouts != 0 {
 		if err := setSysctls(map[string]int{"net.ipv4.tcp_syn_linear_timeouts": in.LinearTimeouts}); err != nil {
 			return out, err
@@ -81,7 +80,6 @@ func hostDown(ctx context.Context, in HostDownInput) (HostDownResult, error) {
 	return out, ctx.Err()
 }
 
-// dropped measures calls on pooled connections whose peer vanished.
 func dropped(ctx context.Context, in DroppedInput) (DroppedResult, error) {
 	out := DroppedResult{Input: in}
 	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
@@ -147,10 +145,8 @@ func dropped(ctx context.Context, in DroppedInput) (DroppedResult, error) {
 	return out, ctx.Err()
 }
 
-// warmClients makes the dropped job's clients, each with one exchange done on its pooled
-// connection before the peer vanishes: labrun's client for a GET, a POST, one with the read
-// timeout and one with the deadline, and Go's own. The caller closes those it gets, also on
-// an error.
+// warmClients makes the dropped job's clients, each with one exchange on its pooled connection;
+// the caller closes those it gets, also on an error.
 func warmClients(ctx context.Context, in DroppedInput, url string) ([]*client.Client, *client.GoClient, error) {
 	cfg := client.Config{ConnectTimeout: in.ConnectTimeout}
 	get, post, rt, dl := cfg, cfg, cfg, cfg
@@ -176,7 +172,6 @@ func warmClients(ctx context.Context, in DroppedInput, url string) ([]*client.Cl
 	return clients, gc, nil
 }
 
-// keepalive measures TCP keepalive on idle connections whose peer vanished.
 func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) {
 	out := KeepaliveResult{Input: in}
 	p, srv, stop, err := serverHost(ctx, in.Check, in.Retries2)
@@ -195,7 +190,7 @@ func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) 
 			return out, fmt.Errorf("first call before the peer vanished: %s", s.Err)
 		}
 	}
-	start := time.Now() // the last exchange of the pooled connections
+	start := time.Now()
 	raw, err := exchange(ctx, net.Dialer{KeepAliveConfig: ka}, srv.addr, "/")
 	if err != nil {
 		return out, err
@@ -227,7 +222,6 @@ func keepalive(ctx context.Context, in KeepaliveInput) (KeepaliveResult, error) 
 	return out, ctx.Err()
 }
 
-// setSysctls sets integer sysctls of the job's namespace.
 func setSysctls(values map[string]int) error {
 	for name, v := range values {
 		if err := netns.SetSysctl(name, strconv.Itoa(v)); err != nil {
@@ -237,7 +231,6 @@ func setSysctls(values map[string]int) error {
 	return nil
 }
 
-// parallel runs fs concurrently and waits for all of them.
 func parallel(fs ...func()) {
 	var wg sync.WaitGroup
 	for _, f := range fs {

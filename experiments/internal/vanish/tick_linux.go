@@ -14,14 +14,11 @@ import (
 	"github.com/labrun/labrun/internal/netns"
 )
 
-// maxTick is the longest jiffy Linux has (HZ = 100).
+// maxTick is Linux's longest jiffy (HZ = 100).
 const maxTick = 10 * time.Millisecond
 
-// kernelTick returns the kernel's jiffy, 1/CONFIG_HZ, from /proc/config.gz when the kernel
-// exposes its configuration. Otherwise it infers it from a connection's RTO on a path whose
-// round trip is far below a jiffy (a veth): the RTO is TCP_RTO_MIN plus that round trip,
-// rounded up to a whole jiffy, so one jiffy above TCP_RTO_MIN. It returns 0 when neither
-// works, and the model then lets timers fire on time.
+// kernelTick returns the jiffy, 1/CONFIG_HZ, from /proc/config.gz, else inferred from rto on a
+// veth (TCP_RTO_MIN plus a tiny round trip, rounded up to a jiffy); 0 when neither works.
 func kernelTick(rto time.Duration) time.Duration {
 	if hz := configHZ(); hz > 0 {
 		return time.Second / time.Duration(hz)
@@ -32,7 +29,6 @@ func kernelTick(rto time.Duration) time.Duration {
 	return 0
 }
 
-// configHZ reads CONFIG_HZ from /proc/config.gz, 0 if it cannot.
 func configHZ() int {
 	f, err := os.Open("/proc/config.gz")
 	if err != nil {
@@ -57,9 +53,8 @@ func configHZ() int {
 	return 0
 }
 
-// HostKernel returns the calling namespace's SYN rules, for DialDown's expected give-up
-// times: its jiffy (0 when it cannot tell) and its net.ipv4.tcp_syn_linear_timeouts (0 before
-// Linux 6.5, which has none). It reads and changes nothing else.
+// HostKernel returns the calling namespace's SYN rules for DialDown: its jiffy (0: unknown)
+// and tcp_syn_linear_timeouts (0 before Linux 6.5).
 func HostKernel() model.Kernel {
 	k := model.Kernel{Tick: kernelTick(0)}
 	if v, err := netns.ReadSysctl("net.ipv4.tcp_syn_linear_timeouts"); err == nil {

@@ -1,17 +1,8 @@
-// Package vanish measures what HTTP clients see when the peer vanishes (docs/vanish.md): a host that is down (SYNs unanswered), a pooled connection whose peer went away
-// silently (no FIN, no RST), a stale check on that connection, TCP keepalive on it, and Go's
-// HTTP/2 health check on it, all with the kernel's timers scaled down to seconds.
-//
-// Each measurement is a job that runs in a namespace child (package netns): the child's own
-// network namespace is the client host with its own tcp_retries2 and tcp_syn_retries, a second
-// namespace is the server host, and the server vanishes when its end of the veth pair goes
-// down. HostDown, Dropped, Keepalive and HTTP2 run one job each and return what it measured;
-// the binary must dispatch Jobs() with netns.MaybeChild. DialDown measures a connect to a host that
-// is down from the calling namespace, with a socket's own SYN count, and needs no namespace.
-//
-// A job runs its calls concurrently, on separate connections over the same vanished link, and
-// each job finishes well within 15 s with its default input. Every result carries the
-// kernel's parameters as a model.Kernel, so that the expected values come from the model.
+// Package vanish measures what HTTP clients see when the peer vanishes (docs/vanish.md): a host
+// that is down, a pooled connection whose peer went away silently, a stale check and TCP
+// keepalive on it, and Go's HTTP/2 health check, with the kernel's timers scaled to seconds.
+// Jobs run in a namespace child (dispatch Jobs() with netns.MaybeChild) whose server host
+// vanishes when its veth goes down; results carry the kernel's parameters (model.Kernel).
 package vanish
 
 import (
@@ -25,25 +16,20 @@ import (
 	"github.com/labrun/labrun/internal/vocab"
 )
 
-// The jobs' names, as Jobs() lists them.
 const (
 	JobHostDown  = "vanish.host-down"
 	JobDropped   = "vanish.dropped"
 	JobKeepalive = "vanish.keepalive"
 )
 
-// Limits that keep every job well under 15 s: the kernel's timers are scaled down only as far
-// as these counts allow.
+// Limits that keep every job well under 15 s.
 const (
-	// MaxSYNRetries gives up a connect after 7 s.
 	MaxSYNRetries = 2
-	// MaxRetries2 gives up a request after about 6.8 s on a veth at HZ = 250 (rarely 13.3 s
-	// for 4, when the timer wheel is early enough to miss the budget: see model.Kernel).
+	// MaxRetries2 gives up a request after about 6.8 s on a veth at HZ = 250 (docs/vanish.md).
 	MaxRetries2 = 4
-	// MaxWait bounds every timeout, deadline and pause of a job's input.
+	// MaxWait bounds every timeout, deadline and pause of an input.
 	MaxWait = 5 * time.Second
-	// MaxKeepalive bounds the keepalive give-up time of a job's input, in the kernel's
-	// whole seconds.
+	// MaxKeepalive bounds an input's keepalive give-up time.
 	MaxKeepalive = 6 * time.Second
 )
 
@@ -59,43 +45,30 @@ func checkWaits(waits map[string]time.Duration) error {
 
 // Sample is one measured call, dial or read.
 type Sample struct {
-	// Elapsed is how long it took, from its start to its end.
 	Elapsed time.Duration `json:"elapsed"`
-	// Outcome is how it ended. The kernel giving up is vocab.Failed, as for any measured
-	// call; KernelTimeout tells it apart.
+	// Outcome is vocab.Failed when the kernel gave up; KernelTimeout tells it apart.
 	Outcome vocab.Outcome `json:"outcome"`
-	// Phase is where a client call ended; empty for a dial or a read.
-	Phase vocab.Phase `json:"phase,omitempty"`
-	// KernelTimeout means the kernel gave up on the connection (ETIMEDOUT): unanswered SYNs,
-	// retransmissions or keepalive probes.
+	Phase   vocab.Phase   `json:"phase,omitempty"`
+	// KernelTimeout: the kernel gave up (ETIMEDOUT).
 	KernelTimeout bool `json:"kernelTimeout,omitempty"`
-	// Attempts is how many attempts a client call made. net/http's Transport replays a GET
-	// on a new connection by itself when a pooled one fails before any response byte: that
-	// stays inside one attempt.
+	// Attempts counts a client call's attempts; net/http's own replay stays inside one.
 	Attempts int `json:"attempts,omitempty"`
-	// Reused means the call went out on a pooled connection (its first attempt did).
-	Reused bool `json:"reused,omitempty"`
-	// Err is the error the client saw, "" on success.
-	Err string `json:"err,omitempty"`
+	// Reused: the first attempt reused a pooled connection.
+	Reused bool   `json:"reused,omitempty"`
+	Err    string `json:"err,omitempty"`
 }
 
-// HostDownInput configures the host-down job: every connect goes to the server address after
-// the server vanished, so its SYNs go unanswered.
+// HostDownInput configures the host-down job: connects to the vanished server.
 type HostDownInput struct {
-	// SYNRetries is both the dial's TCP_SYNCNT and the namespace's tcp_syn_retries (for the
-	// client, whose dialer has no socket options): 1..MaxSYNRetries.
+	// SYNRetries is TCP_SYNCNT and tcp_syn_retries, 1..MaxSYNRetries.
 	SYNRetries int `json:"synRetries"`
-	// LinearTimeouts is the namespace's tcp_syn_linear_timeouts (Linux 6.5 and later, 4 by
-	// default there): that many SYN retransmissions at a fixed 1 s before the exponential
-	// ones. 0 is the documented schedule, 1+2+4... s, and the only value older kernels take.
-	// For 1 or 2 retries it changes nothing: the time budget ends the connect first.
-	LinearTimeouts int `json:"linearTimeouts"`
-	// ConnectTimeout is the connect timeout of the timed dial and the timed client call.
+	// LinearTimeouts is tcp_syn_linear_timeouts (Linux 6.5+): SYN retransmissions at a fixed 1 s
+	// first; 0 is the documented schedule. For 1 or 2 retries it changes nothing.
+	LinearTimeouts int           `json:"linearTimeouts"`
 	ConnectTimeout time.Duration `json:"connectTimeout"`
 }
 
-// DefaultHostDown is the documented host-down row at reduced scale: 1 SYN retry on the
-// documented schedule (3 s), a connect timeout of 1 s.
+// DefaultHostDown is the host-down row at reduced scale.
 func DefaultHostDown() HostDownInput {
 	return HostDownInput{SYNRetries: 1, ConnectTimeout: time.Second}
 }
@@ -116,38 +89,30 @@ func (in HostDownInput) Check() error {
 // HostDownResult is what the host-down job measured.
 type HostDownResult struct {
 	Input HostDownInput `json:"input"`
-	// Kernel holds the namespace's SYN rules: Kernel.SYNGiveUp(SYNRetries) is the expected
-	// give-up time.
+	// Kernel holds the SYN rules; Kernel.SYNGiveUp(SYNRetries) is the expected give-up.
 	Kernel model.Kernel `json:"kernel"`
-	// Dial is a net.Dialer with TCP_SYNCNT and no timeout: it ends when the kernel gives up.
-	Dial Sample `json:"dial"`
-	// DialTimeout is a net.Dialer with the connect timeout.
+	// Dial has TCP_SYNCNT and no timeout; DialTimeout has the connect timeout.
+	Dial        Sample `json:"dial"`
 	DialTimeout Sample `json:"dialTimeout"`
-	// Client is labrun's client with no connect timeout: the namespace's tcp_syn_retries
-	// decides.
-	Client Sample `json:"client"`
-	// ClientTimeout is labrun's client with the connect timeout.
+	// Client is labrun's client without connect timeout; ClientTimeout with it.
+	Client        Sample `json:"client"`
 	ClientTimeout Sample `json:"clientTimeout"`
 }
 
-// DroppedInput configures the dropped-connection job: calls on pooled connections whose peer
-// vanished after one successful exchange each.
+// DroppedInput configures the dropped-connection job: pooled connections that carried one
+// exchange before their peer vanished.
 type DroppedInput struct {
-	// Retries2 is the namespace's tcp_retries2, 0..MaxRetries2.
 	Retries2 int `json:"retries2"`
-	// ReadTimeout is the read timeout of the read-timeout call and of the call after the
-	// stale check; Deadline the whole-call deadline of the deadline call.
+	// ReadTimeout and Deadline bound the calls that have them.
 	ReadTimeout time.Duration `json:"readTimeout"`
 	Deadline    time.Duration `json:"deadline"`
-	// ConnectTimeout bounds the new connection a client opens when it replays a GET after
-	// the kernel gave up on the pooled one: the server is gone, so that connect hangs.
+	// ConnectTimeout bounds the connect of a GET replayed after the kernel gave up.
 	ConnectTimeout time.Duration `json:"connectTimeout"`
-	// Inactivity is how long the connections sit idle after the peer vanished, before the
-	// calls and the stale check (HttpClient 5's validateAfterInactivity, scaled down).
+	// Inactivity is the idle time before the calls (validateAfterInactivity, scaled down).
 	Inactivity time.Duration `json:"inactivity"`
 }
 
-// DefaultDropped is the documented dropped-connection row at reduced scale.
+// DefaultDropped is the dropped-connection row at reduced scale.
 func DefaultDropped() DroppedInput {
 	return DroppedInput{Retries2: 3, ReadTimeout: 250 * time.Millisecond, Deadline: time.Second,
 		ConnectTimeout: time.Second, Inactivity: 300 * time.Millisecond}
@@ -166,70 +131,53 @@ func (in DroppedInput) Check() error {
 		"connect timeout": in.ConnectTimeout, "inactivity": in.Inactivity})
 }
 
-// DroppedResult is what the dropped-connection job measured. Every call starts after
-// Inactivity on a connection that carried one exchange before the peer vanished.
+// DroppedResult is what the dropped-connection job measured.
 type DroppedResult struct {
 	Input DroppedInput `json:"input"`
-	// Kernel holds the connection's timers: Kernel.DataGiveUp(Retries2) is the expected
-	// give-up time of Raw.
+	// Kernel holds the timers; Kernel.DataGiveUp(Retries2) is Raw's expected time.
 	Kernel model.Kernel `json:"kernel"`
-	// Raw is a request written on a plain connection and a blocking read with no deadline:
-	// it ends when the kernel gives up. Retransmissions is how many times the kernel sent the
-	// request again by then (tail loss probe included).
+	// Raw is a request and a read without deadline on a plain connection; Retransmissions counts
+	// the kernel's re-sends.
 	Raw             Sample `json:"raw"`
 	Retransmissions int    `json:"retransmissions"`
-	// Client is labrun's client, GET, no read timeout. When the kernel gives up, net/http's
-	// Transport replays the GET on a new connection (the call stays one attempt), which hangs
-	// in connect until ConnectTimeout.
+	// Client is labrun's GET without read timeout: net/http replays it after the kernel gives up,
+	// which hangs in connect until ConnectTimeout.
 	Client Sample `json:"client"`
-	// ClientPost is the same with a POST whose body cannot be sent again: nothing is
-	// replayed, and the kernel's error reaches the caller.
-	ClientPost Sample `json:"clientPost"`
-	// ReadTimeout is labrun's client with the read timeout; Deadline with the deadline.
+	// ClientPost's body cannot be re-sent: the kernel's error reaches the caller.
+	ClientPost  Sample `json:"clientPost"`
 	ReadTimeout Sample `json:"readTimeout"`
 	Deadline    Sample `json:"deadline"`
-	// Go is Go's net/http (client.NewGo) with DialTimeout = ConnectTimeout and no other
-	// limit: it replays the GET too.
-	Go Sample `json:"go"`
-	// Stale is pit 6's advice held against itself.
+	// Go is net/http (client.NewGo) with DialTimeout only: it replays the GET too.
+	Go    Sample      `json:"go"`
 	Stale StaleResult `json:"stale"`
 }
 
-// StaleResult is HttpClient 5's stale check (validateAfterInactivity) on a connection the
-// server closed and on one whose peer vanished.
+// StaleResult is HttpClient 5's stale check on a closed and on a vanished connection.
 type StaleResult struct {
-	// ClosedHealthy is the check on a connection the server closed (FIN) before the peer
-	// vanished: false, the check sees the FIN.
+	// ClosedHealthy is false: the check sees the FIN.
 	ClosedHealthy bool   `json:"closedHealthy"`
 	ClosedReason  string `json:"closedReason,omitempty"`
-	// VanishedHealthy is the check on the connection whose peer vanished: true, there is
-	// nothing to see.
+	// VanishedHealthy is true: there is nothing to see.
 	VanishedHealthy bool   `json:"vanishedHealthy"`
 	VanishedReason  string `json:"vanishedReason,omitempty"`
-	// After is the request sent on the vanished connection once the check passed, with the
-	// read timeout: only the read timeout ends it.
+	// After is a request on the vanished connection after the check: only the read timeout ends it.
 	After Sample `json:"after"`
 }
 
-// KeepaliveInput configures the keepalive job: idle pooled connections whose peer vanished
-// right after their exchange.
+// KeepaliveInput configures the keepalive job: idle pooled connections whose peer vanished.
 type KeepaliveInput struct {
-	// Idle, Interval and Count are the keepalive settings (net.KeepAliveConfig). The kernel
-	// counts Idle and Interval in whole seconds and Go rounds them up: 200 ms is 1 s.
+	// Idle, Interval and Count are net.KeepAliveConfig's, in whole seconds rounded up.
 	Idle     time.Duration `json:"idle"`
 	Interval time.Duration `json:"interval"`
 	Count    int           `json:"count"`
-	// Retries2 is the namespace's tcp_retries2: it decides the call on the connection with no
-	// keepalive, and plays no part in keepalive.
-	Retries2 int `json:"retries2"`
-	// ConnectTimeout bounds the connects to the vanished server.
+	// Retries2 is tcp_retries2, for the call without keepalive.
+	Retries2       int           `json:"retries2"`
 	ConnectTimeout time.Duration `json:"connectTimeout"`
-	// NextCall is when the next call starts, after the exchange; 0 means half a second after
-	// the expected keepalive give-up (model.KeepaliveGiveUp).
+	// NextCall is when the next call starts after the exchange; 0: NextCallAt's default.
 	NextCall time.Duration `json:"nextCall"`
 }
 
-// DefaultKeepalive is the keepalive row at reduced scale: 1 s idle, 1 s between 3 probes.
+// DefaultKeepalive is the keepalive row at reduced scale.
 func DefaultKeepalive() KeepaliveInput {
 	return KeepaliveInput{Idle: time.Second, Interval: time.Second, Count: 3, Retries2: 2, ConnectTimeout: time.Second}
 }
@@ -252,8 +200,7 @@ func (in KeepaliveInput) Check() error {
 	return checkWaits(map[string]time.Duration{"connect timeout": in.ConnectTimeout})
 }
 
-// NextCallAt is when the next call starts, from the last exchange: NextCall, or half a second
-// after the expected keepalive give-up.
+// NextCallAt is NextCall, or half a second after the expected keepalive give-up.
 func (in KeepaliveInput) NextCallAt() time.Duration {
 	if in.NextCall > 0 {
 		return in.NextCall
@@ -264,24 +211,19 @@ func (in KeepaliveInput) NextCallAt() time.Duration {
 // KeepaliveResult is what the keepalive job measured.
 type KeepaliveResult struct {
 	Input KeepaliveInput `json:"input"`
-	// Idle, Interval and Count are the settings the socket holds (read back from it).
+	// Idle, Interval and Count are read back from the socket.
 	Idle     time.Duration `json:"idle"`
 	Interval time.Duration `json:"interval"`
 	Count    int           `json:"count"`
-	// Kernel holds the timers: Kernel.KeepaliveGiveUp(Idle, Interval, Count) is the expected
-	// Killed.Elapsed, and Kernel.DataGiveUp(Retries2) the wait of NoKeepalive on the dead
-	// connection (its RTO is the keepalive connection's, on the same path).
+	// Kernel holds the timers: KeepaliveGiveUp(Idle, Interval, Count) is Killed's expected time,
+	// DataGiveUp(Retries2) NoKeepalive's wait.
 	Kernel model.Kernel `json:"kernel"`
-	// Killed is a blocking read on the idle connection, as net/http's Transport keeps on each
-	// pooled connection, from the last byte received: it ends when keepalive gives up.
+	// Killed is a blocking read on the idle connection from the last byte, ended by keepalive.
 	Killed Sample `json:"killed"`
-	// NextCall is a GET through net/http with the keepalive settings, at Input.NextCall after
-	// the exchange: keepalive has removed the dead connection from the pool, so the call
-	// dials (and the server being gone, fails at the connect timeout).
+	// NextCall is a GET with keepalive at NextCallAt: it dials, as keepalive dropped the dead
+	// connection, and fails at the connect timeout.
 	NextCall Sample `json:"nextCall"`
-	// NoKeepalive is the same call through a Transport with keepalive off: it goes out on the
-	// dead connection, waits until tcp_retries2 gives up, then the Transport replays it on a
-	// new connection.
+	// NoKeepalive waits on the dead connection until tcp_retries2 gives up; net/http replays it.
 	NoKeepalive Sample `json:"noKeepalive"`
 }
 

@@ -10,13 +10,13 @@ import (
 	"github.com/labrun/labrun/internal/netns"
 )
 
-// Jobs returns no job: the jobs need Linux.
+// Jobs returns no job: they need Linux.
 func Jobs() netns.Jobs { return netns.Jobs{} }
 
-// StaleCheck reports an error: the check is written for Linux.
+// StaleCheck fails: it is written for Linux.
 func StaleCheck(c syscall.Conn) (healthy bool, reason error) {
 	return false, errors.New("stale check: needs Linux")
 }
 
-// HostKernel returns the documented SYN rules: the kernel's own are Linux's.
+// HostKernel returns the documented SYN rules.
 func HostKernel() model.Kernel { return model.Kernel{} }
