@@ -9,10 +9,11 @@ LDFLAGS := -X github.com/labrun/labrun/internal/cli.commit=$(COMMIT)
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" . all
 
-## test: the fast tier: vet, then the tests that answer at once (go test -short), about a minute warm
+## test: the fast tier: vet, then the tests that answer at once (go test -short), two packages a
+## CPU at once (their tests mostly wait on timers), under a minute warm
 test:
 	$(GO) vet ./...
-	$(GO) test -short ./...
+	$(GO) test -short -p $$(( 2 * $$(nproc) )) ./...
 
 ## conformance: the second tier: every test, the real libraries, namespaces, whole experiments,
 ## probes and soaks included, one package at a time so that timing tests do not load each other
@@ -49,11 +50,11 @@ docs:
 
 ## probes: every shipped probe (examples/probes) against the model, and docs/clients.md checked
 probes:
-	$(GO) test -count=1 -timeout 30m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped
+	$(GO) test -count=1 -timeout 30m -parallel 64 -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped
 
 ## clients: measure every shipped probe and rewrite docs/clients.md
 clients:
-	$(GO) test -count=1 -timeout 30m -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped -update-clients
+	$(GO) test -count=1 -timeout 30m -parallel 64 -run '^(TestShippedProbes|TestShippedGRPCProbes)$$' ./probe/ -shipped -update-clients
 
 ## build: a labrun binary in the working directory
 build:

@@ -169,7 +169,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Result, error) {
 		if c.resend(cur, a, rs) {
 			continue
 		}
-		if retries >= c.cfg.Retries || !replayable(cur) {
+		if retries >= c.cfg.Retries+min(len(regressRetries), 1) || !replayable(cur) {
 			return res, a.Err
 		}
 		retries, rs = retries+1, c.newResend()

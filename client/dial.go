@@ -99,9 +99,18 @@ func (c *Client) connectAddrs(ctx context.Context, st *attemptState, network str
 
 var errConnectAlarm = errors.New("connect timeout (alarm)")
 
+// regressDial and regressRetries are deliberate regressions for the gate's teeth test
+// (docs/ci.md), set only at link time (-X): a duration added to every dial, and one retry
+// more per call when set.
+var regressDial, regressRetries string
+
 // dialOne dials addr with d; an alarm cancels the dial on time (the Dialer's timer may be 1 ms
 // late, package clock) with the same timeout error.
 func dialOne(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	if regressDial != "" {
+		extra, _ := time.ParseDuration(regressDial)
+		time.Sleep(extra)
+	}
 	if d.Timeout <= 0 {
 		return d.DialContext(ctx, network, addr)
 	}

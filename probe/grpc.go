@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,10 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/runner"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -121,6 +125,8 @@ type GRPC struct {
 	// maxAttempts (0 or 1: no retry policy).
 	Deadline    time.Duration
 	MaxAttempts int
+
+	gate *runner.Gate // admits the scenarios; nil: one of the probe's own
 }
 
 // NewGRPC returns a gRPC probe of cmd at gRPC's defaults.
@@ -181,8 +187,8 @@ func (g *GRPC) scenarios() ([]grpcScenario, error) {
 	return out, nil
 }
 
-// Run implements experiments.Experiment: one scenario after another, each with a server of
-// its own.
+// Run implements experiments.Experiment: the scenarios side by side as the machine allows
+// (runner.Gate), the longest first, each with a server of its own.
 func (g *GRPC) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
 	if err := g.Check(); err != nil {
 		return results.Run{}, err
@@ -191,22 +197,46 @@ func (g *GRPC) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 	run := results.Run{Experiment: Name, Title: g.Info().Title, Client: "grpc",
 		Config: []results.Param{{Name: "command", Value: strings.Join(g.Command.Args, " ")},
 			{Name: "deadline", Value: g.Deadline.String()}, {Name: "max-attempts", Value: fmt.Sprint(g.MaxAttempts)}}}
-	for _, sc := range scs {
+	room, done := admission(g.gate)
+	defer done()
+	order := make([]int, len(scs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scs[b].cap, scs[a].cap) })
+	rows := make([][]results.Row, len(scs))
+	eg, gctx := errgroup.WithContext(ctx)
+	for _, i := range order {
+		if !room.Enter(gctx) {
+			break
+		}
+		sc := scs[i]
 		if opt.Progress != nil {
 			opt.Progress(sc.Name+": "+sc.Title, 0)
 		}
-		x, err := g.observe(ctx, sc)
-		if err != nil {
-			return results.Run{}, fmt.Errorf("%s: %w", sc.Name, err)
-		}
-		for _, r := range sc.rows(g, x) {
-			r.Name = sc.Name + ": " + r.Name
-			if len(x.exec.Unsupported) > 0 {
-				r.Skipped = "the command says it cannot do this: " + strings.Join(x.exec.Unsupported, ", ")
+		eg.Go(func() error {
+			defer room.Leave()
+			x, err := g.observe(gctx, sc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sc.Name, err)
 			}
-			run.Rows = append(run.Rows, r)
-		}
+			for _, r := range sc.rows(g, x) {
+				r.Name = sc.Name + ": " + r.Name
+				if len(x.exec.Unsupported) > 0 {
+					r.Skipped = "the command says it cannot do this: " + strings.Join(x.exec.Unsupported, ", ")
+				}
+				rows[i] = append(rows[i], r)
+			}
+			return nil
+		})
 	}
+	if err := eg.Wait(); err != nil {
+		return results.Run{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Run{}, err
+	}
+	run.Rows = slices.Concat(rows...)
 	run.Finish(opt.Tolerance)
 	return run, nil
 }

@@ -1,35 +1,61 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/noise"
+	"github.com/labrun/labrun/internal/runner"
 )
 
-// Running the scenarios one after another, with the status line's count, and the wall-time
-// baseline that the times the server cannot see are approximated with.
-
-// observeAll runs the command against every scenario of p.
+// observeAll runs the command against every scenario of p, side by side as runner.Gate admits
+// them, the longest first; the first error cancels the others.
 func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]observation, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
 	scs, _ := p.scenarios()
-	var obs []observation
+	room, done := admission(p.gate)
+	defer done()
+	order := make([]int, len(scs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lasting(scs[b]), lasting(scs[a])) })
+	obs := make([]observation, len(scs))
+	g, gctx := errgroup.WithContext(ctx)
 	begin := time.Now()
-	for i, sc := range scs {
+	for n, i := range order {
+		if !room.Enter(gctx) {
+			break
+		}
 		if opt.Progress != nil {
-			opt.Progress(progressStep(i, len(scs), time.Since(begin), sc), 0)
+			opt.Progress(progressStep(n, len(scs), time.Since(begin), scs[i]), 0)
 		}
-		o, err := observe(ctx, p.Command, sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.Name, err)
-		}
-		obs = append(obs, o)
+		g.Go(func() error {
+			defer room.Leave()
+			o, err := observe(gctx, p.Command, scs[i])
+			if err != nil {
+				return fmt.Errorf("%s: %w", scs[i].Name, err)
+			}
+			obs[i] = o
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if needsBaseline(obs) {
 		d, err := p.baseline(ctx, opt)
@@ -41,6 +67,30 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 		}
 	}
 	return obs, nil
+}
+
+// admission is g, or a gate of its own whose sentinel done stops.
+func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
+	if g != nil {
+		return g, func() {}
+	}
+	s := noise.Start()
+	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s.Stop
+}
+
+// lasting is how long sc may last: its cap where only the client ends it, else the server's waits.
+func lasting(sc Scenario) time.Duration {
+	if sc.down.Stall || sc.down.HostDown || sc.pre.Fault == model.HandshakeStall || sc.kind == kindLookup {
+		return sc.Cap
+	}
+	return sc.down.Delay + time.Duration(sc.down.Bytes)*sc.down.Every + sc.Pause + sc.pre.LookupDelay +
+		time.Duration(sc.pre.Bytes)*sc.pre.ByteGap + retryAfter(sc.response)
+}
+
+// retryAfter is r's Retry-After in seconds, 0 when absent.
+func retryAfter(r model.Response) time.Duration {
+	n, _ := strconv.Atoi(r.RetryAfter)
+	return time.Duration(n) * time.Second
 }
 
 // needsBaseline reports whether a time the server cannot see (a slow lookup's, an
@@ -68,8 +118,7 @@ func needsBaseline(obs []observation) bool {
 	return false
 }
 
-// baseline runs the command once on an instant answer (the instant scenario, with its cap)
-// and returns its wall time, 0 when the command did not succeed on it.
+// baseline is the command's wall time on the instant scenario, 0 when it did not succeed.
 func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Duration, error) {
 	for i, sc := range Scenarios() {
 		if sc.Name != instantName {
@@ -91,8 +140,7 @@ func (p *Probe) baseline(ctx context.Context, opt experiments.Options) (time.Dur
 // instantName names the scenario whose wall time is the baseline of the approximations.
 const instantName = "instant"
 
-// instantWall is the command's wall time on the instant answer among obs, 0 when it did not
-// run or did not succeed.
+// instantWall is the command's wall time on the instant answer among obs, 0 without one.
 func instantWall(obs []observation) time.Duration {
 	for _, o := range obs {
 		if o.sc.Name == instantName && !o.exec.Killed && o.exec.ExitCode == 0 && o.skipped == "" {
@@ -102,11 +150,9 @@ func instantWall(obs []observation) time.Duration {
 	return 0
 }
 
-// progressStep names scenario i of n for the status line, with the time left when some have
-// run: "scenario 12/31 · about 25 s left · silent: a silent server". The time left is the
-// mean time of the scenarios run so far (elapsed over i) times those left, this one
-// included: the scenarios' times differ (a cap, a lookup in a namespace), so it is an
-// estimate that settles as they run.
+// progressStep names scenario i of n as it starts, with the time left when some have started
+// (the mean time between starts times those left): "scenario 12/31 · about 5 s left · silent:
+// a silent server".
 func progressStep(i, n int, elapsed time.Duration, sc Scenario) string {
 	s := fmt.Sprintf("scenario %d/%d", i+1, n)
 	if i > 0 {

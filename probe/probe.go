@@ -11,6 +11,7 @@ import (
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/runner"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -31,6 +32,7 @@ type Probe struct {
 
 	caps     []time.Duration // by scenario, as Scenarios orders them
 	capScale int             // every cap is multiplied by it (--cap-scale)
+	gate     *runner.Gate    // admits the scenarios; nil: one of the probe's own
 }
 
 // New returns a probe of cmd over every scenario, with their default caps.
@@ -121,8 +123,8 @@ func (p *Probe) scenarios() ([]Scenario, error) {
 	return out, nil
 }
 
-// Run runs the command once per scenario, one scenario after another (each with a server of
-// its own, so that counts and timings do not mix), and returns the fingerprint. A cancelled
+// Run runs the command once per scenario, side by side as the machine allows (each with a
+// server of its own, so that counts and timings do not mix), and returns the fingerprint. A cancelled
 // ctx kills the command running and returns ctx's error: nothing of a half-run probe is
 // returned.
 func (p *Probe) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,8 @@ const (
 func shippedGRPCProbes() []shippedGRPCProbe {
 	grpcGo := func(t *testing.T, root, tmp string) []string {
 		t.Helper()
+		goBuildMu.Lock()
+		defer goBuildMu.Unlock()
 		bin := filepath.Join(tmp, "grpcgo")
 		if _, err := os.Stat(bin); err == nil {
 			return []string{bin}
@@ -161,50 +164,62 @@ func TestShippedGRPCProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Parallel() // beside TestShippedProbes, through the same gate
 	tmp := t.TempDir()
+	room, sentinel := shippedRoom()
+	var mu sync.Mutex // guards sections, which the probes fill at once
 	sections := map[string]string{}
-	for _, sp := range shippedGRPCProbes() {
-		t.Run(sp.name, func(t *testing.T) {
-			args := sp.args(t, root, tmp)
-			g := &GRPC{Command: Command{Args: args, Env: sp.env}, Deadline: sp.deadline, MaxAttempts: sp.maxAttempts}
-			// Judged against the noise measured meanwhile, as labrun's own runs are.
-			sentinel := noise.Start()
-			defer sentinel.Stop()
-			begin := time.Now()
-			run, err := g.Run(context.Background(), experiments.Options{Tolerance: grpcShippedTolerance})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runner.Judge(&run, sentinel, begin, time.Now(), grpcShippedTolerance)
-			// A row that disagrees is measured once more (a loaded machine can stall an
-			// interpreter's start for tens of ms); it fails when it disagrees twice.
-			if again := disagreeing(run, sp.known); len(again) > 0 {
-				t.Logf("measuring again: %s", strings.Join(again, ", "))
-				g.Only = strings.Join(again, ",")
-				more, err := g.Run(context.Background(), experiments.Options{Tolerance: grpcShippedTolerance})
-				if err != nil {
-					t.Fatal(err)
-				}
-				run = replaceScenarios(run, more, again)
-				runner.Judge(&run, sentinel, begin, time.Now(), grpcShippedTolerance)
-			}
-			for _, r := range run.Rows {
-				name, _, _ := strings.Cut(r.Name, ":")
-				_, isKnown := sp.known[name]
-				switch {
-				case r.Skipped != "":
-				case isKnown && r.Pass:
-					t.Errorf("%s: agrees with the model now; remove its known difference", name)
-				case !isKnown && !r.Pass && r.Inconclusive != "":
-					t.Logf("%s: inconclusive: %s (%s; %s)", r.Name, r.Inconclusive, r.Reason, r.Server)
-				case !isKnown && !r.Pass:
-					t.Errorf("%s: %s (%s)", r.Name, r.Reason, r.Server)
-				}
-			}
-			sections[sp.name] = grpcClientSection(sp, run, grpcDisplay(args, root, tmp), sp.version(root))
-		})
-	}
+	t.Run("all", func(t *testing.T) {
+		for _, sp := range shippedGRPCProbes() {
+			t.Run(sp.name, func(t *testing.T) {
+				t.Parallel()
+				oneGRPC(t, sp, root, tmp, room, sentinel, &mu, sections)
+			})
+		}
+	})
 	checkGRPCClientsDoc(t, filepath.Join(root, "docs", "clients.md"), sections)
+}
+
+// oneGRPC runs one shipped gRPC probe through room and adds its section to sections.
+func oneGRPC(t *testing.T, sp shippedGRPCProbe, root, tmp string, room *runner.Gate, sentinel *noise.Sentinel,
+	mu *sync.Mutex, sections map[string]string) {
+	args := sp.args(t, root, tmp)
+	g := &GRPC{Command: Command{Args: args, Env: sp.env}, Deadline: sp.deadline, MaxAttempts: sp.maxAttempts, gate: room}
+	// Judged against the noise measured meanwhile, as labrun's own runs are.
+	begin := time.Now()
+	run, err := g.Run(context.Background(), experiments.Options{Tolerance: grpcShippedTolerance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Judge(&run, sentinel, begin, time.Now(), grpcShippedTolerance)
+	// A row that disagrees is measured once more (a loaded machine can stall an
+	// interpreter's start for tens of ms); it fails when it disagrees twice.
+	if again := disagreeing(run, sp.known); len(again) > 0 {
+		t.Logf("measuring again: %s", strings.Join(again, ", "))
+		g.Only = strings.Join(again, ",")
+		more, err := g.Run(context.Background(), experiments.Options{Tolerance: grpcShippedTolerance})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = replaceScenarios(run, more, again)
+		runner.Judge(&run, sentinel, begin, time.Now(), grpcShippedTolerance)
+	}
+	for _, r := range run.Rows {
+		name, _, _ := strings.Cut(r.Name, ":")
+		_, isKnown := sp.known[name]
+		switch {
+		case r.Skipped != "":
+		case isKnown && r.Pass:
+			t.Errorf("%s: agrees with the model now; remove its known difference", name)
+		case !isKnown && !r.Pass && r.Inconclusive != "":
+			t.Logf("%s: inconclusive: %s (%s; %s)", r.Name, r.Inconclusive, r.Reason, r.Server)
+		case !isKnown && !r.Pass:
+			t.Errorf("%s: %s (%s)", r.Name, r.Reason, r.Server)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sections[sp.name] = grpcClientSection(sp, run, grpcDisplay(args, root, tmp), sp.version(root))
 }
 
 // grpcDisplay is a command as docs/clients.md shows it: paths from the repository's root, the
@@ -263,14 +278,14 @@ func grpcClientSection(sp shippedGRPCProbe, run results.Run, command, version st
 			}
 			return strconv.Itoa(*p)
 		}
-		when := "—"
-		if r.MeasuredMs != nil {
-			when = docMs(r, run.ToleranceMs)(time.Duration(*r.MeasuredMs * float64(time.Millisecond)))
-		}
 		scenario, _, _ := strings.Cut(r.Name, ":")
 		mark := ""
 		if _, ok := sp.known[scenario]; ok {
 			mark = " (known difference)"
+		}
+		when := "—"
+		if r.MeasuredMs != nil {
+			when = docMs(r, run.ToleranceMs, mark != "")(time.Duration(*r.MeasuredMs * float64(time.Millisecond)))
 		}
 		fmt.Fprintf(&b, "| %s%s | %s | %d | %s | %s | %s |\n", r.Name, mark, orDash(string(r.Outcome)), r.Calls,
 			count(r.ServerExecutions), count(r.NewConnections), when)

@@ -113,7 +113,7 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
 			late, formatNoiseMs(a))
 	default:
-		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance, seen from the server; the client's clock started before the server saw the request, and the machine kept labrun waiting up to %s meanwhile",
+		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance; the row runs from an instant the machine delays, and it kept labrun waiting up to %s meanwhile",
 			early, formatNoiseMs(a))
 	}
 }

@@ -107,8 +107,9 @@ type Row struct {
 	RangeReason               string `json:"range_reason,omitempty"`
 	// NoPool: the client had no pooled connection to use (a probe's process).
 	NoPool bool `json:"no_pool,omitempty"`
-	// StartUnseen: the time runs from when the server saw the request, the client's clock having
-	// started earlier, so noise can make it early (Attribute).
+	// StartUnseen: the time runs from an instant a loaded machine delays (a probe's request
+	// reaching the server, the client's clock having started earlier; exp-l's gateway's end),
+	// so noise can make it early (Attribute).
 	StartUnseen bool `json:"start_unseen,omitempty"`
 
 	Server string `json:"server"`

@@ -121,6 +121,8 @@ func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch mo
 		lab.Saw("order's handler ended at "+lab.FmtMs(orderEnd)))
 	invWorks := lab.Judged(name+": inventory works on after the gateway gave up", lab.LastedD(pred.Hops[1].After, after(invEnd)), lab.Calls(1, 1),
 		lab.Executions(results.Count(lab.Btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
+	// They run from the gateway's end, which a loaded machine delays: early by as much.
+	works.StartUnseen, invWorks.StartUnseen = true, true
 	return []results.Row{ends, works, invWorks}, ctx.Err()
 }
 

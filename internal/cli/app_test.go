@@ -412,7 +412,7 @@ func TestJSONContract(t *testing.T) {
 	if doc["schema_version"] != float64(results.SchemaVersion) {
 		t.Errorf("got schema_version %v, want %d", doc["schema_version"], results.SchemaVersion)
 	}
-	if doc["experiment"] != "exp-c" || doc["pass"] != true || doc["tolerance_ms"] != 100.0 {
+	if doc["experiment"] != "exp-c" || doc["pass"] != true || doc["tolerance_ms"] != float64(experiments.DefaultTolerance.Milliseconds()) {
 		t.Errorf("got experiment %v, pass %v, tolerance %v", doc["experiment"], doc["pass"], doc["tolerance_ms"])
 	}
 	rows, _ := doc["rows"].([]any)

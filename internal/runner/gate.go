@@ -21,8 +21,9 @@ const BusyWindow = 500 * time.Millisecond
 // BusyOthers is other processes' share of labrun's CPUs that stops further starts.
 const BusyOthers = 0.5
 
-// gate admits up to limit experiments (0: no limit), more only while the machine is quiet.
-type gate struct {
+// Gate admits up to limit experiments or a probe's scenarios (0: no limit), more only while
+// the machine is quiet; safe for concurrent use.
+type Gate struct {
 	limit int
 	noise *noise.Sentinel
 	quiet func() bool // nil: g.calm
@@ -33,16 +34,20 @@ type gate struct {
 	freed   chan struct{}
 }
 
-func newGate(limit int, s *noise.Sentinel, quiet func() bool) *gate {
-	g := &gate{limit: limit, noise: s, quiet: quiet, freed: make(chan struct{})}
+// NewGate returns a gate of limit that judges the machine by s (nil: by the time since the last
+// start alone).
+func NewGate(limit int, s *noise.Sentinel) *Gate { return newGate(limit, s, nil) }
+
+func newGate(limit int, s *noise.Sentinel, quiet func() bool) *Gate {
+	g := &Gate{limit: limit, noise: s, quiet: quiet, freed: make(chan struct{})}
 	if g.quiet == nil {
 		g.quiet = g.calm
 	}
 	return g
 }
 
-// enter waits until an experiment may start; false when ctx is done first.
-func (g *gate) enter(ctx context.Context) bool {
+// Enter waits until one more may start; false when ctx is done first.
+func (g *Gate) Enter(ctx context.Context) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -66,7 +71,8 @@ func (g *gate) enter(ctx context.Context) bool {
 	}
 }
 
-func (g *gate) leave() {
+// Leave counts one out.
+func (g *Gate) Leave() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.running--
@@ -76,7 +82,7 @@ func (g *gate) leave() {
 
 // calm reports whether the last start was BusyWindow ago and the machine quiet since; the
 // caller holds mu.
-func (g *gate) calm() bool {
+func (g *Gate) calm() bool {
 	now := time.Now()
 	if now.Sub(g.last) < BusyWindow {
 		return false

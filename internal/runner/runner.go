@@ -93,12 +93,12 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		g, gctx := errgroup.WithContext(ctx)
 		room := newGate(batch.limit, cfg.Noise, cfg.Quiet)
 		for _, i := range batch.idx {
-			if !room.enter(gctx) {
+			if !room.Enter(gctx) {
 				break
 			}
 			e := exps[i]
 			g.Go(func() error {
-				defer room.leave()
+				defer room.Leave()
 				run, err := Repeat(gctx, cfg, e)
 				if cfg.Progress != nil {
 					cfg.Progress(name(e), "", 0)

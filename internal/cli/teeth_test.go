@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labrun/labrun/internal/testenv"
+	"github.com/labrun/labrun/results"
+)
+
+// TestGateTeeth: labrun built with a deliberate regression of its client (set at link time:
+// 30 ms more on every dial; one business retry more than configured) fails labrun all at the
+// default tolerance, exit 1, on a quiet machine; the unchanged build passes, or is at worst
+// inconclusive (exit 0 or 3). A regressed run that a busy machine made inconclusive (exit 3)
+// runs once more, as the shipped probes' disagreeing rows do; it fails when it is not caught
+// twice.
+func TestGateTeeth(t *testing.T) {
+	testenv.Slow(t, "builds labrun three times and runs labrun all with each build")
+	root, err := filepath.Abs(".") // the module's: TestMain moved there
+	if err != nil {
+		t.Fatal(err)
+	}
+	const client = "github.com/labrun/labrun/client."
+	for _, tt := range []struct {
+		name, set string // set: the client's variable set at link time
+		codes     []int
+	}{
+		{"unchanged", "", []int{exitPass, exitInconclusive}},
+		{"dial-30ms", client + "regressDial=30ms", []int{exitFail}},
+		{"one-more-retry", client + "regressRetries=1", []int{exitFail}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "labrun")
+			build := exec.Command("go", "build", "-o", bin, ".")
+			if tt.set != "" {
+				build.Args = append(build.Args[:2], "-ldflags=-X "+tt.set, "-o", bin, ".")
+			}
+			build.Dir = root
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", build.Args, err, out)
+			}
+			code, suite := gateRun(t, bin)
+			if code == exitInconclusive && tt.set != "" {
+				t.Logf("inconclusive (exit 3), running once more:\n%s", notPassed(suite))
+				code, suite = gateRun(t, bin)
+			}
+			if !slices.Contains(tt.codes, code) {
+				t.Fatalf("exit %d, want one of %v; rows not passed:\n%s", code, tt.codes, notPassed(suite))
+			}
+			t.Logf("exit %d; rows not passed:\n%s", code, notPassed(suite))
+		})
+	}
+}
+
+// gateRun runs bin's labrun all at its defaults, as CI's gate does, and returns its exit code
+// and suite.
+func gateRun(t *testing.T, bin string) (int, results.Suite) {
+	t.Helper()
+	cmd := exec.Command(bin, "all", "--quiet", "--format", "json")
+	out, err := cmd.Output()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run %s all: %v", bin, err)
+	}
+	var suite results.Suite
+	if err := json.Unmarshal(out, &suite); err != nil && code != exitFail {
+		t.Fatalf("labrun all --format json, exit %d: %v\n%s", code, err, out)
+	}
+	return code, suite
+}
+
+// notPassed lists the rows of suite that did not pass, one a line, with their verdict.
+func notPassed(suite results.Suite) string {
+	var b strings.Builder
+	for _, run := range suite.Experiments {
+		for _, r := range run.Rows {
+			if !r.Pass && r.Skipped == "" {
+				b.WriteString(run.Experiment + ": " + r.Name + ": " + r.Reason + " " + r.Inconclusive + "\n")
+			}
+		}
+	}
+	return b.String()
+}
