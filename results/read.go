@@ -226,11 +226,14 @@ func (r Row) checkCounts() error {
 	if r.ToleranceMs != nil && *r.ToleranceMs < 0 {
 		return fmt.Errorf("tolerance_ms is %g, want at least 0", *r.ToleranceMs)
 	}
+	// medianSlack is half the median's rounding step: a run saved before the median was kept
+	// within [min, max] may have it that far outside.
+	const medianSlack = 0.005
 	if st := r.Stats; st != nil {
 		switch {
 		case st.N < 1:
 			return fmt.Errorf("stats n is %d, want at least 1", st.N)
-		case !(st.MinMs <= st.MedianMs && st.MedianMs <= st.MaxMs):
+		case !(st.MinMs-medianSlack <= st.MedianMs && st.MedianMs <= st.MaxMs+medianSlack):
 			return fmt.Errorf("stats min %g, median %g, max %g: want them in order", st.MinMs, st.MedianMs, st.MaxMs)
 		case st.StddevMs < 0:
 			return fmt.Errorf("stats stddev_ms is %g, want at least 0", st.StddevMs)

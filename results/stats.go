@@ -64,7 +64,8 @@ func Summarize(vs []float64) (Stats, error) {
 		}
 		st.StddevMs = math.Sqrt(sq / float64(n-1))
 	}
-	st.MedianMs, st.StddevMs = round(st.MedianMs, 2), round(st.StddevMs, 2)
+	// Rounded, the median stays within [min, max], which are not rounded.
+	st.MedianMs, st.StddevMs = min(max(round(st.MedianMs, 2), st.MinMs), st.MaxMs), round(st.StddevMs, 2)
 	return st, nil
 }
 
