@@ -522,8 +522,34 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
 				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the host's next address after a ClientConnectorError, a certificate's (ClientConnectorCertificateError) included"},
 			}},
+		{name: "botocore, retries mode standard, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-standard", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-standard", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=standard", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			must: map[string]must{
+				"silent":       {requests: n(3), rule: botoStandard + ": a ReadTimeoutError (HTTPClientError) is transient"},
+				"reserve":      {executions: n(3), rule: botoStandard + ", any method: a POST too"},
+				"status-503-0": {requests: n(3), rule: botoStandard + ": 503 is in _TRANSIENT_STATUS_CODES; Retry-After is not read"},
+			}},
+		{name: "botocore, retries mode legacy, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-legacy", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-legacy", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=legacy", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			// Four waits of rand x 1, 2, 4 and 8 s: up to 15 s.
+			caps: map[string]time.Duration{"silent": 20 * time.Second, "reserve": 20 * time.Second, "status-503-0": 20 * time.Second},
+			must: map[string]must{
+				"silent":       {requests: n(5), rule: botoLegacy + ": general_socket_errors holds ReadTimeoutError"},
+				"reserve":      {executions: n(5), rule: botoLegacy + ", any method: a POST too"},
+				"status-503-0": {requests: n(5), rule: botoLegacy + ": service_unavailable (503); Retry-After is not read"},
+			}},
 	}
 }
+
+// botocore 1.29.27's retry modes, as botocore_probe.py drives them.
+const (
+	botoStandard = "botocore's standard mode (retries/standard.py) makes 3 attempts (DEFAULT_MAX_ATTEMPTS)"
+	botoLegacy   = "botocore's legacy mode (data/_retry.json __default__) makes 5 attempts (max_attempts)"
+)
 
 // layersDir holds the Node probes of the retry layers and their lockfile, from the probe
 // package's directory.

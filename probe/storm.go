@@ -220,6 +220,19 @@ func stormMeasured(o observation, m model.Storm) ([3]model.StormPhase, []bool) {
 	return got, first
 }
 
+// stormText says what the storm's FIFO saw, the model aside: requests per call by phase, and
+// whether the first attempts were answered in time again.
+func stormText(o observation) string {
+	if o.storm == nil || len(o.storm.received) == 0 {
+		return "no request arrived: the command did not call $" + EnvURL
+	}
+	m := model.Storm{Rate: o.sc.rate, PauseAt: stormBefore, Pause: stormPause}
+	got, first := stormMeasured(o, m)
+	from, ok := model.RecoveredFrom(first, len(first)/50)
+	return fmt.Sprintf("%d requests; requests per call before, during and after the pause %s; %s", len(o.storm.received),
+		amplifications(got), recoveredText(ok, from, len(first)))
+}
+
 func stormOutcome(recovered bool) vocab.Outcome {
 	if recovered {
 		return vocab.OK
