@@ -70,7 +70,7 @@ func init() {
 		FollowUps: "botocore 1.29.27 (standard) retries 500, 502, 503, 504 after rand x 2^(n-1) s, reading no Retry-After, and follows no redirect (URLLib3Session)",
 	}, Preset{Name: "botocore-legacy", Client: "botocore 1.29.27, retries mode legacy", Rank: 21, FitRank: 21,
 		Rules: func(Settings) Rules { return Botocore(true) }, Limits: legacy,
-		Card: bocard("legacy", "5 attempts, waits rand x 2^(n-1) s, any method: connection errors, read timeouts, 429, 500, 502, 503, 504, 509; no quota"),
+		Card:      bocard("legacy", "5 attempts, waits rand x 2^(n-1) s, any method: connection errors, read timeouts, 429, 500, 502, 503, 504, 509; no quota"),
 		FollowUps: "botocore 1.29.27 (legacy) retries 429, 500, 502, 503, 504, 509 after rand x 2^(n-1) s, reading no Retry-After, and follows no redirect (URLLib3Session)",
 	}, Preset{Name: "aws-standard", Client: "aws-sdk-go-v2 v1.48.0, retry.NewStandard", Rank: 22, FitRank: 22,
 		Rules: func(Settings) Rules { return AWSGo() }, Limits: aws,
