@@ -542,8 +542,19 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve":      {executions: n(5), rule: botoLegacy + ", any method: a POST too"},
 				"status-503-0": {requests: n(5), rule: botoLegacy + ": service_unavailable (503); Retry-After is not read"},
 			}},
+		{name: "aws-sdk-go-v2 retry.NewStandard, http.Client.Timeout 300ms", expect: []string{"aws-standard", "attempt-timeout=300ms"}, preset: "aws-standard",
+			needs: []string{"go"}, args: goBuild("aws"), env: []string{"PROBE_TIMEOUT=300ms"}, version: goMod("github.com/aws/aws-sdk-go-v2"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			must: map[string]must{
+				"silent":       {requests: n(3), rule: awsStandard + ": Client.Timeout's error is a timeout (RetryableConnectionError)"},
+				"reserve":      {executions: n(3), rule: awsStandard + ", any method: a POST too"},
+				"status-503-0": {requests: n(3), rule: awsStandard + ": 503 is in DefaultRetryableHTTPStatusCodes; Retry-After is not read"},
+			}},
 	}
 }
+
+// aws-sdk-go-v2 v1.48.0's standard retryer, as examples/probes/aws drives it.
+const awsStandard = "aws-sdk-go-v2's retry.Standard makes 3 attempts (DefaultMaxAttempts)"
 
 // botocore 1.29.27's retry modes, as botocore_probe.py drives them.
 const (
