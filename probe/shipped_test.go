@@ -975,6 +975,9 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 		if r.ServerExecutions != nil {
 			execs = strconv.Itoa(*r.ServerExecutions)
 		}
+		if o.sc.kind == kindStorm && r.ExpectedExecutions != nil && r.ExpectedExecutionsMax != nil {
+			execs = fmt.Sprintf("%d to %d", *r.ExpectedExecutions, *r.ExpectedExecutionsMax) // the band: the count moves by run
+		}
 		mark := ""
 		if _, ok := sp.known[o.sc.Name]; ok {
 			mark = " (known difference)"
@@ -1159,6 +1162,7 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string, rank
 		if r := cmp.Or(rankingNow, oldRanking); r != "" {
 			b.WriteString("\n" + r)
 		}
+		b.WriteString(stormRankingBlock(page)) // TestStormRanking writes that block
 		for _, sp := range shippedProbes() {
 			s := sections[sp.name]
 			if s == "" {

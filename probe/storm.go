@@ -220,17 +220,17 @@ func stormMeasured(o observation, m model.Storm) ([3]model.StormPhase, []bool) {
 	return got, first
 }
 
-// stormText says what the storm's FIFO saw, the model aside: requests per call by phase, and
-// whether the first attempts were answered in time again.
+// stormText says whether the storm's first attempts were answered in time again, in words
+// that do not move from run to run (the row has the counts).
 func stormText(o observation) string {
 	if o.storm == nil || len(o.storm.received) == 0 {
 		return "no request arrived: the command did not call $" + EnvURL
 	}
-	m := model.Storm{Rate: o.sc.rate, PauseAt: stormBefore, Pause: stormPause}
-	got, first := stormMeasured(o, m)
-	from, ok := model.RecoveredFrom(first, len(first)/50)
-	return fmt.Sprintf("%d requests; requests per call before, during and after the pause %s; %s", len(o.storm.received),
-		amplifications(got), recoveredText(ok, from, len(first)))
+	_, first := stormMeasured(o, model.Storm{Rate: o.sc.rate, PauseAt: stormBefore, Pause: stormPause})
+	if _, ok := model.RecoveredFrom(first, len(first)/50); ok {
+		return fmt.Sprintf("%d calls at %g/s; recovered: the calls answered at their first attempt again", len(first), o.sc.rate)
+	}
+	return fmt.Sprintf("%d calls at %g/s; not recovered: the window's last calls still time out", len(first), o.sc.rate)
 }
 
 func stormOutcome(recovered bool) vocab.Outcome {
