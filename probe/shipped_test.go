@@ -693,7 +693,7 @@ func TestShippedProbes(t *testing.T) {
 					p.caps[i] = c
 				}
 			}
-			p.Only = strings.Join(sp.only, ",")
+			p.Only = shippedOnly(sp)
 			if sp.expect != nil {
 				p.Expect = &e
 			}
@@ -727,7 +727,7 @@ func TestShippedProbes(t *testing.T) {
 				for _, o := range more {
 					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
 				}
-				p.Only = strings.Join(sp.only, ",")
+				p.Only = shippedOnly(sp)
 				run = p.result(obs, tol)
 				runner.Judge(&run, sentinel, begin, time.Now(), tol)
 			}

@@ -27,6 +27,7 @@ const (
 	stormAfter    = 2 * time.Second
 	stormWindow   = stormBefore + stormPause + stormAfter
 	stormCalls    = stormRate * int(stormWindow/time.Second)
+	stormOld      = 3
 )
 
 // stormServiceSpread is how much slower or faster than stated the machine may serve a
@@ -56,40 +57,48 @@ func observeStorm(ctx context.Context, cmd Command, sc Scenario) (observation, e
 		return obs, err
 	}
 	defer d.Close()
-	watch, stop := context.WithCancel(ctx)
-	defer stop()
-	firstc := make(chan time.Time, 1)
+	// The command is stopped once stormOld requests came without call=: it makes its calls in
+	// sequence, as a probe written before LABRUN_RATE does.
+	run, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var first time.Time
+	old := false
+	watched := make(chan struct{})
 	go func() {
+		defer close(watched)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
-			case <-watch.Done():
+			case <-run.Done():
 				return
 			case <-tick.C:
 			}
-			if r := d.Received(); len(r) > 0 {
-				at := r[0].Received.Add(stormBefore)
+			r := d.Received()
+			if len(r) > 0 && first.IsZero() {
+				first = r[0].Received
+				at := first.Add(stormBefore)
 				d.Pause(at, at.Add(stormPause))
-				firstc <- r[0].Received
+			}
+			if len(r) >= stormOld && !slices.ContainsFunc(r, func(e upstream.Execution) bool { return e.Call != "" }) {
+				old = true
+				stopRun()
 				return
 			}
 		}
 	}()
 	call := Call{URL: d.URL + sc.path, Method: sc.Method, Calls: sc.Calls, Concurrency: sc.Concurrency, Rate: sc.rate}
-	if obs.exec, err = cmd.run(ctx, call, sc.Cap); err != nil {
+	obs.exec, err = cmd.run(run, call, sc.Cap)
+	stopRun()
+	<-watched
+	if old && ctx.Err() == nil {
+		obs.skipped = "the command does not call at " + EnvRate + " (no call= in its requests' query): its probe predates the storm's protocol (docs/probe.md)"
+		return obs, nil
+	}
+	if err != nil {
 		return obs, err
 	}
-	stop()
-	seen := &stormSeen{received: d.Received(), executed: d.Executions()}
-	select {
-	case seen.first = <-firstc:
-	default:
-	}
-	obs.storm = seen
-	if len(seen.received) > 0 && !slices.ContainsFunc(seen.received, func(e upstream.Execution) bool { return e.Call != "" }) {
-		obs.skipped = "the command does not call at " + EnvRate + " (no call= in its requests' query): its probe predates the storm's protocol (docs/probe.md)"
-	}
+	obs.storm = &stormSeen{received: d.Received(), executed: d.Executions(), first: first}
 	return obs, nil
 }
 

@@ -127,3 +127,12 @@ func TestStormRanking(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// shippedOnly is the scenarios a shipped probe runs: its only, or every scenario but the
+// storm, which the probes that list it run (their sections of docs/clients.md have its row).
+func shippedOnly(sp shippedProbe) string {
+	if len(sp.only) > 0 {
+		return strings.Join(sp.only, ",")
+	}
+	return strings.Join(slices.DeleteFunc(ScenarioNames(), func(s string) bool { return s == stormScenario().Name }), ",")
+}
