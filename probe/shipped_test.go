@@ -550,6 +550,9 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve":      {executions: n(3), rule: awsStandard + ", any method: a POST too"},
 				"status-503-0": {requests: n(3), rule: awsStandard + ": 503 is in DefaultRetryableHTTPStatusCodes; Retry-After is not read"},
 			}},
+		{name: "go-retryablehttp in a retry storm, Timeout 300ms, waits 100ms to 800ms", expect: []string{"retryablehttp", "attempt-timeout=300ms", "backoff=100ms", "backoff-max=800ms"},
+			preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"), version: goMod("github.com/hashicorp/go-retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=300ms", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, only: []string{"storm"}},
 	}
 }
 

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -112,23 +113,44 @@ func stormPolicy(l model.Limits, horizon time.Duration) (rules.RetryPolicy, time
 		}
 	}
 	r := l.Rules
-	failure := rules.Failure{Class: rules.ClassSocketTimeout, Sent: true, Method: "GET"}
+	class := rules.ClassSocketTimeout
+	if timeout == l.AttemptTimeout {
+		class = rules.ClassAttemptTimeout
+	}
 	switch {
+	case timeout == l.Deadline && timeout < min(orForever(l.AttemptTimeout), orForever(l.ReadTimeout)):
+		return rules.NoRetry(), timeout, "" // the deadline ends the call, retries and all
 	case r.Storm != nil:
 		p := *r.Storm
 		if l.Retries > 0 && r.Retry.On {
 			p.Attempts = l.Retries + 1
 		}
 		return p, timeout, ""
-	case r.Retry.On && l.Retries > 0 && r.Retry.Retries(rules.LayerFailure{Class: rules.ClassSocketTimeout, Sent: true, Method: "GET"}):
-		if l.Backoff > 0 || r.Retry.Backoff.Noise > 0 {
-			return rules.RetryPolicy{}, 0, "the model has no storm policy for " + r.Library + "'s retry layer with waits (rules.Rules.Storm)"
+	case r.Retry.On && l.Retries > 0 && r.Retry.Retries(rules.LayerFailure{Class: class, Sent: true, Method: "GET"}):
+		b := r.Retry.Backoff
+		p := rules.ImmediateRetry(l.Retries)
+		p.Backoff = rules.StormBackoff{Base: l.Backoff, Cap: l.BackoffMax, Multiplier: float64(max(b.Mult, 1))}
+		switch {
+		case l.Backoff == 0:
+			p.Backoff = rules.StormBackoff{}
+		case b.JitterDown == 100 && b.Noise == 0 && !b.FirstImmediate && !b.AtLeastBase:
+			p.Backoff.Jitter = rules.FullJitter
+		case b.JitterDown != 0 || b.Noise != 0 || b.FirstImmediate || b.AtLeastBase:
+			return rules.RetryPolicy{}, 0, "the model has no storm policy for " + r.Library + "'s retry layer's waits (rules.Rules.Storm)"
 		}
-		return rules.ImmediateRetry(l.Retries), timeout, ""
-	case r.Resend.Again(failure, 0):
+		p.Name = fmt.Sprintf("%d retries, waits %v doubling to %v", l.Retries, l.Backoff, l.BackoffMax)
+		return p, timeout, ""
+	case r.Resend.Again(rules.Failure{Class: class, Sent: true, Method: "GET"}, 0):
 		return rules.ImmediateRetry(r.Resend.Max), timeout, ""
 	}
 	return rules.NoRetry(), timeout, ""
+}
+
+func orForever(d time.Duration) time.Duration {
+	if d <= 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	return d
 }
 
 // stormRow judges o against the storm of e's retry policy: the requests received for the
