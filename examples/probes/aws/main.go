@@ -1,18 +1,9 @@
-// Command aws is a labrun probe for aws-sdk-go-v2's standard retryer (aws/retry.Standard,
-// v1.48.0) around a plain net/http call to the probe's URL: no AWS service is called.
+// Command aws is a labrun probe for aws-sdk-go-v2's standard retryer (retry.Standard, v1.48.0)
+// around net/http to the probe's URL, no AWS service: each call is the SDK's attempt loop
+// (aws/retry/middleware.go), one retryer, so one quota, for every call.
 //
-//	go build -o /tmp/awsprobe ./probes/aws && labrun probe --expect aws-standard -- /tmp/awsprobe
-//
-// Each call is the SDK's attempt loop (aws/retry/middleware.go Attempt.HandleFinalize and
-// handleAttempt): the initial token, the attempt, the retry token's and the initial token's
-// release, IsErrorRetryable, MaxAttempts, GetRetryToken (the quota) and RetryDelay, slept. A
-// non-2xx answer is a smithy-go ResponseError, as the SDK's deserializers return. One
-// retryer, so one quota, serves every call, as one client's does.
-//
-// Configure by environment (Go durations):
-//
-//	PROBE_TIMEOUT       http.Client.Timeout, each attempt's (the SDK's BuildableClient.WithTimeout); unset: none
-//	PROBE_MAX_ATTEMPTS  StandardOptions.MaxAttempts; unset: DefaultMaxAttempts (3)
+//	PROBE_TIMEOUT       http.Client.Timeout, each attempt's; unset: none
+//	PROBE_MAX_ATTEMPTS  StandardOptions.MaxAttempts; unset: 3
 package main
 
 import (
@@ -64,7 +55,6 @@ func main() {
 	os.Exit(goprotocol.Run(func(_ int, method, url string, body []byte) (bool, error) {
 		releaseRetry := nop
 		for n := 1; ; n++ {
-			// GetAttemptToken: the initial token on the first attempt only.
 			releaseAttempt := nop
 			if n == 1 {
 				releaseAttempt = std.GetInitialToken()
