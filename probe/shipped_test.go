@@ -531,6 +531,13 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve":      {executions: n(3), rule: botoStandard + ", any method: a POST too"},
 				"status-503-0": {requests: n(3), rule: botoStandard + ": 503 is in _TRANSIENT_STATUS_CODES; Retry-After is not read"},
 			}},
+		{name: "botocore, retries mode adaptive, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-adaptive", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-adaptive", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=adaptive", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"status-503-0", "storm"},
+			must: map[string]must{
+				"status-503-0": {requests: n(3), rule: botoStandard + ", adaptive too: a 503 is no throttling error, the rate limiter stays off (adaptive.py ClientRateLimiter)"},
+			}},
 		{name: "botocore, retries mode legacy, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-legacy", "read-timeout=300ms", "connect-timeout=1s"},
 			preset: "botocore-legacy", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
 			env: []string{"PROBE_RETRY_MODE=legacy", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),

@@ -30,6 +30,18 @@ func Botocore(legacy bool) Rules {
 	return r
 }
 
+// BotocoreAdaptive is botocore 1.29.27's adaptive mode: standard's rules, and a client-side
+// rate limiter (retries/adaptive.py ClientRateLimiter) that only a throttling error code
+// enables (standard.py ThrottlingErrorDetector): timeouts and 5xx answers leave it off.
+func BotocoreAdaptive() Rules {
+	r := Botocore(false)
+	storm := *r.Storm
+	storm.Name = "botocore adaptive"
+	storm.Source += "; retries/adaptive.py ClientRateLimiter, enabled by ThrottlingErrorDetector only"
+	r.Storm = &storm
+	return r
+}
+
 // AWSGo returns aws-sdk-go-v2 v1.48.0's standard retryer's rules over net/http
 // (awshttp.BuildableClient): each attempt is a Client.Do whose Timeout (none by default)
 // bounds it, the body included.
@@ -68,6 +80,11 @@ func init() {
 		Card: bocard("standard", "3 attempts, waits rand x 1 s then rand x 2 s, any method: connection errors, read timeouts, 500, 502, 503, 504; "+
 			"a quota of 500 tokens, 5 a retry, 10 a timeout's, 1 back per success (RetryQuotaChecker)"),
 		FollowUps: "botocore 1.29.27 (standard) retries 500, 502, 503, 504 after rand x 2^(n-1) s, reading no Retry-After, and follows no redirect (URLLib3Session)",
+	}, Preset{Name: "botocore-adaptive", Client: "botocore 1.29.27, retries mode adaptive", Rank: 23, FitRank: 23,
+		Rules: func(Settings) Rules { return BotocoreAdaptive() }, Limits: boto,
+		Card: bocard("adaptive", "standard's, and a client-side rate limiter (ClientRateLimiter) that only a throttling error code (Throttling, SlowDown...) "+
+			"turns on: timeouts and 5xx answers never slow the client down"),
+		FollowUps: "botocore 1.29.27 (adaptive) retries as standard does; its rate limiter waits only after a throttling error code",
 	}, Preset{Name: "botocore-legacy", Client: "botocore 1.29.27, retries mode legacy", Rank: 21, FitRank: 21,
 		Rules: func(Settings) Rules { return Botocore(true) }, Limits: legacy,
 		Card:      bocard("legacy", "5 attempts, waits rand x 2^(n-1) s, any method: connection errors, read timeouts, 429, 500, 502, 503, 504, 509; no quota"),

@@ -9,8 +9,10 @@ to sleep (the needs-retry event's handler), and a call's 2xx answer goes to the 
 mode's retry quota (the after-call event's release_retry_quota). One handler, so one quota,
 serves every call, as one client's does. It exits 3 when botocore cannot be imported.
 Configure by environment:
-  PROBE_RETRY_MODE      standard (retries/standard.py) or legacy (retryhandler.py with
-                        data/_retry.json); default standard
+  PROBE_RETRY_MODE      standard (retries/standard.py), adaptive (standard's, with
+                        retries/adaptive.py's ClientRateLimiter before each attempt and after
+                        its answer) or legacy (retryhandler.py with data/_retry.json);
+                        default standard
   PROBE_MAX_ATTEMPTS    the standard mode's max_attempts; default botocore's (3)
   PROBE_CONNECT_TIMEOUT, PROBE_READ_TIMEOUT  seconds; default botocore's 60 each
 """
@@ -27,7 +29,7 @@ try:
     from botocore import retryhandler, translate
     from botocore.awsrequest import AWSRequest
     from botocore.httpsession import URLLib3Session
-    from botocore.retries import quota, standard
+    from botocore.retries import adaptive, bucket, quota, standard, throttling
 except ImportError as e:
     print(f"botocore is not importable: {e}", file=sys.stderr)
     sys.exit(3)
@@ -39,7 +41,8 @@ OPERATION = botocore.session.get_session().get_service_model("sts").operation_mo
 SESSION = URLLib3Session(timeout=(float(os.environ.get("PROBE_CONNECT_TIMEOUT", "60")),
                                   float(os.environ.get("PROBE_READ_TIMEOUT", "60"))))
 
-if MODE == "standard":
+LIMITER = None
+if MODE in ("standard", "adaptive"):
     # standard.register_retry_handler's objects.
     QUOTA = standard.RetryQuotaChecker(quota.RetryQuota())
     HANDLER = standard.RetryHandler(
@@ -49,6 +52,15 @@ if MODE == "standard":
             retry_backoff=standard.ExponentialBackoff()),
         retry_event_adapter=standard.RetryEventAdapter(),
         retry_quota=QUOTA).needs_retry
+    if MODE == "adaptive":
+        # adaptive.register_retry_handler's objects: ClientCreator registers them after
+        # standard's (client.py _register_retries).
+        clock = bucket.Clock()
+        LIMITER = adaptive.ClientRateLimiter(
+            rate_adjustor=throttling.CubicCalculator(starting_max_rate=0, start_time=clock.current_time()),
+            rate_clocker=adaptive.RateClocker(clock), token_bucket=bucket.TokenBucket(max_rate=1, clock=clock),
+            throttling_detector=standard.ThrottlingErrorDetector(retry_event_adapter=standard.RetryEventAdapter()),
+            clock=clock)
 elif MODE == "legacy":
     # ClientCreator._register_legacy_retries' handler, for sts.
     QUOTA = None
@@ -56,12 +68,14 @@ elif MODE == "legacy":
     HANDLER = retryhandler.create_retry_handler(
         translate.build_retry_config("sts", original.get("retry", {}), original.get("definitions", {})), "sts")
 else:
-    print(f"PROBE_RETRY_MODE: want standard or legacy, got {MODE!r}", file=sys.stderr)
+    print(f"PROBE_RETRY_MODE: want standard, adaptive or legacy, got {MODE!r}", file=sys.stderr)
     sys.exit(2)
 
 
 def attempt(url, method, body):
     """One attempt: (http_response, parsed) and None, or None and the exception."""
+    if LIMITER is not None:
+        LIMITER.on_sending_request(request=None)
     try:
         r = SESSION.send(AWSRequest(method=method, url=url, data=body).prepare())
         r.content  # read in full, as the parser does
@@ -76,8 +90,11 @@ def call(url, method, body):
     attempts = 1
     response, exception = attempt(url, method, body)
     while True:
-        delay = HANDLER(response=response, endpoint=None, operation=OPERATION, attempts=attempts,
-                        caught_exception=exception, request_dict=request_dict)
+        event = dict(response=response, endpoint=None, operation=OPERATION, attempts=attempts,
+                     caught_exception=exception, request_dict=request_dict)
+        delay = HANDLER(**event)
+        if LIMITER is not None:
+            LIMITER.on_receiving_response(**event)
         if delay is None:
             break
         time.sleep(delay)
