@@ -85,3 +85,16 @@ func TestStormRowCounts(t *testing.T) {
 		t.Error("a storm without the FIFO's record is judged")
 	}
 }
+
+// TestStormRowFewCalls does not judge a command that made fewer calls than asked.
+func TestStormRowFewCalls(t *testing.T) {
+	e, err := NewExpect("go", ExpectLimits{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	o := observation{sc: stormScenario(), storm: &stormSeen{received: []upstream.Execution{{Call: "1", Received: now}}}}
+	if r := stormRow(o, e); !strings.Contains(r.Skipped, "made 1 call ") || r.Calls != 1 {
+		t.Errorf("one call of 80: %q, %d calls", r.Skipped, r.Calls)
+	}
+}
