@@ -42,12 +42,8 @@ func stormScenario() Scenario {
 			stormService, stormPause, stormBefore)}
 }
 
-// stormSeen is what the FIFO saw: every request received and every one executed, and the
-// first's arrival.
-type stormSeen struct {
-	received, executed []upstream.Execution
-	first              time.Time
-}
+// stormSeen is what the FIFO saw: every request received and every one executed.
+type stormSeen struct{ received, executed []upstream.Execution }
 
 // observeStorm runs cmd at sc's rate against a fresh FIFO that pauses stormBefore after the
 // first request.
@@ -99,7 +95,7 @@ func observeStorm(ctx context.Context, cmd Command, sc Scenario) (observation, e
 	if err != nil {
 		return obs, err
 	}
-	obs.storm = &stormSeen{received: d.Received(), executed: d.Executions(), first: first}
+	obs.storm = &stormSeen{received: d.Received(), executed: d.Executions()}
 	return obs, nil
 }
 
