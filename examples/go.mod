@@ -3,6 +3,8 @@ module github.com/labrun/labrun/examples
 go 1.26.0
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/smithy-go v1.28.9
 	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/hashicorp/go-retryablehttp v0.7.8

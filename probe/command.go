@@ -29,6 +29,9 @@ const (
 	EnvCalls       = "LABRUN_CALLS"
 	EnvConcurrency = "LABRUN_CONCURRENCY"
 	EnvPause       = "LABRUN_PAUSE"
+	// EnvRate, when set, asks for EnvCalls calls open loop at this many a second, call n's
+	// URL with call=n added to its query (the storm scenario).
+	EnvRate = "LABRUN_RATE"
 	// EnvCA is set for the TLS scenarios only: a PEM file of the CA whose certificates the
 	// command must trust (in addition to its system's, or instead).
 	EnvCA = "LABRUN_CA"
@@ -84,6 +87,7 @@ type Call struct {
 	Concurrency int
 	Pause       time.Duration
 	CA          string // a PEM file, for EnvCA; "" for none
+	Rate        float64
 }
 
 // environ is the protocol's environment for c.
@@ -97,6 +101,9 @@ func (c Call) environ() []string {
 	}
 	if c.CA != "" {
 		env = append(env, EnvCA+"="+c.CA)
+	}
+	if c.Rate > 0 {
+		env = append(env, EnvRate+"="+strconv.FormatFloat(c.Rate, 'f', -1, 64))
 	}
 	return env
 }

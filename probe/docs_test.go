@@ -31,6 +31,9 @@ func scenarioTable() string {
 		if s.Concurrency > 1 {
 			asked = fmt.Sprintf("%s, %d at once", s.Method, s.Concurrency)
 		}
+		if s.rate > 0 {
+			asked = fmt.Sprintf("%s, %d calls at %s=%g, open loop", s.Method, s.Calls, EnvRate, s.rate)
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %v |\n", s.Name, s.Title, asked, s.Cap)
 	}
 	return b.String()

@@ -19,6 +19,9 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 	if o.skipped != "" {
 		return o.skipped
 	}
+	if sc.kind == kindStorm {
+		return stormText(o)
+	}
 	if m.arrivals == 0 && sc.kind != kindUnreachable && sc.kind != kindTLS && sc.kind != kindLookup {
 		s := "no request arrived: the command did not call " + Placeholder + " or $" + EnvURL
 		if o.exec.Killed {

@@ -23,6 +23,7 @@ type observation struct {
 	skipped      string       // why the scenario could not be run here
 	pre          preFirstSeen // kindTLS: what the TLS listener saw
 	queries      int          // kindLookup: the queries the resolver answered
+	storm        *stormSeen   // kindStorm: what the FIFO saw
 	// baseline is the command's wall time on an instant answer, measured in a run of its own
 	// when the instant scenario was not among those run and a time the server cannot see
 	// must be approximated (needsBaseline); 0 otherwise.
@@ -43,6 +44,8 @@ func observe(ctx context.Context, cmd Command, sc Scenario) (observation, error)
 		obs, err = observeTLS(ctx, cmd, sc)
 	case kindLookup:
 		obs, err = observeLookup(ctx, cmd, sc)
+	case kindStorm:
+		obs, err = observeStorm(ctx, cmd, sc)
 	default:
 		obs, err = observeHTTP(ctx, cmd, sc)
 	}

@@ -263,6 +263,10 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
 	noCA := untrusted(obs, meas)
 	for i, o := range obs {
+		if o.sc.kind == kindStorm {
+			out = append(out, stormRow(o, e))
+			continue
+		}
 		x := e.predict(o.sc)
 		m := x.clock(meas[i])
 		if noCA != "" && o.sc.pre.Fault == model.BadCertificate {

@@ -20,6 +20,7 @@ const (
 	kindUnreachable             // one call to an address whose SYNs go unanswered
 	kindTLS                     // one call to a TLS listener with a fault (model.PredictPreFirst)
 	kindLookup                  // one call whose name lookup fails or is slow, in namespaces of its own
+	kindStorm                   // calls open loop at a rate against a FIFO downstream that pauses (storm.go)
 )
 
 // Scenario is one thing the server does to the client, and how the command is asked to call
@@ -38,6 +39,7 @@ type Scenario struct {
 	Cap time.Duration
 
 	kind        kind
+	rate        float64          // kindStorm: calls a second
 	reservation bool             // the server counts executions as reservations
 	path        string           // the request path and query on the fake server
 	idleTimeout time.Duration    // the server's keep-alive timeout, for kindPooled
@@ -146,6 +148,7 @@ func Scenarios() []Scenario {
 		status("redirect-loop", "a redirect loop", "/redirect-loop", model.Response{Status: 302, Location: model.SameURL}),
 		burst,
 		get("unreachable", "an address whose SYNs go unanswered", 8*time.Second, kindUnreachable, "/delay", model.Downstream{HostDown: true}),
+		stormScenario(),
 	}, preFirstScenarios()...)
 }
 
@@ -163,6 +166,8 @@ func (s Scenario) Group() string {
 		return "the pool and the network"
 	case kindTLS:
 		return "the TLS handshake"
+	case kindStorm:
+		return "the load"
 	}
 	return "the name lookup"
 }

@@ -511,8 +511,55 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"redirect-loop": {requests: n(10), rule: "ClientSession raises TooManyRedirects at its 10th request (max_redirects 10, client.py _request)"},
 				"tls-mixed":     {conns: n(2), outcome: vocab.OK, rule: "TCPConnector._create_direct_connection tries the host's next address after a ClientConnectorError, a certificate's (ClientConnectorCertificateError) included"},
 			}},
+		{name: "botocore, retries mode standard, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-standard", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-standard", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=standard", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			must: map[string]must{
+				"silent":       {requests: n(3), rule: botoStandard + ": a ReadTimeoutError (HTTPClientError) is transient"},
+				"reserve":      {executions: n(3), rule: botoStandard + ", any method: a POST too"},
+				"status-503-0": {requests: n(3), rule: botoStandard + ": 503 is in _TRANSIENT_STATUS_CODES; Retry-After is not read"},
+			}},
+		{name: "botocore, retries mode adaptive, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-adaptive", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-adaptive", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=adaptive", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"status-503-0", "storm"},
+			must: map[string]must{
+				"status-503-0": {requests: n(3), rule: botoStandard + ", adaptive too: a 503 is no throttling error, the rate limiter stays off (adaptive.py ClientRateLimiter)"},
+			}},
+		{name: "botocore, retries mode legacy, read_timeout 0.3, connect_timeout 1", expect: []string{"botocore-legacy", "read-timeout=300ms", "connect-timeout=1s"},
+			preset: "botocore-legacy", needs: []string{python(), "/usr/lib/python3/dist-packages/botocore"}, args: script(python(), "examples/probes/python/botocore_probe.py"),
+			env: []string{"PROBE_RETRY_MODE=legacy", "PROBE_READ_TIMEOUT=0.3", "PROBE_CONNECT_TIMEOUT=1"}, version: pyMod("botocore"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			// Four waits of rand x 1, 2, 4 and 8 s: up to 15 s.
+			caps: map[string]time.Duration{"silent": 20 * time.Second, "reserve": 20 * time.Second, "status-503-0": 20 * time.Second},
+			must: map[string]must{
+				"silent":       {requests: n(5), rule: botoLegacy + ": general_socket_errors holds ReadTimeoutError"},
+				"reserve":      {executions: n(5), rule: botoLegacy + ", any method: a POST too"},
+				"status-503-0": {requests: n(5), rule: botoLegacy + ": service_unavailable (503); Retry-After is not read"},
+			}},
+		{name: "aws-sdk-go-v2 retry.NewStandard, http.Client.Timeout 300ms", expect: []string{"aws-standard", "attempt-timeout=300ms"}, preset: "aws-standard",
+			needs: []string{"go"}, args: goBuild("aws"), env: []string{"PROBE_TIMEOUT=300ms"}, version: goMod("github.com/aws/aws-sdk-go-v2"),
+			only: []string{"silent", "reserve", "status-503-0", "storm"},
+			must: map[string]must{
+				"silent":       {requests: n(3), rule: awsStandard + ": Client.Timeout's error is a timeout (RetryableConnectionError)"},
+				"reserve":      {executions: n(3), rule: awsStandard + ", any method: a POST too"},
+				"status-503-0": {requests: n(3), rule: awsStandard + ": 503 is in DefaultRetryableHTTPStatusCodes; Retry-After is not read"},
+			}},
+		{name: "go-retryablehttp in a retry storm, Timeout 300ms, waits 100ms to 800ms", expect: []string{"retryablehttp", "attempt-timeout=300ms", "backoff=100ms", "backoff-max=800ms"},
+			preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"), version: goMod("github.com/hashicorp/go-retryablehttp"),
+			env: []string{"PROBE_TIMEOUT=300ms", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, only: []string{"storm"}},
 	}
 }
+
+// aws-sdk-go-v2 v1.48.0's standard retryer, as examples/probes/aws drives it.
+const awsStandard = "aws-sdk-go-v2's retry.Standard makes 3 attempts (DefaultMaxAttempts)"
+
+// botocore 1.29.27's retry modes, as botocore_probe.py drives them.
+const (
+	botoStandard = "botocore's standard mode (retries/standard.py) makes 3 attempts (DEFAULT_MAX_ATTEMPTS)"
+	botoLegacy   = "botocore's legacy mode (data/_retry.json __default__) makes 5 attempts (max_attempts)"
+)
 
 // layersDir holds the Node probes of the retry layers and their lockfile, from the probe
 // package's directory.
@@ -647,7 +694,7 @@ func TestShippedProbes(t *testing.T) {
 					p.caps[i] = c
 				}
 			}
-			p.Only = strings.Join(sp.only, ",")
+			p.Only = shippedOnly(sp)
 			if sp.expect != nil {
 				p.Expect = &e
 			}
@@ -680,7 +727,7 @@ func TestShippedProbes(t *testing.T) {
 				for _, o := range more {
 					obs[slices.IndexFunc(obs, func(x observation) bool { return x.sc.Name == o.sc.Name })] = o
 				}
-				p.Only = strings.Join(sp.only, ",")
+				p.Only = shippedOnly(sp)
 				run = p.result(obs, tol)
 				runner.Judge(&run, sentinel, begin, time.Now(), tol)
 			}
@@ -928,6 +975,9 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 		if r.ServerExecutions != nil {
 			execs = strconv.Itoa(*r.ServerExecutions)
 		}
+		if o.sc.kind == kindStorm && r.ExpectedExecutions != nil && r.ExpectedExecutionsMax != nil {
+			execs = fmt.Sprintf("%d to %d", *r.ExpectedExecutions, *r.ExpectedExecutionsMax) // the band: the count moves by run
+		}
 		mark := ""
 		if _, ok := sp.known[o.sc.Name]; ok {
 			mark = " (known difference)"
@@ -1113,6 +1163,7 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string, rank
 		if r := cmp.Or(rankingNow, oldRanking); r != "" {
 			b.WriteString("\n" + r)
 		}
+		b.WriteString(stormRankingBlock(page)) // TestStormRanking writes that block
 		for _, sp := range shippedProbes() {
 			s := sections[sp.name]
 			if s == "" {

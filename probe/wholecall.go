@@ -152,7 +152,7 @@ const atOnce = time.Second
 func callsOf(obs []observation, meas []measures) []results.Call {
 	var out []results.Call
 	for i, o := range obs {
-		if o.skipped != "" || o.sc.kind == kindBurst {
+		if o.skipped != "" || o.sc.kind == kindBurst || o.sc.kind == kindStorm {
 			continue
 		}
 		m := meas[i]

@@ -21,7 +21,10 @@ type Rules struct {
 	PreFirst  PreFirst
 	FollowUps FollowUps
 	Retry     RetryLayer // the zero value for none
-	Texts     Texts
+	// Storm is the library's retry policy in a storm (model.Storm); nil: its Retry and
+	// Resend say.
+	Storm *RetryPolicy
+	Texts Texts
 }
 
 // H2 is how a client picks the HTTP/2 connection for a new stream: the first with a free slot,

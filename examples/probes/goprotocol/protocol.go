@@ -1,7 +1,7 @@
 // Package goprotocol is the labrun probe protocol (docs/probe.md) for the Go probes of
 // libraries: it reads LABRUN_URL, LABRUN_METHOD, LABRUN_CALLS, LABRUN_CONCURRENCY and
 // LABRUN_PAUSE, runs LABRUN_CONCURRENCY goroutines that each make LABRUN_CALLS calls in
-// sequence, prints a report line per call (the whole call, every retry of the library's
+// sequence (or, with LABRUN_RATE, LABRUN_CALLS calls open loop at that rate), prints a report line per call (the whole call, every retry of the library's
 // included) and returns the exit code: 0 when every call got a 2xx answer.
 package goprotocol
 
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,7 +30,7 @@ func Run(call Call) int {
 	}
 	var mu sync.Mutex // guards failed and the report lines
 	failed := 0
-	one := func(n int) {
+	oneAt := func(n int, url string) {
 		start := time.Now()
 		ok, err := call(n, method, url, body)
 		mu.Lock()
@@ -44,7 +45,19 @@ func Run(call Call) int {
 		}
 		fmt.Printf("LABRUN call=%d ms=%.1f outcome=%s\n", n, float64(time.Since(start))/float64(time.Millisecond), outcome)
 	}
+	one := func(n int) { oneAt(n, url) }
 	var wg sync.WaitGroup
+	if rate, _ := strconv.ParseFloat(EnvOr("LABRUN_RATE", "0"), 64); rate > 0 {
+		// Open loop: call n starts at (n-1)/rate whatever the calls before it do, and names
+		// itself in its query.
+		start := time.Now()
+		for i := range calls {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+			wg.Go(func() { oneAt(i+1, CallURL(url, i+1)) })
+		}
+		wg.Wait()
+		return exit(failed)
+	}
 	for w := range concurrency {
 		wg.Go(func() {
 			for i := range calls {
@@ -56,10 +69,22 @@ func Run(call Call) int {
 		})
 	}
 	wg.Wait()
+	return exit(failed)
+}
+
+func exit(failed int) int {
 	if failed > 0 {
 		return 1
 	}
 	return 0
+}
+
+// CallURL is call n's URL at LABRUN_RATE: call=n added to url's query.
+func CallURL(url string, n int) string {
+	if strings.Contains(url, "?") {
+		return url + "&call=" + strconv.Itoa(n)
+	}
+	return url + "?call=" + strconv.Itoa(n)
 }
 
 // CA is LABRUN_CA's certificates added to the system's pool, nil when LABRUN_CA is unset.

@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The labrun probe protocol for the JVM probes: it reads LABRUN_URL, LABRUN_METHOD,
  * LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that
- * each make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when
+ * each make LABRUN_CALLS calls in sequence (with LABRUN_RATE, LABRUN_CALLS calls open loop at
+ * that rate, call n's URL with call=n in its query), prints a report line per call and exits 0 when
  * every call got a 2xx answer. Each probe gives it one call. Each probe calls trustLabCA first,
  * before it builds its client.
  */
@@ -73,6 +74,26 @@ final class Protocol {
         long pause = Math.round(Double.parseDouble(env("LABRUN_PAUSE", "0")) * 1000);
         AtomicInteger failed = new AtomicInteger();
         List<Thread> threads = new ArrayList<>();
+        double rate = Double.parseDouble(env("LABRUN_RATE", "0"));
+        if (rate > 0) {
+            // Open loop: call n starts at (n-1)/rate whatever the calls before it do.
+            long begin = System.nanoTime();
+            String sep = url.contains("?") ? "&" : "?";
+            for (int i = 0; i < calls; i++) {
+                long wait = begin + Math.round(i * 1e9 / rate) - System.nanoTime();
+                if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                }
+                int n = i + 1;
+                Thread t = new Thread(() -> one(c, url + sep + "call=" + n, method, n, failed));
+                threads.add(t);
+                t.start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            System.exit(failed.get() > 0 ? 1 : 0);
+        }
         for (int w = 0; w < concurrency; w++) {
             int worker = w;
             Thread t = new Thread(() -> {
@@ -84,22 +105,7 @@ final class Protocol {
                             return;
                         }
                     }
-                    int n = worker * calls + i + 1;
-                    long start = System.nanoTime();
-                    boolean ok = false;
-                    try {
-                        int status = c.call(url, method);
-                        ok = status >= 200 && status < 300;
-                    } catch (Exception e) {
-                        System.err.println("call " + n + ": " + e);
-                    }
-                    if (!ok) {
-                        failed.incrementAndGet();
-                    }
-                    synchronized (Protocol.class) {
-                        System.out.printf("LABRUN call=%d ms=%.1f outcome=%s%n", n, (System.nanoTime() - start) / 1e6, ok ? "ok" : "error");
-                        System.out.flush();
-                    }
+                    one(c, url, method, worker * calls + i + 1, failed);
                 }
             });
             threads.add(t);
@@ -109,6 +115,25 @@ final class Protocol {
             t.join();
         }
         System.exit(failed.get() > 0 ? 1 : 0);
+    }
+
+    /** Makes call n to url and prints its report line. */
+    static void one(Call c, String url, String method, int n, AtomicInteger failed) {
+        long start = System.nanoTime();
+        boolean ok = false;
+        try {
+            int status = c.call(url, method);
+            ok = status >= 200 && status < 300;
+        } catch (Exception e) {
+            System.err.println("call " + n + ": " + e);
+        }
+        if (!ok) {
+            failed.incrementAndGet();
+        }
+        synchronized (Protocol.class) {
+            System.out.printf("LABRUN call=%d ms=%.1f outcome=%s%n", n, (System.nanoTime() - start) / 1e6, ok ? "ok" : "error");
+            System.out.flush();
+        }
     }
 
     private Protocol() {}

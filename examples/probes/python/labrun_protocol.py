@@ -1,6 +1,7 @@
 """The labrun probe protocol for the Python probes: it reads LABRUN_URL, LABRUN_METHOD,
 LABRUN_CALLS, LABRUN_CONCURRENCY and LABRUN_PAUSE, runs LABRUN_CONCURRENCY threads that each
-make LABRUN_CALLS calls in sequence, prints a report line per call and exits 0 when every call
+make LABRUN_CALLS calls in sequence (or, with LABRUN_RATE, LABRUN_CALLS calls open loop at that
+rate, call n's URL with call=n added to its query), prints a report line per call and exits 0 when every call
 got a 2xx answer. Each probe gives it one call: call(url, method, body) returns True for a 2xx
 answer, False or an exception otherwise. ca_file() is LABRUN_CA, a PEM file of certificates the
 probe trusts instead of the system's, or None."""
@@ -32,10 +33,10 @@ def run(call):
     failed = []
     lock = threading.Lock()
 
-    def one(n):
+    def one(n, target=url):
         start = time.monotonic()
         try:
-            ok = call(url, method, body)
+            ok = call(target, method, body)
         except Exception as e:  # the client's errors: the call failed
             print(f"call {n}: {e}", file=sys.stderr)
             ok = False
@@ -50,9 +51,20 @@ def run(call):
                 time.sleep(pause)
             one(w * calls + i + 1)
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(concurrency)]
-    for t in threads:
-        t.start()
+    rate = float(os.environ.get("LABRUN_RATE", "0"))
+    if rate > 0:
+        # Open loop: call n starts at (n-1)/rate whatever the calls before it do.
+        threads, begin = [], time.monotonic()
+        for i in range(calls):
+            time.sleep(max(0.0, begin + i / rate - time.monotonic()))
+            sep = "&" if "?" in url else "?"
+            t = threading.Thread(target=one, args=(i + 1, f"{url}{sep}call={i + 1}"))
+            t.start()
+            threads.append(t)
+    else:
+        threads = [threading.Thread(target=worker, args=(w,)) for w in range(concurrency)]
+        for t in threads:
+            t.start()
     for t in threads:
         t.join()
     sys.exit(1 if failed else 0)
