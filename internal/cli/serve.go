@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -337,6 +339,28 @@ func serveOptions(c *cli.Context) ([]fakesrv.Option, error) {
 		fakesrv.WithReadTimeout(maxDur),
 		fakesrv.WithIdleTimeout(idle),
 	}, nil
+}
+
+// checkServeMode checks what every serve mode but the fault server's checks: no arguments,
+// the common flags, none of the flags notes says do not apply to mode, and no node flag.
+func checkServeMode(c *cli.Context, mode string, notes map[string]string) error {
+	if c.Args().Present() {
+		return usagef("serve takes no arguments, got %q", c.Args().First())
+	}
+	if err := checkServeCommon(c); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(notes)) {
+		if c.IsSet(name) {
+			return usagef("--%s does not apply to %s: %s", name, mode, notes[name])
+		}
+	}
+	for _, name := range serveNodeFlags {
+		if c.IsSet(name) {
+			return usagef("--%s needs --h2 or --h2c", name)
+		}
+	}
+	return nil
 }
 
 // checkServeCommon checks the flags of both kinds of labrun serve: --grace and --url-file,

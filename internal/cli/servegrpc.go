@@ -3,11 +3,9 @@ package cli
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"net"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -49,21 +47,8 @@ metadata: labrun-fault: ITEM,ITEM,...  labrun-call: ID (names the call: its retr
 
 // serveGRPC is labrun serve --grpc.
 func serveGRPC(c *cli.Context) error {
-	if c.Args().Present() {
-		return usagef("serve takes no arguments, got %q", c.Args().First())
-	}
-	if err := checkServeCommon(c); err != nil {
+	if err := checkServeMode(c, "--grpc", grpcNotes); err != nil {
 		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(grpcNotes)) {
-		if c.IsSet(name) {
-			return usagef("--%s does not apply to --grpc: %s", name, grpcNotes[name])
-		}
-	}
-	for _, name := range serveNodeFlags {
-		if c.IsSet(name) {
-			return usagef("--%s needs --h2 or --h2c", name)
-		}
 	}
 	streams := c.Int("max-concurrent-streams")
 	if streams < 0 || streams > math.MaxInt32 {

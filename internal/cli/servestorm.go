@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -43,21 +41,8 @@ const (
 
 // serveStorm is labrun serve --storm.
 func serveStorm(c *cli.Context) error {
-	if c.Args().Present() {
-		return usagef("serve takes no arguments, got %q", c.Args().First())
-	}
-	if err := checkServeCommon(c); err != nil {
+	if err := checkServeMode(c, "--storm", stormNotes); err != nil {
 		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(stormNotes)) {
-		if c.IsSet(name) {
-			return usagef("--%s does not apply to --storm: %s", name, stormNotes[name])
-		}
-	}
-	for _, name := range serveNodeFlags {
-		if c.IsSet(name) {
-			return usagef("--%s needs --h2 or --h2c", name)
-		}
 	}
 	capacity, service := c.Int("capacity"), c.Duration("service")
 	if capacity < 1 || capacity > maxStormCapacity {
