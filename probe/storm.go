@@ -198,7 +198,7 @@ func stormRow(o observation, e Expect) results.Row {
 		// A layer's spread of waits: each service time at the shortest and the longest.
 		for _, t := range runs {
 			for _, pin := range []rules.Pin{rules.Shortest, rules.Longest} {
-				t.Policy.Backoff = p.Backoff.Pinned(pin)
+				t.Policy.Backoff.Pin = pin
 				runs = append(runs, t)
 			}
 		}

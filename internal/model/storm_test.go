@@ -202,7 +202,7 @@ func TestStormLayerWaits(t *testing.T) {
 		p.Backoff = rules.StormBackoff{Base: tt.base, Cap: tt.cap, Layer: &tt.shape}
 		for _, pin := range []rules.Pin{rules.Drawn, rules.Shortest, rules.Longest} {
 			s := stormAt(1, p)
-			s.Policy.Backoff = p.Backoff.Pinned(pin)
+			s.Policy.Backoff.Pin = pin
 			s.Window = 5 * time.Second
 			pred, err := s.Predict()
 			if err != nil {

@@ -18,9 +18,8 @@ type RetryPolicy struct {
 	Breaker          *BreakerRule
 }
 
-// StormBackoff: retry k (1 first) waits Jitter(u) x min(Base x Multiplier^(k-1), Cap), or,
-// with Layer, lo + u(hi-lo) of Layer.Wait(k, Base, Cap) (Multiplier and Jitter unused).
-// Pin fixes u at an end of its range.
+// StormBackoff: retry k (1 first) waits Jitter(u) x min(Base x Multiplier^(k-1), Cap), or
+// lo + u(hi-lo) of Layer.Wait(k, Base, Cap).
 type StormBackoff struct {
 	Base, Cap  time.Duration
 	Multiplier float64
@@ -29,7 +28,7 @@ type StormBackoff struct {
 	Pin        Pin
 }
 
-// Pin is the draw a back-off takes: its own, or its range's shortest or longest.
+// Pin fixes u: Shortest 0, Longest 1.
 type Pin int
 
 // Pins.
@@ -39,18 +38,12 @@ const (
 	Longest
 )
 
-// Band reports whether the waits spread with the draw.
+// Band: u moves the waits.
 func (b StormBackoff) Band() bool {
 	if b.Layer != nil {
 		return b.Layer.Jitter()
 	}
 	return b.Base > 0 && b.Jitter != NoJitter
-}
-
-// Pinned is b with its draw at p.
-func (b StormBackoff) Pinned(p Pin) StormBackoff {
-	b.Pin = p
-	return b
 }
 
 // Jitter scales a back-off by u in [0, 1): 1, u, or 0.8 + 0.4u (grpc-go shouldRetry).
@@ -238,7 +231,6 @@ func StormPolicyNames() []string {
 	return names
 }
 
-// stormPolicies is StormPolicy's table.
 var stormPolicies = []struct {
 	name    string
 	retries bool // takes --retries
