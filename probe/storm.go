@@ -229,8 +229,12 @@ func stormRow(o observation, e Expect) results.Row {
 	slack := max(3, want/10)
 	r.ExpectedExecutions, r.ExpectedExecutionsMax = results.Count(max(lo-slack, 0)), results.Count(hi+slack)
 	r.ServerExecutions = results.Count(requests)
-	r.RangeReason = fmt.Sprintf("requests received: the model's %d, %d to %d at a service time %g to %g times %v, give or take a tenth and 3",
-		want, lo, hi, stormServiceSpread[0], stormServiceSpread[len(stormServiceSpread)-1], stormService)
+	waits := ""
+	if len(runs) > len(stormServiceSpread)+1 {
+		waits = ", every wait at its shortest or longest"
+	}
+	r.RangeReason = fmt.Sprintf("requests received: the model's %d, %d to %d at a service time %g to %g times %v%s, give or take a tenth and 3",
+		want, lo, hi, stormServiceSpread[0], stormServiceSpread[len(stormServiceSpread)-1], stormService, waits)
 	from, ok := model.RecoveredFrom(first, len(first)/50)
 	// The case measured, when a service time of the spread gives it.
 	recovered := preds[0].Recovered
