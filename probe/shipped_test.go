@@ -549,6 +549,15 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 		{name: "go-retryablehttp in a retry storm, Timeout 300ms, waits 100ms to 800ms", expect: []string{"retryablehttp", "attempt-timeout=300ms", "backoff=100ms", "backoff-max=800ms"},
 			preset: "retryablehttp", needs: []string{"go"}, args: goBuild("retryablehttp"), version: goMod("github.com/hashicorp/go-retryablehttp"),
 			env: []string{"PROBE_TIMEOUT=300ms", "PROBE_WAIT_MIN=100ms", "PROBE_WAIT_MAX=800ms"}, only: []string{"storm"}},
+		{name: "resty in a retry storm, SetRetryCount(2), SetTimeout(300ms)", expect: []string{"resty", "retries=2", "attempt-timeout=300ms"},
+			preset: "resty", needs: []string{"go"}, args: goBuild("resty"), version: goMod("github.com/go-resty/resty/v2"),
+			env: []string{"PROBE_RETRY_COUNT=2", "PROBE_TIMEOUT=300ms"}, only: []string{"storm"}},
+		{name: "got in a retry storm, timeout.request 300ms", expect: []string{"got", "attempt-timeout=300ms"},
+			preset: "got", needs: layer("got"), args: nodeLayer("got_probe.mjs"), version: npm("got"),
+			env: []string{"PROBE_TIMEOUT=0.3"}, only: []string{"storm"}},
+		{name: "Python requests in a retry storm, urllib3 Retry(total=3, backoff_factor=0.1), timeout=(1, 0.3)", expect: []string{"urllib3", "backoff=100ms", "connect-timeout=1s", "read-timeout=300ms"},
+			preset: "urllib3", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: script(python(), "examples/probes/python/requests_probe.py"), version: pyMod("urllib3"),
+			env: []string{"PROBE_RETRIES=3", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=0.3"}, only: []string{"storm"}},
 	}
 }
 

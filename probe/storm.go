@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
@@ -100,8 +101,8 @@ func observeStorm(ctx context.Context, cmd Command, sc Scenario) (observation, e
 }
 
 // stormPolicy is the expected client's retry policy in a storm, and its timeout per attempt
-// (the cap's length when it has none), or why the model has none.
-func stormPolicy(l model.Limits, horizon time.Duration) (rules.RetryPolicy, time.Duration, string) {
+// (the cap's length when it has none).
+func stormPolicy(l model.Limits, horizon time.Duration) (rules.RetryPolicy, time.Duration) {
 	timeout := horizon
 	for _, t := range []time.Duration{l.AttemptTimeout, l.ReadTimeout, l.Deadline} {
 		if t > 0 {
@@ -115,13 +116,13 @@ func stormPolicy(l model.Limits, horizon time.Duration) (rules.RetryPolicy, time
 	}
 	switch {
 	case timeout == l.Deadline && timeout < min(orForever(l.AttemptTimeout), orForever(l.ReadTimeout)):
-		return rules.NoRetry(), timeout, "" // the deadline ends the call, retries and all
+		return rules.NoRetry(), timeout // the deadline ends the call, retries and all
 	case r.Storm != nil:
 		p := *r.Storm
 		if l.Retries > 0 && r.Retry.On {
 			p.Attempts = l.Retries + 1
 		}
-		return p, timeout, ""
+		return p, timeout
 	case r.Retry.On && l.Retries > 0 && r.Retry.Retries(rules.LayerFailure{Class: class, Sent: true, Method: "GET"}):
 		b := r.Retry.Backoff
 		p := rules.ImmediateRetry(l.Retries)
@@ -132,14 +133,34 @@ func stormPolicy(l model.Limits, horizon time.Duration) (rules.RetryPolicy, time
 		case b.JitterDown == 100 && b.Noise == 0 && !b.FirstImmediate && !b.AtLeastBase:
 			p.Backoff.Jitter = rules.FullJitter
 		case b.JitterDown != 0 || b.Noise != 0 || b.FirstImmediate || b.AtLeastBase:
-			return rules.RetryPolicy{}, 0, "the model has no storm policy for " + r.Library + "'s retry layer's waits (rules.Rules.Storm)"
+			p.Backoff.Layer = &b
 		}
-		p.Name = fmt.Sprintf("%d retries, waits %v doubling to %v", l.Retries, l.Backoff, l.BackoffMax)
-		return p, timeout, ""
+		p.Name = fmt.Sprintf("%d retries, waits %s", l.Retries, stormWaits(p.Backoff, l.Retries))
+		return p, timeout
 	case r.Resend.Again(rules.Failure{Class: class, Sent: true, Method: "GET"}, 0):
-		return rules.ImmediateRetry(r.Resend.Max), timeout, ""
+		return rules.ImmediateRetry(r.Resend.Max), timeout
 	}
-	return rules.NoRetry(), timeout, ""
+	return rules.NoRetry(), timeout
+}
+
+// stormWaits names the waits of n retries, a range where they spread.
+func stormWaits(b rules.StormBackoff, n int) string {
+	if b.Layer == nil {
+		return fmt.Sprintf("%v doubling to %v", b.Base, b.Cap)
+	}
+	var w []string
+	for k := 1; k <= min(n, 4); k++ {
+		lo, hi := b.Layer.Wait(k, b.Base, b.Cap)
+		if lo == hi {
+			w = append(w, lo.String())
+		} else {
+			w = append(w, lo.String()+" to "+hi.String())
+		}
+	}
+	if n > 4 {
+		w = append(w, "...")
+	}
+	return strings.Join(w, ", ")
 }
 
 func orForever(d time.Duration) time.Duration {
@@ -163,17 +184,26 @@ func stormRow(o observation, e Expect) results.Row {
 		r.Skipped = "no downstream's record of the storm"
 		return r
 	}
-	p, timeout, why := stormPolicy(e.limits, sc.horizon())
-	if why != "" {
-		r.Skipped = why
-		return r
-	}
+	p, timeout := stormPolicy(e.limits, sc.horizon())
 	m := model.Storm{Rate: float64(sc.rate), Capacity: stormCapacity, Service: stormService, Timeout: timeout,
 		PauseAt: stormBefore, Pause: stormPause, Window: stormWindow, Policy: p, Seed: 1}
 	var preds []model.StormPrediction
-	for _, f := range append([]float64{1}, stormServiceSpread...) {
+	runs := []model.Storm{m}
+	for _, f := range stormServiceSpread {
 		t := m
 		t.Service = time.Duration(float64(m.Service) * f)
+		runs = append(runs, t)
+	}
+	if p.Backoff.Layer != nil && p.Backoff.Band() {
+		// A layer's spread of waits: each service time at the shortest and the longest.
+		for _, t := range runs {
+			for _, pin := range []rules.Pin{rules.Shortest, rules.Longest} {
+				t.Policy.Backoff.Pin = pin
+				runs = append(runs, t)
+			}
+		}
+	}
+	for _, t := range runs {
 		pred, err := t.Predict()
 		if err != nil {
 			r.Skipped = "the model: " + err.Error()
@@ -199,8 +229,12 @@ func stormRow(o observation, e Expect) results.Row {
 	slack := max(3, want/10)
 	r.ExpectedExecutions, r.ExpectedExecutionsMax = results.Count(max(lo-slack, 0)), results.Count(hi+slack)
 	r.ServerExecutions = results.Count(requests)
-	r.RangeReason = fmt.Sprintf("requests received: the model's %d, %d to %d at a service time %g to %g times %v, give or take a tenth and 3",
-		want, lo, hi, stormServiceSpread[0], stormServiceSpread[len(stormServiceSpread)-1], stormService)
+	waits := ""
+	if len(runs) > len(stormServiceSpread)+1 {
+		waits = ", every wait at its shortest or longest"
+	}
+	r.RangeReason = fmt.Sprintf("requests received: the model's %d, %d to %d at a service time %g to %g times %v%s, give or take a tenth and 3",
+		want, lo, hi, stormServiceSpread[0], stormServiceSpread[len(stormServiceSpread)-1], stormService, waits)
 	from, ok := model.RecoveredFrom(first, len(first)/50)
 	// The case measured, when a service time of the spread gives it.
 	recovered := preds[0].Recovered

@@ -20,15 +20,16 @@ func TestStormPolicy(t *testing.T) {
 		quota    bool
 		backoff  time.Duration
 		timeout  time.Duration
-		skip     string
+		layer    bool // the retry layer's waits (rules.StormBackoff.Layer)
 	}{
 		{client: "go", attempts: 1, timeout: horizon},
 		{client: "go", limits: ExpectLimits{Deadline: time.Second, Given: []string{"deadline"}}, attempts: 1, timeout: time.Second},
 		{client: "ruby", limits: ExpectLimits{ReadTimeout: time.Second, Given: []string{"read-timeout"}}, attempts: 2, timeout: time.Second},
 		{client: "urllib3", limits: ExpectLimits{ReadTimeout: time.Second, Given: []string{"read-timeout"}}, attempts: 4, timeout: time.Second},
-		{client: "urllib3", limits: ExpectLimits{Backoff: 100 * time.Millisecond, Given: []string{"backoff"}}, skip: "waits"},
+		{client: "urllib3", limits: ExpectLimits{Backoff: 100 * time.Millisecond, Given: []string{"backoff"}}, attempts: 4, backoff: 100 * time.Millisecond, timeout: horizon, layer: true},
 		{client: "retryablehttp", limits: ExpectLimits{AttemptTimeout: time.Second, Given: []string{"attempt-timeout"}}, attempts: 5, backoff: time.Second, timeout: time.Second},
-		{client: "resty", limits: ExpectLimits{Retries: 2, Given: []string{"retries"}}, skip: "waits"},
+		{client: "resty", limits: ExpectLimits{Retries: 2, Given: []string{"retries"}}, attempts: 3, backoff: 100 * time.Millisecond, timeout: horizon, layer: true},
+		{client: "got", limits: ExpectLimits{AttemptTimeout: time.Second, Given: []string{"attempt-timeout"}}, attempts: 3, backoff: time.Second, timeout: time.Second, layer: true},
 		{client: "botocore-standard", limits: ExpectLimits{ReadTimeout: 300 * time.Millisecond, Given: []string{"read-timeout"}}, attempts: 3, quota: true, backoff: time.Second, timeout: 300 * time.Millisecond},
 		{client: "botocore-legacy", attempts: 5, backoff: time.Second, timeout: horizon}, // read_timeout 60 s, past the cap
 		{client: "aws-standard", limits: ExpectLimits{AttemptTimeout: time.Second, Retries: 4, Given: []string{"attempt-timeout", "retries"}}, attempts: 5, quota: true, backoff: 50 * time.Millisecond, timeout: time.Second},
@@ -37,16 +38,10 @@ func TestStormPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, timeout, why := stormPolicy(e.limits, horizon)
-		if tt.skip != "" {
-			if !strings.Contains(why, tt.skip) {
-				t.Errorf("%s: %q, want it skipped for %q", e.Label, why, tt.skip)
-			}
-			continue
-		}
-		if why != "" || p.Attempts != tt.attempts || (p.Quota != nil) != tt.quota || p.Backoff.Base != tt.backoff || timeout != tt.timeout {
-			t.Errorf("%s: %d attempts, quota %v, back-off %v, timeout %v (%q); want %d, %v, %v, %v",
-				e.Label, p.Attempts, p.Quota != nil, p.Backoff.Base, timeout, why, tt.attempts, tt.quota, tt.backoff, tt.timeout)
+		p, timeout := stormPolicy(e.limits, horizon)
+		if p.Attempts != tt.attempts || (p.Quota != nil) != tt.quota || p.Backoff.Base != tt.backoff || timeout != tt.timeout || (p.Backoff.Layer != nil) != tt.layer {
+			t.Errorf("%s: %d attempts, quota %v, back-off %v, timeout %v, layer %v; want %d, %v, %v, %v, %v",
+				e.Label, p.Attempts, p.Quota != nil, p.Backoff.Base, timeout, p.Backoff.Layer != nil, tt.attempts, tt.quota, tt.backoff, tt.timeout, tt.layer)
 		}
 	}
 }

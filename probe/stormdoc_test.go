@@ -75,7 +75,8 @@ timeout per attempt, the downstream paused %v after %v, watched %v more. Request
 call made before, during and after the pause, fewest during the pause first; whether the calls
 are answered at their first attempt again after the pause, and the load past which the policy
 no longer recovers. `+"`labrun predict --storm --policy NAME`"+` gives each row; the `+"`storm`"+` rows of
-the botocore and aws-sdk-go-v2 probes below measure the real libraries against it. Written by
+the probes below (botocore, aws-sdk-go-v2, and the retry layers: go-retryablehttp, resty, got,
+urllib3's `+"`Retry`"+`) measure the real libraries against the model with each one's own policy. Written by
 `+"`go test ./probe -run TestStormRanking -update-storm-ranking`"+`.
 
 | policy | before | during | after | recovers | tips over at |

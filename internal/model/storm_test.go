@@ -183,3 +183,66 @@ func TestStormHopelessIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestStormLayerWaits plays each retry layer's shape of waits: every retry goes a wait within
+// the shape's [lo, hi] after its attempt settled, the seeded draws spread it, and the pinned
+// runs take its ends.
+func TestStormLayerWaits(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		shape     rules.Backoff
+		base, cap time.Duration
+		retries   int
+	}{
+		{"resty", rules.Resty().Retry.Backoff, 100 * time.Millisecond, 2 * time.Second, 3},
+		{"got", rules.Got().Retry.Backoff, time.Second, 0, 2},
+		{"urllib3", rules.Requests(true).Retry.Backoff, 100 * time.Millisecond, 0, 3},
+	} {
+		p := rules.ImmediateRetry(tt.retries)
+		p.Backoff = rules.StormBackoff{Base: tt.base, Cap: tt.cap, Layer: &tt.shape}
+		for _, pin := range []rules.Pin{rules.Drawn, rules.Shortest, rules.Longest} {
+			s := stormAt(1, p)
+			s.Policy.Backoff.Pin = pin
+			s.Window = 5 * time.Second
+			pred, err := s.Predict()
+			if err != nil {
+				t.Fatal(err)
+			}
+			settled := map[[2]int]time.Duration{}
+			inside := 0
+			for _, a := range pred.Attempts {
+				settled[[2]int{a.Call, a.Attempt}] = min(a.End, a.Sent+s.Timeout)
+				if a.Attempt == 0 {
+					continue
+				}
+				lo, hi := tt.shape.Wait(a.Attempt, tt.base, tt.cap)
+				wait := a.Sent - settled[[2]int{a.Call, a.Attempt - 1}]
+				want := map[rules.Pin]bool{rules.Drawn: wait >= lo && wait <= hi, rules.Shortest: wait == lo, rules.Longest: wait == hi}
+				if !want[pin] {
+					t.Fatalf("%s, pin %d: call %d's retry %d waited %v; want within %v to %v", tt.name, pin, a.Call, a.Attempt, wait, lo, hi)
+				}
+				if wait > lo && wait < hi {
+					inside++
+				}
+			}
+			if pred.Retries == 0 {
+				t.Errorf("%s, pin %d: no retry in the storm", tt.name, pin)
+			}
+			if pin == rules.Drawn && tt.shape.Jitter() && inside < pred.Retries/2 {
+				t.Errorf("%s: %d of %d waits strictly inside their band: the draws do not spread them", tt.name, inside, pred.Retries)
+			}
+		}
+	}
+}
+
+// TestStormLayerWaitsBand: a layer's waits with no spread are no band, one with spread is.
+func TestStormLayerWaitsBand(t *testing.T) {
+	urllib3, got := rules.Requests(true).Retry.Backoff, rules.Got().Retry.Backoff
+	if (rules.StormBackoff{Base: time.Second, Layer: &urllib3}).Band() || !(rules.StormBackoff{Base: time.Second, Layer: &got}).Band() {
+		t.Error("urllib3's waits are a band or got's are not")
+	}
+	b := rules.StormBackoff{Base: 100 * time.Millisecond, Layer: &urllib3}
+	if d1, d2 := b.Delay(1, 0.5), b.Delay(2, 0.5); d1 != 0 || d2 != 200*time.Millisecond {
+		t.Errorf("urllib3's first two waits %v, %v; want 0, 200ms (get_backoff_time)", d1, d2)
+	}
+}

@@ -18,11 +18,32 @@ type RetryPolicy struct {
 	Breaker          *BreakerRule
 }
 
-// StormBackoff: retry k (1 first) waits Jitter(u) x min(Base x Multiplier^(k-1), Cap).
+// StormBackoff: retry k (1 first) waits Jitter(u) x min(Base x Multiplier^(k-1), Cap), or
+// lo + u(hi-lo) of Layer.Wait(k, Base, Cap).
 type StormBackoff struct {
 	Base, Cap  time.Duration
 	Multiplier float64
 	Jitter     Jitter
+	Layer      *Backoff
+	Pin        Pin
+}
+
+// Pin fixes u: Shortest 0, Longest 1.
+type Pin int
+
+// Pins.
+const (
+	Drawn Pin = iota
+	Shortest
+	Longest
+)
+
+// Band: u moves the waits.
+func (b StormBackoff) Band() bool {
+	if b.Layer != nil {
+		return b.Layer.Jitter()
+	}
+	return b.Base > 0 && b.Jitter != NoJitter
 }
 
 // Jitter scales a back-off by u in [0, 1): 1, u, or 0.8 + 0.4u (grpc-go shouldRetry).
@@ -37,6 +58,16 @@ const (
 
 // Delay is the wait before retry k for a draw u.
 func (b StormBackoff) Delay(k int, u float64) time.Duration {
+	switch b.Pin {
+	case Shortest:
+		u = 0
+	case Longest:
+		u = 1
+	}
+	if b.Layer != nil {
+		lo, hi := b.Layer.Wait(k, b.Base, b.Cap)
+		return lo + time.Duration(u*float64(hi-lo))
+	}
 	if b.Base <= 0 || k < 1 {
 		return 0
 	}
@@ -200,7 +231,6 @@ func StormPolicyNames() []string {
 	return names
 }
 
-// stormPolicies is StormPolicy's table.
 var stormPolicies = []struct {
 	name    string
 	retries bool // takes --retries
