@@ -1,6 +1,7 @@
 package client
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/labrun/labrun/internal/rules"
@@ -11,7 +12,7 @@ import (
 func TestRulesOf(t *testing.T) {
 	for _, p := range rules.Presets() {
 		got, err := RulesOf(p.Name)
-		if err != nil || got != p.Default() {
+		if err != nil || !reflect.DeepEqual(got, p.Default()) {
 			t.Errorf("RulesOf(%q) = %v, %v; want the registry's rules", p.Name, got.Library, err)
 		}
 	}

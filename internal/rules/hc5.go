@@ -160,7 +160,9 @@ func init() {
 
 // StatusAgain returns the pause before the library repeats a response, or false
 // (DefaultHttpRequestRetryStrategy.retryRequest(response, ...), getRetryInterval): a 429 or 503
-// of a repeatable request once, unless a response timeout under the 1 s interval is set.
+// of a repeatable request once, unless a response timeout under the 1 s interval is set, or
+// under the pause itself (HttpRequestRetryExec, 5.2.1 and 5.6: "the retry interval does not
+// exceed the response timeout").
 func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, responseTimeout time.Duration, done int, now time.Time) (time.Duration, bool) {
 	if !r.On || !r.Statuses || (status != 429 && status != 503) || done >= r.Max || !repeatable {
 		return 0, false
@@ -168,14 +170,18 @@ func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, resp
 	if responseTimeout > 0 && hc5RetryInterval > responseTimeout {
 		return 0, false
 	}
+	pause := hc5RetryInterval
 	if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil {
 		if s > 0 {
-			return time.Duration(s) * time.Second, true
+			pause = time.Duration(s) * time.Second
 		}
 	} else if at, err := http.ParseTime(retryAfter); err == nil && at.After(now) {
-		return at.Sub(now), true
+		pause = at.Sub(now)
 	}
-	return hc5RetryInterval, true
+	if responseTimeout > 0 && pause > responseTimeout {
+		return 0, false
+	}
+	return pause, true
 }
 
 // DefaultHttpRequestRetryStrategy's constants (the no-argument constructor:

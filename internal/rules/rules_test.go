@@ -123,6 +123,9 @@ func TestStatusAgain(t *testing.T) {
 		// 5.6: the 1 s default interval is longer than a 250 ms response timeout.
 		{"response timeout under 1 s", 503, "", true, 250 * ms, 0, false, 0},
 		{"response timeout of 1 s", 503, "", true, time.Second, 0, true, time.Second},
+		// HttpRequestRetryExec: a Retry-After longer than the response timeout ends the call.
+		{"Retry-After 5 over a 1 s response timeout", 503, "5", true, time.Second, 0, false, 0},
+		{"Retry-After 5 under a 10 s response timeout", 503, "5", true, 10 * time.Second, 0, true, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
