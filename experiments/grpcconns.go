@@ -91,7 +91,7 @@ func (g *GRPC) kept(ctx context.Context, srv *grpcsrv.Server, _ Options, run *re
 			lab.Saw(fmt.Sprintf("%s for %d calls", vocab.Plural(st.Connections, "connection"), n))),
 		lab.Judged("their streams end alone: RST_STREAM from either side, or the trailers first (any expected)",
 			lab.Calls(g.Timeouts, alone),
-			lab.Saw(fmt.Sprintf("RST_STREAM: client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer))+trailersNote(trailers))))
+			lab.Saw(fmt.Sprintf("client %s, server %s", codeCounts(st.RSTFromClient), codeCounts(st.RSTFromServer))+trailersNote(trailers))))
 	return g.h1Closes(ctx, run)
 }
 
@@ -323,11 +323,11 @@ func overCost(what string, cost time.Duration) string {
 	return "; " + costNote(what, cost)
 }
 
-// trailersNote is "; trailers first xN" for N streams that ended by the server's trailers
+// trailersNote is ", trailers xN" for N streams that ended by the server's trailers
 // before either side reset them, "" for none (the common case, which keeps the cell short).
 func trailersNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; trailers first x%d", n)
+	return fmt.Sprintf(", trailers x%d", n)
 }

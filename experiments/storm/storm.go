@@ -46,7 +46,7 @@ func New() *Storm {
 func (*Storm) Info() lab.Info {
 	return lab.Info{
 		Name: "exp-n", Topic: "storm", Alone: true,
-		Title: "the retry storm that beats the downstream to death, and the budgets that stop it",
+		Title: "the retry storm that beats the downstream to death",
 		Description: "An open-loop caller makes 120 calls/s (a tenth of a fleet's 1,200) on a downstream " +
 			"of 20 servers of 100 ms each (200/s), in FIFO order, that cannot see a caller leave; each " +
 			"attempt times out at 300 ms and the downstream pauses 500 ms. Without retries the queue " +

@@ -160,7 +160,7 @@ func TestList(t *testing.T) {
 		"exp-k   first-byte   7.2s  before the first byte: DNS and TLS\n" +
 		"exp-l   caller       4.9s  the caller's side of a slow downstream\n" +
 		"exp-m   grpc        12.3s  gRPC deadlines\n" +
-		"exp-n   storm        9.5s  the retry storm that beats the downstream to death, and the budgets that stop it\n" +
+		"exp-n   storm        9.5s  the retry storm that beats the downstream to death\n" +
 		"demo                 0.6s  the inventory client, end to end\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("got exit %d, stdout %q; want 0, %q", got.code, got.stdout, want)
