@@ -72,8 +72,8 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          got.Outcome,
-		TotalMs:          results.Ms(answered + got.Waits),
-		TotalMaxMs:       bandMs(answered+got.Waits, answered+got.WaitsMax),
+		TotalMs:          results.Ms(model.Later(answered, got.Waits)),
+		TotalMaxMs:       bandMs(model.Later(answered, got.Waits), model.Later(answered, got.WaitsMax)),
 		ServerExecutions: len(got.Sent),
 		Attempts:         []results.Attempt{},
 	}
@@ -85,7 +85,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 			wait = got.Tries[try].Start
 		}
 		inTry++
-		at := time.Duration(i)*p.Delay + wait
+		at := model.Later(time.Duration(i)*p.Delay, wait)
 		o, why := vocab.OK, fmt.Sprintf("%s answered %d", s.Method, answers[min(i, len(answers)-1)].Status)
 		if i == len(got.Sent)-1 && got.Outcome != vocab.OK {
 			o, why = got.Outcome, why+": "+got.Err
@@ -97,7 +97,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 			why += fmt.Sprintf(" (the retry layer's attempt %d)", try+1-repeats(got.Tries[:try+1]))
 		}
 		out.Attempts = append(out.Attempts, results.Attempt{
-			StartMs: *results.Ms(at), EndMs: results.Ms(at + p.Delay),
+			StartMs: *results.Ms(at), EndMs: results.Ms(model.Later(at, p.Delay)),
 			Outcome: o, Executed: true, Phases: []results.PhaseSpan{{Phase: vocab.PhaseWait, Ms: results.Ms(p.Delay)}}, Why: why,
 		})
 	}

@@ -214,6 +214,21 @@ const (
 // (retries and backoffs included) exact and every time a report can draw.
 const MaxScenario = 365 * 24 * time.Hour
 
+// InRange refuses a prediction with a time past MaxScenario, the one rule for a call that
+// lasts longer than labrun can say: the model saturates sums of waits (model.Later) rather
+// than wrap, so retries, back-offs and Retry-After of any size land here, on every question.
+func InRange(pred results.Prediction) error {
+	over := func(v *float64) bool { return v != nil && *v > results.MaxMs }
+	far := over(pred.TotalMs) || over(pred.TotalMaxMs)
+	for _, a := range pred.Attempts {
+		far = far || over(&a.StartMs) || over(a.EndMs)
+	}
+	if far {
+		return fmt.Errorf("the call lasts longer than the model's range of a year (%v): make --retries, --backoff or --retry-after smaller", MaxScenario)
+	}
+	return nil
+}
+
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
 // explicitly (isSet reports which flags were given), and takes the preset's rules.
 func (p *Predictor) Apply(isSet func(name string) bool) error {

@@ -143,6 +143,18 @@ type RetryAfter struct {
 	DropLongerThanAttempt bool
 }
 
+// MaxWait is the longest wait the rules return, beyond any range a call takes: a longer
+// back-off or Retry-After saturates here, so sums of a call's waits stay in time.Duration.
+const MaxWait = time.Duration(1 << 62)
+
+// secondsWait is sec seconds, saturated at MaxWait.
+func secondsWait(sec int64) time.Duration {
+	if sec > int64(MaxWait/time.Second) {
+		return MaxWait
+	}
+	return time.Duration(sec) * time.Second
+}
+
 // Backoff is how a layer's wait grows: retry n waits min(max, base × Mult^(n-1)), jittered.
 type Backoff struct {
 	// Mult is the growth per retry; 0 and 1 keep the wait constant.
@@ -167,8 +179,8 @@ func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration)
 		if maxWait > 0 && v >= maxWait {
 			break
 		}
-		if v > time.Duration(1<<62)/time.Duration(b.Mult) {
-			v = time.Duration(1 << 62) // beyond any range a call takes
+		if v > MaxWait/time.Duration(b.Mult) {
+			v = MaxWait
 			break
 		}
 		v *= time.Duration(b.Mult)
@@ -176,7 +188,8 @@ func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration)
 	if maxWait > 0 && v > maxWait {
 		v = maxWait
 	}
-	lo, hi = v-v*time.Duration(b.JitterDown)/100, v+b.Noise
+	j := time.Duration(b.JitterDown) // v × j / 100, without overflow
+	lo, hi = v-(v/100*j+v%100*j/100), v+b.Noise
 	if b.AtLeastBase {
 		lo, hi = max(lo, base), max(hi, base)
 	}
@@ -245,7 +258,7 @@ func (r RetryLayer) RetriesStatus(method string, status int, ra string, attemptT
 	if !r.RetryAfter.Read || !r.RetryAfter.Statuses.Has(status) || !has {
 		return true, 0, false
 	}
-	wait = time.Duration(sec) * time.Second
+	wait = secondsWait(int64(sec))
 	if r.RetryAfter.DropLongerThanAttempt && attemptTimeout > 0 && wait > attemptTimeout {
 		return false, 0, false
 	}
