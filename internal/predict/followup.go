@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
+
+// maxRetryAfter bounds --retry-after: an HTTP date is 29 bytes.
+const maxRetryAfter = 64
 
 // checkFollowUp reports a follow-up question that makes no sense, naming the flags.
 func (p *Predictor) checkFollowUp() error {
@@ -34,12 +38,13 @@ func (p *Predictor) checkFollowUp() error {
 	case p.Authenticate && !rulesOfPreset(p.Defaults, p).FollowUps.Reads().Authenticate:
 		return fmt.Errorf("--authenticate is OkHttp's: --defaults %s has no authenticator that always answers", p.Defaults)
 	}
-	if p.RetryAfter != "" {
-		for i := 0; i < len(p.RetryAfter); i++ {
-			if c := p.RetryAfter[i]; c < ' ' || c > '~' {
-				return fmt.Errorf("--retry-after must be printable ASCII, got %q", p.RetryAfter)
-			}
+	for i := 0; i < len(p.RetryAfter); i++ {
+		if c := p.RetryAfter[i]; c < ' ' || c > '~' {
+			return fmt.Errorf("--retry-after must be printable ASCII, got %q", param.Cut(p.RetryAfter))
 		}
+	}
+	if len(p.RetryAfter) > maxRetryAfter {
+		return fmt.Errorf("--retry-after must be at most %d bytes (seconds or an HTTP date), got %d", maxRetryAfter, len(p.RetryAfter))
 	}
 	return nil
 }

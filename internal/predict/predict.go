@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/rules"
@@ -188,8 +190,8 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--kill-after-read needs a server: --host-down says no server answers")
 	case p.KillAfterRead != "" && p.Dropped:
 		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
-	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
-		return fmt.Errorf("--method: %q is not a method", p.Method)
+	case p.Method != "" && (len(p.Method) > maxMethod || !httpguts.ValidHeaderFieldName(p.Method)):
+		return fmt.Errorf("--method: %q is not an HTTP token of at most %d bytes (RFC 9110 section 9.1)", param.Cut(p.Method), maxMethod)
 	case p.preFirst():
 		return p.checkPreFirst()
 	case p.Status != 0 || p.StatusTimes != 0 || p.RetryAfter != "" || p.NoRedirects || p.Authenticate:
@@ -200,6 +202,9 @@ func (p *Predictor) Check() error {
 	}
 	return nil
 }
+
+// maxMethod bounds --method: the longest registered method (UPDATEREDIRECTREF) is 17 bytes.
+const maxMethod = 32
 
 // The largest counts --syn-retries and --tcp-retries2 take: Linux's own bound on a socket's
 // SYN retries (MAX_TCP_SYNCNT), and a tcp_retries2 whose give-up, past three hours, is
@@ -238,7 +243,7 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	}
 	entry, ok := rules.Lookup(p.Defaults)
 	if !ok {
-		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
+		return fmt.Errorf("--defaults: unknown client %q (want %s)", param.Cut(p.Defaults), strings.Join(PresetNames(), ", "))
 	}
 	pre := model.PresetOf(entry)
 	// The limits a preset sets, by flag name; the order does not matter.

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/labrun/labrun/internal/param"
 )
 
 // A retry layer sends a whole call again after a failure or a status; its attempts are the
@@ -127,7 +129,7 @@ func ParseStatuses(v string) (Statuses, error) {
 type statusError struct{ part string }
 
 func (e *statusError) Error() string {
-	return "\"" + e.part + "\" is not a status or a range of them (100 to 599, \"500-599\", \"!501\")"
+	return strconv.Quote(param.Cut(e.part)) + " is not a status or a range of them (100 to 599, \"500-599\", \"!501\")"
 }
 
 // RetryAfter is how a layer reads the Retry-After header of a status it retries.
