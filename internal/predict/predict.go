@@ -24,6 +24,8 @@ type Predictor struct {
 	// Defaults names the preset the limits start from ("" = every limit unset), with the
 	// library's rules.
 	Defaults string
+	// PresetFlag is the flag that named Defaults, for errors ("" = "defaults"; probe: "expect").
+	PresetFlag string
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -239,7 +241,7 @@ func InRange(pred results.Prediction) error {
 func (p *Predictor) Apply(isSet func(name string) bool) error {
 	p.validateSet = isSet("validate-after-inactivity")
 	if p.Defaults == "" {
-		return p.Layer.needsLayer("(none)", rules.Rules{})
+		return p.Layer.needsLayer(p.preset()+" (none)", rules.Rules{})
 	}
 	entry, ok := rules.Lookup(p.Defaults)
 	if !ok {
@@ -270,18 +272,21 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	if rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity {
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
-				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
+				return fmt.Errorf("--%s is HttpClient 5's; %s %s follows %s's own rules", name, p.preset(), p.Defaults, pre.Client)
 			}
 		}
 	}
 	if err := p.checkSettings(isSet); err != nil {
 		return err
 	}
-	if err := p.Layer.needsLayer(p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
+	if err := p.Layer.needsLayer(p.preset()+" "+p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
 		return err
 	}
 	return nil
 }
+
+// preset is the flag that named the preset, as an error names it.
+func (p *Predictor) preset() string { return "--" + cmp.Or(p.PresetFlag, "defaults") }
 
 // Limits returns the client's limits and rules in the model's terms, as Predict asks the
 // model with them (after Apply).
