@@ -80,12 +80,10 @@ func (p Param) Check() error {
 	return nil
 }
 
-// maxEcho bounds how much of a value an error echoes.
 const maxEcho = 64
 
-// Cut is s cut to 64 bytes at a character boundary, with how long it was, for an error that
-// echoes what was typed (with %q, which escapes control characters): the line stays one
-// readable line whatever the value.
+// Cut is s cut to 64 bytes at a character boundary, with its length, for an error to echo
+// with %q (which escapes control characters).
 func Cut(s string) string {
 	if len(s) <= maxEcho {
 		return s

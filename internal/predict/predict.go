@@ -24,7 +24,7 @@ type Predictor struct {
 	// Defaults names the preset the limits start from ("" = every limit unset), with the
 	// library's rules.
 	Defaults string
-	// PresetFlag is the flag that named Defaults, for errors ("" = "defaults"; probe: "expect").
+	// PresetFlag named Defaults, for errors ("": "defaults").
 	PresetFlag string
 
 	LeaseTimeout   time.Duration
@@ -205,7 +205,7 @@ func (p *Predictor) Check() error {
 	return nil
 }
 
-// maxMethod bounds --method: the longest registered method (UPDATEREDIRECTREF) is 17 bytes.
+// maxMethod bounds --method (UPDATEREDIRECTREF, the longest registered, is 17 bytes).
 const maxMethod = 32
 
 // The largest counts --syn-retries and --tcp-retries2 take: Linux's own bound on a socket's
@@ -221,9 +221,8 @@ const (
 // (retries and backoffs included) exact and every time a report can draw.
 const MaxScenario = 365 * 24 * time.Hour
 
-// InRange refuses a prediction with a time past MaxScenario, the one rule for a call that
-// lasts longer than labrun can say: the model saturates sums of waits (model.Later) rather
-// than wrap, so retries, back-offs and Retry-After of any size land here, on every question.
+// InRange refuses a prediction with a time past MaxScenario: the model's sums of waits
+// saturate (model.Later), so waits of any size land here, on every question.
 func InRange(pred results.Prediction) error {
 	over := func(v *float64) bool { return v != nil && *v > results.MaxMs }
 	far := over(pred.TotalMs) || over(pred.TotalMaxMs)
@@ -285,7 +284,7 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	return nil
 }
 
-// preset is the flag that named the preset, as an error names it.
+// preset is the flag that named the preset.
 func (p *Predictor) preset() string { return "--" + cmp.Or(p.PresetFlag, "defaults") }
 
 // Limits returns the client's limits and rules in the model's terms, as Predict asks the
