@@ -57,7 +57,7 @@ type ExpectLimits struct {
 // NewExpect returns the Expect of preset client with l and a pool of pool per route (0: none);
 // an unknown client or a limit it does not have is an error.
 func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
-	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
+	p := &predict.Predictor{Defaults: client, PresetFlag: "expect", LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
 		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod,

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
@@ -181,21 +180,8 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	return run
 }
 
-// maxNameEcho bounds how much of an unknown name an error echoes.
-const maxNameEcho = 64
-
-// cutName is name cut to maxNameEcho bytes at a character boundary, with how long it was:
-// an error line stays one readable line whatever was typed.
-func cutName(name string) string {
-	if len(name) <= maxNameEcho {
-		return name
-	}
-	cut := maxNameEcho
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", name[:cut], len(name))
-}
+// cutName is name as an error echoes it (param.Cut).
+func cutName(name string) string { return param.Cut(name) }
 
 // summary says in a few words what the client's timeout is and whether it sends a request
 // again by itself: "a 1.5s deadline, no re-sends", "a 1s timeout per read; re-sends on a dead

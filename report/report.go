@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -59,7 +60,7 @@ func unknownFormat(s string) error {
 	if len(names) > 1 {
 		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
 	}
-	return fmt.Errorf("unknown format %q (want %s)", s, want)
+	return fmt.Errorf("unknown format %q (want %s)", param.Cut(s), want)
 }
 
 // WriteRun renders one run in format f to w. In table and Markdown a run with Meta ends with

@@ -78,7 +78,11 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, p.Predict())
+			pred := p.Predict()
+			if err := predict.InRange(pred); err != nil {
+				return usageError{err}
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, pred)
 		},
 	}
 }

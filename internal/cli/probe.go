@@ -96,6 +96,9 @@ func probeCommand(tty terminals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if c.IsSet("only") && strings.TrimSpace(c.String("only")) == "" {
+				return usagef("--only needs a scenario's name (without --only every scenario runs)")
+			}
 			if c.Bool("grpc") {
 				return probeGRPC(c, s, pr)
 			}
@@ -164,6 +167,9 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 	g.Only, g.Deadline = pr.Only, c.Duration("deadline")
 	if c.IsSet("retries") {
 		g.MaxAttempts = c.Int("retries") + 1
+		if err := grpcRetries(c.Int("retries"), g); err != nil {
+			return err
+		}
 	}
 	if err := experiments.Check(g.Experiment(), ""); err != nil {
 		var ce *probe.CommandError
@@ -173,6 +179,20 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 		return usageError{err}
 	}
 	return runExperiments(c, s, []experiments.Experiment{g.Experiment()}, true)
+}
+
+// grpcRetries checks --retries n (maxAttempts n + 1) against the retry policy's bounds, in
+// the terms of --retries: --max-attempts is the experiment's parameter, no flag of probe.
+func grpcRetries(n int, g *probe.GRPC) error {
+	if n < 0 {
+		return usagef("--retries must be at least 0, got %d", n)
+	}
+	for _, p := range g.Experiment().Params() {
+		if p.Name == "max-attempts" && n+1 > p.Max {
+			return usagef("--retries must be at most %d with --grpc (maxAttempts %d), got %d", p.Max-1, p.Max, n)
+		}
+	}
+	return nil
 }
 
 // probeExpect reads --expect and its limit flags into pr.Expect.

@@ -238,7 +238,7 @@ func markdownGRPCLimits() string {
 			"SETTINGS_MAX_CONCURRENT_STREAMS; a stream beyond it is refused (REFUSED_STREAM)"},
 		{"a frame", "16 KiB, as advertised (SETTINGS_MAX_FRAME_SIZE's initial value)", "GOAWAY FRAME_SIZE_ERROR, and the connection closed"},
 		{"a call's metadata", "32 KiB, a single field 32 KiB", "RST_STREAM ENHANCE_YOUR_CALM (gRPC: RESOURCE_EXHAUSTED); a field beyond it: GOAWAY COMPRESSION_ERROR"},
-		{"a malformed frame", "RFC 9113 section 5.4", "a stream error resets its stream (RST_STREAM) and the connection serves on; a connection error sends GOAWAY with its code before the close"},
+		{"a malformed frame", "RFC 9113 section 5.4", "a stream error resets its stream (RST_STREAM) and the connection serves on (a PRIORITY frame of other than 5 bytes and a stream made to depend on itself included: sections 6.3, 5.3.1); a connection error sends GOAWAY with its code before the close"},
 		{"a message", "1 MiB, windows of 64 KiB", "RESOURCE_EXHAUSTED"},
 		{"a `labrun-call` id", fmt.Sprintf("%d bytes", grpcsrv.MaxCallLen), fmt.Sprintf("INVALID_ARGUMENT, `labrun-call: at most %d bytes, got N`; `/stats` keeps it cut", grpcsrv.MaxCallLen)},
 		{"call ids counted (executions, refuse=, goaway=, ok-on=)", fmt.Sprintf("%d", serveLogLimit), "nothing; past it the oldest half are forgotten, `forgotten_ids` counts them"},

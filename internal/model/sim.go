@@ -408,7 +408,7 @@ func (m *sim) finish(c int, a Attempt) {
 	// A business retry is a new call: its routes and the library's retries start again.
 	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
-	next := a.End + m.wait(m.retried[c])
+	next := Later(a.End, m.wait(m.retried[c]))
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline
 		return

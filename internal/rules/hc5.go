@@ -173,7 +173,7 @@ func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, resp
 	pause := hc5RetryInterval
 	if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil {
 		if s > 0 {
-			pause = time.Duration(s) * time.Second
+			pause = secondsWait(s)
 		}
 	} else if at, err := http.ParseTime(retryAfter); err == nil && at.After(now) {
 		pause = at.Sub(now)
