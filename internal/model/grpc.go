@@ -42,8 +42,7 @@ type GRPCPrediction struct {
 	End     time.Duration
 	// Measured is End, or Cap for a hang.
 	Measured time.Duration
-	// Timeout is the grpc-timeout sent (0: none): the budget as Rules.SentMax tells it, and
-	// after a hop (Spent) what is left of the deadline the hop was told.
+	// Timeout is the grpc-timeout sent (0: none), as Rules.SentMax tells it at each hop.
 	Timeout time.Duration
 	// ServerDone: the server's context ends by its deadline.
 	ServerDone time.Duration
@@ -163,8 +162,8 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 }
 
 // GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream refused unprocessed is re-sent
-// once, uncounted; refused counts refusals in a row. Under r.RefusedIsAttempt the refused stream
-// is an attempt of the policy instead (attempts: its maxAttempts, capped).
+// once, uncounted; refused counts refusals in a row. Under r.RefusedIsAttempt each is an attempt
+// of the policy of maxAttempts attempts.
 func GRPCTransparent(r rules.GRPC, refused, attempts int) (streams, executions int, outcome vocab.Outcome) {
 	if r.RefusedIsAttempt && refused > 0 {
 		if n := min(max(attempts, 1), GRPCMaxAttempts); refused < n {
@@ -216,8 +215,7 @@ func GRPCTimeoutText(d time.Duration) string {
 	return fmt.Sprintf("%dH", ceilDur(d, time.Hour))
 }
 
-// GRPCTimeoutTextFor is grpc-timeout as r writes a budget d that Sent already rounded: grpc-go's
-// EncodeDuration, or C-core's milliseconds ("1510m"), whole seconds when they are ("1S").
+// GRPCTimeoutTextFor is grpc-timeout as r writes d, rounded by Sent: "1510m", "1S".
 func GRPCTimeoutTextFor(r rules.GRPC, d time.Duration) string {
 	if r.Digits <= 0 || d <= 0 {
 		return GRPCTimeoutText(d)

@@ -9,14 +9,11 @@ import (
 // --expect NAME judges its rows by. The zero value is grpc-go's.
 type GRPC struct {
 	Name, Client string
-	// Digits rounds the grpc-timeout written up to that many significant digits, from the
-	// budget in whole milliseconds, its deadline rounded up and the clock down (0: exact to
-	// the microsecond).
+	// Digits: grpc-timeout rounded up to that many significant digits (0: exact).
 	Digits int
-	// RefusedIsAttempt: a stream refused unprocessed is not sent again transparently; it
-	// fails its attempt with UNAVAILABLE, which only a retry policy sends again.
+	// RefusedIsAttempt: a refused stream fails its attempt (UNAVAILABLE), not re-sent.
 	RefusedIsAttempt bool
-	// Timeout and Refused cite the source of the two rules.
+	// Timeout and Refused cite the two rules' source.
 	Timeout, Refused string
 }
 
@@ -46,8 +43,7 @@ func GRPCNames() []string {
 	return out
 }
 
-// Sent is the budget the server is told for a budget b: b itself, or b in whole
-// milliseconds, a millisecond more at most, rounded up to Digits significant digits.
+// Sent is the budget the server is told for b: b, or its whole ms rounded up to Digits.
 func (g GRPC) Sent(b time.Duration) time.Duration {
 	if g.Digits <= 0 || b <= 0 {
 		return b
@@ -59,7 +55,7 @@ func (g GRPC) Sent(b time.Duration) time.Duration {
 	return time.Duration((ms+unit-1)/unit*unit) * time.Millisecond
 }
 
-// SentMax is the longest budget Sent may tell for b: its deadline rounded up a millisecond.
+// SentMax is Sent of b a millisecond later: the deadline rounded up, the clock down.
 func (g GRPC) SentMax(b time.Duration) time.Duration {
 	if g.Digits <= 0 || b <= 0 {
 		return b
