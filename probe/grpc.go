@@ -100,6 +100,8 @@ func grpcScenarios() []grpcScenario {
 			fmt.Sprintf("work=%v,unavailable", grpcRetryWork), 8*time.Second, (*GRPC).unavailableRows),
 		stream,
 		call("grpc-refused", "the call's first stream refused (REFUSED_STREAM)", "refuse=1", 6*time.Second, (*GRPC).refusedRows),
+		call("grpc-refused-unavailable", fmt.Sprintf("the first stream refused, then UNAVAILABLE after %v of work, every attempt", grpcRetryWork),
+			fmt.Sprintf("refuse=1,work=%v,unavailable", grpcRetryWork), 8*time.Second, (*GRPC).refusedUnavailableRows),
 		limit,
 		chain,
 	}
@@ -420,6 +422,16 @@ func (g *GRPC) refusedRows(x grpcRun) []results.Row {
 	return []results.Row{{
 		Name:            name,
 		ExpectedOutcome: outcome, Outcome: x.outcome(), ExpectedCalls: streams, Calls: len(x.st.Calls),
+		ExpectedExecutions: results.Count(execs), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
+		Server: fmt.Sprintf("%d refused, %d streams", x.st.Refused, x.st.Streams),
+	}}
+}
+
+func (g *GRPC) refusedUnavailableRows(x grpcRun) []results.Row {
+	streams, execs := model.GRPCRefusedUnavailable(g.rules(), g.MaxAttempts)
+	return []results.Row{{
+		Name:            "the refused stream, then the retry policy's attempts (streams)",
+		ExpectedOutcome: vocab.Failed, Outcome: x.outcome(), ExpectedCalls: streams, Calls: len(x.st.Calls),
 		ExpectedExecutions: results.Count(execs), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
 		Server: fmt.Sprintf("%d refused, %d streams", x.st.Refused, x.st.Streams),
 	}}

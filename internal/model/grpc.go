@@ -180,6 +180,16 @@ func GRPCTransparent(r rules.GRPC, refused, attempts int) (streams, executions i
 	return 2, 0, vocab.Failed
 }
 
+// GRPCRefusedUnavailable counts a call whose first stream is refused and whose every attempt
+// then answers UNAVAILABLE, under a policy of maxAttempts attempts: the streams and executions.
+func GRPCRefusedUnavailable(r rules.GRPC, attempts int) (streams, executions int) {
+	n := min(max(attempts, 1), GRPCMaxAttempts)
+	if r.RefusedIsAttempt {
+		return n, n - 1
+	}
+	return n + 1, n
+}
+
 // GRPCWaves predicts calls started together on one connection, as a pool of streamLimit.
 func GRPCWaves(calls, streamLimit int, work, deadline time.Duration) []Prediction {
 	return Simulate(Scenario{

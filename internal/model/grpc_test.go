@@ -115,6 +115,22 @@ func TestGRPCTransparent(t *testing.T) {
 	}
 }
 
+// TestGRPCRefusedUnavailable: a refused stream, then UNAVAILABLE on every attempt, maxAttempts 3:
+// grpc-go re-sends the refused stream outside the policy (4 streams, 3 executions), grpcio spends
+// an attempt on it (3 and 2, as Debian's grpcio 1.51.1 did here against labrun serve --grpc).
+func TestGRPCRefusedUnavailable(t *testing.T) {
+	grpcio, _ := rules.LookupGRPC("grpcio")
+	for _, tc := range []struct {
+		r                   rules.GRPC
+		attempts            int
+		streams, executions int
+	}{{rules.GRPC{}, 3, 4, 3}, {rules.GRPC{}, 0, 2, 1}, {grpcio, 3, 3, 2}, {grpcio, 0, 1, 0}, {grpcio, 9, 5, 4}} {
+		if s, e := GRPCRefusedUnavailable(tc.r, tc.attempts); s != tc.streams || e != tc.executions {
+			t.Errorf("%q, %d attempts: got %d streams, %d executions; want %d, %d", tc.r.Name, tc.attempts, s, e, tc.streams, tc.executions)
+		}
+	}
+}
+
 // TestGRPCSent: grpcio's grpc-timeout (timeout_encoding.cc FromMillis) against the headers
 // Debian's grpcio 1.51.1 wrote here on a warm channel: 301m for 0.3 s, 1010m (or 1S) for 1 s,
 // 1510m for 1.5 s, 2010m for 2 s, 10100m for 10 s, 51m for 50 ms; and a chain's leaf.
