@@ -490,6 +490,22 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"reserve": {executions: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: rubyRetry},
 				"trickle": {outcome: vocab.OK, rule: "BufferedIO#rbuf_fill waits read_timeout for each read (net/protocol.rb)"},
 			}},
+		{name: "Node http.request, defaults", expect: []string{"node-http"}, preset: "node-http", needs: []string{"node"},
+			args: script("node", "examples/probes/node/http_probe.mjs"), version: version(1, "node", "--version"),
+			must: map[string]must{
+				"silent":        {outcome: vocab.Hang, rule: nodeIdle + "; without the option only http.globalAgent's timeout (5000) arms it, and nothing listens"},
+				"pooled-close":  {executions: n(1), outcome: vocab.Failed, rule: nodeNoResend},
+				"redirect-loop": {requests: n(1), rule: "http.request follows no redirect: the 302 is the response"},
+			}},
+		{name: "Node http.request, timeout 1000", expect: []string{"node-http", "read-timeout=1s", "connect-timeout=1s"}, preset: "node-http", needs: []string{"node"},
+			args: script("node", "examples/probes/node/http_probe.mjs"), env: []string{"PROBE_TIMEOUT=1"}, version: version(1, "node", "--version"),
+			must: map[string]must{
+				"silent":            {requests: n(1), outcome: vocab.Failed, call: time.Second, margin: 300 * time.Millisecond, rule: nodeIdle},
+				"trickle":           {outcome: vocab.OK, rule: nodeIdle + ": bytes 500 ms apart re-arm it"},
+				"pooled-reset-post": {executions: n(1), outcome: vocab.Failed, rule: nodeNoResend},
+				"tls-stall": {conns: n(1), outcome: vocab.Failed, call: 2 * time.Second, margin: 300 * time.Millisecond,
+					rule: "node 20 lib/net.js Socket.prototype._onTimeout lets the first expiry pass while a write is in progress: the request waits in the handshaking TLS socket, so the handshake ends at twice the timeout"},
+			}},
 		{name: "Python aiohttp, defaults", expect: []string{"aiohttp"}, preset: "aiohttp", needs: []string{python(), "/usr/lib/python3/dist-packages/aiohttp"},
 			args: script(python(), "examples/probes/python/aiohttp_probe.py"), version: pyMod("aiohttp"),
 			must: map[string]must{
@@ -555,6 +571,12 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 			env: []string{"PROBE_RETRIES=3", "PROBE_BACKOFF_FACTOR=0.1", "PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=0.3"}, only: []string{"storm"}},
 	}
 }
+
+// Node 20's http.request rules (lib/_http_agent.js, lib/_http_client.js).
+const (
+	nodeIdle     = "the timeout option is the socket's idle timer (_http_agent.js setRequestSocket: socket.setTimeout), which only emits 'timeout'; the probe destroys the request then"
+	nodeNoResend = "_http_client.js sends nothing again: a reused socket the server closed fails the call with ECONNRESET (socket hang up) and req.reusedSocket"
+)
 
 // aws-sdk-go-v2 v1.48.0's standard retryer, as examples/probes/aws drives it.
 const awsStandard = "aws-sdk-go-v2's retry.Standard makes 3 attempts (DefaultMaxAttempts)"

@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/probe"
 	"github.com/labrun/labrun/report"
 )
@@ -62,7 +63,7 @@ func probeCommand(tty terminals) *cli.Command {
 	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
 	}
-	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config"})
+	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config, --expect its library's rules (" + strings.Join(rules.GRPCNames(), ", ") + ")"})
 	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
 		Usage: "the client's connection limit per route, 0 for none (default: the library's, " + presetPools() + ", none for the others)"})
 	for _, p := range pr.Experiment().Params() {
@@ -151,8 +152,8 @@ func scenarioHelp() string {
 // client's deadline (--deadline) and retry policy (--retries: maxAttempts - 1).
 func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 	for _, name := range append([]string{"expect", "pool"}, expectLimits...) {
-		if c.IsSet(name) && name != "deadline" && name != "retries" {
-			return usagef("--%s does not apply to --grpc: only --deadline and --retries describe a gRPC client", name)
+		if c.IsSet(name) && name != "deadline" && name != "retries" && name != "expect" {
+			return usagef("--%s does not apply to --grpc: only --deadline, --retries and --expect describe a gRPC client", name)
 		}
 	}
 	if c.IsSet("cap-scale") {
@@ -164,7 +165,7 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 		}
 	}
 	g := probe.NewGRPC(pr.Command)
-	g.Only, g.Deadline = pr.Only, c.Duration("deadline")
+	g.Only, g.Deadline, g.Expect = pr.Only, c.Duration("deadline"), c.String("expect")
 	if c.IsSet("retries") {
 		g.MaxAttempts = c.Int("retries") + 1
 		if err := grpcRetries(c.Int("retries"), g); err != nil {
