@@ -7,5 +7,5 @@ import (
 	"time"
 )
 
-// drained waits a moment for tc's bytes to leave: no send-queue query here.
+// drained waits a moment: no send-queue query here.
 func drained(_ *net.TCPConn, within time.Duration) { time.Sleep(min(within, 10*time.Millisecond)) }

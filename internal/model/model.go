@@ -87,6 +87,8 @@ type Downstream struct {
 	IdempotencyKey bool
 	// OneShotBody: no re-send, no retry.
 	OneShotBody bool
+	// Cut ends the body part-way with a FIN (KillClose) or an RST (KillReset).
+	Cut Kill
 }
 
 // Span is one phase, in offsets from the start of the call.
