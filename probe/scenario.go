@@ -112,8 +112,9 @@ func Scenarios() []Scenario {
 		s.Method, s.Calls, s.Pause, s.idleTimeout = method, 2, idlePause, serverIdle
 		return s
 	}
-	cut := func(name, title, how string, k model.Kill) Scenario {
-		return get(name, title, 8*time.Second, kindCut, fakesrv.BodyCut{Bytes: cutBytes, After: cutAfter, How: how}.Path(), model.Downstream{Cut: k})
+	cut := func(name, title, how string, k model.Kill, chunked bool) Scenario {
+		return get(name, title, 8*time.Second, kindCut, fakesrv.BodyCut{Bytes: cutBytes, After: cutAfter, How: how, Chunked: chunked}.Path(),
+			model.Downstream{Cut: k, Chunked: chunked})
 	}
 	status := func(name, title, path string, r model.Response) Scenario {
 		s := get(name, title, 8*time.Second, kindStatus, path, model.Downstream{})
@@ -142,8 +143,9 @@ func Scenarios() []Scenario {
 			model.Downstream{KillAfterRead: model.KillClose, KillNew: true}),
 		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset",
 			model.Downstream{KillAfterRead: model.KillReset, KillNew: true}),
-		cut("body-cut", "a body of "+strconv.Itoa(cutBytes)+" bytes closed (FIN) after "+strconv.Itoa(cutAfter), fakesrv.FailClose, model.KillClose),
-		cut("body-cut-reset", "a body of "+strconv.Itoa(cutBytes)+" bytes reset (RST) after "+strconv.Itoa(cutAfter), fakesrv.FailReset, model.KillReset),
+		cut("body-cut", "a body of "+strconv.Itoa(cutBytes)+" bytes closed (FIN) after "+strconv.Itoa(cutAfter), fakesrv.FailClose, model.KillClose, false),
+		cut("body-cut-reset", "a body of "+strconv.Itoa(cutBytes)+" bytes reset (RST) after "+strconv.Itoa(cutAfter), fakesrv.FailReset, model.KillReset, false),
+		cut("body-cut-chunked", "a chunked body closed (FIN) after "+strconv.Itoa(cutAfter)+" bytes", fakesrv.FailClose, model.KillClose, true),
 		pooled("pooled-close", "closed after reading, on a pooled connection (GET)", "GET", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-close-post", "closed after reading, on a pooled connection (POST)", "POST", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-reset", "reset after reading, on a pooled connection (GET)", "GET", fakesrv.FailReset, model.KillReset),

@@ -276,7 +276,8 @@ func shippedProbes() []shippedProbe {
 			must: map[string]must{
 				"body-cut": {requests: n(1), outcome: vocab.OK, rule: "requests reads the body in pieces (iter_content: urllib3's read(amt)), which http.client ends at the FIN " +
 					"without IncompleteRead, and urllib3 1.26.12's HTTPResponse has enforce_content_length=False: 40 of 100 bytes, no error"},
-				"body-cut-reset": {requests: n(1), outcome: vocab.Failed, rule: "the RST is a ChunkedEncodingError (ProtocolError, Connection broken), raised after urlopen returned: nothing retries it"},
+				"body-cut-reset":   {requests: n(1), outcome: vocab.Failed, rule: "the RST is a ChunkedEncodingError (ProtocolError, Connection broken), raised after urlopen returned: nothing retries it"},
+				"body-cut-chunked": {requests: n(1), outcome: vocab.Failed, rule: "urllib3's read_chunked raises InvalidChunkLength at the FIN where a chunk's length is due: a ChunkedEncodingError, not retried"},
 			},
 			version: version(2, python(), "-c", "import requests; print('requests', requests.__version__)")},
 		{name: "Python requests, timeout=(1, 1), pool_maxsize=5, pool_block", needs: []string{python(), "/usr/lib/python3/dist-packages/requests"}, args: requests,
@@ -293,7 +294,8 @@ func shippedProbes() []shippedProbe {
 			expect: []string{"jdk", "read-timeout=1s", "connect-timeout=1s"}, version: version(3, "java", "-version"), tolerance: shippedJDKStart},
 		{name: "HttpURLConnection, defaults", needs: jvm, args: java("UrlConnectionProbe"), expect: []string{"urlconnection"}, version: version(3, "java", "-version"),
 			must: map[string]must{"body-cut": {requests: n(1), outcome: vocab.OK,
-				rule: "sun.net.www.MeteredStream.read returns -1 at the socket's end, whatever Content-Length said: 40 of 100 bytes, no error"}}},
+				rule: "sun.net.www.MeteredStream.read returns -1 at the socket's end, whatever Content-Length said: 40 of 100 bytes, no error"},
+				"body-cut-chunked": {requests: n(1), outcome: vocab.Failed, rule: "sun.net.www.http.ChunkedInputStream raises IOException: Premature EOF where a chunk's length is due"}}},
 		{name: "HttpURLConnection, connect and read timeouts 1s, retryPost false", needs: jvm, args: java("UrlConnectionProbe"),
 			env:    []string{"PROBE_CONNECT_TIMEOUT=1", "PROBE_READ_TIMEOUT=1", "PROBE_RETRY_POST=false"},
 			expect: []string{"urlconnection", "read-timeout=1s", "connect-timeout=1s", "no-resend-post=true"},
@@ -496,6 +498,7 @@ func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 				"pooled-close":      {executions: n(2), outcome: vocab.OK, rule: rubyRetry},
 				"body-cut":          {requests: n(1), outcome: vocab.OK, rule: rubyShort},
 				"body-cut-reset":    {requests: n(2), outcome: vocab.Failed, rule: rubyRetry + "; the body is read within it (res.reading_body)"},
+				"body-cut-chunked":  {requests: n(2), outcome: vocab.Failed, rule: "read_chunked has no ignore_eof: its EOFError is re-sent as " + rubyRetry},
 				"pooled-close-post": {executions: n(1), outcome: vocab.Failed, rule: rubyRetry},
 				"redirect-loop":     {requests: n(1), rule: "Net::HTTP#request returns every response: no redirect is followed"},
 			}},

@@ -13,7 +13,7 @@ import (
 // connection since the server ended the old one.
 func TestBodyCut(t *testing.T) {
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
-	fin, rst := Downstream{Cut: KillClose}, Downstream{Cut: KillReset}
+	fin, rst, chunked := Downstream{Cut: KillClose}, Downstream{Cut: KillReset}, Downstream{Cut: KillClose, Chunked: true}
 	tests := []struct {
 		name        string
 		preset      string
@@ -32,6 +32,10 @@ func TestBodyCut(t *testing.T) {
 		// transport_request re-sends the GET once, at once, on a new connection.
 		{"ruby: ECONNRESET in the body, re-sent once", "ruby", nil, rst, vocab.Failed, 2, ms(2), ms(2)},
 		{"ruby: never a POST", "ruby", nil, Downstream{Cut: KillReset, Method: "POST"}, vocab.Failed, 1, ms(1), ms(1)},
+		// A chunked body's FIN is an error everywhere: read_chunked's EOFError is re-sent.
+		{"ruby: a chunked body's FIN, re-sent once", "ruby", nil, chunked, vocab.Failed, 2, ms(2), ms(2)},
+		{"urllib3: a chunked body's FIN is an error", "urllib3", nil, chunked, vocab.Failed, 1, ms(1), ms(1)},
+		{"urlconnection: a chunked body's FIN is an error", "urlconnection", nil, chunked, vocab.Failed, 1, ms(1), ms(1)},
 		// 1 ms + [1, 1.1] s + 1 ms + [2, 2.1] s + 1 ms.
 		{"got: the aborted download retried twice", "got", nil, fin, vocab.Failed, 3, ms(3003), ms(3203)},
 		{"got: not a POST", "got", nil, Downstream{Cut: KillReset, Method: "POST"}, vocab.Failed, 1, ms(1), ms(1)},

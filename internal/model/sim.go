@@ -316,7 +316,7 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	}
 	if d.Cut != KillNone && !a.Rejected {
 		a.Phases = append(a.Phases, Span{vocab.PhaseBody, head, head})
-		if d.Cut == KillClose && l.Rules.Body.ShortOnClose {
+		if d.Cut == KillClose && l.Rules.Body.ShortOnClose && !d.Chunked {
 			return head, vocab.OK
 		}
 		return head, vocab.Failed

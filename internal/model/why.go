@@ -63,8 +63,11 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 // whyCut says what ended an attempt whose body the server cut, and whether it goes again.
 func whyCut(d Downstream, l Limits, again bool) string {
 	err := l.Rules.Body.Close
-	if d.Cut == KillReset {
+	switch {
+	case d.Cut == KillReset:
 		err = l.Rules.Body.Reset
+	case d.Chunked:
+		err = l.Rules.Body.Chunked
 	}
 	why := "the server " + killWord(d.Cut) + " the connection part-way through the body"
 	if err != "" {

@@ -24,7 +24,7 @@ func GoNet() Rules {
 		// Transport.roundTrip: shouldRetryRequest, isReplayable; each on a new connection.
 		Resend: Resend{On: true, Max: Unbounded, After: Of(ClassIO), AfterMethods: MethodsReplayable, ReusedOnly: true},
 		// RoundTrip returns at the head: no re-send covers the body.
-		Body: Body{Close: "unexpected EOF (io.ErrUnexpectedEOF)", Reset: "read: connection reset by peer",
+		Body: Body{Close: "unexpected EOF (io.ErrUnexpectedEOF)", Reset: "read: connection reset by peer", Chunked: "unexpected EOF",
 			Source: "net/http transfer.go body.readLocked (io.ErrUnexpectedEOF when the reader ends short of Content-Length), Go 1.26"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "Transport.TLSHandshakeTimeout"},

@@ -38,8 +38,9 @@ func HC5(s HC5Settings) Rules {
 			Before: Of(ClassIO), BeforeMethods: MethodsIdempotent, After: Of(ClassIO), AfterMethods: MethodsIdempotent, Statuses: true},
 		// The response handler reads the body after HttpRequestRetryExec returned the head.
 		Body: Body{Close: "ConnectionClosedException: Premature end of Content-Length delimited message body (expected: 100; received: 40)",
-			Reset:  "SocketException: Connection reset",
-			Source: "httpcore5 5.2.1 ContentLengthInputStream.read"},
+			Reset:   "SocketException: Connection reset",
+			Chunked: "ConnectionClosedException: Premature end of chunk coded message body: closing chunk expected",
+			Source:  "httpcore5 5.2.1 ContentLengthInputStream.read, ChunkedInputStream.getChunkSize"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "TlsConfig handshakeTimeout, else SocketConfig soTimeout", PerRead: true},
 			HandshakeSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket " +

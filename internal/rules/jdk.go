@@ -39,7 +39,8 @@ func JDK(s JDKSettings) Rules {
 			After: Of(ClassIO), AfterMethods: sent, BodyAgain: true},
 		// MultiExchange retries before the head only; an RST reads as the end too.
 		Body: Body{Close: "IOException: fixed content-length: 100, bytes received: 40", Reset: "IOException: fixed content-length: 100, bytes received: 40",
-			Source: "JDK 17 java.net.http ResponseContent.FixedLengthBodyParser.onComplete"},
+			Chunked: "IOException: chunked transfer encoding, state: READING_LENGTH",
+			Source:  "JDK 17 java.net.http ResponseContent.FixedLengthBodyParser and ChunkedBodyParser.onComplete"},
 		PreFirst: PreFirst{
 			// Both timers run over the handshake: the shorter ends it.
 			Handshake: BoundRule{Limit: LimitShorterConnectRead, Outcome: vocab.ConnectTimeout,

@@ -36,7 +36,7 @@ func OkHttp313(s OkHttpSettings) Rules {
 			After: recoverable &^ Of(ClassSocketTimeout), AfterMethods: MethodsAll},
 		// The caller reads ResponseBody after the interceptors returned the head.
 		Body: Body{Close: "ProtocolException: unexpected end of stream", Reset: "SocketException: Connection reset",
-			Source: "okhttp 3.13.1 Http1Codec.FixedLengthSource.read"},
+			Chunked: "EOFException", Source: "okhttp 3.13.1 Http1Codec.FixedLengthSource.read, ChunkedSource.readChunkSize"},
 		PreFirst: PreFirst{
 			Handshake:       BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "readTimeout", PerRead: true},
 			HandshakeSource: "okhttp 3.13.1: RealConnection.connectSocket sets rawSocket.setSoTimeout(readTimeout) before connectTls: a limit per read",

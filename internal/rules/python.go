@@ -44,8 +44,9 @@ func Requests(allMethods bool) Rules {
 	// requests reads with read(amt), which http.client ends at the FIN without IncompleteRead,
 	// and urllib3 1.26 enforces no Content-Length unless asked.
 	r.Body = Body{ShortOnClose: true,
-		Reset:  "ChunkedEncodingError: Connection broken: ConnectionResetError(104, 'Connection reset by peer')",
-		Source: "urllib3 1.26.12 response.py HTTPResponse(enforce_content_length=False), read; requests 2.28.1 models.py iter_content"}
+		Reset:   "ChunkedEncodingError: Connection broken: ConnectionResetError(104, 'Connection reset by peer')",
+		Chunked: "ChunkedEncodingError: Connection broken: InvalidChunkLength(got length b'', 0 bytes read)",
+		Source:  "urllib3 1.26.12 response.py HTTPResponse(enforce_content_length=False), read; requests 2.28.1 models.py iter_content"}
 	r.Retry = RetryLayer{On: true,
 		// Retry.increment: connect and other errors for any method, read errors for
 		// allowed_methods (_is_method_retryable).
@@ -69,7 +70,7 @@ func Requests(allMethods bool) Rules {
 func HTTPX() Rules {
 	r := pythonSocket("httpx 0.23.3 over httpcore")
 	r.Body = Body{Close: "RemoteProtocolError: peer closed connection without sending complete message body (received 40 bytes, expected 100)",
-		Reset: "ReadError: [Errno 104] Connection reset by peer", Source: "h11 0.14 _readers.py ContentLengthReader.read_eof; httpcore 0.16.3 _sync/http11.py"}
+		Reset: "ReadError: [Errno 104] Connection reset by peer", Chunked: "RemoteProtocolError: peer closed connection without sending complete message body (incomplete chunked read)", Source: "h11 0.14 _readers.py ContentLengthReader.read_eof; httpcore 0.16.3 _sync/http11.py"}
 	r.FollowUps = FollowUps{limitFollow{}}
 	return r
 }
@@ -79,7 +80,8 @@ func HTTPX() Rules {
 func AIOHTTP() Rules {
 	r := pythonSocket("aiohttp 3.8.4")
 	r.Body = Body{Close: "ClientPayloadError: Response payload is not completed", Reset: "ClientPayloadError: Response payload is not completed",
-		Source: "aiohttp 3.8.4 client_proto.py ResponseHandler.connection_lost"}
+		Chunked: "ClientPayloadError: Response payload is not completed",
+		Source:  "aiohttp 3.8.4 client_proto.py ResponseHandler.connection_lost"}
 	r.Connect.HandshakeNext = HandshakeNextAny
 	r.PreFirst.Handshake = deadlineOnly("ClientTimeout.total")
 	r.PreFirst.HandshakeSource = "aiohttp 3.8.4: the handshake runs under the call's ClientTimeout.total (ceil_timeout)"

@@ -281,10 +281,11 @@ type Resend struct {
 
 // Body is what a library does with a body cut short of its Content-Length (Downstream.Cut).
 type Body struct {
-	// ShortOnClose: a FIN ends the body without an error.
+	// ShortOnClose: a FIN ends a Content-Length body without an error.
 	ShortOnClose bool
-	// Close and Reset are the errors after a FIN and an RST; Source cites them.
-	Close, Reset, Source string
+	// Close, Reset and Chunked are the errors after a FIN, an RST and a FIN in a chunked body;
+	// Source cites them.
+	Close, Reset, Chunked, Source string
 }
 
 // Again reports whether the library sends the request again after f, having re-sent it done

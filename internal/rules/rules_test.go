@@ -184,7 +184,7 @@ func TestBodyCut(t *testing.T) {
 			t.Errorf("%s: short on close %v, re-sent in body %v, layer retries it %v; want %v, %v, %v",
 				tt.preset, r.Body.ShortOnClose, r.Resend.InBody, r.Retry.BodyRetried, tt.short, tt.resent, tt.layer)
 		}
-		if r.Body.Reset == "" || r.Body.Source == "" || (r.Body.Close == "") != r.Body.ShortOnClose {
+		if r.Body.Reset == "" || r.Body.Chunked == "" || r.Body.Source == "" || (r.Body.Close == "") != r.Body.ShortOnClose {
 			t.Errorf("%s: the errors and the source must be named: %+v", tt.preset, r.Body)
 		}
 	}
