@@ -2,6 +2,7 @@ package fakesrv
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -121,7 +122,14 @@ func (x *exchange) bodyCut() bool {
 	if err != nil {
 		return false
 	}
-	if tc, ok := tcpConn(conn); ok && c.How == FailReset {
+	if c.How != FailReset {
+		_ = conn.Close()
+		return true
+	}
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn() // an RST under TLS, not its close_notify
+	}
+	if tc, ok := tcpConn(conn); ok {
 		// An RST discards what the kernel has not sent yet: the bytes leave first.
 		drained(tc, cutDrain)
 		_ = tc.SetLinger(0)

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,12 +87,24 @@ func TestBodyCut(t *testing.T) {
 }
 
 // TestBodyCutCurl: curl reads the 40 bytes and exits 18 after the FIN ("transfer closed with
-// 60 bytes remaining to read"), 56 after the RST ("Recv failure").
+// 60 bytes remaining to read"), 56 after the RST ("Recv failure"), over TLS too.
 func TestBodyCutCurl(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl")
 	}
-	s := newServer(t)
+	t.Run("http1", func(t *testing.T) { curlCuts(t, newServer(t)) })
+	t.Run("http1-tls", func(t *testing.T) {
+		s := newServer(t, WithProtocol(HTTP1TLS))
+		ca := filepath.Join(t.TempDir(), "ca.pem")
+		if err := os.WriteFile(ca, s.CACertPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		curlCuts(t, s, "--cacert", ca)
+	})
+}
+
+// curlCuts runs curl with args on each cut of s.
+func curlCuts(t *testing.T, s *Server, args ...string) {
 	for _, tt := range []struct {
 		cut  BodyCut
 		exit int
@@ -101,7 +115,7 @@ func TestBodyCutCurl(t *testing.T) {
 		{BodyCut{Bytes: 100, After: 40, How: FailReset, Chunked: true}, 56},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cmd := exec.CommandContext(ctx, "curl", "-s", "-w", "%{size_download}", "-o", "/dev/null", s.URL+tt.cut.Path())
+		cmd := exec.CommandContext(ctx, "curl", append(args, "-s", "-w", "%{size_download}", "-o", "/dev/null", s.URL+tt.cut.Path())...)
 		out, err := cmd.Output()
 		cancel()
 		var ee *exec.ExitError
