@@ -128,14 +128,14 @@ func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string 
 // cutMeaning says what the client made of a body cut short: the short body taken as whole, or
 // an error, and whether it sent the request again.
 func cutMeaning(sc Scenario, m measures) string {
-	got := fmt.Sprintf("took the %d of %d bytes for the whole body, no error", cutAfter, cutBytes)
+	got, none := fmt.Sprintf("took the %d of %d bytes for the whole body", cutAfter, cutBytes), ": no error, no re-send"
 	if m.outcome != vocab.OK {
-		got = "failed on the short body"
+		got, none = "failed on the short body", ": no re-send"
 	}
 	if m.arrivals > sc.Calls {
 		return got + "; sent it " + times(m.arrivals) + " in all on " + plural(m.conns, "connection") + spacing(m.sends)
 	}
-	return got + ": no re-send"
+	return got + none
 }
 
 func pooledMeaning(sc Scenario, m measures) string {
