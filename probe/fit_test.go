@@ -33,7 +33,7 @@ func synthetic(e Expect) ([]observation, []measures) {
 		if x.conns != nil {
 			m.conns = *x.conns
 		}
-		if (sc.kind == kindStatus || sc.kind == kindFresh) && x.total != nil {
+		if (sc.kind == kindStatus || sc.kind == kindFresh || sc.kind == kindCut) && x.total != nil {
 			// The call as the server sees it: the last request answered after the waits.
 			m.sends = []send{{at: *x.total, end: x.total}}
 		}

@@ -196,7 +196,7 @@ func summary(obs []observation, meas []measures) string {
 			silent = m
 		case o.sc.Name == "trickle":
 			trickle = m
-		case o.sc.kind == kindPooled || o.sc.kind == kindFresh:
+		case o.sc.kind == kindPooled || o.sc.kind == kindFresh || o.sc.kind == kindCut:
 			resends = resends || m.executions > 1
 		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
 			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
@@ -286,7 +286,7 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
-		case kindStatus, kindFresh:
+		case kindStatus, kindFresh, kindCut:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = statusTimes(x, m)
 		case kindTLS:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = stallTimes(x, m)

@@ -41,7 +41,7 @@ type Request struct {
 	// Conn numbers the request's connection in accept order, ConnSeq the request on it (an
 	// HTTP/2 stream counts); both 0 under another server (Handler).
 	Conn, ConnSeq int
-	// Failed is the Behaviour.Fail carried out, "" for none.
+	// Failed is the Behaviour.Fail or the body cut (close, reset) carried out, "" for none.
 	Failed string
 }
 

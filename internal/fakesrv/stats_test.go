@@ -127,7 +127,7 @@ func TestStats(t *testing.T) {
 	want := Stats{
 		Requests: map[string]int{
 			"reserve": 3, "trickle": 0, "stall": 0, "delay": 1, "status": 1, "redirect": 0,
-			"redirect-loop": 0, "flaky": 0, "moved": 0, "echo": 0, "challenge": 0, "close-after-read": 0, "reset": 0, "stats": 1, "other": 1,
+			"redirect-loop": 0, "flaky": 0, "moved": 0, "echo": 0, "challenge": 0, "close-after-read": 0, "reset": 0, "body-cut": 0, "stats": 1, "other": 1,
 		},
 		Reservations:        map[string]int{"a": 2, "b": 1},
 		TotalReservations:   3,

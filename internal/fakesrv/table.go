@@ -150,7 +150,7 @@ func notFoundBody(routes []Endpoint) string {
 // endpointTable is the table behind Endpoints, with the handlers. A new endpoint is one
 // entry in one of its parts, and its handler.
 func endpointTable() []Endpoint {
-	return slices.Concat(behaviourEndpoints(), answerEndpoints(), followUpEndpoints(), faultEndpoints(), statsEndpoints())
+	return slices.Concat(behaviourEndpoints(), answerEndpoints(), followUpEndpoints(), faultEndpoints(), bodyCutEndpoints(), statsEndpoints())
 }
 
 // behaviourEndpoints are the endpoints that take a Behaviour in their query.

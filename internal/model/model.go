@@ -99,6 +99,10 @@ type Downstream struct {
 	IdempotencyKey bool
 	// OneShotBody: no re-send, no retry.
 	OneShotBody bool
+	// Cut ends the body part-way with a FIN (KillClose) or an RST (KillReset); Chunked: a
+	// chunked body, no Content-Length.
+	Cut     Kill
+	Chunked bool
 }
 
 // Span is one phase, in offsets from the start of the call.

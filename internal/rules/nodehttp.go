@@ -20,6 +20,9 @@ func NodeHTTPCore() Rules {
 	r.PreFirst.Lookup = BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, BeforeConnect: true, Name: "timeout, the socket's idle timer"}
 	r.PreFirst.LookupSource = "node 20 lib/_http_agent.js setRequestSocket: socket.setTimeout(req.timeout) before the socket's lookup"
 	r.FollowUps = FollowUps{limitFollow{}}
+	aborted := "ECONNRESET: aborted (the response's 'error')"
+	r.Body = Body{Close: aborted, Reset: aborted, Chunked: aborted,
+		Source: "node 20 lib/_http_client.js socketCloseListener: a response not complete when its socket closes is destroyed with connResetException('aborted')"}
 	return r
 }
 
