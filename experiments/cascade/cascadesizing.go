@@ -139,4 +139,3 @@ func (c *Cascade) sizing(ctx context.Context, opt lab.Options, d *upstream.Downs
 	answered := lab.Judged("sizing: calls answered (median time)", lab.Ended(vocab.OK, got), lab.Calls(n, ok), lab.Lasted(lab.ExpectedMs(c.Hold), med))
 	return []results.Row{sized, answered}, ctx.Err()
 }
-
