@@ -75,7 +75,7 @@ func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
 		return g, func() {}
 	}
 	s := noise.Start()
-	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s.Stop
+	return runner.NewScenarioGate(runtime.NumCPU(), s), s.Stop
 }
 
 // lasting is how long sc may last: its cap where only the client ends it, else the server's waits.

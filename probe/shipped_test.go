@@ -821,7 +821,7 @@ func TestShippedProbes(t *testing.T) {
 // shipped probe of the test binary, HTTP and gRPC.
 var shippedRoom = sync.OnceValues(func() (*runner.Gate, *noise.Sentinel) {
 	s := noise.Start()
-	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s
+	return runner.NewScenarioGate(runtime.NumCPU(), s), s
 })
 
 // costRank is what a slow or failing downstream cost one shipped probe: the reservation's

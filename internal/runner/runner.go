@@ -91,7 +91,7 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		limit int
 	}{{shared, limit}, {alone, 1}} {
 		g, gctx := errgroup.WithContext(ctx)
-		room := newGate(batch.limit, cfg.Noise, cfg.Quiet)
+		room := newGate(batch.limit, BusyWindow, cfg.Noise, cfg.Quiet)
 		for _, i := range batch.idx {
 			if !room.Enter(gctx) {
 				break
