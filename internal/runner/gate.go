@@ -24,7 +24,7 @@ const BusyShare = 0.05
 const BusyWindow = 500 * time.Millisecond
 
 // ScenarioWindow is BusyWindow for probe scenarios, which cost their command's start alone.
-const ScenarioWindow = 200 * time.Millisecond
+const ScenarioWindow = 100 * time.Millisecond
 
 // BusyOthers is other processes' share of labrun's CPUs that stops further starts.
 const BusyOthers = 0.5
