@@ -131,7 +131,9 @@ type Request struct {
 // reservation of Order (a repeat of an Idempotent one answers the first result), then
 // stalls (until the client leaves, or MaxStall), or waits Delay and sends Bytes, one every
 // Every. Fail (FailClose, FailReset) breaks the connection after reading the request instead,
-// with FailOn > 0 only the FailOn-th request of its connection.
+// with FailOn > 0 only the FailOn-th request of its connection, with FailRate a share of the
+// requests of Seed, the same ones for the same seed (docs/serve.md); DelayDist draws the delay
+// (lognormal:80ms:0.4); Bandwidth paces the body in bytes per second.
 type Behaviour struct {
 	Delay      time.Duration
 	Stall      bool
@@ -142,6 +144,10 @@ type Behaviour struct {
 	Fail       string
 	FailOn     int
 	Idempotent bool
+	FailRate   float64
+	Seed       uint64
+	DelayDist  string
+	Bandwidth  int
 }
 
 // The ways Behaviour.Fail breaks a connection: a FIN or an RST (a stream reset on HTTP/2).
