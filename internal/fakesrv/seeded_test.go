@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/dist"
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/testenv"
 )
 
@@ -171,7 +172,8 @@ func TestSeededDelays(t *testing.T) {
 // TestSeededLogNormalAcceptance is the figure: lognormal median 80 ms, sigma 0.4
 // over 2,000 requests, measured by clients: p50 and p99 within the order statistics' band of
 // the model's 80 ms and 203 ms (3 sigma of ranks, plus 10 ms of the machine's lateness); a
-// 150 ms timeout fires on P(delay > 150 ms) = 5.8% of them within its binomial band (3 sigma).
+// 150 ms timeout fires on the share the model's tail question gives (5.8%) within its
+// binomial band (3 sigma).
 func TestSeededLogNormalAcceptance(t *testing.T) {
 	testenv.Slow(t, "4,000 requests of 80 ms")
 	testenv.Timing(t)
@@ -208,7 +210,7 @@ func TestSeededLogNormalAcceptance(t *testing.T) {
 			timedOut++
 		}
 	}
-	share := 1 - d.CDF(timeout)
+	share := model.TailQuestion{Dist: d, Timeout: timeout}.Answer().TimedOut
 	sigma := math.Sqrt(n * share * (1 - share))
 	if math.Abs(float64(timedOut)-n*share) > 3*sigma {
 		t.Errorf("%d of %d timed out at %v, want %.0f +- %.0f (%.1f%%)", timedOut, n, timeout, n*share, 3*sigma, 100*share)
