@@ -25,8 +25,8 @@ type TailQuestion struct {
 
 // TailAnswer is the answer, in closed form over Dist's CDF.
 type TailAnswer struct {
-	// TimedOut is the share of attempts the read timeout ends; Failed the share of calls that
-	// fail after every attempt, DeadlineEnded the share the deadline ends.
+	// TimedOut is the share of attempts the read timeout ends; Failed the share of calls whose
+	// every attempt failed before the deadline, DeadlineEnded the share the deadline ends.
 	TimedOut, Failed, DeadlineEnded float64
 	// Executions is the expected number of requests per call, each executed by the server.
 	Executions float64
@@ -42,11 +42,9 @@ type TailAnswer struct {
 // Answer answers the question.
 func (q TailQuestion) Answer() TailAnswer {
 	fast, slow := q.failures()
-	a := TailAnswer{TimedOut: slow, Executions: q.executions(fast, slow)}
-	if q.Timeout > 0 || !q.FailHolds {
-		a.Failed = math.Pow(fast+slow, float64(q.Retries+1))
-	}
+	a := TailAnswer{TimedOut: slow, Executions: q.executions(fast, slow), Failed: q.failedBy(Forever, fast, slow)}
 	if q.Deadline > 0 {
+		a.Failed = q.failedBy(q.Deadline, fast, slow)
 		a.DeadlineEnded = 1 - q.callCDF(q.Deadline, fast, slow)
 	}
 	a.P50, a.P99 = q.quantile(0.5, fast, slow), q.quantile(0.99, fast, slow)
@@ -84,28 +82,44 @@ func (q TailQuestion) succeeds(t time.Duration) float64 {
 	return (1 - q.FailRate) * q.Dist.CDF(t)
 }
 
-// callCDF is the share of calls that end (answered or failed) within t: the attempt k+1
-// answers after k failures, j of them at the timeout, or every attempt fails.
+// callCDF is the share of calls that end (answered or failed) within t.
 func (q TailQuestion) callCDF(t time.Duration, fast, slow float64) float64 {
+	return min(q.answeredBy(t, fast, slow)+q.failedBy(t, fast, slow), 1)
+}
+
+// answeredBy is the share of calls answered within t: attempt k+1 answers after k failures,
+// j of them at the timeout.
+func (q TailQuestion) answeredBy(t time.Duration, fast, slow float64) float64 {
 	var p float64
-	for k := 0; k <= q.Retries+1; k++ {
+	for k := 0; k <= q.Retries; k++ {
 		for j := 0; j <= k; j++ {
-			w := binom(k, j) * math.Pow(fast, float64(k-j)) * math.Pow(slow, float64(j))
-			if w == 0 || (j > 0 && q.Timeout == 0) {
-				continue // an attempt held without a timeout never ends
+			if w := q.sequence(k, j, fast, slow); w > 0 {
+				p += w * q.succeeds(t-time.Duration(j)*q.Timeout-time.Duration(k)*q.Backoff)
 			}
-			spent := time.Duration(j)*q.Timeout + time.Duration(k)*q.Backoff
-			if k == q.Retries+1 {
-				// Every attempt failed: no back-off after the last.
-				if spent-q.Backoff <= t {
-					p += w
-				}
-				continue
-			}
-			p += w * q.succeeds(t-spent)
 		}
 	}
-	return min(p, 1)
+	return p
+}
+
+// failedBy is the share of calls whose every attempt failed within t.
+func (q TailQuestion) failedBy(t time.Duration, fast, slow float64) float64 {
+	var p float64
+	n := q.Retries + 1
+	for j := 0; j <= n; j++ {
+		if w := q.sequence(n, j, fast, slow); w > 0 && time.Duration(j)*q.Timeout+time.Duration(n-1)*q.Backoff <= t {
+			p += w
+		}
+	}
+	return p
+}
+
+// sequence is the share of calls whose first k attempts failed, j of them at the timeout; 0
+// when such an attempt never ends (held without a timeout).
+func (q TailQuestion) sequence(k, j int, fast, slow float64) float64 {
+	if j > 0 && q.Timeout == 0 {
+		return 0
+	}
+	return binom(k, j) * math.Pow(fast, float64(k-j)) * math.Pow(slow, float64(j))
 }
 
 // executions is the expected number of attempts: attempt k+1 is sent when k failed and the
@@ -115,10 +129,10 @@ func (q TailQuestion) executions(fast, slow float64) float64 {
 	for k := 0; k <= q.Retries; k++ {
 		for j := 0; j <= k; j++ {
 			start := time.Duration(j)*q.Timeout + time.Duration(k)*q.Backoff
-			if (j > 0 && q.Timeout == 0) || (q.Deadline > 0 && k > 0 && start >= q.Deadline) {
+			if q.Deadline > 0 && k > 0 && start >= q.Deadline {
 				continue
 			}
-			e += binom(k, j) * math.Pow(fast, float64(k-j)) * math.Pow(slow, float64(j))
+			e += q.sequence(k, j, fast, slow)
 		}
 	}
 	return e

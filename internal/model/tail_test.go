@@ -70,3 +70,19 @@ func TestTailQuestionDeadlineAndFailures(t *testing.T) {
 		t.Errorf("a deadline of 100 ms leaves room for 2 attempts of 60 ms: executions %v", c.Executions)
 	}
 }
+
+// TestTailQuestionSharesAddUp: a call is answered, fails on its every attempt, or is ended by
+// the deadline, one of the three.
+func TestTailQuestionSharesAddUp(t *testing.T) {
+	d := lognormal(t)
+	for _, q := range []TailQuestion{
+		{Dist: d, Deadline: 150 * ms, FailRate: 0.05, FailHolds: true, Timeout: 100 * ms, Retries: 1},
+		{Dist: d, Deadline: 400 * ms, FailRate: 0.2, Timeout: 100 * ms, Retries: 3, Backoff: 10 * ms},
+	} {
+		a := q.Answer()
+		fast, slow := q.failures()
+		if sum := q.answeredBy(q.Deadline, fast, slow) + a.Failed + a.DeadlineEnded; math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%+v: answered + failed + deadline = %v", q, sum)
+		}
+	}
+}
