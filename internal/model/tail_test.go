@@ -7,7 +7,6 @@ import (
 	"github.com/labrun/labrun/internal/dist"
 )
 
-
 func lognormal(t *testing.T) dist.Dist {
 	t.Helper()
 	d, err := dist.Parse("lognormal:80ms:0.4")
