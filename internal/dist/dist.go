@@ -16,8 +16,7 @@ import (
 // DefaultSeed is the seed of a request that names none.
 const DefaultSeed = 1
 
-// The streams of draws a request number has: one per decision, so a failure rate and a
-// delay distribution on the same seed do not move each other.
+// A stream per decision: a failure rate and a delay on one seed are independent.
 const (
 	failStream  = 0x6661696c // "fail"
 	delayStream = 0x64656c61 // "dela"
@@ -31,7 +30,6 @@ func unit(seed, n, stream uint64) float64 {
 	return float64(src.Uint64()>>11) / (1 << 53)
 }
 
-// mix is SplitMix64's finaliser.
 func mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
@@ -65,7 +63,6 @@ func ParseRate(s string) (float64, error) {
 	return r, nil
 }
 
-// Kind is a distribution's shape.
 type Kind string
 
 const (
@@ -78,19 +75,17 @@ const (
 // Max bounds every duration a distribution takes or draws.
 const Max = 24 * time.Hour
 
-// MaxPoints bounds a table's quantiles.
 const MaxPoints = 16
 
-// maxSigma bounds a lognormal's sigma: at 4 its p99.99 is 3.5 million times its median.
+// maxSigma bounds a lognormal's sigma (at 4 the p99.99 is 3.5 million medians).
 const maxSigma = 4
 
-// z99 is the standard normal's 99th percentile.
 const z99 = 2.3263478740408408
 
 // Dist is a delay distribution. The zero value is a fixed delay of 0.
 type Dist struct {
 	Kind Kind
-	// A and B are fixed's delay (A), uniform's bounds, lognormal's median (A).
+	// A is fixed's delay and lognormal's median; A and B are uniform's bounds.
 	A, B time.Duration
 	// Sigma is lognormal's shape: the p99 is A x e^(2.326 x Sigma).
 	Sigma float64
@@ -194,7 +189,6 @@ func (d *Dist) parseTable(rest string) error {
 	return nil
 }
 
-// duration reads a duration from 0 to Max.
 func duration(s string) (time.Duration, error) {
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 || v > Max {
@@ -203,7 +197,6 @@ func duration(s string) (time.Duration, error) {
 	return v, nil
 }
 
-// String returns d in Parse's form.
 func (d Dist) String() string {
 	switch d.Kind {
 	case Uniform:

@@ -7,11 +7,9 @@ import (
 	"github.com/labrun/labrun/internal/dist"
 )
 
-// TailQuestion is the tail question: calls to a downstream whose delay follows Dist and which fails a
-// share FailRate of the requests (at once, or, with FailHolds, by holding them as a stall),
-// under a read timeout per attempt (0: none), Retries retries of a failed attempt with
-// Backoff before each, and a Deadline on the whole call (0: none). Hedge is a hedging
-// policy's delay: a second request when the first has not answered within it.
+// TailQuestion is the tail question: a downstream whose delays follow Dist and which fails
+// FailRate of the requests (at once, or held with FailHolds), a Timeout per attempt, retries,
+// a Deadline (0: none), and a hedge's delay.
 type TailQuestion struct {
 	Dist      dist.Dist
 	FailRate  float64
@@ -23,23 +21,19 @@ type TailQuestion struct {
 	Hedge     time.Duration
 }
 
-// TailAnswer is the answer, in closed form over Dist's CDF.
+// TailAnswer is the answer, in closed form over Dist's CDF; a time is Forever when more than
+// that share of the calls never ends.
 type TailAnswer struct {
-	// TimedOut is the share of attempts the read timeout ends; Failed the share of calls whose
-	// every attempt failed before the deadline, DeadlineEnded the share the deadline ends.
+	// TimedOut: of the attempts; Failed (every attempt, before the deadline), DeadlineEnded:
+	// of the calls.
 	TimedOut, Failed, DeadlineEnded float64
-	// Executions is the expected number of requests per call, each executed by the server.
-	Executions float64
-	// P50 and P99 are what a caller waits, failures included; Forever when more than that share
-	// of the calls never ends.
-	P50, P99 time.Duration
-	// HedgeP99 is the p99 with the hedge instead of retries (Forever: more than 1% of the calls
-	// fail), HedgeExecutions its requests per call.
+	Executions                      float64
+	// P50 and P99 are what a caller waits, failures included; HedgeP99 with the hedge.
+	P50, P99        time.Duration
 	HedgeP99        time.Duration
 	HedgeExecutions float64
 }
 
-// Answer answers the question.
 func (q TailQuestion) Answer() TailAnswer {
 	fast, slow := q.failures()
 	a := TailAnswer{TimedOut: slow, Executions: q.executions(fast, slow), Failed: q.failedBy(Forever, fast, slow)}
@@ -57,8 +51,8 @@ func (q TailQuestion) Answer() TailAnswer {
 	return a
 }
 
-// failures are the shares of attempts that fail at once and that end at the timeout (or
-// never, without one): a request failed by the server, or a delay beyond the timeout.
+// failures are the shares of attempts that fail at once, and that end at the timeout (or
+// never, without one).
 func (q TailQuestion) failures() (fast, slow float64) {
 	if q.FailHolds {
 		slow = q.FailRate
@@ -71,7 +65,6 @@ func (q TailQuestion) failures() (fast, slow float64) {
 	return fast, slow
 }
 
-// succeeds is the share of attempts answered within t.
 func (q TailQuestion) succeeds(t time.Duration) float64 {
 	if t < 0 {
 		return 0
@@ -82,13 +75,11 @@ func (q TailQuestion) succeeds(t time.Duration) float64 {
 	return (1 - q.FailRate) * q.Dist.CDF(t)
 }
 
-// callCDF is the share of calls that end (answered or failed) within t.
 func (q TailQuestion) callCDF(t time.Duration, fast, slow float64) float64 {
 	return min(q.answeredBy(t, fast, slow)+q.failedBy(t, fast, slow), 1)
 }
 
-// answeredBy is the share of calls answered within t: attempt k+1 answers after k failures,
-// j of them at the timeout.
+// answeredBy is the share of calls answered within t, by attempt k+1 after k failures.
 func (q TailQuestion) answeredBy(t time.Duration, fast, slow float64) float64 {
 	var p float64
 	for k := 0; k <= q.Retries; k++ {
@@ -101,7 +92,6 @@ func (q TailQuestion) answeredBy(t time.Duration, fast, slow float64) float64 {
 	return p
 }
 
-// failedBy is the share of calls whose every attempt failed within t.
 func (q TailQuestion) failedBy(t time.Duration, fast, slow float64) float64 {
 	var p float64
 	n := q.Retries + 1
@@ -113,8 +103,7 @@ func (q TailQuestion) failedBy(t time.Duration, fast, slow float64) float64 {
 	return p
 }
 
-// sequence is the share of calls whose first k attempts failed, j of them at the timeout; 0
-// when such an attempt never ends (held without a timeout).
+// sequence is the share of calls whose first k attempts failed, j of them at the timeout.
 func (q TailQuestion) sequence(k, j int, fast, slow float64) float64 {
 	if j > 0 && q.Timeout == 0 {
 		return 0
@@ -122,8 +111,7 @@ func (q TailQuestion) sequence(k, j int, fast, slow float64) float64 {
 	return binom(k, j) * math.Pow(fast, float64(k-j)) * math.Pow(slow, float64(j))
 }
 
-// executions is the expected number of attempts: attempt k+1 is sent when k failed and the
-// deadline has not passed when it starts.
+// executions is the expected number of attempts: k+1 when k failed before the deadline.
 func (q TailQuestion) executions(fast, slow float64) float64 {
 	var e float64
 	for k := 0; k <= q.Retries; k++ {
@@ -138,7 +126,7 @@ func (q TailQuestion) executions(fast, slow float64) float64 {
 	return e
 }
 
-// bound is a time by which every call that ends has ended, as far as the quantiles look.
+// bound is a time by which every call that ends has ended.
 func (q TailQuestion) bound() time.Duration {
 	if q.Deadline > 0 {
 		return q.Deadline
@@ -160,8 +148,7 @@ func (q TailQuestion) quantile(p, fast, slow float64) time.Duration {
 	})
 }
 
-// quantileOf is the least t in [0, hi] with cdf(t) >= p, to the microsecond; Forever when
-// cdf(hi) < p.
+// quantileOf is the least t in [0, hi] with cdf(t) >= p, to the microsecond, or Forever.
 func quantileOf(p float64, hi time.Duration, cdf func(time.Duration) float64) time.Duration {
 	if cdf(hi) < p-1e-12 {
 		return Forever
