@@ -20,18 +20,10 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}
-	for _, pp := range p.TailParams() {
-		flags = append(flags, paramFlag(pp))
-	}
-	// The storm's own flags stay out of the list, which they would lengthen by half: the
-	// description names them, and docs/predict.md has them all.
-	for _, pp := range p.StormParams() {
+	// The storm's and the tail question's own flags stay out of the list, which they would
+	// lengthen by half: the description names them, and docs/predict.md has them all.
+	for _, pp := range append(p.StormParams(), p.TailParams()...) {
 		f := paramFlag(pp)
-		if pp.Name == "seed" {
-			// The tail question's too.
-			flags = append(flags, f)
-			continue
-		}
 		switch f := f.(type) {
 		case *cli.DurationFlag:
 			f.Hidden = true
@@ -50,8 +42,8 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			"total, the outcome and the server's execution count. The limits start unset, or " +
 			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
 			"explicitly override them. By default the call finds a pooled connection. The whole " +
-			"manual: docs/predict.md. --storm asks about a retry storm instead (its flags: " +
-			"docs/predict.md#a-retry-storm---storm).\n\n" +
+			"manual: docs/predict.md. --storm asks about a retry storm instead, --delay-dist or " +
+			"--fail-rate about a tail (their flags: docs/predict.md).\n\n" +
 			"Examples:\n" +
 			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
 			"   labrun predict --defaults hc5 --host-down\n" +

@@ -1,7 +1,6 @@
 package fakesrv
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -24,22 +23,21 @@ func parseBandwidth(b *Behaviour, q url.Values) error {
 	return nil
 }
 
-// paced sends b's body at b.Bandwidth bytes per second from the head: the bytes due at each
-// wake-up, a wake-up no sooner than CoarseTick after the last, so a fast rate costs no more
-// CPU than a trickle. The server's max duration cuts it short, as it does a trickle.
-func (x *exchange) paced(b Behaviour) bool {
+// paced answers 200 with body at b.Bandwidth bytes per second from the head: the bytes due at
+// each wake-up, a wake-up no sooner than CoarseTick after the last, so a fast rate costs no
+// more CPU than a trickle. The server's max duration cuts it short, as it does a trickle.
+func (x *exchange) paced(b Behaviour, body []byte) bool {
 	rate := float64(b.Bandwidth)
 	maxDur := x.s.opts.maxDuration
-	last := b.Bytes
-	if whole := time.Duration(float64(b.Bytes) / rate * float64(time.Second)); whole > maxDur {
+	last := len(body)
+	if whole := time.Duration(float64(last) / rate * float64(time.Second)); whole > maxDur {
 		last = int(maxDur.Seconds() * rate)
-		x.w.Header().Add(CappedHeader, fmt.Sprintf("%d bytes at %d B/s (%v) capped to %v: the body ends short", b.Bytes, b.Bandwidth, whole.Round(time.Millisecond), maxDur))
+		x.w.Header().Add(CappedHeader, fmt.Sprintf("%d bytes at %d B/s (%v) capped to %v: the body ends short", len(body), b.Bandwidth, whole.Round(time.Millisecond), maxDur))
 	}
-	if !x.head(200, b.Bytes) {
+	if !x.head(200, len(body)) {
 		return false
 	}
 	head := x.rec.HeadSent
-	buf := bytes.Repeat([]byte{'x'}, min(last, 64<<10))
 	for sent := 0; sent < last; {
 		next := head.Add(time.Duration(float64(sent+1) / rate * float64(time.Second)))
 		next = later(next, time.Now().Add(CoarseTick))
@@ -48,12 +46,12 @@ func (x *exchange) paced(b Behaviour) bool {
 		}
 		due := min(last, int(time.Since(head).Seconds()*rate))
 		for due > sent {
-			k := min(due-sent, len(buf))
-			if !x.body(buf[:k]) {
+			k := min(due-sent, 64<<10)
+			if !x.body(body[sent : sent+k]) {
 				return false
 			}
 			sent += k
 		}
 	}
-	return last == b.Bytes || !x.http2()
+	return last == len(body) || !x.http2()
 }

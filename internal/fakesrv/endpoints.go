@@ -106,6 +106,9 @@ func (x *exchange) reservation(b Behaviour) bool {
 		kind = "duplicate"
 	}
 	x.w.Header().Set("X-Reservation", kind)
+	if b.Bandwidth > 0 {
+		return x.paced(b, body)
+	}
 	return x.head(http.StatusOK, len(body)) && x.body(body)
 }
 
@@ -127,7 +130,7 @@ func (x *exchange) stall(b Behaviour) bool {
 
 func (x *exchange) answer(b Behaviour) bool {
 	if b.Bandwidth > 0 {
-		return x.paced(b)
+		return x.paced(b, bytes.Repeat([]byte{'x'}, b.Bytes))
 	}
 	if b.Every <= 0 {
 		return x.head(http.StatusOK, b.Bytes) && x.body(bytes.Repeat([]byte{'x'}, b.Bytes))

@@ -223,7 +223,7 @@ func bandwidthParam() Param {
 // seededExamples are /delay's examples of the seeded keys and the bandwidth.
 func seededExamples() []Example {
 	return []Example{
-		{`for i in 1 2 3 4 5 6; do curl -s -o /dev/null -w '%{http_code} ' "$U/delay?fail-rate=0.1&seed=7"; done`,
+		{`curl -s -o /dev/null -w '%{http_code} ' "$U/delay?fail-rate=0.1&seed=7&[1-6]"`,
 			"On a fresh server: 200 200 503 200 503 200. Requests 3 and 5 of seed 7 fail, as labrun predict --fail-rate 0.1 --seed 7 says before the run."},
 		{`curl -s -o /dev/null -w '%{time_starttransfer}\n' "$U/delay?delay-dist=lognormal:80ms:0.4&seed=42"`,
 			"Request 1 of seed 42 waits 85 ms, the next ones 105, 106, 52, 60 ms; over many, half wait under 80 ms and 1% over 203 ms."},

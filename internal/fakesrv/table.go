@@ -182,7 +182,7 @@ func behaviourEndpoints() []Endpoint {
 					Meaning: "deduplicate by order id: a repeat is not counted again and answers the first result, not before the first answer time"},
 				failParam, failOnParam,
 				deadlineParam,
-			}, seededParams()),
+			}, seededParams(), []Param{bandwidthParam()}),
 			Summary: `reserves ID on arrival, answers "reserved order=ID" after delay`,
 			Details: "The reservation is committed before any wait and stays committed whatever the client does: a client that times out and retries reserves twice, unless idempotent=1 (or labrun serve --idempotent) deduplicates by order id. X-Reservation: new or duplicate says which. " +
 				fmt.Sprintf("The server remembers %d distinct order ids between two resets: a reservation of one more is refused with 507 and counted in /stats under dropped.", DefaultMaxOrders),

@@ -90,7 +90,7 @@ func TestEndpointGrammar(t *testing.T) {
 	tests := []struct {
 		path, methods, grammar string
 	}{
-		{"/reserve", "ANY", "/reserve?order=ID[&delay=DUR][&idempotent=0|1][&fail=close|reset|stall|CODE][&fail-on=N][&fail-rate=R][&seed=N][&delay-dist=DIST]"},
+		{"/reserve", "ANY", "/reserve?order=ID[&delay=DUR][&idempotent=0|1][&fail=close|reset|stall|CODE][&fail-on=N][&fail-rate=R][&seed=N][&delay-dist=DIST][&bandwidth=N]"},
 		{"/trickle", "ANY", "/trickle[?bytes=N][&every=DUR][&delay=DUR][&delay-dist=DIST][&bandwidth=N]"},
 		{"/stall", "ANY", "/stall[?max=DUR]"},
 		{"/delay", "ANY", "/delay[?delay=DUR][&bytes=N][&fail=close|reset|stall|CODE][&fail-on=N][&fail-rate=R][&seed=N][&delay-dist=DIST][&bandwidth=N]"},
