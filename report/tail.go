@@ -63,9 +63,9 @@ func (d tailDoc) facts() [][2]string {
 	add("requests per call", strconv.FormatFloat(d.Executions, 'f', 4, 64))
 	add("caller's p50", msOrNever(d.P50Ms))
 	add("caller's p99", msOrNever(d.P99Ms))
-	if d.HedgeMs != nil {
-		add(fmt.Sprintf("hedged at %s ms: p99", ms1(*d.HedgeMs)), msOrNever(d.HedgeP99Ms))
-		add("hedged: requests per call", strconv.FormatFloat(d.HedgeExecutions, 'f', 4, 64))
+	if h := d.Hedge; h != nil {
+		add(fmt.Sprintf("hedged at %s ms: p99", ms1(h.AfterMs)), msOrNever(h.P99Ms))
+		add("hedged: requests per call", strconv.FormatFloat(h.Executions, 'f', 4, 64))
 	}
 	span := fmt.Sprintf("requests 1-%d of seed %d", d.Requests, d.Seed)
 	if d.Failing != nil {

@@ -9,10 +9,10 @@ import (
 )
 
 func TestTailRender(t *testing.T) {
-	p99, hedge, hp99 := 266.8, 130.0, 246.8
+	p99, hp99 := 266.8, 246.8
 	p50 := 80.0
 	d := results.TailPrediction{Dist: "lognormal:80ms:0.4", Quantiles: []results.TailQuantile{{P: 0.5, Ms: 80}, {P: 0.99, Ms: 202.9}},
-		TimedOut: 0.058, Failed: 0.0002, Executions: 1.0614, P50Ms: &p50, P99Ms: &p99, HedgeMs: &hedge, HedgeP99Ms: &hp99, HedgeExecutions: 1.11,
+		TimedOut: 0.058, Failed: 0.0002, Executions: 1.0614, P50Ms: &p50, P99Ms: &p99, Hedge: &results.TailHedge{AfterMs: 130, P99Ms: &hp99, Executions: 1.11},
 		Seed: 7, Requests: 100, Slow: []int{20, 59}, Failing: []int{}}
 	var buf bytes.Buffer
 	if err := Render(&buf, Options{Format: FormatTable}, d); err != nil {

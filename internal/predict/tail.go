@@ -2,6 +2,7 @@ package predict
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -108,7 +109,7 @@ func (p *Predictor) PredictTail(seed uint64) (results.TailPrediction, error) {
 	out := results.TailPrediction{
 		Scenario: scenario(append(p.TailParams(), param.Param{Name: "seed", Int: &seedParam}, param.Param{Name: "read-timeout", Duration: &p.ReadTimeout},
 			param.Param{Name: "deadline", Duration: &p.Deadline}, param.Param{Name: "retries", Int: &p.Retries}, param.Param{Name: "backoff", Duration: &p.Backoff})),
-		TimedOut: a.TimedOut, Failed: a.Failed, DeadlineEnded: a.DeadlineEnded, Executions: a.Executions,
+		TimedOut: round6(a.TimedOut), Failed: round6(a.Failed), DeadlineEnded: round6(a.DeadlineEnded), Executions: round6(a.Executions),
 		P50Ms: modelMs(a.P50), P99Ms: modelMs(a.P99), Seed: seed, Requests: p.Tail.Requests,
 	}
 	if p.Tail.DelayDist != "" {
@@ -118,7 +119,7 @@ func (p *Predictor) PredictTail(seed uint64) (results.TailPrediction, error) {
 		}
 	}
 	if m.Hedge > 0 {
-		out.HedgeMs, out.HedgeP99Ms, out.HedgeExecutions = results.Ms(m.Hedge), modelMs(a.HedgeP99), a.HedgeExecutions
+		out.Hedge = &results.TailHedge{AfterMs: *results.Ms(m.Hedge), P99Ms: modelMs(a.HedgeP99), Executions: round6(a.HedgeExecutions)}
 	}
 	if p.Tail.Requests > 0 {
 		if m.FailRate > 0 {
@@ -135,6 +136,9 @@ func (p *Predictor) PredictTail(seed uint64) (results.TailPrediction, error) {
 	}
 	return out, nil
 }
+
+// round6 rounds a share to 6 decimals, what a report can show.
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // positive is d, or Forever for 0 (no limit).
 func positive(d time.Duration) time.Duration {
