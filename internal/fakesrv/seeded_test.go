@@ -303,3 +303,28 @@ func TestBandwidthReservation(t *testing.T) {
 		t.Errorf("got %d %q after %v, want 200, the reservation, at 100 B/s: about 180 ms", resp.StatusCode, body, took)
 	}
 }
+
+// TestSeededOverHTTP2: over h2c the same numbers fail, a reset as a stream reset, on one
+// connection that carries on.
+func TestSeededOverHTTP2(t *testing.T) {
+	s := newServer(t, WithProtocol(H2C))
+	c := newProtoClient(t, s)
+	want := dist.Failing(4, 0.25, 40)
+	var failing []int
+	for n := 1; n <= 40; n++ {
+		req, _ := http.NewRequest("POST", s.URL+"/delay?fail-rate=0.25&seed=4&fail=reset", strings.NewReader("x"))
+		resp, err := c.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		} else {
+			failing = append(failing, n)
+		}
+	}
+	if !slices.Equal(failing, want) {
+		t.Errorf("failed %v, want %v", failing, want)
+	}
+	if got := s.Stats().ConnectionsAccepted; got != 1 {
+		t.Errorf("%d connections, want 1: a stream reset leaves the connection", got)
+	}
+}
