@@ -3,7 +3,6 @@ package fakesrv
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,6 +24,9 @@ const FailStall = "stall"
 
 // DefaultSeededFail is what a failure of fail-rate does without a fail key.
 const DefaultSeededFail = "503"
+
+// MaxSeed bounds a seed, as labrun predict's --seed.
+const MaxSeed = 1 << 30
 
 // MaxSeeds bounds the seeds a server numbers between two resets; MaxListed the failing
 // numbers /stats lists per seed (their count stays whole).
@@ -51,25 +53,27 @@ func parseSeeded(b *Behaviour, q url.Values) error {
 	}
 	b.Seed = dist.DefaultSeed
 	if s := q.Get("seed"); s != "" {
-		n, err := parseCount(q, "seed", 0, math.MaxInt64)
+		n, err := parseCount(q, "seed", 0, MaxSeed)
 		if err != nil {
 			return err
 		}
 		b.Seed = uint64(n)
 	}
-	seeded := b.FailRate > 0 || b.DelayDist != ""
+	rated := q.Get("fail-rate") != ""
 	switch {
-	case !seeded:
-		if q.Get("seed") != "" {
-			return errors.New("seed needs fail-rate or delay-dist: it numbers their draws")
-		}
-		b.Seed = 0
-	case b.FailRate > 0 && b.FailOn > 0:
+	case q.Get("seed") != "" && !rated && b.DelayDist == "":
+		return errors.New("seed needs fail-rate or delay-dist: it numbers their draws")
+	case rated && b.FailOn > 0:
 		return errors.New("fail-rate and fail-on exclude each other: one says which requests fail by chance, the other by their place on the connection")
 	case b.DelayDist != "" && b.Delay > 0:
 		return errors.New("delay and delay-dist exclude each other")
-	case b.FailRate > 0 && b.Fail == "":
+	case rated && b.FailRate == 0:
+		b.Fail = "" // a rate of 0 fails nothing, whatever fail says
+	case rated && b.Fail == "":
 		b.Fail = DefaultSeededFail
+	}
+	if !b.Seeded() {
+		b.Seed = 0
 	}
 	return nil
 }
@@ -178,8 +182,7 @@ func (x *exchange) delayOf(b Behaviour) time.Duration {
 	return b.Delay
 }
 
-// failNow carries out b's failure: the connection closed or reset, the request held, or a
-// status at once.
+// failNow carries out b's failure.
 func (x *exchange) failNow(b Behaviour) bool {
 	x.rec.Failed = b.Fail
 	x.publish()
@@ -205,7 +208,7 @@ func seededParams() []Param {
 		{Name: "fail-rate", In: InQuery, Value: "R",
 			Meaning: "fail this share of the requests (0 to 1) as fail says (default 503), the same request numbers for the same seed: labrun predict --fail-rate R --seed S lists them in advance"},
 		{Name: "seed", In: InQuery, Value: "N",
-			Meaning: fmt.Sprintf("with fail-rate or delay-dist: the seed (0 to 2^63-1, default %d); its requests are numbered 1, 2, ... as the server takes them, and /stats lists the numbers that failed", dist.DefaultSeed)},
+			Meaning: fmt.Sprintf("with fail-rate or delay-dist: the seed (0 to 2^30, default %d); its requests are numbered 1, 2, ... as the server takes them, and /stats lists the numbers that failed", dist.DefaultSeed)},
 		delayDistParam(),
 	}
 }
@@ -220,7 +223,6 @@ func bandwidthParam() Param {
 		Meaning: fmt.Sprintf("send the body at N bytes per second, 1 to %d, the bytes due at each wake-up of at most one per %v", MaxBandwidth, CoarseTick)}
 }
 
-// seededExamples are /delay's examples of the seeded keys and the bandwidth.
 func seededExamples() []Example {
 	return []Example{
 		{`curl -s -o /dev/null -w '%{http_code} ' "$U/delay?fail-rate=0.1&seed=7&[1-6]"`,

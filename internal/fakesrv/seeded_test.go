@@ -255,12 +255,22 @@ func TestBandwidth(t *testing.T) {
 func TestSeededParseRefuses(t *testing.T) {
 	for _, q := range []string{"fail-rate=2", "fail-rate=-0.1", "fail-rate=x", "fail-rate=0.1&seed=-1", "fail-rate=0.1&seed=1.5",
 		"seed=7", "fail-rate=0.1&fail-on=2", "delay-dist=lognormal:80ms", "delay-dist=normal:1s", "delay=1s&delay-dist=fixed:1s",
-		"fail=100", "fail=600", "fail=0503", "bandwidth=0", "bandwidth=2000000000", "bandwidth=10&every=1ms"} {
+		"fail-rate=0.1&seed=1073741825", "fail-rate=0&fail-on=1", "fail=100", "fail=600", "fail=0503", "bandwidth=0", "bandwidth=2000000000", "bandwidth=10&every=1ms"} {
 		v, _ := url.ParseQuery(q)
 		if _, err := ParseBehaviour("/delay", v); err == nil {
 			t.Errorf("%s: accepted", q)
 		} else if strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: a multi-line error %q", q, err)
+		}
+	}
+	for q, want := range map[string]Behaviour{
+		"fail-rate=0&fail=reset&seed=3": {},
+		"fail=reset":                    {Fail: FailReset},
+		"fail-rate=0.5":                 {FailRate: 0.5, Fail: DefaultSeededFail, Seed: dist.DefaultSeed},
+	} {
+		v, _ := url.ParseQuery(q)
+		if got, err := ParseBehaviour("/delay", v); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", q, got, err, want)
 		}
 	}
 	b := Behaviour{FailRate: 0.25, Seed: 0, DelayDist: "uniform:1ms:2ms", Bandwidth: 100}
