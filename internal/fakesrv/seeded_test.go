@@ -173,7 +173,8 @@ func TestSeededDelays(t *testing.T) {
 // over 2,000 requests, measured by clients: p50 and p99 within the order statistics' band of
 // the model's 80 ms and 203 ms (3 sigma of ranks, plus 10 ms of the machine's lateness); a
 // 150 ms timeout fires on the share the model's tail question gives (5.8%) within its
-// binomial band (3 sigma).
+// binomial band (3 sigma), and on the requests the seed drew beyond it (and no more than
+// those drawn within the lateness below it).
 func TestSeededLogNormalAcceptance(t *testing.T) {
 	testenv.Slow(t, "4,000 requests of 80 ms")
 	testenv.Timing(t)
@@ -211,6 +212,19 @@ func TestSeededLogNormalAcceptance(t *testing.T) {
 		}
 	}
 	share := model.TailQuestion{Dist: d, Timeout: timeout}.Answer().TimedOut
+	drawn, near := 0, 0 // this seed's own draws beyond the timeout, and within 10 ms below it
+	for i := uint64(1); i <= n; i++ {
+		v := d.Draw(11, i)
+		if v > timeout {
+			drawn++
+		} else if v > timeout-lateness {
+			near++
+		}
+	}
+	t.Logf("seed 11 draws %d of %d beyond %v, %d more within %v below it", drawn, n, timeout, near, lateness)
+	if timedOut < drawn || timedOut > drawn+near {
+		t.Errorf("%d timed out, want the %d drawn beyond %v and at most the %d drawn within %v below it", timedOut, drawn, timeout, near, lateness)
+	}
 	sigma := math.Sqrt(n * share * (1 - share))
 	if math.Abs(float64(timedOut)-n*share) > 3*sigma {
 		t.Errorf("%d of %d timed out at %v, want %.0f +- %.0f (%.1f%%)", timedOut, n, timeout, n*share, 3*sigma, 100*share)
