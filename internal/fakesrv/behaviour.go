@@ -123,8 +123,8 @@ const (
 
 // ParseBehaviour reads a Behaviour from a path and query (keys delay, stall, max, bytes,
 // every, order, idempotent, fail, fail-on, fail-rate, seed, delay-dist, bandwidth; "/stall"
-// implies stall). Empty values count as
-// absent, unknown keys are ignored, and the error names the offending parameter.
+// implies stall). Empty values count as absent, unknown keys are ignored, and the error names
+// the offending parameter.
 func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	var b Behaviour
 	var err error
