@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"internal/fakesrv/guard": 0, // the control endpoints' Host and Origin check
 	"internal/boundlog":      0, // the fake servers' bounded log of calls
+	"internal/dist":          0, // seeded failures and delay distributions, pure functions of (seed, n)
 	// Each library's rules, which the client executes and the model predicts with; the
 	// namespace mechanism, which dispatches reap's helper with its own child.
 	"internal/rules": 1, "internal/netns": 1,

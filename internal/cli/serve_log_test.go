@@ -82,6 +82,12 @@ func TestRequestLine(t *testing.T) {
 			"12:00:01.250 POST /reserve?order=7 · a duplicate, not reserved again; read it, then reset the connection · done at 0 ms"},
 		{fakesrv.Request{Method: "GET", Path: "/close-after-read", Endpoint: "close-after-read", Arrived: t0, Finished: at(0)},
 			"12:00:01.250 GET /close-after-read · read it, then closed the connection without answering · done at 0 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/delay?fail-rate=0.1&seed=7&fail=reset", Arrived: t0, Finished: at(0), Failed: "reset",
+			SeedNo: 17, Behaviour: fakesrv.Behaviour{FailRate: 0.1, Seed: 7, Fail: "reset"}},
+			"12:00:01.250 GET /delay?fail-rate=0.1&seed=7&fail=reset · #17 of seed 7 fails (reset); read it, then reset the connection · done at 0 ms"},
+		{fakesrv.Request{Method: "GET", Path: "/delay?delay-dist=lognormal:80ms:0.4", Arrived: t0, HeadSent: at(93), Finished: at(93), Status: 200,
+			SeedNo: 3, Drawn: 93 * time.Millisecond, Behaviour: fakesrv.Behaviour{Seed: 1, DelayDist: "lognormal:80ms:0.4"}},
+			"12:00:01.250 GET /delay?delay-dist=lognormal:80ms:0.4 · #3 of seed 1, drew 93 ms; answered 200 (head at 93 ms) · done at 93 ms"},
 		{fakesrv.Request{Method: "GET", Path: "/a\x1b[2J", Arrived: t0, Finished: at(0), Status: 404},
 			"12:00:01.250 GET /a?[2J · answered 404 · done at 0 ms"},
 	}

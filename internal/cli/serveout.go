@@ -117,7 +117,23 @@ func faultText(r fakesrv.Request) string {
 	case r.Duplicate:
 		s = "a duplicate, not reserved again; " + s
 	}
-	return s
+	return seededText(r) + s
+}
+
+// seededText names a seeded request's number and what its seed drew: "#17 of seed 7 fails
+// (reset); ", "#3 of seed 7, drew 93 ms; ".
+func seededText(r fakesrv.Request) string {
+	if r.SeedNo == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("#%d of seed %d", r.SeedNo, r.Behaviour.Seed)
+	if r.Failed != "" {
+		s += " fails (" + r.Failed + ")"
+	}
+	if r.Behaviour.DelayDist != "" {
+		s += ", drew " + msText(r.Drawn)
+	}
+	return s + "; "
 }
 
 // leftText says how the exchange ended: "done at 4001 ms" or "client left at 1000 ms".

@@ -43,6 +43,10 @@ type Request struct {
 	Conn, ConnSeq int
 	// Failed is the Behaviour.Fail or the body cut (close, reset) carried out, "" for none.
 	Failed string
+	// SeedNo numbers a seeded request under its Behaviour.Seed (1, 2, ...), 0 for none;
+	// Drawn is its delay drawn from Behaviour.DelayDist.
+	SeedNo int
+	Drawn  time.Duration
 }
 
 // entryOverhead is what a log entry costs besides its path.

@@ -51,6 +51,7 @@ type Server struct {
 	log     *requestLog
 	ledger  *ledger
 	convs   *conversations
+	seeds   *seedCounts
 	conns   connCounts
 	connLog *connLog
 
@@ -109,6 +110,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		log:       newRequestLog(o.logLimit, o.logBytes),
 		ledger:    newLedger(o.maxOrders),
 		convs:     newConversations(o.maxOrders),
+		seeds:     newSeedCounts(),
 		connLog:   &connLog{entries: boundlog.New[*Conn](o.logLimit, 0)},
 		serveDone: make(chan struct{}),
 	}

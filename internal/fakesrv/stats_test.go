@@ -115,7 +115,7 @@ func TestStats(t *testing.T) {
 			}
 		}
 	})
-	wantKeys := []string{"connections_accepted", "connections_open", "dropped", "requests", "reservations", "total_reservations"}
+	wantKeys := []string{"connections_accepted", "connections_open", "dropped", "requests", "reservations", "seeds", "total_reservations"}
 	if !slices.Equal(keys, wantKeys) {
 		t.Errorf("keys: got %q, want %q", keys, wantKeys)
 	}
@@ -133,6 +133,7 @@ func TestStats(t *testing.T) {
 		TotalReservations:   3,
 		ConnectionsAccepted: 1,
 		ConnectionsOpen:     1,
+		Seeds:               map[string]SeedStats{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stats:\ngot  %+v\nwant %+v", got, want)
@@ -175,7 +176,7 @@ func TestStatsMethods(t *testing.T) {
 		t.Errorf("POST /stats/reset: got %d %q, want 204 and no body", resp.StatusCode, body)
 	}
 	got := s.Stats()
-	want := Stats{Requests: map[string]int{}, Reservations: map[string]int{}, ConnectionsOpen: 1}
+	want := Stats{Requests: map[string]int{}, Reservations: map[string]int{}, ConnectionsOpen: 1, Seeds: map[string]SeedStats{}}
 	for _, name := range endpointNames(endpointTable()) {
 		want.Requests[name] = 0
 	}

@@ -37,6 +37,8 @@ type Predictor struct {
 	Layer Layer
 	// Storm is a retry storm's question (storm.go), asked with --storm.
 	Storm StormQuestion
+	// Tail is the tail question (tail.go), asked with --delay-dist or --fail-rate.
+	Tail TailQuestion
 
 	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
 	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
