@@ -134,6 +134,9 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 				}
 			}
 			if c.Args().Present() {
+				if hint := commandHint(c.Args().First()); hint != "" {
+					return usagef("unknown command %q: %s", c.Args().First(), hint)
+				}
 				return usagef("unknown command %q%s (see labrun --help)", c.Args().First(), didYouMean(c.Args().First(), commandNames(c.App), ""))
 			}
 			return cli.ShowAppHelp(c)
@@ -219,10 +222,24 @@ func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
 	if err == nil {
 		err = report.CheckFor(f, runs)
 	}
+	if err != nil && strings.EqualFold(c.String("format"), "svg") {
+		if flagNamed(c.Command.Flags, "out") != nil {
+			return "", usagef("--format: svg is not an output format: --out DIR writes the SVG timelines (with run.json, REPORT.md and junit.xml)")
+		}
+		return "", usagef("--format: svg is not an output format: a run's --out DIR writes the SVG timelines (labrun exp-a --out DIR)")
+	}
 	if err != nil {
 		return "", usagef("--format: %v", err)
 	}
 	return f, nil
+}
+
+// commandHint answers a command labrun does not have but that a user reaches for, or "".
+func commandHint(name string) string {
+	if name == "version" {
+		return "the version is labrun --version"
+	}
+	return ""
 }
 
 func formatList() string {

@@ -17,7 +17,11 @@ import (
 // argument, as urfave/cli parses them.
 func checkFlags(app *cli.App, args []string) error {
 	// urfave/cli adds --version to the app's flags when it sets the app up.
-	rest, err := checkFlagRun(append(slices.Clip(app.Flags), cli.VersionFlag), args, "")
+	appFlags := append(slices.Clip(app.Flags), cli.VersionFlag)
+	if err := misplacedFlag(app, appFlags, args); err != nil {
+		return err
+	}
+	rest, err := checkFlagRun(appFlags, args, "")
 	if err != nil || len(rest) == 0 {
 		return err
 	}
@@ -77,11 +81,40 @@ func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error)
 			}
 			value, args = args[0], args[1:]
 		}
+		if _, isDur := f.(*cli.DurationFlag); isDur && !validFor(f, value) {
+			if _, err := strconv.ParseFloat(value, 64); err == nil {
+				return nil, usagef("--%s: invalid value %q (a duration needs its unit: did you mean %ss?)", name, value, value)
+			}
+		}
 		if !validFor(f, value) {
 			return nil, usagef("--%s: invalid value %q (want %s)", name, value, wantOf(f))
 		}
 	}
 	return nil, nil
+}
+
+// misplacedFlag refuses a command's flag given before the command ("labrun --format json
+// exp-a"), which urfave/cli would call unknown, with the command line that works.
+func misplacedFlag(app *cli.App, appFlags []cli.Flag, args []string) error {
+	for i, a := range args {
+		if a == "--" {
+			return nil
+		}
+		cmd := app.Command(a)
+		if cmd == nil || strings.HasPrefix(a, "-") {
+			continue
+		}
+		for _, b := range args[:i] {
+			name, _, _ := strings.Cut(strings.TrimLeft(b, "-"), "=")
+			if !strings.HasPrefix(b, "-") || flagNamed(appFlags, name) != nil || name == "h" || name == "help" || flagNamed(cmd.Flags, name) == nil {
+				continue
+			}
+			fixed := append(append([]string{"labrun", a}, args[:i]...), args[i+1:]...)
+			return usagef("--%s goes after the command: %s", name, strings.Join(fixed, " "))
+		}
+		return nil
+	}
+	return nil
 }
 
 // flagNamed returns the flag called name, or nil.

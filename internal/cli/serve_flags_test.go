@@ -64,6 +64,7 @@ func TestServeAddrErrors(t *testing.T) {
 		{"0.0.0.0:0", exitUsage, "labrun: --addr 0.0.0.0:0: not a loopback address; pass --allow-remote to listen on it"},
 		{":8080", exitUsage, "labrun: --addr :8080: not a loopback address; pass --allow-remote to listen on it"},
 		{"127.0.0.1", exitUsage, "labrun: --addr 127.0.0.1: address 127.0.0.1: missing port in address"},
+		{"127.0.0.1:99999", exitUsage, "labrun: --addr 127.0.0.1:99999: address 99999: invalid port"},
 		{busy.Addr().String(), exitFail, "labrun: cannot listen on " + busy.Addr().String() + ": bind: address already in use"},
 	}
 	for _, tt := range tests {

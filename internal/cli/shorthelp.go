@@ -208,12 +208,12 @@ func didYouMean(s string, candidates []string, prefix string) string {
 	return ""
 }
 
-// commandNames are the names of app's visible commands.
+// commandNames are the names and aliases of app's visible commands.
 func commandNames(app *cli.App) []string {
 	var out []string
 	for _, c := range app.Commands {
 		if !c.Hidden {
-			out = append(out, c.Name)
+			out = append(out, c.Names()...)
 		}
 	}
 	return out
