@@ -68,7 +68,7 @@ func (e experiment) Params() []param.Param { return e.params() }
 
 // params are the caps of the scenarios (--silent-cap, ...) and --only.
 func (p *Probe) params() []param.Param {
-	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only},
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (labrun probe --help lists them under Scenarios)", String: &p.Only},
 		{Name: "cap-scale", Usage: "multiply every scenario's cap by this", Int: &p.capScale, Min: 1, Max: maxCapScale}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,

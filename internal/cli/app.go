@@ -75,8 +75,12 @@ type terminals struct {
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
 	app := newApp(stdout, stderr, tty, exps)
-	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok && name != "" {
-		writeShortHelp(stdout, app.Command(name), tty.outWidth)
+	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok {
+		if name == "" {
+			writeShortAppHelp(stdout, app, exps, tty.outWidth)
+		} else {
+			writeShortHelp(stdout, app.Command(name), tty.outWidth)
+		}
 		return exitPass
 	}
 	err := checkFlags(app, args[min(1, len(args)):])
@@ -126,6 +130,9 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 			if c.Args().First() == "help" {
 				switch name := c.Args().Get(1); {
 				case c.NArg() == 1:
+					writeShortAppHelp(stdout, c.App, exps, tty.outWidth)
+					return nil
+				case c.NArg() == 2 && name == "--all":
 					return cli.ShowAppHelp(c)
 				case c.App.Command(name) != nil && c.NArg() == 2:
 					return cli.ShowCommandHelp(c, name)
@@ -139,7 +146,8 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 				}
 				return usagef("unknown command %q%s (see labrun --help)", c.Args().First(), didYouMean(c.Args().First(), commandNames(c.App), ""))
 			}
-			return cli.ShowAppHelp(c)
+			writeShortAppHelp(stdout, c.App, exps, tty.outWidth)
+			return nil
 		},
 	}
 	params := map[string][]param.Param{}
