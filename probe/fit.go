@@ -11,10 +11,12 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// fitted is the closest client the model knows, with how many judged rows it explains.
+// fitted is the closest client the model knows, with how many judged rows it explains, and
+// the other presets whose best fits rank as well on what the rows measure (fitKey.ties).
 type fitted struct {
 	Expect
 	agree, judged int
+	tied          []string
 }
 
 // PresetPool is the connection limit per route of the preset called name, 0 for none.
@@ -83,11 +85,17 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 	c := fitInputs(obs, ms)
 	best, bestKey := fitted{agree: -1}, fitKey{}
+	type top struct {
+		label string
+		key   fitKey
+	}
+	var tops []top // each preset's best
 	for pi, name := range fitProfiles {
 		def, err := presetLimits(name)
 		if err != nil {
 			continue // every name of fitProfiles is a preset
 		}
+		var mine top
 		for _, l := range c.variants(def) {
 			for _, pl := range values(PresetPool(name), 0, c.pool) {
 				e := Expect{Label: describe(name, l, def, pl, PresetPool(name)), limits: l, Pool: pl}
@@ -96,7 +104,16 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 				if best.agree < 0 || k.better(bestKey) {
 					best, bestKey = fitted{Expect: e, agree: k.agree, judged: k.judged}, k
 				}
+				if mine.label == "" || k.better(mine.key) {
+					mine = top{e.Label, k}
+				}
 			}
+		}
+		tops = append(tops, mine)
+	}
+	for _, t := range tops {
+		if t.label != best.Label && t.key.ties(bestKey) {
+			best.tied = append(best.tied, t.label)
 		}
 	}
 	return best
@@ -236,6 +253,12 @@ func (k fitKey) better(o fitKey) bool {
 		return k.parts < o.parts
 	}
 	return k.profile > o.profile
+}
+
+// ties reports whether k and o rank alike on what the rows measure: neither is better but
+// for the number of limits changed or the order of the profiles.
+func (k fitKey) ties(o fitKey) bool {
+	return k.trickle == o.trickle && k.agree == o.agree && k.telling == o.telling && math.Abs(k.timeErr-o.timeErr) <= 1
 }
 
 // tellingRows are the rows that tell limits and retry rules apart.

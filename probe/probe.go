@@ -145,8 +145,8 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run := results.Run{
 		Experiment: Name,
-		Title: fmt.Sprintf("%s: %s; behaves most like %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
-			fit.Expect.Label, fit.agree, fit.judged),
+		Title: fmt.Sprintf("%s: %s; %s", strings.Join(p.Command.Args, " "), summary(obs, ms),
+			results.Analogy(fit.Expect.Label, fit.tied, fit.agree, fit.judged)),
 		Config: []results.Param{
 			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
 			{Name: "summary", Value: summary(obs, ms)},
@@ -160,6 +160,9 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 		// A time the server measured runs from the request's arrival: the command's start,
 		// and its work before sending, are not in it (results.Row.StartUnseen).
 		run.Rows[i].StartUnseen = i < len(ms) && (ms[i].left != nil || ms[i].leftConnect != nil)
+	}
+	if len(fit.tied) > 0 {
+		run.Config = append(run.Config, results.Param{Name: "tied", Value: strings.Join(fit.tied, results.TiedSep)})
 	}
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
