@@ -159,6 +159,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	}
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
+	params["probe"] = probeParams(&predict.Predictor{})
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred, tty), defaultsCommand(tty), serveCommand(tty),
 		reportCommand(tty), listCommand(exps), completionCommand())
 	app.Commands = append(app.Commands, probeCommand(tty))
