@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/fakesrv"
 )
 
@@ -40,6 +41,21 @@ func endpointListFor(eps []fakesrv.Endpoint, width int) string {
 	return b.String()
 }
 
+// serveBanner is labrun serve's banner on stderr, width columns wide (0: 80): the endpoints'
+// paths in a line or two, then the URL and a request to try, last, so that a terminal of 24
+// lines shows them. serve --help and docs/serve.md have each endpoint's parameters.
+func serveBanner(url string, eps []fakesrv.Endpoint, width int) string {
+	if width <= 0 {
+		width = helpWidth
+	}
+	var lines []string
+	lines = append(lines, wrapWords("", strings.Fields("labrun: endpoints (their parameters: labrun serve --help, docs/serve.md):"), width-1, "  ")...)
+	lines = append(lines, wrapWords("  ", strings.Fields(endpointPaths(eps)), width-1, "  ")...)
+	lines = append(lines, wrapWords("", strings.Fields("labrun: serving on "+url+" until Ctrl-C; try:"), width-1, "  ")...)
+	lines = append(lines, "  curl -s '"+url+"/trickle?bytes=5&every=200ms'")
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // widestLine returns the columns of the longest line of s.
 func widestLine(s string) int {
 	n := 0
@@ -58,8 +74,13 @@ type requestLogger struct {
 }
 
 // done is the fakesrv.WithOnDone hook.
-func (l *requestLogger) done(r fakesrv.Request) {
-	line := requestLine(r)
+func (l *requestLogger) done(r fakesrv.Request) { l.line(requestLine(r)) }
+
+// call is the grpcsrv.WithOnDone hook.
+func (l *requestLogger) call(c grpcsrv.Call) { l.line(callLine(c)) }
+
+// line writes one line of the log, cut to the terminal's width.
+func (l *requestLogger) line(line string) {
 	if l.width > 1 && utf8.RuneCountInString(line) > l.width-1 {
 		line = string([]rune(line)[:l.width-2]) + "…"
 	}
@@ -75,6 +96,41 @@ func requestLine(r fakesrv.Request) string {
 	return fmt.Sprintf("%s %s %s · %s · %s", r.Arrived.Format("15:04:05.000"), clip(printable(r.Method), 16),
 		clip(printable(r.Path), maxLoggedPath), faultText(r), leftText(r))
 }
+
+// callLine says in one line what happened to one gRPC call, times from its arrival, as
+// requestLine does for a request: "20:41:03.512 /labrun.Fault/Call call 7 · fault hang,
+// grpc-timeout 1S · Canceled · the caller left at 1000 ms".
+func callLine(c grpcsrv.Call) string {
+	head := clip(printable(c.Method), maxLoggedPath)
+	if c.ID != "" {
+		head += " call " + clip(printable(c.ID), maxLoggedID)
+	}
+	asked := "no fault"
+	if c.Fault != "" {
+		asked = "fault " + clip(printable(c.Fault), maxLoggedPath)
+	}
+	if c.Timeout != "" {
+		asked += ", grpc-timeout " + clip(printable(c.Timeout), maxLoggedID)
+	}
+	did := c.Code
+	if c.Messages > 0 {
+		did += fmt.Sprintf(", %d messages sent", c.Messages)
+	}
+	if c.Executed {
+		did += ", work done (charged)"
+	}
+	end := "done at " + msText(c.Done.Sub(c.Arrived))
+	switch {
+	case c.CtxErr == "DeadlineExceeded":
+		end = "its grpc-timeout ran out at " + msText(c.CtxEnd.Sub(c.Arrived))
+	case c.CtxErr != "":
+		end = "the caller left at " + msText(c.CtxEnd.Sub(c.Arrived))
+	}
+	return fmt.Sprintf("%s %s · %s · %s · %s", c.Arrived.Format("15:04:05.000"), head, asked, did, end)
+}
+
+// maxLoggedID is the most runes of a call id or a grpc-timeout a call's line shows.
+const maxLoggedID = 40
 
 // maxLoggedPath is the most runes of a path a request's line shows: a client may send a
 // path of megabytes, which a log line has no use for.
