@@ -15,11 +15,18 @@ func Analogy(closest string, tied []string, agree, judged int) string {
 	case 2*agree < judged:
 		return fmt.Sprintf("behaves like no client labrun knows: at most %d of %d rows agree with one (%s)", agree, judged, closest)
 	case len(tied) > 0:
-		return fmt.Sprintf("behaves like %s alike, a tie the rows cannot break (%d of %d rows agree with each)",
-			strings.Join(append([]string{closest}, tied...), " and "), agree, judged)
+		names := append([]string{closest}, tied...)
+		if len(names) > maxTiedNamed {
+			names = append(names[:maxTiedNamed:maxTiedNamed], fmt.Sprintf("%d others", len(names)-maxTiedNamed))
+		}
+		return fmt.Sprintf("behaves like %s and %s alike, a tie the rows cannot break (%d of %d rows agree with each)",
+			strings.Join(names[:len(names)-1], ", "), names[len(names)-1], agree, judged)
 	}
 	return fmt.Sprintf("behaves most like %s (%d of %d rows agree)", closest, agree, judged)
 }
+
+// maxTiedNamed is how many tied clients Analogy names; it counts the others.
+const maxTiedNamed = 3
 
 // TiedSep separates the clients of a probe's "tied" parameter.
 const TiedSep = "; "

@@ -15,7 +15,9 @@ func TestAnalogy(t *testing.T) {
 		{nil, 1, 4, "behaves like no client labrun knows: at most 1 of 4 rows agree with one (hc5)"},
 		{nil, 0, 2, "behaves like no client labrun knows: at most 0 of 2 rows agree with one (hc5)"},
 		{nil, 0, 0, "behaves like no client labrun can name: no row was judged"},
-		{[]string{"go", "netty"}, 4, 4, "behaves like hc5 and go and netty alike, a tie the rows cannot break (4 of 4 rows agree with each)"},
+		{[]string{"go", "netty"}, 4, 4, "behaves like hc5, go and netty alike, a tie the rows cannot break (4 of 4 rows agree with each)"},
+		{[]string{"go"}, 4, 4, "behaves like hc5 and go alike, a tie the rows cannot break (4 of 4 rows agree with each)"},
+		{[]string{"go", "netty", "jdk", "hc4"}, 2, 2, "behaves like hc5, go, netty and 2 others alike, a tie the rows cannot break (2 of 2 rows agree with each)"},
 		{[]string{"go"}, 1, 4, "behaves like no client labrun knows: at most 1 of 4 rows agree with one (hc5)"},
 	} {
 		if got := Analogy("hc5", tt.tied, tt.agree, tt.judged); got != tt.want {
