@@ -264,7 +264,7 @@ const (
 // rows turns the observations into rows judged against e.
 func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
-	noCA := untrusted(obs, meas)
+	noCAGood, noCA := untrusted(obs, meas)
 	for i, o := range obs {
 		if o.sc.kind == kindStorm {
 			out = append(out, stormRow(o, e))
@@ -272,8 +272,11 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 		}
 		x := e.predict(o.sc)
 		m := x.clock(meas[i])
-		if noCA != "" && o.sc.pre.Fault == model.BadCertificate {
+		switch {
+		case noCA != "" && o.sc.pre.Fault == model.BadCertificate:
 			x.skip = noCA
+		case noCA != "" && o.sc.kind == kindTLS && o.sc.pre.Fault == "":
+			x.skip = noCAGood
 		}
 		calls := o.sc.Calls * o.sc.Concurrency
 		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls, NoPool: true,
