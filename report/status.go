@@ -224,6 +224,18 @@ func leftText(d time.Duration) string {
 	return fmt.Sprintf("about %d min %d s left", secs/60, secs%60)
 }
 
+// Above runs print, which writes to the same terminal, with the line cleared and no redraw
+// meanwhile; the next tick draws the line again, under what print wrote.
+func (s *Status) Above(print func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drawn && !s.stopped {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.drawn = false
+	}
+	print()
+}
+
 // Stop clears the line and ends the ticker; it may be called again.
 func (s *Status) Stop() {
 	s.mu.Lock()

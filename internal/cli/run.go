@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +39,15 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		st.Plan(planned(exps, cfg)) // the run's progress: done, running, time left
 		cfg.Progress = st.Set
 	}
+	var str *streamer
+	if !single && report.Streams(s.render.Format) {
+		str = &streamer{w: c.App.Writer, o: s.render, status: st}
+		cfg.Finished = str.run
+		// A reader that leaves early (labrun all | head) makes a write fail with EPIPE
+		// instead of killing labrun, which then still writes --out and says so.
+		signal.Ignore(syscall.SIGPIPE)
+		defer signal.Reset(syscall.SIGPIPE)
+	}
 	suite, err := runner.Run(c.Context, cfg, exps)
 	if st != nil {
 		// The line is cleared before anything goes to stdout: on a terminal both show on
@@ -53,7 +64,12 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		run.SchemaVersion = suite.SchemaVersion // a document of its own
 		doc = run
 	}
-	r, err := render(s.render, doc, s.out, suite)
+	var r rendered
+	if str != nil {
+		r, err = str.end(suite, s.out)
+	} else {
+		r, err = render(s.render, doc, s.out, suite)
+	}
 	if err != nil {
 		return err
 	}
@@ -61,6 +77,52 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		return err
 	}
 	return verdictErr(suite.Tally())
+}
+
+// streamer prints a suite's runs as they finish (report.WriteSuiteRun), above the status
+// line, one at a time; end renders the rest.
+type streamer struct {
+	w      io.Writer
+	o      report.Options
+	status *report.Status // nil: no status line
+	mu     sync.Mutex     // guards err and the writes to w
+	err    error          // the first failure to render or write a run
+}
+
+// run is runner.Config.Finished.
+func (s *streamer) run(run results.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	write := func() { s.err = report.WriteSuiteRun(s.w, s.o, run) }
+	if s.status != nil {
+		s.status.Above(write)
+	} else {
+		write()
+	}
+}
+
+// end renders what follows the runs (the recap in list order, the summary) and, with out,
+// the suite's files; a run that could not be printed is the error.
+func (s *streamer) end(suite results.Suite, out *report.OutDir) (rendered, error) {
+	r := rendered{out: out}
+	if out != nil {
+		var err error
+		if r.files, err = report.OutFiles(suite); err != nil {
+			return rendered{}, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteSuiteEnd(&buf, s.o, suite); err != nil {
+		return rendered{}, err
+	}
+	r.stdout = buf.Bytes()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.streamErr = s.err
+	return r, nil
 }
 
 // planned is how long each of exps is expected to take, its warm-ups and repeats included:
@@ -93,6 +155,9 @@ type rendered struct {
 	stdout []byte
 	out    *report.OutDir
 	files  []report.File
+	// streamErr is the failure to print a run streamed before (streamer): stdout's report is
+	// then not whole.
+	streamErr error
 }
 
 // render renders doc for stdout and, with an --out directory, the suite's files, before
@@ -134,7 +199,11 @@ func (r rendered) write(c *cli.Context, keepReport bool) error {
 	// that it can say what happened.
 	signal.Ignore(syscall.SIGPIPE)
 	defer signal.Reset(syscall.SIGPIPE)
-	if _, err := c.App.Writer.Write(r.stdout); err != nil {
+	err := r.streamErr
+	if err == nil {
+		_, err = c.App.Writer.Write(r.stdout)
+	}
+	if err != nil {
 		what := "the report"
 		if errors.Is(err, syscall.EPIPE) {
 			what += " (stdout was closed before it was read in full)"
