@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,6 +20,8 @@ type Status struct {
 	steps   map[string]statusStep
 	exps    map[string]*statusExp // by key
 	planned int                   // 0 without Plan
+	lanes   int                   // 0 without Lanes: those running count
+	alone   map[string]bool       // the keys that run alone, after the others
 	last    string
 	drawn   bool
 	stopped bool
@@ -89,6 +93,19 @@ func (s *Status) Plan(takes map[string]time.Duration) {
 	s.planned = len(takes)
 	for k, d := range takes {
 		s.exps[k] = &statusExp{takes: d}
+	}
+}
+
+// Lanes says how many of the planned experiments may run at once (1: one after another),
+// and which run alone after the others: the time left then follows that schedule, and the
+// progress keeps one form ("experiment 4/13" one at a time, "3/13 done, 8 running" else).
+func (s *Status) Lanes(n int, alone []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lanes = n
+	s.alone = map[string]bool{}
+	for _, k := range alone {
+		s.alone[k] = true
 	}
 }
 
@@ -166,7 +183,7 @@ func (s *Status) progress(now time.Time) string {
 		}
 	}
 	line := fmt.Sprintf("%d/%d done, %d running", done, s.planned, running)
-	if running <= 1 {
+	if s.lanes == 1 || s.lanes == 0 && running <= 1 {
 		line = fmt.Sprintf("experiment %d/%d", min(done+1, s.planned), s.planned)
 	}
 	if left, ok := s.left(now); ok {
@@ -175,6 +192,9 @@ func (s *Status) progress(now time.Time) string {
 	return line
 }
 
+// left is the time left: the running experiments' rest (the later of their steps' expected
+// end and their start plus their planned time, at least now), then those not started, longest
+// first, each on the first lane to free, then those that run alone one after another.
 func (s *Status) left(now time.Time) (time.Duration, bool) {
 	var finished time.Duration
 	nFinished := 0
@@ -188,9 +208,10 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 	if nFinished > 0 {
 		mean = finished / time.Duration(nFinished)
 	}
-	var runLeft, waiting time.Duration
-	running := 0
-	for _, e := range s.exps {
+	var busy []time.Time
+	var waiting []time.Duration
+	aloneEnd, aloneLeft := now, time.Duration(0)
+	for k, e := range s.exps {
 		takes := e.takes
 		if takes == 0 {
 			takes = mean
@@ -198,30 +219,66 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 		switch {
 		case !e.ended.IsZero():
 		case e.running():
-			running++
-			runLeft = max(runLeft, (&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
+			end := now.Add((&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
+			if s.alone[k] {
+				aloneEnd = end
+			} else {
+				busy = append(busy, end)
+			}
 		case takes == 0:
 			return 0, false
+		case s.alone[k]:
+			aloneLeft += takes
 		default:
-			waiting += takes
+			waiting = append(waiting, takes)
 		}
 	}
-	if running == 0 && waiting == 0 {
+	if len(busy) == 0 && len(waiting) == 0 && aloneEnd.Equal(now) && aloneLeft == 0 {
 		return 0, false
 	}
-	return runLeft + waiting/time.Duration(max(1, running)), true
+	slices.SortFunc(waiting, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+	lanes := s.lanes
+	if lanes == 0 {
+		lanes = len(busy)
+	}
+	end := scheduleEnd(now, busy, lanes, waiting)
+	if aloneEnd.After(end) {
+		end = aloneEnd
+	}
+	return end.Add(aloneLeft).Sub(now), true
 }
 
-// leftText words the time left: "about 40 s left", "almost done".
+// scheduleEnd is when the last of waiting ends if each, in order, starts on the first of
+// lanes to free, the lanes freeing at busy (a lane not in busy is free now): runner's
+// ScheduleEnd, which report may not import.
+func scheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
+	free := make([]time.Time, max(lanes, len(busy), 1))
+	for i := range free {
+		free[i] = now
+		if i < len(busy) && busy[i].After(now) {
+			free[i] = busy[i]
+		}
+	}
+	for _, d := range waiting {
+		first := 0
+		for i := range free {
+			if free[i].Before(free[first]) {
+				first = i
+			}
+		}
+		free[first] = free[first].Add(d)
+	}
+	return slices.MaxFunc(free, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// leftText words the time left in one form, whole seconds: "about 40 s left", "about 130 s
+// left", "almost done".
 func leftText(d time.Duration) string {
 	secs := int(d.Round(time.Second) / time.Second)
-	switch {
-	case secs < 1:
+	if secs < 1 {
 		return "almost done"
-	case secs < 90:
-		return fmt.Sprintf("about %d s left", secs)
 	}
-	return fmt.Sprintf("about %d min %d s left", secs/60, secs%60)
+	return fmt.Sprintf("about %d s left", secs)
 }
 
 // Above runs print, which writes to the same terminal, with the line cleared and no redraw

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,16 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
 		st.Plan(planned(exps, cfg)) // the run's progress: done, running, time left
+		lanes, alone := runner.MaxShared(runtime.NumCPU()), []string{}
+		if cfg.Serial {
+			lanes = 1
+		}
+		for _, e := range exps {
+			if e.Info().Alone && len(exps) > 1 {
+				alone = append(alone, e.Info().Name)
+			}
+		}
+		st.Lanes(lanes, alone)
 		cfg.Progress = st.Set
 	}
 	var str *streamer
