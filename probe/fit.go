@@ -11,8 +11,8 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// fitted is the closest client the model knows, with how many judged rows it explains, and
-// the other presets whose best fits rank as well on what the rows measure (fitKey.ties).
+// fitted is the closest client the model knows, how many judged rows agree, and the presets
+// that tie with it (fitKey.ties).
 type fitted struct {
 	Expect
 	agree, judged int
@@ -122,7 +122,7 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 // fitProfiles are the presets a fit tries, ties going to the earlier (rules.Preset.FitRank).
 var fitProfiles = rules.Names(rules.FitOrder())
 
-// fitCandidates are the values the measurements suggest for a fit to try.
+// fitCandidates are the values the measurements suggest.
 type fitCandidates struct {
 	times, connects []time.Duration
 	retries, pool   []int
@@ -159,9 +159,8 @@ func fitInputs(obs []observation, ms []measures) fitCandidates {
 	return c
 }
 
-// variants lists the limits a fit tries from def: without a retry layer every combination of
-// the candidates; with one, one timeout at a time (a layer's client sets one) and the methods
-// it retries.
+// variants lists the limits a fit tries from def: every combination of the candidates, or
+// with a retry layer one timeout at a time (its client sets one) and the methods it retries.
 func (c fitCandidates) variants(def model.Limits) []model.Limits {
 	var out []model.Limits
 	if !def.Rules.Retry.On {
@@ -255,8 +254,7 @@ func (k fitKey) better(o fitKey) bool {
 	return k.profile > o.profile
 }
 
-// ties reports whether k and o rank alike on what the rows measure: neither is better but
-// for the number of limits changed or the order of the profiles.
+// ties reports whether k and o rank alike but for the limits changed and the profiles' order.
 func (k fitKey) ties(o fitKey) bool {
 	return k.trickle == o.trickle && k.agree == o.agree && k.telling == o.telling && math.Abs(k.timeErr-o.timeErr) <= 1
 }
@@ -304,8 +302,8 @@ func values[T comparable](def, zero T, candidates []T) []T {
 	return out
 }
 
-// fitGrain and connectGrain are what a measured time is rounded to before it is taken for a
-// limit, clients being configured in round figures; the coarser wins a tie.
+// fitGrain and connectGrain round a measured time taken for a limit (clients are configured
+// in round figures); the coarser wins a tie.
 const fitGrain = 50 * time.Millisecond
 
 // A connect timeout, which the server cannot see, takes only the coarser.

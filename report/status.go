@@ -84,9 +84,8 @@ func newStatus(w io.Writer, width int, now func() time.Time) *Status {
 		quit: make(chan struct{}), done: make(chan struct{}), now: now}
 }
 
-// Plan names the run's experiments (their keys) with each one's expected time (0: unknown). The
-// line then shows how many are done and the time left: the running ones' plus those not
-// started, shared among the running; an unknown time counts as the mean of those finished.
+// Plan names the run's experiments (their keys) with each one's expected time (0: unknown,
+// then the mean of those finished); the line then shows how many are done and the time left.
 func (s *Status) Plan(takes map[string]time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,9 +95,7 @@ func (s *Status) Plan(takes map[string]time.Duration) {
 	}
 }
 
-// Lanes says how many of the planned experiments may run at once (1: one after another),
-// and which run alone after the others: the time left then follows that schedule, and the
-// progress keeps one form ("experiment 4/13" one at a time, "3/13 done, 8 running" else).
+// Lanes says how many planned experiments may run at once, and which run alone after them.
 func (s *Status) Lanes(n int, alone []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,9 +189,8 @@ func (s *Status) progress(now time.Time) string {
 	return line
 }
 
-// left is the time left: the running experiments' rest (the later of their steps' expected
-// end and their start plus their planned time, at least now), then those not started, longest
-// first, each on the first lane to free, then those that run alone one after another.
+// left is the time left: the running ones' rest, then those not started, longest first, on
+// the first lane to free, then those that run alone.
 func (s *Status) left(now time.Time) (time.Duration, bool) {
 	var finished time.Duration
 	nFinished := 0
@@ -248,9 +244,7 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 	return end.Add(aloneLeft).Sub(now), true
 }
 
-// scheduleEnd is when the last of waiting ends if each, in order, starts on the first of
-// lanes to free, the lanes freeing at busy (a lane not in busy is free now): runner's
-// ScheduleEnd, which report may not import.
+// scheduleEnd is runner.ScheduleEnd, which report may not import.
 func scheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
 	free := make([]time.Time, max(lanes, len(busy), 1))
 	for i := range free {
@@ -271,8 +265,7 @@ func scheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Dura
 	return slices.MaxFunc(free, func(a, b time.Time) int { return a.Compare(b) })
 }
 
-// leftText words the time left in one form, whole seconds: "about 40 s left", "about 130 s
-// left", "almost done".
+// leftText words the time left in whole seconds: "about 130 s left", "almost done".
 func leftText(d time.Duration) string {
 	secs := int(d.Round(time.Second) / time.Second)
 	if secs < 1 {
@@ -281,8 +274,7 @@ func leftText(d time.Duration) string {
 	return fmt.Sprintf("about %d s left", secs)
 }
 
-// Above runs print, which writes to the same terminal, with the line cleared and no redraw
-// meanwhile; the next tick draws the line again, under what print wrote.
+// Above runs print with the line cleared and not redrawn until print returns.
 func (s *Status) Above(print func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

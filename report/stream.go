@@ -8,16 +8,10 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// A suite's table form, streamed: each run's table as the run finishes (WriteSuiteRun), then
-// the recap in the suite's order, the meta line and the summary (WriteSuiteEnd). The two
-// together are the suite's table form with its runs in the order they finished. The other
-// formats are documents of the whole suite (Markdown opens with the summary): they are not
-// streamed.
-
-// Streams reports whether format f is streamed run by run.
+// Streams reports whether f prints a suite run by run (WriteSuiteRun, then WriteSuiteEnd).
 func Streams(f Format) bool { return f == FormatTable }
 
-// WriteSuiteRun writes run as the table form of a suite shows it, in one write.
+// WriteSuiteRun writes run as a suite's table shows it.
 func WriteSuiteRun(w io.Writer, o Options, run results.Run) error {
 	if !Streams(o.Format) {
 		return fmt.Errorf("report: the %s format is not streamed", o.Format)
@@ -30,7 +24,7 @@ func WriteSuiteRun(w io.Writer, o Options, run results.Run) error {
 	return flush(w, &buf)
 }
 
-// WriteSuiteEnd writes what follows the runs in s's table form, in one write.
+// WriteSuiteEnd writes the recap, meta and summary of s's table.
 func WriteSuiteEnd(w io.Writer, o Options, s results.Suite) error {
 	if !Streams(o.Format) {
 		return fmt.Errorf("report: the %s format is not streamed", o.Format)

@@ -5,9 +5,8 @@ import (
 	"strings"
 )
 
-// Analogy words how a probe's rows compare with the clients labrun knows: the closest is
-// named only when at least half of the judged rows agree with it and no other client
-// (tied) agrees as well; a tie is named as one.
+// Analogy words a probe's likeness: closest is named alone only when half the judged rows
+// or more agree with it and no other (tied) agrees as well.
 func Analogy(closest string, tied []string, agree, judged int) string {
 	switch {
 	case judged == 0:
@@ -25,8 +24,7 @@ func Analogy(closest string, tied []string, agree, judged int) string {
 	return fmt.Sprintf("behaves most like %s (%d of %d rows agree)", closest, agree, judged)
 }
 
-// maxTiedNamed is how many tied clients Analogy names; it counts the others.
-const maxTiedNamed = 3
+const maxTiedNamed = 3 // Analogy counts the others
 
 // TiedSep separates the clients of a probe's "tied" parameter.
 const TiedSep = "; "

@@ -73,8 +73,7 @@ func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
 // bound).
 func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
 
-// WithOnDone calls f with each call that reached a handler once the handler has its status,
-// on the handler's goroutine: f must be quick and safe for concurrent use.
+// WithOnDone calls f, on the handler's goroutine, with each handled call once it has a status.
 func WithOnDone(f func(Call)) Option { return func(o *options) { o.onDone = f } }
 
 // Server is a running gRPC fault server.

@@ -93,8 +93,7 @@ func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error)
 	return nil, nil
 }
 
-// misplacedFlag refuses a command's flag given before the command ("labrun --format json
-// exp-a"), which urfave/cli would call unknown, with the command line that works.
+// misplacedFlag refuses a command's flag before the command, with the line that works.
 func misplacedFlag(app *cli.App, appFlags []cli.Flag, args []string) error {
 	for i, a := range args {
 		if a == "--" {
@@ -154,9 +153,8 @@ func wantOf(f cli.Flag) string {
 	return ""
 }
 
-// flagHint says what to use instead of a flag that command cmd does not take but that a user
-// reaches for, or "": predict models one call, so a pool's size or a number of calls has no
-// place in it.
+// flagHint says what to use instead of a flag that cmd does not take but a user reaches for,
+// or "": predict models one call, without a pool's size or a number of calls.
 func flagHint(cmd, flag string) string {
 	switch {
 	case cmd == "predict" && slices.Contains([]string{"pool", "concurrency", "calls", "max-total", "max-per-route"}, flag):

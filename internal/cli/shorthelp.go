@@ -50,12 +50,10 @@ func wantsShortHelp(app *cli.App, args []string) (string, bool) {
 	return "", false
 }
 
-// shortHelpLines is the most lines a short help takes: a 24-line screen less the prompt's.
-const shortHelpLines = 23
+const shortHelpLines = 23 // a 24-line screen less the prompt's
 
-// writeShortHelp writes command c's help on one screen of width columns: each flag's
-// description takes up to two lines, or one where two would not fit the screen, and a cut
-// description ends at a word with "…".
+// writeShortHelp writes command c's help on one screen of width columns, each flag's
+// description in two lines, or one where two do not fit.
 func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 	if width <= 0 {
 		width = helpWidth
@@ -69,8 +67,7 @@ func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 	io.WriteString(w, strings.Join(lines, "\n")+"\n")
 }
 
-// shortHelp is the lines of command c's short help within limit columns, each flag's
-// description in at most usageLines lines.
+// shortHelp is command c's short help within limit columns.
 func shortHelp(c *cli.Command, limit, usageLines int) []string {
 	var lines []string
 	add := func(s, indent string) {
@@ -110,8 +107,7 @@ func shortHelp(c *cli.Command, limit, usageLines int) []string {
 	return lines
 }
 
-// wrapCut wraps s at words into at most n lines of limit columns, each starting with indent;
-// what does not fit is cut at a word, ending with "…".
+// wrapCut wraps s into at most n lines of limit columns after indent, cut at a word with "…".
 func wrapCut(indent, s string, limit, n int) []string {
 	lines := wrapWords(indent, strings.Fields(s), limit, indent)
 	if len(lines) <= n {
@@ -125,9 +121,7 @@ func wrapCut(indent, s string, limit, n int) []string {
 	return append(lines[:n-1:n-1], indent+last+" …")
 }
 
-// writeShortAppHelp writes labrun's own help on one screen of width columns: the usage with
-// two examples, the experiments by name and alias, the other commands a line each, and
-// where the rest is (labrun help --all, labrun CMD -h).
+// writeShortAppHelp writes labrun's own help on one screen of width columns.
 func writeShortAppHelp(w io.Writer, app *cli.App, exps []experiments.Experiment, width int) {
 	if width <= 0 {
 		width = helpWidth
@@ -188,9 +182,8 @@ var keyFlags = map[string][]string{
 	"probe": {"expect", "only", "read-timeout", "format"},
 }
 
-// mattering returns the flags the short help of c shows, at most shortHelpFlags: those its
-// examples use, then its key ones, its own visible ones in their order, then the shared ones
-// that matter to a first run (--format, --repeat, --out).
+// mattering returns the flags c's short help shows, at most shortHelpFlags: those its
+// examples use, its key ones, its own, then --format, --repeat, --out.
 func mattering(c *cli.Command, examples []string) []cli.Flag {
 	var names []string
 	for _, e := range examples {

@@ -5,10 +5,8 @@ import (
 	"time"
 )
 
-// ScheduleEnd is when the last of waiting ends if each, in order, starts on the first of lanes
-// to free, the lanes freeing at busy (what runs now; a lane not in busy is free now): the time
-// left of a gated run, from each piece's expected or bounding time. A busy time before now
-// counts as now.
+// ScheduleEnd is when the last of waiting ends, each in turn taking the first of lanes to
+// free; the lanes free at busy, or now.
 func ScheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
 	free := make([]time.Time, max(lanes, len(busy), 1))
 	for i := range free {
