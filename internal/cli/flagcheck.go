@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,10 +82,8 @@ func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error)
 			}
 			value, args = args[0], args[1:]
 		}
-		if _, isDur := f.(*cli.DurationFlag); isDur && !validFor(f, value) {
-			if _, err := strconv.ParseFloat(value, 64); err == nil {
-				return nil, usagef("--%s: invalid value %q (a duration needs its unit: did you mean %ss?)", name, value, value)
-			}
+		if _, isDur := f.(*cli.DurationFlag); isDur && bareNumber.MatchString(value) {
+			return nil, usagef("--%s: invalid value %q (a duration needs its unit: did you mean %ss?)", name, value, value)
 		}
 		if !validFor(f, value) {
 			return nil, usagef("--%s: invalid value %q (want %s)", name, value, wantOf(f))
@@ -92,6 +91,9 @@ func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error)
 	}
 	return nil, nil
 }
+
+// bareNumber is a duration without its unit ("5", "1.5"); "0" is a duration.
+var bareNumber = regexp.MustCompile(`^(0*[1-9][0-9]*(\.[0-9]+)?|0*\.[0-9]*[1-9][0-9]*)$`)
 
 // misplacedFlag refuses a command's flag before the command, with the line that works.
 func misplacedFlag(app *cli.App, appFlags []cli.Flag, args []string) error {
