@@ -1012,11 +1012,17 @@ func clientSection(sp shippedProbe, e Expect, run results.Run, obs []observation
 	if len(sp.env) > 0 {
 		cmd = "`" + strings.Join(sp.env, " ") + "` " + cmd
 	}
-	closest := ""
+	closest, tied := "", ""
 	for _, c := range run.Config {
-		if c.Name == "closest" {
+		switch c.Name {
+		case "closest":
 			closest = c.Value
+		case "tied":
+			tied = strings.ReplaceAll(c.Value, results.TiedSep, ", ")
 		}
+	}
+	if tied != "" {
+		closest += " (a tie the rows cannot break with " + tied + ")"
 	}
 	fmt.Fprintf(&b, "%s%s.\n\n%s. Closest client the model knows: %s.", measuredWith, sp.version(), cmd, closest)
 	switch {

@@ -105,6 +105,13 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 		}
 		buf.WriteString("\n")
 	}
+	writeSuiteEnd(buf, s, lk, markdown)
+	return nil
+}
+
+// writeSuiteEnd writes what follows the runs in a suite's text forms: the recap, in the
+// suite's order, the meta line and the summary.
+func writeSuiteEnd(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) {
 	if markdown {
 		writeRecapMarkdown(buf, s.Experiments)
 	} else {
@@ -123,7 +130,6 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 	}
 	summary, pass := suiteSummary(s)
 	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
-	return nil
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {

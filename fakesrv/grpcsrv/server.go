@@ -52,6 +52,7 @@ type options struct {
 	maxDuration    time.Duration
 	logLimit       int
 	logBytes       int
+	onDone         func(Call)
 	prefaceTimeout time.Duration // tests shorten it
 }
 
@@ -72,6 +73,9 @@ func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
 // bound).
 func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
 
+// WithOnDone calls f, on the handler's goroutine, with each handled call once it has a status.
+func WithOnDone(f func(Call)) Option { return func(o *options) { o.onDone = f } }
+
 // Server is a running gRPC fault server.
 type Server struct {
 	// Addr is what clients dial; URL is "http://Addr", for /stats.
@@ -83,6 +87,7 @@ type Server struct {
 	pipes          *connListener
 	stats          *ledger
 	maxDuration    time.Duration
+	onDone         func(Call)
 	closing        chan struct{}
 	closeOnce      sync.Once
 	conns          sync.WaitGroup
@@ -119,7 +124,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("grpcsrv: %w", err)
 	}
 	s := &Server{ln: ln, Addr: ln.Addr().String(), pipes: newConnListener(), stats: newLedger(o.logLimit, o.logBytes),
-		maxDuration: o.maxDuration, prefaceTimeout: o.prefaceTimeout, closing: make(chan struct{}), clients: map[net.Conn]*frontConn{}}
+		maxDuration: o.maxDuration, onDone: o.onDone, prefaceTimeout: o.prefaceTimeout, closing: make(chan struct{}), clients: map[net.Conn]*frontConn{}}
 	s.URL = "http://" + s.Addr
 	// Fixed windows: grpc-go's estimate would let a connection buffer up to 16 MiB.
 	s.grpc = grpc.NewServer(grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle),
@@ -403,7 +408,11 @@ func (s *Server) wait(ctx context.Context, d time.Duration, ignoreCtx bool) bool
 }
 
 func (s *Server) finish(c *Call, err error) error {
-	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now() })
+	var done Call
+	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now(); done = *c })
+	if s.onDone != nil {
+		s.onDone(done)
+	}
 	return err
 }
 

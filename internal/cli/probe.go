@@ -88,7 +88,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
 			"   labrun probe --expect go --deadline 1.5s -- curl -so /dev/null -m 1.5 {url}\n" +
-			"   labrun probe --only silent,trickle -- python3 urllib_probe.py",
+			"   labrun probe --only silent,trickle -- python3 examples/probes/python/urllib_probe.py",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {

@@ -45,8 +45,8 @@ metadata: labrun-fault: ITEM,ITEM,...  labrun-call: ID (names the call: its retr
   next=pass|DUR  a chain hop: after the work it calls this server with labrun-next-fault, passing its context or with a DUR deadline of its own
 `
 
-// serveGRPC is labrun serve --grpc.
-func serveGRPC(c *cli.Context) error {
+// serveGRPC is labrun serve --grpc; tty says whether stderr is a terminal, and its width.
+func serveGRPC(c *cli.Context, tty terminals) error {
 	if err := checkServeMode(c, "--grpc", grpcNotes); err != nil {
 		return err
 	}
@@ -58,22 +58,30 @@ func serveGRPC(c *cli.Context) error {
 		return usagef("--max-duration must be positive, got %v", d)
 	}
 	addr := c.String("addr")
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
 	}
 	if !c.Bool("allow-remote") && !isLoopback(host) {
 		return usagef("--addr %s: not a loopback address; pass --allow-remote to listen on it", addr)
 	}
-	srv, err := grpcsrv.New(grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
-		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes))
+	opts := []grpcsrv.Option{grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
+		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes)}
+	if !c.Bool("quiet") {
+		log := &requestLogger{w: c.App.ErrWriter, width: tty.errWidth}
+		opts = append(opts, grpcsrv.WithOnDone(log.call))
+	}
+	srv, err := grpcsrv.New(opts...)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	var banner strings.Builder
-	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C; GET %s/stats for what each call carried\n", srv.Addr, srv.URL)
-	fmt.Fprintf(&banner, "  MaxConcurrentStreams %d\n", cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams))
+	var banner strings.Builder // the address last, under the grammar
 	banner.WriteString(indent(grpcFaultList))
+	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C, MaxConcurrentStreams %d; GET %s/stats for what each call carried\n",
+		srv.Addr, cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams), srv.URL)
 	return serveUntilStopped(c, srv.Addr+"\n", banner.String(), "calls", srv.Shutdown)
 }
 

@@ -29,6 +29,8 @@ func TestWithAddrRefusesRemote(t *testing.T) {
 		{"example.com:0", "fakesrv: refusing to listen on example.com:0: not a loopback address (allow it with WithAllowRemote)"},
 		{"localhost.example.com:0", "fakesrv: refusing to listen on localhost.example.com:0: not a loopback address (allow it with WithAllowRemote)"},
 		{"127.0.0.1", "fakesrv: listen address: address 127.0.0.1: missing port in address"},
+		{"127.0.0.1:99999", "fakesrv: listen address: address 99999: invalid port"},
+		{"127.0.0.1:-1", "fakesrv: listen address: address -1: invalid port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {

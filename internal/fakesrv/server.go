@@ -189,7 +189,10 @@ func (e *AddrError) Unwrap() error { return e.Err }
 
 // checkAddr checks that addr is "host:port" with a loopback host, unless allowRemote.
 func checkAddr(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
 	if err != nil {
 		return &AddrError{Addr: addr, Err: err}
 	}
