@@ -5,6 +5,9 @@ import (
 	"io"
 
 	"github.com/labrun/labrun/results"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 const defaultsTitle = "client defaults · none of them is production-ready"
@@ -81,4 +84,20 @@ func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 			c.Handshake, c.Lookup})
 	}
 	return writeCSV(buf, lines)
+}
+
+// newTable configures tablewriter for output that depends on the data alone: ASCII borders
+// (box drawing gets mangled), headings as given, left-aligned, no maximum width, and East Asian
+// width off (tablewriter guesses it from LANG and TERM, making "—" two columns on some machines;
+// WithEastAsian sets a global, safe as every table wants the same).
+func newTable(buf *bytes.Buffer) *tablewriter.Table {
+	return tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+		})),
+		tablewriter.WithEastAsian(tw.Off),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
 }
