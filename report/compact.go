@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -324,11 +323,12 @@ func unsafeRune(r rune) bool {
 func writeDefaultsCompact(buf *bytes.Buffer, rows []results.ClientDefaults, width int) {
 	buf.WriteString(strings.Join(wrapText(defaultsTitle, width-1, "  "), "\n") + "\n")
 	labels := defaultsColumns[2:]
+	lw := widestOf(labels)
 	for _, c := range rows {
 		cells := defaultsCells(c)
 		buf.WriteString("\n" + strings.Join(wrapText(cells[0]+" (--defaults "+cells[1]+")", width-1, "  "), "\n") + "\n")
 		for i, label := range labels {
-			prefix := fmt.Sprintf("  %-11s ", label)
+			prefix := "  " + pad(label, lw) + " "
 			lines := wrapText(oneLine(cells[i+2]), width-1-textLen(prefix), "")
 			for k, line := range lines {
 				if k == 0 {

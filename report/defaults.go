@@ -28,8 +28,8 @@ type defaultsJSON struct {
 
 // WriteDefaults renders the libraries' default limits (labrun defaults) in format f to w, a
 // client per row in order. The table form is a title, a bordered table whose cells are never
-// wrapped (the same rows give the same bytes; Render takes the compact layout on a narrower
-// terminal) and a footer; Markdown the same under a heading; JSON {"clients": [...]}, never
+// wrapped when it is under 120 columns, else a card per client wrapped to 120 (Render fits
+// either to a terminal's width), and a footer; Markdown the same under a heading; JSON {"clients": [...]}, never
 // null; CSV a header of the JSON tags and a line per client. Empty values show as "—" in table
 // and Markdown. Nothing is written when rendering fails.
 func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
