@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -27,20 +26,6 @@ func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter) {
 	}
 }
 
-// drawTable draws header and rows wrapped to widths; paint colours row i's last cell.
-func drawTable(buf *bytes.Buffer, header []string, rows [][]string, widths []int, paint func(i int, cell string) string) error {
-	t := newTable(buf)
-	t.Header(wrapRow(header, widths))
-	for i, r := range rows {
-		cs := wrapRow(r, widths)
-		cs[len(cs)-1] = paint(i, cs[len(cs)-1])
-		if err := t.Append(cs); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
 func termCells(cs []string) []string {
 	for i, c := range cs {
 		cs[i] = termSafe(oneLine(c))
@@ -48,31 +33,22 @@ func termCells(cs []string) []string {
 	return cs
 }
 
-func wraps(header []string, rows [][]string, widths []int) bool {
-	for _, r := range append([][]string{header}, rows...) {
-		for i, c := range r {
-			if textLen(c) > widths[i] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // fitWidths chooses column widths for a table fitting width (borders and padding take 3 a
 // column and 1; the last terminal column stays free, as some terminals wrap there). Each column
 // first gets its longest word, the row column up to a third; the rest goes where it saves most
 // lines. ok is false when the longest words do not fit; with cut, columns then shrink to
 // fitMinOther and ok is true.
-func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bool) {
+// at caches each column's cell lines at each width tried, for calls over the same rows.
+func fitWidths(header []string, rows [][]string, width int, cut bool, at lineCache) ([]int, bool) {
 	n := len(header)
 	natural := make([]int, n)
 	word := make([]int, n)
 	for _, r := range append([][]string{header}, rows...) {
 		for i, c := range r {
 			natural[i] = max(natural[i], textLen(c))
+			lead := len(c) - len(strings.TrimLeft(c, " "))
 			for _, f := range strings.Fields(c) {
-				word[i] = max(word[i], textLen(f))
+				word[i] = max(word[i], lead+textLen(f))
 			}
 		}
 	}
@@ -130,7 +106,6 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 			cols[i] = append(cols[i], c)
 		}
 	}
-	at := make([]map[int][]int, n) // at[i][x]: column i's cell lines at width x
 	linesAt := func(i, x int) []int {
 		if at[i] == nil {
 			at[i] = map[int][]int{}
@@ -179,13 +154,16 @@ func fitWidths(header []string, rows [][]string, width int, cut bool) ([]int, bo
 	return w, true
 }
 
+// lineCache is column i's cell lines at width x: [i][x].
+type lineCache map[int]map[int][]int
+
 // maxLookahead bounds the widths fitWidths tries a column at for a saved line.
 const maxLookahead = 40
 
 func cellLines(cells []string, width int) []int {
 	out := make([]int, len(cells))
 	for j, c := range cells {
-		out[j] = len(wrapText(c, width, ""))
+		out[j] = lineCount(c, width, "")
 	}
 	return out
 }
@@ -209,13 +187,8 @@ func tableHeight(lines [][]int, i int, instead []int) (excess, height, cells int
 	return excess, height, cells
 }
 
-// lineCap is the lines a cell of column i may take: two, three for a row name.
-func lineCap(i int) int {
-	if i == 0 {
-		return 3
-	}
-	return 2
-}
+// lineCap is the lines a cell of column i may take.
+func lineCap(int) int { return 2 }
 
 func compactExpected(r results.Row) string {
 	s := ""
@@ -237,20 +210,19 @@ func compactMeasured(r results.Row) string {
 	return withCounts(withStatus(s, r.Status), r.ServerExecutions, nil, r.NewConnections, nil, r.NoPool)
 }
 
-// wrapRow wraps each cell to its width, lines joined by "\n" (one tablewriter row).
-func wrapRow(cells []string, widths []int) []string {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		out[i] = strings.Join(wrapText(c, widths[i], ""), "\n")
-	}
-	return out
-}
-
 // wrapText breaks s into lines of at most width runes at spaces, cutting over-long words; lines
-// after the first start with indent.
+// after the first start with indent. Spaces that start s start every line.
 func wrapText(s string, width int, indent string) []string {
 	if width <= 0 || textLen(s) <= width {
 		return []string{s}
+	}
+	if body := strings.TrimLeft(s, " "); body != s && width > len(s)-len(body) {
+		lead := s[:len(s)-len(body)]
+		lines := wrapText(body, width-len(lead), indent)
+		for i := range lines {
+			lines[i] = lead + lines[i]
+		}
+		return lines
 	}
 	var lines []string
 	line := ""
@@ -271,7 +243,7 @@ func wrapText(s string, width int, indent string) []string {
 		}
 		for textLen(line) > max(limit, 1) {
 			r := []rune(line)
-			cut := limit
+			cut := max(limit, 1)
 			// An over-long word breaks after a hyphen, slash or bracket in reach, else at the line's end.
 			for k := limit; k > limit/2; k-- {
 				if strings.ContainsRune("-/(=:,._", r[k-1]) {
@@ -287,6 +259,29 @@ func wrapText(s string, width int, indent string) []string {
 	lines = append(lines, line)
 	for i := 1; i < len(lines); i++ {
 		lines[i] = indent + lines[i]
+	}
+	return lines
+}
+
+// lineCount is len(wrapText(s, width, indent)), without building the lines.
+func lineCount(s string, width int, indent string) int {
+	if width <= 0 || textLen(s) <= width || strings.HasPrefix(s, " ") {
+		return len(wrapText(s, width, indent))
+	}
+	lines, cur, limit := 1, -1, width
+	for _, word := range strings.Fields(s) {
+		n := textLen(word)
+		switch {
+		case cur < 0:
+			cur = n
+		case cur+1+n <= limit:
+			cur += 1 + n
+		default:
+			lines, cur, limit = lines+1, n, width-textLen(indent)
+		}
+		if cur > max(limit, 1) {
+			return len(wrapText(s, width, indent)) // a word is cut
+		}
 	}
 	return lines
 }
@@ -328,11 +323,12 @@ func unsafeRune(r rune) bool {
 func writeDefaultsCompact(buf *bytes.Buffer, rows []results.ClientDefaults, width int) {
 	buf.WriteString(strings.Join(wrapText(defaultsTitle, width-1, "  "), "\n") + "\n")
 	labels := defaultsColumns[2:]
+	lw := widestOf(labels)
 	for _, c := range rows {
 		cells := defaultsCells(c)
 		buf.WriteString("\n" + strings.Join(wrapText(cells[0]+" (--defaults "+cells[1]+")", width-1, "  "), "\n") + "\n")
 		for i, label := range labels {
-			prefix := fmt.Sprintf("  %-11s ", label)
+			prefix := "  " + pad(label, lw) + " "
 			lines := wrapText(oneLine(cells[i+2]), width-1-textLen(prefix), "")
 			for k, line := range lines {
 				if k == 0 {

@@ -138,7 +138,7 @@ func TestNeverTallerWhenWider(t *testing.T) {
 			}
 			prev, prevWidth = height, width
 			spec := specFor(run)
-			verdicts, _ := shortVerdicts(run, verdicterFor(run))
+			verdicts := shortVerdicts(run, verdicterFor(run))
 			ls := layouts(spec, run.Rows)
 			f, l := choose(spec, ls, run.Rows, verdicts, width)
 			if width >= 120 && f.tooTall() {
@@ -147,7 +147,7 @@ func TestNeverTallerWhenWider(t *testing.T) {
 			header := out[:strings.Index(out, "\n+-")+200]
 			for i, c := range spec.cols {
 				if l[i] == colHidden && ls[0][i] != colHidden && strings.Contains(out, "\n+-") && !strings.Contains(out, "| "+c.name+" ") {
-					if !strings.Contains(out, "hidden at this width: ") || !strings.Contains(out[strings.Index(out, "hidden at this width: "):], c.name) {
+					if !strings.Contains(out, "hidden: ") || !strings.Contains(out[strings.Index(out, "hidden: "):], c.name) {
 						t.Errorf("%s at %d columns: %s hidden without a note:\n%s", run.Experiment, width, c.name, header)
 					}
 				}
@@ -243,5 +243,124 @@ func TestProbeAnalogy(t *testing.T) {
 	run.Config = append(run.Config, results.Param{Name: "expect", Value: "go"})
 	if out := renderAt(t, run, 120, false); !strings.Contains(out, "FAIL") {
 		t.Errorf("with --expect: no FAIL:\n%s", out)
+	}
+}
+
+// TestNarrowReference renders the reference run at 80 columns and wider: no cell and no name
+// above its cells takes more than two lines, no word is cut (every column is at least its
+// longest word), and exp-m takes at most 70 lines, not counting the notes of warnings only
+// repeated runs have.
+func TestNarrowReference(t *testing.T) {
+	suite := referenceSuite(t)
+	for _, run := range suite.Experiments {
+		for width := 80; width <= 200; width += 20 {
+			spec := specFor(run)
+			f, _ := choose(spec, layouts(spec, run.Rows), run.Rows, shortVerdicts(run, verdicterFor(run)), width)
+			if f.tooTall() {
+				t.Errorf("%s at %d columns: a cell takes more than two lines", run.Experiment, width)
+			}
+			for j := range f.rows {
+				for i, c := range f.cellsOf(j, f.widths) {
+					k := i
+					if f.widths[0] == 0 {
+						k++
+					}
+					for _, word := range strings.Fields(c) {
+						if textLen(word) > f.widths[k] {
+							t.Errorf("%s at %d columns: %q cut to %d columns", run.Experiment, width, word, f.widths[k])
+						}
+					}
+				}
+			}
+		}
+		if run.Experiment != "exp-m" {
+			continue
+		}
+		out := renderAt(t, run, 80, false)
+		lines := 0
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if !strings.Contains(l, "] pass (warning: ") {
+				lines++
+			}
+		}
+		if lines > 70 {
+			t.Errorf("exp-m at 80 columns: %d lines, want at most 70:\n%s", lines, out)
+		}
+	}
+}
+
+// TestReferenceGroups: rows that share a prefix print it once, as a group's line, in the table
+// at every width and in Markdown; the reference run at 80 columns stays under 1,200 lines (1,779
+// before groups and names above their cells); JSON and CSV keep the full names.
+func TestReferenceGroups(t *testing.T) {
+	suite := referenceSuite(t)
+	prefixes := map[string]string{"exp-b": "hc4 defaults, 2 per route:", "exp-l": "incident: pool 5, lease timeout at the default:"}
+	for _, run := range suite.Experiments {
+		p, ok := prefixes[run.Experiment]
+		if !ok {
+			continue
+		}
+		for _, width := range []int{0, 80, 120, 200} {
+			if out := renderAt(t, run, width, false); strings.Count(out, p) != 1 {
+				t.Errorf("%s at %d columns: %q printed %d times, want once:\n%s", run.Experiment, width, p, strings.Count(out, p), out)
+			}
+		}
+		for _, f := range []Format{FormatMarkdown, FormatJSON, FormatCSV} {
+			var buf bytes.Buffer
+			if err := Render(&buf, Options{Format: f}, run); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if f != FormatMarkdown {
+				want = strings.Count(buf.String(), p+" ")
+				if want < 2 {
+					t.Errorf("%s in %s: the full names are gone", run.Experiment, f)
+				}
+			}
+			if got := strings.Count(buf.String(), p); got != want {
+				t.Errorf("%s in %s: %q printed %d times, want %d", run.Experiment, f, p, got, want)
+			}
+		}
+	}
+	if n := strings.Count(renderAt(t, suite, 80, false), "\n"); n > 1200 {
+		t.Errorf("the reference run at 80 columns: %d lines, want at most 1,200", n)
+	}
+}
+
+func TestGroupRows(t *testing.T) {
+	rows := [][]string{
+		{"a, b: one: x"}, {"a, b: one: y"}, {"a, b: two"}, // share "a, b: one" only in part
+		{"c: x"}, {"d: x"}, {"d: y"}, {"d: "}, {"plain"},
+	}
+	g := groupRows(rows)
+	var got []string
+	for j, r := range g.rows {
+		if g.groups[j] != "" {
+			got = append(got, "["+g.groups[j]+"]")
+		}
+		got = append(got, r[0])
+	}
+	want := []string{"[a, b:]", "  one: x", "  one: y", "  two", "c: x", "[d:]", "  x", "  y", "d: ", "plain"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	g = groupRows([][]string{{"p: q: 1"}, {"p: q: 2"}})
+	if g.groups[0] != "p: q:" || g.rows[1][0] != "  2" {
+		t.Errorf("the longest shared prefix: got %q %q", g.groups, g.rows)
+	}
+}
+
+// TestLineCount: lineCount agrees with wrapText on every cell of the reference run.
+func TestLineCount(t *testing.T) {
+	for _, run := range referenceSuite(t).Experiments {
+		for _, r := range run.Rows {
+			for _, c := range (verdicter{}).cells(r) {
+				for _, width := range []int{1, 5, 9, 16, 30, 75} {
+					if got, want := lineCount(c, width, "  "), len(wrapText(c, width, "  ")); got != want {
+						t.Errorf("lineCount(%q, %d): got %d, want %d", c, width, got, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"io"
 
 	"github.com/labrun/labrun/results"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 const defaultsTitle = "client defaults · none of them is production-ready"
@@ -25,8 +28,8 @@ type defaultsJSON struct {
 
 // WriteDefaults renders the libraries' default limits (labrun defaults) in format f to w, a
 // client per row in order. The table form is a title, a bordered table whose cells are never
-// wrapped (the same rows give the same bytes; Render takes the compact layout on a narrower
-// terminal) and a footer; Markdown the same under a heading; JSON {"clients": [...]}, never
+// wrapped when it is under 120 columns, else a card per client wrapped to 120 (Render fits
+// either to a terminal's width), and a footer; Markdown the same under a heading; JSON {"clients": [...]}, never
 // null; CSV a header of the JSON tags and a line per client. Empty values show as "—" in table
 // and Markdown. Nothing is written when rendering fails.
 func WriteDefaults(w io.Writer, f Format, rows []results.ClientDefaults) error {
@@ -81,4 +84,20 @@ func writeDefaultsCSV(buf *bytes.Buffer, rows []results.ClientDefaults) error {
 			c.Handshake, c.Lookup})
 	}
 	return writeCSV(buf, lines)
+}
+
+// newTable configures tablewriter for output that depends on the data alone: ASCII borders
+// (box drawing gets mangled), headings as given, left-aligned, no maximum width, and East Asian
+// width off (tablewriter guesses it from LANG and TERM, making "—" two columns on some machines;
+// WithEastAsian sets a global, safe as every table wants the same).
+func newTable(buf *bytes.Buffer) *tablewriter.Table {
+	return tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+		})),
+		tablewriter.WithEastAsian(tw.Off),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
 }

@@ -53,13 +53,14 @@ func TestDefaultsGolden(t *testing.T) {
 }
 
 // TestDefaultsTableIsOneLinePerClient checks that long cells, and a newline in a cell, leave
-// every client on one line of the same width as the borders: no wrapping, no truncation.
+// every client on one line of the same width as the borders in the table form (drawn when it
+// fits): no wrapping, no truncation.
 func TestDefaultsTableIsOneLinePerClient(t *testing.T) {
 	rows := testDefaults()
 	rows[2].Source = strings.Repeat("a very long source ", 20)
 	rows[0].Read = "none\n= infinite"
 	var buf bytes.Buffer
-	if err := WriteDefaults(&buf, FormatTable, rows); err != nil {
+	if err := writeDefaultsTable(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -185,4 +186,23 @@ func ExampleWriteDefaults() {
 	// Output:
 	// name,client,lease,connect,read,pool,call,source,reuse,resend,handshake,lookup
 	// okhttp,OkHttp,n/a,10 s,10 s per read,5 idle kept 5 min,none,okhttp 3.x OkHttpClient.Builder,,,,
+}
+
+// TestDefaultsPiped: at no known width (a pipe, a file) the defaults are cards whose lines a
+// pager shows, under 120 columns, not a table as wide as its longest source.
+func TestDefaultsPiped(t *testing.T) {
+	rows := testDefaults()
+	rows[2].Source = strings.Repeat("a very long source ", 20)
+	var buf bytes.Buffer
+	if err := Render(&buf, Options{Format: FormatTable}, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n >= pagerWidth {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+	if !strings.Contains(buf.String(), "  TLS handshake TlsConfig") && !strings.Contains(buf.String(), "  TLS handshake  ") {
+		t.Errorf("no card for hc5:\n%s", buf.String())
+	}
 }

@@ -3,16 +3,17 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/labrun/labrun/results"
 )
 
 // Tables by priority: each kind of table lists its columns and the order in which they give way
-// to a narrow terminal, first to a short form, then altogether; a row's measurement or finding,
-// and a column that is some row's only value, never go. At a width the first layout, most
-// complete first, is drawn whose cells take at most two lines (a row name three), at most half
-// again as tall as the plainest, and no taller than at narrower widths (choose): a wider
+// to a narrow terminal, first to a short form, then altogether; a row's measurement or finding
+// never goes, and a column that is some row's only value goes last, into notes. At a width the
+// first layout, most complete first, is drawn whose cells take at most two lines, at most an
+// eighth taller than the shortest, and no taller than at narrower widths (choose): a wider
 // terminal never shows a taller table. A line under the table names what was hidden.
 
 type fitColumn struct {
@@ -87,7 +88,10 @@ const (
 	colFull colState = iota
 	colShort
 	colHidden
+	colNoted // hidden, noted for the rows it leaves bare
 )
+
+func (s colState) shown() bool { return s < colHidden }
 
 // layout is one way of drawing a table: a state per column.
 type layout []colState
@@ -103,11 +107,12 @@ func layouts(spec tableSpec, rows []results.Row) []layout {
 	}
 	out := []layout{first}
 	cur := first
+	var bare []int
 	for _, i := range spec.giveWay {
 		c := spec.cols[i]
 		next := append(layout(nil), cur...)
 		switch {
-		case cur[i] == colHidden:
+		case !cur[i].shown():
 			continue
 		case cur[i] == colFull && c.short != nil:
 			if !changes(rows, c.full, c.short) {
@@ -116,13 +121,23 @@ func layouts(spec tableSpec, rows []results.Row) []layout {
 				continue
 			}
 			next[i] = colShort
-		case c.keep || leavesRowBare(spec, cur, rows, i):
+		case c.keep:
+			continue
+		case leavesRowBare(spec, cur, rows, i):
+			bare = append(bare, i)
 			continue
 		default:
 			next[i] = colHidden
 		}
 		out = append(out, next)
 		cur = next
+	}
+	for _, i := range bare {
+		if cur[i].shown() {
+			cur = append(layout(nil), cur...)
+			cur[i] = colNoted
+			out = append(out, cur)
+		}
 	}
 	return out
 }
@@ -153,7 +168,7 @@ func leavesRowBare(spec tableSpec, l layout, rows []results.Row, i int) bool {
 		}
 		bare := true
 		for k, c := range spec.cols {
-			if k != i && c.value && l[k] != colHidden && c.full(r) != dash {
+			if k != i && c.value && l[k].shown() && c.full(r) != dash {
 				bare = false
 				break
 			}
@@ -165,12 +180,27 @@ func leavesRowBare(spec tableSpec, l layout, rows []results.Row, i int) bool {
 	return false
 }
 
+// bareNotes returns, for a row that l leaves with no value, its hidden values ("server: ...").
+func bareNotes(spec tableSpec, l layout, r results.Row) []string {
+	var notes []string
+	for i, c := range spec.cols {
+		switch {
+		case !c.value || c.full(r) == dash:
+		case l[i].shown():
+			return nil
+		case l[i] == colNoted:
+			notes = append(notes, c.name+": "+c.full(r))
+		}
+	}
+	return notes
+}
+
 // hidden describes what l leaves out: "calls, server, the spread of repeated runs".
 func hidden(spec tableSpec, l, first layout, rows []results.Row) string {
 	var parts []string
 	for i, c := range spec.cols {
 		switch {
-		case l[i] == colHidden && first[i] != colHidden:
+		case !l[i].shown() && first[i].shown():
 			parts = append(parts, c.name)
 		case l[i] == colShort && changes(rows, c.full, c.short):
 			parts = append(parts, c.lost)
@@ -180,67 +210,106 @@ func hidden(spec tableSpec, l, first layout, rows []results.Row) string {
 }
 
 type fitted struct {
-	header []string
-	rows   [][]string
+	grid
 	widths []int
-	height int // borders included
+	height int // borders and notes included
+	notes  []string
 }
 
 // fitLayout lays rows out in l at width, cutting words only with cut; ok is false when the
 // longest words do not fit without.
-func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []string, width int, cut bool) (fitted, bool) {
-	var f fitted
+func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVerdict, width int, cut bool) (fitted, bool) {
+	var header []string
 	for i, c := range spec.cols {
-		if l[i] != colHidden {
-			f.header = append(f.header, c.name)
+		if l[i].shown() {
+			header = append(header, c.name)
 		}
 	}
-	f.rows = make([][]string, len(rows))
+	cells := make([][]string, len(rows))
+	var notes []string
 	for j, r := range rows {
-		for i, c := range spec.cols {
-			switch {
-			case l[i] == colHidden:
-				continue
-			case c.full == nil:
-				f.rows[j] = append(f.rows[j], verdicts[j])
-			case l[i] == colShort:
-				f.rows[j] = append(f.rows[j], c.short(r))
-			default:
-				f.rows[j] = append(f.rows[j], c.full(r))
+		// The verdict's first word, with its notes' numbers.
+		var marks []string
+		for _, n := range append([]string{verdicts[j].full}, bareNotes(spec, l, r)...) {
+			if n != "" {
+				notes = append(notes, n)
+				marks = append(marks, strconv.Itoa(len(notes)))
 			}
 		}
-		f.rows[j] = termCells(f.rows[j])
+		verdict := verdicts[j].word
+		if marks != nil {
+			verdict += " [" + strings.Join(marks, ",") + "]"
+		}
+		for i, c := range spec.cols {
+			switch {
+			case !l[i].shown():
+				continue
+			case c.full == nil:
+				cells[j] = append(cells[j], verdict)
+			case l[i] == colShort:
+				cells[j] = append(cells[j], c.short(r))
+			default:
+				cells[j] = append(cells[j], c.full(r))
+			}
+		}
+		cells[j] = termCells(cells[j])
 	}
+	g := groupRows(cells)
+	g.header = header
+	f := fitted{grid: g, notes: notes}
 	var ok bool
-	if f.widths, ok = fitWidths(f.header, f.rows, width, cut); !ok {
+	if f.widths, ok = fitGrid(g, width, cut); !ok {
 		return fitted{}, false
 	}
-	f.height = 3
-	for _, r := range append([][]string{f.header}, f.rows...) {
-		f.height += rowLines(r, f.widths)
-	}
+	f.height = g.heightAt(f.widths) + len(notes)
 	return f, true
 }
 
-func rowLines(cells []string, widths []int) int {
-	n := 1
-	for i, c := range cells {
-		n = max(n, len(wrapText(c, widths[i], "")))
-	}
-	return n
-}
+// nameWidths are the row column's widths fitGrid tries; 0 puts every name above its cells.
+var nameWidths = []int{0, 8, 10, 12, 16, 20, 24, 28, 32}
 
-// tooTall reports whether a cell takes more than two lines (a row name three).
-func (f fitted) tooTall() bool {
-	for _, r := range f.rows {
-		for i, c := range r {
-			if len(wrapText(c, f.widths[i], "")) > lineCap(i) {
-				return true
-			}
+// fitGrid chooses g's widths: fitWidths' own, or a row column of nameWidths and the others
+// fitted to the rest; not too tall first, then the shortest.
+func fitGrid(g grid, width int, cut bool) ([]int, bool) {
+	var best []int
+	var bestTall bool
+	var bestHeight int
+	better := func(w []int) {
+		_, _, d := g.drawn(w)
+		g.widen(d, w, width-5-inner(d))
+		tall, height := g.tooTall(w), g.heightAt(w)
+		if best == nil || tall != bestTall && !tall || tall == bestTall && height < bestHeight {
+			best, bestTall, bestHeight = w, tall, height
 		}
 	}
-	return false
+	if w, ok := fitWidths(g.header, g.rows, width, cut, g.cache.own); ok {
+		better(w)
+	}
+	others := make([][]string, len(g.rows))
+	for j, r := range g.rows {
+		others[j] = append([]string{""}, r[1:]...)
+	}
+	header := append([]string{""}, g.header[1:]...)
+	for _, x := range nameWidths {
+		if x > 0 && x < textLen(g.header[0]) {
+			continue
+		}
+		room := width - x
+		if x == 0 {
+			room = width + 3 // the name column is not drawn, its border freed
+		}
+		w, ok := fitWidths(header, others, room, cut, g.cache.others)
+		if !ok {
+			continue
+		}
+		w[0] = x
+		better(w)
+	}
+	return best, best != nil
 }
+
+// tooTall reports whether a cell takes more than two lines.
+func (f fitted) tooTall() bool { return f.grid.tooTall(f.widths) }
 
 // The widths a table is laid out at on the way to the terminal's, each bounding the next's
 // height, so height never grows with width.
@@ -250,9 +319,9 @@ const (
 )
 
 // choose returns the layout to draw at width and its fitting: the most complete that is not
-// too tall, nor taller than half again the plainest or the ladder's narrower choices; else the
-// plainest.
-func choose(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, width int) (fitted, layout) {
+// too tall, nor taller than an eighth more than the shortest or the ladder's narrower
+// choices; else the shortest.
+func choose(spec tableSpec, ls []layout, rows []results.Row, verdicts []shortVerdict, width int) (fitted, layout) {
 	var prev fitted
 	var prevLayout layout
 	for w := ladderFrom; w <= width; w += ladderStep {
@@ -273,32 +342,45 @@ func choose(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, 
 }
 
 // chooseUnder is choose at one width, height bounded by limit when positive.
-func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []string, width, limit int) (fitted, layout) {
+func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []shortVerdict, width, limit int) (fitted, layout) {
 	last := ls[len(ls)-1]
-	plainest, ok := fitLayout(spec, last, rows, verdicts, width, false)
-	if !ok {
-		plainest, _ = fitLayout(spec, last, rows, verdicts, width, true)
+	fits := make([]fitted, len(ls))
+	shortest := -1
+	for i, l := range ls {
+		f, ok := fitLayout(spec, l, rows, verdicts, width, false)
+		if !ok {
+			continue
+		}
+		fits[i] = f
+		if shortest < 0 || f.height < fits[shortest].height {
+			shortest = i
+		}
+	}
+	if shortest < 0 {
+		plainest, _ := fitLayout(spec, last, rows, verdicts, width, true)
 		return plainest, last
 	}
-	bound := plainest.height + plainest.height/2
+	bound := fits[shortest].height + fits[shortest].height/8
 	if limit > 0 {
 		bound = min(bound, limit)
 	}
-	for _, l := range ls[:len(ls)-1] {
-		if f, ok := fitLayout(spec, l, rows, verdicts, width, false); ok && !f.tooTall() && f.height <= bound {
-			return f, l
+	for i, f := range fits {
+		if f.widths != nil && !f.tooTall() && f.height <= bound {
+			return f, ls[i]
 		}
 	}
-	return plainest, last
+	return fits[shortest], ls[shortest]
 }
 
 // maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
 const maxVerdictWord = 12
 
-// shortVerdicts returns a fitted table's verdict cells (first word and a note's number) and
-// the notes.
-func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
-	cells = make([]string, len(run.Rows))
+// shortVerdict is a fitted table's verdict: its first word, and the whole verdict as a note
+// when that says more ("" when not).
+type shortVerdict struct{ word, full string }
+
+func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
+	out := make([]shortVerdict, len(run.Rows))
 	for i, r := range run.Rows {
 		full := v.text(r)
 		word := full
@@ -308,45 +390,35 @@ func shortVerdicts(run results.Run, v verdicter) (cells, notes []string) {
 		if len(word) > maxVerdictWord {
 			word, _, _ = strings.Cut(word, " ")
 		}
-		cells[i] = word
+		out[i] = shortVerdict{word: word}
 		if word != full {
-			notes = append(notes, full)
-			cells[i] = fmt.Sprintf("%s [%d]", word, len(notes))
+			out[i].full = full
 		}
 	}
-	return cells, notes
+	return out
 }
 
 func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 	v := verdicterFor(run)
 	buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")
-	full := make([][]string, len(run.Rows))
-	for i, r := range run.Rows {
-		full[i] = termCells(v.cells(r))
-	}
-	if w, ok := fitWidths(columns, full, lk.width, false); ok && !wraps(columns, full, w) {
-		if err := drawTable(buf, columns, full, w, func(i int, c string) string { return v.paint(lk, run.Rows[i], c) }); err != nil {
-			return err
-		}
+	paint := func(j int, c string) string { return v.paint(lk, run.Rows[j], c) }
+	full := fullGrid(run, v)
+	if w, ok := fitGrid(full, lk.width, false); ok && !full.wraps(w) {
+		full.draw(buf, w, paint)
 		writeRunLines(buf, run, lk, v)
 		return nil
 	}
 	spec := specFor(run)
-	verdicts, notes := shortVerdicts(run, v)
 	ls := layouts(spec, run.Rows)
-	chosen, chosenLayout := choose(spec, ls, run.Rows, verdicts, lk.width)
-	if err := drawTable(buf, chosen.header, chosen.rows, chosen.widths, func(i int, c string) string {
-		return v.paint(lk, run.Rows[i], c)
-	}); err != nil {
-		return err
-	}
-	for i, n := range notes {
+	chosen, chosenLayout := choose(spec, ls, run.Rows, shortVerdicts(run, v), lk.width)
+	chosen.draw(buf, chosen.widths, paint)
+	for i, n := range chosen.notes {
 		for _, line := range wrapText(fmt.Sprintf("[%d] %s", i+1, termSafe(oneLine(n))), lk.width-1, "    ") {
 			buf.WriteString(line + "\n")
 		}
 	}
 	if h := hidden(spec, chosenLayout, ls[0], run.Rows); h != "" {
-		buf.WriteString(lk.fit("hidden at this width: "+h+" (--wide, a wider terminal or --format md show them)") + "\n")
+		buf.WriteString(lk.fit("hidden: "+h+" (--wide shows them)") + "\n")
 	}
 	writeRunLines(buf, run, lk, v)
 	return nil

@@ -16,9 +16,18 @@ func writeRunMarkdown(buf *bytes.Buffer, run results.Run) {
 	buf.WriteString("### " + markdownText(heading(run)) + "\n\n")
 
 	v := verdicterFor(run)
-	var rows [][]string
+	var cells [][]string
 	for _, r := range run.Rows {
-		rows = append(rows, v.cells(r))
+		cells = append(cells, v.cells(r))
+	}
+	// A group is a row of its own, its name in bold, the other cells empty.
+	g := groupRows(cells)
+	var rows [][]string
+	for j, r := range g.rows {
+		if g.groups[j] != "" {
+			rows = append(rows, append([]string{"**" + strings.TrimSuffix(g.groups[j], ":") + ":**"}, make([]string, len(columns)-1)...))
+		}
+		rows = append(rows, r)
 	}
 	writeMarkdownTable(buf, columns, rows)
 

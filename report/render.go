@@ -163,18 +163,27 @@ func (d predictionDoc) junit(*bytes.Buffer) error { return errJUnitRunsOnly }
 
 func (d defaultsDoc) what() string { return "defaults" }
 func (d defaultsDoc) table(buf *bytes.Buffer, lk look) error {
-	// The full table is as wide as its longest source: used only when it fits.
+	// The full table is as wide as its longest source: used only when it fits the terminal,
+	// or, at no known width (a pipe, a file), a pager's line.
 	var full bytes.Buffer
 	if err := writeDefaultsTable(&full, d); err != nil {
 		return err
 	}
-	if lk.width > 0 && widest(full.String()) >= lk.width {
-		writeDefaultsCompact(buf, d, lk.width)
+	width := lk.width
+	if width <= 0 {
+		width = pagerWidth
+	}
+	if len(d) > 0 && widest(full.String()) >= width {
+		writeDefaultsCompact(buf, d, width)
 		return nil
 	}
 	buf.Write(full.Bytes())
 	return nil
 }
+
+// pagerWidth bounds the lines of a document wider than any terminal when the width is unknown.
+const pagerWidth = 120
+
 func (d defaultsDoc) markdown(buf *bytes.Buffer, lk look) error {
 	writeDefaultsMarkdown(buf, d)
 	return nil

@@ -5,9 +5,6 @@ import (
 	"strings"
 
 	"github.com/labrun/labrun/results"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // writeRunTable renders run for a terminal: heading, bordered table, footer, config and meta
@@ -18,18 +15,8 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	}
 	v := verdicterFor(run)
 	buf.WriteString(termSafe(heading(run)) + "\n")
-	t := newTable(buf)
-	t.Header(columns)
-	for _, r := range run.Rows {
-		cs := termCells(v.cells(r))
-		cs[len(cs)-1] = v.paint(lk, r, cs[len(cs)-1])
-		if err := t.Append(cs); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
+	g := fullGrid(run, v)
+	g.draw(buf, g.naturalWidths(), func(j int, c string) string { return v.paint(lk, run.Rows[j], c) })
 	buf.WriteString(v.paintFooter(lk, v.footer(run), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(termSafe(c) + "\n")
@@ -38,22 +25,6 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 		buf.WriteString(termSafe(m) + "\n")
 	}
 	return nil
-}
-
-// newTable configures tablewriter for output that depends on the data alone: ASCII borders
-// (box drawing gets mangled), headings as given, left-aligned, no maximum width, and East Asian
-// width off (tablewriter guesses it from LANG and TERM, making "—" two columns on some machines;
-// WithEastAsian sets a global, safe as every table wants the same).
-func newTable(buf *bytes.Buffer) *tablewriter.Table {
-	return tablewriter.NewTable(buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Symbols: tw.NewSymbols(tw.StyleASCII),
-		})),
-		tablewriter.WithEastAsian(tw.Off),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
 }
 
 // oneLine collapses white space, so a newline cannot split a table or Markdown row.

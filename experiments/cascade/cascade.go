@@ -244,11 +244,12 @@ func (c *Cascade) Run(ctx context.Context, opt lab.Options) (results.Run, error)
 		return results.Run{}, err
 	}
 	run.Rows = append(run.Rows, rows...)
-	rows, err = c.budgets(ctx, opt)
+	rows, calls, err := c.budgets(ctx, opt)
 	if err != nil {
 		return results.Run{}, err
 	}
 	run.Rows = append(run.Rows, rows...)
+	run.Calls = append(run.Calls, calls...)
 	run.Finish(opt.Tolerance)
 	return run, nil
 }

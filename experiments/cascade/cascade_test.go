@@ -180,3 +180,39 @@ func TestSizingFailsWhenThePoolRunsOut(t *testing.T) {
 			sized.Pass, sized.Outcome, sized.Server)
 	}
 }
+
+// TestBudgetsTimeline: each chain of the budgets rows records the gateway's call to order and
+// order's call to inventory, in the rows' group, so the timeline draws who worked on after
+// whom gave up and whether inventory reserved: growing timeouts leave order's call running past
+// the gateway's end, reserved; the propagated budget has inventory refuse.
+func TestBudgetsTimeline(t *testing.T) {
+	rows, calls, err := New().budgets(context.Background(), lab.Options{Tolerance: testTolerance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]bool{}
+	for _, r := range rows {
+		g, _, _ := strings.Cut(r.Name, ": ")
+		groups[g] = true
+	}
+	if len(calls) != 6 {
+		t.Fatalf("got %d calls, want 2 for each of 3 chains", len(calls))
+	}
+	end := func(c results.Call) float64 { return *c.Attempts[len(c.Attempts)-1].EndMs }
+	for k := 0; k < len(calls); k += 2 {
+		gw, hop := calls[k], calls[k+1]
+		if g, _, _ := strings.Cut(gw.Label, ": "); !groups[g] {
+			t.Errorf("call %q is in no row's group", gw.Label)
+		}
+		switch {
+		case strings.HasPrefix(gw.Label, "budgets, growing"):
+			if end(hop) < end(gw)+50 || !strings.HasSuffix(hop.Label, ", reserved") {
+				t.Errorf("growing: order's call ends at %v ms (%q), the gateway's at %v; want about 100 ms later, reserved", end(hop), hop.Label, end(gw))
+			}
+		case strings.HasPrefix(gw.Label, "budgets, propagated"):
+			if !strings.HasSuffix(hop.Label, ", refused") {
+				t.Errorf("propagated: got %q, want inventory to refuse", hop.Label)
+			}
+		}
+	}
+}

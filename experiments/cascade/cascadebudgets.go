@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labrun/labrun/client"
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
@@ -16,11 +17,12 @@ import (
 )
 
 // budgets runs the chain three times: growing timeouts, shrinking ones, and growing ones with
-// the remaining budget passed down.
-func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, error) {
+// the remaining budget passed down. Its calls are the gateway's to order and order's to
+// inventory, on the timeline.
+func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, []results.Call, error) {
 	p, err := lab.LookupProfile(opt.Profile())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	variants := []struct {
 		name      string
@@ -32,6 +34,7 @@ func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, 
 		{fmt.Sprintf("budgets, propagated: gateway %v, order %v, %s", c.Gateway, c.Order, vocab.DeadlineHeader), model.Chain{Timeouts: []time.Duration{c.Gateway, c.Order}, Work: c.Work, Propagate: true}, true},
 	}
 	var rows []results.Row
+	var calls []results.Call
 	for i, v := range variants {
 		if v.propagate && !p.PropagatesDeadline {
 			rows = append(rows, lab.Judged(v.name, lab.Skipped(fmt.Sprintf("the %s client sends no budget", p.Name))))
@@ -39,29 +42,37 @@ func (c *Cascade) budgets(ctx context.Context, opt lab.Options) ([]results.Row, 
 		}
 		pred := v.chain.Predict()
 		opt.Step(max(v.chain.Timeouts[1], v.chain.Work), "%s · budgets %d/%d", c.Info().Name, i+1, len(variants))
-		r, err := c.chain(ctx, opt, v.name, v.chain, pred)
+		r, cs, err := c.chain(ctx, opt, v.name, v.chain, pred)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rows = append(rows, r...)
+		calls = append(calls, cs...)
 	}
-	return rows, nil
+	return rows, calls, nil
+}
+
+// hopCall is order's call to inventory, and when order's handler started and ended.
+type hopCall struct {
+	res        *client.Result
+	start, end time.Time
 }
 
 // chain runs one chain: the gateway's client calls order, an HTTP hop whose handler calls
 // inventory (a fake server that reserves, then works) and keeps at it whatever its caller
 // does, as a thread blocked in a call does.
-func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, error) {
+func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch model.Chain, pred model.ChainPrediction) ([]results.Row, []results.Call, error) {
 	inv, err := lab.NewServer()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer inv.Close()
 	beh := fakesrv.Behaviour{Order: "chain", Delay: ch.Work}
-	orderDone := make(chan time.Time, 1) // when order's handler ended
+	orderDone := make(chan hopCall, 1)
 	order, err := upstream.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusGatewayTimeout
-		defer func() { orderDone <- time.Now() }()
+		hop := hopCall{start: time.Now()}
+		defer func() { hop.end = time.Now(); orderDone <- hop }()
 		deadline := ch.Timeouts[1]
 		if ch.Propagate {
 			if ms, err := strconv.Atoi(r.Header.Get(vocab.DeadlineHeader)); err == nil {
@@ -75,36 +86,41 @@ func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch mo
 		}
 		defer b.C.Close()
 		res, err := lab.CallURL(context.WithoutCancel(r.Context()), b.C, inv.URL, beh, "")
+		hop.res = res
 		if err == nil && res.Outcome == vocab.OK {
 			status = res.Status
 		}
 		w.WriteHeader(status)
 	}))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer order.Close()
 	gw, err := lab.Build(opt.Profile(), lab.Spec{Deadline: ch.Timeouts[0], PropagateDeadline: ch.Propagate})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer gw.C.Close()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, order.URL+"/order", nil)
 	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
+		return nil, nil, fmt.Errorf("build request: %w", err)
 	}
 	t0 := time.Now()
 	res, _ := gw.C.Do(ctx, req)
-	var orderEnd time.Duration
+	var hop hopCall
 	select {
-	case at := <-orderDone:
-		orderEnd = at.Sub(t0)
+	case hop = <-orderDone:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	case <-time.After(ch.Timeouts[1] + ch.Work + time.Second):
-		return nil, fmt.Errorf("%s: order's handler did not end", name)
+		return nil, nil, fmt.Errorf("%s: order's handler did not end", name)
 	}
+	orderEnd := hop.end.Sub(t0)
 	log := lab.Settled(ctx, inv, 1)
+	calls := []results.Call{lab.Timeline(name+": the gateway's call to order", res, 0)}
+	if hop.res != nil {
+		calls = append(calls, lab.Timeline(name+": order's call to inventory, "+charged(log), hop.res, hop.start.Sub(t0)))
+	}
 	var invEnd time.Duration
 	if len(log) > 0 && !log[0].Finished.IsZero() {
 		invEnd = log[0].Finished.Sub(t0)
@@ -123,7 +139,20 @@ func (c *Cascade) chain(ctx context.Context, opt lab.Options, name string, ch mo
 		lab.Executions(results.Count(lab.Btoi(pred.Executed)), results.Count(inv.TotalReservations())), lab.Saw(inventoryNote(log)))
 	// They run from the gateway's end, which a loaded machine delays: early by as much.
 	works.StartUnseen, invWorks.StartUnseen = true, true
-	return []results.Row{ends, works, invWorks}, ctx.Err()
+	return []results.Row{ends, works, invWorks}, calls, ctx.Err()
+}
+
+// charged says whether inventory reserved for the chain's call.
+func charged(log []fakesrv.Request) string {
+	switch {
+	case len(log) == 0:
+		return "never reached"
+	case log[0].Rejected:
+		return "refused"
+	case log[0].Reserved:
+		return "reserved"
+	}
+	return "not reserved"
 }
 
 // inventoryNote says what inventory did with the chain's call.
