@@ -71,6 +71,8 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "dns-delay", Usage: "--tls-faults: every DNS answer this late"},
 		&cli.StringFlag{Name: "hosts-out", Usage: "--tls-faults: write their names as a hosts file"},
 		&cli.BoolFlag{Name: "grpc", Usage: "instead, the gRPC fault server (h2c)"},
+		&cli.StringFlag{Name: "upstream", Usage: "instead, a proxy to this URL (http://, https:// or h2c://host:port; loopback unless --allow-remote) with the fault rules of --fault"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "--upstream: a fault rule, 'METHOD PATH KEY=VALUE ...' such as 'POST /orders delay=2s' (repeatable; docs/serve.md)"},
 		&cli.BoolFlag{Name: "storm", Usage: "instead, a downstream of fixed capacity that a retry storm can beat (exp-n's)"},
 		&cli.IntFlag{Name: "capacity", Value: 20, Usage: "--storm: requests served at once"},
 		&cli.DurationFlag{Name: "service", Value: 100 * time.Millisecond, Usage: "--storm: the time each takes"},
@@ -142,6 +144,12 @@ func serveCommand(tty terminals) *cli.Command {
 
 // serve is labrun serve's action; tty says whether stderr is a terminal, and its width.
 func serve(c *cli.Context, tty terminals) error {
+	if c.IsSet("upstream") {
+		return serveProxy(c, tty)
+	}
+	if c.IsSet("fault") {
+		return usagef("--fault needs --upstream")
+	}
 	if c.Bool("storm") {
 		return serveStorm(c)
 	}

@@ -43,6 +43,13 @@ type Request struct {
 	Conn, ConnSeq int
 	// Failed is the Behaviour.Fail carried out, "" for none.
 	Failed string
+	// Fault is the text of the proxy's fault rule the request matched (WithUpstream), "" for none.
+	Fault string
+	// Forwarded: a proxy sent the request upstream; Upstream is the upstream's status, 0 if
+	// none came, and UpstreamAt when its head came.
+	Forwarded  bool
+	Upstream   int
+	UpstreamAt time.Time
 }
 
 // entryOverhead is what a log entry costs besides its path.
