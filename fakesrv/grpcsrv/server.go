@@ -74,16 +74,12 @@ func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
 // bound).
 func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
 
-// DefaultKeepaliveMinTime is the shortest interval between a client's pings the server
-// allows by default: grpc-go's server default (keepalive.EnforcementPolicy.MinTime).
+// DefaultKeepaliveMinTime is grpc-go's server default keepalive.EnforcementPolicy.MinTime.
 const DefaultKeepaliveMinTime = 5 * time.Minute
 
-// WithKeepaliveEnforcement sets the keepalive policy (gRFC A8) grpc-go's server enforces: a
-// ping sooner than minTime after the previous one is a strike (without a stream and without
-// permitWithoutStream, sooner than 2 hours), unless the server sent headers or data since; the
-// third strike gets GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the connection closed
-// (handlePing in grpc-go's internal/transport/http2_server.go). Default:
-// DefaultKeepaliveMinTime, pings without a stream not permitted.
+// WithKeepaliveEnforcement sets the keepalive policy (gRFC A8) grpc-go's server enforces
+// (handlePing, internal/transport/http2_server.go): the third ping sooner than minTime gets
+// GOAWAY ENHANCE_YOUR_CALM "too_many_pings" (docs/serve.md has the rule).
 func WithKeepaliveEnforcement(minTime time.Duration, permitWithoutStream bool) Option {
 	return func(o *options) {
 		o.keepalive = keepalive.EnforcementPolicy{MinTime: minTime, PermitWithoutStream: permitWithoutStream}
