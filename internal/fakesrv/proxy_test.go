@@ -71,6 +71,35 @@ func TestProxyForwards(t *testing.T) {
 	}
 }
 
+// TestProxyH2CFront: a client speaking h2c to the proxy, which speaks HTTP/1.1 upstream; a
+// reset rule resets the stream alone.
+func TestProxyH2CFront(t *testing.T) {
+	up := httptest.NewServer(hello)
+	t.Cleanup(up.Close)
+	u, _ := ParseUpstream(up.URL, false)
+	rule, _ := ParseFaultRule("GET /broken fail=reset")
+	s := newServer(t, WithProtocol(H2C), WithUpstream(u, rule))
+	tr := s.ClientTransport()
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr}
+	resp, err := c.Get(s.URL + "/ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.Header.Get("X-Seen") != "GET /ok HTTP/1.1" {
+		t.Errorf("got %s, %v; want HTTP/2 to the proxy, HTTP/1.1 upstream", resp.Proto, resp.Header)
+	}
+	if _, err := c.Get(s.URL + "/broken"); err == nil || !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+		t.Errorf("got %v, want the stream reset", err)
+	}
+	if resp, err := c.Get(s.URL + "/ok"); err != nil || s.ConnsAccepted() != 1 {
+		t.Errorf("got %v, %v with %d connections; want the connection serving on", resp, err, s.ConnsAccepted())
+	} else {
+		resp.Body.Close()
+	}
+}
+
 // TestProxyFaults: each kind of rule, as the client and the log see it.
 func TestProxyFaults(t *testing.T) {
 	s := newProxyServer(t, hello, false,
