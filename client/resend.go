@@ -162,7 +162,7 @@ func (c *Client) resend(req *http.Request, a Attempt, rs *resendState) bool {
 	}
 	r := c.cfg.Rules.Resend
 	f := rules.Failure{Class: classify(a).kind, Sent: a.Phase != vocab.PhaseConnect && a.Phase != vocab.PhaseLease,
-		Method: req.Method, Key: req.Header.Get("Idempotency-Key") != "", Reused: !a.NewConnection}
+		Method: req.Method, Key: req.Header.Get("Idempotency-Key") != "", Reused: !a.NewConnection, InBody: a.Phase == vocab.PhaseBody}
 	if !r.Again(f, rs.resent) || (r.ByRoute && !rs.ok.Failed(a.NewConnection || a.Phase == vocab.PhaseConnect, a.pinned, a.routes, a.remote)) {
 		return false
 	}

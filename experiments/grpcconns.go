@@ -18,6 +18,7 @@ import (
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -222,7 +223,7 @@ func (g *GRPC) transparent(ctx context.Context, srv *grpcsrv.Server, _ Options, 
 				conns[call.Conn] = true
 			}
 		}
-		wantStreams, wantExec, wantOutcome := model.GRPCTransparent(1)
+		wantStreams, wantExec, wantOutcome := model.GRPCTransparent(rules.GRPC{}, 1, 0)
 		run.Rows = append(run.Rows, lab.Judged(c.name, g.doc("2 streams, 1 execution", 0),
 			lab.GRPCEnded(wantOutcome, err), lab.Calls(wantStreams, streams),
 			lab.Executions(results.Count(wantExec), results.Count(srv.Stats().Executions[c.id])),

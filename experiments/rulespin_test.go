@@ -46,6 +46,9 @@ func TestRulesPinned(t *testing.T) {
 	}
 	for _, pre := range model.Presets() {
 		pinLimits(&out, "preset "+pre.Name, pre.Limits)
+		b := pre.Limits.Rules.Body
+		fmt.Fprintf(&out, "preset %s body cut: short on close=%v, close %q, reset %q, chunked %q, re-sent in body=%v, layer retries it=%v\n",
+			pre.Name, b.ShortOnClose, b.Close, b.Reset, b.Chunked, pre.Limits.Rules.Resend.InBody, pre.Limits.Rules.Retry.BodyRetried)
 	}
 	const golden = "testdata/rules-pin.golden"
 	got := pinText(out.String())
@@ -132,6 +135,9 @@ func pinDownstreams() []model.Downstream {
 			model.Downstream{KillAfterRead: model.KillReset, KillNew: true, Method: m, IdempotencyKey: true},
 		)
 	}
+	// The body cuts: the library's rules.Body and its re-sends of a broken body.
+	ds = append(ds, model.Downstream{Cut: model.KillClose}, model.Downstream{Cut: model.KillReset},
+		model.Downstream{Cut: model.KillReset, Method: "POST"}, model.Downstream{Cut: model.KillClose, Chunked: true})
 	return ds
 }
 

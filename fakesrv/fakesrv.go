@@ -97,7 +97,7 @@ func (s *Server) Requests() []Request {
 			Behaviour: Behaviour(r.Behaviour), Arrived: r.Arrived, HeadSent: r.HeadSent,
 			Finished: r.Finished, BytesSent: r.BytesSent, Status: r.Status, Reserved: r.Reserved,
 			Duplicate: r.Duplicate, ClientGone: r.ClientGone, Conn: r.Conn, ConnSeq: r.ConnSeq,
-			Failed: r.Failed,
+			Failed: r.Failed, SeedNo: r.SeedNo, Drawn: r.Drawn,
 		}
 	}
 	return out
@@ -114,7 +114,8 @@ func (s *Server) Reset() { s.s.Reset() }
 // they happen, Status 0 when none was sent. Reserved says it committed a reservation,
 // Duplicate that it repeated an idempotent one, ClientGone that the client left first, Conn
 // and ConnSeq which connection it came on and its place there, Failed which Behaviour.Fail
-// the server carried out.
+// the server carried out, SeedNo its number under Behaviour.Seed (0: not seeded) and Drawn
+// the delay it drew from Behaviour.DelayDist.
 type Request struct {
 	Seq                         int
 	Method, Path, Endpoint      string
@@ -125,13 +126,17 @@ type Request struct {
 	ClientGone                  bool
 	Conn, ConnSeq               int
 	Failed                      string
+	SeedNo                      int
+	Drawn                       time.Duration
 }
 
 // Behaviour is how the server answers one request: it reads the body, commits the
 // reservation of Order (a repeat of an Idempotent one answers the first result), then
 // stalls (until the client leaves, or MaxStall), or waits Delay and sends Bytes, one every
 // Every. Fail (FailClose, FailReset) breaks the connection after reading the request instead,
-// with FailOn > 0 only the FailOn-th request of its connection.
+// with FailOn > 0 only the FailOn-th request of its connection, with FailRate a share of the
+// requests of Seed, the same ones for the same seed (docs/serve.md); DelayDist draws the delay
+// (lognormal:80ms:0.4); Bandwidth paces the body in bytes per second.
 type Behaviour struct {
 	Delay      time.Duration
 	Stall      bool
@@ -142,6 +147,10 @@ type Behaviour struct {
 	Fail       string
 	FailOn     int
 	Idempotent bool
+	FailRate   float64
+	Seed       uint64
+	DelayDist  string
+	Bandwidth  int
 }
 
 // The ways Behaviour.Fail breaks a connection: a FIN or an RST (a stream reset on HTTP/2).

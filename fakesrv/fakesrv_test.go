@@ -133,3 +133,23 @@ func settled(t *testing.T, s *fakesrv.Server) []fakesrv.Request {
 		}
 	}
 }
+
+// TestSeededRequests: a seeded request's number and draw reach the public log.
+func TestSeededRequests(t *testing.T) {
+	s, err := fakesrv.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := fakesrv.Behaviour{DelayDist: "uniform:1ms:2ms", FailRate: 0.5, Seed: 9}
+	for range 4 {
+		if resp, err := s.Client().Get(s.URL + b.Path()); err == nil {
+			resp.Body.Close()
+		}
+	}
+	for i, r := range s.Requests() {
+		if r.SeedNo != i+1 || r.Drawn < time.Millisecond || r.Drawn > 2*time.Millisecond {
+			t.Errorf("request %d: number %d, drew %v", i+1, r.SeedNo, r.Drawn)
+		}
+	}
+}

@@ -121,3 +121,27 @@ func TestHugeLimitsDoNotWrap(t *testing.T) {
 		t.Errorf("MaxRetries took %v to model", d)
 	}
 }
+
+// TestDoerBreaksContract: a Doer that returns neither a response nor an error, or a response
+// without a Body, gets a failed row that says so, from Run and RunConcurrent.
+func TestDoerBreaksContract(t *testing.T) {
+	lab := Start(t)
+	for _, tt := range []struct {
+		name string
+		c    DoerFunc
+		want string
+	}{
+		{"nil, nil", func(*http.Request) (*http.Response, error) { return nil, nil }, "neither a response nor an error"},
+		{"nil Body", func(*http.Request) (*http.Response, error) { return &http.Response{StatusCode: 200}, nil }, "a nil Body"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := append([]Row{lab.Run(context.Background(), tt.c, Slow(0), Limits{})},
+				lab.RunConcurrent(context.Background(), tt.c, Slow(0), 2, Limits{})...)
+			for i, r := range rows {
+				if r.Outcome != results.Failed || r.Err == nil || !strings.Contains(r.Err.Error(), tt.want) {
+					t.Errorf("row %d: got outcome %s, err %v; want failed, %q", i, r.Outcome, r.Err, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -189,7 +189,12 @@ func (l *Lab) call(ctx context.Context, c Doer, s Scenario) Row {
 	}
 	start := time.Now()
 	resp, err := c.Do(req)
-	if err == nil {
+	switch {
+	case err == nil && resp == nil:
+		err = errors.New("labtest: the client returned neither a response nor an error")
+	case err == nil && resp.Body == nil:
+		row.Status, err = resp.StatusCode, errors.New("labtest: the client returned a response with a nil Body")
+	case err == nil:
 		row.Status = resp.StatusCode
 		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()

@@ -74,9 +74,10 @@ func (e Expect) predict(sc Scenario) expectation {
 			}
 		}
 		return x
-	case kindFresh:
-		// The server executes every request and ends its connection (Downstream.KillNew): what
-		// follows is the library's re-send and its retry layer's.
+	case kindFresh, kindCut:
+		// The server executes every request and ends its connection (Downstream.KillNew), or
+		// cuts its body (Downstream.Cut): what follows is the library's re-send and its retry
+		// layer's.
 		d := sc.down
 		d.Method = sc.Method
 		x := expectCall(d, l, horizon, false)

@@ -11,10 +11,12 @@ import (
 	"github.com/labrun/labrun/internal/rules"
 )
 
-// fitted is the closest client the model knows, with how many judged rows it explains.
+// fitted is the closest client the model knows, how many judged rows agree, and the presets
+// that tie with it (fitKey.ties).
 type fitted struct {
 	Expect
 	agree, judged int
+	tied          []string
 }
 
 // PresetPool is the connection limit per route of the preset called name, 0 for none.
@@ -57,7 +59,7 @@ type ExpectLimits struct {
 // NewExpect returns the Expect of preset client with l and a pool of pool per route (0: none);
 // an unknown client or a limit it does not have is an error.
 func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
-	p := &predict.Predictor{Defaults: client, LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
+	p := &predict.Predictor{Defaults: client, PresetFlag: "expect", LeaseTimeout: l.LeaseTimeout, ConnectTimeout: l.ConnectTimeout,
 		ReadTimeout: l.ReadTimeout, Deadline: l.Deadline, Backoff: l.Backoff, Retries: l.Retries,
 		HC5Retries: l.HC5Retries, ValidateAfterInactivity: l.ValidateAfterInactivity, NoStaleCheck: l.NoStaleCheck,
 		EvictIdle: l.EvictIdle, EvictInterval: l.EvictInterval, NoResendPost: l.NoResendPost, ResendAnyMethod: l.ResendAnyMethod,
@@ -83,11 +85,17 @@ func NewExpect(client string, l ExpectLimits, pool int) (Expect, error) {
 func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 	c := fitInputs(obs, ms)
 	best, bestKey := fitted{agree: -1}, fitKey{}
+	type top struct {
+		label string
+		key   fitKey
+	}
+	var tops []top // each preset's best
 	for pi, name := range fitProfiles {
 		def, err := presetLimits(name)
 		if err != nil {
 			continue // every name of fitProfiles is a preset
 		}
+		var mine top
 		for _, l := range c.variants(def) {
 			for _, pl := range values(PresetPool(name), 0, c.pool) {
 				e := Expect{Label: describe(name, l, def, pl, PresetPool(name)), limits: l, Pool: pl}
@@ -96,7 +104,16 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 				if best.agree < 0 || k.better(bestKey) {
 					best, bestKey = fitted{Expect: e, agree: k.agree, judged: k.judged}, k
 				}
+				if mine.label == "" || k.better(mine.key) {
+					mine = top{e.Label, k}
+				}
 			}
+		}
+		tops = append(tops, mine)
+	}
+	for _, t := range tops {
+		if t.label != best.Label && t.key.ties(bestKey) {
+			best.tied = append(best.tied, t.label)
 		}
 	}
 	return best
@@ -105,7 +122,7 @@ func fitClosest(obs []observation, ms []measures, tol time.Duration) fitted {
 // fitProfiles are the presets a fit tries, ties going to the earlier (rules.Preset.FitRank).
 var fitProfiles = rules.Names(rules.FitOrder())
 
-// fitCandidates are the values the measurements suggest for a fit to try.
+// fitCandidates are the values the measurements suggest.
 type fitCandidates struct {
 	times, connects []time.Duration
 	retries, pool   []int
@@ -142,9 +159,8 @@ func fitInputs(obs []observation, ms []measures) fitCandidates {
 	return c
 }
 
-// variants lists the limits a fit tries from def: without a retry layer every combination of
-// the candidates; with one, one timeout at a time (a layer's client sets one) and the methods
-// it retries.
+// variants lists the limits a fit tries from def: every combination of the candidates, or
+// with a retry layer one timeout at a time (its client sets one) and the methods it retries.
 func (c fitCandidates) variants(def model.Limits) []model.Limits {
 	var out []model.Limits
 	if !def.Rules.Retry.On {
@@ -238,6 +254,11 @@ func (k fitKey) better(o fitKey) bool {
 	return k.profile > o.profile
 }
 
+// ties reports whether k and o rank alike but for the limits changed and the profiles' order.
+func (k fitKey) ties(o fitKey) bool {
+	return k.trickle == o.trickle && k.agree == o.agree && k.telling == o.telling && math.Abs(k.timeErr-o.timeErr) <= 1
+}
+
 // tellingRows are the rows that tell limits and retry rules apart.
 var tellingRows = []string{"silent", "reserve", "pooled-close", "pooled-close-post", "pooled-reset", "pooled-reset-post",
 	"status-503-0", "status-408", "tls-old-version", "nxdomain"}
@@ -281,8 +302,8 @@ func values[T comparable](def, zero T, candidates []T) []T {
 	return out
 }
 
-// fitGrain and connectGrain are what a measured time is rounded to before it is taken for a
-// limit, clients being configured in round figures; the coarser wins a tie.
+// fitGrain and connectGrain round a measured time taken for a limit (clients are configured
+// in round figures); the coarser wins a tie.
 const fitGrain = 50 * time.Millisecond
 
 // A connect timeout, which the server cannot see, takes only the coarser.

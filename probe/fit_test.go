@@ -33,7 +33,7 @@ func synthetic(e Expect) ([]observation, []measures) {
 		if x.conns != nil {
 			m.conns = *x.conns
 		}
-		if (sc.kind == kindStatus || sc.kind == kindFresh) && x.total != nil {
+		if (sc.kind == kindStatus || sc.kind == kindFresh || sc.kind == kindCut) && x.total != nil {
 			// The call as the server sees it: the last request answered after the waits.
 			m.sends = []send{{at: *x.total, end: x.total}}
 		}
@@ -189,5 +189,36 @@ func TestPresetPool(t *testing.T) {
 	e, err := NewExpect("spring-restclient", ExpectLimits{}, PresetPool("spring-restclient"))
 	if err != nil || e.Pool != 5 {
 		t.Errorf("--expect spring-restclient: pool %d (%v), want 5", e.Pool, err)
+	}
+}
+
+// TestFitTies: rows that cannot tell clients apart name a tie, never one client. On the
+// instant scenario alone every profile agrees; on every scenario, netty's own rows name netty
+// alone, and hc5's tie with spring-restclient's (HttpClient 5 under Spring's builder).
+func TestFitTies(t *testing.T) {
+	for name, want := range map[string]int{"netty": 0, "hc5": 1} {
+		e, err := NewExpect(name, ExpectLimits{ReadTimeout: time.Second, Given: []string{"read-timeout"}}, PresetPool(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, ms := synthetic(e)
+		if fit := fitClosest(obs, ms, 50*time.Millisecond); len(fit.tied) != want {
+			t.Errorf("%s, every scenario: got %q tied with %q, want %d tied", name, fit.Label, fit.tied, want)
+		}
+	}
+	e, err := NewExpect("netty", ExpectLimits{ReadTimeout: time.Second, Given: []string{"read-timeout"}}, PresetPool("netty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, ms := synthetic(e)
+	for i := range obs {
+		if obs[i].sc.Name == "instant" {
+			obs, ms = obs[i:i+1], ms[i:i+1]
+			break
+		}
+	}
+	fit := fitClosest(obs, ms, 50*time.Millisecond)
+	if len(fit.tied) < len(fitProfiles)/2 {
+		t.Errorf("instant alone: got %q tied with %q, want most profiles tied", fit.Label, fit.tied)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/runner"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
@@ -98,6 +100,8 @@ func grpcScenarios() []grpcScenario {
 			fmt.Sprintf("work=%v,unavailable", grpcRetryWork), 8*time.Second, (*GRPC).unavailableRows),
 		stream,
 		call("grpc-refused", "the call's first stream refused (REFUSED_STREAM)", "refuse=1", 6*time.Second, (*GRPC).refusedRows),
+		call("grpc-refused-unavailable", fmt.Sprintf("the first stream refused, then UNAVAILABLE after %v of work, every attempt", grpcRetryWork),
+			fmt.Sprintf("refuse=1,work=%v,unavailable", grpcRetryWork), 8*time.Second, (*GRPC).refusedUnavailableRows),
 		limit,
 		chain,
 	}
@@ -125,6 +129,8 @@ type GRPC struct {
 	// maxAttempts (0 or 1: no retry policy).
 	Deadline    time.Duration
 	MaxAttempts int
+	// Expect names the library's gRPC rules (rules.LookupGRPC; empty: grpc-go's).
+	Expect string
 
 	gate *runner.Gate // admits the scenarios; nil: one of the probe's own
 }
@@ -154,6 +160,7 @@ func (g *GRPC) params() []param.Param {
 		{Name: "only", Usage: "run only these scenarios", String: &g.Only},
 		{Name: "deadline", Usage: "the client's deadline", Duration: &g.Deadline},
 		{Name: "max-attempts", Usage: "the client's retry policy's maxAttempts", Int: &g.MaxAttempts, Min: 0, Max: 100},
+		{Name: "expect", Usage: "the library whose gRPC rules the rows expect", String: &g.Expect, Choices: rules.GRPCNames()},
 	}
 }
 
@@ -187,6 +194,12 @@ func (g *GRPC) scenarios() ([]grpcScenario, error) {
 	return out, nil
 }
 
+// rules are the gRPC rules the rows expect.
+func (g *GRPC) rules() rules.GRPC {
+	r, _ := rules.LookupGRPC(g.Expect)
+	return r
+}
+
 // Run implements experiments.Experiment: the scenarios side by side as the machine allows
 // (runner.Gate), the longest first, each with a server of its own.
 func (g *GRPC) Run(ctx context.Context, opt experiments.Options) (results.Run, error) {
@@ -197,6 +210,9 @@ func (g *GRPC) Run(ctx context.Context, opt experiments.Options) (results.Run, e
 	run := results.Run{Experiment: Name, Title: g.Info().Title, Client: "grpc",
 		Config: []results.Param{{Name: "command", Value: strings.Join(g.Command.Args, " ")},
 			{Name: "deadline", Value: g.Deadline.String()}, {Name: "max-attempts", Value: fmt.Sprint(g.MaxAttempts)}}}
+	if g.Expect != "" {
+		run.Config = append(run.Config, results.Param{Name: "expect", Value: g.Expect})
+	}
 	room, done := admission(g.gate)
 	defer done()
 	order := make([]int, len(scs))
@@ -303,14 +319,14 @@ func capped(p model.GRPCPrediction, cap time.Duration) model.GRPCPrediction {
 }
 
 func (g *GRPC) hangRows(x grpcRun) []results.Row {
-	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Hang: true}), x.sc.cap)
+	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Hang: true, Rules: g.rules()}), x.sc.cap)
 	c, _ := x.first()
 	sent := 0
 	if c.Timeout != "" {
 		sent = 1
 	}
 	wire := results.Row{Name: "grpc-timeout on the wire", ExpectedCalls: btoi(p.Timeout > 0), Calls: sent,
-		Server: "grpc-timeout " + orNone(c.Timeout)}
+		Server: "grpc-timeout " + orNone(c.Timeout) + g.predictedText(p.Timeout)}
 	if p.Timeout > 0 {
 		// The budget is what is left when the headers go out: a channel's first connect
 		// comes off it (a few ms in Go, tens to a hundred and more in Node on a loaded
@@ -333,7 +349,29 @@ func (g *GRPC) hangRows(x grpcRun) []results.Row {
 		left.ExpectedMs, left.MeasuredMs = results.Ms(p.End), results.Ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))+spent)
 		left.Server += fmt.Sprintf(", %s after the call arrived (%s of the deadline spent before)", ms(time.Duration(*c.CtxEndMs*float64(time.Millisecond))), ms(spent))
 	}
-	return []results.Row{wire, left}
+	return append([]results.Row{wire, left}, g.formRows(c)...)
+}
+
+// predictedText is the row's note of the grpc-timeout the rules write for budget d.
+func (g *GRPC) predictedText(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s writes %s for %v on a warm channel)", g.rules().Name, model.GRPCTimeoutTextFor(g.rules(), d), g.Deadline)
+}
+
+// formRows judge how a grpc-timeout was written, under rules that round it: the text must be
+// the one the rules write for its own value (grpcio's 3 significant digits).
+func (g *GRPC) formRows(c grpcsrv.Call) []results.Row {
+	r := g.rules()
+	if r.Digits <= 0 || c.Timeout == "" || c.TimeoutMs == nil {
+		return nil
+	}
+	d := time.Duration(math.Round(*c.TimeoutMs)) * time.Millisecond
+	want := model.GRPCTimeoutTextFor(r, r.Sent(d))
+	return []results.Row{{Name: fmt.Sprintf("grpc-timeout rounded up to %d significant digits", r.Digits),
+		ExpectedCalls: 1, Calls: btoi(want == c.Timeout),
+		Server: fmt.Sprintf("grpc-timeout %s; %s writes %s for that budget", c.Timeout, r.Name, want)}}
 }
 
 func (g *GRPC) chargedRows(x grpcRun) []results.Row {
@@ -376,10 +414,24 @@ func (g *GRPC) streamRows(x grpcRun) []results.Row {
 }
 
 func (g *GRPC) refusedRows(x grpcRun) []results.Row {
-	streams, execs, outcome := model.GRPCTransparent(1)
+	streams, execs, outcome := model.GRPCTransparent(g.rules(), 1, g.MaxAttempts)
+	name := "the refused stream sent again transparently (streams)"
+	if g.rules().RefusedIsAttempt {
+		name = "the refused stream an attempt of the retry policy (streams)"
+	}
 	return []results.Row{{
-		Name:            "the refused stream sent again transparently (streams)",
+		Name:            name,
 		ExpectedOutcome: outcome, Outcome: x.outcome(), ExpectedCalls: streams, Calls: len(x.st.Calls),
+		ExpectedExecutions: results.Count(execs), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
+		Server: fmt.Sprintf("%d refused, %d streams", x.st.Refused, x.st.Streams),
+	}}
+}
+
+func (g *GRPC) refusedUnavailableRows(x grpcRun) []results.Row {
+	streams, execs := model.GRPCRefusedUnavailable(g.rules(), g.MaxAttempts)
+	return []results.Row{{
+		Name:            "the refused stream, then the retry policy's attempts (streams)",
+		ExpectedOutcome: vocab.Failed, Outcome: x.outcome(), ExpectedCalls: streams, Calls: len(x.st.Calls),
 		ExpectedExecutions: results.Count(execs), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
 		Server: fmt.Sprintf("%d refused, %d streams", x.st.Refused, x.st.Streams),
 	}}
@@ -420,7 +472,7 @@ func (g *GRPC) limitRows(x grpcRun) []results.Row {
 // charged; without a deadline C does all its work. The budget C is given allows for the
 // channels' first connects (A's to B, B's to C), as the hang row's does.
 func (g *GRPC) chainRows(x grpcRun) []results.Row {
-	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: grpcHopWork, Work: grpcLeafWork, WatchesContext: true}), x.sc.cap)
+	p := capped(model.PredictGRPC(model.GRPCCall{Deadline: g.Deadline, Spent: grpcHopWork, Work: grpcLeafWork, WatchesContext: true, Rules: g.rules()}), x.sc.cap)
 	c, _ := x.first()
 	sent := 0
 	if c.Timeout != "" {
@@ -428,17 +480,20 @@ func (g *GRPC) chainRows(x grpcRun) []results.Row {
 	}
 	wire := results.Row{Name: "grpc-timeout C got: what A's deadline left after B's work", ExpectedCalls: btoi(p.Timeout > 0), Calls: sent,
 		Server: "grpc-timeout " + orNone(c.Timeout)}
+	if sent > 0 && p.Timeout > 0 {
+		wire.Server += fmt.Sprintf(" (%s: %s on warm channels)", g.rules().Name, model.GRPCTimeoutTextFor(g.rules(), p.Timeout))
+	}
 	if p.Timeout > 0 && sent > 0 {
 		wire.Name += fmt.Sprintf(" (first connects may take up to %v of it)", grpcConnectAllowance)
 		wire.ExpectedMs, wire.MeasuredMs = results.Ms(p.Timeout), c.TimeoutMs
 		wire.ToleranceMs = results.Ms(grpcConnectAllowance)
 	}
-	return []results.Row{wire, {
+	return append([]results.Row{wire, {
 		Name:            "C charged or not: it stops with A's deadline",
 		ExpectedOutcome: p.Outcome, Outcome: x.outcome(), ExpectedCalls: 1, Calls: len(x.st.Calls),
 		ExpectedExecutions: results.Count(btoi(p.Executed)), ServerExecutions: results.Count(x.st.Executions[x.sc.Name]),
 		Server: fmt.Sprintf("C's handler returned %s; its context ended %s", orNone(c.Code), orNone(c.CtxErr)),
-	}}
+	}}, g.formRows(c)...)
 }
 
 // btoi is 1 for true: experiments/internal/lab.Btoi, which Go keeps from probe.

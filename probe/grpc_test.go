@@ -45,15 +45,15 @@ func grpcioProbe(t *testing.T) Command {
 	return Command{Args: []string{debianPython, "../examples/probes/python/grpcio_probe.py"}}
 }
 
-// TestGRPCProbeGrpcio holds the shipped grpcio probe to the model: configured with a
-// deadline, a retry policy and the deadline passed down a chain by hand (PROBE_PROPAGATE),
-// every row; at its defaults every row but grpc-refused, where grpcio 1.51 (Debian's) does not
-// send a refused stream again without a retry policy (TestShippedGRPCProbes' grpcioRefused).
+// TestGRPCProbeGrpcio holds the shipped grpcio probe to the model under grpcio's rules
+// (rules.LookupGRPC("grpcio"): its grpc-timeout's rounding, a refused stream as an attempt),
+// every row, at its defaults and configured with a deadline, a retry policy and the deadline
+// passed down a chain by hand (PROBE_PROPAGATE).
 func TestGRPCProbeGrpcio(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	holdGRPC(t, []grpcCase{
-		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
-		{"defaults", &GRPC{Command: grpcioProbe(t), Only: "grpc-hang,grpc-charged,grpc-unavailable,grpc-stream,grpc-stream-limit,grpc-chain"}},
+		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3, Expect: "grpcio"}},
+		{"defaults", &GRPC{Command: grpcioProbe(t), Expect: "grpcio"}},
 	})
 }
 

@@ -50,6 +50,8 @@ func meaning(o observation, m measures, ms func(time.Duration) string, notes boo
 			s += ": no re-send"
 		}
 		s += took(m, !notes)
+	case sc.kind == kindCut:
+		s = cutMeaning(sc, m) + took(m, !notes)
 	case sc.kind == kindStatus:
 		switch m.arrivals {
 		case 1:
@@ -121,6 +123,19 @@ func callMeaning(sc Scenario, m measures, ms func(time.Duration) string) string 
 		s += "; " + resent(m.sends)
 	}
 	return s
+}
+
+// cutMeaning says what the client made of a body cut short: the short body taken as whole, or
+// an error, and whether it sent the request again.
+func cutMeaning(sc Scenario, m measures) string {
+	got, none := fmt.Sprintf("took the %d of %d bytes for the whole body", cutAfter, cutBytes), ": no error, no re-send"
+	if m.outcome != vocab.OK {
+		got, none = "failed on the short body", ": no re-send"
+	}
+	if m.arrivals > sc.Calls {
+		return got + "; sent it " + times(m.arrivals) + " in all on " + plural(m.conns, "connection") + spacing(m.sends)
+	}
+	return got + none
 }
 
 func pooledMeaning(sc Scenario, m measures) string {

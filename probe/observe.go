@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -33,17 +35,36 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lasting(scs[b]), lasting(scs[a])) })
 	obs := make([]observation, len(scs))
 	g, gctx := errgroup.WithContext(ctx)
-	begin := time.Now()
+	var mu sync.Mutex                   // guards ends
+	ends := make([]time.Time, len(scs)) // by order: a started scenario's cap, then its end
 	for n, i := range order {
 		if !room.Enter(gctx) {
 			break
 		}
 		if opt.Progress != nil {
-			opt.Progress(progressStep(n, len(scs), time.Since(begin), scs[i]), 0)
+			now := time.Now()
+			mu.Lock()
+			ends[n] = now.Add(scs[i].Cap)
+			var waiting []time.Duration
+			for _, j := range order[n+1:] {
+				waiting = append(waiting, scs[j].Cap)
+			}
+			var busy []time.Time
+			for _, end := range ends[:n+1] {
+				if end.After(now) {
+					busy = append(busy, end)
+				}
+			}
+			left := runner.ScheduleEnd(now, busy, room.Limit(), waiting).Sub(now)
+			mu.Unlock()
+			opt.Progress(progressStep(n, len(scs), left, scs[i]), 0)
 		}
 		g.Go(func() error {
 			defer room.Leave()
 			o, err := observe(gctx, p.Command, scs[i])
+			mu.Lock()
+			ends[n] = time.Now()
+			mu.Unlock()
 			if err != nil {
 				return fmt.Errorf("%s: %w", scs[i].Name, err)
 			}
@@ -75,7 +96,7 @@ func admission(g *runner.Gate) (gate *runner.Gate, done func()) {
 		return g, func() {}
 	}
 	s := noise.Start()
-	return runner.NewGate(runner.MaxShared(runtime.NumCPU()), s), s.Stop
+	return runner.NewScenarioGate(runtime.NumCPU(), s), s.Stop
 }
 
 // lasting is how long sc may last: its cap where only the client ends it, else the server's waits.
@@ -150,24 +171,12 @@ func instantWall(obs []observation) time.Duration {
 	return 0
 }
 
-// progressStep names scenario i of n as it starts, with the time left when some have started
-// (the mean time between starts times those left): "scenario 12/31 · about 5 s left · silent:
-// a silent server".
-func progressStep(i, n int, elapsed time.Duration, sc Scenario) string {
-	s := fmt.Sprintf("scenario %d/%d", i+1, n)
-	if i > 0 {
-		left := meanOf(elapsed, i) * time.Duration(n-i)
-		s += fmt.Sprintf(" · about %.0f s left", max(1, left.Seconds()))
-	}
-	return s + " · " + sc.Name + ": " + sc.Title
-}
-
-// meanOf is elapsed over n, 0 for n 0.
-func meanOf(elapsed time.Duration, n int) time.Duration {
-	if n == 0 {
-		return 0
-	}
-	return elapsed / time.Duration(n)
+// progressStep names scenario i of n as it starts, with the time left at most: every
+// scenario ends by its cap, those not started on the first lane the gate frees (on a busy
+// machine the gate may start them later): "scenario 12/31 · at most 25 s left · silent: a
+// silent server".
+func progressStep(i, n int, left time.Duration, sc Scenario) string {
+	return fmt.Sprintf("scenario %d/%d · at most %.0f s left · %s: %s", i+1, n, math.Ceil(left.Seconds()), sc.Name, sc.Title)
 }
 
 // measureAll measures every observation, the unreachable address against the instant

@@ -299,16 +299,19 @@ func (s *stallListener) seen(x Exec) preFirstSeen {
 	return out
 }
 
-// untrusted is why the certificate scenarios are not judged: the command failed on the
-// certificate it was told to trust, so it does not read $LABRUN_CA, and its failure on a
-// bad certificate says nothing. "" when it succeeded there or it was not run.
-func untrusted(obs []observation, meas []measures) string {
+// untrusted says why the certificate scenarios are not judged, the good one's words first:
+// the command failed on the certificate it was told to trust, so it does not read
+// $LABRUN_CA (a breach of the protocol, not a behaviour), and its failure on a bad
+// certificate says nothing. "" when it succeeded there or it was not run.
+func untrusted(obs []observation, meas []measures) (good, bad string) {
 	for i, o := range obs {
 		if o.sc.kind == kindTLS && o.sc.pre.Fault == "" && o.skipped == "" && meas[i].outcome != vocab.OK {
-			return "not judged: the command failed on tls-good, a certificate of the CA in $" + EnvCA + ": it does not trust that CA"
+			return "not judged: the command failed on a certificate of the CA in $" + EnvCA + ": it does not trust that CA; " +
+					"have the client trust the file $" + EnvCA + " names (docs/probe.md shows how each shipped probe does)",
+				"not judged: the command failed on tls-good, a certificate of the CA in $" + EnvCA + ": it does not trust that CA"
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // preFirstMeaning says what the client did in a scenario before the first byte.

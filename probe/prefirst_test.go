@@ -57,8 +57,9 @@ func TestPreFirstScenarios(t *testing.T) {
 	}
 }
 
-// TestPreFirstWithoutCA: a command that ignores $LABRUN_CA fails on tls-good, and the
-// certificate scenarios, whose failure then says nothing, are not judged; a command that
+// TestPreFirstWithoutCA: a command that ignores $LABRUN_CA fails on tls-good, whose row says
+// so with what to do, and the certificate scenarios, whose failure then says nothing, are not
+// judged; a command that
 // says it cannot trust a CA has every TLS scenario skipped.
 func TestPreFirstWithoutCA(t *testing.T) {
 	testenv.Slow(t, "a command probed through the TLS scenarios")
@@ -67,7 +68,7 @@ func TestPreFirstWithoutCA(t *testing.T) {
 		mode    string
 		skipped map[string]string // row -> a word of its reason
 	}{
-		{"ignore", map[string]string{"tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust", "tls-expired": "does not trust",
+		{"ignore", map[string]string{"tls-good": "does not trust that CA; have the client trust the file $LABRUN_CA names", "tls-unknown-ca": "does not trust", "tls-wrong-host": "does not trust", "tls-expired": "does not trust",
 			"tls-incomplete-chain": "does not trust", "tls-mixed": "does not trust"}},
 		{"unsupported", map[string]string{"tls-good": "cannot do this: LABRUN_CA", "tls-unknown-ca": "cannot do this", "tls-wrong-host": "cannot do this",
 			"tls-expired": "cannot do this", "tls-incomplete-chain": "cannot do this", "tls-old-version": "cannot do this",

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/model"
@@ -68,7 +67,7 @@ func (e experiment) Params() []param.Param { return e.params() }
 
 // params are the caps of the scenarios (--silent-cap, ...) and --only.
 func (p *Probe) params() []param.Param {
-	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (names as listed above)", String: &p.Only},
+	ps := []param.Param{{Name: "only", Usage: "run only these scenarios, comma-separated (labrun probe --help lists them under Scenarios)", String: &p.Only},
 		{Name: "cap-scale", Usage: "multiply every scenario's cap by this", Int: &p.capScale, Min: 1, Max: maxCapScale}}
 	for i, s := range Scenarios() {
 		ps = append(ps, param.Param{Name: s.Name + "-cap", Usage: "kill the command and all it started this long after it starts on " + s.Title,
@@ -145,8 +144,8 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	}
 	run := results.Run{
 		Experiment: Name,
-		Title: fmt.Sprintf("%s: %s; behaves most like %s (%d of %d rows agree)", strings.Join(p.Command.Args, " "), summary(obs, ms),
-			fit.Expect.Label, fit.agree, fit.judged),
+		Title: fmt.Sprintf("%s: %s; %s", strings.Join(p.Command.Args, " "), summary(obs, ms),
+			results.Analogy(fit.Expect.Label, fit.tied, fit.agree, fit.judged)),
 		Config: []results.Param{
 			{Name: "command", Value: strings.Join(p.Command.Args, " ")},
 			{Name: "summary", Value: summary(obs, ms)},
@@ -160,6 +159,9 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 		// A time the server measured runs from the request's arrival: the command's start,
 		// and its work before sending, are not in it (results.Row.StartUnseen).
 		run.Rows[i].StartUnseen = i < len(ms) && (ms[i].left != nil || ms[i].leftConnect != nil)
+	}
+	if len(fit.tied) > 0 {
+		run.Config = append(run.Config, results.Param{Name: "tied", Value: strings.Join(fit.tied, results.TiedSep)})
 	}
 	if gated {
 		run.Config = append(run.Config, results.Param{Name: "expect", Value: expect.Label})
@@ -181,21 +183,8 @@ func (p *Probe) result(obs []observation, tol time.Duration) results.Run {
 	return run
 }
 
-// maxNameEcho bounds how much of an unknown name an error echoes.
-const maxNameEcho = 64
-
-// cutName is name cut to maxNameEcho bytes at a character boundary, with how long it was:
-// an error line stays one readable line whatever was typed.
-func cutName(name string) string {
-	if len(name) <= maxNameEcho {
-		return name
-	}
-	cut := maxNameEcho
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", name[:cut], len(name))
-}
+// cutName is name as an error echoes it (param.Cut).
+func cutName(name string) string { return param.Cut(name) }
 
 // summary says in a few words what the client's timeout is and whether it sends a request
 // again by itself: "a 1.5s deadline, no re-sends", "a 1s timeout per read; re-sends on a dead
@@ -210,7 +199,7 @@ func summary(obs []observation, meas []measures) string {
 			silent = m
 		case o.sc.Name == "trickle":
 			trickle = m
-		case o.sc.kind == kindPooled || o.sc.kind == kindFresh:
+		case o.sc.kind == kindPooled || o.sc.kind == kindFresh || o.sc.kind == kindCut:
 			resends = resends || m.executions > 1
 		case o.sc.kind == kindCall || o.sc.kind == kindStatus:
 			resends = resends || (o.sc.reservation && m.executions > 1) || (o.sc.kind == kindCall && m.arrivals > o.sc.Calls)
@@ -261,7 +250,7 @@ const (
 // rows turns the observations into rows judged against e.
 func rows(obs []observation, meas []measures, e Expect) []results.Row {
 	var out []results.Row
-	noCA := untrusted(obs, meas)
+	noCAGood, noCA := untrusted(obs, meas)
 	for i, o := range obs {
 		if o.sc.kind == kindStorm {
 			out = append(out, stormRow(o, e))
@@ -269,8 +258,11 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 		}
 		x := e.predict(o.sc)
 		m := x.clock(meas[i])
-		if noCA != "" && o.sc.pre.Fault == model.BadCertificate {
+		switch {
+		case noCA != "" && o.sc.pre.Fault == model.BadCertificate:
 			x.skip = noCA
+		case noCA != "" && o.sc.kind == kindTLS && o.sc.pre.Fault == "":
+			x.skip = noCAGood
 		}
 		calls := o.sc.Calls * o.sc.Concurrency
 		r := results.Row{Name: o.sc.Name + ": " + o.sc.Title, Calls: calls, ExpectedCalls: calls, NoPool: true,
@@ -300,7 +292,7 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 			r.ToleranceMs = results.Ms(tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
-		case kindStatus, kindFresh:
+		case kindStatus, kindFresh, kindCut:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = statusTimes(x, m)
 		case kindTLS:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = stallTimes(x, m)

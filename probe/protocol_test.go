@@ -82,23 +82,22 @@ func TestNameIsReports(t *testing.T) {
 	}
 }
 
-// TestProgressStep: the status line counts the scenarios and, once one has run, says the
-// time left from the mean time of those run so far.
+// TestProgressStep: the status line counts the scenarios and says the time left at most,
+// whole seconds rounded up.
 func TestProgressStep(t *testing.T) {
 	sc := Scenario{Name: "silent", Title: "a silent server"}
 	tests := []struct {
-		i, n    int
-		elapsed time.Duration
-		want    string
+		i, n int
+		left time.Duration
+		want string
 	}{
-		{0, 31, 0, "scenario 1/31 · silent: a silent server"},
-		{11, 31, 22 * time.Second, "scenario 12/31 · about 40 s left · silent: a silent server"},
-		{30, 31, 60 * time.Second, "scenario 31/31 · about 2 s left · silent: a silent server"},
-		{1, 2, 100 * time.Millisecond, "scenario 2/2 · about 1 s left · silent: a silent server"},
+		{0, 31, 41 * time.Second, "scenario 1/31 · at most 41 s left · silent: a silent server"},
+		{11, 31, 22*time.Second + time.Millisecond, "scenario 12/31 · at most 23 s left · silent: a silent server"},
+		{30, 31, 0, "scenario 31/31 · at most 0 s left · silent: a silent server"},
 	}
 	for _, tt := range tests {
-		if got := progressStep(tt.i, tt.n, tt.elapsed, sc); got != tt.want {
-			t.Errorf("progressStep(%d, %d, %v) = %q, want %q", tt.i, tt.n, tt.elapsed, got, tt.want)
+		if got := progressStep(tt.i, tt.n, tt.left, sc); got != tt.want {
+			t.Errorf("progressStep(%d, %d, %v) = %q, want %q", tt.i, tt.n, tt.left, got, tt.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ const (
 	kindCall        kind = iota // one call, cold: when the client left, how often it sent
 	kindPooled                  // two calls in sequence: the second finds the first's connection
 	kindFresh                   // one call the server kills on a fresh connection (model.Downstream.KillNew)
+	kindCut                     // one call whose body the server cuts (model.Downstream.Cut)
 	kindStatus                  // one call answered by a status or a redirect (model.FollowUps)
 	kindBurst                   // calls at once to a slow server: the pool
 	kindUnreachable             // one call to an address whose SYNs go unanswered
@@ -76,6 +77,8 @@ const (
 	reserveDelay = 2 * time.Second
 	burstCalls   = 20
 	burstDelay   = 500 * time.Millisecond
+	cutBytes     = 100                    // the body-cut scenarios' Content-Length
+	cutAfter     = 40                     // and the bytes sent before the cut
 	serverIdle   = 300 * time.Millisecond // the idle-closed scenario's keep-alive timeout
 	// pooledPause is the pause between the pooled scenarios' two calls: long enough for a
 	// client to return its connection to the pool, which Node's clients do only some
@@ -109,6 +112,10 @@ func Scenarios() []Scenario {
 		s.Method, s.Calls, s.Pause, s.idleTimeout = method, 2, idlePause, serverIdle
 		return s
 	}
+	cut := func(name, title, how string, k model.Kill, chunked bool) Scenario {
+		return get(name, title, 8*time.Second, kindCut, fakesrv.BodyCut{Bytes: cutBytes, After: cutAfter, How: how, Chunked: chunked}.Path(),
+			model.Downstream{Cut: k, Chunked: chunked})
+	}
 	status := func(name, title, path string, r model.Response) Scenario {
 		s := get(name, title, 8*time.Second, kindStatus, path, model.Downstream{})
 		s.response = r
@@ -136,6 +143,9 @@ func Scenarios() []Scenario {
 			model.Downstream{KillAfterRead: model.KillClose, KillNew: true}),
 		get("fresh-reset", "reset after reading, on a fresh connection", 8*time.Second, kindFresh, "/reset",
 			model.Downstream{KillAfterRead: model.KillReset, KillNew: true}),
+		cut("body-cut", "a body of "+strconv.Itoa(cutBytes)+" bytes closed (FIN) after "+strconv.Itoa(cutAfter), fakesrv.FailClose, model.KillClose, false),
+		cut("body-cut-reset", "a body of "+strconv.Itoa(cutBytes)+" bytes reset (RST) after "+strconv.Itoa(cutAfter), fakesrv.FailReset, model.KillReset, false),
+		cut("body-cut-chunked", "a chunked body closed (FIN) after "+strconv.Itoa(cutAfter)+" bytes", fakesrv.FailClose, model.KillClose, true),
 		pooled("pooled-close", "closed after reading, on a pooled connection (GET)", "GET", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-close-post", "closed after reading, on a pooled connection (POST)", "POST", fakesrv.FailClose, model.KillClose),
 		pooled("pooled-reset", "reset after reading, on a pooled connection (GET)", "GET", fakesrv.FailReset, model.KillReset),
@@ -160,6 +170,8 @@ func (s Scenario) Group() string {
 		return "the server's time"
 	case kindPooled, kindFresh:
 		return "a dead connection"
+	case kindCut:
+		return "a broken body"
 	case kindStatus:
 		return "the answer's status"
 	case kindBurst, kindUnreachable:

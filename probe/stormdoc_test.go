@@ -132,8 +132,13 @@ func TestStormRanking(t *testing.T) {
 // shippedOnly is the scenarios a shipped probe runs: its only, or every scenario but the
 // storm, which the probes that list it run (their sections of docs/clients.md have its row).
 func shippedOnly(sp shippedProbe) string {
-	if len(sp.only) > 0 {
-		return strings.Join(sp.only, ",")
+	names := sp.only
+	if len(names) == 0 {
+		names = slices.DeleteFunc(ScenarioNames(), func(s string) bool { return s == stormScenario().Name })
 	}
-	return strings.Join(slices.DeleteFunc(ScenarioNames(), func(s string) bool { return s == stormScenario().Name }), ",")
+	if *shippedScenarios != "" {
+		asked := strings.Split(*shippedScenarios, ",")
+		names = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !slices.Contains(asked, s) })
+	}
+	return strings.Join(names, ",")
 }

@@ -185,8 +185,8 @@ func TestSummaryPerAttempt(t *testing.T) {
 }
 
 // TestRanking: the ranking orders the shipped probes by executions on reserve, then requests
-// on status-503-0, then the silent call; it reads back what it wrote, so that a run of some
-// probes keeps the others' rows.
+// on status-503-0, then the silent call; it reads back what it wrote (the body cut's cell
+// too), so that a run of some probes keeps the others' rows.
 func TestRanking(t *testing.T) {
 	probes := shippedProbes()
 	ranks := map[string]costRank{}
@@ -194,7 +194,7 @@ func TestRanking(t *testing.T) {
 		ranks[sp.name] = costRank{reserve: 1, status503: 1, silent: time.Duration(i) * time.Second}
 	}
 	first, second, last := probes[3].name, probes[0].name, probes[1].name
-	ranks[first] = costRank{reserve: 5, status503: 5, silent: 20 * time.Second}
+	ranks[first] = costRank{reserve: 5, status503: 5, silent: 20 * time.Second, bodyCut: "error, 3 requests"}
 	ranks[second] = costRank{reserve: 1, status503: 3, silent: -1}
 	ranks[last] = costRank{reserve: -1, status503: -1, silent: 5 * time.Second, silentCapped: true}
 	text := ranking(ranks, "")
@@ -210,7 +210,8 @@ func TestRanking(t *testing.T) {
 	back := parseRanking(text)
 	for name, r := range ranks {
 		got := back[name]
-		if got.reserve != r.reserve || got.status503 != r.status503 || got.silentCapped != r.silentCapped || (got.silent-r.silent).Abs() > 50*time.Millisecond {
+		if got.reserve != r.reserve || got.status503 != r.status503 || got.silentCapped != r.silentCapped || (got.silent-r.silent).Abs() > 50*time.Millisecond ||
+			got.bodyCut != r.bodyCut {
 			t.Errorf("%s: read back %+v, want %+v", name, got, r)
 		}
 	}

@@ -73,6 +73,8 @@ func Render(w io.Writer, o Options, v any) error {
 		return render(w, o, defaultsDoc(v))
 	case results.StormPrediction:
 		return render(w, o, stormDoc(v))
+	case results.TailPrediction:
+		return render(w, o, tailDoc(v))
 	}
 	return fmt.Errorf("report: cannot render a %T (want results.Run, results.Suite, results.Prediction or []results.ClientDefaults)", v)
 }

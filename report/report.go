@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/results"
 )
 
@@ -59,7 +60,7 @@ func unknownFormat(s string) error {
 	if len(names) > 1 {
 		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
 	}
-	return fmt.Errorf("unknown format %q (want %s)", s, want)
+	return fmt.Errorf("unknown format %q (want %s)", param.Cut(s), want)
 }
 
 // WriteRun renders one run in format f to w. In table and Markdown a run with Meta ends with
@@ -104,6 +105,13 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 		}
 		buf.WriteString("\n")
 	}
+	writeSuiteEnd(buf, s, lk, markdown)
+	return nil
+}
+
+// writeSuiteEnd writes what follows the runs in a suite's text forms: the recap, in the
+// suite's order, the meta line and the summary.
+func writeSuiteEnd(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) {
 	if markdown {
 		writeRecapMarkdown(buf, s.Experiments)
 	} else {
@@ -122,7 +130,6 @@ func writeSuite(buf *bytes.Buffer, s results.Suite, lk look, markdown, images bo
 	}
 	summary, pass := suiteSummary(s)
 	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
-	return nil
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {

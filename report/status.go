@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,6 +20,8 @@ type Status struct {
 	steps   map[string]statusStep
 	exps    map[string]*statusExp // by key
 	planned int                   // 0 without Plan
+	lanes   int                   // 0 without Lanes: those running count
+	alone   map[string]bool       // the keys that run alone, after the others
 	last    string
 	drawn   bool
 	stopped bool
@@ -80,15 +84,25 @@ func newStatus(w io.Writer, width int, now func() time.Time) *Status {
 		quit: make(chan struct{}), done: make(chan struct{}), now: now}
 }
 
-// Plan names the run's experiments (their keys) with each one's expected time (0: unknown). The
-// line then shows how many are done and the time left: the running ones' plus those not
-// started, shared among the running; an unknown time counts as the mean of those finished.
+// Plan names the run's experiments (their keys) with each one's expected time (0: unknown,
+// then the mean of those finished); the line then shows how many are done and the time left.
 func (s *Status) Plan(takes map[string]time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.planned = len(takes)
 	for k, d := range takes {
 		s.exps[k] = &statusExp{takes: d}
+	}
+}
+
+// Lanes says how many planned experiments may run at once, and which run alone after them.
+func (s *Status) Lanes(n int, alone []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lanes = n
+	s.alone = map[string]bool{}
+	for _, k := range alone {
+		s.alone[k] = true
 	}
 }
 
@@ -166,7 +180,7 @@ func (s *Status) progress(now time.Time) string {
 		}
 	}
 	line := fmt.Sprintf("%d/%d done, %d running", done, s.planned, running)
-	if running <= 1 {
+	if s.lanes == 1 || s.lanes == 0 && running <= 1 {
 		line = fmt.Sprintf("experiment %d/%d", min(done+1, s.planned), s.planned)
 	}
 	if left, ok := s.left(now); ok {
@@ -175,6 +189,8 @@ func (s *Status) progress(now time.Time) string {
 	return line
 }
 
+// left is the time left: the running ones' rest, then those not started, longest first, on
+// the first lane to free, then those that run alone.
 func (s *Status) left(now time.Time) (time.Duration, bool) {
 	var finished time.Duration
 	nFinished := 0
@@ -188,9 +204,10 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 	if nFinished > 0 {
 		mean = finished / time.Duration(nFinished)
 	}
-	var runLeft, waiting time.Duration
-	running := 0
-	for _, e := range s.exps {
+	var busy []time.Time
+	var waiting []time.Duration
+	aloneEnd, aloneLeft := now, time.Duration(0)
+	for k, e := range s.exps {
 		takes := e.takes
 		if takes == 0 {
 			takes = mean
@@ -198,30 +215,74 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 		switch {
 		case !e.ended.IsZero():
 		case e.running():
-			running++
-			runLeft = max(runLeft, (&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
+			end := now.Add((&statusExp{takes: takes, started: e.started, due: e.due}).left(now))
+			if s.alone[k] {
+				aloneEnd = end
+			} else {
+				busy = append(busy, end)
+			}
 		case takes == 0:
 			return 0, false
+		case s.alone[k]:
+			aloneLeft += takes
 		default:
-			waiting += takes
+			waiting = append(waiting, takes)
 		}
 	}
-	if running == 0 && waiting == 0 {
+	if len(busy) == 0 && len(waiting) == 0 && aloneEnd.Equal(now) && aloneLeft == 0 {
 		return 0, false
 	}
-	return runLeft + waiting/time.Duration(max(1, running)), true
+	slices.SortFunc(waiting, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+	lanes := s.lanes
+	if lanes == 0 {
+		lanes = len(busy)
+	}
+	end := scheduleEnd(now, busy, lanes, waiting)
+	if aloneEnd.After(end) {
+		end = aloneEnd
+	}
+	return end.Add(aloneLeft).Sub(now), true
 }
 
-// leftText words the time left: "about 40 s left", "almost done".
+// scheduleEnd is runner.ScheduleEnd, which report may not import.
+func scheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
+	free := make([]time.Time, max(lanes, len(busy), 1))
+	for i := range free {
+		free[i] = now
+		if i < len(busy) && busy[i].After(now) {
+			free[i] = busy[i]
+		}
+	}
+	for _, d := range waiting {
+		first := 0
+		for i := range free {
+			if free[i].Before(free[first]) {
+				first = i
+			}
+		}
+		free[first] = free[first].Add(d)
+	}
+	return slices.MaxFunc(free, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// leftText words the time left in whole seconds: "about 130 s left", "almost done".
 func leftText(d time.Duration) string {
 	secs := int(d.Round(time.Second) / time.Second)
-	switch {
-	case secs < 1:
+	if secs < 1 {
 		return "almost done"
-	case secs < 90:
-		return fmt.Sprintf("about %d s left", secs)
 	}
-	return fmt.Sprintf("about %d min %d s left", secs/60, secs%60)
+	return fmt.Sprintf("about %d s left", secs)
+}
+
+// Above runs print with the line cleared and not redrawn until print returns.
+func (s *Status) Above(print func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drawn && !s.stopped {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.drawn = false
+	}
+	print()
 }
 
 // Stop clears the line and ends the ticker; it may be called again.

@@ -193,10 +193,55 @@ func TestLeftText(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		300 * time.Millisecond: "almost done",
 		40 * time.Second:       "about 40 s left",
-		130 * time.Second:      "about 2 min 10 s left",
+		130 * time.Second:      "about 130 s left",
 	} {
 		if got := leftText(d); got != want {
 			t.Errorf("leftText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestStatusLanesNeverGrows: with the lanes known, experiments that start as lanes free and
+// take their planned time make the time left fall with the clock, never grow, and the
+// progress keeps one form while the count of those running changes; those that run alone
+// come last, one after another.
+func TestStatusLanesNeverGrows(t *testing.T) {
+	var w lockedBuffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	st := newStatus(&w, 0, func() time.Time { return clock })
+	takes := map[string]time.Duration{"a": 20 * time.Second, "b": 10 * time.Second, "c": 8 * time.Second, "d": 4 * time.Second, "e": 6 * time.Second}
+	st.Plan(takes)
+	st.Lanes(2, []string{"e"})
+	// The schedule: a and b at 0, c at 10 (b ends), d at 18 (c ends), a ends at 20, d at 22,
+	// then e alone, 22 to 28.
+	events := []struct {
+		at   time.Duration
+		key  string
+		done bool
+	}{{0, "a", false}, {0, "b", false}, {10, "b", true}, {10, "c", false}, {18, "c", true}, {18, "d", false},
+		{20, "a", true}, {22, "d", true}, {22, "e", false}, {28, "e", true}}
+	prev, prevAt := time.Duration(-1), t0
+	for _, ev := range events {
+		clock = t0.Add(ev.at * time.Second)
+		if ev.done {
+			st.Set(ev.key, "", 0)
+		} else {
+			st.Set(ev.key, ev.key+" · step", time.Second)
+		}
+		left, ok := st.left(clock)
+		if !ok {
+			continue
+		}
+		if want := 28*time.Second - ev.at*time.Second; left != want {
+			t.Errorf("at %v s, after %s: %v left, want %v", ev.at, ev.key, left, want)
+		}
+		if prev >= 0 && left > prev-clock.Sub(prevAt) {
+			t.Errorf("at %v s: %v left grew from %v", ev.at, left, prev)
+		}
+		prev, prevAt = left, clock
+		if p := st.progress(clock); !strings.Contains(p, " done, ") {
+			t.Errorf("at %v s: progress %q, want the done/running form throughout", ev.at, p)
 		}
 	}
 }

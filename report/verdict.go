@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/labrun/labrun/results"
@@ -19,6 +18,8 @@ const ProbeExperiment = probeExperiment
 type verdicter struct {
 	// closest is "" for a test.
 	closest string
+	// tied are the other clients that agree as well as closest.
+	tied []string
 }
 
 func verdicterFor(run results.Run) verdicter {
@@ -32,6 +33,8 @@ func verdicterFor(run results.Run) verdicter {
 			return verdicter{}
 		case "closest":
 			v.closest = p.Value
+		case "tied":
+			v.tied = strings.Split(p.Value, results.TiedSep)
 		}
 	}
 	return v
@@ -84,9 +87,9 @@ func (v verdicter) footer(run results.Run) string {
 	}
 	t := run.Tally()
 	judged := len(run.Rows) - t.Skipped
-	return fmt.Sprintf("behaves most like %s: %d of %d rows agree · not a test: where it differs is what this client "+
-		"does, and some libraries differ from every profile by design (docs/clients.md); "+
-		"--expect CLIENT judges the rows", v.closest, t.Passed, judged)
+	return results.Analogy(v.closest, v.tied, t.Passed, judged) + " · not a test: where it differs is what this client " +
+		"does, and some libraries differ from every profile by design (docs/clients.md); " +
+		"--expect CLIENT judges the rows"
 }
 
 func (v verdicter) paintFooter(lk look, line string, pass bool) string {

@@ -105,7 +105,11 @@ type peekedConn struct {
 func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
 
 func (fc *frontConn) fromClient(r io.Reader) {
-	fr := http2.NewFramer(nil, r)
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	fr := http2.NewFramer(nil, br)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	fr.MaxHeaderListSize = maxHeaderList
 	fr.SetMaxReadFrameSize(maxFrame)
@@ -116,9 +120,13 @@ func (fc *frontConn) fromClient(r io.Reader) {
 		return
 	}
 	for {
+		var hdr [9]byte // the next frame's header: the Framer reads no further ahead
+		if next, err := br.Peek(len(hdr)); err == nil {
+			copy(hdr[:], next)
+		}
 		f, err := fr.ReadFrame()
 		if err != nil {
-			if fc.readError(err, out) {
+			if fc.readError(streamLevel(err, hdr), out) {
 				continue
 			}
 			return
@@ -141,7 +149,17 @@ func (fc *frontConn) fromClient(r io.Reader) {
 			f.ForeachSetting(func(s http2.Setting) error { ss = append(ss, s); return nil })
 			err = out.WriteSettings(ss...)
 		case *http2.MetaHeadersFrame:
+			if f.HasPriority() && f.Priority.StreamDep == id { // RFC 9113 5.3.1
+				if !fc.readError(http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol}, out) {
+					return
+				}
+				break
+			}
 			err = fc.headers(f, out, &hbuf, enc)
+		case *http2.PriorityFrame:
+			if f.StreamDep == id && !fc.readError(http2.StreamError{StreamID: id, Code: http2.ErrCodeProtocol}, out) {
+				return
+			}
 		case *http2.DataFrame:
 			if dropped {
 				err = fc.giveBack(f.Length)
@@ -204,6 +222,17 @@ func (fc *frontConn) readError(err error, out *http2.Framer) bool {
 		fc.write(func(w *http2.Framer) error { return w.WriteGoAway(last, code, nil) })
 	}
 	return false
+}
+
+// streamLevel is the stream error RFC 9113 6.3 asks for a PRIORITY frame of a length other
+// than 5, which x/net's Framer reports as a connection error once it read the frame whole.
+func streamLevel(err error, hdr [9]byte) error {
+	var ce http2.ConnectionError
+	id := binary.BigEndian.Uint32(hdr[5:]) & (1<<31 - 1)
+	if http2.FrameType(hdr[3]) == http2.FramePriority && id != 0 && errors.As(err, &ce) && http2.ErrCode(ce) == http2.ErrCodeFrameSize {
+		return http2.StreamError{StreamID: id, Code: http2.ErrCodeFrameSize}
+	}
+	return err
 }
 
 // end forgets a stream the server ended or either side reset: the client's frames on it that

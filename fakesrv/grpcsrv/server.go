@@ -53,6 +53,7 @@ type options struct {
 	maxDuration    time.Duration
 	logLimit       int
 	logBytes       int
+	onDone         func(Call)
 	prefaceTimeout time.Duration // tests shorten it
 	keepalive      keepalive.EnforcementPolicy
 }
@@ -86,6 +87,9 @@ func WithKeepaliveEnforcement(minTime time.Duration, permitWithoutStream bool) O
 	}
 }
 
+// WithOnDone calls f, on the handler's goroutine, with each handled call once it has a status.
+func WithOnDone(f func(Call)) Option { return func(o *options) { o.onDone = f } }
+
 // Server is a running gRPC fault server.
 type Server struct {
 	// Addr is what clients dial; URL is "http://Addr", for /stats.
@@ -97,6 +101,7 @@ type Server struct {
 	pipes          *connListener
 	stats          *ledger
 	maxDuration    time.Duration
+	onDone         func(Call)
 	closing        chan struct{}
 	closeOnce      sync.Once
 	conns          sync.WaitGroup
@@ -135,7 +140,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("grpcsrv: %w", err)
 	}
 	s := &Server{ln: ln, Addr: ln.Addr().String(), pipes: newConnListener(), stats: newLedger(o.logLimit, o.logBytes),
-		maxDuration: o.maxDuration, prefaceTimeout: o.prefaceTimeout, closing: make(chan struct{}), clients: map[net.Conn]*frontConn{}}
+		maxDuration: o.maxDuration, onDone: o.onDone, prefaceTimeout: o.prefaceTimeout, closing: make(chan struct{}), clients: map[net.Conn]*frontConn{}}
 	s.URL = "http://" + s.Addr
 	// Fixed windows: grpc-go's estimate would let a connection buffer up to 16 MiB.
 	s.grpc = grpc.NewServer(grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle),
@@ -419,7 +424,11 @@ func (s *Server) wait(ctx context.Context, d time.Duration, ignoreCtx bool) bool
 }
 
 func (s *Server) finish(c *Call, err error) error {
-	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now() })
+	var done Call
+	s.stats.note(c, func(c *Call) { c.Code, c.Done = status.Code(err).String(), time.Now(); done = *c })
+	if s.onDone != nil {
+		s.onDone(done)
+	}
 	return err
 }
 

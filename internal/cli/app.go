@@ -75,8 +75,12 @@ type terminals struct {
 // runContext is run with the context, the experiments and the terminals given, for tests.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, tty terminals, exps []experiments.Experiment) int {
 	app := newApp(stdout, stderr, tty, exps)
-	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok && name != "" {
-		writeShortHelp(stdout, app.Command(name), tty.outWidth)
+	if name, ok := wantsShortHelp(app, args[min(1, len(args)):]); ok {
+		if name == "" {
+			writeShortAppHelp(stdout, app, exps, tty.outWidth)
+		} else {
+			writeShortHelp(stdout, app.Command(name), tty.outWidth)
+		}
 		return exitPass
 	}
 	err := checkFlags(app, args[min(1, len(args)):])
@@ -126,6 +130,9 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 			if c.Args().First() == "help" {
 				switch name := c.Args().Get(1); {
 				case c.NArg() == 1:
+					writeShortAppHelp(stdout, c.App, exps, tty.outWidth)
+					return nil
+				case c.NArg() == 2 && name == "--all":
 					return cli.ShowAppHelp(c)
 				case c.App.Command(name) != nil && c.NArg() == 2:
 					return cli.ShowCommandHelp(c, name)
@@ -134,9 +141,13 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 				}
 			}
 			if c.Args().Present() {
+				if hint := commandHint(c.Args().First()); hint != "" {
+					return usagef("unknown command %q: %s", c.Args().First(), hint)
+				}
 				return usagef("unknown command %q%s (see labrun --help)", c.Args().First(), didYouMean(c.Args().First(), commandNames(c.App), ""))
 			}
-			return cli.ShowAppHelp(c)
+			writeShortAppHelp(stdout, c.App, exps, tty.outWidth)
+			return nil
 		},
 	}
 	params := map[string][]param.Param{}
@@ -148,6 +159,7 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 	}
 	pred := &predict.Predictor{}
 	params["predict"] = pred.Params()
+	params["probe"] = probeParams(&predict.Predictor{})
 	app.Commands = append(app.Commands, allCommand(exps, tty), predictCommand(pred, tty), defaultsCommand(tty), serveCommand(tty),
 		reportCommand(tty), listCommand(exps), completionCommand())
 	app.Commands = append(app.Commands, probeCommand(tty))
@@ -219,10 +231,24 @@ func parseFormat(c *cli.Context, runs bool) (report.Format, error) {
 	if err == nil {
 		err = report.CheckFor(f, runs)
 	}
+	if err != nil && strings.EqualFold(c.String("format"), "svg") {
+		if flagNamed(c.Command.Flags, "out") != nil {
+			return "", usagef("--format: svg is not an output format: --out DIR writes the SVG timelines (with run.json, REPORT.md and junit.xml)")
+		}
+		return "", usagef("--format: svg is not an output format: a run's --out DIR writes the SVG timelines (labrun exp-a --out DIR)")
+	}
 	if err != nil {
 		return "", usagef("--format: %v", err)
 	}
 	return f, nil
+}
+
+// commandHint answers a command labrun does not have but that a user reaches for, or "".
+func commandHint(name string) string {
+	if name == "version" {
+		return "the version is labrun --version"
+	}
+	return ""
 }
 
 func formatList() string {

@@ -20,9 +20,9 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 	for _, pp := range p.Params() {
 		flags = append(flags, paramFlag(pp))
 	}
-	// The storm's own flags stay out of the list, which they would lengthen by half: the
-	// description names them, and docs/predict.md has them all.
-	for _, pp := range p.StormParams() {
+	// The storm's and the tail question's own flags stay out of the list, which they would
+	// lengthen by half: the description names them, and docs/predict.md has them all.
+	for _, pp := range append(p.StormParams(), p.TailParams()...) {
 		f := paramFlag(pp)
 		switch f := f.(type) {
 		case *cli.DurationFlag:
@@ -42,8 +42,8 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			"total, the outcome and the server's execution count. The limits start unset, or " +
 			"from a client's defaults with --defaults (labrun defaults lists them); flags given " +
 			"explicitly override them. By default the call finds a pooled connection. The whole " +
-			"manual: docs/predict.md. --storm asks about a retry storm instead (its flags: " +
-			"docs/predict.md#a-retry-storm---storm).\n\n" +
+			"manual: docs/predict.md. --storm asks about a retry storm instead, --delay-dist or " +
+			"--fail-rate about a tail (their flags: docs/predict.md).\n\n" +
 			"Examples:\n" +
 			"   labrun predict --read-timeout 1s --bytes 10 --every 400ms\n" +
 			"   labrun predict --defaults hc5 --host-down\n" +
@@ -62,6 +62,9 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			if err := checkStormFlags(c, p); err != nil {
 				return err
 			}
+			if done, err := predictTail(c, p, f, tty); done {
+				return err
+			}
 			if p.Storm.On {
 				if err := p.CheckStorm(); err != nil {
 					return usageError{err}
@@ -78,7 +81,11 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 			if err := p.Apply(c.IsSet); err != nil {
 				return usageError{err}
 			}
-			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, p.Predict())
+			pred := p.Predict()
+			if err := predict.InRange(pred); err != nil {
+				return usageError{err}
+			}
+			return report.Render(c.App.Writer, report.Options{Format: f, Explain: c.Bool("explain"), Width: tty.outWidth}, pred)
 		},
 	}
 }
@@ -88,13 +95,13 @@ func predictCommand(p *predict.Predictor, tty terminals) *cli.Command {
 func checkStormFlags(c *cli.Context, p *predict.Predictor) error {
 	if !p.Storm.On {
 		for _, name := range predict.StormFlags[1:] {
-			if c.IsSet(name) {
+			if c.IsSet(name) && !(name == "seed" && p.Tail.On()) {
 				return usagef("--%s is a storm's: it needs --storm", name)
 			}
 		}
 		return nil
 	}
-	for _, pp := range p.Params() {
+	for _, pp := range append(p.Params(), p.TailParams()...) {
 		if pp.Name != "retries" && c.IsSet(pp.Name) {
 			return usagef("--%s is a single call's: --storm asks about a fleet's calls (--retries is the storm's too)", pp.Name)
 		}
@@ -149,4 +156,31 @@ func listCommand(exps []experiments.Experiment) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// predictTail answers the tail question when it is asked (done), or refuses its flags
+// without it.
+func predictTail(c *cli.Context, p *predict.Predictor, f report.Format, tty terminals) (done bool, err error) {
+	if !p.Tail.On() {
+		for _, name := range predict.TailFlags[2:] {
+			if c.IsSet(name) {
+				return true, usagef("--%s is the tail question's: it needs --delay-dist or --fail-rate", name)
+			}
+		}
+		return false, nil
+	}
+	if p.Storm.On {
+		return false, nil // checkStormFlags refuses it
+	}
+	if c.Bool("explain") {
+		return true, usagef("--explain is a single call's: the tail question has no step-by-step reasoning")
+	}
+	if err := p.CheckTail(c.IsSet); err != nil {
+		return true, usageError{err}
+	}
+	ans, err := p.PredictTail(uint64(p.Storm.Seed))
+	if err != nil {
+		return true, usageError{err}
+	}
+	return true, report.Render(c.App.Writer, report.Options{Format: f, Width: tty.outWidth}, ans)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/labrun/labrun/internal/param"
+	"github.com/labrun/labrun/probe"
 	"github.com/labrun/labrun/report"
 )
 
@@ -85,11 +86,19 @@ func completionCommand() *cli.Command {
 }
 
 // choices lists, per command, the flags that take one of a few words, and those words.
-type choices map[string]map[string][]string
+type choices map[string]map[string]choice
+
+// choice is the words a flag takes; list: several, comma-separated; with: other words when
+// the command line has the flag named by the key (probe --only's gRPC scenarios with --grpc).
+type choice struct {
+	words []string
+	list  bool
+	with  map[string][]string
+}
 
 // newChoices gathers the words of the common flags for every command that has them:
-// --format's, and --client's profiles that the command accepts (clients, by command); and
-// of every parameter with Choices, from the parameters themselves.
+// --format's, and --client's profiles that the command accepts (clients, by command); of
+// every parameter with Choices, from the parameters themselves; and probe --only's scenarios.
 func newChoices(cmds []*cli.Command, params map[string][]param.Param, clients map[string][]string) choices {
 	ch := choices{}
 	var formats []string
@@ -97,25 +106,55 @@ func newChoices(cmds []*cli.Command, params map[string][]param.Param, clients ma
 		formats = append(formats, string(f))
 	}
 	for _, c := range cmds {
-		ch[c.Name] = map[string][]string{}
+		ch[c.Name] = map[string]choice{}
 		for _, f := range c.Flags {
 			if !visible(f) {
 				continue
 			}
 			switch f.Names()[0] {
 			case "client":
-				ch[c.Name]["client"] = clients[c.Name]
+				ch[c.Name]["client"] = choice{words: clients[c.Name]}
 			case "format":
-				ch[c.Name]["format"] = formats
+				ch[c.Name]["format"] = choice{words: formats}
 			}
 		}
 		for _, p := range params[c.Name] {
 			if len(p.Choices) > 0 {
-				ch[c.Name][p.Name] = p.Choices
+				ch[c.Name][p.Name] = choice{words: p.Choices}
 			}
 		}
 	}
+	var scenarios []string
+	for _, sc := range probe.Scenarios() {
+		scenarios = append(scenarios, sc.Name)
+	}
+	ch["probe"]["only"] = choice{words: scenarios, list: true, with: map[string][]string{"--grpc": probe.GRPCScenarioNames()}}
 	return ch
+}
+
+// candidates are the words of ch that may complete cur, given the words before it: for a
+// list, the item after cur's last comma, each offered with what precedes it.
+func (ch choice) candidates(cur string, before []string) []string {
+	words := ch.words
+	for flag, alt := range ch.with {
+		if slices.Contains(before, flag) {
+			words = alt
+		}
+	}
+	if !ch.list {
+		return withPrefix(words, cur)
+	}
+	done, last := "", cur
+	if i := strings.LastIndexByte(cur, ','); i >= 0 {
+		done, last = cur[:i+1], cur[i+1:]
+	}
+	var out []string
+	for _, w := range withPrefix(words, last) {
+		if !slices.Contains(strings.Split(done, ","), w) {
+			out = append(out, done+w)
+		}
+	}
+	return out
 }
 
 // completeCommand is the hidden command the scripts call.
@@ -152,7 +191,7 @@ func complete(app *cli.App, ch choices, words []string) []string {
 		}
 		var cands []string
 		for _, c := range app.VisibleCommands() {
-			cands = append(cands, c.Name)
+			cands = append(cands, c.Names()...)
 		}
 		if strings.HasPrefix(cur, "-") {
 			cands = []string{"--help", "--version"}
@@ -161,7 +200,7 @@ func complete(app *cli.App, ch choices, words []string) []string {
 	}
 	if len(before) > 1 {
 		if f := findFlag(cmd, before[len(before)-1]); f != nil && takesValue(f) {
-			return withPrefix(ch[cmd.Name][f.Names()[0]], cur)
+			return ch[cmd.Name][f.Names()[0]].candidates(cur, before)
 		}
 	}
 	switch {

@@ -30,7 +30,16 @@ func TestComplete(t *testing.T) {
 	}{
 		{[]string{"exp-"}, prefixed(experimentNames(), "exp-")},
 		{[]string{"co"}, "completion"},
-		{[]string{"h"}, ""}, // no help command, no alias h
+		{[]string{"h"}, "http2"}, // exp-h's alias; no help command
+		{[]string{"tri"}, "trickle"},
+		{[]string{"probe", "--expect", "ok"}, prefixed(rules.Names(rules.Presets()), "ok")},
+		{[]string{"probe", "--expect", ""}, strings.Join(rules.Names(rules.Presets()), " ")},
+		{[]string{"probe", "--only", "tri"}, "trickle"},
+		{[]string{"probe", "--only", "silent,tri"}, "silent,trickle"},
+		{[]string{"probe", "--only", "silent,sil"}, ""}, // a scenario given is not offered again
+		{[]string{"probe", "--only", "tls-st"}, "tls-stall"},
+		{[]string{"probe", "--grpc", "--only", "grpc-h"}, "grpc-hang"},
+		{[]string{"probe", "--only", "grpc-h"}, ""},
 		{[]string{"help"}, ""},
 		{[]string{"exp-b", "--po"}, "--pool"},
 		{[]string{"exp-b", "--cl"}, "--client"},
@@ -91,6 +100,9 @@ func TestCompletionScripts(t *testing.T) {
 			{"labrun exp-b --client okhttp@", prefixed(experiments.ProfileNames(), "okhttp@")},
 			{"labrun all --format ", "table json markdown csv junit"},
 			{"labrun comp", "completion"},
+			{"labrun tri", "trickle"},
+			{"labrun probe --expect netty", "netty"},
+			{"labrun probe --only silent,tric", "silent,trickle"},
 		} {
 			words := strings.Split(tt.line, " ")
 			prog := script("bash") + `
@@ -132,11 +144,18 @@ complete -p labrun
 		if _, err := exec.LookPath("fish"); err != nil {
 			t.Skip("no fish here")
 		}
-		cmd := exec.Command("fish", "--no-config", "-c", script("fish")+"\ncomplete -C 'labrun exp-b --client o'")
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "okhttp") {
-			t.Errorf("fish offers %q (%v), want okhttp", out, err)
+		for _, tt := range []struct{ line, want string }{
+			{"labrun exp-b --client o", "okhttp"},
+			{"labrun tri", "trickle"},
+			{"labrun probe --expect net", "netty"},
+			{"labrun probe --only silent,tri", "silent,trickle"},
+		} {
+			cmd := exec.Command("fish", "--no-config", "-c", script("fish")+"\ncomplete -C '"+tt.line+"'")
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), tt.want) {
+				t.Errorf("%q: fish offers %q (%v), want %s", tt.line, out, err, tt.want)
+			}
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/testenv"
+	"github.com/labrun/labrun/probe"
 )
 
 // The documentation's runnable examples. A fenced code block whose info string is
@@ -305,6 +306,57 @@ func TestReadmeDurations(t *testing.T) {
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md does not say %q (experiments.Takes)", want)
+		}
+	}
+}
+
+// TestShortHelpExamples runs every example a command's -h prints, as printed, through run:
+// each must exit 0 (or 3, inconclusive on a loaded machine). What labrun does not run itself is left out, saying why: a shell's part of
+// a line (after a pipe), a server that serves until a signal, and `all`, the whole suite,
+// which make report runs. Examples that answer at once run in -short; those that run an
+// experiment or a probe run in the conformance tier.
+func TestShortHelpExamples(t *testing.T) {
+	skip := map[string]string{
+		"serve": "it serves until a signal (TestServe* start it)",
+		"all":   "the whole suite (make report runs it)",
+	}
+	for _, c := range newApp(nil, nil, terminals{}, experiments.All()).Commands {
+		if c.Hidden {
+			continue
+		}
+		for _, line := range helpExamples(c.Description, helpWidth-3) {
+			t.Run(line, func(t *testing.T) {
+				if why := skip[c.Name]; why != "" {
+					t.Skipf("%s: %s", c.Name, why)
+				}
+				cmd, _, _ := strings.Cut(line, " #")
+				cmd, _, piped := strings.Cut(cmd, " | ") // the shell's part is not labrun's
+				if piped {
+					t.Logf("running %q, labrun's part of the line", cmd)
+				}
+				args, err := splitDocArgs(strings.ReplaceAll(cmd, probe.Placeholder, "URL\x00"))
+				if err != nil {
+					t.Fatalf("%s -h: %q: %v", c.Name, line, err)
+				}
+				for i := range args {
+					args[i] = strings.ReplaceAll(args[i], "URL\x00", probe.Placeholder)
+				}
+				if runsSomething(args) {
+					testenv.Slow(t, "an example that runs an experiment or a probe")
+				}
+				for i, a := range args {
+					if a == "--out" && i+1 < len(args) {
+						if _, err := os.Stat(args[i+1]); os.IsNotExist(err) {
+							t.Cleanup(func() { os.RemoveAll(args[i+1]) })
+						}
+					}
+				}
+				var stdout, stderr bytes.Buffer
+				// 3: no row failed, the machine's noise explains a miss (a loaded machine).
+				if got := run(args, &stdout, &stderr); got != exitPass && got != exitInconclusive {
+					t.Errorf("%s -h prints %q, which exits %d, want 0:\n%s%s", c.Name, line, got, stdout.String(), stderr.String())
+				}
+			})
 		}
 	}
 }

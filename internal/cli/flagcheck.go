@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +18,11 @@ import (
 // argument, as urfave/cli parses them.
 func checkFlags(app *cli.App, args []string) error {
 	// urfave/cli adds --version to the app's flags when it sets the app up.
-	rest, err := checkFlagRun(append(slices.Clip(app.Flags), cli.VersionFlag), args, "")
+	appFlags := append(slices.Clip(app.Flags), cli.VersionFlag)
+	if err := misplacedFlag(app, appFlags, args); err != nil {
+		return err
+	}
+	rest, err := checkFlagRun(appFlags, args, "")
 	if err != nil || len(rest) == 0 {
 		return err
 	}
@@ -77,11 +82,40 @@ func checkFlagRun(flags []cli.Flag, args []string, cmd string) ([]string, error)
 			}
 			value, args = args[0], args[1:]
 		}
+		if _, isDur := f.(*cli.DurationFlag); isDur && bareNumber.MatchString(value) {
+			return nil, usagef("--%s: invalid value %q (a duration needs its unit: did you mean %ss?)", name, value, value)
+		}
 		if !validFor(f, value) {
 			return nil, usagef("--%s: invalid value %q (want %s)", name, value, wantOf(f))
 		}
 	}
 	return nil, nil
+}
+
+// bareNumber is a duration without its unit ("5", "1.5"); "0" is a duration.
+var bareNumber = regexp.MustCompile(`^(0*[1-9][0-9]*(\.[0-9]+)?|0*\.[0-9]*[1-9][0-9]*)$`)
+
+// misplacedFlag refuses a command's flag before the command, with the line that works.
+func misplacedFlag(app *cli.App, appFlags []cli.Flag, args []string) error {
+	for i, a := range args {
+		if a == "--" {
+			return nil
+		}
+		cmd := app.Command(a)
+		if cmd == nil || strings.HasPrefix(a, "-") {
+			continue
+		}
+		for _, b := range args[:i] {
+			name, _, _ := strings.Cut(strings.TrimLeft(b, "-"), "=")
+			if !strings.HasPrefix(b, "-") || flagNamed(appFlags, name) != nil || name == "h" || name == "help" || flagNamed(cmd.Flags, name) == nil {
+				continue
+			}
+			fixed := append(append([]string{"labrun", a}, args[:i]...), args[i+1:]...)
+			return usagef("--%s goes after the command: %s", name, strings.Join(fixed, " "))
+		}
+		return nil
+	}
+	return nil
 }
 
 // flagNamed returns the flag called name, or nil.
@@ -121,9 +155,8 @@ func wantOf(f cli.Flag) string {
 	return ""
 }
 
-// flagHint says what to use instead of a flag that command cmd does not take but that a user
-// reaches for, or "": predict models one call, so a pool's size or a number of calls has no
-// place in it.
+// flagHint says what to use instead of a flag that cmd does not take but a user reaches for,
+// or "": predict models one call, without a pool's size or a number of calls.
 func flagHint(cmd, flag string) string {
 	switch {
 	case cmd == "predict" && slices.Contains([]string{"pool", "concurrency", "calls", "max-total", "max-per-route"}, flag):

@@ -25,6 +25,14 @@ func TestCheckFlags(t *testing.T) {
 		{[]string{"exp-a", "--nosuch"}, `labrun: unknown flag --nosuch`},
 		{[]string{"--nosuch", "exp-a"}, `labrun: unknown flag --nosuch`},
 		{[]string{"-x"}, `labrun: unknown flag --x`},
+		{[]string{"exp-a", "--read-timeout", "5"}, `labrun: --read-timeout: invalid value "5" (a duration needs its unit: did you mean 5s?)`},
+		{[]string{"exp-a", "--read-timeout=1.5"}, `labrun: --read-timeout: invalid value "1.5" (a duration needs its unit: did you mean 1.5s?)`},
+		{[]string{"--format", "json", "exp-a"}, `labrun: --format goes after the command: labrun exp-a --format json`},
+		{[]string{"--pool=3", "exp-b", "--repeat", "2"}, `labrun: --pool goes after the command: labrun exp-b --pool=3 --repeat 2`},
+		{[]string{"exp-a", "--format", "svg"}, `labrun: --format: svg is not an output format: --out DIR writes the SVG timelines (with run.json, REPORT.md and junit.xml)`},
+		{[]string{"predict", "--format", "SVG"}, `labrun: --format: svg is not an output format: a run's --out DIR writes the SVG timelines (labrun exp-a --out DIR)`},
+		{[]string{"version"}, `labrun: unknown command "version": the version is labrun --version`},
+		{[]string{"trickel"}, `labrun: unknown command "trickel" (did you mean trickle?) (see labrun --help)`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runContext(context.Background(), append([]string{"labrun"}, tt.args...), &stdout, &stderr, terminals{}, experiments.All())

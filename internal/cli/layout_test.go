@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"internal/jvm":           0, // runs Java programs against the fake servers, for tests
 	"internal/fakesrv/guard": 0, // the control endpoints' Host and Origin check
 	"internal/boundlog":      0, // the fake servers' bounded log of calls
+	"internal/dist":          0, // seeded failures and delay distributions, pure functions of (seed, n)
 	// Each library's rules, which the client executes and the model predicts with; the
 	// namespace mechanism, which dispatches reap's helper with its own child.
 	"internal/rules": 1, "internal/netns": 1,
@@ -42,9 +43,10 @@ var layers = map[string]int{
 	"experiments": 7,
 	// What the command line and users call.
 	"internal/runner": 8, "internal/predict": 8, "labtest": 8,
-	"probe":        9, // labrun probe: the model's predictions for any client's command
-	"internal/cli": 10,
-	"":             11, // package main
+	"probe":         9, // labrun probe: the model's predictions for any client's command
+	"internal/cli":  10,
+	"":              11, // package main
+	"internal/tier": 11, // a command of make conformance: it imports no package of the module
 }
 
 // TestImportsPointDown: no package imports one of its own layer or a higher one, so the

@@ -13,6 +13,7 @@ import (
 	"github.com/labrun/labrun/internal/netns"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/predict"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/probe"
 	"github.com/labrun/labrun/report"
 )
@@ -62,7 +63,7 @@ func probeCommand(tty terminals) *cli.Command {
 	for _, p := range probeParams(pred) {
 		flags = append(flags, paramFlag(p))
 	}
-	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config"})
+	flags = append(flags, &cli.BoolFlag{Name: "grpc", Usage: "a gRPC client against the gRPC scenarios instead; --deadline and --retries say its config, --expect its library's rules (" + strings.Join(rules.GRPCNames(), ", ") + ")"})
 	flags = append(flags, &cli.IntFlag{Name: "pool", Destination: &pool,
 		Usage: "the client's connection limit per route, 0 for none (default: the library's, " + presetPools() + ", none for the others)"})
 	for _, p := range pr.Experiment().Params() {
@@ -87,7 +88,7 @@ func probeCommand(tty terminals) *cli.Command {
 			"Examples:\n" +
 			"   labrun probe -- curl -s -o /dev/null --max-time 1.5 {url}\n" +
 			"   labrun probe --expect go --deadline 1.5s -- curl -so /dev/null -m 1.5 {url}\n" +
-			"   labrun probe --only silent,trickle -- python3 urllib_probe.py",
+			"   labrun probe --only silent,trickle -- python3 examples/probes/python/urllib_probe.py",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -95,6 +96,9 @@ func probeCommand(tty terminals) *cli.Command {
 			s, err := runSettings(c, tty, "")
 			if err != nil {
 				return err
+			}
+			if c.IsSet("only") && strings.TrimSpace(c.String("only")) == "" {
+				return usagef("--only needs a scenario's name (without --only every scenario runs)")
 			}
 			if c.Bool("grpc") {
 				return probeGRPC(c, s, pr)
@@ -148,8 +152,8 @@ func scenarioHelp() string {
 // client's deadline (--deadline) and retry policy (--retries: maxAttempts - 1).
 func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 	for _, name := range append([]string{"expect", "pool"}, expectLimits...) {
-		if c.IsSet(name) && name != "deadline" && name != "retries" {
-			return usagef("--%s does not apply to --grpc: only --deadline and --retries describe a gRPC client", name)
+		if c.IsSet(name) && name != "deadline" && name != "retries" && name != "expect" {
+			return usagef("--%s does not apply to --grpc: only --deadline, --retries and --expect describe a gRPC client", name)
 		}
 	}
 	if c.IsSet("cap-scale") {
@@ -161,9 +165,12 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 		}
 	}
 	g := probe.NewGRPC(pr.Command)
-	g.Only, g.Deadline = pr.Only, c.Duration("deadline")
+	g.Only, g.Deadline, g.Expect = pr.Only, c.Duration("deadline"), c.String("expect")
 	if c.IsSet("retries") {
 		g.MaxAttempts = c.Int("retries") + 1
+		if err := grpcRetries(c.Int("retries"), g); err != nil {
+			return err
+		}
 	}
 	if err := experiments.Check(g.Experiment(), ""); err != nil {
 		var ce *probe.CommandError
@@ -173,6 +180,20 @@ func probeGRPC(c *cli.Context, s settings, pr *probe.Probe) error {
 		return usageError{err}
 	}
 	return runExperiments(c, s, []experiments.Experiment{g.Experiment()}, true)
+}
+
+// grpcRetries checks --retries n (maxAttempts n + 1) against the retry policy's bounds, in
+// the terms of --retries: --max-attempts is the experiment's parameter, no flag of probe.
+func grpcRetries(n int, g *probe.GRPC) error {
+	if n < 0 {
+		return usagef("--retries must be at least 0, got %d", n)
+	}
+	for _, p := range g.Experiment().Params() {
+		if p.Name == "max-attempts" && n+1 > p.Max {
+			return usagef("--retries must be at most %d with --grpc (maxAttempts %d), got %d", p.Max-1, p.Max, n)
+		}
+	}
+	return nil
 }
 
 // probeExpect reads --expect and its limit flags into pr.Expect.

@@ -88,7 +88,7 @@ func TestProbeGRPCRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--grpc", "--expect", "go", "--", "true"}, "--expect does not apply to --grpc"},
+		{[]string{"--grpc", "--expect", "go", "--", "true"}, `--expect: unknown value "go" (want grpc-go, grpcio)`},
 		{[]string{"--grpc", "--read-timeout", "1s", "--", "true"}, "--read-timeout does not apply to --grpc"},
 		{[]string{"--grpc", "--silent-cap", "5s", "--", "true"}, "--silent-cap does not apply to --grpc"},
 		{[]string{"--grpc", "--only", "silent", "--", "true"}, `unknown gRPC scenario "silent"`},

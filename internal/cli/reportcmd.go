@@ -31,7 +31,7 @@ func reportCommand(tty terminals) *cli.Command {
 			fmt.Sprint(results.MaxSavedRun>>20) + " MiB; use - to read standard input.\n\n" +
 			"Flags go before the file.\n\n" +
 			"Examples:\n   labrun report results/reference/run.json\n" +
-			"   labrun report --out review/ run.json\n   labrun report --format markdown run.json\n" +
+			"   labrun report --out review/ results/reference/run.json\n   labrun report --format markdown run.json\n" +
 			"   labrun all --format json | labrun report --format table -",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Usage: "output format: " + formatList() + " (default: table on a terminal, else markdown)"},

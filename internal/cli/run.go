@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,7 +20,7 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// settings are the common flags, read and checked.
+// settings are the common flags, checked.
 type settings struct {
 	run    runner.Config
 	render report.Options
@@ -26,8 +29,8 @@ type settings struct {
 	width  int            // the terminal's columns, 0 when unknown
 }
 
-// runExperiments runs exps with s, writes the files of --out, prints the report (one run
-// when single, else a suite), and returns errChecksFailed when a row failed.
+// runExperiments runs exps with s, writes --out, prints the report (a suite's table run by
+// run as they end) and returns errChecksFailed when a row failed.
 func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, single bool) error {
 	cfg := s.run
 	var st *report.Status
@@ -35,12 +38,29 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		st = report.StartStatus(c.App.ErrWriter, s.width)
 		defer st.Stop()
 		st.Plan(planned(exps, cfg)) // the run's progress: done, running, time left
+		lanes, alone := runner.MaxShared(runtime.NumCPU()), []string{}
+		if cfg.Serial {
+			lanes = 1
+		}
+		for _, e := range exps {
+			if e.Info().Alone && len(exps) > 1 {
+				alone = append(alone, e.Info().Name)
+			}
+		}
+		st.Lanes(lanes, alone)
 		cfg.Progress = st.Set
+	}
+	var str *streamer
+	if !single && report.Streams(s.render.Format) {
+		str = &streamer{w: c.App.Writer, o: s.render, status: st}
+		cfg.Finished = str.run
+		// labrun all | head: EPIPE, not SIGPIPE, so that --out is still written.
+		signal.Ignore(syscall.SIGPIPE)
+		defer signal.Reset(syscall.SIGPIPE)
 	}
 	suite, err := runner.Run(c.Context, cfg, exps)
 	if st != nil {
-		// The line is cleared before anything goes to stdout: on a terminal both show on
-		// one screen, and the report's first line would otherwise follow the last redraw.
+		// Cleared before stdout gets more: both show on one screen.
 		st.Stop()
 	}
 	if err != nil {
@@ -53,7 +73,12 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 		run.SchemaVersion = suite.SchemaVersion // a document of its own
 		doc = run
 	}
-	r, err := render(s.render, doc, s.out, suite)
+	var r rendered
+	if str != nil {
+		r, err = str.end(suite, s.out)
+	} else {
+		r, err = render(s.render, doc, s.out, suite)
+	}
 	if err != nil {
 		return err
 	}
@@ -63,9 +88,52 @@ func runExperiments(c *cli.Context, s settings, exps []experiments.Experiment, s
 	return verdictErr(suite.Tally())
 }
 
-// planned is how long each of exps is expected to take, its warm-ups and repeats included:
-// experiments.Takes, measured with the documented parameters (0 for one it does not know,
-// which the status line then counts as the mean of those finished).
+// streamer prints a suite's runs as they finish, above the status line; end renders the rest.
+type streamer struct {
+	w      io.Writer
+	o      report.Options
+	status *report.Status // nil: no status line
+	mu     sync.Mutex     // guards err and the writes to w
+	err    error          // the first failure to render or write a run
+}
+
+// run is runner.Config.Finished.
+func (s *streamer) run(run results.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	write := func() { s.err = report.WriteSuiteRun(s.w, s.o, run) }
+	if s.status != nil {
+		s.status.Above(write)
+	} else {
+		write()
+	}
+}
+
+// end renders what follows the runs and, with out, the suite's files.
+func (s *streamer) end(suite results.Suite, out *report.OutDir) (rendered, error) {
+	r := rendered{out: out}
+	if out != nil {
+		var err error
+		if r.files, err = report.OutFiles(suite); err != nil {
+			return rendered{}, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteSuiteEnd(&buf, s.o, suite); err != nil {
+		return rendered{}, err
+	}
+	r.stdout = buf.Bytes()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.streamErr = s.err
+	return r, nil
+}
+
+// planned is how long each of exps is expected to take, warm-ups and repeats included
+// (experiments.Takes; 0: unknown).
 func planned(exps []experiments.Experiment, cfg runner.Config) map[string]time.Duration {
 	takes := map[string]time.Duration{}
 	for _, e := range exps {
@@ -74,9 +142,7 @@ func planned(exps []experiments.Experiment, cfg runner.Config) map[string]time.D
 	return takes
 }
 
-// verdictErr is the error a run's tally exits with: errChecksFailed when a row failed,
-// errInconclusive when none did but some were inconclusive, nil when every row passed or
-// was skipped.
+// verdictErr is the error a run's tally exits with: errChecksFailed, errInconclusive or nil.
 func verdictErr(t results.Tally) error {
 	switch {
 	case t.Failed > 0:
@@ -87,18 +153,16 @@ func verdictErr(t results.Tally) error {
 	return nil
 }
 
-// rendered is a report rendered for stdout and, with --out, the files of its directory, all
-// in memory: rendering can fail on bad input, writing only on the system.
+// rendered is a report for stdout and the --out files, in memory: rendering can fail on bad
+// input, writing only on the system.
 type rendered struct {
-	stdout []byte
-	out    *report.OutDir
-	files  []report.File
+	stdout    []byte
+	out       *report.OutDir
+	files     []report.File
+	streamErr error // a streamed run's failure: stdout's report is not whole
 }
 
-// render renders doc for stdout and, with an --out directory, the suite's files, before
-// anything is written: an error then leaves no half output.
-// The files come first: their checks (run.json within what report reads back) refuse a
-// saved run before the work of rendering it for stdout.
+// render renders the --out files (whose checks refuse a bad saved run first), then doc.
 func render(o report.Options, doc any, out *report.OutDir, suite results.Suite) (rendered, error) {
 	r := rendered{out: out}
 	if out != nil {
@@ -115,11 +179,8 @@ func render(o report.Options, doc any, out *report.OutDir, suite results.Suite) 
 	return r, nil
 }
 
-// write writes the --out files first, then stdout, so that a reader of stdout that leaves
-// early (labrun all | head) costs no file, and a failure of either is told on one line. When
-// the files cannot be written (a full disk), stdout still gets the report if keepReport (a
-// run's results are not lost), or nothing (a saved run is still there to render again).
-// Either failure is a runtime error: exit 1.
+// write writes the --out files, then stdout (a reader that leaves early costs no file); with
+// keepReport stdout gets the report even when the files fail. A failure is one line: exit 1.
 func (r rendered) write(c *cli.Context, keepReport bool) error {
 	var outErr error
 	if r.out != nil {
@@ -130,11 +191,14 @@ func (r rendered) write(c *cli.Context, keepReport bool) error {
 			}
 		}
 	}
-	// A write to a closed pipe returns EPIPE instead of killing labrun with SIGPIPE, so
-	// that it can say what happened.
+	// EPIPE instead of SIGPIPE, so that labrun can say what happened.
 	signal.Ignore(syscall.SIGPIPE)
 	defer signal.Reset(syscall.SIGPIPE)
-	if _, err := c.App.Writer.Write(r.stdout); err != nil {
+	err := r.streamErr
+	if err == nil {
+		_, err = c.App.Writer.Write(r.stdout)
+	}
+	if err != nil {
 		what := "the report"
 		if errors.Is(err, syscall.EPIPE) {
 			what += " (stdout was closed before it was read in full)"
@@ -153,9 +217,8 @@ func (r rendered) write(c *cli.Context, keepReport bool) error {
 	return outErr
 }
 
-// wroteLine names the files --out wrote, after the report: "wrote run.json, REPORT.md,
-// junit.xml and exp-a.svg in out/"; more than three timelines are counted, with the first and
-// the last: "... and 13 timelines (exp-a.svg .. demo.svg) in out/".
+// wroteLine names the files --out wrote, timelines past three counted: "wrote run.json,
+// REPORT.md, junit.xml and 13 timelines (exp-a.svg .. demo.svg) in out/".
 func wroteLine(dir string, files []report.File) string {
 	var names, svgs []string
 	for _, f := range files {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,13 +115,13 @@ func endpointList(eps []fakesrv.Endpoint) string {
 	return b.String()
 }
 
-// endpointPaths lists the endpoints' paths, for serve's help: "/reserve, /trickle, ...".
+// endpointPaths lists the endpoints' paths, for serve's banner: "/reserve /trickle ...".
 func endpointPaths(eps []fakesrv.Endpoint) string {
 	paths := make([]string, len(eps))
 	for i, e := range eps {
 		paths[i] = e.Path
 	}
-	return strings.Join(paths, ", ")
+	return strings.Join(paths, " ")
 }
 
 func serveCommand(tty terminals) *cli.Command {
@@ -133,7 +134,7 @@ func serveCommand(tty terminals) *cli.Command {
 			"for. On a stop signal, requests in flight get --grace to finish (a second signal cuts " +
 			"them): exit 0 when all did, 130 when some were cut. The manual, with recipes for curl, " +
 			"Python, Node, the JVM, gRPC: docs/serve.md.\n\n" +
-			"Endpoints: " + endpointPaths(fakesrv.Endpoints()) + ".\n\n" +
+			endpointListFor(fakesrv.Endpoints(), cmp.Or(tty.outWidth, helpWidth)-3) + "\n" +
 			"Examples:\n   labrun serve\n   labrun serve --addr 127.0.0.1:8080 --max-duration 1m\n" +
 			"   labrun serve --protocol h2 --ca-out ca.pem   # curl --cacert ca.pem URL\n" +
 			"   labrun serve --h2c --nodes 3 --latency 200ms --throttle   # docs/http2.md\n" +
@@ -168,7 +169,7 @@ func serve(c *cli.Context, tty terminals) error {
 		}
 	}
 	if c.Bool("grpc") {
-		return serveGRPC(c)
+		return serveGRPC(c, tty)
 	}
 	if c.Bool("tls-faults") {
 		return serveFaults(c)
@@ -199,7 +200,7 @@ func serve(c *cli.Context, tty terminals) error {
 			return fmt.Errorf("--ca-out: %w", err)
 		}
 	}
-	banner := fmt.Sprintf("labrun: serving on %s until Ctrl-C\n%s", srv.URL, endpointListFor(fakesrv.Endpoints(), tty.errWidth))
+	banner := serveBanner(srv.URL, fakesrv.Endpoints(), tty.errWidth)
 	return serveUntilStopped(c, srv.URL+"\n", banner, "requests", srv.Shutdown)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +59,13 @@ func TestServeGRPC(t *testing.T) {
 	if st.Executions["c1"] != 1 || len(st.Calls) != 1 || st.Calls[0].Timeout == "" || st.Connections != 1 {
 		t.Errorf("/stats: got %+v, want one call with a grpc-timeout, executed once, on one connection", st)
 	}
+	line := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} /labrun\.Fault/Call call c1 · fault work=400ms,ignore-ctx, grpc-timeout \S+ · .* · (the caller left|its grpc-timeout ran out) at \d+ ms$`)
+	for end := time.Now().Add(3 * time.Second); !line.MatchString(s.stderr.String()) && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !line.MatchString(s.stderr.String()) {
+		t.Errorf("no line for the call on stderr, want one matching %s:\n%s", line, s.stderr.String())
+	}
 	if code := s.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
 	}
@@ -72,6 +80,7 @@ func TestServeGRPCRefuses(t *testing.T) {
 		{[]string{"--grpc", "--h2"}, "--h2 does not apply to --grpc"},
 		{[]string{"--grpc", "--ca-out", "ca.pem"}, "--ca-out does not apply to --grpc"},
 		{[]string{"--grpc", "--addr", "10.0.0.1:0"}, "not a loopback address; pass --allow-remote"},
+		{[]string{"--grpc", "--addr", "127.0.0.1:99999"}, "--addr 127.0.0.1:99999: address 99999: invalid port"},
 		{[]string{"--grpc", "--max-concurrent-streams", "-1"}, "--max-concurrent-streams must be between 0 and 2147483647, got -1"},
 		{[]string{"--grpc", "--max-concurrent-streams", "4294967297"}, "--max-concurrent-streams must be between 0 and 2147483647, got 4294967297"},
 		{[]string{"--grpc", "--nodes", "2"}, "--nodes needs --h2 or --h2c"},

@@ -178,9 +178,9 @@ func (p *serveProcess) stopWith(t *testing.T, signals []os.Signal, code int, std
 
 // TestServeIdleConnectionStop: a connection with no request in flight does not hold a stop:
 // serve --grpc exits 0 at once whatever the connection sent (nothing, part of the preface, the
-// preface and no more, or a call's answer it never reads); the fault server, whose net/http
-// waits for a connection that sent nothing, exits 0 at the end of --grace (before, --grpc
-// ignored SIGTERM and a second SIGINT until the client left, and the others exited 130).
+// preface and no more, or a call's answer it never reads), and so does the fault server,
+// which closes a connection no request came over (before, --grpc ignored SIGTERM and a second
+// SIGINT until the client left, and the fault server waited for the end of --grace).
 func TestServeIdleConnectionStop(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -191,9 +191,10 @@ func TestServeIdleConnectionStop(t *testing.T) {
 		{"grpc, silent", []string{"--grpc", "--grace", "5s"}, "", 3 * time.Second},
 		{"grpc, part of the preface", []string{"--grpc", "--grace", "5s"}, "PRI * HTTP/2.0", 3 * time.Second},
 		{"grpc, the preface only", []string{"--grpc", "--grace", "5s"}, http2.ClientPreface, 3 * time.Second},
-		{"http1, silent", []string{"--grace", "500ms"}, "", 3 * time.Second},
-		{"h2c, silent", []string{"--protocol", "h2c", "--grace", "500ms"}, "", 3 * time.Second},
-		{"h2c, the preface only", []string{"--protocol", "h2c", "--grace", "500ms"}, http2.ClientPreface, 3 * time.Second},
+		{"http1, silent", []string{"--grace", "5s"}, "", 3 * time.Second},
+		{"http1, part of a request", []string{"--grace", "5s"}, "GET / HTTP/1.1\r\n", 3 * time.Second},
+		{"h2c, silent", []string{"--protocol", "h2c", "--grace", "5s"}, "", 3 * time.Second},
+		{"h2c, the preface only", []string{"--protocol", "h2c", "--grace", "5s"}, http2.ClientPreface, 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

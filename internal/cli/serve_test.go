@@ -140,8 +140,8 @@ func TestServe(t *testing.T) {
 		t.Errorf("got exit %d, want 0", code)
 	}
 	stderr := s.stderr.String()
-	if !strings.Contains(stderr, endpointList(fakesrv.Endpoints())) || !strings.HasSuffix(stderr, "labrun: stopped\n") {
-		t.Errorf("got stderr %q, want the endpoint list and a stop line", stderr)
+	if !strings.Contains(stderr, serveBanner(url, fakesrv.Endpoints(), 0)) || !strings.HasSuffix(stderr, "labrun: stopped\n") {
+		t.Errorf("got stderr %q, want the banner and a stop line", stderr)
 	}
 }
 

@@ -49,8 +49,8 @@ metadata: labrun-fault: ITEM,ITEM,...  labrun-call: ID (names the call: its retr
   next=pass|DUR  a chain hop: after the work it calls this server with labrun-next-fault, passing its context or with a DUR deadline of its own
 `
 
-// serveGRPC is labrun serve --grpc.
-func serveGRPC(c *cli.Context) error {
+// serveGRPC is labrun serve --grpc; tty says whether stderr is a terminal, and its width.
+func serveGRPC(c *cli.Context, tty terminals) error {
 	if err := checkServeMode(c, "--grpc", grpcNotes); err != nil {
 		return err
 	}
@@ -65,27 +65,36 @@ func serveGRPC(c *cli.Context) error {
 		return usagef("--keepalive-min-time must be positive, got %v", d)
 	}
 	addr := c.String("addr")
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
 	}
 	if !c.Bool("allow-remote") && !isLoopback(host) {
 		return usagef("--addr %s: not a loopback address; pass --allow-remote to listen on it", addr)
 	}
-	srv, err := grpcsrv.New(grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
+	opts := []grpcsrv.Option{grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
 		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes),
-		grpcsrv.WithKeepaliveEnforcement(c.Duration("keepalive-min-time"), c.Bool("keepalive-permit-without-stream")))
+		grpcsrv.WithKeepaliveEnforcement(c.Duration("keepalive-min-time"), c.Bool("keepalive-permit-without-stream"))}
+	if !c.Bool("quiet") {
+		log := &requestLogger{w: c.App.ErrWriter, width: tty.errWidth}
+		opts = append(opts, grpcsrv.WithOnDone(log.call))
+	}
+	srv, err := grpcsrv.New(opts...)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	var banner strings.Builder
-	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C; GET %s/stats for what each call carried\n", srv.Addr, srv.URL)
-	fmt.Fprintf(&banner, "  MaxConcurrentStreams %d; keepalive: pings at least %v apart", cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams), c.Duration("keepalive-min-time"))
+	var banner strings.Builder // the address last, under the grammar
+	banner.WriteString(indent(grpcFaultList))
+	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C, MaxConcurrentStreams %d; GET %s/stats for what each call carried\n",
+		srv.Addr, cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams), srv.URL)
+	fmt.Fprintf(&banner, "  keepalive: pings at least %v apart", c.Duration("keepalive-min-time"))
 	if !c.Bool("keepalive-permit-without-stream") {
 		banner.WriteString(" while a call is in flight (without one, 2h)")
 	}
 	banner.WriteString(", the third ping sooner gets GOAWAY too_many_pings\n")
-	banner.WriteString(indent(grpcFaultList))
 	return serveUntilStopped(c, srv.Addr+"\n", banner.String(), "calls", srv.Shutdown)
 }
 

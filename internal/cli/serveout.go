@@ -9,16 +9,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/internal/fakesrv"
 )
 
-// What labrun serve prints on stderr besides its banner: the endpoint list fitted to the
-// terminal, and a line per request.
-
-// endpointListFor is endpointList on a terminal of width columns (0: unknown, the aligned
-// list as it is): when the aligned list does not fit, each endpoint takes a block, its
-// methods and grammar on one line (broken before a "[" when too long) and its summary
-// wrapped under them.
+// endpointListFor is endpointList within width columns (0: the aligned list): where that does
+// not fit, each endpoint is a block, methods and grammar over its summary.
 func endpointListFor(eps []fakesrv.Endpoint, width int) string {
 	full := endpointList(eps)
 	if width <= 0 || widestLine(full) < width {
@@ -40,6 +36,20 @@ func endpointListFor(eps []fakesrv.Endpoint, width int) string {
 	return b.String()
 }
 
+// serveBanner is labrun serve's banner within width columns (0: 80): the endpoints' paths,
+// then the URL and a request to try, last, on a 24-line terminal's screen.
+func serveBanner(url string, eps []fakesrv.Endpoint, width int) string {
+	if width <= 0 {
+		width = helpWidth
+	}
+	var lines []string
+	lines = append(lines, wrapWords("", strings.Fields("labrun: endpoints (their parameters: labrun serve --help, docs/serve.md):"), width-1, "  ")...)
+	lines = append(lines, wrapWords("  ", strings.Fields(endpointPaths(eps)), width-1, "  ")...)
+	lines = append(lines, wrapWords("", strings.Fields("labrun: serving on "+url+" until Ctrl-C; try:"), width-1, "  ")...)
+	lines = append(lines, "  curl -s '"+url+"/trickle?bytes=5&every=200ms'")
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // widestLine returns the columns of the longest line of s.
 func widestLine(s string) int {
 	n := 0
@@ -49,8 +59,7 @@ func widestLine(s string) int {
 	return n
 }
 
-// requestLogger writes labrun serve's line per request (requestLine) to w, each whole, cut
-// to width columns when width is known, so that a terminal shows one line per request.
+// requestLogger writes labrun serve's line per request or call to w, cut to width columns.
 type requestLogger struct {
 	mu    sync.Mutex // guards writes to w: requests end on goroutines of their own
 	w     io.Writer
@@ -58,8 +67,12 @@ type requestLogger struct {
 }
 
 // done is the fakesrv.WithOnDone hook.
-func (l *requestLogger) done(r fakesrv.Request) {
-	line := requestLine(r)
+func (l *requestLogger) done(r fakesrv.Request) { l.line(requestLine(r)) }
+
+// call is the grpcsrv.WithOnDone hook.
+func (l *requestLogger) call(c grpcsrv.Call) { l.line(callLine(c)) }
+
+func (l *requestLogger) line(line string) {
 	if l.width > 1 && utf8.RuneCountInString(line) > l.width-1 {
 		line = string([]rune(line)[:l.width-2]) + "…"
 	}
@@ -92,8 +105,40 @@ func proxyText(r fakesrv.Request) string {
 	return s
 }
 
-// maxLoggedPath is the most runes of a path a request's line shows: a client may send a
-// path of megabytes, which a log line has no use for.
+// callLine is requestLine for a gRPC call: "20:41:03.512 /labrun.Fault/Call call 7 · fault
+// hang, grpc-timeout 1S · Canceled · the caller left at 1000 ms".
+func callLine(c grpcsrv.Call) string {
+	head := clip(printable(c.Method), maxLoggedPath)
+	if c.ID != "" {
+		head += " call " + clip(printable(c.ID), maxLoggedID)
+	}
+	asked := "no fault"
+	if c.Fault != "" {
+		asked = "fault " + clip(printable(c.Fault), maxLoggedPath)
+	}
+	if c.Timeout != "" {
+		asked += ", grpc-timeout " + clip(printable(c.Timeout), maxLoggedID)
+	}
+	did := c.Code
+	if c.Messages > 0 {
+		did += fmt.Sprintf(", %d messages sent", c.Messages)
+	}
+	if c.Executed {
+		did += ", work done (charged)"
+	}
+	end := "done at " + msText(c.Done.Sub(c.Arrived))
+	switch {
+	case c.CtxErr == "DeadlineExceeded":
+		end = "its grpc-timeout ran out at " + msText(c.CtxEnd.Sub(c.Arrived))
+	case c.CtxErr != "":
+		end = "the caller left at " + msText(c.CtxEnd.Sub(c.Arrived))
+	}
+	return fmt.Sprintf("%s %s · %s · %s · %s", c.Arrived.Format("15:04:05.000"), head, asked, did, end)
+}
+
+const maxLoggedID = 40 // runes of a call id or a grpc-timeout in a call's line
+
+// maxLoggedPath is the most runes of a path a request's line shows (a path may be megabytes).
 const maxLoggedPath = 160
 
 // clip cuts s to n runes, ending in "…" when it was cut.
@@ -133,7 +178,23 @@ func faultText(r fakesrv.Request) string {
 	case r.Duplicate:
 		s = "a duplicate, not reserved again; " + s
 	}
-	return s
+	return seededText(r) + s
+}
+
+// seededText names a seeded request's number and what its seed drew: "#17 of seed 7 fails
+// (reset); ", "#3 of seed 7, drew 93 ms; ".
+func seededText(r fakesrv.Request) string {
+	if r.SeedNo == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("#%d of seed %d", r.SeedNo, r.Behaviour.Seed)
+	if r.Failed != "" {
+		s += " fails (" + r.Failed + ")"
+	}
+	if r.Behaviour.DelayDist != "" {
+		s += ", drew " + msText(r.Drawn)
+	}
+	return s + "; "
 }
 
 // leftText says how the exchange ended: "done at 4001 ms" or "client left at 1000 ms".
@@ -149,8 +210,7 @@ func msText(d time.Duration) string {
 	return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
 }
 
-// printable replaces what a terminal would act on (control characters, escapes) with "?":
-// a request's path is the client's text.
+// printable replaces what a terminal would act on (controls, escapes) with "?".
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r) {

@@ -31,10 +31,12 @@ var proxyNotes = map[string]string{
 
 // proxyHelp is what serve --upstream prints on stderr under its banner.
 const proxyHelp = `fault rules (--fault, or POST /labrun/faults): METHOD PATH KEY=VALUE ...  (METHOD * for any; PATH ending in * for a prefix)
-  delay=DUR             the upstream's answer held back DUR
+  delay=DUR|delay-dist=DIST  the upstream's answer held back
   stall=1 [max=DUR]     forwarded, then no answer until the client leaves (or max)
-  fail=close|reset      forwarded, then the connection closed (FIN) or reset (RST) unanswered; fail-on=N: the N-th request of a connection only
-  every=DUR             the upstream's body relayed one byte every DUR
+  fail=close|reset|stall  forwarded, then the connection closed (FIN) or reset (RST) unanswered, or stalled
+  fail=CODE             answered CODE, not forwarded; fail-on=N: the N-th request of a connection only
+  fail-rate=R seed=N    that share of the requests fails as fail says, by the seed's numbers
+  every=DUR|bandwidth=N the upstream's body relayed a byte every DUR, or N bytes a second
   status=CODE [delay=]  answered CODE, not forwarded
 control: GET /labrun/stats, POST /labrun/stats/reset, GET|POST|DELETE /labrun/faults (applies to connections already open)
 `

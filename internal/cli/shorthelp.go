@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/labrun/labrun/experiments"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -49,12 +50,25 @@ func wantsShortHelp(app *cli.App, args []string) (string, bool) {
 	return "", false
 }
 
-// writeShortHelp writes command c's help on one screen of width columns.
+const shortHelpLines = 23 // a 24-line screen less the prompt's
+
+// writeShortHelp writes command c's help on one screen of width columns, each flag's
+// description in two lines, or one where two do not fit.
 func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 	if width <= 0 {
 		width = helpWidth
 	}
-	limit := width - 1
+	var lines []string
+	for _, usageLines := range []int{2, 1} {
+		if lines = shortHelp(c, width-1, usageLines); len(lines) <= shortHelpLines {
+			break
+		}
+	}
+	io.WriteString(w, strings.Join(lines, "\n")+"\n")
+}
+
+// shortHelp is command c's short help within limit columns.
+func shortHelp(c *cli.Command, limit, usageLines int) []string {
 	var lines []string
 	add := func(s, indent string) {
 		lines = append(lines, wrapWords(indent, strings.Fields(s), limit, indent+"  ")...)
@@ -66,7 +80,8 @@ func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 		usage += " " + c.ArgsUsage
 	}
 	add("Usage: "+usage, "")
-	if fs := mattering(c); len(fs) > 0 {
+	ex := helpExamples(c.Description, limit-2)
+	if fs := mattering(c, ex); len(fs) > 0 {
 		lines = append(lines, "", "Options that matter most:")
 		for _, f := range fs {
 			name := "--" + f.Names()[0]
@@ -77,11 +92,11 @@ func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 			if df, ok := f.(cli.DocGenerationFlag); ok {
 				usage = df.GetUsage()
 			}
-			usage = cutTo(usage, limit-4)
-			lines = append(lines, cutTo("  "+name, limit), "    "+usage)
+			lines = append(lines, cutTo("  "+name, limit))
+			lines = append(lines, wrapCut("    ", usage, limit, usageLines)...)
 		}
 	}
-	if ex := helpExamples(c.Description, limit-2); len(ex) > 0 {
+	if len(ex) > 0 {
 		lines = append(lines, "", "Examples:")
 		for _, e := range ex {
 			lines = append(lines, "  "+e)
@@ -89,6 +104,62 @@ func writeShortHelp(w io.Writer, c *cli.Command, width int) {
 	}
 	lines = append(lines, "")
 	add("Every option: labrun "+c.Name+" --help · the manual: "+docsPage(c.Name), "")
+	return lines
+}
+
+// wrapCut wraps s into at most n lines of limit columns after indent, cut at a word with "…".
+func wrapCut(indent, s string, limit, n int) []string {
+	lines := wrapWords(indent, strings.Fields(s), limit, indent)
+	if len(lines) <= n {
+		return lines
+	}
+	words := strings.Fields(strings.TrimPrefix(lines[n-1], indent))
+	for len(words) > 1 && utf8.RuneCountInString(indent+strings.Join(words, " ")+" …") > limit {
+		words = words[:len(words)-1]
+	}
+	last := strings.TrimRight(strings.Join(words, " "), ",;:(")
+	return append(lines[:n-1:n-1], indent+last+" …")
+}
+
+// writeShortAppHelp writes labrun's own help on one screen of width columns.
+func writeShortAppHelp(w io.Writer, app *cli.App, exps []experiments.Experiment, width int) {
+	if width <= 0 {
+		width = helpWidth
+	}
+	limit := width - 1
+	var lines []string
+	add := func(s, indent string) {
+		lines = append(lines, wrapWords(indent, strings.Fields(s), limit, indent+"  ")...)
+	}
+	add("labrun: "+app.Usage, "")
+	lines = append(lines, "", "Usage: labrun COMMAND [options]")
+	for _, ex := range strings.SplitN(app.UsageText, "\n", 3)[:2] {
+		lines = append(lines, cutTo("  "+ex, limit))
+	}
+	isExp := map[string]bool{}
+	var names []string
+	for _, e := range exps {
+		isExp[e.Info().Name] = true
+		names = append(names, strings.Join(app.Command(e.Info().Name).Names(), "\x1f"))
+	}
+	lines = append(lines, "", "Experiments (labrun list: what each shows and how long it takes):")
+	for _, l := range wrapWords("  ", strings.Fields(strings.Join(names, ", ")), limit, "  ") {
+		lines = append(lines, strings.ReplaceAll(l, "\x1f", " ")) // a name and its alias on one line
+	}
+	lines = append(lines, "", "Other commands:")
+	col := 0
+	for _, c := range app.Commands {
+		if !c.Hidden && !isExp[c.Name] {
+			col = max(col, len(c.Name))
+		}
+	}
+	for _, c := range app.Commands {
+		if !c.Hidden && !isExp[c.Name] {
+			lines = append(lines, wrapCut(fmt.Sprintf("  %-*s  ", col, c.Name), c.Usage, limit, 1)...)
+		}
+	}
+	lines = append(lines, "")
+	add("One command: labrun CMD -h · every command and option: labrun help --all", "")
 	io.WriteString(w, strings.Join(lines, "\n")+"\n")
 }
 
@@ -111,29 +182,30 @@ var keyFlags = map[string][]string{
 	"probe": {"expect", "only", "read-timeout", "format"},
 }
 
-// mattering returns the flags the short help of c shows: its own visible ones first, in
-// their order, then the shared ones that matter to a first run (--format, --repeat, --out),
-// at most shortHelpFlags.
-func mattering(c *cli.Command) []cli.Flag {
-	var out []cli.Flag
+// mattering returns the flags c's short help shows, at most shortHelpFlags: those its
+// examples use, its key ones, its own, then --format, --repeat, --out.
+func mattering(c *cli.Command, examples []string) []cli.Flag {
+	var names []string
+	for _, e := range examples {
+		for _, word := range strings.Fields(e) {
+			if word == "--" {
+				break
+			}
+			if name, ok := strings.CutPrefix(word, "--"); ok {
+				names = append(names, strings.SplitN(name, "=", 2)[0])
+			}
+		}
+	}
+	names = append(names, keyFlags[c.Name]...)
 	visible := c.VisibleFlags()
-	for _, name := range keyFlags[c.Name] {
-		for _, f := range visible {
-			if f.Names()[0] == name {
-				out = append(out, f)
-			}
-		}
-	}
 	for _, f := range splitFlags(visible, false) {
-		if len(out) < shortHelpFlags {
-			out = append(out, f)
-		}
+		names = append(names, f.Names()[0])
 	}
-	for _, name := range []string{"format", "repeat", "out"} {
-		for _, f := range visible {
-			if f.Names()[0] == name && len(out) < shortHelpFlags && !containsFlag(out, name) {
-				out = append(out, f)
-			}
+	names = append(names, "format", "repeat", "out")
+	var out []cli.Flag
+	for _, name := range names {
+		if f := flagNamed(visible, name); f != nil && len(out) < shortHelpFlags && !containsFlag(out, name) {
+			out = append(out, f)
 		}
 	}
 	return out
@@ -208,12 +280,12 @@ func didYouMean(s string, candidates []string, prefix string) string {
 	return ""
 }
 
-// commandNames are the names of app's visible commands.
+// commandNames are the names and aliases of app's visible commands.
 func commandNames(app *cli.App) []string {
 	var out []string
 	for _, c := range app.Commands {
 		if !c.Hidden {
-			out = append(out, c.Name)
+			out = append(out, c.Names()...)
 		}
 	}
 	return out

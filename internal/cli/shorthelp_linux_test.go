@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,14 +39,78 @@ func TestShortHelpOneScreen(t *testing.T) {
 	}
 }
 
+// TestShortAppHelpOneScreen: bare labrun, labrun -h and labrun help fit 80x24 with the usage
+// at the top, every command named, and a pointer to the full list.
+func TestShortAppHelpOneScreen(t *testing.T) {
+	app := newApp(nil, nil, terminals{}, experiments.All())
+	for _, args := range [][]string{{}, {"-h"}, {"help"}} {
+		for _, cols := range []int{80, 120} {
+			lines := screenLines(t, cols, experiments.All(), args...)
+			text := strings.Join(lines, "\n")
+			if len(lines) > 24 {
+				t.Errorf("%v at %d columns: %d lines:\n%s", args, cols, len(lines), text)
+			}
+			checkScreen(t, cols, lines)
+			if !strings.HasPrefix(lines[0], "labrun: ") || !strings.Contains(text, "\nUsage: labrun COMMAND") || !strings.Contains(text, "labrun help --all") {
+				t.Errorf("%v at %d columns: no name, usage or pointer to help --all:\n%s", args, cols, text)
+			}
+			for _, c := range app.Commands {
+				for _, name := range c.Names() {
+					if !c.Hidden && !strings.Contains(text, name) {
+						t.Errorf("%v at %d columns: %s not named:\n%s", args, cols, name, text)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestShortHelpCutsAtWords: a description cut to fit ends at a whole word with "…", and a
+// command's short help shows the flags its examples use (predict: --read-timeout, --bytes,
+// --every) and no reference to a list it does not show.
+func TestShortHelpCutsAtWords(t *testing.T) {
+	words := regexp.MustCompile(`\S…`)
+	for _, c := range newApp(nil, nil, terminals{}, experiments.All()).Commands {
+		if c.Hidden {
+			continue
+		}
+		text := runArgs(t, t.Context(), experiments.All(), false, c.Name, "-h").stdout
+		if words.MatchString(text) {
+			t.Errorf("%s -h: a description cut inside a word:\n%s", c.Name, text)
+		}
+		if strings.Contains(text, "listed above") {
+			t.Errorf("%s -h: refers to a list above that -h does not show:\n%s", c.Name, text)
+		}
+		var used []string // the flags its examples use, the first shortHelpFlags of them
+		for _, ex := range helpExamples(c.Description, 78) {
+			for _, w := range strings.Fields(strings.SplitN(ex, " -- ", 2)[0]) {
+				if flag, ok := strings.CutPrefix(w, "--"); ok && len(used) < shortHelpFlags {
+					used = append(used, flag)
+				}
+			}
+		}
+		for _, flag := range used {
+			if !strings.Contains(text, "\n  --"+flag+" ") && !strings.Contains(text, "\n  --"+flag+"\n") {
+				t.Errorf("%s -h: its example uses --%s, which it does not list:\n%s", c.Name, flag, text)
+			}
+		}
+	}
+	if got := wrapCut("    ", "client profile: hc5, okhttp, go, okhttp@3.2, urlconnection", 40, 1); len(got) != 1 || got[0] != "    client profile: hc5, okhttp, go …" {
+		t.Errorf("wrapCut: got %q", got)
+	}
+}
+
 // TestHelpCommandAndSuggestions: labrun help [CMD] works, and a slip of the keyboard in a
 // command's name gets a suggestion.
 func TestHelpCommandAndSuggestions(t *testing.T) {
 	if o := runArgs(t, t.Context(), experiments.All(), false, "help", "exp-a"); o.code != exitPass || !strings.Contains(o.stdout, "exp-a") {
 		t.Errorf("help exp-a: exit %d, stdout %q", o.code, o.stdout)
 	}
-	if o := runArgs(t, t.Context(), experiments.All(), false, "help"); o.code != exitPass || !strings.Contains(o.stdout, "COMMANDS") {
+	if o := runArgs(t, t.Context(), experiments.All(), false, "help"); o.code != exitPass || !strings.Contains(o.stdout, "labrun help --all") {
 		t.Errorf("help: exit %d", o.code)
+	}
+	if o := runArgs(t, t.Context(), experiments.All(), false, "help", "--all"); o.code != exitPass || !strings.Contains(o.stdout, "COMMANDS") {
+		t.Errorf("help --all: exit %d", o.code)
 	}
 	tests := []struct {
 		args []string

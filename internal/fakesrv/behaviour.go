@@ -43,6 +43,14 @@ type Behaviour struct {
 	// Idempotent makes a repeat of a reserved Order answer the first result, not before the first
 	// answer's time, without reserving again (WithIdempotent: every request).
 	Idempotent bool
+	// FailRate fails that share of the requests of Seed, as Fail says (seeded.go); DelayDist
+	// draws their delay instead of Delay (dist.Parse's form). Query keys "fail-rate", "seed",
+	// "delay-dist"; Seed is 0 unless one of the two is set.
+	FailRate  float64
+	Seed      uint64
+	DelayDist string
+	// Bandwidth sends the body at this many bytes per second (query key "bandwidth").
+	Bandwidth int
 }
 
 // Path returns the path and query that ask for b, for example "/reserve?delay=500ms&order=42".
@@ -73,6 +81,18 @@ func (b Behaviour) Path() string {
 	if b.FailOn != 0 {
 		q.Set("fail-on", strconv.Itoa(b.FailOn))
 	}
+	if b.FailRate != 0 {
+		q.Set("fail-rate", strconv.FormatFloat(b.FailRate, 'g', -1, 64))
+	}
+	if b.Seeded() {
+		q.Set("seed", strconv.FormatUint(b.Seed, 10))
+	}
+	if b.DelayDist != "" {
+		q.Set("delay-dist", b.DelayDist)
+	}
+	if b.Bandwidth != 0 {
+		q.Set("bandwidth", strconv.Itoa(b.Bandwidth))
+	}
 
 	var path string
 	switch {
@@ -102,8 +122,9 @@ const (
 )
 
 // ParseBehaviour reads a Behaviour from a path and query (keys delay, stall, max, bytes,
-// every, order, idempotent, fail, fail-on; "/stall" implies stall). Empty values count as
-// absent, unknown keys are ignored, and the error names the offending parameter.
+// every, order, idempotent, fail, fail-on, fail-rate, seed, delay-dist, bandwidth; "/stall"
+// implies stall). Empty values count as absent, unknown keys are ignored, and the error names
+// the offending parameter.
 func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	var b Behaviour
 	var err error
@@ -128,10 +149,8 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	if b.Idempotent, err = parseBool(q, "idempotent"); err != nil {
 		return Behaviour{}, err
 	}
-	switch b.Fail = q.Get("fail"); b.Fail {
-	case "", FailClose, FailReset:
-	default:
-		return Behaviour{}, fmt.Errorf("fail: unknown mode %q, want %s or %s", b.Fail, FailClose, FailReset)
+	if b.Fail = q.Get("fail"); checkFail(b.Fail) != nil {
+		return Behaviour{}, checkFail(b.Fail)
 	}
 	if s := q.Get("fail-on"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 16)
@@ -143,6 +162,12 @@ func ParseBehaviour(path string, q url.Values) (Behaviour, error) {
 	b.Order = q.Get("order")
 	if len(b.Order) > MaxOrderLen {
 		return Behaviour{}, fmt.Errorf("order must be at most %d bytes, got %d", MaxOrderLen, len(b.Order))
+	}
+	if err := parseSeeded(&b, q); err != nil {
+		return Behaviour{}, err
+	}
+	if err := parseBandwidth(&b, q); err != nil {
+		return Behaviour{}, err
 	}
 	return b, nil
 }

@@ -42,13 +42,18 @@ func (x *exchange) behaviour() bool {
 		x.rec.Budget = budget
 	}
 	x.publish()
-	if x.rec.Budget >= 0 && x.rec.Budget < b.Delay {
+	fail, answered, complete := x.draw(&b)
+	if answered {
+		return complete
+	}
+	delay := x.delayOf(b)
+	if x.rec.Budget >= 0 && x.rec.Budget < delay {
 		// The work would outlast the caller's budget, so none of it is done.
 		x.rec.Rejected = true
-		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+b.Delay.String())
+		return x.text(http.StatusServiceUnavailable, "budget "+x.rec.Budget.String()+" is shorter than the work, "+delay.String())
 	}
 
-	answerAt := x.rec.Arrived.Add(x.capped("delay", b.Delay))
+	answerAt := x.rec.Arrived.Add(x.capped("delay", delay))
 	if b.Order != "" {
 		at, ok := x.commit(b, answerAt)
 		if !ok {
@@ -57,13 +62,8 @@ func (x *exchange) behaviour() bool {
 		}
 		answerAt = at
 	}
-	if b.Fail != "" && (b.FailOn == 0 || b.FailOn == x.rec.ConnSeq) {
-		x.rec.Failed = b.Fail
-		x.publish()
-		if b.Fail == FailReset {
-			return x.reset()
-		}
-		return x.closeAfterRead()
+	if fail {
+		return x.failNow(b)
 	}
 	if b.Stall {
 		return x.stall(b)
@@ -106,6 +106,9 @@ func (x *exchange) reservation(b Behaviour) bool {
 		kind = "duplicate"
 	}
 	x.w.Header().Set("X-Reservation", kind)
+	if b.Bandwidth > 0 {
+		return x.paced(b, body)
+	}
 	return x.head(http.StatusOK, len(body)) && x.body(body)
 }
 
@@ -126,6 +129,9 @@ func (x *exchange) stall(b Behaviour) bool {
 }
 
 func (x *exchange) answer(b Behaviour) bool {
+	if b.Bandwidth > 0 {
+		return x.paced(b, bytes.Repeat([]byte{'x'}, b.Bytes))
+	}
 	if b.Every <= 0 {
 		return x.head(http.StatusOK, b.Bytes) && x.body(bytes.Repeat([]byte{'x'}, b.Bytes))
 	}

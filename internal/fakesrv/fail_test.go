@@ -74,7 +74,7 @@ func TestParseFail(t *testing.T) {
 	}{
 		{"fail=close", Behaviour{Fail: FailClose}, ""},
 		{"fail=reset&fail-on=3", Behaviour{Fail: FailReset, FailOn: 3}, ""},
-		{"fail=explode", Behaviour{}, `fail: unknown mode "explode", want close or reset`},
+		{"fail=explode", Behaviour{}, `fail: unknown mode "explode", want close, reset, stall or a status from 400 to 599`},
 		{"fail=close&fail-on=0", Behaviour{}, `fail-on must be a whole number between 1 and 65535, got "0"`},
 		{"fail=close&fail-on=-1", Behaviour{}, `fail-on must be a whole number between 1 and 65535, got "-1"`},
 	}

@@ -98,12 +98,12 @@ func ParseFaultRule(line string) (FaultRule, error) {
 		if r.Status, err = pathNumber(q.Get("status"), "", "status", 200, maxStatus); err != nil {
 			return FaultRule{}, fmt.Errorf("fault rule %q: %w", line, err)
 		}
-		if b.Stall || b.Fail != "" || b.Every > 0 {
+		if b.Stall || b.Fail != "" || b.Every > 0 || b.Bandwidth > 0 || b.DelayDist != "" {
 			return FaultRule{}, fmt.Errorf("fault rule %q: status answers alone; it takes only delay", line)
 		}
 	}
-	if b.Stall && (b.Fail != "" || b.Every > 0) {
-		return FaultRule{}, fmt.Errorf("fault rule %q: stall never answers; it takes no fail or every", line)
+	if b.Stall && (b.Fail != "" || b.Every > 0 || b.Bandwidth > 0) {
+		return FaultRule{}, fmt.Errorf("fault rule %q: stall never answers; it takes no fail, every or bandwidth", line)
 	}
 	if b.FailOn > 0 && b.Fail == "" {
 		return FaultRule{}, fmt.Errorf("fault rule %q: fail-on needs fail", line)
@@ -148,11 +148,6 @@ func checkFaultRules(rules []FaultRule) error {
 		}
 	}
 	return nil
-}
-
-// failsNow reports whether b fails the seq-th request of its connection.
-func (b Behaviour) failsNow(seq int) bool {
-	return b.Fail != "" && (b.FailOn == 0 || b.FailOn == seq)
 }
 
 // statusText: "503 Service Unavailable".

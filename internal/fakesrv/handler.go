@@ -265,5 +265,7 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	if w, ok := c.(*watchedConn); ok {
 		w.attach(s.connLog, id)
 	}
-	return context.WithValue(ctx, connKey{}, &connInfo{id: id})
+	info := &connInfo{id: id}
+	s.silent.track(c, info)
+	return context.WithValue(ctx, connKey{}, info)
 }

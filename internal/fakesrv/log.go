@@ -41,8 +41,12 @@ type Request struct {
 	// Conn numbers the request's connection in accept order, ConnSeq the request on it (an
 	// HTTP/2 stream counts); both 0 under another server (Handler).
 	Conn, ConnSeq int
-	// Failed is the Behaviour.Fail carried out, "" for none.
+	// Failed is the Behaviour.Fail or the body cut (close, reset) carried out, "" for none.
 	Failed string
+	// SeedNo numbers a seeded request under its Behaviour.Seed (1, 2, ...), 0 for none;
+	// Drawn is its delay drawn from Behaviour.DelayDist.
+	SeedNo int
+	Drawn  time.Duration
 	// Fault is the text of the proxy's fault rule the request matched (WithUpstream), "" for none.
 	Fault string
 	// Forwarded: a proxy sent the request upstream; Upstream is the upstream's status, 0 if

@@ -207,17 +207,28 @@ func (x *exchange) forward() bool {
 	b := rule.Behaviour
 	x.rec.Behaviour, x.rec.Fault = b, rule.Text
 	x.publish()
+	fail, answered, complete := x.draw(&b)
+	if answered {
+		return complete
+	}
+	x.rec.Behaviour = b
+	if fail && b.Fail != FailClose && b.Fail != FailReset && b.Fail != FailStall {
+		if err := x.drain(); err != nil {
+			return x.proxyStop(x.bodyFailed(err))
+		}
+		return x.failNow(b) // a status: answered, not forwarded
+	}
 	if faulted && rule.Status != 0 {
 		if err := x.drain(); err != nil {
 			return x.proxyStop(x.bodyFailed(err))
 		}
-		if !x.waitUntil(x.rec.Arrived.Add(x.capped("delay", b.Delay))) {
+		if !x.waitUntil(x.rec.Arrived.Add(x.capped("delay", x.delayOf(b)))) {
 			return x.proxyStop(x.stop())
 		}
 		return x.text(rule.Status, "labrun fault: status "+statusText(rule.Status))
 	}
 
-	delay := x.capped("delay", b.Delay)
+	delay := x.capped("delay", x.delayOf(b))
 	// A client that leaves before the upstream's head cancels the upstream request; after it,
 	// the answer is read to its end, so the upstream's connection ends as it would in a pool.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(x.r.Context()), x.rec.Arrived.Add(delay+x.s.opts.maxDuration))
@@ -236,19 +247,14 @@ func (x *exchange) forward() bool {
 	x.rec.Upstream, x.rec.UpstreamAt = resp.StatusCode, time.Now()
 	x.publish()
 	switch {
-	case b.failsNow(x.rec.ConnSeq):
-		x.rec.Failed = b.Fail
-		x.publish()
-		if b.Fail == FailReset {
-			return x.reset()
-		}
-		return x.closeAfterRead()
+	case fail:
+		return x.proxyStop(x.failNow(b))
 	case b.Stall:
 		return x.proxyStop(x.stall(b))
 	case !x.waitUntil(x.rec.UpstreamAt.Add(delay)):
 		return x.proxyStop(x.stop())
 	}
-	return x.proxyStop(x.relay(resp, b.Every))
+	return x.proxyStop(x.relay(resp, b))
 }
 
 // discard reads what is left of an upstream body, at most maxDiscard for at most a second,
@@ -309,10 +315,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// relay sends the upstream's answer: its head, then its body as it comes, or a byte every
-// DUR when every > 0; its trailers after. An upstream body that ends short ends the exchange
-// without completing it.
-func (x *exchange) relay(resp *http.Response, every time.Duration) bool {
+// relay sends the upstream's answer: its head, then its body as it comes, a byte every
+// b.Every, or at b.Bandwidth bytes per second from the head; its trailers after. An upstream
+// body that ends short ends the exchange without completing it.
+func (x *exchange) relay(resp *http.Response, b Behaviour) bool {
+	every := b.Every
 	h := x.w.Header()
 	maps.Copy(h, endToEnd(resp.Header))
 	for k := range resp.Trailer {
@@ -328,11 +335,20 @@ func (x *exchange) relay(resp *http.Response, every time.Duration) bool {
 	x.rec.Status, x.rec.HeadSent = resp.StatusCode, time.Now()
 	x.publish()
 	buf := make([]byte, 32<<10)
-	if every > 0 {
+	switch {
+	case every > 0:
 		buf = buf[:1]
+	case b.Bandwidth > 0:
+		buf = buf[:max(1, min(len(buf), b.Bandwidth/50))] // about 50 writes a second
 	}
+	sent := 0
 	for k := 1; ; k++ {
 		n, err := resp.Body.Read(buf)
+		sent += n
+		due := x.rec.HeadSent.Add(time.Duration(float64(sent) / float64(max(1, b.Bandwidth)) * float64(time.Second)))
+		if b.Bandwidth > 0 && n > 0 && !x.waitUntil(due) {
+			return x.stop()
+		}
 		if n > 0 && !x.body(buf[:n]) {
 			return false
 		}

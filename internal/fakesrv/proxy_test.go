@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/labrun/labrun/internal/dist"
 )
 
 // newProxy starts a proxy in front of a real server whose handler is h, with rules.
@@ -152,6 +155,50 @@ func TestProxyFaults(t *testing.T) {
 	// /status is not forwarded; the reset, the close and the rest are, after the upstream answered.
 	if st.Forwarded != 6 || st.Faulted["POST /second fail=reset fail-on=2"] != 2 || st.Faulted["POST /status status=503 delay=100ms"] != 1 {
 		t.Errorf("got %+v, want 6 forwarded, the rules counted", st)
+	}
+}
+
+// TestProxySeededFailures: a seeded rule fails the request numbers dist.Failing names in
+// advance: a status answered without forwarding, the others forwarded.
+func TestProxySeededFailures(t *testing.T) {
+	const n = 40
+	s := newProxyServer(t, hello, false, "POST /items fail-rate=0.25 fail=503 seed=7")
+	c, _ := newClient(t)
+	var got []int
+	for i := 1; i <= n; i++ {
+		resp, err := c.Post(s.URL+"/items", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			got = append(got, i)
+		}
+	}
+	want := dist.Failing(7, 0.25, n)
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("failed requests %v, want %v", got, want)
+	}
+	if st := s.ProxyStats(); st.Forwarded != n-len(want) {
+		t.Errorf("forwarded %d, want %d: a failure by status is not forwarded", st.Forwarded, n-len(want))
+	}
+}
+
+// TestProxyBandwidth: bandwidth=N relays the upstream's body at N bytes a second.
+func TestProxyBandwidth(t *testing.T) {
+	big := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(make([]byte, 2000)) })
+	s := newProxyServer(t, big, false, "GET /big bandwidth=4000")
+	c, _ := newClient(t)
+	start := time.Now()
+	resp, err := c.Get(s.URL + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if took := time.Since(start); err != nil || len(body) != 2000 || took < 500*time.Millisecond-CoarseTick || took > 500*time.Millisecond+slack {
+		t.Errorf("got %d bytes after %v (%v), want 2000 after 500 ms", len(body), took, err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,8 @@ func TestWithAddrRefusesRemote(t *testing.T) {
 		{"example.com:0", "fakesrv: refusing to listen on example.com:0: not a loopback address (allow it with WithAllowRemote)"},
 		{"localhost.example.com:0", "fakesrv: refusing to listen on localhost.example.com:0: not a loopback address (allow it with WithAllowRemote)"},
 		{"127.0.0.1", "fakesrv: listen address: address 127.0.0.1: missing port in address"},
+		{"127.0.0.1:99999", "fakesrv: listen address: address 99999: invalid port"},
+		{"127.0.0.1:-1", "fakesrv: listen address: address -1: invalid port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
@@ -190,6 +193,55 @@ func TestShutdownContextExpires(t *testing.T) {
 	}
 	tr.CloseIdleConnections()
 	goleak.VerifyNone(t)
+}
+
+// TestShutdownClosesSilentConnections: a connection that sent nothing holds no request, and
+// Shutdown closes it at once on every protocol (net/http alone waits 5 s, or ctx's end, for
+// one); over h2c a stream in flight on another connection still completes.
+func TestShutdownClosesSilentConnections(t *testing.T) {
+	for _, p := range []Protocol{HTTP1, HTTP1TLS, H2C, HTTP2} {
+		t.Run(string(p), func(t *testing.T) {
+			s := newServer(t, WithProtocol(p))
+			nc, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimPrefix(s.URL, "http://"), "https://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			waitFor(t, "the connection to be accepted", func() bool { return s.ConnsOpen() == 1 })
+			var inFlight chan error
+			if p == H2C {
+				var h2c http.Protocols
+				h2c.SetUnencryptedHTTP2(true)
+				tr := &http.Transport{Protocols: &h2c}
+				t.Cleanup(tr.CloseIdleConnections)
+				inFlight = make(chan error, 1)
+				go func() {
+					resp, body, err := fetch(context.Background(), &http.Client{Transport: tr}, s, "GET", "/delay?delay=300ms&bytes=3", "")
+					if err == nil && (resp.StatusCode != http.StatusOK || body != "xxx") {
+						err = fmt.Errorf("got %d %q", resp.StatusCode, body)
+					}
+					inFlight <- err
+				}()
+				waitFor(t, "the request to arrive", func() bool { return len(s.Requests()) == 1 })
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			err = s.Shutdown(ctx)
+			if took := time.Since(start); err != nil || took > time.Second {
+				t.Errorf("Shutdown: got %v after %v, want nil within 1s", err, took)
+			}
+			if inFlight != nil {
+				if err := <-inFlight; err != nil {
+					t.Errorf("the stream in flight: %v, want 200 xxx", err)
+				}
+			}
+			nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if _, err := nc.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("the silent connection: read got %v, want it closed", err)
+			}
+		})
+	}
 }
 
 func TestShutdownAfterClose(t *testing.T) {

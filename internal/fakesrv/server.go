@@ -52,6 +52,7 @@ type Server struct {
 	log     *requestLog
 	ledger  *ledger
 	convs   *conversations
+	seeds   *seedCounts
 	conns   connCounts
 	connLog *connLog
 
@@ -61,6 +62,7 @@ type Server struct {
 	serveDone chan struct{}  // closed when srv.Serve has returned
 	connWG    sync.WaitGroup // one per connection from StateNew to StateClosed/StateHijacked
 	connIDs   atomic.Int64   // the connections numbered so far (never reset: Request.Conn)
+	silent    silentConns    // the connections no request came over yet, closed by Shutdown
 	handlers  sync.WaitGroup // one per running handler
 	running   atomic.Int64   // the handlers running, for Shutdown's verdict
 	closeOnce sync.Once
@@ -109,6 +111,7 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		log:       newRequestLog(o.logLimit, o.logBytes),
 		ledger:    newLedger(o.maxOrders),
 		convs:     newConversations(o.maxOrders),
+		seeds:     newSeedCounts(),
 		connLog:   &connLog{entries: boundlog.New[*Conn](o.logLimit, 0)},
 		serveDone: make(chan struct{}),
 	}
@@ -191,7 +194,10 @@ func (e *AddrError) Unwrap() error { return e.Err }
 
 // checkAddr checks that addr is "host:port" with a loopback host, unless allowRemote.
 func checkAddr(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
 	if err != nil {
 		return &AddrError{Addr: addr, Err: err}
 	}
@@ -306,11 +312,12 @@ func (s *Server) Close() {
 	})
 }
 
-// Shutdown closes the listener and idle connections and lets requests in flight complete,
-// then releases everything as Close does. When ctx ends first, it cancels what is left as
-// Close does and returns an error wrapping ctx.Err(), unless no request was in flight (a
-// connection that sent nothing). It may be called with or after Close.
+// Shutdown closes the listener, idle connections and those no request came over, and lets
+// requests in flight complete, then releases everything as Close does. When ctx ends first,
+// it cancels what is left as Close does and returns an error wrapping ctx.Err(), unless no
+// request was in flight. It may be called with or after Close.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.silent.closeAll()
 	err := s.srv.Shutdown(ctx)
 	busy := s.running.Load() > 0 // net/http waits for a connection that sent nothing too
 	s.Close()
@@ -332,14 +339,64 @@ func (s *Server) enter() bool {
 }
 
 // connState counts connections and tracks their goroutines for Close.
-func (s *Server) connState(_ net.Conn, state http.ConnState) {
+func (s *Server) connState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		s.connWG.Add(1)
 		s.conns.accepted.Add(1)
 		s.conns.open.Add(1)
+		s.silent.arrived(c)
 	case http.StateClosed, http.StateHijacked:
 		s.conns.open.Add(-1)
 		s.connWG.Done()
+		s.silent.forget(c)
+	default:
+		s.silent.forget(c)
+	}
+}
+
+// silentConns are the connections in StateNew, which net/http's Shutdown waits 5 s for.
+// An HTTP/2 connection stays there for the hooks: its requests tell it apart.
+type silentConns struct {
+	mu      sync.Mutex // guards closing and conns
+	closing bool
+	conns   map[net.Conn]*connInfo
+}
+
+// track is called by ConnContext, before c's StateNew.
+func (t *silentConns) track(c net.Conn, info *connInfo) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conns == nil {
+		t.conns = map[net.Conn]*connInfo{}
+	}
+	t.conns[c] = info
+}
+
+// arrived closes c if shutdown began: it has sent no request yet.
+func (t *silentConns) arrived(c net.Conn) {
+	t.mu.Lock()
+	closing := t.closing
+	t.mu.Unlock()
+	if closing {
+		c.Close()
+	}
+}
+
+func (t *silentConns) forget(c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.conns, c)
+}
+
+// closeAll closes the connections no request came over, and those that arrive later.
+func (t *silentConns) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closing = true
+	for c, info := range t.conns {
+		if info.requests.Load() == 0 {
+			c.Close()
+		}
 	}
 }

@@ -16,6 +16,8 @@ type Stats struct {
 	TotalReservations   int            `json:"total_reservations"`
 	ConnectionsAccepted int            `json:"connections_accepted"`
 	ConnectionsOpen     int            `json:"connections_open"`
+	// Seeds counts the seeded requests per seed, with the numbers that failed.
+	Seeds map[string]SeedStats `json:"seeds"`
 	// Dropped counts what the bounds dropped, so a bounded count never passes for a complete one.
 	Dropped Dropped `json:"dropped"`
 }
@@ -25,19 +27,23 @@ type Dropped struct {
 	LogEntries int `json:"log_entries"`
 	// Orders: reservations refused with 507 beyond WithMaxOrders.
 	Orders int `json:"orders"`
+	// Seeds: seeded requests refused with 507 beyond the seeds a server numbers.
+	Seeds int `json:"seeds"`
 }
 
 // Stats returns a snapshot of the counters; the maps are copies, never nil.
 func (s *Server) Stats() Stats {
 	requests, droppedLog := s.log.counts(endpointNames(s.routes))
 	reservations, total, refused := s.ledger.snapshot()
+	seeds, seedsRefused := s.seeds.snapshot()
 	return Stats{
 		Requests:            requests,
 		Reservations:        reservations,
 		TotalReservations:   total,
 		ConnectionsAccepted: int(s.conns.accepted.Load()),
 		ConnectionsOpen:     int(s.conns.open.Load()),
-		Dropped:             Dropped{LogEntries: droppedLog, Orders: refused},
+		Seeds:               seeds,
+		Dropped:             Dropped{LogEntries: droppedLog, Orders: refused, Seeds: seedsRefused},
 	}
 }
 
@@ -72,6 +78,7 @@ func (s *Server) Reset() {
 	s.log.reset()
 	s.ledger.reset()
 	s.convs.reset()
+	s.seeds.reset()
 	s.connLog.reset()
 	s.conns.accepted.Store(0)
 	if s.proxy != nil {

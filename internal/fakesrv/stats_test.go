@@ -115,7 +115,7 @@ func TestStats(t *testing.T) {
 			}
 		}
 	})
-	wantKeys := []string{"connections_accepted", "connections_open", "dropped", "requests", "reservations", "total_reservations"}
+	wantKeys := []string{"connections_accepted", "connections_open", "dropped", "requests", "reservations", "seeds", "total_reservations"}
 	if !slices.Equal(keys, wantKeys) {
 		t.Errorf("keys: got %q, want %q", keys, wantKeys)
 	}
@@ -127,12 +127,13 @@ func TestStats(t *testing.T) {
 	want := Stats{
 		Requests: map[string]int{
 			"reserve": 3, "trickle": 0, "stall": 0, "delay": 1, "status": 1, "redirect": 0,
-			"redirect-loop": 0, "flaky": 0, "moved": 0, "echo": 0, "challenge": 0, "close-after-read": 0, "reset": 0, "stats": 1, "other": 1,
+			"redirect-loop": 0, "flaky": 0, "moved": 0, "echo": 0, "challenge": 0, "close-after-read": 0, "reset": 0, "body-cut": 0, "stats": 1, "other": 1,
 		},
 		Reservations:        map[string]int{"a": 2, "b": 1},
 		TotalReservations:   3,
 		ConnectionsAccepted: 1,
 		ConnectionsOpen:     1,
+		Seeds:               map[string]SeedStats{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stats:\ngot  %+v\nwant %+v", got, want)
@@ -175,7 +176,7 @@ func TestStatsMethods(t *testing.T) {
 		t.Errorf("POST /stats/reset: got %d %q, want 204 and no body", resp.StatusCode, body)
 	}
 	got := s.Stats()
-	want := Stats{Requests: map[string]int{}, Reservations: map[string]int{}, ConnectionsOpen: 1}
+	want := Stats{Requests: map[string]int{}, Reservations: map[string]int{}, ConnectionsOpen: 1, Seeds: map[string]SeedStats{}}
 	for _, name := range endpointNames(endpointTable()) {
 		want.Requests[name] = 0
 	}

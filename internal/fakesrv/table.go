@@ -150,7 +150,7 @@ func notFoundBody(routes []Endpoint) string {
 // endpointTable is the table behind Endpoints, with the handlers. A new endpoint is one
 // entry in one of its parts, and its handler.
 func endpointTable() []Endpoint {
-	return slices.Concat(behaviourEndpoints(), answerEndpoints(), followUpEndpoints(), faultEndpoints(), statsEndpoints())
+	return slices.Concat(behaviourEndpoints(), answerEndpoints(), followUpEndpoints(), faultEndpoints(), bodyCutEndpoints(), statsEndpoints())
 }
 
 // behaviourEndpoints are the endpoints that take a Behaviour in their query.
@@ -164,8 +164,8 @@ func behaviourEndpoints() []Endpoint {
 		Meaning: "send the body one byte every DUR, byte k at head + k x DUR (default 0: at once)"}
 	maxParam := Param{Name: "max", In: InQuery, Value: "DUR",
 		Meaning: "end the stall with an empty 200 after DUR (default: only the server's max duration)"}
-	failParam := Param{Name: "fail", In: InQuery, Value: "close|reset",
-		Meaning: "after reading the request (and committing its reservation), close the connection (FIN) or reset it (RST) without an answer; HTTP/2 resets the stream"}
+	failParam := Param{Name: "fail", In: InQuery, Value: "close|reset|stall|CODE",
+		Meaning: "after reading the request (and committing its reservation), close the connection (FIN) or reset it (RST) without an answer (HTTP/2 resets the stream), hold it as /stall does, or answer CODE (400 to 599) at once"}
 	failOnParam := Param{Name: "fail-on", In: InQuery, Value: "N",
 		Meaning: "with fail: only when this is the N-th request on its connection (1 to 65535); the others are answered as usual, so a pooled connection dies exactly when wanted"}
 	deadlineParam := Param{Name: vocab.DeadlineHeader, In: InHeader, Value: "N",
@@ -174,7 +174,7 @@ func behaviourEndpoints() []Endpoint {
 	return []Endpoint{
 		{
 			Name: "reserve", Path: "/reserve",
-			Params: []Param{
+			Params: slices.Concat([]Param{
 				{Name: "order", In: InQuery, Value: "ID", Required: true,
 					Meaning: fmt.Sprintf("the order id, at most %d bytes; the reservation is committed on arrival, before any wait, whatever the client does later", MaxOrderLen)},
 				delayParam,
@@ -182,7 +182,7 @@ func behaviourEndpoints() []Endpoint {
 					Meaning: "deduplicate by order id: a repeat is not counted again and answers the first result, not before the first answer time"},
 				failParam, failOnParam,
 				deadlineParam,
-			},
+			}, seededParams(), []Param{bandwidthParam()}),
 			Summary: `reserves ID on arrival, answers "reserved order=ID" after delay`,
 			Details: "The reservation is committed before any wait and stays committed whatever the client does: a client that times out and retries reserves twice, unless idempotent=1 (or labrun serve --idempotent) deduplicates by order id. X-Reservation: new or duplicate says which. " +
 				fmt.Sprintf("The server remembers %d distinct order ids between two resets: a reservation of one more is refused with 507 and counted in /stats under dropped.", DefaultMaxOrders),
@@ -196,7 +196,7 @@ func behaviourEndpoints() []Endpoint {
 		},
 		{
 			Name: "trickle", Path: "/trickle",
-			Params:  []Param{bytesParam, everyParam, delayParam, deadlineParam},
+			Params:  []Param{bytesParam, everyParam, delayParam, deadlineParam, delayDistParam(), bandwidthParam()},
 			Summary: "after delay, sends the head, then one body byte every DUR",
 			HTTP2:   "On HTTP/2 a trickle cut short by the server's max duration resets the stream, so that the client cannot take the short body for a whole one; HTTP/1.1 closes the connection.",
 			Details: "Byte k goes at head + k x DUR, an absolute schedule, so timer errors never add up; Content-Length is set, so a client knows how much is still to come. Without every the body goes at once.",
@@ -221,13 +221,14 @@ func behaviourEndpoints() []Endpoint {
 		},
 		{
 			Name: "delay", Path: "/delay",
-			Params:  []Param{delayParam, bytesParam, failParam, failOnParam, deadlineParam},
+			Params:  slices.Concat([]Param{delayParam, bytesParam, failParam, failOnParam, deadlineParam}, seededParams(), []Param{bandwidthParam()}),
 			Summary: "answers 200 after delay, with N body bytes",
-			Details: "The plain service time: the head and the whole body go together, after delay. every=DUR trickles the body, as on /trickle.",
-			Examples: []Example{
+			Details: "The plain service time: the head and the whole body go together, after delay. every=DUR trickles the body, as on /trickle; bandwidth=N paces it. " +
+				"fail-rate and delay-dist draw from a seed: a request that carries either is numbered under its seed (1, 2, ... in the order the server takes them, since start or the last reset), and whether number n fails and its delay depend on the seed and n alone.",
+			Examples: append([]Example{
 				{`curl --connect-timeout 1 "$U/delay?delay=1500ms"; curl -m 1 "$U/delay?delay=1500ms"`,
 					"A connect timeout bounds only the handshake: the first call succeeds after 1.5 s, -m 1 cuts the second (exit 28)."},
-			},
+			}, seededExamples()...),
 			serve: (*exchange).behaviour,
 		},
 	}

@@ -90,10 +90,10 @@ func TestEndpointGrammar(t *testing.T) {
 	tests := []struct {
 		path, methods, grammar string
 	}{
-		{"/reserve", "ANY", "/reserve?order=ID[&delay=DUR][&idempotent=0|1][&fail=close|reset][&fail-on=N]"},
-		{"/trickle", "ANY", "/trickle[?bytes=N][&every=DUR][&delay=DUR]"},
+		{"/reserve", "ANY", "/reserve?order=ID[&delay=DUR][&idempotent=0|1][&fail=close|reset|stall|CODE][&fail-on=N][&fail-rate=R][&seed=N][&delay-dist=DIST][&bandwidth=N]"},
+		{"/trickle", "ANY", "/trickle[?bytes=N][&every=DUR][&delay=DUR][&delay-dist=DIST][&bandwidth=N]"},
 		{"/stall", "ANY", "/stall[?max=DUR]"},
-		{"/delay", "ANY", "/delay[?delay=DUR][&bytes=N][&fail=close|reset][&fail-on=N]"},
+		{"/delay", "ANY", "/delay[?delay=DUR][&bytes=N][&fail=close|reset|stall|CODE][&fail-on=N][&fail-rate=R][&seed=N][&delay-dist=DIST][&bandwidth=N]"},
 		{"/status/CODE", "ANY", "/status/CODE[?retry-after=VALUE][&delay=DUR]"},
 		{"/redirect/N", "ANY", "/redirect/N"},
 		{"/stats", "GET|HEAD", "/stats"},

@@ -32,6 +32,8 @@ type GRPCCall struct {
 	WatchesContext bool
 	// Cap ends an experiment's wait (0: none).
 	Cap time.Duration
+	// Rules are the library's (zero: grpc-go's): how it writes grpc-timeout.
+	Rules rules.GRPC
 }
 
 // GRPCPrediction accounts for a GRPCCall, from its start.
@@ -40,7 +42,7 @@ type GRPCPrediction struct {
 	End     time.Duration
 	// Measured is End, or Cap for a hang.
 	Measured time.Duration
-	// Timeout is the grpc-timeout sent (0: none).
+	// Timeout is the grpc-timeout sent (0: none), as Rules.SentMax tells it at each hop.
 	Timeout time.Duration
 	// ServerDone: the server's context ends by its deadline.
 	ServerDone time.Duration
@@ -63,13 +65,17 @@ func PredictGRPC(c GRPCCall) GRPCPrediction {
 	if c.Hang {
 		work = Forever
 	}
-	p := GRPCPrediction{Timeout: GRPCBudget(c.Deadline, c.Spent), ServerDone: Forever}
+	budget := GRPCBudget(c.Deadline, c.Spent)
+	p := GRPCPrediction{Timeout: c.Rules.SentMax(budget), ServerDone: Forever}
+	if c.Spent > 0 {
+		p.Timeout = c.Rules.SentMax(GRPCBudget(c.Rules.SentMax(c.Deadline), c.Spent))
+	}
 	if c.Deadline > 0 {
 		p.ServerDone = p.Timeout
 	}
 	switch {
-	case c.Deadline > 0 && p.Timeout <= work:
-		p.Outcome, p.End = vocab.Deadline, p.Timeout
+	case c.Deadline > 0 && min(budget, p.Timeout) <= work:
+		p.Outcome, p.End = vocab.Deadline, min(budget, p.Timeout)
 	case work == Forever:
 		p.Outcome, p.End = vocab.Hang, Forever
 	default:
@@ -156,8 +162,15 @@ func (r GRPCRetry) Predict() GRPCRetryPrediction {
 }
 
 // GRPCTransparent is gRPC's transparent retry (gRFC A6): a stream refused unprocessed is re-sent
-// once, uncounted; refused counts refusals in a row.
-func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcome) {
+// once, uncounted; refused counts refusals in a row. Under r.RefusedIsAttempt each is an attempt
+// of the policy of maxAttempts attempts.
+func GRPCTransparent(r rules.GRPC, refused, attempts int) (streams, executions int, outcome vocab.Outcome) {
+	if r.RefusedIsAttempt && refused > 0 {
+		if n := min(max(attempts, 1), GRPCMaxAttempts); refused < n {
+			return refused + 1, 1, vocab.OK
+		}
+		return min(max(attempts, 1), GRPCMaxAttempts), 0, vocab.Failed
+	}
 	switch {
 	case refused <= 0:
 		return 1, 1, vocab.OK
@@ -165,6 +178,16 @@ func GRPCTransparent(refused int) (streams, executions int, outcome vocab.Outcom
 		return 2, 1, vocab.OK
 	}
 	return 2, 0, vocab.Failed
+}
+
+// GRPCRefusedUnavailable counts a call whose first stream is refused and whose every attempt
+// then answers UNAVAILABLE, under a policy of maxAttempts attempts: the streams and executions.
+func GRPCRefusedUnavailable(r rules.GRPC, attempts int) (streams, executions int) {
+	n := min(max(attempts, 1), GRPCMaxAttempts)
+	if r.RefusedIsAttempt {
+		return n, n - 1
+	}
+	return n + 1, n
 }
 
 // GRPCWaves predicts calls started together on one connection, as a pool of streamLimit.
@@ -200,6 +223,18 @@ func GRPCTimeoutText(d time.Duration) string {
 		}
 	}
 	return fmt.Sprintf("%dH", ceilDur(d, time.Hour))
+}
+
+// GRPCTimeoutTextFor is grpc-timeout as r writes d, rounded by Sent: "1510m", "1S".
+func GRPCTimeoutTextFor(r rules.GRPC, d time.Duration) string {
+	if r.Digits <= 0 || d <= 0 {
+		return GRPCTimeoutText(d)
+	}
+	ms := ceilDur(d, time.Millisecond)
+	if ms < 1000 || ms%1000 != 0 {
+		return fmt.Sprintf("%dm", ms)
+	}
+	return fmt.Sprintf("%dS", ms/1000)
 }
 
 func ceilDur(d, unit time.Duration) int64 {

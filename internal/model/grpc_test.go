@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/labrun/labrun/internal/rules"
 	"testing"
 	"time"
 
@@ -91,15 +92,74 @@ func TestGRPCRetry(t *testing.T) {
 	}
 }
 
+// TestGRPCTransparent: grpc-go re-sends a refused stream once outside the policy; grpcio
+// (RefusedIsAttempt) fails the attempt, which only a policy sends again.
 func TestGRPCTransparent(t *testing.T) {
+	grpcio, _ := rules.LookupGRPC("grpcio")
 	for _, tc := range []struct {
-		refused, streams, executions int
-		outcome                      vocab.Outcome
-	}{{0, 1, 1, vocab.OK}, {1, 2, 1, vocab.OK}, {2, 2, 0, vocab.Failed}} {
-		s, e, o := GRPCTransparent(tc.refused)
+		r                   rules.GRPC
+		refused, attempts   int
+		streams, executions int
+		outcome             vocab.Outcome
+	}{
+		{rules.GRPC{}, 0, 0, 1, 1, vocab.OK}, {rules.GRPC{}, 1, 0, 2, 1, vocab.OK}, {rules.GRPC{}, 2, 0, 2, 0, vocab.Failed},
+		{rules.GRPC{}, 1, 3, 2, 1, vocab.OK},
+		{grpcio, 0, 0, 1, 1, vocab.OK}, {grpcio, 1, 0, 1, 0, vocab.Failed}, {grpcio, 1, 3, 2, 1, vocab.OK},
+		{grpcio, 2, 3, 3, 1, vocab.OK}, {grpcio, 3, 3, 3, 0, vocab.Failed}, {grpcio, 1, 9, 2, 1, vocab.OK},
+	} {
+		s, e, o := GRPCTransparent(tc.r, tc.refused, tc.attempts)
 		if s != tc.streams || e != tc.executions || o != tc.outcome {
-			t.Errorf("refused %d: got %d streams, %d executions, %s; want %d, %d, %s", tc.refused, s, e, o, tc.streams, tc.executions, tc.outcome)
+			t.Errorf("%q refused %d of %d attempts: got %d streams, %d executions, %s; want %d, %d, %s",
+				tc.r.Name, tc.refused, tc.attempts, s, e, o, tc.streams, tc.executions, tc.outcome)
 		}
+	}
+}
+
+// TestGRPCRefusedUnavailable: a refused stream, then UNAVAILABLE on every attempt, maxAttempts 3:
+// grpc-go re-sends the refused stream outside the policy (4 streams, 3 executions), grpcio spends
+// an attempt on it (3 and 2, as Debian's grpcio 1.51.1 did here against labrun serve --grpc).
+func TestGRPCRefusedUnavailable(t *testing.T) {
+	grpcio, _ := rules.LookupGRPC("grpcio")
+	for _, tc := range []struct {
+		r                   rules.GRPC
+		attempts            int
+		streams, executions int
+	}{{rules.GRPC{}, 3, 4, 3}, {rules.GRPC{}, 0, 2, 1}, {grpcio, 3, 3, 2}, {grpcio, 0, 1, 0}, {grpcio, 9, 5, 4}} {
+		if s, e := GRPCRefusedUnavailable(tc.r, tc.attempts); s != tc.streams || e != tc.executions {
+			t.Errorf("%q, %d attempts: got %d streams, %d executions; want %d, %d", tc.r.Name, tc.attempts, s, e, tc.streams, tc.executions)
+		}
+	}
+}
+
+// TestGRPCSent: grpcio's grpc-timeout (timeout_encoding.cc FromMillis) against the headers
+// Debian's grpcio 1.51.1 wrote here on a warm channel: 301m for 0.3 s, 1010m (or 1S) for 1 s,
+// 1510m for 1.5 s, 2010m for 2 s, 10100m for 10 s, 51m for 50 ms; and a chain's leaf.
+func TestGRPCSent(t *testing.T) {
+	grpcio, _ := rules.LookupGRPC("grpcio")
+	for _, tc := range []struct {
+		b, sent, max time.Duration
+		text         string
+	}{
+		{300 * ms, 300 * ms, 301 * ms, "301m"}, {1000 * ms, 1000 * ms, 1010 * ms, "1010m"}, {1500 * ms, 1500 * ms, 1510 * ms, "1510m"},
+		{2 * time.Second, 2 * time.Second, 2010 * ms, "2010m"}, {10 * time.Second, 10 * time.Second, 10100 * ms, "10100m"},
+		{50 * ms, 50 * ms, 51 * ms, "51m"}, {1497 * ms, 1500 * ms, 1500 * ms, "1500m"}, {999*ms + 400*time.Microsecond, 1000 * ms, 1000 * ms, "1S"},
+	} {
+		if got := grpcio.Sent(tc.b); got != tc.sent {
+			t.Errorf("Sent(%v) = %v, want %v", tc.b, got, tc.sent)
+		}
+		if got := grpcio.SentMax(tc.b); got != tc.max {
+			t.Errorf("SentMax(%v) = %v, want %v", tc.b, got, tc.max)
+		}
+		if got := GRPCTimeoutTextFor(grpcio, tc.max); got != tc.text {
+			t.Errorf("text of %v = %q, want %q", tc.max, got, tc.text)
+		}
+	}
+	if got := (rules.GRPC{}).SentMax(1500 * ms); got != 1500*ms {
+		t.Errorf("grpc-go's SentMax(1.5s) = %v, want 1.5s", got)
+	}
+	p := PredictGRPC(GRPCCall{Deadline: time.Second, Spent: 100 * ms, Work: 2 * time.Second, WatchesContext: true, Rules: grpcio})
+	if p.Timeout != 911*ms || p.Outcome != vocab.Deadline || p.Executed {
+		t.Errorf("grpcio chain of 1s less 100ms: got %v %s executed %v, want 911ms deadline not executed", p.Timeout, p.Outcome, p.Executed)
 	}
 }
 

@@ -50,8 +50,7 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 			// noDates: the model reads no HTTP date in Retry-After.
 			if d, again := r.Resend.StatusAgain(res.Status, lastRetryAfter(all, len(out.Sent)), !(c.Body && c.OneShot), l.ReadTimeout, repeats, noDates); again {
 				repeats, repeat, n = repeats+1, true, n-1
-				out.Waits += d
-				out.WaitsMax += d
+				out.Waits, out.WaitsMax = Later(out.Waits, d), Later(out.WaitsMax, d)
 				continue
 			}
 		}
@@ -72,8 +71,7 @@ func FollowUpsLayered(l Limits, s FollowRules, c FollowCall) LayeredFollow {
 		case !r.Retry.Retries(rules.LayerFailure{Class: rules.ClassRedirects, Sent: true, Method: method(Downstream{Method: c.Method})}):
 			return out
 		}
-		out.Waits += lo
-		out.WaitsMax += hi
+		out.Waits, out.WaitsMax = Later(out.Waits, lo), Later(out.WaitsMax, hi)
 	}
 }
 
@@ -145,7 +143,7 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		if high {
 			lo = hi
 		}
-		start = p.Total + lo
+		start = Later(p.Total, lo)
 		if l.Deadline > 0 && start >= l.Deadline {
 			p.Outcome, p.Total = vocab.Deadline, l.Deadline
 			return lookedUp(p, lookup, lookupBy), nil

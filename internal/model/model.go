@@ -26,6 +26,18 @@ import (
 // Forever is never: a hung call's end.
 const Forever = time.Duration(math.MaxInt64)
 
+// Later is t + d saturated at rules.MaxWait, for the sums of a call's waits that retries and
+// Retry-After grow without bound; a t already past it (or Forever) is kept.
+func Later(t, d time.Duration) time.Duration {
+	switch {
+	case t == Forever || d == Forever:
+		return Forever
+	case t >= rules.MaxWait-d:
+		return max(t, rules.MaxWait)
+	}
+	return t + d
+}
+
 // ConnectTime is a healthy TCP handshake.
 const ConnectTime = time.Millisecond
 
@@ -87,6 +99,10 @@ type Downstream struct {
 	IdempotencyKey bool
 	// OneShotBody: no re-send, no retry.
 	OneShotBody bool
+	// Cut ends the body part-way with a FIN (KillClose) or an RST (KillReset); Chunked: a
+	// chunked body, no Content-Length.
+	Cut     Kill
+	Chunked bool
 }
 
 // Span is one phase, in offsets from the start of the call.

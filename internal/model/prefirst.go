@@ -124,7 +124,7 @@ func preFirstOnce(f PreFirst, l Limits) (Prediction, error) {
 		if d == Forever {
 			at, o = Forever, vocab.Hang
 		}
-		fires := b.Limit > 0 && b.Limit < d
+		fires := b.Limit > 0 && (b.Limit < d || b.BeforeConnect && b.Limit == d)
 		if b.PerRead {
 			fires = b.Limit > 0 && b.Limit < gap
 		}

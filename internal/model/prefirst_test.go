@@ -93,3 +93,26 @@ func TestPredictPreFirst(t *testing.T) {
 		t.Error("a slow handshake without its trickle was predicted")
 	}
 }
+
+// TestPreFirstNodeHTTP: Node's http.request with its timeout option (1 s here): the socket's
+// idle timer bounds the lookup at 1 s and a TLS handshake at twice it, armed before the
+// connect, so a handshake of exactly 2 s loses (net.js Socket.prototype._onTimeout; the shipped
+// probe measured 2011 ms on a stall and an error on the 2 s handshake).
+func TestPreFirstNodeHTTP(t *testing.T) {
+	l := Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: time.Second, ReadTimeout: time.Second}
+	for _, tc := range []struct {
+		f       PreFirst
+		outcome vocab.Outcome
+		total   time.Duration
+	}{
+		{PreFirst{Fault: HandshakeStall}, vocab.ConnectTimeout, 2 * time.Second},
+		{PreFirst{Fault: SlowHandshake, ByteGap: 50 * time.Millisecond, Bytes: 40}, vocab.ConnectTimeout, 2 * time.Second},
+		{PreFirst{Fault: SlowHandshake, ByteGap: 50 * time.Millisecond, Bytes: 39}, vocab.OK, 1950 * time.Millisecond},
+		{PreFirst{Fault: SlowLookup, LookupDelay: 2 * time.Second}, vocab.ConnectTimeout, time.Second},
+	} {
+		p, err := PredictPreFirst(tc.f, l)
+		if err != nil || p.Outcome != tc.outcome || p.Total != tc.total {
+			t.Errorf("%+v: got %s at %v (%v), want %s at %v", tc.f, p.Outcome, p.Total, err, tc.outcome, tc.total)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 func (m *sim) resend(c int, a Attempt) bool {
 	d, r := m.s.Downstream, m.s.Limits.Rules.Resend
 	f := rules.Failure{Class: failureClass(a), Sent: a.Sent, Method: method(d), Key: d.IdempotencyKey,
-		Reused: !a.NewConnection, OneShot: d.OneShotBody}
+		Reused: !a.NewConnection, OneShot: d.OneShotBody, InBody: inBody(a)}
 	if !r.Again(f, m.resent[c]) {
 		return false
 	}
@@ -45,4 +45,10 @@ func (m *sim) okRouteLeft(c int, a Attempt) bool {
 		routes = max(m.s.Downstream.Routes, 1)
 	}
 	return m.routes[c].Failed(a.NewConnection, a.NewConnection && m.dialPinned[c], routes, "pooled")
+}
+
+// inBody reports whether attempt a ended while the body was read.
+func inBody(a Attempt) bool {
+	n := len(a.Phases)
+	return n > 0 && a.Phases[n-1].Phase == vocab.PhaseBody
 }

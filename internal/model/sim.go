@@ -246,7 +246,7 @@ func (m *sim) grant(c int, t time.Duration) {
 	end, out := m.phases(&a, t, c)
 	a.End, a.Outcome = end, out
 	if end != Forever {
-		m.releases = append(m.releases, release{at: end, keep: out == vocab.OK})
+		m.releases = append(m.releases, release{at: end, keep: out == vocab.OK && d.Cut == KillNone})
 	}
 	m.finish(c, a)
 }
@@ -313,6 +313,13 @@ func (m *sim) phases(a *Attempt, t time.Duration, c int) (time.Duration, vocab.O
 	a.Phases = append(a.Phases, Span{vocab.PhaseWait, t, end})
 	if out != "" {
 		return end, out
+	}
+	if d.Cut != KillNone && !a.Rejected {
+		a.Phases = append(a.Phases, Span{vocab.PhaseBody, head, head})
+		if d.Cut == KillClose && l.Rules.Body.ShortOnClose && !d.Chunked {
+			return head, vocab.OK
+		}
+		return head, vocab.Failed
 	}
 	bodyEnd, readFires := head, Forever
 	if d.Every > 0 && d.Bytes > 0 && !a.Rejected {
@@ -408,7 +415,7 @@ func (m *sim) finish(c int, a Attempt) {
 	// A business retry is a new call: its routes and the library's retries start again.
 	m.routes[c], m.resent[c] = m.s.Limits.Rules.NewRoutes(), 0
 	m.retried[c]++
-	next := a.End + m.wait(m.retried[c])
+	next := Later(a.End, m.wait(m.retried[c]))
 	if next >= m.deadline {
 		p.Outcome, p.Total = vocab.Deadline, m.deadline
 		return
@@ -428,10 +435,7 @@ func (m *sim) wait(n int) time.Duration {
 }
 
 func layerFailure(a Attempt, method string) rules.LayerFailure {
-	f := rules.LayerFailure{Sent: a.Sent, Method: method}
-	if n := len(a.Phases); n > 0 && a.Phases[n-1].Phase == vocab.PhaseBody {
-		f.InBody = true
-	}
+	f := rules.LayerFailure{Sent: a.Sent, Method: method, InBody: inBody(a)}
 	switch a.Outcome {
 	case vocab.Deadline:
 		f.Class = rules.ClassAttemptTimeout

@@ -48,6 +48,8 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return fmt.Sprintf("no limit is set that bounds the %s phase: the call waits forever", phase)
 	}
 	switch {
+	case d.Cut != KillNone && a.Sent && !a.Rejected:
+		return whyCut(d, l, len(p.Attempts) > i+1)
 	case a.Stale && i+1 < len(p.Attempts):
 		return "the server had closed the pooled connection while it sat idle: the request was written but never read"
 	case a.Stale:
@@ -56,6 +58,25 @@ func Why(d Downstream, l Limits, p Prediction, i int) string {
 		return fmt.Sprintf("the server read and executed the request, then %s the connection without answering", killWord(d.KillAfterRead))
 	}
 	return "the call failed on an error that is not a limit"
+}
+
+// whyCut says what ended an attempt whose body the server cut, and whether it goes again.
+func whyCut(d Downstream, l Limits, again bool) string {
+	err := l.Rules.Body.Close
+	switch {
+	case d.Cut == KillReset:
+		err = l.Rules.Body.Reset
+	case d.Chunked:
+		err = l.Rules.Body.Chunked
+	}
+	why := "the server " + killWord(d.Cut) + " the connection part-way through the body"
+	if err != "" {
+		why += ": " + err
+	}
+	if again {
+		return why + ", sent again"
+	}
+	return why
 }
 
 func retryWord(l Limits) string {
@@ -83,6 +104,8 @@ func whyOK(d Downstream, l Limits, a Attempt) string {
 	switch {
 	case a.Rejected:
 		return fmt.Sprintf("the server saw a remaining budget shorter than its work (%v) and answered 503 at once, without executing", d.Delay)
+	case d.Cut != KillNone:
+		return "the server " + killWord(d.Cut) + " the connection part-way through the body, and the library takes the FIN for the body's end: a short body, no error"
 	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0 && l.Rules.Read.HeadOnly:
 		return l.Rules.Texts.HeadOnlyBody
 	case d.Every > 0 && d.Bytes > 0 && l.ReadTimeout > 0:

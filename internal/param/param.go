@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Param is a flag named Name, bound to exactly one of Duration, Int, Bool and String.
@@ -73,10 +74,25 @@ func (p Param) Check() error {
 		}
 	case p.String != nil:
 		if *p.String != "" && len(p.Choices) > 0 && !slices.Contains(p.Choices, *p.String) {
-			return fmt.Errorf("--%s: unknown value %q (want %s)", p.Name, *p.String, strings.Join(p.Choices, ", "))
+			return fmt.Errorf("--%s: unknown value %q (want %s)", p.Name, Cut(*p.String), strings.Join(p.Choices, ", "))
 		}
 	}
 	return nil
+}
+
+const maxEcho = 64
+
+// Cut is s cut to 64 bytes at a character boundary, with its length, for an error to echo
+// with %q (which escapes control characters).
+func Cut(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 // CheckAll checks ps and returns the first error.

@@ -2,6 +2,7 @@ package param
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{"choice ok", Param{Name: "defaults", String: &s, Choices: []string{"a", "b"}}, func() { s = "b" }, ""},
 		{"no choice", Param{Name: "defaults", String: &s, Choices: []string{"a", "b"}}, func() { s = "" }, ""},
 		{"unknown choice", Param{Name: "defaults", String: &s, Choices: []string{"a", "b"}}, func() { s = "c" }, `--defaults: unknown value "c" (want a, b)`},
+		{"a huge choice, escaped", Param{Name: "defaults", String: &s, Choices: []string{"a", "b"}}, func() { s = "\x1b[2J" + strings.Repeat("é", 50000) },
+			`--defaults: unknown value "\x1b[2J` + strings.Repeat("é", 30) + `… (100004 bytes)" (want a, b)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,6 +41,19 @@ func TestCheck(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{strings.Repeat("x", 64), strings.Repeat("x", 64)},
+		{strings.Repeat("x", 65), strings.Repeat("x", 64) + "… (65 bytes)"},
+		{"x" + strings.Repeat("é", 40), "x" + strings.Repeat("é", 31) + "… (81 bytes)"},
+	} {
+		if got := Cut(tt.in); got != tt.want {
+			t.Errorf("Cut(%d bytes): got %q, want %q", len(tt.in), got, tt.want)
+		}
 	}
 }
 

@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
+
+// maxRetryAfter bounds --retry-after: an HTTP date is 29 bytes.
+const maxRetryAfter = 64
 
 // checkFollowUp reports a follow-up question that makes no sense, naming the flags.
 func (p *Predictor) checkFollowUp() error {
@@ -34,12 +38,13 @@ func (p *Predictor) checkFollowUp() error {
 	case p.Authenticate && !rulesOfPreset(p.Defaults, p).FollowUps.Reads().Authenticate:
 		return fmt.Errorf("--authenticate is OkHttp's: --defaults %s has no authenticator that always answers", p.Defaults)
 	}
-	if p.RetryAfter != "" {
-		for i := 0; i < len(p.RetryAfter); i++ {
-			if c := p.RetryAfter[i]; c < ' ' || c > '~' {
-				return fmt.Errorf("--retry-after must be printable ASCII, got %q", p.RetryAfter)
-			}
+	for i := 0; i < len(p.RetryAfter); i++ {
+		if c := p.RetryAfter[i]; c < ' ' || c > '~' {
+			return fmt.Errorf("--retry-after must be printable ASCII, got %q", param.Cut(p.RetryAfter))
 		}
+	}
+	if len(p.RetryAfter) > maxRetryAfter {
+		return fmt.Errorf("--retry-after must be at most %d bytes (seconds or an HTTP date), got %d", maxRetryAfter, len(p.RetryAfter))
 	}
 	return nil
 }
@@ -72,8 +77,8 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 	out := results.Prediction{
 		Scenario:         scenario(p.Params()),
 		Outcome:          got.Outcome,
-		TotalMs:          results.Ms(answered + got.Waits),
-		TotalMaxMs:       bandMs(answered+got.Waits, answered+got.WaitsMax),
+		TotalMs:          results.Ms(model.Later(answered, got.Waits)),
+		TotalMaxMs:       bandMs(model.Later(answered, got.Waits), model.Later(answered, got.WaitsMax)),
 		ServerExecutions: len(got.Sent),
 		Attempts:         []results.Attempt{},
 	}
@@ -85,7 +90,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 			wait = got.Tries[try].Start
 		}
 		inTry++
-		at := time.Duration(i)*p.Delay + wait
+		at := model.Later(time.Duration(i)*p.Delay, wait)
 		o, why := vocab.OK, fmt.Sprintf("%s answered %d", s.Method, answers[min(i, len(answers)-1)].Status)
 		if i == len(got.Sent)-1 && got.Outcome != vocab.OK {
 			o, why = got.Outcome, why+": "+got.Err
@@ -97,7 +102,7 @@ func (p *Predictor) predictFollowUp() results.Prediction {
 			why += fmt.Sprintf(" (the retry layer's attempt %d)", try+1-repeats(got.Tries[:try+1]))
 		}
 		out.Attempts = append(out.Attempts, results.Attempt{
-			StartMs: *results.Ms(at), EndMs: results.Ms(at + p.Delay),
+			StartMs: *results.Ms(at), EndMs: results.Ms(model.Later(at, p.Delay)),
 			Outcome: o, Executed: true, Phases: []results.PhaseSpan{{Phase: vocab.PhaseWait, Ms: results.Ms(p.Delay)}}, Why: why,
 		})
 	}

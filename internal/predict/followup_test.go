@@ -69,6 +69,9 @@ func TestCheckFollowUp(t *testing.T) {
 		{"hc5 retries a 503", Predictor{Defaults: "hc5", Status: 503}, ""},
 		{"hc5 without retries", Predictor{Defaults: "hc5", Status: 503, HC5Retries: "none"}, ""},
 		{"a control character", Predictor{Defaults: "okhttp", Status: 503, RetryAfter: "0\n"}, `--retry-after must be printable ASCII, got "0\n"`},
+		{"a huge control character", Predictor{Defaults: "okhttp", Status: 503, RetryAfter: "\x1b" + strings.Repeat("9", 99999)},
+			`--retry-after must be printable ASCII, got "\x1b` + strings.Repeat("9", 63) + `… (100000 bytes)"`},
+		{"too long", Predictor{Defaults: "okhttp", Status: 503, RetryAfter: strings.Repeat("9", 65)}, "--retry-after must be at most 64 bytes (seconds or an HTTP date), got 65"},
 		{"out of range", Predictor{Defaults: "okhttp", Status: 600}, "--status must be at most 599, got 600"},
 	}
 	for _, tt := range tests {

@@ -130,13 +130,14 @@ func RetryMethodsWord(m rules.Methods) string {
 	return ""
 }
 
-// needsLayer reports a layer flag given to a client without a retry layer.
+// needsLayer reports a layer flag given to a client without a retry layer (preset: the flag
+// and the client, "--defaults go").
 func (y *Layer) needsLayer(preset string, r rules.Rules) error {
 	if r.Retry.On {
 		return nil
 	}
 	if g := y.given(); len(g) > 0 {
-		return fmt.Errorf("--%s is a retry layer's: --defaults %s has none (%s)", g[0], preset, strings.Join(layerPresets(), ", ")+" have one")
+		return fmt.Errorf("--%s is a retry layer's: %s has none (%s)", g[0], preset, strings.Join(layerPresets(), ", ")+" have one")
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/param"
 	"github.com/labrun/labrun/internal/rules"
@@ -22,6 +24,8 @@ type Predictor struct {
 	// Defaults names the preset the limits start from ("" = every limit unset), with the
 	// library's rules.
 	Defaults string
+	// PresetFlag named Defaults, for errors ("": "defaults").
+	PresetFlag string
 
 	LeaseTimeout   time.Duration
 	ConnectTimeout time.Duration
@@ -33,6 +37,8 @@ type Predictor struct {
 	Layer Layer
 	// Storm is a retry storm's question (storm.go), asked with --storm.
 	Storm StormQuestion
+	// Tail is the tail question (tail.go), asked with --delay-dist or --fail-rate.
+	Tail TailQuestion
 
 	// The client's rules for a pooled connection that died (model.Limits): HttpClient 5's
 	// retry strategy ("none" or "default", "" for not set), its stale check (NoStaleCheck
@@ -188,8 +194,8 @@ func (p *Predictor) Check() error {
 		return fmt.Errorf("--kill-after-read needs a server: --host-down says no server answers")
 	case p.KillAfterRead != "" && p.Dropped:
 		return fmt.Errorf("--kill-after-read and --dropped exclude each other: a dropped connection never reaches the server")
-	case strings.TrimSpace(p.Method) != p.Method || strings.ContainsAny(p.Method, " \t/"):
-		return fmt.Errorf("--method: %q is not a method", p.Method)
+	case p.Method != "" && (len(p.Method) > maxMethod || !httpguts.ValidHeaderFieldName(p.Method)):
+		return fmt.Errorf("--method: %q is not an HTTP token of at most %d bytes (RFC 9110 section 9.1)", param.Cut(p.Method), maxMethod)
 	case p.preFirst():
 		return p.checkPreFirst()
 	case p.Status != 0 || p.StatusTimes != 0 || p.RetryAfter != "" || p.NoRedirects || p.Authenticate:
@@ -200,6 +206,9 @@ func (p *Predictor) Check() error {
 	}
 	return nil
 }
+
+// maxMethod bounds --method (UPDATEREDIRECTREF, the longest registered, is 17 bytes).
+const maxMethod = 32
 
 // The largest counts --syn-retries and --tcp-retries2 take: Linux's own bound on a socket's
 // SYN retries (MAX_TCP_SYNCNT), and a tcp_retries2 whose give-up, past three hours, is
@@ -214,16 +223,30 @@ const (
 // (retries and backoffs included) exact and every time a report can draw.
 const MaxScenario = 365 * 24 * time.Hour
 
+// InRange refuses a prediction with a time past MaxScenario: the model's sums of waits
+// saturate (model.Later), so waits of any size land here, on every question.
+func InRange(pred results.Prediction) error {
+	over := func(v *float64) bool { return v != nil && *v > results.MaxMs }
+	far := over(pred.TotalMs) || over(pred.TotalMaxMs)
+	for _, a := range pred.Attempts {
+		far = far || over(&a.StartMs) || over(a.EndMs)
+	}
+	if far {
+		return fmt.Errorf("the call lasts longer than the model's range of a year (%v): make --retries, --backoff or --retry-after smaller", MaxScenario)
+	}
+	return nil
+}
+
 // Apply sets every limit the preset named by p.Defaults defines, except those the user gave
 // explicitly (isSet reports which flags were given), and takes the preset's rules.
 func (p *Predictor) Apply(isSet func(name string) bool) error {
 	p.validateSet = isSet("validate-after-inactivity")
 	if p.Defaults == "" {
-		return p.Layer.needsLayer("(none)", rules.Rules{})
+		return p.Layer.needsLayer(p.preset()+" (none)", rules.Rules{})
 	}
 	entry, ok := rules.Lookup(p.Defaults)
 	if !ok {
-		return fmt.Errorf("--defaults: unknown client %q (want %s)", p.Defaults, strings.Join(PresetNames(), ", "))
+		return fmt.Errorf("--defaults: unknown client %q (want %s)", param.Cut(p.Defaults), strings.Join(PresetNames(), ", "))
 	}
 	pre := model.PresetOf(entry)
 	// The limits a preset sets, by flag name; the order does not matter.
@@ -250,18 +273,21 @@ func (p *Predictor) Apply(isSet func(name string) bool) error {
 	if rulesOfPreset(p.Defaults, p).Reuse.Check != rules.CheckAfterInactivity {
 		for _, name := range []string{"hc5-retries", "validate-after-inactivity", "no-stale-check", "evict-interval"} {
 			if isSet(name) {
-				return fmt.Errorf("--%s is HttpClient 5's; --defaults %s follows %s's own rules", name, p.Defaults, pre.Client)
+				return fmt.Errorf("--%s is HttpClient 5's; %s %s follows %s's own rules", name, p.preset(), p.Defaults, pre.Client)
 			}
 		}
 	}
 	if err := p.checkSettings(isSet); err != nil {
 		return err
 	}
-	if err := p.Layer.needsLayer(p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
+	if err := p.Layer.needsLayer(p.preset()+" "+p.Defaults, rulesOfPreset(p.Defaults, p)); err != nil {
 		return err
 	}
 	return nil
 }
+
+// preset is the flag that named the preset.
+func (p *Predictor) preset() string { return "--" + cmp.Or(p.PresetFlag, "defaults") }
 
 // Limits returns the client's limits and rules in the model's terms, as Predict asks the
 // model with them (after Apply).

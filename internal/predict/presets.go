@@ -61,7 +61,7 @@ func readers(f rules.Flag) string {
 func (p *Predictor) checkSettings(isSet func(string) bool) error {
 	pre := preset(p.Defaults)
 	if isSet(string(rules.FlagHC5Retries)) && !pre.Reads(rules.FlagHC5Retries) {
-		return fmt.Errorf("--hc5-retries is HttpClient 5's; --defaults %s follows %s's own rules", p.Defaults, pre.Client)
+		return fmt.Errorf("--hc5-retries is HttpClient 5's; %s %s follows %s's own rules", p.preset(), p.Defaults, pre.Client)
 	}
 	for _, f := range []struct {
 		flag rules.Flag
@@ -72,7 +72,7 @@ func (p *Predictor) checkSettings(isSet func(string) bool) error {
 		{rules.FlagResendAnyMethod, p.ResendAnyMethod, "the JDK HttpClient's jdk.httpclient.enableAllMethodRetry"},
 	} {
 		if f.set && !pre.Reads(f.flag) {
-			return fmt.Errorf("--%s is %s: it needs --defaults %s", f.flag, f.what, readers(f.flag))
+			return fmt.Errorf("--%s is %s: it needs %s %s", f.flag, f.what, p.preset(), readers(f.flag))
 		}
 	}
 	return nil

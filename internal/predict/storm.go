@@ -58,7 +58,7 @@ func (q *StormQuestion) params() []param.Param {
 		{Name: "policy", Usage: "the retry policy: " + strings.Join(rules.StormPolicyNames(), ", "), String: &q.Policy, Choices: rules.StormPolicyNames()},
 		{Name: "budget", Usage: "retries in percent of the calls", Int: &q.Budget, Min: 1, Max: 100},
 		{Name: "budget-floor", Usage: "retries a second the budget allows whatever the calls", Int: &q.Floor, Min: 0, Max: 100000},
-		{Name: "seed", Usage: "the back-off jitter's seed", Int: &q.Seed, Min: 0, Max: 1 << 30},
+		{Name: "seed", Usage: "the seed: a storm's back-off jitter, the tail's request numbers", Int: &q.Seed, Min: 0, Max: 1 << 30},
 	}
 }
 

@@ -23,6 +23,9 @@ func GoNet() Rules {
 		Reuse: Reuse{Watch: WatchAlways, Check: CheckNone},
 		// Transport.roundTrip: shouldRetryRequest, isReplayable; each on a new connection.
 		Resend: Resend{On: true, Max: Unbounded, After: Of(ClassIO), AfterMethods: MethodsReplayable, ReusedOnly: true},
+		// RoundTrip returns at the head: no re-send covers the body.
+		Body: Body{Close: "unexpected EOF (io.ErrUnexpectedEOF)", Reset: "read: connection reset by peer", Chunked: "unexpected EOF",
+			Source: "net/http transfer.go body.readLocked (io.ErrUnexpectedEOF when the reader ends short of Content-Length), Go 1.26"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "Transport.TLSHandshakeTimeout"},
 			HandshakeSource: "net/http: Transport.TLSHandshakeTimeout, a deadline on the whole handshake (0 in a Transport literal, 10 s in DefaultTransport); " +

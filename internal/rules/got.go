@@ -31,6 +31,11 @@ func Got() Rules {
 	r.PreFirst.Handshake = deadlineOnly("timeout.request, per attempt")
 	r.PreFirst.Lookup = deadlineOnly("timeout.request, per attempt")
 	r.FollowUps = maxRedirects(10, "MaxRedirectsError: Redirected 10 times. Aborting.")
+	// index.js: the response's 'aborted' is a ReadError with code ECONNRESET
+	// (strictContentLength false), which retry.errorCodes holds.
+	r.Body = Body{Close: "ReadError: The server aborted pending request (ECONNRESET)", Reset: "ReadError: The server aborted pending request (ECONNRESET)",
+		Chunked: "ReadError: The server aborted pending request (ECONNRESET)",
+		Source:  "got 14.6.6 dist/source/core/index.js (response 'aborted', _checkContentLengthMismatch)"}
 	r.Retry = RetryLayer{On: true,
 		// retry.errorCodes: ETIMEDOUT (got's own timeouts), ECONNRESET, EADDRINUSE,
 		// ECONNREFUSED, EPIPE, ENOTFOUND, ENETUNREACH, EAI_AGAIN; no TLS code.
@@ -65,6 +70,8 @@ func Axios() Rules {
 	r.PreFirst.LookupSource = r.PreFirst.HandshakeSource
 	// follow-redirects: `++this._redirectCount > this._options.maxRedirects` (axios: 21).
 	r.FollowUps = maxRedirects(21, "ERR_FR_TOO_MANY_REDIRECTS: Maximum number of redirects exceeded")
+	r.Body = Body{Close: "ERR_BAD_RESPONSE: stream has been aborted", Reset: "ERR_BAD_RESPONSE: stream has been aborted", Chunked: "ERR_BAD_RESPONSE: stream has been aborted",
+		Source: "axios 1.21.1 lib/adapters/http.js (responseStream 'aborted'); axios retries nothing"}
 	r.Texts.HeadTimeout = "axios's timeout (%[1]v) runs from the socket's assignment to the head (the server takes %[2]s)"
 	return r
 }
@@ -81,6 +88,8 @@ func Undici() Rules {
 	r.PreFirst.HandshakeSource = "undici 7.30.2 lib/core/connect.js: setupConnectTimeout, cleared on 'secureConnect'"
 	r.PreFirst.LookupSource = "undici 7.30.2 lib/core/connect.js: the socket (and its lookup) starts under setupConnectTimeout"
 	r.FollowUps = FollowUps{limitFollow{}} // the 302 is the answer
+	r.Body = Body{Close: "SocketError: other side closed (UND_ERR_SOCKET)", Reset: "SocketError: other side closed (UND_ERR_SOCKET)", Chunked: "SocketError: other side closed (UND_ERR_SOCKET)",
+		Source: "undici 7.30.2 lib/dispatcher/client-h1.js onHttpSocketClose; request() retries nothing"}
 	return r
 }
 

@@ -22,6 +22,11 @@ func HC4() Rules {
 		// RetryExec, DefaultHttpRequestRetryHandler(3, false): an entity only if not sent.
 		Resend: Resend{On: true, Max: hc4RetryCount,
 			Before: Of(ClassIO), BeforeMethods: MethodsAll, After: Of(ClassIO), AfterMethods: MethodsWithoutEntity},
+		// The response handler reads the body after RetryExec returned the head.
+		Body: Body{Close: "ConnectionClosedException: Premature end of Content-Length delimited message body (expected: 100; received: 40)",
+			Reset:   "SocketException: Connection reset",
+			Chunked: "ConnectionClosedException: Premature end of chunk coded message body: closing chunk expected",
+			Source:  "httpcore 4.4.16 ContentLengthInputStream.read, ChunkedInputStream.getChunkSize"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshakeElseConnect, Outcome: vocab.ConnectTimeout,
 				Name: "SocketConfig soTimeout, else RequestConfig connectTimeout", PerRead: true},

@@ -36,6 +36,11 @@ func HC5(s HC5Settings) Rules {
 		// IOException but its non-retriable classes (timeouts, connects, SSL), and a 429 or 503.
 		Resend: Resend{On: s.AutomaticRetries, Max: hc5MaxRetries,
 			Before: Of(ClassIO), BeforeMethods: MethodsIdempotent, After: Of(ClassIO), AfterMethods: MethodsIdempotent, Statuses: true},
+		// The response handler reads the body after HttpRequestRetryExec returned the head.
+		Body: Body{Close: "ConnectionClosedException: Premature end of Content-Length delimited message body (expected: 100; received: 40)",
+			Reset:   "SocketException: Connection reset",
+			Chunked: "ConnectionClosedException: Premature end of chunk coded message body: closing chunk expected",
+			Source:  "httpcore5 5.2.1 ContentLengthInputStream.read, ChunkedInputStream.getChunkSize"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitTLSHandshake, Outcome: vocab.ConnectTimeout, Name: "TlsConfig handshakeTimeout, else SocketConfig soTimeout", PerRead: true},
 			HandshakeSource: "httpclient5 5.2.1: DefaultHttpClientConnectionOperator.connect sets SocketConfig's soTimeout on the socket " +
@@ -173,7 +178,7 @@ func (r Resend) StatusAgain(status int, retryAfter string, repeatable bool, resp
 	pause := hc5RetryInterval
 	if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil {
 		if s > 0 {
-			pause = time.Duration(s) * time.Second
+			pause = secondsWait(s)
 		}
 	} else if at, err := http.ParseTime(retryAfter); err == nil && at.After(now) {
 		pause = at.Sub(now)

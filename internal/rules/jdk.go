@@ -37,6 +37,10 @@ func JDK(s JDKSettings) Rules {
 		// (a ConnectException, any method); the BodyPublisher gives the body again.
 		Resend: Resend{On: true, Max: 1, Before: Of(ClassConnect, ClassUnknownHost), BeforeMethods: MethodsAll,
 			After: Of(ClassIO), AfterMethods: sent, BodyAgain: true},
+		// MultiExchange retries before the head only; an RST reads as the end too.
+		Body: Body{Close: "IOException: fixed content-length: 100, bytes received: 40", Reset: "IOException: fixed content-length: 100, bytes received: 40",
+			Chunked: "IOException: chunked transfer encoding, state: READING_LENGTH",
+			Source:  "JDK 17 java.net.http ResponseContent.FixedLengthBodyParser and ChunkedBodyParser.onComplete"},
 		PreFirst: PreFirst{
 			// Both timers run over the handshake: the shorter ends it.
 			Handshake: BoundRule{Limit: LimitShorterConnectRead, Outcome: vocab.ConnectTimeout,

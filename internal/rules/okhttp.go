@@ -34,6 +34,9 @@ func OkHttp313(s OkHttpSettings) Rules {
 		Resend: Resend{On: !s.NoRetryOnConnectionFailure, Max: Unbounded, ByRoute: true,
 			Before: recoverable, BeforeMethods: MethodsAll,
 			After: recoverable &^ Of(ClassSocketTimeout), AfterMethods: MethodsAll},
+		// The caller reads ResponseBody after the interceptors returned the head.
+		Body: Body{Close: "ProtocolException: unexpected end of stream", Reset: "SocketException: Connection reset",
+			Chunked: "EOFException", Source: "okhttp 3.13.1 Http1Codec.FixedLengthSource.read, ChunkedSource.readChunkSize"},
 		PreFirst: PreFirst{
 			Handshake:       BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "readTimeout", PerRead: true},
 			HandshakeSource: "okhttp 3.13.1: RealConnection.connectSocket sets rawSocket.setSoTimeout(readTimeout) before connectTls: a limit per read",

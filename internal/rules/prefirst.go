@@ -56,16 +56,21 @@ type BoundRule struct {
 	PerRead bool
 	// Late: the call learns the limit fired only when the step ends.
 	Late bool
+	// Times: the limit fires at Times its value (0 or 1: once), a timer re-armed by the library.
+	Times int
+	// BeforeConnect: the timer starts before the connect, so a step as long as it loses.
+	BeforeConnect bool
 }
 
 // Bound is the limit that bounds one step, for some Timeouts.
 type Bound struct {
 	// Limit is its value; 0 means nothing but the call's deadline bounds the step.
-	Limit   time.Duration
-	Outcome vocab.Outcome
-	Name    string
-	PerRead bool
-	Late    bool
+	Limit         time.Duration
+	Outcome       vocab.Outcome
+	Name          string
+	PerRead       bool
+	Late          bool
+	BeforeConnect bool
 }
 
 // Of returns the bound for t.
@@ -89,7 +94,10 @@ func (b BoundRule) Of(t Timeouts) Bound {
 			v = t.Connect
 		}
 	}
-	return Bound{Limit: v, Outcome: b.Outcome, Name: b.Name, PerRead: b.PerRead, Late: b.Late}
+	if b.Times > 1 {
+		v *= time.Duration(b.Times)
+	}
+	return Bound{Limit: v, Outcome: b.Outcome, Name: b.Name, PerRead: b.PerRead, Late: b.Late, BeforeConnect: b.BeforeConnect}
 }
 
 // PreFirst is one library's rules before the first byte.

@@ -41,6 +41,12 @@ func Requests(allMethods bool) Rules {
 	}
 	// Session.resolve_redirects: TooManyRedirects once resp.history holds max_redirects (30).
 	r.FollowUps = maxRedirects(30, "TooManyRedirects: Exceeded 30 redirects.")
+	// requests reads with read(amt), which http.client ends at the FIN without IncompleteRead,
+	// and urllib3 1.26 enforces no Content-Length unless asked.
+	r.Body = Body{ShortOnClose: true,
+		Reset:   "ChunkedEncodingError: Connection broken: ConnectionResetError(104, 'Connection reset by peer')",
+		Chunked: "ChunkedEncodingError: Connection broken: InvalidChunkLength(got length b'', 0 bytes read)",
+		Source:  "urllib3 1.26.12 response.py HTTPResponse(enforce_content_length=False), read; requests 2.28.1 models.py iter_content"}
 	r.Retry = RetryLayer{On: true,
 		// Retry.increment: connect and other errors for any method, read errors for
 		// allowed_methods (_is_method_retryable).
@@ -63,6 +69,8 @@ func Requests(allMethods bool) Rules {
 // HTTPX returns httpx 0.23.3's rules: no retry layer, no redirect (_config.py).
 func HTTPX() Rules {
 	r := pythonSocket("httpx 0.23.3 over httpcore")
+	r.Body = Body{Close: "RemoteProtocolError: peer closed connection without sending complete message body (received 40 bytes, expected 100)",
+		Reset: "ReadError: [Errno 104] Connection reset by peer", Chunked: "RemoteProtocolError: peer closed connection without sending complete message body (incomplete chunked read)", Source: "h11 0.14 _readers.py ContentLengthReader.read_eof; httpcore 0.16.3 _sync/http11.py"}
 	r.FollowUps = FollowUps{limitFollow{}}
 	return r
 }
@@ -71,6 +79,9 @@ func HTTPX() Rules {
 // _create_direct_connection).
 func AIOHTTP() Rules {
 	r := pythonSocket("aiohttp 3.8.4")
+	r.Body = Body{Close: "ClientPayloadError: Response payload is not completed", Reset: "ClientPayloadError: Response payload is not completed",
+		Chunked: "ClientPayloadError: Response payload is not completed",
+		Source:  "aiohttp 3.8.4 client_proto.py ResponseHandler.connection_lost"}
 	r.Connect.HandshakeNext = HandshakeNextAny
 	r.PreFirst.Handshake = deadlineOnly("ClientTimeout.total")
 	r.PreFirst.HandshakeSource = "aiohttp 3.8.4: the handshake runs under the call's ClientTimeout.total (ceil_timeout)"

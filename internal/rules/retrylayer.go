@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/labrun/labrun/internal/param"
 )
 
 // A retry layer sends a whole call again after a failure or a status; its attempts are the
@@ -127,7 +129,7 @@ func ParseStatuses(v string) (Statuses, error) {
 type statusError struct{ part string }
 
 func (e *statusError) Error() string {
-	return "\"" + e.part + "\" is not a status or a range of them (100 to 599, \"500-599\", \"!501\")"
+	return strconv.Quote(param.Cut(e.part)) + " is not a status or a range of them (100 to 599, \"500-599\", \"!501\")"
 }
 
 // RetryAfter is how a layer reads the Retry-After header of a status it retries.
@@ -141,6 +143,18 @@ type RetryAfter struct {
 	Required bool
 	// DropLongerThanAttempt: one longer than the per-attempt timeout ends the retries (got).
 	DropLongerThanAttempt bool
+}
+
+// MaxWait is the longest wait the rules return, beyond any range a call takes: a longer
+// back-off or Retry-After saturates here, so sums of a call's waits stay in time.Duration.
+const MaxWait = time.Duration(1 << 62)
+
+// secondsWait is sec seconds, saturated at MaxWait.
+func secondsWait(sec int64) time.Duration {
+	if sec > int64(MaxWait/time.Second) {
+		return MaxWait
+	}
+	return time.Duration(sec) * time.Second
 }
 
 // Backoff is how a layer's wait grows: retry n waits min(max, base × Mult^(n-1)), jittered.
@@ -167,8 +181,8 @@ func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration)
 		if maxWait > 0 && v >= maxWait {
 			break
 		}
-		if v > time.Duration(1<<62)/time.Duration(b.Mult) {
-			v = time.Duration(1 << 62) // beyond any range a call takes
+		if v > MaxWait/time.Duration(b.Mult) {
+			v = MaxWait
 			break
 		}
 		v *= time.Duration(b.Mult)
@@ -176,7 +190,8 @@ func (b Backoff) Wait(n int, base, maxWait time.Duration) (lo, hi time.Duration)
 	if maxWait > 0 && v > maxWait {
 		v = maxWait
 	}
-	lo, hi = v-v*time.Duration(b.JitterDown)/100, v+b.Noise
+	j := time.Duration(b.JitterDown) // v × j / 100, without overflow
+	lo, hi = v-(v/100*j+v%100*j/100), v+b.Noise
 	if b.AtLeastBase {
 		lo, hi = max(lo, base), max(hi, base)
 	}
@@ -245,7 +260,7 @@ func (r RetryLayer) RetriesStatus(method string, status int, ra string, attemptT
 	if !r.RetryAfter.Read || !r.RetryAfter.Statuses.Has(status) || !has {
 		return true, 0, false
 	}
-	wait = time.Duration(sec) * time.Second
+	wait = secondsWait(int64(sec))
 	if r.RetryAfter.DropLongerThanAttempt && attemptTimeout > 0 && wait > attemptTimeout {
 		return false, 0, false
 	}

@@ -128,6 +128,32 @@ func TestBackoffWaits(t *testing.T) {
 	}
 }
 
+// TestWaitsSaturate: a back-off grown past any range, a Retry-After of any size and a storm's
+// uncapped back-off saturate at MaxWait rather than wrap negative.
+func TestWaitsSaturate(t *testing.T) {
+	full := Backoff{Mult: 2, JitterDown: 100, Noise: 100 * time.Millisecond}
+	if lo, hi := full.Wait(100, 10*time.Minute, 0); lo != 0 || hi != MaxWait+100*time.Millisecond {
+		t.Errorf("Wait(100): got %v..%v, want 0..%v", lo, hi, MaxWait+100*time.Millisecond)
+	}
+	if lo, _ := (Backoff{Mult: 2, JitterDown: 50}).Wait(100, time.Second, 0); lo != MaxWait/2 {
+		t.Errorf("Wait(100), half jitter: got %v, want %v", lo, MaxWait/2)
+	}
+	for _, ra := range []string{"9223372036", "9223372036854775807"} {
+		if _, wait, ok := RetryableHTTP().Retry.RetriesStatus("GET", 503, ra, 0); !ok || wait != MaxWait {
+			t.Errorf("RetriesStatus(Retry-After %s): got %v, %v, want %v", ra, wait, ok, MaxWait)
+		}
+		if pause, ok := HC5(HC5Settings{AutomaticRetries: true}).Resend.StatusAgain(503, ra, true, 0, 0, time.Unix(0, 0)); !ok || pause != MaxWait {
+			t.Errorf("StatusAgain(Retry-After %s): got %v, %v, want %v", ra, pause, ok, MaxWait)
+		}
+	}
+	if d := (StormBackoff{Base: time.Second}).Delay(2000, 1); d != MaxWait {
+		t.Errorf("Delay(2000): got %v, want %v", d, MaxWait)
+	}
+	if d := (StormBackoff{Base: time.Second, Jitter: FullJitter}).Delay(2000, 0); d != 0 {
+		t.Errorf("Delay(2000), drawn 0: got %v, want 0", d)
+	}
+}
+
 // TestUndiciTick holds the timer wheel to lib/util/timers.js: a lone 1 s FastTimer fires at
 // 1497 ms (three ticks of 499 ms), and up to a tick earlier with other timers running.
 func TestUndiciTick(t *testing.T) {

@@ -28,7 +28,10 @@ func NetHTTPRuby() Rules {
 		// transport_request: `retry` while count < max_retries (1 by default) for
 		// IDEMPOTENT_METHODS_ (GET HEAD PUT DELETE OPTIONS TRACE), on a new connection
 		// (@socket.close, then begin_transport connects), written or not.
-		Resend: Resend{On: true, Max: 1, Before: again, BeforeMethods: MethodsSafeOrPut, After: again, AfterMethods: MethodsSafeOrPut},
+		Resend: Resend{On: true, Max: 1, Before: again, BeforeMethods: MethodsSafeOrPut, After: again, AfterMethods: MethodsSafeOrPut, InBody: true},
+		// transport_request reads the body within its rescue (res.reading_body).
+		Body: Body{ShortOnClose: true, Reset: "Errno::ECONNRESET: Connection reset by peer", Chunked: "EOFError: end of file reached",
+			Source: "ruby 3.1 lib/net/http/response.rb read_body_0 (ignore EOF), read_chunked; lib/net/http.rb transport_request"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitConnect, Outcome: vocab.ConnectTimeout, Name: "open_timeout, a deadline on the handshake"},
 			HandshakeSource: "ruby 3.1 lib/net/http.rb: connect calls ssl_socket_connect(s, @open_timeout) (net/protocol.rb), " +

@@ -18,6 +18,7 @@ type Rules struct {
 	Read      Read
 	Reuse     Reuse
 	Resend    Resend
+	Body      Body
 	PreFirst  PreFirst
 	FollowUps FollowUps
 	Retry     RetryLayer // the zero value for none
@@ -250,6 +251,7 @@ type Failure struct {
 	Key     bool // an Idempotency-Key header
 	Reused  bool // on a pooled connection
 	OneShot bool // a body that cannot be sent again
+	InBody  bool // while reading the response body, the head received
 }
 
 // Unbounded is a Max with no bound but the routes or the connections left.
@@ -273,6 +275,17 @@ type Resend struct {
 	CurrentRoute bool
 	// Statuses: a 429 or 503 is repeated (StatusAgain).
 	Statuses bool
+	// InBody: a failure while the body is read is re-sent too.
+	InBody bool
+}
+
+// Body is what a library does with a body cut short of its Content-Length (Downstream.Cut).
+type Body struct {
+	// ShortOnClose: a FIN ends a Content-Length body without an error.
+	ShortOnClose bool
+	// Close, Reset and Chunked are the errors after a FIN, an RST and a FIN in a chunked body;
+	// Source cites them.
+	Close, Reset, Chunked, Source string
 }
 
 // Again reports whether the library sends the request again after f, having re-sent it done
@@ -282,6 +295,8 @@ func (r Resend) Again(f Failure, done int) bool {
 	case !r.On || done >= r.Max:
 		return false
 	case f.Sent && f.OneShot && !r.BodyAgain:
+		return false
+	case f.InBody && !r.InBody:
 		return false
 	case !f.Sent:
 		return r.Before.Has(f.Class) && r.BeforeMethods.Has(f.Method, f.Key)

@@ -149,3 +149,47 @@ func TestHC5Idempotent(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyCut holds each preset's rule for a body cut short of its Content-Length to the
+// libraries as measured (probe's body-cut and body-cut-reset scenarios): a FIN taken for the
+// end or an error, a broken body re-sent by the library or its retry layer or not.
+func TestBodyCut(t *testing.T) {
+	tests := []struct {
+		preset               string
+		short, resent, layer bool
+	}{
+		{"go", false, false, false},
+		{"hc5", false, false, false},
+		{"hc4", false, false, false},
+		{"okhttp", false, false, false},
+		{"jdk", false, false, false},
+		{"urlconnection", true, false, false},
+		{"ruby", true, true, false},
+		{"urllib3", true, false, false},
+		{"httpx", false, false, false},
+		{"aiohttp", false, false, false},
+		{"got", false, false, true},
+		{"axios", false, false, false},
+		{"undici", false, false, false},
+		{"retryablehttp", false, false, false},
+		{"resty", false, false, true},
+	}
+	for _, tt := range tests {
+		p, ok := Lookup(tt.preset)
+		if !ok {
+			t.Fatalf("no preset %s", tt.preset)
+		}
+		r := p.Default()
+		if r.Body.ShortOnClose != tt.short || r.Resend.InBody != tt.resent || r.Retry.BodyRetried != tt.layer {
+			t.Errorf("%s: short on close %v, re-sent in body %v, layer retries it %v; want %v, %v, %v",
+				tt.preset, r.Body.ShortOnClose, r.Resend.InBody, r.Retry.BodyRetried, tt.short, tt.resent, tt.layer)
+		}
+		if r.Body.Reset == "" || r.Body.Chunked == "" || r.Body.Source == "" || (r.Body.Close == "") != r.Body.ShortOnClose {
+			t.Errorf("%s: the errors and the source must be named: %+v", tt.preset, r.Body)
+		}
+	}
+	if !GoNet().Resend.Again(Failure{Class: ClassIO, Sent: true, Method: "GET", Reused: true}, 0) ||
+		GoNet().Resend.Again(Failure{Class: ClassIO, Sent: true, Method: "GET", Reused: true, InBody: true}, 0) {
+		t.Errorf("go: a reused connection's failure before the head is re-sent, one in the body is not")
+	}
+}

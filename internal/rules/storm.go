@@ -79,6 +79,7 @@ func (b StormBackoff) Delay(k int, u float64) time.Duration {
 	if b.Cap > 0 {
 		d = min(d, float64(b.Cap))
 	}
+	d = min(d, float64(MaxWait))
 	switch b.Jitter {
 	case FullJitter:
 		d *= u

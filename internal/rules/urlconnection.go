@@ -33,6 +33,10 @@ func URLConnection(s URLConnectionSettings) Rules {
 		// SocketTimeoutException; for any method but CONNECT, not a streamed body, not a POST
 		// with -Dsun.net.http.retryPost=false.
 		Resend: Resend{On: true, Max: 1, After: Of(ClassIO), AfterMethods: sent},
+		// The stream ends at the FIN without comparing with Content-Length; parseHTTP's re-send
+		// is over once the head is read.
+		Body: Body{ShortOnClose: true, Reset: "SocketException: Connection reset", Chunked: "IOException: Premature EOF",
+			Source: "JDK 17 sun.net.www.MeteredStream.read (-1 at the socket's end, whatever is expected), sun.net.www.http.ChunkedInputStream"},
 		PreFirst: PreFirst{
 			Handshake: BoundRule{Limit: LimitRead, Outcome: vocab.ReadTimeout, Name: "setReadTimeout", PerRead: true},
 			HandshakeSource: "JDK 17 sun.net.NetworkClient.doConnect sets the socket's soTimeout to the read timeout after the TCP connect " +

@@ -12,11 +12,19 @@ import (
 // timers.
 func MaxShared(cpus int) int { return 3 * max(cpus, 1) }
 
-// BusyShare is the noise share (noise.Figure.Share) over BusyWindow that stops further starts.
+// MaxScenarios is how many of a probe's scenarios run at once: eight a CPU, as each is mostly
+// a command waiting on its own timer or on the server's.
+func MaxScenarios(cpus int) int { return 8 * max(cpus, 1) }
+
+// BusyShare is the noise share (noise.Figure.Share) over a gate's window that stops further
+// starts.
 const BusyShare = 0.05
 
-// BusyWindow is the noise the gate looks at, and the least time between two starts.
+// BusyWindow is the noise an experiment's gate looks at, and the least time between two starts.
 const BusyWindow = 500 * time.Millisecond
+
+// ScenarioWindow is BusyWindow for probe scenarios, which cost their command's start alone.
+const ScenarioWindow = 100 * time.Millisecond
 
 // BusyOthers is other processes' share of labrun's CPUs that stops further starts.
 const BusyOthers = 0.5
@@ -24,9 +32,10 @@ const BusyOthers = 0.5
 // Gate admits up to limit experiments or a probe's scenarios (0: no limit), more only while
 // the machine is quiet; safe for concurrent use.
 type Gate struct {
-	limit int
-	noise *noise.Sentinel
-	quiet func() bool // nil: g.calm
+	limit  int
+	window time.Duration
+	noise  *noise.Sentinel
+	quiet  func() bool // nil: g.calm
 
 	mu      sync.Mutex
 	running int
@@ -34,12 +43,14 @@ type Gate struct {
 	freed   chan struct{}
 }
 
-// NewGate returns a gate of limit that judges the machine by s (nil: by the time since the last
-// start alone).
-func NewGate(limit int, s *noise.Sentinel) *Gate { return newGate(limit, s, nil) }
+// NewScenarioGate returns the gate of a probe's scenarios on cpus CPUs (MaxScenarios,
+// ScenarioWindow), which judges the machine by s (nil: by the time since the last start alone).
+func NewScenarioGate(cpus int, s *noise.Sentinel) *Gate {
+	return newGate(MaxScenarios(cpus), ScenarioWindow, s, nil)
+}
 
-func newGate(limit int, s *noise.Sentinel, quiet func() bool) *Gate {
-	g := &Gate{limit: limit, noise: s, quiet: quiet, freed: make(chan struct{})}
+func newGate(limit int, window time.Duration, s *noise.Sentinel, quiet func() bool) *Gate {
+	g := &Gate{limit: limit, window: window, noise: s, quiet: quiet, freed: make(chan struct{})}
 	if g.quiet == nil {
 		g.quiet = g.calm
 	}
@@ -80,16 +91,16 @@ func (g *Gate) Leave() {
 	g.freed = make(chan struct{})
 }
 
-// calm reports whether the last start was BusyWindow ago and the machine quiet since; the
-// caller holds mu.
+// calm reports whether the last start was g.window ago and the machine quiet since; the caller
+// holds mu.
 func (g *Gate) calm() bool {
 	now := time.Now()
-	if now.Sub(g.last) < BusyWindow {
+	if now.Sub(g.last) < g.window {
 		return false
 	}
 	if g.noise == nil {
 		return true
 	}
-	f := g.noise.Over(now.Add(-BusyWindow), now)
+	f := g.noise.Over(now.Add(-g.window), now)
 	return f.Share() < BusyShare && f.OthersCPU < BusyOthers
 }

@@ -33,6 +33,9 @@ type Config struct {
 	// Progress, when set, is told each step an experiment starts and its expected time (0:
 	// unknown); an empty step says done. It may be called concurrently.
 	Progress func(experiment, step string, expected time.Duration)
+	// Finished, when set, is given each experiment's run as it finishes, in the order they
+	// finish; it may be called concurrently.
+	Finished func(run results.Run)
 	// Noise measures the machine's noise; Run starts its own when nil.
 	Noise *noise.Sentinel
 	// Quiet, when set, replaces the noise gate (tests).
@@ -91,7 +94,7 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 		limit int
 	}{{shared, limit}, {alone, 1}} {
 		g, gctx := errgroup.WithContext(ctx)
-		room := newGate(batch.limit, cfg.Noise, cfg.Quiet)
+		room := newGate(batch.limit, BusyWindow, cfg.Noise, cfg.Quiet)
 		for _, i := range batch.idx {
 			if !room.Enter(gctx) {
 				break
@@ -107,6 +110,9 @@ func Run(ctx context.Context, cfg Config, exps []experiments.Experiment) (result
 					return fmt.Errorf("%s: %w", name(e), err)
 				}
 				runs[i] = run
+				if cfg.Finished != nil {
+					cfg.Finished(run)
+				}
 				return nil
 			})
 		}

@@ -168,3 +168,30 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestGateWindowAndLimit(t *testing.T) {
+	g := newGate(2, 60*time.Millisecond, nil, nil)
+	ctx := context.Background()
+	start := time.Now()
+	g.Enter(ctx)
+	g.Enter(ctx)
+	if d := time.Since(start); d < 60*time.Millisecond {
+		t.Fatalf("second start after %v, want the window of 60ms", d)
+	}
+	third := make(chan time.Time, 1)
+	go func() { g.Enter(ctx); third <- time.Now() }()
+	time.Sleep(150 * time.Millisecond)
+	select {
+	case <-third:
+		t.Fatal("a third start while 2 run, limit 2")
+	default:
+	}
+	left := time.Now()
+	g.Leave()
+	if at := <-third; at.Before(left) {
+		t.Fatal("the third started before one left")
+	}
+	if s := NewScenarioGate(2, nil); s.limit != 16 || s.window != ScenarioWindow {
+		t.Fatalf("scenario gate %d, %v", s.limit, s.window)
+	}
+}

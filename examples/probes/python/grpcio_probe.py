@@ -4,7 +4,8 @@ labrun-fault: LABRUN_GRPC_FAULT and labrun-call: LABRUN_GRPC_CALL, LABRUN_CONCUR
 once on one channel, and exits 0 when every call ended OK.
 
 At its defaults grpcio sets no deadline and no retry policy. PROBE_DEADLINE (seconds) gives
-every call a timeout (grpcio sends it as grpc-timeout, in whole milliseconds rounded up);
+every call a timeout (grpcio sends it as grpc-timeout rounded up to 3 significant digits:
+1510m for 1.5 s on a warm channel; labrun probe --grpc --expect grpcio);
 PROBE_MAX_ATTEMPTS a retry policy for UNAVAILABLE (backoff 0.1 s x2, up to 1 s):
 
 With LABRUN_GRPC_HOP (seconds) it is a chain's middle hop: its own grpcio server (B) gets the

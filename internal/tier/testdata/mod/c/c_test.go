@@ -1,0 +1,5 @@
+package c
+
+import "testing"
+
+func TestOnlyFast(t *testing.T) {}
