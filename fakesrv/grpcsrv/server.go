@@ -78,9 +78,7 @@ func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
 // DefaultKeepaliveMinTime is grpc-go's server default keepalive.EnforcementPolicy.MinTime.
 const DefaultKeepaliveMinTime = 5 * time.Minute
 
-// WithKeepaliveEnforcement sets the keepalive policy (gRFC A8) grpc-go's server enforces
-// (handlePing, internal/transport/http2_server.go): the third ping sooner than minTime gets
-// GOAWAY ENHANCE_YOUR_CALM "too_many_pings" (docs/serve.md has the rule).
+// WithKeepaliveEnforcement sets grpc-go's keepalive policy (gRFC A8; docs/serve.md).
 func WithKeepaliveEnforcement(minTime time.Duration, permitWithoutStream bool) Option {
 	return func(o *options) {
 		o.keepalive = keepalive.EnforcementPolicy{MinTime: minTime, PermitWithoutStream: permitWithoutStream}

@@ -198,9 +198,7 @@ func endToEnd(h http.Header) http.Header {
 	return out
 }
 
-// forward answers a request through the upstream, with its fault rule: status answers at once;
-// otherwise the request goes upstream, and the answer is then failed, stalled, delayed or
-// trickled. A client that leaves cancels the upstream request.
+// forward answers a request through the upstream, its fault rule applied (docs/serve.md).
 func (x *exchange) forward() bool {
 	p := x.s.proxy
 	rule, faulted := p.match(x.r.Method, x.r.URL.Path)
@@ -268,8 +266,7 @@ func discard(body io.ReadCloser, cancel context.CancelFunc) {
 
 const maxDiscard = 256 << 10
 
-// proxyStop counts a client's departure once the exchange ended: complete is the handlers'
-// result.
+// proxyStop counts a client's departure; complete is the handler's result.
 func (x *exchange) proxyStop(complete bool) bool {
 	if x.rec.ClientGone {
 		x.s.proxy.gone.Add(1)
@@ -302,8 +299,7 @@ func (x *exchange) roundTrip(ctx context.Context) (*http.Response, error) {
 	return resp, err
 }
 
-// countingReader counts the bytes read through it; the transport reads on a goroutine of
-// its own.
+// countingReader counts the bytes read through it, from the transport's goroutine.
 type countingReader struct {
 	r io.Reader
 	n atomic.Int64
