@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // The metadata a call carries to choose its fault and name itself.
@@ -31,8 +33,10 @@ type Fault struct {
 	Work      time.Duration
 	Hang      bool
 	IgnoreCtx bool
-	// Unavailable answers UNAVAILABLE trailers-only until attempt OKOn (0: never).
+	// Unavailable answers UNAVAILABLE trailers-only until attempt OKOn (0: never); Status, when
+	// not OK, answers that code the same way.
 	Unavailable bool
+	Status      codes.Code
 	OKOn        int
 	// Pushback sets grpc-retry-pushback-ms (-1 with PushbackStop).
 	Pushback     time.Duration
@@ -59,8 +63,9 @@ const maxCount = 1000
 //	hang           it never answers
 //	ignore-ctx     it does its work to the end whatever the caller does (charged anyway)
 //	unavailable    it answers UNAVAILABLE after the work, trailers-only
-//	ok-on=N        with unavailable: attempt N of the call answers OK
-//	pushback=DUR   with unavailable: grpc-retry-pushback-ms (pushback=stop: -1)
+//	status=CODE    it answers CODE after the work, trailers-only: a name (RESOURCE_EXHAUSTED) or 1 to 16
+//	ok-on=N        with unavailable or status: attempt N of the call answers OK
+//	pushback=DUR   with unavailable or status: grpc-retry-pushback-ms (pushback=stop: -1)
 //	messages=N     a server stream of N messages (Stream method)
 //	every=DUR      one message every DUR
 //	refuse=N       the call's first N streams are refused (RST_STREAM REFUSED_STREAM)
@@ -116,6 +121,8 @@ func ParseFault(s string, max time.Duration) (Fault, error) {
 			f.Unavailable, err = true, flag()
 		case "freeze":
 			f.Freeze, err = true, flag()
+		case "status":
+			f.Status, err = parseCode(val)
 		case "ok-on":
 			f.OKOn, err = count()
 		case "messages":
@@ -137,19 +144,57 @@ func ParseFault(s string, max time.Duration) (Fault, error) {
 				err = fmt.Errorf("next=0s: want pass or a positive duration")
 			}
 		default:
-			err = fmt.Errorf("unknown item %q (want work, hang, ignore-ctx, unavailable, ok-on, pushback, messages, every, refuse, goaway, freeze or next)", key)
+			err = fmt.Errorf("unknown item %q (want work, hang, ignore-ctx, unavailable, status, ok-on, pushback, messages, every, refuse, goaway, freeze or next)", key)
 		}
 		if err != nil {
 			return Fault{}, err
 		}
 	}
+	fails := f.Unavailable || f.Status != codes.OK
 	switch {
-	case (f.OKOn > 0 || f.Pushback > 0 || f.PushbackStop) && !f.Unavailable:
-		return Fault{}, fmt.Errorf("ok-on and pushback need unavailable")
-	case f.Hang && (f.Unavailable || f.NextPass || f.NextOwn > 0):
-		return Fault{}, fmt.Errorf("hang never answers: it takes no unavailable or next")
-	case (f.NextPass || f.NextOwn > 0) && f.Unavailable:
-		return Fault{}, fmt.Errorf("a chain hop answers what its downstream answered: no unavailable")
+	case (f.OKOn > 0 || f.Pushback > 0 || f.PushbackStop) && !fails:
+		return Fault{}, fmt.Errorf("ok-on and pushback need unavailable or status")
+	case f.Unavailable && f.Status != codes.OK && f.Status != codes.Unavailable:
+		return Fault{}, fmt.Errorf("unavailable and status=%s: choose one", codeName(f.Status))
+	case f.Hang && (fails || f.NextPass || f.NextOwn > 0):
+		return Fault{}, fmt.Errorf("hang never answers: it takes no unavailable, status or next")
+	case (f.NextPass || f.NextOwn > 0) && fails:
+		return Fault{}, fmt.Errorf("a chain hop answers what its downstream answered: no unavailable or status")
+	}
+	if f.Unavailable {
+		f.Status = codes.Unavailable
 	}
 	return f, nil
+}
+
+// maxCode is the highest status code, UNAUTHENTICATED.
+const maxCode = codes.Unauthenticated
+
+// parseCode reads a status code other than OK: its name as gRPC's status codes document it
+// (RESOURCE_EXHAUSTED, any case) or its number.
+func parseCode(val string) (codes.Code, error) {
+	if n, err := strconv.Atoi(val); err == nil && n >= 1 && n <= int(maxCode) {
+		return codes.Code(n), nil
+	}
+	for c := codes.Code(1); c <= maxCode; c++ {
+		if strings.EqualFold(val, codeName(c)) {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("status=%q: want a code from 1 to %d or its name, such as RESOURCE_EXHAUSTED", clip(val, 32), maxCode)
+}
+
+// codeName is c's name as gRPC's status codes document it: "RESOURCE_EXHAUSTED".
+func codeName(c codes.Code) string {
+	if c == codes.Canceled {
+		return "CANCELLED"
+	}
+	var b strings.Builder
+	for i, r := range c.String() { // "ResourceExhausted"
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
 }

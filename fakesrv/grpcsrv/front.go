@@ -171,6 +171,9 @@ func (fc *frontConn) fromClient(r io.Reader) {
 				err = out.WriteWindowUpdate(id, f.Increment)
 			}
 		case *http2.PingFrame:
+			if !f.IsAck() {
+				fc.s.stats.ping()
+			}
 			err = out.WritePing(f.IsAck(), f.Data)
 		case *http2.RSTStreamFrame:
 			fc.rst(id, f.ErrCode, true)
@@ -386,6 +389,8 @@ func (fc *frontConn) fromServer() {
 			fc.end(id)
 		case (typ == http2.FrameHeaders || typ == http2.FrameData) && http2.Flags(hdr[4]).Has(http2.FlagDataEndStream):
 			fc.end(id)
+		case typ == http2.FrameGoAway && tooManyPings(frame[9:]):
+			fc.s.stats.tooManyPings()
 		}
 		fc.mu.Lock()
 		frozen := fc.frozen
@@ -417,4 +422,11 @@ func (s *Server) handOver(c net.Conn) bool {
 	case <-time.After(5 * time.Second):
 		return false
 	}
+}
+
+// tooManyPings reports whether a GOAWAY's payload is the keepalive policy's:
+// ENHANCE_YOUR_CALM with the debug data "too_many_pings".
+func tooManyPings(payload []byte) bool {
+	return len(payload) >= 8 && http2.ErrCode(binary.BigEndian.Uint32(payload[4:8])) == http2.ErrCodeEnhanceYourCalm &&
+		string(payload[8:]) == "too_many_pings"
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -54,6 +55,7 @@ type options struct {
 	logBytes       int
 	onDone         func(Call)
 	prefaceTimeout time.Duration // tests shorten it
+	keepalive      keepalive.EnforcementPolicy
 }
 
 // WithAddr sets the listen address (default 127.0.0.1:0); the caller checks it is loopback.
@@ -72,6 +74,16 @@ func WithLogLimit(n int) Option { return func(o *options) { o.logLimit = n } }
 // WithLogBytes bounds the log of calls to about n bytes of /stats (default DefaultLogBytes; 0: no
 // bound).
 func WithLogBytes(n int) Option { return func(o *options) { o.logBytes = n } }
+
+// DefaultKeepaliveMinTime is grpc-go's server default keepalive.EnforcementPolicy.MinTime.
+const DefaultKeepaliveMinTime = 5 * time.Minute
+
+// WithKeepaliveEnforcement sets grpc-go's keepalive policy (gRFC A8; docs/serve.md).
+func WithKeepaliveEnforcement(minTime time.Duration, permitWithoutStream bool) Option {
+	return func(o *options) {
+		o.keepalive = keepalive.EnforcementPolicy{MinTime: minTime, PermitWithoutStream: permitWithoutStream}
+	}
+}
 
 // WithOnDone calls f, on the handler's goroutine, with each handled call once it has a status.
 func WithOnDone(f func(Call)) Option { return func(o *options) { o.onDone = f } }
@@ -104,7 +116,7 @@ type Server struct {
 // New starts a server on loopback.
 func New(opts ...Option) (*Server, error) {
 	o := options{addr: "127.0.0.1:0", maxDuration: DefaultMaxDuration, logLimit: DefaultLogLimit, logBytes: DefaultLogBytes,
-		maxStreams: DefaultMaxConcurrentStreams, prefaceTimeout: prefaceTimeout}
+		maxStreams: DefaultMaxConcurrentStreams, prefaceTimeout: prefaceTimeout, keepalive: keepalive.EnforcementPolicy{MinTime: DefaultKeepaliveMinTime}}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -113,6 +125,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("grpcsrv: max duration must be positive, got %v", o.maxDuration)
 	case o.logLimit < 0 || o.logBytes < 0:
 		return nil, fmt.Errorf("grpcsrv: log bounds must not be negative, got %d and %d", o.logLimit, o.logBytes)
+	case o.keepalive.MinTime <= 0:
+		return nil, fmt.Errorf("grpcsrv: keepalive min time must be positive, got %v", o.keepalive.MinTime)
 	case o.maxStreams > math.MaxInt32:
 		return nil, fmt.Errorf("grpcsrv: max concurrent streams must be at most %d, got %d", math.MaxInt32, o.maxStreams)
 	}
@@ -129,7 +143,7 @@ func New(opts ...Option) (*Server, error) {
 	// Fixed windows: grpc-go's estimate would let a connection buffer up to 16 MiB.
 	s.grpc = grpc.NewServer(grpc.ForceServerCodec(Codec{}), grpc.UnknownServiceHandler(s.handle),
 		grpc.MaxConcurrentStreams(o.maxStreams), grpc.MaxRecvMsgSize(maxMessage),
-		grpc.InitialWindowSize(1<<16), grpc.InitialConnWindowSize(1<<16))
+		grpc.InitialWindowSize(1<<16), grpc.InitialConnWindowSize(1<<16), grpc.KeepaliveEnforcementPolicy(o.keepalive))
 	go s.grpc.Serve(s.pipes)
 	// The accept loop counts too, so no Add comes while Close waits on zero.
 	s.conns.Add(1)
@@ -320,14 +334,14 @@ func (s *Server) serve(ctx context.Context, ss grpc.ServerStream, c *Call, f Fau
 			return err
 		}
 		return ss.SendMsg(resp)
-	case f.Unavailable && (f.OKOn == 0 || attempt < f.OKOn):
+	case f.Status != codes.OK && (f.OKOn == 0 || attempt < f.OKOn):
 		switch {
 		case f.PushbackStop:
 			ss.SetTrailer(metadata.Pairs("grpc-retry-pushback-ms", "-1"))
 		case f.Pushback > 0:
 			ss.SetTrailer(metadata.Pairs("grpc-retry-pushback-ms", strconv.FormatInt(f.Pushback.Milliseconds(), 10)))
 		}
-		return status.Errorf(codes.Unavailable, "labrun: unavailable after the work (attempt %d)", attempt)
+		return status.Errorf(f.Status, "labrun: %s after the work (attempt %d)", codeName(f.Status), attempt)
 	case f.Messages > 0 || f.Every > 0:
 		return s.stream(ctx, ss, c, f)
 	}

@@ -61,6 +61,10 @@ type Stats struct {
 	Streams         int `json:"streams"`
 	Refused         int `json:"refused_streams"`
 	GoAways         int `json:"goaways"`
+	// Pings counts the clients' PING frames (not acks); TooManyPings the GOAWAYs
+	// ENHANCE_YOUR_CALM "too_many_pings" the keepalive policy sent (WithKeepaliveEnforcement).
+	Pings        int `json:"pings"`
+	TooManyPings int `json:"goaways_too_many_pings"`
 	// Executions counts handlers that did their work, by call ("-": none).
 	Executions    map[string]int `json:"executions"`
 	RSTFromClient map[string]int `json:"rst_from_client"`
@@ -359,3 +363,15 @@ func (l *connListener) Close() error {
 }
 
 func (l *connListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *ledger) ping() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.st.Pings++
+}
+
+func (l *ledger) tooManyPings() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.st.TooManyPings++
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/labrun/labrun/fakesrv/grpcsrv"
 	"github.com/labrun/labrun/fakesrv/h2node"
 	"github.com/labrun/labrun/internal/fakesrv"
 )
@@ -72,6 +73,11 @@ func serveFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "dns-delay", Usage: "--tls-faults: every DNS answer this late"},
 		&cli.StringFlag{Name: "hosts-out", Usage: "--tls-faults: write their names as a hosts file"},
 		&cli.BoolFlag{Name: "grpc", Usage: "instead, the gRPC fault server (h2c)"},
+		&cli.DurationFlag{Name: "keepalive-min-time", Value: grpcsrv.DefaultKeepaliveMinTime,
+			Usage: "--grpc: the shortest interval between a client's pings; the third ping sooner gets GOAWAY ENHANCE_YOUR_CALM too_many_pings (grpc-go's rule)"},
+		&cli.BoolFlag{Name: "keepalive-permit-without-stream", Usage: "--grpc: allow pings every --keepalive-min-time without a call in flight (else one per 2 hours)"},
+		&cli.StringFlag{Name: "upstream", Usage: "instead, a proxy to this URL (http://, https:// or h2c://host:port; loopback unless --allow-remote) with the fault rules of --fault"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "--upstream: a fault rule, 'METHOD PATH KEY=VALUE ...' such as 'POST /orders delay=2s' (repeatable; docs/serve.md)"},
 		&cli.BoolFlag{Name: "storm", Usage: "instead, a downstream of fixed capacity that a retry storm can beat (exp-n's)"},
 		&cli.IntFlag{Name: "capacity", Value: 20, Usage: "--storm: requests served at once"},
 		&cli.DurationFlag{Name: "service", Value: 100 * time.Millisecond, Usage: "--storm: the time each takes"},
@@ -143,6 +149,17 @@ func serveCommand(tty terminals) *cli.Command {
 
 // serve is labrun serve's action; tty says whether stderr is a terminal, and its width.
 func serve(c *cli.Context, tty terminals) error {
+	for _, name := range serveGRPCFlags {
+		if c.IsSet(name) && !c.Bool("grpc") {
+			return usagef("--%s needs --grpc", name)
+		}
+	}
+	if c.IsSet("upstream") {
+		return serveProxy(c, tty)
+	}
+	if c.IsSet("fault") {
+		return usagef("--fault needs --upstream")
+	}
 	if c.Bool("storm") {
 		return serveStorm(c)
 	}

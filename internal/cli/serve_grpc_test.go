@@ -112,7 +112,7 @@ func TestServeGRPCRecipes(t *testing.T) {
 		switch {
 		case len(info) > 0 && info[0] == "proto":
 			schema = b.body
-		case slices.Contains(info, "grpc"):
+		case slices.Contains(info, "grpc") && !slices.Contains(info, "keepalive"): // keepalive: TestServeGRPCKeepaliveEnforced
 			blocks = append(blocks, recipe{file: "docs/serve.md", line: b.line, lang: info[0], body: b.body})
 		}
 	}

@@ -16,6 +16,9 @@ import (
 // This file is labrun serve --grpc: the gRPC fault server (fakesrv/grpcsrv) for users' own
 // gRPC clients, with /stats over HTTP/1.1 on the same port.
 
+// serveGRPCFlags are the flags that apply only to --grpc.
+var serveGRPCFlags = []string{"keepalive-min-time", "keepalive-permit-without-stream"}
+
 // grpcNotes say why a flag of the fault server does not apply to --grpc.
 var grpcNotes = map[string]string{
 	"protocol":     "--grpc speaks HTTP/2 over TCP (h2c), as gRPC's insecure channels do",
@@ -37,6 +40,7 @@ metadata: labrun-fault: ITEM,ITEM,...  labrun-call: ID (names the call: its retr
   hang           it never answers
   ignore-ctx     it does its work to the end whatever the caller does: charged anyway
   unavailable    UNAVAILABLE after the work, trailers-only (retryable); ok-on=N: attempt N answers OK
+  status=CODE    any other code the same way: a name (RESOURCE_EXHAUSTED) or 1 to 16; ok-on and pushback apply
   pushback=DUR   with unavailable: grpc-retry-pushback-ms (pushback=stop: -1)
   every=DUR      Stream: one message every DUR; messages=N: N of them (default: until the call ends)
   refuse=N       the call's first N streams refused (RST_STREAM REFUSED_STREAM)
@@ -57,6 +61,9 @@ func serveGRPC(c *cli.Context, tty terminals) error {
 	if d := c.Duration("max-duration"); d <= 0 {
 		return usagef("--max-duration must be positive, got %v", d)
 	}
+	if d := c.Duration("keepalive-min-time"); d <= 0 {
+		return usagef("--keepalive-min-time must be positive, got %v", d)
+	}
 	addr := c.String("addr")
 	host, port, err := net.SplitHostPort(addr)
 	if err == nil {
@@ -69,7 +76,8 @@ func serveGRPC(c *cli.Context, tty terminals) error {
 		return usagef("--addr %s: not a loopback address; pass --allow-remote to listen on it", addr)
 	}
 	opts := []grpcsrv.Option{grpcsrv.WithAddr(addr), grpcsrv.WithMaxConcurrentStreams(uint32(streams)),
-		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes)}
+		grpcsrv.WithMaxDuration(c.Duration("max-duration")), grpcsrv.WithLogLimit(serveLogLimit), grpcsrv.WithLogBytes(serveLogBytes),
+		grpcsrv.WithKeepaliveEnforcement(c.Duration("keepalive-min-time"), c.Bool("keepalive-permit-without-stream"))}
 	if !c.Bool("quiet") {
 		log := &requestLogger{w: c.App.ErrWriter, width: tty.errWidth}
 		opts = append(opts, grpcsrv.WithOnDone(log.call))
@@ -82,6 +90,11 @@ func serveGRPC(c *cli.Context, tty terminals) error {
 	banner.WriteString(indent(grpcFaultList))
 	fmt.Fprintf(&banner, "labrun: serving gRPC (h2c) on %s until Ctrl-C, MaxConcurrentStreams %d; GET %s/stats for what each call carried\n",
 		srv.Addr, cmp.Or(streams, grpcsrv.DefaultMaxConcurrentStreams), srv.URL)
+	fmt.Fprintf(&banner, "  keepalive: pings at least %v apart", c.Duration("keepalive-min-time"))
+	if !c.Bool("keepalive-permit-without-stream") {
+		banner.WriteString(" while a call is in flight (without one, 2h)")
+	}
+	banner.WriteString(", the third ping sooner gets GOAWAY too_many_pings\n")
 	return serveUntilStopped(c, srv.Addr+"\n", banner.String(), "calls", srv.Shutdown)
 }
 

@@ -85,8 +85,24 @@ func (l *requestLogger) line(line string) {
 // "20:41:03.512 GET /trickle?bytes=10&every=400ms · answered 200, 10 B sent · done at 4001
 // ms", "... /stall · held it, no answer · client left at 1000 ms".
 func requestLine(r fakesrv.Request) string {
-	return fmt.Sprintf("%s %s %s · %s · %s", r.Arrived.Format("15:04:05.000"), clip(printable(r.Method), 16),
-		clip(printable(r.Path), maxLoggedPath), faultText(r), leftText(r))
+	return fmt.Sprintf("%s %s %s · %s%s · %s", r.Arrived.Format("15:04:05.000"), clip(printable(r.Method), 16),
+		clip(printable(r.Path), maxLoggedPath), proxyText(r), faultText(r), leftText(r))
+}
+
+// proxyText says what serve --upstream did with the request before answering: "fault 'POST
+// /orders delay=2s'; forwarded, upstream 201 at 3 ms; ", or nothing.
+func proxyText(r fakesrv.Request) string {
+	var s string
+	if r.Fault != "" {
+		s = "fault '" + r.Fault + "'; "
+	}
+	switch {
+	case r.Upstream > 0:
+		s += fmt.Sprintf("forwarded, upstream %d at %s; ", r.Upstream, msText(r.UpstreamAt.Sub(r.Arrived)))
+	case r.Forwarded:
+		s += "forwarded, no upstream answer; "
+	}
+	return s
 }
 
 // callLine is requestLine for a gRPC call: "20:41:03.512 /labrun.Fault/Call call 7 · fault

@@ -27,6 +27,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.running.Add(-1)
 
 	e, found := route(s.routes, r.URL.Path)
+	if !found && s.proxy != nil {
+		e, found = s.routes[len(s.routes)-1], true // proxyEndpoints: the forwarding endpoint
+	}
 	if !found {
 		e.Name = otherEndpoint
 	}

@@ -47,6 +47,13 @@ type Request struct {
 	// Drawn is its delay drawn from Behaviour.DelayDist.
 	SeedNo int
 	Drawn  time.Duration
+	// Fault is the text of the proxy's fault rule the request matched (WithUpstream), "" for none.
+	Fault string
+	// Forwarded: a proxy sent the request upstream; Upstream is the upstream's status, 0 if
+	// none came, and UpstreamAt when its head came.
+	Forwarded  bool
+	Upstream   int
+	UpstreamAt time.Time
 }
 
 // entryOverhead is what a log entry costs besides its path.

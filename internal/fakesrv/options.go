@@ -2,6 +2,7 @@ package fakesrv
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -30,6 +31,8 @@ type options struct {
 	readTimeout time.Duration
 	idleTimeout time.Duration
 	onDone      func(Request)
+	upstream    *url.URL    // WithUpstream: a proxy
+	faultRules  []FaultRule // the proxy's first rules
 }
 
 func defaultOptions() options {
@@ -61,6 +64,12 @@ func (o *options) check() error {
 		return fmt.Errorf("fakesrv: max concurrent streams is an HTTP/2 setting, and protocol %s is not HTTP/2", o.protocol)
 	case len(o.tlsNames) > 0 && !spec.TLS:
 		return fmt.Errorf("fakesrv: TLS names need a TLS protocol, and protocol %s has no TLS", o.protocol)
+	}
+	if err := checkFaultRules(o.faultRules); err != nil {
+		return fmt.Errorf("fakesrv: %w", err)
+	}
+	if len(o.faultRules) > 0 && o.upstream == nil {
+		return fmt.Errorf("fakesrv: fault rules need an upstream")
 	}
 	for _, name := range o.tlsNames {
 		if name == "" {

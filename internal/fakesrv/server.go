@@ -48,6 +48,7 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	proxy   *proxy // nil unless WithUpstream
 	log     *requestLog
 	ledger  *ledger
 	convs   *conversations
@@ -113,6 +114,10 @@ func NewUnstarted(opts ...Option) (*Server, error) {
 		seeds:     newSeedCounts(),
 		connLog:   &connLog{entries: boundlog.New[*Conn](o.logLimit, 0)},
 		serveDone: make(chan struct{}),
+	}
+	if o.upstream != nil {
+		s.proxy = newProxy(o.upstream, o.faultRules)
+		s.routes = proxyEndpoints()
 	}
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
@@ -301,6 +306,9 @@ func (s *Server) Close() {
 		}
 		// No handler starts once closed is set (enter).
 		s.handlers.Wait()
+		if s.proxy != nil {
+			s.proxy.transport.CloseIdleConnections()
+		}
 	})
 }
 

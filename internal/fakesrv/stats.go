@@ -81,6 +81,9 @@ func (s *Server) Reset() {
 	s.seeds.reset()
 	s.connLog.reset()
 	s.conns.accepted.Store(0)
+	if s.proxy != nil {
+		s.proxy.reset()
+	}
 }
 
 // refusedControl answers 403 when e shows or changes the server's state and r could come from
@@ -88,10 +91,11 @@ func (s *Server) Reset() {
 // client is what they are for.
 func (x *exchange) refusedControl(e Endpoint) (refused, complete bool) {
 	var err error
-	switch e.Path {
-	case "/stats":
+	reads := x.r.Method == http.MethodGet || x.r.Method == http.MethodHead
+	switch {
+	case e.Path == "/stats" || e.Path == ProxyStatsPath || (e.Path == ProxyFaultsPath && reads):
 		err = guard.Host(x.r, x.s.opts.tlsNames...)
-	case "/stats/reset":
+	case e.Path == "/stats/reset" || e.Path == proxyResetPath || e.Path == ProxyFaultsPath:
 		err = guard.Change(x.r, x.s.opts.tlsNames...)
 	default:
 		return false, false
