@@ -47,35 +47,19 @@ func grpcioProbe(t *testing.T) Command {
 
 // TestGRPCProbeGrpcio holds the shipped grpcio probe to the model under grpcio's rules
 // (rules.LookupGRPC("grpcio"): its grpc-timeout's rounding, a refused stream as an attempt),
-// every row, at its defaults and configured with a deadline, a retry policy and the deadline
-// passed down a chain by hand (PROBE_PROPAGATE).
+// every row, configured with a deadline, a retry policy and the deadline passed down a chain
+// by hand (PROBE_PROPAGATE). make probes (TestShippedGRPCProbes) holds it at its defaults and
+// without PROBE_PROPAGATE, and the grpc-go probe both ways.
 func TestGRPCProbeGrpcio(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	holdGRPC(t, []grpcCase{
 		{"configured", &GRPC{Command: withEnv(grpcioProbe(t), "PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"), Deadline: 1500 * time.Millisecond, MaxAttempts: 3, Expect: "grpcio"}},
-		{"defaults", &GRPC{Command: grpcioProbe(t), Expect: "grpcio"}},
-	})
-}
-
-// TestGRPCProbeGrpcGo holds the shipped grpc-go probe (examples/probes/grpcgo) to the
-// model, at its defaults and configured: every row.
-func TestGRPCProbeGrpcGo(t *testing.T) {
-	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
-	bin := filepath.Join(t.TempDir(), "grpcgo")
-	build := exec.Command("go", "build", "-o", bin, "./probes/grpcgo")
-	build.Dir = "../examples"
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the grpc-go probe: %v: %s", err, out)
-	}
-	holdGRPC(t, []grpcCase{
-		{"defaults", &GRPC{Command: Command{Args: []string{bin}}}},
-		{"configured", &GRPC{Command: Command{Args: []string{bin}, Env: []string{"PROBE_DEADLINE=1.5s", "PROBE_MAX_ATTEMPTS=3"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	})
 }
 
 // TestGRPCProbeGrpcJs holds the shipped grpc-js probe (examples/probes/node/grpc, after npm
-// ci there from its committed lockfile) to the model, at its defaults and configured (its
-// chain's hop given the parent call, PROBE_PROPAGATE).
+// ci there from its committed lockfile) to the model, configured with its chain's hop given
+// the parent call (PROBE_PROPAGATE); make probes holds it at its defaults and without.
 func TestGRPCProbeGrpcJs(t *testing.T) {
 	testenv.Slow(t, "a shipped gRPC probe run through its scenarios")
 	const dir = "../examples/probes/node/grpc"
@@ -87,7 +71,6 @@ func TestGRPCProbeGrpcJs(t *testing.T) {
 	}
 	script := filepath.Join(dir, "grpc_probe.mjs")
 	holdGRPC(t, []grpcCase{
-		{"defaults", &GRPC{Command: Command{Args: []string{"node", script}}}},
 		{"configured", &GRPC{Command: Command{Args: []string{"node", script}, Env: []string{"PROBE_DEADLINE=1.5", "PROBE_MAX_ATTEMPTS=3", "PROBE_PROPAGATE=1"}}, Deadline: 1500 * time.Millisecond, MaxAttempts: 3}},
 	})
 }

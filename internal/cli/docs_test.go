@@ -347,6 +347,9 @@ func TestShortHelpExamples(t *testing.T) {
 				if len(args) == 2 && runsSomething(args) {
 					t.Skipf("%s at its defaults: TestRowsPinned runs every experiment so", c.Name)
 				}
+				if runsSomething(args) {
+					t.Parallel() // two at a time (GOMAXPROCS): exit 3 allows what noise explains
+				}
 				for i, a := range args {
 					if a == "--out" && i+1 < len(args) {
 						if _, err := os.Stat(args[i+1]); os.IsNotExist(err) {

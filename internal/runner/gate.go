@@ -26,14 +26,19 @@ const BusyWindow = 500 * time.Millisecond
 // ScenarioWindow is BusyWindow for probe scenarios, which cost their command's start alone.
 const ScenarioWindow = 100 * time.Millisecond
 
-// BusyOthers is other processes' share of labrun's CPUs that stops further starts.
+// BusyOthers is other processes' share of labrun's CPUs that stops further experiments.
 const BusyOthers = 0.5
+
+// ScenarioOthers is BusyOthers for probe scenarios, whose rows the server times: the commands
+// under probe are the other processes, and they may take more of the CPUs between them.
+const ScenarioOthers = 0.8
 
 // Gate admits up to limit experiments or a probe's scenarios (0: no limit), more only while
 // the machine is quiet; safe for concurrent use.
 type Gate struct {
 	limit  int
 	window time.Duration
+	others float64 // BusyOthers or ScenarioOthers
 	noise  *noise.Sentinel
 	quiet  func() bool // nil: g.calm
 
@@ -46,11 +51,13 @@ type Gate struct {
 // NewScenarioGate returns the gate of a probe's scenarios on cpus CPUs (MaxScenarios,
 // ScenarioWindow), which judges the machine by s (nil: by the time since the last start alone).
 func NewScenarioGate(cpus int, s *noise.Sentinel) *Gate {
-	return newGate(MaxScenarios(cpus), ScenarioWindow, s, nil)
+	g := newGate(MaxScenarios(cpus), ScenarioWindow, s, nil)
+	g.others = ScenarioOthers
+	return g
 }
 
 func newGate(limit int, window time.Duration, s *noise.Sentinel, quiet func() bool) *Gate {
-	g := &Gate{limit: limit, window: window, noise: s, quiet: quiet, freed: make(chan struct{})}
+	g := &Gate{limit: limit, window: window, others: BusyOthers, noise: s, quiet: quiet, freed: make(chan struct{})}
 	if g.quiet == nil {
 		g.quiet = g.calm
 	}
@@ -102,5 +109,5 @@ func (g *Gate) calm() bool {
 		return true
 	}
 	f := g.noise.Over(now.Add(-g.window), now)
-	return f.Share() < BusyShare && f.OthersCPU < BusyOthers
+	return f.Share() < BusyShare && f.OthersCPU < g.others
 }

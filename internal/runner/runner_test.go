@@ -191,7 +191,7 @@ func TestGateWindowAndLimit(t *testing.T) {
 	if at := <-third; at.Before(left) {
 		t.Fatal("the third started before one left")
 	}
-	if s := NewScenarioGate(2, nil); s.limit != 16 || s.window != ScenarioWindow {
+	if s := NewScenarioGate(2, nil); s.limit != 16 || s.window != ScenarioWindow || s.others != ScenarioOthers {
 		t.Fatalf("scenario gate %d, %v", s.limit, s.window)
 	}
 }
