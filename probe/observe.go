@@ -17,6 +17,7 @@ import (
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/noise"
 	"github.com/labrun/labrun/internal/runner"
+	"github.com/labrun/labrun/report"
 )
 
 // observeAll runs the command against every scenario of p, side by side as runner.Gate admits
@@ -55,7 +56,7 @@ func (p *Probe) observeAll(ctx context.Context, opt experiments.Options) ([]obse
 					busy = append(busy, end)
 				}
 			}
-			left := runner.ScheduleEnd(now, busy, room.Limit(), waiting).Sub(now)
+			left := report.ScheduleEnd(now, busy, room.Limit(), waiting).Sub(now)
 			mu.Unlock()
 			opt.Progress(progressStep(n, len(scs), left, scs[i]), 0)
 		}

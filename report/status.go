@@ -237,15 +237,16 @@ func (s *Status) left(now time.Time) (time.Duration, bool) {
 	if lanes == 0 {
 		lanes = len(busy)
 	}
-	end := scheduleEnd(now, busy, lanes, waiting)
+	end := ScheduleEnd(now, busy, lanes, waiting)
 	if aloneEnd.After(end) {
 		end = aloneEnd
 	}
 	return end.Add(aloneLeft).Sub(now), true
 }
 
-// scheduleEnd is runner.ScheduleEnd, which report may not import.
-func scheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
+// ScheduleEnd is when the last of waiting ends, each in turn taking the first of lanes to
+// free; the lanes free at busy, or now.
+func ScheduleEnd(now time.Time, busy []time.Time, lanes int, waiting []time.Duration) time.Time {
 	free := make([]time.Time, max(lanes, len(busy), 1))
 	for i := range free {
 		free[i] = now

@@ -111,3 +111,6 @@ func (g *Gate) calm() bool {
 	f := g.noise.Over(now.Add(-g.window), now)
 	return f.Share() < BusyShare && f.OthersCPU < g.others
 }
+
+// Limit is g's limit (0: none).
+func (g *Gate) Limit() int { return g.limit }
