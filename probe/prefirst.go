@@ -82,6 +82,9 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 	if err != nil {
 		return expectation{skip: err.Error()}
 	}
+	if tie := handshakeTie(sc.pre, l); tie != "" {
+		return expectation{skip: tie, outcome: vocab.Failed}
+	}
 	x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
 	switch {
 	case p.Outcome == vocab.Hang || p.Total > horizon:
@@ -115,6 +118,32 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 		x.fromConnect = !r.Handshake(l).PerRead
 	}
 	return x
+}
+
+// tieMargin is how close a limit and the end of a slow handshake may fall before which one
+// comes first is a race the row cannot judge: the timer starts at the socket's assignment or
+// connect, the trickle at the ClientHello's arrival, some milliseconds apart either way.
+const tieMargin = 100 * time.Millisecond
+
+// handshakeTie says why a slow handshake's row is not judged when a limit that bounds the
+// whole handshake (not each read) fires within tieMargin of its last byte; "" when none does.
+func handshakeTie(f model.PreFirst, l model.Limits) string {
+	if f.Fault != model.SlowHandshake {
+		return ""
+	}
+	end := time.Duration(f.Bytes) * f.ByteGap
+	near := func(d time.Duration) bool { return d > 0 && (d-end).Abs() <= tieMargin }
+	b := model.PreFirstRuleOf(l).Handshake(l)
+	name := ""
+	switch {
+	case !b.PerRead && near(b.Limit):
+		name = b.Name + " (" + b.Limit.String() + ")"
+	case near(l.Deadline):
+		name = "the deadline (" + l.Deadline.String() + ")"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("not judged: %s and the handshake's last byte (%v) fall within %v of each other: either may come first", name, end, tieMargin)
 }
 
 // preFirstSeen is what the server side saw of a scenario before the first byte.

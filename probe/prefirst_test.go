@@ -187,3 +187,27 @@ func TestStallRowTimes(t *testing.T) {
 		t.Errorf("resty: got want %v, got %v, tolerance %v; want the whole call judged within it", want, got, tol)
 	}
 }
+
+// TestHandshakeTie: a limit on the whole handshake that fires within tieMargin of the slow
+// handshake's last byte leaves the row unjudged (Node's timer past its first expiry at twice
+// 1 s, a 2 s deadline); a limit clear of it, or one per read, is judged.
+func TestHandshakeTie(t *testing.T) {
+	sc := scenarioNamed(t, "tls-slow-handshake")
+	end := time.Duration(sc.pre.Bytes) * sc.pre.ByteGap
+	for _, tt := range []struct {
+		name string
+		l    model.Limits
+		tie  bool
+	}{
+		{"node 1s: twice it", model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end / 2}, true},
+		{"node 1.5s", model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end * 3 / 4}, false},
+		{"go deadline at the end", model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin}, true},
+		{"go deadline past the margin", model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin + time.Millisecond}, false},
+		{"go, no bound", model.Limits{Rules: rules.GoNet()}, false},
+	} {
+		x := predictPreFirst(sc, tt.l, sc.horizon())
+		if got := strings.Contains(x.skip, "either may come first"); got != tt.tie {
+			t.Errorf("%s: skip %q, want a tie %v", tt.name, x.skip, tt.tie)
+		}
+	}
+}
