@@ -83,7 +83,7 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 		return expectation{skip: err.Error()}
 	}
 	if tie := handshakeTie(sc.pre, l); tie != "" {
-		return expectation{skip: tie, outcome: vocab.Failed}
+		return expectation{skip: tie}
 	}
 	x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
 	switch {
