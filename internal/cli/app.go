@@ -120,12 +120,14 @@ func newApp(stdout, stderr io.Writer, tty terminals, exps []experiments.Experime
 			"labrun exp-a --read-timeout 2s   # one experiment, one parameter changed\n" +
 			"labrun exp-b --pool 20 --format json\n" +
 			"labrun list",
-		Version:         version(),
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run decides the exit code
-		OnUsageError:    onUsageError,
+		Version: version(),
+		// A repeatable flag's value is one value: a --fault rule's delay table has commas.
+		DisableSliceFlagSeparator: true,
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		HideHelpCommand:           true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:              onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().First() == "help" {
 				switch name := c.Args().Get(1); {

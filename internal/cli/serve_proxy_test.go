@@ -186,6 +186,8 @@ func TestServeProxyUsageErrors(t *testing.T) {
 		{[]string{"--upstream", "http://127.0.0.1:1", "--fault", "POST /orders delay=soon"}, `labrun: --fault: fault rule "POST /orders delay=soon": delay must be a duration such as 250ms, 2s or 1m30s, got "soon"`},
 		{[]string{"--upstream", "http://127.0.0.1:1", "--fault", "POST /orders order=1"}, `labrun: --fault: fault rule "POST /orders order=1": order does not apply to a proxy: the upstream keeps its own state`},
 		{[]string{"--upstream", "http://127.0.0.1:1", "--fault", "GET /a status=503 fail=reset"}, `labrun: --fault: fault rule "GET /a status=503 fail=reset": status answers alone; it takes only delay`},
+		// A table's commas stay in its rule: the whole rule is named, not its first piece.
+		{[]string{"--upstream", "http://127.0.0.1:1", "--fault", "GET /a delay-dist=table:p0=10ms,p50=80ms,p100=1s order=1"}, `labrun: --fault: fault rule "GET /a delay-dist=table:p0=10ms,p50=80ms,p100=1s order=1": order does not apply to a proxy: the upstream keeps its own state`},
 		{[]string{"--upstream", "http://127.0.0.1:1", "--grpc"}, "labrun: --grpc does not apply to --upstream: --upstream serves the proxy"},
 		{[]string{"--fault", "GET / delay=1s"}, "labrun: --fault needs --upstream"},
 	}
