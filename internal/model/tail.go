@@ -44,11 +44,23 @@ func (q TailQuestion) Answer() TailAnswer {
 	a.P50, a.P99 = q.quantile(0.5, fast, slow), q.quantile(0.99, fast, slow)
 	if q.Hedge > 0 {
 		a.HedgeExecutions = 2 - q.succeeds(q.Hedge)
-		a.HedgeP99 = quantileOf(0.99, q.bound(), func(t time.Duration) float64 {
-			return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
-		})
+		a.HedgeP99 = q.HedgeQuantile(0.99)
 	}
 	return a
+}
+
+// Quantile is the p-quantile (0 to 1) of what a caller waits, failures included.
+func (q TailQuestion) Quantile(p float64) time.Duration {
+	fast, slow := q.failures()
+	return q.quantile(p, fast, slow)
+}
+
+// HedgeQuantile is the p-quantile of a hedged call: a copy after Hedge, the first success
+// wins; Timeout bounds each copy, retries and the deadline are not applied.
+func (q TailQuestion) HedgeQuantile(p float64) time.Duration {
+	return quantileOf(p, q.bound(), func(t time.Duration) float64 {
+		return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
+	})
 }
 
 // failures are the shares of attempts that fail at once, and that end at the timeout (or

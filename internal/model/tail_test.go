@@ -85,3 +85,22 @@ func TestTailQuestionSharesAddUp(t *testing.T) {
 		}
 	}
 }
+
+// TestTailQuestionHedgeQuantile: the hedged call's CDF at its p-quantile is p, the p99 is
+// Answer's, and a hedge never makes a quantile slower.
+func TestTailQuestionHedgeQuantile(t *testing.T) {
+	d := lognormal(t)
+	q := TailQuestion{Dist: d, Hedge: 100 * ms}
+	if got, want := q.HedgeQuantile(0.99), q.Answer().HedgeP99; got != want {
+		t.Errorf("HedgeQuantile(0.99) %v, Answer's %v", got, want)
+	}
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		x := q.HedgeQuantile(p)
+		if cdf := 1 - (1-d.CDF(x))*(1-d.CDF(x-q.Hedge)); math.Abs(cdf-p) > 1e-4 {
+			t.Errorf("p %v: CDF at %v is %v", p, x, cdf)
+		}
+		if x > q.Quantile(p) {
+			t.Errorf("p %v: hedged %v slower than %v", p, x, q.Quantile(p))
+		}
+	}
+}
