@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/labrun/labrun/internal/dist"
@@ -58,8 +59,35 @@ func (q TailQuestion) Quantile(p float64) time.Duration {
 // HedgeQuantile is the p-quantile of a hedged call: a copy after Hedge, the first success
 // wins; Timeout bounds each copy, retries and the deadline are not applied.
 func (q TailQuestion) HedgeQuantile(p float64) time.Duration {
-	return quantileOf(p, q.bound(), func(t time.Duration) float64 {
-		return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
+	return quantileOf(p, q.bound(), q.hedgeCDF)
+}
+
+func (q TailQuestion) hedgeCDF(t time.Duration) float64 {
+	return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
+}
+
+// CostQuantile is Quantile (HedgeQuantile when hedged) of calls measured on a machine that
+// adds to each a cost drawn from costs, each as likely; no costs add nothing.
+func (q TailQuestion) CostQuantile(p float64, hedged bool, costs []time.Duration) time.Duration {
+	fast, slow := q.failures()
+	cdf := func(t time.Duration) float64 {
+		if q.Deadline > 0 && t >= q.Deadline {
+			return 1
+		}
+		return q.callCDF(t, fast, slow)
+	}
+	if hedged {
+		cdf = q.hedgeCDF
+	}
+	if len(costs) == 0 {
+		return quantileOf(p, q.bound(), cdf)
+	}
+	return quantileOf(p, q.bound()+slices.Max(costs), func(t time.Duration) float64 {
+		var sum float64
+		for _, c := range costs {
+			sum += cdf(t - c)
+		}
+		return sum / float64(len(costs))
 	})
 }
 
