@@ -120,6 +120,7 @@ func (*Cascade) Info() lab.Info {
 			"labrun exp-l --lease-timeout 20ms   # fail faster still",
 			"labrun exp-l --quiz-pool 50         # a bulkhead of 50",
 			"labrun exp-l --qps 200 --hold 20ms  # another load to size the pool for",
+			"labrun exp-l --delay-dist lognormal:10ms:0.8  # a lognormal tail, hedged",
 		},
 	}
 }

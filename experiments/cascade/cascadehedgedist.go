@@ -22,38 +22,32 @@ import (
 	"github.com/labrun/labrun/results"
 )
 
-// The hedging rows over a delay distribution (--delay-dist): the caller draws each request's
-// delay from (seed, call, copy) and asks the downstream for it, so that a run repeats per seed
-// in whatever order the requests reach the downstream, and each quantile is judged within its
-// sampling band rather than a tolerance.
+// The hedging rows over --delay-dist: the caller draws each request's delay from (seed, call,
+// copy), so that a run repeats per seed in whatever order the requests arrive.
 
 const (
-	// distSpacing is the time between the starts of the distribution rows' calls.
+	// distSpacing is the time between two calls' starts.
 	distSpacing = time.Millisecond
-	// distConfidence is the bands' confidence: a seed's draws leave a band one time in 1,000.
-	distConfidence = 0.999
-	// defaultDistCalls and maxDistCalls are --dist-calls' default and bound.
+	// distConfidence is the bands' confidence.
+	distConfidence   = 0.999
 	defaultDistCalls = 1000
 	maxDistCalls     = 4000
-	// maxDistDraw bounds every draw of a run's calls, and maxDistFlight the requests its draws
-	// hold at once: both keep the rows bounded in time and sockets.
+	// maxDistDraw bounds a draw, and maxDistFlight the requests the draws hold at once.
 	maxDistDraw   = 10 * time.Second
 	maxDistFlight = 500
-	// minCostCalls is the fewest calls the machine's cost is measured on.
-	minCostCalls = 50
+	minCostCalls  = 50
 )
 
 // distParams are the parameters only the distribution rows read.
 var distParams = []string{"delay-dist", "seed", "dist-calls"}
 
-// hedgeDraws are the distribution rows' delays under a seed.
+// hedgeDraws are the delays under a seed.
 type hedgeDraws struct {
 	d    dist.Dist
 	seed uint64
 }
 
-// at is the delay of copy (0 the original, 1 the hedge) of call k: the seed's draw numbered
-// 2k + copy + 1, whoever sends it and whenever it arrives.
+// at is the delay of copy (0 the original, 1 the hedge) of call k: the draw numbered 2k+copy+1.
 func (h hedgeDraws) at(k, copy int) time.Duration {
 	return h.d.Draw(h.seed, uint64(2*k+copy+1))
 }
@@ -73,8 +67,7 @@ func (h hedgeDraws) path(k, copy int) string {
 	return p + lab.Sep(p) + "call=" + strconv.Itoa(k) + "." + strconv.Itoa(copy)
 }
 
-// inFlight is the most requests calls hold at once by the draws alone, one call every
-// distSpacing, without a hedge or with one after delay.
+// inFlight is the most requests held at once by the draws, without a hedge or after delay.
 func (h hedgeDraws) inFlight(calls int, delay time.Duration) int {
 	type event struct {
 		at   time.Duration
@@ -129,7 +122,7 @@ func (c *Cascade) checkDist() error {
 	return nil
 }
 
-// param is d as the flag took it, cut to what a row name or an error can carry.
+// param is d as text, cut for a row name.
 func param(d dist.Dist) string {
 	if s := d.String(); len(s) <= 48 {
 		return s
@@ -137,10 +130,10 @@ func param(d dist.Dist) string {
 	return string(d.Kind) + ":..."
 }
 
-// distCall makes call k of a distribution row; it returns an error unless the call ends ok.
+// distCall makes call k; an error unless it ends ok.
 type distCall func(ctx context.Context, k int) error
 
-// distVariant is a distribution row's client, judged as one that hedges after hedge (0: none).
+// distVariant is a client, judged as one that hedges after hedge (0: none).
 type distVariant struct {
 	name  string
 	call  distCall
@@ -149,13 +142,12 @@ type distVariant struct {
 
 // distSample is what a distribution row measured.
 type distSample struct {
-	took []time.Duration // each call's time from its start
-	late []time.Duration // how late each call started: a Go timer's lateness meanwhile
-	// failed counts the calls that did not end ok; arrived the requests the downstream got.
+	took            []time.Duration // each call's time from its start
+	late            []time.Duration // how late each call started: a Go timer's lateness meanwhile
 	failed, arrived int
 }
 
-// hedgingDist runs the distribution rows: without a hedge, with labrun's and with hedgedhttp's.
+// hedgingDist runs the distribution rows.
 func (c *Cascade) hedgingDist(ctx context.Context, opt lab.Options) ([]results.Row, error) {
 	d, _ := dist.Parse(c.DelayDist) // checked by checkDist
 	draws := hedgeDraws{d, uint64(c.Seed)}
@@ -187,9 +179,8 @@ func (c *Cascade) hedgingDist(ctx context.Context, opt lab.Options) ([]results.R
 	return rows, nil
 }
 
-// distVariants are the distribution rows' clients of the downstream at base, the hedges after
-// delay: none, labrun's (upstream.Hedge over profile's client) and hedgedhttp's over
-// net/http's Transport. done closes them.
+// distVariants are the clients of base: no hedge, labrun's (upstream.Hedge over profile's
+// client) and hedgedhttp's, after delay; done closes them.
 func distVariants(profile, base string, draws hedgeDraws, delay time.Duration) (vs []distVariant, done func(), err error) {
 	b, err := lab.Build(profile, lab.Spec{Pool: 2 * maxDistFlight})
 	if err != nil {
@@ -237,7 +228,7 @@ func hedged(delay time.Duration, do func(ctx context.Context, k, copy int) error
 	}
 }
 
-// libCall is call k through hc, whose transport keys the delay by call and copy.
+// libCall is call k through hc.
 func libCall(hc *http.Client, base string) distCall {
 	return func(ctx context.Context, k int) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/delay?call="+strconv.Itoa(k), nil)
@@ -256,7 +247,7 @@ func libCall(hc *http.Client, base string) distCall {
 	}
 }
 
-// keyedTransport sends each request of call k as its copy's path: hedgedhttp marks the hedge.
+// keyedTransport sends call k's copies to their paths; hedgedhttp marks the hedge.
 type keyedTransport struct {
 	rt    http.RoundTripper
 	draws hedgeDraws
@@ -276,7 +267,7 @@ func (t keyedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.rt.RoundTrip(r)
 }
 
-// measureDist makes the row's calls, one every distSpacing, each bounded by maxDistDraw twice.
+// measureDist makes the calls, one every distSpacing, each within twice maxDistDraw.
 func (c *Cascade) measureDist(ctx context.Context, down *upstream.Downstream, call distCall) (distSample, error) {
 	n := c.DistCalls
 	s := distSample{took: make([]time.Duration, n), late: make([]time.Duration, n)}
@@ -326,13 +317,11 @@ func goTimerUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// costPoints is how many quantiles of the machine's cost the model takes.
 const costPoints = 100
 
-// machineCost is what this machine added to v's calls, as costPoints quantiles: measured less
-// drawn time over the calls no hedge can touch (drawn within half the hedge's delay; all of
-// them without a hedge), each plus its start lateness with a hedge, whose timer suffers the
-// same; prior when fewer than minCostCalls were drawn that short.
+// machineCost is what this machine added to v's calls, costPoints quantiles of measured less
+// drawn time where no hedge acts (drawn within half its delay), plus, hedged, the call's start
+// lateness, which the hedge's timer suffers too; prior when too few were drawn that short.
 func machineCost(draws hedgeDraws, v distVariant, s distSample, prior []time.Duration) []time.Duration {
 	var over []time.Duration
 	for k, t := range s.took {
@@ -361,9 +350,8 @@ func sampleQuantile(xs []time.Duration, p float64) time.Duration {
 	return sorted[model.SampleRank(len(sorted), p)-1]
 }
 
-// distRows judges v's sample: its p50 and p99 each within the model's sampling band, the top
-// of which the model takes on this machine (its time plus the machine's cost), and the
-// requests the downstream received.
+// distRows judges v's p50 and p99 within the model's sampling band, its top on this machine
+// (each call plus a cost), and the requests the downstream received.
 func (c *Cascade) distRows(draws hedgeDraws, v distVariant, s distSample, cost []time.Duration) []results.Row {
 	n := len(s.took)
 	q := model.TailQuestion{Dist: draws.d, Hedge: v.hedge}
@@ -386,23 +374,26 @@ func (c *Cascade) distRows(draws hedgeDraws, v distVariant, s distSample, cost [
 		rows = append(rows, lab.Judged(fmt.Sprintf("%s: %s of %d calls", group, pct, n), lab.Ended(vocab.OK, outcome),
 			lab.LastedD(q.CostQuantile(p, v.hedge > 0, nil), sampleQuantile(s.took, p)),
 			lab.Band(q.CostQuantile(lo, v.hedge > 0, nil), q.CostQuantile(hi, v.hedge > 0, cost), why),
-			lab.Calls(n, n-s.failed), lab.Saw(fmt.Sprintf("the seed's draws: %s; the machine's cost: p50 %s, p99 %s",
-				lab.FmtMs(sampleQuantile(drawn, p)), lab.FmtMs(cost[costPoints/2]), lab.FmtMs(cost[costPoints*99/100])))))
+			lab.Calls(n, n-s.failed), lab.Saw(fmt.Sprintf("the seed's draws: %.1f ms; the machine's cost: p50 %.1f ms, p99 %.1f ms",
+				lab.MsOf(sampleQuantile(drawn, p)), lab.MsOf(cost[costPoints/2]), lab.MsOf(cost[costPoints*99/100])))))
 	}
 	return append(rows, c.distCount(group, draws, v, s))
 }
 
-// distCount is the row of the requests the downstream received: one a call, and a copy for
-// the model's share of calls not answered by the hedge's delay, within its binomial band,
-// widened by the calls drawn within HedgeEdge of the delay (whose copy may or may not reach
-// the downstream) and those drawn before it but measured after (whose copy went).
+// distCount: a request a call, and a copy for the model's share past the delay within its
+// binomial band, widened by the calls drawn within HedgeEdge after it (the copy may not arrive)
+// and those drawn before it but answered after (it went).
 func (c *Cascade) distCount(group string, draws hedgeDraws, v distVariant, s distSample) results.Row {
 	n := len(s.took)
-	name := group + ": requests the downstream received"
+	share := 0.0
+	if v.hedge > 0 {
+		share = 1 - draws.d.CDF(v.hedge)
+	}
+	name := fmt.Sprintf("%s: requests the downstream received (+%.0f%%)", group, 100*share)
 	if v.hedge == 0 {
 		return lab.Judged(name, lab.Executions(results.Count(n), results.Count(s.arrived)))
 	}
-	lo, hi := model.CountBand(n, 1-draws.d.CDF(v.hedge), distConfidence)
+	lo, hi := model.CountBand(n, share, distConfidence)
 	edge, late := 0, 0
 	for k, t := range s.took {
 		switch d := draws.at(k, 0); {
@@ -414,7 +405,7 @@ func (c *Cascade) distCount(group string, draws hedgeDraws, v distVariant, s dis
 	}
 	why := fmt.Sprintf("a copy for every call not answered by %v: the model's %.1f%% of %d, %d to %d %.1f%% of the time (binomial), "+
 		"less %d drawn within %v after the delay, plus %d drawn before it but answered later",
-		v.hedge, 100*(1-draws.d.CDF(v.hedge)), n, lo, hi, 100*distConfidence, edge, model.HedgeEdge, late)
+		v.hedge, 100*share, n, lo, hi, 100*distConfidence, edge, model.HedgeEdge, late)
 	return lab.Judged(name, lab.Executions(results.Count(n+max(lo-edge, 0)), results.Count(s.arrived)),
 		lab.ExecutionsUpTo(results.Count(n+hi+late), why))
 }

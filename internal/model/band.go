@@ -2,16 +2,14 @@ package model
 
 import "math"
 
-// SampleRank is the rank, 1 to n, of the p-quantile of n draws: the ceil(p x n)-th smallest.
+// SampleRank is the rank, 1 to n, of the p-quantile of n draws: ceil(p x n).
 func SampleRank(n int, p float64) int {
 	return min(max(int(math.Ceil(p*float64(n)-1e-9)), 1), n)
 }
 
-// QuantileBand is the sampling band of the p-quantile of n independent draws (SampleRank's):
-// it lies between the distribution's lo- and hi-quantiles with probability at least conf,
-// each side missed with probability (1-conf)/2. The band holds for any continuous
-// distribution, as the draw of rank r is below the u-quantile exactly when at least r of the
-// n draws are, a binomial count. Out-of-range arguments give the whole range, 0 and 1.
+// QuantileBand is the band of the p-quantile of n draws: between the lo- and hi-quantiles of
+// any continuous distribution but with (1-conf)/2 each side, the r-th draw being below the
+// u-quantile when r draws are. Bad arguments give 0 and 1.
 func QuantileBand(n int, p, conf float64) (lo, hi float64) {
 	if n < 1 || !(p > 0 && p < 1) || !(conf > 0 && conf < 1) {
 		return 0, 1
@@ -32,8 +30,7 @@ func QuantileBand(n int, p, conf float64) (lo, hi float64) {
 	return solve(miss), solve(1 - miss)
 }
 
-// CountBand is the band of a binomial count, n trials at share u: at least lo and at most hi
-// with probability at least conf, each side missed with probability (1-conf)/2.
+// CountBand bounds a binomial count, n trials at u, as QuantileBand.
 func CountBand(n int, u, conf float64) (lo, hi int) {
 	miss := (1 - conf) / 2
 	for lo < n && binomAtLeast(n, lo+1, u) >= 1-miss {
@@ -46,8 +43,7 @@ func CountBand(n int, u, conf float64) (lo, hi int) {
 	return lo, hi
 }
 
-// binomAtLeast is P(X >= r) for X binomial over n trials at u, summed from the side of r
-// away from the mode, where the terms only decrease.
+// binomAtLeast is P(X >= r), X binomial(n, u), summed away from the mode.
 func binomAtLeast(n, r int, u float64) float64 {
 	switch {
 	case r <= 0 || u >= 1:
@@ -60,7 +56,6 @@ func binomAtLeast(n, r int, u float64) float64 {
 	return 1 - binomSum(n, r-1, u, -1)
 }
 
-// binomSum sums the binomial probabilities of k = from, from+dir, ... while they matter.
 func binomSum(n, from int, u float64, dir int) float64 {
 	lf := func(k int) float64 {
 		v, _ := math.Lgamma(float64(k) + 1)

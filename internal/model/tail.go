@@ -56,8 +56,7 @@ func (q TailQuestion) Quantile(p float64) time.Duration {
 	return q.quantile(p, fast, slow)
 }
 
-// HedgeQuantile is the p-quantile of a hedged call: a copy after Hedge, the first success
-// wins; Timeout bounds each copy, retries and the deadline are not applied.
+// HedgeQuantile is a hedged call's p-quantile: a copy after Hedge, the first success wins.
 func (q TailQuestion) HedgeQuantile(p float64) time.Duration {
 	return quantileOf(p, q.bound(), q.hedgeCDF)
 }
@@ -66,8 +65,8 @@ func (q TailQuestion) hedgeCDF(t time.Duration) float64 {
 	return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
 }
 
-// CostQuantile is Quantile (HedgeQuantile when hedged) of calls measured on a machine that
-// adds to each a cost drawn from costs, each as likely; no costs add nothing.
+// CostQuantile is Quantile (HedgeQuantile when hedged) on a machine that adds to each call
+// one of costs, each as likely.
 func (q TailQuestion) CostQuantile(p float64, hedged bool, costs []time.Duration) time.Duration {
 	fast, slow := q.failures()
 	cdf := func(t time.Duration) float64 {
