@@ -193,7 +193,7 @@ func lineCap(int) int { return 2 }
 func compactExpected(r results.Row) string {
 	s := ""
 	if r.ExpectedMs != nil {
-		s = formatMs(*r.ExpectedMs)
+		s = formatMs(*r.ExpectedMs) + band(r)
 	}
 	return withCounts(withStatus(s, r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
 		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)

@@ -198,8 +198,8 @@ func callsCell(r results.Row) string {
 func expectedCell(r results.Row) string {
 	var parts []string
 	if r.ExpectedMs != nil {
-		parts = append(parts, formatMs(*r.ExpectedMs))
-		if r.ToleranceMs != nil {
+		parts = append(parts, formatMs(*r.ExpectedMs)+band(r))
+		if r.ToleranceMs != nil && !r.Banded() {
 			parts[len(parts)-1] += " ±" + strings.TrimSuffix(formatMs(*r.ToleranceMs), " ms")
 		}
 	}
@@ -228,6 +228,14 @@ func measuredCell(r results.Row) string {
 
 func spread(st results.Stats) string {
 	return fmt.Sprintf("(n=%d, %s..%s, sd %s)", st.N, oneDecimal(st.MinMs), oneDecimal(st.MaxMs), oneDecimal(st.StddevMs))
+}
+
+// band is a banded row's band after its expected time: " (38.9..54.0)", else "".
+func band(r results.Row) string {
+	if !r.Banded() {
+		return ""
+	}
+	return " (" + oneDecimal(*r.ExpectedMinMs) + ".." + oneDecimal(*r.ExpectedMaxMs) + ")"
 }
 
 func oneDecimal(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

@@ -481,6 +481,12 @@ func TestCells(t *testing.T) {
 			want: []string{"r", "0", "—", "1-3 exec, 2-5 new conns", "2 exec, 4 new conns", "—", "—", "pass"},
 		},
 		{
+			name: "a band",
+			row: results.Row{Name: "r", ExpectedMs: ms(44.5), ExpectedMinMs: ms(38.9), ExpectedMaxMs: ms(54.06), ExpectedOutcome: "ok",
+				MeasuredMs: ms(46.2), Outcome: "ok", Pass: true},
+			want: []string{"r", "0", "—", "44.5 ms (38.9..54.1) ok", "46.2 ms", "ok", "—", "pass"},
+		},
+		{
 			name: "median of repeats with spread, status and counts",
 			row: results.Row{Name: "r", MeasuredMs: ms(4000.4), Status: results.Count(503), ServerExecutions: results.Count(1),
 				Stats: &results.Stats{N: 5, MedianMs: 4000.4, MinMs: 3999.8, MaxMs: 4001.2, StddevMs: 0.54}, Pass: true},

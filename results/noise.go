@@ -83,8 +83,11 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 	}
 	late := *r.MeasuredMs - *r.ExpectedMs - r.tolerance(tol)
 	early := *r.ExpectedMs - *r.MeasuredMs - r.tolerance(tol)
+	if r.Banded() {
+		late, early = *r.MeasuredMs-*r.ExpectedMaxMs, *r.ExpectedMinMs-*r.MeasuredMs
+	}
 	probe := *r
-	probe.ExpectedMs = probe.MeasuredMs
+	probe.ExpectedMs, probe.ExpectedMinMs, probe.ExpectedMaxMs = probe.MeasuredMs, nil, nil
 	raced := r.Outcome != r.ExpectedOutcome && r.Outcome.Timeout() && *r.MeasuredMs > *r.ExpectedMs
 	miss, span := late, *r.MeasuredMs
 	switch {
@@ -110,12 +113,20 @@ func (r *Row) attribute(tol time.Duration, allow Allowance) {
 		r.Inconclusive = fmt.Sprintf("%s fired %.1f ms after the model's end, which came later than that; the machine kept labrun waiting up to %s meanwhile",
 			r.Outcome, *r.MeasuredMs-*r.ExpectedMs, formatNoiseMs(a))
 	case late > 0:
-		r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the tolerance; the machine kept labrun waiting up to %s meanwhile",
-			late, formatNoiseMs(a))
+		r.Inconclusive = fmt.Sprintf("%+.1f ms beyond the %s; the machine kept labrun waiting up to %s meanwhile",
+			late, r.margin(), formatNoiseMs(a))
 	default:
-		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the tolerance; the row runs from an instant the machine delays, and it kept labrun waiting up to %s meanwhile",
-			early, formatNoiseMs(a))
+		r.Inconclusive = fmt.Sprintf("%.1f ms earlier than the %s; the row runs from an instant the machine delays, and it kept labrun waiting up to %s meanwhile",
+			early, r.margin(), formatNoiseMs(a))
 	}
+}
+
+// margin names what a time is judged within: the tolerance, or the row's band.
+func (r Row) margin() string {
+	if r.Banded() {
+		return "band"
+	}
+	return "tolerance"
 }
 
 func (r Row) tolerance(tol time.Duration) float64 {

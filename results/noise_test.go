@@ -46,6 +46,9 @@ func TestAttribute(t *testing.T) {
 		}, false},
 		{"beyond the row's own wider tolerance, within the noise", func() Row { r := timed(1300); r.ToleranceMs = Ms(250 * time.Millisecond); return r }, true},
 		{"beyond the row's own wider tolerance and the noise", func() Row { r := timed(1450); r.ToleranceMs = Ms(250 * time.Millisecond); return r }, false},
+		{"above a band, within the noise", func() Row { r := timed(1040); r.ExpectedMinMs, r.ExpectedMaxMs = f(990), f(1010); return r }, true},
+		{"above a band, more than the noise", func() Row { r := timed(1170); r.ExpectedMinMs, r.ExpectedMaxMs = f(990), f(1010); return r }, false},
+		{"below a band: noise never makes a row early", func() Row { r := timed(985); r.ExpectedMinMs, r.ExpectedMaxMs = f(990), f(1010); return r }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

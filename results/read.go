@@ -226,6 +226,14 @@ func (r Row) checkCounts() error {
 	if r.ToleranceMs != nil && *r.ToleranceMs < 0 {
 		return fmt.Errorf("tolerance_ms is %g, want at least 0", *r.ToleranceMs)
 	}
+	switch lo, hi := r.ExpectedMinMs, r.ExpectedMaxMs; {
+	case (lo == nil) != (hi == nil):
+		return errors.New("expected_min_ms and expected_max_ms come together")
+	case lo != nil && r.ExpectedMs == nil:
+		return errors.New("expected_min_ms and expected_max_ms without expected_ms")
+	case lo != nil && !(*lo <= *r.ExpectedMs && *r.ExpectedMs <= *hi):
+		return fmt.Errorf("expected_min_ms %g, expected_ms %g, expected_max_ms %g: want them in order", *lo, *r.ExpectedMs, *hi)
+	}
 	// medianSlack is half the median's rounding step: a run saved before the median was kept
 	// within [min, max] may have it that far outside.
 	const medianSlack = 0.005
@@ -247,7 +255,8 @@ func (run Run) checkTimes() error {
 		for _, t := range []struct {
 			name string
 			v    *float64
-		}{{"documented_ms", r.DocumentedMs}, {"expected_ms", r.ExpectedMs}, {"measured_ms", r.MeasuredMs}} {
+		}{{"documented_ms", r.DocumentedMs}, {"expected_ms", r.ExpectedMs}, {"measured_ms", r.MeasuredMs},
+			{"expected_min_ms", r.ExpectedMinMs}, {"expected_max_ms", r.ExpectedMaxMs}} {
 			if err := checkMs(t.v); err != nil {
 				return fmt.Errorf("row %s: %s %w", quoted(r.Name), t.name, err)
 			}

@@ -85,6 +85,11 @@ type Row struct {
 
 	ExpectedMs *float64 `json:"expected_ms"`
 	MeasuredMs *float64 `json:"measured_ms"`
+	// ExpectedMinMs and ExpectedMaxMs, set together, make the expected time a band (a sampled
+	// quantile's; RangeReason says how it was drawn): the measured time must lie in it, and
+	// no tolerance applies.
+	ExpectedMinMs *float64 `json:"expected_min_ms,omitempty"`
+	ExpectedMaxMs *float64 `json:"expected_max_ms,omitempty"`
 
 	ExpectedOutcome Outcome `json:"expected_outcome"`
 	Outcome         Outcome `json:"outcome"`
@@ -165,6 +170,10 @@ func (r *Row) Judge(tol time.Duration) {
 	switch {
 	case r.ExpectedMs != nil && r.MeasuredMs == nil:
 		fail("no measured time")
+	case r.ExpectedMs != nil && r.Banded():
+		if m := *r.MeasuredMs; m < *r.ExpectedMinMs || m > *r.ExpectedMaxMs {
+			fail("%.1f ms outside the band %.1f to %.1f ms", m, *r.ExpectedMinMs, *r.ExpectedMaxMs)
+		}
 	case r.ExpectedMs != nil:
 		tolMs := r.tolerance(tol)
 		if diff := *r.MeasuredMs - *r.ExpectedMs; math.Abs(diff) > tolMs {
@@ -193,6 +202,9 @@ func (r *Row) Judge(tol time.Duration) {
 		r.Warning = fmt.Sprintf("spread %.1f ms (%.1f to %.1f) exceeds half the tolerance", st.MaxMs-st.MinMs, st.MinMs, st.MaxMs)
 	}
 }
+
+// Banded says whether the expected time is a band (ExpectedMinMs to ExpectedMaxMs).
+func (r Row) Banded() bool { return r.ExpectedMinMs != nil && r.ExpectedMaxMs != nil }
 
 func inRange(n, want int, max *int) bool {
 	if max == nil {

@@ -65,6 +65,11 @@ func TestJudge(t *testing.T) {
 		{"status", func(r *Row) { r.ExpectedStatus, r.Status = Count(503), Count(200) }, "status 200, want 503"},
 		{"connections", func(r *Row) { r.ExpectedNewConnections, r.NewConnections = Count(1), Count(0) }, "0 new connections, want 1"},
 		{"first reason wins", func(r *Row) { r.Outcome, r.Calls = "ok", 3 }, "outcome ok, want read-timeout"},
+		{"in a band narrower than the tolerance", func(r *Row) { r.ExpectedMinMs, r.ExpectedMaxMs = f(295), f(302) }, ""},
+		{"above a band, within the tolerance", func(r *Row) { r.ExpectedMinMs, r.ExpectedMaxMs = f(295), f(300.5) }, "301.0 ms outside the band 295.0 to 300.5 ms"},
+		{"below a band", func(r *Row) { r.ExpectedMinMs, r.ExpectedMaxMs = f(301.5), f(450) }, "301.0 ms outside the band 301.5 to 450.0 ms"},
+		{"in a band wider than the tolerance", func(r *Row) { r.MeasuredMs, r.ExpectedMinMs, r.ExpectedMaxMs = f(450), f(250), f(460) }, ""},
+		{"a band, not a row's tolerance", func(r *Row) { r.ExpectedMinMs, r.ExpectedMaxMs, r.ToleranceMs = f(295), f(300), f(50) }, "301.0 ms outside the band 295.0 to 300.0 ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

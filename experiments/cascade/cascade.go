@@ -13,6 +13,7 @@ import (
 
 	"github.com/labrun/labrun/experiments/internal/lab"
 	"github.com/labrun/labrun/internal/clock"
+	"github.com/labrun/labrun/internal/dist"
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/upstream"
@@ -51,6 +52,11 @@ type Cascade struct {
 	HedgeFast  time.Duration
 	HedgeSlow  time.Duration
 	HedgeAfter time.Duration
+	// The hedging rows over a distribution, with DelayDist only: DistCalls calls whose
+	// requests' delays are drawn from DelayDist under Seed, keyed by call and copy.
+	DelayDist string
+	Seed      int
+	DistCalls int
 
 	// The timeout storm rows: StormCalls calls, one every stormSpacing, with a read timeout of
 	// StormRead; the downstream takes StormFast but StormSlow for the calls that start in the
@@ -85,6 +91,7 @@ func New() *Cascade {
 		Pause: 300 * time.Millisecond, Service: 5 * time.Millisecond, LeaseTimeout: 50 * time.Millisecond,
 		QPS: 100, Hold: 30 * time.Millisecond, Window: 500 * time.Millisecond,
 		HedgeCalls: 50, HedgeEvery: 25, HedgeFast: 10 * time.Millisecond, HedgeSlow: 150 * time.Millisecond, HedgeAfter: 30 * time.Millisecond,
+		Seed: dist.DefaultSeed, DistCalls: defaultDistCalls,
 		StormCalls: 24, Storm: 340 * time.Millisecond, StormRead: 60 * time.Millisecond, StormFast: 2 * time.Millisecond,
 		StormSlow: 200 * time.Millisecond, Trip: 3, BreakerOpen: 120 * time.Millisecond,
 		Gateway: 100 * time.Millisecond, Order: 200 * time.Millisecond, Shrunk: 80 * time.Millisecond, Work: 250 * time.Millisecond,
@@ -113,6 +120,7 @@ func (*Cascade) Info() lab.Info {
 			"labrun exp-l --lease-timeout 20ms   # fail faster still",
 			"labrun exp-l --quiz-pool 50         # a bulkhead of 50",
 			"labrun exp-l --qps 200 --hold 20ms  # another load to size the pool for",
+			"labrun exp-l --delay-dist lognormal:10ms:0.8  # a lognormal tail, hedged",
 		},
 	}
 }
@@ -136,6 +144,9 @@ func (c *Cascade) Params() []lab.Param {
 		{Name: "hedge-fast", Usage: "the downstream's time for most calls", Duration: &c.HedgeFast, MaxDuration: maxD},
 		{Name: "hedge-slow", Usage: "the downstream's time for a slow call", Duration: &c.HedgeSlow, MaxDuration: maxD},
 		{Name: "hedge-after", Usage: "the hedge's delay: past the p95 (hedge-fast), with room for jitter", Duration: &c.HedgeAfter, MaxDuration: maxD},
+		{Name: "delay-dist", Usage: "hedging over a distribution too: its rows draw each request's delay from it by call and copy (" + dist.Grammar + ")", String: &c.DelayDist},
+		{Name: "seed", Usage: "the seed of --delay-dist's draws", Int: &c.Seed, Min: 0, Max: fakesrv.MaxSeed},
+		{Name: "dist-calls", Usage: "calls of each --delay-dist row", Int: &c.DistCalls, Min: 100, Max: maxDistCalls},
 		{Name: "storm-calls", Usage: "calls of the timeout storm rows (at most 24: under a second, no TIME_WAIT socket is reused)", Int: &c.StormCalls, Min: 1, Max: 24},
 		{Name: "storm", Usage: "the calls that start this early find the downstream's latency past the read timeout", Duration: &c.Storm, MaxDuration: maxD},
 		{Name: "storm-read", Usage: "the read timeout of the timeout storm rows", Duration: &c.StormRead, MaxDuration: maxD},
@@ -175,7 +186,12 @@ func (c *Cascade) Check() error {
 	if n := c.sizingCalls(); n < 1 || n > 1000 {
 		return fmt.Errorf("--qps x --window must make 1 to 1000 calls, got %d", n)
 	}
-	return nil
+	return c.checkDist()
+}
+
+// withoutDist is ps but the distribution rows' parameters, which change no other row.
+func withoutDist(ps []lab.Param) []lab.Param {
+	return slices.DeleteFunc(ps, func(p lab.Param) bool { return slices.Contains(distParams, p.Name) })
 }
 
 // sizingCalls is how many calls the pool sizing row makes.
@@ -202,7 +218,7 @@ func (c *Cascade) Run(ctx context.Context, opt lab.Options) (results.Run, error)
 		return results.Run{}, err
 	}
 	defer d.Close()
-	def := lab.AtDocumented(opt, c.Params(), New().Params())
+	def := lab.AtDocumented(opt, withoutDist(c.Params()), withoutDist(New().Params()))
 	run := lab.NewRun(c, opt)
 	run.Axis = "from the start of the downstream's pause"
 	variants := []struct {
@@ -239,6 +255,12 @@ func (c *Cascade) Run(ctx context.Context, opt lab.Options) (results.Run, error)
 		return results.Run{}, err
 	}
 	run.Rows = append(run.Rows, rows...)
+	if c.DelayDist != "" {
+		if rows, err = c.hedgingDist(ctx, opt); err != nil {
+			return results.Run{}, err
+		}
+		run.Rows = append(run.Rows, rows...)
+	}
 	rows, err = c.storm(ctx, opt)
 	if err != nil {
 		return results.Run{}, err

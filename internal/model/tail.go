@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/labrun/labrun/internal/dist"
@@ -44,11 +45,49 @@ func (q TailQuestion) Answer() TailAnswer {
 	a.P50, a.P99 = q.quantile(0.5, fast, slow), q.quantile(0.99, fast, slow)
 	if q.Hedge > 0 {
 		a.HedgeExecutions = 2 - q.succeeds(q.Hedge)
-		a.HedgeP99 = quantileOf(0.99, q.bound(), func(t time.Duration) float64 {
-			return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
-		})
+		a.HedgeP99 = q.HedgeQuantile(0.99)
 	}
 	return a
+}
+
+// Quantile is the p-quantile (0 to 1) of what a caller waits, failures included.
+func (q TailQuestion) Quantile(p float64) time.Duration {
+	fast, slow := q.failures()
+	return q.quantile(p, fast, slow)
+}
+
+// HedgeQuantile is a hedged call's p-quantile: a copy after Hedge, the first success wins.
+func (q TailQuestion) HedgeQuantile(p float64) time.Duration {
+	return quantileOf(p, q.bound(), q.hedgeCDF)
+}
+
+func (q TailQuestion) hedgeCDF(t time.Duration) float64 {
+	return 1 - (1-q.succeeds(t))*(1-q.succeeds(t-q.Hedge))
+}
+
+// CostQuantile is Quantile (HedgeQuantile when hedged) on a machine that adds to each call
+// one of costs, each as likely.
+func (q TailQuestion) CostQuantile(p float64, hedged bool, costs []time.Duration) time.Duration {
+	fast, slow := q.failures()
+	cdf := func(t time.Duration) float64 {
+		if q.Deadline > 0 && t >= q.Deadline {
+			return 1
+		}
+		return q.callCDF(t, fast, slow)
+	}
+	if hedged {
+		cdf = q.hedgeCDF
+	}
+	if len(costs) == 0 {
+		return quantileOf(p, q.bound(), cdf)
+	}
+	return quantileOf(p, q.bound()+slices.Max(costs), func(t time.Duration) float64 {
+		var sum float64
+		for _, c := range costs {
+			sum += cdf(t - c)
+		}
+		return sum / float64(len(costs))
+	})
 }
 
 // failures are the shares of attempts that fail at once, and that end at the timeout (or

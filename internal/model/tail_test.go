@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/labrun/labrun/internal/dist"
 )
@@ -82,6 +83,48 @@ func TestTailQuestionSharesAddUp(t *testing.T) {
 		fast, slow := q.failures()
 		if sum := q.answeredBy(q.Deadline, fast, slow) + a.Failed + a.DeadlineEnded; math.Abs(sum-1) > 1e-9 {
 			t.Errorf("%+v: answered + failed + deadline = %v", q, sum)
+		}
+	}
+}
+
+// TestTailQuestionHedgeQuantile: the hedged call's CDF at its p-quantile is p, the p99 is
+// Answer's, and a hedge never makes a quantile slower.
+func TestTailQuestionHedgeQuantile(t *testing.T) {
+	d := lognormal(t)
+	q := TailQuestion{Dist: d, Hedge: 100 * ms}
+	if got, want := q.HedgeQuantile(0.99), q.Answer().HedgeP99; got != want {
+		t.Errorf("HedgeQuantile(0.99) %v, Answer's %v", got, want)
+	}
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		x := q.HedgeQuantile(p)
+		if cdf := 1 - (1-d.CDF(x))*(1-d.CDF(x-q.Hedge)); math.Abs(cdf-p) > 1e-4 {
+			t.Errorf("p %v: CDF at %v is %v", p, x, cdf)
+		}
+		if x > q.Quantile(p) {
+			t.Errorf("p %v: hedged %v slower than %v", p, x, q.Quantile(p))
+		}
+	}
+}
+
+// TestTailQuestionCostQuantile: no cost is the model's quantile; a fixed cost shifts every
+// quantile by itself; costs spread over a range land between their least and greatest shift.
+func TestTailQuestionCostQuantile(t *testing.T) {
+	q := TailQuestion{Dist: lognormal(t), Hedge: 100 * ms}
+	for _, hedged := range []bool{false, true} {
+		base := q.Quantile
+		if hedged {
+			base = q.HedgeQuantile
+		}
+		for _, p := range []float64{0.5, 0.99} {
+			if got, want := q.CostQuantile(p, hedged, nil), base(p); got != want {
+				t.Errorf("hedged %v, p %v, no cost: %v, want %v", hedged, p, got, want)
+			}
+			if got, want := q.CostQuantile(p, hedged, []time.Duration{3 * ms}), base(p)+3*ms; (got - want).Abs() > 2*time.Microsecond {
+				t.Errorf("hedged %v, p %v, 3 ms each: %v, want %v", hedged, p, got, want)
+			}
+			if got := q.CostQuantile(p, hedged, []time.Duration{1 * ms, 2 * ms, 9 * ms}); got <= base(p)+ms || got >= base(p)+9*ms {
+				t.Errorf("hedged %v, p %v, 1 to 9 ms: %v, want between %v and %v", hedged, p, got, base(p)+ms, base(p)+9*ms)
+			}
 		}
 	}
 }

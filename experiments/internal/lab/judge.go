@@ -79,6 +79,14 @@ func Within(margin time.Duration) Judge {
 	return func(r *results.Row) { r.ToleranceMs = results.Ms(margin) }
 }
 
+// Band judges the row's time within a band the model gives, lo to hi, instead of any
+// tolerance; why says how the band was drawn.
+func Band(lo, hi time.Duration, why string) Judge {
+	return func(r *results.Row) {
+		r.ExpectedMinMs, r.ExpectedMaxMs, r.RangeReason = results.Ms(lo), results.Ms(hi), why
+	}
+}
+
 func Because(why string) Judge { return func(r *results.Row) { r.RangeReason = why } }
 
 // Saw says what the server saw.

@@ -56,6 +56,8 @@ func TestJudges(t *testing.T) {
 			ExpectedOutcome: vocab.ReadTimeout, Outcome: vocab.ReadTimeout, ExpectedCalls: 1, Calls: 1}},
 		{"StillHung", StillHung(), results.Row{Outcome: vocab.Hang}},
 		{"Within", Within(150 * time.Millisecond), results.Row{ToleranceMs: results.Ms(150 * time.Millisecond)}},
+		{"Band", Band(40*time.Millisecond, 52*time.Millisecond, "why"),
+			results.Row{ExpectedMinMs: results.Ms(40 * time.Millisecond), ExpectedMaxMs: results.Ms(52 * time.Millisecond), RangeReason: "why"}},
 		{"GRPCCalled", GRPCCalled(300*time.Millisecond, vocab.Deadline, 301*time.Millisecond, status.Error(codes.DeadlineExceeded, "late")),
 			results.Row{ExpectedMs: results.Ms(300 * time.Millisecond), MeasuredMs: results.Ms(301 * time.Millisecond),
 				ExpectedOutcome: vocab.Deadline, Outcome: vocab.Deadline, ExpectedCalls: 1, Calls: 1}},
