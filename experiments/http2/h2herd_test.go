@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labrun/labrun/experiments/internal/lab"
+	"github.com/labrun/labrun/internal/noise"
 	"github.com/labrun/labrun/results"
 )
 
@@ -21,15 +22,30 @@ func TestH2HerdRows(t *testing.T) {
 	}
 	defer host.close()
 	var run results.Run
+	sentinel := noise.Start()
+	defer sentinel.Stop()
+	begin := time.Now()
 	if err := New().herd(ctx, lab.Options{}, host, &run); err != nil {
 		t.Fatal(err)
+	}
+	end := time.Now()
+	// A wave the machine held back is the noise's, not the client's (labrun's own judgment).
+	allow := func(spanMs float64) float64 {
+		return float64(sentinel.Worst(begin, end, time.Duration(spanMs*float64(time.Millisecond)))) / float64(time.Millisecond)
 	}
 	if len(run.Rows) != 4 {
 		t.Fatalf("%d rows, want 4", len(run.Rows))
 	}
+	const tol = 100 * time.Millisecond
+	for i := range run.Rows {
+		run.Rows[i].Judge(tol)
+	}
+	run.Attribute(tol, allow)
 	for i, r := range run.Rows {
-		r.Judge(100 * time.Millisecond)
-		if !r.Pass {
+		switch {
+		case !r.Pass && r.Inconclusive != "":
+			t.Logf("%s: inconclusive: %s (%s)", r.Name, r.Inconclusive, r.Reason)
+		case !r.Pass:
 			t.Errorf("%s: %s", r.Name, r.Reason)
 		}
 		ranged := r.ExpectedNewConnectionsMax != nil || r.ExpectedExecutionsMax != nil
