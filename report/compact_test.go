@@ -147,7 +147,7 @@ func TestNeverTallerWhenWider(t *testing.T) {
 			header := out[:strings.Index(out, "\n+-")+200]
 			for i, c := range spec.cols {
 				if l[i] == colHidden && ls[0][i] != colHidden && strings.Contains(out, "\n+-") && !strings.Contains(out, "| "+c.name+" ") {
-					if !strings.Contains(out, "hidden: ") || !strings.Contains(out[strings.Index(out, "hidden: "):], c.name) {
+					if !strings.Contains(out, hiddenLead) || !strings.Contains(out[strings.Index(out, hiddenLead):], c.name) {
 						t.Errorf("%s at %d columns: %s hidden without a note:\n%s", run.Experiment, width, c.name, header)
 					}
 				}

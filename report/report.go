@@ -314,20 +314,36 @@ func formatMs(v float64) string {
 
 // footer is the line under a run's table: rule, row counts (skipped apart) and verdict.
 func footer(run results.Run) string {
-	t := run.Tally()
-	skipped := ""
-	if t.Skipped > 0 {
-		skipped = fmt.Sprintf(" · %d skipped", t.Skipped)
-	}
-	if t.Inconclusive > 0 {
-		skipped += fmt.Sprintf(" · %d inconclusive", t.Inconclusive)
-	}
 	noise := ""
 	if run.Noise != nil {
 		noise = " (" + run.Noise.Text() + ")"
 	}
-	return fmt.Sprintf("tolerance ±%s on times%s; outcomes and counts must match exactly · %d/%d rows pass%s · %s",
-		formatMs(run.ToleranceMs), noise, t.Passed, len(run.Rows), skipped, runVerdict(run))
+	return fmt.Sprintf("tolerance ±%s on times%s; outcomes and counts must match exactly · %s",
+		formatMs(run.ToleranceMs), noise, strings.Join(tally(run), " · "))
+}
+
+// fittedFooter is footer's parts for a terminal, said shorter: the noise, the rule, the counts
+// and the verdict.
+func fittedFooter(run results.Run) []string {
+	var parts []string
+	if run.Noise != nil {
+		parts = append(parts, run.Noise.Text())
+	}
+	parts = append(parts, fmt.Sprintf("tolerance ±%s on times, outcomes and counts exact", formatMs(run.ToleranceMs)))
+	return append(parts, tally(run)...)
+}
+
+// tally is a run's row counts and verdict: "52/53 rows pass", "1 skipped", "PASS".
+func tally(run results.Run) []string {
+	t := run.Tally()
+	parts := []string{fmt.Sprintf("%d/%d rows pass", t.Passed, len(run.Rows))}
+	if t.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", t.Skipped))
+	}
+	if t.Inconclusive > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", t.Inconclusive))
+	}
+	return append(parts, runVerdict(run))
 }
 
 // runVerdict is PASS, FAIL, or INCONCLUSIVE (no failure, but noise explains a miss).
