@@ -27,7 +27,7 @@ func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter, fit
 		buf.WriteString(lk.fit(termSafe(c)) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		buf.WriteString(lk.fit(termSafe(m)) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(termSafe(m), " · ")) + "\n")
 	}
 }
 

@@ -123,13 +123,13 @@ func writeSuiteEnd(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) {
 		safe = markdownText
 	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(lk.fit(safe(m)) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(safe(m), " · ")) + "\n")
 		if markdown {
 			buf.WriteString("\n")
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
+	buf.WriteString(lk.summary(lk.fitParts(strings.Split(safe(summary), " · ")), pass) + "\n")
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {
