@@ -20,14 +20,14 @@ const (
 func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter, fitted bool) {
 	f := lk.fit(v.footer(run))
 	if fitted && !v.analogy() {
-		f = lk.fitParts(fittedFooter(run))
+		f = lk.fitParts(fittedFooter(run), "")
 	}
 	buf.WriteString(v.paintFooter(lk, f, run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(lk.fit(termSafe(c)) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		buf.WriteString(lk.fitParts(strings.Split(termSafe(m), " · ")) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(termSafe(m), " · "), "  ") + "\n")
 	}
 }
 
@@ -295,8 +295,8 @@ func lineCount(s string, width int, indent string) int {
 func textLen(s string) int { return utf8.RuneCountInString(s) }
 
 // fitParts joins parts with " · " into lines of the terminal's width, breaking between parts
-// rather than inside one where it can.
-func (lk look) fitParts(parts []string) string {
+// rather than inside one where it can; lines after the first start with indent.
+func (lk look) fitParts(parts []string, indent string) string {
 	var lines []string
 	cur := ""
 	for _, p := range parts {
@@ -307,7 +307,7 @@ func (lk look) fitParts(parts []string) string {
 			cur += " · " + p
 		default:
 			lines = append(lines, lk.fit(cur))
-			cur = p
+			cur = indent + p
 		}
 	}
 	return strings.Join(append(lines, lk.fit(cur)), "\n")

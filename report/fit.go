@@ -227,7 +227,7 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 	}
 	cells := make([][]string, len(rows))
 	var notes []string
-	number := map[string]int{} // a note said once, whichever rows it is of
+	number := map[string]int{} // a note is said once
 	for j, r := range rows {
 		// The verdict's first word, with its notes' numbers.
 		var marks []string
@@ -380,8 +380,8 @@ func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []sho
 // maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
 const maxVerdictWord = 12
 
-// shortVerdict is a fitted table's verdict: its first word, and what the whole verdict says
-// more, as a note ("" when nothing).
+// shortVerdict is a fitted table's verdict: its first word, and what more it says as a note
+// ("" when nothing).
 type shortVerdict struct{ word, full string }
 
 func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
@@ -397,7 +397,7 @@ func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
 		}
 		out[i] = shortVerdict{word: word}
 		if word != full {
-			// "pass (warning: ...)" notes "warning: ...": its word is in the cell.
+			// "pass (warning: x)" notes "warning: x".
 			note := full
 			if in, ok := strings.CutPrefix(full, word+" ("); ok && strings.HasSuffix(in, ")") {
 				note = strings.TrimSuffix(in, ")")
@@ -408,7 +408,7 @@ func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
 	return out
 }
 
-// hiddenLead starts the line under a fitted table that names what it left out.
+// hiddenLead starts the line naming what a fitted table left out.
 const hiddenLead = "hidden (--wide shows): "
 
 func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {

@@ -123,13 +123,13 @@ func writeSuiteEnd(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) {
 		safe = markdownText
 	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(lk.fitParts(strings.Split(safe(m), " · ")) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(safe(m), " · "), "  ") + "\n")
 		if markdown {
 			buf.WriteString("\n")
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(lk.summary(lk.fitParts(strings.Split(safe(summary), " · ")), pass) + "\n")
+	buf.WriteString(lk.summary(lk.fitParts(strings.Split(safe(summary), " · "), "  "), pass) + "\n")
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {
@@ -322,8 +322,7 @@ func footer(run results.Run) string {
 		formatMs(run.ToleranceMs), noise, strings.Join(tally(run), " · "))
 }
 
-// fittedFooter is footer's parts for a terminal, said shorter: the noise, the rule, the counts
-// and the verdict.
+// fittedFooter is footer in parts and fewer words, for a fitted table.
 func fittedFooter(run results.Run) []string {
 	var parts []string
 	if run.Noise != nil {
@@ -333,7 +332,7 @@ func fittedFooter(run results.Run) []string {
 	return append(parts, tally(run)...)
 }
 
-// tally is a run's row counts and verdict: "52/53 rows pass", "1 skipped", "PASS".
+// tally is "52/53 rows pass", "1 skipped", "PASS".
 func tally(run results.Run) []string {
 	t := run.Tally()
 	parts := []string{fmt.Sprintf("%d/%d rows pass", t.Passed, len(run.Rows))}
