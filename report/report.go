@@ -329,7 +329,7 @@ func fittedFooter(run results.Run) []string {
 		parts = append(parts, run.Noise.Text())
 	}
 	parts = append(parts, fmt.Sprintf("tolerance ±%s on times, outcomes and counts exact", formatMs(run.ToleranceMs)))
-	return append(parts, tally(run)...)
+	return append(parts, strings.Join(tally(run), " · "))
 }
 
 // tally is "52/53 rows pass", "1 skipped", "PASS".
