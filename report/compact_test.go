@@ -324,12 +324,14 @@ func TestReferenceGroups(t *testing.T) {
 	}
 }
 
-// allLinesAt80 bounds the reference run's height at 80 columns: 1,106 lines (1,159 before the
-// lines under each table were said shorter, 1,409 before groups).
-const allLinesAt80 = 1106
+// allLinesAt80 bounds the reference run's height at 80 columns, not counting the warnings'
+// notes, which come and go with the noise of the run that made it: 1,092 lines (1,135 before
+// the lines under each table were said shorter; 1,159 and 1,409 counting them, before that and
+// before groups).
+const allLinesAt80 = 1092
 
 // TestReferenceAt80: labrun all's table of the reference run at 80 columns, as it is printed
-// run by run, takes at most allLinesAt80 lines.
+// run by run, takes at most allLinesAt80 lines but for the warnings' notes.
 func TestReferenceAt80(t *testing.T) {
 	suite := referenceSuite(t)
 	o := Options{Format: FormatTable, Width: 80}
@@ -345,8 +347,9 @@ func TestReferenceAt80(t *testing.T) {
 	if whole := renderAt(t, suite, 80, false); streamed.String() != whole {
 		t.Errorf("printed run by run, the suite differs from its whole table:\n%s", lineDiff(whole, streamed.String()))
 	}
-	if n := strings.Count(streamed.String(), "\n"); n > allLinesAt80 {
-		t.Errorf("the reference run at 80 columns: %d lines, want at most %d", n, allLinesAt80)
+	n := strings.Count(streamed.String(), "\n") - strings.Count(streamed.String(), "] warning: ")
+	if n > allLinesAt80 {
+		t.Errorf("the reference run at 80 columns: %d lines but for the warnings' notes, want at most %d", n, allLinesAt80)
 	}
 }
 
