@@ -15,14 +15,19 @@ const (
 	fitMinOther = 7  // when even whole words do not fit
 )
 
-// writeRunLines writes the footer, config and meta lines, wrapped to the width.
-func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter) {
-	buf.WriteString(v.paintFooter(lk, lk.fit(v.footer(run)), run.Pass) + "\n")
+// writeRunLines writes the footer, config and meta lines, wrapped to the width; under a fitted
+// table, the footer said shorter.
+func writeRunLines(buf *bytes.Buffer, run results.Run, lk look, v verdicter, fitted bool) {
+	f := lk.fit(v.footer(run))
+	if fitted && !v.analogy() {
+		f = lk.fitParts(fittedFooter(run), "")
+	}
+	buf.WriteString(v.paintFooter(lk, f, run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(lk.fit(termSafe(c)) + "\n")
 	}
 	if m := metaLine(run.Meta); m != "" {
-		buf.WriteString(lk.fit(termSafe(m)) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(termSafe(m), " · "), "  ") + "\n")
 	}
 }
 
@@ -288,6 +293,25 @@ func lineCount(s string, width int, indent string) int {
 
 // textLen counts one column per rune (labrun prints no double-width runes).
 func textLen(s string) int { return utf8.RuneCountInString(s) }
+
+// fitParts joins parts with " · " into lines of the terminal's width, breaking between parts
+// rather than inside one where it can; lines after the first start with indent.
+func (lk look) fitParts(parts []string, indent string) string {
+	var lines []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = p
+		case lk.width <= 0 || textLen(cur)+3+textLen(p) < lk.width:
+			cur += " · " + p
+		default:
+			lines = append(lines, lk.fit(cur))
+			cur = indent + p
+		}
+	}
+	return strings.Join(append(lines, lk.fit(cur)), "\n")
+}
 
 // fit wraps a line to the terminal's width, when known.
 func (lk look) fit(s string) string {

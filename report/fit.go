@@ -44,8 +44,8 @@ var experimentTable = tableSpec{
 		{name: "row", full: func(r results.Row) string { return orDash(r.Name) }, keep: true},
 		{name: "calls", full: callsCell, value: true},
 		{name: "documented", full: func(r results.Row) string { return orDash(r.Documented) }, value: true},
-		{name: "expected", full: expectedCell, short: compactExpected, lost: "the tolerances", value: true},
-		{name: "measured", full: measuredCell, short: compactMeasured, lost: "the spread of repeated runs", keep: true, value: true},
+		{name: "expected", full: expectedCell, short: compactExpected, lost: "tolerances", value: true},
+		{name: "measured", full: measuredCell, short: compactMeasured, lost: "spreads", keep: true, value: true},
 		{name: "outcome", full: outcomeCell, keep: true},
 		{name: "server", full: func(r results.Row) string { return orDash(r.Server) }, value: true},
 		verdictCol,
@@ -61,8 +61,8 @@ var probeTable = tableSpec{
 			lost: "the scenarios' titles (docs/probe.md)", keep: true},
 		{name: "calls", full: callsCell, value: true},
 		{name: "documented", full: func(r results.Row) string { return orDash(r.Documented) }, value: true},
-		{name: "expected", full: expectedCell, short: compactExpected, lost: "the tolerances", value: true},
-		{name: "measured", full: measuredCell, short: compactMeasured, lost: "the spread of repeated runs", value: true},
+		{name: "expected", full: expectedCell, short: compactExpected, lost: "tolerances", value: true},
+		{name: "measured", full: measuredCell, short: compactMeasured, lost: "spreads", value: true},
 		{name: "outcome", full: outcomeCell},
 		{name: "server", full: func(r results.Row) string { return orDash(r.Server) }, keep: true, value: true},
 		verdictCol,
@@ -227,14 +227,19 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 	}
 	cells := make([][]string, len(rows))
 	var notes []string
+	number := map[string]int{} // a note is said once
 	for j, r := range rows {
 		// The verdict's first word, with its notes' numbers.
 		var marks []string
 		for _, n := range append([]string{verdicts[j].full}, bareNotes(spec, l, r)...) {
-			if n != "" {
-				notes = append(notes, n)
-				marks = append(marks, strconv.Itoa(len(notes)))
+			if n == "" {
+				continue
 			}
+			if number[n] == 0 {
+				notes = append(notes, n)
+				number[n] = len(notes)
+			}
+			marks = append(marks, strconv.Itoa(number[n]))
 		}
 		verdict := verdicts[j].word
 		if marks != nil {
@@ -375,8 +380,8 @@ func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []sho
 // maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
 const maxVerdictWord = 12
 
-// shortVerdict is a fitted table's verdict: its first word, and the whole verdict as a note
-// when that says more ("" when not).
+// shortVerdict is a fitted table's verdict: its first word, and what more it says as a note
+// ("" when nothing).
 type shortVerdict struct{ word, full string }
 
 func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
@@ -392,11 +397,19 @@ func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
 		}
 		out[i] = shortVerdict{word: word}
 		if word != full {
-			out[i].full = full
+			// "pass (warning: x)" notes "warning: x".
+			note := full
+			if in, ok := strings.CutPrefix(full, word+" ("); ok && strings.HasSuffix(in, ")") {
+				note = strings.TrimSuffix(in, ")")
+			}
+			out[i].full = note
 		}
 	}
 	return out
 }
+
+// hiddenLead starts the line naming what a fitted table left out.
+const hiddenLead = "hidden (--wide shows): "
 
 func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 	v := verdicterFor(run)
@@ -405,7 +418,7 @@ func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 	full := fullGrid(run, v)
 	if w, ok := fitGrid(full, lk.width, false); ok && !full.wraps(w) {
 		full.draw(buf, w, paint)
-		writeRunLines(buf, run, lk, v)
+		writeRunLines(buf, run, lk, v, false)
 		return nil
 	}
 	spec := specFor(run)
@@ -418,8 +431,8 @@ func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 		}
 	}
 	if h := hidden(spec, chosenLayout, ls[0], run.Rows); h != "" {
-		buf.WriteString(lk.fit("hidden: "+h+" (--wide shows them)") + "\n")
+		buf.WriteString(lk.fit(hiddenLead+h) + "\n")
 	}
-	writeRunLines(buf, run, lk, v)
+	writeRunLines(buf, run, lk, v, true)
 	return nil
 }

@@ -88,12 +88,29 @@ func writeRecapTable(buf *bytes.Buffer, runs []results.Run, lk look) {
 	nw, cw, tw := widestOf(names), widestOf(counts), widestOf(times)
 	timed := anyTimed(runs)
 	buf.WriteString(lk.fit(recapTitle(runs, len(bad))) + "\n")
+	entries := make([]string, len(runs))
 	for i, run := range runs {
 		line := "  " + pad(names[i], nw) + "  " + pad(counts[i], cw) + "  "
 		if timed {
 			line += strings.Repeat(" ", tw-textLen(times[i])) + times[i] + "  "
 		}
-		buf.WriteString(lk.footer(lk.fit(line+runVerdict(run)), run.Pass) + "\n")
+		entries[i] = line + runVerdict(run)
+	}
+	// On a terminal wide enough, two columns, read down as ls lists.
+	ew, rows := widestOf(entries), len(runs)
+	if lk.width > 0 && rows > 1 && 2*ew+2 < lk.width {
+		rows = (rows + 1) / 2
+	}
+	for i := range rows {
+		if rows == len(runs) {
+			buf.WriteString(lk.footer(lk.fit(entries[i]), runs[i].Pass) + "\n")
+			continue
+		}
+		line := lk.footer(entries[i], runs[i].Pass)
+		if k := i + rows; k < len(runs) {
+			line += strings.Repeat(" ", ew-textLen(entries[i])+2) + lk.footer(entries[k], runs[k].Pass)
+		}
+		buf.WriteString(line + "\n")
 	}
 	if len(bad) == 0 {
 		return

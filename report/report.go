@@ -123,13 +123,13 @@ func writeSuiteEnd(buf *bytes.Buffer, s results.Suite, lk look, markdown bool) {
 		safe = markdownText
 	}
 	if m := metaLine(s.Meta); m != "" {
-		buf.WriteString(lk.fit(safe(m)) + "\n")
+		buf.WriteString(lk.fitParts(strings.Split(safe(m), " · "), "  ") + "\n")
 		if markdown {
 			buf.WriteString("\n")
 		}
 	}
 	summary, pass := suiteSummary(s)
-	buf.WriteString(lk.summary(lk.fit(safe(summary)), pass) + "\n")
+	buf.WriteString(lk.summary(lk.fitParts(strings.Split(safe(summary), " · "), "  "), pass) + "\n")
 }
 
 func flush(w io.Writer, buf *bytes.Buffer) error {
@@ -322,20 +322,35 @@ func formatMs(v float64) string {
 
 // footer is the line under a run's table: rule, row counts (skipped apart) and verdict.
 func footer(run results.Run) string {
-	t := run.Tally()
-	skipped := ""
-	if t.Skipped > 0 {
-		skipped = fmt.Sprintf(" · %d skipped", t.Skipped)
-	}
-	if t.Inconclusive > 0 {
-		skipped += fmt.Sprintf(" · %d inconclusive", t.Inconclusive)
-	}
 	noise := ""
 	if run.Noise != nil {
 		noise = " (" + run.Noise.Text() + ")"
 	}
-	return fmt.Sprintf("tolerance ±%s on times%s; outcomes and counts must match exactly · %d/%d rows pass%s · %s",
-		formatMs(run.ToleranceMs), noise, t.Passed, len(run.Rows), skipped, runVerdict(run))
+	return fmt.Sprintf("tolerance ±%s on times%s; outcomes and counts must match exactly · %s",
+		formatMs(run.ToleranceMs), noise, strings.Join(tally(run), " · "))
+}
+
+// fittedFooter is footer in parts and fewer words, for a fitted table.
+func fittedFooter(run results.Run) []string {
+	var parts []string
+	if run.Noise != nil {
+		parts = append(parts, run.Noise.Text())
+	}
+	parts = append(parts, fmt.Sprintf("tolerance ±%s on times, outcomes and counts exact", formatMs(run.ToleranceMs)))
+	return append(parts, strings.Join(tally(run), " · "))
+}
+
+// tally is "52/53 rows pass", "1 skipped", "PASS".
+func tally(run results.Run) []string {
+	t := run.Tally()
+	parts := []string{fmt.Sprintf("%d/%d rows pass", t.Passed, len(run.Rows))}
+	if t.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", t.Skipped))
+	}
+	if t.Inconclusive > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", t.Inconclusive))
+	}
+	return append(parts, runVerdict(run))
 }
 
 // runVerdict is PASS, FAIL, or INCONCLUSIVE (no failure, but noise explains a miss).
