@@ -1219,8 +1219,11 @@ var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-
 // back-off's jitter and the scheduler move them by more than a rounding absorbs, so the drift
 // check leaves them out; the counts stay, and the rows judge the times. "failed at once" and
 // "failed after about 1000 ms" are one failure either side of a second (a JVM's first TLS
-// error loads classes for hundreds of milliseconds, more on a loaded machine).
-var wholeCallTimes = regexp.MustCompile(`; the call took (about [0-9]+|under 50) ms|, (in bursts )?at 0(/[0-9.]+)* s|failed (after about [0-9]+ ms|at once)`)
+// error loads classes for hundreds of milliseconds, more on a loaded machine). A burst's waves
+// and an unreachable address's time are whole calls too: a retry layer's random waits move them
+// by seconds.
+var wholeCallTimes = regexp.MustCompile(`; the call took (about [0-9]+|under 50) ms|, (in bursts )?at 0(/[0-9.]+)* s|failed (after about [0-9]+ ms|at once)` +
+	`|: [0-9]+ calls finish in [0-9]+ waves? \((about [0-9]+|under 50) ms\)|gave up after about [0-9]+ ms`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {
