@@ -322,9 +322,13 @@ func shippedProbes() []shippedProbe {
 // scenario whose retried call outlives its cap's horizon, so that the row judges the call's end.
 func layerProbes(version func(int, ...string) func() string) []shippedProbe {
 	// 3 attempts with waits of rand x 1 s and rand x 2 s (botocore's standard and adaptive
-	// modes): a call that fails each attempt ends up to 3 s after its attempts.
+	// modes): a call that fails each attempt ends up to 3 s after its attempts, which the
+	// 5 s caps leave too little of past a loaded machine's start of Python and botocore.
 	botoCaps := map[string]time.Duration{"silent": 8 * time.Second, "unreachable": 9 * time.Second,
 		"tls-stall": 8 * time.Second, "tls-slow-handshake": 8 * time.Second}
+	for _, sc := range []string{"tls-unknown-ca", "tls-wrong-host", "tls-expired", "tls-incomplete-chain", "tls-old-version", "tls-mixed", "nxdomain", "servfail"} {
+		botoCaps[sc] = 7 * time.Second
+	}
 	// 5 attempts with waits of rand x 1, 2, 4 and 8 s (legacy): up to 15 s after its attempts,
 	// 5 s of connect or handshake timeouts for the last three.
 	legacyCaps := map[string]time.Duration{"unreachable": 23 * time.Second, "tls-stall": 23 * time.Second, "tls-slow-handshake": 23 * time.Second}
