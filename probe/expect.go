@@ -37,6 +37,8 @@ type expectation struct {
 	executions *int
 	conns      *int
 	span       *time.Duration // kindBurst: first arrival to last answer; kindUnreachable: the call
+	// spanMax is span with a retry layer's random waits at their longest, nil without them.
+	spanMax *time.Duration
 	// total and totalMax are the whole call's time with random waits at their shortest and
 	// longest; for a status the waits alone. Nil when the model gives none.
 	total, totalMax *time.Duration
@@ -70,6 +72,9 @@ func (e Expect) predict(sc Scenario) expectation {
 				x.conns = count(conns)
 				if p.TotalMax != model.Forever {
 					x.total, x.totalMax = &p.Total, &p.TotalMax
+				}
+				if x.outcome != vocab.Hang && p.TotalMax > horizon && x.skip == "" {
+					x.skip = aroundCap
 				}
 			}
 		}
@@ -105,7 +110,7 @@ func (e Expect) predict(sc Scenario) expectation {
 		}
 		x.executions = count(sent)
 		if res.WaitsMax > horizon && res.Waits <= horizon {
-			x.skip = "the retry layer's random waits end the call around the cap"
+			x.skip = aroundCap
 		}
 		return x
 	case kindPooled:
@@ -126,11 +131,11 @@ func (e Expect) predict(sc Scenario) expectation {
 		preds := model.Simulate(model.Scenario{Calls: sc.Concurrency, Pool: pool, Downstream: sc.down, Limits: l})
 		x := expectation{outcome: vocab.OK}
 		var execs, conns int
-		var last time.Duration
+		var last, lastMax time.Duration
 		for _, p := range preds {
 			execs += p.Executions
 			conns += p.Connects
-			last = max(last, p.Total)
+			last, lastMax = max(last, p.Total), max(lastMax, p.TotalMax)
 			if p.Outcome != vocab.OK {
 				x.outcome = vocab.Failed
 			}
@@ -138,8 +143,8 @@ func (e Expect) predict(sc Scenario) expectation {
 		if last > horizon {
 			x.outcome = vocab.Hang
 		} else {
-			span := last - model.ConnectTime // the server counts from the first request's arrival
-			x.span = &span
+			// The server counts from the first request's arrival.
+			x.span, x.spanMax = band(last-model.ConnectTime, lastMax-model.ConnectTime, horizon, &x)
 		}
 		x.executions, x.conns = count(execs), count(conns)
 		return x
@@ -148,8 +153,9 @@ func (e Expect) predict(sc Scenario) expectation {
 		if p.Total > horizon {
 			return expectation{outcome: vocab.Hang, executions: count(0)}
 		}
-		total := p.Total
-		return expectation{outcome: vocab.Failed, executions: count(0), span: &total}
+		x := expectation{outcome: vocab.Failed, executions: count(0)}
+		x.span, x.spanMax = band(p.Total, p.TotalMax, horizon, &x)
+		return x
 	}
 	// The call's method is the scenario's (the reservation's POST): a retry layer retries by it.
 	d := sc.down
@@ -157,6 +163,21 @@ func (e Expect) predict(sc Scenario) expectation {
 		d.Method = sc.Method
 	}
 	return expectCall(d, l, horizon, true)
+}
+
+const aroundCap = "the retry layer's random waits end the call around the cap"
+
+// band is a span from lo to hi, the retry layer's random waits at their shortest and longest
+// (hi nil when they are not random); a band past horizon says the cap may end the call, which
+// x then skips.
+func band(lo, hi, horizon time.Duration, x *expectation) (*time.Duration, *time.Duration) {
+	if hi <= lo {
+		return &lo, nil
+	}
+	if hi > horizon {
+		x.skip = aroundCap
+	}
+	return &lo, &hi
 }
 
 // expectCall is what the model says of one call to d on a new connection, as the server sees
@@ -191,6 +212,9 @@ func expectCall(d model.Downstream, l model.Limits, horizon time.Duration, timed
 	x.executions, x.conns = count(execs), count(conns)
 	if p.TotalMax != model.Forever {
 		x.total, x.totalMax = &p.Total, &p.TotalMax
+	}
+	if x.outcome != vocab.Hang && p.TotalMax > horizon {
+		x.skip = aroundCap
 	}
 	return x
 }

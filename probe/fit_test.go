@@ -84,8 +84,9 @@ func TestFitRoundTrip(t *testing.T) {
 
 // TestFitRoundTripEveryPreset: from the predicted rows of every preset, at its defaults and
 // with a 1 s read timeout, the fit finds that preset, or a client whose expectation is the
-// same in every scenario (a release or a builder the probe's rows cannot tell from its
-// profile: jdk@25's keep-alive, resty without SetRetryCount, which is net/http's).
+// same in every scenario the preset judges (a release or a builder the probe's rows cannot
+// tell from its profile: jdk@25's keep-alive, resty without SetRetryCount, which is net/http's;
+// botocore's legacy mode at its 60 s timeouts, whose 5 attempts end around every cap).
 func TestFitRoundTripEveryPreset(t *testing.T) {
 	for _, name := range predict.PresetNames() {
 		for _, l := range []ExpectLimits{{}, {ReadTimeout: time.Second, Given: []string{"read-timeout"}}} {
@@ -102,8 +103,10 @@ func TestFitRoundTripEveryPreset(t *testing.T) {
 			if fit.Label == e.Label {
 				continue
 			}
+			// A row the client's own expectation skips (random waits around the cap) tells
+			// nothing apart.
 			for _, sc := range Scenarios() {
-				if a, b := e.predict(sc), fit.Expect.predict(sc); !sameExpectation(a, b) {
+				if a, b := e.predict(sc), fit.Expect.predict(sc); a.skip == "" && !sameExpectation(a, b) {
 					t.Errorf("%s: fitted %q, which expects otherwise in %s", e.Label, fit.Label, sc.Name)
 				}
 			}

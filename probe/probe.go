@@ -284,12 +284,11 @@ func rows(obs []observation, meas []measures, e Expect) []results.Row {
 		}
 		switch o.sc.kind {
 		case kindBurst, kindUnreachable:
-			r.ExpectedMs, r.MeasuredMs = msPtr(x.span), msPtr(m.span)
 			tol := burstTolerance
 			if m.approx {
 				tol = approxTolerance
 			}
-			r.ToleranceMs = results.Ms(tol)
+			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = spanTimes(x, m, tol)
 		case kindLookup:
 			r.ExpectedMs, r.MeasuredMs, r.ToleranceMs = msPtr(x.left), msPtr(m.left), results.Ms(lookupTolerance)
 		case kindStatus, kindFresh, kindCut:
@@ -338,6 +337,17 @@ func statusTimes(x expectation, m measures) (want, got, tol *float64) {
 		follows = max(0, *x.executions-1)
 	}
 	return results.Ms(*x.total + half), got, results.Ms(half + statusTolerance + time.Duration(follows)*followTolerance)
+}
+
+// spanTimes are a burst's or an unreachable address's expected and measured spans and the
+// margin tol: with random waits, the band's middle within half the band plus tol.
+func spanTimes(x expectation, m measures, tol time.Duration) (want, got, margin *float64) {
+	if x.span == nil || x.spanMax == nil {
+		return msPtr(x.span), msPtr(m.span), results.Ms(tol)
+	}
+	half := (*x.spanMax - *x.span) / 2
+	mid := *x.span + half
+	return results.Ms(mid), msPtr(m.span), results.Ms(half + tol)
 }
 
 func msPtr(d *time.Duration) *float64 {

@@ -130,11 +130,12 @@ func TestStormRanking(t *testing.T) {
 }
 
 // shippedOnly is the scenarios a shipped probe runs: its only, or every scenario but the
-// storm, which the probes that list it run (their sections of docs/clients.md have its row).
+// storm, which the probes that list it or set storm run (their sections of docs/clients.md
+// have its row).
 func shippedOnly(sp shippedProbe) string {
 	names := sp.only
 	if len(names) == 0 {
-		names = slices.DeleteFunc(ScenarioNames(), func(s string) bool { return s == stormScenario().Name })
+		names = slices.DeleteFunc(ScenarioNames(), func(s string) bool { return s == stormScenario().Name && !sp.storm })
 	}
 	if *shippedScenarios != "" {
 		asked := strings.Split(*shippedScenarios, ",")

@@ -94,7 +94,7 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 	var p Prediction
 	start := time.Duration(0)
 	var pending []time.Duration // when abandoned dials pool their connections
-	lookup, lookupBy := time.Duration(0), 0
+	var looked []lateDial       // a slow lookup's dials: their connections come at its answer
 	for n := 0; ; n++ {
 		la := l
 		la.Deadline = 0
@@ -106,7 +106,12 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		}
 		var a Prediction
 		if len(pending) > 0 {
+			first := slices.Min(pending)
 			a = detachedAttempt(f, la.Deadline, start, &pending)
+			if f.Fault == SlowLookup && a.Connects > 0 {
+				a.Connects, a.Attempts[0].NewConnection = 0, false
+				looked = append(looked, lateDial{first, len(p.Attempts)})
+			}
 		} else {
 			var err error
 			if a, err = once(f, la); err != nil {
@@ -128,16 +133,16 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 			switch f.Fault {
 			case SlowLookup:
 				pending = append(pending, start+f.LookupDelay)
-				lookup, lookupBy = start+f.LookupDelay, len(p.Attempts)-1
+				looked = append(looked, lateDial{start + f.LookupDelay, len(p.Attempts) - 1})
 			case SlowHandshake:
 				pending = append(pending, start+f.trickle())
 			}
 		}
 		switch {
 		case a.Outcome == vocab.OK || a.Outcome == vocab.Hang || (a.Outcome == vocab.Deadline && !cut):
-			return lookedUp(p, lookup, lookupBy), nil
+			return lookedUp(p, looked), nil
 		case n >= l.Retries || !layer.Retries(rules.LayerFailure{Class: preFirstClass(f, a.Outcome, cut), Method: "GET"}):
-			return lookedUp(p, lookup, lookupBy), nil
+			return lookedUp(p, looked), nil
 		}
 		lo, hi := layer.Backoff.Wait(n+1, l.Backoff, l.BackoffMax)
 		if high {
@@ -146,17 +151,25 @@ func preFirstLayered(f PreFirst, l Limits, high bool, once func(PreFirst, Limits
 		start = Later(p.Total, lo)
 		if l.Deadline > 0 && start >= l.Deadline {
 			p.Outcome, p.Total = vocab.Deadline, l.Deadline
-			return lookedUp(p, lookup, lookupBy), nil
+			return lookedUp(p, looked), nil
 		}
 	}
 }
 
-// lookedUp counts the connection of the cut dial whose lookup answers at (0: none), made by
-// attempt by, when the call is still running then: the caller's process ends with its call.
-func lookedUp(p Prediction, at time.Duration, by int) Prediction {
-	if at > 0 && at <= p.Total {
-		p.Connects++
-		p.Attempts[by].NewConnection = true
+// lateDial is attempt by's dial, whose connection comes at at.
+type lateDial struct {
+	at time.Duration
+	by int
+}
+
+// lookedUp counts the connections of the dials whose lookup answers while the call is still
+// running: the caller's process ends with its call.
+func lookedUp(p Prediction, dials []lateDial) Prediction {
+	for _, d := range dials {
+		if d.at <= p.Total {
+			p.Connects++
+			p.Attempts[d.by].NewConnection = true
+		}
 	}
 	return p
 }

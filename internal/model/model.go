@@ -180,15 +180,7 @@ func Predict(d Downstream, l Limits, cold bool, queue time.Duration) Prediction 
 		idle = 0
 	}
 	s := Scenario{Calls: 1, Pool: 1, Idle: idle, BusyUntil: queue, Cold: cold, Downstream: d, Limits: l}
-	p := Simulate(s)[0]
-	p.TotalMax = p.Total
-	if rulesOf(l).Retry.Backoff.Jitter() {
-		m := newSim(s)
-		m.high = true
-		m.run()
-		p.TotalMax = m.preds[0].Total
-	}
-	return p
+	return Simulate(s)[0]
 }
 
 func rulesOf(l Limits) rules.Rules {

@@ -10,15 +10,25 @@ import (
 // Simulate predicts a scenario's calls through the route's pool, a FIFO lease queue. At one
 // instant, in order: connections freed, attempts arriving, waiters cut by the deadline, leases
 // granted, lease timeouts. A success returns its connection idle, a failure closes it; a call
-// waiting forever ends as Hang at Forever.
+// waiting forever ends as Hang at Forever. TotalMax is each call's end in the same scenario
+// played with the retry layer's waits at their longest.
 func Simulate(s Scenario) []Prediction {
 	if s.Calls < 0 || s.Pool < 1 || s.Idle < 0 || s.Limits.Retries < 0 {
 		panic("model: Simulate needs Calls >= 0, Pool >= 1, Idle >= 0 and Retries >= 0")
 	}
 	m := newSim(s)
 	m.run()
+	var hi *sim
+	if rulesOf(s.Limits).Retry.Backoff.Jitter() {
+		hi = newSim(s)
+		hi.high = true
+		hi.run()
+	}
 	for i := range m.preds {
 		m.preds[i].TotalMax = m.preds[i].Total
+		if hi != nil {
+			m.preds[i].TotalMax = max(m.preds[i].Total, hi.preds[i].Total)
+		}
 	}
 	return m.preds
 }
@@ -59,8 +69,11 @@ type sim struct {
 	// Per call: the business attempt's start (for AttemptTimeout) and business retries.
 	attemptStart []time.Duration
 	retried      []int
-	high         bool
-	preds        []Prediction
+	// The retry quota's tokens (rules.RetryQuota), and per call what its last retry took.
+	quota     int
+	quotaPaid []int
+	high      bool
+	preds     []Prediction
 }
 
 func newSim(s Scenario) *sim {
@@ -82,6 +95,10 @@ func newSim(s Scenario) *sim {
 
 		attemptStart: make([]time.Duration, s.Calls),
 		retried:      make([]int, s.Calls),
+		quotaPaid:    make([]int, s.Calls),
+	}
+	if q := quotaOf(s.Limits); q != nil {
+		m.quota = q.Tokens
 	}
 	for i := range m.sent {
 		m.sent[i] = -1
@@ -396,7 +413,10 @@ func (m *sim) finish(c int, a Attempt) {
 	p.Outcome, p.Total = a.Outcome, a.End
 	layer := m.s.Limits.Rules.Retry
 	switch {
-	case a.Outcome == vocab.OK || a.Outcome == vocab.Hang:
+	case a.Outcome == vocab.OK:
+		m.quotaBack(c)
+		return
+	case a.Outcome == vocab.Hang:
 		return
 	case a.Outcome == vocab.Deadline && (a.End >= m.deadline || !layer.On):
 		return
@@ -409,7 +429,7 @@ func (m *sim) finish(c int, a Attempt) {
 	if m.retried[c] >= m.s.Limits.Retries || m.s.Downstream.OneShotBody {
 		return
 	}
-	if layer.On && !layer.Retries(layerFailure(a, method(m.s.Downstream))) {
+	if layer.On && !layer.Retries(layerFailure(a, m.s.Downstream)) || !m.quotaTake(c, a) {
 		return
 	}
 	// A business retry is a new call: its routes and the library's retries start again.
@@ -434,8 +454,53 @@ func (m *sim) wait(n int) time.Duration {
 	return lo
 }
 
-func layerFailure(a Attempt, method string) rules.LayerFailure {
-	f := rules.LayerFailure{Sent: a.Sent, Method: method, InBody: inBody(a)}
+func quotaOf(l Limits) *rules.RetryQuota {
+	if l.Rules.Storm == nil || !l.Rules.Retry.On {
+		return nil
+	}
+	return l.Rules.Storm.Quota
+}
+
+// quotaTake takes the cost of call c's retry after a from the quota: false when it has too few.
+func (m *sim) quotaTake(c int, a Attempt) bool {
+	q := quotaOf(m.s.Limits)
+	if q == nil {
+		return true
+	}
+	cost := q.Cost(a.Outcome == vocab.ReadTimeout || a.Outcome == vocab.ConnectTimeout || a.Outcome == vocab.Deadline)
+	if m.quota < cost {
+		return false
+	}
+	m.quota -= cost
+	m.quotaPaid[c] = cost
+	return true
+}
+
+// quotaBack refunds call c's success: its retry's cost, or the increment of a first attempt's.
+func (m *sim) quotaBack(c int) {
+	q := quotaOf(m.s.Limits)
+	if q == nil {
+		return
+	}
+	back := q.NoRetryIncrement
+	if m.retried[c] > 0 {
+		back = m.quotaPaid[c]
+	}
+	m.quota = min(m.quota+back, q.Tokens)
+}
+
+// layerFailure is attempt a to d as a retry layer sees it.
+func layerFailure(a Attempt, d Downstream) rules.LayerFailure {
+	f := rules.LayerFailure{Sent: a.Sent, Method: method(d), InBody: inBody(a)}
+	switch {
+	case a.Outcome != vocab.Failed:
+	case f.InBody:
+		f.EOF = d.Cut == KillClose
+	case a.Stale:
+		f.EOF = true // the server closed the idle connection
+	case a.Killed:
+		f.EOF = d.KillAfterRead == KillClose
+	}
 	switch a.Outcome {
 	case vocab.Deadline:
 		f.Class = rules.ClassAttemptTimeout

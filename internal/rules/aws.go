@@ -4,8 +4,9 @@ import "time"
 
 // botocoreErrors are the failures botocore 1.29.27 retries: its ConnectionError (a connect
 // failure or timeout, a closed connection, an SSL error) and ReadTimeoutError
-// (retries/standard.py TransientRetryableChecker; retryhandler.py EXCEPTION_MAP).
-var botocoreErrors = Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute, ClassTLS)
+// (retries/standard.py TransientRetryableChecker; retryhandler.py EXCEPTION_MAP), a refused
+// certificate's included (exceptions.py SSLError(ConnectionError)).
+var botocoreErrors = Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute, ClassTLS, ClassCertificate)
 
 // Botocore returns botocore 1.29.27's rules in a retry mode, standard or legacy (Debian's
 // python3-botocore), over urllib3 (httpsession.py URLLib3Session: no urllib3 retry, no
@@ -13,17 +14,24 @@ var botocoreErrors = Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassC
 func Botocore(legacy bool) Rules {
 	r := pythonSocket("botocore 1.29.27 over urllib3 1.26.12")
 	r.FollowUps = FollowUps{limitFollow{}}
+	// send reads the body and raises a ProtocolError as ConnectionClosedError, which is retried.
+	closed := "ConnectionClosedError: Connection was closed before we received a valid response from endpoint URL"
+	r.Body = Body{ShortOnClose: true, Reset: closed, Chunked: closed,
+		Source: "botocore 1.29.27 httpsession.py URLLib3Session.send (ProtocolError: ConnectionClosedError), awsrequest.py AWSResponse.content; " +
+			"urllib3 1.26.12 response.py HTTPResponse(enforce_content_length=False)"}
 	// ExponentialBackoff (standard): rand() x 2^(attempt-1) s, at most 20 s; legacy's
 	// delay_exponential with base "rand", growth_factor 2: the same draw, no bound.
 	layer := RetryLayer{On: true, Errors: botocoreErrors, Methods: MethodsAll, UnsentAnyMethod: true, BodyRetried: true,
 		Statuses: StatusSet(500, 502, 503, 504), Backoff: Backoff{Mult: 2, JitterDown: 100},
 		Source: "botocore 1.29.27 retries/standard.py: StandardRetryConditions, TransientRetryableChecker " +
-			"(_TRANSIENT_STATUS_CODES, _TRANSIENT_EXCEPTION_CLS), ExponentialBackoff, DEFAULT_MAX_ATTEMPTS 3; Retry-After not read"}
+			"(_TRANSIENT_STATUS_CODES, _TRANSIENT_EXCEPTION_CLS: a certificate's SSLError is a ConnectionError, exceptions.py), " +
+			"ExponentialBackoff, DEFAULT_MAX_ATTEMPTS 3; Retry-After not read"}
 	storm := BotocoreStandard()
 	if legacy {
 		layer.Statuses = StatusSet(429, 500, 502, 503, 504, 509)
 		layer.Source = "botocore 1.29.27 data/_retry.json __default__ (max_attempts 5, delay exponential, base rand, growth_factor 2; " +
-			"general_socket_errors, 429, 500, 502, 503, 504, 509), retryhandler.py: EXCEPTION_MAP, delay_exponential; Retry-After not read"
+			"general_socket_errors, 429, 500, 502, 503, 504, 509), retryhandler.py: EXCEPTION_MAP (ConnectionError, a certificate's SSLError included), " +
+			"delay_exponential; Retry-After not read"
 		storm = BotocoreLegacy()
 	}
 	r.Retry, r.Storm = layer, &storm
@@ -54,11 +62,13 @@ func AWSGo() Rules {
 		// RetryableHTTPStatusCode: DefaultRetryableHTTPStatusCodes.
 		Errors:  Of(ClassIO, ClassSocketTimeout, ClassConnectTimeout, ClassConnect, ClassUnknownHost, ClassNoRoute, ClassAttemptTimeout),
 		Methods: MethodsAll, UnsentAnyMethod: true, BodyRetried: true,
+		// io.EOF and io.ErrUnexpectedEOF match no case of RetryableConnectionError.
+		NoEOF:    true,
 		Statuses: StatusSet(500, 502, 503, 504),
 		// backoffDelay2026: rand x min(base x 2^attempt, 20 s) from attempt 0, base 50 ms.
 		Backoff: Backoff{Mult: 2, JitterDown: 100},
 		Source: "aws-sdk-go-v2 v1.48.0 aws/retry/standard.go (DefaultMaxAttempts 3, DefaultRetryables, DefaultRetryableHTTPStatusCodes), " +
-			"retryable_error.go, jitter_backoff.go backoffDelay2026; Retry-After not read",
+			"retryable_error.go (RetryableConnectionError: a reset, not an EOF), jitter_backoff.go backoffDelay2026; Retry-After not read",
 	}
 	r.Storm = &storm
 	r.Texts.HeadOnlyBody = ""

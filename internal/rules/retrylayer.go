@@ -212,6 +212,8 @@ type RetryLayer struct {
 	UnsentAnyMethod bool
 	// BodyRetried: the layer reads the body within its attempt, and retries its failure.
 	BodyRetried bool
+	// NoEOF: a FIN where the answer or the rest of the body was due is not retried, a reset is.
+	NoEOF bool
 	// Statuses are retried, the last answer returned when the retries are spent.
 	Statuses   Statuses
 	RetryAfter RetryAfter
@@ -225,6 +227,8 @@ type LayerFailure struct {
 	Class  Class
 	Sent   bool
 	InBody bool
+	// EOF: the server's FIN ended the attempt (ClassIO), not an RST.
+	EOF    bool
 	Method string
 }
 
@@ -235,7 +239,7 @@ func (r RetryLayer) Retries(f LayerFailure) bool {
 		return false
 	case f.InBody && !r.BodyRetried:
 		return false
-	case !r.Errors.Has(f.Class):
+	case !r.Errors.Has(f.Class), f.EOF && r.NoEOF:
 		return false
 	case !f.Sent && r.UnsentAnyMethod:
 		return true

@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,16 @@ import (
 )
 
 func main() {
-	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: goprotocol.Duration("PROBE_TIMEOUT", 0)}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	pool, err := goprotocol.CA()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "LABRUN_CA: %v\n", err)
+		os.Exit(2)
+	}
+	if pool != nil {
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
+	client := &http.Client{Transport: transport, Timeout: goprotocol.Duration("PROBE_TIMEOUT", 0)}
 	std := retry.NewStandard(func(o *retry.StandardOptions) {
 		if n := goprotocol.Atoi(goprotocol.EnvOr("PROBE_MAX_ATTEMPTS", "0")); n > 0 {
 			o.MaxAttempts = n

@@ -15,13 +15,14 @@ Configure by environment:
                         default standard
   PROBE_MAX_ATTEMPTS    the standard mode's max_attempts; default botocore's (3)
   PROBE_CONNECT_TIMEOUT, PROBE_READ_TIMEOUT  seconds; default botocore's 60 each
+LABRUN_CA is URLLib3Session's verify, a CA bundle in place of certifi's.
 """
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from labrun_protocol import run  # noqa: E402
+from labrun_protocol import ca_file, run  # noqa: E402
 
 try:
     import botocore.loaders
@@ -39,7 +40,8 @@ MODE = os.environ.get("PROBE_RETRY_MODE", "standard")
 # it comes from botocore's own data files.
 OPERATION = botocore.session.get_session().get_service_model("sts").operation_model("GetCallerIdentity")
 SESSION = URLLib3Session(timeout=(float(os.environ.get("PROBE_CONNECT_TIMEOUT", "60")),
-                                  float(os.environ.get("PROBE_READ_TIMEOUT", "60"))))
+                                  float(os.environ.get("PROBE_READ_TIMEOUT", "60"))),
+                         verify=ca_file() or True)
 
 LIMITER = None
 if MODE in ("standard", "adaptive"):
