@@ -325,8 +325,8 @@ func TestReferenceGroups(t *testing.T) {
 }
 
 // allLinesAt80 bounds the reference run's height at 80 columns, not counting the warnings'
-// notes, which come and go with the noise of the run that made it: 1,093 lines, and room for a
-// few more lines of a config line that wraps once more (1,135 before the lines under each table were said
+// notes, which come and go with the noise of the run that made it: 1,093 lines, with room for
+// a config line that wraps once more (1,135 before the lines under each table were said
 // shorter; 1,159 and 1,409 counting them, before that and before groups).
 const allLinesAt80 = 1100
 
