@@ -15,6 +15,7 @@ import (
 
 	"github.com/labrun/labrun/internal/fakesrv"
 	"github.com/labrun/labrun/internal/model"
+	"github.com/labrun/labrun/internal/rules"
 	"github.com/labrun/labrun/internal/vocab"
 	"github.com/labrun/labrun/results"
 )
@@ -82,7 +83,7 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 	if err != nil {
 		return expectation{skip: err.Error()}
 	}
-	if tie := handshakeTie(sc.pre, l); tie != "" {
+	if tie := preFirstTie(sc.pre, l); tie != "" {
 		return expectation{skip: tie}
 	}
 	x := expectation{outcome: vocab.Failed, executions: count(p.Executions), conns: count(p.Connects)}
@@ -120,30 +121,54 @@ func predictPreFirst(sc Scenario, l model.Limits, horizon time.Duration) expecta
 	return x
 }
 
-// tieMargin is how close a limit and the end of a slow handshake may fall before which one
-// comes first is a race the row cannot judge: the timer starts at the socket's assignment or
-// connect, the trickle at the ClientHello's arrival, some milliseconds apart either way.
+// tieMargin is how close two of a call's instants may fall before which one comes first is a
+// race the row cannot judge: a timer starts at the socket's assignment or connect, a trickle at
+// the ClientHello's arrival, a retry after a wait, some milliseconds apart either way.
 const tieMargin = 100 * time.Millisecond
 
-// handshakeTie says why a slow handshake's row is not judged when a limit that bounds the
-// whole handshake (not each read) fires within tieMargin of its last byte; "" when none does.
-func handshakeTie(f model.PreFirst, l model.Limits) string {
-	if f.Fault != model.SlowHandshake {
+// preFirstTie says why a slow handshake's or slow lookup's row is not judged when its end
+// falls within tieMargin of an instant the model plays against it: a limit on the whole step
+// (not each read) firing, the deadline, or a retry's start while the dial its attempt left
+// goes on (rules.Connect.DetachedDial: the retry takes that connection or dials its own).
+// "" when none does.
+func preFirstTie(f model.PreFirst, l model.Limits) string {
+	r := model.PreFirstRuleOf(l)
+	var end time.Duration
+	var b rules.Bound
+	var what string
+	switch f.Fault {
+	case model.SlowHandshake:
+		end, b, what = time.Duration(f.Bytes)*f.ByteGap, r.Handshake(l), "the handshake's last byte"
+	case model.SlowLookup:
+		end, b, what = f.LookupDelay, r.Lookup(l), "the lookup's answer"
+	default:
 		return ""
 	}
-	end := time.Duration(f.Bytes) * f.ByteGap
 	near := func(d time.Duration) bool { return d > 0 && (d-end).Abs() <= tieMargin }
-	b := model.PreFirstRuleOf(l).Handshake(l)
 	name := ""
 	switch {
 	case !b.PerRead && near(b.Limit):
 		name = b.Name + " (" + b.Limit.String() + ")"
 	case near(l.Deadline):
 		name = "the deadline (" + l.Deadline.String() + ")"
-	default:
+	case near(l.AttemptTimeout):
+		name = "the attempt's timeout (" + l.AttemptTimeout.String() + ")"
+	case l.Rules.Retry.On && l.Rules.Connect.DetachedDial:
+		p, err := model.PredictPreFirst(f, l)
+		if err != nil {
+			return ""
+		}
+		for i, a := range p.Attempts {
+			if i > 0 && near(a.Start) {
+				name = fmt.Sprintf("attempt %d's start (%v), while the first attempt's dial goes on,", i+1, a.Start)
+				break
+			}
+		}
+	}
+	if name == "" {
 		return ""
 	}
-	return fmt.Sprintf("not judged: %s and the handshake's last byte (%v) fall within %v of each other: either may come first", name, end, tieMargin)
+	return fmt.Sprintf("not judged: %s and %s (%v) fall within %v of each other: either may come first", name, what, end, tieMargin)
 }
 
 // preFirstSeen is what the server side saw of a scenario before the first byte.

@@ -188,24 +188,38 @@ func TestStallRowTimes(t *testing.T) {
 	}
 }
 
-// TestHandshakeTie: a limit on the whole handshake that fires within tieMargin of the slow
-// handshake's last byte leaves the row unjudged (Node's timer past its first expiry at twice
-// 1 s, a 2 s deadline); a limit clear of it, or one per read, is judged.
-func TestHandshakeTie(t *testing.T) {
-	sc := scenarioNamed(t, "tls-slow-handshake")
-	end := time.Duration(sc.pre.Bytes) * sc.pre.ByteGap
+// TestPreFirstTie: a slow handshake's or slow lookup's end within tieMargin of an instant the
+// model plays against it leaves the row unjudged: a limit on the whole handshake (Node's timer
+// past its first expiry at twice 1 s), a 2 s deadline, or a retry that starts as the dial its
+// first attempt left ends (go-retryablehttp's 1 s wait after a 1 s timeout); a limit clear of
+// it, one per read, or a retry clear of it is judged.
+func TestPreFirstTie(t *testing.T) {
+	slow := scenarioNamed(t, "tls-slow-handshake")
+	lookup := scenarioNamed(t, "slow-lookup")
+	end := time.Duration(slow.pre.Bytes) * slow.pre.ByteGap
+	layer := func(attempt, waitMax time.Duration) model.Limits {
+		e, err := NewExpect("retryablehttp", ExpectLimits{AttemptTimeout: attempt, Backoff: waitMax / 8, BackoffMax: waitMax}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.limits
+	}
 	for _, tt := range []struct {
 		name string
+		sc   Scenario
 		l    model.Limits
 		tie  bool
 	}{
-		{"node 1s: twice it", model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end / 2}, true},
-		{"node 1.5s", model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end * 3 / 4}, false},
-		{"go deadline at the end", model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin}, true},
-		{"go deadline past the margin", model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin + time.Millisecond}, false},
-		{"go, no bound", model.Limits{Rules: rules.GoNet()}, false},
+		{"node 1s: twice it", slow, model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end / 2}, true},
+		{"node 1.5s", slow, model.Limits{Rules: rules.NodeHTTPCore(), ConnectTimeout: end * 3 / 4}, false},
+		{"go deadline at the end", slow, model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin}, true},
+		{"go deadline past the margin", slow, model.Limits{Rules: rules.GoNet(), Deadline: end + tieMargin + time.Millisecond}, false},
+		{"go, no bound", slow, model.Limits{Rules: rules.GoNet()}, false},
+		{"retryablehttp 1s, waits from 1s", slow, layer(time.Second, 8*time.Second), true},
+		{"retryablehttp 1s, waits from 1s, slow lookup", lookup, layer(time.Second, 8*time.Second), true},
+		{"retryablehttp 1s, waits from 100ms", slow, layer(time.Second, 800*time.Millisecond), false},
 	} {
-		x := predictPreFirst(sc, tt.l, sc.horizon())
+		x := predictPreFirst(tt.sc, tt.l, tt.sc.horizon())
 		if got := strings.Contains(x.skip, "either may come first"); got != tt.tie {
 			t.Errorf("%s: skip %q, want a tie %v", tt.name, x.skip, tt.tie)
 		}

@@ -351,3 +351,17 @@ func slowHandshake(t *testing.T, callMs float64) observation {
 	return observation{sc: scenarioNamed(t, "tls-slow-handshake"), pre: preFirstSeen{conns: 1},
 		exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: callMs, HasMs: true}}}}
 }
+
+// TestRankingRows: the ranking's drift check holds its rows and their counts, not their times
+// nor the order that times make among rows whose counts tie.
+func TestRankingRows(t *testing.T) {
+	a := "| standard | 3 | 3 | about 3.4 s |\n| adaptive | 3 | 3 | about 3.1 s |\n"
+	swapped := "| adaptive | 3 | 3 | about 1.7 s |\n| standard | 3 | 3 | about 1.1 s |\n"
+	counted := "| adaptive | 3 | 4 | about 1.7 s |\n| standard | 3 | 3 | about 1.1 s |\n"
+	if rankingRows(a) != rankingRows(swapped) {
+		t.Errorf("two rankings that differ by times and their order differ")
+	}
+	if rankingRows(a) == rankingRows(counted) {
+		t.Errorf("two rankings that differ by a count are the same")
+	}
+}
