@@ -58,22 +58,7 @@ func (c *Cascade) hedging(ctx context.Context, opt lab.Options, d *upstream.Down
 	}
 	hc := &http.Client{Transport: rt}
 	lib := func(ctx context.Context, tag string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+beh.Path()+lab.Sep(beh.Path())+"call="+tag, nil)
-		if err != nil {
-			return fmt.Errorf("build request: %w", err)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
+		return getOK(ctx, hc, d.URL+beh.Path()+lab.Sep(beh.Path())+"call="+tag)
 	}
 	variants := []struct {
 		name  string
@@ -168,4 +153,25 @@ func (c *Cascade) hedgeCount(name string, extra float64, hedge bool, took []time
 			c.HedgeAfter, stated, results.RangeText(want, upTo), hi-lo, lab.FmtMs(max(late, model.HedgeEdge)))
 	}
 	return lab.Judged(name, lab.Executions(want, results.Count(arrived)), lab.ExecutionsUpTo(upTo, why))
+}
+
+// getOK GETs url through hc and reads the body whole (so that the connection is reused): an
+// error unless the answer is a 200.
+func getOK(ctx context.Context, hc *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -232,22 +231,7 @@ func hedged(delay time.Duration, do func(ctx context.Context, k, copy int) error
 // libCall is call k through hc.
 func libCall(hc *http.Client, base string) distCall {
 	return func(ctx context.Context, k int) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/delay?call="+strconv.Itoa(k), nil)
-		if err != nil {
-			return fmt.Errorf("build request: %w", err)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
+		return getOK(ctx, hc, base+"/delay?call="+strconv.Itoa(k))
 	}
 }
 
