@@ -1233,9 +1233,11 @@ var closestFit = regexp.MustCompile(`Closest client the model knows: [^.]*(\.[0-
 // "failed after about 1000 ms" are one failure either side of a second (a JVM's first TLS
 // error loads classes for hundreds of milliseconds, more on a loaded machine). A burst's waves
 // and an unreachable address's time are whole calls too: a retry layer's random waits move them
-// by seconds.
+// by seconds. So is the end of a stalled handshake in a Go client that retries: the first
+// attempt's dial goes on after its attempt and ends with the command (resty's and
+// aws-sdk-go-v2's, a wait of rand x 50 ms either side of a rounding).
 var wholeCallTimes = regexp.MustCompile(`; the call took (about [0-9]+|under 50) ms|, (in bursts )?at 0(/[0-9.]+)* s|failed (after about [0-9]+ ms|at once)` +
-	`|: [0-9]+ calls finish in [0-9]+ waves? \((about [0-9]+|under 50) ms\)|gave up after about [0-9]+ ms`)
+	`|: [0-9]+ calls finish in [0-9]+ waves? \((about [0-9]+|under 50) ms\)|gave up after about [0-9]+ ms|left the handshake at about [0-9]+ ms`)
 
 // isLookupRow reports whether a line of a section is a lookup scenario's row.
 func isLookupRow(line string) bool {

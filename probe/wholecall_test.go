@@ -365,3 +365,23 @@ func TestRankingRows(t *testing.T) {
 		t.Errorf("two rankings that differ by a count are the same")
 	}
 }
+
+// TestWithoutVersion: the drift check of docs/clients.md ignores what a random wait moves (the
+// whole call's time, its requests' arrivals, a Go client's stalled first handshake that ends
+// with the command) and holds every count and every outcome.
+func TestWithoutVersion(t *testing.T) {
+	row := func(left, sent, took, conns string) string {
+		return "| `tls-stall` | error | 0 | " + conns + " | left the handshake at about " + left + " ms, " + conns +
+			" connections; sent it 3 times, at 0/" + sent + " s; the call took about " + took + " ms |"
+	}
+	doc := measuredWith + "aws-sdk-go-v2 v1.48.0.\n" + row("1000", "0.3/0.7", "1000", "3")
+	same := measuredWith + "aws-sdk-go-v2 v1.49.0.\n" + row("900", "0.3/0.6", "900", "3")
+	if withoutVersion(doc) != withoutVersion(same) {
+		t.Errorf("random waits drift:\n%s\n%s", withoutVersion(doc), withoutVersion(same))
+	}
+	for _, other := range []string{row("1000", "0.3/0.7", "1000", "4"), strings.Replace(row("1000", "0.3/0.7", "1000", "3"), "error", "ok", 1)} {
+		if withoutVersion(doc) == withoutVersion(measuredWith+"x.\n"+other) {
+			t.Errorf("a changed count or outcome passes the drift check: %s", other)
+		}
+	}
+}
