@@ -26,6 +26,20 @@ func lognormalDraws(t *testing.T, seed uint64) hedgeDraws {
 	return hedgeDraws{d, seed}
 }
 
+// distBench is a cascade asked about lognormal:10ms:0.8, its draws under seed 1, and a
+// downstream that the test's cleanup closes.
+func distBench(t *testing.T) (*Cascade, hedgeDraws, *upstream.Downstream) {
+	t.Helper()
+	c := New()
+	c.DelayDist = "lognormal:10ms:0.8"
+	down, err := upstream.NewDownstream(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { down.Close() })
+	return c, lognormalDraws(t, 1), down
+}
+
 // TestHedgeDrawsKeyed: a copy's delay depends on the seed, the call and the copy alone: asked
 // in order, in a shuffled order and from goroutines racing, the same seed gives the same draws;
 // another seed, and the other copy, give others.
@@ -156,14 +170,7 @@ func TestHedgingDist(t *testing.T) {
 // for the delay drawn for its call and copy, through labrun's hedge and hedgedhttp's.
 func TestHedgingDistKeyedRequests(t *testing.T) {
 	testenv.Slow(t, "2 x 1,000 hedged calls")
-	c := New()
-	c.DelayDist = "lognormal:10ms:0.8"
-	draws := lognormalDraws(t, 1)
-	down, err := upstream.NewDownstream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer down.Close()
+	c, draws, down := distBench(t)
 	variants, done, err := distVariants(lab.ProfileHC5, down.URL, draws, c.HedgeAfter)
 	if err != nil {
 		t.Fatal(err)
@@ -199,14 +206,7 @@ func TestHedgingDistKeyedRequests(t *testing.T) {
 // each case gets three runs to fail.
 func TestHedgingDistTeeth(t *testing.T) {
 	testenv.Slow(t, "up to 6 x 1,000 calls over a distribution")
-	c := New()
-	c.DelayDist = "lognormal:10ms:0.8"
-	draws := lognormalDraws(t, 1)
-	down, err := upstream.NewDownstream(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer down.Close()
+	c, draws, down := distBench(t)
 	b, err := lab.Build(lab.ProfileHC5, lab.Spec{Pool: 2 * maxDistFlight})
 	if err != nil {
 		t.Fatal(err)
