@@ -22,15 +22,15 @@ func scaledCascade() *Cascade {
 	return c
 }
 
-// cascadeRow finds the row whose name starts with prefix and ends with suffix.
-func cascadeRow(t *testing.T, run results.Run, prefix, suffix string) results.Row {
+// rowNamed finds the first row whose name holds both group and part.
+func rowNamed(t *testing.T, rows []results.Row, group, part string) results.Row {
 	t.Helper()
-	for _, r := range run.Rows {
-		if strings.HasPrefix(r.Name, prefix) && strings.Contains(r.Name, suffix) {
+	for _, r := range rows {
+		if strings.Contains(r.Name, group) && strings.Contains(r.Name, part) {
 			return r
 		}
 	}
-	t.Fatalf("no row %q ... %q", prefix, suffix)
+	t.Fatalf("no row %q ... %q", group, part)
 	return results.Row{}
 }
 
@@ -40,36 +40,36 @@ func TestCascade(t *testing.T) {
 	// With the lease timeout at its default every worker is stuck: 5 on inventory, the rest
 	// at the pool, and the health check waits for the pause to end.
 	incident := "incident: pool 5, lease timeout at the default"
-	if r := cascadeRow(t, run, incident, "workers busy at"); r.Calls != 60 {
+	if r := rowNamed(t, run.Rows, incident, "workers busy at"); r.Calls != 60 {
 		t.Errorf("incident: got %d workers busy, want all 60", r.Calls)
 	}
-	if r := cascadeRow(t, run, incident, "waiting at the pool"); r.Calls != 55 {
+	if r := rowNamed(t, run.Rows, incident, "waiting at the pool"); r.Calls != 55 {
 		t.Errorf("incident: got %d waiting at the pool, want 55", r.Calls)
 	}
-	if r := cascadeRow(t, run, incident, "health check at 50ms"); *r.MeasuredMs < 100 {
+	if r := rowNamed(t, run.Rows, incident, "health check at 50ms"); *r.MeasuredMs < 100 {
 		t.Errorf("incident: the health check waited %v ms, want the rest of the pause (100 ms and more)", *r.MeasuredMs)
 	}
 	// With a 30 ms lease timeout all but the pool's size fail at about 30 ms.
 	short := "pool 5, lease timeout 30ms"
-	if r := cascadeRow(t, run, short, "no connection in time"); r.Calls != 55 || r.Outcome != vocab.LeaseTimeout || *r.MeasuredMs > 30+testTolerance.Seconds()*1000 {
+	if r := rowNamed(t, run.Rows, short, "no connection in time"); r.Calls != 55 || r.Outcome != vocab.LeaseTimeout || *r.MeasuredMs > 30+testTolerance.Seconds()*1000 {
 		t.Errorf("lease timeout: got %d calls %s at %v ms, want 55 lease-timeout at about 30 ms", r.Calls, r.Outcome, *r.MeasuredMs)
 	}
-	if r := cascadeRow(t, run, short, "health check at 50ms"); *r.MeasuredMs > 20 {
+	if r := rowNamed(t, run.Rows, short, "health check at 50ms"); *r.MeasuredMs > 20 {
 		t.Errorf("lease timeout: the health check waited %v ms, want a free worker", *r.MeasuredMs)
 	}
 	// The quiz: the large pool lets every worker press on inventory.
-	if r := cascadeRow(t, run, "quiz: pool 100", "on inventory at once"); r.Calls != 60 {
+	if r := rowNamed(t, run.Rows, "quiz: pool 100", "on inventory at once"); r.Calls != 60 {
 		t.Errorf("quiz: got %d on inventory at once, want 60", r.Calls)
 	}
-	if r := cascadeRow(t, run, short, "on inventory at once"); r.Calls != 5 {
+	if r := rowNamed(t, run.Rows, short, "on inventory at once"); r.Calls != 5 {
 		t.Errorf("pool 5: got %d on inventory at once, want 5", r.Calls)
 	}
 	// Budgets: growing timeouts leave order and inventory working after the gateway gave up;
 	// the propagated budget has inventory refuse at once, reserving nothing.
-	if r := cascadeRow(t, run, "budgets, growing", "inventory works on"); *r.MeasuredMs < 50 || *r.ServerExecutions != 1 {
+	if r := rowNamed(t, run.Rows, "budgets, growing", "inventory works on"); *r.MeasuredMs < 50 || *r.ServerExecutions != 1 {
 		t.Errorf("growing: inventory worked %v ms after, %d reservations; want about 100 ms and 1", *r.MeasuredMs, *r.ServerExecutions)
 	}
-	if r := cascadeRow(t, run, "budgets, propagated", "inventory works on"); *r.ServerExecutions != 0 {
+	if r := rowNamed(t, run.Rows, "budgets, propagated", "inventory works on"); *r.ServerExecutions != 0 {
 		t.Errorf("propagated: got %d reservations, want 0", *r.ServerExecutions)
 	}
 	// Hedging: one call in 25 is slow; each hedge sends one copy for each of them.
@@ -77,11 +77,11 @@ func TestCascade(t *testing.T) {
 		name string
 		want int
 	}{{"hedging: no hedge", 50}, {"hedging: labrun's hedge", 52}, {"hedging: hedgedhttp", 52}} {
-		if r := cascadeRow(t, run, h.name, "requests the downstream received"); *r.ServerExecutions != h.want {
+		if r := rowNamed(t, run.Rows, h.name, "requests the downstream received"); *r.ServerExecutions != h.want {
 			t.Errorf("%s: the downstream got %d requests, want %d", h.name, *r.ServerExecutions, h.want)
 		}
 	}
-	if r := cascadeRow(t, run, "hedging: hedgedhttp", "p99"); *r.MeasuredMs > 100 {
+	if r := rowNamed(t, run.Rows, "hedging: hedgedhttp", "p99"); *r.MeasuredMs > 100 {
 		t.Errorf("hedgedhttp: p99 %v ms, want the hedge's 40 ms, far below the slow 150 ms", *r.MeasuredMs)
 	}
 	// The timeout storm: every timed-out call closes its connection and leaves a socket in
@@ -91,14 +91,14 @@ func TestCascade(t *testing.T) {
 		timeouts, shed int
 		withBreaker    bool
 	}{{"storm, no breaker", 9, 0, false}, {"storm, gobreaker", 5, 7, true}} {
-		if r := cascadeRow(t, run, st.name, "calls that timed out"); r.Calls != st.timeouts {
+		if r := rowNamed(t, run.Rows, st.name, "calls that timed out"); r.Calls != st.timeouts {
 			t.Errorf("%s: got %d timeouts, want %d", st.name, r.Calls, st.timeouts)
 		}
-		if r := cascadeRow(t, run, st.name, "TIME_WAIT"); r.Skipped == "" && r.Calls != st.timeouts {
+		if r := rowNamed(t, run.Rows, st.name, "TIME_WAIT"); r.Skipped == "" && r.Calls != st.timeouts {
 			t.Errorf("%s: got %d sockets in TIME_WAIT, want %d", st.name, r.Calls, st.timeouts)
 		}
 		if st.withBreaker {
-			if r := cascadeRow(t, run, st.name, "calls shed"); r.Calls != st.shed {
+			if r := rowNamed(t, run.Rows, st.name, "calls shed"); r.Calls != st.shed {
 				t.Errorf("%s: got %d shed, want %d", st.name, r.Calls, st.shed)
 			}
 		}
@@ -131,7 +131,7 @@ func TestCascadeUnderGo(t *testing.T) {
 	c := scaledCascade()
 	run := runScaledWith(t, c, lab.ProfileGo)
 	short := "pool 5, lease timeout 30ms (go has none: not applied)"
-	r := cascadeRow(t, run, short, "waiting at the pool")
+	r := rowNamed(t, run.Rows, short, "waiting at the pool")
 	if r.Calls != 55 || r.ID != results.Slug("pool 5, lease timeout 30ms"+strings.TrimPrefix(r.Name, short)) {
 		t.Errorf("%q (id %q): %d waiting at the pool; want 55, under the id of the row without the note", r.Name, r.ID, r.Calls)
 	}

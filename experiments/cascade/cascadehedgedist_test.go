@@ -108,18 +108,6 @@ func TestCascadeCheckDist(t *testing.T) {
 	}
 }
 
-// distRow finds the row of group whose name ends with suffix.
-func distRow(t *testing.T, rows []results.Row, group, suffix string) results.Row {
-	t.Helper()
-	for _, r := range rows {
-		if strings.Contains(r.Name, group) && strings.HasSuffix(r.Name, suffix) {
-			return r
-		}
-	}
-	t.Fatalf("no row %q ... %q", group, suffix)
-	return results.Row{}
-}
-
 // TestHedgingDist runs the distribution rows of lognormal:10ms:0.8 with the hedge after 30 ms
 // (its p91.5): each quantile lies in its band, and the model's hedge brings the p99 from 64.3
 // to 44.5 ms. A busy machine can push a run's p99 out of its band: up to three runs.
@@ -155,9 +143,9 @@ func TestHedgingDist(t *testing.T) {
 	if len(rows) != 9 {
 		t.Fatalf("%d rows, want 9 (3 variants: p50, p99, requests)", len(rows))
 	}
-	plain := distRow(t, rows, "no hedge", "p99 of 1000 calls")
+	plain := rowNamed(t, rows, "no hedge", "p99 of 1000 calls")
 	for _, v := range []string{"labrun's hedge after 30ms", "hedgedhttp after 30ms"} {
-		r := distRow(t, rows, v, "p99 of 1000 calls")
+		r := rowNamed(t, rows, v, "p99 of 1000 calls")
 		if *r.ExpectedMs != 44.5 || *r.ExpectedMinMs >= 44.5 || *plain.ExpectedMs != 64.3 {
 			t.Errorf("%s: p99 expected %v ms from %v, unhedged %v: want the model's 44.5 and 64.3", v, *r.ExpectedMs, *r.ExpectedMinMs, *plain.ExpectedMs)
 		}
@@ -227,7 +215,7 @@ func TestHedgingDistTeeth(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := distRow(t, c.distRows(draws, v, s, machineCost(draws, v, s, nil)), "", "p99 of 1000 calls")
+				r := rowNamed(t, c.distRows(draws, v, s, machineCost(draws, v, s, nil)), "", "p99 of 1000 calls")
 				r.Judge(testTolerance)
 				t.Logf("run %d: p99 %v ms, band %v..%v: pass %v %s", attempt, *r.MeasuredMs, *r.ExpectedMinMs, *r.ExpectedMaxMs, r.Pass, r.Reason)
 				if !r.Pass && *r.MeasuredMs > *r.ExpectedMaxMs {
