@@ -283,11 +283,13 @@ func (k *PreFirst) Run(ctx context.Context, opt Options) (results.Run, error) {
 			return err
 		}
 		defer kl.close()
-		rows := k.kRows()
-		total := len(rows) * len(k.Profiles())
-		for pi, profile := range k.Profiles() {
-			for ri, row := range rows {
-				out, call, err := k.runRow(ctx, opt, kl, profile, row, pi*len(rows)+ri+1, total)
+		// Fault by fault, every client in turn: a reader compares the clients on one fault, and
+		// the fault is said once, as the group's line.
+		rows, profiles := k.kRows(), k.Profiles()
+		total := len(rows) * len(profiles)
+		for ri, row := range rows {
+			for pi, profile := range profiles {
+				out, call, err := k.runRow(ctx, opt, kl, profile, row, ri*len(profiles)+pi+1, total)
 				if err != nil {
 					return err
 				}
@@ -318,7 +320,7 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 	if err != nil {
 		return out, call, err
 	}
-	name := profile + ": " + row.label
+	name := row.label + ": " + profile
 	opt.progress(p.Total, "%s · row %d/%d: %s", k.Info().Name, n, total, name)
 
 	cctx, cancel := context.WithTimeoutCause(ctx, k.capFor(p), errLabCap)
@@ -345,8 +347,9 @@ func (k *PreFirst) runRow(ctx context.Context, opt Options, kl *kLab, profile st
 		note += fmt.Sprintf("; still waiting at the lab's cap, %v", k.capFor(p))
 		hung = lab.StillHung()
 	}
-	return lab.Judged(name, lab.Called(p, res), lab.Connections(results.Count(p.Connects), results.Count(conns)), lab.Saw(note), hung),
-		lab.Timeline(name, res, 0), nil
+	out = lab.Judged(name, lab.Called(p, res), lab.Connections(results.Count(p.Connects), results.Count(conns)), lab.Saw(note), hung)
+	out.ID = results.Slug(profile + ": " + row.label) // the id the row had when named client first
+	return out, lab.Timeline(name, res, 0), nil
 }
 
 // handshakeLimit makes d the limit that bounds profile's handshake in s: the library's own
