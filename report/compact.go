@@ -40,8 +40,8 @@ func termCells(cs []string) []string {
 
 // fitWidths chooses column widths for a table fitting width (borders and padding take 3 a
 // column and 1; the last terminal column stays free, as some terminals wrap there). Each column
-// first gets its longest word, the row column up to a third; the rest goes where it saves most
-// lines. ok is false when the longest words do not fit; with cut, columns then shrink to
+// first gets its longest word, the row column up to a third, the verdict its longest cell; the
+// rest goes where it saves most lines. ok is false when the longest words do not fit; with cut, columns then shrink to
 // fitMinOther and ok is true.
 // at caches each column's cell lines at each width tried, for calls over the same rows.
 func fitWidths(header []string, rows [][]string, width int, cut bool, at lineCache) ([]int, bool) {
@@ -60,11 +60,15 @@ func fitWidths(header []string, rows [][]string, width int, cut bool, at lineCac
 	budget := width - 1 - (3*n + 1)
 	w := make([]int, n)
 	used := 0
+	shrinks := n // the columns that may shrink: not the verdict
+	if header[n-1] == verdictCol.name {
+		shrinks = n - 1
+	}
 	for i := range w {
-		switch i {
-		case 0:
+		switch {
+		case i == 0:
 			w[i] = min(natural[i], max(word[i], fitMinRow))
-		case n - 1:
+		case i == shrinks:
 			w[i] = natural[i]
 		default:
 			w[i] = word[i]
@@ -79,7 +83,7 @@ func fitWidths(header []string, rows [][]string, width int, cut bool, at lineCac
 		for _, rowToo := range []bool{false, true} {
 			for used > budget {
 				best := -1
-				for i := range n - 1 {
+				for i := range shrinks {
 					floor := fitMinOther
 					if i == 0 {
 						if !rowToo {
@@ -202,6 +206,39 @@ func compactExpected(r results.Row) string {
 	}
 	return withCounts(withStatus(s, r.ExpectedStatus), r.ExpectedExecutions, r.ExpectedExecutionsMax,
 		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax, r.NoPool)
+}
+
+// metExpected is compactExpected for a table that shows the measured cell: what the model
+// and the measurement share is said once, there. Counts and status the measurement met leave
+// the model's time; a cell with no time that equals the measured one is "same".
+func metExpected(r results.Row) string {
+	if r.ExpectedMs == nil {
+		if e := compactExpected(r); e != compactMeasured(r) || e == dash {
+			return e
+		}
+		return sameAsMeasured
+	}
+	st, exec, execMax, conns, connsMax := r.ExpectedStatus, r.ExpectedExecutions, r.ExpectedExecutionsMax,
+		r.ExpectedNewConnections, r.ExpectedNewConnectionsMax
+	if met(st, nil, r.Status) {
+		st = nil
+	}
+	if met(exec, execMax, r.ServerExecutions) {
+		exec, execMax = nil, nil
+	}
+	if met(conns, connsMax, r.NewConnections) {
+		conns, connsMax = nil, nil
+	}
+	return withCounts(withStatus(formatMs(*r.ExpectedMs)+band(r), st), exec, execMax, conns, connsMax, r.NoPool)
+}
+
+// sameAsMeasured is an expected cell that says what the measured one beside it does.
+const sameAsMeasured = "same"
+
+// met reports whether an expected count (a range up to max when set) is exactly what was
+// measured.
+func met(want, max, got *int) bool {
+	return want != nil && got != nil && *want == *got && (max == nil || *max == *want)
 }
 
 func compactMeasured(r results.Row) string {

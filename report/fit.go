@@ -44,7 +44,7 @@ var experimentTable = tableSpec{
 		{name: "row", full: func(r results.Row) string { return orDash(r.Name) }, keep: true},
 		{name: "calls", full: callsCell, value: true},
 		{name: "documented", full: func(r results.Row) string { return orDash(r.Documented) }, value: true},
-		{name: "expected", full: expectedCell, short: compactExpected, lost: "tolerances", value: true},
+		{name: "expected", full: expectedCell, short: metExpected, lost: "tolerances", value: true},
 		{name: "measured", full: measuredCell, short: compactMeasured, lost: "spreads", keep: true, value: true},
 		{name: "outcome", full: outcomeCell, keep: true},
 		{name: "server", full: func(r results.Row) string { return orDash(r.Server) }, value: true},
@@ -219,6 +219,11 @@ type fitted struct {
 // fitLayout lays rows out in l at width, cutting words only with cut; ok is false when the
 // longest words do not fit without.
 func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVerdict, width int, cut bool) (fitted, bool) {
+	fold := foldsVerdicts(spec, l, verdicts)
+	if fold {
+		l = append(layout(nil), l...)
+		l[len(l)-1] = colHidden
+	}
 	var header []string
 	for i, c := range spec.cols {
 		if l[i].shown() {
@@ -245,17 +250,23 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 		if marks != nil {
 			verdict += " [" + strings.Join(marks, ",") + "]"
 		}
+		skipped := verdicts[j].word == skippedWord
 		for i, c := range spec.cols {
+			var cell string
 			switch {
 			case !l[i].shown():
 				continue
-			case c.full == nil:
-				cells[j] = append(cells[j], verdict)
+			case c.full == nil || fold && skipped && c.name == "outcome":
+				cell = verdict
 			case l[i] == colShort:
-				cells[j] = append(cells[j], c.short(r))
+				cell = c.short(r)
 			default:
-				cells[j] = append(cells[j], c.full(r))
+				cell = c.full(r)
 			}
+			if fold && !skipped && marks != nil && c.name == "measured" {
+				cell += " [" + strings.Join(marks, ",") + "]"
+			}
+			cells[j] = append(cells[j], cell)
 		}
 		cells[j] = termCells(cells[j])
 	}
@@ -268,6 +279,24 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 	}
 	f.height = g.heightAt(f.widths) + len(notes)
 	return f, true
+}
+
+// foldsVerdicts reports whether l's table leaves its verdict column to the footer's tally:
+// when every row passes or is skipped, and measured and outcome are shown. A skipped row's
+// verdict then takes its outcome's cell (it has no outcome), and a row's notes' numbers
+// follow its measured value.
+func foldsVerdicts(spec tableSpec, l layout, verdicts []shortVerdict) bool {
+	for i, c := range spec.cols {
+		if (c.name == "measured" || c.name == "outcome") && !l[i].shown() {
+			return false
+		}
+	}
+	for _, v := range verdicts {
+		if v.word != passWord && v.word != skippedWord {
+			return false
+		}
+	}
+	return true
 }
 
 // nameWidths are the row column's widths fitGrid tries; 0 puts every name above its cells.
@@ -380,6 +409,12 @@ func chooseUnder(spec tableSpec, ls []layout, rows []results.Row, verdicts []sho
 // maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
 const maxVerdictWord = 12
 
+// The short verdicts of a row that passed and one that was not measured.
+const (
+	passWord    = "pass"
+	skippedWord = "skipped"
+)
+
 // shortVerdict is a fitted table's verdict: its first word, and what more it says as a note
 // ("" when nothing).
 type shortVerdict struct{ word, full string }
@@ -413,18 +448,25 @@ const hiddenLead = "hidden (--wide shows): "
 
 func writeRunFitted(buf *bytes.Buffer, run results.Run, lk look) error {
 	v := verdicterFor(run)
-	buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")
 	paint := func(j int, c string) string { return v.paint(lk, run.Rows[j], c) }
+	// The heading goes in the table's top rule, or above it when the table is too narrow.
+	draw := func(g grid, w []int) {
+		top := titled(g.rule(w), termSafe(heading(run)))
+		if top == "" {
+			buf.WriteString(lk.fit(termSafe(heading(run))) + "\n")
+		}
+		g.draw(buf, w, top, paint)
+	}
 	full := fullGrid(run, v)
 	if w, ok := fitGrid(full, lk.width, false); ok && !full.wraps(w) {
-		full.draw(buf, w, paint)
+		draw(full, w)
 		writeRunLines(buf, run, lk, v, false)
 		return nil
 	}
 	spec := specFor(run)
 	ls := layouts(spec, run.Rows)
 	chosen, chosenLayout := choose(spec, ls, run.Rows, shortVerdicts(run, v), lk.width)
-	chosen.draw(buf, chosen.widths, paint)
+	draw(chosen.grid, chosen.widths)
 	for i, n := range chosen.notes {
 		for _, line := range wrapText(fmt.Sprintf("[%d] %s", i+1, termSafe(oneLine(n))), lk.width-1, "    ") {
 			buf.WriteString(line + "\n")

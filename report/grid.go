@@ -210,17 +210,37 @@ func (g grid) tooTall(widths []int) bool {
 	return false
 }
 
-// draw writes g in tablewriter's ASCII style: cells wrapped to widths, one space of padding;
-// paint colours row j's last cell, line by line.
-func (g grid) draw(buf *bytes.Buffer, widths []int, paint func(j int, s string) string) {
-	header, _, _ := g.drawn(widths)
-	w := g.usedWidths(widths)
+// rule is the line between g's header and its rows at widths: "+----+-----+".
+func (g grid) rule(widths []int) string {
 	rule := "+"
-	for _, x := range w {
+	for _, x := range g.usedWidths(widths) {
 		rule += strings.Repeat("-", x+2) + "+"
 	}
-	rule += "\n"
-	buf.WriteString(rule)
+	return rule
+}
+
+// titled is rule with title set in it, "+- title ----+", or "" when it does not fit.
+func titled(rule, title string) string {
+	n := len(rule) - 5 - textLen(title) // "+- ", " " and a closing "-+"
+	if n < 1 {
+		return ""
+	}
+	return "+- " + title + " " + strings.Repeat("-", n) + "+"
+}
+
+// draw writes g in tablewriter's ASCII style: cells wrapped to widths, one space of padding;
+// top, when set, is the rule above the header (titled's); paint colours row j's last cell,
+// line by line.
+func (g grid) draw(buf *bytes.Buffer, widths []int, top string, paint func(j int, s string) string) {
+	header, _, _ := g.drawn(widths)
+	w := g.usedWidths(widths)
+	rule := g.rule(widths) + "\n"
+	if top == "" {
+		top = rule
+	} else {
+		top += "\n"
+	}
+	buf.WriteString(top)
 	drawCells(buf, header, w, nil)
 	buf.WriteString(rule)
 	for j := range g.rows {

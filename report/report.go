@@ -298,11 +298,11 @@ func outcomeCell(r results.Row) string {
 func verdictCell(r results.Row) string {
 	switch {
 	case r.Skipped != "":
-		return "skipped: " + r.Skipped
+		return skippedWord + ": " + r.Skipped
 	case r.Pass && r.Warning != "":
-		return "pass (warning: " + r.Warning + ")"
+		return passWord + " (warning: " + r.Warning + ")"
 	case r.Pass:
-		return "pass"
+		return passWord
 	case r.Inconclusive != "":
 		return "inconclusive: " + r.Reason + "; " + r.Inconclusive
 	case r.Reason == "":
@@ -330,14 +330,13 @@ func footer(run results.Run) string {
 		formatMs(run.ToleranceMs), noise, strings.Join(tally(run), " · "))
 }
 
-// fittedFooter is footer in parts and fewer words, for a fitted table.
+// fittedFooter is footer in parts and fewer words, for a fitted table: the tally first.
 func fittedFooter(run results.Run) []string {
-	var parts []string
+	parts := append(tally(run), "tolerance ±"+formatMs(run.ToleranceMs))
 	if run.Noise != nil {
-		parts = append(parts, run.Noise.Text())
+		parts = append(parts, run.Noise.Short())
 	}
-	parts = append(parts, fmt.Sprintf("tolerance ±%s on times, outcomes and counts exact", formatMs(run.ToleranceMs)))
-	return append(parts, strings.Join(tally(run), " · "))
+	return parts
 }
 
 // tally is "52/53 rows pass", "1 skipped", "PASS".

@@ -16,7 +16,7 @@ func writeRunTable(buf *bytes.Buffer, run results.Run, lk look) error {
 	v := verdicterFor(run)
 	buf.WriteString(termSafe(heading(run)) + "\n")
 	g := fullGrid(run, v)
-	g.draw(buf, g.naturalWidths(), func(j int, c string) string { return v.paint(lk, run.Rows[j], c) })
+	g.draw(buf, g.naturalWidths(), "", func(j int, c string) string { return v.paint(lk, run.Rows[j], c) })
 	buf.WriteString(v.paintFooter(lk, v.footer(run), run.Pass) + "\n")
 	if c := configLine(run); c != "" {
 		buf.WriteString(termSafe(c) + "\n")

@@ -40,6 +40,19 @@ func (n Noise) Text() string {
 	return s
 }
 
+// Short is Text in fewer words, for a fitted table's footer: "noise 219 ms of 52.6 s", with
+// what other processes used and the hypervisor stole when either was 1% or more.
+func (n Noise) Short() string {
+	s := fmt.Sprintf("noise %s of %.1f s", formatNoiseMs(n.StolenMs), n.SpanMs/1000)
+	if n.OthersCPU != nil && *n.OthersCPU >= 0.01 {
+		s += fmt.Sprintf(", others used %.0f%% of the CPU", 100**n.OthersCPU)
+	}
+	if n.Steal != nil && *n.Steal >= 0.01 {
+		s += fmt.Sprintf(", %.0f%% stolen by the hypervisor", 100**n.Steal)
+	}
+	return s
+}
+
 func formatNoiseMs(v float64) string {
 	if v >= 10 {
 		return fmt.Sprintf("%.0f ms", v)

@@ -124,4 +124,12 @@ func TestNoiseText(t *testing.T) {
 	if got, want := n.Text(), "machine noise: 412 ms stolen in 10.5 s (4%), others used 48% of the CPU"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	if got, want := n.Short(), "noise 412 ms of 10.5 s, others used 48% of the CPU"; got != want {
+		t.Errorf("short: got %q, want %q", got, want)
+	}
+	idle, steal := 0.004, 0.02
+	n.OthersCPU, n.Steal = &idle, &steal
+	if got, want := n.Short(), "noise 412 ms of 10.5 s, 2% stolen by the hypervisor"; got != want {
+		t.Errorf("short, others under 1%%: got %q, want %q", got, want)
+	}
 }

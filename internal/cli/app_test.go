@@ -554,11 +554,12 @@ func TestStatusLineClearedBeforeReport(t *testing.T) {
 		text := sc.buf.String()
 		// all prints each table as its experiment ends, the status line going on under it
 		// until the recap.
-		last := "exp-x · a fake"
+		// A table's heading is in its top rule.
+		last := "+- exp-x · a fake"
 		if args[0] == "all" {
 			last = "\nrecap: "
 		}
-		for _, heading := range []string{"exp-x · a fake", "exp-y · a fake", "\nrecap: "} {
+		for _, heading := range []string{"+- exp-x · a fake", "+- exp-y · a fake", "\nrecap: "} {
 			at := strings.Index(text, heading)
 			if at < 0 && (args[0] == "all" || heading == last) {
 				t.Fatalf("%v: no %q in %q", args, heading, text)
