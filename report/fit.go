@@ -272,6 +272,14 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 	}
 	g := groupRows(cells)
 	g.header = header
+	if fold {
+		// The outcome takes the verdict's colour: count the columns shown after it.
+		for i := len(spec.cols) - 1; spec.cols[i].name != "outcome"; i-- {
+			if l[i].shown() {
+				g.verdictAt++
+			}
+		}
+	}
 	f := fitted{grid: g, notes: notes}
 	var ok bool
 	if f.widths, ok = fitGrid(g, width, cut); !ok {

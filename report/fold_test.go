@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,21 @@ func TestFitWidthsLastColumn(t *testing.T) {
 	}
 	if _, ok := fitWidths([]string{"row", "expected", verdictCol.name}, rows, 40, false, lineCache{}); ok {
 		t.Errorf("verdict last: fitted at 40 columns, want its whole width kept")
+	}
+}
+
+// TestFoldedColour: with the verdicts folded, the outcome takes the verdict's colour, and the
+// fitted footer's PASS, in the middle of its line, is coloured as the full footer's is.
+func TestFoldedColour(t *testing.T) {
+	run := foldRun()
+	run.Pass = true
+	var lit bytes.Buffer
+	if err := Render(&lit, Options{Format: FormatTable, Width: 80, Color: true}, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{green + "ok" + reset, yellow + "skipped [", "· " + green + "PASS" + reset + " · "} {
+		if !strings.Contains(lit.String(), want) {
+			t.Errorf("the folded table lacks %q:\n%s", want, lit.String())
+		}
 	}
 }

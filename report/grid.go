@@ -14,6 +14,9 @@ type grid struct {
 	header []string
 	rows   [][]string
 	groups []string
+	// verdictAt is the column that takes a row's verdict colour, counted from the last (0):
+	// the verdict's, or the outcome's when the verdicts are folded into the footer.
+	verdictAt int
 	// cache: fitGrid's cell lines, rows whole (own) and without names (others).
 	cache struct{ own, others lineCache }
 }
@@ -229,8 +232,8 @@ func titled(rule, title string) string {
 }
 
 // draw writes g in tablewriter's ASCII style: cells wrapped to widths, one space of padding;
-// top, when set, is the rule above the header (titled's); paint colours row j's last cell,
-// line by line.
+// top, when set, is the rule above the header (titled's); paint colours row j's cell at
+// verdictAt, line by line.
 func (g grid) draw(buf *bytes.Buffer, widths []int, top string, paint func(j int, s string) string) {
 	header, _, _ := g.drawn(widths)
 	w := g.usedWidths(widths)
@@ -241,13 +244,14 @@ func (g grid) draw(buf *bytes.Buffer, widths []int, top string, paint func(j int
 		top += "\n"
 	}
 	buf.WriteString(top)
-	drawCells(buf, header, w, nil)
+	drawCells(buf, header, w, -1, nil)
 	buf.WriteString(rule)
 	for j := range g.rows {
 		for _, l := range g.spans(j, widths) {
 			buf.WriteString("| " + pad(l, inner(w)) + " |\n")
 		}
-		drawCells(buf, g.cellsOf(j, widths), w, func(s string) string { return paint(j, s) })
+		cells := g.cellsOf(j, widths)
+		drawCells(buf, cells, w, len(cells)-1-g.verdictAt, func(s string) string { return paint(j, s) })
 	}
 	buf.WriteString(rule)
 }
@@ -260,7 +264,8 @@ func rowLines(cells []string, widths []int) int {
 	return n
 }
 
-func drawCells(buf *bytes.Buffer, cells []string, widths []int, paint func(string) string) {
+// drawCells writes a row of cells wrapped to widths, cell painted by paint.
+func drawCells(buf *bytes.Buffer, cells []string, widths []int, painted int, paint func(string) string) {
 	lines := make([][]string, len(cells))
 	n := 1
 	for i, c := range cells {
@@ -275,7 +280,7 @@ func drawCells(buf *bytes.Buffer, cells []string, widths []int, paint func(strin
 				l = lines[i][k]
 			}
 			s := l
-			if paint != nil && i == len(cells)-1 && l != "" {
+			if paint != nil && i == painted && l != "" {
 				s = paint(l)
 			}
 			buf.WriteString(" " + s + strings.Repeat(" ", max(0, widths[i]-textLen(l))) + " |")
