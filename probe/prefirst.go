@@ -395,9 +395,12 @@ func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, n
 		s = "gave up after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
 	case m.left != nil:
 		s = "gave up after " + ms(*m.left)
-	case sc.pre.Fault == model.SlowHandshake && m.conns <= 1:
+	case sc.pre.Fault == model.SlowHandshake && (m.conns <= 1 || m.call != nil && *m.call < handshakeEnd(sc.pre)):
 		// Before "failed after": a 1 s limit on a 2 s handshake ends the call at 998 or at
-		// 1003 ms, either side of atOnce; the call's time follows ("; the call took ...").
+		// 1003 ms, either side of atOnce, and a retrying client's random waits move its
+		// attempts' end either side too (aws-sdk-go-v2: 900 to 1050 ms); a call over before
+		// the handshake could end gave up during it. The call's time follows ("; the call
+		// took ...").
 		s = "gave up during the handshake"
 	case m.call != nil && *m.call >= atOnce:
 		s = "failed after " + tookMs(*m.call, !notes)
@@ -444,3 +447,6 @@ func stallTimes(x expectation, m measures) (want, got, tol *float64) {
 	half := (*x.totalMax - *x.total) / 2
 	return results.Ms(*x.total + half), results.Ms(*m.call), results.Ms(half + statusTolerance + time.Duration(*x.conns-1)*followTolerance)
 }
+
+// handshakeEnd is when the slow handshake's last byte leaves the server.
+func handshakeEnd(f model.PreFirst) time.Duration { return time.Duration(f.Bytes) * f.ByteGap }

@@ -56,6 +56,14 @@ func TestWholeCall(t *testing.T) {
 			[]string{"gave up during the handshake, 1 connection; the call took 998 ms"}},
 		{"a slow handshake left at its 1 s limit, a little after", slowHandshake(t, 1003),
 			[]string{"gave up during the handshake, 1 connection; the call took 1003 ms"}},
+		// aws-sdk-go-v2's three attempts of 300 ms and random waits end its call either side of a
+		// second: the same words either way, the time after them.
+		{"three attempts on a slow handshake, over before a second", slowHandshakeTries(t, 3, 930),
+			[]string{"gave up during the handshake, 3 connections; the call took 930 ms"}},
+		{"three attempts on a slow handshake, over after a second", slowHandshakeTries(t, 3, 1040),
+			[]string{"gave up during the handshake, 3 connections; the call took 1040 ms"}},
+		{"attempts past the handshake's end", slowHandshakeTries(t, 4, 4600),
+			[]string{"failed after 4600 ms, 4 connections"}},
 		{"a stalled handshake left, then tried again to the cap", func() observation {
 			sc := scenarioNamed(t, "tls-stall")
 			d := 2 * s
@@ -348,7 +356,13 @@ func TestLeadMeasured(t *testing.T) {
 // slowHandshake is tls-slow-handshake left on its one connection after callMs, as the
 // command reported.
 func slowHandshake(t *testing.T, callMs float64) observation {
-	return observation{sc: scenarioNamed(t, "tls-slow-handshake"), pre: preFirstSeen{conns: 1},
+	return slowHandshakeTries(t, 1, callMs)
+}
+
+// slowHandshakeTries is a call on the slow handshake that failed after callMs on conns
+// connections.
+func slowHandshakeTries(t *testing.T, conns int, callMs float64) observation {
+	return observation{sc: scenarioNamed(t, "tls-slow-handshake"), pre: preFirstSeen{conns: conns},
 		exec: Exec{ExitCode: 1, Reports: []Report{{Call: 1, Ms: callMs, HasMs: true}}}}
 }
 
