@@ -1301,7 +1301,26 @@ func checkClientsDoc(t *testing.T, path string, sections map[string]string, rank
 	}
 	for _, sp := range shippedProbes() {
 		if s, ran := sections[sp.name]; ran && withoutVersion(s) != withoutVersion(oldSection(sp.name)) {
-			t.Errorf("docs/clients.md is stale for %s: run make clients\ngot:\n%s\nwant:\n%s", sp.name, oldSection(sp.name), s)
+			t.Errorf("docs/clients.md is stale for %s: run make clients\nthe lines that differ, as compared (- the page, + this run):\n%s\ngot:\n%s\nwant:\n%s",
+				sp.name, differingLines(withoutVersion(oldSection(sp.name)), withoutVersion(s)), oldSection(sp.name), s)
 		}
 	}
+}
+
+// differingLines lists the lines of a that b lacks ("- ") and those of b that a lacks ("+ "),
+// so that a log cut short still shows what moved.
+func differingLines(a, b string) string {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range as {
+		if !slices.Contains(bs, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range bs {
+		if !slices.Contains(as, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -399,3 +399,11 @@ func TestWithoutVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferingLines: a stale section's message names the lines that moved, each side.
+func TestDifferingLines(t *testing.T) {
+	got := differingLines("a\nb\nc", "a\nB\nc")
+	if got != "- b\n+ B" {
+		t.Errorf("got %q, want %q", got, "- b\n+ B")
+	}
+}
