@@ -41,8 +41,8 @@ func termCells(cs []string) []string {
 // fitWidths chooses column widths for a table fitting width (borders and padding take 3 a
 // column and 1; the last terminal column stays free, as some terminals wrap there). Each column
 // first gets its longest word, the row column up to a third, the verdict its longest cell; the
-// rest goes where it saves most lines. ok is false when the longest words do not fit; with cut, columns then shrink to
-// fitMinOther and ok is true.
+// rest goes where it saves most lines. ok is false when the longest words do not fit; with
+// cut, columns then shrink to fitMinOther and ok is true.
 // at caches each column's cell lines at each width tried, for calls over the same rows.
 func fitWidths(header []string, rows [][]string, width int, cut bool, at lineCache) ([]int, bool) {
 	n := len(header)

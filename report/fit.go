@@ -294,10 +294,14 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 // verdict then takes its outcome's cell (it has no outcome), and a row's notes' numbers
 // follow its measured value.
 func foldsVerdicts(spec tableSpec, l layout, verdicts []shortVerdict) bool {
+	shown := 0
 	for i, c := range spec.cols {
-		if (c.name == "measured" || c.name == "outcome") && !l[i].shown() {
-			return false
+		if (c.name == "measured" || c.name == "outcome") && l[i].shown() {
+			shown++
 		}
+	}
+	if shown < 2 {
+		return false
 	}
 	for _, v := range verdicts {
 		if v.word != passWord && v.word != skippedWord {

@@ -224,7 +224,7 @@ func (g grid) rule(widths []int) string {
 
 // titled is rule with title set in it, "+- title ----+", or "" when it does not fit.
 func titled(rule, title string) string {
-	n := len(rule) - 5 - textLen(title) // "+- ", " " and a closing "-+"
+	n := len(rule) - 5 - textLen(title) // the dashes after the title: "+- ", " " and "+" take 5
 	if n < 1 {
 		return ""
 	}
