@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labrun/labrun/internal/model"
 	"github.com/labrun/labrun/internal/vocab"
 )
 
@@ -188,3 +189,70 @@ func didYouMean(name string) string {
 	}
 	return ""
 }
+
+// preFirstMeaning says what the client did in a scenario before the first byte.
+// The resolver's count of queries goes in the notes only: it is the client's resolver's
+// business (an A and an AAAA query, a try again after SERVFAIL), not the call's.
+func preFirstMeaning(o observation, m measures, ms func(time.Duration) string, notes bool) string {
+	sc := o.sc
+	var s string
+	switch {
+	case o.exec.Killed && sc.pre.Fault == model.HandshakeStall && m.left != nil && m.conns > 1:
+		s = "left the handshake at " + ms(*m.left) + " and tried again: still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed && m.left != nil && sc.kind == kindLookup:
+		s = "its call ended after " + ms(*m.left) + " by its own report, yet the command was still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed && m.left != nil:
+		s = "left at " + ms(*m.left) + ": still running at the " + sc.Cap.String() + " cap"
+	case o.exec.Killed:
+		s = "still waiting at the " + sc.Cap.String() + " cap: nothing of its own bounds it up to it"
+	case sc.pre.Fault == model.HandshakeStall && m.left != nil:
+		s = "left the handshake at " + ms(*m.left)
+	case m.outcome == vocab.OK && m.left != nil && m.approx:
+		s = "got its answer after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
+	case m.outcome == vocab.OK && m.left != nil:
+		s = "got its answer after " + ms(*m.left)
+	case m.outcome == vocab.OK:
+		s = "got its answer"
+	case m.left != nil && m.approx:
+		s = "gave up after about " + ms(*m.left) + " (its wall time less the instant answer's: approximate)"
+	case m.left != nil:
+		s = "gave up after " + ms(*m.left)
+	case sc.pre.Fault == model.SlowHandshake && (m.conns <= 1 || m.call != nil && *m.call < handshakeEnd(sc.pre)):
+		// Before "failed after": a 1 s limit on a 2 s handshake ends the call at 998 or at
+		// 1003 ms, either side of atOnce, and a retrying client's random waits move its
+		// attempts' end either side too (aws-sdk-go-v2: 900 to 1050 ms); a call over before
+		// the handshake could end gave up during it. The call's time follows ("; the call
+		// took ...").
+		s = "gave up during the handshake"
+	case m.call != nil && *m.call >= atOnce:
+		s = "failed after " + tookMs(*m.call, !notes)
+	case sc.pre.Fault == model.SlowHandshake:
+		s = "gave up during the handshake"
+	default:
+		s = "failed at once"
+	}
+	after := sc.kind == kindTLS && !strings.HasPrefix(s, "failed after")
+	switch {
+	case sc.kind == kindLookup && m.conns == 0:
+		s += ", no connection"
+	default:
+		s += fmt.Sprintf(", %s", plural(m.conns, "connection"))
+	}
+	if m.executions > 0 {
+		s += fmt.Sprintf(", %s", plural(m.executions, "request"))
+	}
+	if after {
+		s += took(m, !notes)
+	}
+	if sc.kind == kindLookup && notes {
+		q := fmt.Sprintf("%d queries", o.queries)
+		if o.queries == 1 {
+			q = "1 query"
+		}
+		s += "; the resolver answered " + q
+	}
+	return s
+}
+
+// handshakeEnd is when the slow handshake's last byte leaves the server.
+func handshakeEnd(f model.PreFirst) time.Duration { return time.Duration(f.Bytes) * f.ByteGap }

@@ -98,3 +98,62 @@ func (v verdicter) paintFooter(lk look, line string, pass bool) string {
 	}
 	return lk.footer(line, pass)
 }
+
+// maxVerdictWord is the longest verdict shown whole; a longer one shows its first word.
+const maxVerdictWord = 12
+
+// The short verdicts of a row that passed and one that was not measured.
+const (
+	passWord    = "pass"
+	skippedWord = "skipped"
+)
+
+// shortVerdict is a fitted table's verdict: its first word, and what more it says as a note
+// ("" when nothing).
+type shortVerdict struct{ word, full string }
+
+func shortVerdicts(run results.Run, v verdicter) []shortVerdict {
+	out := make([]shortVerdict, len(run.Rows))
+	for i, r := range run.Rows {
+		full := v.text(r)
+		word := full
+		if k := strings.IndexAny(full, ":("); k > 0 {
+			word = strings.TrimSpace(full[:k])
+		}
+		if len(word) > maxVerdictWord {
+			word, _, _ = strings.Cut(word, " ")
+		}
+		out[i] = shortVerdict{word: word}
+		if word != full {
+			// "pass (warning: x)" notes "warning: x".
+			note := full
+			if in, ok := strings.CutPrefix(full, word+" ("); ok && strings.HasSuffix(in, ")") {
+				note = strings.TrimSuffix(in, ")")
+			}
+			out[i].full = note
+		}
+	}
+	return out
+}
+
+// foldsVerdicts reports whether l's table leaves its verdict column to the footer's tally:
+// when every row passes or is skipped, and measured and outcome are shown. A skipped row's
+// verdict then takes its outcome's cell (it has no outcome), and a row's notes' numbers
+// follow its measured value.
+func foldsVerdicts(spec tableSpec, l layout, verdicts []shortVerdict) bool {
+	shown := 0
+	for i, c := range spec.cols {
+		if (c.name == "measured" || c.name == "outcome") && l[i].shown() {
+			shown++
+		}
+	}
+	if shown < 2 {
+		return false
+	}
+	for _, v := range verdicts {
+		if v.word != passWord && v.word != skippedWord {
+			return false
+		}
+	}
+	return true
+}
