@@ -36,18 +36,19 @@ func (p palette) verdict(r results.Row, cell string) string {
 	return p.paint(red, cell)
 }
 
-// footer colours the footer's verdict (PASS, FAIL, INCONCLUSIVE): its last word, or the part
-// between " · " that is the verdict alone (a fitted footer goes on after it).
+// footer colours the footer's verdict (PASS, FAIL, INCONCLUSIVE): the part between " · "
+// that is the verdict alone, the line's last or, in a fitted footer, one before others.
 func (p palette) footer(line string, pass bool) string {
-	for _, v := range []struct{ word, colour string }{{"PASS", green}, {"FAIL", red}, {"INCONCLUSIVE", yellow}} {
-		if strings.HasSuffix(line, v.word) {
-			return strings.TrimSuffix(line, v.word) + p.paint(v.colour, v.word)
-		}
-		if before, after, ok := strings.Cut(line, " · "+v.word+" · "); ok {
-			return before + " · " + p.paint(v.colour, v.word) + " · " + after
-		}
-		if before, after, ok := strings.Cut(line, " · "+v.word+"\n"); ok {
-			return before + " · " + p.paint(v.colour, v.word) + "\n" + after
+	colours := map[string]string{"PASS": green, "FAIL": red, "INCONCLUSIVE": yellow}
+	lines := strings.Split(line, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, " · ")
+		for j, part := range parts {
+			if c, ok := colours[part]; ok {
+				parts[j] = p.paint(c, part)
+				lines[i] = strings.Join(parts, " · ")
+				return strings.Join(lines, "\n")
+			}
 		}
 	}
 	return line

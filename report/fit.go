@@ -246,10 +246,11 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 			}
 			marks = append(marks, strconv.Itoa(number[n]))
 		}
-		verdict := verdicts[j].word
+		numbers := ""
 		if marks != nil {
-			verdict += " [" + strings.Join(marks, ",") + "]"
+			numbers = " [" + strings.Join(marks, ",") + "]"
 		}
+		verdict := verdicts[j].word + numbers
 		skipped := verdicts[j].word == skippedWord
 		for i, c := range spec.cols {
 			var cell string
@@ -263,8 +264,8 @@ func fitLayout(spec tableSpec, l layout, rows []results.Row, verdicts []shortVer
 			default:
 				cell = c.full(r)
 			}
-			if fold && !skipped && marks != nil && c.name == "measured" {
-				cell += " [" + strings.Join(marks, ",") + "]"
+			if fold && !skipped && c.name == "measured" {
+				cell += numbers
 			}
 			cells[j] = append(cells[j], cell)
 		}
