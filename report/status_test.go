@@ -72,7 +72,15 @@ func TestStatusConcurrent(t *testing.T) {
 	st.Set("exp-b", "", 0)
 	st.Set("exp-a", "exp-a · stall", time.Second)
 	st.Stop()
-	frames := strings.Split(w.String(), "\r\033[K")
+	// A tick between two Sets (a loaded machine) redraws the same step with a later time:
+	// one frame of it is kept.
+	var frames []string
+	for _, f := range strings.Split(w.String(), "\r\033[K") {
+		if n := len(frames); n > 0 && stepOf(frames[n-1]) == stepOf(f) && f != "" {
+			continue
+		}
+		frames = append(frames, f)
+	}
 	var want = []string{"", "labrun: exp-a · trickle", "labrun: exp-b · batch 1", "labrun: exp-a · trickle", "labrun: exp-a · stall"}
 	if len(frames) < len(want) {
 		t.Fatalf("got frames %q", frames)
@@ -244,4 +252,12 @@ func TestStatusLanesNeverGrows(t *testing.T) {
 			t.Errorf("at %v s: progress %q, want the done/running form throughout", ev.at, p)
 		}
 	}
+}
+
+// stepOf is a status frame without its time ("· 0.1 s of 1.0 s expected") and what follows.
+func stepOf(frame string) string {
+	if i := strings.LastIndex(frame, " · "); i >= 0 {
+		return frame[:i]
+	}
+	return frame
 }
